@@ -1,0 +1,161 @@
+//! Chunk decompression, with the declared uncompressed size capped and checked.
+
+use std::borrow::Cow;
+use std::io::Read;
+
+use crate::error::{Error, Result};
+use crate::record::Compression;
+
+/// Largest uncompressed chunk bagscope accepts (rosbag's chunks are 768 KiB by default; real
+/// bags with one huge message reach tens of MiB).
+pub const MAX_CHUNK_SIZE: u64 = 1 << 30;
+
+/// Decompresses a chunk's data, which must produce exactly `size` bytes.
+///
+/// Uncompressed chunks are borrowed, not copied.
+pub fn decompress(
+    compression: Compression,
+    data: &[u8],
+    size: u32,
+    chunk_pos: u64,
+) -> Result<Cow<'_, [u8]>> {
+    let (out, err) = decompress_lenient(compression, data, size, chunk_pos);
+    match err {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// Decompresses as much as possible: returns what was produced and the error that stopped it,
+/// if any. The recovery scan uses this on truncated chunks.
+pub fn decompress_lenient(
+    compression: Compression,
+    data: &[u8],
+    size: u32,
+    chunk_pos: u64,
+) -> (Cow<'_, [u8]>, Option<Error>) {
+    let err = |reason: String| Error::Decompress {
+        chunk_pos,
+        compression: compression.name().into(),
+        reason,
+    };
+    if u64::from(size) > MAX_CHUNK_SIZE {
+        return (
+            Cow::Borrowed(&[][..]),
+            Some(err(format!(
+                "declared uncompressed size {size} exceeds the limit of {MAX_CHUNK_SIZE}"
+            ))),
+        );
+    }
+    let size = size as usize;
+    match compression {
+        Compression::None => {
+            if data.len() == size {
+                (Cow::Borrowed(data), None)
+            } else {
+                let n = data.len().min(size);
+                (
+                    Cow::Borrowed(&data[..n]),
+                    Some(err(format!(
+                        "declared size {size} but the chunk holds {} bytes",
+                        data.len()
+                    ))),
+                )
+            }
+        }
+        Compression::Lz4 => {
+            let mut dec = lz4_flex::frame::FrameDecoder::new(data);
+            read_exact_size(&mut dec, size, err)
+        }
+        Compression::Bz2 => {
+            let mut dec = bzip2::read::BzDecoder::new(data);
+            read_exact_size(&mut dec, size, err)
+        }
+    }
+}
+
+fn read_exact_size<'a>(
+    r: &mut dyn Read,
+    size: usize,
+    err: impl Fn(String) -> Error,
+) -> (Cow<'a, [u8]>, Option<Error>) {
+    let mut out = vec![0u8; size];
+    let mut filled = 0;
+    while filled < size {
+        match r.read(&mut out[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                out.truncate(filled);
+                return (Cow::Owned(out), Some(err(e.to_string())));
+            }
+        }
+    }
+    if filled < size {
+        out.truncate(filled);
+        return (
+            Cow::Owned(out),
+            Some(err(format!(
+                "produced {filled} bytes, but the chunk declares {size}"
+            ))),
+        );
+    }
+    // The stream must end exactly at the declared size.
+    let mut probe = [0u8; 1];
+    match r.read(&mut probe) {
+        Ok(0) => (Cow::Owned(out), None),
+        Ok(_) => (
+            Cow::Owned(out),
+            Some(err(format!(
+                "produces more than the {size} bytes the chunk declares"
+            ))),
+        ),
+        Err(e) => (Cow::Owned(out), Some(err(e.to_string()))),
+    }
+}
+
+/// Compresses a chunk's records for writing.
+pub fn compress(compression: Compression, data: &[u8]) -> Result<Vec<u8>> {
+    use std::io::Write;
+    match compression {
+        Compression::None => Ok(data.to_vec()),
+        Compression::Lz4 => {
+            let mut enc = lz4_flex::frame::FrameEncoder::new(Vec::with_capacity(data.len() / 2));
+            enc.write_all(data)?;
+            enc.finish()
+                .map_err(|e| Error::Io(std::io::Error::other(e.to_string())))
+        }
+        Compression::Bz2 => {
+            let mut enc = bzip2::write::BzEncoder::new(
+                Vec::with_capacity(data.len() / 3),
+                bzip2::Compression::new(9),
+            );
+            enc.write_all(data)?;
+            Ok(enc.finish()?)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_checks_the_declared_size() {
+        let data: Vec<u8> = (0..100_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
+        for c in [Compression::None, Compression::Lz4, Compression::Bz2] {
+            let z = compress(c, &data).unwrap();
+            let out = decompress(c, &z, data.len() as u32, 0).unwrap();
+            assert_eq!(&out[..], &data[..], "{c:?}");
+            assert!(decompress(c, &z, data.len() as u32 - 1, 0).is_err(), "{c:?} too big");
+            assert!(decompress(c, &z, data.len() as u32 + 1, 0).is_err(), "{c:?} too small");
+            let e = decompress(c, &z, u32::MAX, 5).unwrap_err();
+            assert!(e.to_string().contains("exceeds the limit"), "{e}");
+            // A truncated stream gives its prefix and an error, never a panic.
+            let (part, err) = decompress_lenient(c, &z[..z.len() / 2], data.len() as u32, 0);
+            assert!(err.is_some());
+            assert_eq!(&part[..], &data[..part.len()]);
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! The command line: `bagscope info|check|echo|csv|export`, sharing the library with the app.
+
+mod info;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// bagscope: a fast inspector and timeline viewer for ROS bag files.
+#[derive(Parser, Debug)]
+#[command(version, about, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// A bag to open in the app (with no argument, the start screen).
+    pub bag: Option<PathBuf>,
+}
+
+/// The verbs.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Summarise bags like `rosbag info`: reads only the index.
+    Info {
+        /// Bags to summarise.
+        #[arg(required = true)]
+        bags: Vec<PathBuf>,
+        /// Also build the message tables and measure each topic's rate.
+        #[arg(long)]
+        freq: bool,
+        /// One JSON object per bag, on one line each.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read every message of every chunk (all cores), verify every record; exit 1 if damaged.
+    Check {
+        /// Bags to check.
+        #[arg(required = true)]
+        bags: Vec<PathBuf>,
+        /// Threads to decompress on (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+}
+
+/// Runs a verb; `Ok(code)` is the process exit code.
+pub fn run(cmd: Command) -> ExitCode {
+    let r = match cmd {
+        Command::Info { bags, freq, json } => info::info(&bags, freq, json),
+        Command::Check { bags, threads } => info::check(&bags, threads),
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("bagscope: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! The one error type of the bag library: every variant says what went wrong and where.
+
+use std::fmt;
+
+/// What kind of record an error is about, in the bag format's own words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordKind {
+    /// The version line at the start of the file.
+    Magic,
+    /// op 0x03: bag header.
+    BagHeader,
+    /// op 0x05: chunk.
+    Chunk,
+    /// op 0x07: connection.
+    Connection,
+    /// op 0x02: message data.
+    MessageData,
+    /// op 0x04: index data.
+    IndexData,
+    /// op 0x06: chunk info.
+    ChunkInfo,
+    /// op 0x01: message definition (format 1.2).
+    MessageDefinition,
+    /// A record whose op is not known yet.
+    Record,
+}
+
+impl fmt::Display for RecordKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Magic => "version line",
+            Self::BagHeader => "bag header record",
+            Self::Chunk => "chunk record",
+            Self::Connection => "connection record",
+            Self::MessageData => "message data record",
+            Self::IndexData => "index data record",
+            Self::ChunkInfo => "chunk info record",
+            Self::MessageDefinition => "message definition record",
+            Self::Record => "record",
+        })
+    }
+}
+
+/// Where a problem is: a byte offset in the file, or an offset inside a chunk's uncompressed data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    /// Offset from the start of the file.
+    File(u64),
+    /// Offset inside the uncompressed data of the chunk record at file offset `chunk_pos`.
+    InChunk { chunk_pos: u64, offset: u64 },
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::File(o) => write!(f, "byte {o}"),
+            Self::InChunk { chunk_pos, offset } => {
+                write!(f, "byte {offset} of the chunk at byte {chunk_pos}")
+            }
+        }
+    }
+}
+
+/// Errors of the bag library.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The operating system refused a read or write.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The file has no bytes at all.
+    #[error("the file is empty (0 bytes): not a bag")]
+    EmptyFile,
+    /// The file does not start with a known bag version line.
+    #[error("not a ROS bag: the file starts with {start:?}, not \"#ROSBAG V2.0\" or \"#ROSRECORD V1.2\"")]
+    NotABag {
+        /// The first bytes of the file, escaped.
+        start: String,
+    },
+    /// A bag version that bagscope recognises but cannot read.
+    #[error("bag format {version} is recognised but not supported (bagscope reads 2.0 and 1.2)")]
+    UnsupportedVersion {
+        /// The version named in the magic line.
+        version: String,
+    },
+    /// A record runs past the bytes that exist.
+    #[error("{kind} at {at} is truncated: it needs {needed} bytes but only {available} remain")]
+    Truncated {
+        /// Record kind.
+        kind: RecordKind,
+        /// Where the record starts.
+        at: Location,
+        /// Bytes the record declares.
+        needed: u64,
+        /// Bytes left in the file or chunk.
+        available: u64,
+    },
+    /// A record or header field is malformed.
+    #[error("malformed {kind} at {at}: {reason}")]
+    Malformed {
+        /// Record kind.
+        kind: RecordKind,
+        /// Where the record starts.
+        at: Location,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A required header field is absent.
+    #[error("{kind} at {at} has no `{field}` field")]
+    MissingField {
+        /// Record kind.
+        kind: RecordKind,
+        /// Where the record starts.
+        at: Location,
+        /// The missing field.
+        field: &'static str,
+    },
+    /// A chunk could not be decompressed.
+    #[error("chunk at byte {chunk_pos} ({compression}) cannot be decompressed: {reason}")]
+    Decompress {
+        /// File offset of the chunk record.
+        chunk_pos: u64,
+        /// Compression name.
+        compression: String,
+        /// What the decompressor said.
+        reason: String,
+    },
+    /// A compression the format does not define.
+    #[error("chunk at byte {chunk_pos} uses unknown compression {name:?}")]
+    UnknownCompression {
+        /// File offset of the chunk record.
+        chunk_pos: u64,
+        /// The compression field as written.
+        name: String,
+    },
+    /// A length that cannot be real (more than the file or the configured limit).
+    #[error("{kind} at {at} declares {len} bytes, more than the limit of {limit}")]
+    TooLarge {
+        /// Record kind.
+        kind: RecordKind,
+        /// Where the record starts.
+        at: Location,
+        /// Declared length.
+        len: u64,
+        /// The limit it exceeds.
+        limit: u64,
+    },
+    /// A connection, topic or message that does not exist was asked for.
+    #[error("{0}")]
+    NotFound(String),
+    /// The operation was cancelled by its caller.
+    #[error("cancelled")]
+    Cancelled,
+    /// A bad argument from the caller (not from the file).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Result with the bag library's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,250 @@
+//! Time-ordered iteration over messages across chunks, with chunks decompressed ahead on
+//! background threads in the order they will be needed.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+use crate::bag::{message_in_chunk, Bag, Filter, IndexEntry, Message, MessageTables};
+use crate::error::{Error, Result};
+
+/// Threads used to decompress ahead: the machine's parallelism, at most 8.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().min(8))
+}
+
+type Ready = Result<Arc<Vec<u8>>, String>;
+
+#[derive(Default)]
+struct State {
+    ready: HashMap<u32, Ready>,
+    claimed: HashSet<u32>,
+    held: usize,
+    stop: bool,
+}
+
+struct Prefetch {
+    order: Vec<u32>,
+    next: AtomicUsize,
+    state: Mutex<State>,
+    cv: Condvar,
+    window: usize,
+}
+
+impl Prefetch {
+    fn worker(self: &Arc<Self>, bag: &Bag) {
+        loop {
+            let c = {
+                let Ok(mut st) = self.state.lock() else { return };
+                loop {
+                    if st.stop {
+                        return;
+                    }
+                    if st.held < self.window {
+                        break;
+                    }
+                    st = match self.cv.wait(st) {
+                        Ok(s) => s,
+                        Err(_) => return,
+                    };
+                }
+                let i = self.next.fetch_add(1, Ordering::Relaxed);
+                let Some(&c) = self.order.get(i) else { return };
+                if !st.claimed.insert(c) {
+                    continue;
+                }
+                st.held += 1;
+                c
+            };
+            let r = bag.decompress_chunk(c as usize).map(Arc::new).map_err(|e| e.to_string());
+            if let Ok(mut st) = self.state.lock() {
+                st.ready.insert(c, r);
+            }
+            self.cv.notify_all();
+        }
+    }
+
+    /// Waits for chunk `c`, decompressing it here if no worker has taken it.
+    fn get(&self, bag: &Bag, c: u32) -> Result<Arc<Vec<u8>>> {
+        let mut st = self.state.lock().map_err(|_| Error::Invalid("prefetch poisoned".into()))?;
+        loop {
+            if let Some(r) = st.ready.get(&c) {
+                return r.clone().map_err(Error::Invalid);
+            }
+            if !st.claimed.contains(&c) {
+                st.claimed.insert(c);
+                st.held += 1;
+                drop(st);
+                let r = bag.decompress_chunk(c as usize).map(Arc::new).map_err(|e| e.to_string());
+                let mut st = self.state.lock().map_err(|_| Error::Invalid("prefetch poisoned".into()))?;
+                st.ready.insert(c, r.clone());
+                return r.map_err(Error::Invalid);
+            }
+            st = self.cv.wait(st).map_err(|_| Error::Invalid("prefetch poisoned".into()))?;
+        }
+    }
+
+    fn release(&self, c: u32) {
+        if let Ok(mut st) = self.state.lock() {
+            if st.ready.remove(&c).is_some() {
+                st.held = st.held.saturating_sub(1);
+            }
+        }
+        self.cv.notify_all();
+    }
+}
+
+/// Iterator over messages in time order; see [`Bag::messages`].
+pub struct Messages {
+    bag: Bag,
+    tables: Arc<MessageTables>,
+    /// (connection, next position, end position)
+    cursors: Vec<(usize, usize, usize)>,
+    heap: BinaryHeap<Reverse<(u64, u32, u32, usize)>>,
+    remaining: HashMap<u32, usize>,
+    prefetch: Option<Arc<Prefetch>>,
+    workers: Vec<JoinHandle<()>>,
+    total: usize,
+    done: bool,
+}
+
+impl Messages {
+    pub(crate) fn new(bag: Bag, filter: &Filter, threads: usize) -> Result<Messages> {
+        let tables = bag.tables()?;
+        let s = bag.summary();
+        let conns: Vec<usize> = match &filter.connections {
+            Some(c) => c.clone(),
+            None => (0..s.connections.len()).collect(),
+        };
+        let (lo, hi) = (filter.start_ns.unwrap_or(0), filter.end_ns.unwrap_or(u64::MAX));
+        let mut cursors = Vec::new();
+        let mut remaining: HashMap<u32, usize> = HashMap::new();
+        let mut first_need: HashMap<u32, u64> = HashMap::new();
+        let mut heap = BinaryHeap::new();
+        let mut total = 0;
+        for c in conns {
+            let Some(t) = tables.per_connection.get(c) else {
+                return Err(Error::NotFound(format!("no connection {c}")));
+            };
+            let a = t.partition_point(|e| e.time_ns < lo);
+            let b = t.partition_point(|e| e.time_ns < hi);
+            if a >= b {
+                continue;
+            }
+            for e in &t[a..b] {
+                *remaining.entry(e.chunk).or_insert(0) += 1;
+                let f = first_need.entry(e.chunk).or_insert(u64::MAX);
+                *f = (*f).min(e.time_ns);
+            }
+            total += b - a;
+            let k = cursors.len();
+            let e = t[a];
+            heap.push(Reverse((e.time_ns, e.chunk, e.offset, k)));
+            cursors.push((c, a + 1, b));
+        }
+        let mut order: Vec<(u64, u32)> = first_need.into_iter().map(|(c, t)| (t, c)).collect();
+        order.sort_unstable();
+        let real: Vec<u32> = order
+            .into_iter()
+            .map(|(_, c)| c)
+            .filter(|&c| s.chunks.get(c as usize).is_some_and(|ch| !ch.raw))
+            .collect();
+        let mut workers = Vec::new();
+        let prefetch = if real.len() > 1 && threads > 0 {
+            let p = Arc::new(Prefetch {
+                order: real,
+                next: AtomicUsize::new(0),
+                state: Mutex::new(State::default()),
+                cv: Condvar::new(),
+                window: threads * 2 + 2,
+            });
+            for i in 0..threads {
+                let (p, b) = (p.clone(), bag.clone());
+                let h = std::thread::Builder::new()
+                    .name(format!("bagscope-decompress-{i}"))
+                    .spawn(move || p.worker(&b))?;
+                workers.push(h);
+            }
+            Some(p)
+        } else {
+            None
+        };
+        Ok(Messages {
+            bag,
+            tables,
+            cursors,
+            heap,
+            remaining,
+            prefetch,
+            workers,
+            total,
+            done: false,
+        })
+    }
+
+    /// Number of messages the iteration yields in all.
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    fn read(&mut self, conn: usize, entry: IndexEntry) -> Result<Message> {
+        let ch = &self.bag.summary().chunks[entry.chunk as usize];
+        let Some(p) = &self.prefetch else {
+            return self.bag.message(conn, entry);
+        };
+        if ch.raw {
+            return self.bag.message(conn, entry);
+        }
+        let data = p.get(&self.bag, entry.chunk)?;
+        let m = message_in_chunk(data, ch.pos, conn, entry);
+        if let Some(r) = self.remaining.get_mut(&entry.chunk) {
+            *r -= 1;
+            if *r == 0 {
+                p.release(entry.chunk);
+            }
+        }
+        m
+    }
+}
+
+impl Iterator for Messages {
+    type Item = Result<Message>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let Reverse((time_ns, chunk, offset, k)) = self.heap.pop()?;
+        let (conn, pos, end) = self.cursors[k];
+        if pos < end {
+            let e = self.tables.per_connection[conn][pos];
+            self.heap.push(Reverse((e.time_ns, e.chunk, e.offset, k)));
+            self.cursors[k].1 += 1;
+        }
+        let r = self.read(
+            conn,
+            IndexEntry {
+                time_ns,
+                chunk,
+                offset,
+            },
+        );
+        Some(r)
+    }
+}
+
+impl Drop for Messages {
+    fn drop(&mut self) {
+        if let Some(p) = &self.prefetch {
+            if let Ok(mut st) = p.state.lock() {
+                st.stop = true;
+            }
+            p.cv.notify_all();
+        }
+        for h in self.workers.drain(..) {
+            let _ = h.join();
+        }
+    }
+}

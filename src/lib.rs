@@ -1,0 +1,31 @@
+//! bagscope: read, recover and write ROS 1 bag files (format 2.0 and 1.2), decode their
+//! messages from the definitions stored in the bag.
+//!
+//! ```no_run
+//! let bag = bagscope::Bag::open("run.bag")?;
+//! for t in &bag.summary().topics {
+//!     println!("{} {} {}", t.name, t.datatype, t.message_count);
+//! }
+//! for m in bag.messages(&bagscope::Filter::default())? {
+//!     let m = m?;
+//!     println!("{} {} bytes", m.time_ns, m.data.len());
+//! }
+//! # Ok::<(), bagscope::Error>(())
+//! ```
+
+pub mod bag;
+pub mod check;
+pub mod chunk;
+pub mod error;
+pub mod iter;
+pub mod record;
+mod scan;
+mod tables;
+mod v12;
+pub mod timefmt;
+pub mod writer;
+
+pub use bag::{Bag, Bytes, Chunk, Connection, Filter, IndexEntry, Message, MessageTables, Summary, Topic, Version};
+pub use error::{Error, Result};
+pub use record::Compression;
+pub use writer::{BagWriter, ConnectionSpec, WriteOptions};

@@ -1,0 +1,229 @@
+//! Linear recovery scan of a format 2.0 bag: reads records in sequence from the start, keeps
+//! every connection and message it can read, and records what it skipped.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::Path;
+
+use crate::bag::{read_at, scan_chunk_records, Chunk, Connection, IndexEntry, MessageTables, Opened, Summary, Version};
+use crate::chunk::{self, MAX_CHUNK_SIZE};
+use crate::error::{Error, Location, RecordKind, Result};
+use crate::record::{self, le_u32, op, BagHeader, ChunkHeader, ConnectionRecord};
+
+/// Largest record header read while scanning.
+const MAX_HEADER: usize = 1 << 20;
+
+/// Scans the whole file; `header` is the bag header if it could be read.
+pub(crate) fn scan_v2(
+    file: &File,
+    path: &Path,
+    file_size: u64,
+    header: Option<BagHeader>,
+    mut warnings: Vec<String>,
+) -> Result<Opened> {
+    let index_pos = header.map_or(0, |h| h.index_pos);
+    let mut pos = record::MAGIC_V2.len() as u64;
+    let mut conns: Vec<ConnectionRecord> = Vec::new();
+    let mut by_id: HashMap<u32, usize> = HashMap::new();
+    let mut raw_tables: HashMap<u32, Vec<IndexEntry>> = HashMap::new();
+    let mut chunks: Vec<Chunk> = Vec::new();
+    let mut jumped = false;
+    let mut add_conn = |c: ConnectionRecord, conns: &mut Vec<ConnectionRecord>| {
+        if !by_id.contains_key(&c.conn) {
+            by_id.insert(c.conn, conns.len());
+            conns.push(c);
+        }
+    };
+    while pos < file_size {
+        let at = Location::File(pos);
+        let head = read_at(file, pos, 8)?;
+        let problem: Option<String> = (|| {
+            let hlen = le_u32(&head, 0)? as u64;
+            if hlen == 0 || hlen > MAX_HEADER as u64 || pos + 8 + hlen > file_size {
+                return Some(format!(
+                    "no readable record at byte {pos} (header length {hlen}, {} bytes left)",
+                    file_size - pos
+                ));
+            }
+            None
+        })()
+        .or_else(|| (head.len() < 8).then(|| format!("{} stray bytes at the end of the file (byte {pos})", head.len())));
+        if let Some(p) = problem {
+            if !jumped && index_pos > pos && index_pos < file_size {
+                warnings.push(format!("{p}; skipped {} bytes to the index at byte {index_pos}", index_pos - pos));
+                pos = index_pos;
+                jumped = true;
+                continue;
+            }
+            warnings.push(format!("{p}; the scan stops there"));
+            break;
+        }
+        let hlen = le_u32(&head, 0).unwrap_or(0) as usize;
+        let hbuf = read_at(file, pos + 4, hlen + 4)?;
+        let hdr = &hbuf[..hlen];
+        let dlen = u64::from(le_u32(&hbuf, hlen).unwrap_or(0));
+        let data_pos = pos + 8 + hlen as u64;
+        let avail = file_size - data_pos;
+        let opc = match record::header_op(hdr, at) {
+            Ok(o) => o,
+            Err(e) => {
+                warnings.push(format!("{e}; the scan stops there"));
+                break;
+            }
+        };
+        let truncated = dlen > avail;
+        match opc {
+            op::CHUNK => {
+                let ch = match ChunkHeader::parse(hdr, at) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        warnings.push(format!("{e}; the scan stops there"));
+                        break;
+                    }
+                };
+                let take = dlen.min(avail).min(MAX_CHUNK_SIZE);
+                let raw = read_at(file, data_pos, take as usize)?;
+                let (data, err) = chunk::decompress_lenient(ch.compression, &raw, ch.size, pos);
+                let idx = chunks.len() as u32;
+                let mut counts: HashMap<u32, u32> = HashMap::new();
+                let (mut lo, mut hi) = (u64::MAX, 0u64);
+                let mut found = 0usize;
+                let r = scan_chunk_records(&data, pos, idx, |c| add_conn(c, &mut conns), |id, e| {
+                    *counts.entry(id).or_insert(0) += 1;
+                    lo = lo.min(e.time_ns);
+                    hi = hi.max(e.time_ns);
+                    found += 1;
+                    raw_tables.entry(id).or_default().push(e);
+                });
+                if truncated || err.is_some() || r.is_err() {
+                    let mut w = format!("chunk at byte {pos}");
+                    if truncated {
+                        w.push_str(&format!(" is truncated ({} of {dlen} bytes present)", avail));
+                    }
+                    if let Some(e) = &err {
+                        w.push_str(&format!("; {e}"));
+                    }
+                    if let Err(e) = r {
+                        w.push_str(&format!("; {e}"));
+                    }
+                    w.push_str(&format!("; recovered {found} messages from it"));
+                    warnings.push(w);
+                }
+                let mut counts: Vec<(u32, u32)> = counts.into_iter().collect();
+                counts.sort_unstable();
+                chunks.push(Chunk {
+                    pos,
+                    start_ns: lo,
+                    end_ns: hi,
+                    // Connection ids for now; mapped to indexes below.
+                    counts: counts.into_iter().map(|(id, n)| (id as usize, n)).collect(),
+                    compression: ch.compression,
+                    data_pos,
+                    data_len: dlen.min(avail),
+                    size: if err.is_some() || truncated {
+                        data.len() as u32
+                    } else {
+                        ch.size
+                    },
+                    raw: false,
+                });
+                if truncated {
+                    break;
+                }
+            }
+            op::CONNECTION => {
+                if truncated {
+                    warnings.push(format!("connection record at byte {pos} is truncated; the scan stops there"));
+                    break;
+                }
+                let data = read_at(file, data_pos, dlen as usize)?;
+                match ConnectionRecord::parse(hdr, &data, at) {
+                    Ok(c) => add_conn(c, &mut conns),
+                    Err(e) => warnings.push(format!("{e}; skipped")),
+                }
+            }
+            op::BAG_HEADER | op::INDEX_DATA | op::CHUNK_INFO => {
+                if truncated {
+                    let kind = match opc {
+                        op::BAG_HEADER => RecordKind::BagHeader,
+                        op::INDEX_DATA => RecordKind::IndexData,
+                        _ => RecordKind::ChunkInfo,
+                    };
+                    warnings.push(format!(
+                        "{}; the scan stops there",
+                        Error::Truncated { kind, at, needed: 8 + hlen as u64 + dlen, available: file_size - pos }
+                    ));
+                    break;
+                }
+            }
+            other => {
+                warnings.push(format!("record with unknown op {other:#04x} at byte {pos}; skipped"));
+                if truncated {
+                    break;
+                }
+            }
+        }
+        pos = data_pos + dlen;
+    }
+    // Map connection ids to indexes; messages on undefined connections are dropped.
+    conns.sort_by_key(|c| c.conn);
+    let index: HashMap<u32, usize> = conns.iter().enumerate().map(|(i, c)| (c.conn, i)).collect();
+    let mut per_connection = vec![Vec::new(); conns.len()];
+    for (id, v) in raw_tables {
+        match index.get(&id) {
+            Some(&i) => per_connection[i] = v,
+            None => warnings.push(format!(
+                "{} messages name connection {id}, which no connection record defines; left out",
+                v.len()
+            )),
+        }
+    }
+    for ch in &mut chunks {
+        ch.counts = ch
+            .counts
+            .iter()
+            .filter_map(|&(id, n)| index.get(&(id as u32)).map(|&i| (i, n)))
+            .collect();
+    }
+    let connections = conns
+        .into_iter()
+        .map(|c| Connection {
+            id: c.conn,
+            topic: c.topic,
+            datatype: c.datatype,
+            md5sum: c.md5sum,
+            message_definition: c.message_definition,
+            callerid: c.callerid,
+            latching: c.latching,
+            message_count: 0,
+        })
+        .collect();
+    let mut summary = Summary {
+        path: path.to_path_buf(),
+        file_size,
+        version: Version::V2_0,
+        indexed: false,
+        connections,
+        chunks,
+        topics: Vec::new(),
+        message_count: 0,
+        start_ns: None,
+        end_ns: None,
+        warnings,
+    };
+    summary.finish();
+    let n = summary.message_count;
+    summary.warnings.push(format!(
+        "linear scan recovered {n} messages in {} chunks on {} connections",
+        summary.chunks.len(),
+        summary.connections.len()
+    ));
+    Ok(Opened {
+        summary,
+        index_pos,
+        tables: Some(MessageTables {
+            per_connection,
+            warnings: Vec::new(),
+        }),
+    })
+}

@@ -1,0 +1,116 @@
+//! Building the message tables of an indexed bag from the index data records that follow
+//! each chunk. A chunk whose index data is unusable is decompressed and its records scanned.
+
+use std::collections::HashMap;
+
+use crate::bag::{
+    parse_index_region, read_at, scan_chunk_records, Bag, ChunkEntries, IndexEntry,
+    MessageTables, TablesProgress,
+};
+use crate::error::{Error, Result};
+use crate::record::INDEX_ENTRY_V1;
+
+/// Builds the tables; see [`Bag::build_tables`].
+pub(crate) fn build(
+    bag: &Bag,
+    progress: &mut dyn FnMut(TablesProgress, &ChunkEntries) -> bool,
+) -> Result<MessageTables> {
+    let s = bag.summary();
+    let conn_index: HashMap<u32, usize> = s
+        .connections
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id, i))
+        .collect();
+    let mut per_connection: Vec<Vec<IndexEntry>> = s
+        .connections
+        .iter()
+        .map(|c| Vec::with_capacity(usize::try_from(c.message_count).unwrap_or(0).min(1 << 26)))
+        .collect();
+    let mut warnings = Vec::new();
+    let mut bytes_done = 0u64;
+    // Chunks are in file order; the index data of chunk i lies between its data and the next
+    // chunk (or the index section).
+    for (i, ch) in s.chunks.iter().enumerate() {
+        let chunk = u32::try_from(i).map_err(|_| Error::Invalid("too many chunks".into()))?;
+        let start = ch.data_pos + ch.data_len;
+        let end = s
+            .chunks
+            .get(i + 1)
+            .map_or(bag.index_pos(), |n| n.pos)
+            .max(start);
+        let expected_bytes = ch.message_count() * INDEX_ENTRY_V1 as u64 + ch.counts.len() as u64 * 128;
+        let want = (end - start).min(expected_bytes + 65536);
+        let mut entries = Vec::with_capacity(ch.message_count() as usize);
+        let parsed = read_at(bag.file(), start, want as usize)
+            .map_err(Error::from)
+            .and_then(|region| {
+                parse_index_region(&region, start, chunk, &conn_index, &ch.counts, &mut entries)
+            });
+        match parsed {
+            Ok(consumed) => {
+                let left = end - start - consumed as u64;
+                if left > 0 {
+                    warnings.push(format!(
+                        "{left} bytes of unexplained data at byte {} (after the index data of the chunk at byte {}, before byte {end}); ignored",
+                        start + consumed as u64,
+                        ch.pos
+                    ));
+                }
+            }
+            Err(e) => {
+                entries.clear();
+                let mut unknown = 0usize;
+                let r = bag.chunk_data(i).and_then(|data| {
+                    scan_chunk_records(&data, ch.pos, chunk, |_| {}, |id, e| {
+                        match conn_index.get(&id) {
+                            Some(&ci) => entries.push((ci, e)),
+                            None => unknown += 1,
+                        }
+                    })
+                });
+                let mut w = format!(
+                    "index data of the chunk at byte {} is unusable ({e}); rebuilt its {} entries from the chunk's records",
+                    ch.pos,
+                    entries.len()
+                );
+                if let Err(e2) = r {
+                    w.push_str(&format!(", which stop early: {e2}"));
+                }
+                if unknown > 0 {
+                    w.push_str(&format!(
+                        "; {unknown} messages name connections the index does not define and are left out"
+                    ));
+                }
+                if entries.len() as u64 != ch.message_count() {
+                    w.push_str(&format!(
+                        "; the chunk info counts {} messages",
+                        ch.message_count()
+                    ));
+                }
+                warnings.push(w);
+            }
+        }
+        for &(ci, e) in &entries {
+            per_connection[ci].push(e);
+        }
+        bytes_done += ch.data_len;
+        let p = TablesProgress {
+            chunks_done: i + 1,
+            chunks_total: s.chunks.len(),
+            bytes_done,
+        };
+        if !progress(p, &ChunkEntries { chunk: i, entries }) {
+            return Err(Error::Cancelled);
+        }
+    }
+    let mut t = MessageTables {
+        per_connection,
+        warnings,
+    };
+    t.sort();
+    for v in &mut t.per_connection {
+        v.shrink_to_fit();
+    }
+    Ok(t)
+}

@@ -1,0 +1,123 @@
+//! Every bag of the real corpus (`../shared/bags`) opens, or fails with a clear error, and its
+//! summary, tables and messages agree with what an independent reader saw (`expected.json`).
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use bagscope::{Bag, Error, Filter};
+use serde_json::Value;
+
+#[test]
+fn every_corpus_bag_matches_expected_json() {
+    let dir = common::corpus_dir();
+    let expected = common::expected();
+    assert_eq!(expected.len(), 77, "the corpus lists 77 bags");
+    let mut failures = Vec::new();
+    for (name, exp) in &expected {
+        if let Err(e) = check_bag(&dir, name, exp) {
+            failures.push(format!("{name}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{} bags disagree:\n{}", failures.len(), failures.join("\n"));
+}
+
+fn check_bag(dir: &std::path::Path, name: &str, exp: &Value) -> Result<(), String> {
+    let path = dir.join(name);
+    let bag = match Bag::open(&path) {
+        Ok(b) => b,
+        Err(Error::EmptyFile) if exp["messages"].is_null() => return Ok(()),
+        Err(e) => return Err(format!("open failed: {e}")),
+    };
+    if exp["messages"].is_null() {
+        return Err("opened, but an error was expected".into());
+    }
+    let s = bag.summary();
+    let want = |k: &str| exp[k].as_u64();
+    if Some(s.message_count) != want("messages") {
+        return Err(format!("messages {} != {:?}", s.message_count, want("messages")));
+    }
+    if Some(s.connections.len() as u64) != want("connections") {
+        return Err(format!("connections {} != {:?}", s.connections.len(), want("connections")));
+    }
+    if let Some(topics) = exp["topics"].as_array() {
+        let got: BTreeSet<&str> = s.topics.iter().map(|t| t.name.as_str()).collect();
+        let want: BTreeSet<&str> = topics.iter().filter_map(Value::as_str).collect();
+        if got != want {
+            return Err(format!("topics {got:?} != {want:?}"));
+        }
+    }
+    if let Some(types) = exp["types"].as_array() {
+        let got: BTreeSet<&str> = s.connections.iter().map(|c| c.datatype.as_str()).collect();
+        let want: BTreeSet<&str> = types.iter().filter_map(Value::as_str).collect();
+        if got != want {
+            return Err(format!("types {got:?} != {want:?}"));
+        }
+    }
+    if let Some(comp) = exp["compression"].as_object() {
+        let got: BTreeMap<String, u64> =
+            s.compression_counts().into_iter().map(|(k, v)| (k.to_string(), v as u64)).collect();
+        let want: BTreeMap<String, u64> =
+            comp.iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0))).collect();
+        if got != want {
+            return Err(format!("compression {got:?} != {want:?}"));
+        }
+    }
+    if let (Some(a), Some(b)) = (want("start_ns"), want("end_ns")) {
+        if s.start_ns != Some(a) || s.end_ns != Some(b) {
+            return Err(format!("time range {:?}..{:?} != {a}..{b}", s.start_ns, s.end_ns));
+        }
+    }
+    if let Some(per) = exp["per_topic_messages"].as_object() {
+        for (t, n) in per {
+            let got = s.topic(t).map(|t| t.message_count);
+            if got != n.as_u64() {
+                return Err(format!("topic {t}: {got:?} messages != {n}"));
+            }
+        }
+    }
+    // Tables and every message agree with the summary.
+    let tables = bag.tables().map_err(|e| format!("tables: {e}"))?;
+    if tables.len() as u64 != s.message_count {
+        return Err(format!("tables hold {} entries, summary says {}", tables.len(), s.message_count));
+    }
+    let (mut n, mut max, mut last) = (0u64, 0usize, 0u64);
+    for m in bag.messages(&Filter::default()).map_err(|e| e.to_string())? {
+        let m = m.map_err(|e| format!("message {n}: {e}"))?;
+        if m.time_ns < last {
+            return Err("messages out of time order".into());
+        }
+        last = m.time_ns;
+        max = max.max(m.data.len());
+        n += 1;
+    }
+    if n != s.message_count {
+        return Err(format!("iterated {n} messages, summary says {}", s.message_count));
+    }
+    if let Some(m) = want("max_message_bytes") {
+        if max as u64 != m {
+            return Err(format!("largest message {max} != {m}"));
+        }
+    }
+    if exp["anomalies"].is_string() && bag.warnings().is_empty() {
+        return Err(format!("anomalous bag ({}) opened without warnings", exp["anomalies"]));
+    }
+    Ok(())
+}
+
+#[test]
+fn clear_errors_for_files_that_are_not_bags() {
+    let d = common::temp_dir("notbags");
+    let cases: [(&str, &[u8], &str); 4] = [
+        ("empty.bag", b"", "empty"),
+        ("text.bag", b"hello world, I am not a bag\n", "not a ROS bag"),
+        ("v11.bag", b"#ROSRECORD V1.1\n/chatter\n", "1.1 is recognised but not supported"),
+        ("roslog.bag", b"#ROSLOG V1.0\n1\n", "1.0 is recognised but not supported"),
+    ];
+    for (name, bytes, msg) in cases {
+        let p = d.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let e = Bag::open(&p).unwrap_err().to_string();
+        assert!(e.contains(msg), "{name}: {e}");
+    }
+}
