@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::chunk;
 use crate::error::{Error, Location, RecordKind, Result};
 use crate::record::{
-    self, frame_record, le_u32, op, BagHeader, ChunkHeader, ChunkInfoRecord, Compression,
-    ConnectionRecord, IndexDataHeader, MessageHeader, INDEX_ENTRY_V1,
+    self, frame_record, le_u32, op, BagHeader, ChunkHeader, ChunkInfoRecord, ChunkRecord,
+    Compression, ConnectionRecord, IndexDataHeader, INDEX_ENTRY_V1,
 };
 
 /// Format version of a bag file.
@@ -572,7 +572,11 @@ impl Bag {
             .get(idx)
             .ok_or_else(|| Error::NotFound(format!("no chunk {idx}")))?;
         if ch.raw {
-            return Ok(read_at(&self.inner.file, ch.data_pos, ch.data_len as usize)?);
+            return Ok(read_at(
+                &self.inner.file,
+                ch.data_pos,
+                ch.data_len as usize,
+            )?);
         }
         let raw = read_at(&self.inner.file, ch.data_pos, ch.data_len as usize)?;
         if (raw.len() as u64) < ch.data_len {
@@ -583,10 +587,12 @@ impl Bag {
                 available: raw.len() as u64,
             });
         }
-        Ok(match chunk::decompress(ch.compression, &raw, ch.size, ch.pos)? {
-            std::borrow::Cow::Borrowed(_) => raw,
-            std::borrow::Cow::Owned(v) => v,
-        })
+        Ok(
+            match chunk::decompress(ch.compression, &raw, ch.size, ch.pos)? {
+                std::borrow::Cow::Borrowed(_) => raw,
+                std::borrow::Cow::Owned(v) => v,
+            },
+        )
     }
 
     /// Reads the message at `entry` of connection `conn`.
@@ -598,7 +604,8 @@ impl Bag {
             .get(entry.chunk as usize)
             .ok_or_else(|| Error::NotFound(format!("no chunk {}", entry.chunk)))?;
         if ch.raw {
-            let data = crate::v12::read_message(&self.inner.file, ch.data_pos + u64::from(entry.offset))?;
+            let data =
+                crate::v12::read_message(&self.inner.file, ch.data_pos + u64::from(entry.offset))?;
             return Ok(Message {
                 conn,
                 time_ns: entry.time_ns,
@@ -664,20 +671,29 @@ pub(crate) fn message_in_chunk(
         offset: off as u64,
     };
     let rec = frame_record(&buf, off, at)?;
-    let h = MessageHeader::parse(rec.header, at)?;
-    let _ = h;
+    match ChunkRecord::parse(rec.header, at)? {
+        ChunkRecord::Message(_) => {}
+        ChunkRecord::Connection => return Err(not_a_message(at, op::CONNECTION)),
+        ChunkRecord::Other(o) => return Err(not_a_message(at, o)),
+    }
     let start = off + 4 + rec.header.len() + 4;
     let end = start + rec.data.len();
     Ok(Message {
         conn,
         time_ns: entry.time_ns,
-        data: Bytes {
-            buf,
-            start,
-            end,
-        },
+        data: Bytes { buf, start, end },
         entry,
     })
+}
+
+fn not_a_message(at: Location, found: u8) -> Error {
+    Error::Malformed {
+        kind: RecordKind::MessageData,
+        at,
+        reason: format!(
+            "the index points here, but this record has op {found:#04x}, not a message"
+        ),
+    }
 }
 
 /// Opens a format 2.0 bag from its index, or recovers it by a linear scan.
@@ -686,18 +702,17 @@ fn open_v2(file: &File, path: &Path, file_size: u64) -> Result<Opened> {
     let head = read_at(file, magic_len, 8192)?;
     let at = Location::File(magic_len);
     let mut warnings = Vec::new();
-    let header = match frame_record(&head, 0, at)
-        .and_then(|r| {
-            let opc = record::header_op(r.header, at)?;
-            if opc != op::BAG_HEADER {
-                return Err(Error::Malformed {
-                    kind: RecordKind::BagHeader,
-                    at,
-                    reason: format!("the first record has op {opc:#04x}, not the bag header"),
-                });
-            }
-            BagHeader::parse(r.header, at)
-        }) {
+    let header = match frame_record(&head, 0, at).and_then(|r| {
+        let opc = record::header_op(r.header, at)?;
+        if opc != op::BAG_HEADER {
+            return Err(Error::Malformed {
+                kind: RecordKind::BagHeader,
+                at,
+                reason: format!("the first record has op {opc:#04x}, not the bag header"),
+            });
+        }
+        BagHeader::parse(r.header, at)
+    }) {
         Ok(h) => Some(h),
         Err(e) => {
             // The bag header is padded to 4096 bytes; a file cut inside it still may have its
@@ -726,7 +741,8 @@ fn open_v2(file: &File, path: &Path, file_size: u64) -> Result<Opened> {
     match read_index(file, path, file_size, &header) {
         Ok(mut o) => {
             o.summary.warnings.splice(0..0, warnings);
-            if o.summary.message_count == 0 && o.summary.chunks.is_empty() && header.chunk_count > 0 {
+            if o.summary.message_count == 0 && o.summary.chunks.is_empty() && header.chunk_count > 0
+            {
                 // The header promises chunks the index does not list: look for them.
                 let w = vec![format!(
                     "the bag header claims {} chunks but the index lists none; scanned the file",
@@ -773,12 +789,10 @@ fn read_index(file: &File, path: &Path, file_size: u64, header: &BagHeader) -> R
                     conns.push(c);
                 }
             }
-            op::CHUNK_INFO => {
-                infos.push((
-                    header.index_pos + pos as u64,
-                    ChunkInfoRecord::parse(rec.header, rec.data, at)?,
-                ))
-            }
+            op::CHUNK_INFO => infos.push((
+                header.index_pos + pos as u64,
+                ChunkInfoRecord::parse(rec.header, rec.data, at)?,
+            )),
             other => warnings.push(format!(
                 "unexpected record with op {other:#04x} in the index section at byte {}; skipped",
                 header.index_pos + pos as u64
@@ -801,7 +815,8 @@ fn read_index(file: &File, path: &Path, file_size: u64, header: &BagHeader) -> R
         ));
     }
     conns.sort_by_key(|c| c.conn);
-    let conn_index: HashMap<u32, usize> = conns.iter().enumerate().map(|(i, c)| (c.conn, i)).collect();
+    let conn_index: HashMap<u32, usize> =
+        conns.iter().enumerate().map(|(i, c)| (c.conn, i)).collect();
     infos.sort_by_key(|(_, i)| i.chunk_pos);
     let mut chunks = Vec::with_capacity(infos.len());
     for (info_at, info) in infos {
@@ -955,7 +970,10 @@ pub(crate) fn parse_index_region(
         let ci = *conn_index.get(&h.conn).ok_or_else(|| Error::Malformed {
             kind: RecordKind::IndexData,
             at,
-            reason: format!("names connection {}, which the index does not define", h.conn),
+            reason: format!(
+                "names connection {}, which the index does not define",
+                h.conn
+            ),
         })?;
         match expected.iter().find(|(c, _)| *c == ci) {
             Some(&(_, n)) if n == h.count => {}
@@ -972,7 +990,7 @@ pub(crate) fn parse_index_region(
                 })
             }
         }
-        out.reserve(h.count as usize);
+        out.reserve(rec.data.len() / INDEX_ENTRY_V1);
         for e in rec.data.chunks_exact(INDEX_ENTRY_V1) {
             let t = record::time_ns(le_u32(e, 0).unwrap_or(0), le_u32(e, 4).unwrap_or(0));
             out.push((
@@ -997,6 +1015,44 @@ pub(crate) fn parse_index_region(
     Ok(pos)
 }
 
+/// Calls `f(connection id, entry, message data)` for every message record of a decompressed
+/// chunk (entries carry chunk 0: the caller knows the chunk).
+pub fn scan_chunk_messages(
+    data: &[u8],
+    chunk_pos: u64,
+    mut f: impl FnMut(u32, IndexEntry, &[u8]),
+) -> Result<()> {
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let at = Location::InChunk {
+            chunk_pos,
+            offset: pos as u64,
+        };
+        let rec = frame_record(data, pos, at)?;
+        match ChunkRecord::parse(rec.header, at)? {
+            ChunkRecord::Message(h) => f(
+                h.conn,
+                IndexEntry {
+                    time_ns: h.time_ns,
+                    chunk: 0,
+                    offset: pos as u32,
+                },
+                rec.data,
+            ),
+            ChunkRecord::Connection => {}
+            ChunkRecord::Other(other) => {
+                return Err(Error::Malformed {
+                    kind: RecordKind::Record,
+                    at,
+                    reason: format!("op {other:#04x} is not expected inside a chunk"),
+                })
+            }
+        }
+        pos += rec.len;
+    }
+    Ok(())
+}
+
 /// Scans the records of a decompressed chunk: connections and messages.
 pub(crate) fn scan_chunk_records(
     data: &[u8],
@@ -1012,9 +1068,8 @@ pub(crate) fn scan_chunk_records(
             offset: pos as u64,
         };
         let rec = frame_record(data, pos, at)?;
-        match record::header_op(rec.header, at)? {
-            op::MSG_DATA => {
-                let h = MessageHeader::parse(rec.header, at)?;
+        match ChunkRecord::parse(rec.header, at)? {
+            ChunkRecord::Message(h) => {
                 let offset = u32::try_from(pos).map_err(|_| Error::TooLarge {
                     kind: RecordKind::Chunk,
                     at,
@@ -1030,8 +1085,8 @@ pub(crate) fn scan_chunk_records(
                     },
                 );
             }
-            op::CONNECTION => on_conn(ConnectionRecord::parse(rec.header, rec.data, at)?),
-            other => {
+            ChunkRecord::Connection => on_conn(ConnectionRecord::parse(rec.header, rec.data, at)?),
+            ChunkRecord::Other(other) => {
                 return Err(Error::Malformed {
                     kind: RecordKind::Record,
                     at,

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::bag::{scan_chunk_records, Bag, IndexEntry};
+use crate::bag::{scan_chunk_messages, Bag, IndexEntry};
 use crate::error::Result;
 
 /// What a check found.
@@ -23,6 +23,15 @@ pub struct CheckReport {
     pub uncompressed_bytes: u64,
     /// Every problem found, each with where.
     pub problems: Vec<String>,
+}
+
+fn digest(conn: usize, e: &IndexEntry) -> u64 {
+    // splitmix64 of the entry: sums of these are equal (almost surely) only for equal sets.
+    let mut z =
+        (e.time_ns ^ (u64::from(e.offset) << 32 | conn as u64)).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// Calls `f(chunk index, uncompressed data)` for every chunk, on `threads` threads, in no
@@ -54,16 +63,27 @@ pub fn for_each_chunk_parallel(
 pub type MessageCheck<'a> = dyn Fn(usize, u64, &[u8]) -> Option<String> + Sync + 'a;
 
 /// Reads and verifies every record of every chunk; `per_message` may verify more (decoding).
-pub fn check(bag: &Bag, threads: usize, per_message: Option<&MessageCheck<'_>>) -> Result<CheckReport> {
+pub fn check(
+    bag: &Bag,
+    threads: usize,
+    per_message: Option<&MessageCheck<'_>>,
+) -> Result<CheckReport> {
     let s = bag.summary();
     let tables = bag.tables()?;
-    let conn_index: HashMap<u32, usize> = s.connections.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
-    // The table entries of each chunk, to compare with what the chunk really holds.
-    let mut want: Vec<Vec<(usize, IndexEntry)>> = vec![Vec::new(); s.chunks.len()];
+    let conn_index: HashMap<u32, usize> = s
+        .connections
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id, i))
+        .collect();
+    // A count and an order-free digest of the table entries of each chunk, to compare with
+    // what the chunk really holds without keeping a copy of the tables.
+    let mut want: Vec<(u64, u64)> = vec![(0, 0); s.chunks.len()];
     for (ci, t) in tables.per_connection.iter().enumerate() {
         for e in t {
-            if let Some(v) = want.get_mut(e.chunk as usize) {
-                v.push((ci, *e));
+            if let Some(w) = want.get_mut(e.chunk as usize) {
+                w.0 += 1;
+                w.1 = w.1.wrapping_add(digest(ci, e));
             }
         }
     }
@@ -85,7 +105,10 @@ pub fn check(bag: &Bag, threads: usize, per_message: Option<&MessageCheck<'_>>) 
                             r.problems.push(p);
                         }
                     }
-                    Err(err) => r.problems.push(format!("message of {} at {}: {err}", s.connections[ci].topic, e.time_ns)),
+                    Err(err) => r.problems.push(format!(
+                        "message of {} at {}: {err}",
+                        s.connections[ci].topic, e.time_ns
+                    )),
                 }
             }
         }
@@ -97,52 +120,56 @@ pub fn check(bag: &Bag, threads: usize, per_message: Option<&MessageCheck<'_>>) 
         let ch = &s.chunks[i];
         let mut problems = Vec::new();
         let (mut messages, mut bytes) = (0u64, 0u64);
-        let mut found: Vec<(usize, IndexEntry)> = Vec::new();
+        let mut found: (u64, u64) = (0, 0);
+        let mut outside = 0u64;
         match data {
             Err(e) => problems.push(e.to_string()),
             Ok(data) => {
-                let r = scan_chunk_records(data, ch.pos, i as u32, |_| {}, |id, e| {
-                    match conn_index.get(&id) {
-                        Some(&ci) => found.push((ci, e)),
-                        None => problems.push(format!(
+                let r = scan_chunk_messages(data, ch.pos, |id, e, d| {
+                    let Some(&ci) = conn_index.get(&id) else {
+                        problems.push(format!(
                             "message at byte {} of the chunk at byte {} names undefined connection {id}",
                             e.offset, ch.pos
-                        )),
+                        ));
+                        return;
+                    };
+                    found.0 += 1;
+                    found.1 = found.1.wrapping_add(digest(
+                        ci,
+                        &IndexEntry {
+                            chunk: i as u32,
+                            ..e
+                        },
+                    ));
+                    if e.time_ns < ch.start_ns || e.time_ns > ch.end_ns {
+                        outside += 1;
+                    }
+                    messages += 1;
+                    bytes += d.len() as u64;
+                    if let Some(p) = per_message.and_then(|f| f(ci, e.time_ns, d)) {
+                        problems.push(p);
                     }
                 });
                 if let Err(e) = r {
                     problems.push(e.to_string());
                 }
-                for &(ci, e) in &found {
-                    if e.time_ns < ch.start_ns || e.time_ns > ch.end_ns {
-                        problems.push(format!(
-                            "message at byte {} of the chunk at byte {} has time {} outside the chunk's range {}..{}",
-                            e.offset, ch.pos, e.time_ns, ch.start_ns, ch.end_ns
-                        ));
-                    }
-                    let at = e.offset as usize;
-                    // Message data follows the 4-byte header length, header and 4-byte data length.
-                    let msg = crate::record::frame_record(data, at, crate::error::Location::InChunk { chunk_pos: ch.pos, offset: at as u64 })
-                        .map(|r| r.data);
-                    if let Ok(d) = msg {
-                        messages += 1;
-                        bytes += d.len() as u64;
-                        if let Some(p) = per_message.and_then(|f| f(ci, e.time_ns, d)) {
-                            problems.push(p);
-                        }
-                    }
+                if outside > 0 {
+                    problems.push(format!(
+                        "chunk at byte {}: {outside} messages have times outside the chunk info's range {}..{}",
+                        ch.pos, ch.start_ns, ch.end_ns
+                    ));
                 }
-                let mut a = found.clone();
-                let mut b = want[i].clone();
-                a.sort_unstable();
-                b.sort_unstable();
-                if a != b {
+                if found != want[i] {
                     problems.push(format!(
                         "chunk at byte {}: its records hold {} messages, the index lists {}{}",
                         ch.pos,
-                        a.len(),
-                        b.len(),
-                        if a.len() == b.len() { " (at different places or times)" } else { "" }
+                        found.0,
+                        want[i].0,
+                        if found.0 == want[i].0 {
+                            " (at different places or times)"
+                        } else {
+                            ""
+                        }
                     ));
                 }
             }

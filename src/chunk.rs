@@ -143,13 +143,21 @@ mod tests {
 
     #[test]
     fn round_trips_and_checks_the_declared_size() {
-        let data: Vec<u8> = (0..100_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
+        let data: Vec<u8> = (0..100_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
         for c in [Compression::None, Compression::Lz4, Compression::Bz2] {
             let z = compress(c, &data).unwrap();
             let out = decompress(c, &z, data.len() as u32, 0).unwrap();
             assert_eq!(&out[..], &data[..], "{c:?}");
-            assert!(decompress(c, &z, data.len() as u32 - 1, 0).is_err(), "{c:?} too big");
-            assert!(decompress(c, &z, data.len() as u32 + 1, 0).is_err(), "{c:?} too small");
+            assert!(
+                decompress(c, &z, data.len() as u32 - 1, 0).is_err(),
+                "{c:?} too big"
+            );
+            assert!(
+                decompress(c, &z, data.len() as u32 + 1, 0).is_err(),
+                "{c:?} too small"
+            );
             let e = decompress(c, &z, u32::MAX, 5).unwrap_err();
             assert!(e.to_string().contains("exceeds the limit"), "{e}");
             // A truncated stream gives its prefix and an error, never a panic.

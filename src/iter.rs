@@ -3,6 +3,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -37,7 +38,9 @@ impl Prefetch {
     fn worker(self: &Arc<Self>, bag: &Bag) {
         loop {
             let c = {
-                let Ok(mut st) = self.state.lock() else { return };
+                let Ok(mut st) = self.state.lock() else {
+                    return;
+                };
                 loop {
                     if st.stop {
                         return;
@@ -58,7 +61,10 @@ impl Prefetch {
                 st.held += 1;
                 c
             };
-            let r = bag.decompress_chunk(c as usize).map(Arc::new).map_err(|e| e.to_string());
+            let r = bag
+                .decompress_chunk(c as usize)
+                .map(Arc::new)
+                .map_err(|e| e.to_string());
             if let Ok(mut st) = self.state.lock() {
                 st.ready.insert(c, r);
             }
@@ -68,7 +74,10 @@ impl Prefetch {
 
     /// Waits for chunk `c`, decompressing it here if no worker has taken it.
     fn get(&self, bag: &Bag, c: u32) -> Result<Arc<Vec<u8>>> {
-        let mut st = self.state.lock().map_err(|_| Error::Invalid("prefetch poisoned".into()))?;
+        let mut st = self
+            .state
+            .lock()
+            .map_err(|_| Error::Invalid("prefetch poisoned".into()))?;
         loop {
             if let Some(r) = st.ready.get(&c) {
                 return r.clone().map_err(Error::Invalid);
@@ -77,12 +86,21 @@ impl Prefetch {
                 st.claimed.insert(c);
                 st.held += 1;
                 drop(st);
-                let r = bag.decompress_chunk(c as usize).map(Arc::new).map_err(|e| e.to_string());
-                let mut st = self.state.lock().map_err(|_| Error::Invalid("prefetch poisoned".into()))?;
+                let r = bag
+                    .decompress_chunk(c as usize)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string());
+                let mut st = self
+                    .state
+                    .lock()
+                    .map_err(|_| Error::Invalid("prefetch poisoned".into()))?;
                 st.ready.insert(c, r.clone());
                 return r.map_err(Error::Invalid);
             }
-            st = self.cv.wait(st).map_err(|_| Error::Invalid("prefetch poisoned".into()))?;
+            st = self
+                .cv
+                .wait(st)
+                .map_err(|_| Error::Invalid("prefetch poisoned".into()))?;
         }
     }
 
@@ -103,7 +121,10 @@ pub struct Messages {
     /// (connection, next position, end position)
     cursors: Vec<(usize, usize, usize)>,
     heap: BinaryHeap<Reverse<(u64, u32, u32, usize)>>,
-    remaining: HashMap<u32, usize>,
+    /// Messages still to come from each chunk; the chunk is released at 0.
+    remaining: Vec<u32>,
+    /// Chunks in use, indexed by chunk.
+    held: Vec<Option<Arc<Vec<u8>>>>,
     prefetch: Option<Arc<Prefetch>>,
     workers: Vec<JoinHandle<()>>,
     total: usize,
@@ -113,14 +134,18 @@ pub struct Messages {
 impl Messages {
     pub(crate) fn new(bag: Bag, filter: &Filter, threads: usize) -> Result<Messages> {
         let tables = bag.tables()?;
-        let s = bag.summary();
+        let owner = bag.clone();
+        let s = owner.summary();
         let conns: Vec<usize> = match &filter.connections {
             Some(c) => c.clone(),
             None => (0..s.connections.len()).collect(),
         };
-        let (lo, hi) = (filter.start_ns.unwrap_or(0), filter.end_ns.unwrap_or(u64::MAX));
+        let (lo, hi) = (
+            filter.start_ns.unwrap_or(0),
+            filter.end_ns.unwrap_or(u64::MAX),
+        );
         let mut cursors = Vec::new();
-        let mut remaining: HashMap<u32, usize> = HashMap::new();
+        let mut remaining = vec![0u32; s.chunks.len()];
         let mut first_need: HashMap<u32, u64> = HashMap::new();
         let mut heap = BinaryHeap::new();
         let mut total = 0;
@@ -134,7 +159,9 @@ impl Messages {
                 continue;
             }
             for e in &t[a..b] {
-                *remaining.entry(e.chunk).or_insert(0) += 1;
+                if let Some(r) = remaining.get_mut(e.chunk as usize) {
+                    *r += 1;
+                }
                 let f = first_need.entry(e.chunk).or_insert(u64::MAX);
                 *f = (*f).min(e.time_ns);
             }
@@ -177,6 +204,7 @@ impl Messages {
             cursors,
             heap,
             remaining,
+            held: vec![None; s.chunks.len()],
             prefetch,
             workers,
             total,
@@ -197,13 +225,20 @@ impl Messages {
         if ch.raw {
             return self.bag.message(conn, entry);
         }
-        let data = p.get(&self.bag, entry.chunk)?;
-        let m = message_in_chunk(data, ch.pos, conn, entry);
-        if let Some(r) = self.remaining.get_mut(&entry.chunk) {
-            *r -= 1;
-            if *r == 0 {
-                p.release(entry.chunk);
+        let c = entry.chunk as usize;
+        let data = match &self.held[c] {
+            Some(d) => d.clone(),
+            None => {
+                let d = p.get(&self.bag, entry.chunk)?;
+                self.held[c] = Some(d.clone());
+                d
             }
+        };
+        let m = message_in_chunk(data, ch.pos, conn, entry);
+        self.remaining[c] = self.remaining[c].saturating_sub(1);
+        if self.remaining[c] == 0 {
+            self.held[c] = None;
+            p.release(entry.chunk);
         }
         m
     }

@@ -21,11 +21,14 @@ pub mod iter;
 pub mod record;
 mod scan;
 mod tables;
-mod v12;
 pub mod timefmt;
+mod v12;
 pub mod writer;
 
-pub use bag::{Bag, Bytes, Chunk, Connection, Filter, IndexEntry, Message, MessageTables, Summary, Topic, Version};
+pub use bag::{
+    Bag, Bytes, Chunk, Connection, Filter, IndexEntry, Message, MessageTables, Summary, Topic,
+    Version,
+};
 pub use error::{Error, Result};
 pub use record::Compression;
 pub use writer::{BagWriter, ConnectionSpec, WriteOptions};

@@ -140,11 +140,11 @@ impl<'a> Iterator for Fields<'a> {
             return Some(Err(self.malformed("a header field length is cut short")));
         };
         let len = len as usize;
-        if len > self.rest.len() - 4 {
+        let left = self.rest.len() - 4;
+        if len > left {
             self.rest = &[];
             return Some(Err(self.malformed(&format!(
-                "a header field declares {len} bytes but the header has {} left",
-                self.rest.len() - 4
+                "a header field declares {len} bytes but the header has {left} left"
             ))));
         }
         let field = &self.rest[4..4 + len];
@@ -426,6 +426,49 @@ impl MessageHeader {
     }
 }
 
+/// What a record inside a chunk is, read in one pass over its header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkRecord {
+    /// op 0x02 with its connection id and time.
+    Message(MessageHeader),
+    /// op 0x07.
+    Connection,
+    /// Any other op.
+    Other(u8),
+}
+
+impl ChunkRecord {
+    /// Parses the header of a record found inside a chunk (the hot path of every scan).
+    #[inline]
+    pub fn parse(header: &[u8], at: Location) -> Result<Self> {
+        let k = RecordKind::MessageData;
+        let (mut opc, mut conn, mut time) = (None, None, None);
+        for f in fields(header, k, at) {
+            let (n, v) = f?;
+            match n {
+                b"op" => {
+                    if v.len() != 1 {
+                        return Err(width_err(RecordKind::Record, at, "op", 1, v.len()));
+                    }
+                    opc = Some(v[0]);
+                }
+                b"conn" => conn = Some(v),
+                b"time" => time = Some(v),
+                _ => {}
+            }
+        }
+        match opc {
+            Some(op::MSG_DATA) => Ok(ChunkRecord::Message(MessageHeader {
+                conn: field_u32(conn.ok_or_else(|| missing(k, at, "conn"))?, k, at, "conn")?,
+                time_ns: field_time(time.ok_or_else(|| missing(k, at, "time"))?, k, at, "time")?,
+            })),
+            Some(op::CONNECTION) => Ok(ChunkRecord::Connection),
+            Some(o) => Ok(ChunkRecord::Other(o)),
+            None => Err(missing(RecordKind::Record, at, "op")),
+        }
+    }
+}
+
 /// op 0x04 version 1: the header of a chunk's index data for one connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexDataHeader {
@@ -625,9 +668,18 @@ mod tests {
         let r = frame_record(&rec, 0, Location::File(0)).unwrap();
         assert_eq!(r.data, b"abc");
         assert_eq!(r.len, rec.len());
-        assert_eq!(header_op(r.header, Location::File(0)).unwrap(), op::MSG_DATA);
+        assert_eq!(
+            header_op(r.header, Location::File(0)).unwrap(),
+            op::MSG_DATA
+        );
         let m = MessageHeader::parse(r.header, Location::File(0)).unwrap();
-        assert_eq!(m, MessageHeader { conn: 7, time_ns: 5_000_000_006 });
+        assert_eq!(
+            m,
+            MessageHeader {
+                conn: 7,
+                time_ns: 5_000_000_006
+            }
+        );
     }
 
     #[test]

@@ -5,7 +5,10 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
 
-use crate::bag::{read_at, scan_chunk_records, Chunk, Connection, IndexEntry, MessageTables, Opened, Summary, Version};
+use crate::bag::{
+    read_at, scan_chunk_records, Chunk, Connection, IndexEntry, MessageTables, Opened, Summary,
+    Version,
+};
 use crate::chunk::{self, MAX_CHUNK_SIZE};
 use crate::error::{Error, Location, RecordKind, Result};
 use crate::record::{self, le_u32, op, BagHeader, ChunkHeader, ConnectionRecord};
@@ -29,8 +32,8 @@ pub(crate) fn scan_v2(
     let mut chunks: Vec<Chunk> = Vec::new();
     let mut jumped = false;
     let mut add_conn = |c: ConnectionRecord, conns: &mut Vec<ConnectionRecord>| {
-        if !by_id.contains_key(&c.conn) {
-            by_id.insert(c.conn, conns.len());
+        if let std::collections::hash_map::Entry::Vacant(v) = by_id.entry(c.conn) {
+            v.insert(conns.len());
             conns.push(c);
         }
     };
@@ -47,10 +50,20 @@ pub(crate) fn scan_v2(
             }
             None
         })()
-        .or_else(|| (head.len() < 8).then(|| format!("{} stray bytes at the end of the file (byte {pos})", head.len())));
+        .or_else(|| {
+            (head.len() < 8).then(|| {
+                format!(
+                    "{} stray bytes at the end of the file (byte {pos})",
+                    head.len()
+                )
+            })
+        });
         if let Some(p) = problem {
             if !jumped && index_pos > pos && index_pos < file_size {
-                warnings.push(format!("{p}; skipped {} bytes to the index at byte {index_pos}", index_pos - pos));
+                warnings.push(format!(
+                    "{p}; skipped {} bytes to the index at byte {index_pos}",
+                    index_pos - pos
+                ));
                 pos = index_pos;
                 jumped = true;
                 continue;
@@ -88,17 +101,26 @@ pub(crate) fn scan_v2(
                 let mut counts: HashMap<u32, u32> = HashMap::new();
                 let (mut lo, mut hi) = (u64::MAX, 0u64);
                 let mut found = 0usize;
-                let r = scan_chunk_records(&data, pos, idx, |c| add_conn(c, &mut conns), |id, e| {
-                    *counts.entry(id).or_insert(0) += 1;
-                    lo = lo.min(e.time_ns);
-                    hi = hi.max(e.time_ns);
-                    found += 1;
-                    raw_tables.entry(id).or_default().push(e);
-                });
+                let r = scan_chunk_records(
+                    &data,
+                    pos,
+                    idx,
+                    |c| add_conn(c, &mut conns),
+                    |id, e| {
+                        *counts.entry(id).or_insert(0) += 1;
+                        lo = lo.min(e.time_ns);
+                        hi = hi.max(e.time_ns);
+                        found += 1;
+                        raw_tables.entry(id).or_default().push(e);
+                    },
+                );
                 if truncated || err.is_some() || r.is_err() {
                     let mut w = format!("chunk at byte {pos}");
                     if truncated {
-                        w.push_str(&format!(" is truncated ({} of {dlen} bytes present)", avail));
+                        w.push_str(&format!(
+                            " is truncated ({} of {dlen} bytes present)",
+                            avail
+                        ));
                     }
                     if let Some(e) = &err {
                         w.push_str(&format!("; {e}"));
@@ -133,7 +155,9 @@ pub(crate) fn scan_v2(
             }
             op::CONNECTION => {
                 if truncated {
-                    warnings.push(format!("connection record at byte {pos} is truncated; the scan stops there"));
+                    warnings.push(format!(
+                        "connection record at byte {pos} is truncated; the scan stops there"
+                    ));
                     break;
                 }
                 let data = read_at(file, data_pos, dlen as usize)?;
@@ -151,13 +175,20 @@ pub(crate) fn scan_v2(
                     };
                     warnings.push(format!(
                         "{}; the scan stops there",
-                        Error::Truncated { kind, at, needed: 8 + hlen as u64 + dlen, available: file_size - pos }
+                        Error::Truncated {
+                            kind,
+                            at,
+                            needed: 8 + hlen as u64 + dlen,
+                            available: file_size - pos
+                        }
                     ));
                     break;
                 }
             }
             other => {
-                warnings.push(format!("record with unknown op {other:#04x} at byte {pos}; skipped"));
+                warnings.push(format!(
+                    "record with unknown op {other:#04x} at byte {pos}; skipped"
+                ));
                 if truncated {
                     break;
                 }

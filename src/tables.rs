@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use crate::bag::{
-    parse_index_region, read_at, scan_chunk_records, Bag, ChunkEntries, IndexEntry,
-    MessageTables, TablesProgress,
+    parse_index_region, read_at, scan_chunk_records, Bag, ChunkEntries, IndexEntry, MessageTables,
+    TablesProgress,
 };
 use crate::error::{Error, Result};
 use crate::record::INDEX_ENTRY_V1;
@@ -25,7 +25,10 @@ pub(crate) fn build(
     let mut per_connection: Vec<Vec<IndexEntry>> = s
         .connections
         .iter()
-        .map(|c| Vec::with_capacity(usize::try_from(c.message_count).unwrap_or(0).min(1 << 26)))
+        // Counts come from the file: reserve no more than its bytes can hold (12 per entry).
+        .map(|c| {
+            Vec::with_capacity(c.message_count.min(s.file_size / INDEX_ENTRY_V1 as u64) as usize)
+        })
         .collect();
     let mut warnings = Vec::new();
     let mut bytes_done = 0u64;
@@ -39,9 +42,11 @@ pub(crate) fn build(
             .get(i + 1)
             .map_or(bag.index_pos(), |n| n.pos)
             .max(start);
-        let expected_bytes = ch.message_count() * INDEX_ENTRY_V1 as u64 + ch.counts.len() as u64 * 128;
+        let expected_bytes =
+            ch.message_count() * INDEX_ENTRY_V1 as u64 + ch.counts.len() as u64 * 128;
         let want = (end - start).min(expected_bytes + 65536);
-        let mut entries = Vec::with_capacity(ch.message_count() as usize);
+        let mut entries =
+            Vec::with_capacity(ch.message_count().min(want / INDEX_ENTRY_V1 as u64) as usize);
         let parsed = read_at(bag.file(), start, want as usize)
             .map_err(Error::from)
             .and_then(|region| {
@@ -62,12 +67,16 @@ pub(crate) fn build(
                 entries.clear();
                 let mut unknown = 0usize;
                 let r = bag.chunk_data(i).and_then(|data| {
-                    scan_chunk_records(&data, ch.pos, chunk, |_| {}, |id, e| {
-                        match conn_index.get(&id) {
+                    scan_chunk_records(
+                        &data,
+                        ch.pos,
+                        chunk,
+                        |_| {},
+                        |id, e| match conn_index.get(&id) {
                             Some(&ci) => entries.push((ci, e)),
                             None => unknown += 1,
-                        }
-                    })
+                        },
+                    )
                 });
                 let mut w = format!(
                     "index data of the chunk at byte {} is unusable ({e}); rebuilt its {} entries from the chunk's records",

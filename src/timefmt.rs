@@ -73,9 +73,9 @@ pub fn parse_time(s: &str, start_ns: u64) -> Result<u64, String> {
         Some(r) => (true, r),
         None => (false, s),
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a time: give seconds since the epoch or +S after the bag's start"))?;
+    let v: f64 = num.parse().map_err(|_| {
+        format!("{s:?} is not a time: give seconds since the epoch or +S after the bag's start")
+    })?;
     if !v.is_finite() || v < 0.0 {
         return Err(format!("{s:?} is not a valid time"));
     }

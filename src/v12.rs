@@ -95,7 +95,14 @@ struct Builder {
 }
 
 impl Builder {
-    fn conn(&mut self, topic: &str, md5: &str, datatype: &str, def: Option<&str>, h: &V12Header) -> usize {
+    fn conn(
+        &mut self,
+        topic: &str,
+        md5: &str,
+        datatype: &str,
+        def: Option<&str>,
+        h: &V12Header,
+    ) -> usize {
         let key = (topic.to_string(), md5.to_string());
         if let Some(&i) = self.by_key.get(&key) {
             if let Some(d) = def {
@@ -133,7 +140,9 @@ pub(crate) fn open(file: &File, path: &Path, file_size: u64) -> Result<Opened> {
             index_pos = h.index_pos;
             scan_from = dp + dl;
         }
-        Ok(_) => warnings.push("no bag header record (an early 1.2 bag); read by a linear scan".into()),
+        Ok(_) => {
+            warnings.push("no bag header record (an early 1.2 bag); read by a linear scan".into())
+        }
         Err(e) => warnings.push(format!("bag header: {e}")),
     }
     let mut b = Builder::default();
@@ -142,7 +151,9 @@ pub(crate) fn open(file: &File, path: &Path, file_size: u64) -> Result<Opened> {
         match from_index(file, file_size, index_pos, &mut b) {
             Ok(()) => indexed = true,
             Err(e) => {
-                warnings.push(format!("index at byte {index_pos}: {e}; read by a linear scan"));
+                warnings.push(format!(
+                    "index at byte {index_pos}: {e}; read by a linear scan"
+                ));
                 b = Builder::default();
             }
         }
@@ -220,14 +231,21 @@ fn from_index(file: &File, file_size: u64, index_pos: u64, b: &mut Builder) -> R
             return Err(Error::Malformed {
                 kind: RecordKind::IndexData,
                 at: Location::File(pos),
-                reason: format!("expected an index ver 0 record, found op {:#04x} ver {}", h.op, h.ver),
+                reason: format!(
+                    "expected an index ver 0 record, found op {:#04x} ver {}",
+                    h.op, h.ver
+                ),
             });
         }
         if dl != u64::from(h.count) * 16 {
             return Err(Error::Malformed {
                 kind: RecordKind::IndexData,
                 at: Location::File(pos),
-                reason: format!("data has {dl} bytes but count {} needs {}", h.count, u64::from(h.count) * 16),
+                reason: format!(
+                    "data has {dl} bytes but count {} needs {}",
+                    h.count,
+                    u64::from(h.count) * 16
+                ),
             });
         }
         let data = read_at(file, dp, dl as usize)?;
@@ -248,11 +266,19 @@ fn from_index(file: &File, file_size: u64, index_pos: u64, b: &mut Builder) -> R
                 return Err(Error::Malformed {
                     kind: RecordKind::IndexData,
                     at: Location::File(pos),
-                    reason: format!("entry points at byte {p}, which holds op {:#04x}, not a message", r.op),
+                    reason: format!(
+                        "entry points at byte {p}, which holds op {:#04x}, not a message",
+                        r.op
+                    ),
                 });
             }
             if conn.is_none() {
-                conn = Some((r.topic.clone(), r.md5.clone(), r.datatype.clone(), r.clone()));
+                conn = Some((
+                    r.topic.clone(),
+                    r.md5.clone(),
+                    r.datatype.clone(),
+                    r.clone(),
+                ));
             }
             entries.push(entry(t, p));
             // Only the first record of each topic is read; the others are trusted to the index.
@@ -279,7 +305,10 @@ fn from_index(file: &File, file_size: u64, index_pos: u64, b: &mut Builder) -> R
         return Err(Error::Malformed {
             kind: RecordKind::MessageDefinition,
             at: Location::File(index_pos),
-            reason: format!("no definition reachable from the index for {} ({})", c.topic, c.datatype),
+            reason: format!(
+                "no definition reachable from the index for {} ({})",
+                c.topic, c.datatype
+            ),
         });
     }
     Ok(())
@@ -287,8 +316,19 @@ fn from_index(file: &File, file_size: u64, index_pos: u64, b: &mut Builder) -> R
 
 /// Reads every record from `pos`, stopping before `index_pos` (when non-zero) or at the first
 /// unreadable record.
-fn linear(file: &File, file_size: u64, mut pos: u64, index_pos: u64, b: &mut Builder, warnings: &mut Vec<String>) {
-    let end = if index_pos > pos && index_pos <= file_size { index_pos } else { file_size };
+fn linear(
+    file: &File,
+    file_size: u64,
+    mut pos: u64,
+    index_pos: u64,
+    b: &mut Builder,
+    warnings: &mut Vec<String>,
+) {
+    let end = if index_pos > pos && index_pos <= file_size {
+        index_pos
+    } else {
+        file_size
+    };
     while pos < end {
         match record_at(file, pos, file_size) {
             Ok((h, dp, dl)) => {
@@ -301,7 +341,9 @@ fn linear(file: &File, file_size: u64, mut pos: u64, index_pos: u64, b: &mut Bui
                         b.tables[ci].push(entry(h.time_ns, pos));
                     }
                     op::BAG_HEADER | op::INDEX_DATA => {}
-                    other => warnings.push(format!("record with unknown op {other:#04x} at byte {pos}; skipped")),
+                    other => warnings.push(format!(
+                        "record with unknown op {other:#04x} at byte {pos}; skipped"
+                    )),
                 }
                 pos = dp + dl;
             }
@@ -313,7 +355,10 @@ fn linear(file: &File, file_size: u64, mut pos: u64, index_pos: u64, b: &mut Bui
     }
     for c in &b.conns {
         if c.message_definition.is_empty() {
-            warnings.push(format!("no message definition record for {} ({})", c.topic, c.datatype));
+            warnings.push(format!(
+                "no message definition record for {} ({})",
+                c.topic, c.datatype
+            ));
         }
     }
 }

@@ -80,7 +80,11 @@ fn conn_record(id: u32, c: &ConnectionSpec) -> Vec<u8> {
     put_field(&mut d, "topic", c.topic.as_bytes());
     put_field(&mut d, "type", c.datatype.as_bytes());
     put_field(&mut d, "md5sum", c.md5sum.as_bytes());
-    put_field(&mut d, "message_definition", c.message_definition.as_bytes());
+    put_field(
+        &mut d,
+        "message_definition",
+        c.message_definition.as_bytes(),
+    );
     if let Some(cid) = &c.callerid {
         put_field(&mut d, "callerid", cid.as_bytes());
     }
@@ -217,7 +221,11 @@ impl BagWriter {
         let data = chunk::compress(self.opts.compression, &self.chunk)?;
         let mut h = Vec::new();
         put_field(&mut h, "op", &[op::CHUNK]);
-        put_field(&mut h, "compression", self.opts.compression.name().as_bytes());
+        put_field(
+            &mut h,
+            "compression",
+            self.opts.compression.name().as_bytes(),
+        );
         put_field(&mut h, "size", &(self.chunk.len() as u32).to_le_bytes());
         let mut rec = Vec::with_capacity(data.len() + h.len() + 8);
         put_record(&mut rec, &h, &data);
@@ -227,7 +235,11 @@ impl BagWriter {
             put_field(&mut ih, "op", &[op::INDEX_DATA]);
             put_field(&mut ih, "ver", &1u32.to_le_bytes());
             put_field(&mut ih, "conn", &conn.to_le_bytes());
-            put_field(&mut ih, "count", &((entries.len() / 12) as u32).to_le_bytes());
+            put_field(
+                &mut ih,
+                "count",
+                &((entries.len() / 12) as u32).to_le_bytes(),
+            );
             put_record(&mut rec, &ih, entries);
         }
         self.write_raw(&rec)?;

@@ -1,5 +1,6 @@
 //! Every bag of the real corpus (`../shared/bags`) opens, or fails with a clear error, and its
 //! summary, tables and messages agree with what an independent reader saw (`expected.json`).
+#![allow(clippy::unwrap_used)]
 
 mod common;
 
@@ -19,7 +20,12 @@ fn every_corpus_bag_matches_expected_json() {
             failures.push(format!("{name}: {e}"));
         }
     }
-    assert!(failures.is_empty(), "{} bags disagree:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} bags disagree:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 fn check_bag(dir: &std::path::Path, name: &str, exp: &Value) -> Result<(), String> {
@@ -35,10 +41,18 @@ fn check_bag(dir: &std::path::Path, name: &str, exp: &Value) -> Result<(), Strin
     let s = bag.summary();
     let want = |k: &str| exp[k].as_u64();
     if Some(s.message_count) != want("messages") {
-        return Err(format!("messages {} != {:?}", s.message_count, want("messages")));
+        return Err(format!(
+            "messages {} != {:?}",
+            s.message_count,
+            want("messages")
+        ));
     }
     if Some(s.connections.len() as u64) != want("connections") {
-        return Err(format!("connections {} != {:?}", s.connections.len(), want("connections")));
+        return Err(format!(
+            "connections {} != {:?}",
+            s.connections.len(),
+            want("connections")
+        ));
     }
     if let Some(topics) = exp["topics"].as_array() {
         let got: BTreeSet<&str> = s.topics.iter().map(|t| t.name.as_str()).collect();
@@ -55,17 +69,25 @@ fn check_bag(dir: &std::path::Path, name: &str, exp: &Value) -> Result<(), Strin
         }
     }
     if let Some(comp) = exp["compression"].as_object() {
-        let got: BTreeMap<String, u64> =
-            s.compression_counts().into_iter().map(|(k, v)| (k.to_string(), v as u64)).collect();
-        let want: BTreeMap<String, u64> =
-            comp.iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0))).collect();
+        let got: BTreeMap<String, u64> = s
+            .compression_counts()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v as u64))
+            .collect();
+        let want: BTreeMap<String, u64> = comp
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0)))
+            .collect();
         if got != want {
             return Err(format!("compression {got:?} != {want:?}"));
         }
     }
     if let (Some(a), Some(b)) = (want("start_ns"), want("end_ns")) {
         if s.start_ns != Some(a) || s.end_ns != Some(b) {
-            return Err(format!("time range {:?}..{:?} != {a}..{b}", s.start_ns, s.end_ns));
+            return Err(format!(
+                "time range {:?}..{:?} != {a}..{b}",
+                s.start_ns, s.end_ns
+            ));
         }
     }
     if let Some(per) = exp["per_topic_messages"].as_object() {
@@ -79,10 +101,17 @@ fn check_bag(dir: &std::path::Path, name: &str, exp: &Value) -> Result<(), Strin
     // Tables and every message agree with the summary.
     let tables = bag.tables().map_err(|e| format!("tables: {e}"))?;
     if tables.len() as u64 != s.message_count {
-        return Err(format!("tables hold {} entries, summary says {}", tables.len(), s.message_count));
+        return Err(format!(
+            "tables hold {} entries, summary says {}",
+            tables.len(),
+            s.message_count
+        ));
     }
     let (mut n, mut max, mut last) = (0u64, 0usize, 0u64);
-    for m in bag.messages(&Filter::default()).map_err(|e| e.to_string())? {
+    for m in bag
+        .messages(&Filter::default())
+        .map_err(|e| e.to_string())?
+    {
         let m = m.map_err(|e| format!("message {n}: {e}"))?;
         if m.time_ns < last {
             return Err("messages out of time order".into());
@@ -92,7 +121,10 @@ fn check_bag(dir: &std::path::Path, name: &str, exp: &Value) -> Result<(), Strin
         n += 1;
     }
     if n != s.message_count {
-        return Err(format!("iterated {n} messages, summary says {}", s.message_count));
+        return Err(format!(
+            "iterated {n} messages, summary says {}",
+            s.message_count
+        ));
     }
     if let Some(m) = want("max_message_bytes") {
         if max as u64 != m {
@@ -100,7 +132,10 @@ fn check_bag(dir: &std::path::Path, name: &str, exp: &Value) -> Result<(), Strin
         }
     }
     if exp["anomalies"].is_string() && bag.warnings().is_empty() {
-        return Err(format!("anomalous bag ({}) opened without warnings", exp["anomalies"]));
+        return Err(format!(
+            "anomalous bag ({}) opened without warnings",
+            exp["anomalies"]
+        ));
     }
     Ok(())
 }
@@ -110,9 +145,21 @@ fn clear_errors_for_files_that_are_not_bags() {
     let d = common::temp_dir("notbags");
     let cases: [(&str, &[u8], &str); 4] = [
         ("empty.bag", b"", "empty"),
-        ("text.bag", b"hello world, I am not a bag\n", "not a ROS bag"),
-        ("v11.bag", b"#ROSRECORD V1.1\n/chatter\n", "1.1 is recognised but not supported"),
-        ("roslog.bag", b"#ROSLOG V1.0\n1\n", "1.0 is recognised but not supported"),
+        (
+            "text.bag",
+            b"hello world, I am not a bag\n",
+            "not a ROS bag",
+        ),
+        (
+            "v11.bag",
+            b"#ROSRECORD V1.1\n/chatter\n",
+            "1.1 is recognised but not supported",
+        ),
+        (
+            "roslog.bag",
+            b"#ROSLOG V1.0\n1\n",
+            "1.0 is recognised but not supported",
+        ),
     ];
     for (name, bytes, msg) in cases {
         let p = d.join(name);

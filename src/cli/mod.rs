@@ -1,5 +1,6 @@
 //! The command line: `bagscope info|check|echo|csv|export`, sharing the library with the app.
 
+mod bench;
 mod info;
 
 use std::path::PathBuf;
@@ -41,6 +42,18 @@ pub enum Command {
         #[arg(long)]
         threads: Option<usize>,
     },
+    /// Time library operations on a bag (JSON), for scripts/bench.py.
+    #[command(hide = true)]
+    Bench {
+        /// The bag.
+        bag: PathBuf,
+        /// summary, tables, iterate, check or all.
+        #[arg(long, default_value = "all")]
+        op: String,
+        /// Runs; the best is reported.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
 }
 
 /// Runs a verb; `Ok(code)` is the process exit code.
@@ -48,6 +61,7 @@ pub fn run(cmd: Command) -> ExitCode {
     let r = match cmd {
         Command::Info { bags, freq, json } => info::info(&bags, freq, json),
         Command::Check { bags, threads } => info::check(&bags, threads),
+        Command::Bench { bag, op, runs } => bench::bench(&bag, &op, runs),
     };
     match r {
         Ok(code) => code,
