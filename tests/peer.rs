@@ -50,7 +50,8 @@ fn rosbags_reads_what_bagscope_writes() {
             .lines()
             .map(|l| {
                 let f: Vec<&str> = l.split(' ').collect();
-                assert_eq!(f[1], "std_msgs/Float64");
+                // rosbags names types the ROS 2 way.
+                assert_eq!(f[1], "std_msgs/msg/Float64");
                 assert_eq!(f[2], "1d99f79f8b325b44fee908053e9c945b");
                 (f[0].to_string(), f[3].parse().unwrap(), f[4].to_string())
             })
