@@ -65,11 +65,11 @@ pub fn decompress_lenient(
         }
         Compression::Lz4 => {
             let mut dec = lz4_flex::frame::FrameDecoder::new(data);
-            read_exact_size(&mut dec, size, err)
+            read_exact_size(&mut dec, size, data.len(), err)
         }
         Compression::Bz2 => {
             let mut dec = bzip2::read::BzDecoder::new(data);
-            read_exact_size(&mut dec, size, err)
+            read_exact_size(&mut dec, size, data.len(), err)
         }
     }
 }
@@ -77,34 +77,54 @@ pub fn decompress_lenient(
 fn read_exact_size<'a>(
     r: &mut dyn Read,
     size: usize,
+    compressed: usize,
     err: impl Fn(String) -> Error,
 ) -> (Cow<'a, [u8]>, Option<Error>) {
-    // The declared size comes from the file: reserve at most 16 MiB up front and grow only as
-    // the decompressor really produces bytes, so a forged size costs nothing.
-    let mut out = Vec::with_capacity(size.min(16 << 20));
-    let mut limited = r.take(size as u64 + 1);
-    if let Err(e) = limited.read_to_end(&mut out) {
-        return (Cow::Owned(out), Some(err(e.to_string())));
+    // The declared size comes from the file. Allocate it at once only while it is plausible
+    // for the bytes present (lz4 expands at most ~255x); past that, grow as output arrives,
+    // so a forged size costs nothing.
+    let plausible = compressed.saturating_mul(256).saturating_add(1 << 16);
+    let mut out = vec![0u8; size.min(plausible)];
+    let mut filled = 0;
+    loop {
+        if filled == out.len() {
+            if out.len() >= size {
+                break;
+            }
+            let grow = (out.len() * 2).clamp(1 << 16, size);
+            out.resize(grow, 0);
+        }
+        match r.read(&mut out[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                out.truncate(filled);
+                return (Cow::Owned(out), Some(err(e.to_string())));
+            }
+        }
     }
-    if out.len() > size {
-        out.truncate(size);
+    out.truncate(filled);
+    if filled < size {
         return (
+            Cow::Owned(out),
+            Some(err(format!(
+                "produced {filled} bytes, but the chunk declares {size}"
+            ))),
+        );
+    }
+    // The stream must end exactly at the declared size.
+    let mut probe = [0u8; 1];
+    match r.read(&mut probe) {
+        Ok(0) => (Cow::Owned(out), None),
+        Ok(_) => (
             Cow::Owned(out),
             Some(err(format!(
                 "produces more than the {size} bytes the chunk declares"
             ))),
-        );
+        ),
+        Err(e) => (Cow::Owned(out), Some(err(e.to_string()))),
     }
-    if out.len() < size {
-        let n = out.len();
-        return (
-            Cow::Owned(out),
-            Some(err(format!(
-                "produced {n} bytes, but the chunk declares {size}"
-            ))),
-        );
-    }
-    (Cow::Owned(out), None)
 }
 
 /// Compresses a chunk's records for writing.
