@@ -1020,37 +1020,9 @@ pub(crate) fn parse_index_region(
 pub fn scan_chunk_messages(
     data: &[u8],
     chunk_pos: u64,
-    mut f: impl FnMut(u32, IndexEntry, &[u8]),
+    f: impl FnMut(u32, IndexEntry, &[u8]),
 ) -> Result<()> {
-    let mut pos = 0usize;
-    while pos < data.len() {
-        let at = Location::InChunk {
-            chunk_pos,
-            offset: pos as u64,
-        };
-        let rec = frame_record(data, pos, at)?;
-        match ChunkRecord::parse(rec.header, at)? {
-            ChunkRecord::Message(h) => f(
-                h.conn,
-                IndexEntry {
-                    time_ns: h.time_ns,
-                    chunk: 0,
-                    offset: pos as u32,
-                },
-                rec.data,
-            ),
-            ChunkRecord::Connection => {}
-            ChunkRecord::Other(other) => {
-                return Err(Error::Malformed {
-                    kind: RecordKind::Record,
-                    at,
-                    reason: format!("op {other:#04x} is not expected inside a chunk"),
-                })
-            }
-        }
-        pos += rec.len;
-    }
-    Ok(())
+    scan_chunk(data, chunk_pos, 0, |_, _, _| Ok(()), f)
 }
 
 /// Scans the records of a decompressed chunk: connections and messages.
@@ -1060,6 +1032,27 @@ pub(crate) fn scan_chunk_records(
     chunk: u32,
     mut on_conn: impl FnMut(ConnectionRecord),
     mut on_msg: impl FnMut(u32, IndexEntry),
+) -> Result<()> {
+    scan_chunk(
+        data,
+        chunk_pos,
+        chunk,
+        |h, d, at| {
+            on_conn(ConnectionRecord::parse(h, d, at)?);
+            Ok(())
+        },
+        |id, e, _| on_msg(id, e),
+    )
+}
+
+/// The one loop over a decompressed chunk's records: connection records go to `on_conn`
+/// (header, data), messages to `on_msg`; any other op is an error.
+fn scan_chunk(
+    data: &[u8],
+    chunk_pos: u64,
+    chunk: u32,
+    mut on_conn: impl FnMut(&[u8], &[u8], Location) -> Result<()>,
+    mut on_msg: impl FnMut(u32, IndexEntry, &[u8]),
 ) -> Result<()> {
     let mut pos = 0usize;
     while pos < data.len() {
@@ -1083,9 +1076,10 @@ pub(crate) fn scan_chunk_records(
                         chunk,
                         offset,
                     },
+                    rec.data,
                 );
             }
-            ChunkRecord::Connection => on_conn(ConnectionRecord::parse(rec.header, rec.data, at)?),
+            ChunkRecord::Connection => on_conn(rec.header, rec.data, at)?,
             ChunkRecord::Other(other) => {
                 return Err(Error::Malformed {
                     kind: RecordKind::Record,
