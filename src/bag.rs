@@ -138,6 +138,15 @@ impl Summary {
         m
     }
 
+    /// Connection id (as written in the bag) to index into [`Summary::connections`].
+    pub fn connection_index(&self) -> HashMap<u32, usize> {
+        self.connections
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id, i))
+            .collect()
+    }
+
     /// The topic named `name`.
     pub fn topic(&self, name: &str) -> Option<&Topic> {
         self.topics

@@ -1,7 +1,6 @@
 //! Reading every message of every chunk on all cores and verifying every record against the
 //! index: what `bagscope check` reports.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -70,12 +69,7 @@ pub fn check(
 ) -> Result<CheckReport> {
     let s = bag.summary();
     let tables = bag.tables()?;
-    let conn_index: HashMap<u32, usize> = s
-        .connections
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.id, i))
-        .collect();
+    let conn_index = s.connection_index();
     // A count and an order-free digest of the table entries of each chunk, to compare with
     // what the chunk really holds without keeping a copy of the tables.
     let mut want: Vec<(u64, u64)> = vec![(0, 0); s.chunks.len()];

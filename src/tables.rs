@@ -1,8 +1,6 @@
 //! Building the message tables of an indexed bag from the index data records that follow
 //! each chunk. A chunk whose index data is unusable is decompressed and its records scanned.
 
-use std::collections::HashMap;
-
 use crate::bag::{
     parse_index_region, read_at, scan_chunk_records, Bag, ChunkEntries, IndexEntry, MessageTables,
     TablesProgress,
@@ -16,12 +14,7 @@ pub(crate) fn build(
     progress: &mut dyn FnMut(TablesProgress, &ChunkEntries) -> bool,
 ) -> Result<MessageTables> {
     let s = bag.summary();
-    let conn_index: HashMap<u32, usize> = s
-        .connections
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.id, i))
-        .collect();
+    let conn_index = s.connection_index();
     let mut per_connection: Vec<Vec<IndexEntry>> = s
         .connections
         .iter()
