@@ -16,8 +16,10 @@
 pub mod bag;
 pub mod check;
 pub mod chunk;
+pub mod decode;
 pub mod error;
 pub mod iter;
+pub mod msgdef;
 pub mod record;
 mod scan;
 mod tables;

@@ -1,0 +1,1082 @@
+//! Decoding messages from their definition: a [`Plan`] compiled once per connection decodes a
+//! message into a tree of [`Node`]s (values with the byte range they came from), and a
+//! [`FieldPath`] compiles against a plan into an [`Extractor`] that reads one value per message
+//! without building the tree.
+
+use std::fmt::{self, Write as _};
+
+use crate::msgdef::{ArrayKind, DefError, Field, FieldType, MsgDef, Primitive};
+
+/// md5sum of an empty definition (`std_msgs/Empty`).
+pub const EMPTY_MD5: &str = "d41d8cd98f00b204e9800998ecf8427e";
+
+/// Most elements an array of zero-sized elements may claim (they take no bytes to check).
+const MAX_EMPTY_ELEMENTS: u64 = 1 << 20;
+
+/// A decoded value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// `bool`.
+    Bool(bool),
+    /// `int8`, `byte`.
+    I8(i8),
+    /// `uint8`, `char`.
+    U8(u8),
+    /// `int16`.
+    I16(i16),
+    /// `uint16`.
+    U16(u16),
+    /// `int32`.
+    I32(i32),
+    /// `uint32`.
+    U32(u32),
+    /// `int64`.
+    I64(i64),
+    /// `uint64`.
+    U64(u64),
+    /// `float32`.
+    F32(f32),
+    /// `float64`.
+    F64(f64),
+    /// `string`: the bytes as stored (not necessarily UTF-8).
+    String(Vec<u8>),
+    /// `time`.
+    Time {
+        /// Seconds.
+        sec: u32,
+        /// Nanoseconds.
+        nsec: u32,
+    },
+    /// `duration`.
+    Duration {
+        /// Seconds.
+        sec: i32,
+        /// Nanoseconds.
+        nsec: i32,
+    },
+    /// `uint8[]`/`char[]` (fixed or variable): one value, however long.
+    Bytes(Vec<u8>),
+    /// An array of another fixed-size primitive, kept as its little-endian bytes; see
+    /// [`Value::element`].
+    Prims(Primitive, Vec<u8>),
+    /// An array of strings or messages.
+    Array(Vec<Node>),
+    /// A message: its type (index into [`MsgDef::types`]) and its fields in order.
+    Message {
+        /// Type index.
+        ty: usize,
+        /// One node per field.
+        fields: Vec<Node>,
+    },
+}
+
+/// A value and the bytes of the message it was read from (`start..end`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// The value.
+    pub value: Value,
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+fn read_prim(p: Primitive, b: &[u8]) -> Value {
+    let a = |n: usize| -> [u8; 8] {
+        let mut x = [0u8; 8];
+        x[..n].copy_from_slice(&b[..n]);
+        x
+    };
+    match p {
+        Primitive::Bool => Value::Bool(b[0] != 0),
+        Primitive::I8 => Value::I8(b[0] as i8),
+        Primitive::U8 => Value::U8(b[0]),
+        Primitive::I16 => Value::I16(i16::from_le_bytes([b[0], b[1]])),
+        Primitive::U16 => Value::U16(u16::from_le_bytes([b[0], b[1]])),
+        Primitive::I32 => Value::I32(i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        Primitive::U32 => Value::U32(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        Primitive::F32 => Value::F32(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        Primitive::I64 => Value::I64(i64::from_le_bytes(a(8))),
+        Primitive::U64 => Value::U64(u64::from_le_bytes(a(8))),
+        Primitive::F64 => Value::F64(f64::from_le_bytes(a(8))),
+        Primitive::Time => Value::Time {
+            sec: u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            nsec: u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+        },
+        Primitive::Duration => Value::Duration {
+            sec: i32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            nsec: i32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+        },
+        // Strings are never read through here (they have no fixed size).
+        Primitive::String => Value::String(Vec::new()),
+    }
+}
+
+impl Value {
+    /// The number a plot shows for a scalar: booleans as 0/1, times in seconds.
+    pub fn as_f64(&self) -> Option<f64> {
+        Some(match *self {
+            Value::Bool(b) => f64::from(u8::from(b)),
+            Value::I8(v) => f64::from(v),
+            Value::U8(v) => f64::from(v),
+            Value::I16(v) => f64::from(v),
+            Value::U16(v) => f64::from(v),
+            Value::I32(v) => f64::from(v),
+            Value::U32(v) => f64::from(v),
+            Value::I64(v) => v as f64,
+            Value::U64(v) => v as f64,
+            Value::F32(v) => f64::from(v),
+            Value::F64(v) => v,
+            Value::Time { sec, nsec } => f64::from(sec) + f64::from(nsec) * 1e-9,
+            Value::Duration { sec, nsec } => f64::from(sec) + f64::from(nsec) * 1e-9,
+            _ => return None,
+        })
+    }
+
+    /// Elements of an array value (`Bytes`, `Prims`, `Array`), else `None`.
+    pub fn len(&self) -> Option<usize> {
+        match self {
+            Value::Bytes(b) => Some(b.len()),
+            Value::Prims(p, b) => Some(b.len() / p.size().unwrap_or(1).max(1)),
+            Value::Array(a) => Some(a.len()),
+            _ => None,
+        }
+    }
+
+    /// Whether this is an array with no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+
+    /// Element `i` of a `Bytes` or `Prims` array, and its byte offset within the array.
+    pub fn element(&self, i: usize) -> Option<(Value, usize)> {
+        match self {
+            Value::Bytes(b) => b.get(i).map(|&x| (Value::U8(x), i)),
+            Value::Prims(p, b) => {
+                let sz = p.size()?;
+                let off = i.checked_mul(sz)?;
+                b.get(off..off + sz).map(|s| (read_prim(*p, s), off))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Writes bytes as text: UTF-8 as is, anything else escaped (`\xNN`), never dropped.
+pub fn escape_bytes(b: &[u8], out: &mut String) {
+    for chunk in b.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for x in chunk.invalid() {
+            let _ = write!(out, "\\x{x:02x}");
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    /// Scalars as `rostopic echo` shows them; arrays and messages as a short summary.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Bool(v) => write!(f, "{}", if *v { "True" } else { "False" }),
+            Value::I8(v) => write!(f, "{v}"),
+            Value::U8(v) => write!(f, "{v}"),
+            Value::I16(v) => write!(f, "{v}"),
+            Value::U16(v) => write!(f, "{v}"),
+            Value::I32(v) => write!(f, "{v}"),
+            Value::U32(v) => write!(f, "{v}"),
+            Value::I64(v) => write!(f, "{v}"),
+            Value::U64(v) => write!(f, "{v}"),
+            Value::F32(v) => write!(f, "{v:?}"),
+            Value::F64(v) => write!(f, "{v:?}"),
+            Value::String(b) => {
+                let mut s = String::new();
+                escape_bytes(b, &mut s);
+                write!(f, "{s:?}")
+            }
+            Value::Time { sec, nsec } => write!(f, "{sec}.{nsec:09}"),
+            Value::Duration { sec, nsec } => {
+                let total = i64::from(*sec) * 1_000_000_000 + i64::from(*nsec);
+                let sign = if total < 0 { "-" } else { "" };
+                let a = total.unsigned_abs();
+                write!(f, "{sign}{}.{:09}", a / 1_000_000_000, a % 1_000_000_000)
+            }
+            Value::Bytes(b) => write!(f, "<{} bytes>", b.len()),
+            Value::Prims(p, b) => write!(
+                f,
+                "<{} × {:?}>",
+                b.len() / p.size().unwrap_or(1).max(1),
+                p
+            ),
+            Value::Array(a) => write!(f, "<{} items>", a.len()),
+            Value::Message { fields, .. } => write!(f, "<{} fields>", fields.len()),
+        }
+    }
+}
+
+/// Why a message did not decode: what, where (byte offset) and at which field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// Field path within the message (`header.frame_id`, `ranges[3]`).
+    pub path: String,
+    /// Byte offset within the message.
+    pub offset: usize,
+    /// What went wrong.
+    pub reason: String,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = if self.path.is_empty() {
+            "(message)"
+        } else {
+            &self.path
+        };
+        write!(f, "field {p} at byte {}: {}", self.offset, self.reason)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// A connection's definition, compiled for decoding.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The definition.
+    pub def: MsgDef,
+    /// Wire size of each type when it has no variable part.
+    fixed: Vec<Option<usize>>,
+    /// Fewest bytes a value of each type can take.
+    min: Vec<usize>,
+    /// The md5sum computed from the definition.
+    pub md5: String,
+}
+
+fn prim_min(p: Primitive) -> usize {
+    p.size().unwrap_or(4)
+}
+
+impl Plan {
+    /// Compiles a parsed definition.
+    pub fn new(def: MsgDef) -> Plan {
+        let n = def.types.len();
+        let mut fixed: Vec<Option<Option<usize>>> = vec![None; n];
+        let mut min: Vec<Option<usize>> = vec![None; n];
+        fn sizes(
+            d: &MsgDef,
+            i: usize,
+            fixed: &mut [Option<Option<usize>>],
+            min: &mut [Option<usize>],
+        ) -> (Option<usize>, usize) {
+            if let (Some(f), Some(m)) = (fixed[i], min[i]) {
+                return (f, m);
+            }
+            let mut fx = Some(0usize);
+            let mut mn = 0usize;
+            for f in &d.types[i].fields {
+                let (ef, em) = match f.ty {
+                    FieldType::Primitive(p) => (p.size(), prim_min(p)),
+                    FieldType::Message(j) => sizes(d, j, fixed, min),
+                };
+                match f.array {
+                    ArrayKind::Scalar => {
+                        fx = fx.zip(ef).map(|(a, b)| a.saturating_add(b));
+                        mn = mn.saturating_add(em);
+                    }
+                    ArrayKind::Fixed(k) => {
+                        fx = fx.zip(ef).map(|(a, b)| a.saturating_add(b.saturating_mul(k)));
+                        mn = mn.saturating_add(em.saturating_mul(k));
+                    }
+                    ArrayKind::Variable => {
+                        fx = None;
+                        mn = mn.saturating_add(4);
+                    }
+                }
+            }
+            fixed[i] = Some(fx);
+            min[i] = Some(mn);
+            (fx, mn)
+        }
+        // Types are acyclic (MsgDef::parse refuses recursion).
+        for i in 0..n {
+            sizes(&def, i, &mut fixed, &mut min);
+        }
+        let md5 = def.md5();
+        Plan {
+            def,
+            fixed: fixed.into_iter().map(Option::flatten).collect(),
+            min: min.into_iter().map(|m| m.unwrap_or(0)).collect(),
+            md5,
+        }
+    }
+
+    /// Parses and compiles a connection's definition. An empty definition is accepted only
+    /// for a type whose md5sum is that of an empty message.
+    pub fn for_connection(c: &crate::Connection) -> Result<Plan, DefError> {
+        if c.message_definition.trim().is_empty() && c.md5sum != EMPTY_MD5 {
+            return Err(DefError {
+                datatype: c.datatype.clone(),
+                line: None,
+                reason: format!(
+                    "the bag stores no definition for {} on {}",
+                    c.datatype, c.topic
+                ),
+            });
+        }
+        Ok(Plan::new(MsgDef::parse(&c.datatype, &c.message_definition)?))
+    }
+
+    /// Whether the computed md5sum equals `recorded` (a `*` wildcard matches anything).
+    pub fn md5_matches(&self, recorded: &str) -> bool {
+        recorded == "*" || self.md5 == recorded
+    }
+
+    /// Wire size of type `ty` if fixed.
+    pub fn fixed_size(&self, ty: usize) -> Option<usize> {
+        self.fixed.get(ty).copied().flatten()
+    }
+
+    fn elem_sizes(&self, f: &Field) -> (Option<usize>, usize) {
+        match f.ty {
+            FieldType::Primitive(p) => (p.size(), prim_min(p)),
+            FieldType::Message(j) => (self.fixed[j], self.min[j]),
+        }
+    }
+
+    /// Decodes a whole message. Trailing bytes after the last field are an error.
+    pub fn decode(&self, data: &[u8]) -> Result<Node, DecodeError> {
+        let mut d = Decoder {
+            plan: self,
+            data,
+            pos: 0,
+            path: Vec::new(),
+        };
+        let root = d.message(0)?;
+        if d.pos != data.len() {
+            return Err(DecodeError {
+                path: String::new(),
+                offset: d.pos,
+                reason: format!(
+                    "{} trailing bytes after the last field",
+                    data.len() - d.pos
+                ),
+            });
+        }
+        Ok(root)
+    }
+}
+
+enum PathPart<'a> {
+    Field(&'a str),
+    Index(u64),
+}
+
+struct Decoder<'p, 'd> {
+    plan: &'p Plan,
+    data: &'d [u8],
+    pos: usize,
+    path: Vec<PathPart<'p>>,
+}
+
+impl Decoder<'_, '_> {
+    fn err(&self, reason: String) -> DecodeError {
+        let mut path = String::new();
+        for p in &self.path {
+            match p {
+                PathPart::Field(n) => {
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(n);
+                }
+                PathPart::Index(i) => {
+                    let _ = write!(path, "[{i}]");
+                }
+            }
+        }
+        DecodeError {
+            path,
+            offset: self.pos,
+            reason,
+        }
+    }
+
+    fn take(&mut self, n: usize) -> Result<&[u8], DecodeError> {
+        let avail = self.data.len() - self.pos;
+        if n > avail {
+            return Err(self.err(format!(
+                "needs {n} bytes, only {avail} left in the message"
+            )));
+        }
+        let s = &self.data[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn prim(&mut self, p: Primitive) -> Result<Node, DecodeError> {
+        let start = self.pos as u32;
+        let value = match p {
+            Primitive::String => {
+                let n = self.u32()? as usize;
+                Value::String(self.take(n)?.to_vec())
+            }
+            _ => {
+                let sz = p.size().unwrap_or(0);
+                let b = self.take(sz)?;
+                read_prim(p, b)
+            }
+        };
+        Ok(Node {
+            value,
+            start,
+            end: self.pos as u32,
+        })
+    }
+
+    fn message(&mut self, ty: usize) -> Result<Node, DecodeError> {
+        let plan = self.plan;
+        let start = self.pos as u32;
+        let t = &plan.def.types[ty];
+        let mut fields = Vec::with_capacity(t.fields.len());
+        for f in &t.fields {
+            self.path.push(PathPart::Field(&f.name));
+            let n = self.field(f)?;
+            self.path.pop();
+            fields.push(n);
+        }
+        Ok(Node {
+            value: Value::Message { ty, fields },
+            start,
+            end: self.pos as u32,
+        })
+    }
+
+    fn scalar(&mut self, f: &Field) -> Result<Node, DecodeError> {
+        match f.ty {
+            FieldType::Primitive(p) => self.prim(p),
+            FieldType::Message(j) => self.message(j),
+        }
+    }
+
+    fn field(&mut self, f: &Field) -> Result<Node, DecodeError> {
+        let count = match f.array {
+            ArrayKind::Scalar => return self.scalar(f),
+            ArrayKind::Fixed(n) => n as u64,
+            ArrayKind::Variable => u64::from(self.u32()?),
+        };
+        let start = if f.array == ArrayKind::Variable {
+            self.pos as u32 - 4
+        } else {
+            self.pos as u32
+        };
+        let (fixed, min) = self.plan.elem_sizes(f);
+        let avail = (self.data.len() - self.pos) as u64;
+        if count.saturating_mul(min as u64) > avail || (min == 0 && count > MAX_EMPTY_ELEMENTS) {
+            return Err(self.err(format!(
+                "array of {count} elements cannot fit in the {avail} bytes left"
+            )));
+        }
+        let value = match (f.ty.clone(), fixed) {
+            (FieldType::Primitive(Primitive::U8), _) => {
+                Value::Bytes(self.take(count as usize)?.to_vec())
+            }
+            (FieldType::Primitive(p), Some(sz)) => {
+                Value::Prims(p, self.take(count as usize * sz)?.to_vec())
+            }
+            _ => {
+                let mut items = Vec::with_capacity(count as usize);
+                for i in 0..count {
+                    self.path.push(PathPart::Index(i));
+                    items.push(self.scalar(f)?);
+                    self.path.pop();
+                }
+                Value::Array(items)
+            }
+        };
+        Ok(Node {
+            value,
+            start,
+            end: self.pos as u32,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+fn base64(b: &[u8], out: &mut String) {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for c in b.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        let k = c.len() + 1;
+        for i in 0..4 {
+            if i < k {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+}
+
+fn json_str(s: &str, out: &mut String) {
+    out.push('"');
+    for ch in s.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn json_float(v: f64, out: &mut String) {
+    if v.is_nan() {
+        out.push_str("\"NaN\"");
+    } else if v.is_infinite() {
+        out.push_str(if v > 0.0 {
+            "\"Infinity\""
+        } else {
+            "\"-Infinity\""
+        });
+    } else {
+        let _ = write!(out, "{v:?}");
+    }
+}
+
+/// Writes a value as JSON: fields named as in the definition, `time`/`duration` as
+/// `{"secs", "nsecs"}`, byte arrays as base64, non-finite floats as strings.
+pub fn to_json(def: &MsgDef, v: &Value, out: &mut String) {
+    match v {
+        Value::F32(x) => {
+            // Shortest text of the f32 itself, not of its f64 widening.
+            if x.is_finite() {
+                let _ = write!(out, "{x:?}");
+            } else {
+                json_float(f64::from(*x), out);
+            }
+        }
+        Value::F64(x) => json_float(*x, out),
+        Value::String(b) => {
+            let mut s = String::new();
+            escape_bytes(b, &mut s);
+            json_str(&s, out);
+        }
+        Value::Time { sec, nsec } => {
+            let _ = write!(out, "{{\"secs\": {sec}, \"nsecs\": {nsec}}}");
+        }
+        Value::Duration { sec, nsec } => {
+            let _ = write!(out, "{{\"secs\": {sec}, \"nsecs\": {nsec}}}");
+        }
+        Value::Bytes(b) => {
+            out.push('"');
+            base64(b, out);
+            out.push('"');
+        }
+        Value::Prims(..) => {
+            out.push('[');
+            let mut i = 0;
+            while let Some((e, _)) = v.element(i) {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                to_json(def, &e, out);
+                i += 1;
+            }
+            out.push(']');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, n) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                to_json(def, &n.value, out);
+            }
+            out.push(']');
+        }
+        Value::Message { ty, fields } => {
+            out.push('{');
+            if let Some(t) = def.types.get(*ty) {
+                for (i, (f, n)) in t.fields.iter().zip(fields).enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    json_str(&f.name, out);
+                    out.push_str(": ");
+                    to_json(def, &n.value, out);
+                }
+            }
+            out.push('}');
+        }
+        scalar => {
+            let _ = write!(out, "{scalar}");
+            if let Value::Bool(b) = scalar {
+                // Display gives Python's True/False; JSON wants lowercase.
+                out.truncate(out.len() - if *b { 4 } else { 5 });
+                out.push_str(if *b { "true" } else { "false" });
+            }
+        }
+    }
+}
+
+/// Writes a value the way `rostopic echo` does (YAML-like, indented by `indent`).
+pub fn to_yaml(def: &MsgDef, v: &Value, indent: usize, out: &mut String) {
+    let pad = "  ".repeat(indent);
+    match v {
+        Value::Message { ty, fields } => {
+            if let Some(t) = def.types.get(*ty) {
+                for (f, n) in t.fields.iter().zip(fields) {
+                    match &n.value {
+                        Value::Message { .. } => {
+                            let _ = writeln!(out, "{pad}{}:", f.name);
+                            to_yaml(def, &n.value, indent + 1, out);
+                        }
+                        Value::Time { sec, nsec } => {
+                            let _ = writeln!(
+                                out,
+                                "{pad}{}:\n{pad}  secs: {sec}\n{pad}  nsecs: {nsec}",
+                                f.name
+                            );
+                        }
+                        Value::Duration { sec, nsec } => {
+                            let _ = writeln!(
+                                out,
+                                "{pad}{}:\n{pad}  secs: {sec}\n{pad}  nsecs: {nsec}",
+                                f.name
+                            );
+                        }
+                        Value::Array(items)
+                            if items
+                                .iter()
+                                .any(|x| matches!(x.value, Value::Message { .. })) =>
+                        {
+                            let _ = writeln!(out, "{pad}{}:", f.name);
+                            for it in items {
+                                let _ = writeln!(out, "{pad}  -");
+                                to_yaml(def, &it.value, indent + 2, out);
+                            }
+                        }
+                        other => {
+                            let _ = write!(out, "{pad}{}: ", f.name);
+                            inline(def, other, out);
+                            out.push('\n');
+                        }
+                    }
+                }
+            }
+        }
+        other => {
+            out.push_str(&pad);
+            inline(def, other, out);
+            out.push('\n');
+        }
+    }
+}
+
+fn inline(def: &MsgDef, v: &Value, out: &mut String) {
+    match v {
+        Value::Bytes(_) | Value::Prims(..) | Value::Array(_) => {
+            out.push('[');
+            let n = v.len().unwrap_or(0);
+            for i in 0..n {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                match v {
+                    Value::Array(items) => {
+                        let _ = write!(out, "{}", items[i].value);
+                    }
+                    _ => {
+                        if let Some((e, _)) = v.element(i) {
+                            let _ = write!(out, "{e}");
+                        }
+                    }
+                }
+            }
+            out.push(']');
+        }
+        Value::Message { .. } => {
+            let mut s = String::new();
+            to_json(def, v, &mut s);
+            out.push_str(&s);
+        }
+        other => {
+            let _ = write!(out, "{other}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Field paths
+
+/// One step of a field path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    /// `.name`
+    Field(String),
+    /// `[i]`; negative counts from the end.
+    Index(i64),
+}
+
+/// A field path as Foxglove and PlotJuggler write it: `/topic.field.sub[3].x`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldPath {
+    /// The topic (`/imu`); empty when the path was written without one.
+    pub topic: String,
+    /// The steps within the message.
+    pub segments: Vec<Segment>,
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.topic)?;
+        for s in &self.segments {
+            match s {
+                Segment::Field(n) => write!(f, ".{n}")?,
+                Segment::Index(i) => write!(f, "[{i}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl FieldPath {
+    /// Parses `/topic.a.b[2].c` (topic names hold no `.`), or `a.b[2].c` with no topic.
+    pub fn parse(s: &str) -> Result<FieldPath, String> {
+        let s = s.trim();
+        let (topic, rest) = if s.starts_with('/') {
+            match s.find(['.', '[']) {
+                Some(i) => (&s[..i], &s[i..]),
+                None => (s, ""),
+            }
+        } else {
+            ("", s)
+        };
+        let mut segments = Vec::new();
+        let mut r = rest;
+        let mut first = topic.is_empty();
+        while !r.is_empty() {
+            if let Some(after) = r.strip_prefix('[') {
+                let Some(close) = after.find(']') else {
+                    return Err(format!("unclosed `[` in {s:?}"));
+                };
+                let i: i64 = after[..close]
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("bad index {:?} in {s:?}", &after[..close]))?;
+                segments.push(Segment::Index(i));
+                r = &after[close + 1..];
+            } else {
+                let body = match r.strip_prefix('.') {
+                    Some(b) => b,
+                    None if first => r,
+                    None => return Err(format!("expected `.` or `[` at {r:?} in {s:?}")),
+                };
+                let end = body.find(['.', '[']).unwrap_or(body.len());
+                let name = &body[..end];
+                if name.is_empty() {
+                    return Err(format!("empty field name in {s:?}"));
+                }
+                segments.push(Segment::Field(name.to_string()));
+                r = &body[end..];
+            }
+            first = false;
+        }
+        Ok(FieldPath {
+            topic: topic.to_string(),
+            segments,
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Step {
+    ty: usize,
+    field: usize,
+    /// Offset of the field from the start of its message when every field before it is fixed.
+    prefix: Option<usize>,
+    index: Option<i64>,
+}
+
+/// Reads one scalar of a message by its path, skipping fixed-size runs by offset.
+#[derive(Debug, Clone)]
+pub struct Extractor {
+    plan: Plan,
+    steps: Vec<Step>,
+    leaf: Primitive,
+}
+
+impl Extractor {
+    /// Compiles `segments` against `plan`; the path must end at a numeric scalar (an array
+    /// needs an index, a message needs a field).
+    pub fn new(plan: &Plan, segments: &[Segment]) -> Result<Extractor, String> {
+        let mut ty = 0usize;
+        let mut steps = Vec::new();
+        let mut it = segments.iter().peekable();
+        let mut leaf = None;
+        let mut walked = String::new();
+        while let Some(seg) = it.next() {
+            let Segment::Field(name) = seg else {
+                return Err(format!("index after {walked:?}, which is not an array"));
+            };
+            if leaf.is_some() {
+                return Err(format!("{walked} is a {:?}, it has no field {name:?}", leaf));
+            }
+            let t = &plan.def.types[ty];
+            let Some(fi) = t.fields.iter().position(|f| f.name == *name) else {
+                let names: Vec<&str> = t.fields.iter().map(|f| f.name.as_str()).collect();
+                return Err(format!(
+                    "{} has no field {name:?} (fields: {})",
+                    t.name,
+                    names.join(", ")
+                ));
+            };
+            let f = &t.fields[fi];
+            walked.push('.');
+            walked.push_str(name);
+            let mut prefix = Some(0usize);
+            for g in &t.fields[..fi] {
+                let (ef, _) = plan.elem_sizes(g);
+                prefix = match g.array {
+                    ArrayKind::Scalar => prefix.zip(ef).map(|(a, b)| a + b),
+                    ArrayKind::Fixed(k) => prefix.zip(ef).map(|(a, b)| a + b * k),
+                    ArrayKind::Variable => None,
+                };
+            }
+            let index = if f.array != ArrayKind::Scalar {
+                match it.peek() {
+                    Some(Segment::Index(i)) => {
+                        let i = *i;
+                        it.next();
+                        if let ArrayKind::Fixed(n) = f.array {
+                            let ok = if i < 0 {
+                                i.unsigned_abs() <= n as u64
+                            } else {
+                                (i as u64) < n as u64
+                            };
+                            if !ok {
+                                return Err(format!("index {i} out of {walked}[{n}]"));
+                            }
+                        }
+                        let _ = write!(walked, "[{i}]");
+                        Some(i)
+                    }
+                    _ => {
+                        return Err(format!(
+                            "{walked} is an array ({}); add an index such as [0] or [-1]",
+                            f.type_text
+                        ))
+                    }
+                }
+            } else {
+                None
+            };
+            steps.push(Step {
+                ty,
+                field: fi,
+                prefix,
+                index,
+            });
+            match f.ty {
+                FieldType::Message(j) => ty = j,
+                FieldType::Primitive(p) => leaf = Some(p),
+            }
+        }
+        match leaf {
+            Some(Primitive::String) => Err(format!("{walked} is a string, not a number")),
+            Some(p) => Ok(Extractor {
+                plan: plan.clone(),
+                steps,
+                leaf: p,
+            }),
+            None if steps.is_empty() => Err("the path names no field".into()),
+            None => Err(format!(
+                "{walked} is a message ({}); name one of its fields",
+                plan.def.types[ty].name
+            )),
+        }
+    }
+
+    fn skip(&self, f: &Field, data: &[u8], mut pos: usize) -> Option<usize> {
+        let count = match f.array {
+            ArrayKind::Scalar => 1,
+            ArrayKind::Fixed(n) => n,
+            ArrayKind::Variable => {
+                let n = read_u32(data, pos)? as usize;
+                pos += 4;
+                n
+            }
+        };
+        let (fixed, _) = self.plan.elem_sizes(f);
+        if let Some(sz) = fixed {
+            let end = pos.checked_add(count.checked_mul(sz)?)?;
+            return (end <= data.len()).then_some(end);
+        }
+        for _ in 0..count {
+            pos = match f.ty {
+                FieldType::Primitive(_) => {
+                    // Only strings are variable among primitives.
+                    let n = read_u32(data, pos)? as usize;
+                    pos.checked_add(4 + n).filter(|&e| e <= data.len())?
+                }
+                FieldType::Message(j) => self.skip_message(j, data, pos)?,
+            };
+        }
+        Some(pos)
+    }
+
+    fn skip_message(&self, ty: usize, data: &[u8], mut pos: usize) -> Option<usize> {
+        if let Some(sz) = self.plan.fixed[ty] {
+            let end = pos.checked_add(sz)?;
+            return (end <= data.len()).then_some(end);
+        }
+        for f in &self.plan.def.types[ty].fields {
+            pos = self.skip(f, data, pos)?;
+        }
+        Some(pos)
+    }
+
+    /// The value at the path in one message, or `None` when the message is too short or the
+    /// index is past the end of its array.
+    pub fn extract(&self, data: &[u8]) -> Option<Value> {
+        let mut pos = 0usize;
+        for s in &self.steps {
+            let t = &self.plan.def.types[s.ty];
+            match s.prefix {
+                Some(p) => pos = pos.checked_add(p)?,
+                None => {
+                    for g in &t.fields[..s.field] {
+                        pos = self.skip(g, data, pos)?;
+                    }
+                }
+            }
+            let f = &t.fields[s.field];
+            if let Some(i) = s.index {
+                let count = match f.array {
+                    ArrayKind::Fixed(n) => n,
+                    _ => {
+                        let n = read_u32(data, pos)? as usize;
+                        pos += 4;
+                        n
+                    }
+                };
+                let i = if i < 0 {
+                    count.checked_sub(i.unsigned_abs() as usize)?
+                } else {
+                    i as usize
+                };
+                if i >= count {
+                    return None;
+                }
+                let (fixed, _) = self.plan.elem_sizes(f);
+                match fixed {
+                    Some(sz) => pos = pos.checked_add(i.checked_mul(sz)?)?,
+                    None => {
+                        let one = Field {
+                            array: ArrayKind::Scalar,
+                            ..f.clone()
+                        };
+                        for _ in 0..i {
+                            pos = self.skip(&one, data, pos)?;
+                        }
+                    }
+                }
+            }
+        }
+        let sz = self.leaf.size()?;
+        let b = data.get(pos..pos.checked_add(sz)?)?;
+        Some(read_prim(self.leaf, b))
+    }
+}
+
+fn read_u32(data: &[u8], pos: usize) -> Option<u32> {
+    let b = data.get(pos..pos.checked_add(4)?)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn plan(text: &str) -> Plan {
+        Plan::new(MsgDef::parse("t/T", text).unwrap())
+    }
+
+    #[test]
+    fn decode_and_extract() {
+        let p = plan(
+            "string name\nfloat64[] xs\nP[2] ps\nuint8[] raw\n\
+             ================\nMSG: t/P\nint32 a\nfloat32 b\n",
+        );
+        let mut m = Vec::new();
+        m.extend_from_slice(&3u32.to_le_bytes());
+        m.extend_from_slice(b"ab\xff");
+        m.extend_from_slice(&2u32.to_le_bytes());
+        m.extend_from_slice(&1.5f64.to_le_bytes());
+        m.extend_from_slice(&(-2.5f64).to_le_bytes());
+        for (a, b) in [(7i32, 0.25f32), (-9, 4.0)] {
+            m.extend_from_slice(&a.to_le_bytes());
+            m.extend_from_slice(&b.to_le_bytes());
+        }
+        m.extend_from_slice(&1u32.to_le_bytes());
+        m.push(200);
+        let n = p.decode(&m).unwrap();
+        let mut j = String::new();
+        to_json(&p.def, &n.value, &mut j);
+        assert_eq!(
+            j,
+            r#"{"name": "ab\\xff", "xs": [1.5, -2.5], "ps": [{"a": 7, "b": 0.25}, {"a": -9, "b": 4.0}], "raw": "yA=="}"#
+        );
+        let ex = |s: &str| Extractor::new(&p, &FieldPath::parse(s).unwrap().segments);
+        assert_eq!(ex("xs[-1]").unwrap().extract(&m), Some(Value::F64(-2.5)));
+        assert_eq!(ex("ps[1].a").unwrap().extract(&m), Some(Value::I32(-9)));
+        assert_eq!(ex("raw[0]").unwrap().extract(&m), Some(Value::U8(200)));
+        assert_eq!(ex("xs[5]").unwrap().extract(&m), None);
+        assert!(ex("name").is_err());
+        assert!(ex("xs").is_err());
+        assert!(ex("ps[2].a").is_err());
+        assert!(ex("nope").is_err());
+        // Short and over-long messages are errors with a place.
+        let e = p.decode(&m[..m.len() - 1]).unwrap_err();
+        assert_eq!(e.path, "raw");
+        let mut long = m.clone();
+        long.push(0);
+        assert!(p.decode(&long).unwrap_err().reason.contains("trailing"));
+        let mut absurd = m.clone();
+        absurd[7..11].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(p.decode(&absurd).unwrap_err().reason.contains("cannot fit"));
+    }
+
+    #[test]
+    fn paths() {
+        let p = FieldPath::parse("/imu/data.orientation.x").unwrap();
+        assert_eq!(p.topic, "/imu/data");
+        assert_eq!(p.to_string(), "/imu/data.orientation.x");
+        let p = FieldPath::parse("/tf.transforms[-1].transform.translation.x").unwrap();
+        assert_eq!(p.segments[1], Segment::Index(-1));
+        assert!(FieldPath::parse("/a.b[").is_err());
+        assert!(FieldPath::parse("/a..b").is_err());
+    }
+
+    #[test]
+    fn base64_matches_rfc4648() {
+        for (i, o) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg==")] {
+            let mut s = String::new();
+            base64(i.as_bytes(), &mut s);
+            assert_eq!(s, o);
+        }
+    }
+}

@@ -1,0 +1,543 @@
+//! Message definitions: the text a bag stores for each connection (`message_definition` in 2.0,
+//! `def` in 1.2), parsed into a tree of types, and the md5sum ROS computes from it.
+//!
+//! The text is the main type's definition, then for each type it uses a line of `=` signs, a
+//! `MSG: pkg/Type` line and that type's definition. Every line is a field (`float64[9] cov`),
+//! a constant (`uint8 DEBUG=1`; a string constant keeps everything after `=`), a comment or
+//! blank.
+
+use std::collections::HashMap;
+use std::fmt;
+
+/// The built-in types of ROS 1 messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Primitive {
+    /// `bool`: one byte.
+    Bool,
+    /// `int8` (also `byte`).
+    I8,
+    /// `uint8` (also `char`).
+    U8,
+    /// `int16`.
+    I16,
+    /// `uint16`.
+    U16,
+    /// `int32`.
+    I32,
+    /// `uint32`.
+    U32,
+    /// `int64`.
+    I64,
+    /// `uint64`.
+    U64,
+    /// `float32`.
+    F32,
+    /// `float64`.
+    F64,
+    /// `string`: a u32 length and that many bytes.
+    String,
+    /// `time`: u32 secs, u32 nsecs.
+    Time,
+    /// `duration`: i32 secs, i32 nsecs.
+    Duration,
+}
+
+impl Primitive {
+    /// The primitive a type name denotes, aliases included.
+    pub fn from_name(s: &str) -> Option<Primitive> {
+        Some(match s {
+            "bool" => Primitive::Bool,
+            "int8" | "byte" => Primitive::I8,
+            "uint8" | "char" => Primitive::U8,
+            "int16" => Primitive::I16,
+            "uint16" => Primitive::U16,
+            "int32" => Primitive::I32,
+            "uint32" => Primitive::U32,
+            "int64" => Primitive::I64,
+            "uint64" => Primitive::U64,
+            "float32" => Primitive::F32,
+            "float64" => Primitive::F64,
+            "string" => Primitive::String,
+            "time" => Primitive::Time,
+            "duration" => Primitive::Duration,
+            _ => return None,
+        })
+    }
+
+    /// Bytes on the wire, or `None` for strings.
+    pub fn size(self) -> Option<usize> {
+        Some(match self {
+            Primitive::Bool | Primitive::I8 | Primitive::U8 => 1,
+            Primitive::I16 | Primitive::U16 => 2,
+            Primitive::I32 | Primitive::U32 | Primitive::F32 => 4,
+            Primitive::I64 | Primitive::U64 | Primitive::F64 => 8,
+            Primitive::Time | Primitive::Duration => 8,
+            Primitive::String => return None,
+        })
+    }
+
+    /// Whether a value of this type is a number a plot can show.
+    pub fn is_numeric(self) -> bool {
+        self != Primitive::String
+    }
+}
+
+/// What a field holds, before any array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldType {
+    /// A built-in.
+    Primitive(Primitive),
+    /// A nested message: an index into [`MsgDef::types`].
+    Message(usize),
+}
+
+/// Whether a field is an array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrayKind {
+    /// A single value.
+    Scalar,
+    /// `T[n]`: exactly n values, no length on the wire.
+    Fixed(usize),
+    /// `T[]`: a u32 length, then the values.
+    Variable,
+}
+
+/// One field of a type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// Its name.
+    pub name: String,
+    /// The type as written (`float64[9]`, `Header`, `geometry_msgs/Point`).
+    pub type_text: String,
+    /// The element type, resolved.
+    pub ty: FieldType,
+    /// Array or not.
+    pub array: ArrayKind,
+}
+
+/// A constant of a type: `uint8 DEBUG=1`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Constant {
+    /// Its type.
+    pub ty: Primitive,
+    /// The type as written.
+    pub type_text: String,
+    /// Its name.
+    pub name: String,
+    /// Its value as written (for strings everything after `=`).
+    pub value: String,
+}
+
+/// One message type of a definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MsgType {
+    /// `pkg/Type`.
+    pub name: String,
+    /// Fields in wire order.
+    pub fields: Vec<Field>,
+    /// Constants in the order written.
+    pub constants: Vec<Constant>,
+}
+
+impl MsgType {
+    /// The package part of the name.
+    pub fn package(&self) -> &str {
+        self.name.split_once('/').map_or("", |(p, _)| p)
+    }
+
+    /// Constants whose value equals `v` (the inspector shows them beside the value).
+    pub fn constants_matching(&self, v: &crate::decode::Value) -> Vec<&Constant> {
+        self.constants
+            .iter()
+            .filter(|c| {
+                v.as_f64().is_some_and(|x| {
+                    c.value
+                        .trim()
+                        .parse::<f64>()
+                        .ok()
+                        .is_some_and(|cv| cv == x)
+                }) || matches!(v, crate::decode::Value::String(s) if *s == c.value.as_bytes())
+            })
+            .collect()
+    }
+}
+
+/// A parsed definition: every type it uses; the first is the main type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MsgDef {
+    /// The types; `types[0]` is the message's own type.
+    pub types: Vec<MsgType>,
+}
+
+/// What is wrong with a definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefError {
+    /// The type being parsed.
+    pub datatype: String,
+    /// The line (1-based) of the definition text, if the error is on one.
+    pub line: Option<usize>,
+    /// What.
+    pub reason: String,
+}
+
+impl fmt::Display for DefError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(
+                f,
+                "definition of {}, line {}: {}",
+                self.datatype, l, self.reason
+            ),
+            None => write!(f, "definition of {}: {}", self.datatype, self.reason),
+        }
+    }
+}
+
+impl std::error::Error for DefError {}
+
+/// A field or constant line before type resolution.
+struct RawField {
+    name: String,
+    type_text: String,
+    base: String,
+    array: ArrayKind,
+    line: usize,
+}
+
+struct RawType {
+    name: String,
+    fields: Vec<RawField>,
+    constants: Vec<Constant>,
+}
+
+fn is_separator(line: &str) -> bool {
+    let t = line.trim();
+    t.len() >= 3 && t.bytes().all(|b| b == b'=')
+}
+
+fn strip_comment(line: &str) -> &str {
+    line.split_once('#').map_or(line, |(a, _)| a).trim()
+}
+
+/// Splits `float64[9]` into `("float64", Fixed(9))`.
+fn split_array(t: &str) -> Result<(&str, ArrayKind), String> {
+    let Some(open) = t.find('[') else {
+        return Ok((t, ArrayKind::Scalar));
+    };
+    let Some(inner) = t[open + 1..].strip_suffix(']') else {
+        return Err(format!("malformed array type {t:?}"));
+    };
+    let base = &t[..open];
+    if inner.is_empty() {
+        return Ok((base, ArrayKind::Variable));
+    }
+    // ROS 2 style bounds (`<=5`) do not occur in ROS 1 bags; refuse them clearly.
+    match inner.parse::<usize>() {
+        Ok(n) => Ok((base, ArrayKind::Fixed(n))),
+        Err(_) => Err(format!("malformed array size in {t:?}")),
+    }
+}
+
+fn valid_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'/')
+}
+
+fn parse_type_body(name: &str, lines: &[(usize, &str)]) -> Result<RawType, DefError> {
+    let err = |line: usize, reason: String| DefError {
+        datatype: name.to_string(),
+        line: Some(line),
+        reason,
+    };
+    let mut t = RawType {
+        name: name.to_string(),
+        fields: Vec::new(),
+        constants: Vec::new(),
+    };
+    for &(ln, orig) in lines {
+        let clean = strip_comment(orig);
+        if clean.is_empty() {
+            continue;
+        }
+        let mut parts = clean.split_whitespace();
+        let Some(type_text) = parts.next() else {
+            continue;
+        };
+        if clean.contains('=') {
+            let Some(prim) = Primitive::from_name(type_text) else {
+                return Err(err(ln, format!("constant of non-primitive type {type_text:?}")));
+            };
+            let (cname, value) = if prim == Primitive::String {
+                // Everything to the right of `=` is the value, `#` included.
+                let o = orig.trim_start();
+                let after_type = o[type_text.len()..].trim_start();
+                let Some((n, v)) = after_type.split_once('=') else {
+                    return Err(err(ln, "malformed constant".into()));
+                };
+                (n.trim().to_string(), v.trim().to_string())
+            } else {
+                let rest = clean[type_text.len()..].trim();
+                let Some((n, v)) = rest.split_once('=') else {
+                    return Err(err(ln, "malformed constant".into()));
+                };
+                (n.trim().to_string(), v.trim().to_string())
+            };
+            if !valid_name(&cname) {
+                return Err(err(ln, format!("invalid constant name {cname:?}")));
+            }
+            t.constants.push(Constant {
+                ty: prim,
+                type_text: type_text.to_string(),
+                name: cname,
+                value,
+            });
+            continue;
+        }
+        let Some(fname) = parts.next() else {
+            return Err(err(ln, format!("field of type {type_text:?} has no name")));
+        };
+        if parts.next().is_some() {
+            return Err(err(ln, format!("unexpected text after field {fname:?}")));
+        }
+        if !valid_name(fname) {
+            return Err(err(ln, format!("invalid field name {fname:?}")));
+        }
+        let (base, array) = split_array(type_text).map_err(|r| err(ln, r))?;
+        if base.is_empty() {
+            return Err(err(ln, "empty type".into()));
+        }
+        t.fields.push(RawField {
+            name: fname.to_string(),
+            type_text: type_text.to_string(),
+            base: base.to_string(),
+            array,
+            line: ln,
+        });
+    }
+    Ok(t)
+}
+
+impl MsgDef {
+    /// Parses the definition text of a connection whose type is `datatype` (`pkg/Type`).
+    pub fn parse(datatype: &str, text: &str) -> Result<MsgDef, DefError> {
+        let derr = |line: Option<usize>, reason: String| DefError {
+            datatype: datatype.to_string(),
+            line,
+            reason,
+        };
+        // Split into sections: the main type, then `MSG:` sections.
+        let mut sections: Vec<(String, Vec<(usize, &str)>)> = vec![(datatype.to_string(), vec![])];
+        let mut expect_msg = false;
+        for (i, line) in text.lines().enumerate() {
+            let ln = i + 1;
+            if is_separator(line) {
+                expect_msg = true;
+                continue;
+            }
+            if expect_msg {
+                let t = line.trim();
+                if t.is_empty() {
+                    continue;
+                }
+                let Some(name) = t.strip_prefix("MSG:") else {
+                    return Err(derr(
+                        Some(ln),
+                        format!("expected `MSG: pkg/Type` after a separator, found {t:?}"),
+                    ));
+                };
+                sections.push((name.trim().to_string(), vec![]));
+                expect_msg = false;
+                continue;
+            }
+            if let Some(s) = sections.last_mut() {
+                s.1.push((ln, line));
+            }
+        }
+        let raws = sections
+            .iter()
+            .map(|(n, l)| parse_type_body(n, l))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut by_name: HashMap<&str, usize> = HashMap::new();
+        for (i, r) in raws.iter().enumerate() {
+            by_name.entry(r.name.as_str()).or_insert(i);
+        }
+        let resolve = |owner: &RawType, f: &RawField| -> Result<FieldType, DefError> {
+            if let Some(p) = Primitive::from_name(&f.base) {
+                return Ok(FieldType::Primitive(p));
+            }
+            let pkg = owner.name.split_once('/').map_or("", |(p, _)| p);
+            let mut candidates: Vec<String> = Vec::new();
+            if f.base == "Header" {
+                candidates.push("std_msgs/Header".into());
+                candidates.push("roslib/Header".into());
+            }
+            if f.base.contains('/') {
+                candidates.push(f.base.clone());
+            } else {
+                candidates.push(format!("{pkg}/{}", f.base));
+            }
+            for c in &candidates {
+                if let Some(&i) = by_name.get(c.as_str()) {
+                    return Ok(FieldType::Message(i));
+                }
+            }
+            // Some writers name a type without its package in the MSG: line, or with another
+            // package than the field: accept a unique match on the short name.
+            let short = f.base.rsplit('/').next().unwrap_or(&f.base);
+            let matches: Vec<usize> = raws
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.name.rsplit('/').next() == Some(short))
+                .map(|(i, _)| i)
+                .collect();
+            if let [i] = matches[..] {
+                return Ok(FieldType::Message(i));
+            }
+            Err(DefError {
+                datatype: datatype.to_string(),
+                line: Some(f.line),
+                reason: format!(
+                    "field {:?} of {} has type {:?}, which the definition does not define",
+                    f.name, owner.name, f.base
+                ),
+            })
+        };
+        let mut types = Vec::with_capacity(raws.len());
+        for r in &raws {
+            let mut fields = Vec::with_capacity(r.fields.len());
+            for f in &r.fields {
+                fields.push(Field {
+                    name: f.name.clone(),
+                    type_text: f.type_text.clone(),
+                    ty: resolve(r, f)?,
+                    array: f.array,
+                });
+            }
+            types.push(MsgType {
+                name: r.name.clone(),
+                fields,
+                constants: r.constants.clone(),
+            });
+        }
+        let def = MsgDef { types };
+        def.check_recursion()?;
+        Ok(def)
+    }
+
+    /// The main type.
+    pub fn root(&self) -> &MsgType {
+        &self.types[0]
+    }
+
+    /// Refuses a type that contains itself (its size would be infinite).
+    fn check_recursion(&self) -> Result<(), DefError> {
+        // 0 = unvisited, 1 = in progress, 2 = done.
+        fn visit(d: &MsgDef, i: usize, state: &mut [u8]) -> Result<(), String> {
+            match state[i] {
+                1 => return Err(format!("type {} contains itself", d.types[i].name)),
+                2 => return Ok(()),
+                _ => {}
+            }
+            state[i] = 1;
+            for f in &d.types[i].fields {
+                if let FieldType::Message(j) = f.ty {
+                    // A variable array of itself is finite on the wire, but ROS 1 has no such
+                    // types and it would let an input recurse without bound: refuse all.
+                    visit(d, j, state)?;
+                }
+            }
+            state[i] = 2;
+            Ok(())
+        }
+        let mut state = vec![0u8; self.types.len()];
+        visit(self, 0, &mut state).map_err(|reason| DefError {
+            datatype: self.types[0].name.clone(),
+            line: None,
+            reason,
+        })
+    }
+
+    /// The md5sum ROS computes for type `i`: constants, then fields, nested types replaced by
+    /// their own md5sum.
+    pub fn md5_of(&self, i: usize) -> String {
+        let mut memo: Vec<Option<String>> = vec![None; self.types.len()];
+        self.md5_memo(i, &mut memo)
+    }
+
+    fn md5_memo(&self, i: usize, memo: &mut Vec<Option<String>>) -> String {
+        if let Some(Some(m)) = memo.get(i) {
+            return m.clone();
+        }
+        let t = &self.types[i];
+        let mut text = String::new();
+        for c in &t.constants {
+            text.push_str(&format!("{} {}={}\n", c.type_text, c.name, c.value));
+        }
+        for f in &t.fields {
+            match f.ty {
+                FieldType::Primitive(_) => text.push_str(&format!("{} {}\n", f.type_text, f.name)),
+                FieldType::Message(j) => {
+                    let m = self.md5_memo(j, memo);
+                    text.push_str(&format!("{m} {}\n", f.name));
+                }
+            }
+        }
+        let text = text.trim_end_matches('\n');
+        let m = format!("{:x}", md5::compute(text.as_bytes()));
+        memo[i] = Some(m.clone());
+        m
+    }
+
+    /// The md5sum of the main type.
+    pub fn md5(&self) -> String {
+        self.md5_of(0)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = "uint32 seq\ntime stamp\nstring frame_id\n";
+
+    #[test]
+    fn std_msgs_md5() {
+        let d = MsgDef::parse("std_msgs/Header", HEADER).unwrap();
+        assert_eq!(d.md5(), "2176decaecbce78abc3b96ef049fabed");
+        let d = MsgDef::parse("std_msgs/Float64", "float64 data").unwrap();
+        assert_eq!(d.md5(), "fdb28210bfa9d7c91146260178d9a584");
+        let d = MsgDef::parse("std_msgs/String", "string data\n").unwrap();
+        assert_eq!(d.md5(), "992ce8a1687cec8c8bd883ec73ca41d1");
+    }
+
+    #[test]
+    fn nested_header_and_constants() {
+        let text = format!(
+            "# A log line\nbyte DEBUG=1 #debug level\nbyte INFO=2\nstring S= a # b \nHeader header\nbyte level\nstring[] topics\nfloat64[9] cov\n\
+             ================================================================================\n\
+             MSG: std_msgs/Header\n{HEADER}"
+        );
+        let d = MsgDef::parse("rosgraph_msgs/Log", &text).unwrap();
+        let t = d.root();
+        assert_eq!(t.constants.len(), 3);
+        assert_eq!(t.constants[0].value, "1");
+        assert_eq!(t.constants[2].value, "a # b");
+        assert_eq!(t.fields[0].ty, FieldType::Message(1));
+        assert_eq!(t.fields[3].array, ArrayKind::Fixed(9));
+        assert_eq!(t.fields[2].array, ArrayKind::Variable);
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(
+            MsgDef::parse("std_msgs/Empty", "").unwrap().md5(),
+            "d41d8cd98f00b204e9800998ecf8427e"
+        );
+        let e = MsgDef::parse("a/B", "Missing m").unwrap_err();
+        assert!(e.to_string().contains("Missing"), "{e}");
+        assert!(MsgDef::parse("a/B", "int32[x] y").is_err());
+        assert!(MsgDef::parse("a/B", "B b").is_err());
+    }
+}
