@@ -179,3 +179,86 @@ pub fn check(
     });
     Ok(report.into_inner().unwrap_or_default())
 }
+
+/// Decodes every message against its connection's definition during a check: definitions
+/// that do not parse are reported once, messages that do not decode are counted per
+/// connection and the first few reported with their place.
+pub struct DecodeCheck {
+    plans: Vec<std::result::Result<crate::decode::Plan, String>>,
+    failures: Vec<AtomicUsize>,
+    topics: Vec<String>,
+}
+
+/// Messages reported in full per connection; the rest are counted.
+const REPORTED_PER_CONNECTION: usize = 3;
+
+impl DecodeCheck {
+    /// Compiles every connection's definition.
+    pub fn new(summary: &crate::Summary) -> DecodeCheck {
+        DecodeCheck {
+            plans: summary
+                .connections
+                .iter()
+                .map(|c| crate::decode::Plan::for_connection(c).map_err(|e| e.to_string()))
+                .collect(),
+            failures: summary
+                .connections
+                .iter()
+                .map(|_| AtomicUsize::new(0))
+                .collect(),
+            topics: summary
+                .connections
+                .iter()
+                .map(|c| c.topic.clone())
+                .collect(),
+        }
+    }
+
+    /// Decodes one message; a problem to report, if any.
+    pub fn message(&self, conn: usize, time_ns: u64, data: &[u8]) -> Option<String> {
+        let Some(Ok(plan)) = self.plans.get(conn) else {
+            return None;
+        };
+        let err = plan.decode(data).err()?;
+        let n = self.failures[conn].fetch_add(1, Ordering::Relaxed);
+        (n < REPORTED_PER_CONNECTION).then(|| {
+            format!(
+                "message of {} at {} does not decode: {err}",
+                self.topics[conn],
+                crate::timefmt::secs(time_ns)
+            )
+        })
+    }
+
+    /// Problems with definitions (unparseable, md5 mismatch) and failure counts, once a check
+    /// has run.
+    pub fn summary_problems(&self, summary: &crate::Summary) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, c) in summary.connections.iter().enumerate() {
+            match &self.plans[i] {
+                Err(e) => out.push(format!("connection {} on {}: {e}", c.id, c.topic)),
+                Ok(p) if !p.md5_matches(&c.md5sum) => out.push(format!(
+                    "connection {} on {}: md5sum of the stored definition is {}, the bag says {}",
+                    c.id, c.topic, p.md5, c.md5sum
+                )),
+                Ok(_) => {}
+            }
+            let n = self.failures[i].load(Ordering::Relaxed);
+            if n > 0 {
+                out.push(format!(
+                    "{n} messages of {} (connection {}) do not decode",
+                    c.topic, c.id
+                ));
+            }
+        }
+        out
+    }
+
+    /// Messages that failed to decode, over all connections.
+    pub fn failures(&self) -> usize {
+        self.failures
+            .iter()
+            .map(|f| f.load(Ordering::Relaxed))
+            .sum()
+    }
+}

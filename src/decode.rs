@@ -200,12 +200,9 @@ impl fmt::Display for Value {
                 write!(f, "{sign}{}.{:09}", a / 1_000_000_000, a % 1_000_000_000)
             }
             Value::Bytes(b) => write!(f, "<{} bytes>", b.len()),
-            Value::Prims(p, b) => write!(
-                f,
-                "<{} × {:?}>",
-                b.len() / p.size().unwrap_or(1).max(1),
-                p
-            ),
+            Value::Prims(p, b) => {
+                write!(f, "<{} × {:?}>", b.len() / p.size().unwrap_or(1).max(1), p)
+            }
             Value::Array(a) => write!(f, "<{} items>", a.len()),
             Value::Message { fields, .. } => write!(f, "<{} fields>", fields.len()),
         }
@@ -281,7 +278,9 @@ impl Plan {
                         mn = mn.saturating_add(em);
                     }
                     ArrayKind::Fixed(k) => {
-                        fx = fx.zip(ef).map(|(a, b)| a.saturating_add(b.saturating_mul(k)));
+                        fx = fx
+                            .zip(ef)
+                            .map(|(a, b)| a.saturating_add(b.saturating_mul(k)));
                         mn = mn.saturating_add(em.saturating_mul(k));
                     }
                     ArrayKind::Variable => {
@@ -320,7 +319,10 @@ impl Plan {
                 ),
             });
         }
-        Ok(Plan::new(MsgDef::parse(&c.datatype, &c.message_definition)?))
+        Ok(Plan::new(MsgDef::parse(
+            &c.datatype,
+            &c.message_definition,
+        )?))
     }
 
     /// Whether the computed md5sum equals `recorded` (a `*` wildcard matches anything).
@@ -353,10 +355,7 @@ impl Plan {
             return Err(DecodeError {
                 path: String::new(),
                 offset: d.pos,
-                reason: format!(
-                    "{} trailing bytes after the last field",
-                    data.len() - d.pos
-                ),
+                reason: format!("{} trailing bytes after the last field", data.len() - d.pos),
             });
         }
         Ok(root)
@@ -401,9 +400,7 @@ impl Decoder<'_, '_> {
     fn take(&mut self, n: usize) -> Result<&[u8], DecodeError> {
         let avail = self.data.len() - self.pos;
         if n > avail {
-            return Err(self.err(format!(
-                "needs {n} bytes, only {avail} left in the message"
-            )));
+            return Err(self.err(format!("needs {n} bytes, only {avail} left in the message")));
         }
         let s = &self.data[self.pos..self.pos + n];
         self.pos += n;
@@ -832,7 +829,10 @@ impl Extractor {
                 return Err(format!("index after {walked:?}, which is not an array"));
             };
             if leaf.is_some() {
-                return Err(format!("{walked} is a {:?}, it has no field {name:?}", leaf));
+                return Err(format!(
+                    "{walked} is a {:?}, it has no field {name:?}",
+                    leaf
+                ));
             }
             let t = &plan.def.types[ty];
             let Some(fi) = t.fields.iter().position(|f| f.name == *name) else {
@@ -1073,7 +1073,13 @@ mod tests {
 
     #[test]
     fn base64_matches_rfc4648() {
-        for (i, o) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg==")] {
+        for (i, o) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+        ] {
             let mut s = String::new();
             base64(i.as_bytes(), &mut s);
             assert_eq!(s, o);

@@ -22,6 +22,7 @@ pub mod iter;
 pub mod msgdef;
 pub mod record;
 mod scan;
+pub mod series;
 mod tables;
 pub mod timefmt;
 mod v12;

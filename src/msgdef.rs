@@ -150,13 +150,9 @@ impl MsgType {
         self.constants
             .iter()
             .filter(|c| {
-                v.as_f64().is_some_and(|x| {
-                    c.value
-                        .trim()
-                        .parse::<f64>()
-                        .ok()
-                        .is_some_and(|cv| cv == x)
-                }) || matches!(v, crate::decode::Value::String(s) if *s == c.value.as_bytes())
+                v.as_f64()
+                    .is_some_and(|x| c.value.trim().parse::<f64>().ok().is_some_and(|cv| cv == x))
+                    || matches!(v, crate::decode::Value::String(s) if *s == c.value.as_bytes())
             })
             .collect()
     }
@@ -266,7 +262,10 @@ fn parse_type_body(name: &str, lines: &[(usize, &str)]) -> Result<RawType, DefEr
         };
         if clean.contains('=') {
             let Some(prim) = Primitive::from_name(type_text) else {
-                return Err(err(ln, format!("constant of non-primitive type {type_text:?}")));
+                return Err(err(
+                    ln,
+                    format!("constant of non-primitive type {type_text:?}"),
+                ));
             };
             let (cname, value) = if prim == Primitive::String {
                 // Everything to the right of `=` is the value, `#` included.

@@ -229,7 +229,10 @@ pub fn check(bags: &[PathBuf], threads: Option<usize>) -> bagscope::Result<ExitC
                 continue;
             }
         };
-        let r = check_bag(&bag, threads, None)?;
+        let dc = bagscope::check::DecodeCheck::new(bag.summary());
+        let hook = |ci: usize, t: u64, d: &[u8]| dc.message(ci, t, d);
+        let mut r = check_bag(&bag, threads, Some(&hook))?;
+        r.problems.extend(dc.summary_problems(bag.summary()));
         let secs = t0.elapsed().as_secs_f64();
         let warnings = bag.warnings();
         let problems: Vec<&String> = r.problems.iter().collect();

@@ -1,6 +1,7 @@
 //! The command line: `bagscope info|check|echo|csv|export`, sharing the library with the app.
 
 mod bench;
+mod decode;
 mod info;
 
 use std::path::PathBuf;
@@ -42,6 +43,40 @@ pub enum Command {
         #[arg(long)]
         threads: Option<usize>,
     },
+    /// Print messages in time order, decoded from the definitions in the bag.
+    Echo {
+        /// The bag.
+        bag: PathBuf,
+        /// Only these topics (repeatable).
+        #[arg(long = "topic", short = 't')]
+        topics: Vec<String>,
+        /// Start time: epoch seconds, or +S seconds from the bag's start.
+        #[arg(long, allow_hyphen_values = true)]
+        start: Option<String>,
+        /// End time (exclusive), same forms as --start.
+        #[arg(long, allow_hyphen_values = true)]
+        end: Option<String>,
+        /// One JSON object a line: {"time_ns", "topic", "message"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Field series as CSV: time_ns and one column per path (/topic.field.sub[3].x).
+    Csv {
+        /// The bag.
+        bag: PathBuf,
+        /// Field paths.
+        #[arg(required = true)]
+        paths: Vec<String>,
+        /// Start time: epoch seconds, or +S seconds from the bag's start.
+        #[arg(long, allow_hyphen_values = true)]
+        start: Option<String>,
+        /// End time (exclusive).
+        #[arg(long, allow_hyphen_values = true)]
+        end: Option<String>,
+        /// Write here (atomically) instead of to standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Time library operations on a bag (JSON), for scripts/bench.py.
     #[command(hide = true)]
     Bench {
@@ -61,6 +96,26 @@ pub fn run(cmd: Command) -> ExitCode {
     let r = match cmd {
         Command::Info { bags, freq, json } => info::info(&bags, freq, json),
         Command::Check { bags, threads } => info::check(&bags, threads),
+        Command::Echo {
+            bag,
+            topics,
+            start,
+            end,
+            json,
+        } => decode::echo(&bag, &topics, start.as_deref(), end.as_deref(), json),
+        Command::Csv {
+            bag,
+            paths,
+            start,
+            end,
+            output,
+        } => decode::csv(
+            &bag,
+            &paths,
+            start.as_deref(),
+            end.as_deref(),
+            output.as_ref(),
+        ),
         Command::Bench { bag, op, runs } => bench::bench(&bag, &op, runs),
     };
     match r {

@@ -1,0 +1,262 @@
+//! The decoder against real bags: every message of the corpus decodes and every stored md5sum
+//! matches the definition; decoded values agree with the peer reader rosbags; field series
+//! and CSV rows on bags bagscope writes.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::atomic::AtomicBool;
+
+use bagscope::check::{check, DecodeCheck};
+use bagscope::decode::{to_json, FieldPath, Plan, Value};
+use bagscope::msgdef::MsgDef;
+use bagscope::series::{field_series, merge_rows};
+use bagscope::{Bag, Compression, Filter};
+
+/// Bags whose own content is wrong, and what bagscope must say about them.
+const KNOWN_BAD: &[(&str, &str)] = &[(
+    // Its one connection stores an empty definition for a type that is not empty (md5sum is
+    // not that of an empty message), so its messages cannot be decoded.
+    "webviz/bag-with-empty-message-definition.bag",
+    "stores no definition",
+)];
+
+#[test]
+fn every_corpus_message_decodes_and_every_md5_matches() {
+    let dir = common::corpus_dir();
+    let mut decoded_bags = 0;
+    for (name, exp) in common::expected() {
+        if exp.get("error").is_some() {
+            continue;
+        }
+        let Ok(bag) = Bag::open(dir.join(&name)) else {
+            continue; // corpus.rs asserts which bags open
+        };
+        let dc = DecodeCheck::new(bag.summary());
+        let hook = |ci: usize, t: u64, d: &[u8]| dc.message(ci, t, d);
+        check(&bag, 2, Some(&hook)).unwrap();
+        let problems = dc.summary_problems(bag.summary());
+        match KNOWN_BAD.iter().find(|(n, _)| *n == name) {
+            Some((_, why)) => assert!(
+                problems.iter().any(|p| p.contains(why)),
+                "{name}: expected a problem containing {why:?}, got {problems:?}"
+            ),
+            None => assert!(problems.is_empty(), "{name}: {problems:#?}"),
+        }
+        decoded_bags += 1;
+    }
+    assert!(decoded_bags >= 70, "only {decoded_bags} bags decoded");
+}
+
+fn rosbags_available() -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", "import rosbags.rosbag1, numpy"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Numbers equal to float32 precision; everything else exactly.
+fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value as J;
+    match (a, b) {
+        (J::Number(x), J::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            x == y || (x - y).abs() <= 1e-6 * x.abs().max(y.abs())
+        }
+        (J::Array(x), J::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
+        (J::Object(x), J::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn our_json(bag: &Bag) -> Vec<serde_json::Value> {
+    let s = bag.summary();
+    let plans: Vec<Plan> = s
+        .connections
+        .iter()
+        .map(|c| Plan::for_connection(c).unwrap())
+        .collect();
+    let mut out = Vec::new();
+    for m in bag.messages(&Filter::default()).unwrap() {
+        let m = m.unwrap();
+        let p = &plans[m.conn];
+        let mut j = String::new();
+        to_json(&p.def, &p.decode(&m.data).unwrap().value, &mut j);
+        out.push(serde_json::json!({
+            "time_ns": m.time_ns,
+            "topic": s.connections[m.conn].topic,
+            "message": serde_json::from_str::<serde_json::Value>(&j).unwrap(),
+        }));
+    }
+    out
+}
+
+#[test]
+fn decoded_values_match_rosbags() {
+    let dir = common::corpus_dir();
+    if !rosbags_available() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "rosbags is not installed but CI is set: .ci/run must install it"
+        );
+        eprintln!("rosbags is not installed: skipping the value cross-check");
+        return;
+    }
+    let mut bags: Vec<String> = std::fs::read_dir(dir.join("bag-reader-java"))
+        .unwrap()
+        .map(|e| {
+            format!(
+                "bag-reader-java/{}",
+                e.unwrap().file_name().to_string_lossy()
+            )
+        })
+        .filter(|n| n.ends_with(".bag"))
+        .collect();
+    bags.sort();
+    bags.push("rosbag.js/example.bag".into());
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/py/rosbags_json.py");
+    let mut compared = 0usize;
+    for name in &bags {
+        let bag = Bag::open(dir.join(name)).unwrap();
+        let ours = our_json(&bag);
+        let out = std::process::Command::new("python3")
+            .arg(script)
+            .arg(dir.join(name))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: rosbags failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let theirs: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(ours.len(), theirs.len(), "{name}: message counts");
+        // Both read in time order; equal times may come in either order, so compare as sets
+        // per time.
+        let key = |v: &serde_json::Value| (v["time_ns"].as_u64().unwrap(), v["topic"].to_string());
+        let mut a = ours.clone();
+        let mut b = theirs.clone();
+        a.sort_by_key(key);
+        b.sort_by_key(key);
+        for (x, y) in a.iter().zip(&b) {
+            if !same(x, y) {
+                // Same time and topic, other order: look for it.
+                assert!(
+                    b.iter().any(|z| same(x, z)),
+                    "{name}: bagscope decoded\n{x}\nrosbags has no such message; nearest:\n{y}"
+                );
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared > 8000, "compared only {compared} messages");
+}
+
+#[test]
+fn constants_are_parsed_with_their_values() {
+    // rosbags refuses this definition (spaces around `=`); ROS accepts it and so must we.
+    let bag = Bag::open(common::corpus_dir().join("matlab_rosbag/constants.bag")).unwrap();
+    let c = &bag.summary().connections[0];
+    let d = MsgDef::parse(&c.datatype, &c.message_definition).unwrap();
+    assert_eq!(d.md5(), c.md5sum);
+    let got: Vec<(&str, &str)> = d
+        .root()
+        .constants
+        .iter()
+        .map(|k| (k.name.as_str(), k.value.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("a", "1"),
+            ("b", "2"),
+            ("c", "3"),
+            ("d", "4"),
+            ("e", "5"),
+            ("f", "6"),
+            ("g", "7"),
+            ("h", "8"),
+            ("fa", "1.5"),
+            ("fb", "40.9"),
+            ("str", "hello there"),
+            ("str2", r#"this string has "quotes" and \slashes\ in it"#),
+        ]
+    );
+    assert!(d.root().fields.is_empty());
+}
+
+#[test]
+fn series_and_rows_over_a_written_bag() {
+    let d = common::temp_dir("series");
+    let p = d.join("s.bag");
+    let wrote = common::write_fixture(&p, Compression::Lz4, 3000, 3000);
+    let bag = Bag::open(&p).unwrap();
+    let cancel = AtomicBool::new(false);
+    let parts = std::sync::Mutex::new(0usize);
+    let path = FieldPath::parse("/b.data").unwrap();
+    let s = field_series(&bag, &path, None, None, 2, &cancel, &|pts| {
+        *parts.lock().unwrap() += pts.len();
+    })
+    .unwrap();
+    let mut want: Vec<(u64, f64)> = wrote
+        .iter()
+        .filter(|w| w.0 != 0)
+        .map(|w| (w.1, f64::from_le_bytes(w.2[..8].try_into().unwrap())))
+        .collect();
+    want.sort_by(|a, b| a.0.cmp(&b.0));
+    let got: Vec<(u64, f64)> = s
+        .points
+        .iter()
+        .map(|p| (p.time_ns, p.value.as_f64().unwrap()))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(
+        *parts.lock().unwrap(),
+        want.len(),
+        "increments add up to the series"
+    );
+    assert_eq!(s.missing, 0);
+    // A time window.
+    let t0 = want[100].0;
+    let t1 = want[200].0;
+    let w = field_series(&bag, &path, Some(t0), Some(t1), 2, &cancel, &|_| {}).unwrap();
+    assert_eq!(w.points.len(), 100);
+    // Rows at the union of times.
+    let a = field_series(
+        &bag,
+        &FieldPath::parse("/a.data").unwrap(),
+        None,
+        None,
+        2,
+        &cancel,
+        &|_| {},
+    )
+    .unwrap();
+    let both: [&[bagscope::series::Point]; 2] = [&a.points, &s.points];
+    let rows: Vec<_> = merge_rows(&both).collect();
+    assert_eq!(rows.len(), 3000);
+    assert!(rows
+        .iter()
+        .all(|(_, r)| r.iter().filter(|v| v.is_some()).count() == 1));
+    assert!(matches!(rows[0].1[0], Some(Value::F64(_))));
+    // Bad paths say why.
+    let e = field_series(
+        &bag,
+        &FieldPath::parse("/b.nope").unwrap(),
+        None,
+        None,
+        2,
+        &cancel,
+        &|_| {},
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("no field"), "{e}");
+}
