@@ -17,6 +17,7 @@ pub mod bag;
 pub mod check;
 pub mod chunk;
 pub mod decode;
+pub mod demo;
 pub mod error;
 pub mod iter;
 pub mod msgdef;

@@ -77,6 +77,14 @@ pub enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// Write the demo bag (a small robot driving a figure of eight) to a file.
+    Demo {
+        /// Where to write it.
+        out: PathBuf,
+        /// Length of the recording in seconds.
+        #[arg(long, default_value_t = 180)]
+        seconds: u32,
+    },
     /// Time library operations on a bag (JSON), for scripts/bench.py.
     #[command(hide = true)]
     Bench {
@@ -116,6 +124,10 @@ pub fn run(cmd: Command) -> ExitCode {
             end.as_deref(),
             output.as_ref(),
         ),
+        Command::Demo { out, seconds } => bagscope::demo::write_demo(&out, seconds).map(|n| {
+            println!("{}: {n} messages", out.display());
+            ExitCode::SUCCESS
+        }),
         Command::Bench { bag, op, runs } => bench::bench(&bag, &op, runs),
     };
     match r {
