@@ -13,12 +13,15 @@
 //! # Ok::<(), bagscope::Error>(())
 //! ```
 
+#[cfg(feature = "gui")]
+pub mod app;
 pub mod bag;
 pub mod check;
 pub mod chunk;
 pub mod decode;
 pub mod demo;
 pub mod error;
+pub mod info;
 pub mod iter;
 pub mod msgdef;
 pub mod record;

@@ -14,12 +14,25 @@ fn main() -> ExitCode {
     }
 }
 
-/// The desktop app does not exist yet (issue 4): say so, and show what the command line does.
+/// Opens the window (the start screen, or `bag`).
+#[cfg(feature = "gui")]
+fn open_app(bag: Option<std::path::PathBuf>) -> ExitCode {
+    match bagscope::app::run(bag) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bagscope: cannot open a window: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Built without the app: say so, and show what the command line does.
+#[cfg(not(feature = "gui"))]
 fn open_app(bag: Option<std::path::PathBuf>) -> ExitCode {
     use clap::CommandFactory;
     if let Some(b) = bag {
         eprintln!(
-            "bagscope: the desktop app is not available in this build; for a summary run: bagscope info {}",
+            "bagscope: built without the desktop app (feature \"gui\"); for a summary run: bagscope info {}",
             b.display()
         );
         return ExitCode::from(2);

@@ -8,139 +8,6 @@ use bagscope::timefmt;
 use bagscope::{Bag, Summary};
 use serde_json::json;
 
-/// Measured rate of one topic: (median, min, max) in Hz.
-pub fn topic_rates(bag: &Bag, topic: &str) -> bagscope::Result<Option<(f64, f64, f64)>> {
-    let tables = bag.tables()?;
-    let Some(t) = bag.summary().topic(topic) else {
-        return Ok(None);
-    };
-    let mut times: Vec<u64> = t
-        .connections
-        .iter()
-        .flat_map(|&c| tables.per_connection[c].iter().map(|e| e.time_ns))
-        .collect();
-    times.sort_unstable();
-    let mut dts: Vec<u64> = times
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .filter(|&d| d > 0)
-        .collect();
-    if dts.is_empty() {
-        return Ok(None);
-    }
-    dts.sort_unstable();
-    let hz = |d: u64| 1e9 / d as f64;
-    Ok(Some((
-        hz(dts[dts.len() / 2]),
-        hz(dts[dts.len() - 1]),
-        hz(dts[0]),
-    )))
-}
-
-fn print_text(s: &Summary, bag: &Bag, freq: bool) -> bagscope::Result<()> {
-    println!("path:        {}", s.path.display());
-    println!(
-        "version:     {}{}",
-        s.version.as_str(),
-        if s.indexed {
-            ""
-        } else {
-            " (not indexed: recovered by a linear scan)"
-        }
-    );
-    if let (Some(a), Some(b)) = (s.start_ns, s.end_ns) {
-        println!("duration:    {}", timefmt::duration(b - a));
-        println!(
-            "start:       {} UTC ({})",
-            timefmt::date(a),
-            timefmt::secs(a)
-        );
-        println!(
-            "end:         {} UTC ({})",
-            timefmt::date(b),
-            timefmt::secs(b)
-        );
-    }
-    println!("size:        {}", timefmt::bytes(s.file_size));
-    println!("messages:    {}", s.message_count);
-    let comp = s.compression_counts();
-    let total: usize = comp.values().sum();
-    if total == 0 {
-        println!(
-            "compression: none (format {} has no chunks)",
-            s.version.as_str()
-        );
-    }
-    for (i, (name, n)) in comp.iter().enumerate() {
-        let label = if i == 0 {
-            "compression:"
-        } else {
-            "            "
-        };
-        println!("{label} {name} [{n}/{total} chunks]");
-    }
-    let mut types: Vec<(&str, &str)> = s
-        .connections
-        .iter()
-        .map(|c| (c.datatype.as_str(), c.md5sum.as_str()))
-        .collect();
-    types.sort_unstable();
-    types.dedup();
-    let tw = types.iter().map(|t| t.0.len()).max().unwrap_or(0);
-    for (i, (t, md5)) in types.iter().enumerate() {
-        let label = if i == 0 {
-            "types:      "
-        } else {
-            "            "
-        };
-        println!("{label} {t:<tw$} [{md5}]");
-    }
-    let nw = s.topics.iter().map(|t| t.name.len()).max().unwrap_or(0);
-    let cw = s
-        .topics
-        .iter()
-        .map(|t| t.message_count.to_string().len())
-        .max()
-        .unwrap_or(0);
-    let dur = s.duration_ns() as f64 / 1e9;
-    for (i, t) in s.topics.iter().enumerate() {
-        let label = if i == 0 {
-            "topics:     "
-        } else {
-            "            "
-        };
-        let mut line = format!("{label} {:<nw$} {:>cw$} msgs", t.name, t.message_count);
-        if freq {
-            match topic_rates(bag, &t.name)? {
-                Some((med, lo, hi)) => {
-                    line.push_str(&format!(" @ {med:>8.2} Hz (min {lo:.2}, max {hi:.2})"))
-                }
-                None => line.push_str("                 "),
-            }
-        } else if dur > 0.0 && t.message_count > 1 {
-            line.push_str(&format!(
-                " @ {:>8.2} Hz",
-                (t.message_count - 1) as f64 / dur
-            ));
-        }
-        line.push_str(&format!(" : {}", t.datatype));
-        if t.connections.len() > 1 {
-            line.push_str(&format!(" ({} connections)", t.connections.len()));
-        }
-        println!("{line}");
-    }
-    let warnings = bag.warnings();
-    for (i, w) in warnings.iter().enumerate() {
-        let label = if i == 0 {
-            "warnings:   "
-        } else {
-            "            "
-        };
-        println!("{label} {w}");
-    }
-    Ok(())
-}
-
 fn to_json(s: &Summary, bag: &Bag, freq: bool) -> bagscope::Result<serde_json::Value> {
     let mut topics = Vec::new();
     for t in &s.topics {
@@ -153,7 +20,7 @@ fn to_json(s: &Summary, bag: &Bag, freq: bool) -> bagscope::Result<serde_json::V
             "connections": t.connections.len(),
         });
         if freq {
-            o["frequency_hz"] = match topic_rates(bag, &t.name)? {
+            o["frequency_hz"] = match bagscope::info::topic_rates(bag, &t.name)? {
                 Some((med, lo, hi)) => json!({"median": med, "min": lo, "max": hi}),
                 None => serde_json::Value::Null,
             };
@@ -196,7 +63,7 @@ pub fn info(bags: &[PathBuf], freq: bool, json: bool) -> bagscope::Result<ExitCo
                     if i > 0 {
                         println!();
                     }
-                    print_text(s, &bag, freq)?;
+                    print!("{}", bagscope::info::summary_text(&bag, freq)?);
                 }
             }
             Err(e) => {

@@ -1,0 +1,356 @@
+//! The inspector: the selected topic's message at or before the playhead, decoded field by
+//! field from its definition (a collapsible tree; long arrays paged; times as seconds and
+//! dates; constants beside the values they name), and the raw bytes with the hovered field
+//! highlighted. Values and paths can be copied.
+
+use std::collections::HashMap;
+
+use egui::text::LayoutJob;
+use egui::{Color32, FontId, TextFormat};
+
+use super::{Cmd, Doc};
+use crate::decode::{Node, Plan, Value};
+use crate::msgdef::{ArrayKind, Field, FieldType};
+use crate::timefmt;
+
+/// Elements of an array shown per page.
+const PAGE: usize = 50;
+
+/// The inspector's own state.
+#[derive(Default)]
+pub struct InspectorState {
+    /// Show the raw bytes.
+    pub raw: bool,
+    /// Bytes of the field under the pointer.
+    highlight: Option<(u32, u32)>,
+    /// Page shown of each array, by path.
+    pages: HashMap<String, usize>,
+}
+
+fn time_text(sec: i64, nsec: i64, is_time: bool) -> String {
+    let total = sec as i128 * 1_000_000_000 + nsec as i128;
+    if is_time && total >= 0 {
+        let t = total as u64;
+        format!("{} s  ({} UTC)", timefmt::secs(t), timefmt::date(t))
+    } else {
+        format!("{:.9} s", total as f64 / 1e9)
+    }
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::Time { sec, nsec } => time_text(i64::from(*sec), i64::from(*nsec), true),
+        Value::Duration { sec, nsec } => time_text(i64::from(*sec), i64::from(*nsec), false),
+        other => other.to_string(),
+    }
+}
+
+struct Ctx<'a> {
+    plan: &'a Plan,
+    topic: &'a str,
+    hovered: Option<(u32, u32)>,
+}
+
+fn leaf_row(
+    ui: &mut egui::Ui,
+    cx: &mut Ctx<'_>,
+    label: &str,
+    ty: &str,
+    v: &Value,
+    span: (u32, u32),
+    path: &str,
+    constants: &[String],
+) {
+    let r = ui
+        .horizontal(|ui| {
+            ui.label(egui::RichText::new(label).strong());
+            let text = value_text(v);
+            ui.add(egui::Label::new(egui::RichText::new(&text).monospace()).selectable(true));
+            for c in constants {
+                ui.colored_label(Color32::from_rgb(120, 170, 255), c);
+            }
+            ui.weak(ty);
+        })
+        .response;
+    let r = r.interact(egui::Sense::click());
+    if r.hovered() {
+        cx.hovered = Some(span);
+    }
+    let full = format!("{}{path}", cx.topic);
+    let vt = v.to_string();
+    r.context_menu(|ui| {
+        if ui.button("Copy value").clicked() {
+            ui.ctx().copy_text(vt.clone());
+            ui.close();
+        }
+        if ui.button("Copy field path").clicked() {
+            ui.ctx().copy_text(full.clone());
+            ui.close();
+        }
+    });
+}
+
+fn field_label(f: &Field) -> String {
+    f.name.clone()
+}
+
+fn show_value(
+    ui: &mut egui::Ui,
+    cx: &mut Ctx<'_>,
+    st: &mut InspectorState,
+    label: &str,
+    field: Option<&Field>,
+    owner: Option<usize>,
+    n: &Node,
+    path: &str,
+    depth: usize,
+) {
+    let ty = field.map_or(String::new(), |f| f.type_text.clone());
+    match &n.value {
+        Value::Message { ty: t, fields } => {
+            let tdef = &cx.plan.def.types[*t];
+            let id = ui.make_persistent_id(("msg", path));
+            let resp = egui::collapsing_header::CollapsingState::load_with_default_open(
+                ui.ctx(),
+                id,
+                depth < 2,
+            )
+            .show_header(ui, |ui| {
+                ui.label(egui::RichText::new(label).strong());
+                ui.weak(&tdef.name);
+            })
+            .body(|ui| {
+                for (f, child) in tdef.fields.iter().zip(fields) {
+                    let p = format!("{path}.{}", f.name);
+                    show_value(ui, cx, st, &field_label(f), Some(f), Some(*t), child, &p, depth + 1);
+                }
+            });
+            if resp.0.hovered() {
+                cx.hovered = Some((n.start, n.end));
+            }
+        }
+        Value::Bytes(_) | Value::Prims(..) | Value::Array(_) => {
+            let len = n.value.len().unwrap_or(0);
+            let id = ui.make_persistent_id(("arr", path));
+            let resp = egui::collapsing_header::CollapsingState::load_with_default_open(
+                ui.ctx(),
+                id,
+                false,
+            )
+            .show_header(ui, |ui| {
+                ui.label(egui::RichText::new(label).strong());
+                ui.weak(format!("{ty} · {len} items"));
+                if let Value::Bytes(b) = &n.value {
+                    let preview: String = b.iter().take(12).map(|x| format!("{x:02x} ")).collect();
+                    ui.monospace(format!("{preview}{}", if b.len() > 12 { "…" } else { "" }));
+                }
+            })
+            .body(|ui| {
+                let pages = len.div_ceil(PAGE).max(1);
+                let page = st.pages.get(path).copied().unwrap_or(0).min(pages - 1);
+                if pages > 1 {
+                    ui.horizontal(|ui| {
+                        if ui.small_button("◀").clicked() && page > 0 {
+                            st.pages.insert(path.to_string(), page - 1);
+                        }
+                        ui.label(format!(
+                            "{}–{} of {len}",
+                            page * PAGE,
+                            ((page + 1) * PAGE).min(len) - 1
+                        ));
+                        if ui.small_button("▶").clicked() && page + 1 < pages {
+                            st.pages.insert(path.to_string(), page + 1);
+                        }
+                    });
+                }
+                let elem_field = field.map(|f| Field {
+                    array: ArrayKind::Scalar,
+                    ..f.clone()
+                });
+                let elem_ty = field.map_or(String::new(), |f| {
+                    f.type_text.split('[').next().unwrap_or("").to_string()
+                });
+                for i in page * PAGE..((page + 1) * PAGE).min(len) {
+                    let p = format!("{path}[{i}]");
+                    match &n.value {
+                        Value::Array(items) => {
+                            show_value(ui, cx, st, &format!("[{i}]"), elem_field.as_ref(), owner, &items[i], &p, depth + 1);
+                        }
+                        v => {
+                            if let Some((e, off)) = v.element(i) {
+                                let sz = match &n.value {
+                                    Value::Prims(pr, _) => pr.size().unwrap_or(1),
+                                    _ => 1,
+                                };
+                                let data_start = n.end as usize - v.len().unwrap_or(0) * sz;
+                                let s0 = (data_start + off) as u32;
+                                leaf_row(ui, cx, &format!("[{i}]"), &elem_ty, &e, (s0, s0 + sz as u32), &p, &[]);
+                            }
+                        }
+                    }
+                }
+            });
+            if resp.0.hovered() {
+                cx.hovered = Some((n.start, n.end));
+            }
+        }
+        v => {
+            let consts: Vec<String> = match (owner, field) {
+                (Some(o), Some(f)) if matches!(f.ty, FieldType::Primitive(_)) => cx.plan.def.types[o]
+                    .constants_matching(v)
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            leaf_row(ui, cx, label, &ty, v, (n.start, n.end), path, &consts);
+        }
+    }
+}
+
+fn hex_view(ui: &mut egui::Ui, data: &[u8], hl: Option<(u32, u32)>) {
+    let rows = data.len().div_ceil(16);
+    let font = FontId::monospace(12.0);
+    let normal = ui.visuals().text_color();
+    let hl_bg = ui.visuals().selection.bg_fill;
+    let row_h = ui.text_style_height(&egui::TextStyle::Monospace);
+    egui::ScrollArea::vertical()
+        .id_salt("hex")
+        .auto_shrink([false, false])
+        .show_rows(ui, row_h, rows, |ui, range| {
+            for r in range {
+                let mut job = LayoutJob::default();
+                let base = r * 16;
+                job.append(&format!("{base:08x}  "), 0.0, TextFormat::simple(font.clone(), ui.visuals().weak_text_color()));
+                let fmt = |i: usize| {
+                    let on = hl.is_some_and(|(a, b)| (a as usize..b as usize).contains(&i));
+                    TextFormat {
+                        font_id: font.clone(),
+                        color: normal,
+                        background: if on { hl_bg } else { Color32::TRANSPARENT },
+                        ..Default::default()
+                    }
+                };
+                for i in base..base + 16 {
+                    match data.get(i) {
+                        Some(b) => job.append(&format!("{b:02x} "), 0.0, fmt(i)),
+                        None => job.append("   ", 0.0, fmt(usize::MAX)),
+                    }
+                }
+                job.append(" ", 0.0, fmt(usize::MAX));
+                for i in base..(base + 16).min(data.len()) {
+                    let c = data[i];
+                    let ch = if (0x20..0x7f).contains(&c) { c as char } else { '.' };
+                    job.append(&ch.to_string(), 0.0, fmt(i));
+                }
+                ui.label(job);
+            }
+        });
+}
+
+/// The inspector panel.
+pub fn show(ui: &mut egui::Ui, d: &mut Doc, _cmds: &mut Vec<Cmd>) {
+    ui.horizontal(|ui| {
+        ui.heading("Inspector");
+        ui.toggle_value(&mut d.insp.raw, "Raw bytes");
+    });
+    let Some(ti) = d.selected else {
+        ui.weak("Select a topic in the tree or on the timeline to see its message at the playhead.");
+        return;
+    };
+    let s = d.bag.summary();
+    let topic = s.topics[ti].name.clone();
+    if d.indexed.is_none() {
+        if d.indexing() {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("Indexing: messages can be inspected once the tables are built.");
+            });
+        } else {
+            ui.weak("The message tables were not built: reopen the bag to inspect messages.");
+        }
+        return;
+    }
+    let Some(key) = d.inspect_key else {
+        ui.weak(format!("No message of {topic} at or before the playhead."));
+        return;
+    };
+    let Some(got) = &d.inspected else {
+        ui.spinner();
+        return;
+    };
+    let stale = got.key != key;
+    let c = &s.connections[got.key.conn];
+    let t = got.key.entry.time_ns;
+    ui.label(egui::RichText::new(&topic).strong());
+    ui.label(format!(
+        "{} · +{:.6} s · {} UTC",
+        c.datatype,
+        (t - s.start_ns.unwrap_or(0)) as f64 / 1e9,
+        timefmt::date(t)
+    ));
+    let nth = d
+        .times(ti)
+        .map(|v| v.partition_point(|&x| x < t))
+        .unwrap_or(0);
+    ui.weak(format!(
+        "message {} of {} · connection {} · {} bytes{}",
+        nth + 1,
+        s.topics[ti].message_count,
+        c.id,
+        got.data.as_ref().map_or(0, |b| b.len()),
+        if stale { " · loading…" } else { "" }
+    ));
+    ui.separator();
+    let mut hovered = None;
+    match (&got.decoded, &got.data) {
+        (_, Err(e)) => {
+            ui.colored_label(ui.visuals().error_fg_color, format!("Cannot read this message: {e}"));
+        }
+        (Err(e), Ok(data)) => {
+            ui.colored_label(ui.visuals().error_fg_color, format!("Cannot decode: {e}"));
+            hex_view(ui, data, None);
+        }
+        (Ok((plan, node)), Ok(data)) => {
+            let plan = std::sync::Arc::clone(plan);
+            let mut cx = Ctx {
+                plan: &plan,
+                topic: &topic,
+                hovered: None,
+            };
+            let raw = d.insp.raw;
+            let tree_h = if raw { ui.available_height() * 0.55 } else { ui.available_height() };
+            egui::ScrollArea::vertical()
+                .id_salt("inspector-tree")
+                .max_height(tree_h)
+                .auto_shrink([false, false])
+                .show(ui, |ui| {
+                    if let Value::Message { ty, fields } = &node.value {
+                        let tdef = &plan.def.types[*ty];
+                        for (f, child) in tdef.fields.iter().zip(fields) {
+                            let p = format!(".{}", f.name);
+                            show_value(ui, &mut cx, &mut d.insp, &f.name, Some(f), Some(*ty), child, &p, 1);
+                        }
+                        if fields.is_empty() {
+                            ui.weak("(a message with no fields)");
+                        }
+                        if !tdef.constants.is_empty() {
+                            ui.collapsing("Constants", |ui| {
+                                for k in &tdef.constants {
+                                    ui.monospace(format!("{} {} = {}", k.type_text, k.name, k.value));
+                                }
+                            });
+                        }
+                    }
+                });
+            hovered = cx.hovered;
+            if raw {
+                ui.separator();
+                hex_view(ui, data, hovered.or(d.insp.highlight));
+            }
+        }
+    }
+    if hovered.is_some() {
+        d.insp.highlight = hovered;
+    }
+}

@@ -1,0 +1,740 @@
+//! The desktop app: one module per panel; panels read the state and push [`Cmd`]s, which
+//! [`App::apply`] carries out in one place after the frame's panels have run.
+
+mod inspector;
+mod timeline;
+mod topics;
+pub mod worker;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::bag::TablesProgress;
+use crate::{timefmt, Bag};
+
+use worker::{Histogram, InspectKey, Inspected, Indexed, Inspector, LoadEvent, Loader};
+
+/// Most files kept in the recent list.
+const RECENT_MAX: usize = 10;
+
+/// What panels ask for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cmd {
+    /// Open a bag file.
+    Open(PathBuf),
+    /// Open (writing it first if needed) the demo bag.
+    OpenDemo,
+    /// Show the Open dialog.
+    OpenDialog,
+    /// Close the bag.
+    Close,
+    /// Stop building the message tables.
+    CancelIndexing,
+    /// Select a topic (index into the summary's topics) or none.
+    SelectTopic(Option<usize>),
+    /// Show or hide a topic's timeline row.
+    SetVisible(usize, bool),
+    /// Show or hide every topic.
+    SetAllVisible(bool),
+    /// Move the playhead (ns, clamped to the bag).
+    SetPlayhead(u64),
+    /// Step to the next (`true`) or previous message of the selected topic, or of any topic.
+    Step(bool),
+    /// Play or pause.
+    TogglePlay,
+    /// Playback speed.
+    SetSpeed(f32),
+    /// The selected range (ns), or none.
+    SetSelection(Option<(u64, u64)>),
+    /// The visible time window (ns, as offsets from the bag start, fractional).
+    SetView(f64, f64),
+    /// Show the whole bag.
+    FitAll,
+    /// Show the bag info window.
+    ShowInfo(bool),
+}
+
+/// An open bag and everything the panels show of it.
+pub struct Doc {
+    /// The bag.
+    pub bag: Bag,
+    /// Its path.
+    pub path: PathBuf,
+    /// Tables progress, while indexing.
+    pub progress: Option<TablesProgress>,
+    /// When indexing started.
+    pub index_started: Instant,
+    /// How indexing ended, if it has: `Ok` when the tables exist.
+    pub index_end: Option<Result<(), String>>,
+    /// The tables and derived data, once built.
+    pub indexed: Option<Indexed>,
+    /// Density per topic (coarse, while indexing; exact after).
+    pub hist: Arc<Histogram>,
+    /// Per topic: shown on the timeline.
+    pub visible: Vec<bool>,
+    /// The selected topic.
+    pub selected: Option<usize>,
+    /// The playhead (absolute ns).
+    pub playhead: u64,
+    /// The selected range (absolute ns).
+    pub selection: Option<(u64, u64)>,
+    /// The visible window, as ns offsets from the start.
+    pub view: (f64, f64),
+    /// Playing.
+    pub playing: bool,
+    /// Playback speed.
+    pub speed: f32,
+    /// Playback position carried between frames with sub-ns precision.
+    play_pos: f64,
+    /// The inspector's worker.
+    inspector: Inspector,
+    /// The last message asked for.
+    pub inspect_key: Option<InspectKey>,
+    /// The last message received.
+    pub inspected: Option<Inspected>,
+    /// Topic filter text.
+    pub filter: String,
+    /// Panels' own state.
+    pub timeline: timeline::TimelineState,
+    /// Inspector state.
+    pub insp: inspector::InspectorState,
+}
+
+impl Doc {
+    fn new(bag: Bag, hist: Arc<Histogram>, ctx: &egui::Context) -> Doc {
+        let s = bag.summary();
+        let start = s.start_ns.unwrap_or(0);
+        let dur = s.duration_ns().max(1) as f64;
+        let n = s.topics.len();
+        Doc {
+            path: s.path.clone(),
+            inspector: Inspector::spawn(bag.clone(), ctx.clone()),
+            bag,
+            progress: None,
+            index_started: Instant::now(),
+            index_end: None,
+            indexed: None,
+            hist,
+            visible: vec![true; n],
+            selected: None,
+            playhead: start,
+            selection: None,
+            view: (0.0, dur),
+            playing: false,
+            speed: 1.0,
+            play_pos: start as f64,
+            inspect_key: None,
+            inspected: None,
+            filter: String::new(),
+            timeline: Default::default(),
+            insp: Default::default(),
+        }
+    }
+
+    /// Start and end of the bag (ns).
+    pub fn range(&self) -> (u64, u64) {
+        let s = self.bag.summary();
+        (s.start_ns.unwrap_or(0), s.end_ns.unwrap_or(0))
+    }
+
+    /// Whether the tables are being built.
+    pub fn indexing(&self) -> bool {
+        self.index_end.is_none()
+    }
+
+    /// Times of the messages of topic `ti`, once indexed.
+    pub fn times(&self, ti: usize) -> Option<&[u64]> {
+        self.indexed
+            .as_ref()
+            .and_then(|i| i.topic_times.get(ti))
+            .map(|v| v.as_slice())
+    }
+
+    /// The message of topic `ti` at or before `t`.
+    pub fn message_at(&self, ti: usize, t: u64) -> Option<InspectKey> {
+        let ix = self.indexed.as_ref()?;
+        let topic = self.bag.summary().topics.get(ti)?;
+        let mut best: Option<InspectKey> = None;
+        for &c in &topic.connections {
+            let es = ix.tables.per_connection.get(c)?;
+            let k = es.partition_point(|e| e.time_ns <= t);
+            if k == 0 {
+                continue;
+            }
+            let e = es[k - 1];
+            if best.is_none_or(|b| e.time_ns >= b.entry.time_ns) {
+                best = Some(InspectKey { conn: c, entry: e });
+            }
+        }
+        best
+    }
+
+    fn step(&self, forward: bool) -> Option<u64> {
+        let topics: Vec<usize> = match self.selected {
+            Some(t) => vec![t],
+            None => (0..self.bag.summary().topics.len())
+                .filter(|&t| self.visible[t])
+                .collect(),
+        };
+        let p = self.playhead;
+        let mut best: Option<u64> = None;
+        for t in topics {
+            let Some(v) = self.times(t) else { continue };
+            let cand = if forward {
+                v.get(v.partition_point(|&x| x <= p)).copied()
+            } else {
+                let k = v.partition_point(|&x| x < p);
+                k.checked_sub(1).map(|k| v[k])
+            };
+            if let Some(c) = cand {
+                best = Some(match best {
+                    None => c,
+                    Some(b) if forward => b.min(c),
+                    Some(b) => b.max(c),
+                });
+            }
+        }
+        best
+    }
+}
+
+/// The application.
+pub struct App {
+    /// The open bag.
+    pub doc: Option<Doc>,
+    /// A bag being opened.
+    loader: Option<Loader>,
+    /// What is being opened (for the status line).
+    pub opening: Option<String>,
+    /// The last error, shown until dismissed.
+    pub error: Option<String>,
+    /// A passing notice.
+    pub notice: Option<String>,
+    /// Recently opened files, newest first.
+    pub recent: Vec<PathBuf>,
+    /// Commands queued this frame.
+    pub cmds: Vec<Cmd>,
+    /// Bag info window open.
+    pub show_info: bool,
+    dialog: Option<std::sync::mpsc::Receiver<Option<PathBuf>>>,
+    ctx: egui::Context,
+}
+
+impl App {
+    /// A new app; `bag` is opened at once when given.
+    pub fn new(ctx: &egui::Context, storage: Option<&dyn eframe::Storage>, bag: Option<PathBuf>) -> App {
+        let recent = storage
+            .and_then(|s| s.get_string("recent"))
+            .map(|s| s.lines().filter(|l| !l.is_empty()).map(PathBuf::from).collect())
+            .unwrap_or_default();
+        let mut app = App {
+            doc: None,
+            loader: None,
+            opening: None,
+            error: None,
+            notice: None,
+            recent,
+            cmds: Vec::new(),
+            show_info: false,
+            dialog: None,
+            ctx: ctx.clone(),
+        };
+        if let Some(b) = bag {
+            app.apply(Cmd::Open(b));
+        }
+        app
+    }
+
+    /// Whether a bag is being opened or indexed.
+    pub fn busy(&self) -> bool {
+        self.loader.is_some()
+    }
+
+    fn start_loading(&mut self, path: Option<PathBuf>, label: String) {
+        if let Some(l) = self.loader.take() {
+            l.cancel.store(true, Ordering::Relaxed);
+        }
+        self.error = None;
+        self.opening = Some(label);
+        self.loader = Some(Loader::spawn(path, self.ctx.clone()));
+    }
+
+    fn remember(&mut self, p: &Path) {
+        let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        if p == crate::demo::demo_path() {
+            return;
+        }
+        self.recent.retain(|x| *x != p);
+        self.recent.insert(0, p);
+        self.recent.truncate(RECENT_MAX);
+    }
+
+    /// Carries out one command.
+    pub fn apply(&mut self, cmd: Cmd) {
+        match cmd {
+            Cmd::Open(p) => {
+                let label = p.display().to_string();
+                self.start_loading(Some(p), label);
+            }
+            Cmd::OpenDemo => self.start_loading(None, "demo bag".into()),
+            Cmd::OpenDialog => {
+                let (tx, rx) = std::sync::mpsc::channel();
+                let ctx = self.ctx.clone();
+                let r = std::thread::Builder::new()
+                    .name("bagscope-file-dialog".into())
+                    .spawn(move || {
+                        let f = rfd::FileDialog::new()
+                            .add_filter("ROS bag", &["bag", "active", "orig"])
+                            .add_filter("All files", &["*"])
+                            .pick_file();
+                        let _ = tx.send(f);
+                        ctx.request_repaint();
+                    });
+                match r {
+                    Ok(_) => self.dialog = Some(rx),
+                    Err(e) => self.error = Some(format!("cannot show the Open dialog: {e}")),
+                }
+            }
+            Cmd::Close => {
+                if let Some(l) = self.loader.take() {
+                    l.cancel.store(true, Ordering::Relaxed);
+                }
+                self.doc = None;
+                self.opening = None;
+            }
+            Cmd::CancelIndexing => {
+                if let Some(l) = &self.loader {
+                    l.cancel.store(true, Ordering::Relaxed);
+                }
+            }
+            Cmd::ShowInfo(b) => self.show_info = b,
+            other => {
+                if let Some(d) = &mut self.doc {
+                    apply_doc(d, other);
+                }
+            }
+        }
+    }
+
+    fn poll(&mut self) {
+        if let Some(rx) = &self.dialog {
+            match rx.try_recv() {
+                Ok(Some(p)) => {
+                    self.dialog = None;
+                    self.apply(Cmd::Open(p));
+                }
+                Ok(None) => {
+                    self.dialog = None;
+                    self.notice = Some(
+                        "No file chosen. If no dialog appeared, this desktop has no file portal: drop a bag on the window or pass it on the command line.".into(),
+                    );
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => {}
+                Err(_) => self.dialog = None,
+            }
+        }
+        let mut done = false;
+        // A bounded number of events a frame keeps the frame short.
+        for _ in 0..64 {
+            let Some(l) = &self.loader else { break };
+            let Ok(ev) = l.rx.try_recv() else { break };
+            {
+                match ev {
+                    LoadEvent::Opened(bag, hist) => {
+                        let p = bag.summary().path.clone();
+                        self.doc = Some(Doc::new(bag, hist, &self.ctx));
+                        self.opening = None;
+                        self.remember(&p);
+                    }
+                    LoadEvent::Failed(e) => {
+                        self.error = Some(e);
+                        self.opening = None;
+                        done = true;
+                    }
+                    LoadEvent::Progress(p, h) => {
+                        if let Some(d) = &mut self.doc {
+                            d.progress = Some(p);
+                            d.hist = h;
+                        }
+                    }
+                    LoadEvent::Indexed(ix) => {
+                        if let Some(d) = &mut self.doc {
+                            d.hist = Arc::clone(&ix.hist);
+                            d.indexed = Some(ix);
+                            d.index_end = Some(Ok(()));
+                            d.progress = None;
+                        }
+                        done = true;
+                    }
+                    LoadEvent::Cancelled => {
+                        if let Some(d) = &mut self.doc {
+                            d.index_end = Some(Err("indexing cancelled".into()));
+                        }
+                        done = true;
+                    }
+                    LoadEvent::IndexFailed(e) => {
+                        if let Some(d) = &mut self.doc {
+                            d.index_end = Some(Err(e.clone()));
+                        }
+                        self.error = Some(format!("indexing failed: {e}"));
+                        done = true;
+                    }
+                }
+            }
+        }
+        if done {
+            self.loader = None;
+        }
+        if let Some(d) = &mut self.doc {
+            while let Ok(r) = d.inspector.rx.try_recv() {
+                d.inspected = Some(r);
+            }
+            d.inspector.flush();
+        }
+    }
+
+    fn handle_drops(&mut self, ui: &egui::Ui) {
+        let dropped: Vec<PathBuf> = ui.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        });
+        if let Some(p) = dropped.into_iter().next() {
+            self.cmds.push(Cmd::Open(p));
+        }
+    }
+
+    fn keyboard(&mut self, ui: &egui::Ui) {
+        if self.doc.is_none() || ui.ctx().egui_wants_keyboard_input() {
+            return;
+        }
+        use egui::Key;
+        let (space, left, right, home, end) = ui.input_mut(|i| {
+            (
+                i.consume_key(egui::Modifiers::NONE, Key::Space),
+                i.consume_key(egui::Modifiers::NONE, Key::ArrowLeft),
+                i.consume_key(egui::Modifiers::NONE, Key::ArrowRight),
+                i.consume_key(egui::Modifiers::NONE, Key::Home),
+                i.consume_key(egui::Modifiers::NONE, Key::End),
+            )
+        });
+        let Some(d) = &self.doc else { return };
+        let (a, b) = d.range();
+        if space {
+            self.cmds.push(Cmd::TogglePlay);
+        }
+        if left {
+            self.cmds.push(Cmd::Step(false));
+        }
+        if right {
+            self.cmds.push(Cmd::Step(true));
+        }
+        if home {
+            self.cmds.push(Cmd::SetPlayhead(a));
+        }
+        if end {
+            self.cmds.push(Cmd::SetPlayhead(b));
+        }
+    }
+
+    fn advance_playback(&mut self, ui: &egui::Ui) {
+        let Some(d) = &mut self.doc else { return };
+        if !d.playing {
+            return;
+        }
+        let dt = ui.input(|i| i.stable_dt).min(0.1) as f64;
+        let (_, end) = d.range();
+        d.play_pos += dt * 1e9 * f64::from(d.speed);
+        if d.play_pos >= end as f64 {
+            d.play_pos = end as f64;
+            d.playing = false;
+        }
+        d.playhead = d.play_pos as u64;
+        ui.ctx().request_repaint();
+    }
+
+    fn request_inspection(&mut self) {
+        let Some(d) = &mut self.doc else { return };
+        let key = d.selected.and_then(|t| d.message_at(t, d.playhead));
+        if key != d.inspect_key {
+            d.inspect_key = key;
+            if let Some(k) = key {
+                d.inspector.request(k);
+            }
+        }
+    }
+
+    /// The whole UI for one frame.
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        self.poll();
+        self.handle_drops(ui);
+        self.keyboard(ui);
+        self.advance_playback(ui);
+        self.top_bar(ui);
+        match self.doc.is_some() {
+            true => {
+                let mut cmds = std::mem::take(&mut self.cmds);
+                if let Some(d) = &mut self.doc {
+                    egui::Panel::left("topics")
+                        .resizable(true)
+                        .default_size(330.0)
+                        .show(ui, |ui| topics::show(ui, d, &mut cmds));
+                    egui::Panel::right("inspector")
+                        .resizable(true)
+                        .default_size(420.0)
+                        .show(ui, |ui| inspector::show(ui, d, &mut cmds));
+                    egui::CentralPanel::default().show(ui, |ui| timeline::show(ui, d, &mut cmds));
+                }
+                self.cmds.append(&mut cmds);
+            }
+            false => {
+                egui::CentralPanel::default().show(ui, |ui| self.start_screen(ui));
+            }
+        }
+        if self.show_info {
+            self.info_window(ui);
+        }
+        for c in std::mem::take(&mut self.cmds) {
+            self.apply(c);
+        }
+        self.request_inspection();
+        if self.busy() {
+            ui.ctx().request_repaint_after(std::time::Duration::from_millis(50));
+        }
+    }
+
+    fn top_bar(&mut self, ui: &mut egui::Ui) {
+        egui::Panel::top("menu").show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.strong("bagscope");
+                if ui.button("Open…").clicked() {
+                    self.cmds.push(Cmd::OpenDialog);
+                }
+                ui.menu_button("Recent", |ui| {
+                    if self.recent.is_empty() {
+                        ui.label("No recent files");
+                    }
+                    for p in &self.recent {
+                        if ui.button(p.display().to_string()).clicked() {
+                            self.cmds.push(Cmd::Open(p.clone()));
+                        }
+                    }
+                });
+                if ui.button("Demo bag").clicked() {
+                    self.cmds.push(Cmd::OpenDemo);
+                }
+                if let Some(d) = &self.doc {
+                    if ui.button("Bag info").clicked() {
+                        self.cmds.push(Cmd::ShowInfo(!self.show_info));
+                    }
+                    if ui.button("Close").clicked() {
+                        self.cmds.push(Cmd::Close);
+                    }
+                    ui.separator();
+                    ui.label(d.path.display().to_string());
+                    let w = d.bag.warnings();
+                    if !w.is_empty() {
+                        let r = ui.colored_label(
+                            ui.visuals().warn_fg_color,
+                            format!("⚠ {} warnings (recovered bag)", w.len()),
+                        );
+                        if r.on_hover_text(w.join("\n")).clicked() {
+                            self.cmds.push(Cmd::ShowInfo(true));
+                        }
+                    }
+                }
+            });
+            if let Some(o) = &self.opening {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label(format!("Opening {o}…"));
+                });
+            }
+            if let Some(d) = &self.doc {
+                if d.indexing() {
+                    ui.horizontal(|ui| {
+                        let s = d.bag.summary();
+                        let (frac, text) = match d.progress {
+                            Some(p) => {
+                                let total = s.file_size.max(1);
+                                let f = p.bytes_done as f32 / total as f32;
+                                let el = d.index_started.elapsed().as_secs_f32();
+                                let left = if f > 0.01 { el / f - el } else { f32::NAN };
+                                (
+                                    f,
+                                    format!(
+                                        "Indexing: {} of {} chunks, {} of {}{}",
+                                        p.chunks_done,
+                                        p.chunks_total,
+                                        timefmt::bytes(p.bytes_done),
+                                        timefmt::bytes(total),
+                                        if left.is_finite() {
+                                            format!(", {left:.0} s left")
+                                        } else {
+                                            String::new()
+                                        }
+                                    ),
+                                )
+                            }
+                            None => (0.0, "Indexing…".to_string()),
+                        };
+                        ui.add(egui::ProgressBar::new(frac).desired_width(240.0).text(text));
+                        if ui.button("Cancel").clicked() {
+                            self.cmds.push(Cmd::CancelIndexing);
+                        }
+                    });
+                } else if let Some(Err(e)) = &d.index_end {
+                    ui.colored_label(
+                        ui.visuals().warn_fg_color,
+                        format!("Message tables not built ({e}): the timeline shows chunk densities; reopen the bag to index it."),
+                    );
+                }
+            }
+            let mut dismiss = false;
+            if let Some(e) = &self.error {
+                ui.horizontal(|ui| {
+                    ui.colored_label(ui.visuals().error_fg_color, format!("⛔ {e}"));
+                    dismiss = ui.small_button("Dismiss").clicked();
+                });
+            }
+            if dismiss {
+                self.error = None;
+            }
+            let mut dismiss = false;
+            if let Some(n) = &self.notice {
+                ui.horizontal(|ui| {
+                    ui.label(n);
+                    dismiss = ui.small_button("OK").clicked();
+                });
+            }
+            if dismiss {
+                self.notice = None;
+            }
+        });
+    }
+
+    fn start_screen(&mut self, ui: &mut egui::Ui) {
+        ui.vertical_centered(|ui| {
+            ui.add_space(60.0);
+            ui.heading("bagscope");
+            ui.label("A fast inspector and timeline viewer for ROS bag files (format 2.0 and 1.2).");
+            ui.add_space(20.0);
+            if ui.button("Open a bag…").clicked() {
+                self.cmds.push(Cmd::OpenDialog);
+            }
+            if ui.button("Open demo bag").clicked() {
+                self.cmds.push(Cmd::OpenDemo);
+            }
+            ui.label("…or drop a .bag file on this window.");
+            ui.add_space(20.0);
+            if !self.recent.is_empty() {
+                ui.strong("Recent files");
+                for p in &self.recent {
+                    if ui.link(p.display().to_string()).clicked() {
+                        self.cmds.push(Cmd::Open(p.clone()));
+                    }
+                }
+            }
+        });
+    }
+
+    fn info_window(&mut self, ui: &mut egui::Ui) {
+        let Some(d) = &self.doc else { return };
+        let mut open = true;
+        let text = crate::info::summary_text(&d.bag, false).unwrap_or_else(|e| e.to_string());
+        egui::Window::new("Bag info")
+            .open(&mut open)
+            .default_size([720.0, 420.0])
+            .show(ui.ctx(), |ui| {
+                egui::ScrollArea::both().show(ui, |ui| {
+                    ui.add(egui::Label::new(egui::RichText::new(text).monospace()).selectable(true));
+                });
+            });
+        if !open {
+            self.cmds.push(Cmd::ShowInfo(false));
+        }
+    }
+
+    /// Saves the recent files.
+    pub fn save(&self, storage: &mut dyn eframe::Storage) {
+        let s: Vec<String> = self.recent.iter().map(|p| p.display().to_string()).collect();
+        storage.set_string("recent", s.join("\n"));
+    }
+}
+
+fn apply_doc(d: &mut Doc, cmd: Cmd) {
+    let (a, b) = d.range();
+    match cmd {
+        Cmd::SelectTopic(t) => d.selected = t,
+        Cmd::SetVisible(t, v) => {
+            if let Some(x) = d.visible.get_mut(t) {
+                *x = v;
+            }
+        }
+        Cmd::SetAllVisible(v) => d.visible.iter_mut().for_each(|x| *x = v),
+        Cmd::SetPlayhead(t) => {
+            d.playhead = t.clamp(a, b.max(a));
+            d.play_pos = d.playhead as f64;
+        }
+        Cmd::Step(fwd) => {
+            if let Some(t) = d.step(fwd) {
+                d.playhead = t;
+                d.play_pos = t as f64;
+                d.playing = false;
+            }
+        }
+        Cmd::TogglePlay => {
+            if !d.playing && d.playhead >= b {
+                d.playhead = a;
+            }
+            d.playing = !d.playing;
+            d.play_pos = d.playhead as f64;
+        }
+        Cmd::SetSpeed(s) => d.speed = s.clamp(0.1, 10.0),
+        Cmd::SetSelection(r) => {
+            d.selection = r.map(|(x, y)| {
+                let (x, y) = (x.min(y), x.max(y));
+                (x.clamp(a, b), y.clamp(a, b))
+            })
+        }
+        Cmd::SetView(x, y) => {
+            let dur = (b - a).max(1) as f64;
+            let w = (y - x).clamp(1e3, dur * 1.2);
+            let x = x.clamp(-dur * 0.1, dur - w * 0.5);
+            d.view = (x, x + w);
+        }
+        Cmd::FitAll => d.view = (0.0, (b - a).max(1) as f64),
+        _ => {}
+    }
+}
+
+impl eframe::App for App {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        App::ui(self, ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        App::save(self, storage);
+    }
+}
+
+/// Runs the app in a window.
+pub fn run(bag: Option<PathBuf>) -> eframe::Result<()> {
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("bagscope")
+            .with_inner_size([1600.0, 1000.0])
+            .with_drag_and_drop(true),
+        ..Default::default()
+    };
+    eframe::run_native(
+        "bagscope",
+        options,
+        Box::new(move |cc| Ok(Box::new(App::new(&cc.egui_ctx, cc.storage, bag)))),
+    )
+}

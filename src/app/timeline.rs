@@ -1,0 +1,493 @@
+//! The timeline: a time axis, one density row per visible topic (messages per pixel, drawn as
+//! runs of equal-height bars, never one shape per message), the playhead, the selected range.
+//!
+//! Wheel or pinch over the rows zooms around the pointer; dragging pans; a click or a drag on
+//! the axis moves the playhead; shift-drag selects a range, whose edges can be dragged; the
+//! wheel over the topic names scrolls the rows (only the rows on screen are drawn).
+
+use std::collections::HashMap;
+
+use egui::{Color32, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
+
+use super::worker::HIST_BINS;
+use super::{Cmd, Doc};
+use crate::timefmt;
+
+const ROW_H: f32 = 22.0;
+const AXIS_H: f32 = 30.0;
+const NAME_W: f32 = 200.0;
+const SPEEDS: [f32; 9] = [0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 4.0, 5.0, 10.0];
+
+/// What a drag on the timeline does, decided when it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+enum DragMode {
+    #[default]
+    None,
+    Pan,
+    Scrub,
+    /// Selecting from this anchor (ns).
+    Select(u64),
+    /// Moving the selection's start (`false`) or end (`true`).
+    Edge(bool),
+}
+
+/// The timeline's own state.
+#[derive(Default)]
+pub struct TimelineState {
+    /// First row shown.
+    pub first_row: usize,
+    drag: DragMode,
+    /// Typed selection bounds (seconds from the start).
+    sel_text: (String, String),
+    sel_text_for: Option<Option<(u64, u64)>>,
+    /// Cached density per topic for the current view and width.
+    cache: HashMap<usize, (CacheKey, Vec<u32>)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct CacheKey {
+    view: (f64, f64),
+    px: usize,
+    source: usize,
+}
+
+/// A stable colour per topic.
+pub fn topic_color(ti: usize) -> Color32 {
+    let h = (ti as f32 * 0.618_034).fract();
+    egui::ecolor::Hsva::new(h, 0.55, 0.85, 1.0).into()
+}
+
+/// Messages of topic `ti` per pixel over `view` (ns from the start), `px` pixels wide:
+/// exact from the message times once indexed, else from the coarse histogram.
+fn density(d: &Doc, ti: usize, view: (f64, f64), px: usize) -> Vec<u32> {
+    let (start, end) = d.range();
+    let w = (view.1 - view.0) / px as f64;
+    if let Some(v) = d.times(ti) {
+        let mut out = Vec::with_capacity(px);
+        let to_t = |j: usize| -> u64 {
+            let x = start as f64 + view.0 + w * j as f64;
+            if x <= 0.0 {
+                0
+            } else {
+                x as u64
+            }
+        };
+        let mut prev = v.partition_point(|&t| t < to_t(0));
+        for j in 0..px {
+            let t1 = to_t(j + 1);
+            let next = prev + v[prev..].partition_point(|&t| t < t1);
+            // The last pixel includes the bag's end.
+            let next = if j + 1 == px && t1 >= end {
+                prev + v[prev..].partition_point(|&t| t <= t1)
+            } else {
+                next
+            };
+            out.push((next - prev) as u32);
+            prev = next;
+        }
+        return out;
+    }
+    let Some(h) = d.hist.get(ti) else {
+        return vec![0; px];
+    };
+    let span = (end - start).max(1) as f64;
+    let mut cum = Vec::with_capacity(HIST_BINS + 1);
+    let mut acc = 0u64;
+    cum.push(0u64);
+    for &c in h {
+        acc += u64::from(c);
+        cum.push(acc);
+    }
+    let at = |x: f64| -> f64 {
+        let b = (x / span * HIST_BINS as f64).clamp(0.0, HIST_BINS as f64);
+        let i = (b as usize).min(HIST_BINS - 1);
+        let f = b - i as f64;
+        cum[i] as f64 + (cum[i + 1] - cum[i]) as f64 * f
+    };
+    (0..px)
+        .map(|j| {
+            let a = at(view.0 + w * j as f64);
+            let b = at(view.0 + w * (j + 1) as f64);
+            (b - a).round().max(0.0) as u32
+        })
+        .collect()
+}
+
+fn nice_step(ns_per_px: f64) -> f64 {
+    let target = ns_per_px * 110.0;
+    const STEPS: [f64; 14] = [
+        1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0,
+    ];
+    if target < 1e9 {
+        let mag = 10f64.powf((target).log10().floor());
+        for m in [1.0, 2.0, 5.0, 10.0] {
+            if mag * m >= target {
+                return (mag * m).max(1.0);
+            }
+        }
+        return mag * 10.0;
+    }
+    for s in STEPS {
+        if s * 1e9 >= target {
+            return s * 1e9;
+        }
+    }
+    (target / 3.6e12).ceil() * 3.6e12
+}
+
+fn tick_label(off_ns: f64, step: f64) -> String {
+    let s = off_ns / 1e9;
+    if step >= 60e9 {
+        let m = (s / 60.0).floor();
+        format!("{}:{:02.0}", m as i64, s - m * 60.0)
+    } else {
+        let digits = (-(step / 1e9).log10()).ceil().clamp(0.0, 9.0) as usize;
+        format!("{s:.digits$} s")
+    }
+}
+
+fn rel(d: &Doc, t: u64) -> String {
+    let (a, _) = d.range();
+    format!("{:.3}", (t as f64 - a as f64) / 1e9)
+}
+
+fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
+    let (a, b) = d.range();
+    ui.horizontal(|ui| {
+        let play = if d.playing { "⏸ Pause" } else { "▶ Play" };
+        if ui.button(play).on_hover_text("Space").clicked() {
+            cmds.push(Cmd::TogglePlay);
+        }
+        if ui.button("⏮").on_hover_text("Previous message (←)").clicked() {
+            cmds.push(Cmd::Step(false));
+        }
+        if ui.button("⏭").on_hover_text("Next message (→)").clicked() {
+            cmds.push(Cmd::Step(true));
+        }
+        egui::ComboBox::from_id_salt("speed")
+            .width(64.0)
+            .selected_text(format!("{}×", d.speed))
+            .show_ui(ui, |ui| {
+                for s in SPEEDS {
+                    if ui.selectable_label(d.speed == s, format!("{s}×")).clicked() {
+                        cmds.push(Cmd::SetSpeed(s));
+                    }
+                }
+            });
+        ui.separator();
+        ui.label(format!(
+            "t = +{} s  ·  {} UTC",
+            rel(d, d.playhead),
+            timefmt::date(d.playhead)
+        ));
+        ui.separator();
+        if ui.button("Fit all").clicked() {
+            cmds.push(Cmd::FitAll);
+        }
+        ui.separator();
+        // The selected range, typed or dragged.
+        if d.timeline.sel_text_for != Some(d.selection) {
+            d.timeline.sel_text = match d.selection {
+                Some((x, y)) => (rel(d, x), rel(d, y)),
+                None => (String::new(), String::new()),
+            };
+            d.timeline.sel_text_for = Some(d.selection);
+        }
+        ui.label("Range");
+        let r1 = ui.add(
+            egui::TextEdit::singleline(&mut d.timeline.sel_text.0)
+                .desired_width(70.0)
+                .hint_text("start s"),
+        );
+        ui.label("–");
+        let r2 = ui.add(
+            egui::TextEdit::singleline(&mut d.timeline.sel_text.1)
+                .desired_width(70.0)
+                .hint_text("end s"),
+        );
+        if (r1.lost_focus() || r2.lost_focus()) && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+            let p = |s: &str| s.trim().parse::<f64>().ok().map(|x| (a as f64 + x * 1e9).max(0.0) as u64);
+            match (p(&d.timeline.sel_text.0), p(&d.timeline.sel_text.1)) {
+                (Some(x), Some(y)) => cmds.push(Cmd::SetSelection(Some((x, y)))),
+                (Some(x), None) => cmds.push(Cmd::SetSelection(Some((x, b)))),
+                (None, Some(y)) => cmds.push(Cmd::SetSelection(Some((a, y)))),
+                (None, None) => cmds.push(Cmd::SetSelection(None)),
+            }
+            d.timeline.sel_text_for = None;
+        }
+        if let Some((x, y)) = d.selection {
+            ui.weak(timefmt::duration(y - x));
+            if ui.small_button("Clear").clicked() {
+                cmds.push(Cmd::SetSelection(None));
+            }
+        } else {
+            ui.weak("shift-drag to select");
+        }
+    });
+}
+
+/// The timeline panel.
+pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
+    toolbar(ui, d, cmds);
+    let (a, b) = d.range();
+    let s = d.bag.summary();
+    let rows: Vec<usize> = (0..s.topics.len()).filter(|&t| d.visible[t]).collect();
+    let full = ui.available_rect_before_wrap();
+    let strip_x0 = full.left() + NAME_W;
+    let strip = Rect::from_min_max(Pos2::new(strip_x0, full.top()), full.max);
+    let px = strip.width().max(1.0) as usize;
+    let view = d.view;
+    let ns_per_px = (view.1 - view.0) / strip.width().max(1.0) as f64;
+    let x_of = |t: f64| strip.left() + ((t - view.0) / ns_per_px) as f32;
+    let t_of = |x: f32| view.0 + f64::from(x - strip.left()) * ns_per_px;
+    let abs_of = |x: f32| (a as f64 + t_of(x)).clamp(a as f64, b as f64) as u64;
+    let painter = ui.painter_at(full);
+    let visuals = ui.visuals().clone();
+
+    // Interaction over the strip (axis and rows).
+    let resp = ui.interact(strip, ui.scope_id().with("timeline-strip"), Sense::click_and_drag());
+    let names = Rect::from_min_max(full.min, Pos2::new(strip_x0, full.bottom()));
+    let rows_top = full.top() + AXIS_H;
+    let visible_rows = (((full.bottom() - rows_top) / ROW_H).floor() as usize).max(1);
+    let max_first = rows.len().saturating_sub(visible_rows);
+    if let Some(pos) = ui.input(|i| i.pointer.hover_pos()) {
+        let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta, i.zoom_delta()));
+        if strip.contains(pos) {
+            let mut factor = f64::from(zoom);
+            if scroll.y != 0.0 {
+                factor *= (f64::from(scroll.y) * 0.003).exp();
+            }
+            if (factor - 1.0).abs() > 1e-6 {
+                let t = t_of(pos.x);
+                let nx = t - (t - view.0) / factor;
+                let ny = t + (view.1 - t) / factor;
+                cmds.push(Cmd::SetView(nx, ny));
+            }
+            if scroll.x != 0.0 {
+                let dx = -f64::from(scroll.x) * ns_per_px;
+                cmds.push(Cmd::SetView(view.0 + dx, view.1 + dx));
+            }
+        } else if names.contains(pos) && scroll.y != 0.0 {
+            let step = (-scroll.y / ROW_H).round() as i64;
+            d.timeline.first_row = (d.timeline.first_row as i64 + step).clamp(0, max_first as i64) as usize;
+        }
+    }
+    d.timeline.first_row = d.timeline.first_row.min(max_first);
+    let on_axis = |p: Pos2| p.y < rows_top;
+    if resp.drag_started() {
+        let p = resp.interact_pointer_pos().unwrap_or(strip.center());
+        let shift = ui.input(|i| i.modifiers.shift);
+        let near = |t: u64| (x_of((t - a) as f64) - p.x).abs() < 5.0;
+        d.timeline.drag = match d.selection {
+            Some((x, _)) if near(x) && !on_axis(p) => DragMode::Edge(false),
+            Some((_, y)) if near(y) && !on_axis(p) => DragMode::Edge(true),
+            _ if shift => DragMode::Select(abs_of(p.x)),
+            _ if on_axis(p) => DragMode::Scrub,
+            _ if ui.input(|i| i.pointer.middle_down()) => DragMode::Pan,
+            _ => DragMode::Pan,
+        };
+    }
+    if resp.dragged() {
+        let p = resp.interact_pointer_pos().unwrap_or(strip.center());
+        match d.timeline.drag {
+            DragMode::Pan => {
+                let dx = -f64::from(resp.drag_delta().x) * ns_per_px;
+                cmds.push(Cmd::SetView(view.0 + dx, view.1 + dx));
+            }
+            DragMode::Scrub => cmds.push(Cmd::SetPlayhead(abs_of(p.x))),
+            DragMode::Select(anchor) => cmds.push(Cmd::SetSelection(Some((anchor, abs_of(p.x))))),
+            DragMode::Edge(end) => {
+                if let Some((x, y)) = d.selection {
+                    let t = abs_of(p.x);
+                    cmds.push(Cmd::SetSelection(Some(if end { (x, t) } else { (t, y) })));
+                }
+            }
+            DragMode::None => {}
+        }
+    }
+    if resp.drag_stopped() {
+        d.timeline.drag = DragMode::None;
+    }
+    if resp.clicked() {
+        if let Some(p) = resp.interact_pointer_pos() {
+            cmds.push(Cmd::SetPlayhead(abs_of(p.x)));
+        }
+    }
+    if resp.double_clicked() {
+        cmds.push(Cmd::FitAll);
+    }
+
+    // Axis.
+    let axis = Rect::from_min_max(Pos2::new(strip.left(), full.top()), Pos2::new(strip.right(), rows_top));
+    painter.rect_filled(axis, 0.0, visuals.faint_bg_color);
+    let step = nice_step(ns_per_px);
+    let mut k = (view.0 / step).floor();
+    let text_color = visuals.text_color();
+    let grid = visuals.widgets.noninteractive.bg_stroke.color;
+    while k * step <= view.1 {
+        let t = k * step;
+        let x = x_of(t);
+        if x >= strip.left() {
+            painter.line_segment([Pos2::new(x, axis.bottom() - 6.0), Pos2::new(x, full.bottom())], Stroke::new(1.0, grid));
+            painter.text(
+                Pos2::new(x + 3.0, axis.top() + 2.0),
+                egui::Align2::LEFT_TOP,
+                tick_label(t, step),
+                egui::FontId::proportional(11.0),
+                text_color,
+            );
+        }
+        k += 1.0;
+    }
+    // Names column header: the wall-clock time of the view's start.
+    painter.text(
+        Pos2::new(full.left() + 4.0, full.top() + 2.0),
+        egui::Align2::LEFT_TOP,
+        format!("{} UTC", timefmt::date((a as f64 + view.0.max(0.0)) as u64)),
+        egui::FontId::proportional(11.0),
+        visuals.weak_text_color(),
+    );
+
+    // Rows, virtualised: only those on screen are computed and drawn.
+    let shown = &rows[d.timeline.first_row..(d.timeline.first_row + visible_rows).min(rows.len())];
+    let source = d
+        .indexed
+        .as_ref()
+        .map_or(std::sync::Arc::as_ptr(&d.hist) as usize, |i| std::sync::Arc::as_ptr(&i.tables) as usize);
+    let key = CacheKey { view, px, source };
+    for (r, &ti) in shown.iter().enumerate() {
+        let y0 = rows_top + r as f32 * ROW_H;
+        let row = Rect::from_min_size(Pos2::new(full.left(), y0), Vec2::new(full.width(), ROW_H));
+        let t = &s.topics[ti];
+        if d.selected == Some(ti) {
+            painter.rect_filled(row, 0.0, visuals.selection.bg_fill.gamma_multiply(0.35));
+        } else if r % 2 == 1 {
+            painter.rect_filled(row, 0.0, visuals.faint_bg_color);
+        }
+        let label_rect = Rect::from_min_max(row.min, Pos2::new(strip_x0, row.bottom()));
+        let lr = ui.interact(label_rect, ui.scope_id().with(("row", ti)), Sense::click());
+        if lr.clicked() {
+            cmds.push(Cmd::SelectTopic(Some(ti)));
+        }
+        painter.rect_filled(
+            Rect::from_min_size(Pos2::new(row.left() + 2.0, y0 + 5.0), Vec2::new(4.0, ROW_H - 10.0)),
+            1.0,
+            topic_color(ti),
+        );
+        let name = if t.name.len() > 28 {
+            format!("…{}", &t.name[t.name.len() - 27..])
+        } else {
+            t.name.clone()
+        };
+        painter.text(
+            Pos2::new(row.left() + 10.0, y0 + ROW_H / 2.0),
+            egui::Align2::LEFT_CENTER,
+            name,
+            egui::FontId::proportional(13.0),
+            if lr.hovered() { visuals.strong_text_color() } else { text_color },
+        );
+        let counts = match d.timeline.cache.get(&ti) {
+            Some((k, v)) if *k == key => v,
+            _ => {
+                let v = density(d, ti, view, px);
+                d.timeline.cache.insert(ti, (key, v));
+                &d.timeline.cache[&ti].1
+            }
+        };
+        let max = counts.iter().copied().max().unwrap_or(0).max(1) as f32;
+        let color = topic_color(ti);
+        let base = row.bottom() - 3.0;
+        let hmax = ROW_H - 6.0;
+        // Runs of equal bar height become one rectangle.
+        let mut j = 0;
+        while j < counts.len() {
+            let h = if counts[j] == 0 { 0.0 } else { (counts[j] as f32 / max * hmax).max(2.0).round() };
+            let mut e = j + 1;
+            while e < counts.len() {
+                let h2 = if counts[e] == 0 { 0.0 } else { (counts[e] as f32 / max * hmax).max(2.0).round() };
+                if h2 != h {
+                    break;
+                }
+                e += 1;
+            }
+            if h > 0.0 {
+                painter.rect_filled(
+                    Rect::from_min_max(
+                        Pos2::new(strip.left() + j as f32, base - h),
+                        Pos2::new(strip.left() + e as f32, base),
+                    ),
+                    0.0,
+                    color,
+                );
+            }
+            j = e;
+        }
+    }
+    if rows.is_empty() {
+        painter.text(
+            Pos2::new(strip.center().x, rows_top + 40.0),
+            egui::Align2::CENTER_CENTER,
+            "No topic is shown: tick topics in the tree.",
+            egui::FontId::proportional(14.0),
+            visuals.weak_text_color(),
+        );
+    } else if rows.len() > visible_rows {
+        painter.text(
+            Pos2::new(full.left() + 4.0, full.bottom() - 2.0),
+            egui::Align2::LEFT_BOTTOM,
+            format!(
+                "rows {}–{} of {} (wheel here to scroll)",
+                d.timeline.first_row + 1,
+                d.timeline.first_row + shown.len(),
+                rows.len()
+            ),
+            egui::FontId::proportional(11.0),
+            visuals.weak_text_color(),
+        );
+    }
+    // Outside the bag.
+    let shade = Color32::from_black_alpha(60);
+    let bx0 = x_of(0.0);
+    let bx1 = x_of((b - a) as f64);
+    if bx0 > strip.left() {
+        painter.rect_filled(Rect::from_min_max(strip.min, Pos2::new(bx0, strip.bottom())), 0.0, shade);
+    }
+    if bx1 < strip.right() {
+        painter.rect_filled(Rect::from_min_max(Pos2::new(bx1, strip.top()), strip.max), 0.0, shade);
+    }
+    // The selected range, on every row.
+    if let Some((x, y)) = d.selection {
+        let r = Rect::from_min_max(
+            Pos2::new(x_of((x - a) as f64).max(strip.left()), strip.top()),
+            Pos2::new(x_of((y - a) as f64).min(strip.right()), strip.bottom()),
+        );
+        if r.width() > 0.0 {
+            painter.rect_filled(r, 0.0, visuals.selection.bg_fill.gamma_multiply(0.25));
+            for xx in [r.left(), r.right()] {
+                painter.line_segment([Pos2::new(xx, strip.top()), Pos2::new(xx, strip.bottom())], Stroke::new(2.0, visuals.selection.bg_fill));
+            }
+        }
+    }
+    // The playhead.
+    let px_x = x_of((d.playhead - a) as f64);
+    if px_x >= strip.left() && px_x <= strip.right() {
+        let c = Color32::from_rgb(255, 90, 70);
+        painter.line_segment([Pos2::new(px_x, strip.top()), Pos2::new(px_x, strip.bottom())], Stroke::new(1.5, c));
+        painter.add(egui::Shape::convex_polygon(
+            vec![
+                Pos2::new(px_x - 6.0, strip.top()),
+                Pos2::new(px_x + 6.0, strip.top()),
+                Pos2::new(px_x, strip.top() + 9.0),
+            ],
+            c,
+            Stroke::NONE,
+        ));
+    }
+    painter.rect_stroke(strip, 0.0, Stroke::new(1.0, grid), StrokeKind::Inside);
+    // Hover read-out.
+    if let Some(p) = resp.hover_pos() {
+        let t = abs_of(p.x);
+        resp.on_hover_text_at_pointer(format!("+{} s\n{} UTC", rel(d, t), timefmt::date(t)));
+    }
+    ui.allocate_rect(full, Sense::hover());
+}

@@ -1,0 +1,203 @@
+//! The topic tree: topics under their namespaces, each with type, count, rate and connection
+//! count; a filter box; show/hide per topic; details of the selected topic.
+
+use std::collections::BTreeMap;
+
+use super::{Cmd, Doc};
+use crate::decode::Plan;
+
+#[derive(Default)]
+struct Ns {
+    children: BTreeMap<String, Ns>,
+    /// Topic index, when a topic ends here.
+    topic: Option<usize>,
+}
+
+fn insert(root: &mut Ns, name: &str, ti: usize) {
+    let mut n = root;
+    for part in name.split('/').filter(|p| !p.is_empty()) {
+        n = n.children.entry(part.to_string()).or_default();
+    }
+    n.topic = Some(ti);
+}
+
+fn count_topics(n: &Ns) -> usize {
+    usize::from(n.topic.is_some()) + n.children.values().map(count_topics).sum::<usize>()
+}
+
+/// Rate of a topic: measured median once indexed, else count over duration.
+pub fn rate(d: &Doc, ti: usize) -> Option<f64> {
+    if let Some(ix) = &d.indexed {
+        return ix.rates.get(ti).copied().flatten();
+    }
+    let s = d.bag.summary();
+    let t = &s.topics[ti];
+    let dur = s.duration_ns() as f64 / 1e9;
+    (dur > 0.0 && t.message_count > 1).then(|| (t.message_count - 1) as f64 / dur)
+}
+
+fn topic_row(ui: &mut egui::Ui, d: &Doc, ti: usize, label: &str, cmds: &mut Vec<Cmd>) {
+    let t = &d.bag.summary().topics[ti];
+    ui.horizontal(|ui| {
+        let mut vis = d.visible[ti];
+        if ui
+            .checkbox(&mut vis, "")
+            .on_hover_text("Show on the timeline")
+            .changed()
+        {
+            cmds.push(Cmd::SetVisible(ti, vis));
+        }
+        let sel = d.selected == Some(ti);
+        let r = ui.selectable_label(sel, label);
+        if r.clicked() {
+            cmds.push(Cmd::SelectTopic(if sel { None } else { Some(ti) }));
+        }
+        r.on_hover_text(format!(
+            "{}\n{}\n{} messages, {} connection(s)",
+            t.name,
+            t.datatype,
+            t.message_count,
+            t.connections.len()
+        ));
+        let hz = rate(d, ti).map_or(String::new(), |r| format!(" · {r:.1} Hz"));
+        let conns = if t.connections.len() > 1 {
+            format!(" · {} conns", t.connections.len())
+        } else {
+            String::new()
+        };
+        ui.weak(format!("{} · {}{hz}{conns}", short_type(&t.datatype), t.message_count));
+    });
+}
+
+fn short_type(t: &str) -> &str {
+    t.rsplit('/').next().unwrap_or(t)
+}
+
+fn show_ns(ui: &mut egui::Ui, d: &Doc, n: &Ns, path: &str, cmds: &mut Vec<Cmd>) {
+    for (name, child) in &n.children {
+        let p = format!("{path}/{name}");
+        if child.children.is_empty() {
+            if let Some(ti) = child.topic {
+                topic_row(ui, d, ti, name, cmds);
+            }
+            continue;
+        }
+        let id = ui.make_persistent_id(("ns", &p));
+        egui::collapsing_header::CollapsingState::load_with_default_open(ui.ctx(), id, true)
+            .show_header(ui, |ui| {
+                ui.label(format!("{name}/"));
+                ui.weak(format!("{} topics", count_topics(child)));
+            })
+            .body(|ui| {
+                if let Some(ti) = child.topic {
+                    topic_row(ui, d, ti, "(this topic)", cmds);
+                }
+                show_ns(ui, d, child, &p, cmds);
+            });
+    }
+}
+
+/// The topic panel.
+pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
+    let s = d.bag.summary();
+    ui.horizontal(|ui| {
+        ui.heading("Topics");
+        ui.weak(format!(
+            "{} topics · {} messages",
+            s.topics.len(),
+            s.message_count
+        ));
+    });
+    ui.horizontal(|ui| {
+        ui.add(
+            egui::TextEdit::singleline(&mut d.filter)
+                .hint_text("Filter topics and types")
+                .desired_width(180.0),
+        );
+        if ui.small_button("All").on_hover_text("Show every topic").clicked() {
+            cmds.push(Cmd::SetAllVisible(true));
+        }
+        if ui.small_button("None").on_hover_text("Hide every topic").clicked() {
+            cmds.push(Cmd::SetAllVisible(false));
+        }
+    });
+    let f = d.filter.to_lowercase();
+    let mut root = Ns::default();
+    for (ti, t) in s.topics.iter().enumerate() {
+        if f.is_empty()
+            || t.name.to_lowercase().contains(&f)
+            || t.datatype.to_lowercase().contains(&f)
+        {
+            insert(&mut root, &t.name, ti);
+        }
+    }
+    let details_h = if d.selected.is_some() { 260.0 } else { 0.0 };
+    egui::ScrollArea::vertical()
+        .id_salt("topic-tree")
+        .max_height((ui.available_height() - details_h).max(120.0))
+        .auto_shrink([false, true])
+        .show(ui, |ui| {
+            if root.children.is_empty() {
+                ui.weak("No topic matches the filter.");
+            }
+            show_ns(ui, d, &root, "", cmds);
+        });
+    if let Some(ti) = d.selected {
+        ui.separator();
+        details(ui, d, ti);
+    }
+}
+
+fn details(ui: &mut egui::Ui, d: &Doc, ti: usize) {
+    let s = d.bag.summary();
+    let Some(t) = s.topics.get(ti) else { return };
+    ui.strong(&t.name);
+    ui.label(format!("{} · {} messages", t.datatype, t.message_count));
+    egui::ScrollArea::vertical()
+        .id_salt("topic-details")
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            for &ci in &t.connections {
+                let c = &s.connections[ci];
+                let md5 = match Plan::for_connection(c) {
+                    Ok(p) if p.md5_matches(&c.md5sum) => "md5 ✔ matches the definition".to_string(),
+                    Ok(p) => format!("md5 ✘ definition gives {}", p.md5),
+                    Err(e) => format!("definition ✘ {e}"),
+                };
+                egui::CollapsingHeader::new(format!(
+                    "connection {} · {} msgs · {}",
+                    c.id,
+                    c.message_count,
+                    c.callerid.as_deref().unwrap_or("(no callerid)")
+                ))
+                .id_salt(("conn", ci))
+                .show(ui, |ui| {
+                    egui::Grid::new(("conn-grid", ci)).num_columns(2).show(ui, |ui| {
+                        ui.label("type");
+                        ui.label(&c.datatype);
+                        ui.end_row();
+                        ui.label("md5sum");
+                        ui.label(&c.md5sum);
+                        ui.end_row();
+                        ui.label("");
+                        ui.label(md5);
+                        ui.end_row();
+                        ui.label("callerid");
+                        ui.label(c.callerid.as_deref().unwrap_or("—"));
+                        ui.end_row();
+                        ui.label("latching");
+                        ui.label(if c.latching { "yes" } else { "no" });
+                        ui.end_row();
+                    });
+                    ui.collapsing("Definition", |ui| {
+                        ui.add(
+                            egui::Label::new(
+                                egui::RichText::new(&c.message_definition).monospace(),
+                            )
+                            .selectable(true),
+                        );
+                    });
+                });
+            }
+        });
+}

@@ -1,0 +1,307 @@
+//! Background workers of the app. Each owns its I/O and hands results to the UI thread over a
+//! bounded channel the UI drains with `try_recv`; the UI never waits on them.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, Sender, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::bag::TablesProgress;
+use crate::decode::{Node, Plan};
+use crate::{Bag, IndexEntry, MessageTables, Summary};
+
+/// Bins of the coarse per-topic density kept while the tables are being built.
+pub const HIST_BINS: usize = 4096;
+
+/// Per-topic message counts in [`HIST_BINS`] equal bins over the bag's time range.
+pub type Histogram = Vec<Vec<u32>>;
+
+/// What the loader reports.
+pub enum LoadEvent {
+    /// The bag is open: its summary is known, with a first density from the chunk infos.
+    Opened(Bag, Arc<Histogram>),
+    /// It did not open.
+    Failed(String),
+    /// Tables progress and the density so far.
+    Progress(TablesProgress, Arc<Histogram>),
+    /// The tables are built.
+    Indexed(Indexed),
+    /// Indexing was cancelled.
+    Cancelled,
+    /// Building the tables failed (the summary stays usable).
+    IndexFailed(String),
+}
+
+/// What the UI needs once the tables exist.
+pub struct Indexed {
+    /// The tables.
+    pub tables: Arc<MessageTables>,
+    /// For each topic (in summary order), every message time, sorted.
+    pub topic_times: Vec<Arc<Vec<u64>>>,
+    /// For each topic, the median rate (Hz).
+    pub rates: Vec<Option<f64>>,
+    /// The exact density.
+    pub hist: Arc<Histogram>,
+}
+
+/// Maps a time to its histogram bin.
+pub fn bin_of(s: &Summary, t: u64) -> usize {
+    let (Some(a), Some(b)) = (s.start_ns, s.end_ns) else {
+        return 0;
+    };
+    let span = (b - a).max(1) as f64;
+    let x = (t.saturating_sub(a)) as f64 / span * HIST_BINS as f64;
+    (x as usize).min(HIST_BINS - 1)
+}
+
+fn topic_of_connection(s: &Summary) -> Vec<usize> {
+    let mut v = vec![0; s.connections.len()];
+    for (ti, t) in s.topics.iter().enumerate() {
+        for &c in &t.connections {
+            if let Some(x) = v.get_mut(c) {
+                *x = ti;
+            }
+        }
+    }
+    v
+}
+
+/// A density from the chunk infos alone: each chunk's counts spread over its time range.
+fn chunk_histogram(s: &Summary) -> Histogram {
+    let topic_of = topic_of_connection(s);
+    let mut h = vec![vec![0u32; HIST_BINS]; s.topics.len()];
+    for ch in &s.chunks {
+        let (b0, b1) = (bin_of(s, ch.start_ns), bin_of(s, ch.end_ns));
+        let nb = (b1 - b0 + 1) as u64;
+        for &(ci, n) in &ch.counts {
+            let Some(&ti) = topic_of.get(ci) else {
+                continue;
+            };
+            let per = u64::from(n) / nb;
+            let mut rest = u64::from(n) % nb;
+            for b in b0..=b1 {
+                let extra = u64::from(rest > 0);
+                rest = rest.saturating_sub(1);
+                h[ti][b] = h[ti][b].saturating_add((per + extra) as u32);
+            }
+        }
+    }
+    h
+}
+
+fn median_rate(times: &[u64]) -> Option<f64> {
+    let mut d: Vec<u64> = times
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|&d| d > 0)
+        .collect();
+    if d.is_empty() {
+        return None;
+    }
+    let mid = d.len() / 2;
+    let (_, m, _) = d.select_nth_unstable(mid);
+    Some(1e9 / *m as f64)
+}
+
+/// A bag being opened and indexed on a named thread.
+pub struct Loader {
+    /// Events, oldest first.
+    pub rx: Receiver<LoadEvent>,
+    /// Set to stop indexing.
+    pub cancel: Arc<AtomicBool>,
+}
+
+impl Loader {
+    /// Opens `path` (or writes the demo bag first when `demo`) on a background thread.
+    pub fn spawn(path: Option<PathBuf>, ctx: egui::Context) -> Loader {
+        let (tx, rx) = sync_channel(64);
+        let cancel = Arc::new(AtomicBool::new(false));
+        let c2 = Arc::clone(&cancel);
+        let spawned = std::thread::Builder::new()
+            .name("bagscope-indexer".into())
+            .spawn(move || {
+                load(path, &tx, &c2, &ctx);
+                ctx.request_repaint();
+            });
+        if let Err(e) = spawned {
+            let (tx, rx2) = sync_channel(1);
+            let _ = tx.send(LoadEvent::Failed(format!("cannot start a thread: {e}")));
+            return Loader { rx: rx2, cancel };
+        }
+        Loader { rx, cancel }
+    }
+}
+
+fn load(path: Option<PathBuf>, tx: &SyncSender<LoadEvent>, cancel: &AtomicBool, ctx: &egui::Context) {
+    let path = match path {
+        Some(p) => p,
+        None => match crate::demo::ensure_demo() {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = tx.send(LoadEvent::Failed(format!("cannot write the demo bag: {e}")));
+                return;
+            }
+        },
+    };
+    let bag = match Bag::open(&path) {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = tx.send(LoadEvent::Failed(format!("{}: {e}", path.display())));
+            return;
+        }
+    };
+    let s = bag.summary().clone();
+    let first = Arc::new(chunk_histogram(&s));
+    if tx.send(LoadEvent::Opened(bag.clone(), first)).is_err() {
+        return;
+    }
+    ctx.request_repaint();
+    let topic_of = topic_of_connection(&s);
+    let mut hist: Histogram = vec![vec![0u32; HIST_BINS]; s.topics.len()];
+    let mut last = Instant::now();
+    let r = bag.build_tables(&mut |p, entries| {
+        for (ci, e) in &entries.entries {
+            if let Some(&ti) = topic_of.get(*ci) {
+                let b = bin_of(&s, e.time_ns);
+                hist[ti][b] = hist[ti][b].saturating_add(1);
+            }
+        }
+        if last.elapsed() > Duration::from_millis(40) {
+            last = Instant::now();
+            // Progress may be dropped when the UI is behind: the next one supersedes it.
+            match tx.try_send(LoadEvent::Progress(p, Arc::new(hist.clone()))) {
+                Ok(()) | Err(TrySendError::Full(_)) => ctx.request_repaint(),
+                Err(TrySendError::Disconnected(_)) => return false,
+            }
+        }
+        !cancel.load(Ordering::Relaxed)
+    });
+    let tables = match r {
+        Ok(t) => t,
+        Err(crate::Error::Cancelled) => {
+            let _ = tx.send(LoadEvent::Cancelled);
+            return;
+        }
+        Err(e) => {
+            let _ = tx.send(LoadEvent::IndexFailed(e.to_string()));
+            return;
+        }
+    };
+    let mut topic_times = Vec::with_capacity(s.topics.len());
+    let mut rates = Vec::with_capacity(s.topics.len());
+    let mut exact: Histogram = vec![vec![0u32; HIST_BINS]; s.topics.len()];
+    for (ti, t) in s.topics.iter().enumerate() {
+        let mut v: Vec<u64> = t
+            .connections
+            .iter()
+            .filter_map(|&c| tables.per_connection.get(c))
+            .flat_map(|es| es.iter().map(|e| e.time_ns))
+            .collect();
+        v.sort_unstable();
+        for &x in &v {
+            let b = bin_of(&s, x);
+            exact[ti][b] = exact[ti][b].saturating_add(1);
+        }
+        rates.push(median_rate(&v));
+        topic_times.push(Arc::new(v));
+    }
+    let _ = tx.send(LoadEvent::Indexed(Indexed {
+        tables,
+        topic_times,
+        rates,
+        hist: Arc::new(exact),
+    }));
+}
+
+/// A message to show in the inspector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InspectKey {
+    /// Connection index.
+    pub conn: usize,
+    /// Where it is.
+    pub entry: IndexEntry,
+}
+
+/// A message read and decoded for the inspector.
+pub struct Inspected {
+    /// What was asked.
+    pub key: InspectKey,
+    /// Its bytes.
+    pub data: Result<crate::Bytes, String>,
+    /// Its decoded tree, with the plan that decoded it.
+    pub decoded: Result<(Arc<Plan>, Node), String>,
+}
+
+/// Reads and decodes messages for the inspector on a named thread; only the latest request
+/// matters, so older ones waiting in the queue are skipped.
+pub struct Inspector {
+    tx: SyncSender<InspectKey>,
+    /// Results.
+    pub rx: Receiver<Inspected>,
+    /// A request not yet accepted (the queue was full).
+    pending: Option<InspectKey>,
+}
+
+impl Inspector {
+    /// Starts the worker for `bag`.
+    pub fn spawn(bag: Bag, ctx: egui::Context) -> Inspector {
+        let (tx, req_rx) = sync_channel::<InspectKey>(4);
+        let (res_tx, rx): (Sender<Inspected>, Receiver<Inspected>) = std::sync::mpsc::channel();
+        let _ = std::thread::Builder::new()
+            .name("bagscope-inspector".into())
+            .spawn(move || {
+                let plans: Vec<Result<Arc<Plan>, String>> = bag
+                    .summary()
+                    .connections
+                    .iter()
+                    .map(|c| Plan::for_connection(c).map(Arc::new).map_err(|e| e.to_string()))
+                    .collect();
+                while let Ok(mut key) = req_rx.recv() {
+                    while let Ok(k) = req_rx.try_recv() {
+                        key = k;
+                    }
+                    let data = bag.message(key.conn, key.entry).map(|m| m.data);
+                    let decoded = match (&data, plans.get(key.conn)) {
+                        (Ok(d), Some(Ok(p))) => p
+                            .decode(d)
+                            .map(|n| (Arc::clone(p), n))
+                            .map_err(|e| e.to_string()),
+                        (Err(e), _) => Err(e.to_string()),
+                        (_, Some(Err(e))) => Err(e.clone()),
+                        (_, None) => Err("no such connection".into()),
+                    };
+                    let out = Inspected {
+                        key,
+                        data: data.map_err(|e| e.to_string()),
+                        decoded,
+                    };
+                    if res_tx.send(out).is_err() {
+                        break;
+                    }
+                    ctx.request_repaint();
+                }
+            });
+        Inspector {
+            tx,
+            rx,
+            pending: None,
+        }
+    }
+
+    /// Asks for a message; never blocks.
+    pub fn request(&mut self, key: InspectKey) {
+        self.pending = Some(key);
+        self.flush();
+    }
+
+    /// Retries a request the queue had no room for.
+    pub fn flush(&mut self) {
+        if let Some(k) = self.pending {
+            match self.tx.try_send(k) {
+                Ok(()) | Err(TrySendError::Disconnected(_)) => self.pending = None,
+                Err(TrySendError::Full(_)) => {}
+            }
+        }
+    }
+}
