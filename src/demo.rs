@@ -242,10 +242,7 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
     let mut seq = [0u32; 8];
     let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
     let mut n = 0u64;
-    loop {
-        let Some((k, &t)) = next.iter().enumerate().min_by_key(|(_, t)| **t) else {
-            break;
-        };
+    while let Some((k, &t)) = next.iter().enumerate().min_by_key(|(_, t)| **t) {
         if t >= end {
             break;
         }
@@ -346,7 +343,7 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
                         let sky = y < h_ / 2;
                         let (r, g, b) = if sky {
                             (120 + y * 2, 170 + y, 230)
-                        } else if (xx / 8 + y / 8) % 2 == 0 {
+                        } else if (xx / 8 + y / 8).is_multiple_of(2) {
                             (90, 140, 60)
                         } else {
                             (70, 115, 50)

@@ -46,7 +46,8 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
     let s = bag.summary();
     let mut out = String::new();
     outln!(out, "path:        {}", s.path.display());
-    outln!(out, 
+    outln!(
+        out,
         "version:     {}{}",
         s.version.as_str(),
         if s.indexed {
@@ -57,12 +58,14 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
     );
     if let (Some(a), Some(b)) = (s.start_ns, s.end_ns) {
         outln!(out, "duration:    {}", timefmt::duration(b - a));
-        outln!(out, 
+        outln!(
+            out,
             "start:       {} UTC ({})",
             timefmt::date(a),
             timefmt::secs(a)
         );
-        outln!(out, 
+        outln!(
+            out,
             "end:         {} UTC ({})",
             timefmt::date(b),
             timefmt::secs(b)
@@ -73,7 +76,8 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
     let comp = s.compression_counts();
     let total: usize = comp.values().sum();
     if total == 0 {
-        outln!(out, 
+        outln!(
+            out,
             "compression: none (format {} has no chunks)",
             s.version.as_str()
         );
@@ -147,4 +151,3 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
     }
     Ok(out)
 }
-

@@ -29,9 +29,12 @@ pub struct Series {
     pub problems: Vec<String>,
 }
 
+/// One extractor per connection (index into the summary's connections) of a topic.
+pub type Extractors = Vec<(usize, Extractor)>;
+
 /// Compiles `path` for each connection of its topic; connections with other definitions each
 /// get their own extractor. Fails only when no connection has the path.
-pub fn compile(bag: &Bag, path: &FieldPath) -> Result<(Vec<(usize, Extractor)>, Vec<String>)> {
+pub fn compile(bag: &Bag, path: &FieldPath) -> Result<(Extractors, Vec<String>)> {
     let s = bag.summary();
     let topic = s
         .topic(&path.topic)

@@ -211,7 +211,7 @@ fn series_and_rows_over_a_written_bag() {
         .filter(|w| w.0 != 0)
         .map(|w| (w.1, f64::from_le_bytes(w.2[..8].try_into().unwrap())))
         .collect();
-    want.sort_by(|a, b| a.0.cmp(&b.0));
+    want.sort_by_key(|w| w.0);
     let got: Vec<(u64, f64)> = s
         .points
         .iter()

@@ -51,6 +51,7 @@ struct Ctx<'a> {
     hovered: Option<(u32, u32)>,
 }
 
+#[allow(clippy::too_many_arguments)] // one row's facts; a struct would only rename them
 fn leaf_row(
     ui: &mut egui::Ui,
     cx: &mut Ctx<'_>,
@@ -94,6 +95,7 @@ fn field_label(f: &Field) -> String {
     f.name.clone()
 }
 
+#[allow(clippy::too_many_arguments)] // the recursion's context, passed down as is
 fn show_value(
     ui: &mut egui::Ui,
     cx: &mut Ctx<'_>,
@@ -122,7 +124,17 @@ fn show_value(
             .body(|ui| {
                 for (f, child) in tdef.fields.iter().zip(fields) {
                     let p = format!("{path}.{}", f.name);
-                    show_value(ui, cx, st, &field_label(f), Some(f), Some(*t), child, &p, depth + 1);
+                    show_value(
+                        ui,
+                        cx,
+                        st,
+                        &field_label(f),
+                        Some(f),
+                        Some(*t),
+                        child,
+                        &p,
+                        depth + 1,
+                    );
                 }
             });
             if resp.0.hovered() {
@@ -150,7 +162,7 @@ fn show_value(
                 let page = st.pages.get(path).copied().unwrap_or(0).min(pages - 1);
                 if pages > 1 {
                     ui.horizontal(|ui| {
-                        if ui.small_button("◀").clicked() && page > 0 {
+                        if ui.small_button("<").clicked() && page > 0 {
                             st.pages.insert(path.to_string(), page - 1);
                         }
                         ui.label(format!(
@@ -158,7 +170,7 @@ fn show_value(
                             page * PAGE,
                             ((page + 1) * PAGE).min(len) - 1
                         ));
-                        if ui.small_button("▶").clicked() && page + 1 < pages {
+                        if ui.small_button(">").clicked() && page + 1 < pages {
                             st.pages.insert(path.to_string(), page + 1);
                         }
                     });
@@ -174,7 +186,17 @@ fn show_value(
                     let p = format!("{path}[{i}]");
                     match &n.value {
                         Value::Array(items) => {
-                            show_value(ui, cx, st, &format!("[{i}]"), elem_field.as_ref(), owner, &items[i], &p, depth + 1);
+                            show_value(
+                                ui,
+                                cx,
+                                st,
+                                &format!("[{i}]"),
+                                elem_field.as_ref(),
+                                owner,
+                                &items[i],
+                                &p,
+                                depth + 1,
+                            );
                         }
                         v => {
                             if let Some((e, off)) = v.element(i) {
@@ -184,7 +206,16 @@ fn show_value(
                                 };
                                 let data_start = n.end as usize - v.len().unwrap_or(0) * sz;
                                 let s0 = (data_start + off) as u32;
-                                leaf_row(ui, cx, &format!("[{i}]"), &elem_ty, &e, (s0, s0 + sz as u32), &p, &[]);
+                                leaf_row(
+                                    ui,
+                                    cx,
+                                    &format!("[{i}]"),
+                                    &elem_ty,
+                                    &e,
+                                    (s0, s0 + sz as u32),
+                                    &p,
+                                    &[],
+                                );
                             }
                         }
                     }
@@ -196,7 +227,8 @@ fn show_value(
         }
         v => {
             let consts: Vec<String> = match (owner, field) {
-                (Some(o), Some(f)) if matches!(f.ty, FieldType::Primitive(_)) => cx.plan.def.types[o]
+                (Some(o), Some(f)) if matches!(f.ty, FieldType::Primitive(_)) => cx.plan.def.types
+                    [o]
                     .constants_matching(v)
                     .iter()
                     .map(|c| c.name.clone())
@@ -221,7 +253,11 @@ fn hex_view(ui: &mut egui::Ui, data: &[u8], hl: Option<(u32, u32)>) {
             for r in range {
                 let mut job = LayoutJob::default();
                 let base = r * 16;
-                job.append(&format!("{base:08x}  "), 0.0, TextFormat::simple(font.clone(), ui.visuals().weak_text_color()));
+                job.append(
+                    &format!("{base:08x}  "),
+                    0.0,
+                    TextFormat::simple(font.clone(), ui.visuals().weak_text_color()),
+                );
                 let fmt = |i: usize| {
                     let on = hl.is_some_and(|(a, b)| (a as usize..b as usize).contains(&i));
                     TextFormat {
@@ -238,9 +274,12 @@ fn hex_view(ui: &mut egui::Ui, data: &[u8], hl: Option<(u32, u32)>) {
                     }
                 }
                 job.append(" ", 0.0, fmt(usize::MAX));
-                for i in base..(base + 16).min(data.len()) {
-                    let c = data[i];
-                    let ch = if (0x20..0x7f).contains(&c) { c as char } else { '.' };
+                for (i, &c) in data.iter().enumerate().skip(base).take(16) {
+                    let ch = if (0x20..0x7f).contains(&c) {
+                        c as char
+                    } else {
+                        '.'
+                    };
                     job.append(&ch.to_string(), 0.0, fmt(i));
                 }
                 ui.label(job);
@@ -255,7 +294,9 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, _cmds: &mut Vec<Cmd>) {
         ui.toggle_value(&mut d.insp.raw, "Raw bytes");
     });
     let Some(ti) = d.selected else {
-        ui.weak("Select a topic in the tree or on the timeline to see its message at the playhead.");
+        ui.weak(
+            "Select a topic in the tree or on the timeline to see its message at the playhead.",
+        );
         return;
     };
     let s = d.bag.summary();
@@ -305,7 +346,10 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, _cmds: &mut Vec<Cmd>) {
     let mut hovered = None;
     match (&got.decoded, &got.data) {
         (_, Err(e)) => {
-            ui.colored_label(ui.visuals().error_fg_color, format!("Cannot read this message: {e}"));
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                format!("Cannot read this message: {e}"),
+            );
         }
         (Err(e), Ok(data)) => {
             ui.colored_label(ui.visuals().error_fg_color, format!("Cannot decode: {e}"));
@@ -319,7 +363,11 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, _cmds: &mut Vec<Cmd>) {
                 hovered: None,
             };
             let raw = d.insp.raw;
-            let tree_h = if raw { ui.available_height() * 0.55 } else { ui.available_height() };
+            let tree_h = if raw {
+                ui.available_height() * 0.55
+            } else {
+                ui.available_height()
+            };
             egui::ScrollArea::vertical()
                 .id_salt("inspector-tree")
                 .max_height(tree_h)
@@ -329,7 +377,17 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, _cmds: &mut Vec<Cmd>) {
                         let tdef = &plan.def.types[*ty];
                         for (f, child) in tdef.fields.iter().zip(fields) {
                             let p = format!(".{}", f.name);
-                            show_value(ui, &mut cx, &mut d.insp, &f.name, Some(f), Some(*ty), child, &p, 1);
+                            show_value(
+                                ui,
+                                &mut cx,
+                                &mut d.insp,
+                                &f.name,
+                                Some(f),
+                                Some(*ty),
+                                child,
+                                &p,
+                                1,
+                            );
                         }
                         if fields.is_empty() {
                             ui.weak("(a message with no fields)");
@@ -337,7 +395,10 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, _cmds: &mut Vec<Cmd>) {
                         if !tdef.constants.is_empty() {
                             ui.collapsing("Constants", |ui| {
                                 for k in &tdef.constants {
-                                    ui.monospace(format!("{} {} = {}", k.type_text, k.name, k.value));
+                                    ui.monospace(format!(
+                                        "{} {} = {}",
+                                        k.type_text, k.name, k.value
+                                    ));
                                 }
                             });
                         }

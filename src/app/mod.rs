@@ -14,7 +14,7 @@ use std::time::Instant;
 use crate::bag::TablesProgress;
 use crate::{timefmt, Bag};
 
-use worker::{Histogram, InspectKey, Inspected, Indexed, Inspector, LoadEvent, Loader};
+use worker::{Histogram, Indexed, InspectKey, Inspected, Inspector, LoadEvent, Loader};
 
 /// Most files kept in the recent list.
 const RECENT_MAX: usize = 10;
@@ -223,11 +223,16 @@ pub struct App {
 }
 
 impl App {
-    /// A new app; `bag` is opened at once when given.
-    pub fn new(ctx: &egui::Context, storage: Option<&dyn eframe::Storage>, bag: Option<PathBuf>) -> App {
+    /// A new app; `bag` is opened on the first frame when given.
+    pub fn new(storage: Option<&dyn eframe::Storage>, bag: Option<PathBuf>) -> App {
         let recent = storage
             .and_then(|s| s.get_string("recent"))
-            .map(|s| s.lines().filter(|l| !l.is_empty()).map(PathBuf::from).collect())
+            .map(|s| {
+                s.lines()
+                    .filter(|l| !l.is_empty())
+                    .map(PathBuf::from)
+                    .collect()
+            })
             .unwrap_or_default();
         let mut app = App {
             doc: None,
@@ -239,10 +244,10 @@ impl App {
             cmds: Vec::new(),
             show_info: false,
             dialog: None,
-            ctx: ctx.clone(),
+            ctx: egui::Context::default(),
         };
         if let Some(b) = bag {
-            app.apply(Cmd::Open(b));
+            app.cmds.push(Cmd::Open(b));
         }
         app
     }
@@ -471,6 +476,9 @@ impl App {
 
     /// The whole UI for one frame.
     pub fn ui(&mut self, ui: &mut egui::Ui) {
+        if self.ctx != *ui.ctx() {
+            self.ctx = ui.ctx().clone();
+        }
         self.poll();
         self.handle_drops(ui);
         self.keyboard(ui);
@@ -504,7 +512,8 @@ impl App {
         }
         self.request_inspection();
         if self.busy() {
-            ui.ctx().request_repaint_after(std::time::Duration::from_millis(50));
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(50));
         }
     }
 
@@ -541,7 +550,7 @@ impl App {
                     if !w.is_empty() {
                         let r = ui.colored_label(
                             ui.visuals().warn_fg_color,
-                            format!("⚠ {} warnings (recovered bag)", w.len()),
+                            format!("{} warnings (recovered bag)", w.len()),
                         );
                         if r.on_hover_text(w.join("\n")).clicked() {
                             self.cmds.push(Cmd::ShowInfo(true));
@@ -598,7 +607,7 @@ impl App {
             let mut dismiss = false;
             if let Some(e) = &self.error {
                 ui.horizontal(|ui| {
-                    ui.colored_label(ui.visuals().error_fg_color, format!("⛔ {e}"));
+                    ui.colored_label(ui.visuals().error_fg_color, format!("Error: {e}"));
                     dismiss = ui.small_button("Dismiss").clicked();
                 });
             }
@@ -622,7 +631,9 @@ impl App {
         ui.vertical_centered(|ui| {
             ui.add_space(60.0);
             ui.heading("bagscope");
-            ui.label("A fast inspector and timeline viewer for ROS bag files (format 2.0 and 1.2).");
+            ui.label(
+                "A fast inspector and timeline viewer for ROS bag files (format 2.0 and 1.2).",
+            );
             ui.add_space(20.0);
             if ui.button("Open a bag…").clicked() {
                 self.cmds.push(Cmd::OpenDialog);
@@ -652,7 +663,9 @@ impl App {
             .default_size([720.0, 420.0])
             .show(ui.ctx(), |ui| {
                 egui::ScrollArea::both().show(ui, |ui| {
-                    ui.add(egui::Label::new(egui::RichText::new(text).monospace()).selectable(true));
+                    ui.add(
+                        egui::Label::new(egui::RichText::new(text).monospace()).selectable(true),
+                    );
                 });
             });
         if !open {
@@ -662,7 +675,11 @@ impl App {
 
     /// Saves the recent files.
     pub fn save(&self, storage: &mut dyn eframe::Storage) {
-        let s: Vec<String> = self.recent.iter().map(|p| p.display().to_string()).collect();
+        let s: Vec<String> = self
+            .recent
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
         storage.set_string("recent", s.join("\n"));
     }
 }
@@ -735,6 +752,6 @@ pub fn run(bag: Option<PathBuf>) -> eframe::Result<()> {
     eframe::run_native(
         "bagscope",
         options,
-        Box::new(move |cc| Ok(Box::new(App::new(&cc.egui_ctx, cc.storage, bag)))),
+        Box::new(move |cc| Ok(Box::new(App::new(cc.storage, bag)))),
     )
 }

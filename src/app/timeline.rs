@@ -32,16 +32,30 @@ enum DragMode {
 }
 
 /// The timeline's own state.
-#[derive(Default)]
 pub struct TimelineState {
     /// First row shown.
     pub first_row: usize,
+    /// Where the density strip (axis and rows) was drawn last frame.
+    pub strip: Rect,
     drag: DragMode,
     /// Typed selection bounds (seconds from the start).
     sel_text: (String, String),
     sel_text_for: Option<Option<(u64, u64)>>,
     /// Cached density per topic for the current view and width.
     cache: HashMap<usize, (CacheKey, Vec<u32>)>,
+}
+
+impl Default for TimelineState {
+    fn default() -> Self {
+        TimelineState {
+            first_row: 0,
+            strip: Rect::NOTHING,
+            drag: DragMode::None,
+            sel_text: Default::default(),
+            sel_text_for: None,
+            cache: HashMap::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -154,14 +168,18 @@ fn rel(d: &Doc, t: u64) -> String {
 fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let (a, b) = d.range();
     ui.horizontal(|ui| {
-        let play = if d.playing { "⏸ Pause" } else { "▶ Play" };
+        let play = if d.playing { "Pause" } else { "Play" };
         if ui.button(play).on_hover_text("Space").clicked() {
             cmds.push(Cmd::TogglePlay);
         }
-        if ui.button("⏮").on_hover_text("Previous message (←)").clicked() {
+        if ui
+            .button("|<")
+            .on_hover_text("Previous message (←)")
+            .clicked()
+        {
             cmds.push(Cmd::Step(false));
         }
-        if ui.button("⏭").on_hover_text("Next message (→)").clicked() {
+        if ui.button(">|").on_hover_text("Next message (→)").clicked() {
             cmds.push(Cmd::Step(true));
         }
         egui::ComboBox::from_id_salt("speed")
@@ -206,7 +224,12 @@ fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 .hint_text("end s"),
         );
         if (r1.lost_focus() || r2.lost_focus()) && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
-            let p = |s: &str| s.trim().parse::<f64>().ok().map(|x| (a as f64 + x * 1e9).max(0.0) as u64);
+            let p = |s: &str| {
+                s.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .map(|x| (a as f64 + x * 1e9).max(0.0) as u64)
+            };
             match (p(&d.timeline.sel_text.0), p(&d.timeline.sel_text.1)) {
                 (Some(x), Some(y)) => cmds.push(Cmd::SetSelection(Some((x, y)))),
                 (Some(x), None) => cmds.push(Cmd::SetSelection(Some((x, b)))),
@@ -221,7 +244,7 @@ fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 cmds.push(Cmd::SetSelection(None));
             }
         } else {
-            ui.weak("shift-drag to select");
+            ui.weak("shift-drag");
         }
     });
 }
@@ -241,11 +264,16 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let x_of = |t: f64| strip.left() + ((t - view.0) / ns_per_px) as f32;
     let t_of = |x: f32| view.0 + f64::from(x - strip.left()) * ns_per_px;
     let abs_of = |x: f32| (a as f64 + t_of(x)).clamp(a as f64, b as f64) as u64;
+    d.timeline.strip = strip;
     let painter = ui.painter_at(full);
     let visuals = ui.visuals().clone();
 
     // Interaction over the strip (axis and rows).
-    let resp = ui.interact(strip, ui.scope_id().with("timeline-strip"), Sense::click_and_drag());
+    let resp = ui.interact(
+        strip,
+        ui.scope_id().with("timeline-strip"),
+        Sense::click_and_drag(),
+    );
     let names = Rect::from_min_max(full.min, Pos2::new(strip_x0, full.bottom()));
     let rows_top = full.top() + AXIS_H;
     let visible_rows = (((full.bottom() - rows_top) / ROW_H).floor() as usize).max(1);
@@ -269,13 +297,17 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             }
         } else if names.contains(pos) && scroll.y != 0.0 {
             let step = (-scroll.y / ROW_H).round() as i64;
-            d.timeline.first_row = (d.timeline.first_row as i64 + step).clamp(0, max_first as i64) as usize;
+            d.timeline.first_row =
+                (d.timeline.first_row as i64 + step).clamp(0, max_first as i64) as usize;
         }
     }
     d.timeline.first_row = d.timeline.first_row.min(max_first);
     let on_axis = |p: Pos2| p.y < rows_top;
     if resp.drag_started() {
-        let p = resp.interact_pointer_pos().unwrap_or(strip.center());
+        let p = ui
+            .input(|i| i.pointer.press_origin())
+            .or(resp.interact_pointer_pos())
+            .unwrap_or(strip.center());
         let shift = ui.input(|i| i.modifiers.shift);
         let near = |t: u64| (x_of((t - a) as f64) - p.x).abs() < 5.0;
         d.timeline.drag = match d.selection {
@@ -318,7 +350,10 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     }
 
     // Axis.
-    let axis = Rect::from_min_max(Pos2::new(strip.left(), full.top()), Pos2::new(strip.right(), rows_top));
+    let axis = Rect::from_min_max(
+        Pos2::new(strip.left(), full.top()),
+        Pos2::new(strip.right(), rows_top),
+    );
     painter.rect_filled(axis, 0.0, visuals.faint_bg_color);
     let step = nice_step(ns_per_px);
     let mut k = (view.0 / step).floor();
@@ -328,7 +363,13 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         let t = k * step;
         let x = x_of(t);
         if x >= strip.left() {
-            painter.line_segment([Pos2::new(x, axis.bottom() - 6.0), Pos2::new(x, full.bottom())], Stroke::new(1.0, grid));
+            painter.line_segment(
+                [
+                    Pos2::new(x, axis.bottom() - 6.0),
+                    Pos2::new(x, full.bottom()),
+                ],
+                Stroke::new(1.0, grid),
+            );
             painter.text(
                 Pos2::new(x + 3.0, axis.top() + 2.0),
                 egui::Align2::LEFT_TOP,
@@ -353,7 +394,9 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let source = d
         .indexed
         .as_ref()
-        .map_or(std::sync::Arc::as_ptr(&d.hist) as usize, |i| std::sync::Arc::as_ptr(&i.tables) as usize);
+        .map_or(std::sync::Arc::as_ptr(&d.hist) as usize, |i| {
+            std::sync::Arc::as_ptr(&i.tables) as usize
+        });
     let key = CacheKey { view, px, source };
     for (r, &ti) in shown.iter().enumerate() {
         let y0 = rows_top + r as f32 * ROW_H;
@@ -370,7 +413,10 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             cmds.push(Cmd::SelectTopic(Some(ti)));
         }
         painter.rect_filled(
-            Rect::from_min_size(Pos2::new(row.left() + 2.0, y0 + 5.0), Vec2::new(4.0, ROW_H - 10.0)),
+            Rect::from_min_size(
+                Pos2::new(row.left() + 2.0, y0 + 5.0),
+                Vec2::new(4.0, ROW_H - 10.0),
+            ),
             1.0,
             topic_color(ti),
         );
@@ -384,7 +430,11 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             egui::Align2::LEFT_CENTER,
             name,
             egui::FontId::proportional(13.0),
-            if lr.hovered() { visuals.strong_text_color() } else { text_color },
+            if lr.hovered() {
+                visuals.strong_text_color()
+            } else {
+                text_color
+            },
         );
         let counts = match d.timeline.cache.get(&ti) {
             Some((k, v)) if *k == key => v,
@@ -401,10 +451,18 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         // Runs of equal bar height become one rectangle.
         let mut j = 0;
         while j < counts.len() {
-            let h = if counts[j] == 0 { 0.0 } else { (counts[j] as f32 / max * hmax).max(2.0).round() };
+            let h = if counts[j] == 0 {
+                0.0
+            } else {
+                (counts[j] as f32 / max * hmax).max(2.0).round()
+            };
             let mut e = j + 1;
             while e < counts.len() {
-                let h2 = if counts[e] == 0 { 0.0 } else { (counts[e] as f32 / max * hmax).max(2.0).round() };
+                let h2 = if counts[e] == 0 {
+                    0.0
+                } else {
+                    (counts[e] as f32 / max * hmax).max(2.0).round()
+                };
                 if h2 != h {
                     break;
                 }
@@ -450,10 +508,18 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let bx0 = x_of(0.0);
     let bx1 = x_of((b - a) as f64);
     if bx0 > strip.left() {
-        painter.rect_filled(Rect::from_min_max(strip.min, Pos2::new(bx0, strip.bottom())), 0.0, shade);
+        painter.rect_filled(
+            Rect::from_min_max(strip.min, Pos2::new(bx0, strip.bottom())),
+            0.0,
+            shade,
+        );
     }
     if bx1 < strip.right() {
-        painter.rect_filled(Rect::from_min_max(Pos2::new(bx1, strip.top()), strip.max), 0.0, shade);
+        painter.rect_filled(
+            Rect::from_min_max(Pos2::new(bx1, strip.top()), strip.max),
+            0.0,
+            shade,
+        );
     }
     // The selected range, on every row.
     if let Some((x, y)) = d.selection {
@@ -464,7 +530,10 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         if r.width() > 0.0 {
             painter.rect_filled(r, 0.0, visuals.selection.bg_fill.gamma_multiply(0.25));
             for xx in [r.left(), r.right()] {
-                painter.line_segment([Pos2::new(xx, strip.top()), Pos2::new(xx, strip.bottom())], Stroke::new(2.0, visuals.selection.bg_fill));
+                painter.line_segment(
+                    [Pos2::new(xx, strip.top()), Pos2::new(xx, strip.bottom())],
+                    Stroke::new(2.0, visuals.selection.bg_fill),
+                );
             }
         }
     }
@@ -472,7 +541,13 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let px_x = x_of((d.playhead - a) as f64);
     if px_x >= strip.left() && px_x <= strip.right() {
         let c = Color32::from_rgb(255, 90, 70);
-        painter.line_segment([Pos2::new(px_x, strip.top()), Pos2::new(px_x, strip.bottom())], Stroke::new(1.5, c));
+        painter.line_segment(
+            [
+                Pos2::new(px_x, strip.top()),
+                Pos2::new(px_x, strip.bottom()),
+            ],
+            Stroke::new(1.5, c),
+        );
         painter.add(egui::Shape::convex_polygon(
             vec![
                 Pos2::new(px_x - 6.0, strip.top()),

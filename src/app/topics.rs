@@ -65,7 +65,11 @@ fn topic_row(ui: &mut egui::Ui, d: &Doc, ti: usize, label: &str, cmds: &mut Vec<
         } else {
             String::new()
         };
-        ui.weak(format!("{} · {}{hz}{conns}", short_type(&t.datatype), t.message_count));
+        ui.weak(format!(
+            "{} · {}{hz}{conns}",
+            short_type(&t.datatype),
+            t.message_count
+        ));
     });
 }
 
@@ -86,7 +90,8 @@ fn show_ns(ui: &mut egui::Ui, d: &Doc, n: &Ns, path: &str, cmds: &mut Vec<Cmd>) 
         egui::collapsing_header::CollapsingState::load_with_default_open(ui.ctx(), id, true)
             .show_header(ui, |ui| {
                 ui.label(format!("{name}/"));
-                ui.weak(format!("{} topics", count_topics(child)));
+                let n = count_topics(child);
+                ui.weak(format!("{n} topic{}", if n == 1 { "" } else { "s" }));
             })
             .body(|ui| {
                 if let Some(ti) = child.topic {
@@ -114,10 +119,18 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 .hint_text("Filter topics and types")
                 .desired_width(180.0),
         );
-        if ui.small_button("All").on_hover_text("Show every topic").clicked() {
+        if ui
+            .small_button("All")
+            .on_hover_text("Show every topic")
+            .clicked()
+        {
             cmds.push(Cmd::SetAllVisible(true));
         }
-        if ui.small_button("None").on_hover_text("Hide every topic").clicked() {
+        if ui
+            .small_button("None")
+            .on_hover_text("Hide every topic")
+            .clicked()
+        {
             cmds.push(Cmd::SetAllVisible(false));
         }
     });
@@ -160,9 +173,11 @@ fn details(ui: &mut egui::Ui, d: &Doc, ti: usize) {
             for &ci in &t.connections {
                 let c = &s.connections[ci];
                 let md5 = match Plan::for_connection(c) {
-                    Ok(p) if p.md5_matches(&c.md5sum) => "md5 ✔ matches the definition".to_string(),
-                    Ok(p) => format!("md5 ✘ definition gives {}", p.md5),
-                    Err(e) => format!("definition ✘ {e}"),
+                    Ok(p) if p.md5_matches(&c.md5sum) => {
+                        "md5 ok: matches the definition".to_string()
+                    }
+                    Ok(p) => format!("md5 MISMATCH: the definition gives {}", p.md5),
+                    Err(e) => format!("definition error: {e}"),
                 };
                 egui::CollapsingHeader::new(format!(
                     "connection {} · {} msgs · {}",
@@ -172,23 +187,25 @@ fn details(ui: &mut egui::Ui, d: &Doc, ti: usize) {
                 ))
                 .id_salt(("conn", ci))
                 .show(ui, |ui| {
-                    egui::Grid::new(("conn-grid", ci)).num_columns(2).show(ui, |ui| {
-                        ui.label("type");
-                        ui.label(&c.datatype);
-                        ui.end_row();
-                        ui.label("md5sum");
-                        ui.label(&c.md5sum);
-                        ui.end_row();
-                        ui.label("");
-                        ui.label(md5);
-                        ui.end_row();
-                        ui.label("callerid");
-                        ui.label(c.callerid.as_deref().unwrap_or("—"));
-                        ui.end_row();
-                        ui.label("latching");
-                        ui.label(if c.latching { "yes" } else { "no" });
-                        ui.end_row();
-                    });
+                    egui::Grid::new(("conn-grid", ci))
+                        .num_columns(2)
+                        .show(ui, |ui| {
+                            ui.label("type");
+                            ui.label(&c.datatype);
+                            ui.end_row();
+                            ui.label("md5sum");
+                            ui.label(&c.md5sum);
+                            ui.end_row();
+                            ui.label("");
+                            ui.label(md5);
+                            ui.end_row();
+                            ui.label("callerid");
+                            ui.label(c.callerid.as_deref().unwrap_or("—"));
+                            ui.end_row();
+                            ui.label("latching");
+                            ui.label(if c.latching { "yes" } else { "no" });
+                            ui.end_row();
+                        });
                     ui.collapsing("Definition", |ui| {
                         ui.add(
                             egui::Label::new(

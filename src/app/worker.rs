@@ -80,10 +80,10 @@ fn chunk_histogram(s: &Summary) -> Histogram {
             };
             let per = u64::from(n) / nb;
             let mut rest = u64::from(n) % nb;
-            for b in b0..=b1 {
+            for x in &mut h[ti][b0..=b1] {
                 let extra = u64::from(rest > 0);
                 rest = rest.saturating_sub(1);
-                h[ti][b] = h[ti][b].saturating_add((per + extra) as u32);
+                *x = x.saturating_add((per + extra) as u32);
             }
         }
     }
@@ -133,7 +133,12 @@ impl Loader {
     }
 }
 
-fn load(path: Option<PathBuf>, tx: &SyncSender<LoadEvent>, cancel: &AtomicBool, ctx: &egui::Context) {
+fn load(
+    path: Option<PathBuf>,
+    tx: &SyncSender<LoadEvent>,
+    cancel: &AtomicBool,
+    ctx: &egui::Context,
+) {
     let path = match path {
         Some(p) => p,
         None => match crate::demo::ensure_demo() {
@@ -255,7 +260,11 @@ impl Inspector {
                     .summary()
                     .connections
                     .iter()
-                    .map(|c| Plan::for_connection(c).map(Arc::new).map_err(|e| e.to_string()))
+                    .map(|c| {
+                        Plan::for_connection(c)
+                            .map(Arc::new)
+                            .map_err(|e| e.to_string())
+                    })
                     .collect();
                 while let Ok(mut key) = req_rx.recv() {
                     while let Ok(k) = req_rx.try_recv() {

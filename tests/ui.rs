@@ -1,0 +1,269 @@
+//! The real app driven headless with egui_kittest: open a corpus bag and a dropped file, wait
+//! for indexing, check the tree, select a topic, step the playhead with the keyboard, check the
+//! inspector's decoded value, select a range, cancel indexing, open a non-bag.
+#![cfg(feature = "gui")]
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use bagscope::app::{App, Cmd};
+use egui::{Event, Key, Modifiers, PointerButton, Pos2};
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+
+fn harness(bag: Option<PathBuf>) -> Harness<'static, App> {
+    Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(|ui, app: &mut App| app.ui(ui), App::new(None, bag))
+}
+
+/// Steps frames until `f` holds (the workers run on their own threads).
+fn wait_for(h: &mut Harness<'_, App>, what: &str, f: impl Fn(&App) -> bool) {
+    let t0 = Instant::now();
+    while !f(h.state()) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+        h.step();
+    }
+    h.run_steps(2);
+}
+
+fn indexed(a: &App) -> bool {
+    a.doc.as_ref().is_some_and(|d| d.indexed.is_some())
+}
+
+#[test]
+fn opens_a_corpus_bag_inspects_and_steps() {
+    let bag = common::corpus_dir().join("rosbag.js/example.bag");
+    let mut h = harness(Some(bag));
+    wait_for(&mut h, "indexing", indexed);
+    // The tree: namespaces and leaves with type, count and rate.
+    h.get_by_label("turtle1/");
+    assert!(h.query_all_by_label_contains("Pose · 1344").count() >= 1);
+    assert!(h.query_all_by_label_contains("tfMessage · 2688").count() >= 1);
+    // Select /turtle1/pose on its timeline row label (painted) through the tree's leaf.
+    let poses = h.get_all_by_label("pose").count();
+    assert_eq!(poses, 2, "turtle1/pose and turtle2/pose");
+    h.get_all_by_label("pose").next().unwrap().click();
+    h.run_steps(2);
+    let d = h.state().doc.as_ref().unwrap();
+    let sel = d.selected.unwrap();
+    assert_eq!(d.bag.summary().topics[sel].name, "/turtle1/pose");
+    // → steps to the topic's first message; the inspector decodes it.
+    h.key_press(Key::ArrowRight);
+    h.run_steps(2);
+    assert_eq!(
+        h.state().doc.as_ref().unwrap().playhead,
+        1_396_293_888_056_045_055
+    );
+    wait_for(&mut h, "the inspector", |a| {
+        a.doc.as_ref().is_some_and(|d| {
+            d.inspected
+                .as_ref()
+                .is_some_and(|i| Some(i.key) == d.inspect_key)
+        })
+    });
+    // x and y of the first pose (the turtle starts at the centre; rosbags agrees: tests/decode.rs).
+    assert_eq!(h.get_all_by_label("5.5444446").count(), 2);
+    assert!(h.query_all_by_label_contains("message 1 of 1344").count() >= 1);
+    h.key_press(Key::ArrowRight);
+    h.run_steps(2);
+    wait_for(&mut h, "the second message", |a| {
+        a.doc.as_ref().is_some_and(|d| {
+            d.inspected
+                .as_ref()
+                .is_some_and(|i| Some(i.key) == d.inspect_key)
+        })
+    });
+    assert!(h.query_all_by_label_contains("message 2 of 1344").count() >= 1);
+    h.key_press(Key::ArrowLeft);
+    h.run_steps(2);
+    assert_eq!(
+        h.state().doc.as_ref().unwrap().playhead,
+        1_396_293_888_056_045_055
+    );
+    // End and Home.
+    h.key_press(Key::End);
+    h.run_steps(1);
+    let d = h.state().doc.as_ref().unwrap();
+    assert_eq!(d.playhead, d.range().1);
+    h.key_press(Key::Home);
+    h.run_steps(1);
+    let d = h.state().doc.as_ref().unwrap();
+    assert_eq!(d.playhead, d.range().0);
+}
+
+#[test]
+fn shift_drag_selects_a_range_and_click_moves_the_playhead() {
+    let bag = common::corpus_dir().join("rosbag.js/example.bag");
+    let mut h = harness(Some(bag));
+    wait_for(&mut h, "indexing", indexed);
+    let strip = h.state().doc.as_ref().unwrap().timeline.strip;
+    let y = strip.top() + 60.0;
+    let x0 = strip.left() + strip.width() * 0.25;
+    let x1 = strip.left() + strip.width() * 0.5;
+    h.event(Event::PointerMoved(Pos2::new(x0, y)));
+    h.event_modifiers(
+        Event::PointerButton {
+            pos: Pos2::new(x0, y),
+            button: PointerButton::Primary,
+            pressed: true,
+            modifiers: Modifiers::SHIFT,
+        },
+        Modifiers::SHIFT,
+    );
+    h.step();
+    for i in 1..=10 {
+        let x = x0 + (x1 - x0) * i as f32 / 10.0;
+        h.event_modifiers(Event::PointerMoved(Pos2::new(x, y)), Modifiers::SHIFT);
+        h.step();
+    }
+    h.event_modifiers(
+        Event::PointerButton {
+            pos: Pos2::new(x1, y),
+            button: PointerButton::Primary,
+            pressed: false,
+            modifiers: Modifiers::SHIFT,
+        },
+        Modifiers::SHIFT,
+    );
+    h.run_steps(2);
+    let d = h.state().doc.as_ref().unwrap();
+    let (a, b) = d.range();
+    let (s0, s1) = d.selection.expect("a selected range");
+    let span = (b - a) as f64;
+    let f0 = (s0 - a) as f64 / span;
+    let f1 = (s1 - a) as f64 / span;
+    assert!(
+        (f0 - 0.25).abs() < 0.02 && (f1 - 0.5).abs() < 0.02,
+        "{f0} {f1}"
+    );
+    // A plain click puts the playhead there.
+    let x = strip.left() + strip.width() * 0.75;
+    h.event(Event::PointerMoved(Pos2::new(x, y)));
+    h.step();
+    for pressed in [true, false] {
+        h.event(Event::PointerButton {
+            pos: Pos2::new(x, y),
+            button: PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+        h.step();
+    }
+    h.run_steps(2);
+    let d = h.state().doc.as_ref().unwrap();
+    let f = (d.playhead - a) as f64 / span;
+    assert!((f - 0.75).abs() < 0.02, "playhead at {f}");
+    // Space plays, and the playhead moves forward.
+    let before = d.playhead;
+    h.key_press(Key::Space);
+    h.run_steps(5);
+    let d = h.state().doc.as_ref().unwrap();
+    assert!(d.playing);
+    assert!(d.playhead > before);
+}
+
+#[derive(Debug)]
+struct Dropped(PathBuf);
+
+impl egui::DroppedFile for Dropped {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn a_dropped_bag_opens_and_a_non_bag_says_so() {
+    let dir = common::temp_dir("ui-drop");
+    let p = dir.join("dropped.bag");
+    common::write_fixture(&p, bagscope::Compression::Lz4, 2000, 600);
+    let mut h = harness(None);
+    h.run_steps(2);
+    h.get_by_label("Open demo bag");
+    h.input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(Dropped(p.clone())));
+    h.step();
+    wait_for(&mut h, "the dropped bag", indexed);
+    let d = h.state().doc.as_ref().unwrap();
+    assert_eq!(d.path, p);
+    assert!(
+        h.query_all_by_label_contains("Float64 · 400").count() >= 1,
+        "/b has 400 messages"
+    );
+    // Something that is not a bag: a clear message, and the open bag stays.
+    let not_bag = dir.join("notes.bag");
+    std::fs::write(&not_bag, b"these are not the bytes of a bag\n").unwrap();
+    h.state_mut().apply(Cmd::Open(not_bag));
+    wait_for(&mut h, "the error", |a| a.error.is_some());
+    let e = h.state().error.clone().unwrap();
+    assert!(
+        e.contains("notes.bag") && e.contains("not a ROS bag"),
+        "{e}"
+    );
+    assert!(h.query_all_by_label_contains("not a ROS bag").count() >= 1);
+    assert!(h.state().doc.is_some(), "the open bag stays open");
+}
+
+#[test]
+fn indexing_can_be_cancelled() {
+    let dir = common::temp_dir("ui-cancel");
+    let p = dir.join("big.bag");
+    common::write_fixture(&p, bagscope::Compression::None, 1000, 5000);
+    let mut h = harness(None);
+    h.run_steps(1);
+    // Cancelled before the indexer reaches its first chunk: deterministic.
+    h.state_mut().apply(Cmd::Open(p));
+    h.state_mut().apply(Cmd::CancelIndexing);
+    wait_for(&mut h, "the cancellation", |a| {
+        a.doc.as_ref().is_some_and(|d| d.index_end.is_some()) && !a.busy()
+    });
+    let d = h.state().doc.as_ref().unwrap();
+    assert!(d.indexed.is_none());
+    assert_eq!(d.index_end, Some(Err("indexing cancelled".into())));
+    assert!(
+        h.query_all_by_label_contains("Message tables not built")
+            .count()
+            >= 1
+    );
+    // The summary is still shown.
+    assert!(h.query_all_by_label_contains("Float64 · 1667").count() >= 1);
+}
+
+#[test]
+fn a_demo_bag_decodes_in_the_inspector() {
+    let dir = common::temp_dir("ui-demo");
+    let p = dir.join("demo.bag");
+    bagscope::demo::write_demo(&p, 20).unwrap();
+    let bag = bagscope::Bag::open(&p).unwrap();
+    let conn = bag.summary().topic("/battery/voltage").unwrap().connections[0];
+    let first = bag.nth_message(conn, 0).unwrap();
+    let volts = f32::from_le_bytes(first.data[..4].try_into().unwrap());
+    let mut h = harness(Some(p));
+    wait_for(&mut h, "the demo bag", indexed);
+    assert!(h.query_all_by_label_contains("Imu · 2000").count() >= 1);
+    assert!(h.query_all_by_label_contains("LaserScan · 200").count() >= 1);
+    // Select the battery, step, read its voltage.
+    h.get_by_label("voltage").click();
+    h.run_steps(1);
+    h.key_press(Key::ArrowRight);
+    wait_for(&mut h, "the inspector", |a| {
+        a.doc.as_ref().is_some_and(|d| {
+            d.inspect_key.is_some()
+                && d.inspected
+                    .as_ref()
+                    .is_some_and(|i| Some(i.key) == d.inspect_key)
+        })
+    });
+    h.get_by_label(&format!("{volts:?}"));
+}
