@@ -246,7 +246,7 @@ fn hex_view(ui: &mut egui::Ui, data: &[u8], hl: Option<(u32, u32)>) {
     let normal = ui.visuals().text_color();
     let hl_bg = ui.visuals().selection.bg_fill;
     let row_h = ui.text_style_height(&egui::TextStyle::Monospace);
-    egui::ScrollArea::vertical()
+    egui::ScrollArea::both()
         .id_salt("hex")
         .auto_shrink([false, false])
         .show_rows(ui, row_h, rows, |ui, range| {
@@ -282,7 +282,7 @@ fn hex_view(ui: &mut egui::Ui, data: &[u8], hl: Option<(u32, u32)>) {
                     };
                     job.append(&ch.to_string(), 0.0, fmt(i));
                 }
-                ui.label(job);
+                ui.add(egui::Label::new(job).wrap_mode(egui::TextWrapMode::Extend));
             }
         });
 }

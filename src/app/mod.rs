@@ -546,18 +546,28 @@ impl App {
                     }
                     ui.separator();
                     ui.label(d.path.display().to_string());
-                    let w = d.bag.warnings();
-                    if !w.is_empty() {
-                        let r = ui.colored_label(
-                            ui.visuals().warn_fg_color,
-                            format!("{} warnings (recovered bag)", w.len()),
-                        );
-                        if r.on_hover_text(w.join("\n")).clicked() {
-                            self.cmds.push(Cmd::ShowInfo(true));
-                        }
-                    }
                 }
             });
+            if let Some(d) = &self.doc {
+                // Warnings of a recovered bag: visible, never blocking.
+                let w = d.bag.warnings();
+                if let Some(first) = w.first() {
+                    ui.horizontal(|ui| {
+                        ui.colored_label(
+                            ui.visuals().warn_fg_color,
+                            format!("Warning: {first}"),
+                        );
+                        if w.len() > 1 {
+                            let more = ui
+                                .link(format!("(+{} more)", w.len() - 1))
+                                .on_hover_text(w.join("\n"));
+                            if more.clicked() {
+                                self.cmds.push(Cmd::ShowInfo(true));
+                            }
+                        }
+                    });
+                }
+            }
             if let Some(o) = &self.opening {
                 ui.horizontal(|ui| {
                     ui.spinner();

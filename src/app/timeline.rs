@@ -127,6 +127,25 @@ fn density(d: &Doc, ti: usize, view: (f64, f64), px: usize) -> Vec<u32> {
         .collect()
 }
 
+/// Bar height of a pixel column: at least 2 px for any message, capped at the row.
+fn bar(c: u32, scale: f32, hmax: f32) -> f32 {
+    if c == 0 {
+        0.0
+    } else {
+        (c as f32 / scale * hmax).clamp(2.0, hmax).round()
+    }
+}
+
+fn row_scale(counts: &[u32]) -> f32 {
+    let mut nz: Vec<u32> = counts.iter().copied().filter(|&c| c > 0).collect();
+    if nz.is_empty() {
+        return 1.0;
+    }
+    let k = (nz.len() * 95 / 100).min(nz.len() - 1);
+    let (_, p, _) = nz.select_nth_unstable(k);
+    (*p as f32 * 1.15).max(1.0)
+}
+
 fn nice_step(ns_per_px: f64) -> f64 {
     let target = ns_per_px * 110.0;
     const STEPS: [f64; 14] = [
@@ -167,7 +186,7 @@ fn rel(d: &Doc, t: u64) -> String {
 
 fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let (a, b) = d.range();
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let play = if d.playing { "Pause" } else { "Play" };
         if ui.button(play).on_hover_text("Space").clicked() {
             cmds.push(Cmd::TogglePlay);
@@ -444,26 +463,18 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 &d.timeline.cache[&ti].1
             }
         };
-        let max = counts.iter().copied().max().unwrap_or(0).max(1) as f32;
+        // Scale to a high percentile, not the maximum, so one burst does not flatten the row.
+        let max = row_scale(counts);
         let color = topic_color(ti);
         let base = row.bottom() - 3.0;
         let hmax = ROW_H - 6.0;
         // Runs of equal bar height become one rectangle.
         let mut j = 0;
         while j < counts.len() {
-            let h = if counts[j] == 0 {
-                0.0
-            } else {
-                (counts[j] as f32 / max * hmax).max(2.0).round()
-            };
+            let h = bar(counts[j], max, hmax);
             let mut e = j + 1;
             while e < counts.len() {
-                let h2 = if counts[e] == 0 {
-                    0.0
-                } else {
-                    (counts[e] as f32 / max * hmax).max(2.0).round()
-                };
-                if h2 != h {
+                if bar(counts[e], max, hmax) != h {
                     break;
                 }
                 e += 1;
