@@ -71,12 +71,30 @@ pub fn topic_color(ti: usize) -> Color32 {
     egui::ecolor::Hsva::new(h, 0.55, 0.85, 1.0).into()
 }
 
-/// Messages of topic `ti` per pixel over `view` (ns from the start), `px` pixels wide:
-/// exact from the message times once indexed, else from the coarse histogram.
+/// First index at or after `from` whose time is `>= t`, searching outwards from `from` (the
+/// next pixel's boundary is usually near the last one).
+fn gallop(v: &[u64], from: usize, t: u64) -> usize {
+    let mut lo = from;
+    let mut step = 1;
+    let mut hi = from;
+    while hi < v.len() && v[hi] < t {
+        lo = hi + 1;
+        hi = from + step;
+        step *= 2;
+    }
+    let hi = hi.min(v.len());
+    lo + v[lo..hi].partition_point(|&x| x < t)
+}
+
+/// Messages of topic `ti` per pixel over `view` (ns from the start), `px` pixels wide: from
+/// the histogram when a pixel spans several of its bins (exact once indexed), else from the
+/// message times.
 fn density(d: &Doc, ti: usize, view: (f64, f64), px: usize) -> Vec<u32> {
     let (start, end) = d.range();
     let w = (view.1 - view.0) / px as f64;
-    if let Some(v) = d.times(ti) {
+    let span = (end - start).max(1) as f64;
+    let bins_per_px = w / span * HIST_BINS as f64;
+    if let (Some(v), true) = (d.times(ti), bins_per_px < 2.0) {
         let mut out = Vec::with_capacity(px);
         let to_t = |j: usize| -> u64 {
             let x = start as f64 + view.0 + w * j as f64;
@@ -89,13 +107,13 @@ fn density(d: &Doc, ti: usize, view: (f64, f64), px: usize) -> Vec<u32> {
         let mut prev = v.partition_point(|&t| t < to_t(0));
         for j in 0..px {
             let t1 = to_t(j + 1);
-            let next = prev + v[prev..].partition_point(|&t| t < t1);
             // The last pixel includes the bag's end.
-            let next = if j + 1 == px && t1 >= end {
-                prev + v[prev..].partition_point(|&t| t <= t1)
+            let t1 = if j + 1 == px && t1 >= end {
+                end + 1
             } else {
-                next
+                t1
             };
+            let next = gallop(v, prev, t1);
             out.push((next - prev) as u32);
             prev = next;
         }
@@ -104,7 +122,6 @@ fn density(d: &Doc, ti: usize, view: (f64, f64), px: usize) -> Vec<u32> {
     let Some(h) = d.hist.get(ti) else {
         return vec![0; px];
     };
-    let span = (end - start).max(1) as f64;
     let mut cum = Vec::with_capacity(HIST_BINS + 1);
     let mut acc = 0u64;
     cum.push(0u64);
@@ -468,7 +485,8 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         let color = topic_color(ti);
         let base = row.bottom() - 3.0;
         let hmax = ROW_H - 6.0;
-        // Runs of equal bar height become one rectangle.
+        // Runs of equal bar height become one rectangle, and a row one mesh.
+        let mut mesh = egui::Mesh::default();
         let mut j = 0;
         while j < counts.len() {
             let h = bar(counts[j], max, hmax);
@@ -480,17 +498,17 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 e += 1;
             }
             if h > 0.0 {
-                painter.rect_filled(
+                mesh.add_colored_rect(
                     Rect::from_min_max(
                         Pos2::new(strip.left() + j as f32, base - h),
                         Pos2::new(strip.left() + e as f32, base),
                     ),
-                    0.0,
                     color,
                 );
             }
             j = e;
         }
+        painter.add(egui::Shape::mesh(mesh));
     }
     if rows.is_empty() {
         painter.text(

@@ -1,0 +1,128 @@
+//! Frame time of the app's own UI code (one `Context::run_ui` with every panel, 1600×1000) on a
+//! big bag: while indexing, after (zoomed out, zoomed in to one second, zooming every frame),
+//! and while playing. Prints one line per case with p50 and p99.
+//!
+//! `cargo bench --bench ui_frame [-- BAG]`; BAG defaults to bench-bags/many_small_lz4.bag
+//! (make it with `python3 ../shared/tools/gen_bench_bags.py bench-bags`).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use bagscope::app::{App, Cmd};
+
+struct Bench {
+    ctx: egui::Context,
+    app: App,
+    t: f64,
+}
+
+impl Bench {
+    fn frame(&mut self) -> Duration {
+        self.t += 1.0 / 60.0;
+        let input = egui::RawInput {
+            screen_rect: Some(egui::Rect::from_min_size(
+                egui::Pos2::ZERO,
+                egui::vec2(1600.0, 1000.0),
+            )),
+            time: Some(self.t),
+            predicted_dt: 1.0 / 60.0,
+            ..Default::default()
+        };
+        let t0 = Instant::now();
+        let out = self.ctx.run_ui(input, |ui| self.app.ui(ui));
+        let el = t0.elapsed();
+        // Tessellation is egui's, not the app's: dropped unmeasured, as a renderer would take it.
+        drop(out);
+        el
+    }
+}
+
+fn report(name: &str, mut v: Vec<Duration>) {
+    v.sort();
+    let q = |p: f64| v[((v.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1e3;
+    println!(
+        "{name:<28} frames={:<5} p50={:.3} p99={:.3} max={:.3} (ms)",
+        v.len(),
+        q(0.5),
+        q(0.99),
+        q(1.0)
+    );
+}
+
+fn main() {
+    let bag = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("bench-bags/many_small_lz4.bag"));
+    if !bag.is_file() {
+        eprintln!(
+            "{} not found: make it with python3 ../shared/tools/gen_bench_bags.py bench-bags",
+            bag.display()
+        );
+        std::process::exit(2);
+    }
+    let mut b = Bench {
+        ctx: egui::Context::default(),
+        app: App::new(None, Some(bag.clone())),
+        t: 0.0,
+    };
+    // While indexing: every frame from the open until the tables are published.
+    let mut indexing = Vec::new();
+    let t0 = Instant::now();
+    loop {
+        let el = b.frame();
+        let d = b.app.doc.as_ref();
+        if d.is_some_and(|d| d.indexing()) {
+            indexing.push(el);
+        }
+        if d.is_some_and(|d| d.indexed.is_some()) {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "indexing did not finish"
+        );
+        // A 60 Hz display: the indexer runs between frames.
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    println!(
+        "bag {} indexed in {:.2} s while drawing",
+        bag.display(),
+        t0.elapsed().as_secs_f64()
+    );
+    if std::env::var_os("UI_FRAME_DEBUG").is_some() {
+        let mut ix: Vec<(usize, Duration)> = indexing.iter().copied().enumerate().collect();
+        ix.sort_by_key(|x| std::cmp::Reverse(x.1));
+        eprintln!(
+            "slowest indexing frames (index, time): {:?}",
+            &ix[..ix.len().min(5)]
+        );
+    }
+    report("indexing", indexing);
+    let n = 300;
+    let run = |b: &mut Bench, n: usize| (0..n).map(|_| b.frame()).collect::<Vec<_>>();
+    b.app.apply(Cmd::FitAll);
+    run(&mut b, 5);
+    report("zoomed out", run(&mut b, n));
+    let (a, e) = b.app.doc.as_ref().map(|d| d.range()).unwrap_or((0, 1));
+    let mid = (e - a) as f64 / 2.0;
+    b.app.apply(Cmd::SetView(mid, mid + 1e9));
+    run(&mut b, 5);
+    report("zoomed in to 1 s", run(&mut b, n));
+    // Zooming: a new view (and fresh densities for every row) every frame.
+    let mut z = Vec::new();
+    for i in 0..n {
+        let w = (e - a) as f64 * (0.999f64).powi(i as i32 * 20);
+        b.app.apply(Cmd::SetView(mid - w / 2.0, mid + w / 2.0));
+        z.push(b.frame());
+    }
+    report("zooming (new view/frame)", z);
+    // Playing at 1×, a topic selected so the inspector follows.
+    b.app.apply(Cmd::FitAll);
+    b.app.apply(Cmd::SelectTopic(Some(0)));
+    b.app.apply(Cmd::SetPlayhead(a + (e - a) / 3));
+    b.app.apply(Cmd::TogglePlay);
+    run(&mut b, 5);
+    report("playing", run(&mut b, n));
+}
