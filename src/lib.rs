@@ -21,6 +21,7 @@ pub mod chunk;
 pub mod decode;
 pub mod demo;
 pub mod error;
+pub mod export;
 pub mod info;
 pub mod iter;
 pub mod msgdef;

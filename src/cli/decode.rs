@@ -121,6 +121,56 @@ fn cell(v: &Value, out: &mut String) {
     }
 }
 
+/// `bagscope export`.
+pub fn export(
+    path: &Path,
+    out: &Path,
+    topics: &[String],
+    start: Option<&str>,
+    end: Option<&str>,
+    compression: &str,
+    chunk_size: usize,
+) -> bagscope::Result<ExitCode> {
+    let bag = Bag::open(path)?;
+    for w in bag.warnings() {
+        eprintln!("bagscope: warning: {w}");
+    }
+    let (start_ns, end_ns) = time_range(&bag, start, end)?;
+    let compression =
+        bagscope::Compression::from_name(compression.as_bytes()).ok_or_else(|| {
+            Error::Invalid(format!(
+                "unknown compression {compression:?}: none, lz4 or bz2"
+            ))
+        })?;
+    let connections = if topics.is_empty() {
+        None
+    } else {
+        Some(bag.connections_of_topics(topics)?)
+    };
+    let opts = bagscope::export::ExportOptions {
+        filter: Filter {
+            connections,
+            start_ns,
+            end_ns,
+        },
+        write: bagscope::WriteOptions {
+            compression,
+            chunk_size,
+        },
+    };
+    let t0 = std::time::Instant::now();
+    let r = bagscope::export::export(&bag, out, &opts, &AtomicBool::new(false), &mut |_| {})?;
+    eprintln!(
+        "{}: {} messages on {} connections, {} in {:.2} s",
+        r.path.display(),
+        r.messages,
+        r.connections,
+        timefmt::bytes(r.file_size),
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `bagscope csv`: field series as CSV, rows at the union of their times.
 pub fn csv(
     bag_path: &Path,

@@ -77,6 +77,30 @@ pub enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// Copy chosen topics within a time range to a new, fully indexed bag (byte for byte); with
+    /// no range or topic, the whole bag (repairs an unindexed or damaged bag).
+    Export {
+        /// The bag to read (never written).
+        bag: PathBuf,
+        /// The new bag (written to a temporary file, then renamed).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Only these topics (repeatable).
+        #[arg(long = "topic", short = 't')]
+        topics: Vec<String>,
+        /// Start time: epoch seconds, or +S seconds from the bag's start.
+        #[arg(long, allow_hyphen_values = true)]
+        start: Option<String>,
+        /// End time (exclusive), same forms as --start.
+        #[arg(long, allow_hyphen_values = true)]
+        end: Option<String>,
+        /// Chunk compression: none, lz4 or bz2.
+        #[arg(long, default_value = "lz4")]
+        compression: String,
+        /// Uncompressed bytes per chunk.
+        #[arg(long, default_value_t = 768 * 1024)]
+        chunk_size: usize,
+    },
     /// Write the demo bag (a small robot driving a figure of eight) to a file.
     Demo {
         /// Where to write it.
@@ -123,6 +147,23 @@ pub fn run(cmd: Command) -> ExitCode {
             start.as_deref(),
             end.as_deref(),
             output.as_ref(),
+        ),
+        Command::Export {
+            bag,
+            output,
+            topics,
+            start,
+            end,
+            compression,
+            chunk_size,
+        } => decode::export(
+            &bag,
+            &output,
+            &topics,
+            start.as_deref(),
+            end.as_deref(),
+            &compression,
+            chunk_size,
         ),
         Command::Demo { out, seconds } => bagscope::demo::write_demo(&out, seconds).map(|n| {
             println!("{}: {n} messages", out.display());

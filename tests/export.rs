@@ -1,0 +1,273 @@
+//! Export: ranges that cut through chunks, several connections per topic, every compression,
+//! format 1.2 and unindexed sources, cancellation leaving nothing behind, the bag being read
+//! never written, and rosbags reading exactly the exported messages.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::atomic::AtomicBool;
+
+use bagscope::export::{export, ExportOptions};
+use bagscope::{Bag, Compression, Error, Filter, WriteOptions};
+
+/// (topic, callerid, time, data) of every message, in time order.
+fn messages(bag: &Bag, filter: &Filter) -> Vec<(String, Option<String>, u64, Vec<u8>)> {
+    let s = bag.summary();
+    bag.messages(filter)
+        .unwrap()
+        .map(|m| {
+            let m = m.unwrap();
+            let c = &s.connections[m.conn];
+            (
+                c.topic.clone(),
+                c.callerid.clone(),
+                m.time_ns,
+                m.data.to_vec(),
+            )
+        })
+        .collect()
+}
+
+fn opts(filter: Filter, compression: Compression) -> ExportOptions {
+    ExportOptions {
+        filter,
+        write: WriteOptions {
+            compression,
+            chunk_size: 3000,
+        },
+    }
+}
+
+#[test]
+fn a_range_through_chunks_with_several_connections_per_topic() {
+    let d = common::temp_dir("export-range");
+    let src = d.join("src.bag");
+    common::write_fixture(&src, Compression::Lz4, 2000, 3000);
+    let bag = Bag::open(&src).unwrap();
+    let (a, b) = (
+        bag.summary().start_ns.unwrap(),
+        bag.summary().end_ns.unwrap(),
+    );
+    // A range that starts and ends inside chunks, and only topic /b (two connections).
+    let filter = Filter {
+        connections: Some(bag.connections_of_topics(&["/b"]).unwrap()),
+        start_ns: Some(a + (b - a) / 3 + 123_457),
+        end_ns: Some(a + 2 * (b - a) / 3 + 7),
+    };
+    let want = messages(&bag, &filter);
+    assert!(want.len() > 500);
+    for compression in [Compression::None, Compression::Lz4, Compression::Bz2] {
+        let out = d.join(format!("out-{}.bag", compression.name()));
+        let r = export(
+            &bag,
+            &out,
+            &opts(filter.clone(), compression),
+            &AtomicBool::new(false),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(r.messages as usize, want.len());
+        assert_eq!(r.connections, 2, "both connections of /b, kept apart");
+        let got_bag = Bag::open(&out).unwrap();
+        assert!(got_bag.summary().indexed);
+        assert!(got_bag.warnings().is_empty(), "{:?}", got_bag.warnings());
+        assert_eq!(messages(&got_bag, &Filter::default()), want);
+        assert_eq!(
+            got_bag
+                .summary()
+                .compression_counts()
+                .keys()
+                .copied()
+                .collect::<Vec<_>>(),
+            [compression.name()]
+        );
+    }
+    // No temporary file is left beside the outputs.
+    let leftovers: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn recovered_and_old_bags_become_indexed_bags() {
+    let dir = common::corpus_dir();
+    let d = common::temp_dir("export-repair");
+    {
+        let name = "foxglove-cli/gps.bag.active";
+        let p = dir.join(name);
+        let bag = Bag::open(&p).unwrap();
+        let want = messages(&bag, &Filter::default());
+        let out = d.join("repaired.bag");
+        let r = export(
+            &bag,
+            &out,
+            &opts(Filter::default(), Compression::Lz4),
+            &AtomicBool::new(false),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(r.messages as usize, want.len(), "{name}");
+        let fixed = Bag::open(&out).unwrap();
+        assert!(fixed.summary().indexed, "{name}: the export is indexed");
+        assert!(
+            fixed.warnings().is_empty(),
+            "{name}: {:?}",
+            fixed.warnings()
+        );
+        assert_eq!(messages(&fixed, &Filter::default()), want, "{name}");
+    }
+    // Every 1.2 bag of the corpus exports to 2.0 with the same messages.
+    let mut n12 = 0;
+    for e in std::fs::read_dir(dir.join("ccny")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "bag") {
+            continue;
+        }
+        let bag = Bag::open(&p).unwrap();
+        if bag.summary().version.as_str() != "1.2" {
+            continue;
+        }
+        let want = messages(&bag, &Filter::default());
+        let out = d.join("from12.bag");
+        export(
+            &bag,
+            &out,
+            &opts(Filter::default(), Compression::Bz2),
+            &AtomicBool::new(false),
+            &mut |_| {},
+        )
+        .unwrap();
+        let got = Bag::open(&out).unwrap();
+        assert_eq!(got.summary().version.as_str(), "2.0");
+        assert_eq!(messages(&got, &Filter::default()), want);
+        n12 += 1;
+    }
+    assert_eq!(n12, 6, "the six 1.2 bags of ccny/");
+}
+
+#[test]
+fn cancelling_leaves_nothing_and_the_source_is_never_written() {
+    let d = common::temp_dir("export-cancel");
+    let src = d.join("src.bag");
+    common::write_fixture(&src, Compression::None, 2000, 20000);
+    let before = std::fs::read(&src).unwrap();
+    let bag = Bag::open(&src).unwrap();
+    let out = d.join("out.bag");
+    let cancel = AtomicBool::new(false);
+    let mut calls = 0;
+    let r = export(
+        &bag,
+        &out,
+        &opts(Filter::default(), Compression::Lz4),
+        &cancel,
+        &mut |_| {
+            calls += 1;
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        },
+    );
+    assert!(matches!(r, Err(Error::Cancelled)), "{r:?}");
+    assert!(calls >= 1);
+    let names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["src.bag"], "nothing but the source remains");
+    // Over the bag being read: refused, and the bag is untouched.
+    let r = export(
+        &bag,
+        &src,
+        &opts(Filter::default(), Compression::Lz4),
+        &AtomicBool::new(false),
+        &mut |_| {},
+    );
+    assert!(r.unwrap_err().to_string().contains("being read"));
+    let same = d.join(".").join("src.bag");
+    assert!(export(
+        &bag,
+        &same,
+        &opts(Filter::default(), Compression::Lz4),
+        &AtomicBool::new(false),
+        &mut |_| {}
+    )
+    .is_err());
+    assert_eq!(std::fs::read(&src).unwrap(), before);
+}
+
+const READ: &str = r#"
+import sys
+from rosbags.rosbag1 import Reader
+with Reader(sys.argv[1]) as r:
+    for conn, t, raw in r.messages():
+        print(conn.topic, t, raw.hex())
+"#;
+
+#[test]
+fn rosbags_reads_exactly_the_exported_messages() {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", "import rosbags.rosbag1"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(std::env::var_os("CI").is_none(), "rosbags missing in CI");
+        eprintln!("rosbags is not installed: skipping");
+        return;
+    }
+    let bag = Bag::open(common::corpus_dir().join("rosbag.js/example.bag")).unwrap();
+    let (a, _) = (bag.summary().start_ns.unwrap(), 0);
+    let filter = Filter {
+        connections: Some(
+            bag.connections_of_topics(&["/turtle1/pose", "/tf"])
+                .unwrap(),
+        ),
+        start_ns: Some(a + 5_000_000_000),
+        end_ns: Some(a + 9_500_000_000),
+    };
+    let want = messages(&bag, &filter);
+    let d = common::temp_dir("export-peer");
+    for compression in [Compression::None, Compression::Lz4, Compression::Bz2] {
+        let out = d.join(format!("ex-{}.bag", compression.name()));
+        export(
+            &bag,
+            &out,
+            &opts(filter.clone(), compression),
+            &AtomicBool::new(false),
+            &mut |_| {},
+        )
+        .unwrap();
+        let o = std::process::Command::new("python3")
+            .args(["-c", READ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut got: Vec<(String, u64, String)> = String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split(' ').collect();
+                (
+                    f[0].to_string(),
+                    f[1].parse().unwrap(),
+                    f.get(2).unwrap_or(&"").to_string(),
+                )
+            })
+            .collect();
+        let mut w: Vec<(String, u64, String)> = want
+            .iter()
+            .map(|(t, _, time, data)| {
+                (
+                    t.clone(),
+                    *time,
+                    data.iter().map(|b| format!("{b:02x}")).collect(),
+                )
+            })
+            .collect();
+        got.sort();
+        w.sort();
+        assert_eq!(got.len(), w.len());
+        assert!(got == w, "rosbags reads other messages than were exported");
+    }
+}
