@@ -18,6 +18,7 @@ pub mod app;
 pub mod bag;
 pub mod check;
 pub mod chunk;
+pub mod csv;
 pub mod decode;
 pub mod demo;
 pub mod error;

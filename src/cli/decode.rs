@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
-use bagscope::decode::{to_json, to_yaml, FieldPath, Plan, Value};
-use bagscope::series::{field_series, merge_rows};
+use bagscope::csv::{write_csv, AtomicFile};
+use bagscope::decode::{to_json, to_yaml, FieldPath, Plan};
 use bagscope::{timefmt, Bag, Error, Filter};
 
 fn time_range(
@@ -105,22 +105,6 @@ pub fn echo(
     Ok(ExitCode::SUCCESS)
 }
 
-fn cell(v: &Value, out: &mut String) {
-    use std::fmt::Write as _;
-    match v {
-        Value::Bool(b) => out.push_str(if *b { "1" } else { "0" }),
-        Value::F32(x) if !x.is_finite() => {
-            let _ = write!(out, "{x}");
-        }
-        Value::F64(x) if !x.is_finite() => {
-            let _ = write!(out, "{x}");
-        }
-        other => {
-            let _ = write!(out, "{other}");
-        }
-    }
-}
-
 /// `bagscope export`.
 pub fn export(
     path: &Path,
@@ -185,39 +169,10 @@ pub fn csv(
         .iter()
         .map(|p| FieldPath::parse(p).map_err(Error::Invalid))
         .collect::<bagscope::Result<Vec<_>>>()?;
-    for p in &parsed {
-        if p.topic.is_empty() {
-            return Err(Error::Invalid(format!(
-                "{p}: a csv path starts with its topic, e.g. /imu.linear_acceleration.x"
-            )));
-        }
-    }
     let cancel = AtomicBool::new(false);
-    let threads = bagscope::iter::default_threads();
-    let mut all = Vec::new();
-    for p in &parsed {
-        let s = field_series(&bag, p, start_ns, end_ns, threads, &cancel, &|_| {})?;
-        for pr in &s.problems {
-            eprintln!("bagscope: warning: {pr}");
-        }
-        if s.missing > 0 {
-            eprintln!("bagscope: warning: {p}: absent from {} messages", s.missing);
-        }
-        all.push(s.points);
-    }
-    let refs: Vec<&[bagscope::series::Point]> = all.iter().map(Vec::as_slice).collect();
-    let mut text = String::with_capacity(1 << 20);
-    text.push_str("time_ns");
-    for p in paths {
-        text.push(',');
-        if p.contains([',', '"']) {
-            text.push_str(&format!("\"{}\"", p.replace('"', "\"\"")));
-        } else {
-            text.push_str(p);
-        }
-    }
-    text.push('\n');
-    let mut sink: Box<dyn Write> = match out {
+    let mut warn = |w: String| eprintln!("bagscope: warning: {w}");
+    let time = bagscope::csv::TimeColumn::EpochNs;
+    match out {
         Some(o) => {
             if std::fs::canonicalize(o).ok() == std::fs::canonicalize(bag_path).ok() {
                 return Err(Error::Invalid(format!(
@@ -225,85 +180,24 @@ pub fn csv(
                     o.display()
                 )));
             }
-            Box::new(AtomicFile::create(o)?)
+            let mut f = AtomicFile::create(o)?;
+            write_csv(
+                &bag, &parsed, start_ns, end_ns, time, &cancel, &mut f, &mut warn,
+            )?;
+            f.commit()?;
         }
-        None => Box::new(std::io::stdout().lock()),
-    };
-    for (t, row) in merge_rows(&refs) {
-        text.push_str(&t.to_string());
-        for v in row {
-            text.push(',');
-            if let Some(v) = v {
-                cell(v, &mut text);
+        None => {
+            let mut so = std::io::BufWriter::new(std::io::stdout().lock());
+            match write_csv(
+                &bag, &parsed, start_ns, end_ns, time, &cancel, &mut so, &mut warn,
+            ) {
+                // A closed pipe (`| head`) ends the output quietly.
+                Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                r => {
+                    r?;
+                }
             }
         }
-        text.push('\n');
-        if text.len() > (1 << 20) {
-            if sink.write_all(text.as_bytes()).is_err() {
-                return Ok(ExitCode::SUCCESS);
-            }
-            text.clear();
-        }
     }
-    if sink.write_all(text.as_bytes()).is_err() {
-        return Ok(ExitCode::SUCCESS);
-    }
-    drop(sink);
     Ok(ExitCode::SUCCESS)
-}
-
-/// A file written beside its target and renamed into place when dropped after a clean write.
-pub struct AtomicFile {
-    tmp: PathBuf,
-    target: PathBuf,
-    file: Option<std::io::BufWriter<std::fs::File>>,
-    failed: bool,
-}
-
-impl AtomicFile {
-    /// Creates the temporary file.
-    pub fn create(target: &Path) -> bagscope::Result<AtomicFile> {
-        let tmp = bagscope::writer::temp_path_for(target);
-        let f = std::fs::File::create(&tmp)?;
-        Ok(AtomicFile {
-            tmp,
-            target: target.to_path_buf(),
-            file: Some(std::io::BufWriter::new(f)),
-            failed: false,
-        })
-    }
-}
-
-impl Write for AtomicFile {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let r = match &mut self.file {
-            Some(f) => f.write(buf),
-            None => Ok(0),
-        };
-        self.failed |= r.is_err();
-        r
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        match &mut self.file {
-            Some(f) => f.flush(),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        let ok = match self.file.take() {
-            Some(f) => f
-                .into_inner()
-                .map(|f| f.sync_all().is_ok())
-                .unwrap_or(false),
-            None => false,
-        };
-        if ok && !self.failed && std::fs::rename(&self.tmp, &self.target).is_ok() {
-            return;
-        }
-        eprintln!("bagscope: could not write {}", self.target.display());
-        let _ = std::fs::remove_file(&self.tmp);
-    }
 }
