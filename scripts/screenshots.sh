@@ -37,12 +37,25 @@ xdotool mousemove 1201 37 click 1         # raw bytes on
 sleep 0.5
 xdotool mousemove 1290 200                # hover a field: its bytes light up
 shot demo 1.5
+xdotool mousemove 1201 37 click 1         # raw bytes off
+sleep 0.3
+xdotool mousemove 1187 538 click 1        # plot linear_acceleration.z
+sleep 0.3
+xdotool mousemove 1187 423 click 1        # plot angular_velocity.z
+sleep 0.3
+xdotool mousemove 1187 492 click 1        # plot linear_acceleration.x
+sleep 0.3
+xdotool mousemove 800 700
+shot plots 2
+xdotool mousemove 320 12 click 1          # Export…
+xdotool mousemove 5 990
+shot export 1
 kill $APP; wait $APP 2>/dev/null || true
 
 "$BIN" "${1:-../shared/bags/foxglove-cli/gps.bag.active}" & APP=$!
 sleep 4
-xdotool mousemove 320 12 click 1          # Bag info, with the recovery warnings
+xdotool mousemove 390 12 click 1          # Bag info, with the recovery warnings
 xdotool mousemove 5 990
 shot recovered 1.5
 kill $APP; wait $APP 2>/dev/null || true
-echo "wrote $OUT/start.png $OUT/demo.png $OUT/recovered.png"
+echo "wrote $OUT/{start,demo,plots,export,recovered}.png"

@@ -23,6 +23,17 @@ pub enum TimeColumn {
     SinceStart,
 }
 
+/// The rows and time column of a CSV.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CsvOptions {
+    /// Inclusive start (ns).
+    pub start_ns: Option<u64>,
+    /// Exclusive end (ns).
+    pub end_ns: Option<u64>,
+    /// The time column.
+    pub time: TimeColumn,
+}
+
 /// One CSV cell: booleans as 0/1, floats as their shortest exact text.
 pub fn cell(v: &Value, out: &mut String) {
     use std::fmt::Write as _;
@@ -45,13 +56,16 @@ pub fn cell(v: &Value, out: &mut String) {
 pub fn write_csv(
     bag: &Bag,
     paths: &[FieldPath],
-    start_ns: Option<u64>,
-    end_ns: Option<u64>,
-    time: TimeColumn,
+    opts: CsvOptions,
     cancel: &AtomicBool,
     sink: &mut dyn Write,
     warn: &mut dyn FnMut(String),
 ) -> Result<usize> {
+    let CsvOptions {
+        start_ns,
+        end_ns,
+        time,
+    } = opts;
     let threads = crate::iter::default_threads();
     let mut all = Vec::new();
     for p in paths {

@@ -100,7 +100,7 @@ pub fn export(
         w.write(id, m.time_ns, &m.data)?;
         p.messages += 1;
         p.bytes += m.data.len() as u64;
-        if p.messages % 4096 == 0 {
+        if p.messages.is_multiple_of(4096) {
             progress(p);
         }
     }

@@ -49,6 +49,7 @@ struct Ctx<'a> {
     plan: &'a Plan,
     topic: &'a str,
     hovered: Option<(u32, u32)>,
+    cmds: &'a mut Vec<Cmd>,
 }
 
 #[allow(clippy::too_many_arguments)] // one row's facts; a struct would only rename them
@@ -66,20 +67,38 @@ fn leaf_row(
         .horizontal(|ui| {
             ui.label(egui::RichText::new(label).strong());
             let text = value_text(v);
-            ui.add(egui::Label::new(egui::RichText::new(&text).monospace()).selectable(true));
+            ui.add(egui::Label::new(egui::RichText::new(&text).monospace()).selectable(false));
             for c in constants {
                 ui.colored_label(Color32::from_rgb(120, 170, 255), c);
             }
             ui.weak(ty);
         })
         .response;
-    let r = r.interact(egui::Sense::click());
+    // A widget of its own, registered after the row's labels, so it gets the row's clicks.
+    let r = ui.interact(
+        r.rect,
+        ui.scope_id().with(("leaf", path)),
+        egui::Sense::click(),
+    );
     if r.hovered() {
         cx.hovered = Some(span);
     }
     let full = format!("{}{path}", cx.topic);
     let vt = v.to_string();
+    let numeric = v.as_f64().is_some();
+    let r = if numeric {
+        r.on_hover_text("Click to plot this field")
+    } else {
+        r
+    };
+    if numeric && r.clicked() {
+        cx.cmds.push(Cmd::AddSeries(full.clone()));
+    }
     r.context_menu(|ui| {
+        if numeric && ui.button("Plot").clicked() {
+            cx.cmds.push(Cmd::AddSeries(full.clone()));
+            ui.close();
+        }
         if ui.button("Copy value").clicked() {
             ui.ctx().copy_text(vt.clone());
             ui.close();
@@ -288,7 +307,7 @@ fn hex_view(ui: &mut egui::Ui, data: &[u8], hl: Option<(u32, u32)>) {
 }
 
 /// The inspector panel.
-pub fn show(ui: &mut egui::Ui, d: &mut Doc, _cmds: &mut Vec<Cmd>) {
+pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     ui.horizontal(|ui| {
         ui.heading("Inspector");
         ui.toggle_value(&mut d.insp.raw, "Raw bytes");
@@ -361,6 +380,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, _cmds: &mut Vec<Cmd>) {
                 plan: &plan,
                 topic: &topic,
                 hovered: None,
+                cmds,
             };
             let raw = d.insp.raw;
             let tree_h = if raw {

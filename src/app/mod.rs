@@ -1,7 +1,9 @@
 //! The desktop app: one module per panel; panels read the state and push [`Cmd`]s, which
 //! [`App::apply`] carries out in one place after the frame's panels have run.
 
+pub mod export;
 mod inspector;
+pub mod plot;
 mod timeline;
 mod topics;
 pub mod worker;
@@ -54,6 +56,14 @@ pub enum Cmd {
     FitAll,
     /// Show the bag info window.
     ShowInfo(bool),
+    /// Plot a field path (`/imu.linear_acceleration.x`).
+    AddSeries(String),
+    /// Show the export window.
+    ShowExport(bool),
+    /// Export the bag as the export window is set.
+    ExportBag,
+    /// Export the plotted series to CSV as the export window is set.
+    ExportCsv,
 }
 
 /// An open bag and everything the panels show of it.
@@ -100,6 +110,10 @@ pub struct Doc {
     pub timeline: timeline::TimelineState,
     /// Inspector state.
     pub insp: inspector::InspectorState,
+    /// Plots.
+    pub plots: plot::PlotState,
+    /// The export window.
+    pub export: export::ExportState,
 }
 
 impl Doc {
@@ -108,6 +122,7 @@ impl Doc {
         let start = s.start_ns.unwrap_or(0);
         let dur = s.duration_ns().max(1) as f64;
         let n = s.topics.len();
+        let export = export::ExportState::new(&s.path);
         Doc {
             path: s.path.clone(),
             inspector: Inspector::spawn(bag.clone(), ctx.clone()),
@@ -130,6 +145,8 @@ impl Doc {
             filter: String::new(),
             timeline: Default::default(),
             insp: Default::default(),
+            plots: Default::default(),
+            export,
         }
     }
 
@@ -315,6 +332,28 @@ impl App {
                 }
             }
             Cmd::ShowInfo(b) => self.show_info = b,
+            Cmd::AddSeries(p) => {
+                if let Some(d) = &mut self.doc {
+                    if let Err(e) = plot::add_series(d, &p, &self.ctx) {
+                        self.error = Some(format!("cannot plot {p}: {e}"));
+                    }
+                }
+            }
+            Cmd::ShowExport(b) => {
+                if let Some(d) = &mut self.doc {
+                    d.export.open = b;
+                }
+            }
+            Cmd::ExportBag => {
+                if let Some(d) = &mut self.doc {
+                    export::start_bag_export(d, &self.ctx);
+                }
+            }
+            Cmd::ExportCsv => {
+                if let Some(d) = &mut self.doc {
+                    export::start_csv_export(d, &self.ctx);
+                }
+            }
             other => {
                 if let Some(d) = &mut self.doc {
                     apply_doc(d, other);
@@ -496,7 +535,25 @@ impl App {
                         .resizable(true)
                         .default_size(420.0)
                         .show(ui, |ui| inspector::show(ui, d, &mut cmds));
-                    egui::CentralPanel::default().show(ui, |ui| timeline::show(ui, d, &mut cmds));
+                    egui::CentralPanel::default().show(ui, |ui| {
+                        egui::Panel::bottom("plots")
+                            .resizable(true)
+                            .default_size(if d.plots.series.is_empty() {
+                                60.0
+                            } else {
+                                420.0
+                            })
+                            .min_size(if d.plots.series.is_empty() {
+                                40.0
+                            } else {
+                                300.0
+                            })
+                            .show(ui, |ui| plot::show(ui, d, &mut cmds));
+                        timeline::show(ui, d, &mut cmds);
+                    });
+                    if d.export.open {
+                        export::show(ui.ctx(), d, &mut cmds);
+                    }
                 }
                 self.cmds.append(&mut cmds);
             }
@@ -538,6 +595,9 @@ impl App {
                     self.cmds.push(Cmd::OpenDemo);
                 }
                 if let Some(d) = &self.doc {
+                    if ui.button("Export…").clicked() {
+                        self.cmds.push(Cmd::ShowExport(!d.export.open));
+                    }
                     if ui.button("Bag info").clicked() {
                         self.cmds.push(Cmd::ShowInfo(!self.show_info));
                     }

@@ -171,7 +171,11 @@ pub fn csv(
         .collect::<bagscope::Result<Vec<_>>>()?;
     let cancel = AtomicBool::new(false);
     let mut warn = |w: String| eprintln!("bagscope: warning: {w}");
-    let time = bagscope::csv::TimeColumn::EpochNs;
+    let opts = bagscope::csv::CsvOptions {
+        start_ns,
+        end_ns,
+        time: bagscope::csv::TimeColumn::EpochNs,
+    };
     match out {
         Some(o) => {
             if std::fs::canonicalize(o).ok() == std::fs::canonicalize(bag_path).ok() {

@@ -1,0 +1,364 @@
+//! The export window: the selected range and the shown topics to a new bag (compression, chunk
+//! size), or the plotted series to CSV; each a background job with progress and cancel.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
+
+use super::{Cmd, Doc};
+use crate::csv::{write_csv, AtomicFile, TimeColumn};
+use crate::decode::FieldPath;
+use crate::export::{export, ExportOptions};
+use crate::{timefmt, Compression, Filter, WriteOptions};
+
+/// A running or finished export.
+pub struct Job {
+    /// What it writes.
+    pub what: String,
+    /// Messages (or rows) done and to do.
+    pub done: Arc<AtomicU64>,
+    /// Messages to do (0 when unknown).
+    pub total: Arc<AtomicU64>,
+    cancel: Arc<AtomicBool>,
+    rx: Receiver<Result<String, String>>,
+    /// How it ended.
+    pub result: Option<Result<String, String>>,
+}
+
+/// The export window's state.
+pub struct ExportState {
+    /// Window open.
+    pub open: bool,
+    /// Output bag path.
+    pub bag_out: String,
+    /// Compression of the new bag.
+    pub compression: Compression,
+    /// Chunk size (KiB).
+    pub chunk_kib: u32,
+    /// Only the selected range (else the whole bag).
+    pub only_range: bool,
+    /// Only the topics shown on the timeline (else all).
+    pub only_visible: bool,
+    /// CSV output path.
+    pub csv_out: String,
+    /// CSV: one file per topic instead of one aligned file.
+    pub csv_per_topic: bool,
+    /// CSV time column.
+    pub csv_time: TimeColumn,
+    /// The current or last job.
+    pub job: Option<Job>,
+}
+
+impl ExportState {
+    /// Defaults beside `bag`.
+    pub fn new(bag: &std::path::Path) -> ExportState {
+        let stem = bag
+            .file_stem()
+            .map_or_else(|| "bag".into(), |s| s.to_string_lossy().into_owned());
+        let dir = bag.parent().map(PathBuf::from).unwrap_or_default();
+        ExportState {
+            open: false,
+            bag_out: dir.join(format!("{stem}-export.bag")).display().to_string(),
+            compression: Compression::Lz4,
+            chunk_kib: 768,
+            only_range: true,
+            only_visible: true,
+            csv_out: dir.join(format!("{stem}-series.csv")).display().to_string(),
+            csv_per_topic: false,
+            csv_time: TimeColumn::SinceStart,
+            job: None,
+        }
+    }
+
+    /// Whether a job is running.
+    pub fn running(&self) -> bool {
+        self.job.as_ref().is_some_and(|j| j.result.is_none())
+    }
+}
+
+fn spawn(
+    what: String,
+    ctx: &egui::Context,
+    work: impl FnOnce(&AtomicBool, &AtomicU64, &AtomicU64) -> Result<String, String> + Send + 'static,
+) -> Job {
+    let (tx, rx) = channel();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicU64::new(0));
+    let total = Arc::new(AtomicU64::new(0));
+    let (c, d, t, ctx) = (
+        Arc::clone(&cancel),
+        Arc::clone(&done),
+        Arc::clone(&total),
+        ctx.clone(),
+    );
+    let r = std::thread::Builder::new()
+        .name("bagscope-export".into())
+        .spawn(move || {
+            let r = work(&c, &d, &t);
+            let _ = tx.send(r);
+            ctx.request_repaint();
+        });
+    let mut job = Job {
+        what,
+        done,
+        total,
+        cancel,
+        rx,
+        result: None,
+    };
+    if let Err(e) = r {
+        job.result = Some(Err(format!("cannot start the export: {e}")));
+    }
+    job
+}
+
+/// Starts exporting the bag as the window is set.
+pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
+    let st = &d.export;
+    let out = PathBuf::from(st.bag_out.trim());
+    let connections = st.only_visible.then(|| {
+        let s = d.bag.summary();
+        let mut v: Vec<usize> = (0..s.topics.len())
+            .filter(|&t| d.visible[t])
+            .flat_map(|t| s.topics[t].connections.clone())
+            .collect();
+        v.sort_unstable();
+        v
+    });
+    let (start_ns, end_ns) = match (st.only_range, d.selection) {
+        (true, Some((x, y))) => (Some(x), Some(y)),
+        _ => (None, None),
+    };
+    let opts = ExportOptions {
+        filter: Filter {
+            connections,
+            start_ns,
+            end_ns,
+        },
+        write: WriteOptions {
+            compression: st.compression,
+            chunk_size: st.chunk_kib.max(1) as usize * 1024,
+        },
+    };
+    let bag = d.bag.clone();
+    let what = format!("export to {}", out.display());
+    d.export.job = Some(spawn(what, ctx, move |cancel, done, total| {
+        let r = export(&bag, &out, &opts, cancel, &mut |p| {
+            done.store(p.messages, Ordering::Relaxed);
+            total.store(p.total, Ordering::Relaxed);
+        });
+        match r {
+            Ok(r) => Ok(format!(
+                "Wrote {} messages on {} connections to {} ({})",
+                r.messages,
+                r.connections,
+                r.path.display(),
+                timefmt::bytes(r.file_size)
+            )),
+            Err(crate::Error::Cancelled) => Err("export cancelled: nothing was written".into()),
+            Err(e) => Err(e.to_string()),
+        }
+    }));
+}
+
+/// Starts writing the plotted series as CSV.
+pub fn start_csv_export(d: &mut Doc, ctx: &egui::Context) {
+    let paths: Vec<FieldPath> = d
+        .plots
+        .series
+        .iter()
+        .filter_map(|s| FieldPath::parse(&s.path).ok())
+        .collect();
+    if paths.is_empty() {
+        d.export.job = Some(Job {
+            what: "CSV".into(),
+            done: Arc::default(),
+            total: Arc::default(),
+            cancel: Arc::default(),
+            rx: channel().1,
+            result: Some(Err("no series is plotted: add one in the plot panel".into())),
+        });
+        return;
+    }
+    let (start_ns, end_ns) = match (d.export.only_range, d.selection) {
+        (true, Some((x, y))) => (Some(x), Some(y)),
+        _ => (None, None),
+    };
+    let out = PathBuf::from(d.export.csv_out.trim());
+    let per_topic = d.export.csv_per_topic;
+    let time = d.export.csv_time;
+    let bag = d.bag.clone();
+    let what = format!("CSV to {}", out.display());
+    d.export.job = Some(spawn(what, ctx, move |cancel, _, _| {
+        // Groups: one file, or one per topic.
+        let mut groups: Vec<(PathBuf, Vec<FieldPath>)> = Vec::new();
+        if per_topic {
+            let stem = out
+                .file_stem()
+                .map_or_else(|| "series".into(), |s| s.to_string_lossy().into_owned());
+            let dir = out.parent().map(PathBuf::from).unwrap_or_default();
+            for p in &paths {
+                let name = format!("{stem}{}.csv", p.topic.replace('/', "_"));
+                match groups.iter_mut().find(|g| g.1[0].topic == p.topic) {
+                    Some(g) => g.1.push(p.clone()),
+                    None => groups.push((dir.join(name), vec![p.clone()])),
+                }
+            }
+        } else {
+            groups.push((out.clone(), paths.clone()));
+        }
+        let mut notes = Vec::new();
+        let mut written = Vec::new();
+        for (file, ps) in groups {
+            if std::fs::canonicalize(&file).ok() == std::fs::canonicalize(&bag.summary().path).ok()
+            {
+                return Err(format!("{} is the bag being read", file.display()));
+            }
+            let mut f = AtomicFile::create(&file).map_err(|e| e.to_string())?;
+            let rows = write_csv(
+                &bag,
+                &ps,
+                crate::csv::CsvOptions {
+                    start_ns,
+                    end_ns,
+                    time,
+                },
+                cancel,
+                &mut f,
+                &mut |w| notes.push(w),
+            )
+            .map_err(|e| match e {
+                crate::Error::Cancelled => "CSV export cancelled: nothing was written".into(),
+                e => e.to_string(),
+            })?;
+            f.commit().map_err(|e| e.to_string())?;
+            written.push(format!("{} ({rows} rows)", file.display()));
+        }
+        let mut msg = format!("Wrote {}", written.join(", "));
+        if !notes.is_empty() {
+            msg.push_str(&format!(" — {}", notes.join("; ")));
+        }
+        Ok(msg)
+    }));
+}
+
+/// The export window.
+pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
+    if let Some(j) = &mut d.export.job {
+        if j.result.is_none() {
+            if let Ok(r) = j.rx.try_recv() {
+                j.result = Some(r);
+            }
+        }
+    }
+    let mut open = d.export.open;
+    let visible = d.visible.iter().filter(|v| **v).count();
+    let ntopics = d.visible.len();
+    let sel = d.selection;
+    let running = d.export.running();
+    egui::Window::new("Export")
+        .open(&mut open)
+        .default_width(560.0)
+        .show(ctx, |ui| {
+            let st = &mut d.export;
+            ui.strong("What");
+            ui.checkbox(
+                &mut st.only_range,
+                match sel {
+                    Some((x, y)) => {
+                        format!("only the selected range ({})", timefmt::duration(y - x))
+                    }
+                    None => "only the selected range (none selected: the whole bag)".into(),
+                },
+            );
+            ui.checkbox(
+                &mut st.only_visible,
+                format!("only the topics shown on the timeline ({visible} of {ntopics})"),
+            );
+            ui.separator();
+            ui.strong("To a new bag (messages copied byte for byte, fully indexed)");
+            ui.horizontal(|ui| {
+                ui.label("file");
+                ui.add(egui::TextEdit::singleline(&mut st.bag_out).desired_width(420.0));
+            });
+            ui.horizontal(|ui| {
+                ui.label("compression");
+                for c in [Compression::None, Compression::Lz4, Compression::Bz2] {
+                    ui.selectable_value(&mut st.compression, c, c.name());
+                }
+                ui.label("chunk");
+                ui.add(
+                    egui::DragValue::new(&mut st.chunk_kib)
+                        .range(1..=65536)
+                        .suffix(" KiB"),
+                );
+            });
+            if ui
+                .add_enabled(!running, egui::Button::new("Export bag"))
+                .clicked()
+            {
+                cmds.push(Cmd::ExportBag);
+            }
+            ui.separator();
+            ui.strong("The plotted series to CSV");
+            ui.horizontal(|ui| {
+                ui.label("file");
+                ui.add(egui::TextEdit::singleline(&mut st.csv_out).desired_width(420.0));
+            });
+            ui.horizontal(|ui| {
+                ui.label("time column");
+                ui.selectable_value(&mut st.csv_time, TimeColumn::SinceStart, "s since start");
+                ui.selectable_value(&mut st.csv_time, TimeColumn::EpochSeconds, "epoch s");
+                ui.selectable_value(&mut st.csv_time, TimeColumn::EpochNs, "epoch ns");
+            });
+            ui.horizontal(|ui| {
+                ui.radio_value(
+                    &mut st.csv_per_topic,
+                    false,
+                    "one file, rows at the union of times",
+                );
+                ui.radio_value(&mut st.csv_per_topic, true, "one file per topic");
+            });
+            if ui
+                .add_enabled(!running, egui::Button::new("Export CSV"))
+                .clicked()
+            {
+                cmds.push(Cmd::ExportCsv);
+            }
+            if let Some(j) = &st.job {
+                ui.separator();
+                match &j.result {
+                    None => {
+                        ui.horizontal(|ui| {
+                            let done = j.done.load(Ordering::Relaxed);
+                            let total = j.total.load(Ordering::Relaxed);
+                            let f = if total > 0 {
+                                done as f32 / total as f32
+                            } else {
+                                0.0
+                            };
+                            ui.add(
+                                egui::ProgressBar::new(f)
+                                    .desired_width(300.0)
+                                    .text(format!("{}: {done} of {total}", j.what)),
+                            );
+                            if ui.button("Cancel").clicked() {
+                                j.cancel.store(true, Ordering::Relaxed);
+                            }
+                        });
+                    }
+                    Some(Ok(m)) => {
+                        ui.label(m);
+                    }
+                    Some(Err(e)) => {
+                        ui.colored_label(ui.visuals().error_fg_color, e);
+                    }
+                }
+            }
+        });
+    d.export.open = open;
+    if d.export.running() {
+        ctx.request_repaint_after(std::time::Duration::from_millis(100));
+    }
+}

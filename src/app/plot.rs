@@ -1,0 +1,525 @@
+//! Plots of numeric fields: series extracted in the background over the whole bag (filling in
+//! as chunks arrive), decimated per pixel column (min and max) through a min/max pyramid so
+//! millions of points cost a few thousand per frame, drawn with egui_plot on the timeline's
+//! time axis (the playhead, the selected range; a click moves the playhead; zoom is shared
+//! unless unlinked).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
+
+use egui::Color32;
+use egui_plot::{Line, Plot, PlotPoint, PlotPoints, Span, VLine};
+
+use super::{Cmd, Doc};
+use crate::decode::{FieldPath, Plan};
+use crate::msgdef::{ArrayKind, FieldType, MsgDef};
+use crate::series::field_series;
+
+/// What a series worker sends.
+enum Part {
+    Points(Vec<PlotPoint>),
+    Done(Result<(u64, Vec<String>), String>),
+}
+
+/// Min/max of runs of 2^k consecutive points (sorted by time), for k = 1, 2, ...
+struct Pyramid {
+    /// Per level: (first x, last x, min y, max y) of each run.
+    levels: Vec<Vec<[f64; 4]>>,
+}
+
+impl Pyramid {
+    fn build(p: &[PlotPoint]) -> Pyramid {
+        let mut levels: Vec<Vec<[f64; 4]>> = Vec::new();
+        let mut cur: Vec<[f64; 4]> = p
+            .chunks(2)
+            .map(|c| {
+                let (a, b) = (c[0], c[c.len() - 1]);
+                [a.x, b.x, a.y.min(b.y), a.y.max(b.y)]
+            })
+            .collect();
+        while cur.len() > 1 {
+            let next: Vec<[f64; 4]> = cur
+                .chunks(2)
+                .map(|c| {
+                    let (a, b) = (c[0], c[c.len() - 1]);
+                    [a[0], b[1], a[2].min(b[2]), a[3].max(b[3])]
+                })
+                .collect();
+            levels.push(cur);
+            cur = next;
+        }
+        levels.push(cur);
+        Pyramid { levels }
+    }
+}
+
+/// The x range, width in pixels and point count a decimation was made for.
+type DecimationKey = (f64, f64, usize, usize);
+
+/// One plotted series.
+pub struct Series {
+    /// Its field path (`/imu.linear_acceleration.x`).
+    pub path: String,
+    /// Its name in the legend.
+    pub name: String,
+    /// Its colour.
+    pub color: Color32,
+    /// Which plot it is drawn in.
+    pub plot: usize,
+    /// Samples: x = seconds since the bag's start, y = value; sorted once complete.
+    pub points: Vec<PlotPoint>,
+    /// Complete.
+    pub done: bool,
+    /// Why it failed, or warnings.
+    pub note: Option<String>,
+    rx: Option<Receiver<Part>>,
+    cancel: Arc<AtomicBool>,
+    pyramid: Option<Pyramid>,
+    /// Decimated points for the last view.
+    cache: Option<(DecimationKey, Vec<PlotPoint>)>,
+}
+
+impl Drop for Series {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The plot panel's state.
+pub struct PlotState {
+    /// Series, in the order added.
+    pub series: Vec<Series>,
+    /// Number of plots.
+    pub plots: usize,
+    /// The plots follow the timeline's zoom.
+    pub linked: bool,
+    /// The path being typed.
+    pub input: String,
+    /// Numeric field paths of every topic, for completion.
+    completions: Option<Vec<String>>,
+    /// The x range each plot showed last frame (unlinked plots keep their own).
+    last_x: std::collections::HashMap<usize, (f64, f64)>,
+}
+
+impl Default for PlotState {
+    fn default() -> Self {
+        PlotState {
+            series: Vec::new(),
+            plots: 1,
+            linked: true,
+            input: String::new(),
+            completions: None,
+            last_x: Default::default(),
+        }
+    }
+}
+
+const PALETTE: [Color32; 8] = [
+    Color32::from_rgb(99, 179, 237),
+    Color32::from_rgb(246, 173, 85),
+    Color32::from_rgb(104, 211, 145),
+    Color32::from_rgb(252, 129, 129),
+    Color32::from_rgb(183, 148, 244),
+    Color32::from_rgb(246, 224, 94),
+    Color32::from_rgb(79, 209, 197),
+    Color32::from_rgb(237, 100, 166),
+];
+
+/// Starts extracting `path` in the background.
+pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), String> {
+    let fp = FieldPath::parse(path)?;
+    if d.bag.summary().topic(&fp.topic).is_none() {
+        return Err(format!("no topic {:?} in the bag", fp.topic));
+    }
+    // Compile now so a bad path is reported at once, not by the worker.
+    crate::series::compile(&d.bag, &fp).map_err(|e| e.to_string())?;
+    let (tx, rx) = sync_channel::<Part>(64);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let c2 = Arc::clone(&cancel);
+    let bag = d.bag.clone();
+    let start = d.bag.summary().start_ns.unwrap_or(0);
+    let ctx = ctx.clone();
+    let fp2 = fp.clone();
+    std::thread::Builder::new()
+        .name("bagscope-series".into())
+        .spawn(move || {
+            let threads = crate::iter::default_threads();
+            let send = |pts: &[crate::series::Point]| {
+                let v: Vec<PlotPoint> = pts
+                    .iter()
+                    .filter_map(|p| {
+                        p.value
+                            .as_f64()
+                            .map(|y| PlotPoint::new((p.time_ns - start) as f64 / 1e9, y))
+                    })
+                    .collect();
+                // Blocks when the UI is behind: the channel is bounded.
+                let _ = tx.send(Part::Points(v));
+                ctx.request_repaint();
+            };
+            let r = field_series(&bag, &fp2, None, None, threads, &c2, &send);
+            let _ = tx.send(Part::Done(
+                r.map(|s| (s.missing, s.problems))
+                    .map_err(|e| e.to_string()),
+            ));
+            ctx.request_repaint();
+        })
+        .map_err(|e| e.to_string())?;
+    let n = d.plots.series.len();
+    d.plots.series.push(Series {
+        name: path.to_string(),
+        path: path.to_string(),
+        color: PALETTE[n % PALETTE.len()],
+        plot: d.plots.plots.saturating_sub(1),
+        points: Vec::new(),
+        done: false,
+        note: None,
+        rx: Some(rx),
+        cancel,
+        pyramid: None,
+        cache: None,
+    });
+    Ok(())
+}
+
+/// Takes what the series workers have sent; bounded work per frame.
+pub fn poll(d: &mut Doc) {
+    for s in &mut d.plots.series {
+        let Some(rx) = &s.rx else { continue };
+        let mut got = false;
+        for _ in 0..256 {
+            match rx.try_recv() {
+                Ok(Part::Points(v)) => {
+                    s.points.extend_from_slice(&v);
+                    got = true;
+                }
+                Ok(Part::Done(r)) => {
+                    match r {
+                        Ok((missing, problems)) => {
+                            let mut notes = problems;
+                            if missing > 0 {
+                                notes.push(format!("absent from {missing} messages"));
+                            }
+                            s.note = (!notes.is_empty()).then(|| notes.join("; "));
+                        }
+                        Err(e) => s.note = Some(e),
+                    }
+                    s.points.sort_by(|a, b| a.x.total_cmp(&b.x));
+                    s.pyramid = Some(Pyramid::build(&s.points));
+                    s.done = true;
+                    s.rx = None;
+                    s.cache = None;
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        if got {
+            s.cache = None;
+        }
+    }
+}
+
+/// Min and max per pixel column of `s` over `[x0, x1]`, `px` columns.
+fn decimate(s: &Series, x0: f64, x1: f64, px: usize) -> Vec<PlotPoint> {
+    let w = (x1 - x0) / px as f64;
+    let mut lo = vec![f64::INFINITY; px];
+    let mut hi = vec![f64::NEG_INFINITY; px];
+    let col = |x: f64| -> Option<usize> {
+        let c = ((x - x0) / w).floor();
+        (c >= 0.0 && c < px as f64).then_some(c as usize)
+    };
+    let mut put = |x: f64, ylo: f64, yhi: f64| {
+        if let Some(c) = col(x) {
+            lo[c] = lo[c].min(ylo);
+            hi[c] = hi[c].max(yhi);
+        }
+    };
+    match &s.pyramid {
+        Some(pyr) if !s.points.is_empty() => {
+            let i0 = s.points.partition_point(|p| p.x < x0);
+            let i1 = s.points.partition_point(|p| p.x <= x1);
+            let n = i1.saturating_sub(i0);
+            // The coarsest level that still gives a few runs per column.
+            let mut level = None;
+            for (k, l) in pyr.levels.iter().enumerate() {
+                let run = 1usize << (k + 1);
+                if n / run >= px * 2 {
+                    level = Some((k, l, run));
+                }
+            }
+            match level {
+                Some((_, l, run)) => {
+                    for r in &l[i0 / run..i1.div_ceil(run).min(l.len())] {
+                        let xm = (r[0] + r[1]) / 2.0;
+                        put(xm, r[2], r[3]);
+                    }
+                }
+                None => {
+                    for p in &s.points[i0..i1] {
+                        put(p.x, p.y, p.y);
+                    }
+                }
+            }
+        }
+        _ => {
+            for p in &s.points {
+                put(p.x, p.y, p.y);
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(px * 2);
+    for c in 0..px {
+        if lo[c] <= hi[c] {
+            let x = x0 + w * (c as f64 + 0.5);
+            out.push(PlotPoint::new(x, lo[c]));
+            if hi[c] != lo[c] {
+                out.push(PlotPoint::new(x, hi[c]));
+            }
+        }
+    }
+    out
+}
+
+fn numeric_paths(def: &MsgDef, ty: usize, prefix: &str, depth: usize, out: &mut Vec<String>) {
+    if depth > 6 || out.len() > 4000 {
+        return;
+    }
+    for f in &def.types[ty].fields {
+        let mut p = format!("{prefix}.{}", f.name);
+        if f.array != ArrayKind::Scalar {
+            if matches!(f.ty, FieldType::Primitive(crate::msgdef::Primitive::U8)) {
+                continue; // byte blobs
+            }
+            p.push_str("[0]");
+        }
+        match f.ty {
+            FieldType::Primitive(pr) if pr.is_numeric() => out.push(p),
+            FieldType::Primitive(_) => {}
+            FieldType::Message(j) => numeric_paths(def, j, &p, depth + 1, out),
+        }
+    }
+}
+
+fn completions(d: &Doc) -> Vec<String> {
+    let s = d.bag.summary();
+    let mut out = Vec::new();
+    for t in &s.topics {
+        let Some(&ci) = t.connections.first() else {
+            continue;
+        };
+        if let Ok(p) = Plan::for_connection(&s.connections[ci]) {
+            numeric_paths(&p.def, 0, &t.name, 0, &mut out);
+        }
+    }
+    out
+}
+
+/// The plot panel.
+pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
+    poll(d);
+    let (a, b) = d.range();
+    ui.horizontal(|ui| {
+        ui.strong("Plots");
+        let r = ui.add(
+            egui::TextEdit::singleline(&mut d.plots.input)
+                .hint_text("/topic.field.x — or click a number in the inspector")
+                .desired_width(320.0),
+        );
+        let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        if (ui.button("Add").clicked() || enter) && !d.plots.input.trim().is_empty() {
+            cmds.push(Cmd::AddSeries(d.plots.input.trim().to_string()));
+            d.plots.input.clear();
+        }
+        if ui
+            .button("+ plot")
+            .on_hover_text("Add a plot below")
+            .clicked()
+        {
+            d.plots.plots += 1;
+        }
+        ui.checkbox(&mut d.plots.linked, "linked to timeline");
+        // Completion from the definitions.
+        if !d.plots.input.is_empty() && r.has_focus() {
+            if d.plots.completions.is_none() {
+                d.plots.completions = Some(completions(d));
+            }
+            let q = d.plots.input.to_lowercase();
+            let hits: Vec<String> = d
+                .plots
+                .completions
+                .iter()
+                .flatten()
+                .filter(|c| c.to_lowercase().contains(&q))
+                .take(8)
+                .cloned()
+                .collect();
+            if !hits.is_empty() {
+                egui::Popup::from_response(&r).open(true).show(|ui| {
+                    for h in hits {
+                        if ui.button(&h).clicked() {
+                            cmds.push(Cmd::AddSeries(h.clone()));
+                            d.plots.input.clear();
+                        }
+                    }
+                });
+            }
+        }
+    });
+    if d.plots.series.is_empty() {
+        ui.weak(
+            "No series yet: type a field path above, or click a numeric value in the inspector.",
+        );
+        return;
+    }
+    // Series list: rename, colour, plot, remove.
+    let mut remove = None;
+    let nplots = d.plots.plots;
+    for (i, s) in d.plots.series.iter_mut().enumerate() {
+        ui.horizontal(|ui| {
+            ui.color_edit_button_srgba(&mut s.color);
+            ui.add(egui::TextEdit::singleline(&mut s.name).desired_width(220.0));
+            egui::ComboBox::from_id_salt(("plot-of", i))
+                .width(60.0)
+                .selected_text(format!("plot {}", s.plot + 1))
+                .show_ui(ui, |ui| {
+                    for p in 0..nplots {
+                        ui.selectable_value(&mut s.plot, p, format!("plot {}", p + 1));
+                    }
+                });
+            if s.done {
+                ui.weak(format!("{} points", s.points.len()));
+            } else {
+                ui.spinner();
+                ui.weak(format!("{} points so far", s.points.len()));
+            }
+            if let Some(n) = &s.note {
+                ui.colored_label(ui.visuals().warn_fg_color, n);
+            }
+            if ui.small_button("Remove").clicked() {
+                remove = Some(i);
+            }
+        });
+    }
+    if let Some(i) = remove {
+        d.plots.series.remove(i);
+    }
+    let view = (d.view.0 / 1e9, d.view.1 / 1e9);
+    let playhead = (d.playhead - a) as f64 / 1e9;
+    let sel = d
+        .selection
+        .map(|(x, y)| ((x - a) as f64 / 1e9, (y - a) as f64 / 1e9));
+    let h = ((ui.available_height() - 4.0) / d.plots.plots as f32).max(60.0);
+    let px = ui.available_width().max(10.0) as usize;
+    for pi in 0..d.plots.plots {
+        let linked = d.plots.linked;
+        // Decimate each series of this plot for the x range shown (cached per view).
+        let mut plot = Plot::new(("plot", pi))
+            .height(h)
+            .allow_zoom([!linked, true])
+            .allow_drag([!linked, true])
+            .allow_scroll([!linked, false])
+            .allow_double_click_reset(!linked)
+            .x_axis_label(if pi + 1 == d.plots.plots {
+                "s since the bag's start"
+            } else {
+                ""
+            })
+            .legend(egui_plot::Legend::default());
+        if linked {
+            plot = plot.default_x_bounds(view.0, view.1);
+        }
+        let prev_bounds = d.plots.last_x.get(&pi).copied().unwrap_or(view);
+        let (x0, x1) = if linked { view } else { prev_bounds };
+        for s in d.plots.series.iter_mut().filter(|s| s.plot == pi) {
+            let key = (x0, x1, px, s.points.len());
+            if s.cache.as_ref().is_none_or(|(k, _)| *k != key) {
+                let v = decimate(s, x0, x1, px);
+                s.cache = Some((key, v));
+            }
+        }
+        let series = &d.plots.series;
+        let resp = plot.show(ui, |pu| {
+            if linked {
+                pu.set_plot_bounds_x(view.0..=view.1);
+                pu.set_auto_bounds([false, true]);
+            }
+            if let Some((x, y)) = sel {
+                pu.add(
+                    Span::new("selection", x..=y)
+                        .fill(Color32::from_rgba_unmultiplied(100, 150, 255, 30)),
+                );
+            }
+            for s in series.iter().filter(|s| s.plot == pi) {
+                if let Some((_, pts)) = &s.cache {
+                    pu.line(
+                        Line::new(s.name.clone(), PlotPoints::Borrowed(pts))
+                            .color(s.color)
+                            .width(1.5),
+                    );
+                }
+            }
+            pu.vline(VLine::new("playhead", playhead).color(Color32::from_rgb(255, 90, 70)));
+            (pu.pointer_coordinate(), pu.plot_bounds())
+        });
+        let (ptr, bounds) = resp.inner;
+        d.plots
+            .last_x
+            .insert(pi, (bounds.min()[0], bounds.max()[0]));
+        // Linked: wheel zooms and drag pans the shared time axis, as on the timeline.
+        if linked && resp.response.hovered() {
+            let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta, i.zoom_delta()));
+            let mut factor = f64::from(zoom);
+            if scroll.y != 0.0 {
+                factor *= (f64::from(scroll.y) * 0.003).exp();
+            }
+            if let (Some(p), true) = (ptr, (factor - 1.0).abs() > 1e-6) {
+                let t = p.x * 1e9;
+                cmds.push(Cmd::SetView(
+                    t - (t - d.view.0) / factor,
+                    t + (d.view.1 - t) / factor,
+                ));
+            }
+        }
+        if linked && resp.response.dragged() {
+            let dx = f64::from(resp.response.drag_delta().x);
+            let ns_per_px = (d.view.1 - d.view.0) / f64::from(resp.response.rect.width().max(1.0));
+            cmds.push(Cmd::SetView(
+                d.view.0 - dx * ns_per_px,
+                d.view.1 - dx * ns_per_px,
+            ));
+        }
+        if resp.response.clicked() {
+            if let Some(p) = ptr {
+                let t = (a as f64 + p.x * 1e9).clamp(a as f64, b as f64) as u64;
+                cmds.push(Cmd::SetPlayhead(t));
+            }
+        }
+        // Hover: the nearest sample's exact value and time.
+        if let Some(p) = ptr.filter(|_| resp.response.hovered()) {
+            let mut best: Option<(f64, &Series, PlotPoint)> = None;
+            for s in d.plots.series.iter().filter(|s| s.plot == pi && s.done) {
+                let i = s.points.partition_point(|q| q.x < p.x);
+                for j in [i.saturating_sub(1), i] {
+                    if let Some(q) = s.points.get(j) {
+                        let dist = (q.x - p.x).abs();
+                        if best.as_ref().is_none_or(|b| dist < b.0) {
+                            best = Some((dist, s, *q));
+                        }
+                    }
+                }
+            }
+            if let Some((_, s, q)) = best {
+                let t = a + (q.x * 1e9).round() as u64;
+                resp.response.on_hover_text_at_pointer(format!(
+                    "{}\n{}\n+{:.6} s · {} UTC",
+                    s.name,
+                    q.y,
+                    q.x,
+                    crate::timefmt::date(t)
+                ));
+            }
+        }
+    }
+}
