@@ -185,16 +185,12 @@ pub fn csv(
                 )));
             }
             let mut f = AtomicFile::create(o)?;
-            write_csv(
-                &bag, &parsed, start_ns, end_ns, time, &cancel, &mut f, &mut warn,
-            )?;
+            write_csv(&bag, &parsed, opts, &cancel, &mut f, &mut warn)?;
             f.commit()?;
         }
         None => {
             let mut so = std::io::BufWriter::new(std::io::stdout().lock());
-            match write_csv(
-                &bag, &parsed, start_ns, end_ns, time, &cancel, &mut so, &mut warn,
-            ) {
+            match write_csv(&bag, &parsed, opts, &cancel, &mut so, &mut warn) {
                 // A closed pipe (`| head`) ends the output quietly.
                 Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
                 r => {
