@@ -267,3 +267,118 @@ fn a_demo_bag_decodes_in_the_inspector() {
     });
     h.get_by_label(&format!("{volts:?}"));
 }
+
+#[test]
+fn plot_from_the_inspector_and_export_a_range() {
+    let dir = common::temp_dir("ui-plot");
+    let p = dir.join("demo.bag");
+    bagscope::demo::write_demo(&p, 20).unwrap();
+    // The value the inspector will show after one step: the bag starts with the first imu
+    // message, so → goes to the second.
+    let bag = bagscope::Bag::open(&p).unwrap();
+    let conn = bag.summary().topic("/imu/data").unwrap().connections[0];
+    let plan = bagscope::decode::Plan::for_connection(&bag.summary().connections[conn]).unwrap();
+    let m = bag.nth_message(conn, 1).unwrap();
+    let ex = bagscope::decode::Extractor::new(
+        &plan,
+        &bagscope::decode::FieldPath::parse("linear_acceleration.z")
+            .unwrap()
+            .segments,
+    )
+    .unwrap();
+    let z = ex.extract(&m.data).unwrap().to_string();
+
+    let mut h = harness(Some(p.clone()));
+    wait_for(&mut h, "indexing", indexed);
+    h.get_by_label("data").click();
+    h.run_steps(1);
+    h.key_press(Key::ArrowRight);
+    wait_for(&mut h, "the inspector", |a| {
+        a.doc.as_ref().is_some_and(|d| {
+            d.inspect_key.is_some()
+                && d.inspected
+                    .as_ref()
+                    .is_some_and(|i| Some(i.key) == d.inspect_key)
+        })
+    });
+    // Click the number: a series of that field is added and fills in.
+    h.get_by_label(&z).click();
+    h.run_steps(2);
+    wait_for(&mut h, "the series", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.plots.series.first().is_some_and(|s| s.done))
+    });
+    let d = h.state().doc.as_ref().unwrap();
+    let s = &d.plots.series[0];
+    assert_eq!(s.path, "/imu/data.linear_acceleration.z");
+    assert_eq!(s.points.len(), 2000, "20 s at 100 Hz");
+    assert!(s.points.iter().all(|p| (p.y - 9.81).abs() < 0.2));
+    assert!(h.query_all_by_label_contains("2000 points").count() >= 1);
+    // Clicking the plot moves the playhead there.
+    let r = h.state().doc.as_ref().unwrap().plots.rects[0];
+    let at = egui::Pos2::new(r.left() + r.width() * 0.6, r.center().y);
+    h.event(Event::PointerMoved(at));
+    h.step();
+    for pressed in [true, false] {
+        h.event(Event::PointerButton {
+            pos: at,
+            button: PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+        h.step();
+    }
+    h.run_steps(2);
+    let d = h.state().doc.as_ref().unwrap();
+    let (a, b) = d.range();
+    let f = (d.playhead - a) as f64 / (b - a) as f64;
+    assert!((0.45..0.75).contains(&f), "playhead at {f} of the bag");
+    // Export 5 s of the imu and battery topics through the export window.
+    let (a, _) = d.range();
+    let range = (a + 5_000_000_000, a + 10_000_000_000);
+    h.state_mut().apply(Cmd::SetSelection(Some(range)));
+    h.state_mut().apply(Cmd::SetAllVisible(false));
+    let s = bag.summary();
+    for t in ["/imu/data", "/battery/voltage"] {
+        let ti = s.topics.iter().position(|x| x.name == t).unwrap();
+        h.state_mut().apply(Cmd::SetVisible(ti, true));
+    }
+    h.get_by_label("Export…").click();
+    h.run_steps(3);
+    assert!(
+        h.state().doc.as_ref().unwrap().export.open,
+        "the export window opens"
+    );
+    let out = dir.join("cut.bag");
+    h.state_mut().doc.as_mut().unwrap().export.bag_out = out.display().to_string();
+    h.get_by_label("Export bag").click();
+    wait_for(&mut h, "the export", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.export.job.as_ref().is_some_and(|j| j.result.is_some()))
+    });
+    let res = h
+        .state()
+        .doc
+        .as_ref()
+        .unwrap()
+        .export
+        .job
+        .as_ref()
+        .unwrap()
+        .result
+        .clone();
+    assert!(
+        matches!(&res, Some(Ok(m)) if m.contains("505 messages")),
+        "{res:?}"
+    );
+    let cut = bagscope::Bag::open(&out).unwrap();
+    let topics: Vec<(&str, u64)> = cut
+        .summary()
+        .topics
+        .iter()
+        .map(|t| (t.name.as_str(), t.message_count))
+        .collect();
+    assert_eq!(topics, [("/battery/voltage", 5), ("/imu/data", 500)]);
+}

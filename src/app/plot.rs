@@ -100,6 +100,8 @@ pub struct PlotState {
     completions: Option<Vec<String>>,
     /// The x range each plot showed last frame (unlinked plots keep their own).
     last_x: std::collections::HashMap<usize, (f64, f64)>,
+    /// Where each plot was drawn last frame.
+    pub rects: Vec<egui::Rect>,
 }
 
 impl Default for PlotState {
@@ -111,6 +113,7 @@ impl Default for PlotState {
             input: String::new(),
             completions: None,
             last_x: Default::default(),
+            rects: Vec::new(),
         }
     }
 }
@@ -380,7 +383,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         ui.horizontal(|ui| {
             ui.color_edit_button_srgba(&mut s.color);
             ui.add(egui::TextEdit::singleline(&mut s.name).desired_width(220.0));
-            egui::ComboBox::from_id_salt(("plot-of", i))
+            egui::ComboBox::new(("plot-of", i), "")
                 .width(60.0)
                 .selected_text(format!("plot {}", s.plot + 1))
                 .show_ui(ui, |ui| {
@@ -412,6 +415,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         .map(|(x, y)| ((x - a) as f64 / 1e9, (y - a) as f64 / 1e9));
     let h = ((ui.available_height() - 4.0) / d.plots.plots as f32).max(60.0);
     let px = ui.available_width().max(10.0) as usize;
+    d.plots.rects.clear();
     for pi in 0..d.plots.plots {
         let linked = d.plots.linked;
         // Decimate each series of this plot for the x range shown (cached per view).
@@ -464,6 +468,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             (pu.pointer_coordinate(), pu.plot_bounds())
         });
         let (ptr, bounds) = resp.inner;
+        d.plots.rects.push(resp.response.rect);
         d.plots
             .last_x
             .insert(pi, (bounds.min()[0], bounds.max()[0]));

@@ -218,7 +218,7 @@ fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         if ui.button(">|").on_hover_text("Next message (→)").clicked() {
             cmds.push(Cmd::Step(true));
         }
-        egui::ComboBox::from_id_salt("speed")
+        egui::ComboBox::new("speed", "speed")
             .width(64.0)
             .selected_text(format!("{}×", d.speed))
             .show_ui(ui, |ui| {
