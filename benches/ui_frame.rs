@@ -125,4 +125,38 @@ fn main() {
     b.app.apply(Cmd::TogglePlay);
     run(&mut b, 5);
     report("playing", run(&mut b, n));
+    b.app.apply(Cmd::TogglePlay);
+
+    // Three series of 1,000,000 points each in the plot panel.
+    let dur = (e - a) as f64 / 1e9;
+    if let Some(d) = b.app.doc.as_mut() {
+        for k in 0..3 {
+            let pts: Vec<egui_plot::PlotPoint> = (0..1_000_000)
+                .map(|i| {
+                    let x = dur * i as f64 / 1e6;
+                    let y = (x * (0.5 + k as f64)).sin() + ((i * 7919 + k) % 101) as f64 * 0.002;
+                    egui_plot::PlotPoint::new(x, y)
+                })
+                .collect();
+            bagscope::app::plot::add_points(d, &format!("series {k}"), pts);
+        }
+    }
+    b.app.apply(Cmd::FitAll);
+    run(&mut b, 5);
+    let f = run(&mut b, n);
+    let d = b.app.doc.as_ref().expect("open");
+    let r = d.plots.rects.first().copied().expect("a plot is drawn");
+    assert!(r.height() >= 60.0 && r.width() >= 300.0, "plot drawn at {r:?}");
+    assert!(d.plots.series.iter().all(|s| s.points.len() == 1_000_000));
+    report("3×1M points, zoomed out", f);
+    let mut z = Vec::new();
+    for i in 0..n {
+        let w = (e - a) as f64 * (0.999f64).powi(i as i32 * 20);
+        b.app.apply(Cmd::SetView(mid - w / 2.0, mid + w / 2.0));
+        z.push(b.frame());
+    }
+    report("3×1M points, zooming", z);
+    b.app.apply(Cmd::TogglePlay);
+    run(&mut b, 5);
+    report("3×1M points, playing", run(&mut b, n));
 }

@@ -186,6 +186,26 @@ pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), St
     Ok(())
 }
 
+/// Adds a complete series from points already at hand (x: seconds since the bag's start),
+/// sorting them and building its pyramid: for derived series and for benchmarks.
+pub fn add_points(d: &mut Doc, name: &str, mut points: Vec<PlotPoint>) {
+    points.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let n = d.plots.series.len();
+    d.plots.series.push(Series {
+        name: name.to_string(),
+        path: name.to_string(),
+        color: PALETTE[n % PALETTE.len()],
+        plot: d.plots.plots.saturating_sub(1),
+        pyramid: Some(Pyramid::build(&points)),
+        points,
+        done: true,
+        note: None,
+        rx: None,
+        cancel: Arc::new(AtomicBool::new(false)),
+        cache: None,
+    });
+}
+
 /// Takes what the series workers have sent; bounded work per frame.
 pub fn poll(d: &mut Doc) {
     for s in &mut d.plots.series {
