@@ -146,7 +146,10 @@ fn main() {
     let f = run(&mut b, n);
     let d = b.app.doc.as_ref().expect("open");
     let r = d.plots.rects.first().copied().expect("a plot is drawn");
-    assert!(r.height() >= 60.0 && r.width() >= 300.0, "plot drawn at {r:?}");
+    assert!(
+        r.height() >= 60.0 && r.width() >= 300.0,
+        "plot drawn at {r:?}"
+    );
     assert!(d.plots.series.iter().all(|s| s.points.len() == 1_000_000));
     report("3×1M points, zoomed out", f);
     let mut z = Vec::new();

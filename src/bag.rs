@@ -471,6 +471,12 @@ impl Bag {
             Version::V2_0 => open_v2(&file, path, file_size)?,
             Version::V1_2 => crate::v12::open(&file, path, file_size)?,
         };
+        // A complete bag with no messages (indexed, zero connections) opens, as rosbag does;
+        // a file cut off right after its header has neither index nor records: an error.
+        let s = &opened.summary;
+        if !s.indexed && s.connections.is_empty() && s.chunks.is_empty() && s.message_count == 0 {
+            return Err(Error::HeaderOnly { size: file_size });
+        }
         let tables = OnceLock::new();
         if let Some(mut t) = opened.tables {
             t.sort();

@@ -70,6 +70,13 @@ pub enum Error {
     /// The file has no bytes at all.
     #[error("the file is empty (0 bytes): not a bag")]
     EmptyFile,
+    /// The file holds a version line (and perhaps a bag header) and no record after it, and
+    /// no index: an interrupted recording that never wrote anything, with nothing to recover.
+    #[error("the file holds only a bag header and no records ({size} bytes): an interrupted recording with nothing to recover")]
+    HeaderOnly {
+        /// File size.
+        size: u64,
+    },
     /// The file does not start with a known bag version line.
     #[error("not a ROS bag: the file starts with {start:?}, not \"#ROSBAG V2.0\" or \"#ROSRECORD V1.2\"")]
     NotABag {
