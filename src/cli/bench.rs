@@ -23,7 +23,56 @@ fn best<T>(runs: usize, mut f: impl FnMut() -> bagscope::Result<T>) -> bagscope:
     }
 }
 
-/// Runs the named operation (`summary`, `tables`, `iterate`, `check`, or `all`).
+/// Decoding throughput per message type: up to 256 MiB of each type's messages are read into
+/// memory first, then each message is decoded into its whole value tree on one thread.
+fn decode(path: &Path, runs: usize) -> bagscope::Result<serde_json::Value> {
+    use bagscope::decode::Plan;
+    let bag = Bag::open(path)?;
+    let s = bag.summary();
+    let mut by_type: std::collections::BTreeMap<String, (Plan, Vec<bagscope::Bytes>, u64)> =
+        Default::default();
+    for m in bag.messages(&Filter::default())? {
+        let m = m?;
+        let c = &s.connections[m.conn];
+        if !by_type.contains_key(&c.datatype) {
+            match Plan::for_connection(c) {
+                Ok(p) => {
+                    by_type.insert(c.datatype.clone(), (p, Vec::new(), 0));
+                }
+                Err(_) => continue,
+            }
+        }
+        if let Some(e) = by_type.get_mut(&c.datatype) {
+            if e.2 < 256 << 20 && e.1.len() < 2_000_000 {
+                e.2 += m.data.len() as u64;
+                e.1.push(m.data);
+            }
+        }
+    }
+    let mut out = serde_json::Map::new();
+    for (t, (plan, msgs, bytes)) in &by_type {
+        let (secs, failed) = best(runs, || {
+            let mut failed = 0usize;
+            for m in msgs {
+                match plan.decode(m) {
+                    Ok(n) => {
+                        std::hint::black_box(&n);
+                    }
+                    Err(_) => failed += 1,
+                }
+            }
+            Ok(failed)
+        })?;
+        out.insert(
+            t.clone(),
+            json!({"messages": msgs.len(), "bytes": bytes, "seconds": secs, "failed": failed,
+                   "messages_per_s": msgs.len() as f64 / secs, "mb_per_s": *bytes as f64 / secs / 1e6}),
+        );
+    }
+    Ok(serde_json::Value::Object(out))
+}
+
+/// Runs the named operation (`summary`, `tables`, `iterate`, `check`, `decode`, or `all`).
 pub fn bench(path: &Path, op: &str, runs: usize) -> bagscope::Result<ExitCode> {
     let mut out = serde_json::Map::new();
     let all = op == "all";
@@ -79,6 +128,9 @@ pub fn bench(path: &Path, op: &str, runs: usize) -> bagscope::Result<ExitCode> {
             json!({"seconds": s, "messages": r.messages, "problems": r.problems.len(),
                    "decompressed_gb_per_s": r.uncompressed_bytes as f64 / s / 1e9}),
         );
+    }
+    if op == "decode" {
+        out.insert("decode".into(), decode(path, runs)?);
     }
     println!("{}", serde_json::Value::Object(out));
     Ok(ExitCode::SUCCESS)

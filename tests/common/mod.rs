@@ -81,3 +81,79 @@ pub fn write_fixture(
     w.finish().unwrap();
     wrote
 }
+
+/// Writes a format 1.2 bag (`#ROSRECORD V1.2`): a bag header padded to 4096 bytes, a definition
+/// record before each topic's first message, message records, and (when `indexed`) one index
+/// record (ver 0) per topic whose first entry points at the definition record, as rosbag 1.2
+/// wrote them. Returns (topic, time, data) of every message in file order.
+pub fn write_v12(path: &std::path::Path, indexed: bool, n: u64) -> Vec<(String, u64, Vec<u8>)> {
+    use bagscope::record::{put_field, put_record};
+    let topics = [("/a", "std_msgs/Float64"), ("/b", "std_msgs/Float64")];
+    let md5 = b"fdb28210bfa9d7c91146260178d9a584";
+    let mut out = b"#ROSRECORD V1.2\n".to_vec();
+    let header_at = out.len();
+    let bag_header = |index_pos: u64| {
+        let mut h = Vec::new();
+        put_field(&mut h, "op", &[3]);
+        put_field(&mut h, "index_pos", &index_pos.to_le_bytes());
+        // The record is padded with spaces to 4096 bytes.
+        let pad = 4096 - (4 + h.len() + 4);
+        let mut rec = Vec::new();
+        put_record(&mut rec, &h, &vec![b' '; pad]);
+        rec
+    };
+    out.extend_from_slice(&bag_header(0));
+    let mut positions: Vec<Vec<(u64, u64)>> = vec![Vec::new(); topics.len()];
+    let mut defined = [false; 2];
+    let mut wrote = Vec::new();
+    for i in 0..n {
+        let k = (i % 2) as usize;
+        let (topic, ty) = topics[k];
+        let t = 1_300_000_000_000_000_000 + i * 10_000_000 + (i % 5) * 1_000;
+        if !defined[k] {
+            defined[k] = true;
+            positions[k].push((t, out.len() as u64));
+            let mut h = Vec::new();
+            put_field(&mut h, "op", &[1]);
+            put_field(&mut h, "topic", topic.as_bytes());
+            put_field(&mut h, "md5", md5);
+            put_field(&mut h, "type", ty.as_bytes());
+            put_field(&mut h, "def", b"float64 data\n");
+            put_record(&mut out, &h, &[]);
+        } else {
+            positions[k].push((t, out.len() as u64));
+        }
+        let data = (i as f64 * 0.25).to_le_bytes().to_vec();
+        let mut h = Vec::new();
+        put_field(&mut h, "op", &[2]);
+        put_field(&mut h, "topic", topic.as_bytes());
+        put_field(&mut h, "md5", md5);
+        put_field(&mut h, "type", ty.as_bytes());
+        put_field(&mut h, "sec", &((t / 1_000_000_000) as u32).to_le_bytes());
+        put_field(&mut h, "nsec", &((t % 1_000_000_000) as u32).to_le_bytes());
+        put_record(&mut out, &h, &data);
+        wrote.push((topic.to_string(), t, data));
+    }
+    if indexed {
+        let index_pos = out.len() as u64;
+        for (k, (topic, ty)) in topics.iter().enumerate() {
+            let mut h = Vec::new();
+            put_field(&mut h, "op", &[4]);
+            put_field(&mut h, "ver", &0u32.to_le_bytes());
+            put_field(&mut h, "topic", topic.as_bytes());
+            put_field(&mut h, "type", ty.as_bytes());
+            put_field(&mut h, "count", &(positions[k].len() as u32).to_le_bytes());
+            let mut d = Vec::new();
+            for (t, pos) in &positions[k] {
+                d.extend_from_slice(&((t / 1_000_000_000) as u32).to_le_bytes());
+                d.extend_from_slice(&((t % 1_000_000_000) as u32).to_le_bytes());
+                d.extend_from_slice(&pos.to_le_bytes());
+            }
+            put_record(&mut out, &h, &d);
+        }
+        let hdr = bag_header(index_pos);
+        out[header_at..header_at + hdr.len()].copy_from_slice(&hdr);
+    }
+    std::fs::write(path, out).expect("write 1.2 bag");
+    wrote
+}
