@@ -364,7 +364,7 @@ impl ChunkCache {
 }
 
 pub(crate) struct Inner {
-    pub(crate) file: File,
+    pub(crate) file: Source,
     pub(crate) summary: Summary,
     /// Byte offset of the index section (index_pos), for the region after the last chunk.
     pub(crate) index_pos: u64,
@@ -386,8 +386,33 @@ impl std::fmt::Debug for Bag {
     }
 }
 
+/// Where a bag's bytes come from: a file opened read-only, or bytes in memory.
+pub(crate) enum Source {
+    /// A file, read with positioned reads (shared by threads without a lock).
+    File(File),
+    /// Bytes in memory.
+    Memory(Arc<[u8]>),
+}
+
+impl Source {
+    pub(crate) fn len(&self) -> std::io::Result<u64> {
+        match self {
+            Source::File(f) => Ok(f.metadata()?.len()),
+            Source::Memory(b) => Ok(b.len() as u64),
+        }
+    }
+}
+
 /// Reads up to `len` bytes at `pos` (fewer at the end of the file).
-pub(crate) fn read_at(file: &File, pos: u64, len: usize) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_at(src: &Source, pos: u64, len: usize) -> std::io::Result<Vec<u8>> {
+    let file = match src {
+        Source::File(f) => f,
+        Source::Memory(b) => {
+            let start = pos.min(b.len() as u64) as usize;
+            let end = start.saturating_add(len).min(b.len());
+            return Ok(b[start..end].to_vec());
+        }
+    };
     let mut buf = vec![0u8; len];
     let mut filled = 0;
     while filled < len {
@@ -463,8 +488,17 @@ impl Bag {
     /// otherwise by a linear scan that recovers what it can and records warnings.
     pub fn open(path: impl AsRef<Path>) -> Result<Bag> {
         let path = path.as_ref();
-        let file = File::open(path)?;
-        let file_size = file.metadata()?.len();
+        Bag::open_source(path, Source::File(File::open(path)?))
+    }
+
+    /// Opens a bag held in memory (`name` stands for its path in messages): what the fuzz
+    /// targets use, and a way to read a bag that is not a file.
+    pub fn from_bytes(name: impl AsRef<Path>, bytes: Vec<u8>) -> Result<Bag> {
+        Bag::open_source(name.as_ref(), Source::Memory(bytes.into()))
+    }
+
+    fn open_source(path: &Path, file: Source) -> Result<Bag> {
+        let file_size = file.len()?;
         let head = read_at(&file, 0, 64)?;
         let version = classify_magic(&head)?;
         let opened = match version {
@@ -664,7 +698,7 @@ impl Bag {
         crate::iter::Messages::new(self.clone(), filter, crate::iter::default_threads())
     }
 
-    pub(crate) fn file(&self) -> &File {
+    pub(crate) fn file(&self) -> &Source {
         &self.inner.file
     }
 
@@ -712,7 +746,7 @@ fn not_a_message(at: Location, found: u8) -> Error {
 }
 
 /// Opens a format 2.0 bag from its index, or recovers it by a linear scan.
-fn open_v2(file: &File, path: &Path, file_size: u64) -> Result<Opened> {
+fn open_v2(file: &Source, path: &Path, file_size: u64) -> Result<Opened> {
     let magic_len = record::MAGIC_V2.len() as u64;
     let head = read_at(file, magic_len, 8192)?;
     let at = Location::File(magic_len);
@@ -779,7 +813,7 @@ fn open_v2(file: &File, path: &Path, file_size: u64) -> Result<Opened> {
 const MAX_INDEX_SECTION: u64 = 512 << 20;
 
 /// Reads connections and chunk infos from the index section, then each chunk's header.
-fn read_index(file: &File, path: &Path, file_size: u64, header: &BagHeader) -> Result<Opened> {
+fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) -> Result<Opened> {
     let len = file_size - header.index_pos;
     if len > MAX_INDEX_SECTION {
         return Err(Error::TooLarge {

@@ -2,7 +2,6 @@
 //! every connection and message it can read, and records what it skipped.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::Path;
 
 use crate::bag::{
@@ -18,7 +17,7 @@ const MAX_HEADER: usize = 1 << 20;
 
 /// Scans the whole file; `header` is the bag header if it could be read.
 pub(crate) fn scan_v2(
-    file: &File,
+    file: &crate::bag::Source,
     path: &Path,
     file_size: u64,
     header: Option<BagHeader>,

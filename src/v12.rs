@@ -3,7 +3,6 @@
 //! of the file that stand in for chunks, so the rest of bagscope sees the same tables.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::Path;
 
 use crate::bag::{read_at, Chunk, Connection, IndexEntry, MessageTables, Opened, Summary, Version};
@@ -19,7 +18,7 @@ const MAX_HEADER: u64 = 16 << 20;
 const MAX_MESSAGE: u64 = 1 << 30;
 
 /// Reads the record at `pos`: its header and the file offset and length of its data.
-fn record_at(file: &File, pos: u64, file_size: u64) -> Result<(V12Header, u64, u64)> {
+fn record_at(file: &crate::bag::Source, pos: u64, file_size: u64) -> Result<(V12Header, u64, u64)> {
     let at = Location::File(pos);
     let head = read_at(file, pos, 4)?;
     let hlen = u64::from(le_u32(&head, 0).ok_or(Error::Truncated {
@@ -58,8 +57,8 @@ fn record_at(file: &File, pos: u64, file_size: u64) -> Result<(V12Header, u64, u
 }
 
 /// Reads the data of the message record at `pos`.
-pub(crate) fn read_message(file: &File, pos: u64) -> Result<Vec<u8>> {
-    let size = file.metadata()?.len();
+pub(crate) fn read_message(file: &crate::bag::Source, pos: u64) -> Result<Vec<u8>> {
+    let size = file.len()?;
     let (h, data_pos, dlen) = record_at(file, pos, size)?;
     if h.op != op::MSG_DATA {
         return Err(Error::Malformed {
@@ -130,7 +129,7 @@ impl Builder {
 }
 
 /// Opens a 1.2 bag: from its index when it has one, otherwise by a linear scan.
-pub(crate) fn open(file: &File, path: &Path, file_size: u64) -> Result<Opened> {
+pub(crate) fn open(file: &crate::bag::Source, path: &Path, file_size: u64) -> Result<Opened> {
     let first = record::MAGIC_V12.len() as u64;
     let mut warnings = Vec::new();
     let mut index_pos = 0;
@@ -222,7 +221,12 @@ pub(crate) fn open(file: &File, path: &Path, file_size: u64) -> Result<Opened> {
 }
 
 /// Reads the index ver 0 records from `index_pos` to the end of the file.
-fn from_index(file: &File, file_size: u64, index_pos: u64, b: &mut Builder) -> Result<()> {
+fn from_index(
+    file: &crate::bag::Source,
+    file_size: u64,
+    index_pos: u64,
+    b: &mut Builder,
+) -> Result<()> {
     let mut pos = index_pos;
     let mut defs: HashMap<String, (String, String)> = HashMap::new();
     while pos < file_size {
@@ -317,7 +321,7 @@ fn from_index(file: &File, file_size: u64, index_pos: u64, b: &mut Builder) -> R
 /// Reads every record from `pos`, stopping before `index_pos` (when non-zero) or at the first
 /// unreadable record.
 fn linear(
-    file: &File,
+    file: &crate::bag::Source,
     file_size: u64,
     mut pos: u64,
     index_pos: u64,

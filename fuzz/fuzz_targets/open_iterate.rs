@@ -13,11 +13,8 @@ fuzz_target!(|data: &[u8]| {
         _ => {}
     }
     bytes.extend_from_slice(data.get(1..).unwrap_or_default());
-    let path = std::env::temp_dir().join(format!("bagscope-fuzz-{}.bag", std::process::id()));
-    if std::fs::write(&path, &bytes).is_err() {
-        return;
-    }
-    if let Ok(bag) = bagscope::Bag::open(&path) {
+    // From memory: no file per execution.
+    if let Ok(bag) = bagscope::Bag::from_bytes("fuzz.bag", bytes) {
         if let Ok(it) = bag.messages(&bagscope::Filter::default()) {
             for m in it.take(100_000) {
                 let _ = m;
