@@ -849,9 +849,13 @@ impl Extractor {
             let mut prefix = Some(0usize);
             for g in &t.fields[..fi] {
                 let (ef, _) = plan.elem_sizes(g);
+                // An offset too large for usize is left to the walk in `extract`, which
+                // checks every step against the message.
                 prefix = match g.array {
-                    ArrayKind::Scalar => prefix.zip(ef).map(|(a, b)| a + b),
-                    ArrayKind::Fixed(k) => prefix.zip(ef).map(|(a, b)| a + b * k),
+                    ArrayKind::Scalar => prefix.zip(ef).and_then(|(a, b)| a.checked_add(b)),
+                    ArrayKind::Fixed(k) => prefix
+                        .zip(ef)
+                        .and_then(|(a, b)| a.checked_add(b.checked_mul(k)?)),
                     ArrayKind::Variable => None,
                 };
             }
@@ -1084,5 +1088,116 @@ mod tests {
             base64(i.as_bytes(), &mut s);
             assert_eq!(s, o);
         }
+    }
+
+    #[test]
+    fn time_duration_bool_and_aliases() {
+        let p = plan("time t\nduration d\nbool b\nbyte y\nchar c\nint16 s\nuint64 u\n");
+        let mut m = Vec::new();
+        m.extend_from_slice(&1_700_000_000u32.to_le_bytes());
+        m.extend_from_slice(&5u32.to_le_bytes());
+        m.extend_from_slice(&(-2i32).to_le_bytes());
+        m.extend_from_slice(&(-500i32).to_le_bytes());
+        m.extend_from_slice(&[1, 0xff, 0xff]);
+        m.extend_from_slice(&(-3i16).to_le_bytes());
+        m.extend_from_slice(&u64::MAX.to_le_bytes());
+        let n = p.decode(&m).unwrap();
+        let mut j = String::new();
+        to_json(&p.def, &n.value, &mut j);
+        assert_eq!(
+            j,
+            r#"{"t": {"secs": 1700000000, "nsecs": 5}, "d": {"secs": -2, "nsecs": -500}, "b": true, "y": -1, "c": 255, "s": -3, "u": 18446744073709551615}"#
+        );
+        let Value::Message { fields, .. } = &n.value else {
+            panic!("not a message")
+        };
+        // Byte ranges of each field, for the raw view.
+        assert_eq!((fields[0].start, fields[0].end), (0, 8));
+        assert_eq!((fields[2].start, fields[2].end), (16, 17));
+        let ex = |s: &str| Extractor::new(&p, &FieldPath::parse(s).unwrap().segments).unwrap();
+        assert_eq!(
+            ex("t").extract(&m).and_then(|v| v.as_f64()),
+            Some(1_700_000_000.000_000_005)
+        );
+        assert_eq!(ex("y").extract(&m), Some(Value::I8(-1)));
+    }
+
+    #[test]
+    fn huge_fixed_arrays_fail_cleanly_without_allocating() {
+        // 2^61 float64s: the byte count overflows usize.
+        let p = plan("float64[2305843009213693952] huge\nint32 after\n");
+        let e = p.decode(&[0u8; 64]).unwrap_err();
+        assert_eq!(e.path, "huge");
+        assert!(e.reason.contains("cannot fit"), "{e:?}");
+        // The field after it can not be located either; extracting says so with None.
+        let ex = Extractor::new(&p, &FieldPath::parse("after").unwrap().segments).unwrap();
+        assert_eq!(ex.extract(&[0u8; 64]), None);
+        // A fixed array of a nested fixed-size type.
+        let p = plan("P[4000000000] ps\n================\nMSG: t/P\nfloat64 x\nfloat64 y\n");
+        assert!(p.decode(&[0u8; 16]).is_err());
+        let ex = Extractor::new(&p, &FieldPath::parse("ps[-1].y").unwrap().segments).unwrap();
+        assert_eq!(ex.extract(&[0u8; 16]), None);
+        // A million-element array of empty messages claims no bytes, so it is bounded by count.
+        let p = plan("E[] es\n================\nMSG: t/E\n");
+        assert!(p
+            .decode(&u32::MAX.to_le_bytes())
+            .unwrap_err()
+            .reason
+            .contains("cannot fit"));
+        let mut ok = 3u32.to_le_bytes().to_vec();
+        assert!(p.decode(&ok).is_ok());
+        ok.push(0);
+        assert!(p.decode(&ok).is_err());
+    }
+
+    #[test]
+    fn errors_name_the_field_path_and_offset() {
+        let p = plan("int32 a\nP[] ps\n================\nMSG: t/P\nstring name\nfloat64 v\n");
+        let mut m = Vec::new();
+        m.extend_from_slice(&1i32.to_le_bytes());
+        m.extend_from_slice(&2u32.to_le_bytes());
+        m.extend_from_slice(&1u32.to_le_bytes());
+        m.push(b'x');
+        m.extend_from_slice(&1.0f64.to_le_bytes());
+        // The second element's string claims 100 bytes.
+        m.extend_from_slice(&100u32.to_le_bytes());
+        m.extend_from_slice(b"abc");
+        m.extend_from_slice(&[0u8; 8]);
+        let e = p.decode(&m).unwrap_err();
+        assert_eq!(e.path, "ps[1].name");
+        assert_eq!(e.offset, 25);
+        assert!(e.reason.contains("needs 100 bytes"), "{e:?}");
+        // Extraction past the damage is None, before it is a value.
+        let ex = |s: &str| Extractor::new(&p, &FieldPath::parse(s).unwrap().segments).unwrap();
+        assert_eq!(ex("ps[0].v").extract(&m), Some(Value::F64(1.0)));
+        assert_eq!(ex("ps[1].v").extract(&m), None);
+        assert_eq!(ex("ps[-2].v").extract(&m), Some(Value::F64(1.0)));
+    }
+
+    #[test]
+    fn strings_that_are_not_utf8_are_escaped_not_dropped() {
+        let p = plan("string s\n");
+        let mut m = 4u32.to_le_bytes().to_vec();
+        m.extend_from_slice(b"a\x00\xfe\"");
+        let n = p.decode(&m).unwrap();
+        assert_eq!(
+            n.value,
+            Value::Message {
+                ty: 0,
+                fields: vec![Node {
+                    value: Value::String(b"a\x00\xfe\"".to_vec()),
+                    start: 0,
+                    end: 8
+                }]
+            }
+        );
+        let mut j = String::new();
+        to_json(&p.def, &n.value, &mut j);
+        let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+        let s = v["s"].as_str().unwrap();
+        assert!(
+            s.starts_with('a') && s.contains("\\xfe") && s.ends_with('"'),
+            "{s}"
+        );
     }
 }
