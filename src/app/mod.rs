@@ -536,18 +536,18 @@ impl App {
                         .default_size(420.0)
                         .show(ui, |ui| inspector::show(ui, d, &mut cmds));
                     egui::CentralPanel::default().show(ui, |ui| {
-                        egui::Panel::bottom("plots")
+                        // Two panels by id: egui remembers a panel's size, so the one-line bar
+                        // shown without series would otherwise keep the plots squeezed.
+                        let panel = if d.plots.series.is_empty() {
+                            egui::Panel::bottom("plots-bar").default_size(60.0)
+                        } else {
+                            let h = ui.available_height();
+                            egui::Panel::bottom("plots")
+                                .default_size((h * 0.55).max(300.0))
+                                .min_size(200.0)
+                        };
+                        panel
                             .resizable(true)
-                            .default_size(if d.plots.series.is_empty() {
-                                60.0
-                            } else {
-                                420.0
-                            })
-                            .min_size(if d.plots.series.is_empty() {
-                                40.0
-                            } else {
-                                300.0
-                            })
                             .show(ui, |ui| plot::show(ui, d, &mut cmds));
                         timeline::show(ui, d, &mut cmds);
                     });
