@@ -98,6 +98,8 @@ pub struct Doc {
     pub speed: f32,
     /// Playback position carried between frames with sub-ns precision.
     play_pos: f64,
+    /// What the Bag info window shows, made once (the summary does not change).
+    info_text: Option<String>,
     /// The inspector's worker.
     inspector: Inspector,
     /// The last message asked for.
@@ -140,6 +142,7 @@ impl Doc {
             playing: false,
             speed: 1.0,
             play_pos: start as f64,
+            info_text: None,
             inspect_key: None,
             inspected: None,
             filter: String::new(),
@@ -725,16 +728,28 @@ impl App {
     }
 
     fn info_window(&mut self, ui: &mut egui::Ui) {
-        let Some(d) = &self.doc else { return };
+        let Some(d) = &mut self.doc else { return };
         let mut open = true;
-        let text = crate::info::summary_text(&d.bag, false).unwrap_or_else(|e| e.to_string());
+        let bag = &d.bag;
+        let text = d.info_text.get_or_insert_with(|| {
+            crate::info::summary_text(bag, false).unwrap_or_else(|e| e.to_string())
+        });
+        let warnings = bag.warnings();
         egui::Window::new("Bag info")
             .open(&mut open)
             .default_size([720.0, 420.0])
             .show(ui.ctx(), |ui| {
                 egui::ScrollArea::both().show(ui, |ui| {
+                    // A recovered bag's warnings first: they say what the numbers below rest on.
+                    for w in &warnings {
+                        ui.colored_label(ui.visuals().warn_fg_color, format!("Warning: {w}"));
+                    }
+                    if !warnings.is_empty() {
+                        ui.separator();
+                    }
                     ui.add(
-                        egui::Label::new(egui::RichText::new(text).monospace()).selectable(true),
+                        egui::Label::new(egui::RichText::new(text.as_str()).monospace())
+                            .selectable(true),
                     );
                 });
             });
