@@ -1,6 +1,8 @@
 //! Frame time of the app's own UI code (one `Context::run_ui` with every panel, 1600×1000) on a
 //! big bag: while indexing, after (zoomed out, zoomed in to one second, zooming every frame),
-//! and while playing. Prints one line per case with p50 and p99.
+//! and while playing; then with three 1M-point plot series; then on a bag of 200 topics (written
+//! here with bagscope's writer) to show that rows are virtualised. Prints one line per case with
+//! p50 and p99.
 //!
 //! `cargo bench --bench ui_frame [-- BAG]`; BAG defaults to bench-bags/many_small_lz4.bag
 //! (make it with `python3 ../shared/tools/gen_bench_bags.py bench-bags`).
@@ -35,6 +37,19 @@ impl Bench {
         drop(out);
         el
     }
+}
+
+/// `n` frames zooming in around the middle of the bag, a new view each frame.
+fn zooming(b: &mut Bench, n: usize) -> Vec<Duration> {
+    let (a, e) = b.app.doc.as_ref().map(|d| d.range()).unwrap_or((0, 1));
+    let mid = (e - a) as f64 / 2.0;
+    (0..n)
+        .map(|i| {
+            let w = (e - a) as f64 * (0.999f64).powi(i as i32 * 20);
+            b.app.apply(Cmd::SetView(mid - w / 2.0, mid + w / 2.0));
+            b.frame()
+        })
+        .collect()
 }
 
 fn report(name: &str, mut v: Vec<Duration>) {
@@ -111,13 +126,7 @@ fn main() {
     run(&mut b, 5);
     report("zoomed in to 1 s", run(&mut b, n));
     // Zooming: a new view (and fresh densities for every row) every frame.
-    let mut z = Vec::new();
-    for i in 0..n {
-        let w = (e - a) as f64 * (0.999f64).powi(i as i32 * 20);
-        b.app.apply(Cmd::SetView(mid - w / 2.0, mid + w / 2.0));
-        z.push(b.frame());
-    }
-    report("zooming (new view/frame)", z);
+    report("zooming (new view/frame)", zooming(&mut b, n));
     // Playing at 1×, a topic selected so the inspector follows.
     b.app.apply(Cmd::FitAll);
     b.app.apply(Cmd::SelectTopic(Some(0)));
@@ -152,14 +161,80 @@ fn main() {
     );
     assert!(d.plots.series.iter().all(|s| s.points.len() == 1_000_000));
     report("3×1M points, zoomed out", f);
-    let mut z = Vec::new();
-    for i in 0..n {
-        let w = (e - a) as f64 * (0.999f64).powi(i as i32 * 20);
-        b.app.apply(Cmd::SetView(mid - w / 2.0, mid + w / 2.0));
-        z.push(b.frame());
-    }
-    report("3×1M points, zooming", z);
+    report("3×1M points, zooming", zooming(&mut b, n));
     b.app.apply(Cmd::TogglePlay);
     run(&mut b, 5);
     report("3×1M points, playing", run(&mut b, n));
+
+    drop(b);
+    wide(n);
+}
+
+/// 200 topics in 20 namespaces, 5,000 Float64 messages each: the timeline draws only the rows
+/// on screen and the tree stays cheap.
+fn wide(n: usize) {
+    use bagscope::writer::{BagWriter, ConnectionSpec, WriteOptions};
+    let dir = std::env::temp_dir().join(format!("bagscope-ui-frame-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("wide.bag");
+    let mut w = BagWriter::create(
+        &path,
+        WriteOptions {
+            compression: bagscope::Compression::Lz4,
+            ..Default::default()
+        },
+    )
+    .expect("create");
+    let conns: Vec<u32> = (0..200)
+        .map(|i| {
+            w.add_connection(ConnectionSpec {
+                topic: format!("/group_{:02}/signal_{:03}", i / 10, i),
+                datatype: "std_msgs/Float64".into(),
+                md5sum: "fdb28210bfa9d7c91146260178d9a584".into(),
+                message_definition: "float64 data\n".into(),
+                ..Default::default()
+            })
+        })
+        .collect();
+    let start = 1_700_000_000_000_000_000u64;
+    for k in 0..5_000u64 {
+        for (i, &c) in conns.iter().enumerate() {
+            let t = start + k * 20_000_000 + i as u64 * 50_000;
+            w.write(c, t, &((k as f64) * 0.01).sin().to_le_bytes())
+                .expect("write");
+        }
+    }
+    w.finish().expect("finish");
+    let mut b = Bench {
+        ctx: egui::Context::default(),
+        app: App::new(None, Some(path.clone())),
+        t: 0.0,
+    };
+    let t0 = Instant::now();
+    while !b.app.doc.as_ref().is_some_and(|d| d.indexed.is_some()) {
+        b.frame();
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "indexing did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let topics = b
+        .app
+        .doc
+        .as_ref()
+        .map_or(0, |d| d.bag.summary().topics.len());
+    assert_eq!(topics, 200);
+    let run = |b: &mut Bench, n: usize| (0..n).map(|_| b.frame()).collect::<Vec<_>>();
+    b.app.apply(Cmd::FitAll);
+    run(&mut b, 5);
+    report("200 topics, zoomed out", run(&mut b, n));
+    report("200 topics, zooming", zooming(&mut b, n));
+    b.app.apply(Cmd::FitAll);
+    b.app.apply(Cmd::SelectTopic(Some(150)));
+    b.app.apply(Cmd::TogglePlay);
+    run(&mut b, 5);
+    report("200 topics, playing", run(&mut b, n));
+    drop(b);
+    let _ = std::fs::remove_dir_all(&dir);
 }
