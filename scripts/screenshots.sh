@@ -23,10 +23,6 @@ shot() { # name, seconds to wait, then xdotool steps run by the caller
   import -window root "$OUT/$1.png"
 }
 
-"$BIN" & APP=$!
-shot start 3
-kill $APP; wait $APP 2>/dev/null || true
-
 "$BIN" "$DEMO" & APP=$!
 sleep 4
 xdotool mousemove 75 244 click 1          # select /imu/data in the tree
@@ -50,6 +46,9 @@ shot plots 2
 xdotool mousemove 320 12 click 1          # Export…
 xdotool mousemove 5 990
 shot export 1
+xdotool mousemove 460 12 click 1          # Close: the start screen, the demo bag under Recent files
+xdotool mousemove 5 990
+shot start 1
 kill $APP; wait $APP 2>/dev/null || true
 
 "$BIN" "${1:-../shared/bags/foxglove-cli/gps.bag.active}" & APP=$!
