@@ -453,6 +453,15 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             .legend(egui_plot::Legend::default());
         if linked {
             plot = plot.default_x_bounds(view.0, view.1);
+            // Line the plot's frame up with the timeline's strip (drawn last frame), so one
+            // instant is at one x on both.
+            let strip = d.timeline.strip;
+            let left = ui.cursor().left();
+            if strip.is_positive() && strip.left() - left > 30.0 && strip.right() > left {
+                plot = plot
+                    .y_axis_min_width(strip.left() - left)
+                    .width(strip.right() - left);
+            }
         }
         let prev_bounds = d.plots.last_x.get(&pi).copied().unwrap_or(view);
         let (x0, x1) = if linked { view } else { prev_bounds };
