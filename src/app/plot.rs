@@ -9,7 +9,7 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 
 use egui::Color32;
-use egui_plot::{Line, Plot, PlotPoint, PlotPoints, Span, VLine};
+use egui_plot::{GridInput, GridMark, Line, Plot, PlotPoint, PlotPoints, Span, VLine};
 
 use super::{Cmd, Doc};
 use crate::decode::{FieldPath, Plan};
@@ -436,6 +436,13 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let h = ((ui.available_height() - 4.0) / d.plots.plots as f32).max(60.0);
     let px = ui.available_width().max(10.0) as usize;
     d.plots.rects.clear();
+    // The width the plot frames get (the timeline's strip when linked): ticks are spaced for it.
+    let width_px = if d.timeline.strip.is_positive() {
+        d.timeline.strip.width()
+    } else {
+        ui.available_width()
+    }
+    .max(50.0);
     for pi in 0..d.plots.plots {
         let linked = d.plots.linked;
         // Decimate each series of this plot for the x range shown (cached per view).
@@ -446,10 +453,26 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             .allow_scroll([!linked, false])
             .allow_double_click_reset(!linked)
             .x_axis_label(if pi + 1 == d.plots.plots {
-                "s since the bag's start"
+                "since the bag's start"
             } else {
                 ""
             })
+            // The timeline's ticks: round times, labelled as on its axis.
+            .x_grid_spacer(move |g: GridInput| {
+                let (x0, x1) = g.bounds;
+                let step = super::timeline::nice_step((x1 - x0) * 1e9 / f64::from(width_px)) / 1e9;
+                let first = (x0 / step).ceil() as i64;
+                (first..)
+                    .map(|k| k as f64 * step)
+                    .take_while(|&v| v <= x1)
+                    .take(200)
+                    .map(|value| GridMark {
+                        value,
+                        step_size: step,
+                    })
+                    .collect()
+            })
+            .x_axis_formatter(|m, _| super::timeline::tick_label(m.value * 1e9, m.step_size * 1e9))
             .legend(egui_plot::Legend::default());
         if linked {
             plot = plot.default_x_bounds(view.0, view.1);

@@ -163,7 +163,8 @@ fn row_scale(counts: &[u32]) -> f32 {
     (*p as f32 * 1.15).max(1.0)
 }
 
-fn nice_step(ns_per_px: f64) -> f64 {
+/// A round time step (ns) for axis ticks about 110 px apart at `ns_per_px`.
+pub(super) fn nice_step(ns_per_px: f64) -> f64 {
     let target = ns_per_px * 110.0;
     const STEPS: [f64; 14] = [
         1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0,
@@ -185,7 +186,8 @@ fn nice_step(ns_per_px: f64) -> f64 {
     (target / 3.6e12).ceil() * 3.6e12
 }
 
-fn tick_label(off_ns: f64, step: f64) -> String {
+/// A tick label for `off_ns` after the start: `m:ss` for steps of a minute or more, else seconds.
+pub(super) fn tick_label(off_ns: f64, step: f64) -> String {
     let s = off_ns / 1e9;
     if step >= 60e9 {
         let m = (s / 60.0).floor();
