@@ -831,7 +831,12 @@ pub fn run(bag: Option<PathBuf>) -> eframe::Result<()> {
         viewport: egui::ViewportBuilder::default()
             .with_title("bagscope")
             .with_inner_size([1600.0, 1000.0])
-            .with_drag_and_drop(true),
+            .with_drag_and_drop(true)
+            .with_icon(std::sync::Arc::new(
+                // Made by scripts/make_icon.py; a PNG that is ours, so it always decodes.
+                eframe::icon_data::from_png_bytes(include_bytes!("../../assets/icon.png"))
+                    .unwrap_or_default(),
+            )),
         ..Default::default()
     };
     eframe::run_native(
