@@ -100,6 +100,9 @@ pub struct Doc {
     play_pos: f64,
     /// What the Bag info window shows, made once (the summary does not change).
     info_text: Option<String>,
+    /// The bag's warnings (the summary's, then the tables' once built): copied when they
+    /// change, not every frame.
+    pub warnings: Vec<String>,
     /// The inspector's worker.
     inspector: Inspector,
     /// The last message asked for.
@@ -125,6 +128,7 @@ impl Doc {
         let dur = s.duration_ns().max(1) as f64;
         let n = s.topics.len();
         let export = export::ExportState::new(&s.path);
+        let warnings = bag.warnings();
         Doc {
             path: s.path.clone(),
             inspector: Inspector::spawn(bag.clone(), ctx.clone()),
@@ -143,6 +147,7 @@ impl Doc {
             speed: 1.0,
             play_pos: start as f64,
             info_text: None,
+            warnings,
             inspect_key: None,
             inspected: None,
             filter: String::new(),
@@ -408,6 +413,7 @@ impl App {
                     }
                     LoadEvent::Indexed(ix) => {
                         if let Some(d) = &mut self.doc {
+                            d.warnings = d.bag.warnings();
                             d.hist = Arc::clone(&ix.hist);
                             d.indexed = Some(ix);
                             d.index_end = Some(Ok(()));
@@ -613,7 +619,7 @@ impl App {
             });
             if let Some(d) = &self.doc {
                 // Warnings of a recovered bag: visible, never blocking.
-                let w = d.bag.warnings();
+                let w = &d.warnings;
                 if let Some(first) = w.first() {
                     ui.horizontal(|ui| {
                         ui.colored_label(
@@ -734,14 +740,14 @@ impl App {
         let text = d.info_text.get_or_insert_with(|| {
             crate::info::summary_text(bag, false).unwrap_or_else(|e| e.to_string())
         });
-        let warnings = bag.warnings();
+        let warnings = &d.warnings;
         egui::Window::new("Bag info")
             .open(&mut open)
             .default_size([720.0, 420.0])
             .show(ui.ctx(), |ui| {
                 egui::ScrollArea::both().show(ui, |ui| {
                     // A recovered bag's warnings first: they say what the numbers below rest on.
-                    for w in &warnings {
+                    for w in warnings {
                         ui.colored_label(ui.visuals().warn_fg_color, format!("Warning: {w}"));
                     }
                     if !warnings.is_empty() {
