@@ -17,27 +17,63 @@ use crate::record::{
     Compression, ConnectionRecord, IndexDataHeader, INDEX_ENTRY_V1,
 };
 
-/// Format version of a bag file.
+/// Format (storage and version) of a recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Version {
     /// `#ROSBAG V2.0`: chunked.
     V2_0,
     /// `#ROSRECORD V1.2`: records in sequence, index ver 0.
     V1_2,
+    /// A standalone MCAP file.
+    Mcap,
+    /// A rosbag2 recording stored in SQLite (`.db3`) files.
+    Rosbag2Sqlite,
+    /// A rosbag2 recording stored in MCAP files.
+    Rosbag2Mcap,
+}
+
+impl Default for Version {
+    fn default() -> Self {
+        Self::V2_0
+    }
 }
 
 impl Version {
-    /// "2.0" or "1.2".
+    /// "2.0", "1.2", "MCAP", "rosbag2 sqlite3", "rosbag2 mcap".
     pub fn as_str(self) -> &'static str {
         match self {
             Self::V2_0 => "2.0",
             Self::V1_2 => "1.2",
+            Self::Mcap => "MCAP",
+            Self::Rosbag2Sqlite => "rosbag2 sqlite3",
+            Self::Rosbag2Mcap => "rosbag2 mcap",
         }
+    }
+
+    /// Whether this is a ROS 1 bag (2.0 or 1.2).
+    pub fn is_ros1(self) -> bool {
+        matches!(self, Self::V2_0 | Self::V1_2)
     }
 }
 
-/// One connection: a topic as recorded from one publisher with one type.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a [`Chunk`] is in its storage, which says how its bytes are read and how a message is
+/// found at an offset in them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChunkKind {
+    /// A ROS 1 chunk record: its data holds ROS 1 records.
+    #[default]
+    Ros1,
+    /// A raw segment of a ROS 1 format 1.2 file, read message by message from the file.
+    Ros1Raw,
+    /// MCAP records: a chunk's records once decompressed, or a stretch of an unchunked file.
+    Mcap,
+    /// A block of SQLite rows (rosbag2): offsets are row numbers within the block.
+    Rows,
+}
+
+/// One connection: a topic as recorded from one publisher with one type (an MCAP channel, a
+/// rosbag2 topic of one storage file).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Connection {
     /// Connection id as written in the bag (format 1.2: its order of appearance).
     pub id: u32,
@@ -55,11 +91,19 @@ pub struct Connection {
     pub latching: bool,
     /// Number of messages on this connection.
     pub message_count: u64,
+    /// How messages are serialized: `ros1`, `cdr`, `protobuf`, `json`, ...
+    pub encoding: String,
+    /// The language of `message_definition`: `ros1msg`, `ros2msg`, ... (empty: none stored).
+    pub schema_encoding: String,
+    /// QoS profiles the publishers offered (rosbag2), as recorded.
+    pub qos: String,
+    /// Index of the storage file that defines it, into [`Summary::files`] (split recordings).
+    pub file: u32,
 }
 
 /// A chunk: its place in the file and what it holds. Format 1.2 files are split into raw
 /// segments that play the same part, so nothing above the library knows the version.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Chunk {
     /// File offset of the chunk record (of the segment, for raw segments).
     pub pos: u64,
@@ -77,8 +121,15 @@ pub struct Chunk {
     pub data_len: u64,
     /// Declared uncompressed size.
     pub size: u32,
-    /// A raw segment of a format 1.2 file rather than a chunk record.
-    pub raw: bool,
+    /// What the chunk is in its storage.
+    pub kind: ChunkKind,
+    /// Index of the storage file holding it (split recordings), into [`Summary::files`].
+    pub file: u32,
+    /// MCAP: file offset of the chunk's message index records (0: none). SQLite: the last row
+    /// id of the block.
+    pub index_pos: u64,
+    /// SQLite: the first row id of the block.
+    pub first_row: i64,
 }
 
 impl Chunk {
@@ -102,7 +153,7 @@ pub struct Topic {
 }
 
 /// What is known of a bag after reading its index: shown first, before any chunk is read.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Summary {
     /// The path the bag was opened from.
     pub path: PathBuf,
@@ -126,13 +177,23 @@ pub struct Summary {
     pub end_ns: Option<u64>,
     /// What was odd, recovered or skipped, each with where.
     pub warnings: Vec<String>,
+    /// The storage files, in order (one for a single file).
+    pub files: Vec<PathBuf>,
+    /// Attachments (MCAP): name, media type, size in bytes.
+    pub attachments: Vec<(String, String, u64)>,
+    /// Metadata records (MCAP; rosbag2's metadata.yaml facts): name and key/value pairs.
+    pub metadata: Vec<(String, Vec<(String, String)>)>,
 }
 
 impl Summary {
     /// Chunks per compression name.
     pub fn compression_counts(&self) -> BTreeMap<&'static str, usize> {
         let mut m = BTreeMap::new();
-        for c in self.chunks.iter().filter(|c| !c.raw) {
+        for c in self
+            .chunks
+            .iter()
+            .filter(|c| matches!(c.kind, ChunkKind::Ros1 | ChunkKind::Mcap))
+        {
             *m.entry(c.compression.name()).or_insert(0) += 1;
         }
         m
@@ -287,6 +348,12 @@ pub struct Bytes {
 }
 
 impl Bytes {
+    /// A slice `start..end` of a shared buffer (checked by the caller).
+    pub(crate) fn slice(buf: Arc<Vec<u8>>, start: usize, end: usize) -> Self {
+        debug_assert!(start <= end && end <= buf.len());
+        Bytes { buf, start, end }
+    }
+
     /// Wraps a whole buffer.
     pub fn from_vec(v: Vec<u8>) -> Self {
         let end = v.len();
@@ -316,6 +383,11 @@ pub struct Message {
     pub data: Bytes,
     /// Where it is: chunk and offset.
     pub entry: IndexEntry,
+    /// Publish time (ns) where the storage records one (MCAP, rosbag2 from jazzy); else the
+    /// receive time.
+    pub publish_ns: u64,
+    /// Sequence number where the storage records one (MCAP), else 0.
+    pub sequence: u32,
 }
 
 /// Which messages to read.
@@ -364,7 +436,8 @@ impl ChunkCache {
 }
 
 pub(crate) struct Inner {
-    pub(crate) file: Source,
+    /// The storage files, indexed like [`Summary::files`].
+    pub(crate) files: Vec<Source>,
     pub(crate) summary: Summary,
     /// Byte offset of the index section (index_pos), for the region after the last chunk.
     pub(crate) index_pos: u64,
@@ -392,6 +465,8 @@ pub(crate) enum Source {
     File(File),
     /// Bytes in memory.
     Memory(Arc<[u8]>),
+    /// A SQLite database opened read-only (rosbag2).
+    Sqlite(Box<crate::rosbag2::SqliteSource>),
 }
 
 impl Source {
@@ -399,6 +474,7 @@ impl Source {
         match self {
             Source::File(f) => Ok(f.metadata()?.len()),
             Source::Memory(b) => Ok(b.len() as u64),
+            Source::Sqlite(s) => Ok(s.size),
         }
     }
 }
@@ -411,6 +487,12 @@ pub(crate) fn read_at(src: &Source, pos: u64, len: usize) -> std::io::Result<Vec
             let start = pos.min(b.len() as u64) as usize;
             let end = start.saturating_add(len).min(b.len());
             return Ok(b[start..end].to_vec());
+        }
+        Source::Sqlite(..) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "a SQLite storage is read by rows, not bytes",
+            ))
         }
     };
     let mut buf = vec![0u8; len];
@@ -444,6 +526,7 @@ fn pread(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
 }
 
 /// What the opening steps found, before it becomes a [`Bag`].
+#[derive(Default)]
 pub(crate) struct Opened {
     pub summary: Summary,
     pub index_pos: u64,
@@ -486,9 +569,35 @@ fn classify_magic(head: &[u8]) -> Result<Version> {
 impl Bag {
     /// Opens a bag read-only and reads its summary: from the index when it is complete,
     /// otherwise by a linear scan that recovers what it can and records warnings.
+    ///
+    /// `path` may be a ROS 1 bag, an MCAP file, a rosbag2 directory or its `metadata.yaml`, a
+    /// single rosbag2 storage file (`.db3`), or a zstd-compressed `.db3.zstd`/`.mcap.zstd`;
+    /// the format is recognised by content, not by the name.
     pub fn open(path: impl AsRef<Path>) -> Result<Bag> {
         let path = path.as_ref();
-        Bag::open_source(path, Source::File(File::open(path)?))
+        if path.is_dir() {
+            return crate::rosbag2::open_dir(path);
+        }
+        let file = File::open(path).map_err(|e| Error::Open {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        let src = Source::File(file);
+        let head = read_at(&src, 0, 64)?;
+        if head.starts_with(crate::rosbag2::SQLITE_MAGIC)
+            || head.starts_with(crate::rosbag2::ZSTD_MAGIC)
+        {
+            return crate::rosbag2::open_file(path);
+        }
+        if crate::rosbag2::looks_like_metadata(path, &head) {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            return crate::rosbag2::open_dir(if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            });
+        }
+        Bag::open_source(path, src)
     }
 
     /// Opens a bag held in memory (`name` stands for its path in messages): what the fuzz
@@ -500,10 +609,26 @@ impl Bag {
     fn open_source(path: &Path, file: Source) -> Result<Bag> {
         let file_size = file.len()?;
         let head = read_at(&file, 0, 64)?;
+        if head.starts_with(crate::mcap::MAGIC) {
+            let opened = crate::mcap::open(&file, path, file_size)?;
+            return Ok(Bag::from_opened(vec![file], opened));
+        }
+        if head.starts_with(b"\x89MCAP") {
+            let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02X}")).collect();
+            return Err(Error::Malformed {
+                kind: RecordKind::Magic,
+                at: Location::File(0),
+                reason: format!(
+                    "an MCAP file whose magic is damaged: {} instead of 89 4D 43 41 50 30 0D 0A (a CR LF turned into LF by a line-ending conversion shifts every offset after it); it cannot be read",
+                    shown.join(" ")
+                ),
+            });
+        }
         let version = classify_magic(&head)?;
         let opened = match version {
             Version::V2_0 => open_v2(&file, path, file_size)?,
             Version::V1_2 => crate::v12::open(&file, path, file_size)?,
+            _ => return Err(Error::Invalid("not a ROS 1 bag".into())),
         };
         // A complete bag with no messages (indexed, zero connections) opens, as rosbag does;
         // a file cut off right after its header has neither index nor records: an error.
@@ -511,14 +636,21 @@ impl Bag {
         if !s.indexed && s.connections.is_empty() && s.chunks.is_empty() && s.message_count == 0 {
             return Err(Error::HeaderOnly { size: file_size });
         }
+        Ok(Bag::from_opened(vec![file], opened))
+    }
+
+    pub(crate) fn from_opened(files: Vec<Source>, mut opened: Opened) -> Bag {
         let tables = OnceLock::new();
+        if opened.summary.files.is_empty() {
+            opened.summary.files.push(opened.summary.path.clone());
+        }
         if let Some(mut t) = opened.tables {
             t.sort();
             let _ = tables.set(Arc::new(t));
         }
-        Ok(Bag {
+        Bag {
             inner: Arc::new(Inner {
-                file,
+                files,
                 summary: opened.summary,
                 index_pos: opened.index_pos,
                 tables,
@@ -529,7 +661,7 @@ impl Bag {
                     budget: DEFAULT_CACHE_BYTES,
                 }),
             }),
-        })
+        }
     }
 
     /// What the index says: connections, chunks, topics, counts, time range, warnings.
@@ -592,7 +724,11 @@ impl Bag {
             }
             return Ok(t.clone());
         }
-        let tables = Arc::new(crate::tables::build(self, progress)?);
+        let tables = Arc::new(if self.inner.summary.version.is_ros1() {
+            crate::tables::build(self, progress)?
+        } else {
+            crate::mcap::build_tables(self, progress)?
+        });
         let _ = self.inner.tables.set(tables.clone());
         Ok(self.inner.tables.get().cloned().unwrap_or(tables))
     }
@@ -620,14 +756,14 @@ impl Bag {
             .chunks
             .get(idx)
             .ok_or_else(|| Error::NotFound(format!("no chunk {idx}")))?;
-        if ch.raw {
-            return Ok(read_at(
-                &self.inner.file,
-                ch.data_pos,
-                ch.data_len as usize,
-            )?);
+        let file = self.source(ch)?;
+        if ch.kind == ChunkKind::Rows {
+            return crate::rosbag2::read_rows(file, ch);
         }
-        let raw = read_at(&self.inner.file, ch.data_pos, ch.data_len as usize)?;
+        if ch.kind == ChunkKind::Ros1Raw {
+            return Ok(read_at(file, ch.data_pos, ch.data_len as usize)?);
+        }
+        let raw = read_at(file, ch.data_pos, ch.data_len as usize)?;
         if (raw.len() as u64) < ch.data_len {
             return Err(Error::Truncated {
                 kind: RecordKind::Chunk,
@@ -644,6 +780,14 @@ impl Bag {
         )
     }
 
+    /// The storage file that holds chunk `ch`.
+    pub(crate) fn source(&self, ch: &Chunk) -> Result<&Source> {
+        self.inner
+            .files
+            .get(ch.file as usize)
+            .ok_or_else(|| Error::NotFound(format!("no storage file {}", ch.file)))
+    }
+
     /// Reads the message at `entry` of connection `conn`.
     pub fn message(&self, conn: usize, entry: IndexEntry) -> Result<Message> {
         let ch = self
@@ -652,18 +796,51 @@ impl Bag {
             .chunks
             .get(entry.chunk as usize)
             .ok_or_else(|| Error::NotFound(format!("no chunk {}", entry.chunk)))?;
-        if ch.raw {
+        if ch.kind == ChunkKind::Ros1Raw {
             let data =
-                crate::v12::read_message(&self.inner.file, ch.data_pos + u64::from(entry.offset))?;
+                crate::v12::read_message(self.source(ch)?, ch.data_pos + u64::from(entry.offset))?;
             return Ok(Message {
                 conn,
                 time_ns: entry.time_ns,
                 data: Bytes::from_vec(data),
                 entry,
+                publish_ns: entry.time_ns,
+                sequence: 0,
             });
         }
         let buf = self.chunk_data(entry.chunk as usize)?;
-        message_in_chunk(buf, ch.pos, conn, entry)
+        self.message_in_buffer(buf, conn, entry)
+    }
+
+    /// Whether a chunk's messages are read from its decompressed data (all but the raw
+    /// segments of format 1.2, which are read message by message).
+    pub(crate) fn chunk_is_buffered(&self, chunk: u32) -> bool {
+        self.inner
+            .summary
+            .chunks
+            .get(chunk as usize)
+            .is_some_and(|c| c.kind != ChunkKind::Ros1Raw)
+    }
+
+    /// Slices the message at `entry` out of the decompressed data of its chunk.
+    pub(crate) fn message_in_buffer(
+        &self,
+        buf: Arc<Vec<u8>>,
+        conn: usize,
+        entry: IndexEntry,
+    ) -> Result<Message> {
+        let ch = self
+            .inner
+            .summary
+            .chunks
+            .get(entry.chunk as usize)
+            .ok_or_else(|| Error::NotFound(format!("no chunk {}", entry.chunk)))?;
+        match ch.kind {
+            ChunkKind::Ros1 => message_in_chunk(buf, ch.pos, conn, entry),
+            ChunkKind::Mcap => crate::mcap::message_in_records(buf, ch.pos, conn, entry),
+            ChunkKind::Rows => crate::rosbag2::message_in_rows(buf, ch, conn, entry),
+            ChunkKind::Ros1Raw => self.message(conn, entry),
+        }
     }
 
     /// The `n`-th message (time order) of connection `conn`, without scanning its chunk.
@@ -699,7 +876,7 @@ impl Bag {
     }
 
     pub(crate) fn file(&self) -> &Source {
-        &self.inner.file
+        &self.inner.files[0]
     }
 
     pub(crate) fn index_pos(&self) -> u64 {
@@ -732,6 +909,8 @@ pub(crate) fn message_in_chunk(
         time_ns: entry.time_ns,
         data: Bytes { buf, start, end },
         entry,
+        publish_ns: entry.time_ns,
+        sequence: 0,
     })
 }
 
@@ -912,7 +1091,7 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
             data_pos,
             data_len,
             size: hdr.size,
-            raw: false,
+            ..Default::default()
         });
     }
     let connections = conns
@@ -926,6 +1105,9 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
             callerid: c.callerid,
             latching: c.latching,
             message_count: 0,
+            encoding: "ros1".into(),
+            schema_encoding: "ros1msg".into(),
+            ..Default::default()
         })
         .collect();
     Ok(Opened {
@@ -941,6 +1123,7 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
             start_ns: None,
             end_ns: None,
             warnings,
+            ..Default::default()
         },
         index_pos: header.index_pos,
         tables: None,

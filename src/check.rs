@@ -85,7 +85,10 @@ pub fn check(
         problems: s.warnings.iter().map(|w| format!("warning: {w}")).collect(),
         ..CheckReport::default()
     });
-    let raw = s.chunks.iter().any(|c| c.raw);
+    let raw = s
+        .chunks
+        .iter()
+        .any(|c| c.kind == crate::bag::ChunkKind::Ros1Raw);
     if raw {
         // Format 1.2: no chunks; read every message through the tables.
         let mut r = report.into_inner().unwrap_or_default();

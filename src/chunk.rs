@@ -71,6 +71,10 @@ pub fn decompress_lenient(
             let mut dec = bzip2::read::BzDecoder::new(data);
             read_exact_size(&mut dec, size, data.len(), err)
         }
+        Compression::Zstd => match zstd::stream::read::Decoder::with_buffer(data) {
+            Ok(mut dec) => read_exact_size(&mut dec, size, data.len(), err),
+            Err(e) => (Cow::Borrowed(&[][..]), Some(err(e.to_string()))),
+        },
     }
 }
 
@@ -138,6 +142,7 @@ pub fn compress(compression: Compression, data: &[u8]) -> Result<Vec<u8>> {
             enc.finish()
                 .map_err(|e| Error::Io(std::io::Error::other(e.to_string())))
         }
+        Compression::Zstd => Ok(zstd::bulk::compress(data, 3)?),
         Compression::Bz2 => {
             let mut enc = bzip2::write::BzEncoder::new(
                 Vec::with_capacity(data.len() / 3),

@@ -5,7 +5,7 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::msgdef::{ArrayKind, DefError, Field, FieldType, MsgDef, Primitive};
+use crate::msgdef::{ArrayKind, DefError, Dialect, Field, FieldType, MsgDef, Primitive};
 
 /// md5sum of an empty definition (`std_msgs/Empty`).
 pub const EMPTY_MD5: &str = "d41d8cd98f00b204e9800998ecf8427e";
@@ -244,6 +244,16 @@ pub struct Plan {
     min: Vec<usize>,
     /// The md5sum computed from the definition.
     pub md5: String,
+    /// Whether messages are CDR (ROS 2) rather than ROS 1 serialization.
+    pub cdr: bool,
+}
+
+/// CDR alignment of a primitive (strings align their length).
+fn prim_align(p: Primitive) -> usize {
+    match p {
+        Primitive::Time | Primitive::Duration | Primitive::String => 4,
+        _ => p.size().unwrap_or(1),
+    }
 }
 
 fn prim_min(p: Primitive) -> usize {
@@ -303,26 +313,77 @@ impl Plan {
             fixed: fixed.into_iter().map(Option::flatten).collect(),
             min: min.into_iter().map(|m| m.unwrap_or(0)).collect(),
             md5,
+            cdr: false,
         }
     }
 
-    /// Parses and compiles a connection's definition. An empty definition is accepted only
-    /// for a type whose md5sum is that of an empty message.
-    pub fn for_connection(c: &crate::Connection) -> Result<Plan, DefError> {
-        if c.message_definition.trim().is_empty() && c.md5sum != EMPTY_MD5 {
-            return Err(DefError {
-                datatype: c.datatype.clone(),
-                line: None,
-                reason: format!(
-                    "the bag stores no definition for {} on {}",
-                    c.datatype, c.topic
-                ),
-            });
+    /// Compiles a parsed definition for CDR-encoded (ROS 2) messages.
+    pub fn new_cdr(def: MsgDef) -> Plan {
+        let mut p = Plan::new(def);
+        p.cdr = true;
+        // Alignment makes sizes position-dependent: no fixed-size shortcuts.
+        for f in &mut p.fixed {
+            *f = None;
         }
-        Ok(Plan::new(MsgDef::parse(
-            &c.datatype,
-            &c.message_definition,
-        )?))
+        p
+    }
+
+    /// Parses and compiles a connection's definition: the one stored in the recording, else one
+    /// found on the search paths or shipped with bagscope (see [`crate::defs`]). Encodings other
+    /// than `ros1` and `cdr` are not decoded.
+    pub fn for_connection(c: &crate::Connection) -> Result<Plan, DefError> {
+        Ok(Self::for_connection_with_source(c)?.0)
+    }
+
+    /// Like [`Plan::for_connection`], and says where the definition came from.
+    pub fn for_connection_with_source(
+        c: &crate::Connection,
+    ) -> Result<(Plan, crate::defs::DefSource), DefError> {
+        let err = |reason: String| DefError {
+            datatype: c.datatype.clone(),
+            line: None,
+            reason,
+        };
+        let cdr = match c.encoding.as_str() {
+            "ros1" | "" => false,
+            "cdr" => true,
+            other => return Err(err(format!("not decoded: encoding {other}"))),
+        };
+        let dialect = if cdr { Dialect::Ros2 } else { Dialect::Ros1 };
+        let stored = !c.message_definition.trim().is_empty();
+        let (text, source) = if stored {
+            match c.schema_encoding.as_str() {
+                "" | "ros1msg" | "ros2msg" => {}
+                other => return Err(err(format!(
+                    "not decoded: definition language {other} (bagscope reads ros1msg and ros2msg)"
+                ))),
+            }
+            (
+                c.message_definition.clone(),
+                crate::defs::DefSource::Recording,
+            )
+        } else if !cdr && c.md5sum == EMPTY_MD5 {
+            (String::new(), crate::defs::DefSource::Recording)
+        } else {
+            match crate::defs::lookup(&c.datatype, dialect) {
+                Some(found) => found,
+                None => {
+                    return Err(err(format!(
+                        "the recording stores no definition for {} on {}, and none was found on the message search path (--msg-path, BAGSCOPE_MSG_PATH, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH) or among the definitions bagscope ships",
+                        c.datatype, c.topic
+                    )))
+                }
+            }
+        };
+        let def = MsgDef::parse_dialect(&c.datatype, &text, dialect)?;
+        Ok((
+            if cdr {
+                Plan::new_cdr(def)
+            } else {
+                Plan::new(def)
+            },
+            source,
+        ))
     }
 
     /// Whether the computed md5sum equals `recorded` (a `*` wildcard matches anything).
@@ -349,9 +410,17 @@ impl Plan {
             data,
             pos: 0,
             path: Vec::new(),
+            be: false,
+            origin: 0,
+            max_align: 8,
         };
+        if self.cdr {
+            d.cdr_header()?;
+        }
         let root = d.message(0)?;
-        if d.pos != data.len() {
+        // CDR may pad the end to a multiple of 4 (the header's options say by how much).
+        let slack = if self.cdr { 3 } else { 0 };
+        if d.pos + slack < data.len() {
             return Err(DecodeError {
                 path: String::new(),
                 offset: d.pos,
@@ -372,6 +441,12 @@ struct Decoder<'p, 'd> {
     data: &'d [u8],
     pos: usize,
     path: Vec<PathPart<'p>>,
+    /// CDR: big-endian data.
+    be: bool,
+    /// CDR: where alignment is counted from (after the encapsulation header).
+    origin: usize,
+    /// CDR: largest alignment (8 in XCDR1, 4 in XCDR2).
+    max_align: usize,
 }
 
 impl Decoder<'_, '_> {
@@ -408,21 +483,91 @@ impl Decoder<'_, '_> {
     }
 
     fn u32(&mut self) -> Result<u32, DecodeError> {
+        self.align(4)?;
+        let be = self.be;
         let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        let a = [b[0], b[1], b[2], b[3]];
+        Ok(if be {
+            u32::from_be_bytes(a)
+        } else {
+            u32::from_le_bytes(a)
+        })
+    }
+
+    /// Reads the 4-byte CDR encapsulation header: representation and endianness.
+    fn cdr_header(&mut self) -> Result<(), DecodeError> {
+        let h = self.take(4)?;
+        let (be, max_align) = match (h[0], h[1]) {
+            (0, 0) => (true, 8),
+            (0, 1) => (false, 8),
+            // XCDR2 plain (final types): 8-byte values align to 4.
+            (0, 6) => (true, 4),
+            (0, 7) => (false, 4),
+            (a, b) => {
+                self.pos = 0;
+                return Err(self.err(format!(
+                    "CDR encapsulation {a:#04x} {b:#04x} is not plain CDR (0x0000/0x0001 XCDR1, 0x0006/0x0007 XCDR2)"
+                )));
+            }
+        };
+        self.be = be;
+        self.max_align = max_align;
+        self.origin = 4;
+        Ok(())
+    }
+
+    /// CDR: skips padding so that the next `n`-byte value is aligned.
+    fn align(&mut self, n: usize) -> Result<(), DecodeError> {
+        if !self.plan.cdr || n <= 1 {
+            return Ok(());
+        }
+        let n = n.min(self.max_align);
+        let rel = self.pos - self.origin;
+        let pad = (n - rel % n) % n;
+        if pad > 0 {
+            self.take(pad)?;
+        }
+        Ok(())
+    }
+
+    /// Reads `count` values of `p` (fixed size `sz`) as little-endian bytes.
+    fn prims(&mut self, p: Primitive, sz: usize, count: usize) -> Result<Vec<u8>, DecodeError> {
+        if count > 0 {
+            self.align(prim_align(p))?;
+        }
+        let be = self.be && self.plan.cdr;
+        let b = self.take(count * sz)?;
+        if !be || sz == 1 {
+            return Ok(b.to_vec());
+        }
+        let mut v = b.to_vec();
+        let unit = prim_align(p);
+        for c in v.chunks_exact_mut(unit) {
+            c.reverse();
+        }
+        Ok(v)
     }
 
     fn prim(&mut self, p: Primitive) -> Result<Node, DecodeError> {
+        self.align(prim_align(p))?;
         let start = self.pos as u32;
         let value = match p {
             Primitive::String => {
                 let n = self.u32()? as usize;
-                Value::String(self.take(n)?.to_vec())
+                let cdr = self.plan.cdr;
+                let b = self.take(n)?;
+                // CDR strings count and carry their terminating NUL.
+                let b = if cdr {
+                    b.strip_suffix(&[0]).unwrap_or(b)
+                } else {
+                    b
+                };
+                Value::String(b.to_vec())
             }
             _ => {
                 let sz = p.size().unwrap_or(0);
-                let b = self.take(sz)?;
-                read_prim(p, b)
+                let b = self.prims(p, sz, 1)?;
+                read_prim(p, &b)
             }
         };
         Ok(Node {
@@ -468,7 +613,12 @@ impl Decoder<'_, '_> {
         } else {
             self.pos as u32
         };
-        let (fixed, min) = self.plan.elem_sizes(f);
+        let fixed = match (&f.ty, self.plan.cdr) {
+            // Primitive runs stay contiguous under CDR alignment.
+            (FieldType::Primitive(p), true) => p.size(),
+            _ => self.plan.elem_sizes(f).0,
+        };
+        let (_, min) = self.plan.elem_sizes(f);
         let avail = (self.data.len() - self.pos) as u64;
         if count.saturating_mul(min as u64) > avail || (min == 0 && count > MAX_EMPTY_ELEMENTS) {
             return Err(self.err(format!(
@@ -480,7 +630,7 @@ impl Decoder<'_, '_> {
                 Value::Bytes(self.take(count as usize)?.to_vec())
             }
             (FieldType::Primitive(p), Some(sz)) => {
-                Value::Prims(p, self.take(count as usize * sz)?.to_vec())
+                Value::Prims(p, self.prims(p, sz, count as usize)?)
             }
             _ => {
                 let mut items = Vec::with_capacity(count as usize);
@@ -955,6 +1105,9 @@ impl Extractor {
     /// The value at the path in one message, or `None` when the message is too short or the
     /// index is past the end of its array.
     pub fn extract(&self, data: &[u8]) -> Option<Value> {
+        if self.plan.cdr {
+            return self.extract_decoded(data);
+        }
         let mut pos = 0usize;
         for s in &self.steps {
             let t = &self.plan.def.types[s.ty];
@@ -1002,6 +1155,33 @@ impl Extractor {
         let sz = self.leaf.size()?;
         let b = data.get(pos..pos.checked_add(sz)?)?;
         Some(read_prim(self.leaf, b))
+    }
+}
+
+impl Extractor {
+    /// CDR: alignment depends on where each value falls, so the message is decoded and the
+    /// path walked in the tree.
+    fn extract_decoded(&self, data: &[u8]) -> Option<Value> {
+        let mut cur = self.plan.decode(data).ok()?.value;
+        for s in &self.steps {
+            let Value::Message { fields, .. } = cur else {
+                return None;
+            };
+            cur = fields.into_iter().nth(s.field)?.value;
+            if let Some(i) = s.index {
+                let n = cur.len()?;
+                let i = if i < 0 {
+                    n.checked_sub(i.unsigned_abs() as usize)?
+                } else {
+                    i as usize
+                };
+                cur = match cur {
+                    Value::Array(items) => items.into_iter().nth(i)?.value,
+                    other => other.element(i)?.0,
+                };
+            }
+        }
+        Some(cur)
     }
 }
 

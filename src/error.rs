@@ -23,6 +23,8 @@ pub enum RecordKind {
     MessageDefinition,
     /// A record whose op is not known yet.
     Record,
+    /// An MCAP record (the name of its opcode).
+    Mcap(&'static str),
 }
 
 impl fmt::Display for RecordKind {
@@ -37,6 +39,7 @@ impl fmt::Display for RecordKind {
             Self::ChunkInfo => "chunk info record",
             Self::MessageDefinition => "message definition record",
             Self::Record => "record",
+            Self::Mcap(name) => return write!(f, "MCAP {name} record"),
         })
     }
 }
@@ -67,6 +70,22 @@ pub enum Error {
     /// The operating system refused a read or write.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
+    /// A file or directory could not be opened.
+    #[error("cannot open {}: {source}", path.display())]
+    Open {
+        /// What was opened.
+        path: std::path::PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// A storage (SQLite, metadata.yaml, MCAP structure) is unreadable or inconsistent.
+    #[error("{}: {reason}", path.display())]
+    Storage {
+        /// The file concerned.
+        path: std::path::PathBuf,
+        /// What is wrong, and where in the file.
+        reason: String,
+    },
     /// The file has no bytes at all.
     #[error("the file is empty (0 bytes): not a bag")]
     EmptyFile,
@@ -78,7 +97,7 @@ pub enum Error {
         size: u64,
     },
     /// The file does not start with a known bag version line.
-    #[error("not a ROS bag: the file starts with {start:?}, not \"#ROSBAG V2.0\" or \"#ROSRECORD V1.2\"")]
+    #[error("not a recording bagscope knows: the file starts with {start:?}, not a ROS bag version line (\"#ROSBAG V2.0\", \"#ROSRECORD V1.2\"), the MCAP magic or a SQLite/zstd header")]
     NotABag {
         /// The first bytes of the file, escaped.
         start: String,

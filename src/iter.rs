@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use crate::bag::{message_in_chunk, Bag, Filter, IndexEntry, Message, MessageTables};
+use crate::bag::{Bag, Filter, IndexEntry, Message, MessageTables};
 use crate::error::{Error, Result};
 
 /// Threads used to decompress ahead: the machine's parallelism, at most 8.
@@ -176,7 +176,7 @@ impl Messages {
         let real: Vec<u32> = order
             .into_iter()
             .map(|(_, c)| c)
-            .filter(|&c| s.chunks.get(c as usize).is_some_and(|ch| !ch.raw))
+            .filter(|&c| bag.chunk_is_buffered(c))
             .collect();
         let mut workers = Vec::new();
         let prefetch = if real.len() > 1 && threads > 0 {
@@ -218,11 +218,10 @@ impl Messages {
     }
 
     fn read(&mut self, conn: usize, entry: IndexEntry) -> Result<Message> {
-        let ch = &self.bag.summary().chunks[entry.chunk as usize];
         let Some(p) = &self.prefetch else {
             return self.bag.message(conn, entry);
         };
-        if ch.raw {
+        if !self.bag.chunk_is_buffered(entry.chunk) {
             return self.bag.message(conn, entry);
         }
         let c = entry.chunk as usize;
@@ -234,7 +233,7 @@ impl Messages {
                 d
             }
         };
-        let m = message_in_chunk(data, ch.pos, conn, entry);
+        let m = self.bag.message_in_buffer(data, conn, entry);
         self.remaining[c] = self.remaining[c].saturating_sub(1);
         if self.remaining[c] == 0 {
             self.held[c] = None;

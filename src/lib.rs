@@ -20,13 +20,16 @@ pub mod check;
 pub mod chunk;
 pub mod csv;
 pub mod decode;
+pub mod defs;
 pub mod demo;
 pub mod error;
 pub mod export;
 pub mod info;
 pub mod iter;
+pub mod mcap;
 pub mod msgdef;
 pub mod record;
+pub mod rosbag2;
 mod scan;
 pub mod series;
 mod tables;
@@ -35,8 +38,8 @@ mod v12;
 pub mod writer;
 
 pub use bag::{
-    Bag, Bytes, Chunk, Connection, Filter, IndexEntry, Message, MessageTables, Summary, Topic,
-    Version,
+    Bag, Bytes, Chunk, ChunkKind, Connection, Filter, IndexEntry, Message, MessageTables, Summary,
+    Topic, Version,
 };
 pub use error::{Error, Result};
 pub use record::Compression;

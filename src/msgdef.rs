@@ -9,6 +9,23 @@
 use std::collections::HashMap;
 use std::fmt;
 
+/// The two `.msg` dialects: ROS 1 (`byte` is int8, `time`/`duration` built in) and ROS 2
+/// (`pkg/msg/Type` names, bounded strings and sequences, default values, `byte` is an octet,
+/// an empty type carries one `uint8` on the wire).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// `ros1msg`.
+    #[default]
+    Ros1,
+    /// `ros2msg`.
+    Ros2,
+}
+
+/// `pkg/msg/Type` and `pkg/Type` name the same type.
+pub fn normalize_type(name: &str) -> String {
+    name.trim().replace("/msg/", "/")
+}
+
 /// Deepest nesting of message types accepted (real ROS types nest fewer than ten deep).
 pub const MAX_NESTING: usize = 100;
 
@@ -65,6 +82,15 @@ impl Primitive {
             "duration" => Primitive::Duration,
             _ => return None,
         })
+    }
+
+    /// The primitive a type name denotes in a dialect: in ROS 2 `byte` is an unsigned octet.
+    pub fn from_name_in(s: &str, dialect: Dialect) -> Option<Primitive> {
+        match (dialect, s) {
+            (Dialect::Ros2, "byte" | "char") => Some(Primitive::U8),
+            (Dialect::Ros2, "time" | "duration") => None,
+            _ => Primitive::from_name(s),
+        }
     }
 
     /// Bytes on the wire, or `None` for strings.
@@ -221,14 +247,21 @@ fn strip_comment(line: &str) -> &str {
 /// Splits `float64[9]` into `("float64", Fixed(9))`.
 fn split_array(t: &str) -> Result<(&str, ArrayKind), String> {
     let Some(open) = t.find('[') else {
-        return Ok((t, ArrayKind::Scalar));
+        return Ok((strip_bound(t), ArrayKind::Scalar));
     };
     let Some(inner) = t[open + 1..].strip_suffix(']') else {
         return Err(format!("malformed array type {t:?}"));
     };
-    let base = &t[..open];
+    let base = strip_bound(&t[..open]);
     if inner.is_empty() {
         return Ok((base, ArrayKind::Variable));
+    }
+    // A bounded sequence (`[<=5]`) is a sequence on the wire.
+    if let Some(b) = inner.strip_prefix("<=") {
+        return match b.trim().parse::<usize>() {
+            Ok(_) => Ok((base, ArrayKind::Variable)),
+            Err(_) => Err(format!("malformed sequence bound in {t:?}")),
+        };
     }
     // ROS 2 style bounds (`<=5`) do not occur in ROS 1 bags; refuse them clearly.
     match inner.parse::<usize>() {
@@ -237,13 +270,22 @@ fn split_array(t: &str) -> Result<(&str, ArrayKind), String> {
     }
 }
 
+/// `string<=10` is a string on the wire.
+fn strip_bound(t: &str) -> &str {
+    t.split_once("<=").map_or(t, |(b, _)| b)
+}
+
 fn valid_name(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'/')
 }
 
-fn parse_type_body(name: &str, lines: &[(usize, &str)]) -> Result<RawType, DefError> {
+fn parse_type_body(
+    name: &str,
+    lines: &[(usize, &str)],
+    dialect: Dialect,
+) -> Result<RawType, DefError> {
     let err = |line: usize, reason: String| DefError {
         datatype: name.to_string(),
         line: Some(line),
@@ -263,8 +305,17 @@ fn parse_type_body(name: &str, lines: &[(usize, &str)]) -> Result<RawType, DefEr
         let Some(type_text) = parts.next() else {
             continue;
         };
-        if clean.contains('=') {
-            let Some(prim) = Primitive::from_name(type_text) else {
+        let after = clean[type_text.len()..].trim();
+        let is_constant = match dialect {
+            Dialect::Ros1 => clean.contains('='),
+            // `string<=5 name` has `=` in its type, `int32 x 5` a default value: a constant
+            // is `TYPE NAME=VALUE`.
+            Dialect::Ros2 => after
+                .split_once('=')
+                .is_some_and(|(n, _)| valid_name(n.trim()) && !n.trim().contains(' ')),
+        };
+        if is_constant {
+            let Some(prim) = Primitive::from_name_in(strip_bound(type_text), dialect) else {
                 return Err(err(
                     ln,
                     format!("constant of non-primitive type {type_text:?}"),
@@ -299,7 +350,8 @@ fn parse_type_body(name: &str, lines: &[(usize, &str)]) -> Result<RawType, DefEr
         let Some(fname) = parts.next() else {
             return Err(err(ln, format!("field of type {type_text:?} has no name")));
         };
-        if parts.next().is_some() {
+        // ROS 2 fields may have a default value after the name.
+        if parts.next().is_some() && dialect == Dialect::Ros1 {
             return Err(err(ln, format!("unexpected text after field {fname:?}")));
         }
         if !valid_name(fname) {
@@ -317,12 +369,27 @@ fn parse_type_body(name: &str, lines: &[(usize, &str)]) -> Result<RawType, DefEr
             line: ln,
         });
     }
+    if dialect == Dialect::Ros2 && t.fields.is_empty() {
+        // An empty ROS 2 type is one byte on the wire (rosidl adds this member).
+        t.fields.push(RawField {
+            name: "structure_needs_at_least_one_member".into(),
+            type_text: "uint8".into(),
+            base: "uint8".into(),
+            array: ArrayKind::Scalar,
+            line: 0,
+        });
+    }
     Ok(t)
 }
 
 impl MsgDef {
     /// Parses the definition text of a connection whose type is `datatype` (`pkg/Type`).
     pub fn parse(datatype: &str, text: &str) -> Result<MsgDef, DefError> {
+        MsgDef::parse_dialect(datatype, text, Dialect::Ros1)
+    }
+
+    /// Parses a definition in the given dialect (`ros2msg` for ROS 2).
+    pub fn parse_dialect(datatype: &str, text: &str, dialect: Dialect) -> Result<MsgDef, DefError> {
         let derr = |line: Option<usize>, reason: String| DefError {
             datatype: datatype.to_string(),
             line,
@@ -358,15 +425,22 @@ impl MsgDef {
         }
         let raws = sections
             .iter()
-            .map(|(n, l)| parse_type_body(n, l))
+            .map(|(n, l)| parse_type_body(n, l, dialect))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut by_name: HashMap<&str, usize> = HashMap::new();
+        let mut by_name: HashMap<String, usize> = HashMap::new();
         for (i, r) in raws.iter().enumerate() {
-            by_name.entry(r.name.as_str()).or_insert(i);
+            by_name.entry(normalize_type(&r.name)).or_insert(i);
         }
         let resolve = |owner: &RawType, f: &RawField| -> Result<FieldType, DefError> {
-            if let Some(p) = Primitive::from_name(&f.base) {
+            if let Some(p) = Primitive::from_name_in(&f.base, dialect) {
                 return Ok(FieldType::Primitive(p));
+            }
+            if dialect == Dialect::Ros2 && f.base == "wstring" {
+                return Err(DefError {
+                    datatype: datatype.to_string(),
+                    line: Some(f.line),
+                    reason: format!("field {:?}: wstring is not supported yet", f.name),
+                });
             }
             let pkg = owner.name.split_once('/').map_or("", |(p, _)| p);
             let mut candidates: Vec<String> = Vec::new();
@@ -375,7 +449,7 @@ impl MsgDef {
                 candidates.push("roslib/Header".into());
             }
             if f.base.contains('/') {
-                candidates.push(f.base.clone());
+                candidates.push(normalize_type(&f.base));
             } else {
                 candidates.push(format!("{pkg}/{}", f.base));
             }

@@ -269,14 +269,17 @@ impl BagHeader {
 }
 
 /// The compression of a chunk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum Compression {
     /// Uncompressed chunk.
+    #[default]
     None,
     /// LZ4 frame (roslz4).
     Lz4,
     /// bzip2.
     Bz2,
+    /// zstd (MCAP chunks, rosbag2 files and messages; never in ROS 1 bags).
+    Zstd,
 }
 
 impl Compression {
@@ -286,6 +289,7 @@ impl Compression {
             Self::None => "none",
             Self::Lz4 => "lz4",
             Self::Bz2 => "bz2",
+            Self::Zstd => "zstd",
         }
     }
     /// Parses a `compression` field or a command-line name.

@@ -146,7 +146,7 @@ pub(crate) fn scan_v2(
                     } else {
                         ch.size
                     },
-                    raw: false,
+                    ..Default::default()
                 });
                 if truncated {
                     break;
@@ -226,6 +226,9 @@ pub(crate) fn scan_v2(
             callerid: c.callerid,
             latching: c.latching,
             message_count: 0,
+            encoding: "ros1".into(),
+            schema_encoding: "ros1msg".into(),
+            ..Default::default()
         })
         .collect();
     let mut summary = Summary {
@@ -240,6 +243,7 @@ pub(crate) fn scan_v2(
         start_ns: None,
         end_ns: None,
         warnings,
+        ..Default::default()
     };
     summary.finish();
     let n = summary.message_count;

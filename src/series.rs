@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::bag::{message_in_chunk, Bag, IndexEntry};
+use crate::bag::{Bag, IndexEntry};
 use crate::decode::{Extractor, FieldPath, Plan, Value};
 use crate::error::{Error, Result};
 
@@ -108,8 +108,7 @@ pub fn field_series(
                     break;
                 };
                 let entries = &per_chunk[chunk];
-                let ch = &s.chunks[chunk];
-                let buf = if ch.raw {
+                let buf = if !bag.chunk_is_buffered(chunk as u32) {
                     None
                 } else {
                     match bag.decompress_chunk(chunk) {
@@ -127,7 +126,7 @@ pub fn field_series(
                 for &(xi, e) in entries {
                     let (ci, ex) = &extractors[xi];
                     let m = match &buf {
-                        Some(b) => message_in_chunk(Arc::clone(b), ch.pos, *ci, e),
+                        Some(b) => bag.message_in_buffer(Arc::clone(b), *ci, e),
                         None => bag.message(*ci, e),
                     };
                     match m.map(|m| ex.extract(&m.data)) {

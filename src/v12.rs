@@ -121,6 +121,9 @@ impl Builder {
             callerid: h.callerid.clone(),
             latching: h.latching,
             message_count: 0,
+            encoding: "ros1".into(),
+            schema_encoding: "ros1msg".into(),
+            ..Default::default()
         });
         self.tables.push(Vec::new());
         self.by_key.insert(key, i);
@@ -180,7 +183,8 @@ pub(crate) fn open(file: &crate::bag::Source, path: &Path, file_size: u64) -> Re
                 data_pos: pos,
                 data_len: SEGMENT.min(file_size - pos),
                 size: SEGMENT.min(file_size - pos) as u32,
-                raw: true,
+                kind: crate::bag::ChunkKind::Ros1Raw,
+                ..Default::default()
             }
         })
         .collect();
@@ -208,6 +212,7 @@ pub(crate) fn open(file: &crate::bag::Source, path: &Path, file_size: u64) -> Re
         start_ns: None,
         end_ns: None,
         warnings,
+        ..Default::default()
     };
     summary.finish();
     Ok(Opened {

@@ -36,7 +36,7 @@ fn to_json(s: &Summary, bag: &Bag, freq: bool) -> bagscope::Result<serde_json::V
         "start_ns": s.start_ns,
         "end_ns": s.end_ns,
         "duration_ns": s.duration_ns(),
-        "chunks": s.chunks.iter().filter(|c| !c.raw).count(),
+        "chunks": s.chunks.iter().filter(|c| matches!(c.kind, bagscope::ChunkKind::Ros1 | bagscope::ChunkKind::Mcap)).count(),
         "compression": s.compression_counts(),
         "connections": s.connections.iter().map(|c| json!({
             "id": c.id, "topic": c.topic, "type": c.datatype, "md5sum": c.md5sum,

@@ -1,0 +1,964 @@
+//! The rosbag2 storage: a directory with `metadata.yaml` and one or more storage files
+//! (`.db3` SQLite or `.mcap`, each perhaps zstd-compressed whole), or a single storage file.
+//!
+//! Split recordings are read as one: each file's topics become connections (topic ids are per
+//! file), each file's chunks or row blocks are kept with the index of their file, and the
+//! message tables of all files are merged in time order (ties: file order, then position).
+//!
+//! SQLite files are opened read-only; a file in WAL mode whose `-wal` side file is empty is
+//! opened `immutable` (nothing is written beside it), one whose `-wal` holds data is read from a
+//! private copy. `metadata.yaml` (versions 1 to 9) is read for what it says, and compared with
+//! the storage, which wins: every disagreement becomes a warning.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use yaml_rust2::{Yaml, YamlLoader};
+
+use crate::bag::{
+    Bag, Bytes, Chunk, ChunkKind, Connection, IndexEntry, Message, MessageTables, Opened, Source,
+    Summary, Version,
+};
+use crate::error::{Error, Result};
+use crate::record::Compression;
+
+/// The first bytes of a SQLite database.
+pub const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+/// The first bytes of a zstd frame.
+pub const ZSTD_MAGIC: &[u8] = &[0x28, 0xB5, 0x2F, 0xFD];
+
+/// Rows per block: the unit the cache, the prefetch and the timeline density work in.
+const BLOCK_ROWS: usize = 2048;
+/// Payload bytes per block, at most (a block holds at least one row).
+const BLOCK_BYTES: u64 = 8 << 20;
+/// Largest message accepted after per-message zstd.
+const MAX_MESSAGE: u64 = 1 << 30;
+/// Largest storage file decompressed from `.zstd` (file mode).
+const MAX_FILE: u64 = 64 << 30;
+
+/// Whether `path`, whose first bytes are `head`, looks like a rosbag2 `metadata.yaml`.
+pub(crate) fn looks_like_metadata(path: &Path, head: &[u8]) -> bool {
+    let name_fits = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".yaml") || n.ends_with(".yml"));
+    name_fits || head.starts_with(b"rosbag2_bagfile_information")
+}
+
+/// What `metadata.yaml` says, as far as bagscope uses it.
+#[derive(Debug, Default, Clone)]
+pub struct Metadata {
+    /// `version`.
+    pub version: i64,
+    /// `storage_identifier`.
+    pub storage: String,
+    /// `relative_file_paths`.
+    pub files: Vec<String>,
+    /// `message_count`.
+    pub message_count: Option<u64>,
+    /// `starting_time`.
+    pub start_ns: Option<i128>,
+    /// `duration`.
+    pub duration_ns: Option<i128>,
+    /// `compression_format` and `compression_mode`.
+    pub compression: (String, String),
+    /// `ros_distro` (version 8 on).
+    pub ros_distro: String,
+    /// Per topic: type, serialization format, QoS text, message count.
+    pub topics: BTreeMap<String, (String, String, String, u64)>,
+}
+
+fn yaml_text(y: &Yaml) -> String {
+    match y {
+        Yaml::String(s) | Yaml::Real(s) => s.clone(),
+        Yaml::Integer(i) => i.to_string(),
+        Yaml::Boolean(b) => b.to_string(),
+        Yaml::Null | Yaml::BadValue => String::new(),
+        other => {
+            let mut out = String::new();
+            let mut e = yaml_rust2::YamlEmitter::new(&mut out);
+            let _ = e.dump(other);
+            out.trim_start_matches("---").trim().to_string()
+        }
+    }
+}
+
+fn yaml_int(y: &Yaml) -> Option<i128> {
+    match y {
+        Yaml::Integer(i) => Some(i128::from(*i)),
+        Yaml::String(s) | Yaml::Real(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// Parses `metadata.yaml`.
+pub fn parse_metadata(text: &str, path: &Path) -> Result<Metadata> {
+    let docs = YamlLoader::load_from_str(text).map_err(|e| Error::Storage {
+        path: path.to_path_buf(),
+        reason: format!("not valid YAML: {e}"),
+    })?;
+    let info = docs
+        .first()
+        .map(|d| &d["rosbag2_bagfile_information"])
+        .filter(|y| !y.is_badvalue())
+        .ok_or_else(|| Error::Storage {
+            path: path.to_path_buf(),
+            reason: "no `rosbag2_bagfile_information` mapping: not a rosbag2 metadata.yaml".into(),
+        })?;
+    let mut m = Metadata {
+        version: yaml_int(&info["version"]).unwrap_or(0) as i64,
+        storage: yaml_text(&info["storage_identifier"]),
+        ..Default::default()
+    };
+    if let Some(v) = info["relative_file_paths"].as_vec() {
+        m.files = v.iter().map(yaml_text).collect();
+    }
+    m.message_count = yaml_int(&info["message_count"]).map(|n| n.max(0) as u64);
+    m.start_ns = yaml_int(&info["starting_time"]["nanoseconds_since_epoch"]);
+    m.duration_ns = yaml_int(&info["duration"]["nanoseconds"]);
+    m.compression = (
+        yaml_text(&info["compression_format"]),
+        yaml_text(&info["compression_mode"]),
+    );
+    m.ros_distro = yaml_text(&info["ros_distro"]);
+    let top_format = yaml_text(&info["serialization_format"]);
+    if let Some(v) = info["topics_with_message_count"].as_vec() {
+        for t in v {
+            let meta = if t["topic_metadata"].is_badvalue() {
+                &t["topic_and_type"]
+            } else {
+                &t["topic_metadata"]
+            };
+            let name = yaml_text(&meta["name"]);
+            let mut format = yaml_text(&meta["serialization_format"]);
+            if format.is_empty() {
+                format = top_format.clone();
+            }
+            let qos = yaml_text(&meta["offered_qos_profiles"]);
+            let count = yaml_int(&t["message_count"]).unwrap_or(0).max(0) as u64;
+            m.topics
+                .insert(name, (yaml_text(&meta["type"]), format, qos, count));
+        }
+    }
+    Ok(m)
+}
+
+/// A temporary directory removed when dropped (decompressed or copied storage files).
+#[derive(Debug)]
+pub(crate) struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Result<TempDir> {
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p = std::env::temp_dir().join(format!("bagscope-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&p)?;
+        Ok(TempDir(p))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Opens a rosbag2 directory (or the directory of a `metadata.yaml`).
+pub fn open_dir(dir: &Path) -> Result<Bag> {
+    let meta_path = dir.join("metadata.yaml");
+    let mut warnings = Vec::new();
+    let meta = if meta_path.is_file() {
+        let text = std::fs::read_to_string(&meta_path).map_err(|e| Error::Open {
+            path: meta_path.clone(),
+            source: e,
+        })?;
+        Some(parse_metadata(&text, &meta_path)?)
+    } else {
+        None
+    };
+    let mut on_disk: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::Open {
+            path: dir.to_path_buf(),
+            source: e,
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && is_storage_file(p))
+        .collect();
+    on_disk.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)));
+    let files: Vec<PathBuf> = match &meta {
+        Some(m) if !m.files.is_empty() => {
+            let mut listed = Vec::new();
+            for f in &m.files {
+                let p = dir.join(f);
+                if p.is_file() {
+                    listed.push(p);
+                } else {
+                    warnings.push(format!(
+                        "metadata.yaml lists {f:?}, which is not in the directory"
+                    ));
+                }
+            }
+            for p in &on_disk {
+                if !listed.contains(p) {
+                    if let Some(n) = p.file_name() {
+                        warnings.push(format!(
+                            "{} is in the directory but not listed in metadata.yaml; not read",
+                            n.to_string_lossy()
+                        ));
+                    }
+                }
+            }
+            listed
+        }
+        Some(_) => on_disk,
+        None => {
+            if on_disk.is_empty() {
+                return Err(Error::Storage {
+                    path: dir.to_path_buf(),
+                    reason: "no metadata.yaml and no storage file (.db3, .mcap, .zstd) in the directory: not a rosbag2 recording".into(),
+                });
+            }
+            warnings.push(
+                "no metadata.yaml in the bag directory; the recording was read from its storage files".into(),
+            );
+            on_disk
+        }
+    };
+    if files.is_empty() {
+        warnings.push("no storage file to read".into());
+    }
+    open_files(dir, &files, meta.as_ref(), warnings)
+}
+
+/// Opens a single storage file (`.db3`, `.db3.zstd`, `.mcap.zstd`) as a recording.
+pub fn open_file(path: &Path) -> Result<Bag> {
+    open_files(path, &[path.to_path_buf()], None, Vec::new())
+}
+
+fn is_storage_file(p: &Path) -> bool {
+    let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    [".db3", ".mcap", ".db3.zstd", ".mcap.zstd"]
+        .iter()
+        .any(|e| n.ends_with(e))
+}
+
+/// Sort key that puts `x_2.db3` before `x_10.db3`.
+fn natural_key(p: &Path) -> (String, u64, String) {
+    let n = p
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("")
+        .to_string();
+    let stem = n.split('.').next().unwrap_or("");
+    let digits: String = stem
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let prefix = stem[..stem.len() - digits.len()].to_string();
+    (prefix, digits.parse().unwrap_or(0), n)
+}
+
+/// One storage file, opened.
+struct Part {
+    source: Source,
+    opened: Opened,
+    storage: &'static str,
+    compression: (String, String),
+    distro: String,
+}
+
+fn open_files(
+    root: &Path,
+    files: &[PathBuf],
+    meta: Option<&Metadata>,
+    mut warnings: Vec<String>,
+) -> Result<Bag> {
+    let message_mode = meta.is_some_and(|m| m.compression.1.eq_ignore_ascii_case("message"));
+    let mut parts = Vec::new();
+    for f in files {
+        parts.push(open_part(f, message_mode)?);
+    }
+    // Merge: connections of every file, chunks tagged with their file.
+    let mut summary = Summary {
+        path: root.to_path_buf(),
+        indexed: true,
+        files: files.to_vec(),
+        ..Default::default()
+    };
+    let mut tables: Option<MessageTables> = Some(MessageTables::default());
+    let any_mcap = parts.iter().any(|p| p.storage == "mcap");
+    let any_sqlite = parts.iter().any(|p| p.storage == "sqlite3");
+    summary.version = if any_mcap && !any_sqlite {
+        Version::Rosbag2Mcap
+    } else {
+        Version::Rosbag2Sqlite
+    };
+    let mut compression = (String::new(), String::new());
+    let mut distro = String::new();
+    let mut sources = Vec::with_capacity(parts.len());
+    for (fi, p) in parts.into_iter().enumerate() {
+        let o = p.opened;
+        sources.push(p.source);
+        let conn_base = summary.connections.len();
+        let chunk_base = summary.chunks.len() as u32;
+        summary.file_size += o.summary.file_size;
+        summary.indexed &= o.summary.indexed;
+        let name = files[fi]
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for w in o.summary.warnings {
+            warnings.push(format!("{name}: {w}"));
+        }
+        summary.attachments.extend(o.summary.attachments);
+        summary.metadata.extend(o.summary.metadata);
+        for mut c in o.summary.connections {
+            c.file = fi as u32;
+            summary.connections.push(c);
+        }
+        for mut ch in o.summary.chunks {
+            ch.file = fi as u32;
+            for c in &mut ch.counts {
+                c.0 += conn_base;
+            }
+            summary.chunks.push(ch);
+        }
+        match (o.tables, &mut tables) {
+            (Some(t), Some(all)) => {
+                all.per_connection.resize(conn_base, Vec::new());
+                for v in t.per_connection {
+                    all.per_connection.push(
+                        v.into_iter()
+                            .map(|e| IndexEntry {
+                                chunk: e.chunk + chunk_base,
+                                ..e
+                            })
+                            .collect(),
+                    );
+                }
+                all.warnings.extend(t.warnings);
+            }
+            _ => tables = None,
+        }
+        if compression.0.is_empty() {
+            compression = p.compression;
+        }
+        if distro.is_empty() {
+            distro = p.distro;
+        }
+    }
+    if let Some(t) = &mut tables {
+        t.per_connection
+            .resize(summary.connections.len(), Vec::new());
+    }
+    summary.finish();
+    // What the storage says about itself, for `info`.
+    let mut facts = vec![("storage".to_string(), summary.version.as_str().to_string())];
+    if !compression.0.is_empty() {
+        facts.push((
+            "compression".into(),
+            format!("{} ({} mode)", compression.0, compression.1),
+        ));
+    }
+    if !distro.is_empty() {
+        facts.push(("ros_distro".into(), distro));
+    }
+    if let Some(m) = meta {
+        facts.push(("metadata.yaml version".into(), m.version.to_string()));
+        compare_metadata(m, &summary, &mut warnings);
+    }
+    summary.metadata.insert(0, ("rosbag2".into(), facts));
+    // Drop the "holds no messages" note of finish() when a reason is already given.
+    summary
+        .warnings
+        .retain(|w| !w.contains("holds no messages"));
+    summary.warnings.splice(0..0, warnings);
+    if summary.message_count == 0 && summary.warnings.is_empty() {
+        summary
+            .warnings
+            .push("the recording holds no messages".into());
+    }
+    Ok(Bag::from_opened(
+        sources,
+        Opened {
+            summary,
+            index_pos: 0,
+            tables,
+        },
+    ))
+}
+
+fn compare_metadata(m: &Metadata, s: &Summary, warnings: &mut Vec<String>) {
+    let mut stored: BTreeMap<&str, (&str, &str, &str, u64)> = BTreeMap::new();
+    for c in &s.connections {
+        let e = stored
+            .entry(c.topic.as_str())
+            .or_insert((&c.datatype, &c.encoding, &c.qos, 0));
+        e.3 += c.message_count;
+    }
+    for (name, (ty, format, qos, count)) in &m.topics {
+        match stored.get(name.as_str()) {
+            None => warnings.push(format!(
+                "topic {name} is in metadata.yaml but in no storage file"
+            )),
+            Some(&(sty, sfmt, sqos, n)) => {
+                if ty != sty && !sty.is_empty() {
+                    warnings.push(format!(
+                        "{name}: type {ty:?} in metadata.yaml, {sty:?} in storage"
+                    ));
+                }
+                if format != sfmt && !sfmt.is_empty() && !format.is_empty() {
+                    warnings.push(format!(
+                        "{name}: serialization format {format:?} in metadata.yaml, {sfmt:?} in storage"
+                    ));
+                }
+                if !qos.is_empty() && !sqos.is_empty() && qos_norm(qos) != qos_norm(sqos) {
+                    warnings.push(format!(
+                        "{name}: offered_qos_profiles in metadata.yaml differ from the storage's"
+                    ));
+                }
+                if *count != n {
+                    warnings.push(format!(
+                        "{name}: metadata.yaml counts {count} messages, the storage {n}"
+                    ));
+                }
+            }
+        }
+    }
+    for name in stored.keys() {
+        if !m.topics.contains_key(*name) {
+            warnings.push(format!(
+                "topic {name} is in storage but not in metadata.yaml"
+            ));
+        }
+    }
+    if let Some(n) = m.message_count {
+        if n != s.message_count {
+            warnings.push(format!(
+                "metadata.yaml counts {n} messages, the storage {}",
+                s.message_count
+            ));
+        }
+    }
+    if let (Some(start), Some(first)) = (m.start_ns, s.start_ns) {
+        if s.message_count > 0 && start != i128::from(first) {
+            warnings.push(format!(
+                "metadata.yaml says the recording starts at {start} ns, the first message is at {first} ns"
+            ));
+        }
+    }
+    if let (Some(d), Some(_)) = (m.duration_ns, s.start_ns) {
+        if s.message_count > 0 && d != i128::from(s.duration_ns()) {
+            warnings.push(format!(
+                "metadata.yaml says the recording lasts {d} ns, the messages span {} ns",
+                s.duration_ns()
+            ));
+        }
+    }
+}
+
+/// QoS text with whitespace and quoting removed, to compare the YAML-in-YAML forms.
+fn qos_norm(q: &str) -> String {
+    q.chars()
+        .filter(|c| !c.is_whitespace() && *c != '"' && *c != '\'')
+        .collect()
+}
+
+fn open_part(path: &Path, message_mode: bool) -> Result<Part> {
+    let mut f = std::fs::File::open(path).map_err(|e| Error::Open {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    let mut head = [0u8; 16];
+    let n = read_full(&mut f, &mut head)?;
+    let head = &head[..n];
+    if head.starts_with(ZSTD_MAGIC) {
+        // File mode: the whole storage file is one zstd stream.
+        let tmp = TempDir::new()?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().trim_end_matches(".zstd").to_string())
+            .unwrap_or_else(|| "storage".into());
+        let out_path = tmp.0.join(&name);
+        {
+            let src = std::fs::File::open(path)?;
+            let dec = zstd::stream::read::Decoder::new(src).map_err(|e| Error::Storage {
+                path: path.to_path_buf(),
+                reason: format!("zstd: {e}"),
+            })?;
+            let mut out = std::fs::File::create(&out_path)?;
+            let copied = std::io::copy(&mut dec.take(MAX_FILE + 1), &mut out).map_err(|e| {
+                Error::Storage {
+                    path: path.to_path_buf(),
+                    reason: format!("cannot decompress (zstd, file mode): {e}"),
+                }
+            })?;
+            if copied > MAX_FILE {
+                return Err(Error::Storage {
+                    path: path.to_path_buf(),
+                    reason: format!("decompresses to more than {MAX_FILE} bytes"),
+                });
+            }
+        }
+        let mut part = open_plain(&out_path, message_mode, Some(tmp))?;
+        part.compression = ("zstd".into(), "file".into());
+        if let Source::Sqlite(s) = &mut part.source {
+            s.shown_path = path.to_path_buf();
+        }
+        return Ok(part);
+    }
+    open_plain(path, message_mode, None)
+}
+
+fn read_full(f: &mut std::fs::File, buf: &mut [u8]) -> Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(n)
+}
+
+fn open_plain(path: &Path, message_mode: bool, tmp: Option<TempDir>) -> Result<Part> {
+    let mut f = std::fs::File::open(path)?;
+    let mut head = [0u8; 16];
+    let n = read_full(&mut f, &mut head)?;
+    if head[..n].starts_with(SQLITE_MAGIC) {
+        return open_sqlite(path, message_mode, tmp);
+    }
+    if head[..n].starts_with(crate::mcap::MAGIC) {
+        let size = f.metadata()?.len();
+        let src = match tmp {
+            // A decompressed temporary file is read into memory, then removed.
+            Some(_) => Source::Memory(std::fs::read(path)?.into()),
+            None => Source::File(f),
+        };
+        let opened = crate::mcap::open(&src, path, size)?;
+        let distro = opened
+            .summary
+            .metadata
+            .iter()
+            .find(|(n, _)| n == "rosbag2")
+            .and_then(|(_, kv)| kv.iter().find(|(k, _)| k == "ros_distro"))
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        return Ok(Part {
+            source: src,
+            opened,
+            storage: "mcap",
+            compression: (String::new(), String::new()),
+            distro,
+        });
+    }
+    Err(Error::Storage {
+        path: path.to_path_buf(),
+        reason: format!(
+            "not a rosbag2 storage file: it starts with {:?}, neither SQLite nor MCAP",
+            String::from_utf8_lossy(&head[..n])
+                .escape_debug()
+                .to_string()
+        ),
+    })
+}
+
+/// A SQLite storage file, opened read-only.
+pub(crate) struct SqliteSource {
+    pub(crate) conn: Mutex<rusqlite::Connection>,
+    pub(crate) size: u64,
+    /// The file as the user knows it (not the temporary copy).
+    pub(crate) shown_path: PathBuf,
+    /// Whether each message is a zstd frame (message-mode compression).
+    pub(crate) zstd_messages: bool,
+    _tmp: Option<TempDir>,
+}
+
+fn uri_of(path: &Path) -> String {
+    let p = path.to_string_lossy();
+    let mut out = String::from("file:");
+    for b in p.bytes() {
+        match b {
+            b'?' | b'#' | b'%' => out.push_str(&format!("%{b:02X}")),
+            _ => out.push(b as char),
+        }
+    }
+    out
+}
+
+fn sql_err<'a>(path: &'a Path, what: &str) -> impl Fn(rusqlite::Error) -> Error + 'a {
+    let what = what.to_string();
+    move |e| Error::Storage {
+        path: path.to_path_buf(),
+        reason: format!("{what}: {e}"),
+    }
+}
+
+fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Result<Part> {
+    use rusqlite::OpenFlags;
+    let size = std::fs::metadata(path)?.len();
+    let wal = {
+        let mut w = path.as_os_str().to_owned();
+        w.push("-wal");
+        PathBuf::from(w)
+    };
+    let wal_has_data = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
+    let conn = if wal_has_data && tmp.is_none() {
+        // Uncheckpointed writes live in the -wal file: read a private copy of both, so that
+        // nothing is written beside the bag.
+        let t = TempDir::new()?;
+        let name = path.file_name().unwrap_or_default();
+        let copy = t.0.join(name);
+        std::fs::copy(path, &copy)?;
+        let mut wcopy = copy.as_os_str().to_owned();
+        wcopy.push("-wal");
+        std::fs::copy(&wal, PathBuf::from(wcopy))?;
+        let c = rusqlite::Connection::open_with_flags(
+            &copy,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sql_err(path, "cannot open the SQLite database"))?;
+        tmp = Some(t);
+        c
+    } else {
+        rusqlite::Connection::open_with_flags(
+            format!("{}?mode=ro&immutable=1", uri_of(path)),
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sql_err(path, "cannot open the SQLite database"))?
+    };
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type='table'")
+        .and_then(|mut s| {
+            s.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(sql_err(path, "not a readable SQLite database"))?;
+    let has = |t: &str| tables.iter().any(|x| x == t);
+    if !has("topics") || !has("messages") {
+        return Err(Error::Storage {
+            path: path.to_path_buf(),
+            reason: "a SQLite database without the `topics` and `messages` tables of rosbag2"
+                .into(),
+        });
+    }
+    let cols: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info('topics')")
+        .and_then(|mut s| {
+            s.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(sql_err(path, "reading the topics table"))?;
+    let col = |c: &str| {
+        if cols.iter().any(|x| x == c) {
+            c.to_string()
+        } else {
+            "''".to_string()
+        }
+    };
+    let q = format!(
+        "SELECT id, name, type, {}, {} FROM topics ORDER BY id",
+        col("serialization_format"),
+        col("offered_qos_profiles")
+    );
+    let topics: Vec<(i64, String, String, String, String)> = conn
+        .prepare(&q)
+        .and_then(|mut s| {
+            s.query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                    r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                    r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                    r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(sql_err(path, "reading the topics table"))?;
+    let mut defs: HashMap<String, (String, String)> = HashMap::new();
+    if has("message_definitions") {
+        let rows: Vec<(String, String, String)> = conn
+            .prepare(
+                "SELECT topic_type, encoding, encoded_message_definition FROM message_definitions",
+            )
+            .and_then(|mut s| {
+                s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(sql_err(path, "reading the message_definitions table"))?;
+        for (t, enc, text) in rows {
+            if !text.trim().is_empty() {
+                defs.insert(t, (enc, text));
+            }
+        }
+    }
+    let distro: String = if has("schema") {
+        conn.query_row("SELECT ros_distro FROM schema LIMIT 1", [], |r| {
+            r.get::<_, String>(0)
+        })
+        .unwrap_or_default()
+    } else {
+        String::new()
+    };
+    let mut by_topic_id: HashMap<i64, usize> = HashMap::new();
+    let mut connections = Vec::with_capacity(topics.len());
+    for (id, name, ty, fmt, qos) in topics {
+        let (schema_encoding, def) = defs.get(&ty).cloned().unwrap_or_default();
+        by_topic_id.insert(id, connections.len());
+        connections.push(Connection {
+            id: u32::try_from(id).unwrap_or(u32::MAX),
+            topic: name,
+            datatype: ty,
+            message_definition: def,
+            encoding: if fmt.is_empty() { "cdr".into() } else { fmt },
+            schema_encoding,
+            qos,
+            ..Default::default()
+        });
+    }
+    // One pass over the rows, in id order, makes both the blocks and the tables.
+    let mut per: Vec<Vec<IndexEntry>> = vec![Vec::new(); connections.len()];
+    let mut chunks: Vec<Chunk> = Vec::new();
+    let mut warnings = Vec::new();
+    let mut unknown = 0u64;
+    let mut first_data: Option<Vec<u8>> = None;
+    {
+        let mut stmt = conn
+            .prepare("SELECT id, topic_id, timestamp, length(data) FROM messages ORDER BY id")
+            .map_err(sql_err(path, "reading the messages table"))?;
+        let mut rows = stmt
+            .query([])
+            .map_err(sql_err(path, "reading the messages table"))?;
+        let mut rows_in_block = 0usize;
+        while let Some(r) = rows
+            .next()
+            .map_err(sql_err(path, "reading the messages table"))?
+        {
+            let id: i64 = r.get(0).map_err(sql_err(path, "messages.id"))?;
+            let topic: i64 = r.get(1).map_err(sql_err(path, "messages.topic_id"))?;
+            let t: i64 = r.get(2).map_err(sql_err(path, "messages.timestamp"))?;
+            let len: i64 = r.get::<_, Option<i64>>(3).ok().flatten().unwrap_or(0);
+            let Some(&ci) = by_topic_id.get(&topic) else {
+                unknown += 1;
+                continue;
+            };
+            let t = u64::try_from(t).unwrap_or(0);
+            let new_block = match chunks.last() {
+                None => true,
+                Some(c) => rows_in_block >= BLOCK_ROWS || c.data_len >= BLOCK_BYTES,
+            };
+            if new_block {
+                chunks.push(Chunk {
+                    pos: id as u64,
+                    start_ns: u64::MAX,
+                    end_ns: 0,
+                    kind: ChunkKind::Rows,
+                    first_row: id,
+                    compression: Compression::None,
+                    ..Default::default()
+                });
+                rows_in_block = 0;
+            }
+            let k = chunks.len() - 1;
+            let ch = &mut chunks[k];
+            ch.index_pos = id as u64;
+            ch.data_len += len.max(0) as u64;
+            ch.size = ch.size.saturating_add(len.max(0) as u32);
+            ch.start_ns = ch.start_ns.min(t);
+            ch.end_ns = ch.end_ns.max(t);
+            match ch.counts.last_mut() {
+                Some(c) if c.0 == ci => c.1 += 1,
+                _ => match ch.counts.iter_mut().find(|c| c.0 == ci) {
+                    Some(c) => c.1 += 1,
+                    None => ch.counts.push((ci, 1)),
+                },
+            }
+            per[ci].push(IndexEntry {
+                time_ns: t,
+                chunk: k as u32,
+                offset: rows_in_block as u32,
+            });
+            rows_in_block += 1;
+            if first_data.is_none() {
+                first_data = conn
+                    .query_row("SELECT data FROM messages WHERE id = ?1", [id], |r| {
+                        r.get::<_, Vec<u8>>(0)
+                    })
+                    .ok();
+            }
+        }
+    }
+    if unknown > 0 {
+        warnings.push(format!(
+            "{unknown} messages name a topic id that the topics table does not define; left out"
+        ));
+    }
+    // Message-mode compression: said by metadata.yaml, or seen in the data.
+    let zstd_messages = message_mode
+        || first_data
+            .as_deref()
+            .is_some_and(|d| d.starts_with(ZSTD_MAGIC));
+    if zstd_messages {
+        for c in &mut chunks {
+            c.compression = Compression::Zstd;
+        }
+    }
+    let mut summary = Summary {
+        path: path.to_path_buf(),
+        file_size: size,
+        version: Version::Rosbag2Sqlite,
+        indexed: true,
+        connections,
+        chunks,
+        warnings,
+        ..Default::default()
+    };
+    summary.finish();
+    Ok(Part {
+        source: Source::Sqlite(Box::new(SqliteSource {
+            conn: Mutex::new(conn),
+            size,
+            shown_path: path.to_path_buf(),
+            zstd_messages,
+            _tmp: tmp,
+        })),
+        opened: Opened {
+            summary,
+            index_pos: 0,
+            tables: Some(MessageTables {
+                per_connection: per,
+                warnings: Vec::new(),
+            }),
+        },
+        storage: "sqlite3",
+        compression: if zstd_messages {
+            ("zstd".into(), "message".into())
+        } else {
+            (String::new(), String::new())
+        },
+        distro,
+    })
+}
+
+/// Reads a block of rows into one buffer: a u32 row count, then (start, length) u32 pairs,
+/// then the payloads (per-message zstd undone).
+pub(crate) fn read_rows(src: &Source, ch: &Chunk) -> Result<Vec<u8>> {
+    let Source::Sqlite(s) = src else {
+        return Err(Error::Invalid(
+            "a row block outside a SQLite storage".into(),
+        ));
+    };
+    let conn = s
+        .conn
+        .lock()
+        .map_err(|_| Error::Invalid("the SQLite connection was poisoned".into()))?;
+    let err = sql_err(&s.shown_path, "reading messages");
+    let mut stmt = conn
+        .prepare_cached("SELECT data FROM messages WHERE id BETWEEN ?1 AND ?2 ORDER BY id")
+        .map_err(&err)?;
+    let mut rows = stmt
+        .query([ch.first_row, ch.index_pos as i64])
+        .map_err(&err)?;
+    let mut payloads: Vec<Vec<u8>> = Vec::new();
+    while let Some(r) = rows.next().map_err(&err)? {
+        let d: Vec<u8> = match r.get_ref(0).map_err(&err)? {
+            rusqlite::types::ValueRef::Blob(b) => b.to_vec(),
+            rusqlite::types::ValueRef::Text(b) => b.to_vec(),
+            _ => Vec::new(),
+        };
+        payloads.push(d);
+    }
+    drop(rows);
+    drop(stmt);
+    drop(conn);
+    if s.zstd_messages {
+        for (i, p) in payloads.iter_mut().enumerate() {
+            let mut out = Vec::new();
+            let dec = zstd::stream::read::Decoder::new(&p[..])
+                .and_then(|d| d.take(MAX_MESSAGE + 1).read_to_end(&mut out));
+            match dec {
+                Ok(n) if (n as u64) <= MAX_MESSAGE => *p = out,
+                Ok(_) => {
+                    return Err(Error::Storage {
+                        path: s.shown_path.clone(),
+                        reason: format!(
+                            "message row {} decompresses to more than {MAX_MESSAGE} bytes",
+                            ch.first_row + i as i64
+                        ),
+                    })
+                }
+                Err(e) => {
+                    return Err(Error::Storage {
+                        path: s.shown_path.clone(),
+                        reason: format!(
+                            "message in row block from id {} (row {i}) is not a zstd frame: {e}",
+                            ch.first_row
+                        ),
+                    })
+                }
+            }
+        }
+    }
+    let n = payloads.len();
+    let total: usize = payloads.iter().map(Vec::len).sum();
+    let mut buf = Vec::with_capacity(4 + 8 * n + total);
+    buf.extend_from_slice(&(n as u32).to_le_bytes());
+    let mut at = 4 + 8 * n;
+    for p in &payloads {
+        buf.extend_from_slice(&(at as u32).to_le_bytes());
+        buf.extend_from_slice(&(p.len() as u32).to_le_bytes());
+        at += p.len();
+    }
+    for p in payloads {
+        buf.extend_from_slice(&p);
+    }
+    Ok(buf)
+}
+
+/// The message at row `entry.offset` of a block read by [`read_rows`].
+pub(crate) fn message_in_rows(
+    buf: Arc<Vec<u8>>,
+    ch: &Chunk,
+    conn: usize,
+    entry: IndexEntry,
+) -> Result<Message> {
+    let k = entry.offset as usize;
+    let word = |i: usize| -> Option<u32> {
+        buf.get(i..i + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let n = word(0).unwrap_or(0) as usize;
+    let missing = || {
+        Error::NotFound(format!(
+            "row {k} of the block from message id {} is gone (the database changed since it was opened)",
+            ch.first_row
+        ))
+    };
+    if k >= n {
+        return Err(missing());
+    }
+    let start = word(4 + 8 * k).ok_or_else(missing)? as usize;
+    let len = word(8 + 8 * k).ok_or_else(missing)? as usize;
+    if start + len > buf.len() {
+        return Err(missing());
+    }
+    Ok(Message {
+        conn,
+        time_ns: entry.time_ns,
+        data: Bytes::slice(buf, start, start + len),
+        entry,
+        publish_ns: entry.time_ns,
+        sequence: 0,
+    })
+}
