@@ -18,9 +18,10 @@ use crate::record::{
 };
 
 /// Format (storage and version) of a recording.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Version {
     /// `#ROSBAG V2.0`: chunked.
+    #[default]
     V2_0,
     /// `#ROSRECORD V1.2`: records in sequence, index ver 0.
     V1_2,
@@ -30,12 +31,6 @@ pub enum Version {
     Rosbag2Sqlite,
     /// A rosbag2 recording stored in MCAP files.
     Rosbag2Mcap,
-}
-
-impl Default for Version {
-    fn default() -> Self {
-        Self::V2_0
-    }
 }
 
 impl Version {
@@ -181,8 +176,11 @@ pub struct Summary {
     pub files: Vec<PathBuf>,
     /// Attachments (MCAP): name, media type, size in bytes.
     pub attachments: Vec<(String, String, u64)>,
-    /// Metadata records (MCAP; rosbag2's metadata.yaml facts): name and key/value pairs.
+    /// Metadata records (MCAP): name and key/value pairs.
     pub metadata: Vec<(String, Vec<(String, String)>)>,
+    /// What the storage says about itself: MCAP profile and library, rosbag2 storage,
+    /// compression, ROS distro, metadata.yaml version.
+    pub storage_facts: Vec<(String, String)>,
 }
 
 impl Summary {
@@ -531,6 +529,8 @@ pub(crate) struct Opened {
     pub summary: Summary,
     pub index_pos: u64,
     pub tables: Option<MessageTables>,
+    /// MCAP: the header's profile (`ros1`, `ros2`, ...).
+    pub profile: String,
 }
 
 /// Default budget of the decompressed chunk cache.
@@ -610,7 +610,14 @@ impl Bag {
         let file_size = file.len()?;
         let head = read_at(&file, 0, 64)?;
         if head.starts_with(crate::mcap::MAGIC) {
-            let opened = crate::mcap::open(&file, path, file_size)?;
+            let mut opened = crate::mcap::open(&file, path, file_size)?;
+            if opened.profile == "ros2" {
+                opened.summary.warnings.insert(
+                    0,
+                    "single storage file, no metadata.yaml: a rosbag2 MCAP file opened on its own"
+                        .into(),
+                );
+            }
             return Ok(Bag::from_opened(vec![file], opened));
         }
         if head.starts_with(b"\x89MCAP") {
@@ -1111,6 +1118,7 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
         })
         .collect();
     Ok(Opened {
+        profile: String::new(),
         summary: Summary {
             path: path.to_path_buf(),
             file_size,

@@ -354,9 +354,11 @@ impl Plan {
         let (text, source) = if stored {
             match c.schema_encoding.as_str() {
                 "" | "ros1msg" | "ros2msg" => {}
-                other => return Err(err(format!(
+                other => {
+                    return Err(err(format!(
                     "not decoded: definition language {other} (bagscope reads ros1msg and ros2msg)"
-                ))),
+                )))
+                }
             }
             (
                 c.message_definition.clone(),

@@ -91,10 +91,12 @@ const SHIPPED: &[(&str, Dialect, &str)] = &[
     ),
 ];
 
-/// Each shipped distro's types: normalized name to (name as written, own text).
-fn shipped() -> &'static Vec<(&'static str, Dialect, HashMap<String, (String, String)>)> {
-    static S: OnceLock<Vec<(&'static str, Dialect, HashMap<String, (String, String)>)>> =
-        OnceLock::new();
+/// Types of one shipped distro: normalized name to (name as written, own text).
+type Types = HashMap<String, (String, String)>;
+
+/// Each shipped distro's types.
+fn shipped() -> &'static Vec<(&'static str, Dialect, Types)> {
+    static S: OnceLock<Vec<(&'static str, Dialect, Types)>> = OnceLock::new();
     S.get_or_init(|| {
         SHIPPED
             .iter()

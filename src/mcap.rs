@@ -360,9 +360,9 @@ fn compression_of(name: &str, at: Location) -> Result<Compression> {
 
 /// Opens an MCAP file: from its summary when that is complete, else by a linear scan.
 pub(crate) fn open(src: &Source, path: &Path, file_size: u64) -> Result<Opened> {
-    match open_indexed(src, path, file_size) {
-        Ok(Some(o)) => Ok(o),
-        Ok(None) => scan(src, path, file_size, Vec::new()),
+    let mut o = match open_indexed(src, path, file_size) {
+        Ok(Some(o)) => o,
+        Ok(None) => scan(src, path, file_size, Vec::new())?,
         Err(e) => scan(
             src,
             path,
@@ -370,8 +370,20 @@ pub(crate) fn open(src: &Source, path: &Path, file_size: u64) -> Result<Opened> 
             vec![format!(
                 "the summary section is unusable ({e}); the file was read by a linear scan"
             )],
-        ),
+        )?,
+    };
+    // The header record: profile and writing library.
+    if let Ok((opcode::HEADER, c)) = read_record(src, 8, file_size) {
+        let mut f = Fields::new(&c, opcode::HEADER, Location::File(8));
+        if let (Ok(profile), Ok(library)) = (f.string("profile"), f.string("library")) {
+            o.profile = profile.clone();
+            o.summary
+                .storage_facts
+                .push(("MCAP profile".into(), profile));
+            o.summary.storage_facts.push(("written by".into(), library));
+        }
     }
+    Ok(o)
 }
 
 /// Reads the footer and summary. `Ok(None)`: there is no usable summary with chunk indexes
@@ -411,7 +423,7 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
     let buf = read_at(src, summary_start, len as usize)?;
     let mut cat = Catalog::default();
     let mut chunk_indexes = Vec::new();
-    let mut stats: Option<(u64, u32)> = None;
+    let mut stats: Option<(u64, u32, u32, u32)> = None;
     let mut attachments = Vec::new();
     let mut metadata_idx = Vec::new();
     let mut pos = 0usize;
@@ -481,10 +493,10 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
                 let n = f.u64("message_count")?;
                 let _schemas = f.u16("schema_count")?;
                 let _channels = f.u32("channel_count")?;
-                let _att = f.u32("attachment_count")?;
-                let _meta = f.u32("metadata_count")?;
+                let att = f.u32("attachment_count")?;
+                let meta = f.u32("metadata_count")?;
                 let chunks = f.u32("chunk_count")?;
-                stats = Some((n, chunks));
+                stats = Some((n, chunks, att, meta));
             }
             opcode::ATTACHMENT_INDEX => {
                 let mut f = Fields::new(c, op, at);
@@ -508,13 +520,16 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
         }
         pos += 9 + rlen as usize;
     }
-    let Some((stat_messages, stat_chunks)) = stats else {
+    let Some((stat_messages, stat_chunks, stat_att, stat_meta)) = stats else {
         // Without statistics the summary cannot say whether messages lie outside chunks.
         return Ok(None);
     };
     if chunk_indexes.len() as u64 != u64::from(stat_chunks)
         || (chunk_indexes.is_empty() && stat_messages > 0)
+        || attachments.len() as u64 != u64::from(stat_att)
+        || metadata_idx.len() as u64 != u64::from(stat_meta)
     {
+        // The summary does not index everything the file holds: read it all.
         return Ok(None);
     }
     // Every channel a chunk index names must be defined in the summary.
@@ -622,6 +637,7 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
     };
     summary.finish();
     Ok(Some(Opened {
+        profile: String::new(),
         summary,
         index_pos: 0,
         tables: None,
@@ -725,12 +741,9 @@ fn scan(src: &Source, path: &Path, file_size: u64, mut warnings: Vec<String>) ->
                     Err(e) => warnings.push(format!("{e}; skipped")),
                 }
             }
-            opcode::CHUNK => {
-                let r = scan_chunk(src, pos, len, &mut cat, chunks.len()).and_then(
-                    |(chunk, entries)| {
-                        if chunk.message_count() == 0 && entries.is_empty() {
-                            return Ok(());
-                        }
+            opcode::CHUNK => match scan_chunk(src, pos, len, &mut cat, chunks.len()) {
+                Ok((chunk, entries)) => {
+                    if chunk.message_count() > 0 || !entries.is_empty() {
                         let k = chunks.len();
                         chunks.push(chunk);
                         for (ci, e) in entries {
@@ -742,13 +755,10 @@ fn scan(src: &Source, path: &Path, file_size: u64, mut warnings: Vec<String>) ->
                                 ..e
                             });
                         }
-                        Ok(())
-                    },
-                );
-                if let Err(e) = r {
-                    warnings.push(format!("chunk at byte {pos} skipped: {e}"));
+                    }
                 }
-            }
+                Err(e) => warnings.push(format!("chunk at byte {pos} skipped: {e}")),
+            },
             opcode::SCHEMA | opcode::CHANNEL | opcode::METADATA | opcode::HEADER => {
                 match reader.get(pos + 9, len as usize).map(<[u8]>::to_vec) {
                     Ok(c) => {
@@ -825,6 +835,7 @@ fn scan(src: &Source, path: &Path, file_size: u64, mut warnings: Vec<String>) ->
     };
     summary.finish();
     Ok(Opened {
+        profile: String::new(),
         summary,
         index_pos: 0,
         tables: Some(MessageTables {

@@ -186,7 +186,7 @@ pub fn open_dir(dir: &Path) -> Result<Bag> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_file() && is_storage_file(p))
         .collect();
-    on_disk.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)));
+    on_disk.sort_by_key(|p| natural_key(p));
     let files: Vec<PathBuf> = match &meta {
         Some(m) if !m.files.is_empty() => {
             let mut listed = Vec::new();
@@ -234,7 +234,12 @@ pub fn open_dir(dir: &Path) -> Result<Bag> {
 
 /// Opens a single storage file (`.db3`, `.db3.zstd`, `.mcap.zstd`) as a recording.
 pub fn open_file(path: &Path) -> Result<Bag> {
-    open_files(path, &[path.to_path_buf()], None, Vec::new())
+    open_files(
+        path,
+        &[path.to_path_buf()],
+        None,
+        vec!["single storage file, no metadata.yaml".into()],
+    )
 }
 
 fn is_storage_file(p: &Path) -> bool {
@@ -271,6 +276,8 @@ struct Part {
     storage: &'static str,
     compression: (String, String),
     distro: String,
+    /// SQLite: the file has the `message_definitions` table of iron and later.
+    newer_schema: bool,
 }
 
 fn open_files(
@@ -282,7 +289,17 @@ fn open_files(
     let message_mode = meta.is_some_and(|m| m.compression.1.eq_ignore_ascii_case("message"));
     let mut parts = Vec::new();
     for f in files {
-        parts.push(open_part(f, message_mode)?);
+        let p = open_part(f, message_mode)?;
+        if let Some(m) = meta {
+            if p.newer_schema && m.version < 7 {
+                warnings.push(format!(
+                    "metadata.yaml version {} but {} has the schema/message_definitions tables of a newer writer",
+                    m.version,
+                    f.file_name().unwrap_or_default().to_string_lossy()
+                ));
+            }
+        }
+        parts.push(p);
     }
     // Merge: connections of every file, chunks tagged with their file.
     let mut summary = Summary {
@@ -317,6 +334,9 @@ fn open_files(
             warnings.push(format!("{name}: {w}"));
         }
         summary.attachments.extend(o.summary.attachments);
+        if fi == 0 {
+            summary.storage_facts.extend(o.summary.storage_facts);
+        }
         summary.metadata.extend(o.summary.metadata);
         for mut c in o.summary.connections {
             c.file = fi as u32;
@@ -373,7 +393,7 @@ fn open_files(
         facts.push(("metadata.yaml version".into(), m.version.to_string()));
         compare_metadata(m, &summary, &mut warnings);
     }
-    summary.metadata.insert(0, ("rosbag2".into(), facts));
+    summary.storage_facts.splice(0..0, facts);
     // Drop the "holds no messages" note of finish() when a reason is already given.
     summary
         .warnings
@@ -387,6 +407,7 @@ fn open_files(
     Ok(Bag::from_opened(
         sources,
         Opened {
+            profile: String::new(),
             summary,
             index_pos: 0,
             tables,
@@ -558,6 +579,7 @@ fn open_plain(path: &Path, message_mode: bool, tmp: Option<TempDir>) -> Result<P
             storage: "mcap",
             compression: (String::new(), String::new()),
             distro,
+            newer_schema: false,
         });
     }
     Err(Error::Storage {
@@ -834,6 +856,7 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
             _tmp: tmp,
         })),
         opened: Opened {
+            profile: String::new(),
             summary,
             index_pos: 0,
             tables: Some(MessageTables {
@@ -842,6 +865,7 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
             }),
         },
         storage: "sqlite3",
+        newer_schema: has("message_definitions"),
         compression: if zstd_messages {
             ("zstd".into(), "message".into())
         } else {

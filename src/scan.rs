@@ -253,6 +253,7 @@ pub(crate) fn scan_v2(
         summary.connections.len()
     ));
     Ok(Opened {
+        profile: String::new(),
         summary,
         index_pos,
         tables: Some(MessageTables {

@@ -216,6 +216,7 @@ pub(crate) fn open(file: &crate::bag::Source, path: &Path, file_size: u64) -> Re
     };
     summary.finish();
     Ok(Opened {
+        profile: String::new(),
         summary,
         index_pos,
         tables: Some(MessageTables {

@@ -27,6 +27,31 @@ pub fn expected() -> serde_json::Map<String, serde_json::Value> {
     }
 }
 
+/// The real ROS 2 and MCAP corpus, `../shared/bags2` beside the project. Panics (never skips)
+/// when it is missing.
+pub fn corpus2_dir() -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bags2");
+    assert!(
+        d.join("expected.json").is_file() && d.join("expected_decoded.jsonl").is_file(),
+        "the real ROS 2 / MCAP corpus is missing: expected {} (see README, 'Tests')",
+        d.display()
+    );
+    d
+}
+
+/// The n-th message (time order, ties in storage order) of a topic over all its connections.
+pub fn nth_of_topic(bag: &bagscope::Bag, topic: &str, n: usize) -> Option<bagscope::Message> {
+    let t = bag.summary().topic(topic)?;
+    let tables = bag.tables().ok()?;
+    let mut all: Vec<(bagscope::IndexEntry, usize)> = Vec::new();
+    for &c in &t.connections {
+        all.extend(tables.per_connection[c].iter().map(|e| (*e, c)));
+    }
+    all.sort();
+    let (e, c) = *all.get(n)?;
+    bag.message(c, e).ok()
+}
+
 /// A fresh temporary directory for one test.
 pub fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("bagscope-test-{name}-{}", std::process::id()));
