@@ -41,6 +41,23 @@ pub fn topic_rates(bag: &Bag, topic: &str) -> Result<Option<(f64, f64, f64)>> {
     )))
 }
 
+/// What `info` says of a type: its md5sum (ROS 1), or its encoding and where its definition
+/// comes from.
+pub fn type_note(c: &crate::Connection) -> String {
+    if c.encoding == "ros1" && !c.md5sum.is_empty() {
+        return c.md5sum.clone();
+    }
+    match crate::decode::Plan::for_connection_with_source(c) {
+        Ok((_, src)) => format!("{}, definition {src}", c.encoding),
+        Err(e) if e.reason.starts_with("not decoded") => e.reason,
+        Err(e) if e.reason.contains("stores no definition") => format!(
+            "{}, no definition: none stored, none on the search path or shipped",
+            c.encoding
+        ),
+        Err(e) => format!("{}, not decodable: {}", c.encoding, e.reason),
+    }
+}
+
 /// What `bagscope info` prints, warnings included; `freq` measures rates from the tables.
 pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
     let s = bag.summary();
@@ -71,11 +88,17 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
             timefmt::secs(b)
         );
     }
+    for (k, v) in s.storage_facts.iter().filter(|(_, v)| !v.is_empty()) {
+        outln!(out, "{:<12} {v}", format!("{k}:"));
+    }
+    if s.files.len() > 1 {
+        outln!(out, "files:       {} storage files", s.files.len());
+    }
     outln!(out, "size:        {}", timefmt::bytes(s.file_size));
     outln!(out, "messages:    {}", s.message_count);
     let comp = s.compression_counts();
     let total: usize = comp.values().sum();
-    if total == 0 {
+    if total == 0 && s.version.is_ros1() {
         outln!(
             out,
             "compression: none (format {} has no chunks)",
@@ -90,21 +113,21 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
         };
         outln!(out, "{label} {name} [{n}/{total} chunks]");
     }
-    let mut types: Vec<(&str, &str)> = s
+    let mut types: Vec<(&str, String)> = s
         .connections
         .iter()
-        .map(|c| (c.datatype.as_str(), c.md5sum.as_str()))
+        .map(|c| (c.datatype.as_str(), type_note(c)))
         .collect();
     types.sort_unstable();
     types.dedup();
     let tw = types.iter().map(|t| t.0.len()).max().unwrap_or(0);
-    for (i, (t, md5)) in types.iter().enumerate() {
+    for (i, (t, note)) in types.iter().enumerate() {
         let label = if i == 0 {
             "types:      "
         } else {
             "            "
         };
-        outln!(out, "{label} {t:<tw$} [{md5}]");
+        outln!(out, "{label} {t:<tw$} [{note}]");
     }
     let nw = s.topics.iter().map(|t| t.name.len()).max().unwrap_or(0);
     let cw = s
@@ -139,6 +162,48 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
             line.push_str(&format!(" ({} connections)", t.connections.len()));
         }
         outln!(out, "{line}");
+    }
+    let mut qos: Vec<(&str, String)> = Vec::new();
+    for t in &s.topics {
+        if let Some(c) = t.connections.first().map(|&c| &s.connections[c]) {
+            if !c.qos.trim().is_empty() {
+                qos.push((&t.name, crate::rosbag2::qos_summary(&c.qos)));
+            }
+        }
+    }
+    for (i, (t, q)) in qos.iter().enumerate() {
+        let label = if i == 0 {
+            "qos:        "
+        } else {
+            "            "
+        };
+        outln!(out, "{label} {t:<nw$} {q}");
+    }
+    for (i, (name, media, size)) in s.attachments.iter().enumerate() {
+        let label = if i == 0 {
+            "attachments:"
+        } else {
+            "            "
+        };
+        outln!(out, "{label} {name} ({media}, {})", timefmt::bytes(*size));
+    }
+    for (i, (name, kv)) in s.metadata.iter().enumerate() {
+        let label = if i == 0 {
+            "metadata:   "
+        } else {
+            "            "
+        };
+        let pairs: Vec<String> = kv.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut line = pairs.join(", ");
+        if line.len() > 120 {
+            let mut cut = 117;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+            line.push_str("...");
+        }
+        outln!(out, "{label} {name}: {line}");
     }
     let warnings = bag.warnings();
     for (i, w) in warnings.iter().enumerate() {

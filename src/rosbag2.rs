@@ -379,7 +379,7 @@ fn open_files(
     }
     summary.finish();
     // What the storage says about itself, for `info`.
-    let mut facts = vec![("storage".to_string(), summary.version.as_str().to_string())];
+    let mut facts = Vec::new();
     if !compression.0.is_empty() {
         facts.push((
             "compression".into(),
@@ -482,6 +482,46 @@ fn compare_metadata(m: &Metadata, s: &Summary, warnings: &mut Vec<String>) {
             ));
         }
     }
+}
+
+/// A one-line summary of recorded QoS profiles (either YAML form: enum numbers of versions
+/// 4-8, names of version 9): reliability, durability, history and depth of the first profile.
+pub fn qos_summary(text: &str) -> String {
+    let Ok(docs) = YamlLoader::load_from_str(text) else {
+        return text.lines().next().unwrap_or("").to_string();
+    };
+    let Some(list) = docs.first().and_then(|d| d.as_vec()) else {
+        return String::new();
+    };
+    let name = |key: &str, v: &Yaml| -> String {
+        let n = yaml_int(v);
+        let table: &[&str] = match key {
+            "reliability" => &["system_default", "reliable", "best_effort", "unknown"],
+            "durability" => &["system_default", "transient_local", "volatile", "unknown"],
+            "history" => &["system_default", "keep_last", "keep_all", "unknown"],
+            _ => &[],
+        };
+        match n {
+            Some(i) if (i as usize) < table.len() && i >= 0 => table[i as usize].to_string(),
+            _ => yaml_text(v),
+        }
+    };
+    let mut parts = Vec::new();
+    if let Some(p) = list.first() {
+        for key in ["reliability", "durability", "history"] {
+            if !p[key].is_badvalue() {
+                parts.push(name(key, &p[key]));
+            }
+        }
+        if let Some(d) = yaml_int(&p["depth"]) {
+            parts.push(format!("depth {d}"));
+        }
+    }
+    let mut s = parts.join(", ");
+    if list.len() > 1 {
+        s.push_str(&format!(" ({} publishers)", list.len()));
+    }
+    s
 }
 
 /// QoS text with whitespace and quoting removed, to compare the YAML-in-YAML forms.

@@ -41,7 +41,13 @@ fn to_json(s: &Summary, bag: &Bag, freq: bool) -> bagscope::Result<serde_json::V
         "connections": s.connections.iter().map(|c| json!({
             "id": c.id, "topic": c.topic, "type": c.datatype, "md5sum": c.md5sum,
             "callerid": c.callerid, "latching": c.latching, "messages": c.message_count,
+            "encoding": c.encoding, "schema_encoding": c.schema_encoding,
+            "definition": bagscope::info::type_note(c), "qos": c.qos, "file": c.file,
         })).collect::<Vec<_>>(),
+        "files": s.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        "storage": s.storage_facts.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+        "attachments": s.attachments.iter().map(|(n, m, z)| json!({"name": n, "media_type": m, "size": z})).collect::<Vec<_>>(),
+        "metadata": s.metadata.iter().map(|(n, kv)| json!({"name": n, "metadata": kv.iter().cloned().collect::<std::collections::BTreeMap<_, _>>()})).collect::<Vec<_>>(),
         "topics": topics,
         "warnings": bag.warnings(),
     }))
@@ -108,11 +114,23 @@ pub fn check(bags: &[PathBuf], threads: Option<usize>) -> bagscope::Result<ExitC
             .filter(|w| !r.problems.iter().any(|p| p.ends_with(w.as_str())))
             .map(|w| format!("warning: {w}"))
             .collect();
-        let bad = !problems.is_empty() || !extra.is_empty() || !bag.summary().indexed;
+        // In ROS 1 bags every warning is recovered damage; rosbag2 and MCAP warnings may only
+        // say that metadata.yaml is stale, which loses nothing.
+        let bad = if bag.summary().version.is_ros1() {
+            !problems.is_empty() || !extra.is_empty() || !bag.summary().indexed
+        } else {
+            problems.iter().any(|p| !p.starts_with("warning:")) || !bag.summary().indexed
+        };
+        let n_warn = problems.len() + extra.len();
+        let status = match (bad, n_warn) {
+            (true, _) => "DAMAGED".to_string(),
+            (false, 0) => "OK".to_string(),
+            (false, n) => format!("OK ({n} warnings)"),
+        };
         println!(
             "{}: {} — {} messages ({}) in {} chunks, {} read, {} decompressed, {:.2} s ({}/s)",
             p.display(),
-            if bad { "DAMAGED" } else { "OK" },
+            status,
             r.messages,
             timefmt::bytes(r.message_bytes),
             r.chunks,

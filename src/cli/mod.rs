@@ -1,4 +1,6 @@
 //! The command line: `bagscope info|check|echo|csv|export`, sharing the library with the app.
+//! Every verb takes any recording bagscope reads (ROS 1 bag, MCAP, rosbag2 directory or file),
+//! recognised by content.
 
 mod bench;
 mod decode;
@@ -15,8 +17,14 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// A bag to open in the app (with no argument, the start screen).
+    /// A recording to open in the app: a ROS 1 bag, an MCAP file, a rosbag2 directory, its
+    /// metadata.yaml or one storage file (with no argument, the start screen).
     pub bag: Option<PathBuf>,
+    /// Directories of ROS packages (`PKG/msg/Type.msg`) searched for definitions a recording
+    /// does not store, before BAGSCOPE_MSG_PATH, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and the
+    /// definitions bagscope ships (repeatable).
+    #[arg(long = "msg-path", global = true)]
+    pub msg_path: Vec<PathBuf>,
 }
 
 /// The verbs.
@@ -24,7 +32,7 @@ pub struct Cli {
 pub enum Command {
     /// Summarise bags like `rosbag info`: reads only the index.
     Info {
-        /// Bags to summarise.
+        /// Recordings to summarise (ROS 1 bags, MCAP files, rosbag2 directories or files).
         #[arg(required = true)]
         bags: Vec<PathBuf>,
         /// Also build the message tables and measure each topic's rate.
@@ -36,7 +44,7 @@ pub enum Command {
     },
     /// Read every message of every chunk (all cores), verify every record; exit 1 if damaged.
     Check {
-        /// Bags to check.
+        /// Recordings to check.
         #[arg(required = true)]
         bags: Vec<PathBuf>,
         /// Threads to decompress on (default: all cores).
@@ -45,7 +53,7 @@ pub enum Command {
     },
     /// Print messages in time order, decoded from the definitions in the bag.
     Echo {
-        /// The bag.
+        /// The recording (ROS 1 bag, MCAP file, rosbag2 directory or file).
         bag: PathBuf,
         /// Only these topics (repeatable).
         #[arg(long = "topic", short = 't')]
@@ -62,7 +70,7 @@ pub enum Command {
     },
     /// Field series as CSV: time_ns and one column per path (/topic.field.sub[3].x).
     Csv {
-        /// The bag.
+        /// The recording (ROS 1 bag, MCAP file, rosbag2 directory or file).
         bag: PathBuf,
         /// Field paths.
         #[arg(required = true)]
@@ -112,7 +120,7 @@ pub enum Command {
     /// Time library operations on a bag (JSON), for scripts/bench.py.
     #[command(hide = true)]
     Bench {
-        /// The bag.
+        /// The recording (ROS 1 bag, MCAP file, rosbag2 directory or file).
         bag: PathBuf,
         /// summary, tables, iterate, check or all.
         #[arg(long, default_value = "all")]
