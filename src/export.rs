@@ -67,6 +67,28 @@ pub fn export(
         )));
     }
     let s = bag.summary();
+    if s.files.iter().any(|f| same_file(f, out)) || (out.starts_with(src) && src.is_dir()) {
+        return Err(Error::Invalid(format!(
+            "{} is part of the recording being read: export elsewhere",
+            out.display()
+        )));
+    }
+    let chosen: Vec<usize> = match &opts.filter.connections {
+        Some(c) => c.clone(),
+        None => (0..s.connections.len()).collect(),
+    };
+    if let Some(c) = chosen
+        .iter()
+        .filter_map(|&i| s.connections.get(i))
+        .find(|c| c.encoding != "ros1" && c.message_count > 0)
+    {
+        return Err(Error::Invalid(format!(
+            "export writes ROS 1 bags, which hold ROS 1 messages only; {} is {}-encoded ({} recording). Writing MCAP and rosbag2 is not supported yet; `bagscope csv` reads any encoding bagscope decodes",
+            c.topic,
+            c.encoding,
+            s.version.as_str()
+        )));
+    }
     let mut w = BagWriter::create(out, opts.write)?;
     let mut map: Vec<Option<u32>> = vec![None; s.connections.len()];
     let iter = bag.messages(&opts.filter)?;

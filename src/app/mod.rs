@@ -28,8 +28,10 @@ pub enum Cmd {
     Open(PathBuf),
     /// Open (writing it first if needed) the demo bag.
     OpenDemo,
-    /// Show the Open dialog.
+    /// Show the Open dialog (a file).
     OpenDialog,
+    /// Show the Open dialog for a folder (a rosbag2 recording).
+    OpenFolderDialog,
     /// Close the bag.
     Close,
     /// Stop building the message tables.
@@ -309,16 +311,27 @@ impl App {
                 self.start_loading(Some(p), label);
             }
             Cmd::OpenDemo => self.start_loading(None, "demo bag".into()),
-            Cmd::OpenDialog => {
+            Cmd::OpenDialog | Cmd::OpenFolderDialog => {
+                let folder = cmd == Cmd::OpenFolderDialog;
                 let (tx, rx) = std::sync::mpsc::channel();
                 let ctx = self.ctx.clone();
                 let r = std::thread::Builder::new()
                     .name("bagscope-file-dialog".into())
                     .spawn(move || {
-                        let f = rfd::FileDialog::new()
-                            .add_filter("ROS bag", &["bag", "active", "orig"])
-                            .add_filter("All files", &["*"])
-                            .pick_file();
+                        let dialog = rfd::FileDialog::new();
+                        let f = if folder {
+                            dialog
+                                .set_title("Open a rosbag2 recording (its folder)")
+                                .pick_folder()
+                        } else {
+                            dialog
+                                .add_filter(
+                                    "Recordings",
+                                    &["bag", "active", "orig", "mcap", "db3", "zstd", "yaml"],
+                                )
+                                .add_filter("All files", &["*"])
+                                .pick_file()
+                        };
                         let _ = tx.send(f);
                         ctx.request_repaint();
                     });
@@ -590,6 +603,13 @@ impl App {
                 if ui.button("Open…").clicked() {
                     self.cmds.push(Cmd::OpenDialog);
                 }
+                if ui
+                    .button("Open folder…")
+                    .on_hover_text("A rosbag2 recording: the folder with metadata.yaml")
+                    .clicked()
+                {
+                    self.cmds.push(Cmd::OpenFolderDialog);
+                }
                 ui.menu_button("Recent", |ui| {
                     if self.recent.is_empty() {
                         ui.label("No recent files");
@@ -711,16 +731,19 @@ impl App {
             ui.add_space(60.0);
             ui.heading("bagscope");
             ui.label(
-                "A fast inspector and timeline viewer for ROS bag files (format 2.0 and 1.2).",
+                "A fast inspector and timeline viewer for ROS recordings: ROS 1 bags (2.0, 1.2), rosbag2 (SQLite, MCAP) and MCAP files.",
             );
             ui.add_space(20.0);
             if ui.button("Open a bag…").clicked() {
                 self.cmds.push(Cmd::OpenDialog);
             }
+            if ui.button("Open a rosbag2 folder…").clicked() {
+                self.cmds.push(Cmd::OpenFolderDialog);
+            }
             if ui.button("Open demo bag").clicked() {
                 self.cmds.push(Cmd::OpenDemo);
             }
-            ui.label("…or drop a .bag file on this window.");
+            ui.label("…or drop a .bag, .mcap, .db3 file or a rosbag2 folder on this window.");
             ui.add_space(20.0);
             if !self.recent.is_empty() {
                 ui.strong("Recent files");

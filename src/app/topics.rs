@@ -172,12 +172,20 @@ fn details(ui: &mut egui::Ui, d: &Doc, ti: usize) {
         .show(ui, |ui| {
             for &ci in &t.connections {
                 let c = &s.connections[ci];
-                let md5 = match Plan::for_connection(c) {
-                    Ok(p) if p.md5_matches(&c.md5sum) => {
-                        "md5 ok: matches the definition".to_string()
-                    }
-                    Ok(p) => format!("md5 MISMATCH: the definition gives {}", p.md5),
-                    Err(e) => format!("definition error: {e}"),
+                let ros1 = c.encoding == "ros1";
+                let (md5, source) = match Plan::for_connection_with_source(c) {
+                    Ok((p, src)) if !ros1 || p.md5_matches(&c.md5sum) => (
+                        "md5 ok: matches the definition".to_string(),
+                        src.to_string(),
+                    ),
+                    Ok((p, src)) => (
+                        format!("md5 MISMATCH: the definition gives {}", p.md5),
+                        src.to_string(),
+                    ),
+                    Err(e) => (
+                        format!("definition error: {e}"),
+                        format!("none usable: {}", e.reason),
+                    ),
                 };
                 egui::CollapsingHeader::new(format!(
                     "connection {} · {} msgs · {}",
@@ -193,12 +201,37 @@ fn details(ui: &mut egui::Ui, d: &Doc, ti: usize) {
                             ui.label("type");
                             ui.label(&c.datatype);
                             ui.end_row();
-                            ui.label("md5sum");
-                            ui.label(&c.md5sum);
+                            ui.label("encoding");
+                            ui.label(&c.encoding);
                             ui.end_row();
-                            ui.label("");
-                            ui.label(md5);
+                            ui.label("definition");
+                            ui.label(&source);
                             ui.end_row();
+                            if ros1 {
+                                ui.label("md5sum");
+                                ui.label(&c.md5sum);
+                                ui.end_row();
+                                ui.label("");
+                                ui.label(&md5);
+                                ui.end_row();
+                            }
+                            if !c.qos.trim().is_empty() {
+                                ui.label("QoS");
+                                ui.label(crate::rosbag2::qos_summary(&c.qos))
+                                    .on_hover_text(&c.qos);
+                                ui.end_row();
+                            }
+                            if s.files.len() > 1 {
+                                ui.label("storage file");
+                                ui.label(
+                                    s.files
+                                        .get(c.file as usize)
+                                        .and_then(|f| f.file_name())
+                                        .map(|f| f.to_string_lossy().into_owned())
+                                        .unwrap_or_default(),
+                                );
+                                ui.end_row();
+                            }
                             ui.label("callerid");
                             ui.label(c.callerid.as_deref().unwrap_or("—"));
                             ui.end_row();
