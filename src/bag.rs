@@ -25,6 +25,12 @@ pub enum Version {
     V2_0,
     /// `#ROSRECORD V1.2`: records in sequence, index ver 0.
     V1_2,
+    /// `#ROSRECORD V1.1` or `#ROSLOG V1.1`: text lines and a 12-byte block per record.
+    V1_1,
+    /// `#ROSLOG V1.0` (and `##MULTILOG##`): declared topics, then records.
+    V1_0,
+    /// Version 0: one topic, no magic line.
+    V0,
     /// A standalone MCAP file.
     Mcap,
     /// A rosbag2 recording stored in SQLite (`.db3`) files.
@@ -39,15 +45,21 @@ impl Version {
         match self {
             Self::V2_0 => "2.0",
             Self::V1_2 => "1.2",
+            Self::V1_1 => "1.1",
+            Self::V1_0 => "1.0",
+            Self::V0 => "0",
             Self::Mcap => "MCAP",
             Self::Rosbag2Sqlite => "rosbag2 sqlite3",
             Self::Rosbag2Mcap => "rosbag2 mcap",
         }
     }
 
-    /// Whether this is a ROS 1 bag (2.0 or 1.2).
+    /// Whether this is a ROS 1 bag (any version).
     pub fn is_ros1(self) -> bool {
-        matches!(self, Self::V2_0 | Self::V1_2)
+        matches!(
+            self,
+            Self::V2_0 | Self::V1_2 | Self::V1_1 | Self::V1_0 | Self::V0
+        )
     }
 }
 
@@ -64,6 +76,8 @@ pub enum ChunkKind {
     Mcap,
     /// A block of SQLite rows (rosbag2): offsets are row numbers within the block.
     Rows,
+    /// A stretch of a ROS 1 file before format 1.2: offsets point at a record's 12-byte block.
+    Ros1Old,
 }
 
 /// One connection: a topic as recorded from one publisher with one type (an MCAP channel, a
@@ -547,11 +561,14 @@ fn classify_magic(head: &[u8]) -> Result<Version> {
     if head.starts_with(record::MAGIC_V12) {
         return Ok(Version::V1_2);
     }
+    if head.starts_with(b"#ROSRECORD V1.1") || head.starts_with(b"#ROSLOG V1.1") {
+        return Ok(Version::V1_1);
+    }
+    if head.starts_with(b"#ROSLOG V1.0") || head.starts_with(b"##MULTILOG##") {
+        return Ok(Version::V1_0);
+    }
     for (magic, version) in [
-        (&b"#ROSRECORD V1.1"[..], "1.1"),
-        (b"#ROSLOG V1.1", "1.1 (#ROSLOG)"),
-        (b"#ROSLOG V1.0", "1.0"),
-        (b"#ROSBAG V", "2.x (unknown minor version)"),
+        (&b"#ROSBAG V"[..], "2.x (unknown minor version)"),
         (b"#ROSRECORD V", "1.x (unknown minor version)"),
     ] {
         if head.starts_with(magic) {
@@ -631,10 +648,19 @@ impl Bag {
                 ),
             });
         }
-        let version = classify_magic(&head)?;
+        let version = match classify_magic(&head) {
+            Ok(v) => v,
+            Err(e) => match crate::old::classify(&read_at(&file, 0, 1024)?) {
+                Some(v) => v,
+                None => return Err(e),
+            },
+        };
         let opened = match version {
             Version::V2_0 => open_v2(&file, path, file_size)?,
             Version::V1_2 => crate::v12::open(&file, path, file_size)?,
+            Version::V1_1 | Version::V1_0 | Version::V0 => {
+                crate::old::open(&file, path, file_size, version)?
+            }
             _ => return Err(Error::Invalid("not a ROS 1 bag".into())),
         };
         // A complete bag with no messages (indexed, zero connections) opens, as rosbag does;
@@ -846,6 +872,7 @@ impl Bag {
             ChunkKind::Ros1 => message_in_chunk(buf, ch.pos, conn, entry),
             ChunkKind::Mcap => crate::mcap::message_in_records(buf, ch.pos, conn, entry),
             ChunkKind::Rows => crate::rosbag2::message_in_rows(buf, ch, conn, entry),
+            ChunkKind::Ros1Old => crate::old::message_in_stretch(buf, ch.pos, conn, entry),
             ChunkKind::Ros1Raw => self.message(conn, entry),
         }
     }

@@ -113,7 +113,7 @@ pub fn check(
         r.compressed_bytes = s.file_size;
         return Ok(r);
     }
-    if !s.version.is_ros1() {
+    if !matches!(s.version, crate::Version::V2_0 | crate::Version::V1_2) {
         return check_via_tables(bag, &tables, threads, per_message, report);
     }
     for_each_chunk_parallel(bag, threads, &|i, data| {

@@ -44,8 +44,11 @@ pub fn topic_rates(bag: &Bag, topic: &str) -> Result<Option<(f64, f64, f64)>> {
 /// What `info` says of a type: its md5sum (ROS 1), or its encoding and where its definition
 /// comes from.
 pub fn type_note(c: &crate::Connection) -> String {
-    if c.encoding == "ros1" && !c.md5sum.is_empty() {
+    if c.encoding == "ros1" && !c.md5sum.is_empty() && c.md5sum != "*" {
         return c.md5sum.clone();
+    }
+    if c.datatype.is_empty() {
+        return "type not recorded: not decodable".into();
     }
     match crate::decode::Plan::for_connection_with_source(c) {
         Ok((_, src)) => format!("{}, definition {src}", c.encoding),

@@ -28,6 +28,7 @@ pub mod info;
 pub mod iter;
 pub mod mcap;
 pub mod msgdef;
+mod old;
 pub mod record;
 pub mod rosbag2;
 mod scan;

@@ -159,18 +159,10 @@ fn clear_errors_for_files_that_are_not_bags() {
         (
             "text.bag",
             b"hello world, I am not a bag\n",
-            "not a ROS bag",
+            "not a recording bagscope knows",
         ),
-        (
-            "v11.bag",
-            b"#ROSRECORD V1.1\n/chatter\n",
-            "1.1 is recognised but not supported",
-        ),
-        (
-            "roslog.bag",
-            b"#ROSLOG V1.0\n1\n",
-            "1.0 is recognised but not supported",
-        ),
+        ("roslog.bag", b"#ROSLOG V1.0\n1\n", "truncated"),
+        ("future.bag", b"#ROSBAG V3.0\n", "not supported"),
     ];
     for (name, bytes, msg) in cases {
         let p = d.join(name);
@@ -178,6 +170,18 @@ fn clear_errors_for_files_that_are_not_bags() {
         let e = Bag::open(&p).unwrap_err().to_string();
         assert!(e.contains(msg), "{name}: {e}");
     }
+    // A 1.1 file cut off inside its first record opens empty, saying where it stops.
+    let p = d.join("v11.bag");
+    std::fs::write(&p, b"#ROSRECORD V1.1\n/chatter\n").unwrap();
+    let b = Bag::open(&p).unwrap();
+    assert_eq!(b.summary().message_count, 0);
+    assert!(
+        b.warnings()
+            .iter()
+            .any(|w| w.contains("incomplete record at byte 16")),
+        "{:?}",
+        b.warnings()
+    );
     // Header-only files: the version line alone, and a real bag cut right after its bag header
     // record (an interrupted recording that wrote nothing): one clear error each.
     let example = std::fs::read(common::corpus_dir().join("rosbag.js/example.bag")).unwrap();
@@ -209,4 +213,81 @@ fn clear_errors_for_files_that_are_not_bags() {
     assert_eq!(b.summary().message_count, 0);
     assert!(b.summary().indexed);
     assert!(b.warnings().iter().any(|w| w.contains("no messages")));
+}
+
+/// The two real files older than 1.2 (`old-formats/`), read as the notes pin them down.
+#[test]
+fn formats_before_1_2_open_with_their_messages() {
+    let d = common::corpus_dir().join("old-formats");
+    let b = Bag::open(d.join("ekf_test.bag")).unwrap();
+    let s = b.summary();
+    assert_eq!(s.version, bagscope::Version::V1_1);
+    assert_eq!(s.message_count, 5930);
+    assert_eq!(s.topic("imu_data").unwrap().message_count, 4583);
+    assert_eq!(s.topic("odom").unwrap().message_count, 1347);
+    assert_eq!(s.start_ns, Some(1_230_660_784_350_393_000));
+    assert_eq!(s.end_ns, Some(1_230_660_830_164_271_000));
+    let first = b
+        .messages(&bagscope::Filter::default())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.data.len(), 171);
+    let total: usize = b
+        .messages(&bagscope::Filter::default())
+        .unwrap()
+        .map(|m| m.unwrap().data.len())
+        .sum();
+    assert_eq!(total, 844_308);
+
+    let b = Bag::open(d.join("monster.bag")).unwrap();
+    let s = b.summary();
+    assert_eq!(s.version, bagscope::Version::V1_0);
+    assert_eq!(s.message_count, 1);
+    assert_eq!(s.start_ns, Some(4_490_867_000));
+    let m = b
+        .messages(&bagscope::Filter::default())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(m.data.len(), 675_911);
+    assert!(b.warnings().iter().any(|w| w.contains("relative")));
+}
+
+/// A version 0 file (no magic, one topic) written here in the recorder's layout, with a type
+/// bagscope ships a definition for: it opens and decodes.
+#[test]
+fn version_0_decodes_from_shipped_definitions() {
+    let d = common::temp_dir("v0");
+    let mut f = b"/chatter\nstd_msgs/String\n*\n".to_vec();
+    for (i, text) in ["hello", "world"].iter().enumerate() {
+        let mut data = (text.len() as u32).to_le_bytes().to_vec();
+        data.extend_from_slice(text.as_bytes());
+        f.extend_from_slice(&(i as u32 + 1).to_le_bytes());
+        f.extend_from_slice(&500u32.to_le_bytes());
+        f.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        f.extend_from_slice(&data);
+    }
+    let p = d.join("v0.bag");
+    std::fs::write(&p, &f).unwrap();
+    let b = Bag::open(&p).unwrap();
+    let s = b.summary();
+    assert_eq!(s.version, bagscope::Version::V0);
+    assert_eq!(s.message_count, 2);
+    let c = &s.connections[0];
+    assert_eq!(c.datatype, "std_msgs/String");
+    let (plan, src) = bagscope::decode::Plan::for_connection_with_source(c).unwrap();
+    assert_eq!(src, bagscope::defs::DefSource::Shipped("ros1_noetic"));
+    let m = b.nth_message(0, 1).unwrap();
+    assert_eq!(m.time_ns, 2_000_000_500);
+    let v = plan.decode(&m.data).unwrap();
+    let bagscope::decode::Value::Message { fields, .. } = v.value else {
+        panic!("not a message")
+    };
+    assert_eq!(
+        fields[0].value,
+        bagscope::decode::Value::String(b"world".to_vec())
+    );
 }

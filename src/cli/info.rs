@@ -116,7 +116,10 @@ pub fn check(bags: &[PathBuf], threads: Option<usize>) -> bagscope::Result<ExitC
             .collect();
         // In ROS 1 bags every warning is recovered damage; rosbag2 and MCAP warnings may only
         // say that metadata.yaml is stale, which loses nothing.
-        let bad = if bag.summary().version.is_ros1() {
+        let bad = if matches!(
+            bag.summary().version,
+            bagscope::Version::V2_0 | bagscope::Version::V1_2
+        ) {
             !problems.is_empty() || !extra.is_empty() || !bag.summary().indexed
         } else {
             problems.iter().any(|p| !p.starts_with("warning:")) || !bag.summary().indexed
