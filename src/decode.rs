@@ -1382,4 +1382,91 @@ mod tests {
             "{s}"
         );
     }
+
+    /// A CDR message of a ROS 2 definition with every alignment case, little and big endian.
+    fn cdr_case(be: bool) -> Vec<u8> {
+        let mut b: Vec<u8> = vec![0, if be { 0 } else { 1 }, 0, 0];
+        let put = |b: &mut Vec<u8>, le: &[u8]| {
+            if be {
+                b.extend(le.iter().rev());
+            } else {
+                b.extend_from_slice(le);
+            }
+        };
+        b.push(0x7f); // int8 a: rel 0
+        b.extend_from_slice(&[0; 7]); // pad to 8
+        put(&mut b, &2.5f64.to_le_bytes()); // float64 b: rel 8
+        put(&mut b, &3u32.to_le_bytes()); // string s: rel 16
+        b.extend_from_slice(b"hi\0");
+        b.push(0); // pad to 24
+        put(&mut b, &2u32.to_le_bytes()); // int32[<=3] v: count
+        put(&mut b, &(-7i32).to_le_bytes());
+        put(&mut b, &9i32.to_le_bytes());
+        put(&mut b, &2u32.to_le_bytes()); // string<=5 t: rel 36
+        b.extend_from_slice(b"a\0");
+        put(&mut b, &1u16.to_le_bytes()); // uint16[2] f: rel 42
+        put(&mut b, &2u16.to_le_bytes());
+        b.extend_from_slice(&[0; 2]); // pad to 48
+        put(&mut b, &5i32.to_le_bytes()); // int32 d: rel 48
+        b
+    }
+
+    const CDR_DEF: &str = "int8 a\nfloat64 b\nstring s\nint32[<=3] v\nstring<=5 t\nuint16[2] f\nint32 d 5\nint32 C=3\n";
+
+    #[test]
+    fn cdr_little_and_big_endian_with_alignment() {
+        let def = MsgDef::parse_dialect("t/msg/T", CDR_DEF, Dialect::Ros2).unwrap();
+        assert_eq!(def.root().constants.len(), 1);
+        let plan = Plan::new_cdr(def);
+        for be in [false, true] {
+            let data = cdr_case(be);
+            let n = plan.decode(&data).unwrap();
+            let Value::Message { fields, .. } = &n.value else {
+                panic!()
+            };
+            assert_eq!(fields[0].value, Value::I8(0x7f));
+            assert_eq!(fields[1].value, Value::F64(2.5));
+            assert_eq!(
+                (fields[1].start, fields[1].end),
+                (12, 20),
+                "spans count the header"
+            );
+            assert_eq!(fields[2].value, Value::String(b"hi".to_vec()));
+            assert_eq!(fields[3].value.element(1).map(|e| e.0), Some(Value::I32(9)));
+            assert_eq!(fields[4].value, Value::String(b"a".to_vec()));
+            assert_eq!(fields[5].value.element(1).map(|e| e.0), Some(Value::U16(2)));
+            assert_eq!(fields[6].value, Value::I32(5));
+            let ex = |p: &str| {
+                let fp = FieldPath::parse(&format!("/t.{p}")).unwrap();
+                Extractor::new(&plan, &fp.segments).unwrap().extract(&data)
+            };
+            assert_eq!(ex("b"), Some(Value::F64(2.5)));
+            assert_eq!(ex("v[-1]"), Some(Value::I32(9)));
+            assert_eq!(ex("d"), Some(Value::I32(5)));
+        }
+        // Truncated: a clear error with the field and offset, never a panic.
+        let data = cdr_case(false);
+        for cut in 0..data.len() {
+            assert!(plan.decode(&data[..cut]).is_err());
+        }
+        // An unknown representation is refused.
+        let mut bad = data.clone();
+        bad[1] = 2;
+        let e = plan.decode(&bad).unwrap_err();
+        assert!(e.reason.contains("not plain CDR"), "{e}");
+    }
+
+    #[test]
+    fn ros2_empty_message_is_one_byte_and_names_normalize() {
+        let def = MsgDef::parse_dialect("std_msgs/msg/Empty", "", Dialect::Ros2).unwrap();
+        let plan = Plan::new_cdr(def);
+        plan.decode(&[0, 1, 0, 0, 0, 0, 0, 0]).unwrap();
+        let text = "builtin_interfaces/Time stamp\nHeader h\n================================================================================\nMSG: builtin_interfaces/msg/Time\nint32 sec\nuint32 nanosec\n================================================================================\nMSG: std_msgs/Header\nbuiltin_interfaces/Time stamp\nstring frame_id\n";
+        let def = MsgDef::parse_dialect("a/msg/B", text, Dialect::Ros2).unwrap();
+        assert_eq!(def.types.len(), 3);
+        // `byte` is an unsigned octet in ROS 2, signed in ROS 1.
+        let d2 = MsgDef::parse_dialect("a/B", "byte x", Dialect::Ros2).unwrap();
+        let d1 = MsgDef::parse("a/B", "byte x").unwrap();
+        assert_ne!(d1.root().fields[0].ty, d2.root().fields[0].ty);
+    }
 }

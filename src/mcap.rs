@@ -574,7 +574,17 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
         // Counts per channel from the sizes of the message index records: each is 15 bytes
         // of header and 16 a message.
         offsets.sort_by_key(|&(_, o)| o);
-        let mi_end = chunk_start + chunk_len + mi_len;
+        let mi_start = chunk_start.saturating_add(chunk_len);
+        let mi_end = mi_start.saturating_add(mi_len);
+        if mi_end > file_size || offsets.iter().any(|&(_, o)| o < mi_start || o >= mi_end) {
+            return Err(Error::Malformed {
+                kind: RecordKind::Mcap("ChunkIndex"),
+                at,
+                reason: format!(
+                    "its message indexes ({mi_len} bytes from byte {mi_start}) lie outside the file or the region"
+                ),
+            });
+        }
         let mut counts = Vec::with_capacity(offsets.len());
         for (k, &(ch, off)) in offsets.iter().enumerate() {
             let next = offsets.get(k + 1).map_or(mi_end, |&(_, o)| o);
@@ -1084,13 +1094,17 @@ pub(crate) fn build_tables(
             .filter(|((f, _), _)| *f == ch.file)
             .map(|(&(_, id), &ci)| (id, ci))
             .collect();
-        let mut entries = Vec::with_capacity(ch.message_count() as usize);
+        let file_len = src.len().unwrap_or(0);
+        // Counts come from the file: reserve no more than its bytes can hold.
+        let mut entries =
+            Vec::with_capacity(ch.message_count().min(file_len / 16).min(1 << 24) as usize);
         // A chunk's message indexes follow it; stretches of unchunked files have none.
         let ok = if ch.index_pos == 0 {
             false
         } else {
             let mi_start = ch.index_pos;
-            let want = ch.message_count() * 16 + ch.counts.len() as u64 * 15;
+            let want = (ch.message_count() * 16 + ch.counts.len() as u64 * 15)
+                .min(file_len.saturating_sub(mi_start));
             let parsed = read_at(src, mi_start, want as usize)
                 .map_err(Error::from)
                 .and_then(|region| {

@@ -1,0 +1,124 @@
+//! Damaged MCAP and rosbag2 recordings (copies of real ones from `../shared/bags2`, cut or
+//! overwritten in a temporary directory): they open with warnings or fail with a clear error,
+//! never panic, and a recording cut off mid-write gives back the messages before the cut.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use bagscope::{Bag, Filter};
+
+fn read_all(b: &Bag) -> (usize, usize) {
+    let (mut ok, mut bad) = (0, 0);
+    if let Ok(it) = b.messages(&Filter::default()) {
+        for m in it {
+            match m {
+                Ok(_) => ok += 1,
+                Err(_) => bad += 1,
+            }
+        }
+    }
+    (ok, bad)
+}
+
+fn mcap_sample() -> Vec<u8> {
+    let p = common::corpus2_dir().join("rosbag2/rolling_mcap/talker/talker.mcap");
+    std::fs::read(p).unwrap()
+}
+
+#[test]
+fn mcap_cut_anywhere_opens_what_is_left_or_says_why() {
+    let full = mcap_sample();
+    let total = Bag::from_bytes("talker.mcap", full.clone())
+        .unwrap()
+        .summary()
+        .message_count;
+    assert!(total > 0);
+    let step = (full.len() / 97).max(1);
+    let mut recovered_some = false;
+    for cut in (0..full.len()).step_by(step) {
+        match Bag::from_bytes("cut.mcap", full[..cut].to_vec()) {
+            Ok(b) => {
+                let s = b.summary();
+                assert!(
+                    s.message_count <= total,
+                    "cut at {cut}: {} > {total}",
+                    s.message_count
+                );
+                let (ok, _) = read_all(&b);
+                assert_eq!(ok as u64, s.message_count, "cut at {cut}");
+                if cut > 8 && cut < full.len() {
+                    assert!(!b.warnings().is_empty(), "cut at {cut} gave no warning");
+                }
+                recovered_some |= s.message_count > 0;
+            }
+            Err(e) => {
+                let t = e.to_string();
+                assert!(!t.is_empty(), "cut at {cut}");
+            }
+        }
+    }
+    assert!(recovered_some, "no cut-off copy gave any message back");
+}
+
+#[test]
+fn mcap_with_overwritten_bytes_never_panics() {
+    let full = mcap_sample();
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    for round in 0..300 {
+        let mut d = full.clone();
+        for _ in 0..1 + round % 8 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let i = (x % d.len() as u64) as usize;
+            d[i] = (x >> 24) as u8;
+        }
+        if let Ok(b) = Bag::from_bytes("hit.mcap", d) {
+            let _ = b.tables();
+            read_all(&b);
+        }
+    }
+}
+
+#[test]
+fn rosbag2_damage_gives_clear_errors() {
+    let src = common::corpus2_dir().join("rosbag2/rolling_sqlite3/talker");
+    let d = common::temp_dir("r2damage");
+    // A .db3 cut in half: SQLite says the image is malformed, named with the file.
+    let db = std::fs::read(src.join("talker.db3")).unwrap();
+    let cut = d.join("cut.db3");
+    std::fs::write(&cut, &db[..db.len() / 2]).unwrap();
+    match Bag::open(&cut) {
+        Ok(b) => {
+            read_all(&b);
+        }
+        Err(e) => assert!(e.to_string().contains("cut.db3"), "{e}"),
+    }
+    // A metadata.yaml that is not YAML, beside a good database: the error names the file.
+    let dir = d.join("badyaml");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("talker.db3"), &db).unwrap();
+    std::fs::write(
+        dir.join("metadata.yaml"),
+        "rosbag2_bagfile_information: [unclosed",
+    )
+    .unwrap();
+    let e = Bag::open(&dir).unwrap_err().to_string();
+    assert!(e.contains("metadata.yaml") && e.contains("YAML"), "{e}");
+    // No metadata.yaml: opens from the storage file, with a warning.
+    std::fs::remove_file(dir.join("metadata.yaml")).unwrap();
+    let b = Bag::open(&dir).unwrap();
+    assert!(b.summary().message_count > 0);
+    assert!(b.warnings().iter().any(|w| w.contains("no metadata.yaml")));
+    // A directory with nothing to read.
+    let empty = d.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let e = Bag::open(&empty).unwrap_err().to_string();
+    assert!(e.contains("no metadata.yaml and no storage file"), "{e}");
+    // The source files were only read: nothing was written beside them.
+    let names: Vec<_> = std::fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
