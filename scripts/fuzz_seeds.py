@@ -14,6 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BAGS = ROOT.parent / 'shared' / 'bags'
+BAGS2 = ROOT.parent / 'shared' / 'bags2'
 
 
 def put(kind: str, seed: bytes) -> None:
@@ -44,7 +45,33 @@ def main() -> None:
     for d in defs:
         for msg in [b'', struct.pack('<d', 1.5), bytes(range(64))]:
             put('decode', d.encode() + b'\0' + msg)
-    print(f'{n} bag seeds, {len(defs) * 3} decode seeds')
+    # MCAP: the conformance suite and the small standalone files, magic stripped (the target
+    # prepends it).
+    m = 0
+    for p in sorted(glob.glob(str(BAGS2 / '**' / '*.mcap'), recursive=True)):
+        b = Path(p).read_bytes()
+        if len(b) <= 65536 and b.startswith(b'\x89MCAP0\r\n'):
+            put('open_mcap', b[8:])
+            m += 1
+    # CDR: every stored ros2msg definition of the small rosbag2 MCAPs is too much; a few
+    # hand-written ones with alignment cases, and messages of both byte orders.
+    cdr_defs = [
+        'int8 a\nfloat64 b\nstring s\nint32[<=3] v\nstring<=5 t\nuint16[2] f\nint32 d 5\n',
+        'builtin_interfaces/Time stamp\nstring frame_id\n' + '=' * 80 + '\nMSG: builtin_interfaces/Time\nint32 sec\nuint32 nanosec\n',
+        'P[] ps\nbyte[3] b\nbool[] f\n' + '=' * 80 + '\nMSG: fuzz/P\nfloat32 x\nfloat64 y\n',
+    ]
+    for d in cdr_defs:
+        for msg in [b'\0\x01\0\0', b'\0\x01\0\0' + bytes(range(48)), b'\0\0\0\0' + bytes(range(48))]:
+            put('decode_cdr', d.encode() + b'\0' + msg)
+    # rosbag2: metadata.yaml and the .db3 of the small SQLite bags.
+    r = 0
+    for meta in sorted(glob.glob(str(BAGS2 / 'rosbag2' / '**' / 'metadata.yaml'), recursive=True)):
+        dbs = sorted(glob.glob(str(Path(meta).parent / '*.db3')))
+        if dbs and os.path.getsize(dbs[0]) <= 65536:
+            put('open_rosbag2', Path(meta).read_bytes() + b'\0' + Path(dbs[0]).read_bytes())
+            r += 1
+    print(f'{n} bag seeds, {len(defs) * 3} decode seeds, {m} MCAP seeds, '
+          f'{len(cdr_defs) * 3} CDR seeds, {r} rosbag2 seeds')
 
 
 if __name__ == '__main__':

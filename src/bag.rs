@@ -628,7 +628,8 @@ impl Bag {
         let head = read_at(&file, 0, 64)?;
         if head.starts_with(crate::mcap::MAGIC) {
             let mut opened = crate::mcap::open(&file, path, file_size)?;
-            if opened.profile == "ros2" {
+            if opened.profile == "ros2" && opened.summary.metadata.iter().any(|m| m.0 == "rosbag2")
+            {
                 opened.summary.warnings.insert(
                     0,
                     "single storage file, no metadata.yaml: a rosbag2 MCAP file opened on its own"
@@ -791,7 +792,7 @@ impl Bag {
             .ok_or_else(|| Error::NotFound(format!("no chunk {idx}")))?;
         let file = self.source(ch)?;
         if ch.kind == ChunkKind::Rows {
-            return crate::rosbag2::read_rows(file, ch);
+            return crate::rosbag2::read_rows(file, ch, None);
         }
         if ch.kind == ChunkKind::Ros1Raw {
             return Ok(read_at(file, ch.data_pos, ch.data_len as usize)?);
@@ -811,6 +812,28 @@ impl Bag {
                 std::borrow::Cow::Owned(v) => v,
             },
         )
+    }
+
+    /// Like [`Bag::decompress_chunk`], but only the messages of connections `conns` need be
+    /// readable in the result (a SQLite storage then reads only their rows). Not cached.
+    pub fn read_chunk_for(&self, idx: usize, conns: &[usize]) -> Result<Vec<u8>> {
+        let s = &self.inner.summary;
+        let ch = s
+            .chunks
+            .get(idx)
+            .ok_or_else(|| Error::NotFound(format!("no chunk {idx}")))?;
+        if ch.kind != ChunkKind::Rows {
+            return self.decompress_chunk(idx);
+        }
+        let mut ids: Vec<i64> = conns
+            .iter()
+            .filter_map(|&c| s.connections.get(c))
+            .filter(|c| c.file == ch.file)
+            .map(|c| i64::from(c.id))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        crate::rosbag2::read_rows(self.source(ch)?, ch, Some(&ids))
     }
 
     /// The storage file that holds chunk `ch`.

@@ -324,7 +324,13 @@ impl DecodeCheck {
             match &self.plans[i] {
                 // Encodings bagscope does not decode and definitions nowhere to be found are
                 // not damage (`info` lists them).
-                Err(e) if e.contains("not decoded") || e.contains("stores no definition") => {}
+                Err(e)
+                    if e.contains("not decoded")
+                        || (e.contains("stores no definition")
+                            && !matches!(
+                                summary.version,
+                                crate::Version::V2_0 | crate::Version::V1_2
+                            )) => {}
                 Err(e) => out.push(format!("connection {} on {}: {e}", c.id, c.topic)),
                 Ok(p) if c.encoding == "ros1" && !p.md5_matches(&c.md5sum) => out.push(format!(
                     "connection {} on {}: md5sum of the stored definition is {}, the bag says {}",

@@ -820,6 +820,13 @@ fn scan(src: &Source, path: &Path, file_size: u64, mut warnings: Vec<String>) ->
         }
         pos = end;
     }
+    let tail_ok =
+        file_size >= 16 && read_at(src, file_size - 8, 8).is_ok_and(|t| t.as_slice() == MAGIC);
+    if ended && !tail_ok {
+        warnings.push(format!(
+            "the file does not end with a footer and the MCAP magic (it stops at byte {file_size}, after the data section): its summary was cut off; the messages were read by a linear scan"
+        ));
+    }
     if !ended && !warnings.iter().any(|w| w.contains("cut off")) {
         warnings.push(format!(
             "the data section has no end record (the file stops at byte {file_size}): the recording was not closed"

@@ -31,8 +31,11 @@ pub const ZSTD_MAGIC: &[u8] = &[0x28, 0xB5, 0x2F, 0xFD];
 
 /// Rows per block: the unit the cache, the prefetch and the timeline density work in.
 const BLOCK_ROWS: usize = 2048;
-/// Payload bytes per block, at most (a block holds at least one row).
-const BLOCK_BYTES: u64 = 8 << 20;
+/// Maps up to 64 GiB of a database file instead of reading it with system calls.
+const MMAP_PRAGMA: &str = "PRAGMA mmap_size = 68719476736;";
+
+/// Widest id range of a block (ids are dense unless rows were deleted).
+const BLOCK_ID_SPAN: i64 = 8192;
 /// Largest message accepted after per-message zstd.
 const MAX_MESSAGE: u64 = 1 << 30;
 /// Largest storage file decompressed from `.zstd` (file mode).
@@ -635,7 +638,9 @@ fn open_plain(path: &Path, message_mode: bool, tmp: Option<TempDir>) -> Result<P
 
 /// A SQLite storage file, opened read-only.
 pub(crate) struct SqliteSource {
-    pub(crate) conn: Mutex<rusqlite::Connection>,
+    /// Connections to the file: the first, then one more per reading thread where the file
+    /// can be opened again (a pool: readers take the first free one).
+    pub(crate) conns: Vec<Mutex<rusqlite::Connection>>,
     pub(crate) size: u64,
     /// The file as the user knows it (not the temporary copy).
     pub(crate) shown_path: PathBuf,
@@ -664,6 +669,19 @@ fn sql_err<'a>(path: &'a Path, what: &str) -> impl Fn(rusqlite::Error) -> Error 
     }
 }
 
+/// Opens a database file read-only and immutable: SQLite writes nothing beside it (no -shm,
+/// no journal) and reads it through a memory map.
+fn open_immutable(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
+    let c = rusqlite::Connection::open_with_flags(
+        format!("{}?mode=ro&immutable=1", uri_of(path)),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    c.execute_batch(MMAP_PRAGMA)?;
+    Ok(c)
+}
+
 fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Result<Part> {
     use rusqlite::OpenFlags;
     let size = std::fs::metadata(path)?.len();
@@ -673,7 +691,8 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
         PathBuf::from(w)
     };
     let wal_has_data = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
-    let conn = if wal_has_data && tmp.is_none() {
+    let wal_copy = wal_has_data && tmp.is_none();
+    let conn = if wal_copy {
         // Uncheckpointed writes live in the -wal file: read a private copy of both, so that
         // nothing is written beside the bag.
         let t = TempDir::new()?;
@@ -691,14 +710,10 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
         tmp = Some(t);
         c
     } else {
-        rusqlite::Connection::open_with_flags(
-            format!("{}?mode=ro&immutable=1", uri_of(path)),
-            OpenFlags::SQLITE_OPEN_READ_ONLY
-                | OpenFlags::SQLITE_OPEN_URI
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(sql_err(path, "cannot open the SQLite database"))?
+        open_immutable(path).map_err(sql_err(path, "cannot open the SQLite database"))?
     };
+    // Read through a memory map rather than read(2) calls (the file is never written).
+    let _ = conn.execute_batch(MMAP_PRAGMA);
     let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type='table'")
         .and_then(|mut s| {
@@ -789,78 +804,94 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
             ..Default::default()
         });
     }
-    // One pass over the rows, in id order, makes both the blocks and the tables.
+    // The rows, in id order, make both the blocks and the tables: the id range is split
+    // between threads, each with its own read-only connection.
+    // One min() or max() a query: SQLite answers each from the rowid b-tree's ends.
+    let lo: Option<i64> = conn
+        .query_row("SELECT min(id) FROM messages", [], |r| r.get(0))
+        .map_err(sql_err(path, "reading the messages table"))?;
+    let hi: Option<i64> = conn
+        .query_row("SELECT max(id) FROM messages", [], |r| r.get(0))
+        .map_err(sql_err(path, "reading the messages table"))?;
+    let mut warnings = Vec::new();
     let mut per: Vec<Vec<IndexEntry>> = vec![Vec::new(); connections.len()];
     let mut chunks: Vec<Chunk> = Vec::new();
-    let mut warnings = Vec::new();
     let mut unknown = 0u64;
-    let mut first_data: Option<Vec<u8>> = None;
-    {
-        let mut stmt = conn
-            .prepare("SELECT id, topic_id, timestamp, length(data) FROM messages ORDER BY id")
-            .map_err(sql_err(path, "reading the messages table"))?;
-        let mut rows = stmt
-            .query([])
-            .map_err(sql_err(path, "reading the messages table"))?;
-        let mut rows_in_block = 0usize;
-        while let Some(r) = rows
-            .next()
-            .map_err(sql_err(path, "reading the messages table"))?
-        {
-            let id: i64 = r.get(0).map_err(sql_err(path, "messages.id"))?;
-            let topic: i64 = r.get(1).map_err(sql_err(path, "messages.topic_id"))?;
-            let t: i64 = r.get(2).map_err(sql_err(path, "messages.timestamp"))?;
-            let len: i64 = r.get::<_, Option<i64>>(3).ok().flatten().unwrap_or(0);
-            let Some(&ci) = by_topic_id.get(&topic) else {
-                unknown += 1;
-                continue;
-            };
-            let t = u64::try_from(t).unwrap_or(0);
-            let new_block = match chunks.last() {
-                None => true,
-                Some(c) => rows_in_block >= BLOCK_ROWS || c.data_len >= BLOCK_BYTES,
-            };
-            if new_block {
-                chunks.push(Chunk {
-                    pos: id as u64,
-                    start_ns: u64::MAX,
-                    end_ns: 0,
-                    kind: ChunkKind::Rows,
-                    first_row: id,
-                    compression: Compression::None,
-                    ..Default::default()
-                });
-                rows_in_block = 0;
-            }
-            let k = chunks.len() - 1;
-            let ch = &mut chunks[k];
-            ch.index_pos = id as u64;
-            ch.data_len += len.max(0) as u64;
-            ch.size = ch.size.saturating_add(len.max(0) as u32);
-            ch.start_ns = ch.start_ns.min(t);
-            ch.end_ns = ch.end_ns.max(t);
-            match ch.counts.last_mut() {
-                Some(c) if c.0 == ci => c.1 += 1,
-                _ => match ch.counts.iter_mut().find(|c| c.0 == ci) {
-                    Some(c) => c.1 += 1,
-                    None => ch.counts.push((ci, 1)),
-                },
-            }
-            per[ci].push(IndexEntry {
-                time_ns: t,
-                chunk: k as u32,
-                offset: rows_in_block as u32,
-            });
-            rows_in_block += 1;
-            if first_data.is_none() {
-                first_data = conn
-                    .query_row("SELECT data FROM messages WHERE id = ?1", [id], |r| {
-                        r.get::<_, Vec<u8>>(0)
+    // More connections, for the threads that scan and later read rows (not for a private copy
+    // of a WAL database, which the first connection alone reads with its WAL).
+    let extra: Vec<Mutex<rusqlite::Connection>> = if wal_copy {
+        Vec::new()
+    } else {
+        (1..crate::iter::default_threads().clamp(1, 4))
+            .filter_map(|_| open_immutable(path).ok().map(Mutex::new))
+            .collect()
+    };
+    if let (Some(lo), Some(hi)) = (lo, hi) {
+        let threads = crate::iter::default_threads().clamp(1, 4) as i64;
+        let span = (hi - lo) / threads + 1;
+        let ranges: Vec<(i64, i64)> = (0..threads)
+            .map(|k| (lo + k * span, (lo + (k + 1) * span - 1).min(hi)))
+            .filter(|(a, b)| a <= b)
+            .collect();
+        let ncon = connections.len();
+        let results: Vec<Result<RowScan>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = ranges
+                .iter()
+                .skip(1)
+                .enumerate()
+                .map(|(k, &(a, b))| {
+                    let by_topic_id = &by_topic_id;
+                    let own = extra.get(k);
+                    sc.spawn(move || -> Result<RowScan> {
+                        match own.and_then(|c| c.lock().ok()) {
+                            Some(c) => scan_rows(&c, path, a, b, by_topic_id, ncon),
+                            None => Err(Error::Storage {
+                                path: path.to_path_buf(),
+                                reason: "no second connection to the database".into(),
+                            }),
+                        }
                     })
-                    .ok();
+                })
+                .collect();
+            let (a, b) = ranges[0];
+            let mut out = vec![scan_rows(&conn, path, a, b, &by_topic_id, ncon)];
+            out.extend(handles.into_iter().map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(Error::Invalid("a row-scanning thread panicked".into()))
+                })
+            }));
+            out
+        });
+        let mut scans = Vec::new();
+        for (k, r) in results.into_iter().enumerate() {
+            match r {
+                Ok(s) => scans.push(s),
+                // A second connection may be refused (a private copy of a WAL database):
+                // read that range on the main connection.
+                Err(_) if k > 0 => {
+                    let (a, b) = ranges[k];
+                    scans.push(scan_rows(&conn, path, a, b, &by_topic_id, ncon)?);
+                }
+                Err(e) => return Err(e),
             }
         }
+        for sc in scans {
+            let base = chunks.len() as u32;
+            for (ci, v) in sc.per.into_iter().enumerate() {
+                per[ci].extend(v.into_iter().map(|e| IndexEntry {
+                    chunk: e.chunk + base,
+                    ..e
+                }));
+            }
+            chunks.extend(sc.chunks);
+            unknown += sc.unknown;
+        }
     }
+    let first_data: Option<Vec<u8>> = conn
+        .query_row("SELECT data FROM messages ORDER BY id LIMIT 1", [], |r| {
+            r.get::<_, Vec<u8>>(0)
+        })
+        .ok();
     if unknown > 0 {
         warnings.push(format!(
             "{unknown} messages name a topic id that the topics table does not define; left out"
@@ -889,7 +920,11 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
     summary.finish();
     Ok(Part {
         source: Source::Sqlite(Box::new(SqliteSource {
-            conn: Mutex::new(conn),
+            conns: {
+                let mut v = vec![Mutex::new(conn)];
+                v.extend(extra);
+                v
+            },
             size,
             shown_path: path.to_path_buf(),
             zstd_messages,
@@ -915,39 +950,164 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
     })
 }
 
-/// Reads a block of rows into one buffer: a u32 row count, then (start, length) u32 pairs,
-/// then the payloads (per-message zstd undone).
-pub(crate) fn read_rows(src: &Source, ch: &Chunk) -> Result<Vec<u8>> {
+/// What one thread's scan of an id range found.
+struct RowScan {
+    per: Vec<Vec<IndexEntry>>,
+    chunks: Vec<Chunk>,
+    unknown: u64,
+}
+
+/// Scans the rows with ids in `a..=b` into blocks and table entries (chunk indexes relative to
+/// this scan's first block). An entry's offset is its id's distance from its block's first id.
+fn scan_rows(
+    conn: &rusqlite::Connection,
+    path: &Path,
+    a: i64,
+    b: i64,
+    by_topic_id: &HashMap<i64, usize>,
+    ncon: usize,
+) -> Result<RowScan> {
+    let err = sql_err(path, "reading the messages table");
+    let mut stmt = conn
+        .prepare(
+            "SELECT id, topic_id, timestamp FROM messages WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+        )
+        .map_err(&err)?;
+    let mut rows = stmt.query([a, b]).map_err(&err)?;
+    let mut out = RowScan {
+        per: vec![Vec::new(); ncon],
+        chunks: Vec::new(),
+        unknown: 0,
+    };
+    let mut counts = vec![0u32; ncon];
+    let mut rows_in_block = 0usize;
+    // Topic ids are small: look them up in a table, not a hash map, for each of millions of rows.
+    let max_id = by_topic_id.keys().copied().max().unwrap_or(0);
+    let dense: Option<Vec<Option<usize>>> = (0..=65536).contains(&max_id).then(|| {
+        let mut v = vec![None; max_id as usize + 1];
+        for (&k, &ci) in by_topic_id {
+            if let Ok(k) = usize::try_from(k) {
+                v[k] = Some(ci);
+            }
+        }
+        v
+    });
+    let lookup = |topic: i64| -> Option<usize> {
+        match &dense {
+            Some(v) => usize::try_from(topic)
+                .ok()
+                .and_then(|k| v.get(k).copied().flatten()),
+            None => by_topic_id.get(&topic).copied(),
+        }
+    };
+    let flush = |ch: &mut Chunk, counts: &mut [u32]| {
+        ch.counts = counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(i, &n)| (i, n))
+            .collect();
+        counts.iter_mut().for_each(|c| *c = 0);
+    };
+    while let Some(r) = rows.next().map_err(&err)? {
+        let int = |i: usize| -> Result<i64> {
+            r.get_ref(i)
+                .map_err(&err)?
+                .as_i64()
+                .map_err(|e| sql_err(path, "a messages column is not an integer")(e.into()))
+        };
+        let (id, topic, t) = (int(0)?, int(1)?, int(2)?);
+        let Some(ci) = lookup(topic) else {
+            out.unknown += 1;
+            continue;
+        };
+        let t = u64::try_from(t).unwrap_or(0);
+        let new_block = match out.chunks.last() {
+            None => true,
+            Some(c) => rows_in_block >= BLOCK_ROWS || id - c.first_row >= BLOCK_ID_SPAN,
+        };
+        if new_block {
+            if let Some(c) = out.chunks.last_mut() {
+                flush(c, &mut counts);
+            }
+            out.chunks.push(Chunk {
+                pos: id as u64,
+                start_ns: u64::MAX,
+                end_ns: 0,
+                kind: ChunkKind::Rows,
+                first_row: id,
+                compression: Compression::None,
+                ..Default::default()
+            });
+            rows_in_block = 0;
+        }
+        let k = out.chunks.len() - 1;
+        let ch = &mut out.chunks[k];
+        ch.index_pos = id as u64;
+        ch.start_ns = ch.start_ns.min(t);
+        ch.end_ns = ch.end_ns.max(t);
+        counts[ci] += 1;
+        out.per[ci].push(IndexEntry {
+            time_ns: t,
+            chunk: k as u32,
+            offset: (id - ch.first_row) as u32,
+        });
+        rows_in_block += 1;
+    }
+    if let Some(c) = out.chunks.last_mut() {
+        flush(c, &mut counts);
+    }
+    Ok(out)
+}
+
+/// Reads a block of rows into one buffer: a u32 slot count (the block's id span), then a
+/// (start, length) u32 pair per id (length `u32::MAX`: no such row, or not asked for), then the
+/// payloads, per-message zstd undone. `topics` limits the rows read to those topic ids.
+pub(crate) fn read_rows(src: &Source, ch: &Chunk, topics: Option<&[i64]>) -> Result<Vec<u8>> {
     let Source::Sqlite(s) = src else {
         return Err(Error::Invalid(
             "a row block outside a SQLite storage".into(),
         ));
     };
     let conn = s
-        .conn
-        .lock()
+        .conns
+        .iter()
+        .find_map(|c| c.try_lock().ok())
+        .map_or_else(|| s.conns[0].lock(), Ok)
         .map_err(|_| Error::Invalid("the SQLite connection was poisoned".into()))?;
     let err = sql_err(&s.shown_path, "reading messages");
-    let mut stmt = conn
-        .prepare_cached("SELECT data FROM messages WHERE id BETWEEN ?1 AND ?2 ORDER BY id")
-        .map_err(&err)?;
-    let mut rows = stmt
-        .query([ch.first_row, ch.index_pos as i64])
-        .map_err(&err)?;
-    let mut payloads: Vec<Vec<u8>> = Vec::new();
-    while let Some(r) = rows.next().map_err(&err)? {
-        let d: Vec<u8> = match r.get_ref(0).map_err(&err)? {
-            rusqlite::types::ValueRef::Blob(b) => b.to_vec(),
-            rusqlite::types::ValueRef::Text(b) => b.to_vec(),
-            _ => Vec::new(),
+    let last = ch.index_pos as i64;
+    let slots = usize::try_from(last - ch.first_row + 1)
+        .ok()
+        .filter(|&n| n <= BLOCK_ID_SPAN as usize)
+        .ok_or_else(|| {
+            Error::Invalid(format!("row block {}..{last} is not a block", ch.first_row))
+        })?;
+    let mut rows_data: Vec<(usize, Vec<u8>)> = Vec::new();
+    {
+        let sql = match topics {
+            Some(t) => format!(
+                "SELECT id, data FROM messages WHERE id BETWEEN ?1 AND ?2 AND topic_id IN ({}) ORDER BY id",
+                t.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+            ),
+            None => "SELECT id, data FROM messages WHERE id BETWEEN ?1 AND ?2 ORDER BY id".into(),
         };
-        payloads.push(d);
+        let mut stmt = conn.prepare_cached(&sql).map_err(&err)?;
+        let mut rows = stmt.query([ch.first_row, last]).map_err(&err)?;
+        while let Some(r) = rows.next().map_err(&err)? {
+            let id: i64 = r.get(0).map_err(&err)?;
+            let d: Vec<u8> = match r.get_ref(1).map_err(&err)? {
+                rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => {
+                    b.to_vec()
+                }
+                _ => Vec::new(),
+            };
+            rows_data.push(((id - ch.first_row) as usize, d));
+        }
     }
-    drop(rows);
-    drop(stmt);
     drop(conn);
     if s.zstd_messages {
-        for (i, p) in payloads.iter_mut().enumerate() {
+        for (slot, p) in rows_data.iter_mut() {
             let mut out = Vec::new();
             let dec = zstd::stream::read::Decoder::new(&p[..])
                 .and_then(|d| d.take(MAX_MESSAGE + 1).read_to_end(&mut out));
@@ -958,7 +1118,7 @@ pub(crate) fn read_rows(src: &Source, ch: &Chunk) -> Result<Vec<u8>> {
                         path: s.shown_path.clone(),
                         reason: format!(
                             "message row {} decompresses to more than {MAX_MESSAGE} bytes",
-                            ch.first_row + i as i64
+                            ch.first_row + *slot as i64
                         ),
                     })
                 }
@@ -966,26 +1126,33 @@ pub(crate) fn read_rows(src: &Source, ch: &Chunk) -> Result<Vec<u8>> {
                     return Err(Error::Storage {
                         path: s.shown_path.clone(),
                         reason: format!(
-                            "message in row block from id {} (row {i}) is not a zstd frame: {e}",
-                            ch.first_row
+                            "message row {} is not a zstd frame (message-mode compression): {e}",
+                            ch.first_row + *slot as i64
                         ),
                     })
                 }
             }
         }
     }
-    let n = payloads.len();
-    let total: usize = payloads.iter().map(Vec::len).sum();
-    let mut buf = Vec::with_capacity(4 + 8 * n + total);
-    buf.extend_from_slice(&(n as u32).to_le_bytes());
-    let mut at = 4 + 8 * n;
-    for p in &payloads {
-        buf.extend_from_slice(&(at as u32).to_le_bytes());
-        buf.extend_from_slice(&(p.len() as u32).to_le_bytes());
-        at += p.len();
+    let total: usize = rows_data.iter().map(|r| r.1.len()).sum();
+    let mut buf = Vec::with_capacity(4 + 8 * slots + total);
+    buf.extend_from_slice(&(slots as u32).to_le_bytes());
+    let mut table = vec![(0u32, u32::MAX); slots];
+    let mut at = 4 + 8 * slots;
+    for (slot, p) in &rows_data {
+        if let Some(e) = table.get_mut(*slot) {
+            *e = (at as u32, p.len() as u32);
+            at += p.len();
+        }
     }
-    for p in payloads {
-        buf.extend_from_slice(&p);
+    for (a, l) in &table {
+        buf.extend_from_slice(&a.to_le_bytes());
+        buf.extend_from_slice(&l.to_le_bytes());
+    }
+    for (slot, p) in rows_data {
+        if slot < slots {
+            buf.extend_from_slice(&p);
+        }
     }
     Ok(buf)
 }
@@ -1013,7 +1180,11 @@ pub(crate) fn message_in_rows(
         return Err(missing());
     }
     let start = word(4 + 8 * k).ok_or_else(missing)? as usize;
-    let len = word(8 + 8 * k).ok_or_else(missing)? as usize;
+    let len = word(8 + 8 * k).ok_or_else(missing)?;
+    if len == u32::MAX {
+        return Err(missing());
+    }
+    let len = len as usize;
     if start + len > buf.len() {
         return Err(missing());
     }

@@ -90,6 +90,7 @@ pub fn field_series(
             }
         }
     }
+    let conns: Vec<usize> = extractors.iter().map(|(ci, _)| *ci).collect();
     let work: Vec<usize> = (0..per_chunk.len())
         .filter(|&i| !per_chunk[i].is_empty())
         .collect();
@@ -111,7 +112,7 @@ pub fn field_series(
                 let buf = if !bag.chunk_is_buffered(chunk as u32) {
                     None
                 } else {
-                    match bag.decompress_chunk(chunk) {
+                    match bag.read_chunk_for(chunk, &conns) {
                         Ok(b) => Some(Arc::new(b)),
                         Err(e) => {
                             if let Ok(mut v) = errs.lock() {

@@ -1,0 +1,50 @@
+//! ROS 2 definitions and CDR messages from arbitrary bytes: the input is a `ros2msg` text, a 0
+//! byte, then a CDR message (with its encapsulation header). Parsing, compiling, decoding (to
+//! JSON, which must parse) and every numeric field path's extractor must return, never panic.
+#![no_main]
+
+use bagscope::decode::{to_json, Extractor, FieldPath, Plan};
+use bagscope::msgdef::{ArrayKind, Dialect, FieldType, MsgDef};
+use libfuzzer_sys::fuzz_target;
+
+fn paths(def: &MsgDef, ty: usize, prefix: &str, depth: usize, out: &mut Vec<String>) {
+    if depth > 4 || out.len() > 64 {
+        return;
+    }
+    for f in &def.types[ty].fields {
+        let mut p = format!("{prefix}.{}", f.name);
+        if f.array != ArrayKind::Scalar {
+            p.push_str("[-1]");
+        }
+        match f.ty {
+            FieldType::Primitive(_) => out.push(p),
+            FieldType::Message(j) => paths(def, j, &p, depth + 1, out),
+        }
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+    let Ok(text) = std::str::from_utf8(&data[..split]) else {
+        return;
+    };
+    let msg = data.get(split + 1..).unwrap_or(&[]);
+    let Ok(def) = MsgDef::parse_dialect("fuzz/msg/Msg", text, Dialect::Ros2) else {
+        return;
+    };
+    let plan = Plan::new_cdr(def);
+    if let Ok(node) = plan.decode(msg) {
+        let mut s = String::new();
+        to_json(&plan.def, &node.value, &mut s);
+        let _: serde_json::Value = serde_json::from_str(&s).expect("to_json writes JSON");
+    }
+    let mut ps = Vec::new();
+    paths(&plan.def, 0, "", 0, &mut ps);
+    for p in ps {
+        if let Ok(fp) = FieldPath::parse(&p) {
+            if let Ok(ex) = Extractor::new(&plan, &fp.segments) {
+                let _ = ex.extract(msg);
+            }
+        }
+    }
+});

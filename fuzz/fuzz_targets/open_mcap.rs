@@ -1,0 +1,22 @@
+//! MCAP from arbitrary bytes (the magic is prepended, so every input is an MCAP attempt):
+//! opening (summary or linear scan), the message tables, reading every message in time order
+//! and checking every chunk must return, never panic, hang or allocate without bound.
+#![no_main]
+
+use bagscope::{Bag, Filter};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let mut bytes = bagscope::mcap::MAGIC.to_vec();
+    bytes.extend_from_slice(data);
+    let Ok(bag) = Bag::from_bytes("fuzz.mcap", bytes) else {
+        return;
+    };
+    let _ = bag.tables();
+    if let Ok(it) = bag.messages(&Filter::default()) {
+        for m in it {
+            let _ = m;
+        }
+    }
+    let _ = bagscope::check::check(&bag, 1, None);
+});
