@@ -1,5 +1,10 @@
-//! bagscope: read, recover and write ROS 1 bag files (format 2.0 and 1.2), decode their
-//! messages from the definitions stored in the bag.
+//! bagscope: read and recover ROS recordings (ROS 1 bags of every format, rosbag2 directories
+//! with SQLite or MCAP storage, standalone MCAP), decode their messages (ROS 1 serialization,
+//! CDR) from the definitions stored in them or found elsewhere, write ROS 1 bags.
+//!
+//! Layers: [`storage`] (formats, one interface) → [`bag`] (an open recording: tables, cache,
+//! message and range access) → [`encoding`] with [`definition`] (bytes to values) →
+//! [`ops`] (check, series, csv, export, info); the app and the command line sit on top.
 //!
 //! ```no_run
 //! let bag = bagscope::Bag::open("run.bag")?;
@@ -16,27 +21,23 @@
 #[cfg(feature = "gui")]
 pub mod app;
 pub mod bag;
-pub mod check;
-pub mod chunk;
-pub mod csv;
-pub mod decode;
-pub mod defs;
+pub mod definition;
 pub mod demo;
+pub mod encoding;
 pub mod error;
-pub mod export;
-pub mod info;
 pub mod iter;
-pub mod mcap;
-pub mod msgdef;
-mod old;
-pub mod record;
-pub mod rosbag2;
-mod scan;
-pub mod series;
-mod tables;
+pub mod ops;
+pub mod storage;
 pub mod timefmt;
-mod v12;
-pub mod writer;
+
+// The modules under their short names (the paths the API had before the storage layer).
+pub use definition::msg as msgdef;
+pub use definition::sources as defs;
+pub use encoding as decode;
+pub use ops::{check, csv, export, info, series};
+pub(crate) use storage::ros1::{old, scan, tables, v12};
+pub use storage::ros1::{record, writer};
+pub use storage::{compression as chunk, mcap, rosbag2};
 
 pub use bag::{
     Bag, Bytes, Chunk, ChunkKind, Connection, Filter, IndexEntry, Message, MessageTables, Summary,

@@ -4,8 +4,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::bag::{scan_chunk_messages, Bag, IndexEntry};
+use crate::bag::{Bag, IndexEntry};
 use crate::error::Result;
+use crate::storage::ros1::scan_chunk_messages;
 
 /// What a check found.
 #[derive(Debug, Clone, Default)]

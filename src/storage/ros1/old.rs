@@ -11,11 +11,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::bag::{
+use crate::error::{Error, Location, RecordKind, Result};
+use crate::storage::{
     read_at, Bytes, Chunk, ChunkKind, Connection, IndexEntry, Message, MessageTables, Opened,
     Source, Summary, Version,
 };
-use crate::error::{Error, Location, RecordKind, Result};
 
 /// Stretches grow to about this many bytes (a record is never split).
 const STRETCH: u64 = 4 << 20;

@@ -5,9 +5,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::bag::{read_at, Chunk, Connection, IndexEntry, MessageTables, Opened, Summary, Version};
 use crate::error::{Error, Location, RecordKind, Result};
 use crate::record::{self, le_u32, le_u64, op, Compression, V12Header};
+use crate::storage::{
+    read_at, Chunk, Connection, IndexEntry, MessageTables, Opened, Summary, Version,
+};
 
 /// Size of the raw segments that stand in for chunks.
 const SEGMENT_BITS: u32 = 24;
@@ -18,7 +20,11 @@ const MAX_HEADER: u64 = 16 << 20;
 const MAX_MESSAGE: u64 = 1 << 30;
 
 /// Reads the record at `pos`: its header and the file offset and length of its data.
-fn record_at(file: &crate::bag::Source, pos: u64, file_size: u64) -> Result<(V12Header, u64, u64)> {
+fn record_at(
+    file: &crate::storage::Source,
+    pos: u64,
+    file_size: u64,
+) -> Result<(V12Header, u64, u64)> {
     let at = Location::File(pos);
     let head = read_at(file, pos, 4)?;
     let hlen = u64::from(le_u32(&head, 0).ok_or(Error::Truncated {
@@ -57,7 +63,7 @@ fn record_at(file: &crate::bag::Source, pos: u64, file_size: u64) -> Result<(V12
 }
 
 /// Reads the data of the message record at `pos`.
-pub(crate) fn read_message(file: &crate::bag::Source, pos: u64) -> Result<Vec<u8>> {
+pub(crate) fn read_message(file: &crate::storage::Source, pos: u64) -> Result<Vec<u8>> {
     let size = file.len()?;
     let (h, data_pos, dlen) = record_at(file, pos, size)?;
     if h.op != op::MSG_DATA {
@@ -132,7 +138,7 @@ impl Builder {
 }
 
 /// Opens a 1.2 bag: from its index when it has one, otherwise by a linear scan.
-pub(crate) fn open(file: &crate::bag::Source, path: &Path, file_size: u64) -> Result<Opened> {
+pub(crate) fn open(file: &crate::storage::Source, path: &Path, file_size: u64) -> Result<Opened> {
     let first = record::MAGIC_V12.len() as u64;
     let mut warnings = Vec::new();
     let mut index_pos = 0;
@@ -183,7 +189,7 @@ pub(crate) fn open(file: &crate::bag::Source, path: &Path, file_size: u64) -> Re
                 data_pos: pos,
                 data_len: SEGMENT.min(file_size - pos),
                 size: SEGMENT.min(file_size - pos) as u32,
-                kind: crate::bag::ChunkKind::Ros1Raw,
+                kind: crate::storage::ChunkKind::Ros1Raw,
                 ..Default::default()
             }
         })
@@ -228,7 +234,7 @@ pub(crate) fn open(file: &crate::bag::Source, path: &Path, file_size: u64) -> Re
 
 /// Reads the index ver 0 records from `index_pos` to the end of the file.
 fn from_index(
-    file: &crate::bag::Source,
+    file: &crate::storage::Source,
     file_size: u64,
     index_pos: u64,
     b: &mut Builder,
@@ -327,7 +333,7 @@ fn from_index(
 /// Reads every record from `pos`, stopping before `index_pos` (when non-zero) or at the first
 /// unreadable record.
 fn linear(
-    file: &crate::bag::Source,
+    file: &crate::storage::Source,
     file_size: u64,
     mut pos: u64,
     index_pos: u64,

@@ -15,13 +15,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::bag::{
-    read_at, Bytes, Chunk, ChunkEntries, ChunkKind, Connection, IndexEntry, Message, MessageTables,
-    Opened, Source, Summary, TablesProgress, Version,
-};
 use crate::chunk::MAX_CHUNK_SIZE;
 use crate::error::{Error, Location, RecordKind, Result};
 use crate::record::Compression;
+use crate::storage::{
+    read_at, Bytes, Chunk, ChunkEntries, ChunkKind, Connection, IndexEntry, Message, MessageTables,
+    Opened, Source, Summary, TablesProgress, Version,
+};
 
 /// The 8 bytes at the start and the end of an MCAP file.
 pub const MAGIC: &[u8; 8] = b"\x89MCAP0\r\n";
@@ -1077,7 +1077,7 @@ pub(crate) fn message_in_records(
 /// Builds the message tables of an indexed file from the message index records after each
 /// chunk; a chunk whose index is missing or unusable is decompressed and scanned.
 pub(crate) fn build_tables(
-    bag: &crate::Bag,
+    bag: &dyn crate::storage::ChunkReader,
     progress: &mut dyn FnMut(TablesProgress, &ChunkEntries) -> bool,
 ) -> Result<MessageTables> {
     let s = bag.summary();

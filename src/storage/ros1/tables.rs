@@ -1,16 +1,15 @@
 //! Building the message tables of an indexed bag from the index data records that follow
 //! each chunk. A chunk whose index data is unusable is decompressed and its records scanned.
 
-use crate::bag::{
-    parse_index_region, read_at, scan_chunk_records, Bag, ChunkEntries, IndexEntry, MessageTables,
-    TablesProgress,
-};
+use super::{parse_index_region, scan_chunk_records};
 use crate::error::{Error, Result};
 use crate::record::INDEX_ENTRY_V1;
+use crate::storage::ChunkReader;
+use crate::storage::{read_at, ChunkEntries, IndexEntry, MessageTables, TablesProgress};
 
-/// Builds the tables; see [`Bag::build_tables`].
+/// Builds the tables; see `Bag::build_tables`.
 pub(crate) fn build(
-    bag: &Bag,
+    bag: &dyn ChunkReader,
     progress: &mut dyn FnMut(TablesProgress, &ChunkEntries) -> bool,
 ) -> Result<MessageTables> {
     let s = bag.summary();

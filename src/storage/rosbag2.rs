@@ -17,12 +17,12 @@ use std::sync::{Arc, Mutex};
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-use crate::bag::{
-    Bag, Bytes, Chunk, ChunkKind, Connection, IndexEntry, Message, MessageTables, Opened, Source,
-    Summary, Version,
-};
 use crate::error::{Error, Result};
 use crate::record::Compression;
+use crate::storage::{
+    Bytes, Chunk, ChunkKind, Connection, IndexEntry, Message, MessageTables, Opened, Source,
+    Summary, Version,
+};
 
 /// The first bytes of a SQLite database.
 pub const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
@@ -169,7 +169,7 @@ impl Drop for TempDir {
 }
 
 /// Opens a rosbag2 directory (or the directory of a `metadata.yaml`).
-pub fn open_dir(dir: &Path) -> Result<Bag> {
+pub(crate) fn open_dir(dir: &Path) -> Result<(Vec<Source>, Opened)> {
     let meta_path = dir.join("metadata.yaml");
     let mut warnings = Vec::new();
     let meta = if meta_path.is_file() {
@@ -236,7 +236,7 @@ pub fn open_dir(dir: &Path) -> Result<Bag> {
 }
 
 /// Opens a single storage file (`.db3`, `.db3.zstd`, `.mcap.zstd`) as a recording.
-pub fn open_file(path: &Path) -> Result<Bag> {
+pub(crate) fn open_file(path: &Path) -> Result<(Vec<Source>, Opened)> {
     open_files(
         path,
         &[path.to_path_buf()],
@@ -288,7 +288,7 @@ fn open_files(
     files: &[PathBuf],
     meta: Option<&Metadata>,
     mut warnings: Vec<String>,
-) -> Result<Bag> {
+) -> Result<(Vec<Source>, Opened)> {
     let message_mode = meta.is_some_and(|m| m.compression.1.eq_ignore_ascii_case("message"));
     let mut parts = Vec::new();
     for f in files {
@@ -407,7 +407,7 @@ fn open_files(
             .warnings
             .push("the recording holds no messages".into());
     }
-    Ok(Bag::from_opened(
+    Ok((
         sources,
         Opened {
             profile: String::new(),

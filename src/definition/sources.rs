@@ -67,27 +67,27 @@ const SHIPPED: &[(&str, Dialect, &str)] = &[
     (
         "ros2_humble",
         Dialect::Ros2,
-        include_str!("../assets/interfaces/ros2_humble.msgs"),
+        include_str!("../../assets/interfaces/ros2_humble.msgs"),
     ),
     (
         "ros2_jazzy",
         Dialect::Ros2,
-        include_str!("../assets/interfaces/ros2_jazzy.msgs"),
+        include_str!("../../assets/interfaces/ros2_jazzy.msgs"),
     ),
     (
         "ros2_foxy",
         Dialect::Ros2,
-        include_str!("../assets/interfaces/ros2_foxy.msgs"),
+        include_str!("../../assets/interfaces/ros2_foxy.msgs"),
     ),
     (
         "ros2_dashing",
         Dialect::Ros2,
-        include_str!("../assets/interfaces/ros2_dashing.msgs"),
+        include_str!("../../assets/interfaces/ros2_dashing.msgs"),
     ),
     (
         "ros1_noetic",
         Dialect::Ros1,
-        include_str!("../assets/interfaces/ros1_noetic.msgs"),
+        include_str!("../../assets/interfaces/ros1_noetic.msgs"),
     ),
 ];
 

@@ -1,11 +1,21 @@
-//! Decoding messages from their definition: a [`Plan`] compiled once per connection decodes a
-//! message into a tree of [`Node`]s (values with the byte range they came from), and a
-//! [`FieldPath`] compiles against a plan into an [`Extractor`] that reads one value per message
-//! without building the tree.
+//! Message encodings: turning a message's bytes into values, from its definition.
+//!
+//! A [`Plan`] compiled once per connection decodes a message into a tree of [`Node`]s (values
+//! with the byte range they came from), and a [`FieldPath`] compiles against a plan into an
+//! [`Extractor`] that reads one value per message without building the tree.
+//!
+//! Two encodings share one decoder, as they share their structure (fields in order, arrays as
+//! a u32 count then elements, fixed arrays without count):
+//! - ROS 1 serialization: little endian, packed, strings a u32 length and the bytes;
+//! - CDR ([`cdr`], ROS 2): a 4-byte encapsulation header giving the byte order, every value
+//!   aligned to its size counted from the end of that header, strings counting their NUL.
 
 use std::fmt::{self, Write as _};
 
 use crate::msgdef::{ArrayKind, DefError, Dialect, Field, FieldType, MsgDef, Primitive};
+
+pub mod cdr;
+use cdr::prim_align;
 
 /// md5sum of an empty definition (`std_msgs/Empty`).
 pub const EMPTY_MD5: &str = "d41d8cd98f00b204e9800998ecf8427e";
@@ -248,14 +258,6 @@ pub struct Plan {
     pub cdr: bool,
 }
 
-/// CDR alignment of a primitive (strings align their length).
-fn prim_align(p: Primitive) -> usize {
-    match p {
-        Primitive::Time | Primitive::Duration | Primitive::String => 4,
-        _ => p.size().unwrap_or(1),
-    }
-}
-
 fn prim_min(p: Primitive) -> usize {
     p.size().unwrap_or(4)
 }
@@ -494,42 +496,6 @@ impl Decoder<'_, '_> {
         } else {
             u32::from_le_bytes(a)
         })
-    }
-
-    /// Reads the 4-byte CDR encapsulation header: representation and endianness.
-    fn cdr_header(&mut self) -> Result<(), DecodeError> {
-        let h = self.take(4)?;
-        let (be, max_align) = match (h[0], h[1]) {
-            (0, 0) => (true, 8),
-            (0, 1) => (false, 8),
-            // XCDR2 plain (final types): 8-byte values align to 4.
-            (0, 6) => (true, 4),
-            (0, 7) => (false, 4),
-            (a, b) => {
-                self.pos = 0;
-                return Err(self.err(format!(
-                    "CDR encapsulation {a:#04x} {b:#04x} is not plain CDR (0x0000/0x0001 XCDR1, 0x0006/0x0007 XCDR2)"
-                )));
-            }
-        };
-        self.be = be;
-        self.max_align = max_align;
-        self.origin = 4;
-        Ok(())
-    }
-
-    /// CDR: skips padding so that the next `n`-byte value is aligned.
-    fn align(&mut self, n: usize) -> Result<(), DecodeError> {
-        if !self.plan.cdr || n <= 1 {
-            return Ok(());
-        }
-        let n = n.min(self.max_align);
-        let rel = self.pos - self.origin;
-        let pad = (n - rel % n) % n;
-        if pad > 0 {
-            self.take(pad)?;
-        }
-        Ok(())
     }
 
     /// Reads `count` values of `p` (fixed size `sz`) as little-endian bytes.

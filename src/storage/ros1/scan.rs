@@ -4,20 +4,20 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::bag::{
-    read_at, scan_chunk_records, Chunk, Connection, IndexEntry, MessageTables, Opened, Summary,
-    Version,
-};
+use super::scan_chunk_records;
 use crate::chunk::{self, MAX_CHUNK_SIZE};
 use crate::error::{Error, Location, RecordKind, Result};
 use crate::record::{self, le_u32, op, BagHeader, ChunkHeader, ConnectionRecord};
+use crate::storage::{
+    read_at, Chunk, Connection, IndexEntry, MessageTables, Opened, Summary, Version,
+};
 
 /// Largest record header read while scanning.
 const MAX_HEADER: usize = 1 << 20;
 
 /// Scans the whole file; `header` is the bag header if it could be read.
 pub(crate) fn scan_v2(
-    file: &crate::bag::Source,
+    file: &crate::storage::Source,
     path: &Path,
     file_size: u64,
     header: Option<BagHeader>,

@@ -1,5 +1,9 @@
-//! Message definitions: the text a bag stores for each connection (`message_definition` in 2.0,
-//! `def` in 1.2), parsed into a tree of types, and the md5sum ROS computes from it.
+//! The `.msg` definition language, `ros1msg` and `ros2msg` ([`Dialect`]): the text a recording
+//! stores for each connection (`message_definition` in ROS 1 2.0, `def` in 1.2, the MCAP schema,
+//! rosbag2's `message_definitions` table), parsed into a tree of types, and the md5sum ROS 1
+//! computes from it. ROS 2 adds `pkg/msg/Type` names, bounded strings (`string<=10`) and
+//! sequences (`int32[<=5]`), default values after a field's name, and one `uint8` member in
+//! an empty type; `byte` is an unsigned octet there.
 //!
 //! The text is the main type's definition, then for each type it uses a line of `=` signs, a
 //! `MSG: pkg/Type` line and that type's definition. Every line is a field (`float64[9] cov`),

@@ -1,0 +1,9 @@
+//! Message definition languages and where definitions come from.
+//!
+//! - [`msg`]: the `.msg` language in its two dialects, `ros1msg` and `ros2msg`
+//!   ([`msg::Dialect`]), parsed into a tree of types; the ROS 1 md5sum.
+//! - [`sources`]: definitions a recording does not store, from `.msg` search paths or the
+//!   standard interfaces bagscope ships.
+
+pub mod msg;
+pub mod sources;

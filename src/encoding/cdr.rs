@@ -1,0 +1,60 @@
+//! CDR (XCDR1 and plain XCDR2, little and big endian), as ROS 2 middlewares write it: what
+//! the decoder of [`super`] does differently from ROS 1 serialization.
+//!
+//! - The message starts with a 4-byte encapsulation header: `00 00` big endian, `00 01` little
+//!   endian (XCDR1), `00 06` / `00 07` the same in plain XCDR2, where 8-byte values align to 4;
+//!   then two option bytes (the end padding).
+//! - Every primitive is aligned to its own size, counted from the end of the header; sequence
+//!   counts and string lengths are u32 and so align to 4.
+//! - A string's length counts its terminating NUL, which is not part of the value.
+//! - An empty type is one byte (`structure_needs_at_least_one_member`, added by the `ros2msg`
+//!   parser).
+
+use super::{DecodeError, Decoder};
+use crate::msgdef::Primitive;
+
+/// CDR alignment of a primitive (strings align their length).
+pub(crate) fn prim_align(p: Primitive) -> usize {
+    match p {
+        Primitive::Time | Primitive::Duration | Primitive::String => 4,
+        _ => p.size().unwrap_or(1),
+    }
+}
+
+impl Decoder<'_, '_> {
+    /// Reads the 4-byte CDR encapsulation header: representation and endianness.
+    pub(super) fn cdr_header(&mut self) -> Result<(), DecodeError> {
+        let h = self.take(4)?;
+        let (be, max_align) = match (h[0], h[1]) {
+            (0, 0) => (true, 8),
+            (0, 1) => (false, 8),
+            // XCDR2 plain (final types): 8-byte values align to 4.
+            (0, 6) => (true, 4),
+            (0, 7) => (false, 4),
+            (a, b) => {
+                self.pos = 0;
+                return Err(self.err(format!(
+                    "CDR encapsulation {a:#04x} {b:#04x} is not plain CDR (0x0000/0x0001 XCDR1, 0x0006/0x0007 XCDR2)"
+                )));
+            }
+        };
+        self.be = be;
+        self.max_align = max_align;
+        self.origin = 4;
+        Ok(())
+    }
+
+    /// CDR: skips padding so that the next `n`-byte value is aligned.
+    pub(super) fn align(&mut self, n: usize) -> Result<(), DecodeError> {
+        if !self.plan.cdr || n <= 1 {
+            return Ok(());
+        }
+        let n = n.min(self.max_align);
+        let rel = self.pos - self.origin;
+        let pad = (n - rel % n) % n;
+        if pad > 0 {
+            self.take(pad)?;
+        }
+        Ok(())
+    }
+}

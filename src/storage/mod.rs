@@ -1,0 +1,516 @@
+//! The storage layer: what every storage (ROS 1 bag, MCAP, rosbag2) gives the rest of bagscope.
+//!
+//! A storage knows binary messages and their metadata, nothing of what the bytes mean (that is
+//! [`crate::encoding`], with definitions from [`crate::definition`]). Opening a storage gives
+//! a [`Summary`] (connections, chunks with per-chunk time ranges and counts for the timeline
+//! density, topics, counts, time range, warnings) and, where the storage has no index to read
+//! them from lazily, the [`MessageTables`] (time and place of every message, 16 bytes each).
+//! A [`Chunk`] is the unit of reading: a ROS 1 chunk record, a stretch of an unchunked or old
+//! file, an MCAP chunk, a block of SQLite rows. Its [`ChunkKind`] says how its bytes are read
+//! and how a message is found at an offset in them; [`crate::Bag`] dispatches on it, so
+//! nothing above the library matches on the file format.
+//!
+//! - [`ros1`]: ROS 1 bags, 2.0 (chunked, indexed), 1.2, and 1.1 / 1.0 / version 0;
+//! - [`mcap`]: MCAP files, indexed (summary, message indexes) or recovered by a linear scan;
+//! - [`rosbag2`]: rosbag2 directories (metadata.yaml, split files, SQLite or MCAP storage,
+//!   zstd in file or message mode);
+//! - [`compression`]: the chunk compressions (lz4, bz2, zstd) with bounded output.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::storage::ros1::record::Compression;
+
+pub mod compression;
+pub mod mcap;
+pub mod ros1;
+pub mod rosbag2;
+
+/// Format (storage and version) of a recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Version {
+    /// `#ROSBAG V2.0`: chunked.
+    #[default]
+    V2_0,
+    /// `#ROSRECORD V1.2`: records in sequence, index ver 0.
+    V1_2,
+    /// `#ROSRECORD V1.1` or `#ROSLOG V1.1`: text lines and a 12-byte block per record.
+    V1_1,
+    /// `#ROSLOG V1.0` (and `##MULTILOG##`): declared topics, then records.
+    V1_0,
+    /// Version 0: one topic, no magic line.
+    V0,
+    /// A standalone MCAP file.
+    Mcap,
+    /// A rosbag2 recording stored in SQLite (`.db3`) files.
+    Rosbag2Sqlite,
+    /// A rosbag2 recording stored in MCAP files.
+    Rosbag2Mcap,
+}
+
+impl Version {
+    /// "2.0", "1.2", "MCAP", "rosbag2 sqlite3", "rosbag2 mcap".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V2_0 => "2.0",
+            Self::V1_2 => "1.2",
+            Self::V1_1 => "1.1",
+            Self::V1_0 => "1.0",
+            Self::V0 => "0",
+            Self::Mcap => "MCAP",
+            Self::Rosbag2Sqlite => "rosbag2 sqlite3",
+            Self::Rosbag2Mcap => "rosbag2 mcap",
+        }
+    }
+
+    /// Whether this is a ROS 1 bag (any version).
+    pub fn is_ros1(self) -> bool {
+        matches!(
+            self,
+            Self::V2_0 | Self::V1_2 | Self::V1_1 | Self::V1_0 | Self::V0
+        )
+    }
+}
+
+/// What a [`Chunk`] is in its storage, which says how its bytes are read and how a message is
+/// found at an offset in them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChunkKind {
+    /// A ROS 1 chunk record: its data holds ROS 1 records.
+    #[default]
+    Ros1,
+    /// A raw segment of a ROS 1 format 1.2 file, read message by message from the file.
+    Ros1Raw,
+    /// MCAP records: a chunk's records once decompressed, or a stretch of an unchunked file.
+    Mcap,
+    /// A block of SQLite rows (rosbag2): offsets are row numbers within the block.
+    Rows,
+    /// A stretch of a ROS 1 file before format 1.2: offsets point at a record's 12-byte block.
+    Ros1Old,
+}
+
+/// One connection: a topic as recorded from one publisher with one type (an MCAP channel, a
+/// rosbag2 topic of one storage file).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Connection {
+    /// Connection id as written in the bag (format 1.2: its order of appearance).
+    pub id: u32,
+    /// Topic name.
+    pub topic: String,
+    /// Message type, `pkg/Type`.
+    pub datatype: String,
+    /// md5sum of the type as recorded.
+    pub md5sum: String,
+    /// Full message definition text as recorded.
+    pub message_definition: String,
+    /// Publishing node, when recorded.
+    pub callerid: Option<String>,
+    /// Latching publisher.
+    pub latching: bool,
+    /// Number of messages on this connection.
+    pub message_count: u64,
+    /// How messages are serialized: `ros1`, `cdr`, `protobuf`, `json`, ...
+    pub encoding: String,
+    /// The language of `message_definition`: `ros1msg`, `ros2msg`, ... (empty: none stored).
+    pub schema_encoding: String,
+    /// QoS profiles the publishers offered (rosbag2), as recorded.
+    pub qos: String,
+    /// Index of the storage file that defines it, into [`Summary::files`] (split recordings).
+    pub file: u32,
+}
+
+/// A chunk: its place in the file and what it holds. Format 1.2 files are split into raw
+/// segments that play the same part, so nothing above the library knows the version.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Chunk {
+    /// File offset of the chunk record (of the segment, for raw segments).
+    pub pos: u64,
+    /// Earliest message time (ns); `u64::MAX` when empty.
+    pub start_ns: u64,
+    /// Latest message time (ns); 0 when empty.
+    pub end_ns: u64,
+    /// Messages per connection index.
+    pub counts: Vec<(usize, u32)>,
+    /// Compression of the chunk data.
+    pub compression: Compression,
+    /// File offset of the chunk's (compressed) data.
+    pub data_pos: u64,
+    /// Bytes of compressed data in the file.
+    pub data_len: u64,
+    /// Declared uncompressed size.
+    pub size: u32,
+    /// What the chunk is in its storage.
+    pub kind: ChunkKind,
+    /// Index of the storage file holding it (split recordings), into [`Summary::files`].
+    pub file: u32,
+    /// MCAP: file offset of the chunk's message index records (0: none). SQLite: the last row
+    /// id of the block.
+    pub index_pos: u64,
+    /// SQLite: the first row id of the block.
+    pub first_row: i64,
+}
+
+impl Chunk {
+    /// Number of messages in the chunk.
+    pub fn message_count(&self) -> u64 {
+        self.counts.iter().map(|&(_, n)| u64::from(n)).sum()
+    }
+}
+
+/// A topic and the connections recorded on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Topic {
+    /// Topic name.
+    pub name: String,
+    /// Type of the first connection (connections may disagree; each keeps its own).
+    pub datatype: String,
+    /// Indexes into [`Summary::connections`].
+    pub connections: Vec<usize>,
+    /// Messages over all its connections.
+    pub message_count: u64,
+}
+
+/// What is known of a bag after reading its index: shown first, before any chunk is read.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    /// The path the bag was opened from.
+    pub path: PathBuf,
+    /// File size in bytes.
+    pub file_size: u64,
+    /// Format version.
+    pub version: Version,
+    /// Whether the bag was opened from a complete index (false: recovered by a linear scan).
+    pub indexed: bool,
+    /// Connections, in id order.
+    pub connections: Vec<Connection>,
+    /// Chunks in file order.
+    pub chunks: Vec<Chunk>,
+    /// Topics by name, each grouping its connections.
+    pub topics: Vec<Topic>,
+    /// Total messages.
+    pub message_count: u64,
+    /// Time of the first message (ns), if any.
+    pub start_ns: Option<u64>,
+    /// Time of the last message (ns), if any.
+    pub end_ns: Option<u64>,
+    /// What was odd, recovered or skipped, each with where.
+    pub warnings: Vec<String>,
+    /// The storage files, in order (one for a single file).
+    pub files: Vec<PathBuf>,
+    /// Attachments (MCAP): name, media type, size in bytes.
+    pub attachments: Vec<(String, String, u64)>,
+    /// Metadata records (MCAP): name and key/value pairs.
+    pub metadata: Vec<(String, Vec<(String, String)>)>,
+    /// What the storage says about itself: MCAP profile and library, rosbag2 storage,
+    /// compression, ROS distro, metadata.yaml version.
+    pub storage_facts: Vec<(String, String)>,
+}
+
+impl Summary {
+    /// Chunks per compression name.
+    pub fn compression_counts(&self) -> BTreeMap<&'static str, usize> {
+        let mut m = BTreeMap::new();
+        for c in self
+            .chunks
+            .iter()
+            .filter(|c| matches!(c.kind, ChunkKind::Ros1 | ChunkKind::Mcap))
+        {
+            *m.entry(c.compression.name()).or_insert(0) += 1;
+        }
+        m
+    }
+
+    /// Connection id (as written in the bag) to index into [`Summary::connections`].
+    pub fn connection_index(&self) -> HashMap<u32, usize> {
+        self.connections
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id, i))
+            .collect()
+    }
+
+    /// The topic named `name`.
+    pub fn topic(&self, name: &str) -> Option<&Topic> {
+        self.topics
+            .binary_search_by(|t| t.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.topics[i])
+    }
+
+    /// Duration between first and last message, in ns.
+    pub fn duration_ns(&self) -> u64 {
+        match (self.start_ns, self.end_ns) {
+            (Some(s), Some(e)) => e.saturating_sub(s),
+            _ => 0,
+        }
+    }
+
+    /// Bytes of uncompressed chunk data.
+    pub fn uncompressed_size(&self) -> u64 {
+        self.chunks.iter().map(|c| u64::from(c.size)).sum()
+    }
+
+    /// Recomputes topics, counts and the time range from connections and chunks.
+    pub(crate) fn finish(&mut self) {
+        for c in &mut self.connections {
+            c.message_count = 0;
+        }
+        let (mut start, mut end) = (u64::MAX, 0u64);
+        for ch in &self.chunks {
+            for &(ci, n) in &ch.counts {
+                if let Some(c) = self.connections.get_mut(ci) {
+                    c.message_count += u64::from(n);
+                }
+            }
+            if ch.message_count() > 0 {
+                start = start.min(ch.start_ns);
+                end = end.max(ch.end_ns);
+            }
+        }
+        self.message_count = self.connections.iter().map(|c| c.message_count).sum();
+        if self.message_count > 0 {
+            self.start_ns = Some(start);
+            self.end_ns = Some(end);
+        } else {
+            self.start_ns = None;
+            self.end_ns = None;
+        }
+        let mut by_name: BTreeMap<&str, Topic> = BTreeMap::new();
+        for (i, c) in self.connections.iter().enumerate() {
+            let t = by_name.entry(&c.topic).or_insert_with(|| Topic {
+                name: c.topic.clone(),
+                datatype: c.datatype.clone(),
+                connections: Vec::new(),
+                message_count: 0,
+            });
+            t.connections.push(i);
+            t.message_count += c.message_count;
+        }
+        self.topics = by_name.into_values().collect();
+        if self.message_count == 0 && self.warnings.is_empty() {
+            self.warnings
+                .push("the bag holds no messages (header only)".to_string());
+        }
+    }
+}
+
+/// Where one message lives: 16 bytes a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct IndexEntry {
+    /// Receive time (ns).
+    pub time_ns: u64,
+    /// Index into [`Summary::chunks`].
+    pub chunk: u32,
+    /// Offset of the message data record in the chunk's uncompressed data.
+    pub offset: u32,
+}
+
+/// For each connection, every message's time and place, sorted by time.
+#[derive(Debug, Clone, Default)]
+pub struct MessageTables {
+    /// Indexed like [`Summary::connections`].
+    pub per_connection: Vec<Vec<IndexEntry>>,
+    /// What building the tables found odd (chunks whose index was rebuilt, stray bytes).
+    pub warnings: Vec<String>,
+}
+
+impl MessageTables {
+    /// Total number of entries.
+    pub fn len(&self) -> usize {
+        self.per_connection.iter().map(Vec::len).sum()
+    }
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Bytes of memory held by the tables.
+    pub fn heap_bytes(&self) -> usize {
+        self.per_connection
+            .iter()
+            .map(|v| v.capacity() * std::mem::size_of::<IndexEntry>())
+            .sum()
+    }
+    /// Sorts each table by time (stable; already-sorted tables cost one pass).
+    pub fn sort(&mut self) {
+        for t in &mut self.per_connection {
+            if !t.is_sorted() {
+                t.sort();
+            }
+        }
+    }
+}
+
+/// Progress of building the message tables, reported once per chunk.
+#[derive(Debug, Clone, Copy)]
+pub struct TablesProgress {
+    /// Chunks done.
+    pub chunks_done: usize,
+    /// Chunks in all.
+    pub chunks_total: usize,
+    /// File bytes covered by the chunks done.
+    pub bytes_done: u64,
+}
+
+/// The entries of one chunk, handed to a progress callback as the tables are built.
+#[derive(Debug, Clone)]
+pub struct ChunkEntries {
+    /// Chunk index.
+    pub chunk: usize,
+    /// (connection index, entry) for every message of the chunk.
+    pub entries: Vec<(usize, IndexEntry)>,
+}
+
+/// Bytes of one message, kept alive by a shared decompressed chunk.
+#[derive(Debug, Clone)]
+pub struct Bytes {
+    buf: Arc<Vec<u8>>,
+    start: usize,
+    end: usize,
+}
+
+impl Bytes {
+    /// A slice `start..end` of a shared buffer (checked by the caller).
+    pub(crate) fn slice(buf: Arc<Vec<u8>>, start: usize, end: usize) -> Self {
+        debug_assert!(start <= end && end <= buf.len());
+        Bytes { buf, start, end }
+    }
+
+    /// Wraps a whole buffer.
+    pub fn from_vec(v: Vec<u8>) -> Self {
+        let end = v.len();
+        Bytes {
+            buf: Arc::new(v),
+            start: 0,
+            end,
+        }
+    }
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+}
+
+/// One message read from the bag.
+#[derive(Debug, Clone)]
+pub struct Message {
+    /// Index into [`Summary::connections`].
+    pub conn: usize,
+    /// Receive time (ns).
+    pub time_ns: u64,
+    /// The serialized message.
+    pub data: Bytes,
+    /// Where it is: chunk and offset.
+    pub entry: IndexEntry,
+    /// Publish time (ns) where the storage records one (MCAP, rosbag2 from jazzy); else the
+    /// receive time.
+    pub publish_ns: u64,
+    /// Sequence number where the storage records one (MCAP), else 0.
+    pub sequence: u32,
+}
+
+/// Which messages to read.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Connection indexes; `None` for all.
+    pub connections: Option<Vec<usize>>,
+    /// Inclusive start time (ns).
+    pub start_ns: Option<u64>,
+    /// Exclusive end time (ns).
+    pub end_ns: Option<u64>,
+}
+
+/// Where a bag's bytes come from: a file opened read-only, or bytes in memory.
+pub(crate) enum Source {
+    /// A file, read with positioned reads (shared by threads without a lock).
+    File(File),
+    /// Bytes in memory.
+    Memory(Arc<[u8]>),
+    /// A SQLite database opened read-only (rosbag2).
+    Sqlite(Box<crate::rosbag2::SqliteSource>),
+}
+
+impl Source {
+    pub(crate) fn len(&self) -> std::io::Result<u64> {
+        match self {
+            Source::File(f) => Ok(f.metadata()?.len()),
+            Source::Memory(b) => Ok(b.len() as u64),
+            Source::Sqlite(s) => Ok(s.size),
+        }
+    }
+}
+
+/// Reads up to `len` bytes at `pos` (fewer at the end of the file).
+pub(crate) fn read_at(src: &Source, pos: u64, len: usize) -> std::io::Result<Vec<u8>> {
+    let file = match src {
+        Source::File(f) => f,
+        Source::Memory(b) => {
+            let start = pos.min(b.len() as u64) as usize;
+            let end = start.saturating_add(len).min(b.len());
+            return Ok(b[start..end].to_vec());
+        }
+        Source::Sqlite(..) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "a SQLite storage is read by rows, not bytes",
+            ))
+        }
+    };
+    let mut buf = vec![0u8; len];
+    let mut filled = 0;
+    while filled < len {
+        let n = pread(file, &mut buf[filled..], pos + filled as u64)?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+    }
+    buf.truncate(filled);
+    Ok(buf)
+}
+
+#[cfg(unix)]
+fn pread(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    loop {
+        match file.read_at(buf, pos) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            r => return r,
+        }
+    }
+}
+
+#[cfg(windows)]
+fn pread(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
+    use std::os::windows::fs::FileExt;
+    file.seek_read(buf, pos)
+}
+
+/// What the opening steps found, before it becomes a [`Bag`].
+#[derive(Default)]
+pub(crate) struct Opened {
+    pub summary: Summary,
+    pub index_pos: u64,
+    pub tables: Option<MessageTables>,
+    /// MCAP: the header's profile (`ros1`, `ros2`, ...).
+    pub profile: String,
+}
+
+/// What a storage needs from the open recording above it while building its message tables:
+/// the summary, its files and its (cached) chunk data. [`crate::Bag`] implements it.
+pub(crate) trait ChunkReader {
+    /// The summary.
+    fn summary(&self) -> &Summary;
+    /// The storage file that holds chunk `ch`.
+    fn source(&self, ch: &Chunk) -> crate::error::Result<&Source>;
+    /// The uncompressed data of chunk `idx`.
+    fn chunk_data(&self, idx: usize) -> crate::error::Result<Arc<Vec<u8>>>;
+    /// The first storage file.
+    fn file(&self) -> &Source;
+    /// ROS 1 2.0: the offset of the index section.
+    fn index_pos(&self) -> u64;
+}
