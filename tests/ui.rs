@@ -99,6 +99,46 @@ fn opens_a_corpus_bag_inspects_and_steps() {
     assert_eq!(d.playhead, d.range().0);
 }
 
+/// A rosbag2 directory (SQLite, no definitions stored): the tree, the topic details saying the
+/// definition was shipped with bagscope, and a CDR message decoded in the inspector.
+#[test]
+fn opens_a_rosbag2_folder_and_decodes_cdr() {
+    let bag = common::corpus2_dir().join("rosbag2/humble_talker");
+    let mut h = harness(Some(bag));
+    wait_for(&mut h, "indexing", indexed);
+    assert!(h.query_all_by_label_contains("Log · 10").count() >= 1);
+    h.get_all_by_label("rosout").next().unwrap().click();
+    h.run_steps(2);
+    let d = h.state().doc.as_ref().unwrap();
+    assert_eq!(d.bag.summary().topics[d.selected.unwrap()].name, "/rosout");
+    h.key_press(Key::ArrowRight);
+    h.run_steps(2);
+    wait_for(&mut h, "the inspector", |a| {
+        a.doc.as_ref().is_some_and(|d| {
+            d.inspected
+                .as_ref()
+                .is_some_and(|i| Some(i.key) == d.inspect_key)
+        })
+    });
+    assert!(
+        h.query_all_by_label_contains("minimal_publisher").count() >= 1,
+        "the decoded Log's node name"
+    );
+    // The playhead starts at the first message (a /rosout one): → steps to the second.
+    assert!(h.query_all_by_label_contains("message 2 of 10").count() >= 1);
+    // The connection's details say where its definition came from.
+    h.get_all_by_label_contains("connection 1")
+        .next()
+        .unwrap()
+        .click();
+    h.run_steps(2);
+    assert!(
+        h.query_all_by_label_contains("shipped with bagscope")
+            .count()
+            >= 1
+    );
+}
+
 #[test]
 fn shift_drag_selects_a_range_and_click_moves_the_playhead() {
     let bag = common::corpus_dir().join("rosbag.js/example.bag");
