@@ -191,7 +191,11 @@ fn details(ui: &mut egui::Ui, d: &Doc, ti: usize) {
                     "connection {} · {} msgs · {}",
                     c.id,
                     c.message_count,
-                    c.callerid.as_deref().unwrap_or("(no callerid)")
+                    match (&c.callerid, c.encoding.as_str()) {
+                        (Some(id), _) => id.clone(),
+                        (None, "ros1") => "(no callerid)".to_string(),
+                        (None, enc) => format!("{enc} · {}", s.version.as_str()),
+                    }
                 ))
                 .id_salt(("conn", ci))
                 .show(ui, |ui| {
