@@ -58,6 +58,8 @@ pub enum Cmd {
     FitAll,
     /// Show the bag info window.
     ShowInfo(bool),
+    /// Set the message search path (directories separated as in PATH) and reopen.
+    SetMsgPath(String),
     /// Plot a field path (`/imu.linear_acceleration.x`).
     AddSeries(String),
     /// Show the export window.
@@ -245,8 +247,22 @@ pub struct App {
     pub cmds: Vec<Cmd>,
     /// Bag info window open.
     pub show_info: bool,
+    /// The message search path set in the app (directories separated as in PATH), as edited.
+    pub msg_path: String,
     dialog: Option<std::sync::mpsc::Receiver<Option<PathBuf>>>,
     ctx: egui::Context,
+}
+
+/// Puts the app's message search path in front of the command line's `--msg-path` and the
+/// environment's.
+fn apply_msg_path(text: &str) {
+    static FROM_CLI: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    let cli = FROM_CLI.get_or_init(crate::defs::search_path);
+    let mut dirs: Vec<PathBuf> = std::env::split_paths(text.trim())
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect();
+    dirs.extend(cli.iter().cloned());
+    crate::defs::set_search_path(dirs);
 }
 
 impl App {
@@ -261,7 +277,12 @@ impl App {
                     .collect()
             })
             .unwrap_or_default();
+        let msg_path = storage
+            .and_then(|s| s.get_string("msg_path"))
+            .unwrap_or_default();
+        apply_msg_path(&msg_path);
         let mut app = App {
+            msg_path,
             doc: None,
             loader: None,
             opening: None,
@@ -353,6 +374,15 @@ impl App {
                 }
             }
             Cmd::ShowInfo(b) => self.show_info = b,
+            Cmd::SetMsgPath(p) => {
+                self.msg_path = p;
+                apply_msg_path(&self.msg_path);
+                // Definitions are resolved when a recording opens: open it again.
+                if let Some(d) = &self.doc {
+                    let path = d.path.clone();
+                    self.cmds.push(Cmd::Open(path));
+                }
+            }
             Cmd::AddSeries(p) => {
                 if let Some(d) = &mut self.doc {
                     if let Err(e) = plot::add_series(d, &p, &self.ctx) {
@@ -623,6 +653,19 @@ impl App {
                 if ui.button("Demo bag").clicked() {
                     self.cmds.push(Cmd::OpenDemo);
                 }
+                ui.menu_button("Definitions", |ui| {
+                    ui.label("Message search path: folders of ROS packages (PKG/msg/Type.msg), separated by ':'");
+                    ui.text_edit_singleline(&mut self.msg_path);
+                    if ui.button("Apply (reopens the recording)").clicked() {
+                        self.cmds.push(Cmd::SetMsgPath(self.msg_path.clone()));
+                        ui.close();
+                    }
+                    ui.separator();
+                    ui.label("Searched in order, then the definitions bagscope ships:");
+                    for d in crate::defs::search_dirs() {
+                        ui.monospace(d.display().to_string());
+                    }
+                });
                 if let Some(d) = &self.doc {
                     if ui.button("Export…").clicked() {
                         self.cmds.push(Cmd::ShowExport(!d.export.open));
@@ -795,6 +838,7 @@ impl App {
             .map(|p| p.display().to_string())
             .collect();
         storage.set_string("recent", s.join("\n"));
+        storage.set_string("msg_path", self.msg_path.clone());
     }
 }
 

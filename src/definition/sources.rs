@@ -43,6 +43,11 @@ pub fn set_search_path(dirs: Vec<PathBuf>) {
     }
 }
 
+/// The directories set with [`set_search_path`].
+pub fn search_path() -> Vec<PathBuf> {
+    EXTRA.read().map(|e| e.clone()).unwrap_or_default()
+}
+
 /// The directories searched, in order: each holds packages (`PKG/msg/Type.msg`).
 pub fn search_dirs() -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = EXTRA.read().map(|e| e.clone()).unwrap_or_default();
@@ -196,39 +201,61 @@ fn assemble(
     Some(text)
 }
 
-fn from_search_path(datatype: &str, dialect: Dialect) -> Option<(String, DefSource)> {
-    let dirs = search_dirs();
-    if dirs.is_empty() {
-        return None;
-    }
-    let mut first: Option<PathBuf> = None;
-    let text = assemble(datatype, dialect, |n| {
-        let (pkg, ty) = n.split_once('/')?;
-        for d in &dirs {
-            for p in [d.join(pkg).join("msg").join(format!("{ty}.msg"))] {
-                if let Ok(t) = std::fs::read_to_string(&p) {
-                    if first.is_none() {
-                        first = Some(p);
-                    }
-                    return Some(t);
-                }
-            }
+/// A type's own text from a `.msg` file on the search path, and the file.
+fn own_from_search_path(dirs: &[PathBuf], name: &str) -> Option<(String, PathBuf)> {
+    let (pkg, ty) = name.split_once('/')?;
+    for d in dirs {
+        let p = d.join(pkg).join("msg").join(format!("{ty}.msg"));
+        if let Ok(t) = std::fs::read_to_string(&p) {
+            return Some((t, p));
         }
-        None
-    })?;
-    Some((text, DefSource::SearchPath(first.unwrap_or_default())))
+    }
+    None
 }
 
 /// Finds the definition of `datatype` (`pkg/Type` or `pkg/msg/Type`) in the given dialect: on
 /// the search path, else among the shipped definitions (ROS 2: humble first).
 pub fn lookup(datatype: &str, dialect: Dialect) -> Option<(String, DefSource)> {
-    if let Some(found) = from_search_path(datatype, dialect) {
-        return Some(found);
-    }
-    for (name, d, types) in shipped() {
-        if *d != dialect {
-            continue;
+    lookup_for(datatype, dialect, "")
+}
+
+/// The shipped set closest to a distro (`ros2_humble` for humble and iron, ...).
+fn shipped_set_for(distro: &str) -> Option<&'static str> {
+    Some(match distro.trim().to_ascii_lowercase().as_str() {
+        "ardent" | "bouncy" | "crystal" | "dashing" | "eloquent" => "ros2_dashing",
+        "foxy" | "galactic" => "ros2_foxy",
+        "humble" | "iron" => "ros2_humble",
+        "jazzy" | "kilted" | "lyrical" | "rolling" => "ros2_jazzy",
+        _ => return None,
+    })
+}
+
+/// Like [`lookup`], trying first the shipped set of `distro` (the distro that recorded it,
+/// where the recording says), where the wire format of a type changed between distros.
+pub fn lookup_for(datatype: &str, dialect: Dialect, distro: &str) -> Option<(String, DefSource)> {
+    let first = shipped_set_for(distro);
+    let mut sets: Vec<&(&'static str, Dialect, Types)> =
+        shipped().iter().filter(|(_, d, _)| *d == dialect).collect();
+    sets.sort_by_key(|(name, _, _)| Some(*name) != first);
+    // On the search path: the type and what it uses, each from the search path where it is
+    // there, else from the first shipped set that has it (a workspace's own types use the
+    // standard ones).
+    let dirs = search_dirs();
+    if !dirs.is_empty() {
+        let root = normalize_type(datatype);
+        if let Some((_, file)) = own_from_search_path(&dirs, &root) {
+            let text = assemble(datatype, dialect, |n| {
+                own_from_search_path(&dirs, n).map(|(t, _)| t).or_else(|| {
+                    sets.iter()
+                        .find_map(|(_, _, types)| types.get(n).map(|(_, b)| b.clone()))
+                })
+            });
+            if let Some(text) = text {
+                return Some((text, DefSource::SearchPath(file)));
+            }
         }
+    }
+    for (name, _, types) in sets {
         if let Some(text) = assemble(datatype, dialect, |n| types.get(n).map(|(_, b)| b.clone())) {
             return Some((text, DefSource::Shipped(name)));
         }
@@ -245,4 +272,37 @@ pub fn shipped_types(dialect: Dialect) -> Vec<String> {
         }
     }
     v.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn search_path_then_shipped() {
+        let root = std::env::temp_dir().join(format!("bagscope-msgpath-{}", std::process::id()));
+        let msg = root.join("zz_test_pkg").join("msg");
+        std::fs::create_dir_all(&msg).unwrap();
+        std::fs::write(msg.join("Outer.msg"), "Inner a\nstd_msgs/Header h\n").unwrap();
+        std::fs::write(msg.join("Inner.msg"), "float64 x # a comment\n").unwrap();
+        set_search_path(vec![root.clone()]);
+        let (text, src) = lookup("zz_test_pkg/msg/Outer", Dialect::Ros2).unwrap();
+        assert_eq!(src, DefSource::SearchPath(msg.join("Outer.msg")));
+        // The dependencies are assembled: its own package's, and a shipped one's.
+        let def =
+            crate::msgdef::MsgDef::parse_dialect("zz_test_pkg/msg/Outer", &text, Dialect::Ros2)
+                .unwrap();
+        assert_eq!(def.types.len(), 4, "Outer, Inner, Header, Time: {text}");
+        set_search_path(Vec::new());
+        // Shipped: a ROS 2 type by either name, the distro's set first.
+        let (_, src) = lookup_for("sensor_msgs/Imu", Dialect::Ros2, "jazzy").unwrap();
+        assert_eq!(src, DefSource::Shipped("ros2_jazzy"));
+        let (text, _) = lookup("sensor_msgs/msg/Imu", Dialect::Ros2).unwrap();
+        let def = crate::msgdef::MsgDef::parse_dialect("sensor_msgs/msg/Imu", &text, Dialect::Ros2)
+            .unwrap();
+        assert_eq!(def.root().fields.len(), 7);
+        assert!(lookup("no_such_pkg/msg/Nothing", Dialect::Ros2).is_none());
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }

@@ -369,7 +369,7 @@ impl Plan {
         } else if !cdr && c.md5sum == EMPTY_MD5 {
             (String::new(), crate::defs::DefSource::Recording)
         } else {
-            match crate::defs::lookup(&c.datatype, dialect) {
+            match crate::defs::lookup_for(&c.datatype, dialect, &c.distro) {
                 Some(found) => found,
                 None => {
                     return Err(err(format!(

@@ -273,6 +273,7 @@ impl Catalog {
                     schema_encoding,
                     qos,
                     file: 0,
+                    distro: String::new(),
                 }
             })
             .collect()

@@ -119,6 +119,8 @@ pub struct Connection {
     pub qos: String,
     /// Index of the storage file that defines it, into [`Summary::files`] (split recordings).
     pub file: u32,
+    /// The ROS distro that recorded it, where the recording says (rosbag2).
+    pub distro: String,
 }
 
 /// A chunk: its place in the file and what it holds. Format 1.2 files are split into raw

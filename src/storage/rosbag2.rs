@@ -389,7 +389,14 @@ fn open_files(
             format!("{} ({} mode)", compression.0, compression.1),
         ));
     }
+    if distro.is_empty() {
+        distro = meta.map(|m| m.ros_distro.clone()).unwrap_or_default();
+    }
     if !distro.is_empty() {
+        // Definitions not stored are looked up for this distro first.
+        for c in &mut summary.connections {
+            c.distro = distro.clone();
+        }
         facts.push(("ros_distro".into(), distro));
     }
     if let Some(m) = meta {
