@@ -260,14 +260,28 @@ impl Catalog {
                     .find(|(k, _)| k == "offered_qos_profiles")
                     .map(|(_, v)| v.clone())
                     .unwrap_or_default();
+                let meta = |k: &str| {
+                    c.metadata
+                        .iter()
+                        .find(|(key, _)| key == k)
+                        .map(|(_, v)| v.clone())
+                };
                 Connection {
                     id: u32::from(c.id),
                     topic: c.topic.clone(),
                     datatype,
-                    md5sum: String::new(),
+                    // ROS 1 channels carry their connection header's fields as metadata
+                    // (mcap's ros1 converters); without one, `*` matches any definition.
+                    md5sum: meta("md5sum").unwrap_or_else(|| {
+                        if c.message_encoding == "ros1" {
+                            "*".into()
+                        } else {
+                            String::new()
+                        }
+                    }),
                     message_definition: def,
-                    callerid: None,
-                    latching: false,
+                    callerid: meta("callerid"),
+                    latching: meta("latching").is_some_and(|v| v == "1" || v == "true"),
                     message_count: 0,
                     encoding: c.message_encoding.clone(),
                     schema_encoding,

@@ -1,0 +1,151 @@
+//! Small MCAP files written here record by record (no summary, unchunked, as a minimal
+//! writer leaves them): ROS 1 and big-endian CDR messages decode, a schemaless channel is
+//! listed, and the linear scan reads them in time order.
+#![allow(clippy::unwrap_used)]
+
+use bagscope::decode::{Plan, Value};
+use bagscope::{Bag, Filter};
+
+fn record(op: u8, content: &[u8]) -> Vec<u8> {
+    let mut r = vec![op];
+    r.extend_from_slice(&(content.len() as u64).to_le_bytes());
+    r.extend_from_slice(content);
+    r
+}
+
+fn string(s: &str) -> Vec<u8> {
+    let mut v = (s.len() as u32).to_le_bytes().to_vec();
+    v.extend_from_slice(s.as_bytes());
+    v
+}
+
+fn schema(id: u16, name: &str, encoding: &str, data: &str) -> Vec<u8> {
+    let mut c = id.to_le_bytes().to_vec();
+    c.extend(string(name));
+    c.extend(string(encoding));
+    c.extend(string(data));
+    record(0x03, &c)
+}
+
+fn channel(id: u16, schema: u16, topic: &str, encoding: &str) -> Vec<u8> {
+    let mut c = id.to_le_bytes().to_vec();
+    c.extend_from_slice(&schema.to_le_bytes());
+    c.extend(string(topic));
+    c.extend(string(encoding));
+    c.extend_from_slice(&0u32.to_le_bytes()); // empty metadata map
+    record(0x04, &c)
+}
+
+fn message(channel: u16, seq: u32, t: u64, data: &[u8]) -> Vec<u8> {
+    let mut c = channel.to_le_bytes().to_vec();
+    c.extend_from_slice(&seq.to_le_bytes());
+    c.extend_from_slice(&t.to_le_bytes());
+    c.extend_from_slice(&(t + 1).to_le_bytes());
+    c.extend_from_slice(data);
+    record(0x05, &c)
+}
+
+fn file(records: &[Vec<u8>]) -> Vec<u8> {
+    let magic = b"\x89MCAP0\r\n";
+    let mut f = magic.to_vec();
+    let mut h = string("");
+    h.extend(string("bagscope test"));
+    f.extend(record(0x01, &h));
+    for r in records {
+        f.extend_from_slice(r);
+    }
+    f.extend(record(0x0F, &0u32.to_le_bytes()));
+    let mut footer = 0u64.to_le_bytes().to_vec();
+    footer.extend_from_slice(&0u64.to_le_bytes());
+    footer.extend_from_slice(&0u32.to_le_bytes());
+    f.extend(record(0x02, &footer));
+    f.extend_from_slice(magic);
+    f
+}
+
+#[test]
+fn unchunked_mcap_with_ros1_and_big_endian_cdr() {
+    // CDR big endian: header 00 00, then int32 and a string (aligned to 4 after the header).
+    let mut cdr = vec![0u8, 0, 0, 0];
+    cdr.extend_from_slice(&(-5i32).to_be_bytes());
+    cdr.extend_from_slice(&3u32.to_be_bytes());
+    cdr.extend_from_slice(b"hi\0");
+    let f = file(&[
+        schema(1, "std_msgs/Float64", "ros1msg", "float64 data\n"),
+        schema(2, "pkg/msg/T", "ros2msg", "int32 a\nstring s\n"),
+        channel(1, 1, "/ros1", "ros1"),
+        channel(2, 2, "/cdr", "cdr"),
+        channel(3, 0, "/raw", "json"),
+        message(1, 7, 30, &2.5f64.to_le_bytes()),
+        message(2, 8, 10, &cdr),
+        message(3, 9, 20, b"{\"a\": 1}"),
+    ]);
+    let bag = Bag::from_bytes("t.mcap", f).unwrap();
+    let s = bag.summary();
+    assert_eq!(s.version, bagscope::Version::Mcap);
+    assert!(!s.indexed, "no summary: read by a linear scan");
+    assert_eq!(s.message_count, 3);
+    assert!(bag.warnings().is_empty(), "{:?}", bag.warnings());
+    let msgs: Vec<_> = bag
+        .messages(&Filter::default())
+        .unwrap()
+        .map(|m| m.unwrap())
+        .collect();
+    let times: Vec<u64> = msgs.iter().map(|m| m.time_ns).collect();
+    assert_eq!(times, [10, 20, 30], "time order, not file order");
+    assert_eq!((msgs[0].sequence, msgs[0].publish_ns), (8, 11));
+    for m in &msgs {
+        let c = &s.connections[m.conn];
+        match c.topic.as_str() {
+            "/ros1" => {
+                let v = Plan::for_connection(c).unwrap().decode(&m.data).unwrap();
+                let Value::Message { fields, .. } = v.value else {
+                    panic!()
+                };
+                assert_eq!(fields[0].value, Value::F64(2.5));
+            }
+            "/cdr" => {
+                let v = Plan::for_connection(c).unwrap().decode(&m.data).unwrap();
+                let Value::Message { fields, .. } = v.value else {
+                    panic!()
+                };
+                assert_eq!(fields[0].value, Value::I32(-5));
+                assert_eq!(fields[1].value, Value::String(b"hi".to_vec()));
+            }
+            "/raw" => {
+                let e = Plan::for_connection(c).unwrap_err();
+                assert!(e.reason.contains("not decoded: encoding json"), "{e}");
+                assert_eq!(&*m.data, b"{\"a\": 1}");
+            }
+            t => panic!("unexpected topic {t}"),
+        }
+    }
+    // `check` finds nothing wrong (the json channel is not damage).
+    let dc = bagscope::check::DecodeCheck::new(s);
+    let hook = |ci: usize, t: u64, d: &[u8]| dc.message(ci, t, d);
+    let r = bagscope::check::check(&bag, 2, Some(&hook)).unwrap();
+    assert_eq!(r.messages, 3);
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    assert!(
+        dc.summary_problems(s).is_empty(),
+        "{:?}",
+        dc.summary_problems(s)
+    );
+}
+
+#[test]
+fn a_message_before_its_channel_is_skipped_with_a_warning() {
+    let f = file(&[
+        message(4, 0, 5, b"x"),
+        schema(1, "std_msgs/Float64", "ros1msg", "float64 data\n"),
+        channel(1, 1, "/a", "ros1"),
+        message(1, 1, 6, &1.0f64.to_le_bytes()),
+    ]);
+    let bag = Bag::from_bytes("t.mcap", f).unwrap();
+    assert_eq!(bag.summary().message_count, 1);
+    assert!(
+        bag.warnings().iter().any(|w| w.contains("channel 4")),
+        "{:?}",
+        bag.warnings()
+    );
+}
