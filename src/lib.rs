@@ -37,7 +37,7 @@ pub use encoding as decode;
 pub use ops::{check, csv, export, info, series};
 pub(crate) use storage::ros1::{old, scan, tables, v12};
 pub use storage::ros1::{record, writer};
-pub use storage::{compression as chunk, mcap, rosbag2};
+pub use storage::{compression as chunk, mcap, mcap_writer, rosbag2, rosbag2_writer};
 
 pub use bag::{
     Bag, Bytes, Chunk, ChunkKind, Connection, Filter, IndexEntry, Message, MessageTables, Summary,

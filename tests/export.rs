@@ -35,6 +35,7 @@ fn opts(filter: Filter, compression: Compression) -> ExportOptions {
             compression,
             chunk_size: 3000,
         },
+        ..Default::default()
     }
 }
 

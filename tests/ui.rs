@@ -406,7 +406,7 @@ fn plot_from_the_inspector_and_export_a_range() {
     );
     let out = dir.join("cut.bag");
     h.state_mut().doc.as_mut().unwrap().export.bag_out = out.display().to_string();
-    h.get_by_label("Export bag").click();
+    h.get_by_label("Export recording").click();
     wait_for(&mut h, "the export", |a| {
         a.doc
             .as_ref()

@@ -1,5 +1,6 @@
-//! The export window: the selected range and the shown topics to a new bag (compression, chunk
-//! size), or the plotted series to CSV; each a background job with progress and cancel.
+//! The export window: the selected range and the shown topics to a new recording (ROS 1 bag,
+//! MCAP, rosbag2 with SQLite or MCAP storage; compression, chunk size), or the plotted series
+//! to CSV; each a background job with progress and cancel.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -9,7 +10,8 @@ use std::sync::Arc;
 use super::{Cmd, Doc};
 use crate::csv::{write_csv, AtomicFile, TimeColumn};
 use crate::decode::FieldPath;
-use crate::export::{export, ExportOptions};
+use crate::export::{export, ExportOptions, OutputFormat};
+use crate::rosbag2_writer::Rosbag2Compression;
 use crate::{timefmt, Compression, Filter, WriteOptions};
 
 /// A running or finished export.
@@ -30,8 +32,12 @@ pub struct Job {
 pub struct ExportState {
     /// Window open.
     pub open: bool,
-    /// Output bag path.
+    /// Output path (a file, or a directory for rosbag2).
     pub bag_out: String,
+    /// Output format.
+    pub format: OutputFormat,
+    /// rosbag2: zstd per file or per message.
+    pub r2_compression: Rosbag2Compression,
     /// Compression of the new bag.
     pub compression: Compression,
     /// Chunk size (KiB).
@@ -51,16 +57,35 @@ pub struct ExportState {
 }
 
 impl ExportState {
-    /// Defaults beside `bag`.
-    pub fn new(bag: &std::path::Path) -> ExportState {
+    /// Defaults beside `bag`: a ROS 1 bag from a ROS 1 bag, else MCAP (which holds any
+    /// encoding).
+    pub fn new(bag: &std::path::Path, ros1: bool) -> ExportState {
         let stem = bag
             .file_stem()
             .map_or_else(|| "bag".into(), |s| s.to_string_lossy().into_owned());
         let dir = bag.parent().map(PathBuf::from).unwrap_or_default();
+        let format = if ros1 {
+            OutputFormat::Ros1Bag
+        } else {
+            OutputFormat::Mcap
+        };
+        let ext = match format {
+            OutputFormat::Ros1Bag => ".bag",
+            _ => ".mcap",
+        };
         ExportState {
             open: false,
-            bag_out: dir.join(format!("{stem}-export.bag")).display().to_string(),
-            compression: Compression::Lz4,
+            bag_out: dir
+                .join(format!("{stem}-export{ext}"))
+                .display()
+                .to_string(),
+            format,
+            r2_compression: Rosbag2Compression::None,
+            compression: if ros1 {
+                Compression::Lz4
+            } else {
+                Compression::Zstd
+            },
             chunk_kib: 768,
             only_range: true,
             only_visible: true,
@@ -140,6 +165,9 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
             compression: st.compression,
             chunk_size: st.chunk_kib.max(1) as usize * 1024,
         },
+        format: Some(st.format),
+        rosbag2_compression: st.r2_compression,
+        split_bytes: None,
     };
     let bag = d.bag.clone();
     let what = format!("export to {}", out.display());
@@ -277,25 +305,81 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 format!("only the topics shown on the timeline ({visible} of {ntopics})"),
             );
             ui.separator();
-            ui.strong("To a new bag (messages copied byte for byte, fully indexed)");
+            ui.strong("To a new recording (messages copied byte for byte, fully indexed)");
             ui.horizontal(|ui| {
-                ui.label("file");
+                ui.label("format");
+                let before = st.format;
+                for (f, label) in [
+                    (OutputFormat::Ros1Bag, "ROS 1 bag"),
+                    (OutputFormat::Mcap, "MCAP"),
+                    (OutputFormat::Rosbag2Sqlite3, "rosbag2 (SQLite)"),
+                    (OutputFormat::Rosbag2Mcap, "rosbag2 (MCAP)"),
+                ] {
+                    ui.selectable_value(&mut st.format, f, label);
+                }
+                if st.format != before {
+                    // Keep the name, change what its ending says.
+                    let p = PathBuf::from(st.bag_out.trim());
+                    let stem = p.with_extension("");
+                    st.bag_out = match st.format {
+                        OutputFormat::Ros1Bag => stem.with_extension("bag"),
+                        OutputFormat::Mcap => stem.with_extension("mcap"),
+                        _ => stem,
+                    }
+                    .display()
+                    .to_string();
+                    st.compression = match (st.format, st.compression) {
+                        (OutputFormat::Ros1Bag, Compression::Zstd) => Compression::Lz4,
+                        (OutputFormat::Mcap, Compression::Bz2) => Compression::Zstd,
+                        (_, c) => c,
+                    };
+                }
+            });
+            ui.horizontal(|ui| {
+                ui.label(
+                    if matches!(
+                        st.format,
+                        OutputFormat::Rosbag2Sqlite3 | OutputFormat::Rosbag2Mcap
+                    ) {
+                        "folder"
+                    } else {
+                        "file"
+                    },
+                );
                 ui.add(egui::TextEdit::singleline(&mut st.bag_out).desired_width(420.0));
             });
             ui.horizontal(|ui| {
                 ui.label("compression");
-                for c in [Compression::None, Compression::Lz4, Compression::Bz2] {
-                    ui.selectable_value(&mut st.compression, c, c.name());
+                match st.format {
+                    OutputFormat::Ros1Bag | OutputFormat::Mcap => {
+                        let third = if st.format == OutputFormat::Ros1Bag {
+                            Compression::Bz2
+                        } else {
+                            Compression::Zstd
+                        };
+                        for c in [Compression::None, Compression::Lz4, third] {
+                            ui.selectable_value(&mut st.compression, c, c.name());
+                        }
+                        ui.label("chunk");
+                        ui.add(
+                            egui::DragValue::new(&mut st.chunk_kib)
+                                .range(1..=65536)
+                                .suffix(" KiB"),
+                        );
+                    }
+                    _ => {
+                        for (c, label) in [
+                            (Rosbag2Compression::None, "none"),
+                            (Rosbag2Compression::File, "zstd per file"),
+                            (Rosbag2Compression::Message, "zstd per message"),
+                        ] {
+                            ui.selectable_value(&mut st.r2_compression, c, label);
+                        }
+                    }
                 }
-                ui.label("chunk");
-                ui.add(
-                    egui::DragValue::new(&mut st.chunk_kib)
-                        .range(1..=65536)
-                        .suffix(" KiB"),
-                );
             });
             if ui
-                .add_enabled(!running, egui::Button::new("Export bag"))
+                .add_enabled(!running, egui::Button::new("Export recording"))
                 .clicked()
             {
                 cmds.push(Cmd::ExportBag);

@@ -131,7 +131,7 @@ impl Doc {
         let start = s.start_ns.unwrap_or(0);
         let dur = s.duration_ns().max(1) as f64;
         let n = s.topics.len();
-        let export = export::ExportState::new(&s.path);
+        let export = export::ExportState::new(&s.path, s.version.is_ros1());
         let warnings = bag.warnings();
         Doc {
             path: s.path.clone(),

@@ -105,31 +105,75 @@ pub fn echo(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `bagscope export`.
-pub fn export(
-    path: &Path,
-    out: &Path,
-    topics: &[String],
-    start: Option<&str>,
-    end: Option<&str>,
-    compression: &str,
-    chunk_size: usize,
-) -> bagscope::Result<ExitCode> {
-    let bag = Bag::open(path)?;
-    for w in bag.warnings() {
-        eprintln!("bagscope: warning: {w}");
+/// What `bagscope export` was asked.
+pub struct ExportArgs<'a> {
+    pub inputs: &'a [std::path::PathBuf],
+    pub out: &'a Path,
+    pub topics: &'a [String],
+    pub start: Option<&'a str>,
+    pub end: Option<&'a str>,
+    pub compression: Option<&'a str>,
+    pub chunk_size: usize,
+    pub format: Option<&'a str>,
+    pub split_mb: Option<u64>,
+}
+
+/// `bagscope export`: one or several recordings, merged in time order, to any format.
+pub fn export(a: ExportArgs<'_>) -> bagscope::Result<ExitCode> {
+    use bagscope::export::OutputFormat;
+    use bagscope::rosbag2_writer::Rosbag2Compression;
+    let mut bags = Vec::new();
+    for p in a.inputs {
+        let bag = Bag::open(p)?;
+        for w in bag.warnings() {
+            eprintln!("bagscope: warning: {}: {w}", p.display());
+        }
+        bags.push(bag);
     }
-    let (start_ns, end_ns) = time_range(&bag, start, end)?;
-    let compression =
-        bagscope::Compression::from_name(compression.as_bytes()).ok_or_else(|| {
+    let Some(first) = bags.first() else {
+        return Err(Error::Invalid("no recording to export".into()));
+    };
+    // With several inputs, +S times count from the earliest start.
+    let (start_ns, end_ns) = time_range(first, a.start, a.end)?;
+    let format = match a.format {
+        Some(f) => OutputFormat::parse(f).ok_or_else(|| {
             Error::Invalid(format!(
-                "unknown compression {compression:?}: none, lz4 or bz2"
+                "unknown format {f:?}: bag, mcap, rosbag2-sqlite3 or rosbag2-mcap"
             ))
-        })?;
-    let connections = if topics.is_empty() {
+        })?,
+        None => OutputFormat::from_path(a.out),
+    };
+    let rosbag2 = matches!(
+        format,
+        OutputFormat::Rosbag2Sqlite3 | OutputFormat::Rosbag2Mcap
+    );
+    let mut r2 = Rosbag2Compression::None;
+    let compression = match (a.compression, format) {
+        (None, OutputFormat::Ros1Bag) => bagscope::Compression::Lz4,
+        (None, _) => bagscope::Compression::Zstd,
+        (Some("none"), _) => bagscope::Compression::None,
+        (Some("lz4"), OutputFormat::Ros1Bag | OutputFormat::Mcap) => bagscope::Compression::Lz4,
+        (Some("bz2"), OutputFormat::Ros1Bag) => bagscope::Compression::Bz2,
+        (Some("zstd"), OutputFormat::Mcap) => bagscope::Compression::Zstd,
+        (Some("zstd-file"), _) if rosbag2 => {
+            r2 = Rosbag2Compression::File;
+            bagscope::Compression::None
+        }
+        (Some("zstd-message" | "zstd"), _) if rosbag2 => {
+            r2 = Rosbag2Compression::Message;
+            bagscope::Compression::None
+        }
+        (Some(c), f) => {
+            return Err(Error::Invalid(format!(
+                "compression {c:?} does not apply to {}: a bag takes none, lz4 or bz2; MCAP none, lz4 or zstd; rosbag2 none, zstd-file or zstd-message",
+                f.name()
+            )))
+        }
+    };
+    let connections = if a.topics.is_empty() {
         None
     } else {
-        Some(bag.connections_of_topics(topics)?)
+        Some(first.connections_of_topics(a.topics)?)
     };
     let opts = bagscope::export::ExportOptions {
         filter: Filter {
@@ -139,14 +183,22 @@ pub fn export(
         },
         write: bagscope::WriteOptions {
             compression,
-            chunk_size,
+            chunk_size: a.chunk_size,
         },
+        format: Some(format),
+        rosbag2_compression: r2,
+        split_bytes: a.split_mb.map(|m| m << 20),
     };
+    if a.split_mb == Some(0) {
+        return Err(Error::Invalid("--split-mb must be at least 1".into()));
+    }
     let t0 = std::time::Instant::now();
-    let r = bagscope::export::export(&bag, out, &opts, &AtomicBool::new(false), &mut |_| {})?;
+    let r =
+        bagscope::export::export_many(&bags, a.out, &opts, &AtomicBool::new(false), &mut |_| {})?;
     eprintln!(
-        "{}: {} messages on {} connections, {} in {:.2} s",
+        "{} ({}): {} messages on {} connections, {} in {:.2} s",
         r.path.display(),
+        r.format.name(),
         r.messages,
         r.connections,
         timefmt::bytes(r.file_size),

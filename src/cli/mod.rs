@@ -88,26 +88,36 @@ pub enum Command {
     /// Copy chosen topics within a time range to a new, fully indexed bag (byte for byte); with
     /// no range or topic, the whole bag (repairs an unindexed or damaged bag).
     Export {
-        /// The bag to read (never written).
-        bag: PathBuf,
-        /// The new bag (written to a temporary file, then renamed).
+        /// The recordings to read (never written); several are merged in time order.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// The new recording (written under a temporary name, then renamed): `.bag`, `.mcap`,
+        /// or a directory name for rosbag2 (see --format).
         #[arg(short, long)]
         output: PathBuf,
         /// Only these topics (repeatable).
         #[arg(long = "topic", short = 't')]
         topics: Vec<String>,
-        /// Start time: epoch seconds, or +S seconds from the bag's start.
+        /// Start time: epoch seconds, or +S seconds from the (first) recording's start.
         #[arg(long, allow_hyphen_values = true)]
         start: Option<String>,
         /// End time (exclusive), same forms as --start.
         #[arg(long, allow_hyphen_values = true)]
         end: Option<String>,
-        /// Chunk compression: none, lz4 or bz2.
-        #[arg(long, default_value = "lz4")]
-        compression: String,
-        /// Uncompressed bytes per chunk.
+        /// bag, mcap, rosbag2-sqlite3 or rosbag2-mcap (default: from the output's extension;
+        /// no extension: rosbag2-sqlite3).
+        #[arg(long)]
+        format: Option<String>,
+        /// Compression: a bag none, lz4 (default) or bz2; MCAP none, lz4 or zstd (default);
+        /// rosbag2 none (default), zstd-file or zstd-message.
+        #[arg(long)]
+        compression: Option<String>,
+        /// Uncompressed bytes per chunk (bag, MCAP).
         #[arg(long, default_value_t = 768 * 1024)]
         chunk_size: usize,
+        /// rosbag2: start a new storage file every this many MiB.
+        #[arg(long)]
+        split_mb: Option<u64>,
     },
     /// Write the demo bag (a small robot driving a figure of eight) to a file.
     Demo {
@@ -157,22 +167,26 @@ pub fn run(cmd: Command) -> ExitCode {
             output.as_ref(),
         ),
         Command::Export {
-            bag,
+            inputs,
             output,
             topics,
             start,
             end,
+            format,
             compression,
             chunk_size,
-        } => decode::export(
-            &bag,
-            &output,
-            &topics,
-            start.as_deref(),
-            end.as_deref(),
-            &compression,
+            split_mb,
+        } => decode::export(decode::ExportArgs {
+            inputs: &inputs,
+            out: &output,
+            topics: &topics,
+            start: start.as_deref(),
+            end: end.as_deref(),
+            compression: compression.as_deref(),
             chunk_size,
-        ),
+            format: format.as_deref(),
+            split_mb,
+        }),
         Command::Demo { out, seconds } => bagscope::demo::write_demo(&out, seconds).map(|n| {
             println!("{}: {n} messages", out.display());
             ExitCode::SUCCESS

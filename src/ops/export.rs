@@ -1,21 +1,94 @@
 //! Export: the chosen connections within a time range, copied byte for byte (no decode) with
-//! their connections and times into a new, fully indexed bag. Exporting a whole recovered bag is
-//! the repair `rosbag reindex` does.
+//! their connections, definitions and times into a new recording: a ROS 1 bag, a standalone
+//! MCAP file or a rosbag2 directory (SQLite or MCAP storage), fully indexed. Several inputs
+//! are merged in time order. Exporting a whole recovered bag is the repair `rosbag reindex`
+//! does. Every output is written under a temporary name and renamed into place; it may not be,
+//! or lie inside, a recording being read.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::bag::{Bag, Filter};
+use crate::bag::{Bag, Connection, Filter};
 use crate::error::{Error, Result};
+use crate::mcap_writer::{McapOptions, McapWriter};
+use crate::record::Compression;
+use crate::rosbag2_writer::{
+    Rosbag2Compression, Rosbag2Options, Rosbag2Storage, Rosbag2Writer, TopicSpec,
+};
 use crate::writer::{BagWriter, ConnectionSpec, WriteOptions};
+
+/// What to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    /// A ROS 1 bag, format 2.0 (`.bag`).
+    #[default]
+    Ros1Bag,
+    /// A standalone MCAP file (`.mcap`).
+    Mcap,
+    /// A rosbag2 directory with SQLite storage.
+    Rosbag2Sqlite3,
+    /// A rosbag2 directory with MCAP storage.
+    Rosbag2Mcap,
+}
+
+impl OutputFormat {
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ros1Bag => "bag",
+            Self::Mcap => "mcap",
+            Self::Rosbag2Sqlite3 => "rosbag2-sqlite3",
+            Self::Rosbag2Mcap => "rosbag2-mcap",
+        }
+    }
+
+    /// Parses a `--format` name.
+    pub fn parse(s: &str) -> Option<OutputFormat> {
+        Some(match s {
+            "bag" | "ros1" => Self::Ros1Bag,
+            "mcap" => Self::Mcap,
+            "rosbag2" | "rosbag2-sqlite3" | "sqlite3" => Self::Rosbag2Sqlite3,
+            "rosbag2-mcap" => Self::Rosbag2Mcap,
+            _ => return None,
+        })
+    }
+
+    /// The format an output path asks for: `.bag`, `.mcap`, else (a directory name) rosbag2
+    /// with SQLite storage.
+    pub fn from_path(p: &Path) -> OutputFormat {
+        match p.extension().and_then(|e| e.to_str()) {
+            Some("bag") => Self::Ros1Bag,
+            Some("mcap") => Self::Mcap,
+            _ => Self::Rosbag2Sqlite3,
+        }
+    }
+
+    /// The message encoding the format can hold (`None`: any).
+    fn requires(self) -> Option<&'static str> {
+        match self {
+            Self::Ros1Bag => Some("ros1"),
+            Self::Mcap => None,
+            Self::Rosbag2Sqlite3 | Self::Rosbag2Mcap => Some("cdr"),
+        }
+    }
+}
 
 /// What to export.
 #[derive(Debug, Clone, Default)]
 pub struct ExportOptions {
-    /// Which messages (connections, `[start, end)`).
+    /// Which messages (connections, `[start, end)`); with several inputs, the connections
+    /// are those of the first and are matched in the others by topic name.
     pub filter: Filter,
-    /// Compression and chunk size of the new bag.
+    /// Compression and chunk size (ROS 1 bag: none/lz4/bz2; MCAP: none/lz4/zstd).
     pub write: WriteOptions,
+    /// The output format (`None`: from the output path).
+    pub format: Option<OutputFormat>,
+    /// rosbag2: zstd per file or per message.
+    pub rosbag2_compression: Rosbag2Compression,
+    /// rosbag2: split into files of about this many bytes.
+    pub split_bytes: Option<u64>,
 }
 
 /// Progress of an export.
@@ -32,14 +105,16 @@ pub struct ExportProgress {
 /// What an export wrote.
 #[derive(Debug, Clone)]
 pub struct ExportReport {
-    /// The new bag.
+    /// The new recording.
     pub path: PathBuf,
     /// Messages written.
     pub messages: u64,
     /// Connections written.
     pub connections: usize,
-    /// Size of the new bag.
+    /// Size of the new recording (all its files).
     pub file_size: u64,
+    /// Its format.
+    pub format: OutputFormat,
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -49,9 +124,176 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Refuses an output that is, or lies inside, a recording being read.
+fn check_output(bag: &Bag, out: &Path) -> Result<()> {
+    let s = bag.summary();
+    let src = &s.path;
+    let out_abs = std::fs::canonicalize(out.parent().unwrap_or(Path::new(".")))
+        .map(|p| p.join(out.file_name().unwrap_or_default()))
+        .unwrap_or_else(|_| out.to_path_buf());
+    let src_abs = std::fs::canonicalize(src).unwrap_or_else(|_| src.clone());
+    if same_file(src, out)
+        || src == out
+        || s.files.iter().any(|f| same_file(f, out))
+        || (src_abs.is_dir() && out_abs.starts_with(&src_abs))
+    {
+        return Err(Error::Invalid(format!(
+            "{} is the recording being read, or inside it: export elsewhere",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The definition to write for a connection: the stored one, else the one bagscope resolves
+/// (search path, shipped), with its language.
+fn definition_of(c: &Connection) -> (String, String) {
+    if !c.message_definition.trim().is_empty() {
+        let enc = if c.schema_encoding.is_empty() {
+            if c.encoding == "cdr" {
+                "ros2msg"
+            } else {
+                "ros1msg"
+            }
+        } else {
+            c.schema_encoding.as_str()
+        };
+        return (c.message_definition.clone(), enc.to_string());
+    }
+    let dialect = if c.encoding == "cdr" {
+        crate::msgdef::Dialect::Ros2
+    } else {
+        crate::msgdef::Dialect::Ros1
+    };
+    match crate::defs::lookup_for(&c.datatype, dialect, &c.distro) {
+        Some((text, _)) => (
+            text,
+            if dialect == crate::msgdef::Dialect::Ros2 {
+                "ros2msg".into()
+            } else {
+                "ros1msg".into()
+            },
+        ),
+        None => (String::new(), String::new()),
+    }
+}
+
+/// Where messages go.
+enum Sink {
+    Bag(BagWriter),
+    Mcap(McapWriter, std::collections::HashMap<(String, String), u16>),
+    Rosbag2(Rosbag2Writer),
+}
+
+impl Sink {
+    fn add(&mut self, c: &Connection) -> Result<u32> {
+        match self {
+            Sink::Bag(w) => Ok(w.add_connection(ConnectionSpec {
+                topic: c.topic.clone(),
+                datatype: c.datatype.clone(),
+                md5sum: c.md5sum.clone(),
+                message_definition: c.message_definition.clone(),
+                callerid: c.callerid.clone(),
+                latching: c.latching,
+            })),
+            Sink::Mcap(w, schemas) => {
+                let (text, lang) = definition_of(c);
+                let schema = if c.datatype.is_empty() {
+                    0
+                } else {
+                    let key = (c.datatype.clone(), text.clone());
+                    match schemas.get(&key) {
+                        Some(&s) => s,
+                        None => {
+                            let s = w.add_schema(&c.datatype, &lang, text.as_bytes())?;
+                            schemas.insert(key, s);
+                            s
+                        }
+                    }
+                };
+                let mut meta = Vec::new();
+                if c.encoding == "ros1" {
+                    meta.push(("md5sum".to_string(), c.md5sum.clone()));
+                    if let Some(id) = &c.callerid {
+                        meta.push(("callerid".to_string(), id.clone()));
+                    }
+                    if c.latching {
+                        meta.push(("latching".to_string(), "1".to_string()));
+                    }
+                }
+                if !c.qos.is_empty() {
+                    meta.push(("offered_qos_profiles".to_string(), c.qos.clone()));
+                }
+                Ok(u32::from(w.add_channel(
+                    schema,
+                    &c.topic,
+                    &c.encoding,
+                    &meta,
+                )?))
+            }
+            Sink::Rosbag2(w) => {
+                let (text, lang) = definition_of(c);
+                Ok(w.add_topic(TopicSpec {
+                    name: c.topic.clone(),
+                    datatype: if c.datatype.contains("/msg/") || !c.datatype.contains('/') {
+                        c.datatype.clone()
+                    } else {
+                        c.datatype.replacen('/', "/msg/", 1)
+                    },
+                    serialization_format: c.encoding.clone(),
+                    // Version 9's QoS list form is not what metadata version 8 holds.
+                    qos: if c.qos.contains("reliability: reliable")
+                        || c.qos.contains("reliability: best_effort")
+                    {
+                        String::new()
+                    } else {
+                        c.qos.clone()
+                    },
+                    definition: if lang == "ros2msg" {
+                        text
+                    } else {
+                        String::new()
+                    },
+                }) as u32)
+            }
+        }
+    }
+
+    fn write(&mut self, id: u32, m: &crate::Message, seq: u32) -> Result<()> {
+        match self {
+            Sink::Bag(w) => w.write(id, m.time_ns, &m.data),
+            Sink::Mcap(w, _) => w.write(id as u16, seq, m.time_ns, m.publish_ns, &m.data),
+            Sink::Rosbag2(w) => w.write(id as usize, m.time_ns, &m.data),
+        }
+    }
+
+    fn finish(self) -> Result<PathBuf> {
+        match self {
+            Sink::Bag(w) => w.finish(),
+            Sink::Mcap(w, _) => w.finish(),
+            Sink::Rosbag2(w) => w.finish(),
+        }
+    }
+}
+
+fn size_of(p: &Path) -> u64 {
+    if p.is_dir() {
+        std::fs::read_dir(p)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .filter_map(|e| e.metadata().ok())
+                    .map(|m| m.len())
+                    .sum()
+            })
+            .unwrap_or(0)
+    } else {
+        std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+    }
+}
+
 /// Exports messages of `bag` to `out`. `progress` is called every few thousand messages;
-/// setting `cancel` stops the export and removes the partial file. The bag being read is
-/// never written: `out` may not be it.
+/// setting `cancel` stops the export and removes the partial output. The recording being read
+/// is never written: `out` may not be it.
 pub fn export(
     bag: &Bag,
     out: &Path,
@@ -59,79 +301,200 @@ pub fn export(
     cancel: &AtomicBool,
     progress: &mut dyn FnMut(ExportProgress),
 ) -> Result<ExportReport> {
-    let src = &bag.summary().path;
-    if same_file(src, out) || src == out {
-        return Err(Error::Invalid(format!(
-            "{} is the bag being read: export to another file",
-            out.display()
-        )));
-    }
-    let s = bag.summary();
-    if s.files.iter().any(|f| same_file(f, out)) || (out.starts_with(src) && src.is_dir()) {
-        return Err(Error::Invalid(format!(
-            "{} is part of the recording being read: export elsewhere",
-            out.display()
-        )));
-    }
-    let chosen: Vec<usize> = match &opts.filter.connections {
-        Some(c) => c.clone(),
-        None => (0..s.connections.len()).collect(),
+    export_many(std::slice::from_ref(bag), out, opts, cancel, progress)
+}
+
+/// Exports the messages of several recordings, merged in time order (split recordings joined,
+/// or different ones merged), into one output. The filter's connections are those of the
+/// first input; in the others the same topics are taken.
+pub fn export_many(
+    bags: &[Bag],
+    out: &Path,
+    opts: &ExportOptions,
+    cancel: &AtomicBool,
+    progress: &mut dyn FnMut(ExportProgress),
+) -> Result<ExportReport> {
+    let Some(first) = bags.first() else {
+        return Err(Error::Invalid("nothing to export".into()));
     };
-    if let Some(c) = chosen
-        .iter()
-        .filter_map(|&i| s.connections.get(i))
-        .find(|c| c.encoding != "ros1" && c.message_count > 0)
-    {
-        return Err(Error::Invalid(format!(
-            "export writes ROS 1 bags, which hold ROS 1 messages only; {} is {}-encoded ({} recording). Writing MCAP and rosbag2 is not supported yet; `bagscope csv` reads any encoding bagscope decodes",
-            c.topic,
-            c.encoding,
-            s.version.as_str()
-        )));
+    for b in bags {
+        check_output(b, out)?;
     }
-    let mut w = BagWriter::create(out, opts.write)?;
-    let mut map: Vec<Option<u32>> = vec![None; s.connections.len()];
-    let iter = bag.messages(&opts.filter)?;
+    let format = opts.format.unwrap_or_else(|| OutputFormat::from_path(out));
+    // The connections of each input.
+    let topics: Option<Vec<String>> = opts.filter.connections.as_ref().map(|cs| {
+        cs.iter()
+            .filter_map(|&c| first.summary().connections.get(c))
+            .map(|c| c.topic.clone())
+            .collect()
+    });
+    let mut filters = Vec::new();
+    for (i, b) in bags.iter().enumerate() {
+        let s = b.summary();
+        let conns: Vec<usize> = match (&opts.filter.connections, &topics) {
+            (Some(c), _) if i == 0 => c.clone(),
+            (_, Some(t)) => (0..s.connections.len())
+                .filter(|&c| t.contains(&s.connections[c].topic))
+                .collect(),
+            _ => (0..s.connections.len()).collect(),
+        };
+        if let Some(need) = format.requires() {
+            if let Some(c) = conns
+                .iter()
+                .filter_map(|&i| s.connections.get(i))
+                .find(|c| c.encoding != need && c.message_count > 0)
+            {
+                return Err(Error::Invalid(format!(
+                    "a {} holds {} messages only; {} is {}-encoded ({} recording): choose another format (MCAP holds any encoding){}",
+                    match format {
+                        OutputFormat::Ros1Bag => "ROS 1 bag",
+                        _ => "rosbag2 recording",
+                    },
+                    if need == "ros1" { "ROS 1" } else { "CDR (ROS 2)" },
+                    c.topic,
+                    c.encoding,
+                    s.version.as_str(),
+                    if need == "cdr" && c.encoding == "ros1" {
+                        "; converting ROS 1 messages to ROS 2 is not supported yet"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+        }
+        filters.push(Filter {
+            connections: Some(conns),
+            start_ns: opts.filter.start_ns,
+            end_ns: opts.filter.end_ns,
+        });
+    }
+    let distro = first
+        .summary()
+        .storage_facts
+        .iter()
+        .find(|(k, _)| k == "ros_distro")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    let mut sink = match format {
+        OutputFormat::Ros1Bag => Sink::Bag(BagWriter::create(out, opts.write)?),
+        OutputFormat::Mcap => {
+            let all_cdr = bags
+                .iter()
+                .all(|b| b.summary().connections.iter().all(|c| c.encoding == "cdr"));
+            let all_ros1 = bags
+                .iter()
+                .all(|b| b.summary().connections.iter().all(|c| c.encoding == "ros1"));
+            Sink::Mcap(
+                McapWriter::create(
+                    out,
+                    McapOptions {
+                        compression: match opts.write.compression {
+                            Compression::Bz2 => Compression::Zstd,
+                            c => c,
+                        },
+                        chunk_size: opts.write.chunk_size,
+                        profile: if all_cdr {
+                            "ros2".into()
+                        } else if all_ros1 {
+                            "ros1".into()
+                        } else {
+                            String::new()
+                        },
+                    },
+                )?,
+                Default::default(),
+            )
+        }
+        OutputFormat::Rosbag2Sqlite3 | OutputFormat::Rosbag2Mcap => {
+            Sink::Rosbag2(Rosbag2Writer::create(
+                out,
+                Rosbag2Options {
+                    storage: if format == OutputFormat::Rosbag2Mcap {
+                        Rosbag2Storage::Mcap
+                    } else {
+                        Rosbag2Storage::Sqlite3
+                    },
+                    compression: opts.rosbag2_compression,
+                    split_bytes: opts.split_bytes,
+                    ros_distro: distro,
+                },
+            )?)
+        }
+    };
+    let mut iters = Vec::new();
+    let mut total = 0u64;
+    for (b, f) in bags.iter().zip(&filters) {
+        let it = b.messages(f)?;
+        total += it.total() as u64;
+        iters.push(it);
+    }
+    let mut map: Vec<Vec<Option<u32>>> = bags
+        .iter()
+        .map(|b| vec![None; b.summary().connections.len()])
+        .collect();
     let mut p = ExportProgress {
-        total: iter.total() as u64,
+        total,
         ..Default::default()
     };
-    for m in iter {
+    // Merge by time; ties keep the order of the inputs.
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let mut heads: Vec<Option<crate::Message>> = Vec::with_capacity(iters.len());
+    for (k, it) in iters.iter_mut().enumerate() {
+        let m = it.next().transpose()?;
+        if let Some(m) = &m {
+            heap.push(Reverse((m.time_ns, k)));
+        }
+        heads.push(m);
+    }
+    let mut written_conns = 0usize;
+    // MCAP and rosbag2 name a topic once: connections of split files (or of several inputs)
+    // with the same topic, type and encoding share one channel / topic.
+    let mut by_topic: std::collections::HashMap<(String, String, String), u32> =
+        std::collections::HashMap::new();
+    while let Some(Reverse((_, k))) = heap.pop() {
         if cancel.load(Ordering::Relaxed) {
-            // Dropping the writer removes its temporary file.
-            drop(w);
+            // Dropping the writer removes its temporary output.
+            drop(sink);
             return Err(Error::Cancelled);
         }
-        let m = m?;
-        let id = match map[m.conn] {
+        let Some(m) = heads[k].take() else { continue };
+        if let Some(next) = iters[k].next().transpose()? {
+            heap.push(Reverse((next.time_ns, k)));
+            heads[k] = Some(next);
+        }
+        let id = match map[k][m.conn] {
             Some(id) => id,
             None => {
-                let c = &s.connections[m.conn];
-                let id = w.add_connection(ConnectionSpec {
-                    topic: c.topic.clone(),
-                    datatype: c.datatype.clone(),
-                    md5sum: c.md5sum.clone(),
-                    message_definition: c.message_definition.clone(),
-                    callerid: c.callerid.clone(),
-                    latching: c.latching,
-                });
-                map[m.conn] = Some(id);
+                let c = &bags[k].summary().connections[m.conn];
+                let key = (c.topic.clone(), c.datatype.clone(), c.encoding.clone());
+                let shared = !matches!(sink, Sink::Bag(_));
+                let id = match by_topic.get(&key) {
+                    Some(&id) if shared => id,
+                    _ => {
+                        written_conns += 1;
+                        let id = sink.add(c)?;
+                        by_topic.insert(key, id);
+                        id
+                    }
+                };
+                map[k][m.conn] = Some(id);
                 id
             }
         };
-        w.write(id, m.time_ns, &m.data)?;
+        sink.write(id, &m, p.messages as u32)?;
         p.messages += 1;
         p.bytes += m.data.len() as u64;
         if p.messages.is_multiple_of(4096) {
             progress(p);
         }
     }
-    let path = w.finish()?;
+    let path = sink.finish()?;
     progress(p);
     Ok(ExportReport {
-        file_size: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
+        file_size: size_of(&path),
         path,
         messages: p.messages,
-        connections: map.iter().filter(|x| x.is_some()).count(),
+        connections: written_conns,
+        format,
     })
 }

@@ -14,7 +14,8 @@
 //! - [`mcap`]: MCAP files, indexed (summary, message indexes) or recovered by a linear scan;
 //! - [`rosbag2`]: rosbag2 directories (metadata.yaml, split files, SQLite or MCAP storage,
 //!   zstd in file or message mode);
-//! - [`compression`]: the chunk compressions (lz4, bz2, zstd) with bounded output.
+//! - [`compression`]: the chunk compressions (lz4, bz2, zstd) with bounded output;
+//! - writers: [`ros1::writer`] (2.0 bags), [`mcap_writer`], [`rosbag2_writer`].
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -25,8 +26,10 @@ use crate::storage::ros1::record::Compression;
 
 pub mod compression;
 pub mod mcap;
+pub mod mcap_writer;
 pub mod ros1;
 pub mod rosbag2;
+pub mod rosbag2_writer;
 
 /// Format (storage and version) of a recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
