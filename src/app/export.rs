@@ -38,6 +38,8 @@ pub struct ExportState {
     pub format: OutputFormat,
     /// rosbag2: zstd per file or per message.
     pub r2_compression: Rosbag2Compression,
+    /// ROS 1 messages re-encoded as ROS 2 (CDR).
+    pub to_ros2: bool,
     /// Compression of the new bag.
     pub compression: Compression,
     /// Chunk size (KiB).
@@ -81,6 +83,7 @@ impl ExportState {
                 .to_string(),
             format,
             r2_compression: Rosbag2Compression::None,
+            to_ros2: false,
             compression: if ros1 {
                 Compression::Lz4
             } else {
@@ -168,6 +171,7 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
         format: Some(st.format),
         rosbag2_compression: st.r2_compression,
         split_bytes: None,
+        to_ros2: st.to_ros2 && st.format != OutputFormat::Ros1Bag,
     };
     let bag = d.bag.clone();
     let what = format!("export to {}", out.display());
@@ -177,13 +181,19 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
             total.store(p.total, Ordering::Relaxed);
         });
         match r {
-            Ok(r) => Ok(format!(
-                "Wrote {} messages on {} connections to {} ({})",
-                r.messages,
-                r.connections,
-                r.path.display(),
-                timefmt::bytes(r.file_size)
-            )),
+            Ok(r) => {
+                let mut m = format!(
+                    "Wrote {} messages on {} connections to {} ({})",
+                    r.messages,
+                    r.connections,
+                    r.path.display(),
+                    timefmt::bytes(r.file_size)
+                );
+                if !r.skipped.is_empty() {
+                    m.push_str(&format!(" — left out: {}", r.skipped.join("; ")));
+                }
+                Ok(m)
+            }
             Err(crate::Error::Cancelled) => Err("export cancelled: nothing was written".into()),
             Err(e) => Err(e.to_string()),
         }
@@ -378,6 +388,12 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                     }
                 }
             });
+            if st.format != OutputFormat::Ros1Bag {
+                ui.checkbox(
+                    &mut st.to_ros2,
+                    "ROS 1 messages to ROS 2 (CDR, ROS 2 types; types without a ROS 2 counterpart are left out)",
+                );
+            }
             if ui
                 .add_enabled(!running, egui::Button::new("Export recording"))
                 .clicked()

@@ -129,6 +129,26 @@ pub fn bench(path: &Path, op: &str, runs: usize) -> bagscope::Result<ExitCode> {
                    "decompressed_gb_per_s": r.uncompressed_bytes as f64 / s / 1e9}),
         );
     }
+    if all || op == "decompress" {
+        // Decompression alone, every chunk on all cores, nothing parsed: the bound that
+        // reading everything (`check`) is compared with.
+        let bag = Bag::open(path)?;
+        let threads = bagscope::iter::default_threads();
+        let (s, bytes) = best(runs, || {
+            let total = std::sync::atomic::AtomicU64::new(0);
+            bagscope::check::for_each_chunk_parallel(&bag, threads, &|_, d| {
+                if let Ok(d) = d {
+                    total.fetch_add(d.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+            Ok(total.into_inner())
+        })?;
+        out.insert(
+            "decompress".into(),
+            json!({"seconds": s, "bytes": bytes, "threads": threads,
+                   "decompressed_gb_per_s": bytes as f64 / s / 1e9}),
+        );
+    }
     if op == "decode" {
         out.insert("decode".into(), decode(path, runs)?);
     }

@@ -116,6 +116,7 @@ pub struct ExportArgs<'a> {
     pub chunk_size: usize,
     pub format: Option<&'a str>,
     pub split_mb: Option<u64>,
+    pub to_ros2: bool,
 }
 
 /// `bagscope export`: one or several recordings, merged in time order, to any format.
@@ -188,6 +189,7 @@ pub fn export(a: ExportArgs<'_>) -> bagscope::Result<ExitCode> {
         format: Some(format),
         rosbag2_compression: r2,
         split_bytes: a.split_mb.map(|m| m << 20),
+        to_ros2: a.to_ros2,
     };
     if a.split_mb == Some(0) {
         return Err(Error::Invalid("--split-mb must be at least 1".into()));
@@ -195,6 +197,9 @@ pub fn export(a: ExportArgs<'_>) -> bagscope::Result<ExitCode> {
     let t0 = std::time::Instant::now();
     let r =
         bagscope::export::export_many(&bags, a.out, &opts, &AtomicBool::new(false), &mut |_| {})?;
+    for s in &r.skipped {
+        eprintln!("bagscope: left out: {s}");
+    }
     eprintln!(
         "{} ({}): {} messages on {} connections, {} in {:.2} s",
         r.path.display(),

@@ -118,6 +118,10 @@ pub enum Command {
         /// rosbag2: start a new storage file every this many MiB.
         #[arg(long)]
         split_mb: Option<u64>,
+        /// Re-encode ROS 1 messages as ROS 2 (CDR, `pkg/msg/Type`, Header without seq, time as
+        /// builtin_interfaces/Time); types without a ROS 2 counterpart are listed and left out.
+        #[arg(long)]
+        to_ros2: bool,
     },
     /// Write the demo bag (a small robot driving a figure of eight) to a file.
     Demo {
@@ -176,6 +180,7 @@ pub fn run(cmd: Command) -> ExitCode {
             compression,
             chunk_size,
             split_mb,
+            to_ros2,
         } => decode::export(decode::ExportArgs {
             inputs: &inputs,
             out: &output,
@@ -186,6 +191,7 @@ pub fn run(cmd: Command) -> ExitCode {
             chunk_size,
             format: format.as_deref(),
             split_mb,
+            to_ros2,
         }),
         Command::Demo { out, seconds } => bagscope::demo::write_demo(&out, seconds).map(|n| {
             println!("{}: {n} messages", out.display());

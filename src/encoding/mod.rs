@@ -15,6 +15,7 @@ use std::fmt::{self, Write as _};
 use crate::msgdef::{ArrayKind, DefError, Dialect, Field, FieldType, MsgDef, Primitive};
 
 pub mod cdr;
+pub mod to_ros2;
 use cdr::prim_align;
 
 /// md5sum of an empty definition (`std_msgs/Empty`).

@@ -89,6 +89,9 @@ pub struct ExportOptions {
     pub rosbag2_compression: Rosbag2Compression,
     /// rosbag2: split into files of about this many bytes.
     pub split_bytes: Option<u64>,
+    /// Re-encode ROS 1 messages as CDR with their ROS 2 types; connections whose type has no
+    /// ROS 2 counterpart are left out and listed in the report.
+    pub to_ros2: bool,
 }
 
 /// Progress of an export.
@@ -115,6 +118,8 @@ pub struct ExportReport {
     pub file_size: u64,
     /// Its format.
     pub format: OutputFormat,
+    /// Connections left out, each with why (`--to-ros2`).
+    pub skipped: Vec<String>,
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -321,6 +326,12 @@ pub fn export_many(
         check_output(b, out)?;
     }
     let format = opts.format.unwrap_or_else(|| OutputFormat::from_path(out));
+    if opts.to_ros2 && format == OutputFormat::Ros1Bag {
+        return Err(Error::Invalid(
+            "--to-ros2 writes CDR messages, which a ROS 1 bag cannot hold: write MCAP or rosbag2"
+                .into(),
+        ));
+    }
     // The connections of each input.
     let topics: Option<Vec<String>> = opts.filter.connections.as_ref().map(|cs| {
         cs.iter()
@@ -329,18 +340,46 @@ pub fn export_many(
             .collect()
     });
     let mut filters = Vec::new();
+    let mut skipped = Vec::new();
+    // --to-ros2: each ROS 1 connection's conversion, compiled once (None: copied as it is).
+    let mut convert: Vec<Vec<Option<crate::encoding::to_ros2::ToRos2>>> = Vec::new();
     for (i, b) in bags.iter().enumerate() {
         let s = b.summary();
-        let conns: Vec<usize> = match (&opts.filter.connections, &topics) {
+        let mut conns: Vec<usize> = match (&opts.filter.connections, &topics) {
             (Some(c), _) if i == 0 => c.clone(),
             (_, Some(t)) => (0..s.connections.len())
                 .filter(|&c| t.contains(&s.connections[c].topic))
                 .collect(),
             _ => (0..s.connections.len()).collect(),
         };
+        let mut conv = vec![None; s.connections.len()];
+        if opts.to_ros2 {
+            let mut failed: std::collections::BTreeMap<String, String> = Default::default();
+            conns.retain(|&ci| {
+                let c = &s.connections[ci];
+                if c.encoding != "ros1" {
+                    return true;
+                }
+                match crate::encoding::to_ros2::ToRos2::new(c) {
+                    Ok(t) => {
+                        conv[ci] = Some(t);
+                        true
+                    }
+                    Err(e) => {
+                        if c.message_count > 0 {
+                            failed.insert(format!("{} ({})", c.topic, c.datatype), e);
+                        }
+                        false
+                    }
+                }
+            });
+            skipped.extend(failed.into_iter().map(|(k, v)| format!("{k}: {v}")));
+        }
+        convert.push(conv);
         if let Some(need) = format.requires() {
             if let Some(c) = conns
                 .iter()
+                .filter(|&&i| convert[convert.len() - 1][i].is_none())
                 .filter_map(|&i| s.connections.get(i))
                 .find(|c| c.encoding != need && c.message_count > 0)
             {
@@ -355,7 +394,7 @@ pub fn export_many(
                     c.encoding,
                     s.version.as_str(),
                     if need == "cdr" && c.encoding == "ros1" {
-                        "; converting ROS 1 messages to ROS 2 is not supported yet"
+                        "; --to-ros2 converts ROS 1 messages to ROS 2"
                     } else {
                         ""
                     }
@@ -378,12 +417,16 @@ pub fn export_many(
     let mut sink = match format {
         OutputFormat::Ros1Bag => Sink::Bag(BagWriter::create(out, opts.write)?),
         OutputFormat::Mcap => {
-            let all_cdr = bags
-                .iter()
-                .all(|b| b.summary().connections.iter().all(|c| c.encoding == "cdr"));
-            let all_ros1 = bags
-                .iter()
-                .all(|b| b.summary().connections.iter().all(|c| c.encoding == "ros1"));
+            let all_cdr = bags.iter().all(|b| {
+                b.summary()
+                    .connections
+                    .iter()
+                    .all(|c| c.encoding == "cdr" || (opts.to_ros2 && c.encoding == "ros1"))
+            });
+            let all_ros1 = !opts.to_ros2
+                && bags
+                    .iter()
+                    .all(|b| b.summary().connections.iter().all(|c| c.encoding == "ros1"));
             Sink::Mcap(
                 McapWriter::create(
                     out,
@@ -462,10 +505,27 @@ pub fn export_many(
             heap.push(Reverse((next.time_ns, k)));
             heads[k] = Some(next);
         }
+        let conv = convert[k][m.conn].as_ref();
         let id = match map[k][m.conn] {
             Some(id) => id,
             None => {
-                let c = &bags[k].summary().connections[m.conn];
+                let orig = &bags[k].summary().connections[m.conn];
+                let converted;
+                let c = match conv {
+                    Some(t) => {
+                        converted = Connection {
+                            datatype: t.datatype.clone(),
+                            md5sum: String::new(),
+                            message_definition: t.definition.clone(),
+                            encoding: "cdr".into(),
+                            schema_encoding: "ros2msg".into(),
+                            qos: String::new(),
+                            ..orig.clone()
+                        };
+                        &converted
+                    }
+                    None => orig,
+                };
                 let key = (c.topic.clone(), c.datatype.clone(), c.encoding.clone());
                 let shared = !matches!(sink, Sink::Bag(_));
                 let id = match by_topic.get(&key) {
@@ -481,7 +541,23 @@ pub fn export_many(
                 id
             }
         };
-        sink.write(id, &m, p.messages as u32)?;
+        match conv {
+            Some(t) => {
+                let data = t.convert(&m.data).map_err(|e| {
+                    Error::Invalid(format!(
+                        "converting a message of {} at {} to ROS 2: {e}",
+                        bags[k].summary().connections[m.conn].topic,
+                        m.time_ns
+                    ))
+                })?;
+                let cm = crate::Message {
+                    data: crate::Bytes::from_vec(data),
+                    ..m
+                };
+                sink.write(id, &cm, p.messages as u32)?;
+            }
+            None => sink.write(id, &m, p.messages as u32)?,
+        }
         p.messages += 1;
         p.bytes += m.data.len() as u64;
         if p.messages.is_multiple_of(4096) {
@@ -496,5 +572,6 @@ pub fn export_many(
         messages: p.messages,
         connections: written_conns,
         format,
+        skipped,
     })
 }

@@ -1,0 +1,257 @@
+//! ROS 1 messages re-encoded as CDR with their ROS 2 types (`bagscope export --to-ros2`).
+//!
+//! A connection's ROS 2 type is its ROS 1 name with `/msg/` (`std_msgs/Header` becomes
+//! `std_msgs/msg/Header`), its definition the one bagscope finds for that name (search path,
+//! shipped interfaces). The two definitions are matched field by field, by name, before any
+//! message is converted: every ROS 2 field must have a ROS 1 field of a compatible type, and
+//! every ROS 1 field a ROS 2 one, but for `Header.seq`, which ROS 2 dropped. `time` and
+//! `duration` become `builtin_interfaces/Time` and `Duration` (`sec`, `nanosec`). A type
+//! that does not match is refused with the field that differs: it is left out, never guessed.
+
+use crate::definition::msg::{ArrayKind, Dialect, FieldType, MsgDef, Primitive};
+use crate::encoding::{Plan, Value};
+
+/// A connection's conversion, compiled once.
+#[derive(Debug, Clone)]
+pub struct ToRos2 {
+    /// The ROS 1 plan that decodes the source.
+    pub src: Plan,
+    /// The ROS 2 definition written.
+    pub dst: MsgDef,
+    /// The ROS 2 type name (`pkg/msg/Type`).
+    pub datatype: String,
+    /// The ROS 2 definition text (with its dependencies), for the output's schema.
+    pub definition: String,
+}
+
+/// `pkg/Type` as ROS 2 names it.
+pub fn ros2_name(ros1: &str) -> String {
+    if ros1.contains("/msg/") {
+        return ros1.to_string();
+    }
+    match ros1.split_once('/') {
+        Some((pkg, ty)) => format!("{pkg}/msg/{ty}"),
+        None => ros1.to_string(),
+    }
+}
+
+fn is_builtin(def: &MsgDef, ty: usize, which: &str) -> bool {
+    crate::msgdef::normalize_type(&def.types[ty].name) == format!("builtin_interfaces/{which}")
+}
+
+/// Checks that ROS 1 type `s` (of `src`) converts to ROS 2 type `d` (of `dst`).
+fn check(src: &MsgDef, s: usize, dst: &MsgDef, d: usize, path: &str) -> Result<(), String> {
+    let st = &src.types[s];
+    let dt = &dst.types[d];
+    for f in &st.fields {
+        let header_seq = f.name == "seq"
+            && crate::msgdef::normalize_type(&st.name).ends_with("Header")
+            && !dt.fields.iter().any(|g| g.name == "seq");
+        if header_seq {
+            continue;
+        }
+        if !dt.fields.iter().any(|g| g.name == f.name) {
+            return Err(format!(
+                "{path}{}: ROS 1 field of {} has no counterpart in ROS 2 {}",
+                f.name, st.name, dt.name
+            ));
+        }
+    }
+    for g in &dt.fields {
+        if g.name == "structure_needs_at_least_one_member" && st.fields.is_empty() {
+            continue;
+        }
+        let Some(f) = st.fields.iter().find(|f| f.name == g.name) else {
+            return Err(format!(
+                "{path}{}: ROS 2 field of {} has no counterpart in ROS 1 {}",
+                g.name, dt.name, st.name
+            ));
+        };
+        let here = format!("{path}{}.", g.name);
+        let arrays_match = match (f.array, g.array) {
+            (ArrayKind::Scalar, ArrayKind::Scalar) | (ArrayKind::Variable, ArrayKind::Variable) => {
+                true
+            }
+            (ArrayKind::Fixed(a), ArrayKind::Fixed(b)) => a == b,
+            _ => false,
+        };
+        if !arrays_match {
+            return Err(format!(
+                "{path}{}: {} in ROS 1, {} in ROS 2",
+                g.name, f.type_text, g.type_text
+            ));
+        }
+        match (&f.ty, &g.ty) {
+            (FieldType::Primitive(a), FieldType::Primitive(b)) => {
+                let same_width = a.size() == b.size() && a.is_numeric() == b.is_numeric();
+                if a != b && !same_width {
+                    return Err(format!(
+                        "{path}{}: {} in ROS 1, {} in ROS 2",
+                        g.name, f.type_text, g.type_text
+                    ));
+                }
+            }
+            (FieldType::Primitive(Primitive::Time), FieldType::Message(j))
+                if is_builtin(dst, *j, "Time") => {}
+            (FieldType::Primitive(Primitive::Duration), FieldType::Message(j))
+                if is_builtin(dst, *j, "Duration") => {}
+            (FieldType::Message(i), FieldType::Message(j)) => check(src, *i, dst, *j, &here)?,
+            _ => {
+                return Err(format!(
+                    "{path}{}: {} in ROS 1, {} in ROS 2",
+                    g.name, f.type_text, g.type_text
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+impl ToRos2 {
+    /// Compiles the conversion of a ROS 1 connection, or says why it cannot be converted.
+    pub fn new(c: &crate::Connection) -> Result<ToRos2, String> {
+        if c.encoding != "ros1" {
+            return Err(format!("{} is {}-encoded, not ROS 1", c.topic, c.encoding));
+        }
+        let src = Plan::for_connection(c).map_err(|e| e.to_string())?;
+        let datatype = ros2_name(&c.datatype);
+        let (definition, _) =
+            crate::defs::lookup_for(&datatype, Dialect::Ros2, "").ok_or_else(|| {
+                format!(
+                    "{} has no ROS 2 definition (none on the search path or shipped)",
+                    c.datatype
+                )
+            })?;
+        let dst = MsgDef::parse_dialect(&datatype, &definition, Dialect::Ros2)
+            .map_err(|e| e.to_string())?;
+        check(&src.def, 0, &dst, 0, "").map_err(|e| format!("{} → {datatype}: {e}", c.datatype))?;
+        Ok(ToRos2 {
+            src,
+            dst,
+            datatype,
+            definition,
+        })
+    }
+
+    /// Converts one message: ROS 1 bytes in, CDR (little endian, with its header) out.
+    pub fn convert(&self, ros1: &[u8]) -> Result<Vec<u8>, String> {
+        let v = self.src.decode(ros1).map_err(|e| e.to_string())?;
+        let mut w = Cdr {
+            out: Vec::with_capacity(ros1.len() + 16),
+        };
+        w.out.extend_from_slice(&[0, 1, 0, 0]);
+        w.message(&self.src.def, &self.dst, 0, &v.value)?;
+        Ok(w.out)
+    }
+}
+
+struct Cdr {
+    out: Vec<u8>,
+}
+
+impl Cdr {
+    fn align(&mut self, n: usize) {
+        let rel = self.out.len() - 4;
+        let pad = (n - rel % n) % n;
+        self.out.resize(self.out.len() + pad, 0);
+    }
+
+    fn u32(&mut self, x: u32) {
+        self.align(4);
+        self.out.extend_from_slice(&x.to_le_bytes());
+    }
+
+    fn prim(&mut self, p: Primitive, v: &Value) -> Result<(), String> {
+        // Values are written at the ROS 2 type's width (equal to the ROS 1 one, checked).
+        let le: Vec<u8> = match v {
+            Value::Bool(b) => vec![u8::from(*b)],
+            Value::I8(x) => x.to_le_bytes().to_vec(),
+            Value::U8(x) => vec![*x],
+            Value::I16(x) => x.to_le_bytes().to_vec(),
+            Value::U16(x) => x.to_le_bytes().to_vec(),
+            Value::I32(x) => x.to_le_bytes().to_vec(),
+            Value::U32(x) => x.to_le_bytes().to_vec(),
+            Value::I64(x) => x.to_le_bytes().to_vec(),
+            Value::U64(x) => x.to_le_bytes().to_vec(),
+            Value::F32(x) => x.to_le_bytes().to_vec(),
+            Value::F64(x) => x.to_le_bytes().to_vec(),
+            Value::String(s) => {
+                self.u32(s.len() as u32 + 1);
+                self.out.extend_from_slice(s);
+                self.out.push(0);
+                return Ok(());
+            }
+            other => return Err(format!("cannot write {other:?} as {p:?}")),
+        };
+        self.align(le.len());
+        self.out.extend_from_slice(&le);
+        Ok(())
+    }
+
+    fn time(&mut self, sec: i64, nsec: i64) {
+        self.align(4);
+        self.out.extend_from_slice(&(sec as i32).to_le_bytes());
+        self.out.extend_from_slice(&(nsec as u32).to_le_bytes());
+    }
+
+    fn scalar(
+        &mut self,
+        src: &MsgDef,
+        dst: &MsgDef,
+        ty: &FieldType,
+        v: &Value,
+    ) -> Result<(), String> {
+        match (ty, v) {
+            (FieldType::Message(_), Value::Time { sec, nsec }) => {
+                self.time(i64::from(*sec), i64::from(*nsec));
+                Ok(())
+            }
+            (FieldType::Message(_), Value::Duration { sec, nsec }) => {
+                self.time(i64::from(*sec), i64::from(*nsec));
+                Ok(())
+            }
+            (FieldType::Message(j), v) => self.message(src, dst, *j, v),
+            (FieldType::Primitive(p), v) => self.prim(*p, v),
+        }
+    }
+
+    fn message(&mut self, src: &MsgDef, dst: &MsgDef, d: usize, v: &Value) -> Result<(), String> {
+        let Value::Message { ty: s, fields } = v else {
+            return Err("expected a message".into());
+        };
+        let st = &src.types[*s];
+        for g in &dst.types[d].fields {
+            let Some(k) = st.fields.iter().position(|f| f.name == g.name) else {
+                // Only the member of an empty ROS 2 type has no ROS 1 field (checked).
+                self.out.push(0);
+                continue;
+            };
+            let val = &fields[k].value;
+            match g.array {
+                ArrayKind::Scalar => self.scalar(src, dst, &g.ty, val)?,
+                ArrayKind::Fixed(_) | ArrayKind::Variable => {
+                    let n = val.len().unwrap_or(0);
+                    if g.array == ArrayKind::Variable {
+                        self.u32(n as u32);
+                    }
+                    match val {
+                        Value::Bytes(b) => self.out.extend_from_slice(b),
+                        Value::Array(items) => {
+                            for it in items {
+                                self.scalar(src, dst, &g.ty, &it.value)?;
+                            }
+                        }
+                        Value::Prims(..) => {
+                            for i in 0..n {
+                                let e = val.element(i).map(|x| x.0).ok_or("array element")?;
+                                self.scalar(src, dst, &g.ty, &e)?;
+                            }
+                        }
+                        other => return Err(format!("{}: not an array: {other:?}", g.name)),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
