@@ -258,3 +258,52 @@ pub fn csv(
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `bagscope gen`: typed code for the types a recording uses.
+pub fn gen(
+    path: &Path,
+    lang: &str,
+    out_dir: &Path,
+    topics: &[String],
+) -> bagscope::Result<ExitCode> {
+    use bagscope::gen::{generate, Lang};
+    let lang = Lang::parse(lang)
+        .ok_or_else(|| Error::Invalid(format!("unknown language {lang:?}: cpp, rust or python")))?;
+    let bag = Bag::open(path)?;
+    let s = bag.summary();
+    let conns: Vec<usize> = if topics.is_empty() {
+        (0..s.connections.len()).collect()
+    } else {
+        bag.connections_of_topics(topics)?
+    };
+    let mut defs = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for ci in conns {
+        let c = &s.connections[ci];
+        if !seen.insert((c.datatype.clone(), c.message_definition.clone())) {
+            continue;
+        }
+        match bagscope::decode::Plan::for_connection(c) {
+            Ok(p) => defs.push(p.def),
+            Err(e) => eprintln!("bagscope: {} ({}) left out: {e}", c.topic, c.datatype),
+        }
+    }
+    if defs.is_empty() {
+        return Err(Error::Invalid(
+            "no decodable type to generate code for".into(),
+        ));
+    }
+    let code = generate(&defs, lang);
+    std::fs::create_dir_all(out_dir)?;
+    let file = out_dir.join(lang.file_name());
+    let mut f = bagscope::csv::AtomicFile::create(&file)?;
+    std::io::Write::write_all(&mut f, code.as_bytes())?;
+    f.commit()?;
+    eprintln!(
+        "{}: {} message types from {} definitions",
+        file.display(),
+        bagscope::gen::type_names(&defs).len(),
+        defs.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -123,6 +123,21 @@ pub enum Command {
         #[arg(long)]
         to_ros2: bool,
     },
+    /// Typed code (C++ header, Rust module, Python module) for the types a recording uses:
+    /// structs, loaders from ROS 1 and CDR bytes, JSON printers.
+    Gen {
+        /// The recording whose definitions are used.
+        bag: PathBuf,
+        /// cpp, rust or python.
+        #[arg(long)]
+        lang: String,
+        /// Directory to write into (bagscope_msgs.hpp / .rs / .py).
+        #[arg(short, long, default_value = ".")]
+        output: PathBuf,
+        /// Only the types of these topics (repeatable).
+        #[arg(long = "topic", short = 't')]
+        topics: Vec<String>,
+    },
     /// Write the demo bag (a small robot driving a figure of eight) to a file.
     Demo {
         /// Where to write it.
@@ -193,6 +208,12 @@ pub fn run(cmd: Command) -> ExitCode {
             split_mb,
             to_ros2,
         }),
+        Command::Gen {
+            bag,
+            lang,
+            output,
+            topics,
+        } => decode::gen(&bag, &lang, &output, &topics),
         Command::Demo { out, seconds } => bagscope::demo::write_demo(&out, seconds).map(|n| {
             println!("{}: {n} messages", out.display());
             ExitCode::SUCCESS
