@@ -49,6 +49,7 @@ fn opts(
         rosbag2_compression: r2,
         split_bytes: split,
         to_ros2: false,
+        migrate: None,
     }
 }
 

@@ -172,6 +172,7 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
         rosbag2_compression: st.r2_compression,
         split_bytes: None,
         to_ros2: st.to_ros2 && st.format != OutputFormat::Ros1Bag,
+        migrate: None,
     };
     let bag = d.bag.clone();
     let what = format!("export to {}", out.display());
@@ -191,6 +192,9 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
                 );
                 if !r.skipped.is_empty() {
                     m.push_str(&format!(" — left out: {}", r.skipped.join("; ")));
+                }
+                for n in &r.notes {
+                    m.push_str(&format!(" — {n}"));
                 }
                 Ok(m)
             }

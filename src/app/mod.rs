@@ -74,6 +74,8 @@ pub enum Cmd {
 pub struct Doc {
     /// The bag.
     pub bag: Bag,
+    /// Each connection's definition source and comparison with the search path, once known.
+    pub defs: Option<Arc<Vec<worker::DefInfo>>>,
     /// Its path.
     pub path: PathBuf,
     /// Tables progress, while indexing.
@@ -134,6 +136,7 @@ impl Doc {
         let export = export::ExportState::new(&s.path, s.version.is_ros1());
         let warnings = bag.warnings();
         Doc {
+            defs: None,
             path: s.path.clone(),
             inspector: Inspector::spawn(bag.clone(), ctx.clone()),
             bag,
@@ -463,6 +466,11 @@ impl App {
                             d.progress = None;
                         }
                         done = true;
+                    }
+                    LoadEvent::Definitions(v) => {
+                        if let Some(d) = &mut self.doc {
+                            d.defs = Some(v);
+                        }
                     }
                     LoadEvent::Cancelled => {
                         if let Some(d) = &mut self.doc {

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use super::{Cmd, Doc};
-use crate::decode::Plan;
 
 #[derive(Default)]
 struct Ns {
@@ -173,19 +172,15 @@ fn details(ui: &mut egui::Ui, d: &Doc, ti: usize) {
             for &ci in &t.connections {
                 let c = &s.connections[ci];
                 let ros1 = c.encoding == "ros1";
-                let (md5, source) = match Plan::for_connection_with_source(c) {
-                    Ok((p, src)) if !ros1 || p.md5_matches(&c.md5sum) => (
-                        "md5 ok: matches the definition".to_string(),
-                        src.to_string(),
+                // Worked out on the loader thread (it may read .msg files).
+                let info = d.defs.as_ref().and_then(|v| v.get(ci));
+                let (md5, source, search) = match info {
+                    Some(i) => (
+                        i.md5.clone().unwrap_or_default(),
+                        i.source.clone(),
+                        i.search_path.clone(),
                     ),
-                    Ok((p, src)) => (
-                        format!("md5 MISMATCH: the definition gives {}", p.md5),
-                        src.to_string(),
-                    ),
-                    Err(e) => (
-                        format!("definition error: {e}"),
-                        format!("none usable: {}", e.reason),
-                    ),
+                    None => (String::new(), "…".to_string(), "…".to_string()),
                 };
                 egui::CollapsingHeader::new(format!(
                     "connection {} · {} msgs · {}",
@@ -210,6 +205,9 @@ fn details(ui: &mut egui::Ui, d: &Doc, ti: usize) {
                             ui.end_row();
                             ui.label("definition");
                             ui.label(&source);
+                            ui.end_row();
+                            ui.label("search path");
+                            ui.label(&search);
                             ui.end_row();
                             if ros1 {
                                 ui.label("md5sum");

@@ -31,6 +31,64 @@ pub enum LoadEvent {
     Cancelled,
     /// Building the tables failed (the summary stays usable).
     IndexFailed(String),
+    /// Where each connection's definition comes from, and how it compares with the search path.
+    Definitions(Arc<Vec<DefInfo>>),
+}
+
+/// A connection's definition, as the topic details show it.
+#[derive(Debug, Clone)]
+pub struct DefInfo {
+    /// Where it came from (or why there is none usable).
+    pub source: String,
+    /// ROS 1: whether the md5sum matches the definition.
+    pub md5: Option<String>,
+    /// How the definition on the message search path compares (for `--migrate`).
+    pub search_path: String,
+}
+
+/// Works out a connection's [`DefInfo`] (reads `.msg` files: on the loader thread).
+pub fn def_info(c: &crate::Connection) -> DefInfo {
+    let (source, md5, def) = match crate::decode::Plan::for_connection_with_source(c) {
+        Ok((p, src)) => {
+            let md5 = (c.encoding == "ros1").then(|| {
+                if p.md5_matches(&c.md5sum) {
+                    "md5 ok: matches the definition".to_string()
+                } else {
+                    format!("md5 MISMATCH: the definition gives {}", p.md5)
+                }
+            });
+            (src.to_string(), md5, Some(p.def))
+        }
+        Err(e) => (format!("none usable: {}", e.reason), None, None),
+    };
+    let dirs = crate::defs::search_dirs();
+    let dialect = if c.encoding == "cdr" {
+        crate::msgdef::Dialect::Ros2
+    } else {
+        crate::msgdef::Dialect::Ros1
+    };
+    let search_path = if dirs.is_empty() {
+        "no message search path set (Definitions menu)".to_string()
+    } else {
+        match crate::defs::lookup_in(&dirs, &c.datatype, dialect, &c.message_definition) {
+            None => "not on the search path".to_string(),
+            Some((text, file)) => {
+                match crate::msgdef::MsgDef::parse_dialect(&c.datatype, &text, dialect) {
+                    Ok(d) if Some(&d) == def.as_ref() => format!("same as {}", file.display()),
+                    Ok(_) => format!(
+                        "differs from {} (export --migrate re-encodes into it)",
+                        file.display()
+                    ),
+                    Err(e) => format!("{} does not parse: {e}", file.display()),
+                }
+            }
+        }
+    };
+    DefInfo {
+        source,
+        md5,
+        search_path,
+    }
 }
 
 /// What the UI needs once the tables exist.
@@ -162,6 +220,10 @@ fn load(
         return;
     }
     ctx.request_repaint();
+    let infos: Vec<DefInfo> = s.connections.iter().map(def_info).collect();
+    if tx.send(LoadEvent::Definitions(Arc::new(infos))).is_err() {
+        return;
+    }
     let topic_of = topic_of_connection(&s);
     let mut hist: Histogram = vec![vec![0u32; HIST_BINS]; s.topics.len()];
     let mut last = Instant::now();

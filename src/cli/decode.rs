@@ -117,6 +117,7 @@ pub struct ExportArgs<'a> {
     pub format: Option<&'a str>,
     pub split_mb: Option<u64>,
     pub to_ros2: bool,
+    pub migrate: Option<&'a Path>,
 }
 
 /// `bagscope export`: one or several recordings, merged in time order, to any format.
@@ -190,6 +191,7 @@ pub fn export(a: ExportArgs<'_>) -> bagscope::Result<ExitCode> {
         rosbag2_compression: r2,
         split_bytes: a.split_mb.map(|m| m << 20),
         to_ros2: a.to_ros2,
+        migrate: a.migrate.map(Path::to_path_buf),
     };
     if a.split_mb == Some(0) {
         return Err(Error::Invalid("--split-mb must be at least 1".into()));
@@ -199,6 +201,9 @@ pub fn export(a: ExportArgs<'_>) -> bagscope::Result<ExitCode> {
         bagscope::export::export_many(&bags, a.out, &opts, &AtomicBool::new(false), &mut |_| {})?;
     for s in &r.skipped {
         eprintln!("bagscope: left out: {s}");
+    }
+    for n in &r.notes {
+        eprintln!("bagscope: {n}");
     }
     eprintln!(
         "{} ({}): {} messages on {} connections, {} in {:.2} s",

@@ -122,6 +122,11 @@ pub enum Command {
         /// builtin_interfaces/Time); types without a ROS 2 counterpart are listed and left out.
         #[arg(long)]
         to_ros2: bool,
+        /// Migrate messages whose type has another definition in DIR (a folder of packages,
+        /// a workspace, or of .msg files) to it: fields carried over by name (lossless
+        /// widening), added ones at their defaults, dropped ones reported.
+        #[arg(long, value_name = "DIR")]
+        migrate: Option<PathBuf>,
     },
     /// Typed code (C++ header, Rust module, Python module) for the types a recording uses:
     /// structs, loaders from ROS 1 and CDR bytes, JSON printers.
@@ -196,6 +201,7 @@ pub fn run(cmd: Command) -> ExitCode {
             chunk_size,
             split_mb,
             to_ros2,
+            migrate,
         } => decode::export(decode::ExportArgs {
             inputs: &inputs,
             out: &output,
@@ -207,6 +213,7 @@ pub fn run(cmd: Command) -> ExitCode {
             format: format.as_deref(),
             split_mb,
             to_ros2,
+            migrate: migrate.as_deref(),
         }),
         Command::Gen {
             bag,

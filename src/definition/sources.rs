@@ -274,6 +274,47 @@ pub fn shipped_types(dialect: Dialect) -> Vec<String> {
     v.into_iter().collect()
 }
 
+/// Finds a definition of `datatype` in `dirs` only (a folder of packages `PKG/msg/T.msg`, a
+/// workspace with them under `src/`, or a flat folder of `.msg` files), for migrating to it.
+/// The types it uses come from `dirs` too, else from `stored` (the recording's own definition
+/// text, whose `MSG:` sections name them), else from the shipped sets. Returns the assembled text
+/// and the file of the type itself.
+pub fn lookup_in(
+    dirs: &[PathBuf],
+    datatype: &str,
+    dialect: Dialect,
+    stored: &str,
+) -> Option<(String, PathBuf)> {
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for d in dirs {
+        roots.push(d.clone());
+        roots.push(d.join("src"));
+    }
+    let flat = |name: &str| -> Option<(String, PathBuf)> {
+        let ty = name.rsplit('/').next()?;
+        dirs.iter().find_map(|d| {
+            let p = d.join(format!("{ty}.msg"));
+            std::fs::read_to_string(&p).ok().map(|t| (t, p))
+        })
+    };
+    let root = normalize_type(datatype);
+    let (_, file) = own_from_search_path(&roots, &root).or_else(|| flat(&root))?;
+    let stored_types = split_types(&format!("MSG: {root}\n{stored}"));
+    let text = assemble(datatype, dialect, |n| {
+        own_from_search_path(&roots, n)
+            .map(|(t, _)| t)
+            .or_else(|| (n == root).then(|| flat(n).map(|(t, _)| t)).flatten())
+            .or_else(|| stored_types.get(n).map(|(_, b)| b.clone()))
+            .or_else(|| {
+                shipped()
+                    .iter()
+                    .filter(|(_, d, _)| *d == dialect)
+                    .find_map(|(_, _, types)| types.get(n).map(|(_, b)| b.clone()))
+            })
+    })?;
+    Some((text, file))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -15,6 +15,7 @@ use std::fmt::{self, Write as _};
 use crate::msgdef::{ArrayKind, DefError, Dialect, Field, FieldType, MsgDef, Primitive};
 
 pub mod cdr;
+pub mod migrate;
 pub mod to_ros2;
 use cdr::prim_align;
 

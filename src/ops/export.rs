@@ -92,6 +92,9 @@ pub struct ExportOptions {
     /// Re-encode ROS 1 messages as CDR with their ROS 2 types; connections whose type has no
     /// ROS 2 counterpart are left out and listed in the report.
     pub to_ros2: bool,
+    /// Migrate messages whose type has a different definition in this folder (of packages,
+    /// a workspace, or `.msg` files) to that definition.
+    pub migrate: Option<PathBuf>,
 }
 
 /// Progress of an export.
@@ -120,6 +123,14 @@ pub struct ExportReport {
     pub format: OutputFormat,
     /// Connections left out, each with why (`--to-ros2`).
     pub skipped: Vec<String>,
+    /// What was migrated, and what could not be (`--migrate`).
+    pub notes: Vec<String>,
+}
+
+/// How a connection's messages are changed on the way.
+enum Transform {
+    ToRos2(crate::encoding::to_ros2::ToRos2),
+    Migrate(crate::encoding::migrate::Migration),
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -342,7 +353,13 @@ pub fn export_many(
     let mut filters = Vec::new();
     let mut skipped = Vec::new();
     // --to-ros2: each ROS 1 connection's conversion, compiled once (None: copied as it is).
-    let mut convert: Vec<Vec<Option<crate::encoding::to_ros2::ToRos2>>> = Vec::new();
+    let mut convert: Vec<Vec<Option<Transform>>> = Vec::new();
+    let mut notes = Vec::new();
+    if opts.to_ros2 && opts.migrate.is_some() {
+        return Err(Error::Invalid(
+            "--to-ros2 and --migrate do not combine: migrate first, then convert".into(),
+        ));
+    }
     for (i, b) in bags.iter().enumerate() {
         let s = b.summary();
         let mut conns: Vec<usize> = match (&opts.filter.connections, &topics) {
@@ -352,7 +369,53 @@ pub fn export_many(
                 .collect(),
             _ => (0..s.connections.len()).collect(),
         };
-        let mut conv = vec![None; s.connections.len()];
+        let mut conv: Vec<Option<Transform>> = (0..s.connections.len()).map(|_| None).collect();
+        if let Some(dir) = &opts.migrate {
+            let mut seen = std::collections::BTreeSet::new();
+            for &ci in &conns {
+                let c = &s.connections[ci];
+                let dialect = if c.encoding == "cdr" {
+                    crate::msgdef::Dialect::Ros2
+                } else {
+                    crate::msgdef::Dialect::Ros1
+                };
+                let Some((text, file)) = crate::defs::lookup_in(
+                    std::slice::from_ref(dir),
+                    &c.datatype,
+                    dialect,
+                    &c.message_definition,
+                ) else {
+                    continue;
+                };
+                match crate::encoding::migrate::Migration::new(c, &text) {
+                    Ok(Some(m)) => {
+                        if seen.insert(c.datatype.clone()) {
+                            let mut n = format!("{} migrated to {}", c.datatype, file.display());
+                            if !m.added.is_empty() {
+                                n.push_str(&format!(
+                                    "; added (default values): {}",
+                                    m.added.join(", ")
+                                ));
+                            }
+                            if !m.dropped.is_empty() {
+                                n.push_str(&format!("; dropped: {}", m.dropped.join(", ")));
+                            }
+                            notes.push(n);
+                        }
+                        conv[ci] = Some(Transform::Migrate(m));
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        if seen.insert(c.datatype.clone()) {
+                            notes.push(format!(
+                                "{} not migrated (left as recorded): {e}",
+                                c.datatype
+                            ));
+                        }
+                    }
+                }
+            }
+        }
         if opts.to_ros2 {
             let mut failed: std::collections::BTreeMap<String, String> = Default::default();
             conns.retain(|&ci| {
@@ -362,7 +425,7 @@ pub fn export_many(
                 }
                 match crate::encoding::to_ros2::ToRos2::new(c) {
                     Ok(t) => {
-                        conv[ci] = Some(t);
+                        conv[ci] = Some(Transform::ToRos2(t));
                         true
                     }
                     Err(e) => {
@@ -375,11 +438,11 @@ pub fn export_many(
             });
             skipped.extend(failed.into_iter().map(|(k, v)| format!("{k}: {v}")));
         }
-        convert.push(conv);
+        let _ = &conv;
         if let Some(need) = format.requires() {
             if let Some(c) = conns
                 .iter()
-                .filter(|&&i| convert[convert.len() - 1][i].is_none())
+                .filter(|&&i| !matches!(conv[i], Some(Transform::ToRos2(_))))
                 .filter_map(|&i| s.connections.get(i))
                 .find(|c| c.encoding != need && c.message_count > 0)
             {
@@ -406,6 +469,7 @@ pub fn export_many(
             start_ns: opts.filter.start_ns,
             end_ns: opts.filter.end_ns,
         });
+        convert.push(conv);
     }
     let distro = first
         .summary()
@@ -512,7 +576,7 @@ pub fn export_many(
                 let orig = &bags[k].summary().connections[m.conn];
                 let converted;
                 let c = match conv {
-                    Some(t) => {
+                    Some(Transform::ToRos2(t)) => {
                         converted = Connection {
                             datatype: t.datatype.clone(),
                             md5sum: String::new(),
@@ -520,6 +584,18 @@ pub fn export_many(
                             encoding: "cdr".into(),
                             schema_encoding: "ros2msg".into(),
                             qos: String::new(),
+                            ..orig.clone()
+                        };
+                        &converted
+                    }
+                    Some(Transform::Migrate(m)) => {
+                        converted = Connection {
+                            md5sum: if orig.encoding == "ros1" {
+                                m.md5.clone()
+                            } else {
+                                String::new()
+                            },
+                            message_definition: m.definition.clone(),
                             ..orig.clone()
                         };
                         &converted
@@ -543,9 +619,13 @@ pub fn export_many(
         };
         match conv {
             Some(t) => {
-                let data = t.convert(&m.data).map_err(|e| {
+                let data = match t {
+                    Transform::ToRos2(t) => t.convert(&m.data),
+                    Transform::Migrate(t) => t.convert(&m.data),
+                }
+                .map_err(|e| {
                     Error::Invalid(format!(
-                        "converting a message of {} at {} to ROS 2: {e}",
+                        "converting a message of {} at {}: {e}",
                         bags[k].summary().connections[m.conn].topic,
                         m.time_ns
                     ))
@@ -573,5 +653,6 @@ pub fn export_many(
         connections: written_conns,
         format,
         skipped,
+        notes,
     })
 }
