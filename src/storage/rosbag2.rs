@@ -835,10 +835,13 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
     };
     if let (Some(lo), Some(hi)) = (lo, hi) {
         let threads = crate::iter::default_threads().clamp(1, 4) as i64;
-        let span = (hi - lo) / threads + 1;
-        let ranges: Vec<(i64, i64)> = (0..threads)
-            .map(|k| (lo + k * span, (lo + (k + 1) * span - 1).min(hi)))
+        // Ids may be anywhere in i64 (a forged file): split in i128.
+        let (l, h, n) = (i128::from(lo), i128::from(hi), i128::from(threads));
+        let span = (h - l) / n + 1;
+        let ranges: Vec<(i64, i64)> = (0..n)
+            .map(|k| (l + k * span, (l + (k + 1) * span - 1).min(h)))
             .filter(|(a, b)| a <= b)
+            .filter_map(|(a, b)| Some((i64::try_from(a).ok()?, i64::try_from(b).ok()?)))
             .collect();
         let ncon = connections.len();
         let results: Vec<Result<RowScan>> = std::thread::scope(|sc| {
@@ -860,7 +863,7 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
                     })
                 })
                 .collect();
-            let (a, b) = ranges[0];
+            let (a, b) = ranges.first().copied().unwrap_or((1, 0));
             let mut out = vec![scan_rows(&conn, path, a, b, &by_topic_id, ncon)];
             out.extend(handles.into_iter().map(|h| {
                 h.join().unwrap_or_else(|_| {
@@ -876,8 +879,9 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
                 // A second connection may be refused (a private copy of a WAL database):
                 // read that range on the main connection.
                 Err(_) if k > 0 => {
-                    let (a, b) = ranges[k];
-                    scans.push(scan_rows(&conn, path, a, b, &by_topic_id, ncon)?);
+                    if let Some(&(a, b)) = ranges.get(k) {
+                        scans.push(scan_rows(&conn, path, a, b, &by_topic_id, ncon)?);
+                    }
                 }
                 Err(e) => return Err(e),
             }
@@ -1031,7 +1035,10 @@ fn scan_rows(
         let t = u64::try_from(t).unwrap_or(0);
         let new_block = match out.chunks.last() {
             None => true,
-            Some(c) => rows_in_block >= BLOCK_ROWS || id - c.first_row >= BLOCK_ID_SPAN,
+            Some(c) => {
+                rows_in_block >= BLOCK_ROWS
+                    || i128::from(id) - i128::from(c.first_row) >= i128::from(BLOCK_ID_SPAN)
+            }
         };
         if new_block {
             if let Some(c) = out.chunks.last_mut() {
@@ -1057,7 +1064,8 @@ fn scan_rows(
         out.per[ci].push(IndexEntry {
             time_ns: t,
             chunk: k as u32,
-            offset: (id - ch.first_row) as u32,
+            // Less than BLOCK_ID_SPAN: a new block starts before the gap grows larger.
+            offset: (i128::from(id) - i128::from(ch.first_row)) as u32,
         });
         rows_in_block += 1;
     }
@@ -1084,7 +1092,7 @@ pub(crate) fn read_rows(src: &Source, ch: &Chunk, topics: Option<&[i64]>) -> Res
         .map_err(|_| Error::Invalid("the SQLite connection was poisoned".into()))?;
     let err = sql_err(&s.shown_path, "reading messages");
     let last = ch.index_pos as i64;
-    let slots = usize::try_from(last - ch.first_row + 1)
+    let slots = usize::try_from(i128::from(last) - i128::from(ch.first_row) + 1)
         .ok()
         .filter(|&n| n <= BLOCK_ID_SPAN as usize)
         .ok_or_else(|| {
@@ -1109,7 +1117,9 @@ pub(crate) fn read_rows(src: &Source, ch: &Chunk, topics: Option<&[i64]>) -> Res
                 }
                 _ => Vec::new(),
             };
-            rows_data.push(((id - ch.first_row) as usize, d));
+            let slot =
+                usize::try_from(i128::from(id) - i128::from(ch.first_row)).unwrap_or(usize::MAX);
+            rows_data.push((slot, d));
         }
     }
     drop(conn);
