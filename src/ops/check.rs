@@ -59,6 +59,27 @@ pub fn for_each_chunk_parallel(
     });
 }
 
+/// Like [`for_each_chunk_parallel`], handing over each chunk's data (no copy).
+fn for_each_chunk_parallel_owned(
+    bag: &Bag,
+    threads: usize,
+    f: &(dyn Fn(usize, Result<Vec<u8>>) + Sync),
+) {
+    let n = bag.summary().chunks.len();
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                f(i, bag.decompress_chunk(i));
+            });
+        }
+    });
+}
+
 /// Per-message hook of a check: `(connection index, time, data)`, returning a problem if any.
 pub type MessageCheck<'a> = dyn Fn(usize, u64, &[u8]) -> Option<String> + Sync + 'a;
 
@@ -205,14 +226,14 @@ fn check_via_tables(
             }
         }
     }
-    for_each_chunk_parallel(bag, threads, &|i, data| {
+    for_each_chunk_parallel_owned(bag, threads, &|i, data| {
         let ch = &s.chunks[i];
         let mut problems = Vec::new();
         let (mut messages, mut bytes, mut outside) = (0u64, 0u64, 0u64);
         match data {
             Err(e) => problems.push(e.to_string()),
             Ok(data) => {
-                let buf = std::sync::Arc::new(data.to_vec());
+                let buf = std::sync::Arc::new(data);
                 for &(ci, e) in &per_chunk[i] {
                     match bag.message_in_buffer(buf.clone(), ci, e) {
                         Ok(m) => {
