@@ -307,6 +307,47 @@ fn size_of(p: &Path) -> u64 {
     }
 }
 
+/// Converts the messages of a batch that have a transform, on up to `threads` threads, in
+/// order; `None` for a message copied as it is.
+fn convert_batch(
+    batch: &[(usize, crate::Message)],
+    convert: &[Vec<Option<Transform>>],
+    threads: usize,
+) -> Vec<Option<std::result::Result<Vec<u8>, String>>> {
+    let one = |(k, m): &(usize, crate::Message)| {
+        convert[*k][m.conn].as_ref().map(|t| match t {
+            Transform::ToRos2(t) => t.convert(&m.data),
+            Transform::Migrate(t) => t.convert(&m.data),
+        })
+    };
+    if threads <= 1 || batch.len() < 256 {
+        return batch.iter().map(one).collect();
+    }
+    let per = batch.len().div_ceil(threads);
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = batch
+            .chunks(per)
+            .map(|part| {
+                (
+                    part.len(),
+                    sc.spawn(move || part.iter().map(one).collect::<Vec<_>>()),
+                )
+            })
+            .collect();
+        // One result per message, whatever happens to a thread: nothing is dropped silently.
+        handles
+            .into_iter()
+            .flat_map(|(n, h)| {
+                h.join().unwrap_or_else(|_| {
+                    (0..n)
+                        .map(|_| Some(Err("a converting thread panicked".into())))
+                        .collect()
+                })
+            })
+            .collect()
+    })
+}
+
 /// Exports messages of `bag` to `out`. `progress` is called every few thousand messages;
 /// setting `cancel` stops the export and removes the partial output. The recording being read
 /// is never written: `out` may not be it.
@@ -558,90 +599,104 @@ pub fn export_many(
     // with the same topic, type and encoding share one channel / topic.
     let mut by_topic: std::collections::HashMap<(String, String, String), u32> =
         std::collections::HashMap::new();
-    while let Some(Reverse((_, k))) = heap.pop() {
+    // Messages that are re-encoded (--to-ros2, --migrate) are converted in batches on all
+    // cores; writing stays in time order on this thread.
+    let any_transform = convert.iter().any(|v| v.iter().any(Option::is_some));
+    let batch_max = if any_transform { 8192 } else { 1 };
+    let threads = crate::iter::default_threads().max(1);
+    loop {
         if cancel.load(Ordering::Relaxed) {
             // Dropping the writer removes its temporary output.
             drop(sink);
             return Err(Error::Cancelled);
         }
-        let Some(m) = heads[k].take() else { continue };
-        if let Some(next) = iters[k].next().transpose()? {
-            heap.push(Reverse((next.time_ns, k)));
-            heads[k] = Some(next);
-        }
-        let conv = convert[k][m.conn].as_ref();
-        let id = match map[k][m.conn] {
-            Some(id) => id,
-            None => {
-                let orig = &bags[k].summary().connections[m.conn];
-                let converted;
-                let c = match conv {
-                    Some(Transform::ToRos2(t)) => {
-                        converted = Connection {
-                            datatype: t.datatype.clone(),
-                            md5sum: String::new(),
-                            message_definition: t.definition.clone(),
-                            encoding: "cdr".into(),
-                            schema_encoding: "ros2msg".into(),
-                            qos: String::new(),
-                            ..orig.clone()
-                        };
-                        &converted
-                    }
-                    Some(Transform::Migrate(m)) => {
-                        converted = Connection {
-                            md5sum: if orig.encoding == "ros1" {
-                                m.md5.clone()
-                            } else {
-                                String::new()
-                            },
-                            message_definition: m.definition.clone(),
-                            ..orig.clone()
-                        };
-                        &converted
-                    }
-                    None => orig,
-                };
-                let key = (c.topic.clone(), c.datatype.clone(), c.encoding.clone());
-                let shared = !matches!(sink, Sink::Bag(_));
-                let id = match by_topic.get(&key) {
-                    Some(&id) if shared => id,
-                    _ => {
-                        written_conns += 1;
-                        let id = sink.add(c)?;
-                        by_topic.insert(key, id);
-                        id
-                    }
-                };
-                map[k][m.conn] = Some(id);
-                id
+        let mut batch: Vec<(usize, crate::Message)> = Vec::with_capacity(batch_max);
+        while batch.len() < batch_max {
+            let Some(Reverse((_, k))) = heap.pop() else {
+                break;
+            };
+            let Some(m) = heads[k].take() else { continue };
+            if let Some(next) = iters[k].next().transpose()? {
+                heap.push(Reverse((next.time_ns, k)));
+                heads[k] = Some(next);
             }
-        };
-        match conv {
-            Some(t) => {
-                let data = match t {
-                    Transform::ToRos2(t) => t.convert(&m.data),
-                    Transform::Migrate(t) => t.convert(&m.data),
+            batch.push((k, m));
+        }
+        if batch.is_empty() {
+            break;
+        }
+        let converted = convert_batch(&batch, &convert, threads);
+        for ((k, m), cv) in batch.into_iter().zip(converted) {
+            let conv = convert[k][m.conn].as_ref();
+            let id = match map[k][m.conn] {
+                Some(id) => id,
+                None => {
+                    let orig = &bags[k].summary().connections[m.conn];
+                    let converted;
+                    let c = match conv {
+                        Some(Transform::ToRos2(t)) => {
+                            converted = Connection {
+                                datatype: t.datatype.clone(),
+                                md5sum: String::new(),
+                                message_definition: t.definition.clone(),
+                                encoding: "cdr".into(),
+                                schema_encoding: "ros2msg".into(),
+                                qos: String::new(),
+                                ..orig.clone()
+                            };
+                            &converted
+                        }
+                        Some(Transform::Migrate(m)) => {
+                            converted = Connection {
+                                md5sum: if orig.encoding == "ros1" {
+                                    m.md5.clone()
+                                } else {
+                                    String::new()
+                                },
+                                message_definition: m.definition.clone(),
+                                ..orig.clone()
+                            };
+                            &converted
+                        }
+                        None => orig,
+                    };
+                    let key = (c.topic.clone(), c.datatype.clone(), c.encoding.clone());
+                    let shared = !matches!(sink, Sink::Bag(_));
+                    let id = match by_topic.get(&key) {
+                        Some(&id) if shared => id,
+                        _ => {
+                            written_conns += 1;
+                            let id = sink.add(c)?;
+                            by_topic.insert(key, id);
+                            id
+                        }
+                    };
+                    map[k][m.conn] = Some(id);
+                    id
                 }
-                .map_err(|e| {
-                    Error::Invalid(format!(
-                        "converting a message of {} at {}: {e}",
-                        bags[k].summary().connections[m.conn].topic,
-                        m.time_ns
-                    ))
-                })?;
-                let cm = crate::Message {
-                    data: crate::Bytes::from_vec(data),
-                    ..m
-                };
-                sink.write(id, &cm, p.messages as u32)?;
+            };
+            match cv {
+                Some(r) => {
+                    let data = r.map_err(|e| {
+                        Error::Invalid(format!(
+                            "converting a message of {} at {}: {e}",
+                            bags[k].summary().connections[m.conn].topic,
+                            m.time_ns
+                        ))
+                    })?;
+                    let cm = crate::Message {
+                        data: crate::Bytes::from_vec(data),
+                        ..m
+                    };
+                    sink.write(id, &cm, p.messages as u32)?;
+                }
+                None => sink.write(id, &m, p.messages as u32)?,
             }
-            None => sink.write(id, &m, p.messages as u32)?,
-        }
-        p.messages += 1;
-        p.bytes += m.data.len() as u64;
-        if p.messages.is_multiple_of(4096) {
-            progress(p);
+            p.messages += 1;
+            p.bytes += m.data.len() as u64;
+            if p.messages.is_multiple_of(4096) {
+                progress(p);
+            }
         }
     }
     let path = sink.finish()?;
