@@ -61,6 +61,8 @@ pub(crate) struct Inner {
     /// Byte offset of the index section (index_pos), for the region after the last chunk.
     pub(crate) index_pos: u64,
     tables: OnceLock<Arc<MessageTables>>,
+    /// Each connection's compiled definition and where it came from, made on first use.
+    plans: Vec<OnceLock<PlanResult>>,
     cache: Mutex<ChunkCache>,
 }
 
@@ -77,6 +79,12 @@ impl std::fmt::Debug for Bag {
             .finish()
     }
 }
+
+/// A connection's plan and the source of its definition, or why there is none.
+type PlanResult = std::result::Result<
+    (Arc<crate::decode::Plan>, crate::defs::DefSource),
+    crate::msgdef::DefError,
+>;
 
 /// Default budget of the decompressed chunk cache.
 pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
@@ -177,6 +185,7 @@ impl Bag {
 
     pub(crate) fn from_opened(files: Vec<Source>, mut opened: Opened) -> Bag {
         let tables = OnceLock::new();
+        let n_conns = opened.summary.connections.len();
         if opened.summary.files.is_empty() {
             opened.summary.files.push(opened.summary.path.clone());
         }
@@ -190,6 +199,7 @@ impl Bag {
                 summary: opened.summary,
                 index_pos: opened.index_pos,
                 tables,
+                plans: (0..n_conns).map(|_| OnceLock::new()).collect(),
                 cache: Mutex::new(ChunkCache {
                     map: HashMap::new(),
                     bytes: 0,
@@ -336,6 +346,38 @@ impl Bag {
         ids.sort_unstable();
         ids.dedup();
         crate::rosbag2::read_rows(self.source(ch)?, ch, Some(&ids))
+    }
+
+    /// Connection `conn`'s definition compiled for decoding, and where it came from: worked
+    /// out once per open recording (it may read `.msg` files on the search path) and shared by
+    /// everything that decodes.
+    pub fn plan(
+        &self,
+        conn: usize,
+    ) -> std::result::Result<
+        (Arc<crate::decode::Plan>, crate::defs::DefSource),
+        crate::msgdef::DefError,
+    > {
+        let c =
+            self.inner
+                .summary
+                .connections
+                .get(conn)
+                .ok_or_else(|| crate::msgdef::DefError {
+                    datatype: String::new(),
+                    line: None,
+                    reason: format!("no connection {conn}"),
+                })?;
+        match self.inner.plans.get(conn) {
+            Some(cell) => cell
+                .get_or_init(|| {
+                    crate::decode::Plan::for_connection_with_source(c)
+                        .map(|(p, src)| (Arc::new(p), src))
+                })
+                .clone(),
+            None => crate::decode::Plan::for_connection_with_source(c)
+                .map(|(p, src)| (Arc::new(p), src)),
+        }
     }
 
     /// The storage file that holds chunk `ch`.

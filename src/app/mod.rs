@@ -467,9 +467,10 @@ impl App {
                         }
                         done = true;
                     }
-                    LoadEvent::Definitions(v) => {
+                    LoadEvent::Definitions(v, info) => {
                         if let Some(d) = &mut self.doc {
                             d.defs = Some(v);
+                            d.info_text = Some(info);
                         }
                     }
                     LoadEvent::Cancelled => {
@@ -810,10 +811,9 @@ impl App {
     fn info_window(&mut self, ui: &mut egui::Ui) {
         let Some(d) = &mut self.doc else { return };
         let mut open = true;
-        let bag = &d.bag;
-        let text = d.info_text.get_or_insert_with(|| {
-            crate::info::summary_text(bag, false).unwrap_or_else(|e| e.to_string())
-        });
+        // Made on the loader thread (it says where definitions came from, which may read
+        // .msg files).
+        let text = d.info_text.as_deref().unwrap_or("…");
         let warnings = &d.warnings;
         egui::Window::new("Bag info")
             .open(&mut open)
@@ -828,8 +828,7 @@ impl App {
                         ui.separator();
                     }
                     ui.add(
-                        egui::Label::new(egui::RichText::new(text.as_str()).monospace())
-                            .selectable(true),
+                        egui::Label::new(egui::RichText::new(text).monospace()).selectable(true),
                     );
                 });
             });

@@ -12,7 +12,7 @@ use egui::Color32;
 use egui_plot::{GridInput, GridMark, Line, Plot, PlotPoint, PlotPoints, Span, VLine};
 
 use super::{Cmd, Doc};
-use crate::decode::{FieldPath, Plan};
+use crate::decode::FieldPath;
 use crate::msgdef::{ArrayKind, FieldType, MsgDef};
 use crate::series::field_series;
 
@@ -332,7 +332,7 @@ fn completions(d: &Doc) -> Vec<String> {
         let Some(&ci) = t.connections.first() else {
             continue;
         };
-        if let Ok(p) = Plan::for_connection(&s.connections[ci]) {
+        if let Ok((p, _)) = d.bag.plan(ci) {
             numeric_paths(&p.def, 0, &t.name, 0, &mut out);
         }
     }

@@ -32,7 +32,8 @@ pub enum LoadEvent {
     /// Building the tables failed (the summary stays usable).
     IndexFailed(String),
     /// Where each connection's definition comes from, and how it compares with the search path.
-    Definitions(Arc<Vec<DefInfo>>),
+    /// With the Bag info text.
+    Definitions(Arc<Vec<DefInfo>>, String),
 }
 
 /// A connection's definition, as the topic details show it.
@@ -46,9 +47,11 @@ pub struct DefInfo {
     pub search_path: String,
 }
 
-/// Works out a connection's [`DefInfo`] (reads `.msg` files: on the loader thread).
-pub fn def_info(c: &crate::Connection) -> DefInfo {
-    let (source, md5, def) = match crate::decode::Plan::for_connection_with_source(c) {
+/// Works out connection `ci`'s [`DefInfo`] (reads `.msg` files: on the loader thread; the plan
+/// it compiles stays cached in the bag for the UI).
+pub fn def_info(bag: &Bag, ci: usize) -> DefInfo {
+    let c = &bag.summary().connections[ci];
+    let (source, md5, def) = match bag.plan(ci) {
         Ok((p, src)) => {
             let md5 = (c.encoding == "ros1").then(|| {
                 if p.md5_matches(&c.md5sum) {
@@ -57,7 +60,7 @@ pub fn def_info(c: &crate::Connection) -> DefInfo {
                     format!("md5 MISMATCH: the definition gives {}", p.md5)
                 }
             });
-            (src.to_string(), md5, Some(p.def))
+            (src.to_string(), md5, Some(p.def.clone()))
         }
         Err(e) => (format!("none usable: {}", e.reason), None, None),
     };
@@ -220,8 +223,15 @@ fn load(
         return;
     }
     ctx.request_repaint();
-    let infos: Vec<DefInfo> = s.connections.iter().map(def_info).collect();
-    if tx.send(LoadEvent::Definitions(Arc::new(infos))).is_err() {
+    let infos: Vec<DefInfo> = (0..s.connections.len())
+        .map(|ci| def_info(&bag, ci))
+        .collect();
+    // The Bag info text, made here too: it says where each definition came from.
+    let info = crate::info::summary_text(&bag, false).unwrap_or_else(|e| e.to_string());
+    if tx
+        .send(LoadEvent::Definitions(Arc::new(infos), info))
+        .is_err()
+    {
         return;
     }
     let topic_of = topic_of_connection(&s);
@@ -318,15 +328,8 @@ impl Inspector {
         let _ = std::thread::Builder::new()
             .name("bagscope-inspector".into())
             .spawn(move || {
-                let plans: Vec<Result<Arc<Plan>, String>> = bag
-                    .summary()
-                    .connections
-                    .iter()
-                    .map(|c| {
-                        Plan::for_connection(c)
-                            .map(Arc::new)
-                            .map_err(|e| e.to_string())
-                    })
+                let plans: Vec<Result<Arc<Plan>, String>> = (0..bag.summary().connections.len())
+                    .map(|ci| bag.plan(ci).map(|(p, _)| p).map_err(|e| e.to_string()))
                     .collect();
                 while let Ok(mut key) = req_rx.recv() {
                     while let Ok(k) = req_rx.try_recv() {

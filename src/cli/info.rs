@@ -38,11 +38,11 @@ fn to_json(s: &Summary, bag: &Bag, freq: bool) -> bagscope::Result<serde_json::V
         "duration_ns": s.duration_ns(),
         "chunks": s.chunks.iter().filter(|c| matches!(c.kind, bagscope::ChunkKind::Ros1 | bagscope::ChunkKind::Mcap)).count(),
         "compression": s.compression_counts(),
-        "connections": s.connections.iter().map(|c| json!({
+        "connections": s.connections.iter().enumerate().map(|(ci, c)| json!({
             "id": c.id, "topic": c.topic, "type": c.datatype, "md5sum": c.md5sum,
             "callerid": c.callerid, "latching": c.latching, "messages": c.message_count,
             "encoding": c.encoding, "schema_encoding": c.schema_encoding,
-            "definition": bagscope::info::type_note(c), "qos": c.qos, "file": c.file,
+            "definition": bagscope::info::type_note(bag, ci), "qos": c.qos, "file": c.file,
         })).collect::<Vec<_>>(),
         "files": s.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
         "storage": s.storage_facts.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),

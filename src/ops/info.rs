@@ -43,14 +43,17 @@ pub fn topic_rates(bag: &Bag, topic: &str) -> Result<Option<(f64, f64, f64)>> {
 
 /// What `info` says of a type: its md5sum (ROS 1), or its encoding and where its definition
 /// comes from.
-pub fn type_note(c: &crate::Connection) -> String {
+pub fn type_note(bag: &Bag, ci: usize) -> String {
+    let Some(c) = bag.summary().connections.get(ci) else {
+        return String::new();
+    };
     if c.encoding == "ros1" && !c.md5sum.is_empty() && c.md5sum != "*" {
         return c.md5sum.clone();
     }
     if c.datatype.is_empty() {
         return "type not recorded: not decodable".into();
     }
-    match crate::decode::Plan::for_connection_with_source(c) {
+    match bag.plan(ci) {
         Ok((_, src)) => format!("{}, definition {src}", c.encoding),
         Err(e) if e.reason.starts_with("not decoded") => e.reason,
         Err(e) if e.reason.contains("stores no definition") => format!(
@@ -119,7 +122,8 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
     let mut types: Vec<(&str, String)> = s
         .connections
         .iter()
-        .map(|c| (c.datatype.as_str(), type_note(c)))
+        .enumerate()
+        .map(|(ci, c)| (c.datatype.as_str(), type_note(bag, ci)))
         .collect();
     types.sort_unstable();
     types.dedup();

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::bag::{Bag, IndexEntry};
-use crate::decode::{Extractor, FieldPath, Plan, Value};
+use crate::decode::{Extractor, FieldPath, Value};
 use crate::error::{Error, Result};
 
 /// One sample.
@@ -43,9 +43,10 @@ pub fn compile(bag: &Bag, path: &FieldPath) -> Result<(Extractors, Vec<String>)>
     let mut problems = Vec::new();
     for &ci in &topic.connections {
         let c = &s.connections[ci];
-        let r = Plan::for_connection(c)
+        let r = bag
+            .plan(ci)
             .map_err(|e| e.to_string())
-            .and_then(|p| Extractor::new(&p, &path.segments));
+            .and_then(|(p, _)| Extractor::new(&p, &path.segments));
         match r {
             Ok(e) => out.push((ci, e)),
             Err(e) => problems.push(format!("{path} on connection {}: {e}", c.id)),
