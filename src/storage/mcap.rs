@@ -441,100 +441,83 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
     let mut stats: Option<(u64, u32, u32, u32)> = None;
     let mut attachments = Vec::new();
     let mut metadata_idx = Vec::new();
-    let mut pos = 0usize;
-    while pos < buf.len() {
-        let at = Location::File(summary_start + pos as u64);
-        if buf.len() - pos < 9 {
-            return Err(Error::Truncated {
-                kind: RecordKind::Mcap("record"),
-                at,
-                needed: 9,
-                available: (buf.len() - pos) as u64,
-            });
-        }
-        let op = buf[pos];
-        let rlen = u64::from_le_bytes(buf[pos + 1..pos + 9].try_into().unwrap_or([0; 8]));
-        let avail = (buf.len() - pos - 9) as u64;
-        if rlen > avail {
-            return Err(Error::Truncated {
-                kind: RecordKind::Mcap(op_name(op)),
-                at,
-                needed: rlen + 9,
-                available: avail + 9,
-            });
-        }
-        let c = &buf[pos + 9..pos + 9 + rlen as usize];
-        match op {
-            opcode::SCHEMA => {
-                let (id, s) = parse_schema(c, at)?;
-                cat.schema(id, s);
-            }
-            opcode::CHANNEL => {
-                cat.channel(parse_channel(c, at)?);
-            }
-            opcode::CHUNK_INDEX => {
-                let mut f = Fields::new(c, op, at);
-                let start = f.u64("message_start_time")?;
-                let end = f.u64("message_end_time")?;
-                let chunk_start = f.u64("chunk_start_offset")?;
-                let chunk_len = f.u64("chunk_length")?;
-                let offsets_bytes = f.bytes32("message_index_offsets")?;
-                let mut offsets = Vec::new();
-                let mut g = Fields::new(offsets_bytes, op, at);
-                while g.pos < offsets_bytes.len() {
-                    let ch = g.u16("message_index_offsets")?;
-                    let off = g.u64("message_index_offsets")?;
-                    offsets.push((ch, off));
+    walk_records_at(
+        &buf,
+        |off| Location::File(summary_start + off as u64),
+        |off, op, c| {
+            let at = Location::File(summary_start + off as u64);
+            match op {
+                opcode::SCHEMA => {
+                    let (id, s) = parse_schema(c, at)?;
+                    cat.schema(id, s);
                 }
-                let mi_len = f.u64("message_index_length")?;
-                let compression = f.string("compression")?;
-                let compressed = f.u64("compressed_size")?;
-                let uncompressed = f.u64("uncompressed_size")?;
-                chunk_indexes.push((
-                    at,
-                    start,
-                    end,
-                    chunk_start,
-                    chunk_len,
-                    offsets,
-                    mi_len,
-                    compression,
-                    compressed,
-                    uncompressed,
-                ));
+                opcode::CHANNEL => {
+                    cat.channel(parse_channel(c, at)?);
+                }
+                opcode::CHUNK_INDEX => {
+                    let mut f = Fields::new(c, op, at);
+                    let start = f.u64("message_start_time")?;
+                    let end = f.u64("message_end_time")?;
+                    let chunk_start = f.u64("chunk_start_offset")?;
+                    let chunk_len = f.u64("chunk_length")?;
+                    let offsets_bytes = f.bytes32("message_index_offsets")?;
+                    let mut offsets = Vec::new();
+                    let mut g = Fields::new(offsets_bytes, op, at);
+                    while g.pos < offsets_bytes.len() {
+                        let ch = g.u16("message_index_offsets")?;
+                        let off = g.u64("message_index_offsets")?;
+                        offsets.push((ch, off));
+                    }
+                    let mi_len = f.u64("message_index_length")?;
+                    let compression = f.string("compression")?;
+                    let compressed = f.u64("compressed_size")?;
+                    let uncompressed = f.u64("uncompressed_size")?;
+                    chunk_indexes.push((
+                        at,
+                        start,
+                        end,
+                        chunk_start,
+                        chunk_len,
+                        offsets,
+                        mi_len,
+                        compression,
+                        compressed,
+                        uncompressed,
+                    ));
+                }
+                opcode::STATISTICS => {
+                    let mut f = Fields::new(c, op, at);
+                    let n = f.u64("message_count")?;
+                    let _schemas = f.u16("schema_count")?;
+                    let _channels = f.u32("channel_count")?;
+                    let att = f.u32("attachment_count")?;
+                    let meta = f.u32("metadata_count")?;
+                    let chunks = f.u32("chunk_count")?;
+                    stats = Some((n, chunks, att, meta));
+                }
+                opcode::ATTACHMENT_INDEX => {
+                    let mut f = Fields::new(c, op, at);
+                    let _off = f.u64("offset")?;
+                    let _len = f.u64("length")?;
+                    let _log = f.u64("log_time")?;
+                    let _create = f.u64("create_time")?;
+                    let size = f.u64("data_size")?;
+                    let name = f.string("name")?;
+                    let media = f.string("media_type")?;
+                    attachments.push((name, media, size));
+                }
+                opcode::METADATA_INDEX => {
+                    let mut f = Fields::new(c, op, at);
+                    let off = f.u64("offset")?;
+                    let _len = f.u64("length")?;
+                    let _name = f.string("name")?;
+                    metadata_idx.push(off);
+                }
+                _ => {}
             }
-            opcode::STATISTICS => {
-                let mut f = Fields::new(c, op, at);
-                let n = f.u64("message_count")?;
-                let _schemas = f.u16("schema_count")?;
-                let _channels = f.u32("channel_count")?;
-                let att = f.u32("attachment_count")?;
-                let meta = f.u32("metadata_count")?;
-                let chunks = f.u32("chunk_count")?;
-                stats = Some((n, chunks, att, meta));
-            }
-            opcode::ATTACHMENT_INDEX => {
-                let mut f = Fields::new(c, op, at);
-                let _off = f.u64("offset")?;
-                let _len = f.u64("length")?;
-                let _log = f.u64("log_time")?;
-                let _create = f.u64("create_time")?;
-                let size = f.u64("data_size")?;
-                let name = f.string("name")?;
-                let media = f.string("media_type")?;
-                attachments.push((name, media, size));
-            }
-            opcode::METADATA_INDEX => {
-                let mut f = Fields::new(c, op, at);
-                let off = f.u64("offset")?;
-                let _len = f.u64("length")?;
-                let _name = f.string("name")?;
-                metadata_idx.push(off);
-            }
-            _ => {}
-        }
-        pos += 9 + rlen as usize;
-    }
+            Ok(())
+        },
+    )?;
     let Some((stat_messages, stat_chunks, stat_att, stat_meta)) = stats else {
         // Without statistics the summary cannot say whether messages lie outside chunks.
         return Ok(None);
@@ -693,7 +676,7 @@ fn scan(src: &Source, path: &Path, file_size: u64, mut warnings: Vec<String>) ->
     let mut stretch: Option<(u64, usize)> = None;
     let mut pos = 8u64;
     let mut ended = false;
-    let mut reader = Window::new(src, file_size);
+    let mut reader = crate::storage::ReadWindow::new(src, file_size);
     while pos < file_size {
         let at = Location::File(pos);
         let hdr = match reader.get(pos, 9) {
@@ -999,14 +982,28 @@ fn scan_chunk(
 fn walk_records(
     data: &[u8],
     chunk_pos: u64,
+    f: impl FnMut(usize, u8, &[u8]) -> Result<()>,
+) -> Result<()> {
+    walk_records_at(
+        data,
+        |off| Location::InChunk {
+            chunk_pos,
+            offset: off as u64,
+        },
+        f,
+    )
+}
+
+/// Calls `f(offset, opcode, content)` for each record of `data` (a chunk's records, or the
+/// summary section), `locate` saying where an offset is for errors.
+fn walk_records_at(
+    data: &[u8],
+    locate: impl Fn(usize) -> Location,
     mut f: impl FnMut(usize, u8, &[u8]) -> Result<()>,
 ) -> Result<()> {
     let mut off = 0usize;
     while off < data.len() {
-        let at = Location::InChunk {
-            chunk_pos,
-            offset: off as u64,
-        };
+        let at = locate(off);
         if data.len() - off < 9 {
             return Err(Error::Truncated {
                 kind: RecordKind::Mcap("record"),
@@ -1266,37 +1263,6 @@ fn parse_message_indexes(
         off += 9 + len as usize;
     }
     Ok(())
-}
-
-/// A read window over a source, so that a scan of many small records reads in large blocks.
-struct Window<'a> {
-    src: &'a Source,
-    size: u64,
-    start: u64,
-    buf: Vec<u8>,
-}
-
-impl<'a> Window<'a> {
-    fn new(src: &'a Source, size: u64) -> Self {
-        Window {
-            src,
-            size,
-            start: 0,
-            buf: Vec::new(),
-        }
-    }
-    /// Up to `len` bytes at `pos` (fewer at the end of the file).
-    fn get(&mut self, pos: u64, len: usize) -> Result<&[u8]> {
-        let end = pos.saturating_add(len as u64).min(self.size);
-        if pos < self.start || end > self.start + self.buf.len() as u64 {
-            let want = (len as u64).max(1 << 20).min(self.size.saturating_sub(pos));
-            self.buf = read_at(self.src, pos, want as usize)?;
-            self.start = pos;
-        }
-        let a = (pos - self.start) as usize;
-        let b = ((end - self.start) as usize).min(self.buf.len()).max(a);
-        Ok(&self.buf[a..b])
-    }
 }
 
 /// Facts of a summary for `info`: the library and profile are not kept; counts by encoding.

@@ -390,10 +390,7 @@ impl McapWriter {
             .out
             .take()
             .ok_or_else(|| Error::Invalid("writer already finished".into()))?;
-        let file = out.into_inner().map_err(|e| Error::Io(e.into_error()))?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&self.tmp, &self.target)?;
+        crate::writer::commit(out, &self.tmp, &self.target)?;
         Ok(self.target.clone())
     }
 }

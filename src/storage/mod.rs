@@ -519,3 +519,34 @@ pub(crate) trait ChunkReader {
     /// ROS 1 2.0: the offset of the index section.
     fn index_pos(&self) -> u64;
 }
+
+/// A read window over a source, so that a scan of many small records reads in large blocks.
+pub(crate) struct ReadWindow<'a> {
+    src: &'a Source,
+    size: u64,
+    start: u64,
+    buf: Vec<u8>,
+}
+
+impl<'a> ReadWindow<'a> {
+    pub(crate) fn new(src: &'a Source, size: u64) -> Self {
+        ReadWindow {
+            src,
+            size,
+            start: 0,
+            buf: Vec::new(),
+        }
+    }
+    /// Up to `len` bytes at `pos` (fewer at the end of the file).
+    pub(crate) fn get(&mut self, pos: u64, len: usize) -> crate::error::Result<&[u8]> {
+        let end = pos.saturating_add(len as u64).min(self.size);
+        if pos < self.start || end > self.start + self.buf.len() as u64 {
+            let want = (len as u64).max(1 << 20).min(self.size.saturating_sub(pos));
+            self.buf = read_at(self.src, pos, want as usize)?;
+            self.start = pos;
+        }
+        let a = (pos - self.start) as usize;
+        let b = ((end - self.start) as usize).min(self.buf.len()).max(a);
+        Ok(&self.buf[a..b])
+    }
+}

@@ -16,6 +16,24 @@ use record::{
 };
 
 pub(crate) mod old;
+
+impl From<ConnectionRecord> for Connection {
+    /// A ROS 1 connection record as a connection (ROS 1 encoding, `ros1msg` definition).
+    fn from(c: ConnectionRecord) -> Connection {
+        Connection {
+            id: c.conn,
+            topic: c.topic,
+            datatype: c.datatype,
+            md5sum: c.md5sum,
+            message_definition: c.message_definition,
+            callerid: c.callerid,
+            latching: c.latching,
+            encoding: "ros1".into(),
+            schema_encoding: "ros1msg".into(),
+            ..Default::default()
+        }
+    }
+}
 pub mod record;
 pub(crate) mod scan;
 pub(crate) mod tables;
@@ -265,22 +283,7 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
             ..Default::default()
         });
     }
-    let connections = conns
-        .into_iter()
-        .map(|c| Connection {
-            id: c.conn,
-            topic: c.topic,
-            datatype: c.datatype,
-            md5sum: c.md5sum,
-            message_definition: c.message_definition,
-            callerid: c.callerid,
-            latching: c.latching,
-            message_count: 0,
-            encoding: "ros1".into(),
-            schema_encoding: "ros1msg".into(),
-            ..Default::default()
-        })
-        .collect();
+    let connections = conns.into_iter().map(Connection::from).collect();
     Ok(Opened {
         profile: String::new(),
         summary: Summary {

@@ -60,25 +60,15 @@ pub(crate) fn classify(head: &[u8]) -> Option<Version> {
         .then_some(Version::V0)
 }
 
-/// A read window over the file, so small records cost no system call each.
+/// Reads the file through a window, so small records cost no system call each.
 struct Reader<'a> {
-    src: &'a Source,
+    w: crate::storage::ReadWindow<'a>,
     size: u64,
-    start: u64,
-    buf: Vec<u8>,
 }
 
 impl Reader<'_> {
     fn get(&mut self, pos: u64, len: usize) -> Result<&[u8]> {
-        let end = pos.saturating_add(len as u64).min(self.size);
-        if pos < self.start || end > self.start + self.buf.len() as u64 {
-            let want = (len as u64).max(1 << 20).min(self.size.saturating_sub(pos));
-            self.buf = read_at(self.src, pos, want as usize)?;
-            self.start = pos;
-        }
-        let a = (pos - self.start) as usize;
-        let b = ((end - self.start) as usize).min(self.buf.len()).max(a);
-        Ok(&self.buf[a..b])
+        self.w.get(pos, len)
     }
 
     /// The LF-terminated line at `pos`, and the position after it.
@@ -221,10 +211,8 @@ impl Builder {
 /// Reads an old-format file whole.
 pub(crate) fn open(src: &Source, path: &Path, file_size: u64, version: Version) -> Result<Opened> {
     let mut r = Reader {
-        src,
+        w: crate::storage::ReadWindow::new(src, file_size),
         size: file_size,
-        start: 0,
-        buf: Vec::new(),
     };
     let mut b = Builder::default();
     let mut warnings = Vec::new();

@@ -215,22 +215,7 @@ pub(crate) fn scan_v2(
             .filter_map(|&(id, n)| index.get(&(id as u32)).map(|&i| (i, n)))
             .collect();
     }
-    let connections = conns
-        .into_iter()
-        .map(|c| Connection {
-            id: c.conn,
-            topic: c.topic,
-            datatype: c.datatype,
-            md5sum: c.md5sum,
-            message_definition: c.message_definition,
-            callerid: c.callerid,
-            latching: c.latching,
-            message_count: 0,
-            encoding: "ros1".into(),
-            schema_encoding: "ros1msg".into(),
-            ..Default::default()
-        })
-        .collect();
+    let connections = conns.into_iter().map(Connection::from).collect();
     let mut summary = Summary {
         path: path.to_path_buf(),
         file_size,

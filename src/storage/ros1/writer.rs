@@ -117,6 +117,15 @@ fn bag_header(index_pos: u64, conn_count: u32, chunk_count: u32) -> Vec<u8> {
     r
 }
 
+/// Flushes a finished file to disk and renames it from `tmp` into place at `target`.
+pub(crate) fn commit(out: BufWriter<File>, tmp: &Path, target: &Path) -> Result<()> {
+    let file = out.into_inner().map_err(|e| Error::Io(e.into_error()))?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(tmp, target)?;
+    Ok(())
+}
+
 /// A temporary path beside `target`, in the same directory so the rename is atomic.
 pub fn temp_path_for(target: &Path) -> PathBuf {
     let name = target
@@ -286,10 +295,7 @@ impl BagWriter {
             .ok_or_else(|| Error::Invalid("writer already finished".into()))?;
         out.seek(SeekFrom::Start(record::MAGIC_V2.len() as u64))?;
         out.write_all(&header)?;
-        let file = out.into_inner().map_err(|e| Error::Io(e.into_error()))?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&self.tmp, &self.target)?;
+        commit(out, &self.tmp, &self.target)?;
         Ok(self.target.clone())
     }
 }
