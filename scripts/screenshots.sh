@@ -43,17 +43,17 @@ xdotool mousemove 1187 492 click 1        # plot linear_acceleration.x
 sleep 0.3
 xdotool mousemove 800 700
 shot plots 2
-xdotool mousemove 320 12 click 1          # Export…
+xdotool mousemove 515 12 click 1          # Export…
 xdotool mousemove 5 990
 shot export 1
-xdotool mousemove 460 12 click 1          # Close: the start screen, the demo bag under Recent files
+xdotool mousemove 653 12 click 1          # Close: the start screen, the demo bag under Recent files
 xdotool mousemove 5 990
 shot start 1
 kill $APP; wait $APP 2>/dev/null || true
 
 "$BIN" "${1:-../shared/bags/foxglove-cli/gps.bag.active}" & APP=$!
 sleep 4
-xdotool mousemove 390 12 click 1          # Bag info, with the recovery warnings
+xdotool mousemove 590 12 click 1          # Bag info, with the recovery warnings
 xdotool mousemove 5 990
 shot recovered 1.5
 kill $APP; wait $APP 2>/dev/null || true

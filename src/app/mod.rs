@@ -671,7 +671,11 @@ impl App {
                     }
                     ui.separator();
                     ui.label("Searched in order, then the definitions bagscope ships:");
-                    for d in crate::defs::search_dirs() {
+                    let dirs = crate::defs::search_dirs();
+                    if dirs.is_empty() {
+                        ui.weak("(no folder set: only the definitions bagscope ships)");
+                    }
+                    for d in dirs {
                         ui.monospace(d.display().to_string());
                     }
                 });
