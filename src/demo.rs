@@ -1,5 +1,5 @@
 //! The demo bag: a few minutes of a small robot driving a figure of eight (imu, odometry, tf,
-//! laser scan, camera image, battery, velocity commands, log), written by bagscope's own
+//! laser scan, a front camera (colour and depth) and an overhead camera (jpeg), battery, velocity commands, log), written by bagscope's own
 //! writer so the app has something real to show with no bag at hand.
 
 use std::f64::consts::PI;
@@ -122,6 +122,161 @@ fn pose_at(t: f64) -> Pose {
     }
 }
 
+/// Size of the front camera's image.
+const FRONT_W: u32 = 160;
+const FRONT_H: u32 = 120;
+/// The room: walls at x = ±5 m and y = ±3 m, 2 m high; the camera 0.5 m above the floor.
+const ROOM: (f64, f64) = (5.0, 3.0);
+const WALL_H: f64 = 2.0;
+const EYE_H: f64 = 0.5;
+/// The cameras see 90° across.
+const FOV: f64 = PI / 2.0;
+
+/// Where a ray from `(x, y)` along angle `a` meets the room's walls: distance, which wall
+/// (0: +x, 1: -x, 2: +y, 3: -y), and the position along it (m).
+fn cast(x: f64, y: f64, a: f64) -> (f64, usize, f64) {
+    let (c, s) = (a.cos(), a.sin());
+    let (rx, wx) = if c > 1e-9 {
+        ((ROOM.0 - x) / c, 0)
+    } else if c < -1e-9 {
+        ((-ROOM.0 - x) / c, 1)
+    } else {
+        (f64::INFINITY, 0)
+    };
+    let (ry, wy) = if s > 1e-9 {
+        ((ROOM.1 - y) / s, 2)
+    } else if s < -1e-9 {
+        ((-ROOM.1 - y) / s, 3)
+    } else {
+        (f64::INFINITY, 2)
+    };
+    if rx < ry {
+        (rx, wx, y + s * rx)
+    } else {
+        (ry, wy, x + c * ry)
+    }
+}
+
+/// The front camera's view of the room from pose `p`: sky-blue ceiling, walls of four colours
+/// with a door-sized stripe every metre, a checkered floor; rgb8.
+fn render_front(p: &Pose, w: u32, h: u32) -> Vec<u8> {
+    let f = (f64::from(w) / 2.0) / (FOV / 2.0).tan();
+    let horizon = f64::from(h) / 2.0;
+    let mut out = vec![0u8; (w * h * 3) as usize];
+    for col in 0..w {
+        let off = (0.5 - (f64::from(col) + 0.5) / f64::from(w)) * FOV;
+        let a = p.yaw + off;
+        let (r, wall, along) = cast(p.x, p.y, a);
+        let d = (r * off.cos()).max(0.05);
+        let top = horizon - f * (WALL_H - EYE_H) / d;
+        let bottom = horizon + f * EYE_H / d;
+        let base: [f64; 3] = match wall {
+            0 => [200.0, 80.0, 70.0],
+            1 => [70.0, 120.0, 200.0],
+            2 => [230.0, 200.0, 90.0],
+            _ => [120.0, 190.0, 120.0],
+        };
+        let stripe = if along.rem_euclid(1.0) < 0.08 { 0.6 } else { 1.0 };
+        let shade = (1.0 / (1.0 + 0.12 * d)) * stripe;
+        for row in 0..h {
+            let y = f64::from(row) + 0.5;
+            let c: [f64; 3] = if y < top {
+                [150.0 + 40.0 * y / horizon, 190.0 + 30.0 * y / horizon, 235.0]
+            } else if y <= bottom {
+                [base[0] * shade, base[1] * shade, base[2] * shade]
+            } else {
+                // The floor point under this pixel.
+                let fd = f * EYE_H / (y - horizon).max(1e-6) / off.cos();
+                let (fx, fy) = (p.x + a.cos() * fd, p.y + a.sin() * fd);
+                let dark = ((fx.floor() + fy.floor()) as i64).rem_euclid(2) == 0;
+                let g = if dark { 95.0 } else { 150.0 } / (1.0 + 0.05 * fd);
+                [g, g * 0.95, g * 0.85]
+            };
+            let i = ((row * w + col) * 3) as usize;
+            for k in 0..3 {
+                out[i + k] = c[k].clamp(0.0, 255.0) as u8;
+            }
+        }
+    }
+    out
+}
+
+/// The front depth camera (same view, half the size): distance along the optical axis in mm,
+/// 0 where nothing is in range (above the walls).
+fn render_depth(p: &Pose, w: u32, h: u32) -> Vec<u16> {
+    let f = (f64::from(w) / 2.0) / (FOV / 2.0).tan();
+    let horizon = f64::from(h) / 2.0;
+    let mut out = vec![0u16; (w * h) as usize];
+    for col in 0..w {
+        let off = (0.5 - (f64::from(col) + 0.5) / f64::from(w)) * FOV;
+        let (r, _, _) = cast(p.x, p.y, p.yaw + off);
+        let d = (r * off.cos()).max(0.05);
+        let top = horizon - f * (WALL_H - EYE_H) / d;
+        let bottom = horizon + f * EYE_H / d;
+        for row in 0..h {
+            let y = f64::from(row) + 0.5;
+            let z = if y < top {
+                0.0
+            } else if y <= bottom {
+                d
+            } else {
+                f * EYE_H / (y - horizon).max(1e-6)
+            };
+            out[(row * w + col) as usize] = (z * 1000.0).round().clamp(0.0, 65535.0) as u16;
+        }
+    }
+    out
+}
+
+/// The overhead camera: the room from above with the figure of eight painted on the floor,
+/// the path driven so far brighter, and the robot; rgb8.
+fn render_overhead(p: &Pose, ts: f64, w: u32, h: u32) -> Vec<u8> {
+    let scale = f64::from(w) / (2.0 * ROOM.0);
+    let mut out = Vec::with_capacity((w * h * 3) as usize);
+    for row in 0..h {
+        for col in 0..w {
+            let edge = row < 3 || col < 3 || row >= h - 3 || col >= w - 3;
+            let tile = ((col / 20 + row / 20) % 2) as u8;
+            if edge {
+                out.extend_from_slice(&[60, 60, 70]);
+            } else {
+                out.extend_from_slice(&[200 - 12 * tile, 196 - 12 * tile, 186 - 12 * tile]);
+            }
+        }
+    }
+    let mut dot = |x: f64, y: f64, r: f64, c: [u8; 3]| {
+        let cx = (x + ROOM.0) * scale;
+        let cy = (ROOM.1 - y) * scale;
+        let ri = r.ceil() as i64;
+        for dy in -ri..=ri {
+            for dx in -ri..=ri {
+                if (dx * dx + dy * dy) as f64 > r * r {
+                    continue;
+                }
+                let (px, py) = (cx as i64 + dx, cy as i64 + dy);
+                if px < 0 || py < 0 || px >= i64::from(w) || py >= i64::from(h) {
+                    continue;
+                }
+                let i = ((py as u32 * w + px as u32) * 3) as usize;
+                out[i..i + 3].copy_from_slice(&c);
+            }
+        }
+    };
+    for k in 0..600 {
+        let s = 60.0 * f64::from(k) / 600.0;
+        let q = pose_at(s);
+        let driven = s <= ts.rem_euclid(60.0) || ts >= 60.0;
+        let c = if driven { [40, 110, 220] } else { [150, 170, 200] };
+        dot(q.x, q.y, 1.5, c);
+    }
+    for k in 0..8 {
+        let l = 0.08 * f64::from(k);
+        dot(p.x + p.yaw.cos() * l, p.y + p.yaw.sin() * l, 1.5, [30, 30, 30]);
+    }
+    dot(p.x, p.y, 6.0, [240, 120, 30]);
+    out
+}
+
 /// Writes the demo bag (`seconds` long) to `path`; returns the number of messages.
 pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
     let mut w = BagWriter::create(
@@ -195,14 +350,30 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
         ),
         "/lidar",
     )?;
+    let image_def = def(
+        "Header header\nuint32 height\nuint32 width\nstring encoding\nuint8 is_bigendian\nuint32 step\nuint8[] data\n",
+        &[HEADER],
+    );
     let image = add(
         "/camera/front/image_raw",
         "sensor_msgs/Image",
+        image_def.clone(),
+        "/camera_driver",
+    )?;
+    let depth = add(
+        "/camera/front/depth/image_raw",
+        "sensor_msgs/Image",
+        image_def,
+        "/camera_driver",
+    )?;
+    let overhead = add(
+        "/camera/overhead/image_raw/compressed",
+        "sensor_msgs/CompressedImage",
         def(
-            "Header header\nuint32 height\nuint32 width\nstring encoding\nuint8 is_bigendian\nuint32 step\nuint8[] data\n",
+            "Header header\nstring format\nuint8[] data\n",
             &[HEADER],
         ),
-        "/camera_driver",
+        "/overhead_camera",
     )?;
     let battery = add(
         "/battery/voltage",
@@ -227,7 +398,7 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
     )?;
 
     // (period ns, phase ns, which)
-    let streams: [(u64, u64, u32); 8] = [
+    let streams: [(u64, u64, u32); 10] = [
         (10_000_000, 1_000_000, imu),
         (20_000_000, 3_000_000, odom),
         (20_000_000, 4_000_000, tf),
@@ -236,10 +407,12 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
         (1_000_000_000, 13_000_000, battery),
         (100_000_000, 17_000_000, cmd),
         (5_000_000_000, 19_000_000, log),
+        (200_000_000, 12_000_000, depth),
+        (1_000_000_000, 23_000_000, overhead),
     ];
     let end = DEMO_START_NS + u64::from(seconds) * 1_000_000_000;
     let mut next: Vec<u64> = streams.iter().map(|s| DEMO_START_NS + s.1).collect();
-    let mut seq = [0u32; 8];
+    let mut seq = [0u32; 10];
     let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
     let mut n = 0u64;
     while let Some((k, &t)) = next.iter().enumerate().min_by_key(|(_, t)| **t) {
@@ -328,29 +501,39 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
                 }
             }
             4 => {
-                let (w_, h_) = (64u32, 48u32);
+                let (w_, h_) = (FRONT_W, FRONT_H);
                 s.header(q, t, "camera_front")
                     .u32(h_)
                     .u32(w_)
                     .str("rgb8")
                     .u8(0)
                     .u32(w_ * 3);
-                s.u32(w_ * h_ * 3);
-                let shift = (p.yaw * 20.0) as i64;
-                for y in 0..h_ {
-                    for x in 0..w_ {
-                        let xx = (i64::from(x) + shift).rem_euclid(64) as u32;
-                        let sky = y < h_ / 2;
-                        let (r, g, b) = if sky {
-                            (120 + y * 2, 170 + y, 230)
-                        } else if (xx / 8 + y / 8).is_multiple_of(2) {
-                            (90, 140, 60)
-                        } else {
-                            (70, 115, 50)
-                        };
-                        s.u8(r as u8).u8(g as u8).u8(b as u8);
-                    }
+                let px = render_front(&p, w_, h_);
+                s.u32(px.len() as u32);
+                s.0.extend_from_slice(&px);
+            }
+            8 => {
+                let (w_, h_) = (FRONT_W / 2, FRONT_H / 2);
+                s.header(q, t, "camera_front_depth")
+                    .u32(h_)
+                    .u32(w_)
+                    .str("16UC1")
+                    .u8(0)
+                    .u32(w_ * 2);
+                let mm = render_depth(&p, w_, h_);
+                s.u32((mm.len() * 2) as u32);
+                for v in mm {
+                    s.0.extend_from_slice(&v.to_le_bytes());
                 }
+            }
+            9 => {
+                let (w_, h_) = (200u32, 120u32);
+                let rgb = render_overhead(&p, ts, w_, h_);
+                let jpeg = crate::image::encode_jpeg(w_, h_, &rgb, 85)
+                    .map_err(|e| crate::Error::Io(std::io::Error::other(e)))?;
+                s.header(q, t, "camera_overhead").str("jpeg");
+                s.u32(jpeg.len() as u32);
+                s.0.extend_from_slice(&jpeg);
             }
             5 => {
                 s.f32((12.6 - 0.004 * ts + noise.next() * 0.01) as f32);
@@ -392,7 +575,7 @@ pub fn demo_path() -> std::path::PathBuf {
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
-    base.join("bagscope").join("demo-v1.bag")
+    base.join("bagscope").join("demo-v2.bag")
 }
 
 /// The demo bag's path, writing it first if it is not there yet.

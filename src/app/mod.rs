@@ -2,6 +2,7 @@
 //! [`App::apply`] carries out in one place after the frame's panels have run.
 
 pub mod export;
+pub mod images;
 mod inspector;
 pub mod plot;
 mod timeline;
@@ -68,6 +69,8 @@ pub enum Cmd {
     ExportBag,
     /// Export the plotted series to CSV as the export window is set.
     ExportCsv,
+    /// Open an image panel on a topic.
+    OpenImage(usize),
 }
 
 /// An open bag and everything the panels show of it.
@@ -125,6 +128,8 @@ pub struct Doc {
     pub plots: plot::PlotState,
     /// The export window.
     pub export: export::ExportState,
+    /// Image panels.
+    pub images: images::ImagesState,
 }
 
 impl Doc {
@@ -162,6 +167,7 @@ impl Doc {
             insp: Default::default(),
             plots: Default::default(),
             export,
+            images: Default::default(),
         }
     }
 
@@ -442,7 +448,14 @@ impl App {
                 match ev {
                     LoadEvent::Opened(bag, hist) => {
                         let p = bag.summary().path.clone();
-                        self.doc = Some(Doc::new(bag, hist, &self.ctx));
+                        let mut doc = Doc::new(bag, hist, &self.ctx);
+                        // The demo shows its cameras from the first frame.
+                        if std::fs::canonicalize(&p).ok() == std::fs::canonicalize(crate::demo::demo_path()).ok() {
+                            for ti in images::image_topics(&doc) {
+                                doc.images.open(ti);
+                            }
+                        }
+                        self.doc = Some(doc);
                         self.opening = None;
                         self.remember(&p);
                     }
@@ -615,6 +628,7 @@ impl App {
                     if d.export.open {
                         export::show(ui.ctx(), d, &mut cmds);
                     }
+                    images::show(ui.ctx(), d, &mut cmds);
                 }
                 self.cmds.append(&mut cmds);
             }
@@ -629,6 +643,9 @@ impl App {
             self.apply(c);
         }
         self.request_inspection();
+        if let Some(d) = &mut self.doc {
+            images::update(d, ui.ctx());
+        }
         if self.busy() {
             ui.ctx()
                 .request_repaint_after(std::time::Duration::from_millis(50));
@@ -895,6 +912,11 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
             d.view = (x, x + w);
         }
         Cmd::FitAll => d.view = (0.0, (b - a).max(1) as f64),
+        Cmd::OpenImage(ti) => {
+            if ti < d.bag.summary().topics.len() {
+                d.images.open(ti);
+            }
+        }
         _ => {}
     }
 }

@@ -24,15 +24,30 @@ fn count_topics(n: &Ns) -> usize {
     usize::from(n.topic.is_some()) + n.children.values().map(count_topics).sum::<usize>()
 }
 
-/// Rate of a topic: measured median once indexed, else count over duration.
+/// Mean rate of a topic over the recording (count / duration, Hz): a bursty topic's median
+/// period would claim thousands of Hz.
 pub fn rate(d: &Doc, ti: usize) -> Option<f64> {
-    if let Some(ix) = &d.indexed {
-        return ix.rates.get(ti).copied().flatten();
-    }
     let s = d.bag.summary();
-    let t = &s.topics[ti];
+    let t = s.topics.get(ti)?;
     let dur = s.duration_ns() as f64 / 1e9;
-    (dur > 0.0 && t.message_count > 1).then(|| (t.message_count - 1) as f64 / dur)
+    (dur > 0.0 && t.message_count > 1).then(|| t.message_count as f64 / dur)
+}
+
+/// Median time between two messages of a topic (ns), once the tables are built.
+pub fn median_period(d: &Doc, ti: usize) -> Option<u64> {
+    d.indexed.as_ref()?.median_period.get(ti).copied().flatten()
+}
+
+/// A period as people say it: `4.0 ms`, `1.25 s`, `83 µs`.
+pub fn period_text(ns: u64) -> String {
+    let s = ns as f64 / 1e9;
+    if s >= 1.0 {
+        format!("{s:.2} s")
+    } else if s >= 1e-3 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{:.0} µs", s * 1e6)
+    }
 }
 
 fn topic_row(ui: &mut egui::Ui, d: &Doc, ti: usize, label: &str, cmds: &mut Vec<Cmd>) {
@@ -59,16 +74,30 @@ fn topic_row(ui: &mut egui::Ui, d: &Doc, ti: usize, label: &str, cmds: &mut Vec<
             t.connections.len()
         ));
         let hz = rate(d, ti).map_or(String::new(), |r| format!(" · {r:.1} Hz"));
+        let med = median_period(d, ti).map_or(String::new(), |p| {
+            format!(" · med {}", period_text(p))
+        });
         let conns = if t.connections.len() > 1 {
             format!(" · {} conns", t.connections.len())
         } else {
             String::new()
         };
         ui.weak(format!(
-            "{} · {}{hz}{conns}",
+            "{} · {}{hz}{med}{conns}",
             short_type(&t.datatype),
             t.message_count
-        ));
+        ))
+        .on_hover_text(
+            "mean rate over the recording (count / duration), and the median period between two messages",
+        );
+        if crate::image::is_image_type(&t.datatype)
+            && ui
+                .small_button("🖼")
+                .on_hover_text("Open an image panel on this topic")
+                .clicked()
+        {
+            cmds.push(Cmd::OpenImage(ti));
+        }
     });
 }
 

@@ -100,8 +100,8 @@ pub struct Indexed {
     pub tables: Arc<MessageTables>,
     /// For each topic (in summary order), every message time, sorted.
     pub topic_times: Vec<Arc<Vec<u64>>>,
-    /// For each topic, the median rate (Hz).
-    pub rates: Vec<Option<f64>>,
+    /// For each topic, the median time between two messages (ns).
+    pub median_period: Vec<Option<u64>>,
     /// The exact density.
     pub hist: Arc<Histogram>,
 }
@@ -151,7 +151,7 @@ fn chunk_histogram(s: &Summary) -> Histogram {
     h
 }
 
-fn median_rate(times: &[u64]) -> Option<f64> {
+fn median_period(times: &[u64]) -> Option<u64> {
     let mut d: Vec<u64> = times
         .windows(2)
         .map(|w| w[1] - w[0])
@@ -162,7 +162,7 @@ fn median_rate(times: &[u64]) -> Option<f64> {
     }
     let mid = d.len() / 2;
     let (_, m, _) = d.select_nth_unstable(mid);
-    Some(1e9 / *m as f64)
+    Some(*m)
 }
 
 /// A bag being opened and indexed on a named thread.
@@ -266,7 +266,7 @@ fn load(
         }
     };
     let mut topic_times = Vec::with_capacity(s.topics.len());
-    let mut rates = Vec::with_capacity(s.topics.len());
+    let mut periods = Vec::with_capacity(s.topics.len());
     let mut exact: Histogram = vec![vec![0u32; HIST_BINS]; s.topics.len()];
     for (ti, t) in s.topics.iter().enumerate() {
         let mut v: Vec<u64> = t
@@ -280,13 +280,13 @@ fn load(
             let b = bin_of(&s, x);
             exact[ti][b] = exact[ti][b].saturating_add(1);
         }
-        rates.push(median_rate(&v));
+        periods.push(median_period(&v));
         topic_times.push(Arc::new(v));
     }
     let _ = tx.send(LoadEvent::Indexed(Indexed {
         tables,
         topic_times,
-        rates,
+        median_period: periods,
         hist: Arc::new(exact),
     }));
 }

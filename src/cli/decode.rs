@@ -312,3 +312,98 @@ pub fn gen(
     );
     Ok(ExitCode::SUCCESS)
 }
+
+/// What `bagscope image` was asked.
+pub struct ImageArgs<'a> {
+    pub bag: &'a Path,
+    pub topic: &'a str,
+    pub at: Option<&'a str>,
+    pub index: Option<usize>,
+    pub out: &'a Path,
+    pub colormap: Option<&'a str>,
+    pub range: Option<(f32, f32)>,
+    pub rotate: u8,
+}
+
+/// `bagscope image`: one camera message as a PNG.
+pub fn image(a: ImageArgs) -> bagscope::Result<ExitCode> {
+    use bagscope::image::{Colormap, Orientation};
+    let bag = Bag::open(a.bag)?;
+    let conns = bag.connections_of_topics(&[a.topic])?;
+    let tables = bag.tables()?;
+    // Every message of the topic, in time order, as (time, connection, entry).
+    let mut all: Vec<(u64, usize, bagscope::IndexEntry)> = conns
+        .iter()
+        .flat_map(|&c| {
+            tables
+                .per_connection
+                .get(c)
+                .into_iter()
+                .flatten()
+                .map(move |e| (e.time_ns, c, *e))
+        })
+        .collect();
+    all.sort_by_key(|x| x.0);
+    let pick = match (a.at, a.index) {
+        (Some(t), _) => {
+            let (Some(t), _) = time_range(&bag, Some(t), None)? else {
+                return Err(Error::Invalid("no time".into()));
+            };
+            let k = all.partition_point(|x| x.0 <= t);
+            k.checked_sub(1).and_then(|k| all.get(k)).ok_or_else(|| {
+                Error::NotFound(format!("no message on {} at or before {t}", a.topic))
+            })?
+        }
+        (None, i) => {
+            let i = i.unwrap_or(0);
+            all.get(i).ok_or_else(|| {
+                Error::NotFound(format!("{} has {} messages, no #{i}", a.topic, all.len()))
+            })?
+        }
+    };
+    let (time_ns, conn, entry) = *pick;
+    let (plan, _) = bag
+        .plan(conn)
+        .map_err(|e| Error::Invalid(format!("{}: {e}", a.topic)))?;
+    let m = bag.message(conn, entry)?;
+    let img = bagscope::image::decode_message(&plan, &m.data).map_err(|e| {
+        Error::Invalid(format!("{} message at {time_ns}: {e}", a.topic))
+    })?;
+    let cmap = match a.colormap {
+        Some("grey" | "gray") => Colormap::Grey,
+        Some("turbo") => Colormap::Turbo,
+        Some(other) => {
+            return Err(Error::Invalid(format!(
+                "unknown colormap {other:?} (grey or turbo)"
+            )))
+        }
+        None => match img.pixels {
+            bagscope::image::Pixels::Mono8(_) | bagscope::image::Pixels::Rgba(_) => Colormap::Grey,
+            _ => Colormap::Turbo,
+        },
+    };
+    let range = a.range.unwrap_or_else(|| img.default_range());
+    let o = Orientation {
+        quarter_turns: a.rotate % 4,
+        ..Default::default()
+    };
+    let (w, h, px) = img.render(cmap, range, o);
+    let png = bagscope::image::encode_png(w, h, &px).map_err(Error::Invalid)?;
+    let mut f = AtomicFile::create(a.out)?;
+    f.write_all(&png)?;
+    f.commit()?;
+    let range_text = if img.is_scalar() {
+        format!(", values {:.4} to {:.4}", range.0, range.1)
+    } else {
+        String::new()
+    };
+    println!(
+        "{}: {}×{} {} at {}{range_text}",
+        a.out.display(),
+        img.width,
+        img.height,
+        img.encoding,
+        timefmt::date(time_ns)
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -143,6 +143,35 @@ pub enum Command {
         #[arg(long = "topic", short = 't')]
         topics: Vec<String>,
     },
+    /// One camera message as a PNG: raw Image (every common encoding), CompressedImage (jpeg,
+    /// png, compressedDepth); depth and float images through a colormap.
+    Image {
+        /// The recording.
+        bag: PathBuf,
+        /// The image topic.
+        topic: String,
+        /// The message at or before this time (epoch seconds, or +S from the start).
+        #[arg(long, conflicts_with = "index")]
+        at: Option<String>,
+        /// The topic's N-th message (0-based; default 0).
+        #[arg(long)]
+        index: Option<usize>,
+        /// The PNG to write (atomically).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// grey or turbo, for single-channel images (default: turbo for depth and float).
+        #[arg(long)]
+        colormap: Option<String>,
+        /// Value drawn as the colormap's start (default: the image's smallest valid value).
+        #[arg(long, requires = "max")]
+        min: Option<f32>,
+        /// Value drawn as the colormap's end.
+        #[arg(long, requires = "min")]
+        max: Option<f32>,
+        /// Quarter turns clockwise.
+        #[arg(long, default_value_t = 0)]
+        rotate: u8,
+    },
     /// Write the demo bag (a small robot driving a figure of eight) to a file.
     Demo {
         /// Where to write it.
@@ -221,6 +250,26 @@ pub fn run(cmd: Command) -> ExitCode {
             output,
             topics,
         } => decode::gen(&bag, &lang, &output, &topics),
+        Command::Image {
+            bag,
+            topic,
+            at,
+            index,
+            output,
+            colormap,
+            min,
+            max,
+            rotate,
+        } => decode::image(decode::ImageArgs {
+            bag: &bag,
+            topic: &topic,
+            at: at.as_deref(),
+            index,
+            out: &output,
+            colormap: colormap.as_deref(),
+            range: min.zip(max),
+            rotate,
+        }),
         Command::Demo { out, seconds } => bagscope::demo::write_demo(&out, seconds).map(|n| {
             println!("{}: {n} messages", out.display());
             ExitCode::SUCCESS

@@ -1,10 +1,11 @@
 //! Operations over any open recording, through [`crate::Bag`] alone: `check` (read and
 //! verify everything), `series` (one field over time), `csv`, `export`, `info`, `gen`
-//! (typed code from a recording's definitions).
+//! (typed code from a recording's definitions), `image` (camera messages to pixels).
 
 pub mod check;
 pub mod csv;
 pub mod export;
 pub mod gen;
+pub mod image;
 pub mod info;
 pub mod series;
