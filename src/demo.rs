@@ -176,12 +176,20 @@ fn render_front(p: &Pose, w: u32, h: u32) -> Vec<u8> {
             2 => [230.0, 200.0, 90.0],
             _ => [120.0, 190.0, 120.0],
         };
-        let stripe = if along.rem_euclid(1.0) < 0.08 { 0.6 } else { 1.0 };
+        let stripe = if along.rem_euclid(1.0) < 0.08 {
+            0.6
+        } else {
+            1.0
+        };
         let shade = (1.0 / (1.0 + 0.12 * d)) * stripe;
         for row in 0..h {
             let y = f64::from(row) + 0.5;
             let c: [f64; 3] = if y < top {
-                [150.0 + 40.0 * y / horizon, 190.0 + 30.0 * y / horizon, 235.0]
+                [
+                    150.0 + 40.0 * y / horizon,
+                    190.0 + 30.0 * y / horizon,
+                    235.0,
+                ]
             } else if y <= bottom {
                 [base[0] * shade, base[1] * shade, base[2] * shade]
             } else {
@@ -266,12 +274,21 @@ fn render_overhead(p: &Pose, ts: f64, w: u32, h: u32) -> Vec<u8> {
         let s = 60.0 * f64::from(k) / 600.0;
         let q = pose_at(s);
         let driven = s <= ts.rem_euclid(60.0) || ts >= 60.0;
-        let c = if driven { [40, 110, 220] } else { [150, 170, 200] };
+        let c = if driven {
+            [40, 110, 220]
+        } else {
+            [150, 170, 200]
+        };
         dot(q.x, q.y, 1.5, c);
     }
     for k in 0..8 {
         let l = 0.08 * f64::from(k);
-        dot(p.x + p.yaw.cos() * l, p.y + p.yaw.sin() * l, 1.5, [30, 30, 30]);
+        dot(
+            p.x + p.yaw.cos() * l,
+            p.y + p.yaw.sin() * l,
+            1.5,
+            [30, 30, 30],
+        );
     }
     dot(p.x, p.y, 6.0, [240, 120, 30]);
     out
@@ -369,10 +386,7 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
     let overhead = add(
         "/camera/overhead/image_raw/compressed",
         "sensor_msgs/CompressedImage",
-        def(
-            "Header header\nstring format\nuint8[] data\n",
-            &[HEADER],
-        ),
+        def("Header header\nstring format\nuint8[] data\n", &[HEADER]),
         "/overhead_camera",
     )?;
     let battery = add(

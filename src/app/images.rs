@@ -68,13 +68,18 @@ pub fn default_cmap(img: &Image) -> Colormap {
 /// Reads and decodes a message into an image (worker side; also the thumbnails').
 pub fn decode_at(bag: &Bag, key: InspectKey) -> Result<Image, String> {
     let (plan, _) = bag.plan(key.conn).map_err(|e| e.to_string())?;
-    let m = bag.message(key.conn, key.entry).map_err(|e| e.to_string())?;
+    let m = bag
+        .message(key.conn, key.entry)
+        .map_err(|e| e.to_string())?;
     crate::image::decode_message(&plan, &m.data)
 }
 
 fn work(bag: &Bag, req: Request, cache: &mut Vec<(InspectKey, Arc<Image>)>) -> Reply {
     let t0 = Instant::now();
-    let cached = cache.iter().find(|(k, _)| *k == req.key).map(|(_, i)| Arc::clone(i));
+    let cached = cache
+        .iter()
+        .find(|(k, _)| *k == req.key)
+        .map(|(_, i)| Arc::clone(i));
     let (image, decode_ms) = match cached {
         Some(i) => (Ok(i), None),
         None => {
@@ -314,10 +319,14 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let indexed = d.indexed.is_some();
     let playhead = d.playhead;
     let start = d.range().0;
-    for (p, name) in d.images.panels.iter_mut().zip(names) {
+    for (k, (p, name)) in d.images.panels.iter_mut().zip(names).enumerate() {
         let mut open = p.open;
-        egui::Window::new(format!("🖼 {name}"))
+        // New panels cascade over the timeline, clear of the topic tree.
+        let step = (k % 6) as f32 * 36.0;
+        let x0 = ctx.content_rect().width() * 0.42;
+        egui::Window::new(format!("Image · {name}"))
             .id(egui::Id::unique(("image-panel", p.id)))
+            .default_pos([x0 + step, 80.0 + step])
             .open(&mut open)
             .default_size([440.0, 380.0])
             .resizable(true)
@@ -337,14 +346,22 @@ fn panel_ui(
 ) {
     let scalar = p.frame.as_ref().is_some_and(|f| f.image.is_scalar());
     ui.horizontal_wrapped(|ui| {
-        if ui.button("⟳").on_hover_text("Turn 90° clockwise").clicked() {
+        if ui
+            .button("Turn")
+            .on_hover_text("Turn 90° clockwise")
+            .clicked()
+        {
             p.look.orient.quarter_turns = (p.look.orient.quarter_turns + 1) % 4;
         }
-        ui.toggle_value(&mut p.look.orient.flip_h, "⇔")
+        ui.toggle_value(&mut p.look.orient.flip_h, "Flip H")
             .on_hover_text("Mirror left-right");
-        ui.toggle_value(&mut p.look.orient.flip_v, "⇕")
+        ui.toggle_value(&mut p.look.orient.flip_v, "Flip V")
             .on_hover_text("Mirror top-bottom");
-        if ui.button("Fit").on_hover_text("Zoom to fit (or double-click)").clicked() {
+        if ui
+            .button("Fit")
+            .on_hover_text("Zoom to fit (or double-click)")
+            .clicked()
+        {
             p.zoom = 1.0;
             p.pan = Vec2::ZERO;
         }
@@ -374,11 +391,15 @@ fn panel_ui(
             let speed = ((p.edit_range.1 - p.edit_range.0).abs() / 200.0).max(1e-3);
             let a = ui.add_enabled(
                 !p.auto_range,
-                egui::DragValue::new(&mut p.edit_range.0).speed(speed).prefix("min "),
+                egui::DragValue::new(&mut p.edit_range.0)
+                    .speed(speed)
+                    .prefix("min "),
             );
             let b = ui.add_enabled(
                 !p.auto_range,
-                egui::DragValue::new(&mut p.edit_range.1).speed(speed).prefix("max "),
+                egui::DragValue::new(&mut p.edit_range.1)
+                    .speed(speed)
+                    .prefix("max "),
             );
             if (a.changed() || b.changed()) && !p.auto_range {
                 p.look.range = Some(p.edit_range);
@@ -387,7 +408,8 @@ fn panel_ui(
     });
     let status_h = ui.text_style_height(&egui::TextStyle::Body) + 6.0;
     let avail = ui.available_size() - Vec2::new(0.0, status_h);
-    let (rect, resp) = ui.allocate_exact_size(avail.max(Vec2::splat(40.0)), Sense::click_and_drag());
+    let (rect, resp) =
+        ui.allocate_exact_size(avail.max(Vec2::splat(40.0)), Sense::click_and_drag());
     let painter = ui.painter_at(rect);
     painter.rect_filled(rect, 0.0, Color32::from_gray(24));
     p.hover = None;
@@ -397,8 +419,7 @@ fn panel_ui(
             let fit = (rect.width() / size.x).min(rect.height() / size.y);
             // Wheel zooms about the pointer; drag pans; double-click fits.
             if resp.hovered() {
-                let (scroll, zoom_delta) =
-                    ui.input(|i| (i.smooth_scroll_delta.y, i.zoom_delta()));
+                let (scroll, zoom_delta) = ui.input(|i| (i.smooth_scroll_delta.y, i.zoom_delta()));
                 let factor = (scroll / 200.0).exp() * zoom_delta;
                 if factor != 1.0 {
                     let new_zoom = (p.zoom * factor).clamp(0.1, 64.0);

@@ -450,7 +450,9 @@ impl App {
                         let p = bag.summary().path.clone();
                         let mut doc = Doc::new(bag, hist, &self.ctx);
                         // The demo shows its cameras from the first frame.
-                        if std::fs::canonicalize(&p).ok() == std::fs::canonicalize(crate::demo::demo_path()).ok() {
+                        if std::fs::canonicalize(&p).ok()
+                            == std::fs::canonicalize(crate::demo::demo_path()).ok()
+                        {
                             for ti in images::image_topics(&doc) {
                                 doc.images.open(ti);
                             }
@@ -912,11 +914,7 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
             d.view = (x, x + w);
         }
         Cmd::FitAll => d.view = (0.0, (b - a).max(1) as f64),
-        Cmd::OpenImage(ti) => {
-            if ti < d.bag.summary().topics.len() {
-                d.images.open(ti);
-            }
-        }
+        Cmd::OpenImage(ti) if ti < d.bag.summary().topics.len() => d.images.open(ti),
         _ => {}
     }
 }

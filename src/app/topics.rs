@@ -92,7 +92,7 @@ fn topic_row(ui: &mut egui::Ui, d: &Doc, ti: usize, label: &str, cmds: &mut Vec<
         );
         if crate::image::is_image_type(&t.datatype)
             && ui
-                .small_button("🖼")
+                .small_button("image")
                 .on_hover_text("Open an image panel on this topic")
                 .clicked()
         {

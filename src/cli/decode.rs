@@ -366,9 +366,8 @@ pub fn image(a: ImageArgs) -> bagscope::Result<ExitCode> {
         .plan(conn)
         .map_err(|e| Error::Invalid(format!("{}: {e}", a.topic)))?;
     let m = bag.message(conn, entry)?;
-    let img = bagscope::image::decode_message(&plan, &m.data).map_err(|e| {
-        Error::Invalid(format!("{} message at {time_ns}: {e}", a.topic))
-    })?;
+    let img = bagscope::image::decode_message(&plan, &m.data)
+        .map_err(|e| Error::Invalid(format!("{} message at {time_ns}: {e}", a.topic)))?;
     let cmap = match a.colormap {
         Some("grey" | "gray") => Colormap::Grey,
         Some("turbo") => Colormap::Turbo,

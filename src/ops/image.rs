@@ -107,7 +107,12 @@ pub fn field<'a>(def: &MsgDef, node: &'a Node, name: &str) -> Option<&'a Value> 
     let Value::Message { ty, fields } = &node.value else {
         return None;
     };
-    let i = def.types.get(*ty)?.fields.iter().position(|f| f.name == name)?;
+    let i = def
+        .types
+        .get(*ty)?
+        .fields
+        .iter()
+        .position(|f| f.name == name)?;
     fields.get(i).map(|n| &n.value)
 }
 
@@ -442,12 +447,14 @@ fn from_dynamic(d: image::DynamicImage, encoding: String) -> Result<Image, Strin
 /// `bgr8; jpeg compressed bgr8`) only says how to read a compressedDepth image's values.
 pub fn decode_compressed(format: &str, data: &[u8]) -> Result<Image, String> {
     match sniff(data) {
-        Some(Compressed::Jpeg) => {
-            from_dynamic(decode_image_bytes(data, image::ImageFormat::Jpeg)?, "jpeg".into())
-        }
-        Some(Compressed::Png) => {
-            from_dynamic(decode_image_bytes(data, image::ImageFormat::Png)?, "png".into())
-        }
+        Some(Compressed::Jpeg) => from_dynamic(
+            decode_image_bytes(data, image::ImageFormat::Jpeg)?,
+            "jpeg".into(),
+        ),
+        Some(Compressed::Png) => from_dynamic(
+            decode_image_bytes(data, image::ImageFormat::Png)?,
+            "png".into(),
+        ),
         Some(Compressed::CompressedDepth) => {
             let f32_at = |o: usize| {
                 let b = &data[o..o + 4];
@@ -566,12 +573,7 @@ impl Image {
 
     /// RGBA pixels of the image as drawn: turned and flipped, single channels through `cmap`
     /// over `range` (invalid values black). Returns the drawn width and height too.
-    pub fn render(
-        &self,
-        cmap: Colormap,
-        range: (f32, f32),
-        o: Orientation,
-    ) -> (u32, u32, Vec<u8>) {
+    pub fn render(&self, cmap: Colormap, range: (f32, f32), o: Orientation) -> (u32, u32, Vec<u8>) {
         let (w, h) = (self.width, self.height);
         let (dw, dh) = o.size(w, h);
         let mut out = Vec::with_capacity(dw as usize * dh as usize * 4);
@@ -663,10 +665,10 @@ pub fn colormap_lut(c: Colormap) -> [[u8; 3]; 256] {
 fn turbo(x: f32) -> [u8; 3] {
     let x = x.clamp(0.0, 1.0);
     let (x2, x3, x4, x5) = (x * x, x * x * x, x * x * x * x, x * x * x * x * x);
-    let r = 0.135_721_38 + 4.615_392_6 * x - 42.660_324 * x2 + 132.131_08 * x3
-        - 152.942_4 * x4
+    let r = 0.135_721_38 + 4.615_392_6 * x - 42.660_324 * x2 + 132.131_08 * x3 - 152.942_4 * x4
         + 59.286_38 * x5;
-    let g = 0.091_402_61 + 2.194_188_4 * x + 4.842_966_6 * x2 - 14.185_033 * x3 + 4.277_298_6 * x4
+    let g = 0.091_402_61 + 2.194_188_4 * x + 4.842_966_6 * x2 - 14.185_033 * x3
+        + 4.277_298_6 * x4
         + 2.829_566 * x5;
     let b = 0.106_673_3 + 12.641_946 * x - 60.582_05 * x2 + 110.362_77 * x3 - 89.903_11 * x4
         + 27.348_25 * x5;
@@ -767,11 +769,15 @@ mod tests {
         assert_eq!(img.pixels, Pixels::F32(vec![1.5]));
         // Grey in UYVY stays grey.
         let img = decode_raw("yuv422", 2, 1, 4, false, &[128, 126, 128, 126]).unwrap();
-        let Pixels::Rgba(p) = img.pixels else { panic!() };
+        let Pixels::Rgba(p) = img.pixels else {
+            panic!()
+        };
         assert_eq!(&p[..4], &[128, 128, 128, 255]);
         // A red cell in RGGB.
         let img = decode_raw("bayer_rggb8", 2, 2, 2, false, &[200, 10, 20, 30]).unwrap();
-        let Pixels::Rgba(p) = img.pixels else { panic!() };
+        let Pixels::Rgba(p) = img.pixels else {
+            panic!()
+        };
         assert_eq!(&p[..4], &[200, 15, 30, 255]);
     }
 
@@ -791,8 +797,13 @@ mod tests {
         let jpeg = encode_jpeg(16, 8, &rgb, 95).unwrap();
         // Says png, is jpeg.
         let img = decode_compressed("png", &jpeg).unwrap();
-        assert_eq!((img.width, img.height, img.encoding.as_str()), (16, 8, "jpeg"));
-        let Pixels::Rgba(p) = &img.pixels else { panic!() };
+        assert_eq!(
+            (img.width, img.height, img.encoding.as_str()),
+            (16, 8, "jpeg")
+        );
+        let Pixels::Rgba(p) = &img.pixels else {
+            panic!()
+        };
         assert!(p[0] > 230 && p[1] < 30 && p[2] < 30, "{:?}", &p[..4]);
 
         let depth: Vec<u16> = vec![0, 1000, 2000, 65535];
@@ -808,7 +819,9 @@ mod tests {
         cd.extend_from_slice(&(-10.0f32).to_le_bytes());
         cd.extend_from_slice(&png);
         let img = decode_compressed("32FC1; compressedDepth", &cd).unwrap();
-        let Pixels::F32(v) = &img.pixels else { panic!() };
+        let Pixels::F32(v) = &img.pixels else {
+            panic!()
+        };
         assert!(v[0].is_nan());
         assert!((v[1] - 100.0 / 1010.0).abs() < 1e-6);
     }
