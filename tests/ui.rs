@@ -537,3 +537,52 @@ fn image_panels_follow_the_playhead() {
     assert!(f.range.0 > 0.0 && f.range.1 > f.range.0, "{:?}", f.range);
     assert!(h.query_all_by_label_contains("80×60 16UC1").count() >= 1);
 }
+
+#[test]
+fn the_log_panel_filters_and_moves_the_playhead() {
+    // plotjuggler/out.bag: 194 rosout lines (98 INFO, 96 WARN) from /talker and the recorder.
+    let bag = common::corpus_dir().join("plotjuggler/out.bag");
+    let mut h = harness(Some(bag));
+    wait_for(&mut h, "the log", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.indexed.is_some() && d.log.done.is_some())
+    });
+    assert_eq!(
+        h.state().doc.as_ref().unwrap().log.marks.len(),
+        96,
+        "a timeline mark per warning"
+    );
+    h.get_by_label("Log (194)").click();
+    // A new window takes a frame to size itself before it is shown.
+    h.run_steps(4);
+    assert!(h.query_all_by_label_contains("194 of 194 lines").count() >= 1);
+    // Hide INFO: the warnings remain.
+    h.get_by_label("INFO 98").click();
+    h.run_steps(2);
+    assert!(h.query_all_by_label_contains("96 of 194 lines").count() >= 1);
+    // One node, then a text search.
+    h.state_mut().doc.as_mut().unwrap().log.node = "/talker".into();
+    h.run_steps(2);
+    assert!(h.query_all_by_label_contains("95 of 194 lines").count() >= 1);
+    h.state_mut().doc.as_mut().unwrap().log.text = "LOOK AT".into();
+    h.run_steps(2);
+    assert!(h.query_all_by_label_contains("95 of 194 lines").count() >= 1);
+    h.state_mut().doc.as_mut().unwrap().log.text = "nothing like this".into();
+    h.run_steps(2);
+    assert!(h.query_all_by_label_contains("0 of 194 lines").count() >= 1);
+    h.state_mut().doc.as_mut().unwrap().log.text.clear();
+    h.run_steps(2);
+    // A click on a line moves the playhead to it.
+    let (t, label) = {
+        let d = h.state().doc.as_ref().unwrap();
+        let i = d.log.filtered()[3] as usize;
+        let l = &d.log.lines[i];
+        let t = l.time_ns;
+        let rel = (t - d.range().0) as f64 / 1e9;
+        (t, format!("{rel:>9.3}  WARN   /talker:"))
+    };
+    h.get_all_by_label_contains(&label).next().unwrap().click();
+    h.run_steps(2);
+    assert_eq!(h.state().doc.as_ref().unwrap().playhead, t);
+}

@@ -4,6 +4,7 @@
 pub mod export;
 pub mod images;
 mod inspector;
+pub mod log;
 pub mod plot;
 mod timeline;
 mod topics;
@@ -71,6 +72,8 @@ pub enum Cmd {
     ExportCsv,
     /// Open an image panel on a topic.
     OpenImage(usize),
+    /// Show or hide the log panel.
+    ShowLog(bool),
 }
 
 /// An open bag and everything the panels show of it.
@@ -130,6 +133,8 @@ pub struct Doc {
     pub export: export::ExportState,
     /// Image panels.
     pub images: images::ImagesState,
+    /// The log panel.
+    pub log: log::LogState,
 }
 
 impl Doc {
@@ -168,6 +173,7 @@ impl Doc {
             plots: Default::default(),
             export,
             images: Default::default(),
+            log: Default::default(),
         }
     }
 
@@ -449,6 +455,7 @@ impl App {
                     LoadEvent::Opened(bag, hist) => {
                         let p = bag.summary().path.clone();
                         let mut doc = Doc::new(bag, hist, &self.ctx);
+                        log::start(&mut doc, &self.ctx);
                         // The demo shows its cameras from the first frame.
                         if std::fs::canonicalize(&p).ok()
                             == std::fs::canonicalize(crate::demo::demo_path()).ok()
@@ -508,6 +515,7 @@ impl App {
             self.loader = None;
         }
         if let Some(d) = &mut self.doc {
+            log::poll(d);
             while let Ok(r) = d.inspector.rx.try_recv() {
                 d.inspected = Some(r);
             }
@@ -631,6 +639,9 @@ impl App {
                         export::show(ui.ctx(), d, &mut cmds);
                     }
                     images::show(ui.ctx(), d, &mut cmds);
+                    if d.log.open {
+                        log::show(ui.ctx(), d, &mut cmds);
+                    }
                 }
                 self.cmds.append(&mut cmds);
             }
@@ -699,6 +710,20 @@ impl App {
                     }
                 });
                 if let Some(d) = &self.doc {
+                    let n = d.log.lines.len();
+                    let worst = d.log.marks.iter().map(|m| m.2).max();
+                    let label = match worst {
+                        Some(l) if n > 0 => egui::RichText::new(format!("Log ({n})"))
+                            .color(log::level_color(l, ui.visuals().text_color())),
+                        _ => egui::RichText::new(format!("Log ({n})")),
+                    };
+                    if ui
+                        .add_enabled(n > 0 || d.log.done.is_none(), egui::Button::new(label))
+                        .on_hover_text("The recording's /rosout messages")
+                        .clicked()
+                    {
+                        self.cmds.push(Cmd::ShowLog(!d.log.open));
+                    }
                     if ui.button("Export…").clicked() {
                         self.cmds.push(Cmd::ShowExport(!d.export.open));
                     }
@@ -915,6 +940,7 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
         }
         Cmd::FitAll => d.view = (0.0, (b - a).max(1) as f64),
         Cmd::OpenImage(ti) if ti < d.bag.summary().topics.len() => d.images.open(ti),
+        Cmd::ShowLog(b) => d.log.open = b,
         _ => {}
     }
 }

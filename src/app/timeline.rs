@@ -511,6 +511,36 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             j = e;
         }
         painter.add(egui::Shape::mesh(mesh));
+        // Warnings and worse of a log topic: a tick each (the worst per pixel) over the row.
+        if d.log.marks.iter().any(|m| m.0 == ti) {
+            let mut worst: Vec<Option<crate::log::Level>> = vec![None; px + 1];
+            // Marks are in time order: only those in view are looked at.
+            let (v0, v1) = (a as f64 + view.0, a as f64 + view.1);
+            let lo = d.log.marks.partition_point(|m| (m.1 as f64) < v0);
+            let hi = d.log.marks.partition_point(|m| (m.1 as f64) <= v1);
+            for &(t_i, t, l) in &d.log.marks[lo..hi.max(lo)] {
+                if t_i != ti || t < a {
+                    continue;
+                }
+                let x = x_of((t - a) as f64);
+                if x < strip.left() || x > strip.right() {
+                    continue;
+                }
+                let col = ((x - strip.left()) as usize).min(px);
+                if worst[col].is_none_or(|w| l > w) {
+                    worst[col] = Some(l);
+                }
+            }
+            for (col, l) in worst.iter().enumerate() {
+                if let Some(l) = l {
+                    let x = strip.left() + col as f32 + 0.5;
+                    painter.line_segment(
+                        [Pos2::new(x, y0 + 2.0), Pos2::new(x, y0 + ROW_H * 0.55)],
+                        egui::Stroke::new(2.0, super::log::level_color(*l, visuals.text_color())),
+                    );
+                }
+            }
+        }
     }
     if rows.is_empty() {
         painter.text(

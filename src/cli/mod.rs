@@ -172,6 +172,24 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         rotate: u8,
     },
+    /// The log messages (/rosout: rosgraph_msgs/Log, rcl_interfaces/msg/Log) of a recording,
+    /// in time order: `time [LEVEL] node: text (file:line)`.
+    Log {
+        /// The recording.
+        bag: PathBuf,
+        /// Only this severity and above: debug, info, warn, error, fatal.
+        #[arg(long)]
+        level: Option<String>,
+        /// Only nodes whose name contains this.
+        #[arg(long)]
+        node: Option<String>,
+        /// Only messages whose text contains this (case-insensitive).
+        #[arg(long)]
+        grep: Option<String>,
+        /// One JSON object a line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the demo bag (a small robot driving a figure of eight) to a file.
     Demo {
         /// Where to write it.
@@ -270,6 +288,19 @@ pub fn run(cmd: Command) -> ExitCode {
             range: min.zip(max),
             rotate,
         }),
+        Command::Log {
+            bag,
+            level,
+            node,
+            grep,
+            json,
+        } => decode::log(
+            &bag,
+            level.as_deref(),
+            node.as_deref(),
+            grep.as_deref(),
+            json,
+        ),
         Command::Demo { out, seconds } => bagscope::demo::write_demo(&out, seconds).map(|n| {
             println!("{}: {n} messages", out.display());
             ExitCode::SUCCESS

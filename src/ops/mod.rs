@@ -1,6 +1,6 @@
 //! Operations over any open recording, through [`crate::Bag`] alone: `check` (read and
 //! verify everything), `series` (one field over time), `csv`, `export`, `info`, `gen`
-//! (typed code from a recording's definitions), `image` (camera messages to pixels).
+//! (typed code from a recording's definitions), `image` (camera messages to pixels), `log` (rosout over a recording).
 
 pub mod check;
 pub mod csv;
@@ -8,4 +8,5 @@ pub mod export;
 pub mod gen;
 pub mod image;
 pub mod info;
+pub mod log;
 pub mod series;

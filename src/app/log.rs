@@ -1,0 +1,287 @@
+//! The log panel: every `/rosout` message of the recording (not only those before the
+//! playhead), read on a worker. Severity, node and text filters; a click moves the playhead;
+//! the line at the playhead is highlighted; warnings and worse are marked on the log topics'
+//! timeline rows.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
+
+use egui::Color32;
+
+use super::{Cmd, Doc};
+use crate::log::{Level, LogLine};
+
+/// What the log worker sends.
+enum LogEvent {
+    Lines(Vec<LogLine>),
+    Done(Result<u64, String>),
+}
+
+/// The log panel's state.
+pub struct LogState {
+    /// Shown.
+    pub open: bool,
+    /// Every line read so far, in time order.
+    pub lines: Vec<LogLine>,
+    /// Reading finished: `Ok(undecodable count)` or the error.
+    pub done: Option<Result<u64, String>>,
+    /// Severities shown.
+    pub show: [bool; 5],
+    /// Node filter (empty: all).
+    pub node: String,
+    /// Text filter (case-insensitive; empty: all).
+    pub text: String,
+    /// Scroll to the line at the playhead when it moves.
+    pub follow: bool,
+    /// Indices into `lines` that pass the filters, and what they were computed for.
+    filtered: Vec<u32>,
+    filtered_for: Option<(usize, [bool; 5], String, String)>,
+    /// Nodes seen, sorted.
+    pub nodes: Vec<String>,
+    /// Per log topic: (time, level) of its warnings and worse, for the timeline marks.
+    pub marks: Vec<(usize, u64, Level)>,
+    last_playhead: u64,
+    rx: Option<Receiver<LogEvent>>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl Default for LogState {
+    fn default() -> Self {
+        LogState {
+            open: false,
+            lines: Vec::new(),
+            done: None,
+            show: [true; 5],
+            node: String::new(),
+            text: String::new(),
+            follow: true,
+            filtered: Vec::new(),
+            filtered_for: None,
+            nodes: Vec::new(),
+            marks: Vec::new(),
+            last_playhead: 0,
+            rx: None,
+            cancel: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
+
+impl Drop for LogState {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The colour of a severity.
+pub fn level_color(l: Level, text: Color32) -> Color32 {
+    match l {
+        Level::Debug => Color32::from_gray(140),
+        Level::Info | Level::Other(_) => text,
+        Level::Warn => Color32::from_rgb(230, 170, 40),
+        Level::Error => Color32::from_rgb(235, 80, 70),
+        Level::Fatal => Color32::from_rgb(220, 70, 220),
+    }
+}
+
+fn level_index(l: Level) -> usize {
+    match l {
+        Level::Debug => 0,
+        Level::Info | Level::Other(_) => 1,
+        Level::Warn => 2,
+        Level::Error => 3,
+        Level::Fatal => 4,
+    }
+}
+
+/// Starts reading the recording's log topics, if it has any.
+pub fn start(d: &mut Doc, ctx: &egui::Context) {
+    let topics = crate::log::log_topics(&d.bag);
+    if topics.is_empty() {
+        d.log.done = Some(Ok(0));
+        return;
+    }
+    let (tx, rx) = sync_channel(8);
+    let bag = d.bag.clone();
+    let cancel = Arc::clone(&d.log.cancel);
+    let ctx = ctx.clone();
+    let spawned = std::thread::Builder::new()
+        .name("bagscope-log".into())
+        .spawn(move || {
+            let r = crate::log::read_logs(&bag, &topics, &cancel, &mut |lines| {
+                let ok = tx.send(LogEvent::Lines(lines)).is_ok();
+                ctx.request_repaint();
+                ok
+            });
+            let _ = tx.send(LogEvent::Done(r.map_err(|e| e.to_string())));
+            ctx.request_repaint();
+        });
+    match spawned {
+        Ok(_) => d.log.rx = Some(rx),
+        Err(e) => d.log.done = Some(Err(format!("cannot start a thread: {e}"))),
+    }
+}
+
+/// Takes what the worker read (never blocks).
+pub fn poll(d: &mut Doc) {
+    let Some(rx) = &d.log.rx else { return };
+    let mut finished = false;
+    for _ in 0..16 {
+        match rx.try_recv() {
+            Ok(LogEvent::Lines(v)) => {
+                for l in &v {
+                    if l.level.rank() >= 2 {
+                        d.log.marks.push((l.topic, l.time_ns, l.level));
+                    }
+                    if let Err(i) = d.log.nodes.binary_search(&l.node) {
+                        d.log.nodes.insert(i, l.node.clone());
+                    }
+                }
+                d.log.lines.extend(v);
+            }
+            Ok(LogEvent::Done(r)) => {
+                d.log.done = Some(r);
+                finished = true;
+                break;
+            }
+            Err(_) => break,
+        }
+    }
+    if finished {
+        d.log.rx = None;
+    }
+}
+
+impl LogState {
+    /// Recomputes the filtered lines when the lines or the filters changed.
+    pub fn refilter(&mut self) {
+        let key = (
+            self.lines.len(),
+            self.show,
+            self.node.clone(),
+            self.text.to_lowercase(),
+        );
+        if self.filtered_for.as_ref() == Some(&key) {
+            return;
+        }
+        let text = &key.3;
+        self.filtered = self
+            .lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| {
+                self.show[level_index(l.level)]
+                    && (self.node.is_empty() || l.node == self.node)
+                    && (text.is_empty() || l.msg.to_lowercase().contains(text.as_str()))
+            })
+            .map(|(i, _)| i as u32)
+            .collect();
+        self.filtered_for = Some(key);
+    }
+
+    /// The filtered lines (indices into `lines`).
+    pub fn filtered(&self) -> &[u32] {
+        &self.filtered
+    }
+}
+
+/// The log window.
+pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
+    let mut open = d.log.open;
+    let start = d.range().0;
+    let playhead = d.playhead;
+    let screen = ctx.content_rect();
+    egui::Window::new("Log")
+        .open(&mut open)
+        .default_size([760.0, 300.0])
+        .default_pos([screen.width() * 0.25, screen.height() * 0.45])
+        .resizable(true)
+        .show(ctx, |ui| {
+            let text_color = ui.visuals().text_color();
+            let st = &mut d.log;
+            st.refilter();
+            let mut counts = [0usize; 5];
+            for l in &st.lines {
+                counts[level_index(l.level)] += 1;
+            }
+            ui.horizontal_wrapped(|ui| {
+                for (i, l) in Level::ALL.iter().enumerate() {
+                    let label = egui::RichText::new(format!("{l} {}", counts[i]))
+                        .color(level_color(*l, text_color));
+                    ui.toggle_value(&mut st.show[i], label);
+                }
+                egui::ComboBox::from_id_salt("log-node")
+                    .selected_text(if st.node.is_empty() {
+                        "all nodes"
+                    } else {
+                        st.node.as_str()
+                    })
+                    .width(140.0)
+                    .show_ui(ui, |ui| {
+                        ui.selectable_value(&mut st.node, String::new(), "all nodes");
+                        for n in &st.nodes {
+                            ui.selectable_value(&mut st.node, n.clone(), n);
+                        }
+                    });
+                ui.add(
+                    egui::TextEdit::singleline(&mut st.text)
+                        .hint_text("Find in messages")
+                        .desired_width(160.0),
+                );
+                ui.checkbox(&mut st.follow, "follow playhead");
+            });
+            st.refilter();
+            let moved = playhead != st.last_playhead;
+            st.last_playhead = playhead;
+            let shown = st.filtered();
+            let status = match &st.done {
+                None => format!("reading… {} lines", st.lines.len()),
+                Some(Ok(0)) => format!("{} of {} lines", shown.len(), st.lines.len()),
+                Some(Ok(bad)) => format!(
+                    "{} of {} lines · {bad} could not be decoded",
+                    shown.len(),
+                    st.lines.len()
+                ),
+                Some(Err(e)) => format!("reading stopped: {e}"),
+            };
+            ui.weak(status);
+            ui.separator();
+            // The line at or before the playhead.
+            let at = shown.partition_point(|&i| st.lines[i as usize].time_ns <= playhead);
+            let current = at.checked_sub(1);
+            let row_h = ui.text_style_height(&egui::TextStyle::Body) + 4.0;
+            let mut area = egui::ScrollArea::vertical()
+                .auto_shrink([false, false])
+                .id_salt("log-rows");
+            if st.follow && moved {
+                let y =
+                    (current.unwrap_or(0) as f32 * (row_h + ui.spacing().item_spacing.y)) - 80.0;
+                area = area.vertical_scroll_offset(y.max(0.0));
+            }
+            area.show_rows(ui, row_h, shown.len(), |ui, range| {
+                for k in range {
+                    let l = &st.lines[shown[k] as usize];
+                    let t = l.time_ns.saturating_sub(start) as f64 / 1e9;
+                    let color = level_color(l.level, text_color);
+                    let text = format!(
+                        "{t:>9.3}  {:<5}  {}: {}",
+                        l.level.to_string(),
+                        l.node,
+                        l.msg.lines().next().unwrap_or("")
+                    );
+                    let r = ui.add(
+                        egui::Button::selectable(
+                            Some(k) == current,
+                            egui::RichText::new(text).monospace().color(color),
+                        )
+                        .truncate(),
+                    );
+                    if r.clicked() {
+                        cmds.push(Cmd::SetPlayhead(l.time_ns));
+                    }
+                    r.on_hover_text(format!("{}\n{}:{} ({})", l.msg, l.file, l.line, l.function));
+                }
+            });
+        });
+    d.log.open = open;
+}

@@ -1,0 +1,89 @@
+//! Log messages over a whole recording: ROS 1 rosgraph_msgs/Log and ROS 2
+//! rcl_interfaces/msg/Log from the real corpora, and `bagscope log` with its filters.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::atomic::AtomicBool;
+
+use bagscope::log::{log_topics, read_logs, Level, LogLine};
+use bagscope::Bag;
+
+fn all_lines(bag: &Bag) -> (Vec<LogLine>, u64) {
+    let mut v = Vec::new();
+    let bad = read_logs(bag, &log_topics(bag), &AtomicBool::new(false), &mut |b| {
+        v.extend(b);
+        true
+    })
+    .unwrap();
+    (v, bad)
+}
+
+#[test]
+fn ros1_and_ros2_logs_read_in_time_order() {
+    let bag = Bag::open(common::corpus_dir().join("plotjuggler/out.bag")).unwrap();
+    let (lines, bad) = all_lines(&bag);
+    assert_eq!(bad, 0);
+    assert_eq!(lines.len(), 194);
+    assert!(lines.windows(2).all(|w| w[0].time_ns <= w[1].time_ns));
+    let warn = lines.iter().filter(|l| l.level == Level::Warn).count();
+    assert_eq!(warn, 96);
+    let l = lines.iter().find(|l| l.node == "/talker").unwrap();
+    assert!(l.file.ends_with("dummy_rosout/src/main.cpp"), "{}", l.file);
+    assert!(l.stamp_ns.is_some());
+
+    let bag = Bag::open(common::corpus2_dir().join("rosbag2/humble_talker")).unwrap();
+    let (lines, bad) = all_lines(&bag);
+    assert_eq!(bad, 0);
+    assert_eq!(lines.len(), 10);
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(l.level, Level::Info);
+        assert_eq!(l.node, "minimal_publisher");
+        assert_eq!(l.msg, format!("Publishing: 'Hello, world! {i}'"));
+        assert_eq!(l.line, 38);
+        // ROS 2 stamps are builtin_interfaces/Time: close to the record time.
+        let s = l.stamp_ns.unwrap();
+        assert!(
+            s.abs_diff(l.time_ns) < 1_000_000_000,
+            "{s} vs {}",
+            l.time_ns
+        );
+    }
+}
+
+#[test]
+fn bagscope_log_filters() {
+    let bag = common::corpus_dir().join("plotjuggler/out.bag");
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
+            .arg("log")
+            .arg(&bag)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    assert_eq!(run(&[]).lines().count(), 194);
+    let warn = run(&["--level", "warn"]);
+    assert_eq!(warn.lines().count(), 96);
+    assert!(warn.lines().all(|l| l.contains("[WARN]")));
+    assert_eq!(
+        run(&["--level", "warn", "--node", "talker"])
+            .lines()
+            .count(),
+        95
+    );
+    let json = run(&["--grep", "LOOK AT", "--json"]);
+    let first: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert_eq!(first["node"], "/talker");
+    assert_eq!(first["topic"], "rosout");
+    // A recording without a log topic: exit 1 and a clear message.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
+        .arg("log")
+        .arg(common::corpus_dir().join("ros_numpy/test.bag"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no log topic"));
+}
