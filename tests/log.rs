@@ -87,3 +87,41 @@ fn bagscope_log_filters() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no log topic"));
 }
+
+#[test]
+fn find_text_and_numbers_on_real_recordings() {
+    use bagscope::find::{find, parse_query};
+    let no = AtomicBool::new(false);
+    // ROS 2 strings: std_msgs/msg/String on /topic.
+    let bag = Bag::open(common::corpus2_dir().join("rosbag2/humble_talker")).unwrap();
+    let (hits, capped) =
+        find(&bag, &parse_query("/topic contains WORLD! 1").unwrap(), &no).unwrap();
+    assert!(!capped);
+    let v: Vec<&str> = hits.iter().map(|h| h.value.as_str()).collect();
+    assert_eq!(v, ["Hello, world! 1"]);
+    // ROS 1 numbers: the turtle's x crossing 6 m, checked against the series itself.
+    let bag = Bag::open(common::corpus_dir().join("rosbag.js/example.bag")).unwrap();
+    let q = parse_query("/turtle1/pose.x crosses 6").unwrap();
+    let (hits, _) = find(&bag, &q, &no).unwrap();
+    let s = bagscope::series::field_series(&bag, &q.path, None, None, 1, &no, &|_| {}).unwrap();
+    let xs: Vec<(u64, f64)> = s
+        .points
+        .iter()
+        .map(|p| (p.time_ns, p.value.as_f64().unwrap()))
+        .collect();
+    let want: Vec<u64> = xs
+        .windows(2)
+        .filter(|w| (w[0].1 < 6.0) != (w[1].1 < 6.0))
+        .map(|w| w[1].0)
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(hits.iter().map(|h| h.time_ns).collect::<Vec<_>>(), want);
+    // bagscope find: exit 1 with no hit.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
+        .args(["find"])
+        .arg(common::corpus_dir().join("rosbag.js/example.bag"))
+        .arg("/turtle1/pose.x > 1000")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+}

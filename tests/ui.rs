@@ -586,3 +586,61 @@ fn the_log_panel_filters_and_moves_the_playhead() {
     h.run_steps(2);
     assert_eq!(h.state().doc.as_ref().unwrap().playhead, t);
 }
+
+#[test]
+fn find_lists_hits_and_steps_the_playhead() {
+    let dir = common::temp_dir("ui-find");
+    let p = dir.join("demo.bag");
+    bagscope::demo::write_demo(&p, 20).unwrap();
+    let query = "/odom.pose.pose.position.x crosses 2.0";
+    let expect = {
+        let bag = bagscope::Bag::open(&p).unwrap();
+        let q = bagscope::find::parse_query(query).unwrap();
+        bagscope::find::find(&bag, &q, &std::sync::atomic::AtomicBool::new(false))
+            .unwrap()
+            .0
+    };
+    assert!(!expect.is_empty());
+    let mut h = harness(Some(p));
+    wait_for(&mut h, "indexing", indexed);
+    h.get_by_label("Find…").click();
+    h.run_steps(4);
+    h.state_mut().doc.as_mut().unwrap().find.query = query.into();
+    h.get_by_label("Find all").click();
+    wait_for(&mut h, "the search", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.find.searched.is_some() && !d.find.running())
+    });
+    let d = h.state().doc.as_ref().unwrap();
+    assert_eq!(d.find.hits, expect);
+    let label = format!(
+        "{} hit{} for {query}",
+        expect.len(),
+        if expect.len() == 1 { "" } else { "s" }
+    );
+    assert!(h.query_all_by_label_contains(&label).count() >= 1);
+    // Next moves the playhead to the first hit, F3 to the next, Shift+F3 back.
+    h.get_by_label("Next >").click();
+    h.run_steps(2);
+    assert_eq!(h.state().doc.as_ref().unwrap().playhead, expect[0].time_ns);
+    if expect.len() > 1 {
+        h.key_press(Key::F3);
+        h.run_steps(2);
+        assert_eq!(h.state().doc.as_ref().unwrap().playhead, expect[1].time_ns);
+        h.event(Event::Key {
+            key: Key::F3,
+            physical_key: None,
+            pressed: true,
+            repeat: false,
+            modifiers: Modifiers::SHIFT,
+        });
+        h.run_steps(2);
+        assert_eq!(h.state().doc.as_ref().unwrap().playhead, expect[0].time_ns);
+    }
+    // A bad query says what is wrong.
+    h.state_mut().doc.as_mut().unwrap().find.query = "/odom.pose > lots".into();
+    h.get_by_label("Find all").click();
+    h.run_steps(2);
+    assert!(h.query_all_by_label_contains("is not a number").count() >= 1);
+}

@@ -2,6 +2,7 @@
 //! [`App::apply`] carries out in one place after the frame's panels have run.
 
 pub mod export;
+pub mod find;
 pub mod images;
 mod inspector;
 pub mod log;
@@ -74,6 +75,12 @@ pub enum Cmd {
     OpenImage(usize),
     /// Show or hide the log panel.
     ShowLog(bool),
+    /// Show or hide the Find window.
+    ShowFind(bool),
+    /// Search for the Find window's query.
+    Find,
+    /// Move the playhead to the next (`true`) or previous hit of the last search.
+    FindStep(bool),
 }
 
 /// An open bag and everything the panels show of it.
@@ -135,6 +142,8 @@ pub struct Doc {
     pub images: images::ImagesState,
     /// The log panel.
     pub log: log::LogState,
+    /// The Find window.
+    pub find: find::FindState,
 }
 
 impl Doc {
@@ -174,6 +183,7 @@ impl Doc {
             export,
             images: Default::default(),
             log: Default::default(),
+            find: Default::default(),
         }
     }
 
@@ -415,6 +425,11 @@ impl App {
                     export::start_bag_export(d, &self.ctx);
                 }
             }
+            Cmd::Find => {
+                if let Some(d) = &mut self.doc {
+                    find::start(d, &self.ctx);
+                }
+            }
             Cmd::ExportCsv => {
                 if let Some(d) = &mut self.doc {
                     export::start_csv_export(d, &self.ctx);
@@ -516,6 +531,7 @@ impl App {
         }
         if let Some(d) = &mut self.doc {
             log::poll(d);
+            find::poll(d);
             while let Ok(r) = d.inspector.rx.try_recv() {
                 d.inspected = Some(r);
             }
@@ -538,10 +554,27 @@ impl App {
     }
 
     fn keyboard(&mut self, ui: &egui::Ui) {
-        if self.doc.is_none() || ui.ctx().egui_wants_keyboard_input() {
+        if self.doc.is_none() {
             return;
         }
         use egui::Key;
+        // Find works from anywhere, the query box included.
+        let (ctrl_f, f3, shift_f3) = ui.input_mut(|i| {
+            (
+                i.consume_key(egui::Modifiers::COMMAND, Key::F),
+                i.consume_key(egui::Modifiers::NONE, Key::F3),
+                i.consume_key(egui::Modifiers::SHIFT, Key::F3),
+            )
+        });
+        if ctrl_f {
+            self.cmds.push(Cmd::ShowFind(true));
+        }
+        if f3 || shift_f3 {
+            self.cmds.push(Cmd::FindStep(f3));
+        }
+        if ui.ctx().egui_wants_keyboard_input() {
+            return;
+        }
         let (space, left, right, home, end) = ui.input_mut(|i| {
             (
                 i.consume_key(egui::Modifiers::NONE, Key::Space),
@@ -642,6 +675,9 @@ impl App {
                     if d.log.open {
                         log::show(ui.ctx(), d, &mut cmds);
                     }
+                    if d.find.open {
+                        find::show(ui.ctx(), d, &mut cmds);
+                    }
                 }
                 self.cmds.append(&mut cmds);
             }
@@ -723,6 +759,13 @@ impl App {
                         .clicked()
                     {
                         self.cmds.push(Cmd::ShowLog(!d.log.open));
+                    }
+                    if ui
+                        .button("Find…")
+                        .on_hover_text("Messages where a field meets a condition (Ctrl+F)")
+                        .clicked()
+                    {
+                        self.cmds.push(Cmd::ShowFind(!d.find.open));
                     }
                     if ui.button("Export…").clicked() {
                         self.cmds.push(Cmd::ShowExport(!d.export.open));
@@ -941,6 +984,13 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
         Cmd::FitAll => d.view = (0.0, (b - a).max(1) as f64),
         Cmd::OpenImage(ti) if ti < d.bag.summary().topics.len() => d.images.open(ti),
         Cmd::ShowLog(b) => d.log.open = b,
+        Cmd::ShowFind(b) => d.find.open = b,
+        Cmd::FindStep(fwd) => {
+            if let Some(t) = d.find.next_from(d.playhead, fwd) {
+                d.playhead = t;
+                d.play_pos = t as f64;
+            }
+        }
         _ => {}
     }
 }

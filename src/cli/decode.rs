@@ -497,3 +497,40 @@ pub fn log(
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `bagscope find`: one line per hit (time, seconds from the start, value); exit 1 when none.
+pub fn find(path: &Path, query: &str) -> bagscope::Result<ExitCode> {
+    let q = bagscope::find::parse_query(query).map_err(Error::Invalid)?;
+    let bag = Bag::open(path)?;
+    let start = bag.summary().start_ns.unwrap_or(0);
+    let (hits, capped) = bagscope::find::find(&bag, &q, &AtomicBool::new(false))?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for h in &hits {
+        let r = writeln!(
+            out,
+            "{}  +{:.3}s  {}",
+            timefmt::date(h.time_ns),
+            h.time_ns.saturating_sub(start) as f64 / 1e9,
+            h.value
+        );
+        if r.is_err() {
+            break;
+        }
+    }
+    out.flush().ok();
+    eprintln!(
+        "bagscope: {} hit(s){}",
+        hits.len(),
+        if capped {
+            " (stopped at the limit)"
+        } else {
+            ""
+        }
+    );
+    Ok(if hits.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

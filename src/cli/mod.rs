@@ -190,6 +190,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The messages where a field meets a condition, in time order: `/odom.pose.pose.position.x
+    /// > 1.5`, `/battery.data crosses 12.2`, `/rosout.msg contains "battery"` (ops: > >= < <=
+    /// == != crosses contains).
+    Find {
+        /// The recording.
+        bag: PathBuf,
+        /// The query: PATH OP VALUE.
+        query: String,
+    },
     /// Write the demo bag (a small robot driving a figure of eight) to a file.
     Demo {
         /// Where to write it.
@@ -301,6 +310,7 @@ pub fn run(cmd: Command) -> ExitCode {
             grep.as_deref(),
             json,
         ),
+        Command::Find { bag, query } => decode::find(&bag, &query),
         Command::Demo { out, seconds } => bagscope::demo::write_demo(&out, seconds).map(|n| {
             println!("{}: {n} messages", out.display());
             ExitCode::SUCCESS

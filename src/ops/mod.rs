@@ -1,10 +1,11 @@
 //! Operations over any open recording, through [`crate::Bag`] alone: `check` (read and
 //! verify everything), `series` (one field over time), `csv`, `export`, `info`, `gen`
-//! (typed code from a recording's definitions), `image` (camera messages to pixels), `log` (rosout over a recording).
+//! (typed code from a recording's definitions), `image` (camera messages to pixels), `log` (rosout over a recording), `find` (messages where a field meets a condition).
 
 pub mod check;
 pub mod csv;
 pub mod export;
+pub mod find;
 pub mod gen;
 pub mod image;
 pub mod info;

@@ -1,0 +1,188 @@
+//! The Find window: "the messages where `/topic.field` OP value" (> >= < <= == != crosses,
+//! contains for text), searched on a worker over the whole recording; every hit listed, a
+//! click or Next/Previous (F3, Shift+F3) moves the playhead to one.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
+
+use super::{Cmd, Doc};
+use crate::find::Hit;
+
+type Outcome = Result<(Vec<Hit>, bool), String>;
+
+/// The Find window's state.
+#[derive(Default)]
+pub struct FindState {
+    /// Shown.
+    pub open: bool,
+    /// The query as typed.
+    pub query: String,
+    /// The hits of the last search, in time order.
+    pub hits: Vec<Hit>,
+    /// The last search stopped at the hit limit.
+    pub capped: bool,
+    /// What the last search was.
+    pub searched: Option<String>,
+    /// Why the last search failed.
+    pub error: Option<String>,
+    rx: Option<Receiver<Outcome>>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl FindState {
+    /// Whether a search is running.
+    pub fn running(&self) -> bool {
+        self.rx.is_some()
+    }
+
+    /// The first hit after `t` (forward) or the last before it.
+    pub fn next_from(&self, t: u64, forward: bool) -> Option<u64> {
+        if forward {
+            let k = self.hits.partition_point(|h| h.time_ns <= t);
+            self.hits.get(k).map(|h| h.time_ns)
+        } else {
+            let k = self.hits.partition_point(|h| h.time_ns < t);
+            k.checked_sub(1).map(|k| self.hits[k].time_ns)
+        }
+    }
+}
+
+impl Drop for FindState {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Starts a search for the typed query (the previous one is cancelled).
+pub fn start(d: &mut Doc, ctx: &egui::Context) {
+    let st = &mut d.find;
+    st.cancel.store(true, Ordering::Relaxed);
+    st.cancel = Arc::new(AtomicBool::new(false));
+    st.error = None;
+    st.hits.clear();
+    st.capped = false;
+    let q = match crate::find::parse_query(&st.query) {
+        Ok(q) => q,
+        Err(e) => {
+            st.error = Some(e);
+            st.rx = None;
+            return;
+        }
+    };
+    st.searched = Some(st.query.trim().to_string());
+    let (tx, rx) = sync_channel(1);
+    let bag = d.bag.clone();
+    let cancel = Arc::clone(&st.cancel);
+    let ctx = ctx.clone();
+    let r = std::thread::Builder::new()
+        .name("bagscope-find".into())
+        .spawn(move || {
+            let r = crate::find::find(&bag, &q, &cancel).map_err(|e| e.to_string());
+            let _ = tx.send(r);
+            ctx.request_repaint();
+        });
+    match r {
+        Ok(_) => st.rx = Some(rx),
+        Err(e) => st.error = Some(format!("cannot start a thread: {e}")),
+    }
+}
+
+/// Takes a finished search (never blocks).
+pub fn poll(d: &mut Doc) {
+    let st = &mut d.find;
+    let Some(rx) = &st.rx else { return };
+    match rx.try_recv() {
+        Ok(Ok((hits, capped))) => {
+            st.hits = hits;
+            st.capped = capped;
+            st.rx = None;
+        }
+        Ok(Err(e)) => {
+            st.error = Some(e);
+            st.rx = None;
+        }
+        Err(std::sync::mpsc::TryRecvError::Empty) => {}
+        Err(_) => st.rx = None,
+    }
+}
+
+/// The Find window.
+pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
+    let mut open = d.find.open;
+    let start = d.range().0;
+    let playhead = d.playhead;
+    egui::Window::new("Find")
+        .open(&mut open)
+        .default_size([520.0, 320.0])
+        .resizable(true)
+        .show(ctx, |ui| {
+            let st = &mut d.find;
+            ui.horizontal(|ui| {
+                let r = ui.add(
+                    egui::TextEdit::singleline(&mut st.query)
+                        .hint_text("/odom.twist.twist.linear.x > 0.5   ·   /rosout.msg contains battery")
+                        .desired_width(ui.available_width() - 80.0)
+                        .font(egui::TextStyle::Monospace),
+                );
+                let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                if ui.button("Find all").clicked() || enter {
+                    cmds.push(Cmd::Find);
+                }
+            });
+            ui.weak("Operators: > >= < <= == != crosses (numbers), contains (text in the strings under a path or a whole topic)");
+            ui.horizontal(|ui| {
+                let has = !st.hits.is_empty();
+                if ui
+                    .add_enabled(has, egui::Button::new("< Previous"))
+                    .on_hover_text("Shift+F3")
+                    .clicked()
+                {
+                    cmds.push(Cmd::FindStep(false));
+                }
+                if ui
+                    .add_enabled(has, egui::Button::new("Next >"))
+                    .on_hover_text("F3")
+                    .clicked()
+                {
+                    cmds.push(Cmd::FindStep(true));
+                }
+                if st.running() {
+                    ui.spinner();
+                    ui.label("searching…");
+                } else if let Some(e) = &st.error {
+                    ui.colored_label(ui.visuals().error_fg_color, e);
+                } else if let Some(q) = &st.searched {
+                    ui.label(format!(
+                        "{} hit{} for {q}{}",
+                        st.hits.len(),
+                        if st.hits.len() == 1 { "" } else { "s" },
+                        if st.capped { " (stopped at the limit)" } else { "" }
+                    ));
+                }
+            });
+            ui.separator();
+            let current = st.hits.partition_point(|h| h.time_ns <= playhead).checked_sub(1);
+            let row_h = ui.text_style_height(&egui::TextStyle::Monospace) + 4.0;
+            egui::ScrollArea::vertical()
+                .auto_shrink([false, false])
+                .id_salt("find-hits")
+                .show_rows(ui, row_h, st.hits.len(), |ui, range| {
+                    for k in range {
+                        let h = &st.hits[k];
+                        let t = h.time_ns.saturating_sub(start) as f64 / 1e9;
+                        let r = ui.add(
+                            egui::Button::selectable(
+                                Some(k) == current,
+                                egui::RichText::new(format!("{t:>10.3} s   {}", h.value)).monospace(),
+                            )
+                            .truncate(),
+                        );
+                        if r.clicked() {
+                            cmds.push(Cmd::SetPlayhead(h.time_ns));
+                        }
+                    }
+                });
+        });
+    d.find.open = open;
+}
