@@ -190,9 +190,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// The messages where a field meets a condition, in time order: `/odom.pose.pose.position.x
-    /// > 1.5`, `/battery.data crosses 12.2`, `/rosout.msg contains "battery"` (ops: > >= < <=
-    /// == != crosses contains).
+    /// The messages where a field meets a condition, in time order, such as
+    /// `/odom.pose.pose.position.x >= 1.5`, `/battery.data crosses 12.2` or
+    /// `/rosout.msg contains battery`; operators: `>`, `>=`, `<`, `<=`, `==`, `!=`, `crosses`,
+    /// `contains`.
     Find {
         /// The recording.
         bag: PathBuf,
