@@ -7,6 +7,7 @@ pub mod images;
 mod inspector;
 pub mod log;
 pub mod plot;
+mod thumbs;
 mod timeline;
 mod topics;
 pub mod worker;

@@ -14,6 +14,8 @@ use super::{Cmd, Doc};
 use crate::timefmt;
 
 const ROW_H: f32 = 22.0;
+/// Height of an image topic's row when it shows thumbnails.
+const THUMB_ROW_H: f32 = 58.0;
 const AXIS_H: f32 = 30.0;
 const NAME_W: f32 = 200.0;
 const SPEEDS: [f32; 9] = [0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 4.0, 5.0, 10.0];
@@ -43,6 +45,10 @@ pub struct TimelineState {
     sel_text_for: Option<Option<(u64, u64)>>,
     /// Cached density per topic for the current view and width.
     cache: HashMap<usize, (CacheKey, Vec<u32>)>,
+    /// Thumbnails on image topics' rows.
+    pub show_thumbs: bool,
+    /// The thumbnails made so far.
+    pub thumbs: super::thumbs::Thumbs,
 }
 
 impl Default for TimelineState {
@@ -54,6 +60,8 @@ impl Default for TimelineState {
             sel_text: Default::default(),
             sel_text_for: None,
             cache: HashMap::new(),
+            show_thumbs: true,
+            thumbs: Default::default(),
         }
     }
 }
@@ -240,6 +248,15 @@ fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         if ui.button("Fit all").clicked() {
             cmds.push(Cmd::FitAll);
         }
+        if d.bag
+            .summary()
+            .topics
+            .iter()
+            .any(|t| crate::image::is_image_type(&t.datatype))
+        {
+            ui.toggle_value(&mut d.timeline.show_thumbs, "Thumbnails")
+                .on_hover_text("Images on the camera topics' rows");
+        }
         ui.separator();
         // The selected range, typed or dragged.
         if d.timeline.sel_text_for != Some(d.selection) {
@@ -314,8 +331,41 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     );
     let names = Rect::from_min_max(full.min, Pos2::new(strip_x0, full.bottom()));
     let rows_top = full.top() + AXIS_H;
-    let visible_rows = (((full.bottom() - rows_top) / ROW_H).floor() as usize).max(1);
-    let max_first = rows.len().saturating_sub(visible_rows);
+    // Image rows are taller when they show thumbnails.
+    let thumbs_on = d.timeline.show_thumbs && d.indexed.is_some();
+    let row_h: Vec<f32> = rows
+        .iter()
+        .map(|&t| {
+            if thumbs_on && crate::image::is_image_type(&s.topics[t].datatype) {
+                THUMB_ROW_H
+            } else {
+                ROW_H
+            }
+        })
+        .collect();
+    let room = full.bottom() - rows_top;
+    // How many rows fit from row `from` on.
+    let fit_from = |from: usize| {
+        let mut y = 0.0;
+        let mut n = 0;
+        for h in &row_h[from.min(row_h.len())..] {
+            if y + h > room && n > 0 {
+                break;
+            }
+            y += h;
+            n += 1;
+        }
+        n.max(1)
+    };
+    let max_first = {
+        let mut y = 0.0;
+        let mut k = row_h.len();
+        while k > 0 && y + row_h[k - 1] <= room {
+            y += row_h[k - 1];
+            k -= 1;
+        }
+        k
+    };
     if let Some(pos) = ui.input(|i| i.pointer.hover_pos()) {
         let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta, i.zoom_delta()));
         if strip.contains(pos) {
@@ -428,7 +478,12 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     );
 
     // Rows, virtualised: only those on screen are computed and drawn.
+    let visible_rows = fit_from(d.timeline.first_row);
     let shown = &rows[d.timeline.first_row..(d.timeline.first_row + visible_rows).min(rows.len())];
+    let topic_of_conn = |c: usize| s.topics.iter().position(|t| t.connections.contains(&c));
+    d.timeline.thumbs.poll(ui.ctx(), topic_of_conn);
+    let mut missing_thumbs = Vec::new();
+    let mut y_next = rows_top;
     let source = d
         .indexed
         .as_ref()
@@ -437,8 +492,10 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         });
     let key = CacheKey { view, px, source };
     for (r, &ti) in shown.iter().enumerate() {
-        let y0 = rows_top + r as f32 * ROW_H;
-        let row = Rect::from_min_size(Pos2::new(full.left(), y0), Vec2::new(full.width(), ROW_H));
+        let rh = row_h[d.timeline.first_row + r];
+        let y0 = y_next;
+        y_next += rh;
+        let row = Rect::from_min_size(Pos2::new(full.left(), y0), Vec2::new(full.width(), rh));
         let t = &s.topics[ti];
         if d.selected == Some(ti) {
             painter.rect_filled(row, 0.0, visuals.selection.bg_fill.gamma_multiply(0.35));
@@ -453,7 +510,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         painter.rect_filled(
             Rect::from_min_size(
                 Pos2::new(row.left() + 2.0, y0 + 5.0),
-                Vec2::new(4.0, ROW_H - 10.0),
+                Vec2::new(4.0, rh - 10.0),
             ),
             1.0,
             topic_color(ti),
@@ -464,7 +521,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             t.name.clone()
         };
         painter.text(
-            Pos2::new(row.left() + 10.0, y0 + ROW_H / 2.0),
+            Pos2::new(row.left() + 10.0, y0 + rh / 2.0),
             egui::Align2::LEFT_CENTER,
             name,
             egui::FontId::proportional(13.0),
@@ -486,7 +543,21 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         let max = row_scale(counts);
         let color = topic_color(ti);
         let base = row.bottom() - 3.0;
-        let hmax = ROW_H - 6.0;
+        // With thumbnails the density keeps a thin band at the bottom of the row.
+        let hmax = if rh > ROW_H { 8.0 } else { ROW_H - 6.0 };
+        if rh > ROW_H {
+            thumbnails(
+                ui,
+                d,
+                ti,
+                Rect::from_min_max(
+                    Pos2::new(strip.left(), y0 + 2.0),
+                    Pos2::new(strip.right(), row.bottom() - hmax - 5.0),
+                ),
+                view,
+                &mut missing_thumbs,
+            );
+        }
         // Runs of equal bar height become one rectangle, and a row one mesh.
         let mut mesh = egui::Mesh::default();
         let mut j = 0;
@@ -541,6 +612,10 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 }
             }
         }
+    }
+    if thumbs_on {
+        let bag = d.bag.clone();
+        d.timeline.thumbs.request(&bag, ui.ctx(), missing_thumbs);
     }
     if rows.is_empty() {
         painter.text(
@@ -626,4 +701,65 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         resp.on_hover_text_at_pointer(format!("+{} s\n{} UTC", rel(d, t), timefmt::date(t)));
     }
     ui.allocate_rect(full, Sense::hover());
+}
+
+/// Draws an image row's thumbnails in `area`: one per slot as wide as a thumbnail, each the
+/// message at or before the slot's middle (a slot with no message before it stays empty, and
+/// a message is drawn once even if it falls in several slots). Missing ones are collected.
+fn thumbnails(
+    ui: &egui::Ui,
+    d: &Doc,
+    ti: usize,
+    area: Rect,
+    view: (f64, f64),
+    missing: &mut Vec<super::worker::InspectKey>,
+) {
+    if area.height() < 12.0 || area.width() < 12.0 {
+        return;
+    }
+    let aspect = d.timeline.thumbs.aspect.get(&ti).copied().unwrap_or(4.0 / 3.0);
+    let tw = (area.height() * aspect).clamp(8.0, 400.0);
+    let gap = 3.0;
+    let slots = ((area.width() + gap) / (tw + gap)).floor() as usize;
+    let a = d.range().0 as f64;
+    let ns_per_px = (view.1 - view.0) / f64::from(area.width().max(1.0));
+    let painter = ui.painter_at(area);
+    let mut last = None;
+    for k in 0..slots {
+        let x0 = area.left() + k as f32 * (tw + gap);
+        let mid = a + view.0 + f64::from(x0 - area.left() + tw / 2.0) * ns_per_px;
+        if mid < a {
+            continue;
+        }
+        let Some(key) = d.message_at(ti, mid as u64) else {
+            continue;
+        };
+        if last == Some(key) {
+            continue;
+        }
+        last = Some(key);
+        let r = Rect::from_min_size(Pos2::new(x0, area.top()), Vec2::new(tw, area.height()));
+        match d.timeline.thumbs.get(&key) {
+            Some(Some(tex)) => {
+                painter.image(
+                    tex.id(),
+                    r,
+                    Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
+                    Color32::WHITE,
+                );
+            }
+            Some(None) => {
+                painter.rect_stroke(
+                    r,
+                    2.0,
+                    Stroke::new(1.0, Color32::from_rgb(200, 80, 70)),
+                    egui::StrokeKind::Inside,
+                );
+            }
+            None => {
+                painter.rect_filled(r, 2.0, ui.visuals().faint_bg_color);
+                missing.push(key);
+            }
+        }
+    }
 }

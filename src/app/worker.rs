@@ -292,7 +292,7 @@ fn load(
 }
 
 /// A message to show in the inspector.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct InspectKey {
     /// Connection index.
     pub conn: usize,
