@@ -248,7 +248,13 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
         .panels
         .iter()
         .enumerate()
-        .map(|(i, p)| (i, d.message_at(p.topic, d.playhead)))
+        .map(|(i, p)| {
+            (
+                i,
+                d.message_at(p.topic, d.playhead)
+                    .or_else(|| d.first_message(p.topic)),
+            )
+        })
         .collect();
     let st = &mut d.images;
     let Some(w) = st.worker.as_mut() else { return };
@@ -302,8 +308,9 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
     w.flush();
 }
 
-/// Draws every image panel as a window.
-pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
+/// Draws the image panels side by side in `ui` (a strip above the timeline), each with its
+/// topic, a close button and its tools.
+pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let names: Vec<String> = d
         .images
         .panels
@@ -319,21 +326,32 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let indexed = d.indexed.is_some();
     let playhead = d.playhead;
     let start = d.range().0;
-    for (k, (p, name)) in d.images.panels.iter_mut().zip(names).enumerate() {
-        let mut open = p.open;
-        // New panels cascade over the timeline, clear of the topic tree.
-        let step = (k % 6) as f32 * 36.0;
-        let x0 = ctx.content_rect().width() * 0.42;
-        egui::Window::new(format!("Image · {name}"))
-            .id(egui::Id::unique(("image-panel", p.id)))
-            .default_pos([x0 + step, 80.0 + step])
-            .open(&mut open)
-            .default_size([440.0, 380.0])
-            .resizable(true)
-            .show(ctx, |ui| panel_ui(ui, p, indexed, playhead, start, cmds));
-        p.open = open;
+    let n = d.images.panels.len();
+    if n == 0 {
+        return;
     }
-    d.images.panels.retain(|p| p.open);
+    let panels = &mut d.images.panels;
+    ui.columns(n, |cols| {
+        for ((col, p), name) in cols.iter_mut().zip(panels.iter_mut()).zip(&names) {
+            egui::Frame::group(col.style())
+                .inner_margin(4.0)
+                .show(col, |ui| {
+                    ui.set_min_size(ui.available_size());
+                    ui.horizontal(|ui| {
+                        if ui
+                            .small_button("x")
+                            .on_hover_text("Close this image panel")
+                            .clicked()
+                        {
+                            p.open = false;
+                        }
+                        ui.add(egui::Label::new(egui::RichText::new(name).strong()).truncate());
+                    });
+                    panel_ui(ui, p, indexed, playhead, start, cmds);
+                });
+        }
+    });
+    panels.retain(|p| p.open);
 }
 
 fn panel_ui(
@@ -406,7 +424,8 @@ fn panel_ui(
             }
         }
     });
-    let status_h = ui.text_style_height(&egui::TextStyle::Body) + 6.0;
+    // Two status lines: the frame, and the value under the cursor.
+    let status_h = 2.0 * (ui.text_style_height(&egui::TextStyle::Body) + 6.0);
     let avail = ui.available_size() - Vec2::new(0.0, status_h);
     let (rect, resp) =
         ui.allocate_exact_size(avail.max(Vec2::splat(40.0)), Sense::click_and_drag());
@@ -487,6 +506,7 @@ fn panel_ui(
     ui.horizontal(|ui| {
         if let Some(f) = &p.frame {
             let age = playhead.saturating_sub(f.key.entry.time_ns) as f64 / 1e9;
+            let ahead = f.key.entry.time_ns > playhead;
             let t = f.key.entry.time_ns.saturating_sub(start) as f64 / 1e9;
             if ui
                 .small_button(format!("{t:.3} s"))
@@ -503,22 +523,32 @@ fn panel_ui(
             } else {
                 String::new()
             };
-            ui.weak(format!(
-                "{}×{} {}{range}{dec}{}",
-                f.image.width,
-                f.image.height,
-                f.image.encoding,
-                if age > 1.0 {
-                    format!(" · {age:.1} s old")
-                } else {
-                    String::new()
-                }
-            ));
-        }
-        if let Some(h) = &p.hover {
-            ui.label(h);
+            ui.add(
+                egui::Label::new(
+                    egui::RichText::new(format!(
+                        "{}×{} {}{range}{dec}{}",
+                        f.image.width,
+                        f.image.height,
+                        f.image.encoding,
+                        if ahead {
+                            " · first frame (after the playhead)".to_string()
+                        } else if age > 1.0 {
+                            format!(" · {age:.1} s old")
+                        } else {
+                            String::new()
+                        }
+                    ))
+                    .weak(),
+                )
+                .truncate(),
+            );
         }
     });
+    let hover = p
+        .hover
+        .as_deref()
+        .unwrap_or("hover the image for a pixel's value; wheel zooms, drag pans");
+    ui.add(egui::Label::new(egui::RichText::new(hover).monospace()).truncate());
 }
 
 /// Topics whose type is an image.

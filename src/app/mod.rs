@@ -226,6 +226,20 @@ impl Doc {
         best
     }
 
+    /// The first message of topic `ti`, once indexed.
+    pub fn first_message(&self, ti: usize) -> Option<InspectKey> {
+        let ix = self.indexed.as_ref()?;
+        let topic = self.bag.summary().topics.get(ti)?;
+        topic
+            .connections
+            .iter()
+            .filter_map(|&c| {
+                let e = *ix.tables.per_connection.get(c)?.first()?;
+                Some(InspectKey { conn: c, entry: e })
+            })
+            .min_by_key(|k| k.entry.time_ns)
+    }
+
     fn step(&self, forward: bool) -> Option<u64> {
         let topics: Vec<usize> = match self.selected {
             Some(t) => vec![t],
@@ -667,12 +681,19 @@ impl App {
                         panel
                             .resizable(true)
                             .show(ui, |ui| plot::show(ui, d, &mut cmds));
+                        if !d.images.panels.is_empty() {
+                            let h = ui.available_height();
+                            egui::Panel::top("images")
+                                .resizable(true)
+                                .default_size((h * 0.45).max(220.0))
+                                .min_size(140.0)
+                                .show(ui, |ui| images::show(ui, d, &mut cmds));
+                        }
                         timeline::show(ui, d, &mut cmds);
                     });
                     if d.export.open {
                         export::show(ui.ctx(), d, &mut cmds);
                     }
-                    images::show(ui.ctx(), d, &mut cmds);
                     if d.log.open {
                         log::show(ui.ctx(), d, &mut cmds);
                     }

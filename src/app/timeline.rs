@@ -717,7 +717,13 @@ fn thumbnails(
     if area.height() < 12.0 || area.width() < 12.0 {
         return;
     }
-    let aspect = d.timeline.thumbs.aspect.get(&ti).copied().unwrap_or(4.0 / 3.0);
+    let aspect = d
+        .timeline
+        .thumbs
+        .aspect
+        .get(&ti)
+        .copied()
+        .unwrap_or(4.0 / 3.0);
     let tw = (area.height() * aspect).clamp(8.0, 400.0);
     let gap = 3.0;
     let slots = ((area.width() + gap) / (tw + gap)).floor() as usize;
