@@ -18,6 +18,7 @@ pub const THUMB_PX: u32 = 96;
 type Made = (InspectKey, Option<egui::ColorImage>);
 
 /// The thumbnails of an open recording.
+#[derive(Default)]
 pub struct Thumbs {
     cache: HashMap<InspectKey, Option<egui::TextureHandle>>,
     order: VecDeque<InspectKey>,
@@ -26,19 +27,6 @@ pub struct Thumbs {
     rx: Option<Receiver<Made>>,
     /// Width over height of the images per topic, once one is seen.
     pub aspect: HashMap<usize, f32>,
-}
-
-impl Default for Thumbs {
-    fn default() -> Self {
-        Thumbs {
-            cache: HashMap::new(),
-            order: VecDeque::new(),
-            asked: HashSet::new(),
-            tx: None,
-            rx: None,
-            aspect: HashMap::new(),
-        }
-    }
 }
 
 fn spawn(bag: Bag, ctx: egui::Context) -> (SyncSender<Vec<InspectKey>>, Receiver<Made>) {
