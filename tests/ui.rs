@@ -665,3 +665,74 @@ fn find_lists_hits_and_steps_the_playhead() {
     h.run_steps(2);
     assert!(h.query_all_by_label_contains("is not a number").count() >= 1);
 }
+
+/// An in-memory stand-in for the app's persistent storage.
+#[derive(Default)]
+struct MemStorage(std::collections::HashMap<String, String>);
+
+impl eframe::Storage for MemStorage {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_string(), value);
+    }
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+    fn flush(&mut self) {}
+}
+
+#[test]
+fn second_cursor_and_bookmarks_kept_per_file() {
+    let bag = common::corpus_dir().join("rosbag.js/example.bag");
+    let mut h = harness(Some(bag.clone()));
+    wait_for(&mut h, "indexing", indexed);
+    let (a, _) = h.state().doc.as_ref().unwrap().range();
+    h.state_mut().apply(Cmd::SetPlayhead(a + 2_000_000_000));
+    h.run_steps(1);
+    h.key_press(Key::B);
+    h.run_steps(2);
+    assert_eq!(
+        h.state().doc.as_ref().unwrap().bookmarks,
+        vec![(a + 2_000_000_000, "Bookmark 1".to_string())]
+    );
+    assert!(h.query_all_by_label_contains("Bookmarks (1)").count() >= 1);
+    // Right-click on the timeline: the second cursor goes there; the bar shows Δt.
+    let strip = h.state().doc.as_ref().unwrap().timeline.strip;
+    let at = Pos2::new(strip.left() + strip.width() * 0.5, strip.top() + 60.0);
+    h.event(Event::PointerMoved(at));
+    h.step();
+    for pressed in [true, false] {
+        h.event(Event::PointerButton {
+            pos: at,
+            button: PointerButton::Secondary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+        h.step();
+    }
+    h.run_steps(2);
+    h.get_by_label("Second cursor here").click();
+    h.run_steps(2);
+    let d = h.state().doc.as_ref().unwrap();
+    let c2 = d.cursor2.expect("the second cursor");
+    let dt = c2 as i128 - d.playhead as i128;
+    assert!(dt > 0, "right of the playhead");
+    let want = format!("Δt = +{}", bagscope::timefmt::duration(dt as u64));
+    assert!(h.query_all_by_label_contains(&want).count() >= 1, "{want}");
+    // Saved, then read back by a new app: the bookmark comes back with the file.
+    let mut store = MemStorage::default();
+    h.state().save(&mut store);
+    let mut h2 = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(
+            |ui, app: &mut App| app.ui(ui),
+            App::new(Some(&store), Some(bag)),
+        );
+    wait_for(&mut h2, "indexing", indexed);
+    assert_eq!(
+        h2.state().doc.as_ref().unwrap().bookmarks,
+        vec![(a + 2_000_000_000, "Bookmark 1".to_string())]
+    );
+}

@@ -82,6 +82,12 @@ pub enum Cmd {
     Find,
     /// Move the playhead to the next (`true`) or previous hit of the last search.
     FindStep(bool),
+    /// Set or clear the second cursor (ns).
+    SetCursor2(Option<u64>),
+    /// Bookmark a time (ns).
+    AddBookmark(u64),
+    /// Remove the i-th bookmark.
+    RemoveBookmark(usize),
 }
 
 /// An open bag and everything the panels show of it.
@@ -145,6 +151,10 @@ pub struct Doc {
     pub log: log::LogState,
     /// The Find window.
     pub find: find::FindState,
+    /// The second cursor (absolute ns): the toolbar shows its distance from the playhead.
+    pub cursor2: Option<u64>,
+    /// Bookmarks (absolute ns, name), in time order; kept per file in the app's storage.
+    pub bookmarks: Vec<(u64, String)>,
 }
 
 impl Doc {
@@ -185,6 +195,8 @@ impl Doc {
             images: Default::default(),
             log: Default::default(),
             find: Default::default(),
+            cursor2: None,
+            bookmarks: Vec::new(),
         }
     }
 
@@ -289,6 +301,8 @@ pub struct App {
     pub show_info: bool,
     /// The message search path set in the app (directories separated as in PATH), as edited.
     pub msg_path: String,
+    /// Bookmarks per file (canonical path), of the files not open now.
+    pub bookmarks: std::collections::BTreeMap<String, Vec<(u64, String)>>,
     dialog: Option<std::sync::mpsc::Receiver<Option<PathBuf>>>,
     ctx: egui::Context,
 }
@@ -320,9 +334,14 @@ impl App {
         let msg_path = storage
             .and_then(|s| s.get_string("msg_path"))
             .unwrap_or_default();
+        let bookmarks = storage
+            .and_then(|s| s.get_string("bookmarks"))
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .unwrap_or_default();
         apply_msg_path(&msg_path);
         let mut app = App {
             msg_path,
+            bookmarks,
             doc: None,
             loader: None,
             opening: None,
@@ -338,6 +357,28 @@ impl App {
             app.cmds.push(Cmd::Open(b));
         }
         app
+    }
+
+    /// The key bookmarks of a file are kept under.
+    fn bookmark_key(p: &Path) -> String {
+        std::fs::canonicalize(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .display()
+            .to_string()
+    }
+
+    /// Every file's bookmarks, the open one's as they are now.
+    pub fn all_bookmarks(&self) -> std::collections::BTreeMap<String, Vec<(u64, String)>> {
+        let mut m = self.bookmarks.clone();
+        if let Some(d) = &self.doc {
+            let k = Self::bookmark_key(&d.path);
+            if d.bookmarks.is_empty() {
+                m.remove(&k);
+            } else {
+                m.insert(k, d.bookmarks.clone());
+            }
+        }
+        m
     }
 
     /// Whether a bag is being opened or indexed.
@@ -402,6 +443,7 @@ impl App {
                 }
             }
             Cmd::Close => {
+                self.bookmarks = self.all_bookmarks();
                 if let Some(l) = self.loader.take() {
                     l.cancel.store(true, Ordering::Relaxed);
                 }
@@ -484,8 +526,14 @@ impl App {
                 match ev {
                     LoadEvent::Opened(bag, hist) => {
                         let p = bag.summary().path.clone();
+                        self.bookmarks = self.all_bookmarks();
                         let mut doc = Doc::new(bag, hist, &self.ctx);
                         log::start(&mut doc, &self.ctx);
+                        doc.bookmarks = self
+                            .bookmarks
+                            .get(&Self::bookmark_key(&p))
+                            .cloned()
+                            .unwrap_or_default();
                         // The demo shows its cameras from the first frame.
                         if std::fs::canonicalize(&p).ok()
                             == std::fs::canonicalize(crate::demo::demo_path()).ok()
@@ -590,19 +638,23 @@ impl App {
         if ui.ctx().egui_wants_keyboard_input() {
             return;
         }
-        let (space, left, right, home, end) = ui.input_mut(|i| {
+        let (space, left, right, home, end, bkey) = ui.input_mut(|i| {
             (
                 i.consume_key(egui::Modifiers::NONE, Key::Space),
                 i.consume_key(egui::Modifiers::NONE, Key::ArrowLeft),
                 i.consume_key(egui::Modifiers::NONE, Key::ArrowRight),
                 i.consume_key(egui::Modifiers::NONE, Key::Home),
                 i.consume_key(egui::Modifiers::NONE, Key::End),
+                i.consume_key(egui::Modifiers::NONE, Key::B),
             )
         });
         let Some(d) = &self.doc else { return };
         let (a, b) = d.range();
         if space {
             self.cmds.push(Cmd::TogglePlay);
+        }
+        if bkey {
+            self.cmds.push(Cmd::AddBookmark(d.playhead));
         }
         if left {
             self.cmds.push(Cmd::Step(false));
@@ -959,6 +1011,9 @@ impl App {
             .collect();
         storage.set_string("recent", s.join("\n"));
         storage.set_string("msg_path", self.msg_path.clone());
+        if let Ok(j) = serde_json::to_string(&self.all_bookmarks()) {
+            storage.set_string("bookmarks", j);
+        }
     }
 }
 
@@ -1007,6 +1062,20 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
         Cmd::OpenImage(ti) if ti < d.bag.summary().topics.len() => d.images.open(ti),
         Cmd::ShowLog(b) => d.log.open = b,
         Cmd::ShowFind(b) => d.find.open = b,
+        Cmd::SetCursor2(t) => d.cursor2 = t.map(|t| t.clamp(a, b.max(a))),
+        Cmd::AddBookmark(t) => {
+            let t = t.clamp(a, b.max(a));
+            if !d.bookmarks.iter().any(|x| x.0 == t) {
+                let n = d.bookmarks.len() + 1;
+                d.bookmarks.push((t, format!("Bookmark {n}")));
+                d.bookmarks.sort_by_key(|x| x.0);
+            }
+        }
+        Cmd::RemoveBookmark(i) => {
+            if i < d.bookmarks.len() {
+                d.bookmarks.remove(i);
+            }
+        }
         Cmd::FindStep(fwd) => {
             if let Some(t) = d.find.next_from(d.playhead, fwd) {
                 d.playhead = t;

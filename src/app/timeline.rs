@@ -14,6 +14,8 @@ use super::{Cmd, Doc};
 use crate::timefmt;
 
 const ROW_H: f32 = 22.0;
+/// Colour of the second cursor.
+const CURSOR2: Color32 = Color32::from_rgb(90, 200, 120);
 /// Height of an image topic's row when it shows thumbnails.
 const THUMB_ROW_H: f32 = 58.0;
 const AXIS_H: f32 = 30.0;
@@ -47,6 +49,8 @@ pub struct TimelineState {
     cache: HashMap<usize, (CacheKey, Vec<u32>)>,
     /// Thumbnails on image topics' rows.
     pub show_thumbs: bool,
+    /// Where the context menu was opened (absolute ns).
+    menu_t: u64,
     /// The thumbnails made so far.
     pub thumbs: super::thumbs::Thumbs,
 }
@@ -61,6 +65,7 @@ impl Default for TimelineState {
             sel_text_for: None,
             cache: HashMap::new(),
             show_thumbs: true,
+            menu_t: 0,
             thumbs: Default::default(),
         }
     }
@@ -244,6 +249,40 @@ fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             rel(d, d.playhead),
             timefmt::date(d.playhead)
         ));
+        if let Some(c2) = d.cursor2 {
+            let dt = c2 as i128 - d.playhead as i128;
+            let sign = if dt < 0 { "-" } else { "+" };
+            ui.colored_label(
+                CURSOR2,
+                format!("Δt = {sign}{}", timefmt::duration(dt.unsigned_abs() as u64)),
+            )
+            .on_hover_text(
+                "Second cursor minus playhead (right-click the timeline to move or clear it)",
+            );
+        }
+        ui.separator();
+        if ui
+            .button("Bookmark")
+            .on_hover_text("Bookmark the playhead (B); bookmarks are kept per file")
+            .clicked()
+        {
+            cmds.push(Cmd::AddBookmark(d.playhead));
+        }
+        if !d.bookmarks.is_empty() {
+            ui.menu_button(format!("Bookmarks ({})", d.bookmarks.len()), |ui| {
+                for (i, (t, name)) in d.bookmarks.iter().enumerate() {
+                    ui.horizontal(|ui| {
+                        if ui.button(format!("{name}  +{} s", rel(d, *t))).clicked() {
+                            cmds.push(Cmd::SetPlayhead(*t));
+                            ui.close();
+                        }
+                        if ui.small_button("x").on_hover_text("Remove").clicked() {
+                            cmds.push(Cmd::RemoveBookmark(i));
+                        }
+                    });
+                }
+            });
+        }
         ui.separator();
         if ui.button("Fit all").clicked() {
             cmds.push(Cmd::FitAll);
@@ -436,6 +475,32 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     if resp.double_clicked() {
         cmds.push(Cmd::FitAll);
     }
+    if resp.secondary_clicked() {
+        if let Some(p) = resp.interact_pointer_pos() {
+            d.timeline.menu_t = abs_of(p.x);
+        }
+    }
+    let menu_t = d.timeline.menu_t;
+    let has_c2 = d.cursor2.is_some();
+    resp.context_menu(|ui| {
+        ui.weak(format!("at +{} s", rel(d, menu_t)));
+        if ui.button("Second cursor here").clicked() {
+            cmds.push(Cmd::SetCursor2(Some(menu_t)));
+            ui.close();
+        }
+        if has_c2 && ui.button("Clear the second cursor").clicked() {
+            cmds.push(Cmd::SetCursor2(None));
+            ui.close();
+        }
+        if ui.button("Bookmark here").clicked() {
+            cmds.push(Cmd::AddBookmark(menu_t));
+            ui.close();
+        }
+        if ui.button("Playhead here").clicked() {
+            cmds.push(Cmd::SetPlayhead(menu_t));
+            ui.close();
+        }
+    });
 
     // Axis.
     let axis = Rect::from_min_max(
@@ -670,6 +735,46 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                     [Pos2::new(xx, strip.top()), Pos2::new(xx, strip.bottom())],
                     Stroke::new(2.0, visuals.selection.bg_fill),
                 );
+            }
+        }
+    }
+    // Bookmarks: a flag on the axis each, a click moves the playhead there.
+    for (i, (t, name)) in d.bookmarks.iter().enumerate() {
+        let x = x_of(t.saturating_sub(a) as f64);
+        if x < strip.left() || x > strip.right() {
+            continue;
+        }
+        let c = Color32::from_rgb(120, 200, 255);
+        painter.line_segment(
+            [
+                Pos2::new(x, strip.top() + 12.0),
+                Pos2::new(x, strip.bottom()),
+            ],
+            Stroke::new(1.0, c.gamma_multiply(0.5)),
+        );
+        let flag = Rect::from_min_size(Pos2::new(x, strip.top() + 12.0), Vec2::new(9.0, 7.0));
+        painter.rect_filled(flag, 0.0, c);
+        let fr = ui.interact(
+            flag.expand(3.0),
+            ui.scope_id().with(("bookmark", i)),
+            Sense::click(),
+        );
+        if fr.clicked() {
+            cmds.push(Cmd::SetPlayhead(*t));
+        }
+        fr.on_hover_text(format!("{name} (+{} s)", rel(d, *t)));
+    }
+    // The second cursor.
+    if let Some(c2) = d.cursor2 {
+        let x = x_of(c2.saturating_sub(a) as f64);
+        if x >= strip.left() && x <= strip.right() {
+            let mut y = strip.top();
+            while y < strip.bottom() {
+                painter.line_segment(
+                    [Pos2::new(x, y), Pos2::new(x, (y + 6.0).min(strip.bottom()))],
+                    Stroke::new(1.5, CURSOR2),
+                );
+                y += 10.0;
             }
         }
     }
