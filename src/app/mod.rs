@@ -1071,10 +1071,8 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
                 d.bookmarks.sort_by_key(|x| x.0);
             }
         }
-        Cmd::RemoveBookmark(i) => {
-            if i < d.bookmarks.len() {
-                d.bookmarks.remove(i);
-            }
+        Cmd::RemoveBookmark(i) if i < d.bookmarks.len() => {
+            d.bookmarks.remove(i);
         }
         Cmd::FindStep(fwd) => {
             if let Some(t) = d.find.next_from(d.playhead, fwd) {
