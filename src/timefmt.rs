@@ -36,6 +36,20 @@ pub fn duration(ns: u64) -> String {
     }
 }
 
+/// A short span as people say it: `1.25 s`, `4.0 ms`, `83 µs`, `120 ns`.
+pub fn period(ns: u64) -> String {
+    let s = ns as f64 / 1e9;
+    if s >= 1.0 {
+        format!("{s:.2} s")
+    } else if s >= 1e-3 {
+        format!("{:.1} ms", s * 1e3)
+    } else if s >= 1e-6 {
+        format!("{:.0} µs", s * 1e6)
+    } else {
+        format!("{ns} ns")
+    }
+}
+
 /// Bytes as `222.2 MB`.
 pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];

@@ -125,3 +125,30 @@ fn find_text_and_numbers_on_real_recordings() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn bagscope_timing_on_real_recordings() {
+    let run = |bag: std::path::PathBuf, topic: &str| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
+            .arg("timing")
+            .arg(bag)
+            .arg(topic)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // rosbag.js/example.bag /tf: 2688 messages in 21.7 s; bursty, so the median period is
+    // far shorter than the mean.
+    let out = run(common::corpus_dir().join("rosbag.js/example.bag"), "/tf");
+    assert!(out.contains("messages:       2688"), "{out}");
+    assert!(out.contains("mean rate:      123.8"), "{out}");
+    assert!(out.contains("median period:  371 µs"), "{out}");
+    // ROS 2: rcl_interfaces/msg/Log has a top-level stamp.
+    let out = run(
+        common::corpus2_dir().join("rosbag2/humble_talker"),
+        "/rosout",
+    );
+    assert!(out.contains("median period:  500.0 ms"), "{out}");
+    assert!(out.contains("(10 messages)"), "{out}");
+}

@@ -719,7 +719,7 @@ fn second_cursor_and_bookmarks_kept_per_file() {
     let c2 = d.cursor2.expect("the second cursor");
     let dt = c2 as i128 - d.playhead as i128;
     assert!(dt > 0, "right of the playhead");
-    let want = format!("Δt = +{}", bagscope::timefmt::duration(dt as u64));
+    let want = format!("Δt = +{}", bagscope::timefmt::period(dt as u64));
     assert!(h.query_all_by_label_contains(&want).count() >= 1, "{want}");
     // Saved, then read back by a new app: the bookmark comes back with the file.
     let mut store = MemStorage::default();
@@ -734,5 +734,65 @@ fn second_cursor_and_bookmarks_kept_per_file() {
     assert_eq!(
         h2.state().doc.as_ref().unwrap().bookmarks,
         vec![(a + 2_000_000_000, "Bookmark 1".to_string())]
+    );
+}
+
+#[test]
+fn timing_section_gaps_and_stamp_delay_plot() {
+    let dir = common::temp_dir("ui-timing");
+    let p = dir.join("demo.bag");
+    bagscope::demo::write_demo(&p, 20).unwrap();
+    let mut h = harness(Some(p));
+    wait_for(&mut h, "indexing", indexed);
+    let ti = {
+        let d = h.state().doc.as_ref().unwrap();
+        d.bag
+            .summary()
+            .topics
+            .iter()
+            .position(|t| t.name == "/odom")
+            .unwrap()
+    };
+    h.state_mut().apply(Cmd::SelectTopic(Some(ti)));
+    // The rate over time on the row, on request: drawn without trouble.
+    h.state_mut()
+        .doc
+        .as_mut()
+        .unwrap()
+        .timeline
+        .rate_rows
+        .insert(ti);
+    h.run_steps(2);
+    h.get_by_label("Timing").click();
+    h.run_steps(2);
+    assert!(
+        h.query_all_by_label_contains("median period 20.0 ms")
+            .count()
+            >= 1
+    );
+    assert!(h.query_all_by_label_contains("0 gap(s)").count() >= 1);
+    h.get_by_label("Plot stamp − receive time").click();
+    wait_for(&mut h, "the stamp delays", |a| {
+        a.doc.as_ref().is_some_and(|d| {
+            d.plots
+                .series
+                .iter()
+                .any(|s| s.done && s.name.contains("stamp"))
+        })
+    });
+    let d = h.state().doc.as_ref().unwrap();
+    let s = d
+        .plots
+        .series
+        .iter()
+        .find(|s| s.name.contains("stamp"))
+        .unwrap();
+    assert_eq!(s.name, "/odom stamp − receive time (ms)");
+    assert_eq!(s.points.len(), 1000, "20 s at 50 Hz");
+    // The demo stamps each message 0.2 to 0.5 ms before it is recorded.
+    assert!(
+        s.points.iter().all(|p| (-0.51..=-0.19).contains(&p.y)),
+        "{:?}",
+        &s.points[..3]
     );
 }

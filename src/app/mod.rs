@@ -9,6 +9,7 @@ pub mod log;
 pub mod plot;
 mod thumbs;
 mod timeline;
+pub mod timing;
 mod topics;
 pub mod worker;
 
@@ -88,6 +89,8 @@ pub enum Cmd {
     AddBookmark(u64),
     /// Remove the i-th bookmark.
     RemoveBookmark(usize),
+    /// Plot a topic's header.stamp minus its receive time.
+    PlotStampDelay(usize),
 }
 
 /// An open bag and everything the panels show of it.
@@ -155,6 +158,8 @@ pub struct Doc {
     pub cursor2: Option<u64>,
     /// Bookmarks (absolute ns, name), in time order; kept per file in the app's storage.
     pub bookmarks: Vec<(u64, String)>,
+    /// The Timing section.
+    pub timing: timing::TimingState,
 }
 
 impl Doc {
@@ -197,6 +202,7 @@ impl Doc {
             find: Default::default(),
             cursor2: None,
             bookmarks: Vec::new(),
+            timing: Default::default(),
         }
     }
 
@@ -482,6 +488,11 @@ impl App {
                     export::start_bag_export(d, &self.ctx);
                 }
             }
+            Cmd::PlotStampDelay(ti) => {
+                if let Some(d) = &mut self.doc {
+                    timing::plot_stamp_delay(d, ti, &self.ctx);
+                }
+            }
             Cmd::Find => {
                 if let Some(d) = &mut self.doc {
                     find::start(d, &self.ctx);
@@ -595,6 +606,7 @@ impl App {
         if let Some(d) = &mut self.doc {
             log::poll(d);
             find::poll(d);
+            timing::poll(d);
             while let Ok(r) = d.inspector.rx.try_recv() {
                 d.inspected = Some(r);
             }

@@ -51,6 +51,8 @@ pub struct TimelineState {
     pub show_thumbs: bool,
     /// Where the context menu was opened (absolute ns).
     menu_t: u64,
+    /// Topics whose row draws its rate over time.
+    pub rate_rows: std::collections::HashSet<usize>,
     /// The thumbnails made so far.
     pub thumbs: super::thumbs::Thumbs,
 }
@@ -66,6 +68,7 @@ impl Default for TimelineState {
             cache: HashMap::new(),
             show_thumbs: true,
             menu_t: 0,
+            rate_rows: Default::default(),
             thumbs: Default::default(),
         }
     }
@@ -254,7 +257,7 @@ fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             let sign = if dt < 0 { "-" } else { "+" };
             ui.colored_label(
                 CURSOR2,
-                format!("Δt = {sign}{}", timefmt::duration(dt.unsigned_abs() as u64)),
+                format!("Δt = {sign}{}", timefmt::period(dt.unsigned_abs() as u64)),
             )
             .on_hover_text(
                 "Second cursor minus playhead (right-click the timeline to move or clear it)",
@@ -572,6 +575,19 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         if lr.clicked() {
             cmds.push(Cmd::SelectTopic(Some(ti)));
         }
+        let mut rate_on = d.timeline.rate_rows.contains(&ti);
+        lr.context_menu(|ui| {
+            if ui.checkbox(&mut rate_on, "Rate over time").changed() {
+                ui.close();
+            }
+        });
+        if rate_on != d.timeline.rate_rows.contains(&ti) {
+            if rate_on {
+                d.timeline.rate_rows.insert(ti);
+            } else {
+                d.timeline.rate_rows.remove(&ti);
+            }
+        }
         painter.rect_filled(
             Rect::from_min_size(
                 Pos2::new(row.left() + 2.0, y0 + 5.0),
@@ -647,6 +663,16 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             j = e;
         }
         painter.add(egui::Shape::mesh(mesh));
+        if d.timeline.rate_rows.contains(&ti) && !counts.is_empty() {
+            rate_line(
+                &painter,
+                counts,
+                ns_per_px,
+                strip.left(),
+                row,
+                visuals.strong_text_color(),
+            );
+        }
         // Warnings and worse of a log topic: a tick each (the worst per pixel) over the row.
         if d.log.marks.iter().any(|m| m.0 == ti) {
             let mut worst: Vec<Option<crate::log::Level>> = vec![None; px + 1];
@@ -873,4 +899,45 @@ fn thumbnails(
             }
         }
     }
+}
+
+/// A topic's rate over time drawn over its row: messages per second in a sliding window of a
+/// few pixels (at least 1 ms), scaled to the row, with its peak written at the right.
+fn rate_line(
+    painter: &egui::Painter,
+    counts: &[u32],
+    ns_per_px: f64,
+    x0: f32,
+    row: Rect,
+    color: Color32,
+) {
+    let win = ((1e6 / ns_per_px).ceil() as usize).clamp(5, 400);
+    let mut sum: u64 = 0;
+    let mut rate = Vec::with_capacity(counts.len());
+    for j in 0..counts.len() {
+        sum += u64::from(counts[j]);
+        if j >= win {
+            sum -= u64::from(counts[j - win]);
+        }
+        let n = (j + 1).min(win) as f64;
+        rate.push(sum as f64 / (n * ns_per_px / 1e9));
+    }
+    let peak = rate.iter().copied().fold(0.0f64, f64::max);
+    if peak <= 0.0 {
+        return;
+    }
+    let h = row.height() - 6.0;
+    let pts: Vec<Pos2> = rate
+        .iter()
+        .enumerate()
+        .map(|(j, r)| Pos2::new(x0 + j as f32, row.bottom() - 3.0 - (r / peak) as f32 * h))
+        .collect();
+    painter.add(egui::Shape::line(pts, Stroke::new(1.2, color)));
+    painter.text(
+        Pos2::new(row.right() - 4.0, row.top() + 2.0),
+        egui::Align2::RIGHT_TOP,
+        format!("peak {peak:.1} Hz"),
+        egui::FontId::proportional(10.0),
+        color,
+    );
 }

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{Cmd, Doc};
+use crate::timefmt;
 
 #[derive(Default)]
 struct Ns {
@@ -38,18 +39,6 @@ pub fn median_period(d: &Doc, ti: usize) -> Option<u64> {
     d.indexed.as_ref()?.median_period.get(ti).copied().flatten()
 }
 
-/// A period as people say it: `4.0 ms`, `1.25 s`, `83 µs`.
-pub fn period_text(ns: u64) -> String {
-    let s = ns as f64 / 1e9;
-    if s >= 1.0 {
-        format!("{s:.2} s")
-    } else if s >= 1e-3 {
-        format!("{:.1} ms", s * 1e3)
-    } else {
-        format!("{:.0} µs", s * 1e6)
-    }
-}
-
 fn topic_row(ui: &mut egui::Ui, d: &Doc, ti: usize, label: &str, cmds: &mut Vec<Cmd>) {
     let t = &d.bag.summary().topics[ti];
     ui.horizontal(|ui| {
@@ -75,7 +64,7 @@ fn topic_row(ui: &mut egui::Ui, d: &Doc, ti: usize, label: &str, cmds: &mut Vec<
         ));
         let hz = rate(d, ti).map_or(String::new(), |r| format!(" · {r:.1} Hz"));
         let med = median_period(d, ti).map_or(String::new(), |p| {
-            format!(" · med {}", period_text(p))
+            format!(" · med {}", timefmt::period(p))
         });
         let conns = if t.connections.len() > 1 {
             format!(" · {} conns", t.connections.len())
@@ -185,11 +174,11 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         });
     if let Some(ti) = d.selected {
         ui.separator();
-        details(ui, d, ti);
+        details(ui, d, ti, cmds);
     }
 }
 
-fn details(ui: &mut egui::Ui, d: &Doc, ti: usize) {
+fn details(ui: &mut egui::Ui, d: &mut Doc, ti: usize, cmds: &mut Vec<Cmd>) {
     let s = d.bag.summary();
     let Some(t) = s.topics.get(ti) else { return };
     ui.strong(&t.name);
@@ -198,6 +187,9 @@ fn details(ui: &mut egui::Ui, d: &Doc, ti: usize) {
         .id_salt("topic-details")
         .auto_shrink([false, false])
         .show(ui, |ui| {
+            super::timing::section(ui, d, ti, cmds);
+            let s = d.bag.summary();
+            let Some(t) = s.topics.get(ti) else { return };
             for &ci in &t.connections {
                 let c = &s.connections[ci];
                 let ros1 = c.encoding == "ros1";

@@ -200,6 +200,20 @@ pub enum Command {
         /// The query: PATH OP VALUE.
         query: String,
     },
+    /// A topic's timing: mean rate, median period, the gaps longer than a few periods, and
+    /// `header.stamp` minus the receive time where messages have a header.
+    Timing {
+        /// The recording.
+        bag: PathBuf,
+        /// The topic.
+        topic: String,
+        /// Report gaps longer than this many median periods.
+        #[arg(long, default_value_t = 3.0)]
+        gap_factor: f64,
+        /// Gaps listed at most.
+        #[arg(long, default_value_t = 20)]
+        max_gaps: usize,
+    },
     /// Write the demo bag (a small robot driving a figure of eight) to a file.
     Demo {
         /// Where to write it.
@@ -312,6 +326,12 @@ pub fn run(cmd: Command) -> ExitCode {
             json,
         ),
         Command::Find { bag, query } => decode::find(&bag, &query),
+        Command::Timing {
+            bag,
+            topic,
+            gap_factor,
+            max_gaps,
+        } => decode::timing(&bag, &topic, gap_factor, max_gaps),
         Command::Demo { out, seconds } => bagscope::demo::write_demo(&out, seconds).map(|n| {
             println!("{}: {n} messages", out.display());
             ExitCode::SUCCESS

@@ -1,6 +1,6 @@
 //! Operations over any open recording, through [`crate::Bag`] alone: `check` (read and
 //! verify everything), `series` (one field over time), `csv`, `export`, `info`, `gen`
-//! (typed code from a recording's definitions), `image` (camera messages to pixels), `log` (rosout over a recording), `find` (messages where a field meets a condition).
+//! (typed code from a recording's definitions), `image` (camera messages to pixels), `log` (rosout over a recording), `find` (messages where a field meets a condition), `timing` (periods, gaps, stamp delays).
 
 pub mod check;
 pub mod csv;
@@ -11,3 +11,4 @@ pub mod image;
 pub mod info;
 pub mod log;
 pub mod series;
+pub mod timing;

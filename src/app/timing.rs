@@ -1,0 +1,186 @@
+//! A topic's timing in its details: mean rate and median period, the gaps longer than N
+//! median periods (a click jumps there), and a plot of `header.stamp` minus the receive time,
+//! read on a worker.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
+
+use egui_plot::PlotPoint;
+
+use super::{Cmd, Doc};
+use crate::timefmt;
+use crate::timing::Gap;
+
+/// The timing section's state.
+pub struct TimingState {
+    /// Gaps longer than this many median periods are listed.
+    pub factor: f64,
+    /// The gaps of (topic, factor, tables) as computed last.
+    cache: Option<((usize, u64, usize), Option<u64>, Arc<Vec<Gap>>)>,
+    /// A stamp-delay series being read: its name and the worker's answer.
+    job: Option<(String, Receiver<Result<Vec<PlotPoint>, String>>)>,
+    /// Why the last stamp-delay series could not be made.
+    pub error: Option<String>,
+}
+
+impl Default for TimingState {
+    fn default() -> Self {
+        TimingState {
+            factor: 3.0,
+            cache: None,
+            job: None,
+            error: None,
+        }
+    }
+}
+
+/// Adds a finished stamp-delay series to the plots (never blocks).
+pub fn poll(d: &mut Doc) {
+    let Some((name, rx)) = &d.timing.job else {
+        return;
+    };
+    match rx.try_recv() {
+        Ok(Ok(points)) => {
+            let name = name.clone();
+            d.timing.job = None;
+            super::plot::add_points(d, &name, points);
+        }
+        Ok(Err(e)) => {
+            d.timing.error = Some(e);
+            d.timing.job = None;
+        }
+        Err(std::sync::mpsc::TryRecvError::Empty) => {}
+        Err(_) => d.timing.job = None,
+    }
+}
+
+/// Starts reading `topic`'s stamp delays for a plot (ms against seconds from the start).
+pub fn plot_stamp_delay(d: &mut Doc, ti: usize, ctx: &egui::Context) {
+    let Some(t) = d.bag.summary().topics.get(ti) else {
+        return;
+    };
+    let topic = t.name.clone();
+    let start = d.bag.summary().start_ns.unwrap_or(0);
+    let bag = d.bag.clone();
+    let ctx = ctx.clone();
+    let (tx, rx) = sync_channel(1);
+    let spawned = std::thread::Builder::new()
+        .name("bagscope-timing".into())
+        .spawn(move || {
+            let r = crate::timing::stamp_delays(&bag, &topic, &AtomicBool::new(false))
+                .map(|v| {
+                    v.into_iter()
+                        .map(|(t, dns)| {
+                            PlotPoint::new(t.saturating_sub(start) as f64 / 1e9, dns as f64 / 1e6)
+                        })
+                        .collect()
+                })
+                .map_err(|e| e.to_string());
+            let _ = tx.send(r);
+            ctx.request_repaint();
+        });
+    d.timing.error = None;
+    match spawned {
+        Ok(_) => {
+            d.timing.job = Some((format!("{} stamp − receive time (ms)", t.name), rx));
+        }
+        Err(e) => d.timing.error = Some(format!("cannot start a thread: {e}")),
+    }
+}
+
+/// The Timing section of a topic's details.
+pub fn section(ui: &mut egui::Ui, d: &mut Doc, ti: usize, cmds: &mut Vec<Cmd>) {
+    let s = d.bag.summary();
+    let Some(t) = s.topics.get(ti) else { return };
+    let count = t.message_count;
+    let start = s.start_ns.unwrap_or(0);
+    let dur = s.duration_ns() as f64 / 1e9;
+    egui::CollapsingHeader::new("Timing")
+        .id_salt(("timing", ti))
+        .show(ui, |ui| {
+            if dur > 0.0 {
+                ui.label(format!(
+                    "mean rate {:.3} Hz ({} messages / {:.1} s)",
+                    count as f64 / dur,
+                    count,
+                    dur
+                ));
+            }
+            let Some(times) = d
+                .indexed
+                .as_ref()
+                .and_then(|i| i.topic_times.get(ti).cloned())
+            else {
+                ui.weak("the gaps and the median period need the message tables");
+                return;
+            };
+            let tables = d
+                .indexed
+                .as_ref()
+                .map_or(0, |i| Arc::as_ptr(&i.tables) as usize);
+            let key = (ti, d.timing.factor.to_bits(), tables);
+            // Worked out once per topic and factor, not every frame.
+            let (median, gaps) = match &d.timing.cache {
+                Some((k, m, g)) if *k == key => (*m, Arc::clone(g)),
+                _ => {
+                    let m = crate::timing::median_period(&times);
+                    let g = Arc::new(crate::timing::gaps(&times, d.timing.factor));
+                    d.timing.cache = Some((key, m, Arc::clone(&g)));
+                    (m, g)
+                }
+            };
+            let Some(m) = median else {
+                ui.weak("fewer than two distinct times");
+                return;
+            };
+            ui.label(format!(
+                "median period {} ({:.3} Hz)",
+                timefmt::period(m),
+                1e9 / m as f64
+            ));
+            ui.horizontal(|ui| {
+                ui.label("gaps longer than");
+                ui.add(
+                    egui::DragValue::new(&mut d.timing.factor)
+                        .range(1.5..=1000.0)
+                        .speed(0.1)
+                        .suffix("×"),
+                );
+                ui.label("the median period");
+            });
+            ui.weak(format!("{} gap(s), longest first", gaps.len()));
+            egui::ScrollArea::vertical()
+                .id_salt(("gaps", ti))
+                .max_height(110.0)
+                .show(ui, |ui| {
+                    for g in gaps.iter().take(200) {
+                        let at = g.start_ns.saturating_sub(start) as f64 / 1e9;
+                        if ui
+                            .link(format!("+{at:.3} s: {} silent", timefmt::period(g.len_ns)))
+                            .on_hover_text("Move the playhead to the start of the gap")
+                            .clicked()
+                        {
+                            cmds.push(Cmd::SetPlayhead(g.start_ns));
+                        }
+                    }
+                });
+            if d.timing.job.is_some() {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("reading the stamps…");
+                });
+            } else if ui
+                .button("Plot stamp − receive time")
+                .on_hover_text(
+                    "header.stamp (or stamp) minus the time each message was recorded, in ms",
+                )
+                .clicked()
+            {
+                cmds.push(Cmd::PlotStampDelay(ti));
+            }
+            if let Some(e) = &d.timing.error {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
+        });
+}

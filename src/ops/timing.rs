@@ -1,0 +1,196 @@
+//! A topic's timing: its median period, the gaps much longer than it, and how far each
+//! message's `header.stamp` is from the time it was recorded.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::bag::Bag;
+use crate::decode::{Extractor, FieldPath, Value};
+use crate::error::{Error, Result};
+use crate::Filter;
+
+/// Receive times of every message of `topic`, sorted.
+pub fn topic_times(bag: &Bag, topic: &str) -> Result<Vec<u64>> {
+    let t = bag
+        .summary()
+        .topic(topic)
+        .ok_or_else(|| Error::NotFound(format!("no topic {topic:?}")))?;
+    let tables = bag.tables()?;
+    let mut v: Vec<u64> = t
+        .connections
+        .iter()
+        .filter_map(|&c| tables.per_connection.get(c))
+        .flat_map(|es| es.iter().map(|e| e.time_ns))
+        .collect();
+    v.sort_unstable();
+    Ok(v)
+}
+
+/// The median time between two consecutive messages (ns), ignoring equal times.
+pub fn median_period(times: &[u64]) -> Option<u64> {
+    let mut d: Vec<u64> = times
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|&d| d > 0)
+        .collect();
+    if d.is_empty() {
+        return None;
+    }
+    let mid = d.len() / 2;
+    let (_, m, _) = d.select_nth_unstable(mid);
+    Some(*m)
+}
+
+/// A silence on a topic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gap {
+    /// The message before the gap (ns).
+    pub start_ns: u64,
+    /// How long until the next one (ns).
+    pub len_ns: u64,
+}
+
+/// The gaps longer than `factor` × the median period, longest first.
+pub fn gaps(times: &[u64], factor: f64) -> Vec<Gap> {
+    let Some(m) = median_period(times) else {
+        return Vec::new();
+    };
+    let limit = (m as f64 * factor.max(1.0)) as u64;
+    let mut g: Vec<Gap> = times
+        .windows(2)
+        .filter(|w| w[1] - w[0] > limit)
+        .map(|w| Gap {
+            start_ns: w[0],
+            len_ns: w[1] - w[0],
+        })
+        .collect();
+    g.sort_by(|a, b| b.len_ns.cmp(&a.len_ns).then(a.start_ns.cmp(&b.start_ns)));
+    g
+}
+
+/// Reads `header.stamp` as ns: a ROS 1 `time`, or ROS 2's `builtin_interfaces/Time`.
+enum StampReader {
+    Time(Extractor),
+    SecNsec(Extractor, Extractor),
+}
+
+impl StampReader {
+    /// `header.stamp`, else a top-level `stamp` (ROS 2's Log).
+    fn new(plan: &crate::decode::Plan) -> std::result::Result<StampReader, String> {
+        let mut why = String::new();
+        for base in ["header.stamp", "stamp"] {
+            match Self::at(plan, base) {
+                Ok(r) => return Ok(r),
+                Err(e) if why.is_empty() => why = e,
+                Err(_) => {}
+            }
+        }
+        Err(why)
+    }
+
+    fn at(plan: &crate::decode::Plan, base: &str) -> std::result::Result<StampReader, String> {
+        let p = |s: &str| FieldPath::parse(s).map(|f| f.segments);
+        if let Ok(e) = Extractor::new(plan, &p(base)?) {
+            return Ok(StampReader::Time(e));
+        }
+        let sec = Extractor::new(plan, &p(&format!("{base}.sec"))?)?;
+        let nsec = Extractor::new(plan, &p(&format!("{base}.nanosec"))?)
+            .or_else(|_| Extractor::new(plan, &p(&format!("{base}.nsec"))?))?;
+        Ok(StampReader::SecNsec(sec, nsec))
+    }
+
+    fn read(&self, data: &[u8]) -> Option<i128> {
+        match self {
+            StampReader::Time(e) => match e.extract(data)? {
+                Value::Time { sec, nsec } => {
+                    Some(i128::from(sec) * 1_000_000_000 + i128::from(nsec))
+                }
+                _ => None,
+            },
+            StampReader::SecNsec(s, n) => {
+                let sec = match s.extract(data)? {
+                    Value::I32(v) => i128::from(v),
+                    Value::U32(v) => i128::from(v),
+                    _ => return None,
+                };
+                let nsec = match n.extract(data)? {
+                    Value::U32(v) => i128::from(v),
+                    Value::I32(v) => i128::from(v),
+                    _ => return None,
+                };
+                Some(sec * 1_000_000_000 + nsec)
+            }
+        }
+    }
+}
+
+/// For every message of `topic` with a header: its receive time and `header.stamp` minus that
+/// time (ns; negative when the stamp is earlier, as it usually is).
+pub fn stamp_delays(bag: &Bag, topic: &str, cancel: &AtomicBool) -> Result<Vec<(u64, i64)>> {
+    let conns = bag.connections_of_topics(&[topic])?;
+    let mut readers = Vec::new();
+    let mut why = Vec::new();
+    for &c in &conns {
+        match bag
+            .plan(c)
+            .map_err(|e| e.to_string())
+            .and_then(|(p, _)| StampReader::new(&p))
+        {
+            Ok(r) => readers.push((c, r)),
+            Err(e) => why.push(e),
+        }
+    }
+    if readers.is_empty() {
+        return Err(Error::Invalid(format!(
+            "{topic} has no header.stamp ({})",
+            why.join("; ")
+        )));
+    }
+    let mut out = Vec::new();
+    for m in bag.messages(&Filter {
+        connections: Some(readers.iter().map(|(c, _)| *c).collect()),
+        ..Default::default()
+    })? {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let m = m?;
+        let Some((_, r)) = readers.iter().find(|(c, _)| *c == m.conn) else {
+            continue;
+        };
+        if let Some(s) = r.read(&m.data) {
+            let d = (s - i128::from(m.time_ns)).clamp(i128::from(i64::MIN), i128::from(i64::MAX));
+            out.push((m.time_ns, d as i64));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaps_longer_than_the_median_period() {
+        let mut t: Vec<u64> = (0..100).map(|i| i * 10).collect();
+        t.push(2000); // a 1010 ns gap after 990
+        t.push(2010);
+        t.extend([2500, 2510]); // 490 ns
+        assert_eq!(median_period(&t), Some(10));
+        let g = gaps(&t, 3.0);
+        assert_eq!(
+            g,
+            vec![
+                Gap {
+                    start_ns: 990,
+                    len_ns: 1010
+                },
+                Gap {
+                    start_ns: 2010,
+                    len_ns: 490
+                }
+            ]
+        );
+        assert!(gaps(&t, 100.0).len() == 1);
+        assert!(gaps(&[5], 3.0).is_empty());
+    }
+}
