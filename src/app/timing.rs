@@ -12,14 +12,20 @@ use super::{Cmd, Doc};
 use crate::timefmt;
 use crate::timing::Gap;
 
+/// The gaps worked out for (topic, factor bits, tables): the median period and the gaps.
+type GapCache = ((usize, u64, usize), Option<u64>, Arc<Vec<Gap>>);
+
+/// A stamp-delay series being read: its name and the worker's answer.
+type DelayJob = (String, Receiver<Result<Vec<PlotPoint>, String>>);
+
 /// The timing section's state.
 pub struct TimingState {
     /// Gaps longer than this many median periods are listed.
     pub factor: f64,
     /// The gaps of (topic, factor, tables) as computed last.
-    cache: Option<((usize, u64, usize), Option<u64>, Arc<Vec<Gap>>)>,
+    cache: Option<GapCache>,
     /// A stamp-delay series being read: its name and the worker's answer.
-    job: Option<(String, Receiver<Result<Vec<PlotPoint>, String>>)>,
+    job: Option<DelayJob>,
     /// Why the last stamp-delay series could not be made.
     pub error: Option<String>,
 }
