@@ -4,6 +4,9 @@
 //! here with bagscope's writer) to show that rows are virtualised. Prints one line per case with
 //! p50 and p99.
 //!
+//! Last, the time to decode a camera frame of each common size, and frames while playing a
+//! 1920×1080 jpeg topic at 30 Hz with an image panel open (`-- --camera-only` runs just that).
+//!
 //! `cargo bench --bench ui_frame [-- BAG]`; BAG defaults to bench-bags/many_small_lz4.bag
 //! (make it with `python3 ../shared/tools/gen_bench_bags.py bench-bags`).
 
@@ -65,6 +68,10 @@ fn report(name: &str, mut v: Vec<Duration>) {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "--camera-only") {
+        camera(300);
+        return;
+    }
     let bag = std::env::args()
         .skip(1)
         .find(|a| !a.starts_with('-'))
@@ -168,6 +175,146 @@ fn main() {
 
     drop(b);
     wide(n);
+    camera(n);
+}
+
+/// A test picture of `w` × `h`: gradients, a moving disc and noise, so jpeg sizes are those
+/// of a real camera (not of a flat image).
+fn picture(w: u32, h: u32, k: u32) -> Vec<u8> {
+    let mut v = Vec::with_capacity((w * h * 3) as usize);
+    let (cx, cy) = (
+        (w as f32) * (0.2 + 0.6 * ((k as f32) * 0.1).sin().abs()),
+        h as f32 / 2.0,
+    );
+    let mut seed = 0x9E37_79B9u32.wrapping_add(k);
+    for y in 0..h {
+        for x in 0..w {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            let n = (seed & 15) as u8;
+            let d = ((x as f32 - cx).powi(2) + (y as f32 - cy).powi(2)).sqrt();
+            let inside = d < h as f32 * 0.2;
+            let r = if inside { 230 } else { (x * 255 / w) as u8 };
+            let g = if inside { 120 } else { (y * 255 / h) as u8 };
+            let b = ((x + y + k * 8) % 256) as u8;
+            v.extend_from_slice(&[r.saturating_add(n), g.saturating_add(n), b]);
+        }
+    }
+    v
+}
+
+/// Decode time per frame size, then the app playing a 1920×1080 jpeg topic at 30 Hz with an
+/// image panel open (20 s, 600 frames written here with bagscope's writer).
+fn camera(n: usize) {
+    use bagscope::writer::{BagWriter, ConnectionSpec, WriteOptions};
+    for (w, h) in [(640u32, 480u32), (1280, 720), (1920, 1080)] {
+        let jpeg = bagscope::image::encode_jpeg(w, h, &picture(w, h, 1), 85).expect("jpeg");
+        let rgb = picture(w, h, 2);
+        let runs = 20;
+        let t0 = Instant::now();
+        for _ in 0..runs {
+            let img = bagscope::image::decode_compressed("jpeg", &jpeg).expect("decode");
+            std::hint::black_box(&img);
+        }
+        let dj = t0.elapsed().as_secs_f64() * 1e3 / runs as f64;
+        let t0 = Instant::now();
+        for _ in 0..runs {
+            let img = bagscope::image::decode_raw("rgb8", w, h, u64::from(w) * 3, false, &rgb)
+                .expect("decode");
+            let out = img.render(
+                bagscope::image::Colormap::Grey,
+                (0.0, 1.0),
+                Default::default(),
+            );
+            std::hint::black_box(&out);
+        }
+        let dr = t0.elapsed().as_secs_f64() * 1e3 / runs as f64;
+        println!(
+            "image decode {w}×{h}: jpeg ({} KB) {dj:.2} ms, raw rgb8 decode+draw {dr:.2} ms",
+            jpeg.len() / 1024
+        );
+    }
+    let dir = std::env::temp_dir().join(format!("bagscope-ui-camera-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("camera.bag");
+    let mut w = BagWriter::create(
+        &path,
+        WriteOptions {
+            compression: bagscope::Compression::None,
+            ..Default::default()
+        },
+    )
+    .expect("create");
+    let def = "Header header\nstring format\nuint8[] data\n================================================================================\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n";
+    let c = w.add_connection(ConnectionSpec {
+        topic: "/camera/image/compressed".into(),
+        datatype: "sensor_msgs/CompressedImage".into(),
+        md5sum: "8f7a12909da2c9d3332d540a0977563f".into(),
+        message_definition: def.into(),
+        ..Default::default()
+    });
+    // 30 distinct frames, repeated: the panel decodes every message it shows all the same.
+    let frames: Vec<Vec<u8>> = (0..30)
+        .map(|k| {
+            bagscope::image::encode_jpeg(1920, 1080, &picture(1920, 1080, k), 85).expect("jpeg")
+        })
+        .collect();
+    let start = 1_700_000_000_000_000_000u64;
+    for k in 0..600u64 {
+        let t = start + k * 33_333_333;
+        let mut m = Vec::new();
+        m.extend_from_slice(&(k as u32).to_le_bytes());
+        m.extend_from_slice(&((t / 1_000_000_000) as u32).to_le_bytes());
+        m.extend_from_slice(&((t % 1_000_000_000) as u32).to_le_bytes());
+        m.extend_from_slice(&3u32.to_le_bytes());
+        m.extend_from_slice(b"cam");
+        m.extend_from_slice(&4u32.to_le_bytes());
+        m.extend_from_slice(b"jpeg");
+        let f = &frames[k as usize % frames.len()];
+        m.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        m.extend_from_slice(f);
+        w.write(c, t, &m).expect("write");
+    }
+    w.finish().expect("finish");
+    let mut b = Bench {
+        ctx: egui::Context::default(),
+        app: App::new(None, Some(path.clone())),
+        t: 0.0,
+    };
+    let t0 = Instant::now();
+    while b.app.doc.as_ref().is_none_or(|d| d.indexed.is_none()) {
+        b.frame();
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "indexing did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    b.app.apply(Cmd::OpenImage(0));
+    b.app.apply(Cmd::FitAll);
+    let run = |b: &mut Bench, n: usize| {
+        (0..n)
+            .map(|_| {
+                let el = b.frame();
+                // A 60 Hz display: the image worker runs between frames.
+                std::thread::sleep(Duration::from_millis(16));
+                el
+            })
+            .collect::<Vec<_>>()
+    };
+    run(&mut b, 10);
+    b.app.apply(Cmd::TogglePlay);
+    let f = run(&mut b, n);
+    let d = b.app.doc.as_ref().expect("open");
+    let p = &d.images.panels[0];
+    let shown = p.frame.as_ref().map(|f| (f.image.width, f.image.height));
+    assert_eq!(shown, Some((1920, 1080)), "the panel shows the camera");
+    let ms = p.frame.as_ref().and_then(|f| f.decode_ms).unwrap_or(0.0);
+    report("image panel, 1080p jpeg playing", f);
+    println!("  (last frame read and decoded on the worker in {ms:.1} ms)");
+    drop(b);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// 200 topics in 20 namespaces, 5,000 Float64 messages each: the timeline draws only the rows

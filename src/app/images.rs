@@ -264,13 +264,14 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
         };
         // A reply for something no longer wanted is still shown until the next arrives.
         match r.frame {
-            Ok(f) => {
+            Ok(mut f) => {
+                // The pixels move into the texture: no copy on the UI thread.
+                let color = std::mem::take(&mut f.color);
                 let opts = egui::TextureOptions {
                     magnification: egui::TextureFilter::Nearest,
                     minification: egui::TextureFilter::Linear,
                     ..Default::default()
                 };
-                let color = f.color.clone();
                 match &mut p.texture {
                     Some(t) => t.set(color, opts),
                     None => {
@@ -281,10 +282,7 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
                     p.edit_range = f.range;
                 }
                 p.error = None;
-                p.frame = Some(Frame {
-                    color: egui::ColorImage::default(),
-                    ..f
-                });
+                p.frame = Some(f);
             }
             Err(e) => p.error = Some(e),
         }

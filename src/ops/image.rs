@@ -227,12 +227,12 @@ pub fn decode_raw(
     let out = match enc {
         "rgb8" | "rgba8" | "bgr8" | "bgra8" | "8UC3" | "8UC4" => {
             let bgr = enc.starts_with("bgr") || enc.starts_with("8UC");
-            let mut v = rgba();
-            for y in 0..h {
-                for x in 0..w {
-                    let p = px(x, y);
+            let mut v = vec![0u8; w * h * 4];
+            for (y, out) in v.chunks_exact_mut(w * 4).enumerate() {
+                let row = &data[y * step..y * step + w * bpp];
+                for (p, o) in row.chunks_exact(bpp).zip(out.chunks_exact_mut(4)) {
                     let (r, b) = if bgr { (p[2], p[0]) } else { (p[0], p[2]) };
-                    v.extend_from_slice(&[r, p[1], b, if bpp == 4 { p[3] } else { 255 }]);
+                    o.copy_from_slice(&[r, p[1], b, if bpp == 4 { p[3] } else { 255 }]);
                 }
             }
             Pixels::Rgba(v)
@@ -576,6 +576,9 @@ impl Image {
     pub fn render(&self, cmap: Colormap, range: (f32, f32), o: Orientation) -> (u32, u32, Vec<u8>) {
         let (w, h) = (self.width, self.height);
         let (dw, dh) = o.size(w, h);
+        if let (Pixels::Rgba(v), true) = (&self.pixels, o == Orientation::default()) {
+            return (w, h, v.clone());
+        }
         let mut out = Vec::with_capacity(dw as usize * dh as usize * 4);
         let (lo, hi) = range;
         let span = if hi > lo { hi - lo } else { 1.0 };
