@@ -796,3 +796,53 @@ fn timing_section_gaps_and_stamp_delay_plot() {
         &s.points[..3]
     );
 }
+
+#[test]
+fn a_layout_is_reapplied_to_a_recording_with_the_same_topics() {
+    let dir = common::temp_dir("ui-layout");
+    let (p1, p2) = (dir.join("run1.bag"), dir.join("run2.bag"));
+    bagscope::demo::write_demo(&p1, 10).unwrap();
+    bagscope::demo::write_demo(&p2, 12).unwrap();
+    let mut h = harness(Some(p1));
+    wait_for(&mut h, "indexing", indexed);
+    let cam = {
+        let d = h.state().doc.as_ref().unwrap();
+        d.bag
+            .summary()
+            .topics
+            .iter()
+            .position(|t| t.name == "/camera/front/image_raw")
+            .unwrap()
+    };
+    h.state_mut().apply(Cmd::OpenImage(cam));
+    h.state_mut()
+        .apply(Cmd::AddSeries("/battery/voltage.data".into()));
+    h.state_mut().apply(Cmd::ShowLog(true));
+    h.run_steps(2);
+    let mut store = MemStorage::default();
+    h.state().save(&mut store);
+    // The second run, in a new app: the same panels, plot and log come back.
+    let mut h2 = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(
+            |ui, app: &mut App| app.ui(ui),
+            App::new(Some(&store), Some(p2)),
+        );
+    wait_for(&mut h2, "the layout", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.indexed.is_some() && d.plots.series.iter().any(|s| s.done))
+    });
+    let d = h2.state().doc.as_ref().unwrap();
+    let s = d.bag.summary();
+    let images: Vec<&str> = d
+        .images
+        .panels
+        .iter()
+        .map(|p| s.topics[p.topic].name.as_str())
+        .collect();
+    assert_eq!(images, ["/camera/front/image_raw"]);
+    assert_eq!(d.plots.series[0].path, "/battery/voltage.data");
+    assert_eq!(d.plots.series[0].points.len(), 12, "12 s at 1 Hz");
+    assert!(d.log.open);
+}

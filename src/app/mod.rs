@@ -5,6 +5,7 @@ pub mod export;
 pub mod find;
 pub mod images;
 mod inspector;
+pub mod layout;
 pub mod log;
 pub mod plot;
 mod thumbs;
@@ -309,6 +310,10 @@ pub struct App {
     pub msg_path: String,
     /// Bookmarks per file (canonical path), of the files not open now.
     pub bookmarks: std::collections::BTreeMap<String, Vec<(u64, String)>>,
+    /// Layouts per topic set ([`layout::key`]), of the recordings not open now.
+    pub layouts: std::collections::BTreeMap<String, layout::Layout>,
+    /// Series of a re-applied layout, plotted once the tables are built.
+    pending_series: Vec<String>,
     dialog: Option<std::sync::mpsc::Receiver<Option<PathBuf>>>,
     ctx: egui::Context,
 }
@@ -345,9 +350,15 @@ impl App {
             .and_then(|j| serde_json::from_str(&j).ok())
             .unwrap_or_default();
         apply_msg_path(&msg_path);
+        let layouts = storage
+            .and_then(|s| s.get_string("layouts"))
+            .map(|j| layout::from_json(&j))
+            .unwrap_or_default();
         let mut app = App {
             msg_path,
             bookmarks,
+            layouts,
+            pending_series: Vec::new(),
             doc: None,
             loader: None,
             opening: None,
@@ -383,6 +394,15 @@ impl App {
             } else {
                 m.insert(k, d.bookmarks.clone());
             }
+        }
+        m
+    }
+
+    /// Every layout, the open recording's as it is now.
+    pub fn all_layouts(&self) -> std::collections::BTreeMap<String, layout::Layout> {
+        let mut m = self.layouts.clone();
+        if let Some(d) = &self.doc {
+            m.insert(layout::key(d.bag.summary()), layout::capture(d));
         }
         m
     }
@@ -450,6 +470,7 @@ impl App {
             }
             Cmd::Close => {
                 self.bookmarks = self.all_bookmarks();
+                self.layouts = self.all_layouts();
                 if let Some(l) = self.loader.take() {
                     l.cancel.store(true, Ordering::Relaxed);
                 }
@@ -538,6 +559,7 @@ impl App {
                     LoadEvent::Opened(bag, hist) => {
                         let p = bag.summary().path.clone();
                         self.bookmarks = self.all_bookmarks();
+                        self.layouts = self.all_layouts();
                         let mut doc = Doc::new(bag, hist, &self.ctx);
                         log::start(&mut doc, &self.ctx);
                         doc.bookmarks = self
@@ -545,8 +567,12 @@ impl App {
                             .get(&Self::bookmark_key(&p))
                             .cloned()
                             .unwrap_or_default();
-                        // The demo shows its cameras from the first frame.
-                        if std::fs::canonicalize(&p).ok()
+                        // A recording with the same topics as one seen before gets its layout;
+                        // the demo shows its cameras from the first frame.
+                        self.pending_series.clear();
+                        if let Some(l) = self.layouts.get(&layout::key(doc.bag.summary())) {
+                            self.pending_series = layout::apply(&mut doc, l);
+                        } else if std::fs::canonicalize(&p).ok()
                             == std::fs::canonicalize(crate::demo::demo_path()).ok()
                         {
                             for ti in images::image_topics(&doc) {
@@ -575,6 +601,9 @@ impl App {
                             d.indexed = Some(ix);
                             d.index_end = Some(Ok(()));
                             d.progress = None;
+                        }
+                        for p in std::mem::take(&mut self.pending_series) {
+                            self.cmds.push(Cmd::AddSeries(p));
                         }
                         done = true;
                     }
@@ -1026,6 +1055,7 @@ impl App {
         if let Ok(j) = serde_json::to_string(&self.all_bookmarks()) {
             storage.set_string("bookmarks", j);
         }
+        storage.set_string("layouts", layout::to_json(&self.all_layouts()));
     }
 }
 
