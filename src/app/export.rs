@@ -190,6 +190,9 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
                     r.path.display(),
                     timefmt::bytes(r.file_size)
                 );
+                if !r.unconverted.is_empty() {
+                    m.push_str(&format!(" — {}", r.unconverted.join("; ")));
+                }
                 if !r.skipped.is_empty() {
                     m.push_str(&format!(" — left out: {}", r.skipped.join("; ")));
                 }

@@ -53,7 +53,8 @@ pub fn echo(
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut failed = 0u64;
+    // Per connection: messages that did not decode, the first one's time and error.
+    let mut failed: std::collections::BTreeMap<usize, (u64, u64, String)> = Default::default();
     let mut text = String::new();
     for m in bag.messages(&filter)? {
         let m = m?;
@@ -83,12 +84,7 @@ pub fn echo(
                 }
             }
             Err(e) => {
-                failed += 1;
-                eprintln!(
-                    "bagscope: message of {} at {}: {e}",
-                    c.topic,
-                    timefmt::secs(m.time_ns)
-                );
+                failed.entry(m.conn).or_insert((0, m.time_ns, e)).0 += 1;
                 continue;
             }
         }
@@ -98,11 +94,25 @@ pub fn echo(
         }
     }
     let _ = out.flush();
-    if failed > 0 {
-        eprintln!("bagscope: {failed} messages did not decode");
+    report_undecoded(&bag, &failed);
+    if !failed.is_empty() {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reports messages that did not decode, once per connection with a count.
+fn report_undecoded(bag: &Bag, failed: &std::collections::BTreeMap<usize, (u64, u64, String)>) {
+    let s = bag.summary();
+    for (&c, (n, t, e)) in failed {
+        let conn = &s.connections[c];
+        eprintln!(
+            "bagscope: {} (connection {}): {n} message(s) did not decode, the first at {}: {e}",
+            conn.topic,
+            conn.id,
+            timefmt::secs(*t)
+        );
+    }
 }
 
 /// What `bagscope export` was asked.
@@ -205,6 +215,9 @@ pub fn export(a: ExportArgs<'_>) -> bagscope::Result<ExitCode> {
     for n in &r.notes {
         eprintln!("bagscope: {n}");
     }
+    for u in &r.unconverted {
+        eprintln!("bagscope: {u}");
+    }
     eprintln!(
         "{} ({}): {} messages on {} connections, {} in {:.2} s",
         r.path.display(),
@@ -214,6 +227,10 @@ pub fn export(a: ExportArgs<'_>) -> bagscope::Result<ExitCode> {
         timefmt::bytes(r.file_size),
         t0.elapsed().as_secs_f64()
     );
+    // Written, but not everything: say so in the exit code.
+    if !r.unconverted.is_empty() {
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -232,7 +249,11 @@ pub fn csv(
         .map(|p| FieldPath::parse(p).map_err(Error::Invalid))
         .collect::<bagscope::Result<Vec<_>>>()?;
     let cancel = AtomicBool::new(false);
-    let mut warn = |w: String| eprintln!("bagscope: warning: {w}");
+    let mut warned = 0u64;
+    let mut warn = |w: String| {
+        warned += 1;
+        eprintln!("bagscope: warning: {w}");
+    };
     let opts = bagscope::csv::CsvOptions {
         start_ns,
         end_ns,
@@ -260,6 +281,10 @@ pub fn csv(
                 }
             }
         }
+    }
+    // Every row that could be read is written; values that could not are reported above.
+    if warned > 0 {
+        return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }

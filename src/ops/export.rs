@@ -125,6 +125,9 @@ pub struct ExportReport {
     pub skipped: Vec<String>,
     /// What was migrated, and what could not be (`--migrate`).
     pub notes: Vec<String>,
+    /// Messages that could not be converted and were left out, once per connection with a
+    /// count and the first error (everything else is written).
+    pub unconverted: Vec<String>,
 }
 
 /// How a connection's messages are changed on the way.
@@ -597,6 +600,9 @@ pub fn export_many(
     let mut written_conns = 0usize;
     // MCAP and rosbag2 name a topic once: connections of split files (or of several inputs)
     // with the same topic, type and encoding share one channel / topic.
+    // Per (input, connection): messages not converted, the first one's time and error.
+    let mut unconverted: std::collections::BTreeMap<(usize, usize), (u64, u64, String)> =
+        Default::default();
     let mut by_topic: std::collections::HashMap<(String, String, String), u32> =
         std::collections::HashMap::new();
     // Messages that are re-encoded (--to-ros2, --migrate) are converted in batches on all
@@ -676,19 +682,18 @@ pub fn export_many(
                 }
             };
             match cv {
-                Some(r) => {
-                    let data = r.map_err(|e| {
-                        Error::Invalid(format!(
-                            "converting a message of {} at {}: {e}",
-                            bags[k].summary().connections[m.conn].topic,
-                            m.time_ns
-                        ))
-                    })?;
+                Some(Ok(data)) => {
                     let cm = crate::Message {
                         data: crate::Bytes::from_vec(data),
                         ..m
                     };
                     sink.write(id, &cm, p.messages as u32)?;
+                }
+                // A message that does not convert is left out and counted; the rest goes on.
+                Some(Err(e)) => {
+                    let f = unconverted.entry((k, m.conn)).or_insert((0, m.time_ns, e));
+                    f.0 += 1;
+                    continue;
                 }
                 None => sink.write(id, &m, p.messages as u32)?,
             }
@@ -701,6 +706,18 @@ pub fn export_many(
     }
     let path = sink.finish()?;
     progress(p);
+    let unconverted = unconverted
+        .into_iter()
+        .map(|((k, c), (n, t, e))| {
+            let conn = &bags[k].summary().connections[c];
+            format!(
+                "{} (connection {}): {n} message(s) not converted, the first at {}: {e}",
+                conn.topic,
+                conn.id,
+                crate::timefmt::date(t)
+            )
+        })
+        .collect();
     Ok(ExportReport {
         file_size: size_of(&path),
         path,
@@ -709,5 +726,6 @@ pub fn export_many(
         format,
         skipped,
         notes,
+        unconverted,
     })
 }

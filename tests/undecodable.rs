@@ -1,0 +1,127 @@
+//! `echo`, `csv` and `export` go on past messages that cannot be decoded (a short buffer, a
+//! definition that does not parse): each reported once per connection with a count, the rest
+//! written, and a non-zero exit code at the end.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::process::Command;
+
+use bagscope::{BagWriter, Compression, ConnectionSpec, WriteOptions};
+
+/// /good (Float64, 10 messages), /short (Float64, 10 messages of which 3 are 4 bytes long),
+/// /broken (a definition that does not parse, 5 messages).
+fn fixture(dir: &std::path::Path) -> std::path::PathBuf {
+    let p = dir.join("mixed.bag");
+    let mut w = BagWriter::create(
+        &p,
+        WriteOptions {
+            compression: Compression::None,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let spec = |topic: &str, def: &str| ConnectionSpec {
+        topic: topic.into(),
+        datatype: "std_msgs/Float64".into(),
+        md5sum: "fdb28210bfa9d7c91146260178d9a584".into(),
+        message_definition: def.into(),
+        ..Default::default()
+    };
+    let good = w.add_connection(spec("/good", "float64 data\n"));
+    let short = w.add_connection(spec("/short", "float64 data\n"));
+    let broken = w.add_connection(spec("/broken", "float64[ data\n"));
+    let t0 = 1_700_000_000_000_000_000u64;
+    for i in 0..10u64 {
+        let t = t0 + i * 100_000_000;
+        w.write(good, t, &(i as f64).to_le_bytes()).unwrap();
+        if i % 3 == 1 {
+            w.write(short, t + 1, &[1, 2, 3, 4]).unwrap();
+        } else {
+            w.write(short, t + 1, &(i as f64).to_le_bytes()).unwrap();
+        }
+        if i < 5 {
+            w.write(broken, t + 2, &(i as f64).to_le_bytes()).unwrap();
+        }
+    }
+    w.finish().unwrap();
+    p
+}
+
+fn bagscope(args: &[&std::ffi::OsStr]) -> (Option<i32>, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_bagscope"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn echo_goes_on_and_reports_once_per_connection() {
+    let dir = common::temp_dir("undecodable-echo");
+    let p = fixture(&dir);
+    let (code, out, err) = bagscope(&["echo".as_ref(), p.as_os_str(), "--json".as_ref()]);
+    assert_eq!(code, Some(1), "{err}");
+    // 10 good + 7 whole /short messages.
+    assert_eq!(out.lines().count(), 17, "{out}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("/short") && l.contains("3 message(s) did not decode")));
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("/broken") && l.contains("5 message(s) did not decode")));
+}
+
+#[test]
+fn csv_writes_every_readable_row() {
+    let dir = common::temp_dir("undecodable-csv");
+    let p = fixture(&dir);
+    let out = dir.join("out.csv");
+    let (code, _, err) = bagscope(&[
+        "csv".as_ref(),
+        p.as_os_str(),
+        "/good.data".as_ref(),
+        "/short.data".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("/short.data: absent from 3 messages"), "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    // A header and a row per time: 10 of /good, 7 of /short.
+    assert_eq!(text.lines().count(), 1 + 17, "{text}");
+}
+
+#[test]
+fn export_to_ros2_leaves_out_what_does_not_convert() {
+    let dir = common::temp_dir("undecodable-export");
+    let p = fixture(&dir);
+    let out = dir.join("out.mcap");
+    let (code, _, err) = bagscope(&[
+        "export".as_ref(),
+        p.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+        "--to-ros2".as_ref(),
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("/short (connection 1): 3 message(s) not converted"),
+        "{err}"
+    );
+    let bag = bagscope::Bag::open(&out).unwrap();
+    let counts: Vec<(String, u64)> = bag
+        .summary()
+        .topics
+        .iter()
+        .map(|t| (t.name.clone(), t.message_count))
+        .collect();
+    assert!(counts.contains(&("/good".to_string(), 10)), "{counts:?}");
+    assert!(counts.contains(&("/short".to_string(), 7)), "{counts:?}");
+}
