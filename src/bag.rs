@@ -476,6 +476,12 @@ impl Bag {
         crate::iter::Messages::new(self.clone(), filter, crate::iter::default_threads())
     }
 
+    /// The bag's files and summary, when nothing else holds it (joining recordings).
+    pub(crate) fn into_files_and_summary(self) -> Option<(Vec<Source>, Summary)> {
+        let inner = Arc::try_unwrap(self.inner).ok()?;
+        Some((inner.files, inner.summary))
+    }
+
     pub(crate) fn file(&self) -> &Source {
         &self.inner.files[0]
     }

@@ -26,6 +26,7 @@ pub mod demo;
 pub mod encoding;
 pub mod error;
 pub mod iter;
+pub mod merge;
 pub mod ops;
 pub mod storage;
 pub mod timefmt;

@@ -11,14 +11,14 @@ fn main() -> ExitCode {
     bagscope::defs::set_search_path(args.msg_path.clone());
     match args.command {
         Some(cmd) => cli::run(cmd),
-        None => open_app(args.bag),
+        None => open_app(args.bags),
     }
 }
 
 /// Opens the window (the start screen, or `bag`).
 #[cfg(feature = "gui")]
-fn open_app(bag: Option<std::path::PathBuf>) -> ExitCode {
-    match bagscope::app::run(bag) {
+fn open_app(bags: Vec<std::path::PathBuf>) -> ExitCode {
+    match bagscope::app::run(bags) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bagscope: cannot open a window: {e}");
@@ -29,9 +29,9 @@ fn open_app(bag: Option<std::path::PathBuf>) -> ExitCode {
 
 /// Built without the app: say so, and show what the command line does.
 #[cfg(not(feature = "gui"))]
-fn open_app(bag: Option<std::path::PathBuf>) -> ExitCode {
+fn open_app(bags: Vec<std::path::PathBuf>) -> ExitCode {
     use clap::CommandFactory;
-    if let Some(b) = bag {
+    if let Some(b) = bags.first() {
         eprintln!(
             "bagscope: built without the desktop app (feature \"gui\"); for a summary run: bagscope info {}",
             b.display()

@@ -846,3 +846,63 @@ fn a_layout_is_reapplied_to_a_recording_with_the_same_topics() {
     assert_eq!(d.plots.series[0].points.len(), 12, "12 s at 1 Hz");
     assert!(d.log.open);
 }
+
+#[test]
+fn two_recordings_on_one_timeline_with_an_offset() {
+    let dir = common::temp_dir("ui-two");
+    let (r1, r2) = (dir.join("run1.bag"), dir.join("run2.bag"));
+    bagscope::demo::write_demo(&r1, 10).unwrap();
+    bagscope::demo::write_demo(&r2, 12).unwrap();
+    let mut h = harness(None);
+    h.state_mut().apply(Cmd::OpenMany(vec![
+        bagscope::merge::Part {
+            path: r1.clone(),
+            offset_ns: 0,
+        },
+        bagscope::merge::Part {
+            path: r2.clone(),
+            offset_ns: 30_000_000_000,
+        },
+    ]));
+    wait_for(&mut h, "indexing", indexed);
+    // Grouped per recording in the tree; the timeline covers both.
+    h.get_by_label("run1/");
+    h.get_by_label("run2/");
+    let (a, b) = h.state().doc.as_ref().unwrap().range();
+    assert!(b - a > 40_000_000_000, "42 s: run2 starts 30 s later");
+    assert!(h.query_all_by_label_contains("Recordings (2)").count() >= 1);
+    // Align the starts in the Recordings window: the timeline shrinks to the longer run.
+    h.run_steps(3);
+    h.get_by_label("Align starts").click();
+    wait_for(&mut h, "the aligned recordings", |app| {
+        app.doc.as_ref().is_some_and(|d| {
+            d.indexed.is_some() && d.parts.iter().all(|p| p.offset_ns != 30_000_000_000)
+        })
+    });
+    let (a, b) = h.state().doc.as_ref().unwrap().range();
+    assert!(
+        b - a < 13_000_000_000,
+        "aligned: {} s",
+        (b - a) as f64 / 1e9
+    );
+    // The same field of both runs on one plot.
+    h.state_mut()
+        .apply(Cmd::AddSeries("/run1/battery/voltage.data".into()));
+    h.state_mut()
+        .apply(Cmd::AddSeries("/run2/battery/voltage.data".into()));
+    wait_for(&mut h, "both series", |app| {
+        app.doc
+            .as_ref()
+            .is_some_and(|d| d.plots.series.len() == 2 && d.plots.series.iter().all(|s| s.done))
+    });
+    let d = h.state().doc.as_ref().unwrap();
+    assert_eq!(d.plots.series[0].plot, d.plots.series[1].plot);
+    assert_eq!(
+        (
+            d.plots.series[0].points.len(),
+            d.plots.series[1].points.len()
+        ),
+        (10, 12)
+    );
+    assert!((d.plots.series[0].points[0].x - d.plots.series[1].points[0].x).abs() < 0.01);
+}

@@ -32,6 +32,12 @@ const RECENT_MAX: usize = 10;
 pub enum Cmd {
     /// Open a bag file.
     Open(PathBuf),
+    /// Open several recordings on one timeline, each with its time shift.
+    OpenMany(Vec<crate::merge::Part>),
+    /// Show the Open dialog to add a recording to the timeline.
+    AddDialog,
+    /// Show or hide the Recordings window (time shifts of several recordings).
+    ShowRecordings(bool),
     /// Open (writing it first if needed) the demo bag.
     OpenDemo,
     /// Show the Open dialog (a file).
@@ -159,6 +165,12 @@ pub struct Doc {
     pub cursor2: Option<u64>,
     /// Bookmarks (absolute ns, name), in time order; kept per file in the app's storage.
     pub bookmarks: Vec<(u64, String)>,
+    /// The recordings on the timeline, with their time shifts (one for a single file).
+    pub parts: Vec<crate::merge::Part>,
+    /// The Recordings window: shown, and the shifts (s) as edited.
+    pub recordings_open: bool,
+    /// Shifts being edited, in seconds.
+    pub offsets_edit: Vec<f64>,
     /// The Timing section.
     pub timing: timing::TimingState,
 }
@@ -203,6 +215,9 @@ impl Doc {
             find: Default::default(),
             cursor2: None,
             bookmarks: Vec::new(),
+            parts: Vec::new(),
+            recordings_open: false,
+            offsets_edit: Vec::new(),
             timing: Default::default(),
         }
     }
@@ -315,6 +330,8 @@ pub struct App {
     /// Series of a re-applied layout, plotted once the tables are built.
     pending_series: Vec<String>,
     dialog: Option<std::sync::mpsc::Receiver<Option<PathBuf>>>,
+    /// The dialog shown adds to the timeline (instead of opening).
+    adding: bool,
     ctx: egui::Context,
 }
 
@@ -368,6 +385,7 @@ impl App {
             cmds: Vec::new(),
             show_info: false,
             dialog: None,
+            adding: false,
             ctx: egui::Context::default(),
         };
         if let Some(b) = bag {
@@ -412,13 +430,13 @@ impl App {
         self.loader.is_some()
     }
 
-    fn start_loading(&mut self, path: Option<PathBuf>, label: String) {
+    fn start_loading(&mut self, parts: Vec<crate::merge::Part>, label: String) {
         if let Some(l) = self.loader.take() {
             l.cancel.store(true, Ordering::Relaxed);
         }
         self.error = None;
         self.opening = Some(label);
-        self.loader = Some(Loader::spawn(path, self.ctx.clone()));
+        self.loader = Some(Loader::spawn(parts, self.ctx.clone()));
     }
 
     fn remember(&mut self, p: &Path) {
@@ -436,11 +454,25 @@ impl App {
         match cmd {
             Cmd::Open(p) => {
                 let label = p.display().to_string();
-                self.start_loading(Some(p), label);
+                self.start_loading(crate::merge::parts_of(&[p]), label);
             }
-            Cmd::OpenDemo => self.start_loading(None, "demo bag".into()),
-            Cmd::OpenDialog | Cmd::OpenFolderDialog => {
+            Cmd::OpenMany(parts) => {
+                let label = parts
+                    .iter()
+                    .map(|p| p.path.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" + ");
+                self.start_loading(parts, label);
+            }
+            Cmd::OpenDemo => self.start_loading(Vec::new(), "demo bag".into()),
+            Cmd::ShowRecordings(b) => {
+                if let Some(d) = &mut self.doc {
+                    d.recordings_open = b;
+                }
+            }
+            Cmd::OpenDialog | Cmd::OpenFolderDialog | Cmd::AddDialog => {
                 let folder = cmd == Cmd::OpenFolderDialog;
+                self.adding = cmd == Cmd::AddDialog;
                 let (tx, rx) = std::sync::mpsc::channel();
                 let ctx = self.ctx.clone();
                 let r = std::thread::Builder::new()
@@ -537,7 +569,11 @@ impl App {
             match rx.try_recv() {
                 Ok(Some(p)) => {
                     self.dialog = None;
-                    self.apply(Cmd::Open(p));
+                    let cmd = match (&self.doc, self.adding) {
+                        (Some(d), true) => Cmd::OpenMany(add_part(&d.parts, p)),
+                        _ => Cmd::Open(p),
+                    };
+                    self.apply(cmd);
                 }
                 Ok(None) => {
                     self.dialog = None;
@@ -556,11 +592,14 @@ impl App {
             let Ok(ev) = l.rx.try_recv() else { break };
             {
                 match ev {
-                    LoadEvent::Opened(bag, hist) => {
+                    LoadEvent::Opened(bag, hist, parts) => {
                         let p = bag.summary().path.clone();
                         self.bookmarks = self.all_bookmarks();
                         self.layouts = self.all_layouts();
                         let mut doc = Doc::new(bag, hist, &self.ctx);
+                        doc.offsets_edit = parts.iter().map(|p| p.offset_ns as f64 / 1e9).collect();
+                        doc.recordings_open = parts.len() > 1;
+                        doc.parts = parts;
                         log::start(&mut doc, &self.ctx);
                         doc.bookmarks = self
                             .bookmarks
@@ -652,8 +691,12 @@ impl App {
                 .filter(|p| !p.as_os_str().is_empty())
                 .collect()
         });
-        if let Some(p) = dropped.into_iter().next() {
-            self.cmds.push(Cmd::Open(p));
+        match dropped.len() {
+            0 => {}
+            1 => self.cmds.extend(dropped.into_iter().map(Cmd::Open)),
+            _ => self
+                .cmds
+                .push(Cmd::OpenMany(crate::merge::parts_of(&dropped))),
         }
     }
 
@@ -793,6 +836,9 @@ impl App {
                     if d.find.open {
                         find::show(ui.ctx(), d, &mut cmds);
                     }
+                    if d.recordings_open && d.parts.len() > 1 {
+                        recordings_window(ui.ctx(), d, &mut cmds);
+                    }
                 }
                 self.cmds.append(&mut cmds);
             }
@@ -874,6 +920,20 @@ impl App {
                         .clicked()
                     {
                         self.cmds.push(Cmd::ShowLog(!d.log.open));
+                    }
+                    if ui
+                        .button("Add to timeline…")
+                        .on_hover_text("Open another recording beside this one (a split part, or another run to compare)")
+                        .clicked()
+                    {
+                        self.cmds.push(Cmd::AddDialog);
+                    }
+                    if d.parts.len() > 1
+                        && ui
+                            .button(format!("Recordings ({})", d.parts.len()))
+                            .clicked()
+                    {
+                        self.cmds.push(Cmd::ShowRecordings(!d.recordings_open));
                     }
                     if ui
                         .button("Find…")
@@ -1126,6 +1186,77 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
     }
 }
 
+/// The parts with one more recording (a path already there is not added twice).
+fn add_part(parts: &[crate::merge::Part], p: PathBuf) -> Vec<crate::merge::Part> {
+    let mut v = parts.to_vec();
+    if !v.iter().any(|x| x.path == p) {
+        v.push(crate::merge::Part {
+            path: p,
+            offset_ns: 0,
+        });
+    }
+    v
+}
+
+/// The recordings on the timeline, each with its time shift: typed, or "Align starts".
+fn recordings_window(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
+    let mut open = d.recordings_open;
+    egui::Window::new("Recordings")
+        .open(&mut open)
+        .default_width(520.0)
+        .show(ctx, |ui| {
+            ui.label(
+                "Each recording's times are shifted by its offset, to compare runs from one start.",
+            );
+            egui::Grid::new("parts").num_columns(3).show(ui, |ui| {
+                for (i, p) in d.parts.iter().enumerate() {
+                    ui.label(
+                        p.path
+                            .file_name()
+                            .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
+                    )
+                    .on_hover_text(p.path.display().to_string());
+                    if let Some(o) = d.offsets_edit.get_mut(i) {
+                        ui.add(egui::DragValue::new(o).speed(0.1).suffix(" s"));
+                    }
+                    if ui.small_button("remove").clicked() {
+                        let mut v = d.parts.clone();
+                        v.remove(i);
+                        cmds.push(Cmd::OpenMany(v));
+                    }
+                    ui.end_row();
+                }
+            });
+            ui.horizontal(|ui| {
+                if ui.button("Apply offsets").clicked() {
+                    let v = d
+                        .parts
+                        .iter()
+                        .zip(&d.offsets_edit)
+                        .map(|(p, o)| crate::merge::Part {
+                            path: p.path.clone(),
+                            offset_ns: (o * 1e9).round() as i64,
+                        })
+                        .collect();
+                    cmds.push(Cmd::OpenMany(v));
+                }
+                if ui
+                    .button("Align starts")
+                    .on_hover_text("Shift every recording to start when the first does")
+                    .clicked()
+                {
+                    match crate::merge::align_starts(&d.parts) {
+                        Ok(v) => cmds.push(Cmd::OpenMany(v)),
+                        Err(e) => {
+                            ui.label(e.to_string());
+                        }
+                    }
+                }
+            });
+        });
+    d.recordings_open = open;
+}
+
 impl eframe::App for App {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         App::ui(self, ui);
@@ -1137,7 +1268,7 @@ impl eframe::App for App {
 }
 
 /// Runs the app in a window.
-pub fn run(bag: Option<PathBuf>) -> eframe::Result<()> {
+pub fn run(bags: Vec<PathBuf>) -> eframe::Result<()> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("bagscope")
@@ -1153,6 +1284,14 @@ pub fn run(bag: Option<PathBuf>) -> eframe::Result<()> {
     eframe::run_native(
         "bagscope",
         options,
-        Box::new(move |cc| Ok(Box::new(App::new(cc.storage, bag)))),
+        Box::new(move |cc| {
+            let mut app = App::new(cc.storage, None);
+            match bags.len() {
+                0 => {}
+                1 => app.cmds.extend(bags.into_iter().map(Cmd::Open)),
+                _ => app.cmds.push(Cmd::OpenMany(crate::merge::parts_of(&bags))),
+            }
+            Ok(Box::new(app))
+        }),
     )
 }

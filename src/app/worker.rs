@@ -1,7 +1,6 @@
 //! Background workers of the app. Each owns its I/O and hands results to the UI thread over a
 //! bounded channel the UI drains with `try_recv`; the UI never waits on them.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, Sender, SyncSender, TrySendError};
 use std::sync::Arc;
@@ -19,8 +18,9 @@ pub type Histogram = Vec<Vec<u32>>;
 
 /// What the loader reports.
 pub enum LoadEvent {
-    /// The bag is open: its summary is known, with a first density from the chunk infos.
-    Opened(Bag, Arc<Histogram>),
+    /// The bag is open: its summary is known, with a first density from the chunk infos; with
+    /// the recordings it was made of.
+    Opened(Bag, Arc<Histogram>, Vec<crate::merge::Part>),
     /// It did not open.
     Failed(String),
     /// Tables progress and the density so far.
@@ -175,14 +175,14 @@ pub struct Loader {
 
 impl Loader {
     /// Opens `path` (or writes the demo bag first when `demo`) on a background thread.
-    pub fn spawn(path: Option<PathBuf>, ctx: egui::Context) -> Loader {
+    pub fn spawn(parts: Vec<crate::merge::Part>, ctx: egui::Context) -> Loader {
         let (tx, rx) = sync_channel(64);
         let cancel = Arc::new(AtomicBool::new(false));
         let c2 = Arc::clone(&cancel);
         let spawned = std::thread::Builder::new()
             .name("bagscope-indexer".into())
             .spawn(move || {
-                load(path, &tx, &c2, &ctx);
+                load(parts, &tx, &c2, &ctx);
                 ctx.request_repaint();
             });
         if let Err(e) = spawned {
@@ -195,31 +195,37 @@ impl Loader {
 }
 
 fn load(
-    path: Option<PathBuf>,
+    mut parts: Vec<crate::merge::Part>,
     tx: &SyncSender<LoadEvent>,
     cancel: &AtomicBool,
     ctx: &egui::Context,
 ) {
-    let path = match path {
-        Some(p) => p,
-        None => match crate::demo::ensure_demo() {
-            Ok(p) => p,
+    if parts.is_empty() {
+        match crate::demo::ensure_demo() {
+            Ok(p) => parts.push(crate::merge::Part {
+                path: p,
+                offset_ns: 0,
+            }),
             Err(e) => {
                 let _ = tx.send(LoadEvent::Failed(format!("cannot write the demo bag: {e}")));
                 return;
             }
-        },
-    };
-    let bag = match Bag::open(&path) {
+        }
+    }
+    let bag = match Bag::open_many(&parts) {
         Ok(b) => b,
         Err(e) => {
-            let _ = tx.send(LoadEvent::Failed(format!("{}: {e}", path.display())));
+            let names: Vec<String> = parts.iter().map(|p| p.path.display().to_string()).collect();
+            let _ = tx.send(LoadEvent::Failed(format!("{}: {e}", names.join(" + "))));
             return;
         }
     };
     let s = bag.summary().clone();
     let first = Arc::new(chunk_histogram(&s));
-    if tx.send(LoadEvent::Opened(bag.clone(), first)).is_err() {
+    if tx
+        .send(LoadEvent::Opened(bag.clone(), first, parts))
+        .is_err()
+    {
         return;
     }
     ctx.request_repaint();

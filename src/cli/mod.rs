@@ -17,9 +17,9 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// A recording to open in the app: a ROS 1 bag, an MCAP file, a rosbag2 directory, its
-    /// metadata.yaml or one storage file (with no argument, the start screen).
-    pub bag: Option<PathBuf>,
+    /// Recordings to open in the app: ROS 1 bags, MCAP files, rosbag2 directories, their
+    /// metadata.yaml or storage files; several go on one timeline (with none, the start screen).
+    pub bags: Vec<PathBuf>,
     /// Directories of ROS packages (`PKG/msg/Type.msg`) searched for definitions a recording
     /// does not store, before BAGSCOPE_MSG_PATH, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and the
     /// definitions bagscope ships (repeatable).

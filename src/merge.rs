@@ -1,0 +1,280 @@
+//! Several recordings on one timeline: [`Bag::open_many`] opens each, builds its message
+//! tables, and joins them into one [`Bag`] whose connections, chunks and tables are theirs side
+//! by side. A split set (the same topics and types, one part after another: `run_0.bag`,
+//! `run_1.bag`) keeps its topic names; unrelated recordings have their topics put under a
+//! namespace named after each file (`/run1/odom`, `/run2/odom`), so the tree groups them and a
+//! plot can show the same field of both. Each part can be shifted in time (to compare two runs
+//! from the same start); the shift applies to every time the joined bag reports.
+
+use std::path::{Path, PathBuf};
+
+use crate::bag::Bag;
+use crate::error::{Error, Result};
+use crate::storage::{MessageTables, Summary, Topic};
+
+/// One recording to join and its time shift (ns, added to its times).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    /// The recording (anything [`Bag::open`] takes).
+    pub path: PathBuf,
+    /// Added to every time of this recording (ns).
+    pub offset_ns: i64,
+}
+
+fn shift(t: u64, off: i64) -> u64 {
+    if off >= 0 {
+        t.saturating_add(off as u64)
+    } else {
+        t.saturating_sub(off.unsigned_abs())
+    }
+}
+
+/// A name for a recording's namespace: its file stem (its folder's name for rosbag2), made a
+/// valid ROS name.
+pub fn namespace_of(p: &Path) -> String {
+    let base = if p.is_dir() || p.file_name().is_some_and(|n| n == "metadata.yaml") {
+        if p.is_dir() {
+            p.file_name()
+        } else {
+            p.parent().and_then(|d| d.file_name())
+        }
+    } else {
+        p.file_stem()
+    };
+    let raw = base
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut s: String = raw
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, 'r');
+    }
+    s
+}
+
+/// Whether the parts are one recording split in files: the same topics and types, each part
+/// starting after the one before ends, none shifted.
+pub fn is_split_set(summaries: &[&Summary], parts: &[Part]) -> bool {
+    if parts.iter().any(|p| p.offset_ns != 0) {
+        return false;
+    }
+    let key = |s: &Summary| {
+        let mut v: Vec<(String, String)> = s
+            .topics
+            .iter()
+            .map(|t| (t.name.clone(), t.datatype.clone()))
+            .collect();
+        v.sort();
+        v
+    };
+    let k0 = key(summaries[0]);
+    if summaries.iter().any(|s| key(s) != k0) {
+        return false;
+    }
+    let mut ranges: Vec<(u64, u64)> = summaries
+        .iter()
+        .filter_map(|s| Some((s.start_ns?, s.end_ns?)))
+        .collect();
+    ranges.sort();
+    ranges.windows(2).all(|w| w[1].0 >= w[0].1)
+}
+
+impl Bag {
+    /// Opens several recordings as one (see the module's documentation). One part without a
+    /// shift is simply [`Bag::open`]. The parts must be of one kind of storage (all ROS 1 2.0
+    /// bags, all MCAP, ...). The joined bag's message tables are built here.
+    pub fn open_many(parts: &[Part]) -> Result<Bag> {
+        match parts {
+            [] => return Err(Error::Invalid("no recording to open".into())),
+            [p] if p.offset_ns == 0 => return Bag::open(&p.path),
+            _ => {}
+        }
+        let mut bags = Vec::with_capacity(parts.len());
+        for p in parts {
+            let b = Bag::open(&p.path)?;
+            b.tables()?;
+            bags.push(b);
+        }
+        let v0 = bags[0].summary().version;
+        if let Some((i, b)) = bags
+            .iter()
+            .enumerate()
+            .find(|(_, b)| b.summary().version != v0)
+        {
+            return Err(Error::Invalid(format!(
+                "{} ({}) and {} ({}) are different kinds of recording; one timeline takes one kind (export one to the other's format first)",
+                parts[0].path.display(),
+                v0.as_str(),
+                parts[i].path.display(),
+                b.summary().version.as_str()
+            )));
+        }
+        let summaries: Vec<&Summary> = bags.iter().map(|b| b.summary()).collect();
+        let split = is_split_set(&summaries, parts);
+        let mut names: Vec<String> = Vec::new();
+        for p in parts {
+            let base = namespace_of(&p.path);
+            let mut n = base.clone();
+            let mut k = 2;
+            while names.contains(&n) {
+                n = format!("{base}_{k}");
+                k += 1;
+            }
+            names.push(n);
+        }
+        let mut s = Summary {
+            path: parts[0].path.clone(),
+            version: v0,
+            indexed: true,
+            ..Default::default()
+        };
+        let mut files = Vec::new();
+        let mut tables = MessageTables::default();
+        for (k, (bag, part)) in bags.into_iter().zip(parts).enumerate() {
+            let t = bag.tables()?;
+            let (part_files, ps) = bag
+                .into_files_and_summary()
+                .ok_or_else(|| Error::Invalid("a recording is still in use".into()))?;
+            let (conn_off, chunk_off, file_off) =
+                (s.connections.len(), s.chunks.len(), s.files.len() as u32);
+            let off = part.offset_ns;
+            let label = part
+                .path
+                .file_name()
+                .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+            for mut c in ps.connections {
+                if !split {
+                    c.topic = format!(
+                        "/{}{}",
+                        names[k],
+                        if c.topic.starts_with('/') {
+                            c.topic.clone()
+                        } else {
+                            format!("/{}", c.topic)
+                        }
+                    );
+                }
+                c.file += file_off;
+                s.connections.push(c);
+            }
+            for mut ch in ps.chunks {
+                ch.file += file_off;
+                for x in &mut ch.counts {
+                    x.0 += conn_off;
+                }
+                if ch.start_ns != u64::MAX {
+                    ch.start_ns = shift(ch.start_ns, off);
+                    ch.end_ns = shift(ch.end_ns, off);
+                }
+                s.chunks.push(ch);
+            }
+            for tab in &t.per_connection {
+                tables.per_connection.push(
+                    tab.iter()
+                        .map(|e| crate::IndexEntry {
+                            time_ns: shift(e.time_ns, off),
+                            chunk: e.chunk + chunk_off as u32,
+                            offset: e.offset,
+                        })
+                        .collect(),
+                );
+            }
+            tables
+                .warnings
+                .extend(t.warnings.iter().map(|w| format!("{label}: {w}")));
+            s.warnings
+                .extend(ps.warnings.iter().map(|w| format!("{label}: {w}")));
+            s.indexed &= ps.indexed;
+            s.file_size += ps.file_size;
+            s.message_count += ps.message_count;
+            if let (Some(a), Some(b)) = (ps.start_ns, ps.end_ns) {
+                let (a, b) = (shift(a, off), shift(b, off));
+                s.start_ns = Some(s.start_ns.map_or(a, |x| x.min(a)));
+                s.end_ns = Some(s.end_ns.map_or(b, |x| x.max(b)));
+            }
+            s.files.extend(ps.files);
+            s.attachments.extend(ps.attachments);
+            s.metadata.extend(ps.metadata);
+            s.storage_facts.extend(
+                ps.storage_facts
+                    .into_iter()
+                    .map(|(k2, v)| (format!("{label}: {k2}"), v)),
+            );
+            files.extend(part_files);
+        }
+        // Topics by name, over the joined connections.
+        let mut topics: Vec<Topic> = Vec::new();
+        for (ci, c) in s.connections.iter().enumerate() {
+            match topics.iter_mut().find(|t| t.name == c.topic) {
+                Some(t) => {
+                    t.connections.push(ci);
+                    t.message_count += c.message_count;
+                }
+                None => topics.push(Topic {
+                    name: c.topic.clone(),
+                    datatype: c.datatype.clone(),
+                    connections: vec![ci],
+                    message_count: c.message_count,
+                }),
+            }
+        }
+        topics.sort_by(|a, b| a.name.cmp(&b.name));
+        s.topics = topics;
+        s.warnings.insert(
+            0,
+            if split {
+                format!("{} files of one split recording, joined", parts.len())
+            } else {
+                format!(
+                    "{} recordings on one timeline, under {}",
+                    parts.len(),
+                    names
+                        .iter()
+                        .map(|n| format!("/{n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
+        );
+        Ok(Bag::from_opened(
+            files,
+            crate::storage::Opened {
+                summary: s,
+                index_pos: 0,
+                tables: Some(tables),
+                profile: String::new(),
+            },
+        ))
+    }
+}
+
+/// The parts of a joined bag can be found again from its summary's files: kept simple, the
+/// app keeps its own list.
+pub fn parts_of(paths: &[PathBuf]) -> Vec<Part> {
+    paths
+        .iter()
+        .map(|p| Part {
+            path: p.clone(),
+            offset_ns: 0,
+        })
+        .collect()
+}
+
+/// Shifts that make every part start when the first does.
+pub fn align_starts(parts: &[Part]) -> Result<Vec<Part>> {
+    let starts: Vec<Option<u64>> = parts
+        .iter()
+        .map(|p| Bag::open(&p.path).map(|b| b.summary().start_ns))
+        .collect::<Result<_>>()?;
+    let first = starts.iter().flatten().copied().next().unwrap_or(0);
+    Ok(parts
+        .iter()
+        .zip(starts)
+        .map(|(p, s)| Part {
+            path: p.path.clone(),
+            offset_ns: s.map_or(0, |s| (i128::from(first) - i128::from(s)) as i64),
+        })
+        .collect())
+}
