@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
 # Screenshots of the real window under Xvfb, into screenshots/. Needs: xvfb imagemagick xdotool
 # (apt-get install -y --no-install-recommends xvfb xauth imagemagick xdotool) and a release build.
+# The clicks are at the places the widgets are drawn in a 1600×1000 window with the fonts egui
+# ships; a change of layout needs them moved.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-./target/release/bagscope}
 [ -x "$BIN" ] || cargo build --release
 OUT=screenshots
 mkdir -p "$OUT"
-DEMO=$(mktemp -d)/demo.bag
+TMP=$(mktemp -d)
+# The demo bag where the app keeps it (its cameras open at once), and a copy elsewhere.
+export XDG_CACHE_HOME=$TMP/cache
+mkdir -p "$XDG_CACHE_HOME/bagscope"
+DEMO=$XDG_CACHE_HOME/bagscope/demo-v2.bag
 "$BIN" demo "$DEMO" >/dev/null
+cp "$DEMO" "$TMP/demo.bag"
+"$BIN" demo "$TMP/run1.bag" --seconds 60 >/dev/null
+"$BIN" demo "$TMP/run2.bag" --seconds 90 >/dev/null
 DISP=:93
 Xvfb $DISP -screen 0 1600x1000x24 >/dev/null 2>&1 &
 XVFB=$!
@@ -16,45 +25,89 @@ trap 'kill $XVFB 2>/dev/null || true' EXIT
 sleep 1
 export DISPLAY=$DISP
 # XDG_CONFIG_HOME/XDG_DATA_HOME point at a fresh place so no saved layout or recent list leaks in.
-export XDG_DATA_HOME=$(mktemp -d) XDG_CONFIG_HOME=$(mktemp -d)
+fresh() { export XDG_DATA_HOME=$(mktemp -d) XDG_CONFIG_HOME=$(mktemp -d); }
+fresh
 
-shot() { # name, seconds to wait, then xdotool steps run by the caller
+shot() { # name, seconds to wait
   sleep "$2"
   import -window root "$OUT/$1.png"
 }
+focus() { xdotool search --name bagscope | head -1 | xargs -r xdotool windowfocus 2>/dev/null || true; }
 
+# The demo: camera panels (colour, depth through turbo, overhead jpeg), thumbnails on the
+# camera rows, the inspector; then the log panel, then Find.
 "$BIN" "$DEMO" & APP=$!
-sleep 4
-xdotool mousemove 75 244 click 1          # select /imu/data in the tree
+sleep 5
+focus
+xdotool mousemove 74 359 click 1          # select /imu/data in the tree
 sleep 0.5
-xdotool mousemove 800 520 click 1         # playhead at ~ 50 s
-sleep 0.5
-xdotool mousemove 1201 37 click 1         # raw bytes on
-sleep 0.5
-xdotool mousemove 1290 200                # hover a field: its bytes light up
+xdotool mousemove 979 864 click 1         # playhead at ~ 2:12
+sleep 0.8
+xdotool mousemove 858 248                 # hover the front camera: the pixel's value
 shot demo 1.5
-xdotool mousemove 1201 37 click 1         # raw bytes off
+xdotool mousemove 513 12 click 1          # Log (36)
+xdotool mousemove 5 990
+shot log 1.5
+xdotool mousemove 513 12 click 1          # Log closed
+xdotool mousemove 705 12 click 1          # Find…
+sleep 1
+xdotool type --delay 20 '/battery/voltage.data crosses 12.2'
+xdotool key Return
+xdotool mousemove 5 990
+shot find 2
+kill $APP; wait $APP 2>/dev/null || true
+
+# Plots and export on a copy of the demo (no camera panels).
+fresh
+"$BIN" "$TMP/demo.bag" & APP=$!
+sleep 4
+focus
+xdotool mousemove 74 359 click 1          # select /imu/data
+sleep 0.5
+xdotool mousemove 800 520 click 1         # playhead
+sleep 0.8
+xdotool mousemove 1178 538 click 1        # plot linear_acceleration.z
 sleep 0.3
-xdotool mousemove 1187 538 click 1        # plot linear_acceleration.z
+xdotool mousemove 1177 423 click 1        # plot angular_velocity.z
 sleep 0.3
-xdotool mousemove 1187 423 click 1        # plot angular_velocity.z
-sleep 0.3
-xdotool mousemove 1187 492 click 1        # plot linear_acceleration.x
+xdotool mousemove 1186 492 click 1        # plot linear_acceleration.x
 sleep 0.3
 xdotool mousemove 800 700
 shot plots 2
-xdotool mousemove 515 12 click 1          # Export…
+xdotool mousemove 774 12 click 1          # Export…
 xdotool mousemove 5 990
 shot export 1
-xdotool mousemove 653 12 click 1          # Close: the start screen, the demo bag under Recent files
+xdotool mousemove 913 12 click 1          # Close: the start screen, the demo under Recent files
 xdotool mousemove 5 990
 shot start 1
 kill $APP; wait $APP 2>/dev/null || true
 
+# Two runs on one timeline, with the Recordings window (offsets, align starts).
+fresh
+"$BIN" "$TMP/run1.bag" "$TMP/run2.bag" & APP=$!
+sleep 5
+xdotool mousemove 5 990
+shot two 1
+kill $APP; wait $APP 2>/dev/null || true
+
+# A rosbag2 recording (MCAP storage) with a CDR message decoded.
+fresh
+"$BIN" "${2:-../shared/bags2/rosbag2/v9_mcap/bag_with_topics_and_service_events_and_action}" & APP=$!
+sleep 4
+focus
+xdotool mousemove 62 153 click 1          # /rosout (rcl_interfaces/msg/Log, shipped definition)
+sleep 0.3
+xdotool mousemove 1075 700 click 1        # playhead
+xdotool mousemove 5 990
+shot ros2 1.5
+kill $APP; wait $APP 2>/dev/null || true
+
+fresh
 "$BIN" "${1:-../shared/bags/foxglove-cli/gps.bag.active}" & APP=$!
 sleep 4
-xdotool mousemove 590 12 click 1          # Bag info, with the recovery warnings
+focus
+xdotool mousemove 849 12 click 1          # Bag info, with the recovery warnings
 xdotool mousemove 5 990
 shot recovered 1.5
 kill $APP; wait $APP 2>/dev/null || true
-echo "wrote $OUT/{start,demo,plots,export,recovered}.png"
+echo "wrote $OUT/{demo,log,find,plots,export,start,two,ros2,recovered}.png"

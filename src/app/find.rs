@@ -26,6 +26,8 @@ pub struct FindState {
     pub searched: Option<String>,
     /// Why the last search failed.
     pub error: Option<String>,
+    /// Put the keyboard focus in the query box on the next frame (the window just opened).
+    pub focus_query: bool,
     rx: Option<Receiver<Outcome>>,
     cancel: Arc<AtomicBool>,
 }
@@ -112,8 +114,10 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let mut open = d.find.open;
     let start = d.range().0;
     let playhead = d.playhead;
+    let screen = ctx.content_rect();
     egui::Window::new("Find")
         .open(&mut open)
+        .default_pos([screen.width() * 0.3, 70.0])
         .default_size([520.0, 320.0])
         .resizable(true)
         .show(ctx, |ui| {
@@ -125,6 +129,9 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                         .desired_width(ui.available_width() - 80.0)
                         .font(egui::TextStyle::Monospace),
                 );
+                if std::mem::take(&mut st.focus_query) {
+                    r.request_focus();
+                }
                 let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                 if ui.button("Find all").clicked() || enter {
                     cmds.push(Cmd::Find);

@@ -810,19 +810,24 @@ impl App {
                             egui::Panel::bottom("plots-bar").default_size(60.0)
                         } else {
                             let h = ui.available_height();
+                            // With image panels too, the plots take less.
+                            let share = if d.images.panels.is_empty() { 0.55 } else { 0.38 };
                             egui::Panel::bottom("plots")
-                                .default_size((h * 0.55).max(300.0))
+                                .default_size((h * share).max(260.0))
                                 .min_size(200.0)
+                                .max_size((h * 0.6).max(260.0))
                         };
                         panel
                             .resizable(true)
                             .show(ui, |ui| plot::show(ui, d, &mut cmds));
                         if !d.images.panels.is_empty() {
+                            // The timeline keeps at least a third of what is left.
                             let h = ui.available_height();
                             egui::Panel::top("images")
                                 .resizable(true)
-                                .default_size((h * 0.45).max(220.0))
+                                .default_size((h * 0.45).max(220.0).min(h * 0.6))
                                 .min_size(140.0)
+                                .max_size((h * 0.66).max(160.0))
                                 .show(ui, |ui| images::show(ui, d, &mut cmds));
                         }
                         timeline::show(ui, d, &mut cmds);
@@ -1163,7 +1168,10 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
         Cmd::FitAll => d.view = (0.0, (b - a).max(1) as f64),
         Cmd::OpenImage(ti) if ti < d.bag.summary().topics.len() => d.images.open(ti),
         Cmd::ShowLog(b) => d.log.open = b,
-        Cmd::ShowFind(b) => d.find.open = b,
+        Cmd::ShowFind(b) => {
+            d.find.focus_query = b && !d.find.open;
+            d.find.open = b;
+        }
         Cmd::SetCursor2(t) => d.cursor2 = t.map(|t| t.clamp(a, b.max(a))),
         Cmd::AddBookmark(t) => {
             let t = t.clamp(a, b.max(a));
@@ -1201,8 +1209,10 @@ fn add_part(parts: &[crate::merge::Part], p: PathBuf) -> Vec<crate::merge::Part>
 /// The recordings on the timeline, each with its time shift: typed, or "Align starts".
 fn recordings_window(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let mut open = d.recordings_open;
+    let screen = ctx.content_rect();
     egui::Window::new("Recordings")
         .open(&mut open)
+        .default_pos([screen.width() * 0.3, 70.0])
         .default_width(520.0)
         .show(ctx, |ui| {
             ui.label(
