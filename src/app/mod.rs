@@ -811,7 +811,11 @@ impl App {
                         } else {
                             let h = ui.available_height();
                             // With image panels too, the plots take less.
-                            let share = if d.images.panels.is_empty() { 0.55 } else { 0.38 };
+                            let share = if d.images.panels.is_empty() {
+                                0.55
+                            } else {
+                                0.38
+                            };
                             egui::Panel::bottom("plots")
                                 .default_size((h * share).max(260.0))
                                 .min_size(200.0)
