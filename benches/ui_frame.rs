@@ -5,7 +5,8 @@
 //! p50 and p99.
 //!
 //! Last, the time to decode a camera frame of each common size, and frames while playing a
-//! 1920×1080 jpeg topic at 30 Hz with an image panel open (`-- --camera-only` runs just that).
+//! 1920×1080 jpeg topic at 30 Hz with an image panel open, and two demo runs on one timeline
+//! with a camera panel each (`-- --camera-only` runs just these).
 //!
 //! `cargo bench --bench ui_frame [-- BAG]`; BAG defaults to bench-bags/many_small_lz4.bag
 //! (make it with `python3 ../shared/tools/gen_bench_bags.py bench-bags`).
@@ -70,6 +71,7 @@ fn report(name: &str, mut v: Vec<Duration>) {
 fn main() {
     if std::env::args().any(|a| a == "--camera-only") {
         camera(300);
+        two(300);
         return;
     }
     let bag = std::env::args()
@@ -176,6 +178,83 @@ fn main() {
     drop(b);
     wide(n);
     camera(n);
+    two(n);
+}
+
+/// Two demo runs (3 minutes each) on one timeline, aligned, with the front camera of each in
+/// an image panel: zoomed out, zooming, and playing.
+fn two(n: usize) {
+    let dir = std::env::temp_dir().join(format!("bagscope-ui-two-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (a, b) = (dir.join("run1.bag"), dir.join("run2.bag"));
+    bagscope::demo::write_demo(&a, 180).expect("demo");
+    bagscope::demo::write_demo(&b, 180).expect("demo");
+    let parts = vec![
+        bagscope::merge::Part {
+            path: a,
+            offset_ns: 0,
+        },
+        bagscope::merge::Part {
+            path: b,
+            offset_ns: 2_500_000_000,
+        },
+    ];
+    let mut bench = Bench {
+        ctx: egui::Context::default(),
+        app: App::new(None, None),
+        t: 0.0,
+    };
+    bench.app.apply(Cmd::OpenMany(parts));
+    let t0 = Instant::now();
+    while bench.app.doc.as_ref().is_none_or(|d| d.indexed.is_none()) {
+        bench.frame();
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "indexing did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    println!(
+        "two recordings joined and indexed in {:.2} s",
+        t0.elapsed().as_secs_f64()
+    );
+    for t in [
+        "/run1/camera/front/image_raw",
+        "/run2/camera/front/image_raw",
+    ] {
+        let ti = bench
+            .app
+            .doc
+            .as_ref()
+            .and_then(|d| d.bag.summary().topics.iter().position(|x| x.name == t))
+            .expect("the camera topics");
+        bench.app.apply(Cmd::OpenImage(ti));
+    }
+    let run = |b: &mut Bench, n: usize| {
+        (0..n)
+            .map(|_| {
+                let el = b.frame();
+                std::thread::sleep(Duration::from_millis(4));
+                el
+            })
+            .collect::<Vec<_>>()
+    };
+    bench.app.apply(Cmd::FitAll);
+    run(&mut bench, 20);
+    report("two recordings, zoomed out", run(&mut bench, n));
+    report("two recordings, zooming", zooming(&mut bench, n));
+    bench.app.apply(Cmd::FitAll);
+    bench.app.apply(Cmd::TogglePlay);
+    run(&mut bench, 5);
+    report("two recordings, playing", run(&mut bench, n));
+    let topics = bench
+        .app
+        .doc
+        .as_ref()
+        .map_or(0, |d| d.bag.summary().topics.len());
+    assert_eq!(topics, 20, "ten topics of each run");
+    drop(bench);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A test picture of `w` × `h`: gradients, a moving disc and noise, so jpeg sizes are those

@@ -83,8 +83,8 @@ pub fn is_split_set(summaries: &[&Summary], parts: &[Part]) -> bool {
 
 impl Bag {
     /// Opens several recordings as one (see the module's documentation). One part without a
-    /// shift is simply [`Bag::open`]. The parts must be of one kind of storage (all ROS 1 2.0
-    /// bags, all MCAP, ...). The joined bag's message tables are built here.
+    /// shift is simply [`Bag::open`]. The parts may be of different kinds of storage. The joined
+    /// bag's message tables are built here.
     pub fn open_many(parts: &[Part]) -> Result<Bag> {
         match parts {
             [] => return Err(Error::Invalid("no recording to open".into())),
@@ -97,20 +97,9 @@ impl Bag {
             b.tables()?;
             bags.push(b);
         }
+        // Kinds of storage may differ (a ROS 1 bag beside an MCAP file): every chunk says how it
+        // is read, and the tables are built here; the joined bag reports the first part's kind.
         let v0 = bags[0].summary().version;
-        if let Some((i, b)) = bags
-            .iter()
-            .enumerate()
-            .find(|(_, b)| b.summary().version != v0)
-        {
-            return Err(Error::Invalid(format!(
-                "{} ({}) and {} ({}) are different kinds of recording; one timeline takes one kind (export one to the other's format first)",
-                parts[0].path.display(),
-                v0.as_str(),
-                parts[i].path.display(),
-                b.summary().version.as_str()
-            )));
-        }
         let summaries: Vec<&Summary> = bags.iter().map(|b| b.summary()).collect();
         let split = is_split_set(&summaries, parts);
         let mut names: Vec<String> = Vec::new();

@@ -1,6 +1,6 @@
 //! Several recordings on one timeline: a split set joined under its own topic names (its
 //! halves cut from one bag by `bagscope export`), two runs side by side under a namespace each,
-//! shifted to one start, and the refusal to mix kinds of storage.
+//! shifted to one start, and a ROS 1 bag beside an MCAP file.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -126,15 +126,39 @@ fn two_runs_side_by_side_and_aligned() {
 }
 
 #[test]
-fn different_kinds_of_storage_are_refused() {
+fn different_kinds_of_storage_join() {
     let dir = common::temp_dir("merge-kinds");
     let bag = dir.join("a.bag");
     bagscope::demo::write_demo(&bag, 5).unwrap();
     let mcap = dir.join("b.mcap");
     export(&bag, &mcap, &[]);
-    let e = Bag::open_many(&[part(&bag, 0), part(&mcap, 0)]).unwrap_err();
-    assert!(
-        e.to_string().contains("different kinds of recording"),
-        "{e}"
-    );
+    let j = Bag::open_many(&[part(&bag, 0), part(&mcap, 0)]).unwrap();
+    let s = j.summary();
+    let a = s.topic("/a/imu/data").unwrap();
+    let b = s.topic("/b/imu/data").unwrap();
+    assert_eq!((a.message_count, b.message_count), (500, 500));
+    // Both read back, the bag's and the MCAP file's messages alike.
+    let mut n = (0u64, 0u64);
+    for m in j.messages(&Default::default()).unwrap() {
+        let m = m.unwrap();
+        if a.connections.contains(&m.conn) {
+            n.0 += 1;
+        }
+        if b.connections.contains(&m.conn) {
+            n.1 += 1;
+        }
+    }
+    assert_eq!(n, (500, 500));
+    // A rosbag2 SQLite recording beside the bag: its CDR messages decode from the joined bag.
+    let r2 = common::corpus2_dir().join("rosbag2/humble_talker");
+    let j = Bag::open_many(&[part(&bag, 0), part(&r2, 0)]).unwrap();
+    let s = j.summary();
+    let t = s.topic("/humble_talker/topic").unwrap();
+    assert_eq!(t.message_count, 10);
+    let (plan, _) = j.plan(t.connections[0]).unwrap();
+    let m = common::nth_of_topic(&j, "/humble_talker/topic", 3).unwrap();
+    let v = plan.decode(&m.data).unwrap();
+    let mut text = String::new();
+    bagscope::decode::to_json(&plan.def, &v.value, &mut text);
+    assert!(text.contains("Hello, world! 3"), "{text}");
 }

@@ -906,3 +906,71 @@ fn two_recordings_on_one_timeline_with_an_offset() {
     );
     assert!((d.plots.series[0].points[0].x - d.plots.series[1].points[0].x).abs() < 0.01);
 }
+
+/// Opens an image panel on every image topic of `bag` through the app and returns, per topic,
+/// what the panel shows.
+fn panel_images(bag: PathBuf) -> Vec<(String, bagscope::image::Image)> {
+    let mut h = harness(Some(bag));
+    wait_for(&mut h, "indexing", indexed);
+    let topics = bagscope::app::images::image_topics(h.state().doc.as_ref().unwrap());
+    let mut out = Vec::new();
+    for ti in topics {
+        // One panel at a time, as a user would look at each camera.
+        h.state_mut().doc.as_mut().unwrap().images.panels.clear();
+        h.state_mut().apply(Cmd::OpenImage(ti));
+        wait_for(&mut h, "the panel's frame", |a| {
+            a.doc.as_ref().is_some_and(|d| {
+                d.images
+                    .panels
+                    .first()
+                    .is_some_and(|p| p.frame.is_some() || p.error.is_some())
+            })
+        });
+        let d = h.state().doc.as_ref().unwrap();
+        let p = &d.images.panels[0];
+        let name = d.bag.summary().topics[ti].name.clone();
+        match &p.frame {
+            Some(f) => out.push((name, (*f.image).clone())),
+            None => panic!("{name}: {:?}", p.error),
+        }
+    }
+    out
+}
+
+#[test]
+fn image_panels_decode_every_encoding_family() {
+    let bag = common::images::fixture_bag("ui-image-families");
+    let shown = panel_images(bag);
+    let want = common::images::fixtures();
+    for (name, _, _, w, hh, pixels) in want {
+        let topic = format!("/cam/{name}");
+        let (_, img) = shown
+            .iter()
+            .find(|(t, _)| *t == topic)
+            .unwrap_or_else(|| panic!("no panel for {topic}"));
+        assert_eq!((img.width, img.height), (w, hh), "{topic}");
+        match (&img.pixels, &pixels) {
+            (bagscope::image::Pixels::F32(a), bagscope::image::Pixels::F32(b)) => {
+                assert!(a
+                    .iter()
+                    .zip(b)
+                    .all(|(x, y)| x == y || (x.is_nan() && y.is_nan())))
+            }
+            (a, b) => assert_eq!(a, b, "{topic}"),
+        }
+    }
+    let (_, jpeg) = shown.iter().find(|(t, _)| t == "/cam/jpeg").unwrap();
+    assert_eq!(
+        (jpeg.width, jpeg.height, jpeg.encoding.as_str()),
+        (32, 16, "jpeg")
+    );
+    // A real CompressedImage: a fiducials camera frame.
+    let shown = panel_images(common::corpus_dir().join("fiducials/aruco_images.bag"));
+    assert_eq!(
+        shown
+            .iter()
+            .map(|(_, i)| (i.width, i.height, i.encoding.as_str()))
+            .collect::<Vec<_>>(),
+        [(1280, 960, "jpeg")]
+    );
+}

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+pub mod images;
+
 use bagscope::{BagWriter, Compression, ConnectionSpec, WriteOptions};
 
 /// The real corpus, `../shared/bags` beside the project. Panics (never skips) when it is
