@@ -329,7 +329,7 @@ pub struct App {
     pub layouts: std::collections::BTreeMap<String, layout::Layout>,
     /// Series of a re-applied layout, plotted once the tables are built.
     pending_series: Vec<String>,
-    dialog: Option<std::sync::mpsc::Receiver<Option<PathBuf>>>,
+    dialog: Option<std::sync::mpsc::Receiver<Option<Vec<PathBuf>>>>,
     /// The dialog shown adds to the timeline (instead of opening).
     adding: bool,
     ctx: egui::Context,
@@ -479,10 +479,12 @@ impl App {
                     .name("bagscope-file-dialog".into())
                     .spawn(move || {
                         let dialog = rfd::FileDialog::new();
+                        // Several files may be chosen: they go on one timeline.
                         let f = if folder {
                             dialog
                                 .set_title("Open a rosbag2 recording (its folder)")
                                 .pick_folder()
+                                .map(|p| vec![p])
                         } else {
                             dialog
                                 .add_filter(
@@ -490,7 +492,8 @@ impl App {
                                     &["bag", "active", "orig", "mcap", "db3", "zstd", "yaml"],
                                 )
                                 .add_filter("All files", &["*"])
-                                .pick_file()
+                                .pick_files()
+                                .filter(|v| !v.is_empty())
                         };
                         let _ = tx.send(f);
                         ctx.request_repaint();
@@ -567,11 +570,18 @@ impl App {
     fn poll(&mut self) {
         if let Some(rx) = &self.dialog {
             match rx.try_recv() {
-                Ok(Some(p)) => {
+                Ok(Some(mut chosen)) => {
                     self.dialog = None;
                     let cmd = match (&self.doc, self.adding) {
-                        (Some(d), true) => Cmd::OpenMany(add_part(&d.parts, p)),
-                        _ => Cmd::Open(p),
+                        (Some(d), true) => {
+                            let mut parts = d.parts.clone();
+                            for p in chosen {
+                                parts = add_part(&parts, p);
+                            }
+                            Cmd::OpenMany(parts)
+                        }
+                        _ if chosen.len() == 1 => Cmd::Open(chosen.remove(0)),
+                        _ => Cmd::OpenMany(crate::merge::parts_of(&chosen)),
                     };
                     self.apply(cmd);
                 }
