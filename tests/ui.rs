@@ -964,13 +964,34 @@ fn image_panels_decode_every_encoding_family() {
         (jpeg.width, jpeg.height, jpeg.encoding.as_str()),
         (32, 16, "jpeg")
     );
-    // A real CompressedImage: a fiducials camera frame.
+    // Real ones: a fiducials camera frame (CompressedImage jpeg), ros_numpy's raw rgb8 Image and
+    // png, and ROS 2 mono8 Images from a rosbag2 SQLite recording.
+    let dims = |v: &[(String, bagscope::image::Image)]| -> Vec<(String, u32, u32, String)> {
+        v.iter()
+            .map(|(t, i)| (t.clone(), i.width, i.height, i.encoding.clone()))
+            .collect()
+    };
     let shown = panel_images(common::corpus_dir().join("fiducials/aruco_images.bag"));
     assert_eq!(
-        shown
-            .iter()
-            .map(|(_, i)| (i.width, i.height, i.encoding.as_str()))
-            .collect::<Vec<_>>(),
-        [(1280, 960, "jpeg")]
+        dims(&shown),
+        [(
+            "/raspicam_node/image/compressed".to_string(),
+            1280,
+            960,
+            "jpeg".to_string()
+        )]
+    );
+    let shown = panel_images(common::corpus_dir().join("ros_numpy/test.bag"));
+    assert_eq!(
+        dims(&shown),
+        [
+            ("/compressedimage".to_string(), 2, 2, "png".to_string()),
+            ("/image".to_string(), 360, 240, "rgb8".to_string())
+        ]
+    );
+    let shown = panel_images(common::corpus2_dir().join("ros2bag_tools/images.bag"));
+    assert_eq!(
+        dims(&shown),
+        [("/image".to_string(), 2, 2, "mono8".to_string())]
     );
 }
