@@ -43,6 +43,22 @@ impl Bench {
     }
 }
 
+impl Bench {
+    /// Draws frames (as a 60 Hz display would, the indexer running between them) until the
+    /// message tables are published.
+    fn until_indexed(&mut self) {
+        let t0 = Instant::now();
+        while self.app.doc.as_ref().is_none_or(|d| d.indexed.is_none()) {
+            self.frame();
+            assert!(
+                t0.elapsed() < Duration::from_secs(120),
+                "indexing did not finish"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
 /// `n` frames zooming in around the middle of the bag, a new view each frame.
 fn zooming(b: &mut Bench, n: usize) -> Vec<Duration> {
     let (a, e) = b.app.doc.as_ref().map(|d| d.range()).unwrap_or((0, 1));
@@ -206,14 +222,7 @@ fn two(n: usize) {
     };
     bench.app.apply(Cmd::OpenMany(parts));
     let t0 = Instant::now();
-    while bench.app.doc.as_ref().is_none_or(|d| d.indexed.is_none()) {
-        bench.frame();
-        assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "indexing did not finish"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    bench.until_indexed();
     println!(
         "two recordings joined and indexed in {:.2} s",
         t0.elapsed().as_secs_f64()
@@ -361,15 +370,7 @@ fn camera(n: usize) {
         app: App::new(None, Some(path.clone())),
         t: 0.0,
     };
-    let t0 = Instant::now();
-    while b.app.doc.as_ref().is_none_or(|d| d.indexed.is_none()) {
-        b.frame();
-        assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "indexing did not finish"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    b.until_indexed();
     b.app.apply(Cmd::OpenImage(0));
     b.app.apply(Cmd::FitAll);
     let run = |b: &mut Bench, n: usize| {
@@ -436,15 +437,7 @@ fn wide(n: usize) {
         app: App::new(None, Some(path.clone())),
         t: 0.0,
     };
-    let t0 = Instant::now();
-    while b.app.doc.as_ref().is_none_or(|d| d.indexed.is_none()) {
-        b.frame();
-        assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "indexing did not finish"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    b.until_indexed();
     let topics = b
         .app
         .doc

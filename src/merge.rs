@@ -32,12 +32,10 @@ fn shift(t: u64, off: i64) -> u64 {
 /// A name for a recording's namespace: its file stem (its folder's name for rosbag2), made a
 /// valid ROS name.
 pub fn namespace_of(p: &Path) -> String {
-    let base = if p.is_dir() || p.file_name().is_some_and(|n| n == "metadata.yaml") {
-        if p.is_dir() {
-            p.file_name()
-        } else {
-            p.parent().and_then(|d| d.file_name())
-        }
+    let base = if p.is_dir() {
+        p.file_name()
+    } else if p.file_name().is_some_and(|n| n == "metadata.yaml") {
+        p.parent().and_then(|d| d.file_name())
     } else {
         p.file_stem()
     };
@@ -239,8 +237,7 @@ impl Bag {
     }
 }
 
-/// The parts of a joined bag can be found again from its summary's files: kept simple, the
-/// app keeps its own list.
+/// Recordings to join as they are, unshifted.
 pub fn parts_of(paths: &[PathBuf]) -> Vec<Part> {
     paths
         .iter()

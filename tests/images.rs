@@ -152,19 +152,16 @@ fn real_images_of_the_corpora_decode() {
 fn bagscope_image_writes_a_png() {
     let p = fixture_bag("images-cli");
     let out = p.with_file_name("depth.png");
-    let st = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
-        .args(["image"])
-        .arg(&p)
-        .args(["/cam/compressedDepth", "--colormap", "grey", "-o"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&st.stdout);
+    let stdout = common::bagscope(&[
+        &"image",
+        &p,
+        &"/cam/compressedDepth",
+        &"--colormap",
+        &"grey",
+        &"-o",
+        &out,
+    ])
+    .ok();
     assert!(stdout.contains("3×2 16UC1 compressedDepth png"), "{stdout}");
     // Read back: 0 black, then 1000..5000 grey rising to white.
     let png = std::fs::read(&out).unwrap();
@@ -175,12 +172,6 @@ fn bagscope_image_writes_a_png() {
     let grey: Vec<u8> = px.chunks(4).map(|p| p[0]).collect();
     assert_eq!(grey, vec![0, 0, 64, 128, 191, 255]);
     // A topic that is not an image: a clear error, exit 2.
-    let st = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
-        .args(["image"])
-        .arg(&p)
-        .args(["/nope", "-o"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(st.status.code(), Some(2));
+    let ran = common::bagscope(&[&"image", &p, &"/nope", &"-o", &out]);
+    assert_eq!(ran.code, Some(2));
 }

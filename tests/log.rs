@@ -55,14 +55,9 @@ fn ros1_and_ros2_logs_read_in_time_order() {
 fn bagscope_log_filters() {
     let bag = common::corpus_dir().join("plotjuggler/out.bag");
     let run = |args: &[&str]| {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
-            .arg("log")
-            .arg(&bag)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8(o.stdout).unwrap()
+        let mut all: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&"log", &bag];
+        all.extend(args.iter().map(|a| a as &dyn AsRef<std::ffi::OsStr>));
+        common::bagscope(&all).ok()
     };
     assert_eq!(run(&[]).lines().count(), 194);
     let warn = run(&["--level", "warn"]);
@@ -79,13 +74,9 @@ fn bagscope_log_filters() {
     assert_eq!(first["node"], "/talker");
     assert_eq!(first["topic"], "rosout");
     // A recording without a log topic: exit 1 and a clear message.
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
-        .arg("log")
-        .arg(common::corpus_dir().join("ros_numpy/test.bag"))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no log topic"));
+    let ran = common::bagscope(&[&"log", &common::corpus_dir().join("ros_numpy/test.bag")]);
+    assert_eq!(ran.code, Some(1));
+    assert!(ran.stderr.contains("no log topic"));
 }
 
 #[test]
@@ -117,27 +108,18 @@ fn find_text_and_numbers_on_real_recordings() {
     assert!(!want.is_empty());
     assert_eq!(hits.iter().map(|h| h.time_ns).collect::<Vec<_>>(), want);
     // bagscope find: exit 1 with no hit.
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
-        .args(["find"])
-        .arg(common::corpus_dir().join("rosbag.js/example.bag"))
-        .arg("/turtle1/pose.x > 1000")
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
+    let ran = common::bagscope(&[
+        &"find",
+        &common::corpus_dir().join("rosbag.js/example.bag"),
+        &"/turtle1/pose.x > 1000",
+    ]);
+    assert_eq!(ran.code, Some(1));
 }
 
 #[test]
 fn bagscope_timing_on_real_recordings() {
-    let run = |bag: std::path::PathBuf, topic: &str| {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
-            .arg("timing")
-            .arg(bag)
-            .arg(topic)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8(o.stdout).unwrap()
-    };
+    let run =
+        |bag: std::path::PathBuf, topic: &str| common::bagscope(&[&"timing", &bag, &topic]).ok();
     // rosbag.js/example.bag /tf: 2688 messages in 21.7 s; bursty, so the median period is
     // far shorter than the mean.
     let out = run(common::corpus_dir().join("rosbag.js/example.bag"), "/tf");

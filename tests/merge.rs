@@ -9,19 +9,9 @@ use bagscope::merge::{align_starts, Part};
 use bagscope::Bag;
 
 fn export(src: &std::path::Path, out: &std::path::Path, range: &[&str]) {
-    let st = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
-        .arg("export")
-        .arg(src)
-        .arg("-o")
-        .arg(out)
-        .args(range)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    let mut all: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&"export", &src, &"-o", &out];
+    all.extend(range.iter().map(|a| a as &dyn AsRef<std::ffi::OsStr>));
+    common::bagscope(&all).ok();
 }
 
 fn part(p: &std::path::Path, offset_ns: i64) -> Part {

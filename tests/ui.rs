@@ -15,9 +15,17 @@ use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 
 fn harness(bag: Option<PathBuf>) -> Harness<'static, App> {
+    harness_with(None, bag)
+}
+
+/// The app started with `storage` (what a previous run saved).
+fn harness_with(
+    storage: Option<&dyn eframe::Storage>,
+    bag: Option<PathBuf>,
+) -> Harness<'static, App> {
     Harness::builder()
         .with_size([1600.0, 1000.0])
-        .build_ui_state(|ui, app: &mut App| app.ui(ui), App::new(None, bag))
+        .build_ui_state(|ui, app: &mut App| app.ui(ui), App::new(storage, bag))
 }
 
 /// Steps frames until `f` holds (the workers run on their own threads).
@@ -541,6 +549,13 @@ fn image_panels_follow_the_playhead() {
                 .is_some_and(|f| f.look.orient.quarter_turns == 1)
         })
     });
+    // Thumbnails on the camera rows, made in the background: each camera's row shows some.
+    wait_for(&mut h, "a thumbnail on every camera row", |app| {
+        app.doc
+            .as_ref()
+            .is_some_and(|d| d.timeline.thumbs.aspect.len() == 3)
+    });
+    assert!(h.state().doc.as_ref().unwrap().timeline.thumbs.made() >= 3);
     // The depth camera: a single channel drawn through turbo by default over its valid range.
     let depth = topics
         .iter()
@@ -570,7 +585,15 @@ fn the_log_panel_filters_and_moves_the_playhead() {
             .is_some_and(|d| d.indexed.is_some() && d.log.done.is_some())
     });
     assert_eq!(
-        h.state().doc.as_ref().unwrap().log.marks.len(),
+        h.state()
+            .doc
+            .as_ref()
+            .unwrap()
+            .log
+            .marks
+            .values()
+            .map(Vec::len)
+            .sum::<usize>(),
         96,
         "a timeline mark per warning"
     );
@@ -724,12 +747,7 @@ fn second_cursor_and_bookmarks_kept_per_file() {
     // Saved, then read back by a new app: the bookmark comes back with the file.
     let mut store = MemStorage::default();
     h.state().save(&mut store);
-    let mut h2 = Harness::builder()
-        .with_size([1600.0, 1000.0])
-        .build_ui_state(
-            |ui, app: &mut App| app.ui(ui),
-            App::new(Some(&store), Some(bag)),
-        );
+    let mut h2 = harness_with(Some(&store), Some(bag));
     wait_for(&mut h2, "indexing", indexed);
     assert_eq!(
         h2.state().doc.as_ref().unwrap().bookmarks,
@@ -822,12 +840,7 @@ fn a_layout_is_reapplied_to_a_recording_with_the_same_topics() {
     let mut store = MemStorage::default();
     h.state().save(&mut store);
     // The second run, in a new app: the same panels, plot and log come back.
-    let mut h2 = Harness::builder()
-        .with_size([1600.0, 1000.0])
-        .build_ui_state(
-            |ui, app: &mut App| app.ui(ui),
-            App::new(Some(&store), Some(p2)),
-        );
+    let mut h2 = harness_with(Some(&store), Some(p2));
     wait_for(&mut h2, "the layout", |a| {
         a.doc
             .as_ref()

@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::process::Command;
-
 use bagscope::{BagWriter, Compression, ConnectionSpec, WriteOptions};
 
 /// /good (Float64, 10 messages), /short (Float64, 10 messages of which 3 are 4 bytes long),
@@ -48,23 +46,16 @@ fn fixture(dir: &std::path::Path) -> std::path::PathBuf {
     p
 }
 
-fn bagscope(args: &[&std::ffi::OsStr]) -> (Option<i32>, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_bagscope"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+fn bagscope(args: &[&dyn AsRef<std::ffi::OsStr>]) -> (Option<i32>, String, String) {
+    let r = common::bagscope(args);
+    (r.code, r.stdout, r.stderr)
 }
 
 #[test]
 fn echo_goes_on_and_reports_once_per_connection() {
     let dir = common::temp_dir("undecodable-echo");
     let p = fixture(&dir);
-    let (code, out, err) = bagscope(&["echo".as_ref(), p.as_os_str(), "--json".as_ref()]);
+    let (code, out, err) = bagscope(&[&"echo", &p, &"--json"]);
     assert_eq!(code, Some(1), "{err}");
     // 10 good + 7 whole /short messages.
     assert_eq!(out.lines().count(), 17, "{out}");
@@ -83,14 +74,7 @@ fn csv_writes_every_readable_row() {
     let dir = common::temp_dir("undecodable-csv");
     let p = fixture(&dir);
     let out = dir.join("out.csv");
-    let (code, _, err) = bagscope(&[
-        "csv".as_ref(),
-        p.as_os_str(),
-        "/good.data".as_ref(),
-        "/short.data".as_ref(),
-        "-o".as_ref(),
-        out.as_os_str(),
-    ]);
+    let (code, _, err) = bagscope(&[&"csv", &p, &"/good.data", &"/short.data", &"-o", &out]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("/short.data: absent from 3 messages"), "{err}");
     let text = std::fs::read_to_string(&out).unwrap();
@@ -103,13 +87,7 @@ fn export_to_ros2_leaves_out_what_does_not_convert() {
     let dir = common::temp_dir("undecodable-export");
     let p = fixture(&dir);
     let out = dir.join("out.mcap");
-    let (code, _, err) = bagscope(&[
-        "export".as_ref(),
-        p.as_os_str(),
-        "-o".as_ref(),
-        out.as_os_str(),
-        "--to-ros2".as_ref(),
-    ]);
+    let (code, _, err) = bagscope(&[&"export", &p, &"-o", &out, &"--to-ros2"]);
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("/short (connection 1): 3 message(s) not converted"),

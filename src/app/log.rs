@@ -39,8 +39,13 @@ pub struct LogState {
     filtered_for: Option<(usize, [bool; 5], String, String)>,
     /// Nodes seen, sorted.
     pub nodes: Vec<String>,
-    /// Per log topic: (time, level) of its warnings and worse, for the timeline marks.
-    pub marks: Vec<(usize, u64, Level)>,
+    /// Per log topic: (time, level) of its warnings and worse, in time order, for the timeline
+    /// marks.
+    pub marks: std::collections::BTreeMap<usize, Vec<(u64, Level)>>,
+    /// Lines per severity (debug, info, warn, error, fatal), counted as they arrive.
+    pub counts: [usize; 5],
+    /// The worst severity seen.
+    pub worst: Option<Level>,
     last_playhead: u64,
     rx: Option<Receiver<LogEvent>>,
     cancel: Arc<AtomicBool>,
@@ -59,7 +64,9 @@ impl Default for LogState {
             filtered: Vec::new(),
             filtered_for: None,
             nodes: Vec::new(),
-            marks: Vec::new(),
+            marks: Default::default(),
+            counts: [0; 5],
+            worst: None,
             last_playhead: 0,
             rx: None,
             cancel: Arc::new(AtomicBool::new(false)),
@@ -131,7 +138,15 @@ pub fn poll(d: &mut Doc) {
             Ok(LogEvent::Lines(v)) => {
                 for l in &v {
                     if l.level.rank() >= 2 {
-                        d.log.marks.push((l.topic, l.time_ns, l.level));
+                        d.log
+                            .marks
+                            .entry(l.topic)
+                            .or_default()
+                            .push((l.time_ns, l.level));
+                    }
+                    d.log.counts[level_index(l.level)] += 1;
+                    if d.log.worst.is_none_or(|w| l.level.rank() > w.rank()) {
+                        d.log.worst = Some(l.level);
                     }
                     if let Err(i) = d.log.nodes.binary_search(&l.node) {
                         d.log.nodes.insert(i, l.node.clone());
@@ -200,10 +215,7 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             let text_color = ui.visuals().text_color();
             let st = &mut d.log;
             st.refilter();
-            let mut counts = [0usize; 5];
-            for l in &st.lines {
-                counts[level_index(l.level)] += 1;
-            }
+            let counts = st.counts;
             ui.horizontal_wrapped(|ui| {
                 for (i, l) in Level::ALL.iter().enumerate() {
                     let label = egui::RichText::new(format!("{l} {}", counts[i]))

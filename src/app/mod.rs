@@ -8,13 +8,13 @@ mod inspector;
 pub mod layout;
 pub mod log;
 pub mod plot;
-mod thumbs;
-mod timeline;
+pub mod thumbs;
+pub mod timeline;
 pub mod timing;
 mod topics;
 pub mod worker;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
@@ -38,6 +38,9 @@ pub enum Cmd {
     AddDialog,
     /// Show or hide the Recordings window (time shifts of several recordings).
     ShowRecordings(bool),
+    /// Reopen the recordings on the timeline shifted to start together (worked out on the
+    /// loader thread: it opens each).
+    AlignStarts,
     /// Open (writing it first if needed) the demo bag.
     OpenDemo,
     /// Show the Open dialog (a file).
@@ -167,6 +170,8 @@ pub struct Doc {
     pub bookmarks: Vec<(u64, String)>,
     /// The recordings on the timeline, with their time shifts (one for a single file).
     pub parts: Vec<crate::merge::Part>,
+    /// The first recording's canonical path: what bookmarks are kept under.
+    pub canonical: PathBuf,
     /// The Recordings window: shown, and the shifts (s) as edited.
     pub recordings_open: bool,
     /// Shifts being edited, in seconds.
@@ -216,6 +221,7 @@ impl Doc {
             cursor2: None,
             bookmarks: Vec::new(),
             parts: Vec::new(),
+            canonical: PathBuf::new(),
             recordings_open: false,
             offsets_edit: Vec::new(),
             timing: Default::default(),
@@ -394,19 +400,11 @@ impl App {
         app
     }
 
-    /// The key bookmarks of a file are kept under.
-    fn bookmark_key(p: &Path) -> String {
-        std::fs::canonicalize(p)
-            .unwrap_or_else(|_| p.to_path_buf())
-            .display()
-            .to_string()
-    }
-
     /// Every file's bookmarks, the open one's as they are now.
     pub fn all_bookmarks(&self) -> std::collections::BTreeMap<String, Vec<(u64, String)>> {
         let mut m = self.bookmarks.clone();
         if let Some(d) = &self.doc {
-            let k = Self::bookmark_key(&d.path);
+            let k = d.canonical.display().to_string();
             if d.bookmarks.is_empty() {
                 m.remove(&k);
             } else {
@@ -431,17 +429,21 @@ impl App {
     }
 
     fn start_loading(&mut self, parts: Vec<crate::merge::Part>, label: String) {
+        self.start_loading_with(parts, false, label);
+    }
+
+    fn start_loading_with(&mut self, parts: Vec<crate::merge::Part>, align: bool, label: String) {
         if let Some(l) = self.loader.take() {
             l.cancel.store(true, Ordering::Relaxed);
         }
         self.error = None;
         self.opening = Some(label);
-        self.loader = Some(Loader::spawn(parts, self.ctx.clone()));
+        self.loader = Some(Loader::spawn(parts, align, self.ctx.clone()));
     }
 
-    fn remember(&mut self, p: &Path) {
-        let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        if p == crate::demo::demo_path() {
+    /// Puts a file (its canonical path, from the loader) first in the recent list.
+    fn remember(&mut self, p: PathBuf, demo: bool) {
+        if demo {
             return;
         }
         self.recent.retain(|x| *x != p);
@@ -465,6 +467,12 @@ impl App {
                 self.start_loading(parts, label);
             }
             Cmd::OpenDemo => self.start_loading(Vec::new(), "demo bag".into()),
+            Cmd::AlignStarts => {
+                if let Some(d) = &self.doc {
+                    let parts = d.parts.clone();
+                    self.start_loading_with(parts, true, "aligning the recordings".into());
+                }
+            }
             Cmd::ShowRecordings(b) => {
                 if let Some(d) = &mut self.doc {
                     d.recordings_open = b;
@@ -602,8 +610,13 @@ impl App {
             let Ok(ev) = l.rx.try_recv() else { break };
             {
                 match ev {
-                    LoadEvent::Opened(bag, hist, parts) => {
-                        let p = bag.summary().path.clone();
+                    LoadEvent::Opened {
+                        bag,
+                        hist,
+                        parts,
+                        canonical,
+                        demo,
+                    } => {
                         self.bookmarks = self.all_bookmarks();
                         self.layouts = self.all_layouts();
                         let mut doc = Doc::new(bag, hist, &self.ctx);
@@ -613,24 +626,23 @@ impl App {
                         log::start(&mut doc, &self.ctx);
                         doc.bookmarks = self
                             .bookmarks
-                            .get(&Self::bookmark_key(&p))
+                            .get(&canonical.display().to_string())
                             .cloned()
                             .unwrap_or_default();
+                        doc.canonical = canonical.clone();
                         // A recording with the same topics as one seen before gets its layout;
                         // the demo shows its cameras from the first frame.
                         self.pending_series.clear();
                         if let Some(l) = self.layouts.get(&layout::key(doc.bag.summary())) {
                             self.pending_series = layout::apply(&mut doc, l);
-                        } else if std::fs::canonicalize(&p).ok()
-                            == std::fs::canonicalize(crate::demo::demo_path()).ok()
-                        {
+                        } else if demo {
                             for ti in images::image_topics(&doc) {
                                 doc.images.open(ti);
                             }
                         }
                         self.doc = Some(doc);
                         self.opening = None;
-                        self.remember(&p);
+                        self.remember(canonical, demo);
                     }
                     LoadEvent::Failed(e) => {
                         self.error = Some(e);
@@ -927,7 +939,7 @@ impl App {
                 });
                 if let Some(d) = &self.doc {
                     let n = d.log.lines.len();
-                    let worst = d.log.marks.iter().map(|m| m.2).max();
+                    let worst = d.log.worst;
                     let label = match worst {
                         Some(l) if n > 0 => egui::RichText::new(format!("Log ({n})"))
                             .color(log::level_color(l, ui.visuals().text_color())),
@@ -1269,12 +1281,7 @@ fn recordings_window(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                     .on_hover_text("Shift every recording to start when the first does")
                     .clicked()
                 {
-                    match crate::merge::align_starts(&d.parts) {
-                        Ok(v) => cmds.push(Cmd::OpenMany(v)),
-                        Err(e) => {
-                            ui.label(e.to_string());
-                        }
-                    }
+                    cmds.push(Cmd::AlignStarts);
                 }
             });
         });

@@ -86,6 +86,11 @@ impl Thumbs {
         }
     }
 
+    /// How many thumbnails are made and kept (decoded or not).
+    pub fn made(&self) -> usize {
+        self.cache.values().filter(|t| t.is_some()).count()
+    }
+
     /// The thumbnail of a message if made (`Some(None)`: it could not be decoded).
     pub fn get(&self, key: &InspectKey) -> Option<Option<&egui::TextureHandle>> {
         self.cache.get(key).map(|t| t.as_ref())

@@ -674,14 +674,14 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             );
         }
         // Warnings and worse of a log topic: a tick each (the worst per pixel) over the row.
-        if d.log.marks.iter().any(|m| m.0 == ti) {
+        if let Some(marks) = d.log.marks.get(&ti) {
             let mut worst: Vec<Option<crate::log::Level>> = vec![None; px + 1];
             // Marks are in time order: only those in view are looked at.
             let (v0, v1) = (a as f64 + view.0, a as f64 + view.1);
-            let lo = d.log.marks.partition_point(|m| (m.1 as f64) < v0);
-            let hi = d.log.marks.partition_point(|m| (m.1 as f64) <= v1);
-            for &(t_i, t, l) in &d.log.marks[lo..hi.max(lo)] {
-                if t_i != ti || t < a {
+            let lo = marks.partition_point(|m| (m.0 as f64) < v0);
+            let hi = marks.partition_point(|m| (m.0 as f64) <= v1);
+            for &(t, l) in &marks[lo..hi.max(lo)] {
+                if t < a {
                     continue;
                 }
                 let x = x_of((t - a) as f64);
@@ -689,7 +689,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                     continue;
                 }
                 let col = ((x - strip.left()) as usize).min(px);
-                if worst[col].is_none_or(|w| l > w) {
+                if worst[col].is_none_or(|w| l.rank() > w.rank()) {
                     worst[col] = Some(l);
                 }
             }

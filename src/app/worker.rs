@@ -1,6 +1,7 @@
 //! Background workers of the app. Each owns its I/O and hands results to the UI thread over a
 //! bounded channel the UI drains with `try_recv`; the UI never waits on them.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, Sender, SyncSender, TrySendError};
 use std::sync::Arc;
@@ -18,9 +19,19 @@ pub type Histogram = Vec<Vec<u32>>;
 
 /// What the loader reports.
 pub enum LoadEvent {
-    /// The bag is open: its summary is known, with a first density from the chunk infos; with
-    /// the recordings it was made of.
-    Opened(Bag, Arc<Histogram>, Vec<crate::merge::Part>),
+    /// The bag is open: its summary is known, with a first density from the chunk infos.
+    Opened {
+        /// The bag.
+        bag: Bag,
+        /// The first density.
+        hist: Arc<Histogram>,
+        /// The recordings it was made of, with their time shifts.
+        parts: Vec<crate::merge::Part>,
+        /// The first recording's canonical path (worked out here: it touches the file system).
+        canonical: PathBuf,
+        /// It is the app's own demo bag.
+        demo: bool,
+    },
     /// It did not open.
     Failed(String),
     /// Tables progress and the density so far.
@@ -151,20 +162,6 @@ fn chunk_histogram(s: &Summary) -> Histogram {
     h
 }
 
-fn median_period(times: &[u64]) -> Option<u64> {
-    let mut d: Vec<u64> = times
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .filter(|&d| d > 0)
-        .collect();
-    if d.is_empty() {
-        return None;
-    }
-    let mid = d.len() / 2;
-    let (_, m, _) = d.select_nth_unstable(mid);
-    Some(*m)
-}
-
 /// A bag being opened and indexed on a named thread.
 pub struct Loader {
     /// Events, oldest first.
@@ -175,14 +172,15 @@ pub struct Loader {
 
 impl Loader {
     /// Opens `path` (or writes the demo bag first when `demo`) on a background thread.
-    pub fn spawn(parts: Vec<crate::merge::Part>, ctx: egui::Context) -> Loader {
+    /// With `align`, the recordings are first shifted to start together.
+    pub fn spawn(parts: Vec<crate::merge::Part>, align: bool, ctx: egui::Context) -> Loader {
         let (tx, rx) = sync_channel(64);
         let cancel = Arc::new(AtomicBool::new(false));
         let c2 = Arc::clone(&cancel);
         let spawned = std::thread::Builder::new()
             .name("bagscope-indexer".into())
             .spawn(move || {
-                load(parts, &tx, &c2, &ctx);
+                load(parts, align, &tx, &c2, &ctx);
                 ctx.request_repaint();
             });
         if let Err(e) = spawned {
@@ -196,6 +194,7 @@ impl Loader {
 
 fn load(
     mut parts: Vec<crate::merge::Part>,
+    align: bool,
     tx: &SyncSender<LoadEvent>,
     cancel: &AtomicBool,
     ctx: &egui::Context,
@@ -212,6 +211,15 @@ fn load(
             }
         }
     }
+    if align {
+        match crate::merge::align_starts(&parts) {
+            Ok(p) => parts = p,
+            Err(e) => {
+                let _ = tx.send(LoadEvent::Failed(format!("cannot align the starts: {e}")));
+                return;
+            }
+        }
+    }
     let bag = match Bag::open_many(&parts) {
         Ok(b) => b,
         Err(e) => {
@@ -222,10 +230,17 @@ fn load(
     };
     let s = bag.summary().clone();
     let first = Arc::new(chunk_histogram(&s));
-    if tx
-        .send(LoadEvent::Opened(bag.clone(), first, parts))
-        .is_err()
-    {
+    let canonical = std::fs::canonicalize(&parts[0].path).unwrap_or_else(|_| parts[0].path.clone());
+    let demo = parts.len() == 1
+        && std::fs::canonicalize(crate::demo::demo_path()).is_ok_and(|d| d == canonical);
+    let opened = LoadEvent::Opened {
+        bag: bag.clone(),
+        hist: first,
+        parts,
+        canonical,
+        demo,
+    };
+    if tx.send(opened).is_err() {
         return;
     }
     ctx.request_repaint();
@@ -275,18 +290,12 @@ fn load(
     let mut periods = Vec::with_capacity(s.topics.len());
     let mut exact: Histogram = vec![vec![0u32; HIST_BINS]; s.topics.len()];
     for (ti, t) in s.topics.iter().enumerate() {
-        let mut v: Vec<u64> = t
-            .connections
-            .iter()
-            .filter_map(|&c| tables.per_connection.get(c))
-            .flat_map(|es| es.iter().map(|e| e.time_ns))
-            .collect();
-        v.sort_unstable();
+        let v = crate::timing::connection_times(&tables, &t.connections);
         for &x in &v {
             let b = bin_of(&s, x);
             exact[ti][b] = exact[ti][b].saturating_add(1);
         }
-        periods.push(median_period(&v));
+        periods.push(crate::timing::median_period(&v));
         topic_times.push(Arc::new(v));
     }
     let _ = tx.send(LoadEvent::Indexed(Indexed {

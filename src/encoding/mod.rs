@@ -124,6 +124,40 @@ fn read_prim(p: Primitive, b: &[u8]) -> Value {
     }
 }
 
+impl Node {
+    /// Field `name` of this message node (`None` if it is not a message or has no such field).
+    pub fn field<'a>(&'a self, def: &MsgDef, name: &str) -> Option<&'a Node> {
+        let Value::Message { ty, fields } = &self.value else {
+            return None;
+        };
+        let i = def
+            .types
+            .get(*ty)?
+            .fields
+            .iter()
+            .position(|f| f.name == name)?;
+        fields.get(i)
+    }
+
+    /// The node at `segments` under this one (fields by name, array elements by index,
+    /// negative from the end).
+    pub fn at<'a>(&'a self, def: &MsgDef, segments: &[Segment]) -> Option<&'a Node> {
+        let mut node = self;
+        for s in segments {
+            node = match (s, &node.value) {
+                (Segment::Field(name), _) => node.field(def, name)?,
+                (Segment::Index(i), Value::Array(items)) => {
+                    let n = items.len() as i64;
+                    let k = if *i < 0 { n + i } else { *i };
+                    items.get(usize::try_from(k).ok()?)?
+                }
+                _ => return None,
+            };
+        }
+        Some(node)
+    }
+}
+
 impl Value {
     /// The number a plot shows for a scalar: booleans as 0/1, times in seconds.
     pub fn as_f64(&self) -> Option<f64> {

@@ -5,9 +5,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::bag::Bag;
-use crate::decode::{FieldPath, Node, Segment, Value};
+use crate::decode::{FieldPath, Node, Value};
 use crate::error::{Error, Result};
-use crate::msgdef::MsgDef;
 use crate::Filter;
 
 /// A comparison.
@@ -155,30 +154,6 @@ pub fn find(bag: &Bag, q: &Query, cancel: &AtomicBool) -> Result<(Vec<Hit>, bool
     Ok((hits, false))
 }
 
-/// The node at `segments` under a decoded message.
-fn walk<'a>(def: &MsgDef, mut node: &'a Node, segments: &[Segment]) -> Option<&'a Node> {
-    for s in segments {
-        node = match (s, &node.value) {
-            (Segment::Field(name), Value::Message { ty, fields }) => {
-                let i = def
-                    .types
-                    .get(*ty)?
-                    .fields
-                    .iter()
-                    .position(|f| f.name == *name)?;
-                fields.get(i)?
-            }
-            (Segment::Index(i), Value::Array(items)) => {
-                let n = items.len() as i64;
-                let k = if *i < 0 { n + i } else { *i };
-                items.get(usize::try_from(k).ok()?)?
-            }
-            _ => return None,
-        };
-    }
-    Some(node)
-}
-
 /// The first string under `node` that contains `text` (lower-case).
 fn find_string(node: &Node, text: &str) -> Option<String> {
     match &node.value {
@@ -217,7 +192,9 @@ fn find_text(bag: &Bag, q: &Query, cancel: &AtomicBool) -> Result<(Vec<Hit>, boo
         let Ok(node) = plan.decode(&m.data) else {
             continue;
         };
-        let found = walk(&plan.def, &node, &q.path.segments).and_then(|n| find_string(n, &q.text));
+        let found = node
+            .at(&plan.def, &q.path.segments)
+            .and_then(|n| find_string(n, &q.text));
         if let Some(s) = found {
             hits.push(Hit {
                 time_ns: m.time_ns,

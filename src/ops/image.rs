@@ -104,16 +104,7 @@ pub fn is_image_type(datatype: &str) -> bool {
 
 /// The value of field `name` of a decoded message.
 pub fn field<'a>(def: &MsgDef, node: &'a Node, name: &str) -> Option<&'a Value> {
-    let Value::Message { ty, fields } = &node.value else {
-        return None;
-    };
-    let i = def
-        .types
-        .get(*ty)?
-        .fields
-        .iter()
-        .position(|f| f.name == name)?;
-    fields.get(i).map(|n| &n.value)
+    node.field(def, name).map(|n| &n.value)
 }
 
 fn uint(v: Option<&Value>) -> Option<u64> {

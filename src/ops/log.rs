@@ -116,18 +116,23 @@ pub fn is_log_type(datatype: &str) -> bool {
     )
 }
 
-fn stamp_of(v: &Value, def: &MsgDef, node: &Node) -> Option<u64> {
-    match v {
+/// A `time` or a `builtin_interfaces/Time` node as ns.
+fn stamp_of(def: &MsgDef, n: &Node) -> Option<u64> {
+    match &n.value {
         Value::Time { sec, nsec } => Some(u64::from(*sec) * 1_000_000_000 + u64::from(*nsec)),
         Value::Message { .. } => {
-            let sec = match field(def, node, "sec")? {
+            let sec = match &n.field(def, "sec")?.value {
                 Value::I32(s) => u64::try_from(*s).ok()?,
                 Value::U32(s) => u64::from(*s),
                 _ => return None,
             };
-            let nsec = match field(def, node, "nanosec").or_else(|| field(def, node, "nsec"))? {
-                Value::U32(n) => u64::from(*n),
-                Value::I32(n) => u64::try_from(*n).ok()?,
+            let nsec = match &n
+                .field(def, "nanosec")
+                .or_else(|| n.field(def, "nsec"))?
+                .value
+            {
+                Value::U32(v) => u64::from(*v),
+                Value::I32(v) => u64::try_from(*v).ok()?,
                 _ => return None,
             };
             Some(sec * 1_000_000_000 + nsec)
@@ -147,37 +152,12 @@ pub fn from_node(def: &MsgDef, node: &Node, time_ns: u64, topic: usize) -> Optio
         Value::I8(v) => *v as u8,
         _ => return None,
     };
-    let Value::Message { fields, ty } = &node.value else {
-        return None;
-    };
-    let names = &def.types.get(*ty)?.fields;
     // ROS 1: header.stamp; ROS 2: stamp.
-    let stamp_ns = names
-        .iter()
-        .zip(fields)
-        .find_map(|(f, n)| match f.name.as_str() {
-            "stamp" => stamp_of(&n.value, def, n),
-            "header" => {
-                let s = field(def, n, "stamp")?;
-                match s {
-                    Value::Time { .. } => stamp_of(s, def, n),
-                    _ => {
-                        let Value::Message { ty, fields } = &n.value else {
-                            return None;
-                        };
-                        let i = def
-                            .types
-                            .get(*ty)?
-                            .fields
-                            .iter()
-                            .position(|f| f.name == "stamp")?;
-                        let sn = fields.get(i)?;
-                        stamp_of(&sn.value, def, sn)
-                    }
-                }
-            }
-            _ => None,
-        });
+    let stamp_ns = node
+        .field(def, "header")
+        .and_then(|h| h.field(def, "stamp"))
+        .or_else(|| node.field(def, "stamp"))
+        .and_then(|n| stamp_of(def, n));
     Some(LogLine {
         time_ns,
         stamp_ns,

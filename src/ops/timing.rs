@@ -15,14 +15,18 @@ pub fn topic_times(bag: &Bag, topic: &str) -> Result<Vec<u64>> {
         .topic(topic)
         .ok_or_else(|| Error::NotFound(format!("no topic {topic:?}")))?;
     let tables = bag.tables()?;
-    let mut v: Vec<u64> = t
-        .connections
+    Ok(connection_times(&tables, &t.connections))
+}
+
+/// Receive times of every message of `conns` (a topic's connections), sorted.
+pub fn connection_times(tables: &crate::MessageTables, conns: &[usize]) -> Vec<u64> {
+    let mut v: Vec<u64> = conns
         .iter()
         .filter_map(|&c| tables.per_connection.get(c))
         .flat_map(|es| es.iter().map(|e| e.time_ns))
         .collect();
     v.sort_unstable();
-    Ok(v)
+    v
 }
 
 /// The median time between two consecutive messages (ns), ignoring equal times.

@@ -184,3 +184,34 @@ pub fn write_v12(path: &std::path::Path, indexed: bool, n: u64) -> Vec<(String, 
     std::fs::write(path, out).expect("write 1.2 bag");
     wrote
 }
+
+/// What a run of the `bagscope` binary gave.
+pub struct Ran {
+    /// Exit code.
+    pub code: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Ran {
+    /// The standard output of a run that must have succeeded.
+    pub fn ok(self) -> String {
+        assert_eq!(self.code, Some(0), "{}", self.stderr);
+        self.stdout
+    }
+}
+
+/// Runs the `bagscope` binary with `args` (paths and words alike: `&[&"echo", &bag]`).
+pub fn bagscope(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Ran {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
+        .args(args.iter().map(|a| a.as_ref()))
+        .output()
+        .expect("run bagscope");
+    Ran {
+        code: o.status.code(),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
