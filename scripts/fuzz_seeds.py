@@ -70,8 +70,29 @@ def main() -> None:
         if dbs and os.path.getsize(dbs[0]) <= 65536:
             put('open_rosbag2', Path(meta).read_bytes() + b'\0' + Path(dbs[0]).read_bytes())
             r += 1
+    # ROS 1 before 1.2: the start of the two real files (the scan recovers a cut file), their
+    # magic line replaced by open_old's selector byte, and a version 0 file.
+    o = 0
+    for name in ['ekf_test.bag', 'monster.bag']:
+        p = BAGS / 'old-formats' / name
+        if not p.exists():
+            continue
+        b = p.read_bytes()
+        line, _, rest = b.partition(b'\n')
+        sel = {b'#ROSRECORD V1.1': 0, b'#ROSLOG V1.1': 1, b'#ROSLOG V1.0': 2}.get(line)
+        if sel is None:
+            continue
+        for cut in [4096, 16384, 65536]:
+            put('open_old', bytes([sel]) + rest[:cut])
+            o += 1
+    v0 = b'/chatter\nstd_msgs/String\n*\n'
+    for i, text in enumerate([b'hello', b'world']):
+        data = struct.pack('<I', len(text)) + text
+        v0 += struct.pack('<III', i + 1, 500, len(data)) + data
+    put('open_old', b'\x03' + v0)
+    o += 1
     print(f'{n} bag seeds, {len(defs) * 3} decode seeds, {m} MCAP seeds, '
-          f'{len(cdr_defs) * 3} CDR seeds, {r} rosbag2 seeds')
+          f'{len(cdr_defs) * 3} CDR seeds, {r} rosbag2 seeds, {o} old-format seeds')
 
 
 if __name__ == '__main__':

@@ -471,9 +471,14 @@ impl Bag {
     }
 
     /// Messages matching `filter`, in time order across chunks, decompressing ahead on
-    /// `threads` background threads.
+    /// background threads (none in the single-threaded mode, [`crate::iter::set_threads`]).
     pub fn messages(&self, filter: &Filter) -> Result<crate::iter::Messages> {
-        crate::iter::Messages::new(self.clone(), filter, crate::iter::default_threads())
+        let threads = if crate::iter::single_threaded() {
+            0
+        } else {
+            crate::iter::default_threads()
+        };
+        crate::iter::Messages::new(self.clone(), filter, threads)
     }
 
     /// The bag's files and summary, when nothing else holds it (joining recordings).

@@ -7,6 +7,8 @@ use bagscope::{Bag, Filter};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
+    // The single-threaded mode: no read-ahead or check threads per execution.
+    bagscope::iter::set_threads(1);
     let mut bytes = bagscope::mcap::MAGIC.to_vec();
     bytes.extend_from_slice(data);
     let Ok(bag) = Bag::from_bytes("fuzz.mcap", bytes) else {

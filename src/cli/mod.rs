@@ -5,6 +5,7 @@
 mod bench;
 mod decode;
 mod info;
+mod sparse;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -222,6 +223,25 @@ pub enum Command {
         #[arg(long, default_value_t = 180)]
         seconds: u32,
     },
+    /// Write a sparse benchmark recording (a real index, camera pixels left as holes): the
+    /// Scale figures' 1 GB to 1 TB recordings, 200,000,000 messages per TiB on 100 topics.
+    #[command(hide = true)]
+    GenSparse {
+        /// Where to write it.
+        out: PathBuf,
+        /// bag (ROS 1 2.0) or mcap.
+        #[arg(long, default_value = "bag")]
+        format: String,
+        /// Apparent size: 1G, 100G, 1T, ...
+        #[arg(long, default_value = "1G", value_parser = sparse::parse_size)]
+        size: u64,
+        /// Messages (default: 200,000,000 per TiB of --size).
+        #[arg(long, default_value_t = 0)]
+        messages: u64,
+        /// Bytes per chunk.
+        #[arg(long, default_value = "32M", value_parser = sparse::parse_size)]
+        chunk: u64,
+    },
     /// Time library operations on a bag (JSON), for scripts/bench.py.
     #[command(hide = true)]
     Bench {
@@ -336,6 +356,23 @@ pub fn run(cmd: Command) -> ExitCode {
             println!("{}: {n} messages", out.display());
             ExitCode::SUCCESS
         }),
+        Command::GenSparse {
+            out,
+            format,
+            size,
+            messages,
+            chunk,
+        } => sparse::check_out(&out)
+            .and_then(|()| {
+                sparse::generate(&sparse::SparseArgs {
+                    out,
+                    format,
+                    size,
+                    messages,
+                    chunk,
+                })
+            })
+            .map(|()| ExitCode::SUCCESS),
         Command::Bench { bag, op, runs } => bench::bench(&bag, &op, runs),
     };
     match r {

@@ -42,9 +42,19 @@ pub fn for_each_chunk_parallel(
     f: &(dyn Fn(usize, Result<&[u8]>) + Sync),
 ) {
     let n = bag.summary().chunks.len();
+    if threads <= 1 {
+        // On the calling thread: no thread started (the single-threaded mode).
+        for i in 0..n {
+            match bag.decompress_chunk(i) {
+                Ok(d) => f(i, Ok(&d)),
+                Err(e) => f(i, Err(e)),
+            }
+        }
+        return;
+    }
     let next = AtomicUsize::new(0);
     std::thread::scope(|s| {
-        for _ in 0..threads.max(1) {
+        for _ in 0..threads {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= n {
@@ -66,9 +76,15 @@ fn for_each_chunk_parallel_owned(
     f: &(dyn Fn(usize, Result<Vec<u8>>) + Sync),
 ) {
     let n = bag.summary().chunks.len();
+    if threads <= 1 {
+        for i in 0..n {
+            f(i, bag.decompress_chunk(i));
+        }
+        return;
+    }
     let next = AtomicUsize::new(0);
     std::thread::scope(|s| {
-        for _ in 0..threads.max(1) {
+        for _ in 0..threads {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= n {

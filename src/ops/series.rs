@@ -99,63 +99,69 @@ pub fn field_series(
     let missing = AtomicUsize::new(0);
     let all: Mutex<Vec<Vec<Point>>> = Mutex::new(Vec::new());
     let errs: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    std::thread::scope(|sc| {
-        for _ in 0..threads.clamp(1, work.len().max(1)) {
-            sc.spawn(|| loop {
-                if cancel.load(Ordering::Relaxed) {
-                    break;
-                }
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&chunk) = work.get(k) else {
-                    break;
-                };
-                let entries = &per_chunk[chunk];
-                let buf = if !bag.chunk_is_buffered(chunk as u32) {
-                    None
-                } else {
-                    match bag.read_chunk_for(chunk, &conns) {
-                        Ok(b) => Some(Arc::new(b)),
-                        Err(e) => {
-                            if let Ok(mut v) = errs.lock() {
-                                v.push(e.to_string());
-                            }
-                            continue;
-                        }
-                    }
-                };
-                let mut pts = Vec::with_capacity(entries.len());
-                let mut miss = 0;
-                for &(xi, e) in entries {
-                    let (ci, ex) = &extractors[xi];
-                    let m = match &buf {
-                        Some(b) => bag.message_in_buffer(Arc::clone(b), *ci, e),
-                        None => bag.message(*ci, e),
-                    };
-                    match m.map(|m| ex.extract(&m.data)) {
-                        Ok(Some(value)) => pts.push(Point {
-                            time_ns: e.time_ns,
-                            value,
-                        }),
-                        Ok(None) => miss += 1,
-                        Err(err) => {
-                            miss += 1;
-                            if let Ok(mut v) = errs.lock() {
-                                if v.len() < 100 {
-                                    v.push(err.to_string());
-                                }
-                            }
-                        }
-                    }
-                }
-                pts.sort_by_key(|p| p.time_ns);
-                missing.fetch_add(miss, Ordering::Relaxed);
-                on_part(&pts);
-                if let Ok(mut a) = all.lock() {
-                    a.push(pts);
-                }
-            });
+    let run = || loop {
+        if cancel.load(Ordering::Relaxed) {
+            break;
         }
-    });
+        let k = next.fetch_add(1, Ordering::Relaxed);
+        let Some(&chunk) = work.get(k) else {
+            break;
+        };
+        let entries = &per_chunk[chunk];
+        let buf = if !bag.chunk_is_buffered(chunk as u32) {
+            None
+        } else {
+            match bag.read_chunk_for(chunk, &conns) {
+                Ok(b) => Some(Arc::new(b)),
+                Err(e) => {
+                    if let Ok(mut v) = errs.lock() {
+                        v.push(e.to_string());
+                    }
+                    continue;
+                }
+            }
+        };
+        let mut pts = Vec::with_capacity(entries.len());
+        let mut miss = 0;
+        for &(xi, e) in entries {
+            let (ci, ex) = &extractors[xi];
+            let m = match &buf {
+                Some(b) => bag.message_in_buffer(Arc::clone(b), *ci, e),
+                None => bag.message(*ci, e),
+            };
+            match m.map(|m| ex.extract(&m.data)) {
+                Ok(Some(value)) => pts.push(Point {
+                    time_ns: e.time_ns,
+                    value,
+                }),
+                Ok(None) => miss += 1,
+                Err(err) => {
+                    miss += 1;
+                    if let Ok(mut v) = errs.lock() {
+                        if v.len() < 100 {
+                            v.push(err.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        pts.sort_by_key(|p| p.time_ns);
+        missing.fetch_add(miss, Ordering::Relaxed);
+        on_part(&pts);
+        if let Ok(mut a) = all.lock() {
+            a.push(pts);
+        }
+    };
+    if threads <= 1 {
+        // On the calling thread (the single-threaded mode).
+        run();
+    } else {
+        std::thread::scope(|sc| {
+            for _ in 0..threads.min(work.len().max(1)) {
+                sc.spawn(run);
+            }
+        });
+    }
     let mut points: Vec<Point> = all
         .into_inner()
         .unwrap_or_default()

@@ -27,21 +27,36 @@ use crate::storage::{
 pub const MAGIC: &[u8; 8] = b"\x89MCAP0\r\n";
 
 /// Record opcodes.
-pub(crate) mod opcode {
+pub mod opcode {
+    /// Header record.
     pub const HEADER: u8 = 0x01;
+    /// Footer record.
     pub const FOOTER: u8 = 0x02;
+    /// Schema record.
     pub const SCHEMA: u8 = 0x03;
+    /// Channel record.
     pub const CHANNEL: u8 = 0x04;
+    /// Message record.
     pub const MESSAGE: u8 = 0x05;
+    /// Chunk record.
     pub const CHUNK: u8 = 0x06;
+    /// Message index record.
     pub const MESSAGE_INDEX: u8 = 0x07;
+    /// Chunk index record.
     pub const CHUNK_INDEX: u8 = 0x08;
+    /// Attachment record.
     pub const ATTACHMENT: u8 = 0x09;
+    /// Attachment index record.
     pub const ATTACHMENT_INDEX: u8 = 0x0A;
+    /// Statistics record.
     pub const STATISTICS: u8 = 0x0B;
+    /// Metadata record.
     pub const METADATA: u8 = 0x0C;
+    /// Metadata index record.
     pub const METADATA_INDEX: u8 = 0x0D;
+    /// Summary offset record.
     pub const SUMMARY_OFFSET: u8 = 0x0E;
+    /// Data end record.
     pub const DATA_END: u8 = 0x0F;
 }
 
@@ -530,9 +545,19 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
         // The summary does not index everything the file holds: read it all.
         return Ok(None);
     }
+    // Channel id to connection index, as a table: looked up for every channel of every chunk
+    // (a hash lookup each was most of the time of opening a large file).
+    let mut dense = vec![u32::MAX; usize::from(u16::MAX) + 1];
+    for (&id, &i) in &cat.by_id {
+        dense[usize::from(id)] = i as u32;
+    }
     // Every channel a chunk index names must be defined in the summary.
     for ci in &chunk_indexes {
-        if ci.5.iter().any(|(ch, _)| !cat.by_id.contains_key(ch)) {
+        if ci
+            .5
+            .iter()
+            .any(|&(ch, _)| dense[usize::from(ch)] == u32::MAX)
+        {
             return Ok(None);
         }
         if ci.6 == 0 && ci.9 > 0 {
@@ -571,7 +596,9 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
         }
         // Counts per channel from the sizes of the message index records: each is 15 bytes
         // of header and 16 a message.
-        offsets.sort_by_key(|&(_, o)| o);
+        if !offsets.is_sorted_by_key(|&(_, o)| o) {
+            offsets.sort_by_key(|&(_, o)| o);
+        }
         let mi_start = chunk_start.saturating_add(chunk_len);
         let mi_end = mi_start.saturating_add(mi_len);
         if mi_end > file_size || offsets.iter().any(|&(_, o)| o < mi_start || o >= mi_end) {
@@ -587,7 +614,7 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
         for (k, &(ch, off)) in offsets.iter().enumerate() {
             let next = offsets.get(k + 1).map_or(mi_end, |&(_, o)| o);
             let n = next.saturating_sub(off).saturating_sub(15) / 16;
-            let ci = cat.by_id[&ch];
+            let ci = dense[usize::from(ch)] as usize;
             if n > 0 {
                 counts.push((ci, u32::try_from(n).unwrap_or(u32::MAX)));
                 counted += n;

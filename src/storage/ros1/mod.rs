@@ -235,12 +235,33 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
     let conn_index: HashMap<u32, usize> =
         conns.iter().enumerate().map(|(i, c)| (c.conn, i)).collect();
     infos.sort_by_key(|(_, i)| i.chunk_pos);
-    let mut chunks = Vec::with_capacity(infos.len());
-    for (info_at, info) in infos {
+    // Connection id to index as a table where ids are small (they are numbered from 0 by
+    // every recorder): a hash lookup for every count of every chunk info cost more than
+    // reading them.
+    let max_id = conns.iter().map(|c| c.conn).max().unwrap_or(0);
+    let dense: Option<Vec<u32>> = (max_id < 1 << 16).then(|| {
+        let mut d = vec![u32::MAX; max_id as usize + 1];
+        for (i, c) in conns.iter().enumerate() {
+            d[c.conn as usize] = i as u32;
+        }
+        d
+    });
+    let lookup = |id: u32| -> Option<usize> {
+        match &dense {
+            Some(d) => d
+                .get(id as usize)
+                .filter(|&&i| i != u32::MAX)
+                .map(|&i| i as usize),
+            None => conn_index.get(&id).copied(),
+        }
+    };
+    // Each chunk's record header (compression, sizes, where its data lies): one small read
+    // each, split between threads for a file of many chunks.
+    let one = |(info_at, info): &(u64, ChunkInfoRecord)| -> Result<Chunk> {
         if info.chunk_pos >= header.index_pos {
             return Err(Error::Malformed {
                 kind: RecordKind::ChunkInfo,
-                at: Location::File(info_at),
+                at: Location::File(*info_at),
                 reason: format!(
                     "chunk_pos {} is not before the index section at {}",
                     info.chunk_pos, header.index_pos
@@ -248,7 +269,11 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
             });
         }
         let at = Location::File(info.chunk_pos);
-        let head = read_at(file, info.chunk_pos, 4096)?;
+        let mut head = read_at(file, info.chunk_pos, 512)?;
+        let hlen = le_u32(&head, 0).unwrap_or(0) as u64;
+        if hlen + 8 > head.len() as u64 && hlen < 4096 {
+            head = read_at(file, info.chunk_pos, 4096)?;
+        }
         let (hdr, data_pos, data_len) = chunk_header_at(&head, info.chunk_pos)?;
         if data_pos + data_len > header.index_pos {
             return Err(Error::Truncated {
@@ -259,19 +284,19 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
             });
         }
         let mut counts = Vec::with_capacity(info.counts.len());
-        for (id, n) in info.counts {
-            match conn_index.get(&id) {
-                Some(&ci) => counts.push((ci, n)),
+        for &(id, n) in &info.counts {
+            match lookup(id) {
+                Some(ci) => counts.push((ci, n)),
                 None => {
                     return Err(Error::Malformed {
                         kind: RecordKind::ChunkInfo,
-                        at: Location::File(info_at),
+                        at: Location::File(*info_at),
                         reason: format!("names connection {id}, which the index does not define"),
                     })
                 }
             }
         }
-        chunks.push(Chunk {
+        Ok(Chunk {
             pos: info.chunk_pos,
             start_ns: info.start_ns,
             end_ns: info.end_ns,
@@ -281,8 +306,32 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
             data_len,
             size: hdr.size,
             ..Default::default()
+        })
+    };
+    let threads = crate::iter::default_threads().min(4);
+    let chunks: Vec<Chunk> = if threads <= 1 || infos.len() < 2048 {
+        infos.iter().map(one).collect::<Result<_>>()?
+    } else {
+        let per = infos.len().div_ceil(threads);
+        let parts: Vec<Result<Vec<Chunk>>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = infos
+                .chunks(per)
+                .map(|part| sc.spawn(move || part.iter().map(one).collect::<Result<Vec<_>>>()))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(Error::Invalid("a reading thread panicked".into())))
+                })
+                .collect()
         });
-    }
+        let mut all = Vec::with_capacity(infos.len());
+        for p in parts {
+            all.extend(p?);
+        }
+        all
+    };
     let connections = conns.into_iter().map(Connection::from).collect();
     Ok(Opened {
         profile: String::new(),
