@@ -8,7 +8,9 @@
 //! 1920×1080 jpeg topic at 30 Hz with an image panel open, and two demo runs on one timeline
 //! with a camera panel each (`-- --camera-only` runs just these).
 //!
-//! `cargo bench --bench ui_frame [-- BAG]`; BAG defaults to bench-bags/many_small_lz4.bag
+//! `cargo bench --bench ui_frame [-- BAG]`; BAG defaults to bench-bags/many_small_lz4.bag.
+//! `cargo bench --bench ui_frame -- --scale BAG`: the Scale figures on a (sparse) recording
+//! from `bagscope gen-sparse`.
 //! (make it with `python3 ../shared/tools/gen_bench_bags.py bench-bags`).
 
 use std::path::PathBuf;
@@ -84,7 +86,132 @@ fn report(name: &str, mut v: Vec<Duration>) {
     );
 }
 
+/// Peak and current resident memory of this process (kB), from /proc.
+fn rss_kb() -> (u64, u64) {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        s.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+/// The Scale figures on one (large, sparse) recording: time from the open to the first frame
+/// that shows it, every frame while the tables build, the timeline zoomed out, in, zooming
+/// and playing, the inspector at five points of two topics, and the peak memory.
+fn scale(bag: PathBuf) {
+    let t0 = Instant::now();
+    let mut b = Bench {
+        ctx: egui::Context::default(),
+        app: App::new(None, Some(bag.clone())),
+        t: 0.0,
+    };
+    let mut first = None;
+    let mut frames = Vec::new();
+    loop {
+        let el = b.frame();
+        frames.push(el);
+        let d = b.app.doc.as_ref();
+        if first.is_none() && d.is_some() {
+            first = Some(t0.elapsed());
+        }
+        if d.is_some_and(|d| d.indexed.is_some()) {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(900),
+            "indexing did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let indexed = t0.elapsed();
+    let (peak, now) = rss_kb();
+    let msgs = b.app.doc.as_ref().map_or(0, |d| d.bag.summary().message_count);
+    println!(
+        "bag {} ({msgs} messages): first frame showing it {:.3} s after the open; indexed in {:.2} s while drawing; memory peak {:.2} GB, now {:.2} GB",
+        bag.display(),
+        first.unwrap_or_default().as_secs_f64(),
+        indexed.as_secs_f64(),
+        peak as f64 / 1e6,
+        now as f64 / 1e6
+    );
+    report("every frame until indexed", frames);
+    let n = 300;
+    let run = |b: &mut Bench, n: usize| (0..n).map(|_| b.frame()).collect::<Vec<_>>();
+    b.app.apply(Cmd::FitAll);
+    run(&mut b, 5);
+    report("zoomed out", run(&mut b, n));
+    let (a, e) = b.app.doc.as_ref().map(|d| d.range()).unwrap_or((0, 1));
+    let mid = (e - a) as f64 / 2.0;
+    b.app.apply(Cmd::SetView(mid, mid + 1e9));
+    run(&mut b, 5);
+    report("zoomed in to 1 s", run(&mut b, n));
+    report("zooming (new view/frame)", zooming(&mut b, n));
+    b.app.apply(Cmd::FitAll);
+    // The inspector at five points of a camera topic and of a small one.
+    let topics: Vec<usize> = {
+        let s = b.app.doc.as_ref().expect("open").bag.summary();
+        ["/camera_0/image_raw", "/sensor_00/value"]
+            .iter()
+            .filter_map(|n| s.topics.iter().position(|t| t.name == *n))
+            .collect()
+    };
+    let mut waits = Vec::new();
+    let mut insp_frames = Vec::new();
+    for &ti in &topics {
+        for k in 1..=5u64 {
+            b.app.apply(Cmd::SelectTopic(Some(ti)));
+            b.app.apply(Cmd::SetPlayhead(a + (e - a) / 6 * k));
+            let t = Instant::now();
+            loop {
+                insp_frames.push(b.frame());
+                let d = b.app.doc.as_ref().expect("open");
+                if d.inspect_key.is_some()
+                    && d.inspected
+                        .as_ref()
+                        .is_some_and(|i| Some(i.key) == d.inspect_key && i.decoded.is_ok())
+                {
+                    break;
+                }
+                assert!(t.elapsed() < Duration::from_secs(60), "inspector never showed it");
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            waits.push(t.elapsed());
+        }
+    }
+    waits.sort();
+    println!(
+        "inspector: {} points, decoded message shown after {:.1} ms median, {:.1} ms at most",
+        waits.len(),
+        waits.get(waits.len() / 2).map_or(0.0, |d| d.as_secs_f64() * 1e3),
+        waits.last().map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    );
+    report("frames while inspecting", insp_frames);
+    b.app.apply(Cmd::SelectTopic(topics.last().copied()));
+    b.app.apply(Cmd::SetPlayhead(a + (e - a) / 3));
+    b.app.apply(Cmd::TogglePlay);
+    run(&mut b, 5);
+    report("playing", run(&mut b, n));
+    let (peak, now) = rss_kb();
+    println!(
+        "memory at the end: peak {:.2} GB, now {:.2} GB",
+        peak as f64 / 1e6,
+        now as f64 / 1e6
+    );
+}
+
 fn main() {
+    if let Some(i) = std::env::args().position(|a| a == "--scale") {
+        let bag = std::env::args()
+            .nth(i + 1)
+            .map(PathBuf::from)
+            .expect("--scale BAG");
+        scale(bag);
+        return;
+    }
     if std::env::args().any(|a| a == "--camera-only") {
         camera(300);
         two(300);

@@ -309,21 +309,64 @@ impl Bag {
         if ch.kind == ChunkKind::Ros1Raw {
             return Ok(read_at(file, ch.data_pos, ch.data_len as usize)?);
         }
-        let raw = read_at(file, ch.data_pos, ch.data_len as usize)?;
-        if (raw.len() as u64) < ch.data_len {
+        let l = self.chunk_layout(idx)?;
+        let raw = read_at(file, l.data_pos, l.data_len as usize)?;
+        if (raw.len() as u64) < l.data_len {
             return Err(Error::Truncated {
                 kind: RecordKind::Chunk,
                 at: Location::File(ch.pos),
-                needed: ch.data_len,
+                needed: l.data_len,
                 available: raw.len() as u64,
             });
         }
         Ok(
-            match chunk::decompress(ch.compression, &raw, ch.size, ch.pos)? {
+            match chunk::decompress(l.compression, &raw, l.size, ch.pos)? {
                 std::borrow::Cow::Borrowed(_) => raw,
                 std::borrow::Cow::Owned(v) => v,
             },
         )
+    }
+
+    /// Where chunk `idx`'s data lies and how it is compressed: from the summary, or read from
+    /// the chunk's record header where the bag opened without it
+    /// ([`crate::storage::Chunk::header_pending`]).
+    pub fn chunk_layout(&self, idx: usize) -> Result<crate::storage::ChunkLayout> {
+        let ch = self
+            .inner
+            .summary
+            .chunks
+            .get(idx)
+            .ok_or_else(|| Error::NotFound(format!("no chunk {idx}")))?;
+        match ch.layout() {
+            Some(l) => Ok(l),
+            None => crate::storage::ros1::read_chunk_layout(
+                self.source(ch)?,
+                ch.pos,
+                self.inner.index_pos,
+            ),
+        }
+    }
+
+    /// Chunks per compression name, reading the headers the summary does not have.
+    pub fn compression_counts(&self) -> std::collections::BTreeMap<&'static str, usize> {
+        let s = &self.inner.summary;
+        let mut m = s.compression_counts();
+        for (i, c) in s.chunks.iter().enumerate() {
+            if c.header_pending() {
+                let name = self
+                    .chunk_layout(i)
+                    .map_or("unreadable", |l| l.compression.name());
+                *m.entry(name).or_insert(0) += 1;
+            }
+        }
+        m
+    }
+
+    /// Bytes of uncompressed chunk data, reading the headers the summary does not have.
+    pub fn uncompressed_size(&self) -> u64 {
+        (0..self.inner.summary.chunks.len())
+            .map(|i| self.chunk_layout(i).map_or(0, |l| u64::from(l.size)))
+            .sum()
     }
 
     /// Like [`Bag::decompress_chunk`], but only the messages of connections `conns` need be

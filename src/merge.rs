@@ -121,6 +121,21 @@ impl Bag {
         let mut tables = MessageTables::default();
         for (k, (bag, part)) in bags.into_iter().zip(parts).enumerate() {
             let t = bag.tables()?;
+            // The joined bag has no index section of its own: chunk headers a part left to be
+            // read on demand are read now.
+            let layouts: Vec<Option<crate::storage::ChunkLayout>> = bag
+                .summary()
+                .chunks
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    if c.header_pending() {
+                        bag.chunk_layout(i).map(Some)
+                    } else {
+                        Ok(None)
+                    }
+                })
+                .collect::<Result<_>>()?;
             let (part_files, ps) = bag
                 .into_files_and_summary()
                 .ok_or_else(|| Error::Invalid("a recording is still in use".into()))?;
@@ -146,7 +161,13 @@ impl Bag {
                 c.file += file_off;
                 s.connections.push(c);
             }
-            for mut ch in ps.chunks {
+            for (mut ch, layout) in ps.chunks.into_iter().zip(layouts) {
+                if let Some(l) = layout {
+                    ch.data_pos = l.data_pos;
+                    ch.data_len = l.data_len;
+                    ch.size = l.size;
+                    ch.compression = l.compression;
+                }
                 ch.file += file_off;
                 for x in &mut ch.counts {
                     x.0 += conn_off;

@@ -94,7 +94,7 @@ pub fn bench(path: &Path, op: &str, runs: usize) -> bagscope::Result<ExitCode> {
     if all || op == "iterate" {
         let bag = Bag::open(path)?;
         bag.tables()?;
-        let unc = bag.summary().uncompressed_size();
+        let unc = bag.uncompressed_size();
         let (s, (n, bytes)) = best(runs, || {
             let (mut n, mut bytes, mut sum) = (0u64, 0u64, 0u64);
             for m in bag.messages(&Filter::default())? {

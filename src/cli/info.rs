@@ -37,7 +37,7 @@ fn to_json(s: &Summary, bag: &Bag, freq: bool) -> bagscope::Result<serde_json::V
         "end_ns": s.end_ns,
         "duration_ns": s.duration_ns(),
         "chunks": s.chunks.iter().filter(|c| matches!(c.kind, bagscope::ChunkKind::Ros1 | bagscope::ChunkKind::Mcap)).count(),
-        "compression": s.compression_counts(),
+        "compression": bag.compression_counts(),
         "connections": s.connections.iter().enumerate().map(|(ci, c)| json!({
             "id": c.id, "topic": c.topic, "type": c.datatype, "md5sum": c.md5sum,
             "callerid": c.callerid, "latching": c.latching, "messages": c.message_count,

@@ -224,7 +224,7 @@ fn layout(a: &SparseArgs) -> Result<(u64, u64, u64)> {
 /// Writes the recording; prints what was written.
 pub fn generate(a: &SparseArgs) -> Result<()> {
     let t0 = Instant::now();
-    let (messages, chunks, image) = layout(a)?;
+    let (messages, planned, image) = layout(a)?;
     let topics = topics()?;
     let tmp = bagscope::writer::temp_path_for(&a.out);
     let file = File::create(&tmp).map_err(|e| Error::Open {
@@ -237,23 +237,26 @@ pub fn generate(a: &SparseArgs) -> Result<()> {
         real: 0,
     };
     let r = match a.format.as_str() {
-        "bag" => write_bag(&mut out, &topics, messages, chunks, image),
-        "mcap" => write_mcap(&mut out, &topics, messages, chunks, image),
+        "bag" => write_bag(&mut out, &topics, messages, planned, image),
+        "mcap" => write_mcap(&mut out, &topics, messages, planned, image),
         f => Err(Error::Invalid(format!(
             "--format {f:?}: choose bag or mcap"
         ))),
     };
-    let done = r.and_then(|()| {
+    let done = r.and_then(|chunks| {
         let file = out.w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
         file.set_len(out.pos)?;
         drop(file);
         std::fs::rename(&tmp, &a.out)?;
-        Ok(())
+        Ok(chunks)
     });
-    if let Err(e) = done {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
+    let chunks = match done {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
     println!(
         "{}: {} bytes ({:.1} GB), {} real ({:.2} GB); {messages} messages on {TOPICS} topics in {chunks} chunks, images {} bytes; {:.1} s",
         a.out.display(),
@@ -291,7 +294,7 @@ fn write_bag(
     messages: u64,
     chunks: u64,
     image: u64,
-) -> Result<()> {
+) -> Result<u32> {
     out.put(b"#ROSBAG V2.0\n")?;
     out.put(&ros1_bag_header(0, 0, 0))?;
     let per_chunk = messages.div_ceil(chunks);
@@ -402,7 +405,7 @@ fn write_bag(
         chunk_count,
     ))?;
     out.w.seek(SeekFrom::Start(end))?;
-    Ok(())
+    Ok(chunk_count)
 }
 
 fn mcap_str(b: &mut Vec<u8>, s: &str) {
@@ -422,7 +425,7 @@ fn write_mcap(
     messages: u64,
     chunks: u64,
     image: u64,
-) -> Result<()> {
+) -> Result<u32> {
     use bagscope::mcap::{opcode, MAGIC};
     let mut head = MAGIC.to_vec();
     let mut h = Vec::new();
@@ -591,7 +594,7 @@ fn write_mcap(
     summary.extend_from_slice(MAGIC);
     out.put(&tail)?;
     out.put(&summary)?;
-    Ok(())
+    Ok(chunk_count)
 }
 
 /// The output path's directory must exist; the output must not be an existing recording

@@ -216,8 +216,11 @@ pub fn check(
             r.chunks += 1;
             r.messages += messages;
             r.message_bytes += bytes;
-            r.compressed_bytes += ch.data_len;
-            r.uncompressed_bytes += u64::from(ch.size);
+            let (comp, unc) = bag
+                .chunk_layout(i)
+                .map_or((0, 0), |l| (l.data_len, u64::from(l.size)));
+            r.compressed_bytes += comp;
+            r.uncompressed_bytes += unc;
             r.problems.extend(problems);
         }
     });
@@ -286,8 +289,11 @@ fn check_via_tables(
             r.chunks += 1;
             r.messages += messages;
             r.message_bytes += bytes;
-            r.compressed_bytes += ch.data_len;
-            r.uncompressed_bytes += u64::from(ch.size);
+            let (comp, unc) = bag
+                .chunk_layout(i)
+                .map_or((0, 0), |l| (l.data_len, u64::from(l.size)));
+            r.compressed_bytes += comp;
+            r.uncompressed_bytes += unc;
             r.problems.extend(problems);
         }
     });

@@ -102,7 +102,7 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
     }
     outln!(out, "size:        {}", timefmt::bytes(s.file_size));
     outln!(out, "messages:    {}", s.message_count);
-    let comp = s.compression_counts();
+    let comp = bag.compression_counts();
     let total: usize = comp.values().sum();
     if total == 0 && s.version.is_ros1() {
         outln!(

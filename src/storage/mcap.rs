@@ -451,6 +451,7 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
         });
     }
     let buf = read_at(src, summary_start, len as usize)?;
+    let buf_start = buf.as_ptr() as usize;
     let mut cat = Catalog::default();
     let mut chunk_indexes = Vec::new();
     let mut stats: Option<(u64, u32, u32, u32)> = None;
@@ -470,35 +471,9 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
                     cat.channel(parse_channel(c, at)?);
                 }
                 opcode::CHUNK_INDEX => {
-                    let mut f = Fields::new(c, op, at);
-                    let start = f.u64("message_start_time")?;
-                    let end = f.u64("message_end_time")?;
-                    let chunk_start = f.u64("chunk_start_offset")?;
-                    let chunk_len = f.u64("chunk_length")?;
-                    let offsets_bytes = f.bytes32("message_index_offsets")?;
-                    let mut offsets = Vec::new();
-                    let mut g = Fields::new(offsets_bytes, op, at);
-                    while g.pos < offsets_bytes.len() {
-                        let ch = g.u16("message_index_offsets")?;
-                        let off = g.u64("message_index_offsets")?;
-                        offsets.push((ch, off));
-                    }
-                    let mi_len = f.u64("message_index_length")?;
-                    let compression = f.string("compression")?;
-                    let compressed = f.u64("compressed_size")?;
-                    let uncompressed = f.u64("uncompressed_size")?;
-                    chunk_indexes.push((
-                        at,
-                        start,
-                        end,
-                        chunk_start,
-                        chunk_len,
-                        offsets,
-                        mi_len,
-                        compression,
-                        compressed,
-                        uncompressed,
-                    ));
+                    // Where the content lies in `buf`, to parse after the walk.
+                    let from = (c.as_ptr() as usize).saturating_sub(buf_start);
+                    chunk_indexes.push((at, from, c.len()));
                 }
                 opcode::STATISTICS => {
                     let mut f = Fields::new(c, op, at);
@@ -551,89 +526,62 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
     for (&id, &i) in &cat.by_id {
         dense[usize::from(id)] = i as u32;
     }
-    // Every channel a chunk index names must be defined in the summary.
-    for ci in &chunk_indexes {
-        if ci
-            .5
-            .iter()
-            .any(|&(ch, _)| dense[usize::from(ch)] == u32::MAX)
-        {
-            return Ok(None);
-        }
-        if ci.6 == 0 && ci.9 > 0 {
-            return Ok(None);
-        }
+    // Channel id to connection index, as a table: looked up for every channel of every chunk
+    // (a hash lookup each was most of the time of opening a large file).
+    let mut dense = vec![u32::MAX; usize::from(u16::MAX) + 1];
+    for (&id, &i) in &cat.by_id {
+        dense[usize::from(id)] = i as u32;
     }
     for c in &cat.channels {
         if c.schema_id != 0 && !cat.schemas.contains_key(&c.schema_id) {
             return Ok(None);
         }
     }
-    let mut chunks = Vec::with_capacity(chunk_indexes.len());
-    let mut counted = 0u64;
-    for (at, start, end, chunk_start, chunk_len, mut offsets, mi_len, comp, csize, usize_) in
-        chunk_indexes
-    {
-        let compression = compression_of(&comp, at)?;
-        if usize_ > MAX_CHUNK_SIZE {
-            return Err(Error::TooLarge {
-                kind: RecordKind::Mcap("Chunk"),
-                at: Location::File(chunk_start),
-                len: usize_,
-                limit: MAX_CHUNK_SIZE,
-            });
-        }
-        let data_pos = chunk_start + 9 + 8 + 8 + 8 + 4 + 4 + comp.len() as u64 + 8;
-        if data_pos.saturating_add(csize) > file_size
-            || chunk_start.saturating_add(chunk_len) > file_size
-        {
-            return Err(Error::Truncated {
-                kind: RecordKind::Mcap("Chunk"),
-                at: Location::File(chunk_start),
-                needed: chunk_len,
-                available: file_size.saturating_sub(chunk_start),
-            });
-        }
-        // Counts per channel from the sizes of the message index records: each is 15 bytes
-        // of header and 16 a message.
-        if !offsets.is_sorted_by_key(|&(_, o)| o) {
-            offsets.sort_by_key(|&(_, o)| o);
-        }
-        let mi_start = chunk_start.saturating_add(chunk_len);
-        let mi_end = mi_start.saturating_add(mi_len);
-        if mi_end > file_size || offsets.iter().any(|&(_, o)| o < mi_start || o >= mi_end) {
-            return Err(Error::Malformed {
-                kind: RecordKind::Mcap("ChunkIndex"),
-                at,
-                reason: format!(
-                    "its message indexes ({mi_len} bytes from byte {mi_start}) lie outside the file or the region"
-                ),
-            });
-        }
-        let mut counts = Vec::with_capacity(offsets.len());
-        for (k, &(ch, off)) in offsets.iter().enumerate() {
-            let next = offsets.get(k + 1).map_or(mi_end, |&(_, o)| o);
-            let n = next.saturating_sub(off).saturating_sub(15) / 16;
-            let ci = dense[usize::from(ch)] as usize;
-            if n > 0 {
-                counts.push((ci, u32::try_from(n).unwrap_or(u32::MAX)));
-                counted += n;
+    // The chunk indexes, parsed on several threads: a terabyte file has tens of thousands,
+    // each naming every channel of its chunk.
+    let chunk_indexes: Vec<(Location, &[u8])> = chunk_indexes
+        .into_iter()
+        .map(|(at, from, n)| (at, buf.get(from..from + n).unwrap_or_default()))
+        .collect();
+    let parse = |part: &[(Location, &[u8])]| -> Result<Option<Vec<Chunk>>> {
+        let mut out = Vec::with_capacity(part.len());
+        for &(at, c) in part {
+            match parse_chunk_index(c, at, &dense, file_size)? {
+                Some(ch) => out.push(ch),
+                None => return Ok(None),
             }
         }
-        chunks.push(Chunk {
-            pos: chunk_start,
-            start_ns: start,
-            end_ns: end,
-            counts,
-            compression,
-            data_pos,
-            data_len: csize,
-            size: usize_ as u32,
-            kind: ChunkKind::Mcap,
-            index_pos: chunk_start + chunk_len,
-            ..Default::default()
-        });
+        Ok(Some(out))
+    };
+    let threads = crate::iter::default_threads().min(4);
+    let parts: Vec<Result<Option<Vec<Chunk>>>> = if threads <= 1 || chunk_indexes.len() < 4096 {
+        vec![parse(&chunk_indexes)]
+    } else {
+        let per = chunk_indexes.len().div_ceil(threads);
+        std::thread::scope(|sc| {
+            let handles: Vec<_> = chunk_indexes
+                .chunks(per)
+                .map(|p| sc.spawn(move || parse(p)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(Error::Invalid("a summary-reading thread panicked".into()))
+                    })
+                })
+                .collect()
+        })
+    };
+    let mut chunks = Vec::with_capacity(chunk_indexes.len());
+    for p in parts {
+        match p? {
+            Some(v) => chunks.extend(v),
+            // A chunk index the summary cannot stand for: read the whole file.
+            None => return Ok(None),
+        }
     }
+    let counted: u64 = chunks.iter().map(Chunk::message_count).sum();
     let mut warnings = std::mem::take(&mut cat.warnings);
     if counted != stat_messages {
         warnings.push(format!(
@@ -676,6 +624,129 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
         summary,
         index_pos: 0,
         tables: None,
+    }))
+}
+
+/// One chunk index record of the summary as a chunk; `None` when the summary cannot stand for
+/// the chunk (a channel it does not define, no message index for a chunk of messages).
+fn parse_chunk_index(
+    c: &[u8],
+    at: Location,
+    dense: &[u32],
+    file_size: u64,
+) -> Result<Option<Chunk>> {
+    let op = opcode::CHUNK_INDEX;
+    let mut f = Fields::new(c, op, at);
+    let start = f.u64("message_start_time")?;
+    let end = f.u64("message_end_time")?;
+    let chunk_start = f.u64("chunk_start_offset")?;
+    let chunk_len = f.u64("chunk_length")?;
+    let offsets_bytes = f.bytes32("message_index_offsets")?;
+    if offsets_bytes.len() % 10 != 0 {
+        return Err(Error::Malformed {
+            kind: RecordKind::Mcap("ChunkIndex"),
+            at,
+            reason: format!(
+                "message_index_offsets has {} bytes, not a multiple of 10",
+                offsets_bytes.len()
+            ),
+        });
+    }
+    let entry = |e: &[u8]| {
+        (
+            u16::from_le_bytes([e[0], e[1]]),
+            u64::from_le_bytes(e[2..10].try_into().unwrap_or([0; 8])),
+        )
+    };
+    let mi_len = f.u64("message_index_length")?;
+    let comp = f.string("compression")?;
+    let csize = f.u64("compressed_size")?;
+    let usize_ = f.u64("uncompressed_size")?;
+    if offsets_bytes
+        .chunks_exact(10)
+        .any(|e| dense[usize::from(entry(e).0)] == u32::MAX)
+    {
+        return Ok(None);
+    }
+    if mi_len == 0 && usize_ > 0 {
+        return Ok(None);
+    }
+    let compression = compression_of(&comp, at)?;
+    if usize_ > MAX_CHUNK_SIZE {
+        return Err(Error::TooLarge {
+            kind: RecordKind::Mcap("Chunk"),
+            at: Location::File(chunk_start),
+            len: usize_,
+            limit: MAX_CHUNK_SIZE,
+        });
+    }
+    let data_pos = chunk_start + 9 + 8 + 8 + 8 + 4 + 4 + comp.len() as u64 + 8;
+    if data_pos.saturating_add(csize) > file_size
+        || chunk_start.saturating_add(chunk_len) > file_size
+    {
+        return Err(Error::Truncated {
+            kind: RecordKind::Mcap("Chunk"),
+            at: Location::File(chunk_start),
+            needed: chunk_len,
+            available: file_size.saturating_sub(chunk_start),
+        });
+    }
+    // Counts per channel from the sizes of the message index records: each is 15 bytes of
+    // header and 16 a message.
+    // Writers list them in file order; a copy is sorted only when one does not.
+    let sorted = offsets_bytes
+        .chunks_exact(10)
+        .is_sorted_by_key(|e| entry(e).1);
+    let mut copy: Vec<(u16, u64)> = Vec::new();
+    if !sorted {
+        copy = offsets_bytes.chunks_exact(10).map(entry).collect();
+        copy.sort_by_key(|&(_, o)| o);
+    }
+    let offsets: Box<dyn Fn(usize) -> Option<(u16, u64)>> = if sorted {
+        Box::new(|k| offsets_bytes.get(k * 10..k * 10 + 10).map(entry))
+    } else {
+        Box::new(|k| copy.get(k).copied())
+    };
+    let n_offsets = offsets_bytes.len() / 10;
+    let mi_start = chunk_start.saturating_add(chunk_len);
+    let mi_end = mi_start.saturating_add(mi_len);
+    if mi_end > file_size
+        || (0..n_offsets)
+            .filter_map(|k| offsets(k))
+            .any(|(_, o)| o < mi_start || o >= mi_end)
+    {
+        return Err(Error::Malformed {
+            kind: RecordKind::Mcap("ChunkIndex"),
+            at,
+            reason: format!(
+                "its message indexes ({mi_len} bytes from byte {mi_start}) lie outside the file or the region"
+            ),
+        });
+    }
+    let mut counts = Vec::with_capacity(n_offsets);
+    for k in 0..n_offsets {
+        let Some((ch, off)) = offsets(k) else { break };
+        let next = offsets(k + 1).map_or(mi_end, |(_, o)| o);
+        let n = next.saturating_sub(off).saturating_sub(15) / 16;
+        if n > 0 {
+            counts.push((
+                dense[usize::from(ch)] as usize,
+                u32::try_from(n).unwrap_or(u32::MAX),
+            ));
+        }
+    }
+    Ok(Some(Chunk {
+        pos: chunk_start,
+        start_ns: start,
+        end_ns: end,
+        counts,
+        compression,
+        data_pos,
+        data_len: csize,
+        size: usize_ as u32,
+        kind: ChunkKind::Mcap,
+        index_pos: chunk_start + chunk_len,
+        ..Default::default()
     }))
 }
 

@@ -140,7 +140,10 @@ pub struct Chunk {
     pub counts: Vec<(usize, u32)>,
     /// Compression of the chunk data.
     pub compression: Compression,
-    /// File offset of the chunk's (compressed) data.
+    /// File offset of the chunk's (compressed) data. ROS 1: 0 while the chunk record's header
+    /// has not been read (a bag of many chunks opens from its chunk infos alone, and each
+    /// header is read when its chunk or index is: see [`Chunk::header_pending`]); then
+    /// `data_len`, `size` and `compression` are not known either.
     pub data_pos: u64,
     /// Bytes of compressed data in the file.
     pub data_len: u64,
@@ -157,7 +160,36 @@ pub struct Chunk {
     pub first_row: i64,
 }
 
+/// Where a chunk's data lies and how it is compressed, read from its record header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkLayout {
+    /// File offset of the (compressed) data.
+    pub data_pos: u64,
+    /// Bytes of (compressed) data.
+    pub data_len: u64,
+    /// Declared uncompressed size.
+    pub size: u32,
+    /// Compression.
+    pub compression: Compression,
+}
+
 impl Chunk {
+    /// Whether the chunk's record header is still to be read (ROS 1 bags of many chunks):
+    /// `data_pos`, `data_len`, `size` and `compression` are then unknown.
+    pub fn header_pending(&self) -> bool {
+        self.kind == ChunkKind::Ros1 && self.data_pos == 0
+    }
+
+    /// The layout, as far as the summary knows it (`None` while the header is pending).
+    pub fn layout(&self) -> Option<ChunkLayout> {
+        (!self.header_pending()).then_some(ChunkLayout {
+            data_pos: self.data_pos,
+            data_len: self.data_len,
+            size: self.size,
+            compression: self.compression,
+        })
+    }
+
     /// Number of messages in the chunk.
     pub fn message_count(&self) -> u64 {
         self.counts.iter().map(|&(_, n)| u64::from(n)).sum()
@@ -214,13 +246,14 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Chunks per compression name.
+    /// Chunks per compression name (chunks whose header is pending are left out:
+    /// [`crate::Bag::compression_counts`] reads them).
     pub fn compression_counts(&self) -> BTreeMap<&'static str, usize> {
         let mut m = BTreeMap::new();
         for c in self
             .chunks
             .iter()
-            .filter(|c| matches!(c.kind, ChunkKind::Ros1 | ChunkKind::Mcap))
+            .filter(|c| matches!(c.kind, ChunkKind::Ros1 | ChunkKind::Mcap) && !c.header_pending())
         {
             *m.entry(c.compression.name()).or_insert(0) += 1;
         }
@@ -447,6 +480,31 @@ impl Source {
             Source::Sqlite(s) => Ok(s.size),
         }
     }
+}
+
+/// Like [`read_at`], into `buf` (its allocation reused: a scan of many regions then touches
+/// no fresh memory for each one).
+pub(crate) fn read_at_into(
+    src: &Source,
+    pos: u64,
+    len: usize,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    let Source::File(file) = src else {
+        *buf = read_at(src, pos, len)?;
+        return Ok(());
+    };
+    buf.resize(len, 0);
+    let mut filled = 0;
+    while filled < len {
+        let n = pread(file, &mut buf[filled..], pos + filled as u64)?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+    }
+    buf.truncate(filled);
+    Ok(())
 }
 
 /// Reads up to `len` bytes at `pos` (fewer at the end of the file).

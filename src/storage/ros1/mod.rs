@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Location, RecordKind, Result};
 use crate::storage::{
-    read_at, Bytes, Chunk, Connection, IndexEntry, Message, Opened, Source, Summary, Version,
+    read_at, Bytes, Chunk, ChunkLayout, Connection, IndexEntry, Message, Opened, Source, Summary, Version,
 };
 use record::{
     frame_record, le_u32, op, BagHeader, ChunkHeader, ChunkInfoRecord, ChunkRecord,
@@ -256,7 +256,10 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
         }
     };
     // Each chunk's record header (compression, sizes, where its data lies): one small read
-    // each, split between threads for a file of many chunks.
+    // each, split between threads; for a bag of many chunks, read only when the chunk or its
+    // index is (a terabyte bag of 32 MB chunks has 32,768 of them, and reading their headers
+    // took most of the time of opening it).
+    let lazy = infos.len() > LAZY_CHUNK_HEADERS;
     let one = |(info_at, info): &(u64, ChunkInfoRecord)| -> Result<Chunk> {
         if info.chunk_pos >= header.index_pos {
             return Err(Error::Malformed {
@@ -268,21 +271,11 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
                 ),
             });
         }
-        let at = Location::File(info.chunk_pos);
-        let mut head = read_at(file, info.chunk_pos, 512)?;
-        let hlen = le_u32(&head, 0).unwrap_or(0) as u64;
-        if hlen + 8 > head.len() as u64 && hlen < 4096 {
-            head = read_at(file, info.chunk_pos, 4096)?;
-        }
-        let (hdr, data_pos, data_len) = chunk_header_at(&head, info.chunk_pos)?;
-        if data_pos + data_len > header.index_pos {
-            return Err(Error::Truncated {
-                kind: RecordKind::Chunk,
-                at,
-                needed: data_pos + data_len - info.chunk_pos,
-                available: header.index_pos - info.chunk_pos,
-            });
-        }
+        let layout = if lazy {
+            None
+        } else {
+            Some(read_chunk_layout(file, info.chunk_pos, header.index_pos)?)
+        };
         let mut counts = Vec::with_capacity(info.counts.len());
         for &(id, n) in &info.counts {
             match lookup(id) {
@@ -296,17 +289,20 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
                 }
             }
         }
-        Ok(Chunk {
+        let mut c = Chunk {
             pos: info.chunk_pos,
             start_ns: info.start_ns,
             end_ns: info.end_ns,
             counts,
-            compression: hdr.compression,
-            data_pos,
-            data_len,
-            size: hdr.size,
             ..Default::default()
-        })
+        };
+        if let Some(l) = layout {
+            c.data_pos = l.data_pos;
+            c.data_len = l.data_len;
+            c.size = l.size;
+            c.compression = l.compression;
+        }
+        Ok(c)
     };
     let threads = crate::iter::default_threads().min(4);
     let chunks: Vec<Chunk> = if threads <= 1 || infos.len() < 2048 {
@@ -351,6 +347,34 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
         },
         index_pos: header.index_pos,
         tables: None,
+    })
+}
+
+/// Above this many chunks, a bag opens without reading each chunk's record header.
+pub(crate) const LAZY_CHUNK_HEADERS: usize = 4096;
+
+/// Reads the record header of the chunk at `pos`: where its data lies, its sizes and
+/// compression; the data must end before the index section at `index_pos`.
+pub(crate) fn read_chunk_layout(file: &Source, pos: u64, index_pos: u64) -> Result<ChunkLayout> {
+    let mut head = read_at(file, pos, 512)?;
+    let hlen = u64::from(le_u32(&head, 0).unwrap_or(0));
+    if hlen + 8 > head.len() as u64 && hlen < 4096 {
+        head = read_at(file, pos, 4096)?;
+    }
+    let (hdr, data_pos, data_len) = chunk_header_at(&head, pos)?;
+    if data_pos + data_len > index_pos {
+        return Err(Error::Truncated {
+            kind: RecordKind::Chunk,
+            at: Location::File(pos),
+            needed: data_pos + data_len - pos,
+            available: index_pos.saturating_sub(pos),
+        });
+    }
+    Ok(ChunkLayout {
+        data_pos,
+        data_len,
+        size: hdr.size,
+        compression: hdr.compression,
     })
 }
 

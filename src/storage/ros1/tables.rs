@@ -5,7 +5,7 @@ use super::{parse_index_region, scan_chunk_records};
 use crate::error::{Error, Result};
 use crate::record::INDEX_ENTRY_V1;
 use crate::storage::ChunkReader;
-use crate::storage::{read_at, ChunkEntries, IndexEntry, MessageTables, TablesProgress};
+use crate::storage::{read_at_into, ChunkEntries, IndexEntry, MessageTables, TablesProgress};
 
 /// Builds the tables; see `Bag::build_tables`.
 pub(crate) fn build(
@@ -24,11 +24,16 @@ pub(crate) fn build(
         .collect();
     let mut warnings = Vec::new();
     let mut bytes_done = 0u64;
+    let mut region = Vec::new();
     // Chunks are in file order; the index data of chunk i lies between its data and the next
     // chunk (or the index section).
     for (i, ch) in s.chunks.iter().enumerate() {
         let chunk = u32::try_from(i).map_err(|_| Error::Invalid("too many chunks".into()))?;
-        let start = ch.data_pos + ch.data_len;
+        let layout = match ch.layout() {
+            Some(l) => l,
+            None => super::read_chunk_layout(bag.file(), ch.pos, bag.index_pos())?,
+        };
+        let start = layout.data_pos + layout.data_len;
         let end = s
             .chunks
             .get(i + 1)
@@ -39,9 +44,9 @@ pub(crate) fn build(
         let want = (end - start).min(expected_bytes + 65536);
         let mut entries =
             Vec::with_capacity(ch.message_count().min(want / INDEX_ENTRY_V1 as u64) as usize);
-        let parsed = read_at(bag.file(), start, want as usize)
+        let parsed = read_at_into(bag.file(), start, want as usize, &mut region)
             .map_err(Error::from)
-            .and_then(|region| {
+            .and_then(|()| {
                 parse_index_region(&region, start, chunk, &conn_index, &ch.counts, &mut entries)
             });
         match parsed {
@@ -95,7 +100,7 @@ pub(crate) fn build(
         for &(ci, e) in &entries {
             per_connection[ci].push(e);
         }
-        bytes_done += ch.data_len;
+        bytes_done += layout.data_len;
         let p = TablesProgress {
             chunks_done: i + 1,
             chunks_total: s.chunks.len(),
