@@ -129,7 +129,11 @@ fn scale(bag: PathBuf) {
     }
     let indexed = t0.elapsed();
     let (peak, now) = rss_kb();
-    let msgs = b.app.doc.as_ref().map_or(0, |d| d.bag.summary().message_count);
+    let msgs = b
+        .app
+        .doc
+        .as_ref()
+        .map_or(0, |d| d.bag.summary().message_count);
     println!(
         "bag {} ({msgs} messages): first frame showing it {:.3} s after the open; indexed in {:.2} s while drawing; memory peak {:.2} GB, now {:.2} GB",
         bag.display(),
@@ -176,7 +180,10 @@ fn scale(bag: PathBuf) {
                 {
                     break;
                 }
-                assert!(t.elapsed() < Duration::from_secs(60), "inspector never showed it");
+                assert!(
+                    t.elapsed() < Duration::from_secs(60),
+                    "inspector never showed it"
+                );
                 std::thread::sleep(Duration::from_millis(2));
             }
             waits.push(t.elapsed());
@@ -186,7 +193,9 @@ fn scale(bag: PathBuf) {
     println!(
         "inspector: {} points, decoded message shown after {:.1} ms median, {:.1} ms at most",
         waits.len(),
-        waits.get(waits.len() / 2).map_or(0.0, |d| d.as_secs_f64() * 1e3),
+        waits
+            .get(waits.len() / 2)
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3),
         waits.last().map_or(0.0, |d| d.as_secs_f64() * 1e3)
     );
     report("frames while inspecting", insp_frames);

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use crate::error::{Error, Location, RecordKind, Result};
 use crate::storage::{
-    read_at, Bytes, Chunk, ChunkLayout, Connection, IndexEntry, Message, Opened, Source, Summary, Version,
+    read_at, Bytes, Chunk, ChunkLayout, Connection, IndexEntry, Message, Opened, Source, Summary,
+    Version,
 };
 use record::{
     frame_record, le_u32, op, BagHeader, ChunkHeader, ChunkInfoRecord, ChunkRecord,

@@ -194,6 +194,19 @@ pub(crate) fn open(file: &crate::storage::Source, path: &Path, file_size: u64) -
             }
         })
         .collect();
+    // An index may point past the end of the file (a damaged or forged one): those entries
+    // name no message that can be read.
+    let mut outside = 0usize;
+    for t in &mut b.tables {
+        let before = t.len();
+        t.retain(|e| (e.chunk as usize) < nseg);
+        outside += before - t.len();
+    }
+    if outside > 0 {
+        warnings.push(format!(
+            "{outside} index entries point past the end of the file ({file_size} bytes); left out"
+        ));
+    }
     for (ci, t) in b.tables.iter().enumerate() {
         let mut per: HashMap<u32, u32> = HashMap::new();
         for e in t {
