@@ -153,7 +153,16 @@ fn scale(bag: PathBuf) {
     b.app.apply(Cmd::SetView(mid, mid + 1e9));
     run(&mut b, 5);
     report("zoomed in to 1 s", run(&mut b, n));
-    report("zooming (new view/frame)", zooming(&mut b, n));
+    let z = zooming(&mut b, n);
+    if std::env::var_os("UI_FRAME_DEBUG").is_some() {
+        let mut ix: Vec<(usize, Duration)> = z.iter().copied().enumerate().collect();
+        ix.sort_by_key(|x| std::cmp::Reverse(x.1));
+        eprintln!(
+            "slowest zooming frames (index, time): {:?}",
+            &ix[..ix.len().min(8)]
+        );
+    }
+    report("zooming (new view/frame)", z);
     b.app.apply(Cmd::FitAll);
     // The inspector at five points of a camera topic and of a small one.
     let topics: Vec<usize> = {

@@ -247,6 +247,14 @@ impl Doc {
             .map(|v| v.as_slice())
     }
 
+    /// Every [`worker::SKIP`]-th message time of topic `ti`, once indexed.
+    pub fn times_skip(&self, ti: usize) -> Option<&[u64]> {
+        self.indexed
+            .as_ref()
+            .and_then(|i| i.topic_skip.get(ti))
+            .map(|v| v.as_slice())
+    }
+
     /// The message of topic `ti` at or before `t`.
     pub fn message_at(&self, ti: usize, t: u64) -> Option<InspectKey> {
         let ix = self.indexed.as_ref()?;

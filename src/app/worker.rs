@@ -111,11 +111,18 @@ pub struct Indexed {
     pub tables: Arc<MessageTables>,
     /// For each topic (in summary order), every message time, sorted.
     pub topic_times: Vec<Arc<Vec<u64>>>,
+    /// For each topic, every [`SKIP`]-th of its message times: the timeline finds where a
+    /// pixel's messages start in these first, so drawing a dense topic touches a sixty-fourth
+    /// of its times.
+    pub topic_skip: Vec<Arc<Vec<u64>>>,
     /// For each topic, the median time between two messages (ns).
     pub median_period: Vec<Option<u64>>,
     /// The exact density.
     pub hist: Arc<Histogram>,
 }
+
+/// The stride of [`Indexed::topic_skip`].
+pub const SKIP: usize = 64;
 
 /// Maps a time to its histogram bin.
 pub fn bin_of(s: &Summary, t: u64) -> usize {
@@ -288,6 +295,7 @@ fn load(
     };
     let mut topic_times = Vec::with_capacity(s.topics.len());
     let mut periods = Vec::with_capacity(s.topics.len());
+    let mut skips = Vec::with_capacity(s.topics.len());
     let mut exact: Histogram = vec![vec![0u32; HIST_BINS]; s.topics.len()];
     for (ti, t) in s.topics.iter().enumerate() {
         let v = crate::timing::connection_times(&tables, &t.connections);
@@ -296,11 +304,13 @@ fn load(
             exact[ti][b] = exact[ti][b].saturating_add(1);
         }
         periods.push(crate::timing::median_period(&v));
+        skips.push(Arc::new(v.iter().step_by(SKIP).copied().collect()));
         topic_times.push(Arc::new(v));
     }
     let _ = tx.send(LoadEvent::Indexed(Indexed {
         tables,
         topic_times,
+        topic_skip: skips,
         median_period: periods,
         hist: Arc::new(exact),
     }));
@@ -350,7 +360,8 @@ impl Inspector {
                     while let Ok(k) = req_rx.try_recv() {
                         key = k;
                     }
-                    let data = bag.message(key.conn, key.entry).map(|m| m.data);
+                    // Detached from its chunk: the UI thread keeps the result and drops it.
+                    let data = bag.message(key.conn, key.entry).map(|m| m.data.detach());
                     let decoded = match (&data, plans.get(key.conn)) {
                         (Ok(d), Some(Ok(p))) => p
                             .decode(d)

@@ -1204,6 +1204,11 @@ pub(crate) fn build_tables(
         .collect();
     let mut warnings = Vec::new();
     let mut bytes_done = 0u64;
+    // One buffer for every chunk's entries (see the ROS 1 table build).
+    let mut ce = ChunkEntries {
+        chunk: 0,
+        entries: Vec::new(),
+    };
     for (i, ch) in s.chunks.iter().enumerate() {
         let src = bag.source(ch)?;
         let by_id: HashMap<u32, usize> = by_file_id
@@ -1213,8 +1218,9 @@ pub(crate) fn build_tables(
             .collect();
         let file_len = src.len().unwrap_or(0);
         // Counts come from the file: reserve no more than its bytes can hold.
-        let mut entries =
-            Vec::with_capacity(ch.message_count().min(file_len / 16).min(1 << 24) as usize);
+        let entries = &mut ce.entries;
+        entries.clear();
+        entries.reserve(ch.message_count().min(file_len / 16).min(1 << 24) as usize);
         // A chunk's message indexes follow it; stretches of unchunked files have none.
         let ok = if ch.index_pos == 0 {
             false
@@ -1225,7 +1231,7 @@ pub(crate) fn build_tables(
             let parsed = read_at(src, mi_start, want as usize)
                 .map_err(Error::from)
                 .and_then(|region| {
-                    parse_message_indexes(&region, mi_start, i as u32, &by_id, &mut entries)
+                    parse_message_indexes(&region, mi_start, i as u32, &by_id, entries)
                 });
             match parsed {
                 Ok(()) if entries.len() as u64 == ch.message_count() => true,
@@ -1277,7 +1283,7 @@ pub(crate) fn build_tables(
                 warnings.push(format!("chunk at byte {}: {e}", ch.pos));
             }
         }
-        for &(ci, e) in &entries {
+        for &(ci, e) in entries.iter() {
             per_connection[ci].push(e);
         }
         bytes_done += ch.data_len;
@@ -1286,7 +1292,8 @@ pub(crate) fn build_tables(
             chunks_total: s.chunks.len(),
             bytes_done,
         };
-        if !progress(p, &ChunkEntries { chunk: i, entries }) {
+        ce.chunk = i;
+        if !progress(p, &ce) {
             return Err(Error::Cancelled);
         }
     }

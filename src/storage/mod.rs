@@ -415,6 +415,18 @@ impl Bytes {
         Bytes { buf, start, end }
     }
 
+    /// The same bytes, copied into a buffer of their own where they are a small part of a
+    /// large shared one (a message in a decompressed chunk): a long-lived holder of one
+    /// message then neither keeps the chunk alive nor frees it (the UI thread must not).
+    pub fn detach(self) -> Self {
+        let len = self.end - self.start;
+        if self.buf.len() > 2 * len + (64 << 10) {
+            Bytes::from_vec(self.to_vec())
+        } else {
+            self
+        }
+    }
+
     /// Wraps a whole buffer.
     pub fn from_vec(v: Vec<u8>) -> Self {
         let end = v.len();

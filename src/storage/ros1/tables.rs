@@ -25,6 +25,10 @@ pub(crate) fn build(
     let mut warnings = Vec::new();
     let mut bytes_done = 0u64;
     let mut region = Vec::new();
+    let mut ce = ChunkEntries {
+        chunk: 0,
+        entries: Vec::new(),
+    };
     // Chunks are in file order; the index data of chunk i lies between its data and the next
     // chunk (or the index section).
     for (i, ch) in s.chunks.iter().enumerate() {
@@ -42,12 +46,15 @@ pub(crate) fn build(
         let expected_bytes =
             ch.message_count() * INDEX_ENTRY_V1 as u64 + ch.counts.len() as u64 * 128;
         let want = (end - start).min(expected_bytes + 65536);
-        let mut entries =
-            Vec::with_capacity(ch.message_count().min(want / INDEX_ENTRY_V1 as u64) as usize);
+        // One buffer for every chunk's entries: a fresh one each (a few hundred KB) cost more
+        // in page clearing than the parsing.
+        let entries = &mut ce.entries;
+        entries.clear();
+        entries.reserve(ch.message_count().min(want / INDEX_ENTRY_V1 as u64) as usize);
         let parsed = read_at_into(bag.file(), start, want as usize, &mut region)
             .map_err(Error::from)
             .and_then(|()| {
-                parse_index_region(&region, start, chunk, &conn_index, &ch.counts, &mut entries)
+                parse_index_region(&region, start, chunk, &conn_index, &ch.counts, entries)
             });
         match parsed {
             Ok(consumed) => {
@@ -97,7 +104,7 @@ pub(crate) fn build(
                 warnings.push(w);
             }
         }
-        for &(ci, e) in &entries {
+        for &(ci, e) in entries.iter() {
             per_connection[ci].push(e);
         }
         bytes_done += layout.data_len;
@@ -106,7 +113,8 @@ pub(crate) fn build(
             chunks_total: s.chunks.len(),
             bytes_done,
         };
-        if !progress(p, &ChunkEntries { chunk: i, entries }) {
+        ce.chunk = i;
+        if !progress(p, &ce) {
             return Err(Error::Cancelled);
         }
     }
