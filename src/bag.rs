@@ -238,6 +238,40 @@ impl Bag {
         self.build_tables(&mut |_, _| true)
     }
 
+    /// The message tables `filter` needs: the whole tables once built; before that, for a
+    /// time range of a file opened from its index, tables of only the chunks whose time range
+    /// meets it (exporting a minute of a terabyte recording then reads the index of the
+    /// chunks of that minute, not of every chunk). Not kept.
+    pub fn tables_for(&self, filter: &Filter) -> Result<Arc<MessageTables>> {
+        if let Some(t) = self.inner.tables.get() {
+            return Ok(t.clone());
+        }
+        let s = &self.inner.summary;
+        let ranged = filter.start_ns.is_some() || filter.end_ns.is_some();
+        let kinds = s
+            .chunks
+            .iter()
+            .all(|c| matches!(c.kind, ChunkKind::Ros1 | ChunkKind::Mcap));
+        if !(ranged && s.indexed && kinds && matches!(s.version, Version::V2_0 | Version::Mcap)) {
+            return self.tables();
+        }
+        let (lo, hi) = (
+            filter.start_ns.unwrap_or(0),
+            filter.end_ns.unwrap_or(u64::MAX),
+        );
+        let want = |i: usize| {
+            s.chunks
+                .get(i)
+                .is_some_and(|c| c.start_ns < hi && c.end_ns >= lo)
+        };
+        let mut none = |_: TablesProgress, _: &ChunkEntries| true;
+        Ok(Arc::new(if s.version.is_ros1() {
+            crate::tables::build(self, &want, &mut none)?
+        } else {
+            crate::mcap::build_tables(self, &want, &mut none)?
+        }))
+    }
+
     /// Builds the message tables, calling `progress` after each chunk with that chunk's entries;
     /// `progress` returns false to cancel ([`Error::Cancelled`]). Returns the tables and any
     /// warnings about chunks whose index had to be rebuilt from their content.
@@ -271,9 +305,9 @@ impl Bag {
             return Ok(t.clone());
         }
         let tables = Arc::new(if self.inner.summary.version.is_ros1() {
-            crate::tables::build(self, progress)?
+            crate::tables::build(self, &|_| true, progress)?
         } else {
-            crate::mcap::build_tables(self, progress)?
+            crate::mcap::build_tables(self, &|_| true, progress)?
         });
         let _ = self.inner.tables.set(tables.clone());
         Ok(self.inner.tables.get().cloned().unwrap_or(tables))

@@ -154,7 +154,7 @@ pub struct Messages {
 
 impl Messages {
     pub(crate) fn new(bag: Bag, filter: &Filter, threads: usize) -> Result<Messages> {
-        let tables = bag.tables()?;
+        let tables = bag.tables_for(filter)?;
         let owner = bag.clone();
         let s = owner.summary();
         let conns: Vec<usize> = match &filter.connections {

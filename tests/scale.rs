@@ -125,3 +125,41 @@ fn many_chunks_open_without_reading_their_headers() {
         Err(e) => assert!(e.to_string().contains(&victim.to_string()), "{e}"),
     }
 }
+
+/// A time range read before the tables exist (from the index of the chunks it meets only)
+/// gives exactly what it gives once the whole tables are built.
+#[test]
+fn a_range_read_before_the_tables_equals_one_after() {
+    let d = common::temp_dir("range");
+    for format in ["bag", "mcap"] {
+        let p = d.join(format!("r.{format}"));
+        gen(&p, format, "64M", "1M", "30000");
+        let key = |b: &Bag, f: &Filter| -> Vec<(usize, u64, Vec<u8>)> {
+            b.messages(f)
+                .unwrap()
+                .map(|m| {
+                    let m = m.unwrap();
+                    (m.conn, m.time_ns, m.data[..m.data.len().min(64)].to_vec())
+                })
+                .collect()
+        };
+        let s0 = Bag::open(&p).unwrap().summary().start_ns.unwrap();
+        for (a, b) in [(0.2, 0.5), (0.0, 0.01), (0.9, 2.0), (0.33, 0.330_05)] {
+            let f = Filter {
+                start_ns: Some(s0 + (a * 1e9) as u64),
+                end_ns: Some(s0 + (b * 1e9) as u64),
+                ..Default::default()
+            };
+            let early = Bag::open(&p).unwrap();
+            let got = key(&early, &f);
+            assert!(
+                early.tables_if_built().is_none(),
+                "the whole tables were not built"
+            );
+            let late = Bag::open(&p).unwrap();
+            late.tables().unwrap();
+            assert_eq!(got, key(&late, &f), "{format} {a}..{b}");
+            assert!(!got.is_empty() || b - a < 0.001);
+        }
+    }
+}

@@ -1188,6 +1188,7 @@ pub(crate) fn message_in_records(
 /// chunk; a chunk whose index is missing or unusable is decompressed and scanned.
 pub(crate) fn build_tables(
     bag: &dyn crate::storage::ChunkReader,
+    want: &dyn Fn(usize) -> bool,
     progress: &mut dyn FnMut(TablesProgress, &ChunkEntries) -> bool,
 ) -> Result<MessageTables> {
     let s = bag.summary();
@@ -1210,6 +1211,9 @@ pub(crate) fn build_tables(
         entries: Vec::new(),
     };
     for (i, ch) in s.chunks.iter().enumerate() {
+        if !want(i) {
+            continue;
+        }
         let src = bag.source(ch)?;
         let by_id: HashMap<u32, usize> = by_file_id
             .iter()

@@ -10,6 +10,7 @@ use crate::storage::{read_at_into, ChunkEntries, IndexEntry, MessageTables, Tabl
 /// Builds the tables; see `Bag::build_tables`.
 pub(crate) fn build(
     bag: &dyn ChunkReader,
+    want: &dyn Fn(usize) -> bool,
     progress: &mut dyn FnMut(TablesProgress, &ChunkEntries) -> bool,
 ) -> Result<MessageTables> {
     let s = bag.summary();
@@ -32,6 +33,9 @@ pub(crate) fn build(
     // Chunks are in file order; the index data of chunk i lies between its data and the next
     // chunk (or the index section).
     for (i, ch) in s.chunks.iter().enumerate() {
+        if !want(i) {
+            continue;
+        }
         let chunk = u32::try_from(i).map_err(|_| Error::Invalid("too many chunks".into()))?;
         let layout = match ch.layout() {
             Some(l) => l,
