@@ -124,7 +124,23 @@ impl Bag {
             let (files, opened) = crate::rosbag2::open_dir(dir)?;
             return Ok(Bag::from_opened(files, opened));
         }
-        Bag::open_source(path, src)
+        // A recording recovered by a scan before opens from the index cache.
+        let key = crate::storage::sidecar::Key::of(path);
+        if let Some(opened) = key
+            .as_ref()
+            .and_then(|k| crate::storage::sidecar::load(k, path))
+        {
+            return Ok(Bag::from_opened(vec![src], opened));
+        }
+        let bag = Bag::open_source(path, src)?;
+        if let (Some(key), Some(t)) = (&key, bag.inner.tables.get()) {
+            let s = &bag.inner.summary;
+            if !s.indexed && s.file_size >= crate::storage::sidecar::MIN_SIZE {
+                // The cache only saves time: a failure to write it changes nothing.
+                let _ = crate::storage::sidecar::store(key, s, bag.inner.index_pos, "", t);
+            }
+        }
+        Ok(bag)
     }
 
     /// Opens a bag held in memory (`name` stands for its path in messages): what the fuzz

@@ -1,7 +1,8 @@
 //! The Scale work at a size a test can afford: `bagscope gen-sparse` recordings (real index,
 //! camera pixels as holes) open, index, read and check; a ROS 1 bag of more chunks than the
 //! summary reads headers for opens without them and reads each on demand, with a clear error
-//! where one is damaged.
+//! where one is damaged; a scanned recording reopens from the index cache.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 
@@ -162,4 +163,79 @@ fn a_range_read_before_the_tables_equals_one_after() {
             assert!(!got.is_empty() || b - a < 0.001);
         }
     }
+}
+
+/// A recording without an index is scanned once; the index cache then opens it again with the
+/// same summary, tables and messages, is not used once the file changes, and a damaged cache
+/// file is ignored.
+#[test]
+fn a_scanned_recording_reopens_from_the_index_cache() {
+    let d = common::temp_dir("sidecar");
+    let cache = d.join("cache");
+    // The only test of this binary that sets it; the others open indexed files, which the
+    // cache leaves alone.
+    std::env::set_var("BAGSCOPE_INDEX_DIR", &cache);
+    for format in ["bag", "mcap"] {
+        let p = d.join(format!("cut.{format}"));
+        let r = common::bagscope(&[
+            &"gen-sparse",
+            &p,
+            &"--format",
+            &format,
+            &"--size",
+            &"80M",
+            &"--chunk",
+            &"4M",
+            &"--messages",
+            &"20000",
+            &"--no-index",
+        ]);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let all = |b: &Bag| -> Vec<(usize, u64, usize)> {
+            b.messages(&Filter::default())
+                .unwrap()
+                .map(|m| {
+                    let m = m.unwrap();
+                    (m.conn, m.time_ns, m.data.len())
+                })
+                .collect()
+        };
+        let first = Bag::open(&p).unwrap();
+        assert!(!first.summary().indexed);
+        assert!(!first.warnings().iter().any(|w| w.contains("index cache")));
+        let want = all(&first);
+        assert_eq!(want.len(), 20_000, "{format}");
+        let files = || std::fs::read_dir(&cache).map_or(0, |r| r.count());
+        assert!(files() > 0, "{format}: a cache file was written");
+        let again = Bag::open(&p).unwrap();
+        assert!(
+            again.warnings().iter().any(|w| w.contains("index cache")),
+            "{format}: {:?}",
+            again.warnings()
+        );
+        assert_eq!(again.summary().message_count, 20_000);
+        assert_eq!(again.summary().topics, first.summary().topics);
+        assert_eq!(all(&again), want);
+        assert!(bagscope::check::check(&again, 2, None).unwrap().messages == 20_000);
+        // Changed (a new modification time): scanned again, not taken from the cache.
+        let f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+            .unwrap();
+        drop(f);
+        let changed = Bag::open(&p).unwrap();
+        assert!(!changed.warnings().iter().any(|w| w.contains("index cache")));
+        // Damaged cache files are ignored, whatever the damage.
+        for e in std::fs::read_dir(&cache).unwrap() {
+            let e = e.unwrap().path();
+            let mut b = std::fs::read(&e).unwrap();
+            let n = b.len();
+            for k in 0..40 {
+                b[(k * 7919 + 100) % n] ^= 0x5a;
+            }
+            std::fs::write(&e, &b[..n - 3]).unwrap();
+        }
+        let damaged = Bag::open(&p).unwrap();
+        assert_eq!(all(&damaged), want, "{format}: scanned again");
+    }
+    std::env::remove_var("BAGSCOPE_INDEX_DIR");
 }

@@ -241,6 +241,9 @@ pub enum Command {
         /// Bytes per chunk.
         #[arg(long, default_value = "32M", value_parser = sparse::parse_size)]
         chunk: u64,
+        /// Leave the index out, as a recording cut off does.
+        #[arg(long)]
+        no_index: bool,
     },
     /// Time library operations on a bag (JSON), for scripts/bench.py.
     #[command(hide = true)]
@@ -362,6 +365,7 @@ pub fn run(cmd: Command) -> ExitCode {
             size,
             messages,
             chunk,
+            no_index,
         } => sparse::check_out(&out)
             .and_then(|()| {
                 sparse::generate(&sparse::SparseArgs {
@@ -370,6 +374,7 @@ pub fn run(cmd: Command) -> ExitCode {
                     size,
                     messages,
                     chunk,
+                    no_index,
                 })
             })
             .map(|()| ExitCode::SUCCESS),

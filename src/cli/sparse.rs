@@ -45,6 +45,9 @@ pub struct SparseArgs {
     pub messages: u64,
     /// Bytes per chunk (uncompressed).
     pub chunk: u64,
+    /// Leave the index out, as a recording that was cut off does (ROS 1: index_pos 0 and no
+    /// chunk infos; MCAP: no summary section and no footer).
+    pub no_index: bool,
 }
 
 /// Parses `1T`, `100G`, `512M`, `4096`.
@@ -237,8 +240,8 @@ pub fn generate(a: &SparseArgs) -> Result<()> {
         real: 0,
     };
     let r = match a.format.as_str() {
-        "bag" => write_bag(&mut out, &topics, messages, planned, image),
-        "mcap" => write_mcap(&mut out, &topics, messages, planned, image),
+        "bag" => write_bag(&mut out, &topics, messages, planned, image, a.no_index),
+        "mcap" => write_mcap(&mut out, &topics, messages, planned, image, a.no_index),
         f => Err(Error::Invalid(format!(
             "--format {f:?}: choose bag or mcap"
         ))),
@@ -294,6 +297,7 @@ fn write_bag(
     messages: u64,
     chunks: u64,
     image: u64,
+    no_index: bool,
 ) -> Result<u32> {
     out.put(b"#ROSBAG V2.0\n")?;
     out.put(&ros1_bag_header(0, 0, 0))?;
@@ -395,6 +399,10 @@ fn write_bag(
         put_record(&mut idx, &h, &d);
     }
     out.put(&idx)?;
+    if no_index {
+        // Cut off before the index: the header still says index_pos 0.
+        return Ok(chunk_count);
+    }
     out.put(&infos)?;
     out.w.flush()?;
     let end = out.pos;
@@ -425,6 +433,7 @@ fn write_mcap(
     messages: u64,
     chunks: u64,
     image: u64,
+    no_index: bool,
 ) -> Result<u32> {
     use bagscope::mcap::{opcode, MAGIC};
     let mut head = MAGIC.to_vec();
@@ -433,6 +442,41 @@ fn write_mcap(
     mcap_str(&mut h, "bagscope gen-sparse");
     mcap_record(&mut head, opcode::HEADER, &h);
     out.put(&head)?;
+    // One schema per type, one channel per topic.
+    let mut types: Vec<&str> = topics.iter().map(|t| t.datatype).collect();
+    types.sort_unstable();
+    types.dedup();
+    let mut schemas = Vec::new();
+    for (i, t) in types.iter().enumerate() {
+        let def = topics
+            .iter()
+            .find(|x| x.datatype == *t)
+            .map_or("", |x| x.definition.as_str());
+        let mut c = ((i + 1) as u16).to_le_bytes().to_vec();
+        mcap_str(&mut c, t);
+        mcap_str(&mut c, "ros1msg");
+        mcap_str(&mut c, def);
+        mcap_record(&mut schemas, opcode::SCHEMA, &c);
+    }
+    let mut channels = Vec::new();
+    for (c, t) in topics.iter().enumerate() {
+        let schema = types.iter().position(|x| *x == t.datatype).unwrap_or(0) + 1;
+        let mut r = (c as u16).to_le_bytes().to_vec();
+        r.extend_from_slice(&(schema as u16).to_le_bytes());
+        mcap_str(&mut r, &t.name);
+        mcap_str(&mut r, "ros1");
+        let mut meta = Vec::new();
+        mcap_str(&mut meta, "md5sum");
+        mcap_str(&mut meta, &t.md5);
+        r.extend_from_slice(&(meta.len() as u32).to_le_bytes());
+        r.extend_from_slice(&meta);
+        mcap_record(&mut channels, opcode::CHANNEL, &r);
+    }
+    if no_index {
+        // A recording cut off: its schemas and channels come before the chunks that use them.
+        out.put(&schemas)?;
+        out.put(&channels)?;
+    }
     let per_chunk = messages.div_ceil(chunks);
     let mut seq = vec![0u32; CAMERAS];
     let mut chunk_indexes: Vec<u8> = Vec::new();
@@ -517,6 +561,9 @@ fn write_mcap(
         mcap_record(&mut chunk_indexes, opcode::CHUNK_INDEX, &ci);
         chunk_count += 1;
     }
+    if no_index {
+        return Ok(chunk_count);
+    }
     let mut tail = Vec::new();
     mcap_record(&mut tail, opcode::DATA_END, &0u32.to_le_bytes());
     let summary_start = out.pos + tail.len() as u64;
@@ -527,37 +574,7 @@ fn write_mcap(
         summary.extend_from_slice(records);
         groups.push((op, start, records.len() as u64));
     };
-    // One schema per type, one channel per topic.
-    let mut types: Vec<&str> = topics.iter().map(|t| t.datatype).collect();
-    types.sort_unstable();
-    types.dedup();
-    let mut schemas = Vec::new();
-    for (i, t) in types.iter().enumerate() {
-        let def = topics
-            .iter()
-            .find(|x| x.datatype == *t)
-            .map_or("", |x| x.definition.as_str());
-        let mut c = ((i + 1) as u16).to_le_bytes().to_vec();
-        mcap_str(&mut c, t);
-        mcap_str(&mut c, "ros1msg");
-        mcap_str(&mut c, def);
-        mcap_record(&mut schemas, opcode::SCHEMA, &c);
-    }
     group(&mut summary, opcode::SCHEMA, &schemas);
-    let mut channels = Vec::new();
-    for (c, t) in topics.iter().enumerate() {
-        let schema = types.iter().position(|x| *x == t.datatype).unwrap_or(0) + 1;
-        let mut r = (c as u16).to_le_bytes().to_vec();
-        r.extend_from_slice(&(schema as u16).to_le_bytes());
-        mcap_str(&mut r, &t.name);
-        mcap_str(&mut r, "ros1");
-        let mut meta = Vec::new();
-        mcap_str(&mut meta, "md5sum");
-        mcap_str(&mut meta, &t.md5);
-        r.extend_from_slice(&(meta.len() as u32).to_le_bytes());
-        r.extend_from_slice(&meta);
-        mcap_record(&mut channels, opcode::CHANNEL, &r);
-    }
     group(&mut summary, opcode::CHANNEL, &channels);
     let mut st = Vec::new();
     st.extend_from_slice(&messages.to_le_bytes());

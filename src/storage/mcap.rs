@@ -712,7 +712,7 @@ fn parse_chunk_index(
     let mi_end = mi_start.saturating_add(mi_len);
     if mi_end > file_size
         || (0..n_offsets)
-            .filter_map(|k| offsets(k))
+            .filter_map(&offsets)
             .any(|(_, o)| o < mi_start || o >= mi_end)
     {
         return Err(Error::Malformed {

@@ -30,6 +30,7 @@ pub mod mcap_writer;
 pub mod ros1;
 pub mod rosbag2;
 pub mod rosbag2_writer;
+pub mod sidecar;
 
 /// Format (storage and version) of a recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
