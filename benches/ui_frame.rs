@@ -109,6 +109,13 @@ fn scale(bag: PathBuf) {
         app: App::new(None, Some(bag.clone())),
         t: 0.0,
     };
+    if std::env::var_os("UI_FRAME_NO_THUMBS").is_some() {
+        // Only to see what the thumbnail worker costs the other frames.
+        b.frame();
+        if let Some(d) = b.app.doc.as_mut() {
+            d.timeline.show_thumbs = false;
+        }
+    }
     let mut first = None;
     let mut frames = Vec::new();
     loop {

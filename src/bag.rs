@@ -501,8 +501,78 @@ impl Bag {
                 sequence: 0,
             });
         }
+        if let Some(m) = self.message_direct(conn, entry) {
+            return Ok(m);
+        }
         let buf = self.chunk_data(entry.chunk as usize)?;
         self.message_in_buffer(buf, conn, entry)
+    }
+
+    /// Like [`Bag::message`], always through the chunk's data (what iteration wants: the
+    /// chunk is read once for all its messages).
+    pub(crate) fn message_via_chunk(&self, conn: usize, entry: IndexEntry) -> Result<Message> {
+        let ch = self
+            .inner
+            .summary
+            .chunks
+            .get(entry.chunk as usize)
+            .ok_or_else(|| Error::NotFound(format!("no chunk {}", entry.chunk)))?;
+        if ch.kind == ChunkKind::Ros1Raw {
+            return self.message(conn, entry);
+        }
+        let buf = self.chunk_data(entry.chunk as usize)?;
+        self.message_in_buffer(buf, conn, entry)
+    }
+
+    /// One message of a large uncompressed chunk that is not in the cache, read alone: its
+    /// record, not the whole chunk (the inspector on a bag of 32 MB chunks reads a few hundred
+    /// bytes, not 32 MB). `None` where that does not apply or the record does not frame, and
+    /// the chunk is then read as usual (which also gives the error its place).
+    fn message_direct(&self, conn: usize, entry: IndexEntry) -> Option<Message> {
+        /// Chunks smaller than this are read whole (and cached).
+        const DIRECT_MIN: u64 = 4 << 20;
+        let idx = entry.chunk as usize;
+        let ch = self.inner.summary.chunks.get(idx)?;
+        if !matches!(ch.kind, ChunkKind::Ros1 | ChunkKind::Mcap) {
+            return None;
+        }
+        if self
+            .inner
+            .cache
+            .lock()
+            .ok()
+            .is_none_or(|c| c.map.contains_key(&entry.chunk))
+        {
+            return None;
+        }
+        let l = self.chunk_layout(idx).ok()?;
+        if l.compression != crate::Compression::None || l.data_len < DIRECT_MIN {
+            return None;
+        }
+        let src = self.source(ch).ok()?;
+        let off = u64::from(entry.offset);
+        let left = l.data_len.checked_sub(off)?;
+        let pos = l.data_pos + off;
+        let head = read_at(src, pos, 4096.min(left as usize)).ok()?;
+        let total = match ch.kind {
+            ChunkKind::Ros1 => {
+                let hlen = u64::from(crate::record::le_u32(&head, 0)?);
+                let dlen = u64::from(crate::record::le_u32(&head, 4 + hlen as usize)?);
+                8 + hlen + dlen
+            }
+            _ => 9 + crate::record::le_u64(&head, 1)?,
+        };
+        if total > left {
+            return None;
+        }
+        let rec = Arc::new(read_at(src, pos, total as usize).ok()?);
+        let at0 = IndexEntry { offset: 0, ..entry };
+        let mut m = match ch.kind {
+            ChunkKind::Ros1 => message_in_chunk(rec, ch.pos, conn, at0).ok()?,
+            _ => crate::mcap::message_in_records(rec, ch.pos, conn, at0).ok()?,
+        };
+        m.entry = entry;
+        Some(m)
     }
 
     /// Whether a chunk's messages are read from its decompressed data (all but the raw

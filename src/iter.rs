@@ -240,10 +240,10 @@ impl Messages {
 
     fn read(&mut self, conn: usize, entry: IndexEntry) -> Result<Message> {
         let Some(p) = &self.prefetch else {
-            return self.bag.message(conn, entry);
+            return self.bag.message_via_chunk(conn, entry);
         };
         if !self.bag.chunk_is_buffered(entry.chunk) {
-            return self.bag.message(conn, entry);
+            return self.bag.message_via_chunk(conn, entry);
         }
         let c = entry.chunk as usize;
         let data = match &self.held[c] {

@@ -29,6 +29,9 @@ pub struct Thumbs {
     pub aspect: HashMap<usize, f32>,
 }
 
+/// Thumbnails taken into textures per frame at most.
+const PER_FRAME: usize = 6;
+
 fn spawn(bag: Bag, ctx: egui::Context) -> (SyncSender<Vec<InspectKey>>, Receiver<Made>) {
     let (tx, req) = sync_channel::<Vec<InspectKey>>(2);
     let (res_tx, rx) = sync_channel::<Made>(64);
@@ -66,7 +69,9 @@ impl Thumbs {
     /// its topic, for the aspect ratio.
     pub fn poll(&mut self, ctx: &egui::Context, topic_of: impl Fn(usize) -> Option<usize>) {
         let Some(rx) = &self.rx else { return };
-        for _ in 0..64 {
+        // A few a frame: each is a texture upload on this thread, and the worker can make
+        // dozens a frame when images are read alone from an uncompressed chunk.
+        for _ in 0..PER_FRAME {
             let Ok((key, img)) = rx.try_recv() else { break };
             self.asked.remove(&key);
             let tex = img.map(|c| {
