@@ -170,7 +170,7 @@ impl Bag {
                 }
                 ch.file += file_off;
                 for x in &mut ch.counts {
-                    x.0 += conn_off;
+                    x.0 += conn_off as u32;
                 }
                 if ch.start_ns != u64::MAX {
                     ch.start_ns = shift(ch.start_ns, off);

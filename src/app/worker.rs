@@ -154,7 +154,7 @@ fn chunk_histogram(s: &Summary) -> Histogram {
         let (b0, b1) = (bin_of(s, ch.start_ns), bin_of(s, ch.end_ns));
         let nb = (b1 - b0 + 1) as u64;
         for &(ci, n) in &ch.counts {
-            let Some(&ti) = topic_of.get(ci) else {
+            let Some(&ti) = topic_of.get(ci as usize) else {
                 continue;
             };
             let per = u64::from(n) / nb;

@@ -729,10 +729,7 @@ fn parse_chunk_index(
         let next = offsets(k + 1).map_or(mi_end, |(_, o)| o);
         let n = next.saturating_sub(off).saturating_sub(15) / 16;
         if n > 0 {
-            counts.push((
-                dense[usize::from(ch)] as usize,
-                u32::try_from(n).unwrap_or(u32::MAX),
-            ));
+            counts.push((dense[usize::from(ch)], u32::try_from(n).unwrap_or(u32::MAX)));
         }
     }
     Ok(Some(Chunk {
@@ -968,9 +965,9 @@ fn add_entry(
 ) {
     chunk.start_ns = chunk.start_ns.min(t);
     chunk.end_ns = chunk.end_ns.max(t);
-    match chunk.counts.iter_mut().find(|(c, _)| *c == ci) {
+    match chunk.counts.iter_mut().find(|(c, _)| *c as usize == ci) {
         Some(e) => e.1 += 1,
-        None => chunk.counts.push((ci, 1)),
+        None => chunk.counts.push((ci as u32, 1)),
     }
     if per_channel.len() <= ci {
         per_channel.resize(ci + 1, Vec::new());

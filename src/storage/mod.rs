@@ -138,7 +138,7 @@ pub struct Chunk {
     /// Latest message time (ns); 0 when empty.
     pub end_ns: u64,
     /// Messages per connection index.
-    pub counts: Vec<(usize, u32)>,
+    pub counts: Vec<(u32, u32)>,
     /// Compression of the chunk data.
     pub compression: Compression,
     /// File offset of the chunk's (compressed) data. ROS 1: 0 while the chunk record's header
@@ -299,7 +299,7 @@ impl Summary {
         let (mut start, mut end) = (u64::MAX, 0u64);
         for ch in &self.chunks {
             for &(ci, n) in &ch.counts {
-                if let Some(c) = self.connections.get_mut(ci) {
+                if let Some(c) = self.connections.get_mut(ci as usize) {
                     c.message_count += u64::from(n);
                 }
             }

@@ -348,7 +348,7 @@ fn open_files(
         for mut ch in o.summary.chunks {
             ch.file = fi as u32;
             for c in &mut ch.counts {
-                c.0 += conn_base;
+                c.0 += conn_base as u32;
             }
             summary.chunks.push(ch);
         }
@@ -1016,7 +1016,7 @@ fn scan_rows(
             .iter()
             .enumerate()
             .filter(|(_, &n)| n > 0)
-            .map(|(i, &n)| (i, n))
+            .map(|(i, &n)| (i as u32, n))
             .collect();
         counts.iter_mut().for_each(|c| *c = 0);
     };

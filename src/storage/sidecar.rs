@@ -215,7 +215,7 @@ pub(crate) fn store(
         w.u64(c.end_ns);
         w.len(c.counts.len());
         for &(ci, n) in &c.counts {
-            w.u32(ci as u32);
+            w.u32(ci);
             w.u32(n);
         }
         w.str(c.compression.name());
@@ -338,8 +338,8 @@ pub(crate) fn load(key: &Key, path: &Path) -> Option<Opened> {
         let m = r.len(8)?;
         let mut counts = Vec::with_capacity(m);
         for _ in 0..m {
-            let ci = r.u32()? as usize;
-            if ci >= connections.len() {
+            let ci = r.u32()?;
+            if ci as usize >= connections.len() {
                 return None;
             }
             counts.push((ci, r.u32()?));

@@ -280,7 +280,7 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
         let mut counts = Vec::with_capacity(info.counts.len());
         for &(id, n) in &info.counts {
             match lookup(id) {
-                Some(ci) => counts.push((ci, n)),
+                Some(ci) => counts.push((ci as u32, n)),
                 None => {
                     return Err(Error::Malformed {
                         kind: RecordKind::ChunkInfo,
@@ -417,7 +417,7 @@ pub(crate) fn parse_index_region(
     base: u64,
     chunk: u32,
     conn_index: &HashMap<u32, usize>,
-    expected: &[(usize, u32)],
+    expected: &[(u32, u32)],
     out: &mut Vec<(usize, IndexEntry)>,
 ) -> Result<usize> {
     let mut pos = 0;
@@ -456,7 +456,7 @@ pub(crate) fn parse_index_region(
                 h.conn
             ),
         })?;
-        match expected.iter().find(|(c, _)| *c == ci) {
+        match expected.iter().find(|(c, _)| *c as usize == ci) {
             Some(&(_, n)) if n == h.count => {}
             other => {
                 return Err(Error::Malformed {

@@ -196,9 +196,9 @@ impl Builder {
         c.size = c.data_len as u32;
         c.start_ns = c.start_ns.min(t);
         c.end_ns = c.end_ns.max(t);
-        match c.counts.iter_mut().find(|x| x.0 == ci) {
+        match c.counts.iter_mut().find(|x| x.0 as usize == ci) {
             Some(x) => x.1 += 1,
-            None => c.counts.push((ci, 1)),
+            None => c.counts.push((ci as u32, 1)),
         }
         self.per[ci].push(IndexEntry {
             time_ns: t,

@@ -137,7 +137,7 @@ pub(crate) fn scan_v2(
                     start_ns: lo,
                     end_ns: hi,
                     // Connection ids for now; mapped to indexes below.
-                    counts: counts.into_iter().map(|(id, n)| (id as usize, n)).collect(),
+                    counts: counts.into_iter().collect(),
                     compression: ch.compression,
                     data_pos,
                     data_len: dlen.min(avail),
@@ -212,7 +212,7 @@ pub(crate) fn scan_v2(
         ch.counts = ch
             .counts
             .iter()
-            .filter_map(|&(id, n)| index.get(&(id as u32)).map(|&i| (i, n)))
+            .filter_map(|&(id, n)| index.get(&id).map(|&i| (i as u32, n)))
             .collect();
     }
     let connections = conns.into_iter().map(Connection::from).collect();

@@ -216,7 +216,7 @@ pub(crate) fn open(file: &crate::storage::Source, path: &Path, file_size: u64) -
             *per.entry(e.chunk).or_insert(0) += 1;
         }
         for (c, n) in per {
-            chunks[c as usize].counts.push((ci, n));
+            chunks[c as usize].counts.push((ci as u32, n));
         }
     }
     let mut summary = Summary {
