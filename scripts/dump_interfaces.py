@@ -59,7 +59,9 @@ def main():
                     value = str(value).lower()
                 lines.append(f"{ctype} {cname}={value}")
             for fname, node in fields:
-                if not ros1 and fname == "structure_needs_at_least_one_member":
+                # rosidl's member of an empty type: the ROS 2 parser adds it itself, and ROS 1
+                # types have no such member (std_msgs/Empty is zero bytes).
+                if fname == "structure_needs_at_least_one_member":
                     continue
                 lines.append(f"{type_text(node, ros1)} {fname}")
             shown = name.replace("/msg/", "/") if ros1 else name

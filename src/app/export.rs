@@ -40,6 +40,8 @@ pub struct ExportState {
     pub r2_compression: Rosbag2Compression,
     /// ROS 1 messages re-encoded as ROS 2 (CDR).
     pub to_ros2: bool,
+    /// ROS 2 (CDR) messages re-encoded as ROS 1.
+    pub to_ros1: bool,
     /// Compression of the new bag.
     pub compression: Compression,
     /// Chunk size (KiB).
@@ -84,6 +86,7 @@ impl ExportState {
             format,
             r2_compression: Rosbag2Compression::None,
             to_ros2: false,
+            to_ros1: false,
             compression: if ros1 {
                 Compression::Lz4
             } else {
@@ -172,6 +175,9 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
         rosbag2_compression: st.r2_compression,
         split_bytes: None,
         to_ros2: st.to_ros2 && st.format != OutputFormat::Ros1Bag,
+        to_ros1: st.to_ros1
+            && matches!(st.format, OutputFormat::Ros1Bag | OutputFormat::Mcap)
+            && !(st.to_ros2 && st.format == OutputFormat::Mcap),
         migrate: None,
     };
     let bag = d.bag.clone();
@@ -395,11 +401,27 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                     }
                 }
             });
-            if st.format != OutputFormat::Ros1Bag {
-                ui.checkbox(
-                    &mut st.to_ros2,
-                    "ROS 1 messages to ROS 2 (CDR, ROS 2 types; types without a ROS 2 counterpart are left out)",
-                );
+            if st.format != OutputFormat::Ros1Bag
+                && ui
+                    .checkbox(
+                        &mut st.to_ros2,
+                        "ROS 1 messages to ROS 2 (CDR, ROS 2 types; types without a ROS 2 counterpart are left out)",
+                    )
+                    .changed()
+                && st.to_ros2
+            {
+                st.to_ros1 = false;
+            }
+            if matches!(st.format, OutputFormat::Ros1Bag | OutputFormat::Mcap)
+                && ui
+                    .checkbox(
+                        &mut st.to_ros1,
+                        "ROS 2 messages to ROS 1 (ROS 1 serialization and types, Header.seq 0; types without a ROS 1 counterpart are left out)",
+                    )
+                    .changed()
+                && st.to_ros1
+            {
+                st.to_ros2 = false;
             }
             if ui
                 .add_enabled(!running, egui::Button::new("Export recording"))

@@ -127,6 +127,8 @@ pub struct ExportArgs<'a> {
     pub format: Option<&'a str>,
     pub split_mb: Option<u64>,
     pub to_ros2: bool,
+    /// ROS 2 messages to ROS 1.
+    pub to_ros1: bool,
     pub migrate: Option<&'a Path>,
 }
 
@@ -201,6 +203,7 @@ pub fn export(a: ExportArgs<'_>) -> bagscope::Result<ExitCode> {
         rosbag2_compression: r2,
         split_bytes: a.split_mb.map(|m| m << 20),
         to_ros2: a.to_ros2,
+        to_ros1: a.to_ros1,
         migrate: a.migrate.map(Path::to_path_buf),
     };
     if a.split_mb == Some(0) {

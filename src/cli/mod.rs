@@ -123,6 +123,11 @@ pub enum Command {
         /// builtin_interfaces/Time); types without a ROS 2 counterpart are listed and left out.
         #[arg(long)]
         to_ros2: bool,
+        /// Re-encode ROS 2 (CDR) messages in ROS 1 serialization (`pkg/Type`, Header with seq
+        /// 0, builtin_interfaces/Time as time); types without a ROS 1 counterpart are listed
+        /// and left out. For a .bag or MCAP output.
+        #[arg(long)]
+        to_ros1: bool,
         /// Migrate messages whose type has another definition in DIR (a folder of packages,
         /// a workspace, or of .msg files) to it: fields carried over by name (lossless
         /// widening), added ones at their defaults, dropped ones reported.
@@ -295,6 +300,7 @@ pub fn run(cmd: Command) -> ExitCode {
             chunk_size,
             split_mb,
             to_ros2,
+            to_ros1,
             migrate,
         } => decode::export(decode::ExportArgs {
             inputs: &inputs,
@@ -307,6 +313,7 @@ pub fn run(cmd: Command) -> ExitCode {
             format: format.as_deref(),
             split_mb,
             to_ros2,
+            to_ros1,
             migrate: migrate.as_deref(),
         }),
         Command::Gen {

@@ -16,6 +16,7 @@ use crate::msgdef::{ArrayKind, DefError, Dialect, Field, FieldType, MsgDef, Prim
 
 pub mod cdr;
 pub mod migrate;
+pub mod to_ros1;
 pub mod to_ros2;
 use cdr::prim_align;
 

@@ -50,7 +50,7 @@ fn check(src: &MsgDef, s: usize, dst: &MsgDef, d: usize, path: &str) -> Result<(
         if header_seq {
             continue;
         }
-        if !dt.fields.iter().any(|g| g.name == f.name) {
+        if super::to_ros1::field_named(&dt.fields, &f.name).is_none() {
             return Err(format!(
                 "{path}{}: ROS 1 field of {} has no counterpart in ROS 2 {}",
                 f.name, st.name, dt.name
@@ -61,7 +61,8 @@ fn check(src: &MsgDef, s: usize, dst: &MsgDef, d: usize, path: &str) -> Result<(
         if g.name == "structure_needs_at_least_one_member" && st.fields.is_empty() {
             continue;
         }
-        let Some(f) = st.fields.iter().find(|f| f.name == g.name) else {
+        let Some(f) = super::to_ros1::field_named(&st.fields, &g.name).map(|i| &st.fields[i])
+        else {
             return Err(format!(
                 "{path}{}: ROS 2 field of {} has no counterpart in ROS 1 {}",
                 g.name, dt.name, st.name
@@ -221,7 +222,7 @@ impl Cdr {
         };
         let st = &src.types[*s];
         for g in &dst.types[d].fields {
-            let Some(k) = st.fields.iter().position(|f| f.name == g.name) else {
+            let Some(k) = super::to_ros1::field_named(&st.fields, &g.name) else {
                 // Only the member of an empty ROS 2 type has no ROS 1 field (checked).
                 self.out.push(0);
                 continue;

@@ -92,6 +92,9 @@ pub struct ExportOptions {
     /// Re-encode ROS 1 messages as CDR with their ROS 2 types; connections whose type has no
     /// ROS 2 counterpart are left out and listed in the report.
     pub to_ros2: bool,
+    /// Re-encode ROS 2 (CDR) messages in ROS 1 serialization with their ROS 1 types;
+    /// connections whose type has no ROS 1 counterpart are left out and listed in the report.
+    pub to_ros1: bool,
     /// Migrate messages whose type has a different definition in this folder (of packages,
     /// a workspace, or `.msg` files) to that definition.
     pub migrate: Option<PathBuf>,
@@ -133,6 +136,7 @@ pub struct ExportReport {
 /// How a connection's messages are changed on the way.
 enum Transform {
     ToRos2(crate::encoding::to_ros2::ToRos2),
+    ToRos1(crate::encoding::to_ros1::ToRos1),
     Migrate(crate::encoding::migrate::Migration),
 }
 
@@ -320,6 +324,7 @@ fn convert_batch(
     let one = |(k, m): &(usize, crate::Message)| {
         convert[*k][m.conn].as_ref().map(|t| match t {
             Transform::ToRos2(t) => t.convert(&m.data),
+            Transform::ToRos1(t) => t.convert(&m.data),
             Transform::Migrate(t) => t.convert(&m.data),
         })
     };
@@ -399,7 +404,18 @@ pub fn export_many(
     // --to-ros2: each ROS 1 connection's conversion, compiled once (None: copied as it is).
     let mut convert: Vec<Vec<Option<Transform>>> = Vec::new();
     let mut notes = Vec::new();
-    if opts.to_ros2 && opts.migrate.is_some() {
+    if opts.to_ros2 && opts.to_ros1 {
+        return Err(Error::Invalid(
+            "--to-ros2 and --to-ros1 do not combine: choose the direction".into(),
+        ));
+    }
+    if opts.to_ros1 && format.requires() == Some("cdr") {
+        return Err(Error::Invalid(
+            "--to-ros1 writes ROS 1 messages, which a rosbag2 recording does not hold: write a .bag or MCAP"
+                .into(),
+        ));
+    }
+    if (opts.to_ros2 || opts.to_ros1) && opts.migrate.is_some() {
         return Err(Error::Invalid(
             "--to-ros2 and --migrate do not combine: migrate first, then convert".into(),
         ));
@@ -482,11 +498,38 @@ pub fn export_many(
             });
             skipped.extend(failed.into_iter().map(|(k, v)| format!("{k}: {v}")));
         }
+        if opts.to_ros1 {
+            let mut failed: std::collections::BTreeMap<String, String> = Default::default();
+            conns.retain(|&ci| {
+                let c = &s.connections[ci];
+                if c.encoding != "cdr" {
+                    return true;
+                }
+                match crate::encoding::to_ros1::ToRos1::new(c) {
+                    Ok(t) => {
+                        conv[ci] = Some(Transform::ToRos1(t));
+                        true
+                    }
+                    Err(e) => {
+                        if c.message_count > 0 {
+                            failed.insert(format!("{} ({})", c.topic, c.datatype), e);
+                        }
+                        false
+                    }
+                }
+            });
+            skipped.extend(failed.into_iter().map(|(k, v)| format!("{k}: {v}")));
+        }
         let _ = &conv;
         if let Some(need) = format.requires() {
             if let Some(c) = conns
                 .iter()
-                .filter(|&&i| !matches!(conv[i], Some(Transform::ToRos2(_))))
+                .filter(|&&i| {
+                    !matches!(
+                        conv[i],
+                        Some(Transform::ToRos2(_)) | Some(Transform::ToRos1(_))
+                    )
+                })
                 .filter_map(|&i| s.connections.get(i))
                 .find(|c| c.encoding != need && c.message_count > 0)
             {
@@ -502,6 +545,8 @@ pub fn export_many(
                     s.version.as_str(),
                     if need == "cdr" && c.encoding == "ros1" {
                         "; --to-ros2 converts ROS 1 messages to ROS 2"
+                    } else if need == "ros1" && c.encoding == "cdr" {
+                        "; --to-ros1 converts ROS 2 messages to ROS 1"
                     } else {
                         ""
                     }
@@ -526,15 +571,17 @@ pub fn export_many(
         OutputFormat::Ros1Bag => Sink::Bag(BagWriter::create(out, opts.write)?),
         OutputFormat::Mcap => {
             let all_cdr = bags.iter().all(|b| {
-                b.summary()
-                    .connections
-                    .iter()
-                    .all(|c| c.encoding == "cdr" || (opts.to_ros2 && c.encoding == "ros1"))
+                b.summary().connections.iter().all(|c| {
+                    (c.encoding == "cdr" && !opts.to_ros1) || (opts.to_ros2 && c.encoding == "ros1")
+                })
             });
             let all_ros1 = !opts.to_ros2
-                && bags
-                    .iter()
-                    .all(|b| b.summary().connections.iter().all(|c| c.encoding == "ros1"));
+                && bags.iter().all(|b| {
+                    b.summary()
+                        .connections
+                        .iter()
+                        .all(|c| c.encoding == "ros1" || (opts.to_ros1 && c.encoding == "cdr"))
+                });
             Sink::Mcap(
                 McapWriter::create(
                     out,
@@ -647,6 +694,18 @@ pub fn export_many(
                                 message_definition: t.definition.clone(),
                                 encoding: "cdr".into(),
                                 schema_encoding: "ros2msg".into(),
+                                qos: String::new(),
+                                ..orig.clone()
+                            };
+                            &converted
+                        }
+                        Some(Transform::ToRos1(t)) => {
+                            converted = Connection {
+                                datatype: t.datatype.clone(),
+                                md5sum: t.md5.clone(),
+                                message_definition: t.definition.clone(),
+                                encoding: "ros1".into(),
+                                schema_encoding: "ros1msg".into(),
                                 qos: String::new(),
                                 ..orig.clone()
                             };
