@@ -1008,3 +1008,49 @@ fn image_panels_decode_every_encoding_family() {
         [("/image".to_string(), 2, 2, "mono8".to_string())]
     );
 }
+
+/// A ROS 2 recording exported through the export window into a ROS 1 bag with "ROS 2 messages
+/// to ROS 1" ticked: the bag holds the talker's strings with their ROS 1 type; /rosout, which
+/// has no ROS 1 type, is left out and said so.
+#[test]
+fn export_window_converts_ros2_to_a_ros1_bag() {
+    let dir = common::temp_dir("ui-to-ros1");
+    let mut h = harness(Some(common::corpus2_dir().join("rosbag2/humble_talker")));
+    wait_for(&mut h, "indexing", indexed);
+    h.get_by_label("Export…").click();
+    h.run_steps(3);
+    h.get_by_label("ROS 1 bag").click();
+    h.run_steps(2);
+    h.get_by_label_contains("ROS 2 messages to ROS 1").click();
+    h.run_steps(2);
+    let out = dir.join("talker.bag");
+    h.state_mut().doc.as_mut().unwrap().export.bag_out = out.display().to_string();
+    h.get_by_label("Export recording").click();
+    wait_for(&mut h, "the export", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.export.job.as_ref().is_some_and(|j| j.result.is_some()))
+    });
+    let res = h
+        .state()
+        .doc
+        .as_ref()
+        .unwrap()
+        .export
+        .job
+        .as_ref()
+        .unwrap()
+        .result
+        .clone();
+    assert!(
+        matches!(&res, Some(Ok(m)) if m.contains("/rosout")),
+        "the result names what was left out: {res:?}"
+    );
+    let b = bagscope::Bag::open(&out).unwrap();
+    let s = b.summary();
+    let t = s.topic("/topic").expect("the talker's topic");
+    assert_eq!(t.message_count, 10);
+    assert_eq!(t.datatype, "std_msgs/String");
+    assert!(s.topic("/rosout").is_none());
+    assert!(s.connections.iter().all(|c| c.encoding == "ros1"));
+}
