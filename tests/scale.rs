@@ -272,3 +272,38 @@ fn a_scanned_recording_reopens_from_the_index_cache() {
     }
     std::env::remove_var("BAGSCOPE_INDEX_DIR");
 }
+
+/// An MCAP file of more chunk indexes than are parsed on one thread: the summary's counts
+/// (per chunk, from the message index offsets, gathered from several threads) equal what the
+/// message index records hold, chunk by chunk.
+#[test]
+fn many_mcap_chunk_indexes_parsed_in_parts_agree_with_the_tables() {
+    let d = common::temp_dir("many-mcap");
+    let p = d.join("many.mcap");
+    gen(&p, "mcap", "20000K", "4K", "60000");
+    let bag = Bag::open(&p).unwrap();
+    let s = bag.summary();
+    assert!(s.chunks.len() > 4096, "{} chunks", s.chunks.len());
+    assert_eq!(s.message_count, 60_000);
+    let t = bag.tables().unwrap();
+    let mut per_chunk: std::collections::HashMap<(usize, u32), u32> = Default::default();
+    let mut in_chunk = vec![0u32; s.chunks.len()];
+    for (ci, tab) in t.per_connection.iter().enumerate() {
+        assert_eq!(tab.len() as u64, s.connections[ci].message_count);
+        for e in tab {
+            *per_chunk.entry((e.chunk as usize, ci as u32)).or_default() += 1;
+            in_chunk[e.chunk as usize] += 1;
+        }
+    }
+    for (i, ch) in s.chunks.iter().enumerate() {
+        for &(ci, n) in &ch.counts {
+            assert_eq!(
+                per_chunk.get(&(i, ci)),
+                Some(&n),
+                "chunk {i} connection {ci}"
+            );
+        }
+        let total: u32 = ch.counts.iter().map(|c| c.1).sum();
+        assert_eq!(total, in_chunk[i], "chunk {i}");
+    }
+}

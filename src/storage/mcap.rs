@@ -543,18 +543,27 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
         .into_iter()
         .map(|(at, from, n)| (at, buf.get(from..from + n).unwrap_or_default()))
         .collect();
-    let parse = |part: &[(Location, &[u8])]| -> Result<Option<Vec<Chunk>>> {
+    // Each thread gathers its chunks' counts in one list (a vector per chunk made on a
+    // thread grew that thread's heap a system call at a time); this thread hands them out.
+    type Part = (Vec<Chunk>, Vec<(u32, u32)>, Vec<usize>);
+    let parse = |part: &[(Location, &[u8])]| -> Result<Option<Part>> {
         let mut out = Vec::with_capacity(part.len());
+        let mut offsets = Vec::new();
+        let mut counts = Vec::new();
+        let mut ends = Vec::with_capacity(part.len());
         for &(at, c) in part {
-            match parse_chunk_index(c, at, &dense, file_size)? {
-                Some(ch) => out.push(ch),
+            match parse_chunk_index(c, at, &dense, file_size, &mut offsets, &mut counts)? {
+                Some(ch) => {
+                    out.push(ch);
+                    ends.push(counts.len());
+                }
                 None => return Ok(None),
             }
         }
-        Ok(Some(out))
+        Ok(Some((out, counts, ends)))
     };
     let threads = crate::iter::default_threads().min(4);
-    let parts: Vec<Result<Option<Vec<Chunk>>>> = if threads <= 1 || chunk_indexes.len() < 4096 {
+    let parts: Vec<Result<Option<Part>>> = if threads <= 1 || chunk_indexes.len() < 4096 {
         vec![parse(&chunk_indexes)]
     } else {
         let per = chunk_indexes.len().div_ceil(threads);
@@ -576,7 +585,14 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
     let mut chunks = Vec::with_capacity(chunk_indexes.len());
     for p in parts {
         match p? {
-            Some(v) => chunks.extend(v),
+            Some((v, counts, ends)) => {
+                let mut from = 0;
+                for (mut ch, end) in v.into_iter().zip(ends) {
+                    ch.counts = counts[from..end].to_vec();
+                    from = end;
+                    chunks.push(ch);
+                }
+            }
             // A chunk index the summary cannot stand for: read the whole file.
             None => return Ok(None),
         }
@@ -634,6 +650,8 @@ fn parse_chunk_index(
     at: Location,
     dense: &[u32],
     file_size: u64,
+    offsets: &mut Vec<(u16, u64)>,
+    counts: &mut Vec<(u32, u32)>,
 ) -> Result<Option<Chunk>> {
     let op = opcode::CHUNK_INDEX;
     let mut f = Fields::new(c, op, at);
@@ -652,21 +670,27 @@ fn parse_chunk_index(
             ),
         });
     }
-    let entry = |e: &[u8]| {
-        (
-            u16::from_le_bytes([e[0], e[1]]),
-            u64::from_le_bytes(e[2..10].try_into().unwrap_or([0; 8])),
-        )
-    };
     let mi_len = f.u64("message_index_length")?;
     let comp = f.string("compression")?;
     let csize = f.u64("compressed_size")?;
     let usize_ = f.u64("uncompressed_size")?;
-    if offsets_bytes
-        .chunks_exact(10)
-        .any(|e| dense[usize::from(entry(e).0)] == u32::MAX)
-    {
-        return Ok(None);
+    // One pass over the offsets (into the caller's buffer, reused for every chunk): every
+    // channel defined, in file order as writers list them (sorted where not).
+    offsets.clear();
+    let mut sorted = true;
+    let mut prev = 0u64;
+    for e in offsets_bytes.chunks_exact(10) {
+        let ch = u16::from_le_bytes([e[0], e[1]]);
+        let off = u64::from_le_bytes([e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9]]);
+        if dense[usize::from(ch)] == u32::MAX {
+            return Ok(None);
+        }
+        sorted &= off >= prev;
+        prev = off;
+        offsets.push((ch, off));
+    }
+    if !sorted {
+        offsets.sort_by_key(|&(_, o)| o);
     }
     if mi_len == 0 && usize_ > 0 {
         return Ok(None);
@@ -693,28 +717,13 @@ fn parse_chunk_index(
     }
     // Counts per channel from the sizes of the message index records: each is 15 bytes of
     // header and 16 a message.
-    // Writers list them in file order; a copy is sorted only when one does not.
-    let sorted = offsets_bytes
-        .chunks_exact(10)
-        .is_sorted_by_key(|e| entry(e).1);
-    let mut copy: Vec<(u16, u64)> = Vec::new();
-    if !sorted {
-        copy = offsets_bytes.chunks_exact(10).map(entry).collect();
-        copy.sort_by_key(|&(_, o)| o);
-    }
-    let offsets: Box<dyn Fn(usize) -> Option<(u16, u64)>> = if sorted {
-        Box::new(|k| offsets_bytes.get(k * 10..k * 10 + 10).map(entry))
-    } else {
-        Box::new(|k| copy.get(k).copied())
-    };
-    let n_offsets = offsets_bytes.len() / 10;
     let mi_start = chunk_start.saturating_add(chunk_len);
     let mi_end = mi_start.saturating_add(mi_len);
-    if mi_end > file_size
-        || (0..n_offsets)
-            .filter_map(&offsets)
-            .any(|(_, o)| o < mi_start || o >= mi_end)
-    {
+    let outside = match (offsets.first(), offsets.last()) {
+        (Some(&(_, lo)), Some(&(_, hi))) => lo < mi_start || hi >= mi_end,
+        _ => false,
+    };
+    if mi_end > file_size || outside {
         return Err(Error::Malformed {
             kind: RecordKind::Mcap("ChunkIndex"),
             at,
@@ -723,10 +732,9 @@ fn parse_chunk_index(
             ),
         });
     }
-    let mut counts = Vec::with_capacity(n_offsets);
-    for k in 0..n_offsets {
-        let Some((ch, off)) = offsets(k) else { break };
-        let next = offsets(k + 1).map_or(mi_end, |(_, o)| o);
+    // The counts go to the caller's flat list; the caller gives each chunk its own.
+    for (k, &(ch, off)) in offsets.iter().enumerate() {
+        let next = offsets.get(k + 1).map_or(mi_end, |&(_, o)| o);
         let n = next.saturating_sub(off).saturating_sub(15) / 16;
         if n > 0 {
             counts.push((dense[usize::from(ch)], u32::try_from(n).unwrap_or(u32::MAX)));
@@ -736,7 +744,6 @@ fn parse_chunk_index(
         pos: chunk_start,
         start_ns: start,
         end_ns: end,
-        counts,
         compression,
         data_pos,
         data_len: csize,
