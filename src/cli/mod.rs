@@ -234,7 +234,7 @@ pub enum Command {
     GenSparse {
         /// Where to write it.
         out: PathBuf,
-        /// bag (ROS 1 2.0) or mcap.
+        /// bag (ROS 1 2.0), mcap, or rosbag2-sqlite3 (small messages only, not sparse).
         #[arg(long, default_value = "bag")]
         format: String,
         /// Apparent size: 1G, 100G, 1T, ...

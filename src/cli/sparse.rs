@@ -37,7 +37,7 @@ const WIDTH: u64 = 2048;
 #[derive(Debug, Clone)]
 pub struct SparseArgs {
     pub out: PathBuf,
-    /// "bag" or "mcap".
+    /// "bag", "mcap" or "rosbag2-sqlite3" (not sparse: every row is written).
     pub format: String,
     /// Apparent size in bytes.
     pub size: u64,
@@ -224,8 +224,77 @@ fn layout(a: &SparseArgs) -> Result<(u64, u64, u64)> {
     Ok((messages, chunks, image.max(WIDTH)))
 }
 
+/// A rosbag2 SQLite recording of `messages` small messages on 100 topics (50 Float64, 50
+/// Point, one every 50 µs): SQLite keeps every byte it is given, so it cannot be sparse, and
+/// its size is that of its rows.
+fn write_rosbag2_sqlite(out: &Path, messages: u64) -> Result<()> {
+    use bagscope::rosbag2_writer::{Rosbag2Options, Rosbag2Storage, Rosbag2Writer, TopicSpec};
+    let t0 = Instant::now();
+    let mut w = Rosbag2Writer::create(
+        out,
+        Rosbag2Options {
+            storage: Rosbag2Storage::Sqlite3,
+            ros_distro: "humble".into(),
+            ..Default::default()
+        },
+    )?;
+    let def = |t: &str| lookup(t, Dialect::Ros2).map(|(text, _)| text).unwrap_or_default();
+    let (float, point) = (def("std_msgs/msg/Float64"), def("geometry_msgs/msg/Point"));
+    let mut ids = Vec::new();
+    for k in 0..TOPICS {
+        let (name, datatype, definition) = if k % 2 == 0 {
+            (format!("/sensor_{:02}/value", k / 2), "std_msgs/msg/Float64", &float)
+        } else {
+            (format!("/sensor_{:02}/point", k / 2), "geometry_msgs/msg/Point", &point)
+        };
+        ids.push(w.add_topic(TopicSpec {
+            name,
+            datatype: datatype.into(),
+            serialization_format: "cdr".into(),
+            qos: String::new(),
+            definition: definition.clone(),
+        }));
+    }
+    let mut data = Vec::with_capacity(32);
+    for g in 0..messages {
+        let k = (g % TOPICS as u64) as usize;
+        let x = (g as f64 * 1e-3).sin();
+        data.clear();
+        data.extend_from_slice(&[0, 1, 0, 0]);
+        data.extend_from_slice(&x.to_le_bytes());
+        if k % 2 == 1 {
+            data.extend_from_slice(&(x * 2.0).to_le_bytes());
+            data.extend_from_slice(&(g as f64).to_le_bytes());
+        }
+        w.write(ids[k], T0 + g * STEP_NS, &data)?;
+    }
+    let path = w.finish()?;
+    let bytes: u64 = std::fs::read_dir(&path)
+        .map(|r| {
+            r.filter_map(|e| e.ok()?.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0);
+    println!(
+        "{}: {bytes} bytes ({:.2} GB); {messages} messages on {TOPICS} topics (rosbag2, SQLite); {:.1} s",
+        path.display(),
+        bytes as f64 / 1e9,
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 /// Writes the recording; prints what was written.
 pub fn generate(a: &SparseArgs) -> Result<()> {
+    if a.format == "rosbag2-sqlite3" {
+        let messages = if a.messages > 0 {
+            a.messages
+        } else {
+            layout(a)?.0
+        };
+        return write_rosbag2_sqlite(&a.out, messages);
+    }
     let t0 = Instant::now();
     let (messages, planned, image) = layout(a)?;
     let topics = topics()?;
@@ -243,7 +312,7 @@ pub fn generate(a: &SparseArgs) -> Result<()> {
         "bag" => write_bag(&mut out, &topics, messages, planned, image, a.no_index),
         "mcap" => write_mcap(&mut out, &topics, messages, planned, image, a.no_index),
         f => Err(Error::Invalid(format!(
-            "--format {f:?}: choose bag or mcap"
+            "--format {f:?}: choose bag, mcap or rosbag2-sqlite3"
         ))),
     };
     let done = r.and_then(|chunks| {
