@@ -270,6 +270,36 @@ fn a_scanned_recording_reopens_from_the_index_cache() {
         let damaged = Bag::open(&p).unwrap();
         assert_eq!(all(&damaged), want, "{format}: scanned again");
     }
+    // A rosbag2 SQLite file of 64 MiB or more: its row scan is kept and reused the same way.
+    let r2 = d.join("rows");
+    let r = common::bagscope(&[
+        &"gen-sparse",
+        &r2,
+        &"--format",
+        &"rosbag2-sqlite3",
+        &"--messages",
+        &"1300000",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let first = Bag::open(&r2).unwrap();
+    assert!(!first.warnings().iter().any(|w| w.contains("index cache")));
+    let again = Bag::open(&r2).unwrap();
+    assert!(
+        again.warnings().iter().any(|w| w.contains("index cache")),
+        "{:?}",
+        again.warnings()
+    );
+    assert_eq!(again.summary().message_count, 1_300_000);
+    assert_eq!(again.summary().topics, first.summary().topics);
+    assert_eq!(again.summary().chunks, first.summary().chunks);
+    let (a, b) = (first.tables().unwrap(), again.tables().unwrap());
+    assert_eq!(a.per_connection, b.per_connection);
+    let pick = |b: &Bag| -> Vec<Vec<u8>> {
+        (0..100)
+            .map(|c| b.nth_message(c, 1234).unwrap().data.to_vec())
+            .collect()
+    };
+    assert_eq!(pick(&first), pick(&again));
     std::env::remove_var("BAGSCOPE_INDEX_DIR");
 }
 

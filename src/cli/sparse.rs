@@ -238,14 +238,26 @@ fn write_rosbag2_sqlite(out: &Path, messages: u64) -> Result<()> {
             ..Default::default()
         },
     )?;
-    let def = |t: &str| lookup(t, Dialect::Ros2).map(|(text, _)| text).unwrap_or_default();
+    let def = |t: &str| {
+        lookup(t, Dialect::Ros2)
+            .map(|(text, _)| text)
+            .unwrap_or_default()
+    };
     let (float, point) = (def("std_msgs/msg/Float64"), def("geometry_msgs/msg/Point"));
     let mut ids = Vec::new();
     for k in 0..TOPICS {
         let (name, datatype, definition) = if k % 2 == 0 {
-            (format!("/sensor_{:02}/value", k / 2), "std_msgs/msg/Float64", &float)
+            (
+                format!("/sensor_{:02}/value", k / 2),
+                "std_msgs/msg/Float64",
+                &float,
+            )
         } else {
-            (format!("/sensor_{:02}/point", k / 2), "geometry_msgs/msg/Point", &point)
+            (
+                format!("/sensor_{:02}/point", k / 2),
+                "geometry_msgs/msg/Point",
+                &point,
+            )
         };
         ids.push(w.add_topic(TopicSpec {
             name,

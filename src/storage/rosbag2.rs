@@ -833,7 +833,25 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
             .filter_map(|_| open_immutable(path).ok().map(Mutex::new))
             .collect()
     };
-    if let (Some(lo), Some(hi)) = (lo, hi) {
+    // A plain file scanned before (not a private copy of a WAL or zstd file) reopens from the
+    // index cache, keyed by its path, size and modification time.
+    let key = if tmp.is_none() && !wal_copy {
+        crate::storage::sidecar::Key::of(path)
+    } else {
+        None
+    };
+    let cached = key
+        .as_ref()
+        .and_then(|k| crate::storage::sidecar::load_rows(k, connections.len()));
+    let from_cache = cached.is_some();
+    if let Some(c) = cached {
+        chunks = c.chunks;
+        per = c.per;
+        unknown = c.unknown;
+        warnings.push(
+            "rows read from bagscope's index cache (the file was scanned once before)".into(),
+        );
+    } else if let (Some(lo), Some(hi)) = (lo, hi) {
         let threads = crate::iter::default_threads().clamp(1, 4) as i64;
         // Ids may be anywhere in i64 (a forged file): split in i128.
         let (l, h, n) = (i128::from(lo), i128::from(hi), i128::from(threads));
@@ -897,6 +915,16 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
             chunks.extend(sc.chunks);
             unknown += sc.unknown;
         }
+    }
+    if let (Some(k), false) = (&key, from_cache) {
+        let rows = crate::storage::sidecar::Rows {
+            chunks,
+            per,
+            unknown,
+        };
+        // The cache only saves time: a failure to write it changes nothing.
+        let _ = crate::storage::sidecar::store_rows(k, &rows);
+        (chunks, per, unknown) = (rows.chunks, rows.per, rows.unknown);
     }
     let first_data: Option<Vec<u8>> = conn
         .query_row("SELECT data FROM messages ORDER BY id LIMIT 1", [], |r| {

@@ -5,6 +5,9 @@
 //! never written; a sidecar that does not match its recording, or that does not parse, is
 //! ignored (it is untrusted input like the recording).
 //!
+//! rosbag2 SQLite files, whose summary needs a scan of every row (SQLite has no index of them
+//! by topic), keep that scan the same way ([`store_rows`], [`load_rows`]).
+//!
 //! Where: `$BAGSCOPE_INDEX_DIR`, else `$XDG_CACHE_HOME/bagscope/index`, else
 //! `~/.cache/bagscope/index`; `BAGSCOPE_INDEX_DIR=off` turns it off. Only recordings of at least
 //! [`MIN_SIZE`] bytes that were opened by a scan are kept.
@@ -113,6 +116,25 @@ impl<'a> R<'a> {
         let n = usize::try_from(self.u64()?).ok()?;
         (n <= (self.b.len() - self.pos) / min.max(1)).then_some(n)
     }
+}
+
+/// A table of entries, read as one block (a hundred million of them are read in about a
+/// second); `None` if one names a chunk past `chunks`.
+fn entries(r: &mut R<'_>, chunks: usize) -> Option<Vec<IndexEntry>> {
+    let n = r.len(16)?;
+    let block = r.take(n.checked_mul(16)?)?;
+    let mut tab = Vec::with_capacity(n);
+    let mut bad = false;
+    tab.extend(block.chunks_exact(16).map(|e| {
+        let entry = IndexEntry {
+            time_ns: u64::from_le_bytes([e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7]]),
+            chunk: u32::from_le_bytes([e[8], e[9], e[10], e[11]]),
+            offset: u32::from_le_bytes([e[12], e[13], e[14], e[15]]),
+        };
+        bad |= entry.chunk as usize >= chunks;
+        entry
+    }));
+    (!bad).then_some(tab)
 }
 
 fn version_code(v: Version) -> u8 {
@@ -261,20 +283,7 @@ pub(crate) fn store(
         }
     }
     w.0.extend_from_slice(MAGIC);
-    if let Some(parent) = file.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let tmp = file.with_extension(format!("partial-{}", std::process::id()));
-    let mut f = std::fs::File::create(&tmp)?;
-    let r = f.write_all(&w.0).and_then(|()| f.sync_all());
-    drop(f);
-    match r {
-        Ok(()) => std::fs::rename(&tmp, &file),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+    write_atomically(&file, &w.0)
 }
 
 /// The summary and tables kept for the recording `key`, if a sidecar matches it and parses
@@ -394,19 +403,7 @@ pub(crate) fn load(key: &Key, path: &Path) -> Option<Opened> {
     }
     let mut per_connection = Vec::with_capacity(m);
     for _ in 0..m {
-        let e = r.len(16)?;
-        let mut tab = Vec::with_capacity(e);
-        for _ in 0..e {
-            let entry = IndexEntry {
-                time_ns: r.u64()?,
-                chunk: r.u32()?,
-                offset: r.u32()?,
-            };
-            if entry.chunk as usize >= chunks.len() {
-                return None;
-            }
-            tab.push(entry);
-        }
+        let tab = entries(&mut r, chunks.len())?;
         per_connection.push(tab);
     }
     if r.pos + MAGIC.len() != b.len() {
@@ -438,4 +435,133 @@ pub(crate) fn load(key: &Key, path: &Path) -> Option<Opened> {
         }),
         profile,
     })
+}
+
+const ROWS_MAGIC: &[u8] = b"BAGSCOPE-ROWS 1\n";
+
+/// What the scan of a rosbag2 SQLite file's rows found: its blocks of rows (chunks), each
+/// connection's table entries, and the rows naming no defined topic.
+pub(crate) struct Rows {
+    pub chunks: Vec<Chunk>,
+    pub per: Vec<Vec<IndexEntry>>,
+    pub unknown: u64,
+}
+
+/// Keeps the row scan of the SQLite file `key` (of at least [`MIN_SIZE`] bytes).
+pub(crate) fn store_rows(key: &Key, rows: &Rows) -> std::io::Result<()> {
+    let Some(file) = file_for(key) else {
+        return Ok(());
+    };
+    if key.size < MIN_SIZE {
+        return Ok(());
+    }
+    let n: usize = rows.per.iter().map(Vec::len).sum();
+    let mut w = W(Vec::with_capacity(n * 16 + rows.chunks.len() * 64 + 1024));
+    w.0.extend_from_slice(ROWS_MAGIC);
+    w.str(&key.path);
+    w.u64(key.size);
+    w.u64(key.mtime_ns);
+    w.u64(rows.unknown);
+    w.len(rows.chunks.len());
+    for c in &rows.chunks {
+        w.u64(c.pos);
+        w.u64(c.start_ns);
+        w.u64(c.end_ns);
+        w.u64(c.index_pos);
+        w.u64(c.first_row as u64);
+        w.len(c.counts.len());
+        for &(ci, k) in &c.counts {
+            w.u32(ci);
+            w.u32(k);
+        }
+    }
+    w.len(rows.per.len());
+    for tab in &rows.per {
+        w.len(tab.len());
+        for e in tab {
+            w.u64(e.time_ns);
+            w.u32(e.chunk);
+            w.u32(e.offset);
+        }
+    }
+    w.0.extend_from_slice(ROWS_MAGIC);
+    write_atomically(&file, &w.0)
+}
+
+/// The row scan kept for the SQLite file `key` with `connections` topics, if one matches it and
+/// parses into a consistent whole.
+pub(crate) fn load_rows(key: &Key, connections: usize) -> Option<Rows> {
+    let b = std::fs::read(file_for(key)?).ok()?;
+    let mut r = R { b: &b, pos: 0 };
+    if r.take(ROWS_MAGIC.len())? != ROWS_MAGIC || !b.ends_with(ROWS_MAGIC) {
+        return None;
+    }
+    let k = Key {
+        path: r.str()?,
+        size: r.u64()?,
+        mtime_ns: r.u64()?,
+    };
+    if &k != key {
+        return None;
+    }
+    let unknown = r.u64()?;
+    let n = r.len(48)?;
+    let mut chunks = Vec::with_capacity(n);
+    for _ in 0..n {
+        let pos = r.u64()?;
+        let start_ns = r.u64()?;
+        let end_ns = r.u64()?;
+        let index_pos = r.u64()?;
+        let first_row = r.u64()? as i64;
+        let m = r.len(8)?;
+        let mut counts = Vec::with_capacity(m);
+        for _ in 0..m {
+            let ci = r.u32()?;
+            if ci as usize >= connections {
+                return None;
+            }
+            counts.push((ci, r.u32()?));
+        }
+        chunks.push(Chunk {
+            pos,
+            start_ns,
+            end_ns,
+            counts,
+            compression: Compression::None,
+            kind: ChunkKind::Rows,
+            index_pos,
+            first_row,
+            ..Default::default()
+        });
+    }
+    if r.len(8)? != connections {
+        return None;
+    }
+    let mut per = Vec::with_capacity(connections);
+    for _ in 0..connections {
+        let tab = entries(&mut r, chunks.len())?;
+        per.push(tab);
+    }
+    (r.pos + ROWS_MAGIC.len() == b.len()).then_some(Rows {
+        chunks,
+        per,
+        unknown,
+    })
+}
+
+fn write_atomically(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let tmp = file.with_extension(format!("partial-{}", std::process::id()));
+    let mut f = std::fs::File::create(&tmp)?;
+    let r = f.write_all(bytes).and_then(|()| f.sync_all());
+    drop(f);
+    match r {
+        Ok(()) => std::fs::rename(&tmp, file),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
 }
