@@ -205,9 +205,9 @@ fn a_range_read_before_the_tables_equals_one_after() {
 fn a_scanned_recording_reopens_from_the_index_cache() {
     let d = common::temp_dir("sidecar");
     let cache = d.join("cache");
-    // The only test of this binary that sets it; the others open indexed files, which the
-    // cache leaves alone.
-    std::env::set_var("BAGSCOPE_INDEX_DIR", &cache);
+    // For this process (the others tests of this binary open indexed files, which the cache
+    // leaves alone); the environment is not touched while other threads read it.
+    bagscope::storage::sidecar::set_dir(Some(Some(cache.clone())));
     for format in ["bag", "mcap"] {
         let p = d.join(format!("cut.{format}"));
         let r = common::bagscope(&[
@@ -300,7 +300,7 @@ fn a_scanned_recording_reopens_from_the_index_cache() {
             .collect()
     };
     assert_eq!(pick(&first), pick(&again));
-    std::env::remove_var("BAGSCOPE_INDEX_DIR");
+    bagscope::storage::sidecar::set_dir(None);
 }
 
 /// An MCAP file of more chunk indexes than are parsed on one thread: the summary's counts
