@@ -308,6 +308,9 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let ntopics = d.visible.len();
     let sel = d.selection;
     let running = d.export.running();
+    // The conversions are offered only for what the recording holds.
+    let encodings = |e: &str| d.bag.summary().connections.iter().any(|c| c.encoding == e);
+    let (has_ros1, has_cdr) = (encodings("ros1"), encodings("cdr"));
     egui::Window::new("Export")
         .open(&mut open)
         .default_width(560.0)
@@ -401,7 +404,8 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                     }
                 }
             });
-            if st.format != OutputFormat::Ros1Bag
+            if has_ros1
+                && st.format != OutputFormat::Ros1Bag
                 && ui
                     .checkbox(
                         &mut st.to_ros2,
@@ -412,7 +416,8 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             {
                 st.to_ros1 = false;
             }
-            if matches!(st.format, OutputFormat::Ros1Bag | OutputFormat::Mcap)
+            if has_cdr
+                && matches!(st.format, OutputFormat::Ros1Bag | OutputFormat::Mcap)
                 && ui
                     .checkbox(
                         &mut st.to_ros1,
