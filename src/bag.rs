@@ -481,8 +481,18 @@ impl Bag {
             .ok_or_else(|| Error::NotFound(format!("no storage file {}", ch.file)))
     }
 
-    /// Reads the message at `entry` of connection `conn`.
+    /// Reads the message at `entry` of connection `conn` (one of a large uncompressed chunk
+    /// that is not cached is read alone, without its chunk).
     pub fn message(&self, conn: usize, entry: IndexEntry) -> Result<Message> {
+        if let Some(m) = self.message_direct(conn, entry) {
+            return Ok(m);
+        }
+        self.message_via_chunk(conn, entry)
+    }
+
+    /// Like [`Bag::message`], always through the chunk's data (what iteration wants: the
+    /// chunk is read once for all its messages); format 1.2 messages are read one by one.
+    pub(crate) fn message_via_chunk(&self, conn: usize, entry: IndexEntry) -> Result<Message> {
         let ch = self
             .inner
             .summary
@@ -500,25 +510,6 @@ impl Bag {
                 publish_ns: entry.time_ns,
                 sequence: 0,
             });
-        }
-        if let Some(m) = self.message_direct(conn, entry) {
-            return Ok(m);
-        }
-        let buf = self.chunk_data(entry.chunk as usize)?;
-        self.message_in_buffer(buf, conn, entry)
-    }
-
-    /// Like [`Bag::message`], always through the chunk's data (what iteration wants: the
-    /// chunk is read once for all its messages).
-    pub(crate) fn message_via_chunk(&self, conn: usize, entry: IndexEntry) -> Result<Message> {
-        let ch = self
-            .inner
-            .summary
-            .chunks
-            .get(entry.chunk as usize)
-            .ok_or_else(|| Error::NotFound(format!("no chunk {}", entry.chunk)))?;
-        if ch.kind == ChunkKind::Ros1Raw {
-            return self.message(conn, entry);
         }
         let buf = self.chunk_data(entry.chunk as usize)?;
         self.message_in_buffer(buf, conn, entry)

@@ -402,6 +402,23 @@ fn peers_read_what_bagscope_exports() {
     }
 }
 
+/// Runs rosbags' own converter from `src` to `dst`.
+fn rosbags_convert(src: &Path, dst: &Path) {
+    let st = std::process::Command::new("rosbags-convert")
+        .arg("--src")
+        .arg(src)
+        .arg("--dst")
+        .arg(dst)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "rosbags-convert on {}: {}",
+        src.display(),
+        String::from_utf8_lossy(&st.stderr)
+    );
+}
+
 const ROSBAGS_ALL: &str = r#"
 import sys, hashlib
 from rosbags.rosbag2 import Reader
@@ -446,18 +463,7 @@ fn to_ros2_matches_rosbags_convert() {
         o.to_ros2 = true;
         let r = export(&b, &ours, &o, &AtomicBool::new(false), &mut |_| {}).unwrap();
         let theirs = d.join(format!("{stem}-rosbags"));
-        let st = std::process::Command::new("rosbags-convert")
-            .arg("--src")
-            .arg(&src)
-            .arg("--dst")
-            .arg(&theirs)
-            .output()
-            .unwrap();
-        assert!(
-            st.status.success(),
-            "rosbags-convert on {name}: {}",
-            String::from_utf8_lossy(&st.stderr)
-        );
+        rosbags_convert(&src, &theirs);
         let read = |p: &Path| -> Vec<(String, u64, String, String)> {
             let out = std::process::Command::new("python3")
                 .args(["-c", ROSBAGS_ALL])
@@ -551,18 +557,7 @@ fn to_ros1_matches_rosbags_convert() {
         o.to_ros1 = true;
         let r = export(&b, &ours, &o, &AtomicBool::new(false), &mut |_| {}).unwrap();
         let theirs = d.join(format!("{stem}-rosbags.bag"));
-        let st = std::process::Command::new("rosbags-convert")
-            .arg("--src")
-            .arg(&src)
-            .arg("--dst")
-            .arg(&theirs)
-            .output()
-            .unwrap();
-        assert!(
-            st.status.success(),
-            "rosbags-convert on {name}: {}",
-            String::from_utf8_lossy(&st.stderr)
-        );
+        rosbags_convert(&src, &theirs);
         let ours_msgs = peer_lines(ROSBAGS1_ALL, &r.path);
         let theirs_msgs = peer_lines(ROSBAGS1_ALL, &theirs);
         let topics: std::collections::BTreeSet<String> =

@@ -133,6 +133,9 @@ pub struct ExportReport {
     pub unconverted: Vec<String>,
 }
 
+/// Compiles a connection's conversion (`--to-ros2`, `--to-ros1`), or says why it cannot.
+type MakeTransform = fn(&Connection) -> std::result::Result<Transform, String>;
+
 /// How a connection's messages are changed on the way.
 enum Transform {
     ToRos2(crate::encoding::to_ros2::ToRos2),
@@ -476,38 +479,29 @@ pub fn export_many(
                 }
             }
         }
-        if opts.to_ros2 {
+        // --to-ros2 / --to-ros1: each connection of the source encoding gets its conversion,
+        // or is left out with the reason.
+        let direction: Option<(&str, MakeTransform)> = if opts.to_ros2 {
+            Some(("ros1", |c| {
+                crate::encoding::to_ros2::ToRos2::new(c).map(Transform::ToRos2)
+            }))
+        } else if opts.to_ros1 {
+            Some(("cdr", |c| {
+                crate::encoding::to_ros1::ToRos1::new(c).map(Transform::ToRos1)
+            }))
+        } else {
+            None
+        };
+        if let Some((from, make)) = direction {
             let mut failed: std::collections::BTreeMap<String, String> = Default::default();
             conns.retain(|&ci| {
                 let c = &s.connections[ci];
-                if c.encoding != "ros1" {
+                if c.encoding != from {
                     return true;
                 }
-                match crate::encoding::to_ros2::ToRos2::new(c) {
+                match make(c) {
                     Ok(t) => {
-                        conv[ci] = Some(Transform::ToRos2(t));
-                        true
-                    }
-                    Err(e) => {
-                        if c.message_count > 0 {
-                            failed.insert(format!("{} ({})", c.topic, c.datatype), e);
-                        }
-                        false
-                    }
-                }
-            });
-            skipped.extend(failed.into_iter().map(|(k, v)| format!("{k}: {v}")));
-        }
-        if opts.to_ros1 {
-            let mut failed: std::collections::BTreeMap<String, String> = Default::default();
-            conns.retain(|&ci| {
-                let c = &s.connections[ci];
-                if c.encoding != "cdr" {
-                    return true;
-                }
-                match crate::encoding::to_ros1::ToRos1::new(c) {
-                    Ok(t) => {
-                        conv[ci] = Some(Transform::ToRos1(t));
+                        conv[ci] = Some(t);
                         true
                     }
                     Err(e) => {

@@ -125,6 +125,19 @@ impl<'a> R<'a> {
         let n = usize::try_from(self.u64()?).ok()?;
         String::from_utf8(self.take(n)?.to_vec()).ok()
     }
+    /// The magic at both ends and the key of the recording, which must be `key`.
+    fn header(&mut self, magic: &[u8], key: &Key) -> Option<()> {
+        if self.take(magic.len())? != magic || !self.b.ends_with(magic) {
+            return None;
+        }
+        let k = Key {
+            path: self.str()?,
+            size: self.u64()?,
+            mtime_ns: self.u64()?,
+        };
+        (&k == key).then_some(())
+    }
+
     /// A count of items of at least `min` bytes each: no more than the bytes left can hold.
     fn len(&mut self, min: usize) -> Option<usize> {
         let n = usize::try_from(self.u64()?).ok()?;
@@ -306,17 +319,7 @@ pub(crate) fn load(key: &Key, path: &Path) -> Option<Opened> {
     let file = file_for(key)?;
     let b = std::fs::read(file).ok()?;
     let mut r = R { b: &b, pos: 0 };
-    if r.take(MAGIC.len())? != MAGIC || !b.ends_with(MAGIC) {
-        return None;
-    }
-    let k = Key {
-        path: r.str()?,
-        size: r.u64()?,
-        mtime_ns: r.u64()?,
-    };
-    if &k != key {
-        return None;
-    }
+    r.header(MAGIC, key)?;
     let version = version_of(r.u8()?)?;
     let indexed = r.u8()? != 0;
     let index_pos = r.u64()?;
@@ -507,17 +510,7 @@ pub(crate) fn store_rows(key: &Key, rows: &Rows) -> std::io::Result<()> {
 pub(crate) fn load_rows(key: &Key, connections: usize) -> Option<Rows> {
     let b = std::fs::read(file_for(key)?).ok()?;
     let mut r = R { b: &b, pos: 0 };
-    if r.take(ROWS_MAGIC.len())? != ROWS_MAGIC || !b.ends_with(ROWS_MAGIC) {
-        return None;
-    }
-    let k = Key {
-        path: r.str()?,
-        size: r.u64()?,
-        mtime_ns: r.u64()?,
-    };
-    if &k != key {
-        return None;
-    }
+    r.header(ROWS_MAGIC, key)?;
     let unknown = r.u64()?;
     let n = r.len(48)?;
     let mut chunks = Vec::with_capacity(n);
