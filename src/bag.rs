@@ -346,12 +346,7 @@ impl Bag {
 
     /// Reads and decompresses chunk `idx` without the cache.
     pub fn decompress_chunk(&self, idx: usize) -> Result<Vec<u8>> {
-        let ch = self
-            .inner
-            .summary
-            .chunks
-            .get(idx)
-            .ok_or_else(|| Error::NotFound(format!("no chunk {idx}")))?;
+        let ch = self.chunk(idx)?;
         let file = self.source(ch)?;
         if ch.kind == ChunkKind::Rows {
             return crate::rosbag2::read_rows(file, ch, None);
@@ -377,16 +372,20 @@ impl Bag {
         )
     }
 
+    /// Chunk `idx` of the summary, or an error naming it.
+    fn chunk(&self, idx: usize) -> Result<&crate::storage::Chunk> {
+        self.inner
+            .summary
+            .chunks
+            .get(idx)
+            .ok_or_else(|| Error::NotFound(format!("no chunk {idx}")))
+    }
+
     /// Where chunk `idx`'s data lies and how it is compressed: from the summary, or read from
     /// the chunk's record header where the bag opened without it
     /// ([`crate::storage::Chunk::header_pending`]).
     pub fn chunk_layout(&self, idx: usize) -> Result<crate::storage::ChunkLayout> {
-        let ch = self
-            .inner
-            .summary
-            .chunks
-            .get(idx)
-            .ok_or_else(|| Error::NotFound(format!("no chunk {idx}")))?;
+        let ch = self.chunk(idx)?;
         match ch.layout() {
             Some(l) => Ok(l),
             None => crate::storage::ros1::read_chunk_layout(
@@ -493,12 +492,7 @@ impl Bag {
     /// Like [`Bag::message`], always through the chunk's data (what iteration wants: the
     /// chunk is read once for all its messages); format 1.2 messages are read one by one.
     pub(crate) fn message_via_chunk(&self, conn: usize, entry: IndexEntry) -> Result<Message> {
-        let ch = self
-            .inner
-            .summary
-            .chunks
-            .get(entry.chunk as usize)
-            .ok_or_else(|| Error::NotFound(format!("no chunk {}", entry.chunk)))?;
+        let ch = self.chunk(entry.chunk as usize)?;
         if ch.kind == ChunkKind::Ros1Raw {
             let data =
                 crate::v12::read_message(self.source(ch)?, ch.data_pos + u64::from(entry.offset))?;
@@ -583,12 +577,7 @@ impl Bag {
         conn: usize,
         entry: IndexEntry,
     ) -> Result<Message> {
-        let ch = self
-            .inner
-            .summary
-            .chunks
-            .get(entry.chunk as usize)
-            .ok_or_else(|| Error::NotFound(format!("no chunk {}", entry.chunk)))?;
+        let ch = self.chunk(entry.chunk as usize)?;
         match ch.kind {
             ChunkKind::Ros1 => message_in_chunk(buf, ch.pos, conn, entry),
             ChunkKind::Mcap => crate::mcap::message_in_records(buf, ch.pos, conn, entry),

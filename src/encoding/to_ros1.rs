@@ -28,6 +28,28 @@ pub struct ToRos1 {
     pub md5: String,
 }
 
+/// The definition of `datatype` in `dialect` that a conversion of connection `c` writes (search
+/// path, shipped set), as text and parsed; or why there is none.
+pub(crate) fn target_definition(
+    c: &crate::Connection,
+    datatype: &str,
+    dialect: Dialect,
+) -> Result<(String, MsgDef), String> {
+    let (text, _) = crate::defs::lookup_for(datatype, dialect, "").ok_or_else(|| {
+        format!(
+            "{} has no {} definition (none on the search path or shipped)",
+            c.datatype,
+            if dialect == Dialect::Ros1 {
+                "ROS 1"
+            } else {
+                "ROS 2"
+            }
+        )
+    })?;
+    let def = MsgDef::parse_dialect(datatype, &text, dialect).map_err(|e| e.to_string())?;
+    Ok((text, def))
+}
+
 /// `pkg/msg/Type` as ROS 1 names it.
 pub fn ros1_name(ros2: &str) -> String {
     match ros2.split_once("/msg/") {
@@ -136,15 +158,7 @@ impl ToRos1 {
         }
         let src = Plan::for_connection(c).map_err(|e| e.to_string())?;
         let datatype = ros1_name(&c.datatype);
-        let (definition, _) =
-            crate::defs::lookup_for(&datatype, Dialect::Ros1, "").ok_or_else(|| {
-                format!(
-                    "{} has no ROS 1 definition (none on the search path or shipped)",
-                    c.datatype
-                )
-            })?;
-        let dst = MsgDef::parse_dialect(&datatype, &definition, Dialect::Ros1)
-            .map_err(|e| e.to_string())?;
+        let (definition, dst) = target_definition(c, &datatype, Dialect::Ros1)?;
         check(&src.def, 0, &dst, 0, "").map_err(|e| format!("{} → {datatype}: {e}", c.datatype))?;
         let md5 = Plan::new(dst.clone()).md5;
         Ok(ToRos1 {

@@ -116,15 +116,7 @@ impl ToRos2 {
         }
         let src = Plan::for_connection(c).map_err(|e| e.to_string())?;
         let datatype = ros2_name(&c.datatype);
-        let (definition, _) =
-            crate::defs::lookup_for(&datatype, Dialect::Ros2, "").ok_or_else(|| {
-                format!(
-                    "{} has no ROS 2 definition (none on the search path or shipped)",
-                    c.datatype
-                )
-            })?;
-        let dst = MsgDef::parse_dialect(&datatype, &definition, Dialect::Ros2)
-            .map_err(|e| e.to_string())?;
+        let (definition, dst) = super::to_ros1::target_definition(c, &datatype, Dialect::Ros2)?;
         check(&src.def, 0, &dst, 0, "").map_err(|e| format!("{} → {datatype}: {e}", c.datatype))?;
         Ok(ToRos2 {
             src,

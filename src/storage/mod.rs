@@ -522,31 +522,22 @@ pub(crate) fn read_at_into(
 
 /// Reads up to `len` bytes at `pos` (fewer at the end of the file).
 pub(crate) fn read_at(src: &Source, pos: u64, len: usize) -> std::io::Result<Vec<u8>> {
-    let file = match src {
-        Source::File(f) => f,
+    match src {
+        Source::File(_) => {
+            let mut buf = Vec::new();
+            read_at_into(src, pos, len, &mut buf)?;
+            Ok(buf)
+        }
         Source::Memory(b) => {
             let start = pos.min(b.len() as u64) as usize;
             let end = start.saturating_add(len).min(b.len());
-            return Ok(b[start..end].to_vec());
+            Ok(b[start..end].to_vec())
         }
-        Source::Sqlite(..) => {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::Unsupported,
-                "a SQLite storage is read by rows, not bytes",
-            ))
-        }
-    };
-    let mut buf = vec![0u8; len];
-    let mut filled = 0;
-    while filled < len {
-        let n = pread(file, &mut buf[filled..], pos + filled as u64)?;
-        if n == 0 {
-            break;
-        }
-        filled += n;
+        Source::Sqlite(..) => Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "a SQLite storage is read by rows, not bytes",
+        )),
     }
-    buf.truncate(filled);
-    Ok(buf)
 }
 
 #[cfg(unix)]

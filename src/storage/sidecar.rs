@@ -99,6 +99,13 @@ impl W {
     fn len(&mut self, n: usize) {
         self.u64(n as u64);
     }
+    /// The magic and the key of the recording ([`R::header`] reads them).
+    fn header(&mut self, magic: &[u8], key: &Key) {
+        self.0.extend_from_slice(magic);
+        self.str(&key.path);
+        self.u64(key.size);
+        self.u64(key.mtime_ns);
+    }
 }
 
 struct R<'a> {
@@ -225,10 +232,7 @@ pub(crate) fn store(
         return Ok(());
     }
     let mut w = W(Vec::with_capacity(t.len() * 16 + (1 << 20)));
-    w.0.extend_from_slice(MAGIC);
-    w.str(&key.path);
-    w.u64(key.size);
-    w.u64(key.mtime_ns);
+    w.header(MAGIC, key);
     w.u8(version_code(s.version));
     w.u8(u8::from(s.indexed));
     w.u64(index_pos);
@@ -474,10 +478,7 @@ pub(crate) fn store_rows(key: &Key, rows: &Rows) -> std::io::Result<()> {
     }
     let n: usize = rows.per.iter().map(Vec::len).sum();
     let mut w = W(Vec::with_capacity(n * 16 + rows.chunks.len() * 64 + 1024));
-    w.0.extend_from_slice(ROWS_MAGIC);
-    w.str(&key.path);
-    w.u64(key.size);
-    w.u64(key.mtime_ns);
+    w.header(ROWS_MAGIC, key);
     w.u64(rows.unknown);
     w.len(rows.chunks.len());
     for c in &rows.chunks {
