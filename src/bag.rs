@@ -472,6 +472,21 @@ impl Bag {
         }
     }
 
+    /// For each SQLite storage file, whether its rows are read from the file's pages (`true`)
+    /// or through SQLite (`false`: an unusual schema, a WAL copy, pages the direct reader
+    /// refused).
+    #[doc(hidden)]
+    pub fn sqlite_reads_pages(&self) -> Vec<bool> {
+        self.inner
+            .files
+            .iter()
+            .filter_map(|f| match f {
+                Source::Sqlite(s) => Some(s.direct.is_some()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The storage file that holds chunk `ch`.
     pub(crate) fn source(&self, ch: &Chunk) -> Result<&Source> {
         self.inner

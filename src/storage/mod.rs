@@ -31,6 +31,7 @@ pub mod ros1;
 pub mod rosbag2;
 pub mod rosbag2_writer;
 pub mod sidecar;
+pub(crate) mod sqlite_file;
 
 /// Format (storage and version) of a recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -541,7 +542,7 @@ pub(crate) fn read_at(src: &Source, pos: u64, len: usize) -> std::io::Result<Vec
 }
 
 #[cfg(unix)]
-fn pread(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
+pub(crate) fn pread(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
     use std::os::unix::fs::FileExt;
     loop {
         match file.read_at(buf, pos) {
@@ -552,7 +553,7 @@ fn pread(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
 }
 
 #[cfg(windows)]
-fn pread(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
+pub(crate) fn pread(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
     use std::os::windows::fs::FileExt;
     file.seek_read(buf, pos)
 }

@@ -19,6 +19,7 @@ use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::error::{Error, Result};
 use crate::record::Compression;
+use crate::storage::sqlite_file::{columns, Column, Leaf, Row, SqliteFile};
 use crate::storage::{
     Bytes, Chunk, ChunkKind, Connection, IndexEntry, Message, MessageTables, Opened, Source,
     Summary, Version,
@@ -653,7 +654,150 @@ pub(crate) struct SqliteSource {
     pub(crate) shown_path: PathBuf,
     /// Whether each message is a zstd frame (message-mode compression).
     pub(crate) zstd_messages: bool,
+    /// The `messages` table read from the file's pages directly, where its schema is
+    /// rosbag2's (else every read goes through SQLite).
+    pub(crate) direct: Option<Direct>,
     _tmp: Option<TempDir>,
+}
+
+/// The `messages` table of a database, read from its b-tree pages (see [`crate::storage::sqlite_file`]).
+#[derive(Debug)]
+pub(crate) struct Direct {
+    file: SqliteFile,
+    leaves: Vec<Leaf>,
+    /// Indexes of the `topic_id`, `timestamp` and `data` columns in a record.
+    cols: [usize; 3],
+}
+
+impl Direct {
+    /// The direct reader for `path`, whose schema `conn` reads, or `None` where the `messages`
+    /// table is not a plain rowid table with `id INTEGER PRIMARY KEY`, `topic_id`,
+    /// `timestamp` and `data` (SQLite then reads it), or the file's pages cannot be walked.
+    fn new(conn: &rusqlite::Connection, path: &Path) -> Option<Direct> {
+        let (root, sql): (i64, String) = conn
+            .query_row(
+                "SELECT rootpage, sql FROM sqlite_master WHERE type='table' AND name='messages'",
+                [],
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                    ))
+                },
+            )
+            .ok()?;
+        if sql.to_ascii_uppercase().contains("WITHOUT ROWID") {
+            return None;
+        }
+        let info: Vec<(String, String, i64)> = conn
+            .prepare("SELECT name, type, pk FROM pragma_table_info('messages') ORDER BY cid")
+            .and_then(|mut s| {
+                s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .ok()?;
+        let pk: Vec<&(String, String, i64)> = info.iter().filter(|c| c.2 > 0).collect();
+        if pk.len() != 1 || pk[0].0 != "id" || !pk[0].1.eq_ignore_ascii_case("INTEGER") {
+            return None;
+        }
+        let col = |name: &str| info.iter().position(|c| c.0 == name);
+        let cols = [col("topic_id")?, col("timestamp")?, col("data")?];
+        let file = SqliteFile::open(path).ok()?;
+        let leaves = file.leaves(u32::try_from(root).ok()?).ok()?;
+        Some(Direct { file, leaves, cols })
+    }
+
+    /// Scans the rows of `leaves` (a run of this table's leaves) into blocks and tables.
+    fn scan(
+        &self,
+        leaves: &[Leaf],
+        by_topic_id: &HashMap<i64, usize>,
+        ncon: usize,
+    ) -> Result<RowScan> {
+        let mut sc = RowScanner::new(by_topic_id, ncon);
+        let mut buf = Vec::new();
+        let mut prev: Option<i64> = None;
+        self.file.for_each_leaf(leaves, &mut buf, |leaf, b| {
+            self.file.leaf_rows(leaf.page, b, |row| {
+                if prev.is_some_and(|p| row.rowid <= p) || row.rowid > leaf.max_key {
+                    return Err(self.row_err(leaf.page, row.rowid, "ids out of order"));
+                }
+                prev = Some(row.rowid);
+                let [topic, time, _] = columns(row.local, row.size, self.cols)
+                    .map_err(|e| self.row_err(leaf.page, row.rowid, e))?;
+                let int = |c: Option<Column>, what: &str| {
+                    c.and_then(|c| self.int(&row, c)).ok_or_else(|| {
+                        self.row_err(leaf.page, row.rowid, &format!("{what} is not an integer"))
+                    })
+                };
+                sc.push(row.rowid, int(topic, "topic_id")?, int(time, "timestamp")?);
+                Ok(())
+            })
+        })?;
+        Ok(sc.finish())
+    }
+
+    /// An integer column's value, from the leaf or (after a large value) the overflow chain.
+    fn int(&self, row: &Row<'_>, c: Column) -> Option<i64> {
+        c.int(row.local).or_else(|| {
+            let mut b = Vec::with_capacity(8);
+            self.file.payload_bytes(row, c.at, c.len(), &mut b).ok()?;
+            Column { at: 0, ..c }.int(&b)
+        })
+    }
+
+    fn row_err(&self, page: u32, rowid: i64, what: &str) -> Error {
+        Error::Storage {
+            path: self.file.path().to_path_buf(),
+            reason: format!(
+                "messages row {rowid} on page {page} (byte {}): {what}",
+                u64::from(page.saturating_sub(1)) * self.file.page_size() as u64
+            ),
+        }
+    }
+
+    /// The rows with ids in `first..=last` (of the topic ids `topics`, if given): (slot, data).
+    fn rows(&self, first: i64, last: i64, topics: Option<&[i64]>) -> Result<Vec<(usize, Vec<u8>)>> {
+        let a = self.leaves.partition_point(|l| l.max_key < first);
+        let b = (self.leaves.partition_point(|l| l.max_key < last) + 1).min(self.leaves.len());
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        let Some(run) = self.leaves.get(a..b) else {
+            return Ok(out);
+        };
+        self.file.for_each_leaf(run, &mut buf, |leaf, page| {
+            self.file.leaf_rows(leaf.page, page, |row| {
+                if row.rowid < first || row.rowid > last {
+                    return Ok(());
+                }
+                let [topic, _, data] = columns(row.local, row.size, self.cols)
+                    .map_err(|e| self.row_err(leaf.page, row.rowid, e))?;
+                if let Some(t) = topics {
+                    let id = topic.and_then(|c| self.int(&row, c));
+                    if !id.is_some_and(|id| t.contains(&id)) {
+                        return Ok(());
+                    }
+                }
+                let mut d = Vec::new();
+                if let Some(c) = data.filter(Column::is_bytes) {
+                    if c.len() > MAX_MESSAGE {
+                        return Err(self.row_err(
+                            leaf.page,
+                            row.rowid,
+                            &format!("a message of {} bytes", c.len()),
+                        ));
+                    }
+                    d.reserve_exact(c.len() as usize);
+                    self.file.payload_bytes(&row, c.at, c.len(), &mut d)?;
+                }
+                let slot = usize::try_from(i128::from(row.rowid) - i128::from(first))
+                    .unwrap_or(usize::MAX);
+                out.push((slot, d));
+                Ok(())
+            })
+        })?;
+        Ok(out)
+    }
 }
 
 fn uri_of(path: &Path) -> String {
@@ -844,6 +988,44 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
         .as_ref()
         .and_then(|k| crate::storage::sidecar::load_rows(k, connections.len()));
     let from_cache = cached.is_some();
+    // The rows read from the file's pages where they can be (not a private copy with its WAL:
+    // the pages there are not the database until SQLite applies the log).
+    let mut direct = if wal_copy || !DIRECT.load(std::sync::atomic::Ordering::Relaxed) {
+        None
+    } else {
+        Direct::new(&conn, path)
+    };
+    let direct_scan = match (&direct, from_cache) {
+        (Some(d), false) => {
+            let threads = crate::iter::default_threads().clamp(1, 4);
+            let per_thread = d.leaves.len().div_ceil(threads).max(1);
+            let ncon = connections.len();
+            let results: Vec<Result<RowScan>> = std::thread::scope(|sc| {
+                let mut parts = d.leaves.chunks(per_thread);
+                let first = parts.next().unwrap_or_default();
+                let handles: Vec<_> = parts
+                    .map(|part| {
+                        let by_topic_id = &by_topic_id;
+                        sc.spawn(move || d.scan(part, by_topic_id, ncon))
+                    })
+                    .collect();
+                let mut out = vec![d.scan(first, &by_topic_id, ncon)];
+                out.extend(handles.into_iter().map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(Error::Invalid("a row-scanning thread panicked".into()))
+                    })
+                }));
+                out
+            });
+            results.into_iter().collect::<Result<Vec<RowScan>>>().ok()
+        }
+        _ => None,
+    };
+    if direct_scan.is_none() && !from_cache {
+        // Pages this reader refuses go to SQLite, which says what is wrong with them if
+        // anything is.
+        direct = None;
+    }
     if let Some(c) = cached {
         chunks = c.chunks;
         per = c.per;
@@ -851,6 +1033,8 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
         warnings.push(
             "rows read from bagscope's index cache (the file was scanned once before)".into(),
         );
+    } else if let Some(scans) = direct_scan {
+        merge_scans(scans, &mut chunks, &mut per, &mut unknown);
     } else if let (Some(lo), Some(hi)) = (lo, hi) {
         let threads = crate::iter::default_threads().clamp(1, 4) as i64;
         // Ids may be anywhere in i64 (a forged file): split in i128.
@@ -904,17 +1088,7 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
                 Err(e) => return Err(e),
             }
         }
-        for sc in scans {
-            let base = chunks.len() as u32;
-            for (ci, v) in sc.per.into_iter().enumerate() {
-                per[ci].extend(v.into_iter().map(|e| IndexEntry {
-                    chunk: e.chunk + base,
-                    ..e
-                }));
-            }
-            chunks.extend(sc.chunks);
-            unknown += sc.unknown;
-        }
+        merge_scans(scans, &mut chunks, &mut per, &mut unknown);
     }
     if let (Some(k), false) = (&key, from_cache) {
         let rows = crate::storage::sidecar::Rows {
@@ -967,6 +1141,7 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
             size,
             shown_path: path.to_path_buf(),
             zstd_messages,
+            direct,
             _tmp: tmp,
         })),
         opened: Opened {
@@ -987,6 +1162,38 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
         },
         distro,
     })
+}
+
+/// Appends the scans of consecutive id ranges, in order, to the blocks and tables.
+fn merge_scans(
+    scans: Vec<RowScan>,
+    chunks: &mut Vec<Chunk>,
+    per: &mut [Vec<IndexEntry>],
+    unknown: &mut u64,
+) {
+    for sc in scans {
+        let base = chunks.len() as u32;
+        for (ci, v) in sc.per.into_iter().enumerate() {
+            per[ci].extend(v.into_iter().map(|e| IndexEntry {
+                chunk: e.chunk + base,
+                ..e
+            }));
+        }
+        chunks.extend(sc.chunks);
+        *unknown += sc.unknown;
+    }
+}
+
+/// Whether rows are read from the file's pages where the schema allows (the default), or
+/// always through SQLite (for comparing the two; see [`set_direct_reads`]).
+static DIRECT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Reads SQLite `messages` rows from the file's b-tree pages (`true`, the default) or through
+/// SQLite's own cursor (`false`) in databases opened from now on. Both give the same rows; the
+/// second is there to check the first.
+#[doc(hidden)]
+pub fn set_direct_reads(on: bool) {
+    DIRECT.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// What one thread's scan of an id range found.
@@ -1013,41 +1220,7 @@ fn scan_rows(
         )
         .map_err(&err)?;
     let mut rows = stmt.query([a, b]).map_err(&err)?;
-    let mut out = RowScan {
-        per: vec![Vec::new(); ncon],
-        chunks: Vec::new(),
-        unknown: 0,
-    };
-    let mut counts = vec![0u32; ncon];
-    let mut rows_in_block = 0usize;
-    // Topic ids are small: look them up in a table, not a hash map, for each of millions of rows.
-    let max_id = by_topic_id.keys().copied().max().unwrap_or(0);
-    let dense: Option<Vec<Option<usize>>> = (0..=65536).contains(&max_id).then(|| {
-        let mut v = vec![None; max_id as usize + 1];
-        for (&k, &ci) in by_topic_id {
-            if let Ok(k) = usize::try_from(k) {
-                v[k] = Some(ci);
-            }
-        }
-        v
-    });
-    let lookup = |topic: i64| -> Option<usize> {
-        match &dense {
-            Some(v) => usize::try_from(topic)
-                .ok()
-                .and_then(|k| v.get(k).copied().flatten()),
-            None => by_topic_id.get(&topic).copied(),
-        }
-    };
-    let flush = |ch: &mut Chunk, counts: &mut [u32]| {
-        ch.counts = counts
-            .iter()
-            .enumerate()
-            .filter(|(_, &n)| n > 0)
-            .map(|(i, &n)| (i as u32, n))
-            .collect();
-        counts.iter_mut().for_each(|c| *c = 0);
-    };
+    let mut sc = RowScanner::new(by_topic_id, ncon);
     while let Some(r) = rows.next().map_err(&err)? {
         let int = |i: usize| -> Result<i64> {
             r.get_ref(i)
@@ -1055,24 +1228,86 @@ fn scan_rows(
                 .as_i64()
                 .map_err(|e| sql_err(path, "a messages column is not an integer")(e.into()))
         };
-        let (id, topic, t) = (int(0)?, int(1)?, int(2)?);
-        let Some(ci) = lookup(topic) else {
-            out.unknown += 1;
-            continue;
+        sc.push(int(0)?, int(1)?, int(2)?);
+    }
+    Ok(sc.finish())
+}
+
+/// Makes blocks and table entries of rows given in id order.
+struct RowScanner {
+    out: RowScan,
+    counts: Vec<u32>,
+    rows_in_block: usize,
+    /// Topic ids are small: looked up in a table, not a hash map, for each of millions of rows.
+    dense: Option<Vec<Option<usize>>>,
+    by_topic_id: HashMap<i64, usize>,
+}
+
+impl RowScanner {
+    fn new(by_topic_id: &HashMap<i64, usize>, ncon: usize) -> RowScanner {
+        let max_id = by_topic_id.keys().copied().max().unwrap_or(0);
+        let dense = (0..=65536).contains(&max_id).then(|| {
+            let mut v = vec![None; max_id as usize + 1];
+            for (&k, &ci) in by_topic_id {
+                if let Ok(k) = usize::try_from(k) {
+                    v[k] = Some(ci);
+                }
+            }
+            v
+        });
+        RowScanner {
+            out: RowScan {
+                per: vec![Vec::new(); ncon],
+                chunks: Vec::new(),
+                unknown: 0,
+            },
+            counts: vec![0u32; ncon],
+            rows_in_block: 0,
+            dense,
+            by_topic_id: by_topic_id.clone(),
+        }
+    }
+
+    fn lookup(&self, topic: i64) -> Option<usize> {
+        match &self.dense {
+            Some(v) => usize::try_from(topic)
+                .ok()
+                .and_then(|k| v.get(k).copied().flatten()),
+            None => self.by_topic_id.get(&topic).copied(),
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(ch) = self.out.chunks.last_mut() {
+            ch.counts = self
+                .counts
+                .iter()
+                .enumerate()
+                .filter(|(_, &n)| n > 0)
+                .map(|(i, &n)| (i as u32, n))
+                .collect();
+            self.counts.iter_mut().for_each(|c| *c = 0);
+        }
+    }
+
+    /// One row: its id, topic id and timestamp.
+    #[inline]
+    fn push(&mut self, id: i64, topic: i64, t: i64) {
+        let Some(ci) = self.lookup(topic) else {
+            self.out.unknown += 1;
+            return;
         };
         let t = u64::try_from(t).unwrap_or(0);
-        let new_block = match out.chunks.last() {
+        let new_block = match self.out.chunks.last() {
             None => true,
             Some(c) => {
-                rows_in_block >= BLOCK_ROWS
+                self.rows_in_block >= BLOCK_ROWS
                     || i128::from(id) - i128::from(c.first_row) >= i128::from(BLOCK_ID_SPAN)
             }
         };
         if new_block {
-            if let Some(c) = out.chunks.last_mut() {
-                flush(c, &mut counts);
-            }
-            out.chunks.push(Chunk {
+            self.flush();
+            self.out.chunks.push(Chunk {
                 pos: id as u64,
                 start_ns: u64::MAX,
                 end_ns: 0,
@@ -1081,26 +1316,27 @@ fn scan_rows(
                 compression: Compression::None,
                 ..Default::default()
             });
-            rows_in_block = 0;
+            self.rows_in_block = 0;
         }
-        let k = out.chunks.len() - 1;
-        let ch = &mut out.chunks[k];
+        let k = self.out.chunks.len() - 1;
+        let ch = &mut self.out.chunks[k];
         ch.index_pos = id as u64;
         ch.start_ns = ch.start_ns.min(t);
         ch.end_ns = ch.end_ns.max(t);
-        counts[ci] += 1;
-        out.per[ci].push(IndexEntry {
+        self.counts[ci] += 1;
+        self.out.per[ci].push(IndexEntry {
             time_ns: t,
             chunk: k as u32,
             // Less than BLOCK_ID_SPAN: a new block starts before the gap grows larger.
             offset: (i128::from(id) - i128::from(ch.first_row)) as u32,
         });
-        rows_in_block += 1;
+        self.rows_in_block += 1;
     }
-    if let Some(c) = out.chunks.last_mut() {
-        flush(c, &mut counts);
+
+    fn finish(mut self) -> RowScan {
+        self.flush();
+        self.out
     }
-    Ok(out)
 }
 
 /// Reads a block of rows into one buffer: a u32 slot count (the block's id span), then a
@@ -1112,12 +1348,6 @@ pub(crate) fn read_rows(src: &Source, ch: &Chunk, topics: Option<&[i64]>) -> Res
             "a row block outside a SQLite storage".into(),
         ));
     };
-    let conn = s
-        .conns
-        .iter()
-        .find_map(|c| c.try_lock().ok())
-        .map_or_else(|| s.conns[0].lock(), Ok)
-        .map_err(|_| Error::Invalid("the SQLite connection was poisoned".into()))?;
     let err = sql_err(&s.shown_path, "reading messages");
     let last = ch.index_pos as i64;
     let slots = usize::try_from(i128::from(last) - i128::from(ch.first_row) + 1)
@@ -1127,7 +1357,15 @@ pub(crate) fn read_rows(src: &Source, ch: &Chunk, topics: Option<&[i64]>) -> Res
             Error::Invalid(format!("row block {}..{last} is not a block", ch.first_row))
         })?;
     let mut rows_data: Vec<(usize, Vec<u8>)> = Vec::new();
-    {
+    if let Some(d) = &s.direct {
+        rows_data = d.rows(ch.first_row, last, topics)?;
+    } else {
+        let conn = s
+            .conns
+            .iter()
+            .find_map(|c| c.try_lock().ok())
+            .map_or_else(|| s.conns[0].lock(), Ok)
+            .map_err(|_| Error::Invalid("the SQLite connection was poisoned".into()))?;
         let sql = match topics {
             Some(t) => format!(
                 "SELECT id, data FROM messages WHERE id BETWEEN ?1 AND ?2 AND topic_id IN ({}) ORDER BY id",
@@ -1150,7 +1388,6 @@ pub(crate) fn read_rows(src: &Source, ch: &Chunk, topics: Option<&[i64]>) -> Res
             rows_data.push((slot, d));
         }
     }
-    drop(conn);
     if s.zstd_messages {
         for (slot, p) in rows_data.iter_mut() {
             let mut out = Vec::new();

@@ -54,12 +54,39 @@ pub fn nth_of_topic(bag: &bagscope::Bag, topic: &str, n: usize) -> Option<bagsco
     bag.message(c, e).ok()
 }
 
-/// A fresh temporary directory for one test.
-pub fn temp_dir(name: &str) -> PathBuf {
+/// A fresh temporary directory for one test, removed when the test passes (kept for a look
+/// when it fails).
+pub fn temp_dir(name: &str) -> TempDir {
     let d = std::env::temp_dir().join(format!("bagscope-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("create temp dir");
-    d
+    TempDir(d)
+}
+
+/// A test's temporary directory: a path that removes itself on drop unless the test panicked.
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for TempDir {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("kept for a look: {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// A Float64 connection on `topic`.
