@@ -19,7 +19,7 @@ use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::error::{Error, Result};
 use crate::record::Compression;
-use crate::storage::sqlite_file::{columns, Column, Leaf, Row, SqliteFile};
+use crate::storage::sqlite_file::{columns, leading_ints, Column, Leaf, Row, SqliteFile};
 use crate::storage::{
     Bytes, Chunk, ChunkKind, Connection, IndexEntry, Message, MessageTables, Opened, Source,
     Summary, Version,
@@ -660,6 +660,12 @@ pub(crate) struct SqliteSource {
     _tmp: Option<TempDir>,
 }
 
+thread_local! {
+    /// Each reading thread's buffer for runs of pages (kept: a fresh one per block would
+    /// fault its pages in again).
+    static PAGES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// The `messages` table of a database, read from its b-tree pages (see [`crate::storage::sqlite_file`]).
 #[derive(Debug)]
 pub(crate) struct Direct {
@@ -717,12 +723,20 @@ impl Direct {
         let mut sc = RowScanner::new(by_topic_id, ncon);
         let mut buf = Vec::new();
         let mut prev: Option<i64> = None;
+        // rosbag2's own column order: id, topic_id, timestamp, data.
+        let standard = self.cols == [1, 2, 3];
         self.file.for_each_leaf(leaves, &mut buf, |leaf, b| {
             self.file.leaf_rows(leaf.page, b, |row| {
                 if prev.is_some_and(|p| row.rowid <= p) || row.rowid > leaf.max_key {
                     return Err(self.row_err(leaf.page, row.rowid, "ids out of order"));
                 }
                 prev = Some(row.rowid);
+                if standard {
+                    if let Some((topic, time)) = leading_ints(row.local) {
+                        sc.push(row.rowid, topic, time);
+                        return Ok(());
+                    }
+                }
                 let [topic, time, _] = columns(row.local, row.size, self.cols)
                     .map_err(|e| self.row_err(leaf.page, row.rowid, e))?;
                 let int = |c: Option<Column>, what: &str| {
@@ -756,47 +770,50 @@ impl Direct {
         }
     }
 
-    /// The rows with ids in `first..=last` (of the topic ids `topics`, if given): (slot, data).
-    fn rows(&self, first: i64, last: i64, topics: Option<&[i64]>) -> Result<Vec<(usize, Vec<u8>)>> {
+    /// The rows with ids in `first..=last` (of the topic ids `topics`, if given), into `out`.
+    fn rows(
+        &self,
+        first: i64,
+        last: i64,
+        topics: Option<&[i64]>,
+        out: &mut BlockBuf<'_>,
+    ) -> Result<()> {
         let a = self.leaves.partition_point(|l| l.max_key < first);
         let b = (self.leaves.partition_point(|l| l.max_key < last) + 1).min(self.leaves.len());
-        let mut out = Vec::new();
-        let mut buf = Vec::new();
         let Some(run) = self.leaves.get(a..b) else {
-            return Ok(out);
+            return Ok(());
         };
-        self.file.for_each_leaf(run, &mut buf, |leaf, page| {
-            self.file.leaf_rows(leaf.page, page, |row| {
-                if row.rowid < first || row.rowid > last {
-                    return Ok(());
-                }
-                let [topic, _, data] = columns(row.local, row.size, self.cols)
-                    .map_err(|e| self.row_err(leaf.page, row.rowid, e))?;
-                if let Some(t) = topics {
-                    let id = topic.and_then(|c| self.int(&row, c));
-                    if !id.is_some_and(|id| t.contains(&id)) {
+        PAGES.with_borrow_mut(|buf| {
+            self.file.for_each_leaf(run, buf, |leaf, page| {
+                self.file.leaf_rows(leaf.page, page, |row| {
+                    if row.rowid < first || row.rowid > last {
                         return Ok(());
                     }
-                }
-                let mut d = Vec::new();
-                if let Some(c) = data.filter(Column::is_bytes) {
-                    if c.len() > MAX_MESSAGE {
-                        return Err(self.row_err(
-                            leaf.page,
-                            row.rowid,
-                            &format!("a message of {} bytes", c.len()),
-                        ));
+                    let [topic, _, data] = columns(row.local, row.size, self.cols)
+                        .map_err(|e| self.row_err(leaf.page, row.rowid, e))?;
+                    if let Some(t) = topics {
+                        let id = topic.and_then(|c| self.int(&row, c));
+                        if !id.is_some_and(|id| t.contains(&id)) {
+                            return Ok(());
+                        }
                     }
-                    d.reserve_exact(c.len() as usize);
-                    self.file.payload_bytes(&row, c.at, c.len(), &mut d)?;
-                }
-                let slot = usize::try_from(i128::from(row.rowid) - i128::from(first))
-                    .unwrap_or(usize::MAX);
-                out.push((slot, d));
-                Ok(())
+                    out.push(row.rowid, |d| {
+                        if let Some(c) = data.filter(Column::is_bytes) {
+                            if c.len() > MAX_MESSAGE {
+                                return Err(self.row_err(
+                                    leaf.page,
+                                    row.rowid,
+                                    &format!("a message of {} bytes", c.len()),
+                                ));
+                            }
+                            d.reserve(c.len() as usize);
+                            self.file.payload_bytes(&row, c.at, c.len(), d)?;
+                        }
+                        Ok(())
+                    })
+                })
             })
-        })?;
-        Ok(out)
+        })
     }
 }
 
@@ -1339,6 +1356,84 @@ impl RowScanner {
     }
 }
 
+/// A block of rows being read into the layout of [`read_rows`]: the slot table, then each
+/// payload appended as its row comes (per-message zstd undone on the way).
+struct BlockBuf<'a> {
+    buf: Vec<u8>,
+    slots: usize,
+    zstd: bool,
+    first_row: i64,
+    path: &'a Path,
+}
+
+impl BlockBuf<'_> {
+    fn new(slots: usize, zstd: bool, first_row: i64, path: &Path) -> BlockBuf<'_> {
+        let mut buf = Vec::with_capacity(4 + 8 * slots + 64 * slots);
+        buf.extend_from_slice(&(slots as u32).to_le_bytes());
+        for _ in 0..slots {
+            buf.extend_from_slice(&0u32.to_le_bytes());
+            buf.extend_from_slice(&u32::MAX.to_le_bytes());
+        }
+        BlockBuf {
+            buf,
+            slots,
+            zstd,
+            first_row,
+            path,
+        }
+    }
+
+    /// Appends row `id`'s payload, which `fill` appends to the buffer it is given.
+    fn push(&mut self, id: i64, fill: impl FnOnce(&mut Vec<u8>) -> Result<()>) -> Result<()> {
+        let Some(slot) = usize::try_from(i128::from(id) - i128::from(self.first_row))
+            .ok()
+            .filter(|&k| k < self.slots)
+        else {
+            return Ok(());
+        };
+        let at = self.buf.len();
+        if self.zstd {
+            let mut raw = Vec::new();
+            fill(&mut raw)?;
+            let dec = zstd::stream::read::Decoder::new(&raw[..])
+                .and_then(|d| d.take(MAX_MESSAGE + 1).read_to_end(&mut self.buf));
+            let bad = |reason: String| Error::Storage {
+                path: self.path.to_path_buf(),
+                reason,
+            };
+            match dec {
+                Ok(n) if (n as u64) <= MAX_MESSAGE => {}
+                Ok(_) => {
+                    return Err(bad(format!(
+                        "message row {id} decompresses to more than {MAX_MESSAGE} bytes"
+                    )))
+                }
+                Err(e) => {
+                    return Err(bad(format!(
+                        "message row {id} is not a zstd frame (message-mode compression): {e}"
+                    )))
+                }
+            }
+        } else {
+            fill(&mut self.buf)?;
+        }
+        let len = self.buf.len() - at;
+        let (Ok(at32), Ok(len32)) = (u32::try_from(at), u32::try_from(len)) else {
+            return Err(Error::Storage {
+                path: self.path.to_path_buf(),
+                reason: format!(
+                    "the block of rows from {} holds more than 4 GiB",
+                    self.first_row
+                ),
+            });
+        };
+        let e = 4 + 8 * slot;
+        self.buf[e..e + 4].copy_from_slice(&at32.to_le_bytes());
+        self.buf[e + 4..e + 8].copy_from_slice(&len32.to_le_bytes());
+        Ok(())
+    }
+}
+
 /// Reads a block of rows into one buffer: a u32 slot count (the block's id span), then a
 /// (start, length) u32 pair per id (length `u32::MAX`: no such row, or not asked for), then the
 /// payloads, per-message zstd undone. `topics` limits the rows read to those topic ids.
@@ -1356,87 +1451,40 @@ pub(crate) fn read_rows(src: &Source, ch: &Chunk, topics: Option<&[i64]>) -> Res
         .ok_or_else(|| {
             Error::Invalid(format!("row block {}..{last} is not a block", ch.first_row))
         })?;
-    let mut rows_data: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut out = BlockBuf::new(slots, s.zstd_messages, ch.first_row, &s.shown_path);
     if let Some(d) = &s.direct {
-        rows_data = d.rows(ch.first_row, last, topics)?;
-    } else {
-        let conn = s
-            .conns
-            .iter()
-            .find_map(|c| c.try_lock().ok())
-            .map_or_else(|| s.conns[0].lock(), Ok)
-            .map_err(|_| Error::Invalid("the SQLite connection was poisoned".into()))?;
-        let sql = match topics {
-            Some(t) => format!(
-                "SELECT id, data FROM messages WHERE id BETWEEN ?1 AND ?2 AND topic_id IN ({}) ORDER BY id",
-                t.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
-            ),
-            None => "SELECT id, data FROM messages WHERE id BETWEEN ?1 AND ?2 ORDER BY id".into(),
+        d.rows(ch.first_row, last, topics, &mut out)?;
+        return Ok(out.buf);
+    }
+    let conn = s
+        .conns
+        .iter()
+        .find_map(|c| c.try_lock().ok())
+        .map_or_else(|| s.conns[0].lock(), Ok)
+        .map_err(|_| Error::Invalid("the SQLite connection was poisoned".into()))?;
+    let sql = match topics {
+        Some(t) => format!(
+            "SELECT id, data FROM messages WHERE id BETWEEN ?1 AND ?2 AND topic_id IN ({}) ORDER BY id",
+            t.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+        ),
+        None => "SELECT id, data FROM messages WHERE id BETWEEN ?1 AND ?2 ORDER BY id".into(),
+    };
+    let mut stmt = conn.prepare_cached(&sql).map_err(&err)?;
+    let mut rows = stmt.query([ch.first_row, last]).map_err(&err)?;
+    while let Some(r) = rows.next().map_err(&err)? {
+        let id: i64 = r.get(0).map_err(&err)?;
+        let d: &[u8] = match r.get_ref(1).map_err(&err)? {
+            rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => b,
+            _ => &[],
         };
-        let mut stmt = conn.prepare_cached(&sql).map_err(&err)?;
-        let mut rows = stmt.query([ch.first_row, last]).map_err(&err)?;
-        while let Some(r) = rows.next().map_err(&err)? {
-            let id: i64 = r.get(0).map_err(&err)?;
-            let d: Vec<u8> = match r.get_ref(1).map_err(&err)? {
-                rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => {
-                    b.to_vec()
-                }
-                _ => Vec::new(),
-            };
-            let slot =
-                usize::try_from(i128::from(id) - i128::from(ch.first_row)).unwrap_or(usize::MAX);
-            rows_data.push((slot, d));
-        }
+        out.push(id, |b| {
+            b.extend_from_slice(d);
+            Ok(())
+        })?;
     }
-    if s.zstd_messages {
-        for (slot, p) in rows_data.iter_mut() {
-            let mut out = Vec::new();
-            let dec = zstd::stream::read::Decoder::new(&p[..])
-                .and_then(|d| d.take(MAX_MESSAGE + 1).read_to_end(&mut out));
-            match dec {
-                Ok(n) if (n as u64) <= MAX_MESSAGE => *p = out,
-                Ok(_) => {
-                    return Err(Error::Storage {
-                        path: s.shown_path.clone(),
-                        reason: format!(
-                            "message row {} decompresses to more than {MAX_MESSAGE} bytes",
-                            ch.first_row + *slot as i64
-                        ),
-                    })
-                }
-                Err(e) => {
-                    return Err(Error::Storage {
-                        path: s.shown_path.clone(),
-                        reason: format!(
-                            "message row {} is not a zstd frame (message-mode compression): {e}",
-                            ch.first_row + *slot as i64
-                        ),
-                    })
-                }
-            }
-        }
-    }
-    let total: usize = rows_data.iter().map(|r| r.1.len()).sum();
-    let mut buf = Vec::with_capacity(4 + 8 * slots + total);
-    buf.extend_from_slice(&(slots as u32).to_le_bytes());
-    let mut table = vec![(0u32, u32::MAX); slots];
-    let mut at = 4 + 8 * slots;
-    for (slot, p) in &rows_data {
-        if let Some(e) = table.get_mut(*slot) {
-            *e = (at as u32, p.len() as u32);
-            at += p.len();
-        }
-    }
-    for (a, l) in &table {
-        buf.extend_from_slice(&a.to_le_bytes());
-        buf.extend_from_slice(&l.to_le_bytes());
-    }
-    for (slot, p) in rows_data {
-        if slot < slots {
-            buf.extend_from_slice(&p);
-        }
-    }
-    Ok(buf)
+    drop(rows);
+    drop(stmt);
+    Ok(out.buf)
 }
 
 /// The message at row `entry.offset` of a block read by [`read_rows`].

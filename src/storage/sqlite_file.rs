@@ -49,7 +49,14 @@ pub(crate) struct Row<'a> {
 }
 
 /// A SQLite varint at the start of `b`: (value, length), or `None` if `b` ends first.
+#[inline]
 pub(crate) fn varint(b: &[u8]) -> Option<(u64, usize)> {
+    // Most varints (serial types, small sizes) are one byte.
+    match b.first() {
+        Some(&x) if x < 0x80 => return Some((u64::from(x), 1)),
+        None => return None,
+        _ => {}
+    }
     let mut v: u64 = 0;
     for i in 0..9 {
         let byte = *b.get(i)?;
@@ -65,6 +72,7 @@ pub(crate) fn varint(b: &[u8]) -> Option<(u64, usize)> {
 }
 
 /// Size in bytes of a record value of serial type `t`, or `None` for the reserved types.
+#[inline]
 fn serial_size(t: u64) -> Option<u64> {
     Some(match t {
         0 | 8 | 9 => 0,
@@ -90,6 +98,7 @@ impl Column {
     }
 
     /// The integer value, if this column is an integer whose bytes lie in `local`.
+    #[inline]
     pub fn int(&self, local: &[u8]) -> Option<i64> {
         let n = match self.serial {
             8 => return Some(0),
@@ -113,9 +122,31 @@ impl Column {
     }
 }
 
+/// Columns 1 and 2 of a record as integers, when column 0 is a rowid alias (stored as NULL)
+/// and the header's first types are one byte each (rosbag2's `id, topic_id, timestamp, ...`):
+/// the common case, without the general header walk. `None` otherwise.
+#[inline]
+pub(crate) fn leading_ints(local: &[u8]) -> Option<(i64, i64)> {
+    let h = *local.first()?;
+    let (t0, t1, t2) = (*local.get(1)?, *local.get(2)?, *local.get(3)?);
+    if !(4..0x80).contains(&h) || t0 != 0 || !matches!(t1, 1..=6 | 8 | 9) {
+        return None;
+    }
+    let a = Column {
+        serial: u64::from(t1),
+        at: u64::from(h),
+    };
+    let b = Column {
+        serial: u64::from(t2),
+        at: u64::from(h) + a.len(),
+    };
+    Some((a.int(local)?, b.int(local)?))
+}
+
 /// The columns `want` (by index in the table's column order) of a record whose first bytes are
 /// `local`: serial types and offsets, `None` past the record's last column (a shorter record).
 /// `Err` with a reason when the header is malformed or does not lie in `local`.
+#[inline]
 pub(crate) fn columns<const N: usize>(
     local: &[u8],
     size: u64,
