@@ -205,6 +205,14 @@ fn definition_of(c: &Connection) -> (String, String) {
 }
 
 /// Where messages go.
+/// What the export loop hands its writer thread.
+enum Cmd {
+    /// A connection, whose id is the number of connections added before it.
+    Add(Connection),
+    /// A message on an added connection, with its sequence number.
+    Write(u32, crate::Message, u32),
+}
+
 enum Sink {
     Bag(BagWriter),
     Mcap(McapWriter, std::collections::HashMap<(String, String), u16>),
@@ -648,115 +656,162 @@ pub fn export_many(
         std::collections::HashMap::new();
     // Messages that are re-encoded (--to-ros2, --migrate) are converted in batches on all
     // cores; writing stays in time order on this thread.
-    let any_transform = convert.iter().any(|v| v.iter().any(Option::is_some));
-    let batch_max = if any_transform { 8192 } else { 1 };
+    // The writer works on its own thread, a batch behind: reading and converting one batch
+    // overlaps with writing (compressing, inserting) the one before.
+    let batch_max = 8192;
     let threads = crate::iter::default_threads().max(1);
-    loop {
-        if cancel.load(Ordering::Relaxed) {
-            // Dropping the writer removes its temporary output.
-            drop(sink);
-            return Err(Error::Cancelled);
-        }
-        let mut batch: Vec<(usize, crate::Message)> = Vec::with_capacity(batch_max);
-        while batch.len() < batch_max {
-            let Some(Reverse((_, k))) = heap.pop() else {
+    let shared = !matches!(sink, Sink::Bag(_));
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Cmd>>(2);
+    let mut local_ids = 0u32;
+    let outcome = std::thread::scope(|sc| -> Result<Option<Sink>> {
+        let writer = sc.spawn(move || -> Result<Sink> {
+            let mut ids: Vec<u32> = Vec::new();
+            for cmds in rx {
+                for c in cmds {
+                    match c {
+                        Cmd::Add(c) => ids.push(sink.add(&c)?),
+                        Cmd::Write(local, m, seq) => {
+                            let id = ids.get(local as usize).copied().ok_or_else(|| {
+                                Error::Invalid(format!("export: no connection {local} added"))
+                            })?;
+                            sink.write(id, &m, seq)?;
+                        }
+                    }
+                }
+            }
+            Ok(sink)
+        });
+        let finish = |tx: std::sync::mpsc::SyncSender<Vec<Cmd>>| -> Result<Sink> {
+            drop(tx);
+            writer
+                .join()
+                .unwrap_or_else(|_| Err(Error::Invalid("the export writer thread panicked".into())))
+        };
+        loop {
+            if cancel.load(Ordering::Relaxed) {
+                // Dropping the writer removes its temporary output.
+                drop(finish(tx));
+                return Ok(None);
+            }
+            let mut batch: Vec<(usize, crate::Message)> = Vec::with_capacity(batch_max);
+            while batch.len() < batch_max {
+                let Some(Reverse((_, k))) = heap.pop() else {
+                    break;
+                };
+                let Some(m) = heads[k].take() else { continue };
+                if let Some(next) = iters[k].next().transpose()? {
+                    heap.push(Reverse((next.time_ns, k)));
+                    heads[k] = Some(next);
+                }
+                batch.push((k, m));
+            }
+            if batch.is_empty() {
                 break;
-            };
-            let Some(m) = heads[k].take() else { continue };
-            if let Some(next) = iters[k].next().transpose()? {
-                heap.push(Reverse((next.time_ns, k)));
-                heads[k] = Some(next);
             }
-            batch.push((k, m));
-        }
-        if batch.is_empty() {
-            break;
-        }
-        let converted = convert_batch(&batch, &convert, threads);
-        for ((k, m), cv) in batch.into_iter().zip(converted) {
-            let conv = convert[k][m.conn].as_ref();
-            let id = match map[k][m.conn] {
-                Some(id) => id,
-                None => {
-                    let orig = &bags[k].summary().connections[m.conn];
-                    let converted;
-                    let c = match conv {
-                        Some(Transform::ToRos2(t)) => {
-                            converted = Connection {
-                                datatype: t.datatype.clone(),
-                                md5sum: String::new(),
-                                message_definition: t.definition.clone(),
-                                encoding: "cdr".into(),
-                                schema_encoding: "ros2msg".into(),
-                                qos: String::new(),
-                                ..orig.clone()
-                            };
-                            &converted
+            let converted = convert_batch(&batch, &convert, threads);
+            let mut cmds: Vec<Cmd> = Vec::with_capacity(batch.len() + 1);
+            for ((k, m), cv) in batch.into_iter().zip(converted) {
+                let conv = convert[k][m.conn].as_ref();
+                let id = match map[k][m.conn] {
+                    Some(id) => id,
+                    None => {
+                        let orig = &bags[k].summary().connections[m.conn];
+                        let converted;
+                        let c = match conv {
+                            Some(Transform::ToRos2(t)) => {
+                                converted = Connection {
+                                    datatype: t.datatype.clone(),
+                                    md5sum: String::new(),
+                                    message_definition: t.definition.clone(),
+                                    encoding: "cdr".into(),
+                                    schema_encoding: "ros2msg".into(),
+                                    qos: String::new(),
+                                    ..orig.clone()
+                                };
+                                &converted
+                            }
+                            Some(Transform::ToRos1(t)) => {
+                                converted = Connection {
+                                    datatype: t.datatype.clone(),
+                                    md5sum: t.md5.clone(),
+                                    message_definition: t.definition.clone(),
+                                    encoding: "ros1".into(),
+                                    schema_encoding: "ros1msg".into(),
+                                    qos: String::new(),
+                                    ..orig.clone()
+                                };
+                                &converted
+                            }
+                            Some(Transform::Migrate(m)) => {
+                                converted = Connection {
+                                    md5sum: if orig.encoding == "ros1" {
+                                        m.md5.clone()
+                                    } else {
+                                        String::new()
+                                    },
+                                    message_definition: m.definition.clone(),
+                                    ..orig.clone()
+                                };
+                                &converted
+                            }
+                            None => orig,
+                        };
+                        let key = (c.topic.clone(), c.datatype.clone(), c.encoding.clone());
+                        let id = match by_topic.get(&key) {
+                            Some(&id) if shared => id,
+                            _ => {
+                                written_conns += 1;
+                                cmds.push(Cmd::Add(c.clone()));
+                                let id = local_ids;
+                                local_ids += 1;
+                                by_topic.insert(key, id);
+                                id
+                            }
+                        };
+                        map[k][m.conn] = Some(id);
+                        id
+                    }
+                };
+                match cv {
+                    Some(Ok(data)) => {
+                        let n = m.data.len();
+                        let cm = crate::Message {
+                            data: crate::Bytes::from_vec(data),
+                            ..m
+                        };
+                        cmds.push(Cmd::Write(id, cm, p.messages as u32));
+                        p.messages += 1;
+                        p.bytes += n as u64;
+                        if p.messages.is_multiple_of(4096) {
+                            progress(p);
                         }
-                        Some(Transform::ToRos1(t)) => {
-                            converted = Connection {
-                                datatype: t.datatype.clone(),
-                                md5sum: t.md5.clone(),
-                                message_definition: t.definition.clone(),
-                                encoding: "ros1".into(),
-                                schema_encoding: "ros1msg".into(),
-                                qos: String::new(),
-                                ..orig.clone()
-                            };
-                            &converted
-                        }
-                        Some(Transform::Migrate(m)) => {
-                            converted = Connection {
-                                md5sum: if orig.encoding == "ros1" {
-                                    m.md5.clone()
-                                } else {
-                                    String::new()
-                                },
-                                message_definition: m.definition.clone(),
-                                ..orig.clone()
-                            };
-                            &converted
-                        }
-                        None => orig,
-                    };
-                    let key = (c.topic.clone(), c.datatype.clone(), c.encoding.clone());
-                    let shared = !matches!(sink, Sink::Bag(_));
-                    let id = match by_topic.get(&key) {
-                        Some(&id) if shared => id,
-                        _ => {
-                            written_conns += 1;
-                            let id = sink.add(c)?;
-                            by_topic.insert(key, id);
-                            id
-                        }
-                    };
-                    map[k][m.conn] = Some(id);
-                    id
+                        continue;
+                    }
+                    // A message that does not convert is left out and counted; the rest goes on.
+                    Some(Err(e)) => {
+                        let f = unconverted.entry((k, m.conn)).or_insert((0, m.time_ns, e));
+                        f.0 += 1;
+                        continue;
+                    }
+                    None => {}
                 }
-            };
-            match cv {
-                Some(Ok(data)) => {
-                    let cm = crate::Message {
-                        data: crate::Bytes::from_vec(data),
-                        ..m
-                    };
-                    sink.write(id, &cm, p.messages as u32)?;
+                p.messages += 1;
+                p.bytes += m.data.len() as u64;
+                cmds.push(Cmd::Write(id, m, (p.messages - 1) as u32));
+                if p.messages.is_multiple_of(4096) {
+                    progress(p);
                 }
-                // A message that does not convert is left out and counted; the rest goes on.
-                Some(Err(e)) => {
-                    let f = unconverted.entry((k, m.conn)).or_insert((0, m.time_ns, e));
-                    f.0 += 1;
-                    continue;
-                }
-                None => sink.write(id, &m, p.messages as u32)?,
             }
-            p.messages += 1;
-            p.bytes += m.data.len() as u64;
-            if p.messages.is_multiple_of(4096) {
-                progress(p);
+            if tx.send(cmds).is_err() {
+                // The writer stopped on an error: it says which.
+                break;
             }
         }
-    }
+        finish(tx).map(Some)
+    });
+    let Some(sink) = outcome? else {
+        return Err(Error::Cancelled);
+    };
     let path = sink.finish()?;
     progress(p);
     let unconverted = unconverted

@@ -71,6 +71,46 @@ struct FileStat {
     count: u64,
 }
 
+/// Rows inserted by one statement.
+const ROWS_PER_INSERT: usize = 128;
+
+/// Inserts the pending rows: full statements of [`ROWS_PER_INSERT`] rows, then one row at a time.
+fn insert_pending(
+    conn: &rusqlite::Connection,
+    pending: &mut Vec<(i64, i64, usize)>,
+    data: &mut Vec<u8>,
+) -> rusqlite::Result<()> {
+    let mut start = 0usize;
+    let mut rows = pending.as_slice();
+    while !rows.is_empty() {
+        let n = if rows.len() >= ROWS_PER_INSERT {
+            ROWS_PER_INSERT
+        } else {
+            1
+        };
+        let sql = if n == 1 {
+            "INSERT INTO messages(topic_id, timestamp, data) VALUES (?,?,?)".to_string()
+        } else {
+            format!(
+                "INSERT INTO messages(topic_id, timestamp, data) VALUES {}",
+                vec!["(?,?,?)"; n].join(",")
+            )
+        };
+        let mut stmt = conn.prepare_cached(&sql)?;
+        for (k, &(id, t, end)) in rows[..n].iter().enumerate() {
+            stmt.raw_bind_parameter(3 * k + 1, id)?;
+            stmt.raw_bind_parameter(3 * k + 2, t)?;
+            stmt.raw_bind_parameter(3 * k + 3, &data[start..end])?;
+            start = end;
+        }
+        stmt.raw_execute()?;
+        rows = &rows[n..];
+    }
+    pending.clear();
+    data.clear();
+    Ok(())
+}
+
 enum Current {
     None,
     Sqlite {
@@ -78,6 +118,10 @@ enum Current {
         bytes: u64,
         /// Topic index to the file's topic id (topics are added to each file when first used).
         ids: Vec<Option<i64>>,
+        /// Rows not yet inserted: (topic id, time, end of the payload in `data`); inserted
+        /// [`ROWS_PER_INSERT`] at a time (one statement per row costs more than the row).
+        pending: Vec<(i64, i64, usize)>,
+        data: Vec<u8>,
     },
     Mcap {
         w: Box<McapWriter>,
@@ -183,6 +227,8 @@ impl Rosbag2Writer {
                     conn: Box::new(conn),
                     bytes: 0,
                     ids: vec![None; self.topics.len()],
+                    pending: Vec::with_capacity(ROWS_PER_INSERT),
+                    data: Vec::new(),
                 }
             }
             Rosbag2Storage::Mcap => {
@@ -214,7 +260,13 @@ impl Rosbag2Writer {
     fn close_file(&mut self) -> Result<()> {
         match std::mem::replace(&mut self.current, Current::None) {
             Current::None => return Ok(()),
-            Current::Sqlite { conn, .. } => {
+            Current::Sqlite {
+                conn,
+                mut pending,
+                mut data,
+                ..
+            } => {
+                insert_pending(&conn, &mut pending, &mut data).map_err(|e| self.storage_err(e))?;
                 conn.execute_batch(
                     "CREATE INDEX timestamp_idx ON messages (timestamp ASC); COMMIT;",
                 )
@@ -278,7 +330,13 @@ impl Rosbag2Writer {
         };
         let spec = &self.topics[topic];
         match &mut self.current {
-            Current::Sqlite { conn, bytes, ids } => {
+            Current::Sqlite {
+                conn,
+                bytes,
+                ids,
+                pending,
+                data,
+            } => {
                 let id = match ids[topic] {
                     Some(id) => id,
                     None => {
@@ -308,20 +366,15 @@ impl Rosbag2Writer {
                         id
                     }
                 };
-                let mut stmt = conn
-                    .prepare_cached(
-                        "INSERT INTO messages(topic_id, timestamp, data) VALUES (?1, ?2, ?3)",
-                    )
-                    .map_err(|e| Error::Storage {
-                        path: PathBuf::from(&spec.name),
-                        reason: format!("writing SQLite: {e}"),
-                    })?;
                 let t = i64::try_from(time_ns).unwrap_or(i64::MAX);
-                stmt.execute(rusqlite::params![id, t, payload])
-                    .map_err(|e| Error::Storage {
+                data.extend_from_slice(payload);
+                pending.push((id, t, data.len()));
+                if pending.len() >= ROWS_PER_INSERT {
+                    insert_pending(conn, pending, data).map_err(|e| Error::Storage {
                         path: PathBuf::from(&spec.name),
                         reason: format!("writing SQLite: {e}"),
                     })?;
+                }
                 *bytes += payload.len() as u64 + 32;
             }
             Current::Mcap {
