@@ -22,6 +22,65 @@ pub struct ToRos2 {
     pub datatype: String,
     /// The ROS 2 definition text (with its dependencies), for the output's schema.
     pub definition: String,
+    /// Whether both types list their fields in the same order (but for `Header.seq` and the
+    /// member of an empty ROS 2 type): messages are then re-encoded as they are read, without
+    /// a value tree.
+    direct: bool,
+}
+
+/// Whether the ROS 2 fields of `d` are the ROS 1 fields of `s` in the same order (after
+/// [`check`]: types compatible), all the way down.
+fn in_order(src: &MsgDef, s: usize, dst: &MsgDef, d: usize, depth: usize) -> bool {
+    if depth > 64 {
+        return false;
+    }
+    let st = &src.types[s];
+    let dt = &dst.types[d];
+    let mut sf = st
+        .fields
+        .iter()
+        .filter(|f| !is_dropped_seq(st, dt, f))
+        .peekable();
+    for g in &dt.fields {
+        if g.name == "structure_needs_at_least_one_member" && st.fields.is_empty() {
+            continue;
+        }
+        let Some(f) = sf.next() else { return false };
+        if !f.name.eq_ignore_ascii_case(&g.name) {
+            return false;
+        }
+        if let (FieldType::Message(i), FieldType::Message(j)) = (&f.ty, &g.ty) {
+            if !in_order(src, *i, dst, *j, depth + 1) {
+                return false;
+            }
+        }
+    }
+    sf.peek().is_none()
+}
+
+/// `Header.seq`, which ROS 2 dropped.
+fn is_dropped_seq(
+    st: &crate::definition::msg::MsgType,
+    dt: &crate::definition::msg::MsgType,
+    f: &crate::definition::msg::Field,
+) -> bool {
+    f.name == "seq"
+        && crate::msgdef::normalize_type(&st.name).ends_with("Header")
+        && !dt.fields.iter().any(|g| g.name == "seq")
+}
+
+/// The first `n` bytes of `inp`, taken off it.
+fn take<'a>(inp: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+    if inp.len() < n {
+        return None;
+    }
+    let (a, b) = inp.split_at(n);
+    *inp = b;
+    Some(a)
+}
+
+fn take_u32(inp: &mut &[u8]) -> Option<u32> {
+    take(inp, 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
 /// `pkg/Type` as ROS 2 names it.
@@ -118,16 +177,42 @@ impl ToRos2 {
         let datatype = ros2_name(&c.datatype);
         let (definition, dst) = super::to_ros1::target_definition(c, &datatype, Dialect::Ros2)?;
         check(&src.def, 0, &dst, 0, "").map_err(|e| format!("{} → {datatype}: {e}", c.datatype))?;
+        let direct = in_order(&src.def, 0, &dst, 0, 0);
         Ok(ToRos2 {
             src,
             dst,
             datatype,
             definition,
+            direct,
         })
     }
 
     /// Converts one message: ROS 1 bytes in, CDR (little endian, with its header) out.
     pub fn convert(&self, ros1: &[u8]) -> Result<Vec<u8>, String> {
+        if self.direct {
+            let mut w = Cdr {
+                out: Vec::with_capacity(ros1.len() + 16),
+            };
+            w.out.extend_from_slice(&[0, 1, 0, 0]);
+            let mut inp = ros1;
+            if w.direct(&self.src.def, 0, &self.dst, 0, &mut inp).is_some() && inp.is_empty() {
+                return Ok(w.out);
+            }
+            // A message the direct path cannot read: the decoder says what is wrong with it.
+        }
+        self.convert_by_value(ros1)
+    }
+
+    /// Whether messages are re-encoded as they are read (fields in the same order), not
+    /// through a value tree.
+    #[doc(hidden)]
+    pub fn is_direct(&self) -> bool {
+        self.direct
+    }
+
+    /// [`Self::convert`] through the decoded value tree (any field order; and the errors).
+    #[doc(hidden)]
+    pub fn convert_by_value(&self, ros1: &[u8]) -> Result<Vec<u8>, String> {
         let v = self.src.decode(ros1).map_err(|e| e.to_string())?;
         let mut w = Cdr {
             out: Vec::with_capacity(ros1.len() + 16),
@@ -179,6 +264,106 @@ impl Cdr {
         self.align(le.len());
         self.out.extend_from_slice(&le);
         Ok(())
+    }
+
+    /// Re-encodes ROS 1 type `s` read from `inp` as ROS 2 type `d` (fields in the same order,
+    /// see [`in_order`]). `None` if the input is short or not what the types say.
+    fn direct(
+        &mut self,
+        src: &MsgDef,
+        s: usize,
+        dst: &MsgDef,
+        d: usize,
+        inp: &mut &[u8],
+    ) -> Option<()> {
+        let st = &src.types[s];
+        let dt = &dst.types[d];
+        if dt.fields.len() == 1
+            && dt.fields[0].name == "structure_needs_at_least_one_member"
+            && st.fields.is_empty()
+        {
+            self.out.push(0);
+            return Some(());
+        }
+        let mut gs = dt.fields.iter();
+        for f in &st.fields {
+            if is_dropped_seq(st, dt, f) {
+                take(inp, 4)?;
+                continue;
+            }
+            let g = gs.next()?;
+            let n = match f.array {
+                ArrayKind::Scalar => {
+                    self.direct_one(src, &f.ty, dst, &g.ty, inp)?;
+                    continue;
+                }
+                ArrayKind::Fixed(n) => n,
+                ArrayKind::Variable => {
+                    let n = take_u32(inp)?;
+                    self.u32(n);
+                    n as usize
+                }
+            };
+            match &f.ty {
+                FieldType::Primitive(p)
+                    if !matches!(p, Primitive::String | Primitive::Time | Primitive::Duration) =>
+                {
+                    let size = p.size()?;
+                    let bytes = take(inp, n.checked_mul(size)?)?;
+                    if n > 0 {
+                        self.align(size);
+                    }
+                    self.out.extend_from_slice(bytes);
+                }
+                ty => {
+                    // Every element takes at least one byte: a count past the input is short.
+                    if n > inp.len() {
+                        return None;
+                    }
+                    for _ in 0..n {
+                        self.direct_one(src, ty, dst, &g.ty, inp)?;
+                    }
+                }
+            }
+        }
+        Some(())
+    }
+
+    fn direct_one(
+        &mut self,
+        src: &MsgDef,
+        ty: &FieldType,
+        dst: &MsgDef,
+        dty: &FieldType,
+        inp: &mut &[u8],
+    ) -> Option<()> {
+        match ty {
+            FieldType::Primitive(Primitive::String) => {
+                let n = take_u32(inp)?;
+                let b = take(inp, n as usize)?;
+                self.u32(n.checked_add(1)?);
+                self.out.extend_from_slice(b);
+                self.out.push(0);
+            }
+            FieldType::Primitive(Primitive::Time | Primitive::Duration) => {
+                let b = take(inp, 8)?;
+                self.align(4);
+                self.out.extend_from_slice(b);
+            }
+            FieldType::Primitive(p) => {
+                let size = p.size()?;
+                let b = take(inp, size)?;
+                self.align(size);
+                self.out.extend_from_slice(b);
+            }
+            FieldType::Message(i) => {
+                let FieldType::Message(j) = dty else {
+                    return None;
+                };
+                self.direct(src, *i, dst, *j, inp)?;
+            }
+        }
+        Some(())
     }
 
     fn time(&mut self, sec: i64, nsec: i64) {

@@ -219,6 +219,7 @@ impl Rosbag2Writer {
                      CREATE TABLE topics(id INTEGER PRIMARY KEY,name TEXT NOT NULL,type TEXT NOT NULL,serialization_format TEXT NOT NULL,offered_qos_profiles TEXT NOT NULL,type_description_hash TEXT NOT NULL);
                      CREATE TABLE message_definitions(id INTEGER PRIMARY KEY,topic_type TEXT NOT NULL,encoding TEXT NOT NULL,encoded_message_definition TEXT NOT NULL,type_description_hash TEXT NOT NULL);
                      CREATE TABLE messages(id INTEGER PRIMARY KEY,topic_id INTEGER NOT NULL,timestamp INTEGER NOT NULL, data BLOB NOT NULL);
+                     CREATE INDEX timestamp_idx ON messages (timestamp ASC);
                      BEGIN;",
                     sql_quote(&self.opts.ros_distro)
                 ))
@@ -267,10 +268,8 @@ impl Rosbag2Writer {
                 ..
             } => {
                 insert_pending(&conn, &mut pending, &mut data).map_err(|e| self.storage_err(e))?;
-                conn.execute_batch(
-                    "CREATE INDEX timestamp_idx ON messages (timestamp ASC); COMMIT;",
-                )
-                .map_err(|e| self.storage_err(e))?;
+                conn.execute_batch("COMMIT;")
+                    .map_err(|e| self.storage_err(e))?;
                 drop(conn);
             }
             Current::Mcap { w, .. } => {
