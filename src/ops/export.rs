@@ -699,11 +699,27 @@ pub fn export_many(
                     break;
                 };
                 let Some(m) = heads[k].take() else { continue };
+                batch.push((k, m));
+                if heap.is_empty() {
+                    // The last input with messages left (or the only one): nothing to merge.
+                    let mut ended = false;
+                    while batch.len() < batch_max {
+                        match iters[k].next().transpose()? {
+                            Some(m) => batch.push((k, m)),
+                            None => {
+                                ended = true;
+                                break;
+                            }
+                        }
+                    }
+                    if ended {
+                        continue;
+                    }
+                }
                 if let Some(next) = iters[k].next().transpose()? {
                     heap.push(Reverse((next.time_ns, k)));
                     heads[k] = Some(next);
                 }
-                batch.push((k, m));
             }
             if batch.is_empty() {
                 break;
