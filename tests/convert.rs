@@ -48,6 +48,7 @@ fn opts(
         format: Some(format),
         rosbag2_compression: r2,
         split_bytes: split,
+        split_ns: None,
         to_ros2: false,
         to_ros1: false,
         migrate: None,
@@ -713,4 +714,43 @@ fn to_ros2_direct_path_equals_value_path() {
     }
     assert!(direct >= 40, "only {direct} connections on the direct path");
     assert!(messages >= 20_000, "only {messages} messages compared");
+}
+
+/// `--split-duration`: a rosbag2 output split by time, each storage file holding at most the
+/// given span of messages, read back whole (every message, in order) as one recording.
+#[test]
+fn rosbag2_output_split_by_duration() {
+    let dir = common::corpus2_dir();
+    let d = common::temp_dir("split-duration");
+    for (src, format) in [
+        ("rosbag2/humble_talker", OutputFormat::Rosbag2Sqlite3),
+        ("rosbags-rs/test_bag_mcap", OutputFormat::Rosbag2Mcap),
+    ] {
+        let b = Bag::open(dir.join(src)).unwrap();
+        let want = messages(&b);
+        let (Some(a), Some(z)) = (b.summary().start_ns, b.summary().end_ns) else {
+            panic!("{src}: no time range")
+        };
+        let span = (z - a) / 3 + 1;
+        let mut o = opts(format, Compression::None, Rosbag2Compression::None, None);
+        o.split_ns = Some(span);
+        let out = d.join(src.replace('/', "_"));
+        let back = run(&b, &out, &o);
+        assert_eq!(messages(&back), want, "{src}");
+        let files = back.summary().files.clone();
+        assert!(files.len() >= 3, "{src}: {} files", files.len());
+        for f in &files {
+            let part = Bag::open(f).unwrap();
+            let s = part.summary();
+            let (Some(a), Some(z)) = (s.start_ns, s.end_ns) else {
+                panic!("{}: empty part", f.display())
+            };
+            assert!(
+                z - a < span,
+                "{}: {} ns in a part of {span}",
+                f.display(),
+                z - a
+            );
+        }
+    }
 }

@@ -38,6 +38,10 @@ pub struct ExportState {
     pub format: OutputFormat,
     /// rosbag2: zstd per file or per message.
     pub r2_compression: Rosbag2Compression,
+    /// rosbag2: a new storage file every this many MiB (0: no split by size).
+    pub split_mib: u32,
+    /// rosbag2: a new storage file every this many seconds of messages (0: no split by time).
+    pub split_s: f64,
     /// ROS 1 messages re-encoded as ROS 2 (CDR).
     pub to_ros2: bool,
     /// ROS 2 (CDR) messages re-encoded as ROS 1.
@@ -85,6 +89,8 @@ impl ExportState {
                 .to_string(),
             format,
             r2_compression: Rosbag2Compression::None,
+            split_mib: 0,
+            split_s: 0.0,
             to_ros2: false,
             to_ros1: false,
             compression: if ros1 {
@@ -173,7 +179,9 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
         },
         format: Some(st.format),
         rosbag2_compression: st.r2_compression,
-        split_bytes: None,
+        split_bytes: (st.format.is_rosbag2() && st.split_mib > 0)
+            .then(|| u64::from(st.split_mib) << 20),
+        split_ns: (st.format.is_rosbag2() && st.split_s > 0.0).then(|| (st.split_s * 1e9) as u64),
         to_ros2: st.to_ros2 && st.format != OutputFormat::Ros1Bag,
         to_ros1: st.to_ros1
             && matches!(st.format, OutputFormat::Ros1Bag | OutputFormat::Mcap)
@@ -401,6 +409,21 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                         ] {
                             ui.selectable_value(&mut st.r2_compression, c, label);
                         }
+                        ui.label("split every");
+                        ui.add(
+                            egui::DragValue::new(&mut st.split_mib)
+                                .range(0..=1_048_576)
+                                .suffix(" MiB"),
+                        )
+                        .on_hover_text("0: no split by size");
+                        ui.label("or");
+                        ui.add(
+                            egui::DragValue::new(&mut st.split_s)
+                                .range(0.0..=1e7)
+                                .speed(1.0)
+                                .suffix(" s"),
+                        )
+                        .on_hover_text("0: no split by time (rosbag2's max bag duration)");
                     }
                 }
             });

@@ -126,6 +126,7 @@ pub struct ExportArgs<'a> {
     pub chunk_size: usize,
     pub format: Option<&'a str>,
     pub split_mb: Option<u64>,
+    pub split_duration: Option<f64>,
     pub to_ros2: bool,
     /// ROS 2 messages to ROS 1.
     pub to_ros1: bool,
@@ -202,12 +203,20 @@ pub fn export(a: ExportArgs<'_>) -> bagscope::Result<ExitCode> {
         format: Some(format),
         rosbag2_compression: r2,
         split_bytes: a.split_mb.map(|m| m << 20),
+        split_ns: a.split_duration.map(|s| (s * 1e9) as u64),
         to_ros2: a.to_ros2,
         to_ros1: a.to_ros1,
         migrate: a.migrate.map(Path::to_path_buf),
     };
     if a.split_mb == Some(0) {
         return Err(Error::Invalid("--split-mb must be at least 1".into()));
+    }
+    if a.split_duration
+        .is_some_and(|s| !(s.is_finite() && s >= 0.001))
+    {
+        return Err(Error::Invalid(
+            "--split-duration must be a number of seconds, at least 0.001".into(),
+        ));
     }
     let t0 = std::time::Instant::now();
     let r =

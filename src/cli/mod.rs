@@ -119,6 +119,10 @@ pub enum Command {
         /// rosbag2: start a new storage file every this many MiB.
         #[arg(long)]
         split_mb: Option<u64>,
+        /// rosbag2: start a new storage file every this many seconds of messages (rosbag2's
+        /// max bag duration).
+        #[arg(long)]
+        split_duration: Option<f64>,
         /// Re-encode ROS 1 messages as ROS 2 (CDR, `pkg/msg/Type`, Header without seq, time as
         /// builtin_interfaces/Time); types without a ROS 2 counterpart are listed and left out.
         #[arg(long)]
@@ -299,6 +303,7 @@ pub fn run(cmd: Command) -> ExitCode {
             compression,
             chunk_size,
             split_mb,
+            split_duration,
             to_ros2,
             to_ros1,
             migrate,
@@ -312,6 +317,7 @@ pub fn run(cmd: Command) -> ExitCode {
             chunk_size,
             format: format.as_deref(),
             split_mb,
+            split_duration,
             to_ros2,
             to_ros1,
             migrate: migrate.as_deref(),

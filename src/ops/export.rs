@@ -34,6 +34,14 @@ pub enum OutputFormat {
 }
 
 impl OutputFormat {
+    /// Whether the output is a rosbag2 directory.
+    pub fn is_rosbag2(self) -> bool {
+        matches!(
+            self,
+            OutputFormat::Rosbag2Sqlite3 | OutputFormat::Rosbag2Mcap
+        )
+    }
+
     /// The name `--format` takes.
     pub fn name(self) -> &'static str {
         match self {
@@ -89,6 +97,8 @@ pub struct ExportOptions {
     pub rosbag2_compression: Rosbag2Compression,
     /// rosbag2: split into files of about this many bytes.
     pub split_bytes: Option<u64>,
+    /// rosbag2: split into files of at most this many nanoseconds of messages.
+    pub split_ns: Option<u64>,
     /// Re-encode ROS 1 messages as CDR with their ROS 2 types; connections whose type has no
     /// ROS 2 counterpart are left out and listed in the report.
     pub to_ros2: bool,
@@ -616,6 +626,7 @@ pub fn export_many(
                     },
                     compression: opts.rosbag2_compression,
                     split_bytes: opts.split_bytes,
+                    split_ns: opts.split_ns,
                     ros_distro: distro,
                 },
             )?)

@@ -45,6 +45,9 @@ pub struct Rosbag2Options {
     pub compression: Rosbag2Compression,
     /// Start a new storage file once the current one holds this many bytes of messages.
     pub split_bytes: Option<u64>,
+    /// Start a new storage file with the first message this many nanoseconds or more after
+    /// the current file's first message (rosbag2's `max_bag_duration`).
+    pub split_ns: Option<u64>,
     /// The distro written into the storage and metadata.yaml (empty: unknown).
     pub ros_distro: String,
 }
@@ -313,6 +316,11 @@ impl Rosbag2Writer {
         let full = match &self.current {
             Current::Sqlite { bytes, .. } | Current::Mcap { bytes, .. } => {
                 self.opts.split_bytes.is_some_and(|b| *bytes >= b)
+                    || self.opts.split_ns.is_some_and(|d| {
+                        self.files
+                            .last()
+                            .is_some_and(|f| f.count > 0 && time_ns.saturating_sub(f.start) >= d)
+                    })
             }
             Current::None => true,
         };
