@@ -181,7 +181,7 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
         rosbag2_compression: st.r2_compression,
         split_bytes: (st.format.is_rosbag2() && st.split_mib > 0)
             .then(|| u64::from(st.split_mib) << 20),
-        split_ns: (st.format.is_rosbag2() && st.split_s > 0.0).then(|| (st.split_s * 1e9) as u64),
+        split_ns: (st.format.is_rosbag2() && st.split_s > 0.0).then_some((st.split_s * 1e9) as u64),
         to_ros2: st.to_ros2 && st.format != OutputFormat::Ros1Bag,
         to_ros1: st.to_ros1
             && matches!(st.format, OutputFormat::Ros1Bag | OutputFormat::Mcap)
