@@ -26,16 +26,28 @@ pub struct ToRos2 {
     /// member of an empty ROS 2 type): messages are then re-encoded as they are read, without
     /// a value tree.
     direct: bool,
+    /// Per ROS 1 type (of `src`): whether its `seq` field is dropped (a `Header`).
+    drop_seq: Vec<bool>,
 }
 
 /// Whether the ROS 2 fields of `d` are the ROS 1 fields of `s` in the same order (after
 /// [`check`]: types compatible), all the way down.
-fn in_order(src: &MsgDef, s: usize, dst: &MsgDef, d: usize, depth: usize) -> bool {
+fn in_order(
+    src: &MsgDef,
+    s: usize,
+    dst: &MsgDef,
+    d: usize,
+    depth: usize,
+    drop_seq: &mut [bool],
+) -> bool {
     if depth > 64 {
         return false;
     }
     let st = &src.types[s];
     let dt = &dst.types[d];
+    if st.fields.iter().any(|f| is_dropped_seq(st, dt, f)) {
+        drop_seq[s] = true;
+    }
     let mut sf = st
         .fields
         .iter()
@@ -50,7 +62,7 @@ fn in_order(src: &MsgDef, s: usize, dst: &MsgDef, d: usize, depth: usize) -> boo
             return false;
         }
         if let (FieldType::Message(i), FieldType::Message(j)) = (&f.ty, &g.ty) {
-            if !in_order(src, *i, dst, *j, depth + 1) {
+            if !in_order(src, *i, dst, *j, depth + 1, drop_seq) {
                 return false;
             }
         }
@@ -177,30 +189,45 @@ impl ToRos2 {
         let datatype = ros2_name(&c.datatype);
         let (definition, dst) = super::to_ros1::target_definition(c, &datatype, Dialect::Ros2)?;
         check(&src.def, 0, &dst, 0, "").map_err(|e| format!("{} → {datatype}: {e}", c.datatype))?;
-        let direct = in_order(&src.def, 0, &dst, 0, 0);
+        let mut drop_seq = vec![false; src.def.types.len()];
+        let direct = in_order(&src.def, 0, &dst, 0, 0, &mut drop_seq);
         Ok(ToRos2 {
             src,
             dst,
             datatype,
             definition,
             direct,
+            drop_seq,
         })
     }
 
     /// Converts one message: ROS 1 bytes in, CDR (little endian, with its header) out.
     pub fn convert(&self, ros1: &[u8]) -> Result<Vec<u8>, String> {
+        let mut out = Vec::with_capacity(ros1.len() + 16);
+        self.convert_into(ros1, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::convert`], appending to `out` (nothing appended on an error).
+    pub fn convert_into(&self, ros1: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         if self.direct {
+            let base = out.len();
+            out.extend_from_slice(&[0, 1, 0, 0]);
             let mut w = Cdr {
-                out: Vec::with_capacity(ros1.len() + 16),
+                out,
+                base,
+                drop_seq: &self.drop_seq,
             };
-            w.out.extend_from_slice(&[0, 1, 0, 0]);
             let mut inp = ros1;
             if w.direct(&self.src.def, 0, &self.dst, 0, &mut inp).is_some() && inp.is_empty() {
-                return Ok(w.out);
+                return Ok(());
             }
             // A message the direct path cannot read: the decoder says what is wrong with it.
+            out.truncate(base);
         }
-        self.convert_by_value(ros1)
+        let v = self.convert_by_value(ros1)?;
+        out.extend_from_slice(&v);
+        Ok(())
     }
 
     /// Whether messages are re-encoded as they are read (fields in the same order), not
@@ -214,22 +241,28 @@ impl ToRos2 {
     #[doc(hidden)]
     pub fn convert_by_value(&self, ros1: &[u8]) -> Result<Vec<u8>, String> {
         let v = self.src.decode(ros1).map_err(|e| e.to_string())?;
+        let mut out = Vec::with_capacity(ros1.len() + 16);
+        out.extend_from_slice(&[0, 1, 0, 0]);
         let mut w = Cdr {
-            out: Vec::with_capacity(ros1.len() + 16),
+            out: &mut out,
+            base: 0,
+            drop_seq: &self.drop_seq,
         };
-        w.out.extend_from_slice(&[0, 1, 0, 0]);
         w.message(&self.src.def, &self.dst, 0, &v.value)?;
-        Ok(w.out)
+        Ok(out)
     }
 }
 
-struct Cdr {
-    out: Vec<u8>,
+struct Cdr<'a> {
+    out: &'a mut Vec<u8>,
+    /// Where this message starts in `out` (alignment counts from after its 4-byte header).
+    base: usize,
+    drop_seq: &'a [bool],
 }
 
-impl Cdr {
+impl Cdr<'_> {
     fn align(&mut self, n: usize) {
-        let rel = self.out.len() - 4;
+        let rel = self.out.len() - self.base - 4;
         let pad = (n - rel % n) % n;
         self.out.resize(self.out.len() + pad, 0);
     }
@@ -286,8 +319,9 @@ impl Cdr {
             return Some(());
         }
         let mut gs = dt.fields.iter();
+        let drop_seq = self.drop_seq.get(s).copied().unwrap_or(false);
         for f in &st.fields {
-            if is_dropped_seq(st, dt, f) {
+            if drop_seq && f.name == "seq" {
                 take(inp, 4)?;
                 continue;
             }

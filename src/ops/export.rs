@@ -9,6 +9,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use crate::bag::{Bag, Connection, Filter};
 use crate::error::{Error, Result};
@@ -335,33 +336,46 @@ fn size_of(p: &Path) -> u64 {
     }
 }
 
-/// Converts the messages of a batch that have a transform, on up to `threads` threads, in
-/// order; `None` for a message copied as it is.
+/// One converted message: the batch's buffer it lies in and where, or why it did not convert;
+/// `None` for a message that is not converted at all.
+type Converted = Option<std::result::Result<(Arc<Vec<u8>>, usize, usize), String>>;
+
+/// Converts the messages of a batch that have a transform, on `threads` threads. The converted
+/// bytes of each thread's share go into one buffer (not one allocation per message).
 fn convert_batch(
     batch: &[(usize, crate::Message)],
     convert: &[Vec<Option<Transform>>],
     threads: usize,
-) -> Vec<Option<std::result::Result<Vec<u8>, String>>> {
-    let one = |(k, m): &(usize, crate::Message)| {
-        convert[*k][m.conn].as_ref().map(|t| match t {
-            Transform::ToRos2(t) => t.convert(&m.data),
-            Transform::ToRos1(t) => t.convert(&m.data),
-            Transform::Migrate(t) => t.convert(&m.data),
-        })
+) -> Vec<Converted> {
+    let part = |part: &[(usize, crate::Message)]| -> Vec<Converted> {
+        let mut buf: Vec<u8> = Vec::new();
+        let spans: Vec<Option<std::result::Result<(usize, usize), String>>> = part
+            .iter()
+            .map(|(k, m)| {
+                let t = convert[*k][m.conn].as_ref()?;
+                let a = buf.len();
+                let r = match t {
+                    Transform::ToRos2(t) => t.convert_into(&m.data, &mut buf),
+                    Transform::ToRos1(t) => t.convert(&m.data).map(|v| buf.extend_from_slice(&v)),
+                    Transform::Migrate(t) => t.convert(&m.data).map(|v| buf.extend_from_slice(&v)),
+                };
+                Some(r.map(|()| (a, buf.len())))
+            })
+            .collect();
+        let buf = Arc::new(buf);
+        spans
+            .into_iter()
+            .map(|s| s.map(|r| r.map(|(a, b)| (Arc::clone(&buf), a, b))))
+            .collect()
     };
     if threads <= 1 || batch.len() < 256 {
-        return batch.iter().map(one).collect();
+        return part(batch);
     }
     let per = batch.len().div_ceil(threads);
     std::thread::scope(|sc| {
         let handles: Vec<_> = batch
             .chunks(per)
-            .map(|part| {
-                (
-                    part.len(),
-                    sc.spawn(move || part.iter().map(one).collect::<Vec<_>>()),
-                )
-            })
+            .map(|p| (p.len(), sc.spawn(move || part(p))))
             .collect();
         // One result per message, whatever happens to a thread: nothing is dropped silently.
         handles
@@ -800,10 +814,10 @@ pub fn export_many(
                     }
                 };
                 match cv {
-                    Some(Ok(data)) => {
+                    Some(Ok((buf, a, b))) => {
                         let n = m.data.len();
                         let cm = crate::Message {
-                            data: crate::Bytes::from_vec(data),
+                            data: crate::Bytes::slice(buf, a, b),
                             ..m
                         };
                         cmds.push(Cmd::Write(id, cm, p.messages as u32));
