@@ -83,7 +83,20 @@ pub struct McapWriter {
     counts: BTreeMap<u16, u64>,
     times: (u64, u64),
     messages: u64,
+    /// Chunks being compressed on other threads, oldest first (written in this order).
+    pending: std::collections::VecDeque<PendingChunk>,
 }
+
+/// A chunk handed to a compressing thread, with what its records need once it is written.
+struct PendingChunk {
+    compressed: std::thread::JoinHandle<Result<Vec<u8>>>,
+    uncompressed: u64,
+    times: (u64, u64),
+    index: BTreeMap<u16, Vec<u8>>,
+}
+
+/// Chunks compressed at once on other threads while the next one fills.
+const IN_FLIGHT: usize = 2;
 
 impl McapWriter {
     /// Starts writing an MCAP file that will appear at `target` when finished.
@@ -118,6 +131,7 @@ impl McapWriter {
             counts: BTreeMap::new(),
             times: (u64::MAX, 0),
             messages: 0,
+            pending: Default::default(),
         };
         let mut head = MAGIC.to_vec();
         let mut h = Vec::new();
@@ -191,13 +205,15 @@ impl McapWriter {
             return Err(Error::Invalid(format!("no channel {channel}")));
         }
         let offset = self.chunk.len() as u64;
-        let mut c = Vec::with_capacity(22 + data.len());
+        // The record written in place: opcode, length, then the message's fields and bytes.
+        let c = &mut self.chunk;
+        c.push(opcode::MESSAGE);
+        c.extend_from_slice(&(22 + data.len() as u64).to_le_bytes());
         c.extend_from_slice(&channel.to_le_bytes());
         c.extend_from_slice(&sequence.to_le_bytes());
         c.extend_from_slice(&log_time.to_le_bytes());
         c.extend_from_slice(&publish_time.to_le_bytes());
         c.extend_from_slice(data);
-        put_record(&mut self.chunk, opcode::MESSAGE, &c);
         let idx = self.chunk_index.entry(channel).or_default();
         idx.extend_from_slice(&log_time.to_le_bytes());
         idx.extend_from_slice(&offset.to_le_bytes());
@@ -216,6 +232,7 @@ impl McapWriter {
     /// Adds a metadata record (name and key/value pairs).
     pub fn add_metadata(&mut self, name: &str, pairs: &[(String, String)]) -> Result<()> {
         self.flush_chunk()?;
+        self.drain()?;
         let mut c = Vec::new();
         put_str(&mut c, name);
         put_map(&mut c, pairs);
@@ -232,20 +249,72 @@ impl McapWriter {
             return Ok(());
         }
         let records = std::mem::take(&mut self.chunk);
-        let compressed = crate::chunk::compress(self.opts.compression, &records)?;
+        let times = std::mem::replace(&mut self.chunk_times, (u64::MAX, 0));
+        let index = std::mem::take(&mut self.chunk_index);
+        let uncompressed = records.len() as u64;
+        let compression = self.opts.compression;
+        if compression == Compression::None || crate::iter::default_threads() <= 1 {
+            self.drain()?;
+            let compressed = crate::chunk::compress(compression, &records)?;
+            return self.write_chunk(&compressed, uncompressed, times, index);
+        }
+        // Compressed on another thread while the next chunk fills; written in order.
+        let compressed = std::thread::Builder::new()
+            .name("bagscope-mcap-zstd".into())
+            .spawn(move || crate::chunk::compress(compression, &records))?;
+        self.pending.push_back(PendingChunk {
+            compressed,
+            uncompressed,
+            times,
+            index,
+        });
+        while self.pending.len() > IN_FLIGHT {
+            self.write_oldest()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the oldest chunk being compressed and writes it.
+    fn write_oldest(&mut self) -> Result<()> {
+        let Some(p) = self.pending.pop_front() else {
+            return Ok(());
+        };
+        let compressed = p
+            .compressed
+            .join()
+            .map_err(|_| Error::Invalid("a chunk-compressing thread panicked".into()))??;
+        self.write_chunk(&compressed, p.uncompressed, p.times, p.index)
+    }
+
+    /// Writes every chunk still being compressed.
+    fn drain(&mut self) -> Result<()> {
+        while !self.pending.is_empty() {
+            self.write_oldest()?;
+        }
+        Ok(())
+    }
+
+    /// Writes a chunk record and its message indexes.
+    fn write_chunk(
+        &mut self,
+        compressed: &[u8],
+        uncompressed: u64,
+        times: (u64, u64),
+        index: BTreeMap<u16, Vec<u8>>,
+    ) -> Result<()> {
         let comp_name = match self.opts.compression {
             Compression::None => "",
             Compression::Lz4 => "lz4",
             _ => "zstd",
         };
         let mut c = Vec::with_capacity(compressed.len() + 64);
-        c.extend_from_slice(&self.chunk_times.0.to_le_bytes());
-        c.extend_from_slice(&self.chunk_times.1.to_le_bytes());
-        c.extend_from_slice(&(records.len() as u64).to_le_bytes());
+        c.extend_from_slice(&times.0.to_le_bytes());
+        c.extend_from_slice(&times.1.to_le_bytes());
+        c.extend_from_slice(&uncompressed.to_le_bytes());
         c.extend_from_slice(&0u32.to_le_bytes()); // no CRC
         put_str(&mut c, comp_name);
         c.extend_from_slice(&(compressed.len() as u64).to_le_bytes());
-        c.extend_from_slice(&compressed);
+        c.extend_from_slice(compressed);
         let mut r = Vec::new();
         put_record(&mut r, opcode::CHUNK, &c);
         let chunk_pos = self.pos;
@@ -255,7 +324,7 @@ impl McapWriter {
         let mut offsets = Vec::new();
         let mi_start = self.pos;
         let mut mi = Vec::new();
-        for (ch, entries) in std::mem::take(&mut self.chunk_index) {
+        for (ch, entries) in index {
             offsets.push((ch, mi_start + mi.len() as u64));
             let mut m = ch.to_le_bytes().to_vec();
             m.extend_from_slice(&(entries.len() as u32).to_le_bytes());
@@ -264,16 +333,15 @@ impl McapWriter {
         }
         self.write_raw(&mi)?;
         self.chunk_indexes.push(ChunkIndex {
-            start: self.chunk_times.0,
-            end: self.chunk_times.1,
+            start: times.0,
+            end: times.1,
             pos: chunk_pos,
             len: chunk_len,
             offsets,
             mi_len: mi.len() as u64,
             compressed: compressed.len() as u64,
-            uncompressed: records.len() as u64,
+            uncompressed,
         });
-        self.chunk_times = (u64::MAX, 0);
         Ok(())
     }
 
@@ -285,6 +353,7 @@ impl McapWriter {
     /// Closes the last chunk, writes the summary and footer and renames the file into place.
     pub fn finish(mut self) -> Result<PathBuf> {
         self.flush_chunk()?;
+        self.drain()?;
         let mut data_end = Vec::new();
         put_record(&mut data_end, opcode::DATA_END, &0u32.to_le_bytes());
         self.write_raw(&data_end)?;
