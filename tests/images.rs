@@ -20,7 +20,7 @@ fn decode_first(bag: &Bag, topic: &str) -> bagscope::image::Image {
 
 #[test]
 fn every_encoding_family_decodes_to_its_pixels() {
-    let p = fixture_bag("images-fixtures");
+    let (_dir, p) = fixture_bag("images-fixtures");
     let bag = Bag::open(&p).unwrap();
     for (name, _, _, w, h, pixels) in fixtures() {
         let img = decode_first(&bag, &format!("/cam/{name}"));
@@ -58,7 +58,7 @@ fn every_encoding_family_decodes_to_its_pixels() {
 
 #[test]
 fn depth_through_a_colormap_and_turned() {
-    let p = fixture_bag("images-cmap");
+    let (_dir, p) = fixture_bag("images-cmap");
     let bag = Bag::open(&p).unwrap();
     let img = decode_first(&bag, "/cam/16UC1");
     // 0 is no reading: left out of the automatic range, drawn black.
@@ -150,7 +150,7 @@ fn real_images_of_the_corpora_decode() {
 
 #[test]
 fn bagscope_image_writes_a_png() {
-    let p = fixture_bag("images-cli");
+    let (_dir, p) = fixture_bag("images-cli");
     let out = p.with_file_name("depth.png");
     let stdout = common::bagscope(&[
         &"image",

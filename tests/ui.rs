@@ -952,7 +952,7 @@ fn panel_images(bag: PathBuf) -> Vec<(String, bagscope::image::Image)> {
 
 #[test]
 fn image_panels_decode_every_encoding_family() {
-    let bag = common::images::fixture_bag("ui-image-families");
+    let (_dir, bag) = common::images::fixture_bag("ui-image-families");
     let shown = panel_images(bag);
     let want = common::images::fixtures();
     for (name, _, _, w, hh, pixels) in want {

@@ -216,6 +216,15 @@ fn definition_of(c: &Connection) -> (String, String) {
 }
 
 /// Where messages go.
+/// What the converting stage of an export found: the messages and bytes written, the
+/// connections written, and per (input, connection) the messages not converted (count, first
+/// time, first error).
+type Converted2 = (
+    ExportProgress,
+    usize,
+    std::collections::BTreeMap<(usize, usize), (u64, u64, String)>,
+);
+
 /// What the export loop hands its writer thread.
 enum Cmd {
     /// A connection, whose id is the number of connections added before it.
@@ -657,10 +666,6 @@ pub fn export_many(
         .iter()
         .map(|b| vec![None; b.summary().connections.len()])
         .collect();
-    let mut p = ExportProgress {
-        total,
-        ..Default::default()
-    };
     // Merge by time; ties keep the order of the inputs.
     let mut heap: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
     let mut heads: Vec<Option<crate::Message>> = Vec::with_capacity(iters.len());
@@ -671,24 +676,18 @@ pub fn export_many(
         }
         heads.push(m);
     }
-    let mut written_conns = 0usize;
     // MCAP and rosbag2 name a topic once: connections of split files (or of several inputs)
     // with the same topic, type and encoding share one channel / topic.
-    // Per (input, connection): messages not converted, the first one's time and error.
-    let mut unconverted: std::collections::BTreeMap<(usize, usize), (u64, u64, String)> =
-        Default::default();
-    let mut by_topic: std::collections::HashMap<(String, String, String), u32> =
-        std::collections::HashMap::new();
-    // Messages that are re-encoded (--to-ros2, --migrate) are converted in batches on all
-    // cores; writing stays in time order on this thread.
-    // The writer works on its own thread, a batch behind: reading and converting one batch
-    // overlaps with writing (compressing, inserting) the one before.
+    // Three stages on their own threads, each a batch behind the one before: this one reads
+    // and merges, the next converts (--to-ros2, --to-ros1, --migrate; on all cores) and names
+    // connections, the last writes (compresses, inserts). Bounded channels keep memory flat.
     let batch_max = 8192;
     let threads = crate::iter::default_threads().max(1);
     let shared = !matches!(sink, Sink::Bag(_));
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Cmd>>(2);
-    let mut local_ids = 0u32;
-    let outcome = std::thread::scope(|sc| -> Result<Option<Sink>> {
+    let (btx, brx) = std::sync::mpsc::sync_channel::<Vec<(usize, crate::Message)>>(2);
+    let read_total = total;
+    let outcome = std::thread::scope(|sc| -> Result<Option<(Sink, Converted2)>> {
         let writer = sc.spawn(move || -> Result<Sink> {
             let mut ids: Vec<u32> = Vec::new();
             for cmds in rx {
@@ -706,16 +705,135 @@ pub fn export_many(
             }
             Ok(sink)
         });
-        let finish = |tx: std::sync::mpsc::SyncSender<Vec<Cmd>>| -> Result<Sink> {
+        let convert = &convert;
+        let converter = sc.spawn(move || -> Converted2 {
+            let mut p = ExportProgress {
+                total: read_total,
+                ..Default::default()
+            };
+            let mut written_conns = 0usize;
+            // Per (input, connection): messages not converted, the first one's time and error.
+            let mut unconverted: std::collections::BTreeMap<(usize, usize), (u64, u64, String)> =
+                Default::default();
+            let mut by_topic: std::collections::HashMap<(String, String, String), u32> =
+                std::collections::HashMap::new();
+            let mut local_ids = 0u32;
+            for batch in brx {
+                let converted = convert_batch(&batch, convert, threads);
+                let mut cmds: Vec<Cmd> = Vec::with_capacity(batch.len() + 1);
+                for ((k, m), cv) in batch.into_iter().zip(converted) {
+                    let conv = convert[k][m.conn].as_ref();
+                    let id = match map[k][m.conn] {
+                        Some(id) => id,
+                        None => {
+                            let orig = &bags[k].summary().connections[m.conn];
+                            let converted;
+                            let c = match conv {
+                                Some(Transform::ToRos2(t)) => {
+                                    converted = Connection {
+                                        datatype: t.datatype.clone(),
+                                        md5sum: String::new(),
+                                        message_definition: t.definition.clone(),
+                                        encoding: "cdr".into(),
+                                        schema_encoding: "ros2msg".into(),
+                                        qos: String::new(),
+                                        ..orig.clone()
+                                    };
+                                    &converted
+                                }
+                                Some(Transform::ToRos1(t)) => {
+                                    converted = Connection {
+                                        datatype: t.datatype.clone(),
+                                        md5sum: t.md5.clone(),
+                                        message_definition: t.definition.clone(),
+                                        encoding: "ros1".into(),
+                                        schema_encoding: "ros1msg".into(),
+                                        qos: String::new(),
+                                        ..orig.clone()
+                                    };
+                                    &converted
+                                }
+                                Some(Transform::Migrate(m)) => {
+                                    converted = Connection {
+                                        md5sum: if orig.encoding == "ros1" {
+                                            m.md5.clone()
+                                        } else {
+                                            String::new()
+                                        },
+                                        message_definition: m.definition.clone(),
+                                        ..orig.clone()
+                                    };
+                                    &converted
+                                }
+                                None => orig,
+                            };
+                            let key = (c.topic.clone(), c.datatype.clone(), c.encoding.clone());
+                            let id = match by_topic.get(&key) {
+                                Some(&id) if shared => id,
+                                _ => {
+                                    written_conns += 1;
+                                    cmds.push(Cmd::Add(c.clone()));
+                                    let id = local_ids;
+                                    local_ids += 1;
+                                    by_topic.insert(key, id);
+                                    id
+                                }
+                            };
+                            map[k][m.conn] = Some(id);
+                            id
+                        }
+                    };
+                    match cv {
+                        Some(Ok((buf, a, b))) => {
+                            let n = m.data.len();
+                            let cm = crate::Message {
+                                data: crate::Bytes::slice(buf, a, b),
+                                ..m
+                            };
+                            cmds.push(Cmd::Write(id, cm, p.messages as u32));
+                            p.messages += 1;
+                            p.bytes += n as u64;
+                            continue;
+                        }
+                        // A message that does not convert is left out and counted; the rest goes on.
+                        Some(Err(e)) => {
+                            let f = unconverted.entry((k, m.conn)).or_insert((0, m.time_ns, e));
+                            f.0 += 1;
+                            continue;
+                        }
+                        None => {}
+                    }
+                    p.messages += 1;
+                    p.bytes += m.data.len() as u64;
+                    cmds.push(Cmd::Write(id, m, (p.messages - 1) as u32));
+                }
+                if tx.send(cmds).is_err() {
+                    // The writer stopped on an error: it says which.
+                    break;
+                }
+            }
             drop(tx);
-            writer
+            (p, written_conns, unconverted)
+        });
+        let finish = |btx: std::sync::mpsc::SyncSender<Vec<(usize, crate::Message)>>|
+         -> Result<(Sink, Converted2)> {
+            drop(btx);
+            let done = converter
                 .join()
-                .unwrap_or_else(|_| Err(Error::Invalid("the export writer thread panicked".into())))
+                .map_err(|_| Error::Invalid("the export converting thread panicked".into()))?;
+            let sink = writer.join().unwrap_or_else(|_| {
+                Err(Error::Invalid("the export writer thread panicked".into()))
+            })?;
+            Ok((sink, done))
+        };
+        let mut read = ExportProgress {
+            total,
+            ..Default::default()
         };
         loop {
             if cancel.load(Ordering::Relaxed) {
                 // Dropping the writer removes its temporary output.
-                drop(finish(tx));
+                drop(finish(btx));
                 return Ok(None);
             }
             let mut batch: Vec<(usize, crate::Message)> = Vec::with_capacity(batch_max);
@@ -749,108 +867,17 @@ pub fn export_many(
             if batch.is_empty() {
                 break;
             }
-            let converted = convert_batch(&batch, &convert, threads);
-            let mut cmds: Vec<Cmd> = Vec::with_capacity(batch.len() + 1);
-            for ((k, m), cv) in batch.into_iter().zip(converted) {
-                let conv = convert[k][m.conn].as_ref();
-                let id = match map[k][m.conn] {
-                    Some(id) => id,
-                    None => {
-                        let orig = &bags[k].summary().connections[m.conn];
-                        let converted;
-                        let c = match conv {
-                            Some(Transform::ToRos2(t)) => {
-                                converted = Connection {
-                                    datatype: t.datatype.clone(),
-                                    md5sum: String::new(),
-                                    message_definition: t.definition.clone(),
-                                    encoding: "cdr".into(),
-                                    schema_encoding: "ros2msg".into(),
-                                    qos: String::new(),
-                                    ..orig.clone()
-                                };
-                                &converted
-                            }
-                            Some(Transform::ToRos1(t)) => {
-                                converted = Connection {
-                                    datatype: t.datatype.clone(),
-                                    md5sum: t.md5.clone(),
-                                    message_definition: t.definition.clone(),
-                                    encoding: "ros1".into(),
-                                    schema_encoding: "ros1msg".into(),
-                                    qos: String::new(),
-                                    ..orig.clone()
-                                };
-                                &converted
-                            }
-                            Some(Transform::Migrate(m)) => {
-                                converted = Connection {
-                                    md5sum: if orig.encoding == "ros1" {
-                                        m.md5.clone()
-                                    } else {
-                                        String::new()
-                                    },
-                                    message_definition: m.definition.clone(),
-                                    ..orig.clone()
-                                };
-                                &converted
-                            }
-                            None => orig,
-                        };
-                        let key = (c.topic.clone(), c.datatype.clone(), c.encoding.clone());
-                        let id = match by_topic.get(&key) {
-                            Some(&id) if shared => id,
-                            _ => {
-                                written_conns += 1;
-                                cmds.push(Cmd::Add(c.clone()));
-                                let id = local_ids;
-                                local_ids += 1;
-                                by_topic.insert(key, id);
-                                id
-                            }
-                        };
-                        map[k][m.conn] = Some(id);
-                        id
-                    }
-                };
-                match cv {
-                    Some(Ok((buf, a, b))) => {
-                        let n = m.data.len();
-                        let cm = crate::Message {
-                            data: crate::Bytes::slice(buf, a, b),
-                            ..m
-                        };
-                        cmds.push(Cmd::Write(id, cm, p.messages as u32));
-                        p.messages += 1;
-                        p.bytes += n as u64;
-                        if p.messages.is_multiple_of(4096) {
-                            progress(p);
-                        }
-                        continue;
-                    }
-                    // A message that does not convert is left out and counted; the rest goes on.
-                    Some(Err(e)) => {
-                        let f = unconverted.entry((k, m.conn)).or_insert((0, m.time_ns, e));
-                        f.0 += 1;
-                        continue;
-                    }
-                    None => {}
-                }
-                p.messages += 1;
-                p.bytes += m.data.len() as u64;
-                cmds.push(Cmd::Write(id, m, (p.messages - 1) as u32));
-                if p.messages.is_multiple_of(4096) {
-                    progress(p);
-                }
-            }
-            if tx.send(cmds).is_err() {
-                // The writer stopped on an error: it says which.
+            read.messages += batch.len() as u64;
+            read.bytes += batch.iter().map(|(_, m)| m.data.len() as u64).sum::<u64>();
+            progress(read);
+            if btx.send(batch).is_err() {
+                // A later stage stopped on an error: it says which.
                 break;
             }
         }
-        finish(tx).map(Some)
+        finish(btx).map(Some)
     });
-    let Some(sink) = outcome? else {
+    let Some((sink, (p, written_conns, unconverted))) = outcome? else {
         return Err(Error::Cancelled);
     };
     let path = sink.finish()?;

@@ -233,10 +233,11 @@ pub fn write_fixture_bag(path: &std::path::Path) {
     w.finish().unwrap();
 }
 
-/// Writes the fixture bag under a fresh temporary directory and returns its path.
-pub fn fixture_bag(name: &str) -> std::path::PathBuf {
+/// Writes the fixture bag under a fresh temporary directory; returns the directory (removed
+/// when dropped) and the bag.
+pub fn fixture_bag(name: &str) -> (super::TempDir, std::path::PathBuf) {
     let dir = super::temp_dir(name);
     let p = dir.join("images.bag");
     write_fixture_bag(&p);
-    p
+    (dir, p)
 }
