@@ -21,7 +21,7 @@ for t in $TARGETS; do
   esac
   mkdir -p "corpus/$t"
   start=$(date +%s)
-  nice -n 10 cargo fuzz run -O "$t" "corpus/$t" -- -runs="$RUNS" -max_total_time="$SECONDS_EACH" \
+  nice -n "${NICE:-10}" cargo fuzz run -O "$t" "corpus/$t" -- -runs="$RUNS" -max_total_time="$SECONDS_EACH" \
     -rss_limit_mb=4096 -timeout=30 -detect_leaks=0 -print_final_stats=1 -max_len="$len" \
     > "$LOGS/$t.log" 2>&1
   rc=$?

@@ -491,3 +491,39 @@ impl SqliteFile {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_of_every_length() {
+        assert_eq!(varint(&[0x05]), Some((5, 1)));
+        assert_eq!(varint(&[0x81, 0x00]), Some((128, 2)));
+        assert_eq!(varint(&[0xff; 9]), Some((u64::MAX, 9)));
+        assert_eq!(varint(&[0x81]), None);
+        assert_eq!(varint(&[]), None);
+    }
+
+    #[test]
+    fn record_columns_and_their_checks() {
+        // Header of 5 bytes: NULL (rowid alias), i8, i64, a 3-byte blob; then the values.
+        let mut r = vec![5, 0, 1, 6, 18, 7];
+        r.extend_from_slice(&(-2i64).to_be_bytes());
+        r.extend_from_slice(b"abc");
+        let size = r.len() as u64;
+        let [a, b, c] = columns(&r, size, [1, 2, 3]).unwrap();
+        assert_eq!(a.unwrap().int(&r), Some(7));
+        assert_eq!(b.unwrap().int(&r), Some(-2));
+        let c = c.unwrap();
+        assert!(c.is_bytes() && c.len() == 3 && c.at == 14);
+        assert_eq!(leading_ints(&r), Some((7, -2)));
+        // A column past the record's last: None, not an error.
+        assert!(columns(&r, size, [9]).unwrap()[0].is_none());
+        // A header claiming more than the record, or values past its end: errors.
+        assert!(columns(&[200, 0], 2, [0]).is_err());
+        assert!(columns(&[3, 0, 40], 3, [1]).is_err());
+        // Reserved serial types.
+        assert!(columns(&[2, 10], 2, [0]).is_err());
+    }
+}
