@@ -1191,6 +1191,12 @@ fn merge_scans(
     for sc in scans {
         let base = chunks.len() as u32;
         for (ci, v) in sc.per.into_iter().enumerate() {
+            if base == 0 && per[ci].is_empty() {
+                // The first scan's entries are moved, not copied.
+                per[ci] = v;
+                continue;
+            }
+            per[ci].reserve(v.len());
             per[ci].extend(v.into_iter().map(|e| IndexEntry {
                 chunk: e.chunk + base,
                 ..e
