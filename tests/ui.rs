@@ -1054,3 +1054,58 @@ fn export_window_converts_ros2_to_a_ros1_bag() {
     assert!(s.topic("/rosout").is_none());
     assert!(s.connections.iter().all(|c| c.encoding == "ros1"));
 }
+
+/// The export window's rosbag2 output split by time: the split fields show for rosbag2 formats,
+/// and a recording exported with a third of its span per file comes out in three or more
+/// storage files holding every message.
+#[test]
+fn export_window_splits_a_rosbag2_output_by_time() {
+    let dir = common::temp_dir("ui-split");
+    let src = common::corpus2_dir().join("rosbag2/humble_talker");
+    let mut h = harness(Some(src.clone()));
+    wait_for(&mut h, "indexing", indexed);
+    h.get_by_label("Export…").click();
+    h.run_steps(3);
+    assert!(
+        h.query_by_label("split every").is_none(),
+        "split shown for a bag"
+    );
+    h.get_by_label("rosbag2 (SQLite)").click();
+    h.run_steps(2);
+    h.get_by_label("split every");
+    let (a, z, n) = {
+        let s = h.state().doc.as_ref().unwrap().bag.summary();
+        (s.start_ns.unwrap(), s.end_ns.unwrap(), s.message_count)
+    };
+    let out = dir.join("talker_split");
+    {
+        let e = &mut h.state_mut().doc.as_mut().unwrap().export;
+        e.bag_out = out.display().to_string();
+        e.split_s = ((z - a) / 3 + 1) as f64 / 1e9;
+    }
+    h.get_by_label("Export recording").click();
+    wait_for(&mut h, "the export", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.export.job.as_ref().is_some_and(|j| j.result.is_some()))
+    });
+    let res = h
+        .state()
+        .doc
+        .as_ref()
+        .unwrap()
+        .export
+        .job
+        .as_ref()
+        .unwrap()
+        .result
+        .clone();
+    assert!(matches!(res, Some(Ok(_))), "{res:?}");
+    let b = bagscope::Bag::open(&out).unwrap();
+    assert!(
+        b.summary().files.len() >= 3,
+        "{} files",
+        b.summary().files.len()
+    );
+    assert_eq!(b.summary().message_count, n);
+}
