@@ -413,17 +413,21 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                         ui.add(
                             egui::DragValue::new(&mut st.split_mib)
                                 .range(0..=1_048_576)
-                                .suffix(" MiB"),
+                                .custom_formatter(|n, _| off_or(n, "MiB"))
+                                .custom_parser(parse_off_or),
                         )
-                        .on_hover_text("0: no split by size");
+                        .on_hover_text("A new storage file every this many MiB (0: off)");
                         ui.label("or");
                         ui.add(
                             egui::DragValue::new(&mut st.split_s)
                                 .range(0.0..=1e7)
                                 .speed(1.0)
-                                .suffix(" s"),
+                                .custom_formatter(|n, _| off_or(n, "s"))
+                                .custom_parser(parse_off_or),
                         )
-                        .on_hover_text("0: no split by time (rosbag2's max bag duration)");
+                        .on_hover_text(
+                            "A new storage file every this many seconds of messages, as rosbag2's max bag duration (0: off)",
+                        );
                     }
                 }
             });
@@ -518,4 +522,24 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     if d.export.running() {
         ctx.request_repaint_after(std::time::Duration::from_millis(100));
     }
+}
+
+/// A split setting as shown: "off" for 0, else the value and its unit.
+fn off_or(n: f64, unit: &str) -> String {
+    if n == 0.0 {
+        "off".into()
+    } else {
+        format!("{n} {unit}")
+    }
+}
+
+/// A split setting as typed: "off", or a number with or without its unit.
+fn parse_off_or(s: &str) -> Option<f64> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("off") || t.is_empty() {
+        return Some(0.0);
+    }
+    t.trim_end_matches(|c: char| c.is_alphabetic() || c.is_whitespace())
+        .parse()
+        .ok()
 }
