@@ -444,6 +444,29 @@ impl Plan {
         }
     }
 
+    /// Whether [`Self::decode`] would decode `data`, found without building its value tree
+    /// (no allocation): the same walk, skipping. `false` says nothing of where it fails; decode
+    /// it for that.
+    pub fn validates(&self, data: &[u8]) -> bool {
+        let mut d = Decoder {
+            plan: self,
+            data,
+            pos: 0,
+            path: Vec::new(),
+            be: false,
+            origin: 0,
+            max_align: 8,
+        };
+        if self.cdr && d.cdr_header().is_err() {
+            return false;
+        }
+        if d.skip_message(0).is_err() {
+            return false;
+        }
+        let slack = if self.cdr { 3 } else { 0 };
+        d.pos + slack >= data.len()
+    }
+
     /// Decodes a whole message. Trailing bytes after the last field are an error.
     pub fn decode(&self, data: &[u8]) -> Result<Node, DecodeError> {
         let mut d = Decoder {
@@ -580,6 +603,67 @@ impl Decoder<'_, '_> {
             start,
             end: self.pos as u32,
         })
+    }
+
+    /// [`Self::message`] without the value: the same reads and checks, nothing kept.
+    fn skip_message(&mut self, ty: usize) -> Result<(), DecodeError> {
+        let plan = self.plan;
+        for f in &plan.def.types[ty].fields {
+            self.skip_field(f)?;
+        }
+        Ok(())
+    }
+
+    fn skip_scalar(&mut self, f: &Field) -> Result<(), DecodeError> {
+        match f.ty {
+            FieldType::Primitive(Primitive::String) => {
+                self.align(prim_align(Primitive::String))?;
+                let n = self.u32()? as usize;
+                self.take(n)?;
+                Ok(())
+            }
+            FieldType::Primitive(p) => {
+                self.align(prim_align(p))?;
+                self.take(p.size().unwrap_or(0))?;
+                Ok(())
+            }
+            FieldType::Message(j) => self.skip_message(j),
+        }
+    }
+
+    /// [`Self::field`] without the value.
+    fn skip_field(&mut self, f: &Field) -> Result<(), DecodeError> {
+        let count = match f.array {
+            ArrayKind::Scalar => return self.skip_scalar(f),
+            ArrayKind::Fixed(n) => n as u64,
+            ArrayKind::Variable => u64::from(self.u32()?),
+        };
+        let fixed = match (&f.ty, self.plan.cdr) {
+            (FieldType::Primitive(p), true) => p.size(),
+            _ => self.plan.elem_sizes(f).0,
+        };
+        let (_, min) = self.plan.elem_sizes(f);
+        let avail = (self.data.len() - self.pos) as u64;
+        if count.saturating_mul(min as u64) > avail || (min == 0 && count > MAX_EMPTY_ELEMENTS) {
+            return Err(self.err(String::new()));
+        }
+        match (&f.ty, fixed) {
+            (FieldType::Primitive(Primitive::U8), _) => {
+                self.take(count as usize)?;
+            }
+            (FieldType::Primitive(p), Some(sz)) => {
+                if count > 0 {
+                    self.align(prim_align(*p))?;
+                }
+                self.take(count as usize * sz)?;
+            }
+            _ => {
+                for _ in 0..count {
+                    self.skip_scalar(f)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn message(&mut self, ty: usize) -> Result<Node, DecodeError> {
