@@ -815,7 +815,8 @@ impl Direct {
                                     &format!("a message of {} bytes", c.len()),
                                 ));
                             }
-                            d.reserve(c.len() as usize);
+                            // Room for the bytes as they are read, not as claimed.
+                            d.reserve((c.len() as usize).min(1 << 20));
                             self.file.payload_bytes(&row, c.at, c.len(), d)?;
                         }
                         Ok(())

@@ -376,6 +376,17 @@ impl SqliteFile {
             let (rowid, n2) =
                 varint(&cell[n1..]).ok_or_else(|| self.bad(page, format!("cell {i} cut off")))?;
             let start = n1 + n2;
+            // A payload cannot be larger than the file that holds it (a forged size would
+            // otherwise be trusted by whoever reserves room for it).
+            if size > u64::from(self.pages) * self.page_size as u64 {
+                return Err(self.bad(
+                    page,
+                    format!(
+                        "cell {i} (row {}) claims {size} bytes, more than the file",
+                        rowid as i64
+                    ),
+                ));
+            }
             let local = if size <= x as u64 {
                 size as usize
             } else {
