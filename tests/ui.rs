@@ -28,6 +28,20 @@ fn harness_with(
         .build_ui_state(|ui, app: &mut App| app.ui(ui), App::new(storage, bag))
 }
 
+/// Waits for the export job the window started and returns how it ended.
+fn export_result(h: &mut Harness<'_, App>) -> Option<Result<String, String>> {
+    wait_for(h, "the export", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.export.job.as_ref().is_some_and(|j| j.result.is_some()))
+    });
+    h.state()
+        .doc
+        .as_ref()
+        .and_then(|d| d.export.job.as_ref())
+        .and_then(|j| j.result.clone())
+}
+
 /// Steps frames until `f` holds (the workers run on their own threads).
 fn wait_for(h: &mut Harness<'_, App>, what: &str, f: impl Fn(&App) -> bool) {
     let t0 = Instant::now();
@@ -415,22 +429,7 @@ fn plot_from_the_inspector_and_export_a_range() {
     let out = dir.join("cut.bag");
     h.state_mut().doc.as_mut().unwrap().export.bag_out = out.display().to_string();
     h.get_by_label("Export recording").click();
-    wait_for(&mut h, "the export", |a| {
-        a.doc
-            .as_ref()
-            .is_some_and(|d| d.export.job.as_ref().is_some_and(|j| j.result.is_some()))
-    });
-    let res = h
-        .state()
-        .doc
-        .as_ref()
-        .unwrap()
-        .export
-        .job
-        .as_ref()
-        .unwrap()
-        .result
-        .clone();
+    let res = export_result(&mut h);
     // What the source holds in that range, counted independently of the export.
     let tables = bag.tables().unwrap();
     let count = |t: &str| -> u64 {
@@ -1026,22 +1025,7 @@ fn export_window_converts_ros2_to_a_ros1_bag() {
     let out = dir.join("talker.bag");
     h.state_mut().doc.as_mut().unwrap().export.bag_out = out.display().to_string();
     h.get_by_label("Export recording").click();
-    wait_for(&mut h, "the export", |a| {
-        a.doc
-            .as_ref()
-            .is_some_and(|d| d.export.job.as_ref().is_some_and(|j| j.result.is_some()))
-    });
-    let res = h
-        .state()
-        .doc
-        .as_ref()
-        .unwrap()
-        .export
-        .job
-        .as_ref()
-        .unwrap()
-        .result
-        .clone();
+    let res = export_result(&mut h);
     assert!(
         matches!(&res, Some(Ok(m)) if m.contains("/rosout")),
         "the result names what was left out: {res:?}"
@@ -1084,22 +1068,7 @@ fn export_window_splits_a_rosbag2_output_by_time() {
         e.split_s = ((z - a) / 3 + 1) as f64 / 1e9;
     }
     h.get_by_label("Export recording").click();
-    wait_for(&mut h, "the export", |a| {
-        a.doc
-            .as_ref()
-            .is_some_and(|d| d.export.job.as_ref().is_some_and(|j| j.result.is_some()))
-    });
-    let res = h
-        .state()
-        .doc
-        .as_ref()
-        .unwrap()
-        .export
-        .job
-        .as_ref()
-        .unwrap()
-        .result
-        .clone();
+    let res = export_result(&mut h);
     assert!(matches!(res, Some(Ok(_))), "{res:?}");
     let b = bagscope::Bag::open(&out).unwrap();
     assert!(

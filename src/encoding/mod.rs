@@ -448,15 +448,7 @@ impl Plan {
     /// (no allocation): the same walk, skipping. `false` says nothing of where it fails; decode
     /// it for that.
     pub fn validates(&self, data: &[u8]) -> bool {
-        let mut d = Decoder {
-            plan: self,
-            data,
-            pos: 0,
-            path: Vec::new(),
-            be: false,
-            origin: 0,
-            max_align: 8,
-        };
+        let mut d = Decoder::new(self, data);
         if self.cdr && d.cdr_header().is_err() {
             return false;
         }
@@ -469,15 +461,7 @@ impl Plan {
 
     /// Decodes a whole message. Trailing bytes after the last field are an error.
     pub fn decode(&self, data: &[u8]) -> Result<Node, DecodeError> {
-        let mut d = Decoder {
-            plan: self,
-            data,
-            pos: 0,
-            path: Vec::new(),
-            be: false,
-            origin: 0,
-            max_align: 8,
-        };
+        let mut d = Decoder::new(self, data);
         if self.cdr {
             d.cdr_header()?;
         }
@@ -511,6 +495,20 @@ struct Decoder<'p, 'd> {
     origin: usize,
     /// CDR: largest alignment (8 in XCDR1, 4 in XCDR2).
     max_align: usize,
+}
+
+impl<'p, 'd> Decoder<'p, 'd> {
+    fn new(plan: &'p Plan, data: &'d [u8]) -> Decoder<'p, 'd> {
+        Decoder {
+            plan,
+            data,
+            pos: 0,
+            path: Vec::new(),
+            be: false,
+            origin: 0,
+            max_align: 8,
+        }
+    }
 }
 
 impl Decoder<'_, '_> {
@@ -633,20 +631,9 @@ impl Decoder<'_, '_> {
 
     /// [`Self::field`] without the value.
     fn skip_field(&mut self, f: &Field) -> Result<(), DecodeError> {
-        let count = match f.array {
-            ArrayKind::Scalar => return self.skip_scalar(f),
-            ArrayKind::Fixed(n) => n as u64,
-            ArrayKind::Variable => u64::from(self.u32()?),
+        let Some((count, fixed)) = self.array_head(f)? else {
+            return self.skip_scalar(f);
         };
-        let fixed = match (&f.ty, self.plan.cdr) {
-            (FieldType::Primitive(p), true) => p.size(),
-            _ => self.plan.elem_sizes(f).0,
-        };
-        let (_, min) = self.plan.elem_sizes(f);
-        let avail = (self.data.len() - self.pos) as u64;
-        if count.saturating_mul(min as u64) > avail || (min == 0 && count > MAX_EMPTY_ELEMENTS) {
-            return Err(self.err(String::new()));
-        }
         match (&f.ty, fixed) {
             (FieldType::Primitive(Primitive::U8), _) => {
                 self.take(count as usize)?;
@@ -691,16 +678,13 @@ impl Decoder<'_, '_> {
         }
     }
 
-    fn field(&mut self, f: &Field) -> Result<Node, DecodeError> {
+    /// An array field's element count (its length read, for a variable array) and fixed
+    /// element size, once the elements are known to fit in what is left; `None` for a scalar.
+    fn array_head(&mut self, f: &Field) -> Result<Option<(u64, Option<usize>)>, DecodeError> {
         let count = match f.array {
-            ArrayKind::Scalar => return self.scalar(f),
+            ArrayKind::Scalar => return Ok(None),
             ArrayKind::Fixed(n) => n as u64,
             ArrayKind::Variable => u64::from(self.u32()?),
-        };
-        let start = if f.array == ArrayKind::Variable {
-            self.pos as u32 - 4
-        } else {
-            self.pos as u32
         };
         let fixed = match (&f.ty, self.plan.cdr) {
             // Primitive runs stay contiguous under CDR alignment.
@@ -714,6 +698,18 @@ impl Decoder<'_, '_> {
                 "array of {count} elements cannot fit in the {avail} bytes left"
             )));
         }
+        Ok(Some((count, fixed)))
+    }
+
+    fn field(&mut self, f: &Field) -> Result<Node, DecodeError> {
+        let Some((count, fixed)) = self.array_head(f)? else {
+            return self.scalar(f);
+        };
+        let start = if f.array == ArrayKind::Variable {
+            self.pos as u32 - 4
+        } else {
+            self.pos as u32
+        };
         let value = match (f.ty.clone(), fixed) {
             (FieldType::Primitive(Primitive::U8), _) => {
                 Value::Bytes(self.take(count as usize)?.to_vec())
