@@ -167,7 +167,8 @@ impl Messages {
         );
         let mut cursors = Vec::new();
         let mut remaining = vec![0u32; s.chunks.len()];
-        let mut first_need: HashMap<u32, u64> = HashMap::new();
+        // Per chunk, the time of its first message wanted (u64::MAX: none).
+        let mut first_need: Vec<u64> = vec![u64::MAX; s.chunks.len()];
         let mut heap = BinaryHeap::new();
         let mut total = 0;
         for c in conns {
@@ -183,8 +184,9 @@ impl Messages {
                 if let Some(r) = remaining.get_mut(e.chunk as usize) {
                     *r += 1;
                 }
-                let f = first_need.entry(e.chunk).or_insert(u64::MAX);
-                *f = (*f).min(e.time_ns);
+                if let Some(f) = first_need.get_mut(e.chunk as usize) {
+                    *f = (*f).min(e.time_ns);
+                }
             }
             total += b - a;
             let k = cursors.len();
@@ -192,7 +194,12 @@ impl Messages {
             heap.push(Reverse((e.time_ns, e.chunk, e.offset, k)));
             cursors.push((c, a + 1, b));
         }
-        let mut order: Vec<(u64, u32)> = first_need.into_iter().map(|(c, t)| (t, c)).collect();
+        let mut order: Vec<(u64, u32)> = first_need
+            .into_iter()
+            .enumerate()
+            .filter(|&(_, t)| t != u64::MAX)
+            .map(|(c, t)| (t, c as u32))
+            .collect();
         order.sort_unstable();
         let real: Vec<u32> = order
             .into_iter()
@@ -271,12 +278,18 @@ impl Iterator for Messages {
         if self.done {
             return None;
         }
-        let Reverse((time_ns, chunk, offset, k)) = self.heap.pop()?;
+        // The earliest head is replaced by its connection's next entry in place (one sift),
+        // or removed when that connection is done.
+        let mut top = self.heap.peek_mut()?;
+        let Reverse((time_ns, chunk, offset, k)) = *top;
         let (conn, pos, end) = self.cursors[k];
         if pos < end {
             let e = self.tables.per_connection[conn][pos];
-            self.heap.push(Reverse((e.time_ns, e.chunk, e.offset, k)));
+            *top = Reverse((e.time_ns, e.chunk, e.offset, k));
+            drop(top);
             self.cursors[k].1 += 1;
+        } else {
+            std::collections::binary_heap::PeekMut::pop(top);
         }
         let r = self.read(
             conn,
