@@ -215,11 +215,10 @@ fn definition_of(c: &Connection) -> (String, String) {
     }
 }
 
-/// Where messages go.
 /// What the converting stage of an export found: the messages and bytes written, the
 /// connections written, and per (input, connection) the messages not converted (count, first
 /// time, first error).
-type Converted2 = (
+type ConvertOutcome = (
     ExportProgress,
     usize,
     std::collections::BTreeMap<(usize, usize), (u64, u64, String)>,
@@ -233,6 +232,7 @@ enum Cmd {
     Write(u32, crate::Message, u32),
 }
 
+/// Where messages go.
 enum Sink {
     Bag(BagWriter),
     Mcap(McapWriter, std::collections::HashMap<(String, String), u16>),
@@ -687,7 +687,7 @@ pub fn export_many(
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Cmd>>(2);
     let (btx, brx) = std::sync::mpsc::sync_channel::<Vec<(usize, crate::Message)>>(2);
     let read_total = total;
-    let outcome = std::thread::scope(|sc| -> Result<Option<(Sink, Converted2)>> {
+    let outcome = std::thread::scope(|sc| -> Result<Option<(Sink, ConvertOutcome)>> {
         let writer = sc.spawn(move || -> Result<Sink> {
             let mut ids: Vec<u32> = Vec::new();
             for cmds in rx {
@@ -706,7 +706,7 @@ pub fn export_many(
             Ok(sink)
         });
         let convert = &convert;
-        let converter = sc.spawn(move || -> Converted2 {
+        let converter = sc.spawn(move || -> ConvertOutcome {
             let mut p = ExportProgress {
                 total: read_total,
                 ..Default::default()
@@ -816,7 +816,7 @@ pub fn export_many(
             (p, written_conns, unconverted)
         });
         let finish = |btx: std::sync::mpsc::SyncSender<Vec<(usize, crate::Message)>>|
-         -> Result<(Sink, Converted2)> {
+         -> Result<(Sink, ConvertOutcome)> {
             drop(btx);
             let done = converter
                 .join()
