@@ -215,6 +215,40 @@ fn definition_of(c: &Connection) -> (String, String) {
     }
 }
 
+/// The connection written for `orig`, whose messages `conv` (if any) re-encodes.
+fn output_connection(orig: &Connection, conv: Option<&Transform>) -> Connection {
+    match conv {
+        Some(Transform::ToRos2(t)) => Connection {
+            datatype: t.datatype.clone(),
+            md5sum: String::new(),
+            message_definition: t.definition.clone(),
+            encoding: "cdr".into(),
+            schema_encoding: "ros2msg".into(),
+            qos: String::new(),
+            ..orig.clone()
+        },
+        Some(Transform::ToRos1(t)) => Connection {
+            datatype: t.datatype.clone(),
+            md5sum: t.md5.clone(),
+            message_definition: t.definition.clone(),
+            encoding: "ros1".into(),
+            schema_encoding: "ros1msg".into(),
+            qos: String::new(),
+            ..orig.clone()
+        },
+        Some(Transform::Migrate(m)) => Connection {
+            md5sum: if orig.encoding == "ros1" {
+                m.md5.clone()
+            } else {
+                String::new()
+            },
+            message_definition: m.definition.clone(),
+            ..orig.clone()
+        },
+        None => orig.clone(),
+    }
+}
+
 /// What the converting stage of an export found: the messages and bytes written, the
 /// connections written, and per (input, connection) the messages not converted (count, first
 /// time, first error).
@@ -727,52 +761,13 @@ pub fn export_many(
                         Some(id) => id,
                         None => {
                             let orig = &bags[k].summary().connections[m.conn];
-                            let converted;
-                            let c = match conv {
-                                Some(Transform::ToRos2(t)) => {
-                                    converted = Connection {
-                                        datatype: t.datatype.clone(),
-                                        md5sum: String::new(),
-                                        message_definition: t.definition.clone(),
-                                        encoding: "cdr".into(),
-                                        schema_encoding: "ros2msg".into(),
-                                        qos: String::new(),
-                                        ..orig.clone()
-                                    };
-                                    &converted
-                                }
-                                Some(Transform::ToRos1(t)) => {
-                                    converted = Connection {
-                                        datatype: t.datatype.clone(),
-                                        md5sum: t.md5.clone(),
-                                        message_definition: t.definition.clone(),
-                                        encoding: "ros1".into(),
-                                        schema_encoding: "ros1msg".into(),
-                                        qos: String::new(),
-                                        ..orig.clone()
-                                    };
-                                    &converted
-                                }
-                                Some(Transform::Migrate(m)) => {
-                                    converted = Connection {
-                                        md5sum: if orig.encoding == "ros1" {
-                                            m.md5.clone()
-                                        } else {
-                                            String::new()
-                                        },
-                                        message_definition: m.definition.clone(),
-                                        ..orig.clone()
-                                    };
-                                    &converted
-                                }
-                                None => orig,
-                            };
+                            let c = output_connection(orig, conv);
                             let key = (c.topic.clone(), c.datatype.clone(), c.encoding.clone());
                             let id = match by_topic.get(&key) {
                                 Some(&id) if shared => id,
                                 _ => {
                                     written_conns += 1;
-                                    cmds.push(Cmd::Add(c.clone()));
+                                    cmds.push(Cmd::Add(c));
                                     let id = local_ids;
                                     local_ids += 1;
                                     by_topic.insert(key, id);
