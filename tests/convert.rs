@@ -311,19 +311,13 @@ with open(sys.argv[1], 'rb') as f:
 "#;
 
 fn peer_lines(script: &str, path: &Path) -> Vec<(String, u64, String)> {
-    let out = std::process::Command::new("python3")
-        .args(["-c", script])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "peer failed on {}: {}",
-        path.display(),
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        std::process::Command::new("python3")
+            .args(["-c", script])
+            .arg(path),
+        &format!("the peer on {}", path.display()),
     );
-    let mut v: Vec<_> = String::from_utf8(out.stdout)
-        .unwrap()
+    let mut v: Vec<_> = out
         .lines()
         .map(|l| {
             let f: Vec<&str> = l.split(' ').collect();
@@ -405,19 +399,25 @@ fn peers_read_what_bagscope_exports() {
 
 /// Runs rosbags' own converter from `src` to `dst`.
 fn rosbags_convert(src: &Path, dst: &Path) {
-    let st = std::process::Command::new("rosbags-convert")
-        .arg("--src")
-        .arg(src)
-        .arg("--dst")
-        .arg(dst)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "rosbags-convert on {}: {}",
-        src.display(),
-        String::from_utf8_lossy(&st.stderr)
+    run_ok(
+        std::process::Command::new("rosbags-convert")
+            .arg("--src")
+            .arg(src)
+            .arg("--dst")
+            .arg(dst),
+        &format!("rosbags-convert on {}", src.display()),
     );
+}
+
+/// Runs `cmd`, which must succeed (else the test fails with `what` and its stderr); its stdout.
+fn run_ok(cmd: &mut std::process::Command, what: &str) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }
 
 const ROSBAGS_ALL: &str = r#"
@@ -466,18 +466,13 @@ fn to_ros2_matches_rosbags_convert() {
         let theirs = d.join(format!("{stem}-rosbags"));
         rosbags_convert(&src, &theirs);
         let read = |p: &Path| -> Vec<(String, u64, String, String)> {
-            let out = std::process::Command::new("python3")
-                .args(["-c", ROSBAGS_ALL])
-                .arg(p)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
+            let out = run_ok(
+                std::process::Command::new("python3")
+                    .args(["-c", ROSBAGS_ALL])
+                    .arg(p),
+                &format!("rosbags on {}", p.display()),
             );
-            let mut v: Vec<_> = String::from_utf8(out.stdout)
-                .unwrap()
+            let mut v: Vec<_> = out
                 .lines()
                 .map(|l| {
                     let f: Vec<&str> = l.split(' ').collect();

@@ -130,25 +130,23 @@ fn rows_read_from_pages_equal_rows_read_through_sqlite() {
         make_db(&p, page, &sizes, standard);
         made.push(p);
     }
-    // Columns in another order: read by name.
-    let p = d.join("reordered.db3");
-    make_db(
-        &p,
-        4096,
-        &sizes[..300],
-        "CREATE TABLE messages(data BLOB NOT NULL, timestamp INTEGER NOT NULL, \
-         id INTEGER PRIMARY KEY, topic_id INTEGER NOT NULL);",
-    );
-    made.push(p);
-    // Not a rowid alias: SQLite reads it.
-    let odd = d.join("without_rowid.db3");
-    make_db(
-        &odd,
-        4096,
-        &sizes[..300],
-        "CREATE TABLE messages(id INTEGER NOT NULL PRIMARY KEY, topic_id INTEGER NOT NULL, \
-         timestamp INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;",
-    );
+    // Columns in another order: read by name. Not a rowid alias: SQLite reads it.
+    let (reordered, odd) = (d.join("reordered.db3"), d.join("without_rowid.db3"));
+    for (p, schema) in [
+        (
+            &reordered,
+            "CREATE TABLE messages(data BLOB NOT NULL, timestamp INTEGER NOT NULL, \
+             id INTEGER PRIMARY KEY, topic_id INTEGER NOT NULL);",
+        ),
+        (
+            &odd,
+            "CREATE TABLE messages(id INTEGER NOT NULL PRIMARY KEY, topic_id INTEGER NOT NULL, \
+             timestamp INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;",
+        ),
+    ] {
+        make_db(p, 4096, &sizes[..300], schema);
+    }
+    made.push(reordered);
     paths.extend(made.iter().cloned());
     paths.push(odd.clone());
 

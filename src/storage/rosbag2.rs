@@ -673,6 +673,9 @@ pub(crate) struct Direct {
     leaves: Vec<Leaf>,
     /// Indexes of the `topic_id`, `timestamp` and `data` columns in a record.
     cols: [usize; 3],
+    /// Whether those are rosbag2's own (`id, topic_id, timestamp, data`): rows then take the
+    /// fast path of [`leading_ints`].
+    standard: bool,
 }
 
 impl Direct {
@@ -710,7 +713,12 @@ impl Direct {
         let cols = [col("topic_id")?, col("timestamp")?, col("data")?];
         let file = SqliteFile::open(path).ok()?;
         let leaves = file.leaves(u32::try_from(root).ok()?).ok()?;
-        Some(Direct { file, leaves, cols })
+        Some(Direct {
+            file,
+            leaves,
+            cols,
+            standard: cols == [1, 2, 3],
+        })
     }
 
     /// Scans the rows of `leaves` (a run of this table's leaves) into blocks and tables.
@@ -721,31 +729,30 @@ impl Direct {
         ncon: usize,
     ) -> Result<RowScan> {
         let mut sc = RowScanner::new(by_topic_id, ncon);
-        let mut buf = Vec::new();
         let mut prev: Option<i64> = None;
-        // rosbag2's own column order: id, topic_id, timestamp, data.
-        let standard = self.cols == [1, 2, 3];
-        self.file.for_each_leaf(leaves, &mut buf, |leaf, b| {
-            self.file.leaf_rows(leaf.page, b, |row| {
-                if prev.is_some_and(|p| row.rowid <= p) || row.rowid > leaf.max_key {
-                    return Err(self.row_err(leaf.page, row.rowid, "ids out of order"));
-                }
-                prev = Some(row.rowid);
-                if standard {
-                    if let Some((topic, time)) = leading_ints(row.local) {
-                        sc.push(row.rowid, topic, time);
-                        return Ok(());
+        PAGES.with_borrow_mut(|buf| {
+            self.file.for_each_leaf(leaves, buf, |leaf, b| {
+                self.file.leaf_rows(leaf.page, b, |row| {
+                    if prev.is_some_and(|p| row.rowid <= p) || row.rowid > leaf.max_key {
+                        return Err(self.row_err(leaf.page, row.rowid, "ids out of order"));
                     }
-                }
-                let [topic, time, _] = columns(row.local, row.size, self.cols)
-                    .map_err(|e| self.row_err(leaf.page, row.rowid, e))?;
-                let int = |c: Option<Column>, what: &str| {
-                    c.and_then(|c| self.int(&row, c)).ok_or_else(|| {
-                        self.row_err(leaf.page, row.rowid, &format!("{what} is not an integer"))
-                    })
-                };
-                sc.push(row.rowid, int(topic, "topic_id")?, int(time, "timestamp")?);
-                Ok(())
+                    prev = Some(row.rowid);
+                    if self.standard {
+                        if let Some((topic, time)) = leading_ints(row.local) {
+                            sc.push(row.rowid, topic, time);
+                            return Ok(());
+                        }
+                    }
+                    let [topic, time, _] = columns(row.local, row.size, self.cols)
+                        .map_err(|e| self.row_err(leaf.page, row.rowid, e))?;
+                    let int = |c: Option<Column>, what: &str| {
+                        c.and_then(|c| self.int(&row, c)).ok_or_else(|| {
+                            self.row_err(leaf.page, row.rowid, &format!("{what} is not an integer"))
+                        })
+                    };
+                    sc.push(row.rowid, int(topic, "topic_id")?, int(time, "timestamp")?);
+                    Ok(())
+                })
             })
         })?;
         Ok(sc.finish())
@@ -761,13 +768,7 @@ impl Direct {
     }
 
     fn row_err(&self, page: u32, rowid: i64, what: &str) -> Error {
-        Error::Storage {
-            path: self.file.path().to_path_buf(),
-            reason: format!(
-                "messages row {rowid} on page {page} (byte {}): {what}",
-                u64::from(page.saturating_sub(1)) * self.file.page_size() as u64
-            ),
-        }
+        self.file.bad(page, format!("messages row {rowid}: {what}"))
     }
 
     /// The rows with ids in `first..=last` (of the topic ids `topics`, if given), into `out`.
@@ -783,7 +784,6 @@ impl Direct {
         let Some(run) = self.leaves.get(a..b) else {
             return Ok(());
         };
-        let standard = self.cols == [1, 2, 3];
         PAGES.with_borrow_mut(|buf| {
             self.file.for_each_leaf(run, buf, |leaf, page| {
                 self.file.leaf_rows(leaf.page, page, |row| {
@@ -791,7 +791,7 @@ impl Direct {
                         return Ok(());
                     }
                     // A row of another topic is passed over on its first bytes where it can be.
-                    if let (Some(t), true) = (topics, standard) {
+                    if let (Some(t), true) = (topics, self.standard) {
                         if let Some((id, _)) = leading_ints(row.local) {
                             if !t.contains(&id) {
                                 return Ok(());
@@ -1027,24 +1027,12 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
             let threads = crate::iter::default_threads().clamp(1, 4);
             let per_thread = d.leaves.len().div_ceil(threads).max(1);
             let ncon = connections.len();
-            let results: Vec<Result<RowScan>> = std::thread::scope(|sc| {
-                let mut parts = d.leaves.chunks(per_thread);
-                let first = parts.next().unwrap_or_default();
-                let handles: Vec<_> = parts
-                    .map(|part| {
-                        let by_topic_id = &by_topic_id;
-                        sc.spawn(move || d.scan(part, by_topic_id, ncon))
-                    })
-                    .collect();
-                let mut out = vec![d.scan(first, &by_topic_id, ncon)];
-                out.extend(handles.into_iter().map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(Error::Invalid("a row-scanning thread panicked".into()))
-                    })
-                }));
-                out
-            });
-            results.into_iter().collect::<Result<Vec<RowScan>>>().ok()
+            let parts: Vec<&[Leaf]> = d.leaves.chunks(per_thread).collect();
+            let scan = |part: &&[Leaf]| d.scan(part, &by_topic_id, ncon);
+            scan_parts(&parts, scan, |_, part| scan(part))
+                .into_iter()
+                .collect::<Result<Vec<RowScan>>>()
+                .ok()
         }
         _ => None,
     };
@@ -1073,34 +1061,18 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
             .filter_map(|(a, b)| Some((i64::try_from(a).ok()?, i64::try_from(b).ok()?)))
             .collect();
         let ncon = connections.len();
-        let results: Vec<Result<RowScan>> = std::thread::scope(|sc| {
-            let handles: Vec<_> = ranges
-                .iter()
-                .skip(1)
-                .enumerate()
-                .map(|(k, &(a, b))| {
-                    let by_topic_id = &by_topic_id;
-                    let own = extra.get(k);
-                    sc.spawn(move || -> Result<RowScan> {
-                        match own.and_then(|c| c.lock().ok()) {
-                            Some(c) => scan_rows(&c, path, a, b, by_topic_id, ncon),
-                            None => Err(Error::Storage {
-                                path: path.to_path_buf(),
-                                reason: "no second connection to the database".into(),
-                            }),
-                        }
-                    })
-                })
-                .collect();
-            let (a, b) = ranges.first().copied().unwrap_or((1, 0));
-            let mut out = vec![scan_rows(&conn, path, a, b, &by_topic_id, ncon)];
-            out.extend(handles.into_iter().map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(Error::Invalid("a row-scanning thread panicked".into()))
-                })
-            }));
-            out
-        });
+        // The first range on the first connection, here; each other on a connection of its own.
+        let results = scan_parts(
+            &ranges,
+            |&(a, b)| scan_rows(&conn, path, a, b, &by_topic_id, ncon),
+            |k, &(a, b)| match extra.get(k).and_then(|c| c.lock().ok()) {
+                Some(c) => scan_rows(&c, path, a, b, &by_topic_id, ncon),
+                None => Err(Error::Storage {
+                    path: path.to_path_buf(),
+                    reason: "no second connection to the database".into(),
+                }),
+            },
+        );
         let mut scans = Vec::new();
         for (k, r) in results.into_iter().enumerate() {
             match r {
@@ -1188,6 +1160,33 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
             (String::new(), String::new())
         },
         distro,
+    })
+}
+
+/// Scans `parts` (consecutive id ranges, or runs of leaves), the first with `first` on this
+/// thread and each other with `rest` (given its index among the others) on a thread of its
+/// own: one result per part, in order; a thread that panicked gives an error.
+fn scan_parts<P: Sync>(
+    parts: &[P],
+    first: impl FnOnce(&P) -> Result<RowScan>,
+    rest: impl Fn(usize, &P) -> Result<RowScan> + Sync,
+) -> Vec<Result<RowScan>> {
+    let Some((head, tail)) = parts.split_first() else {
+        return Vec::new();
+    };
+    std::thread::scope(|sc| {
+        let rest = &rest;
+        let handles: Vec<_> = tail
+            .iter()
+            .enumerate()
+            .map(|(k, p)| sc.spawn(move || rest(k, p)))
+            .collect();
+        let mut out = vec![first(head)];
+        out.extend(handles.into_iter().map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(Error::Invalid("a row-scanning thread panicked".into())))
+        }));
+        out
     })
 }
 

@@ -226,17 +226,8 @@ impl SqliteFile {
         })
     }
 
-    /// The database's page size in bytes.
-    pub fn page_size(&self) -> usize {
-        self.page_size
-    }
-
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn bad(&self, page: u32, what: impl std::fmt::Display) -> Error {
+    /// An error about `page`, with its byte offset in the file.
+    pub fn bad(&self, page: u32, what: impl std::fmt::Display) -> Error {
         Error::Storage {
             path: self.path.clone(),
             reason: format!(
