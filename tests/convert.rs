@@ -708,6 +708,18 @@ fn to_ros2_direct_path_equals_value_path() {
         }
     }
     assert!(direct >= 40, "only {direct} connections on the direct path");
+    // A boolean stored as another byte than 0 or 1 comes out as the decoder reads it: true, 1.
+    let c = bagscope::Connection {
+        topic: "/flag".into(),
+        datatype: "std_msgs/Bool".into(),
+        message_definition: "bool data\n".into(),
+        encoding: "ros1".into(),
+        ..Default::default()
+    };
+    let t = bagscope::decode::to_ros2::ToRos2::new(&c).unwrap();
+    assert!(t.is_direct());
+    assert_eq!(t.convert(&[7]), Ok(vec![0, 1, 0, 0, 1]));
+    assert_eq!(t.convert(&[7]), t.convert_by_value(&[7]));
     assert!(messages >= 20_000, "only {messages} messages compared");
 }
 

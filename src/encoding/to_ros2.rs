@@ -115,10 +115,7 @@ fn check(src: &MsgDef, s: usize, dst: &MsgDef, d: usize, path: &str) -> Result<(
     let st = &src.types[s];
     let dt = &dst.types[d];
     for f in &st.fields {
-        let header_seq = f.name == "seq"
-            && crate::msgdef::normalize_type(&st.name).ends_with("Header")
-            && !dt.fields.iter().any(|g| g.name == "seq");
-        if header_seq {
+        if is_dropped_seq(st, dt, f) {
             continue;
         }
         if super::to_ros1::field_named(&dt.fields, &f.name).is_none() {
@@ -347,7 +344,12 @@ impl Cdr<'_> {
                     if n > 0 {
                         self.align(size);
                     }
-                    self.out.extend_from_slice(bytes);
+                    if *p == Primitive::Bool {
+                        // As decoded: any byte but 0 is true, written as 1.
+                        self.out.extend(bytes.iter().map(|&x| u8::from(x != 0)));
+                    } else {
+                        self.out.extend_from_slice(bytes);
+                    }
                 }
                 ty => {
                     // Every element takes at least one byte: a count past the input is short.
@@ -383,6 +385,10 @@ impl Cdr<'_> {
                 let b = take(inp, 8)?;
                 self.align(4);
                 self.out.extend_from_slice(b);
+            }
+            FieldType::Primitive(Primitive::Bool) => {
+                let b = take(inp, 1)?;
+                self.out.push(u8::from(b[0] != 0));
             }
             FieldType::Primitive(p) => {
                 let size = p.size()?;

@@ -253,14 +253,18 @@ impl McapWriter {
         let index = std::mem::take(&mut self.chunk_index);
         let uncompressed = records.len() as u64;
         let compression = self.opts.compression;
-        if compression == Compression::None || crate::iter::default_threads() <= 1 {
+        if compression == Compression::None {
+            self.drain()?;
+            return self.write_chunk(&records, uncompressed, times, index);
+        }
+        if crate::iter::default_threads() <= 1 {
             self.drain()?;
             let compressed = crate::chunk::compress(compression, &records)?;
             return self.write_chunk(&compressed, uncompressed, times, index);
         }
         // Compressed on another thread while the next chunk fills; written in order.
         let compressed = std::thread::Builder::new()
-            .name("bagscope-mcap-zstd".into())
+            .name("bagscope-mcap-compress".into())
             .spawn(move || crate::chunk::compress(compression, &records))?;
         self.pending.push_back(PendingChunk {
             compressed,
