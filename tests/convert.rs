@@ -740,6 +740,12 @@ fn rosbag2_output_split_by_duration() {
         };
         let span = (z - a) / 3 + 1;
         let mut o = opts(format, Compression::None, Rosbag2Compression::None, None);
+        // Too short to mean anything (a file per message): refused, nothing written.
+        o.split_ns = Some(999_999);
+        let refused = d.join(format!("{}-refused", src.replace('/', "_")));
+        let e = export(&b, &refused, &o, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
+        assert!(e.to_string().contains("at least 1 ms"), "{e}");
+        assert!(!refused.exists());
         o.split_ns = Some(span);
         let out = d.join(src.replace('/', "_"));
         let back = run(&b, &out, &o);

@@ -82,6 +82,18 @@ const PAGE_SIZE: u32 = 65536;
 /// Rows inserted by one statement.
 const ROWS_PER_INSERT: usize = 128;
 
+/// Shortest split duration accepted: 1 ms.
+pub const MIN_SPLIT_NS: u64 = 1_000_000;
+
+/// The statement that inserts one row, and the one that inserts [`ROWS_PER_INSERT`].
+const INSERT_ONE: &str = "INSERT INTO messages(topic_id, timestamp, data) VALUES (?,?,?)";
+static INSERT_MANY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "INSERT INTO messages(topic_id, timestamp, data) VALUES {}",
+        vec!["(?,?,?)"; ROWS_PER_INSERT].join(",")
+    )
+});
+
 /// Inserts the pending rows: full statements of [`ROWS_PER_INSERT`] rows, then one row at a time.
 fn insert_pending(
     conn: &rusqlite::Connection,
@@ -91,20 +103,12 @@ fn insert_pending(
     let mut start = 0usize;
     let mut rows = pending.as_slice();
     while !rows.is_empty() {
-        let n = if rows.len() >= ROWS_PER_INSERT {
-            ROWS_PER_INSERT
+        let (n, sql) = if rows.len() >= ROWS_PER_INSERT {
+            (ROWS_PER_INSERT, INSERT_MANY.as_str())
         } else {
-            1
+            (1, INSERT_ONE)
         };
-        let sql = if n == 1 {
-            "INSERT INTO messages(topic_id, timestamp, data) VALUES (?,?,?)".to_string()
-        } else {
-            format!(
-                "INSERT INTO messages(topic_id, timestamp, data) VALUES {}",
-                vec!["(?,?,?)"; n].join(",")
-            )
-        };
-        let mut stmt = conn.prepare_cached(&sql)?;
+        let mut stmt = conn.prepare_cached(sql)?;
         for (k, &(id, t, end)) in rows[..n].iter().enumerate() {
             stmt.raw_bind_parameter(3 * k + 1, id)?;
             stmt.raw_bind_parameter(3 * k + 2, t)?;
@@ -161,6 +165,16 @@ impl Rosbag2Writer {
     /// Starts writing a recording that will appear as the directory `target` when finished.
     pub fn create(target: impl AsRef<Path>, opts: Rosbag2Options) -> Result<Rosbag2Writer> {
         let target = target.as_ref().to_path_buf();
+        if opts.split_ns.is_some_and(|d| d < MIN_SPLIT_NS) {
+            return Err(Error::Invalid(
+                "a split duration must be at least 1 ms (rosbag2's max bag duration)".into(),
+            ));
+        }
+        if opts.split_bytes == Some(0) {
+            return Err(Error::Invalid(
+                "a split size must be at least 1 byte".into(),
+            ));
+        }
         if target.exists() {
             return Err(Error::Invalid(format!(
                 "{} exists: a rosbag2 recording is written into a new directory",
