@@ -509,16 +509,22 @@ pub(crate) fn read_at_into(
         return Ok(());
     };
     buf.resize(len, 0);
+    let filled = pread_full(file, buf, pos)?;
+    buf.truncate(filled);
+    Ok(())
+}
+
+/// Fills `buf` from `pos` as far as the file goes: the bytes read (fewer only at its end).
+pub(crate) fn pread_full(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
     let mut filled = 0;
-    while filled < len {
+    while filled < buf.len() {
         let n = pread(file, &mut buf[filled..], pos + filled as u64)?;
         if n == 0 {
             break;
         }
         filled += n;
     }
-    buf.truncate(filled);
-    Ok(())
+    Ok(filled)
 }
 
 /// Reads up to `len` bytes at `pos` (fewer at the end of the file).
@@ -542,7 +548,7 @@ pub(crate) fn read_at(src: &Source, pos: u64, len: usize) -> std::io::Result<Vec
 }
 
 #[cfg(unix)]
-pub(crate) fn pread(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
+fn pread(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
     use std::os::unix::fs::FileExt;
     loop {
         match file.read_at(buf, pos) {
@@ -553,7 +559,7 @@ pub(crate) fn pread(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<us
 }
 
 #[cfg(windows)]
-pub(crate) fn pread(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
+fn pread(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
     use std::os::windows::fs::FileExt;
     file.seek_read(buf, pos)
 }

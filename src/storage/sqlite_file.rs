@@ -194,7 +194,7 @@ impl SqliteFile {
         })?;
         let len = file.metadata()?.len();
         let mut h = [0u8; 100];
-        let n = crate::storage::pread(&file, &mut h, 0)?;
+        let n = crate::storage::pread_full(&file, &mut h, 0)?;
         let bad = |reason: String| Error::Storage {
             path: path.to_path_buf(),
             reason,
@@ -250,13 +250,8 @@ impl SqliteFile {
         }
         buf.resize(n * self.page_size, 0);
         let pos = u64::from(first - 1) * self.page_size as u64;
-        let mut filled = 0;
-        while filled < buf.len() {
-            let k = crate::storage::pread(&self.file, &mut buf[filled..], pos + filled as u64)?;
-            if k == 0 {
-                return Err(self.bad(first, "the file ends inside this page"));
-            }
-            filled += k;
+        if crate::storage::pread_full(&self.file, buf, pos)? < buf.len() {
+            return Err(self.bad(first, "the file ends inside this page"));
         }
         Ok(())
     }
@@ -455,7 +450,7 @@ impl SqliteFile {
                     return Err(self.bad(page, "overflow page past the end of the file"));
                 }
                 let pos = u64::from(page - 1) * self.page_size as u64;
-                if crate::storage::pread(&self.file, &mut next, pos)? < 4 {
+                if crate::storage::pread_full(&self.file, &mut next, pos)? < 4 {
                     return Err(self.bad(page, "the file ends inside this page"));
                 }
                 page = u32::from_be_bytes(next);
