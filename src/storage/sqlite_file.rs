@@ -292,12 +292,44 @@ impl SqliteFile {
         Ok(at)
     }
 
+    /// How many levels of interior pages lie above the leaves, down the leftmost path (every
+    /// leaf of a b-tree is at the same depth).
+    fn interior_levels(&self, root: u32, buf: &mut Vec<u8>) -> Result<usize> {
+        let mut page = root;
+        for levels in 0..=MAX_DEPTH {
+            self.read_pages(page, 1, buf)?;
+            let (kind, cells, ptrs, right) = self.header(page, buf)?;
+            if kind == 0x0d {
+                return Ok(levels);
+            }
+            page = if cells > 0 {
+                let at = self.cell_at(page, buf, ptrs, 0)?;
+                let c = buf
+                    .get(at..at + 4)
+                    .ok_or_else(|| self.bad(page, "interior cell 0 cut off"))?;
+                u32::from_be_bytes([c[0], c[1], c[2], c[3]])
+            } else {
+                right
+            };
+        }
+        Err(self.bad(root, format!("b-tree deeper than {MAX_DEPTH} levels")))
+    }
+
     /// The leaves of the table b-tree rooted at `root`, in key order, each with the largest key
-    /// its parent allows. Reads interior pages only.
+    /// its parent allows. Reads interior pages only: every leaf is at the depth of the first
+    /// (a leaf that is not is refused when its rows are read).
     pub fn leaves(&self, root: u32) -> Result<Vec<Leaf>> {
         let mut out = Vec::new();
         let mut buf = Vec::new();
-        // (page, largest key allowed, depth), taken from the end: children pushed in reverse.
+        let levels = self.interior_levels(root, &mut buf)?;
+        if levels == 0 {
+            return Ok(vec![Leaf {
+                page: root,
+                max_key: i64::MAX,
+            }]);
+        }
+        // (interior page, largest key allowed, depth), taken from the end: children pushed in
+        // reverse.
         let mut stack = vec![(root, i64::MAX, 0usize)];
         let mut visited: u64 = 0;
         while let Some((page, max_key, depth)) = stack.pop() {
@@ -305,14 +337,10 @@ impl SqliteFile {
             if visited > u64::from(self.pages) {
                 return Err(self.bad(page, "the b-tree has more pages than the file (a loop)"));
             }
-            if depth > MAX_DEPTH {
-                return Err(self.bad(page, format!("b-tree deeper than {MAX_DEPTH} levels")));
-            }
             self.read_pages(page, 1, &mut buf)?;
             let (kind, cells, ptrs, right) = self.header(page, &buf)?;
             if kind == 0x0d {
-                out.push(Leaf { page, max_key });
-                continue;
+                return Err(self.bad(page, "a leaf above the depth of the b-tree's leaves"));
             }
             let mut children = Vec::with_capacity(cells + 1);
             let mut last = i64::MIN;
@@ -333,8 +361,21 @@ impl SqliteFile {
                 children.push((child, key));
             }
             children.push((right, max_key));
-            for &(child, key) in children.iter().rev() {
-                stack.push((child, key, depth + 1));
+            if depth + 1 == levels {
+                out.extend(
+                    children
+                        .iter()
+                        .map(|&(page, max_key)| Leaf { page, max_key }),
+                );
+                if out.len() as u64 > u64::from(self.pages) {
+                    return Err(
+                        self.bad(page, "the b-tree has more leaves than the file has pages")
+                    );
+                }
+            } else {
+                for &(child, key) in children.iter().rev() {
+                    stack.push((child, key, depth + 1));
+                }
             }
         }
         Ok(out)
