@@ -753,6 +753,16 @@ fn rosbag2_output_split_by_duration() {
         let files = back.summary().files.clone();
         assert!(files.len() >= 3, "{src}: {} files", files.len());
         for f in &files {
+            if format == OutputFormat::Rosbag2Sqlite3 {
+                // Small split files keep rosbag2's 4 KiB SQLite pages.
+                let head = std::fs::read(f).unwrap();
+                assert_eq!(
+                    u16::from_be_bytes([head[16], head[17]]),
+                    4096,
+                    "{}",
+                    f.display()
+                );
+            }
             let part = Bag::open(f).unwrap();
             let s = part.summary();
             let (Some(a), Some(z)) = (s.start_ns, s.end_ns) else {

@@ -215,6 +215,21 @@ fn definition_of(c: &Connection) -> (String, String) {
     }
 }
 
+/// Messages an unsplit rosbag2 SQLite output needs for its large pages to pay.
+const LARGE_SQLITE_OUTPUT: u64 = 1_000_000;
+
+/// SQLite's largest pages (64 KiB) for an output of `total` messages in one file or in files of
+/// 256 MiB or more (half the insert time); rosbag2's 4 KiB otherwise (0), where the 64 KiB per
+/// table of every file would outweigh what they save.
+fn large_sqlite_pages(total: u64, opts: &ExportOptions) -> u32 {
+    let big_files = opts.split_ns.is_none() && opts.split_bytes.is_none_or(|b| b >= 256 << 20);
+    if total >= LARGE_SQLITE_OUTPUT && big_files {
+        65536
+    } else {
+        0
+    }
+}
+
 /// The connection written for `orig`, whose messages `conv` (if any) re-encodes.
 fn output_connection(orig: &Connection, conv: Option<&Transform>) -> Connection {
     match conv {
@@ -636,6 +651,13 @@ pub fn export_many(
         .find(|(k, _)| k == "ros_distro")
         .map(|(_, v)| v.clone())
         .unwrap_or_default();
+    let mut iters = Vec::new();
+    let mut total = 0u64;
+    for (b, f) in bags.iter().zip(&filters) {
+        let it = b.messages(f)?;
+        total += it.total() as u64;
+        iters.push(it);
+    }
     let mut sink = match format {
         OutputFormat::Ros1Bag => Sink::Bag(BagWriter::create(out, opts.write)?),
         OutputFormat::Mcap => {
@@ -685,17 +707,11 @@ pub fn export_many(
                     split_bytes: opts.split_bytes,
                     split_ns: opts.split_ns,
                     ros_distro: distro,
+                    sqlite_page_size: large_sqlite_pages(total, opts),
                 },
             )?)
         }
     };
-    let mut iters = Vec::new();
-    let mut total = 0u64;
-    for (b, f) in bags.iter().zip(&filters) {
-        let it = b.messages(f)?;
-        total += it.total() as u64;
-        iters.push(it);
-    }
     let mut map: Vec<Vec<Option<u32>>> = bags
         .iter()
         .map(|b| vec![None; b.summary().connections.len()])
@@ -899,4 +915,29 @@ pub fn export_many(
         notes,
         unconverted,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_sqlite_pages_only_for_large_unsplit_outputs() {
+        let o = |split_bytes, split_ns| ExportOptions {
+            split_bytes,
+            split_ns,
+            ..Default::default()
+        };
+        assert_eq!(large_sqlite_pages(5_000_000, &o(None, None)), 65536);
+        assert_eq!(
+            large_sqlite_pages(5_000_000, &o(Some(1 << 30), None)),
+            65536
+        );
+        assert_eq!(large_sqlite_pages(999_999, &o(None, None)), 0);
+        assert_eq!(large_sqlite_pages(5_000_000, &o(Some(1 << 20), None)), 0);
+        assert_eq!(
+            large_sqlite_pages(5_000_000, &o(None, Some(1_000_000_000))),
+            0
+        );
+    }
 }
