@@ -57,7 +57,18 @@ impl ChunkCache {
 pub(crate) struct Inner {
     /// The storage files, indexed like [`Summary::files`].
     pub(crate) files: Vec<Source>,
-    pub(crate) summary: Summary,
+    /// The complete summary: set at open, or by the deferred row scan on first use.
+    summary: OnceLock<Summary>,
+    /// The summary given at open when the row scan is deferred (`rows_pending`).
+    quick: Option<Summary>,
+    /// The deferred row scan (rosbag2 SQLite), taken by the first call that completes the
+    /// summary.
+    deferred: Mutex<Option<crate::storage::rosbag2::Deferred>>,
+    /// Why the deferred row scan failed: the tables are then this error.
+    scan_error: OnceLock<String>,
+    /// Blocks of rows the deferred scan kept for the connections about to be read, each
+    /// taken once (see [`Bag::take_captured`]).
+    captured: Mutex<Option<crate::storage::rosbag2::Captured>>,
     /// Byte offset of the index section (index_pos), for the region after the last chunk.
     pub(crate) index_pos: u64,
     tables: OnceLock<Arc<MessageTables>>,
@@ -75,7 +86,7 @@ pub struct Bag {
 impl std::fmt::Debug for Bag {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Bag")
-            .field("path", &self.inner.summary.path)
+            .field("path", &self.quick_summary().path)
             .finish()
     }
 }
@@ -134,7 +145,7 @@ impl Bag {
         }
         let bag = Bag::open_source(path, src)?;
         if let (Some(key), Some(t)) = (&key, bag.inner.tables.get()) {
-            let s = &bag.inner.summary;
+            let s = bag.summary();
             if !s.indexed && s.file_size >= crate::storage::sidecar::MIN_SIZE {
                 // The cache only saves time: a failure to write it changes nothing.
                 let _ = crate::storage::sidecar::store(key, s, bag.inner.index_pos, "", t);
@@ -209,10 +220,21 @@ impl Bag {
             t.sort();
             let _ = tables.set(Arc::new(t));
         }
+        let summary = OnceLock::new();
+        let quick = if opened.deferred.is_some() {
+            Some(opened.summary)
+        } else {
+            let _ = summary.set(opened.summary);
+            None
+        };
         Bag {
             inner: Arc::new(Inner {
                 files,
-                summary: opened.summary,
+                summary,
+                quick,
+                deferred: Mutex::new(opened.deferred),
+                scan_error: OnceLock::new(),
+                captured: Mutex::new(None),
                 index_pos: opened.index_pos,
                 tables,
                 plans: (0..n_conns).map(|_| OnceLock::new()).collect(),
@@ -227,13 +249,86 @@ impl Bag {
     }
 
     /// What the index says: connections, chunks, topics, counts, time range, warnings.
+    ///
+    /// A rosbag2 SQLite recording whose metadata.yaml the database bears out opens without
+    /// reading its rows: the first call of this (or of anything that reads messages) reads
+    /// them then, on all cores, and [`Bag::quick_summary`] gives the summary without them.
     pub fn summary(&self) -> &Summary {
-        &self.inner.summary
+        self.inner
+            .summary
+            .get_or_init(|| self.complete_summary(None))
     }
 
-    /// Every warning: the summary's, then those of the message tables once built.
+    /// The summary as far as it is known without reading anything more: [`Bag::summary`]
+    /// once complete; before that (a rosbag2 SQLite recording opened from its metadata.yaml)
+    /// one with the connections, topics, counts, time range and warnings known at open, no
+    /// blocks, and `rows_pending` set. What `bagscope info` prints.
+    pub fn quick_summary(&self) -> &Summary {
+        match (self.inner.summary.get(), &self.inner.quick) {
+            (Some(s), _) => s,
+            (None, Some(q)) => q,
+            (None, None) => self.summary(),
+        }
+    }
+
+    /// Completes a summary whose row scan is deferred, keeping on the way the rows of
+    /// connections `conns` (about to be read: they are then not read a second time).
+    pub(crate) fn complete_capturing(&self, conns: &[usize]) {
+        if self.inner.summary.get().is_none() {
+            self.inner
+                .summary
+                .get_or_init(|| self.complete_summary(Some(conns)));
+        }
+    }
+
+    /// The block of rows `idx` kept by the row scan for exactly connections `conns`, taken:
+    /// `None` when it was not kept.
+    fn take_captured(&self, idx: u32, conns: &[usize]) -> Option<Vec<u8>> {
+        let mut c = self.inner.captured.lock().ok()?;
+        let (kept, blocks) = c.as_mut()?;
+        let mut want = conns.to_vec();
+        want.sort_unstable();
+        want.dedup();
+        if *kept != want {
+            return None;
+        }
+        let b = blocks.remove(&idx);
+        if blocks.is_empty() {
+            *c = None;
+        }
+        b
+    }
+
+    /// Runs the deferred row scan: the complete summary, and the tables (or why not).
+    fn complete_summary(&self, capture: Option<&[usize]>) -> Summary {
+        let quick = self.inner.quick.clone().unwrap_or_default();
+        let deferred = self.inner.deferred.lock().ok().and_then(|mut d| d.take());
+        let (Some(d), Some(src)) = (deferred, self.inner.files.first()) else {
+            return quick;
+        };
+        match crate::storage::rosbag2::complete(d, src, &quick, capture) {
+            Ok((s, mut t, captured)) => {
+                t.sort();
+                let _ = self.inner.tables.set(Arc::new(t));
+                if let Ok(mut c) = self.inner.captured.lock() {
+                    *c = captured;
+                }
+                s
+            }
+            Err(e) => {
+                let mut s = quick;
+                s.rows_pending = false;
+                s.warnings.push(format!("the rows could not be read: {e}"));
+                let _ = self.inner.scan_error.set(e.to_string());
+                s
+            }
+        }
+    }
+
+    /// Every warning: the summary's, then those of the message tables once built (without
+    /// completing a summary whose row scan is deferred).
     pub fn warnings(&self) -> Vec<String> {
-        let mut w = self.inner.summary.warnings.clone();
+        let mut w = self.quick_summary().warnings.clone();
         if let Some(t) = self.inner.tables.get() {
             w.extend(t.warnings.iter().cloned());
         }
@@ -248,6 +343,8 @@ impl Bag {
     /// The message tables, built now if needed (from index data records, without
     /// decompressing chunks whose index is sound).
     pub fn tables(&self) -> Result<Arc<MessageTables>> {
+        // A deferred row scan gives the tables with the summary.
+        self.summary();
         if let Some(t) = self.inner.tables.get() {
             return Ok(t.clone());
         }
@@ -259,10 +356,10 @@ impl Bag {
     /// meets it (exporting a minute of a terabyte recording then reads the index of the
     /// chunks of that minute, not of every chunk). Not kept.
     pub fn tables_for(&self, filter: &Filter) -> Result<Arc<MessageTables>> {
+        let s = self.summary();
         if let Some(t) = self.inner.tables.get() {
             return Ok(t.clone());
         }
-        let s = &self.inner.summary;
         let ranged = filter.start_ns.is_some() || filter.end_ns.is_some();
         let kinds = s
             .chunks
@@ -295,9 +392,12 @@ impl Bag {
         &self,
         progress: &mut dyn FnMut(TablesProgress, &ChunkEntries) -> bool,
     ) -> Result<Arc<MessageTables>> {
+        let s = self.summary();
+        if let Some(e) = self.inner.scan_error.get() {
+            return Err(Error::Invalid(e.clone()));
+        }
         if let Some(t) = self.inner.tables.get() {
             // Already known (recovered bags are scanned whole at open): replay per chunk.
-            let s = &self.inner.summary;
             let mut per_chunk: Vec<Vec<(usize, IndexEntry)>> = vec![Vec::new(); s.chunks.len()];
             for (ci, tab) in t.per_connection.iter().enumerate() {
                 for e in tab {
@@ -320,7 +420,7 @@ impl Bag {
             }
             return Ok(t.clone());
         }
-        let tables = Arc::new(if self.inner.summary.version.is_ros1() {
+        let tables = Arc::new(if s.version.is_ros1() {
             crate::tables::build(self, &|_| true, progress)?
         } else {
             crate::mcap::build_tables(self, &|_| true, progress)?
@@ -374,8 +474,7 @@ impl Bag {
 
     /// Chunk `idx` of the summary, or an error naming it.
     fn chunk(&self, idx: usize) -> Result<&crate::storage::Chunk> {
-        self.inner
-            .summary
+        self.summary()
             .chunks
             .get(idx)
             .ok_or_else(|| Error::NotFound(format!("no chunk {idx}")))
@@ -398,7 +497,8 @@ impl Bag {
 
     /// Chunks per compression name, reading the headers the summary does not have.
     pub fn compression_counts(&self) -> std::collections::BTreeMap<&'static str, usize> {
-        let s = &self.inner.summary;
+        // Only chunks of ROS 1 and MCAP files count: a recording whose rows are pending has none.
+        let s = self.quick_summary();
         let mut m = s.compression_counts();
         for (i, c) in s.chunks.iter().enumerate() {
             if c.header_pending() {
@@ -413,7 +513,7 @@ impl Bag {
 
     /// Bytes of uncompressed chunk data, reading the headers the summary does not have.
     pub fn uncompressed_size(&self) -> u64 {
-        (0..self.inner.summary.chunks.len())
+        (0..self.summary().chunks.len())
             .map(|i| self.chunk_layout(i).map_or(0, |l| u64::from(l.size)))
             .sum()
     }
@@ -421,7 +521,14 @@ impl Bag {
     /// Like [`Bag::decompress_chunk`], but only the messages of connections `conns` need be
     /// readable in the result (a SQLite storage then reads only their rows). Not cached.
     pub fn read_chunk_for(&self, idx: usize, conns: &[usize]) -> Result<Vec<u8>> {
-        let s = &self.inner.summary;
+        let s = self.summary();
+        // Kept by the row scan for these connections (read once, then read again if asked).
+        if let Some(b) = u32::try_from(idx)
+            .ok()
+            .and_then(|i| self.take_captured(i, conns))
+        {
+            return Ok(b);
+        }
         let ch = s
             .chunks
             .get(idx)
@@ -450,9 +557,9 @@ impl Bag {
         (Arc<crate::decode::Plan>, crate::defs::DefSource),
         crate::msgdef::DefError,
     > {
+        // The connections are the same in the quick and the complete summary.
         let c =
-            self.inner
-                .summary
+            self.quick_summary()
                 .connections
                 .get(conn)
                 .ok_or_else(|| crate::msgdef::DefError {
@@ -481,7 +588,7 @@ impl Bag {
             .files
             .iter()
             .filter_map(|f| match f {
-                Source::Sqlite(s) => Some(s.direct.is_some()),
+                Source::Sqlite(s) => Some(s.direct().is_some()),
                 _ => None,
             })
             .collect()
@@ -532,7 +639,7 @@ impl Bag {
         /// Chunks smaller than this are read whole (and cached).
         const DIRECT_MIN: u64 = 4 << 20;
         let idx = entry.chunk as usize;
-        let ch = self.inner.summary.chunks.get(idx)?;
+        let ch = self.summary().chunks.get(idx)?;
         if !matches!(ch.kind, ChunkKind::Ros1 | ChunkKind::Mcap) {
             return None;
         }
@@ -578,8 +685,7 @@ impl Bag {
     /// Whether a chunk's messages are read from its decompressed data (all but the raw
     /// segments of format 1.2, which are read message by message).
     pub(crate) fn chunk_is_buffered(&self, chunk: u32) -> bool {
-        self.inner
-            .summary
+        self.summary()
             .chunks
             .get(chunk as usize)
             .is_some_and(|c| c.kind != ChunkKind::Ros1Raw)
@@ -642,7 +748,7 @@ impl Bag {
     /// The bag's files and summary, when nothing else holds it (joining recordings).
     pub(crate) fn into_files_and_summary(self) -> Option<(Vec<Source>, Summary)> {
         let inner = Arc::try_unwrap(self.inner).ok()?;
-        Some((inner.files, inner.summary))
+        Some((inner.files, inner.summary.into_inner()?))
     }
 
     pub(crate) fn file(&self) -> &Source {
@@ -656,7 +762,7 @@ impl Bag {
 
 impl crate::storage::ChunkReader for Bag {
     fn summary(&self) -> &Summary {
-        &self.inner.summary
+        Bag::summary(self)
     }
     fn source(&self, ch: &Chunk) -> Result<&Source> {
         Bag::source(self, ch)

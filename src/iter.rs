@@ -49,6 +49,9 @@ struct State {
 
 struct Prefetch {
     order: Vec<u32>,
+    /// The connections read when not all are: a block of SQLite rows is then read with their
+    /// rows only (a `csv` of one topic copies that topic's payloads, not every row's).
+    conns: Option<Vec<usize>>,
     next: AtomicUsize,
     state: Mutex<State>,
     cv: Condvar,
@@ -56,6 +59,16 @@ struct Prefetch {
 }
 
 impl Prefetch {
+    /// Chunk `c`'s data, as far as the iteration reads it.
+    fn load(&self, bag: &Bag, c: u32) -> std::result::Result<Arc<Vec<u8>>, String> {
+        match &self.conns {
+            Some(conns) => bag.read_chunk_for(c as usize, conns),
+            None => bag.decompress_chunk(c as usize),
+        }
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
+    }
+
     fn worker(self: &Arc<Self>, bag: &Bag) {
         loop {
             let c = {
@@ -82,10 +95,7 @@ impl Prefetch {
                 st.held += 1;
                 c
             };
-            let r = bag
-                .decompress_chunk(c as usize)
-                .map(Arc::new)
-                .map_err(|e| e.to_string());
+            let r = self.load(bag, c);
             if let Ok(mut st) = self.state.lock() {
                 st.ready.insert(c, r);
             }
@@ -107,10 +117,7 @@ impl Prefetch {
                 st.claimed.insert(c);
                 st.held += 1;
                 drop(st);
-                let r = bag
-                    .decompress_chunk(c as usize)
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string());
+                let r = self.load(bag, c);
                 let mut st = self
                     .state
                     .lock()
@@ -154,6 +161,18 @@ pub struct Messages {
 
 impl Messages {
     pub(crate) fn new(bag: Bag, filter: &Filter, threads: usize) -> Result<Messages> {
+        // Some connections of a recording whose rows are not read yet: their payloads are
+        // kept as the rows are read, so that no second pass reads them.
+        if let Some(c) = &filter.connections {
+            if bag.quick_summary().rows_pending && threads > 0 {
+                let mut c = c.clone();
+                c.sort_unstable();
+                c.dedup();
+                if c.len() < bag.quick_summary().connections.len() {
+                    bag.complete_capturing(&c);
+                }
+            }
+        }
         let tables = bag.tables_for(filter)?;
         let owner = bag.clone();
         let s = owner.summary();
@@ -208,8 +227,19 @@ impl Messages {
             .collect();
         let mut workers = Vec::new();
         let prefetch = if real.len() > 1 && threads > 0 {
+            let all = filter.connections.is_none()
+                || filter.connections.as_ref().map(Vec::len) == Some(s.connections.len());
             let p = Arc::new(Prefetch {
                 order: real,
+                conns: (!all)
+                    .then(|| {
+                        filter.connections.clone().map(|mut c| {
+                            c.sort_unstable();
+                            c.dedup();
+                            c
+                        })
+                    })
+                    .flatten(),
                 next: AtomicUsize::new(0),
                 state: Mutex::new(State::default()),
                 cv: Condvar::new(),

@@ -18,6 +18,10 @@
 //! # Ok::<(), bagscope::Error>(())
 //! ```
 
+// No unsafe code: memory safety rests on the compiler, which is also why the fuzz campaign
+// may run without AddressSanitizer (scripts/fuzz_campaign.sh).
+#![forbid(unsafe_code)]
+
 #[cfg(feature = "gui")]
 pub mod app;
 pub mod bag;

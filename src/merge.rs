@@ -253,6 +253,7 @@ impl Bag {
                 index_pos: 0,
                 tables: Some(tables),
                 profile: String::new(),
+                deferred: None,
             },
         ))
     }

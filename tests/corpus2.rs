@@ -51,6 +51,79 @@ fn every_ros2_and_mcap_recording_matches_expected_json() {
     );
 }
 
+/// Every numeric leaf path of type `ty` (arrays by their last element), up to a few levels.
+fn leaf_paths(def: &bagscope::msgdef::MsgDef, ty: usize, prefix: &str, out: &mut Vec<String>) {
+    use bagscope::msgdef::{ArrayKind, FieldType};
+    if prefix.matches('.').count() > 5 || out.len() > 200 {
+        return;
+    }
+    for f in &def.types[ty].fields {
+        let mut p = format!("{prefix}.{}", f.name);
+        if f.array != ArrayKind::Scalar {
+            p.push_str("[-1]");
+        }
+        match f.ty {
+            FieldType::Primitive(_) => out.push(p),
+            FieldType::Message(j) => leaf_paths(def, j, &p, out),
+        }
+    }
+}
+
+#[test]
+fn field_extraction_agrees_with_decoding_on_every_cdr_topic() {
+    use bagscope::decode::{Extractor, FieldPath};
+    let dir = common::corpus2_dir();
+    let (mut compared, mut failures) = (0usize, Vec::new());
+    for name in load_expected().keys() {
+        if name.starts_with("mcap/conformance/") || name == "keelson/2024-05-15.mcap" {
+            continue;
+        }
+        let Ok(bag) = Bag::open(dir.join(name)) else {
+            continue;
+        };
+        let s = bag.summary();
+        for (ci, c) in s.connections.iter().enumerate() {
+            if c.encoding != "cdr" {
+                continue;
+            }
+            let Ok((plan, _)) = bag.plan(ci) else {
+                continue;
+            };
+            let mut paths = Vec::new();
+            leaf_paths(
+                &plan.def,
+                0,
+                &format!("/{}", c.topic.trim_start_matches('/')),
+                &mut paths,
+            );
+            let xs: Vec<(String, Extractor)> = paths
+                .into_iter()
+                .filter_map(|p| {
+                    let fp = FieldPath::parse(&p).ok()?;
+                    Some((p, Extractor::new(&plan, &fp.segments).ok()?))
+                })
+                .collect();
+            for n in 0..c.message_count.min(5) as usize {
+                let Ok(m) = bag.nth_message(ci, n) else {
+                    continue;
+                };
+                for (p, x) in &xs {
+                    if plan.decode(&m.data).is_ok() {
+                        compared += 1;
+                        // Compared as printed: NaN is a value here.
+                        let (a, b) = (x.extract(&m.data), x.extract_decoded(&m.data));
+                        if format!("{a:?}") != format!("{b:?}") {
+                            failures.push(format!("{name} {p} message {n}: {a:?} {b:?}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(compared > 1000, "only {compared} values compared");
+    assert!(failures.is_empty(), "{failures:?}");
+}
+
 fn check_recording(dir: &std::path::Path, name: &str, e: &Value) -> Result<(), String> {
     let path = dir.join(name);
     let opened = Bag::open(&path);
@@ -63,7 +136,24 @@ fn check_recording(dir: &std::path::Path, name: &str, e: &Value) -> Result<(), S
         return Ok(());
     }
     let bag = opened.map_err(|e| format!("does not open: {e}"))?;
+    // What is known before the rows are read (a SQLite recording opened from its
+    // metadata.yaml) is what reading them gives.
+    let quick = bag.quick_summary().clone();
     let s = bag.summary();
+    if quick.rows_pending {
+        let counts = |s: &bagscope::Summary| -> Vec<(String, u64)> {
+            s.topics
+                .iter()
+                .map(|t| (t.name.clone(), t.message_count))
+                .collect()
+        };
+        if (quick.message_count, quick.start_ns, quick.end_ns)
+            != (s.message_count, s.start_ns, s.end_ns)
+            || counts(&quick) != counts(s)
+        {
+            return Err("the summary before the rows are read differs from after".into());
+        }
+    }
     let want_n = e["message_count"].as_u64().unwrap_or(0);
     if s.message_count != want_n {
         return Err(format!("{} messages, expected {want_n}", s.message_count));

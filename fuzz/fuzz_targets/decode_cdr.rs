@@ -1,6 +1,7 @@
 //! ROS 2 definitions and CDR messages from arbitrary bytes: the input is a `ros2msg` text, a 0
 //! byte, then a CDR message (with its encapsulation header). Parsing, compiling, decoding (to
-//! JSON, which must parse) and every numeric field path's extractor must return, never panic.
+//! JSON, which must parse) and every numeric field path's extractor must return, never panic;
+//! where the message decodes, each extractor gives the value decoding gives.
 #![no_main]
 
 use bagscope::decode::{to_json, Extractor, FieldPath, Plan};
@@ -33,6 +34,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let plan = Plan::new_cdr(def);
+    let decodes = plan.decode(msg).is_ok();
     if let Ok(node) = plan.decode(msg) {
         let mut s = String::new();
         to_json(&plan.def, &node.value, &mut s);
@@ -43,7 +45,13 @@ fuzz_target!(|data: &[u8]| {
     for p in ps {
         if let Ok(fp) = FieldPath::parse(&p) {
             if let Ok(ex) = Extractor::new(&plan, &fp.segments) {
-                let _ = ex.extract(msg);
+                let v = ex.extract(msg);
+                // The walk to the field agrees with decoding the whole message where that
+                // decodes (compared as printed: NaN is a value here).
+                if decodes {
+                    let w = ex.extract_decoded(msg);
+                    assert_eq!(format!("{v:?}"), format!("{w:?}"), "{p}");
+                }
             }
         }
     }

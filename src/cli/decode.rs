@@ -14,7 +14,8 @@ fn time_range(
     start: Option<&str>,
     end: Option<&str>,
 ) -> bagscope::Result<(Option<u64>, Option<u64>)> {
-    let s0 = bag.summary().start_ns.unwrap_or(0);
+    // The start is known before the rows of a recording are read.
+    let s0 = bag.quick_summary().start_ns.unwrap_or(0);
     let p = |s: Option<&str>| -> bagscope::Result<Option<u64>> {
         s.map(|s| timefmt::parse_time(s, s0).map_err(Error::Invalid))
             .transpose()

@@ -31,6 +31,7 @@ fn to_json(s: &Summary, bag: &Bag, freq: bool) -> bagscope::Result<serde_json::V
         "path": s.path.display().to_string(),
         "version": s.version.as_str(),
         "indexed": s.indexed,
+        "rows_pending": s.rows_pending,
         "size": s.file_size,
         "messages": s.message_count,
         "start_ns": s.start_ns,
@@ -62,7 +63,11 @@ pub fn info(bags: &[PathBuf], freq: bool, json: bool) -> bagscope::Result<ExitCo
                 if freq {
                     bag.tables()?;
                 }
-                let s = bag.summary();
+                let s = if freq {
+                    bag.summary()
+                } else {
+                    bag.quick_summary()
+                };
                 if json {
                     println!("{}", to_json(s, &bag, freq)?);
                 } else {

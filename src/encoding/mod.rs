@@ -1191,7 +1191,7 @@ impl Extractor {
     /// index is past the end of its array.
     pub fn extract(&self, data: &[u8]) -> Option<Value> {
         if self.plan.cdr {
-            return self.extract_decoded(data);
+            return self.extract_cdr(data);
         }
         let mut pos = 0usize;
         for s in &self.steps {
@@ -1246,7 +1246,46 @@ impl Extractor {
 impl Extractor {
     /// CDR: alignment depends on where each value falls, so the message is decoded and the
     /// path walked in the tree.
-    fn extract_decoded(&self, data: &[u8]) -> Option<Value> {
+    /// CDR: the decoder's walk to the field, skipping what comes before it (no value tree;
+    /// what follows the field is not read, as for ROS 1).
+    fn extract_cdr(&self, data: &[u8]) -> Option<Value> {
+        let mut d = Decoder::new(&self.plan, data);
+        d.cdr_header().ok()?;
+        let last = self.steps.len().checked_sub(1)?;
+        for (k, s) in self.steps.iter().enumerate() {
+            let t = &self.plan.def.types[s.ty];
+            for g in &t.fields[..s.field] {
+                d.skip_field(g).ok()?;
+            }
+            let f = &t.fields[s.field];
+            if let Some(i) = s.index {
+                let (count, _) = d.array_head(f).ok()??;
+                let i = if i < 0 {
+                    count.checked_sub(i.unsigned_abs())?
+                } else {
+                    i as u64
+                };
+                if i >= count {
+                    return None;
+                }
+                for _ in 0..i {
+                    d.skip_scalar(f).ok()?;
+                }
+            }
+            if k == last {
+                return match f.ty {
+                    FieldType::Primitive(p) => Some(d.prim(p).ok()?.value),
+                    FieldType::Message(_) => None,
+                };
+            }
+        }
+        None
+    }
+
+    /// [`Self::extract`] by decoding the whole message (`None` where it does not decode): what
+    /// the walk is checked against.
+    #[doc(hidden)]
+    pub fn extract_decoded(&self, data: &[u8]) -> Option<Value> {
         let mut cur = self.plan.decode(data).ok()?.value;
         for s in &self.steps {
             let Value::Message { fields, .. } = cur else {
@@ -1467,6 +1506,14 @@ mod tests {
     }
 
     /// A CDR message of a ROS 2 definition with every alignment case, little and big endian.
+    /// `d` of a CDR case cut one byte short of it: nothing.
+    fn x_cut(plan: &Plan, data: &[u8]) -> Option<Value> {
+        let fp = FieldPath::parse("/t.d").unwrap();
+        let x = Extractor::new(plan, &fp.segments).unwrap();
+        assert_eq!(x.extract(&data[..data.len() - 1]), None);
+        x.extract(data)
+    }
+
     fn cdr_case(be: bool) -> Vec<u8> {
         let mut b: Vec<u8> = vec![0, if be { 0 } else { 1 }, 0, 0];
         let put = |b: &mut Vec<u8>, le: &[u8]| {
@@ -1526,6 +1573,21 @@ mod tests {
             assert_eq!(ex("b"), Some(Value::F64(2.5)));
             assert_eq!(ex("v[-1]"), Some(Value::I32(9)));
             assert_eq!(ex("d"), Some(Value::I32(5)));
+            // The walk to the field gives what decoding the whole message gives, for every
+            // path; a message cut before the field gives nothing.
+            for p in [
+                "a", "b", "v[0]", "v[1]", "v[-2]", "v[2]", "f[0]", "f[-1]", "d",
+            ] {
+                let fp = FieldPath::parse(&format!("/t.{p}")).unwrap();
+                let x = Extractor::new(&plan, &fp.segments).unwrap();
+                assert_eq!(x.extract(&data), x.extract_decoded(&data), "{p}");
+                for cut in 0..data.len() {
+                    if let Some(v) = x.extract(&data[..cut]) {
+                        assert_eq!(Some(v), x.extract_decoded(&data), "{p} cut at {cut}");
+                    }
+                }
+            }
+            assert_eq!(ex("d"), ex("d").and(x_cut(&plan, &data)));
         }
         // Truncated: a clear error with the field and offset, never a panic.
         let data = cdr_case(false);

@@ -44,7 +44,7 @@ pub fn topic_rates(bag: &Bag, topic: &str) -> Result<Option<(f64, f64, f64)>> {
 /// What `info` says of a type: its md5sum (ROS 1), or its encoding and where its definition
 /// comes from.
 pub fn type_note(bag: &Bag, ci: usize) -> String {
-    let Some(c) = bag.summary().connections.get(ci) else {
+    let Some(c) = bag.quick_summary().connections.get(ci) else {
         return String::new();
     };
     if c.encoding == "ros1" && !c.md5sum.is_empty() && c.md5sum != "*" {
@@ -66,7 +66,12 @@ pub fn type_note(bag: &Bag, ci: usize) -> String {
 
 /// What `bagscope info` prints, warnings included; `freq` measures rates from the tables.
 pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
-    let s = bag.summary();
+    // Rates need every message's time (the tables); the rest is what is known at open.
+    let s = if freq {
+        bag.summary()
+    } else {
+        bag.quick_summary()
+    };
     let mut out = String::new();
     outln!(out, "path:        {}", s.path.display());
     outln!(
@@ -101,7 +106,16 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
         outln!(out, "files:       {} storage files", s.files.len());
     }
     outln!(out, "size:        {}", timefmt::bytes(s.file_size));
-    outln!(out, "messages:    {}", s.message_count);
+    if s.rows_pending {
+        // Opened without reading the rows (rosbag2 SQLite): say where the counts come from.
+        outln!(
+            out,
+            "messages:    {} (metadata.yaml's counts; the database's row ids and timestamp index agree)",
+            s.message_count
+        );
+    } else {
+        outln!(out, "messages:    {}", s.message_count);
+    }
     let comp = bag.compression_counts();
     let total: usize = comp.values().sum();
     if total == 0 && s.version.is_ros1() {

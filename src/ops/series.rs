@@ -35,7 +35,8 @@ pub type Extractors = Vec<(usize, Extractor)>;
 /// Compiles `path` for each connection of its topic; connections with other definitions each
 /// get their own extractor. Fails only when no connection has the path.
 pub fn compile(bag: &Bag, path: &FieldPath) -> Result<(Extractors, Vec<String>)> {
-    let s = bag.summary();
+    // Connections only: the same before the rows of a recording are read.
+    let s = bag.quick_summary();
     let topic = s
         .topic(&path.topic)
         .ok_or_else(|| Error::NotFound(format!("no topic {:?} in the bag", path.topic)))?;
@@ -71,6 +72,11 @@ pub fn field_series(
     on_part: &(dyn Fn(&[Point]) + Sync),
 ) -> Result<Series> {
     let (extractors, mut problems) = compile(bag, path)?;
+    let conns: Vec<usize> = extractors.iter().map(|(ci, _)| *ci).collect();
+    if threads > 0 {
+        // Rows not read yet (rosbag2 SQLite): these connections' are kept as they are read.
+        bag.complete_capturing(&conns);
+    }
     let tables = bag.tables()?;
     let s = bag.summary();
     let lo = start_ns.unwrap_or(0);
@@ -91,7 +97,6 @@ pub fn field_series(
             }
         }
     }
-    let conns: Vec<usize> = extractors.iter().map(|(ci, _)| *ci).collect();
     let work: Vec<usize> = (0..per_chunk.len())
         .filter(|&i| !per_chunk[i].is_empty())
         .collect();

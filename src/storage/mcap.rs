@@ -637,6 +637,7 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
     summary.finish();
     Ok(Some(Opened {
         profile: String::new(),
+        deferred: None,
         summary,
         index_pos: 0,
         tables: None,
@@ -953,6 +954,7 @@ fn scan(src: &Source, path: &Path, file_size: u64, mut warnings: Vec<String>) ->
     summary.finish();
     Ok(Opened {
         profile: String::new(),
+        deferred: None,
         summary,
         index_pos: 0,
         tables: Some(MessageTables {

@@ -245,6 +245,10 @@ pub struct Summary {
     /// What the storage says about itself: MCAP profile and library, rosbag2 storage,
     /// compression, ROS distro, metadata.yaml version.
     pub storage_facts: Vec<(String, String)>,
+    /// The storage's rows are not read yet (a rosbag2 SQLite recording opened from its
+    /// metadata.yaml, which the database bore out): `chunks` is empty, and the counts and time
+    /// range are metadata.yaml's. Only [`crate::Bag::quick_summary`] gives such a summary.
+    pub rows_pending: bool,
 }
 
 impl Summary {
@@ -294,23 +298,27 @@ impl Summary {
 
     /// Recomputes topics, counts and the time range from connections and chunks.
     pub(crate) fn finish(&mut self) {
-        for c in &mut self.connections {
-            c.message_count = 0;
-        }
         let (mut start, mut end) = (u64::MAX, 0u64);
-        for ch in &self.chunks {
-            for &(ci, n) in &ch.counts {
-                if let Some(c) = self.connections.get_mut(ci as usize) {
-                    c.message_count += u64::from(n);
-                }
+        if !self.rows_pending {
+            for c in &mut self.connections {
+                c.message_count = 0;
             }
-            if ch.message_count() > 0 {
-                start = start.min(ch.start_ns);
-                end = end.max(ch.end_ns);
+            for ch in &self.chunks {
+                for &(ci, n) in &ch.counts {
+                    if let Some(c) = self.connections.get_mut(ci as usize) {
+                        c.message_count += u64::from(n);
+                    }
+                }
+                if ch.message_count() > 0 {
+                    start = start.min(ch.start_ns);
+                    end = end.max(ch.end_ns);
+                }
             }
         }
         self.message_count = self.connections.iter().map(|c| c.message_count).sum();
-        if self.message_count > 0 {
+        if self.rows_pending {
+            // Counts and times as given (metadata.yaml's).
+        } else if self.message_count > 0 {
             self.start_ns = Some(start);
             self.end_ns = Some(end);
         } else {
@@ -572,6 +580,10 @@ pub(crate) struct Opened {
     pub tables: Option<MessageTables>,
     /// MCAP: the header's profile (`ros1`, `ros2`, ...).
     pub profile: String,
+    /// rosbag2 SQLite: the row scan that completes `summary` (blocks, exact counts and times)
+    /// and gives `tables`, left for the first call that needs them (`summary` is then
+    /// metadata.yaml's, checked against the database: see [`rosbag2::Deferred`]).
+    pub deferred: Option<rosbag2::Deferred>,
 }
 
 /// What a storage needs from the open recording above it while building its message tables:

@@ -292,8 +292,9 @@ fn open_files(
 ) -> Result<(Vec<Source>, Opened)> {
     let message_mode = meta.is_some_and(|m| m.compression.1.eq_ignore_ascii_case("message"));
     let mut parts = Vec::new();
+    let only = if files.len() == 1 { meta } else { None };
     for f in files {
-        let p = open_part(f, message_mode)?;
+        let p = open_part(f, message_mode, only)?;
         if let Some(m) = meta {
             if p.newer_schema && m.version < 7 {
                 warnings.push(format!(
@@ -323,9 +324,16 @@ fn open_files(
     let mut compression = (String::new(), String::new());
     let mut distro = String::new();
     let mut sources = Vec::with_capacity(parts.len());
+    let mut deferred = None;
     for (fi, p) in parts.into_iter().enumerate() {
         let o = p.opened;
         sources.push(p.source);
+        if o.deferred.is_some() {
+            // The only file, opened from metadata.yaml: its counts and times are the summary's.
+            deferred = o.deferred;
+            summary.rows_pending = true;
+            (summary.start_ns, summary.end_ns) = (o.summary.start_ns, o.summary.end_ns);
+        }
         let conn_base = summary.connections.len();
         let chunk_base = summary.chunks.len() as u32;
         summary.file_size += o.summary.file_size;
@@ -419,6 +427,7 @@ fn open_files(
         sources,
         Opened {
             profile: String::new(),
+            deferred,
             summary,
             index_pos: 0,
             tables,
@@ -542,7 +551,9 @@ fn qos_norm(q: &str) -> String {
         .collect()
 }
 
-fn open_part(path: &Path, message_mode: bool) -> Result<Part> {
+/// `meta`: the recording's metadata.yaml when this is its only storage file (a SQLite file
+/// it bears out then opens without reading its rows).
+fn open_part(path: &Path, message_mode: bool, meta: Option<&Metadata>) -> Result<Part> {
     let mut f = std::fs::File::open(path).map_err(|e| Error::Open {
         path: path.to_path_buf(),
         source: e,
@@ -578,14 +589,14 @@ fn open_part(path: &Path, message_mode: bool) -> Result<Part> {
                 });
             }
         }
-        let mut part = open_plain(&out_path, message_mode, Some(tmp))?;
+        let mut part = open_plain(&out_path, message_mode, Some(tmp), meta)?;
         part.compression = ("zstd".into(), "file".into());
         if let Source::Sqlite(s) = &mut part.source {
             s.shown_path = path.to_path_buf();
         }
         return Ok(part);
     }
-    open_plain(path, message_mode, None)
+    open_plain(path, message_mode, None, meta)
 }
 
 fn read_full(f: &mut std::fs::File, buf: &mut [u8]) -> Result<usize> {
@@ -601,12 +612,17 @@ fn read_full(f: &mut std::fs::File, buf: &mut [u8]) -> Result<usize> {
     Ok(n)
 }
 
-fn open_plain(path: &Path, message_mode: bool, tmp: Option<TempDir>) -> Result<Part> {
+fn open_plain(
+    path: &Path,
+    message_mode: bool,
+    tmp: Option<TempDir>,
+    meta: Option<&Metadata>,
+) -> Result<Part> {
     let mut f = std::fs::File::open(path)?;
     let mut head = [0u8; 16];
     let n = read_full(&mut f, &mut head)?;
     if head[..n].starts_with(SQLITE_MAGIC) {
-        return open_sqlite(path, message_mode, tmp);
+        return open_sqlite(path, message_mode, tmp, meta);
     }
     if head[..n].starts_with(crate::mcap::MAGIC) {
         let size = f.metadata()?.len();
@@ -657,7 +673,21 @@ pub(crate) struct SqliteSource {
     /// The `messages` table read from the file's pages directly, where its schema is
     /// rosbag2's (else every read goes through SQLite).
     pub(crate) direct: Option<Direct>,
+    /// Set when the direct reader refused a page of a deferred scan: every read then goes
+    /// through SQLite.
+    direct_refused: std::sync::atomic::AtomicBool,
     _tmp: Option<TempDir>,
+}
+
+impl SqliteSource {
+    /// The direct reader, unless the file has none or it refused a page.
+    pub(crate) fn direct(&self) -> Option<&Direct> {
+        self.direct.as_ref().filter(|_| {
+            !self
+                .direct_refused
+                .load(std::sync::atomic::Ordering::Relaxed)
+        })
+    }
 }
 
 thread_local! {
@@ -721,14 +751,20 @@ impl Direct {
         })
     }
 
-    /// Scans the rows of `leaves` (a run of this table's leaves) into blocks and tables.
+    /// Scans the rows of `leaves` (a run of this table's leaves) into blocks and tables,
+    /// keeping the payloads `cap` asks for; `hints`: room for each connection's entries.
     fn scan(
         &self,
         leaves: &[Leaf],
         by_topic_id: &HashMap<i64, usize>,
         ncon: usize,
+        cap: Option<&Capture<'_>>,
+        hints: &[usize],
     ) -> Result<RowScan> {
-        let mut sc = RowScanner::new(by_topic_id, ncon);
+        let mut sc = RowScanner::new(by_topic_id, ncon).capturing(cap);
+        for (v, &h) in sc.out.per.iter_mut().zip(hints) {
+            v.reserve_exact(h);
+        }
         let mut prev: Option<i64> = None;
         PAGES.with_borrow_mut(|buf| {
             self.file.for_each_leaf(leaves, buf, |leaf, b| {
@@ -739,7 +775,10 @@ impl Direct {
                     prev = Some(row.rowid);
                     if self.standard {
                         if let Some((topic, time)) = leading_ints(row.local) {
-                            sc.push(row.rowid, topic, time);
+                            let ci = sc.push(row.rowid, topic, time);
+                            if sc.wants(ci) {
+                                self.capture_row(&mut sc, &row);
+                            }
                             return Ok(());
                         }
                     }
@@ -750,12 +789,29 @@ impl Direct {
                             self.row_err(leaf.page, row.rowid, &format!("{what} is not an integer"))
                         })
                     };
-                    sc.push(row.rowid, int(topic, "topic_id")?, int(time, "timestamp")?);
+                    let ci = sc.push(row.rowid, int(topic, "topic_id")?, int(time, "timestamp")?);
+                    if sc.wants(ci) {
+                        self.capture_row(&mut sc, &row);
+                    }
                     Ok(())
                 })
             })
         })?;
         Ok(sc.finish())
+    }
+
+    /// Keeps `row`'s payload in `sc`'s capture.
+    fn capture_row(&self, sc: &mut RowScanner<'_>, row: &Row<'_>) {
+        let data = columns(row.local, row.size, self.cols)
+            .ok()
+            .and_then(|[_, _, d]| d.filter(|c| c.is_bytes() && c.len() <= MAX_MESSAGE));
+        sc.capture(row.rowid, |d| match data {
+            Some(c) => {
+                d.reserve((c.len() as usize).min(1 << 20));
+                self.file.payload_bytes(row, c.at, c.len(), d)
+            }
+            None => Err(Error::Invalid("no data column".into())),
+        });
     }
 
     /// An integer column's value, from the leaf or (after a large value) the overflow chain.
@@ -860,7 +916,12 @@ fn open_immutable(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
     Ok(c)
 }
 
-fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Result<Part> {
+fn open_sqlite(
+    path: &Path,
+    message_mode: bool,
+    mut tmp: Option<TempDir>,
+    meta: Option<&Metadata>,
+) -> Result<Part> {
     use rusqlite::OpenFlags;
     let size = std::fs::metadata(path)?.len();
     let wal = {
@@ -992,9 +1053,6 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
         .query_row("SELECT max(id) FROM messages", [], |r| r.get(0))
         .map_err(sql_err(path, "reading the messages table"))?;
     let mut warnings = Vec::new();
-    let mut per: Vec<Vec<IndexEntry>> = vec![Vec::new(); connections.len()];
-    let mut chunks: Vec<Chunk> = Vec::new();
-    let mut unknown = 0u64;
     // More connections, for the threads that scan and later read rows (not for a private copy
     // of a WAL database, which the first connection alone reads with its WAL).
     let extra: Vec<Mutex<rusqlite::Connection>> = if wal_copy {
@@ -1014,143 +1072,110 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
     let cached = key
         .as_ref()
         .and_then(|k| crate::storage::sidecar::load_rows(k, connections.len()));
-    let from_cache = cached.is_some();
     // The rows read from the file's pages where they can be (not a private copy with its WAL:
     // the pages there are not the database until SQLite applies the log).
-    let mut direct = if wal_copy || !DIRECT.load(std::sync::atomic::Ordering::Relaxed) {
+    let direct = if wal_copy || !DIRECT.load(std::sync::atomic::Ordering::Relaxed) {
         None
     } else {
         Direct::new(&conn, path)
     };
-    let direct_scan = match (&direct, from_cache) {
-        (Some(d), false) => {
-            let threads = crate::iter::default_threads().clamp(1, 4);
-            let per_thread = d.leaves.len().div_ceil(threads).max(1);
-            let ncon = connections.len();
-            let parts: Vec<&[Leaf]> = d.leaves.chunks(per_thread).collect();
-            let scan = |part: &&[Leaf]| d.scan(part, &by_topic_id, ncon);
-            scan_parts(&parts, scan, |_, part| scan(part))
-                .into_iter()
-                .collect::<Result<Vec<RowScan>>>()
-                .ok()
-        }
-        _ => None,
-    };
-    if direct_scan.is_none() && !from_cache {
-        // Pages this reader refuses go to SQLite, which says what is wrong with them if
-        // anything is.
-        direct = None;
-    }
-    if let Some(c) = cached {
-        chunks = c.chunks;
-        per = c.per;
-        unknown = c.unknown;
-        warnings.push(
-            "rows read from bagscope's index cache (the file was scanned once before)".into(),
-        );
-    } else if let Some(scans) = direct_scan {
-        merge_scans(scans, &mut chunks, &mut per, &mut unknown);
-    } else if let (Some(lo), Some(hi)) = (lo, hi) {
-        let threads = crate::iter::default_threads().clamp(1, 4) as i64;
-        // Ids may be anywhere in i64 (a forged file): split in i128.
-        let (l, h, n) = (i128::from(lo), i128::from(hi), i128::from(threads));
-        let span = (h - l) / n + 1;
-        let ranges: Vec<(i64, i64)> = (0..n)
-            .map(|k| (l + k * span, (l + (k + 1) * span - 1).min(h)))
-            .filter(|(a, b)| a <= b)
-            .filter_map(|(a, b)| Some((i64::try_from(a).ok()?, i64::try_from(b).ok()?)))
-            .collect();
-        let ncon = connections.len();
-        // The first range on the first connection, here; each other on a connection of its own.
-        let results = scan_parts(
-            &ranges,
-            |&(a, b)| scan_rows(&conn, path, a, b, &by_topic_id, ncon),
-            |k, &(a, b)| match extra.get(k).and_then(|c| c.lock().ok()) {
-                Some(c) => scan_rows(&c, path, a, b, &by_topic_id, ncon),
-                None => Err(Error::Storage {
-                    path: path.to_path_buf(),
-                    reason: "no second connection to the database".into(),
-                }),
-            },
-        );
-        let mut scans = Vec::new();
-        for (k, r) in results.into_iter().enumerate() {
-            match r {
-                Ok(s) => scans.push(s),
-                // A second connection may be refused (a private copy of a WAL database):
-                // read that range on the main connection.
-                Err(_) if k > 0 => {
-                    if let Some(&(a, b)) = ranges.get(k) {
-                        scans.push(scan_rows(&conn, path, a, b, &by_topic_id, ncon)?);
-                    }
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        merge_scans(scans, &mut chunks, &mut per, &mut unknown);
-    }
-    if let (Some(k), false) = (&key, from_cache) {
-        let rows = crate::storage::sidecar::Rows {
-            chunks,
-            per,
-            unknown,
-        };
-        // The cache only saves time: a failure to write it changes nothing.
-        let _ = crate::storage::sidecar::store_rows(k, &rows);
-        (chunks, per, unknown) = (rows.chunks, rows.per, rows.unknown);
-    }
     let first_data: Option<Vec<u8>> = conn
         .query_row("SELECT data FROM messages ORDER BY id LIMIT 1", [], |r| {
             r.get::<_, Vec<u8>>(0)
         })
         .ok();
-    if unknown > 0 {
-        warnings.push(format!(
-            "{unknown} messages name a topic id that the topics table does not define; left out"
-        ));
-    }
     // Message-mode compression: said by metadata.yaml, or seen in the data.
     let zstd_messages = message_mode
         || first_data
             .as_deref()
             .is_some_and(|d| d.starts_with(ZSTD_MAGIC));
-    if zstd_messages {
-        for c in &mut chunks {
-            c.compression = Compression::Zstd;
-        }
-    }
+    // A recording whose metadata.yaml the database bears out opens without reading its rows:
+    // the summary is metadata.yaml's, the scan waits for the first call that needs it.
+    let quick = match (meta, &direct, &cached) {
+        (Some(m), Some(_), None) => quick_counts(&conn, m, &connections, lo, hi),
+        _ => None,
+    };
+    let mut src = SqliteSource {
+        conns: {
+            let mut v = vec![Mutex::new(conn)];
+            v.extend(extra);
+            v
+        },
+        size,
+        shown_path: path.to_path_buf(),
+        zstd_messages,
+        direct,
+        direct_refused: std::sync::atomic::AtomicBool::new(false),
+        _tmp: tmp,
+    };
+    let ncon = connections.len();
+    let mut rows = RowsToScan {
+        by_topic_id,
+        ncon,
+        expected: None,
+        range: lo.zip(hi),
+        key,
+        meta: meta.cloned(),
+    };
     let mut summary = Summary {
         path: path.to_path_buf(),
         file_size: size,
         version: Version::Rosbag2Sqlite,
         indexed: true,
         connections,
-        chunks,
-        warnings,
+        warnings: Vec::new(),
         ..Default::default()
     };
-    summary.finish();
-    Ok(Part {
-        source: Source::Sqlite(Box::new(SqliteSource {
-            conns: {
-                let mut v = vec![Mutex::new(conn)];
-                v.extend(extra);
-                v
-            },
-            size,
-            shown_path: path.to_path_buf(),
-            zstd_messages,
-            direct,
-            _tmp: tmp,
-        })),
-        opened: Opened {
-            profile: String::new(),
-            summary,
-            index_pos: 0,
-            tables: Some(MessageTables {
+    let (tables, deferred) = if let Some((counts, start, end)) = quick {
+        for (c, &n) in summary.connections.iter_mut().zip(&counts) {
+            c.message_count = n;
+        }
+        rows.expected = Some(counts);
+        summary.rows_pending = true;
+        summary.start_ns = Some(start);
+        summary.end_ns = Some(end);
+        (None, Some(Deferred { rows }))
+    } else {
+        let scan = if let Some(c) = cached {
+            warnings.push(
+                "rows read from bagscope's index cache (the file was scanned once before)".into(),
+            );
+            ScannedRows {
+                chunks: c.chunks,
+                per: c.per,
+                unknown: c.unknown,
+                captured: HashMap::new(),
+            }
+        } else {
+            rows.scan(&src, None)?
+        };
+        // Pages the direct reader refused go to SQLite from now on.
+        if src
+            .direct_refused
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            src.direct = None;
+        }
+        let (chunks, per) = scan.into_blocks(&mut warnings, zstd_messages);
+        summary.chunks = chunks;
+        (
+            Some(MessageTables {
                 per_connection: per,
                 warnings: Vec::new(),
             }),
+            None,
+        )
+    };
+    summary.warnings = warnings;
+    summary.finish();
+    Ok(Part {
+        source: Source::Sqlite(Box::new(src)),
+        opened: Opened {
+            profile: String::new(),
+            deferred,
+            summary,
+            index_pos: 0,
+            tables,
         },
         storage: "sqlite3",
         newer_schema: has("message_definitions"),
@@ -1161,6 +1186,327 @@ fn open_sqlite(path: &Path, message_mode: bool, mut tmp: Option<TempDir>) -> Res
         },
         distro,
     })
+}
+
+/// Per-connection counts and the time range of a database from `m` (its metadata.yaml), where
+/// the database bears them out without reading its rows: every topic of one and the other
+/// listed in both with the same type, the number of rows (the span of the row ids: rosbag2
+/// never deletes one) equal to the message count, and the first and last timestamps (the ends
+/// of an index on `timestamp`, which rosbag2 writes) equal to the recording's start and end.
+/// `None` where any of this is not so or cannot be checked: the rows are then read at open.
+fn quick_counts(
+    conn: &rusqlite::Connection,
+    m: &Metadata,
+    connections: &[Connection],
+    lo: Option<i64>,
+    hi: Option<i64>,
+) -> Option<(Vec<u64>, u64, u64)> {
+    let total = m.message_count?;
+    let (lo, hi) = lo.zip(hi)?;
+    if total == 0 || i128::from(hi) - i128::from(lo) + 1 != i128::from(total) {
+        return None;
+    }
+    let mut names = std::collections::BTreeSet::new();
+    let mut counts = Vec::with_capacity(connections.len());
+    for c in connections {
+        // One connection a topic: metadata.yaml's count cannot be split between several.
+        if !names.insert(c.topic.as_str()) {
+            return None;
+        }
+        let (ty, _, _, n) = m.topics.get(&c.topic)?;
+        if *ty != c.datatype {
+            return None;
+        }
+        counts.push(*n);
+    }
+    if names.len() != m.topics.len() || counts.iter().sum::<u64>() != total {
+        return None;
+    }
+    let indexed: bool = conn
+        .query_row(
+            "SELECT count(*) > 0 FROM pragma_index_list('messages') AS l, \
+             pragma_index_info(l.name) AS i WHERE i.seqno = 0 AND i.name = 'timestamp'",
+            [],
+            |r| r.get(0),
+        )
+        .ok()?;
+    if !indexed {
+        return None;
+    }
+    // One min() or max() a query: each is then the end of the index.
+    let first: i64 = conn
+        .query_row("SELECT min(timestamp) FROM messages", [], |r| r.get(0))
+        .ok()?;
+    let last: i64 = conn
+        .query_row("SELECT max(timestamp) FROM messages", [], |r| r.get(0))
+        .ok()?;
+    let start = u64::try_from(first).ok()?;
+    let end = u64::try_from(last).ok()?;
+    if m.start_ns? != i128::from(first) || m.start_ns? + m.duration_ns? != i128::from(last) {
+        return None;
+    }
+    Some((counts, start, end))
+}
+
+/// What scanning a database's rows needs: its topic ids, its row id range, the index cache's
+/// key, its metadata.yaml.
+#[derive(Debug)]
+struct RowsToScan {
+    by_topic_id: HashMap<i64, usize>,
+    ncon: usize,
+    /// Messages expected per connection (metadata.yaml's, borne out by the database): the
+    /// tables are given their room at once instead of growing by doubling.
+    expected: Option<Vec<u64>>,
+    range: Option<(i64, i64)>,
+    key: Option<crate::storage::sidecar::Key>,
+    meta: Option<Metadata>,
+}
+
+/// The row scan of a rosbag2 SQLite recording opened from its metadata.yaml (see
+/// [`Opened::deferred`]): run by [`complete`] when the blocks or tables are first needed.
+#[derive(Debug)]
+pub(crate) struct Deferred {
+    rows: RowsToScan,
+}
+
+/// Every row's block and table entry, the rows naming no known topic, and the blocks of the
+/// rows captured (by block index).
+struct ScannedRows {
+    chunks: Vec<Chunk>,
+    per: Vec<Vec<IndexEntry>>,
+    unknown: u64,
+    captured: HashMap<u32, Vec<u8>>,
+}
+
+impl ScannedRows {
+    /// The blocks (chunks) and tables, with a warning for rows of unknown topics.
+    fn into_blocks(
+        mut self,
+        warnings: &mut Vec<String>,
+        zstd_messages: bool,
+    ) -> (Vec<Chunk>, Vec<Vec<IndexEntry>>) {
+        if self.unknown > 0 {
+            warnings.push(format!(
+                "{} messages name a topic id that the topics table does not define; left out",
+                self.unknown
+            ));
+        }
+        if zstd_messages {
+            for c in &mut self.chunks {
+                c.compression = Compression::Zstd;
+            }
+        }
+        (self.chunks, self.per)
+    }
+}
+
+impl RowsToScan {
+    /// Reads every row's id, topic and time: from the file's pages where the direct reader
+    /// takes them (else, or where it refuses a page, through SQLite, which says what is wrong
+    /// if anything is), the work split between threads; then keeps the result in the index
+    /// cache.
+    ///
+    /// `capture`: connections whose payloads are kept as they are met (up to
+    /// [`CAPTURE_BYTES`]), for reading them next without a second pass.
+    fn scan(&self, src: &SqliteSource, capture: Option<&[usize]>) -> Result<ScannedRows> {
+        let path = src.shown_path.as_path();
+        let ncon = self.ncon;
+        let by_topic_id = &self.by_topic_id;
+        let bytes = std::sync::atomic::AtomicUsize::new(0);
+        let given_up = std::sync::atomic::AtomicBool::new(false);
+        let cap = capture.map(|conns| Capture {
+            want: (0..ncon).map(|c| conns.contains(&c)).collect(),
+            zstd: src.zstd_messages,
+            path,
+            bytes: &bytes,
+            budget: CAPTURE_BYTES,
+            given_up: &given_up,
+        });
+        let direct_scan = src.direct().and_then(|d| {
+            let threads = crate::iter::default_threads().clamp(1, 4);
+            let per_thread = d.leaves.len().div_ceil(threads).max(1);
+            let parts: Vec<&[Leaf]> = d.leaves.chunks(per_thread).collect();
+            // Room for each part's share of the expected messages (no more than the file
+            // could hold: rows take 4 bytes or more).
+            let leaves = d.leaves.len().max(1) as u128;
+            let most = u128::from(src.size / 4);
+            // The first part's tables get room for every part's entries: the others' are
+            // appended to them without moving them (room not written to takes no memory).
+            let hints = |part: &[Leaf], first: bool| -> Vec<usize> {
+                let Some(e) = &self.expected else {
+                    return Vec::new();
+                };
+                e.iter()
+                    .map(|&n| {
+                        let share = match first {
+                            true => u128::from(n),
+                            false => u128::from(n) * part.len() as u128 / leaves,
+                        };
+                        (share + share / 64 + 16).min(most) as usize
+                    })
+                    .collect()
+            };
+            let scan = |part: &&[Leaf], first: bool| {
+                d.scan(part, by_topic_id, ncon, cap.as_ref(), &hints(part, first))
+            };
+            let r = scan_parts(&parts, |p| scan(p, true), |_, p| scan(p, false))
+                .into_iter()
+                .collect::<Result<Vec<RowScan>>>()
+                .ok();
+            if r.is_none() {
+                src.direct_refused
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            r
+        });
+        let mut out = ScannedRows {
+            chunks: Vec::new(),
+            per: vec![Vec::new(); ncon],
+            unknown: 0,
+            captured: HashMap::new(),
+        };
+        if let Some(scans) = direct_scan {
+            merge_scans(
+                scans,
+                &mut out.chunks,
+                &mut out.per,
+                &mut out.unknown,
+                &mut out.captured,
+            );
+            if given_up.load(std::sync::atomic::Ordering::Relaxed) {
+                out.captured = HashMap::new();
+            }
+        } else if let Some((lo, hi)) = self.range {
+            let threads = crate::iter::default_threads().clamp(1, 4) as i64;
+            // Ids may be anywhere in i64 (a forged file): split in i128.
+            let (l, h, n) = (i128::from(lo), i128::from(hi), i128::from(threads));
+            let span = (h - l) / n + 1;
+            let ranges: Vec<(i64, i64)> = (0..n)
+                .map(|k| (l + k * span, (l + (k + 1) * span - 1).min(h)))
+                .filter(|(a, b)| a <= b)
+                .filter_map(|(a, b)| Some((i64::try_from(a).ok()?, i64::try_from(b).ok()?)))
+                .collect();
+            let main = || {
+                src.conns[0].lock().map_err(|_| Error::Storage {
+                    path: path.to_path_buf(),
+                    reason: "a reading thread failed".into(),
+                })
+            };
+            // The first range on the first connection, here; each other on a connection of
+            // its own.
+            let results = scan_parts(
+                &ranges,
+                |&(a, b)| scan_rows(&*main()?, path, a, b, by_topic_id, ncon),
+                |k, &(a, b)| match src.conns.get(k + 1).and_then(|c| c.lock().ok()) {
+                    Some(c) => scan_rows(&c, path, a, b, by_topic_id, ncon),
+                    None => Err(Error::Storage {
+                        path: path.to_path_buf(),
+                        reason: "no second connection to the database".into(),
+                    }),
+                },
+            );
+            let mut scans = Vec::new();
+            for (k, r) in results.into_iter().enumerate() {
+                match r {
+                    Ok(s) => scans.push(s),
+                    // A second connection may be refused (a private copy of a WAL database):
+                    // read that range on the main connection.
+                    Err(_) if k > 0 => {
+                        if let Some(&(a, b)) = ranges.get(k) {
+                            scans.push(scan_rows(&*main()?, path, a, b, by_topic_id, ncon)?);
+                        }
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            merge_scans(
+                scans,
+                &mut out.chunks,
+                &mut out.per,
+                &mut out.unknown,
+                &mut out.captured,
+            );
+        }
+        if let Some(k) = &self.key {
+            let rows = crate::storage::sidecar::Rows {
+                chunks: out.chunks,
+                per: out.per,
+                unknown: out.unknown,
+            };
+            // The cache only saves time: a failure to write it changes nothing.
+            let _ = crate::storage::sidecar::store_rows(k, &rows);
+            (out.chunks, out.per, out.unknown) = (rows.chunks, rows.per, rows.unknown);
+        }
+        Ok(out)
+    }
+}
+
+/// Bytes of payloads a row scan keeps for the connections about to be read (see
+/// [`RowsToScan::scan`]); past it, nothing is kept and they are read again.
+const CAPTURE_BYTES: usize = 256 << 20;
+
+/// Blocks of rows kept by the row scan for connections about to be read, by block index, with
+/// those connections (sorted).
+pub(crate) type Captured = (Vec<usize>, HashMap<u32, Vec<u8>>);
+
+/// Completes the summary `quick` of a recording opened with its row scan deferred: reads the
+/// rows of `src` (the recording's one storage file) into blocks and tables, counts and times
+/// from them, and says where metadata.yaml disagrees with them. With `capture`, the payloads
+/// of those connections are kept on the way, in blocks laid out as [`read_rows`] lays them.
+pub(crate) fn complete(
+    d: Deferred,
+    src: &Source,
+    quick: &Summary,
+    capture: Option<&[usize]>,
+) -> Result<(Summary, MessageTables, Option<Captured>)> {
+    let Source::Sqlite(s) = src else {
+        return Err(Error::Invalid(
+            "a row scan of a storage that is not SQLite".into(),
+        ));
+    };
+    let mut scan = d.rows.scan(s, capture)?;
+    let captured = std::mem::take(&mut scan.captured);
+    let captured = capture.filter(|_| !captured.is_empty()).map(|c| {
+        let mut conns = c.to_vec();
+        conns.sort_unstable();
+        conns.dedup();
+        (conns, captured)
+    });
+    let mut warnings = Vec::new();
+    let (mut chunks, per) = scan.into_blocks(&mut warnings, s.zstd_messages);
+    for c in &mut chunks {
+        c.file = 0;
+    }
+    let mut full = quick.clone();
+    full.rows_pending = false;
+    full.chunks = chunks;
+    full.finish();
+    let name = quick
+        .files
+        .first()
+        .and_then(|f| f.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    for w in warnings {
+        full.warnings.push(format!("{name}: {w}"));
+    }
+    if let Some(m) = &d.rows.meta {
+        let mut w = Vec::new();
+        compare_metadata(m, &full, &mut w);
+        for w in w {
+            if !full.warnings.contains(&w) {
+                full.warnings.push(w);
+            }
+        }
+    }
+    Ok((
+        full,
+        MessageTables {
+            per_connection: per,
+            warnings: Vec::new(),
+        },
+        captured,
+    ))
 }
 
 /// Scans `parts` (consecutive id ranges, or runs of leaves), the first with `first` on this
@@ -1196,9 +1542,11 @@ fn merge_scans(
     chunks: &mut Vec<Chunk>,
     per: &mut [Vec<IndexEntry>],
     unknown: &mut u64,
+    captured: &mut HashMap<u32, Vec<u8>>,
 ) {
     for sc in scans {
         let base = chunks.len() as u32;
+        captured.extend(sc.captured.into_iter().map(|(k, b)| (k + base, b)));
         for (ci, v) in sc.per.into_iter().enumerate() {
             if base == 0 && per[ci].is_empty() {
                 // The first scan's entries are moved, not copied.
@@ -1214,9 +1562,12 @@ fn merge_scans(
         chunks.extend(sc.chunks);
         *unknown += sc.unknown;
     }
-    // Grown by doubling while scanning: give back the unused half (16 bytes a message kept).
+    // Grown by doubling while scanning: give back the unused half (16 bytes a message kept),
+    // but not a little room left by a good guess (that would copy the table).
     for v in per.iter_mut() {
-        v.shrink_to_fit();
+        if v.capacity() - v.len() > v.len() / 16 + 64 {
+            v.shrink_to_fit();
+        }
     }
 }
 
@@ -1237,6 +1588,29 @@ struct RowScan {
     per: Vec<Vec<IndexEntry>>,
     chunks: Vec<Chunk>,
     unknown: u64,
+    /// Blocks (by index in this scan) of the captured rows, in the layout of [`read_rows`].
+    captured: Vec<(u32, Vec<u8>)>,
+}
+
+/// Rows of some connections kept while the rows are scanned, so that reading those
+/// connections next needs no second pass over the pages (`csv` of one topic).
+pub(crate) struct Capture<'a> {
+    /// Per connection index: wanted.
+    want: Vec<bool>,
+    zstd: bool,
+    path: &'a Path,
+    /// Bytes kept by every scanning thread, against `budget`.
+    bytes: &'a std::sync::atomic::AtomicUsize,
+    budget: usize,
+    /// Set when the budget is spent or a row would not keep: nothing is kept then.
+    given_up: &'a std::sync::atomic::AtomicBool,
+}
+
+/// One thread's rows being captured: the current block's (id, start, length) in `data`.
+struct Capturing<'a> {
+    cap: &'a Capture<'a>,
+    rows: Vec<(i64, usize, usize)>,
+    data: Vec<u8>,
 }
 
 /// Scans the rows with ids in `a..=b` into blocks and table entries (chunk indexes relative to
@@ -1266,12 +1640,14 @@ fn scan_rows(
         };
         sc.push(int(0)?, int(1)?, int(2)?);
     }
+    // (Rows read through SQLite are not captured: they are read again the usual way.)
     Ok(sc.finish())
 }
 
 /// Makes blocks and table entries of rows given in id order.
-struct RowScanner {
+struct RowScanner<'a> {
     out: RowScan,
+    capturing: Option<Capturing<'a>>,
     counts: Vec<u32>,
     rows_in_block: usize,
     /// Topic ids are small: looked up in a table, not a hash map, for each of millions of rows.
@@ -1279,8 +1655,8 @@ struct RowScanner {
     by_topic_id: HashMap<i64, usize>,
 }
 
-impl RowScanner {
-    fn new(by_topic_id: &HashMap<i64, usize>, ncon: usize) -> RowScanner {
+impl<'a> RowScanner<'a> {
+    fn new(by_topic_id: &HashMap<i64, usize>, ncon: usize) -> RowScanner<'a> {
         let max_id = by_topic_id.keys().copied().max().unwrap_or(0);
         let dense = (0..=65536).contains(&max_id).then(|| {
             let mut v = vec![None; max_id as usize + 1];
@@ -1296,7 +1672,9 @@ impl RowScanner {
                 per: vec![Vec::new(); ncon],
                 chunks: Vec::new(),
                 unknown: 0,
+                captured: Vec::new(),
             },
+            capturing: None,
             counts: vec![0u32; ncon],
             rows_in_block: 0,
             dense,
@@ -1313,7 +1691,89 @@ impl RowScanner {
         }
     }
 
+    /// Keeps the rows of `cap`'s connections too.
+    fn capturing(mut self, cap: Option<&'a Capture<'a>>) -> RowScanner<'a> {
+        self.capturing = cap.map(|cap| Capturing {
+            cap,
+            rows: Vec::new(),
+            data: Vec::new(),
+        });
+        self
+    }
+
+    /// Whether the row just pushed (of connection `ci`) is to be captured.
+    fn wants(&self, ci: Option<usize>) -> bool {
+        match (&self.capturing, ci) {
+            (Some(c), Some(ci)) => {
+                c.cap.want.get(ci).copied().unwrap_or(false)
+                    && !c.cap.given_up.load(std::sync::atomic::Ordering::Relaxed)
+            }
+            _ => false,
+        }
+    }
+
+    /// Captures row `id`'s payload, which `fill` appends to the buffer it is given.
+    fn capture(&mut self, id: i64, fill: impl FnOnce(&mut Vec<u8>) -> Result<()>) {
+        let Some(c) = &mut self.capturing else {
+            return;
+        };
+        let at = c.data.len();
+        let ok = fill(&mut c.data).is_ok();
+        let len = c.data.len() - at;
+        let total = c
+            .cap
+            .bytes
+            .fetch_add(len, std::sync::atomic::Ordering::Relaxed)
+            + len;
+        if !ok || total > c.cap.budget {
+            c.cap
+                .given_up
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            self.capturing = None;
+            self.out.captured = Vec::new();
+            return;
+        }
+        c.rows.push((id, at, len));
+    }
+
+    /// The current block's captured rows, laid out as [`read_rows`] lays out a block.
+    fn flush_capture(&mut self) {
+        let (Some(c), Some(ch)) = (&mut self.capturing, self.out.chunks.last()) else {
+            return;
+        };
+        if c.rows.is_empty() {
+            return;
+        }
+        let slots = (i128::from(ch.index_pos as i64) - i128::from(ch.first_row) + 1) as usize;
+        let mut b =
+            BlockBuf::with_payload(slots, c.data.len(), c.cap.zstd, ch.first_row, c.cap.path);
+        let mut ok = true;
+        for &(id, at, len) in &c.rows {
+            let data = &c.data[at..at + len];
+            ok &= b
+                .push(id, |d| {
+                    d.extend_from_slice(data);
+                    Ok(())
+                })
+                .is_ok();
+        }
+        c.rows.clear();
+        c.data.clear();
+        if ok {
+            let k = (self.out.chunks.len() - 1) as u32;
+            self.out.captured.push((k, b.buf));
+        } else {
+            // Errors are said when the rows are read the usual way.
+            c.cap
+                .given_up
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            self.capturing = None;
+            self.out.captured = Vec::new();
+        }
+    }
+
     fn flush(&mut self) {
+        self.flush_capture();
         if let Some(ch) = self.out.chunks.last_mut() {
             ch.counts = self
                 .counts
@@ -1326,12 +1786,12 @@ impl RowScanner {
         }
     }
 
-    /// One row: its id, topic id and timestamp.
+    /// One row: its id, topic id and timestamp. Returns its connection index.
     #[inline]
-    fn push(&mut self, id: i64, topic: i64, t: i64) {
+    fn push(&mut self, id: i64, topic: i64, t: i64) -> Option<usize> {
         let Some(ci) = self.lookup(topic) else {
             self.out.unknown += 1;
-            return;
+            return None;
         };
         let t = u64::try_from(t).unwrap_or(0);
         let new_block = match self.out.chunks.last() {
@@ -1367,6 +1827,7 @@ impl RowScanner {
             offset: (i128::from(id) - i128::from(ch.first_row)) as u32,
         });
         self.rows_in_block += 1;
+        Some(ci)
     }
 
     fn finish(mut self) -> RowScan {
@@ -1387,7 +1848,18 @@ struct BlockBuf<'a> {
 
 impl BlockBuf<'_> {
     fn new(slots: usize, zstd: bool, first_row: i64, path: &Path) -> BlockBuf<'_> {
-        let mut buf = Vec::with_capacity(4 + 8 * slots + 64 * slots);
+        BlockBuf::with_payload(slots, 64 * slots, zstd, first_row, path)
+    }
+
+    /// With room for `payload` bytes of payloads.
+    fn with_payload(
+        slots: usize,
+        payload: usize,
+        zstd: bool,
+        first_row: i64,
+        path: &Path,
+    ) -> BlockBuf<'_> {
+        let mut buf = Vec::with_capacity(4 + 8 * slots + payload);
         buf.extend_from_slice(&(slots as u32).to_le_bytes());
         for _ in 0..slots {
             buf.extend_from_slice(&0u32.to_le_bytes());
@@ -1471,7 +1943,7 @@ pub(crate) fn read_rows(src: &Source, ch: &Chunk, topics: Option<&[i64]>) -> Res
             Error::Invalid(format!("row block {}..{last} is not a block", ch.first_row))
         })?;
     let mut out = BlockBuf::new(slots, s.zstd_messages, ch.first_row, &s.shown_path);
-    if let Some(d) = &s.direct {
+    if let Some(d) = s.direct() {
         d.rows(ch.first_row, last, topics, &mut out)?;
         return Ok(out.buf);
     }

@@ -455,6 +455,7 @@ pub(crate) fn load(key: &Key, path: &Path) -> Option<Opened> {
             warnings: table_warnings,
         }),
         profile,
+        deferred: None,
     })
 }
 

@@ -332,6 +332,7 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
     let connections = conns.into_iter().map(Connection::from).collect();
     Ok(Opened {
         profile: String::new(),
+        deferred: None,
         summary: Summary {
             path: path.to_path_buf(),
             file_size,

@@ -325,6 +325,7 @@ pub(crate) fn open(src: &Source, path: &Path, file_size: u64, version: Version) 
             warnings: Vec::new(),
         }),
         profile: String::new(),
+        deferred: None,
     })
 }
 

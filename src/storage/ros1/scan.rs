@@ -239,6 +239,7 @@ pub(crate) fn scan_v2(
     ));
     Ok(Opened {
         profile: String::new(),
+        deferred: None,
         summary,
         index_pos,
         tables: Some(MessageTables {

@@ -236,6 +236,7 @@ pub(crate) fn open(file: &crate::storage::Source, path: &Path, file_size: u64) -
     summary.finish();
     Ok(Opened {
         profile: String::new(),
+        deferred: None,
         summary,
         index_pos,
         tables: Some(MessageTables {
