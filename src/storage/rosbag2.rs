@@ -1544,30 +1544,52 @@ fn merge_scans(
     unknown: &mut u64,
     captured: &mut HashMap<u32, Vec<u8>>,
 ) {
+    // Per connection, the entries of each scan with the index of its first block.
+    let mut cols: Vec<Vec<(u32, Vec<IndexEntry>)>> = vec![Vec::new(); per.len()];
     for sc in scans {
         let base = chunks.len() as u32;
         captured.extend(sc.captured.into_iter().map(|(k, b)| (k + base, b)));
         for (ci, v) in sc.per.into_iter().enumerate() {
-            if base == 0 && per[ci].is_empty() {
-                // The first scan's entries are moved, not copied.
-                per[ci] = v;
-                continue;
+            if let Some(c) = cols.get_mut(ci) {
+                c.push((base, v));
             }
-            per[ci].reserve(v.len());
-            per[ci].extend(v.into_iter().map(|e| IndexEntry {
-                chunk: e.chunk + base,
-                ..e
-            }));
         }
         chunks.extend(sc.chunks);
         *unknown += sc.unknown;
     }
-    // Grown by doubling while scanning: give back the unused half (16 bytes a message kept),
-    // but not a little room left by a good guess (that would copy the table).
-    for v in per.iter_mut() {
-        if v.capacity() - v.len() > v.len() / 16 + 64 {
-            v.shrink_to_fit();
+    let append = |per: &mut [Vec<IndexEntry>], cols: &mut [Vec<(u32, Vec<IndexEntry>)>]| {
+        for (p, c) in per.iter_mut().zip(cols.iter_mut()) {
+            for (base, v) in c.drain(..) {
+                if base == 0 && p.is_empty() {
+                    // The first scan's entries are moved, not copied.
+                    *p = v;
+                    continue;
+                }
+                p.reserve(v.len());
+                p.extend(v.into_iter().map(|e| IndexEntry {
+                    chunk: e.chunk + base,
+                    ..e
+                }));
+            }
+            // Grown by doubling while scanning: give back the unused half (16 bytes a
+            // message kept), but not a little room left by a good guess (that would copy).
+            if p.capacity() - p.len() > p.len() / 16 + 64 {
+                p.shrink_to_fit();
+            }
         }
+    };
+    // Half the connections on another thread (the copies are tens of MB at millions of rows).
+    let half = per.len() / 2;
+    let (p1, p2) = per.split_at_mut(half);
+    let (c1, c2) = cols.split_at_mut(half);
+    if crate::iter::default_threads() > 1 && half > 0 {
+        std::thread::scope(|sc| {
+            sc.spawn(|| append(p1, c1));
+            append(p2, c2);
+        });
+    } else {
+        append(p1, c1);
+        append(p2, c2);
     }
 }
 

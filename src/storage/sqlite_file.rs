@@ -18,6 +18,8 @@ use crate::error::{Error, Result};
 
 /// Largest run of consecutive pages read by one system call.
 const RUN_BYTES: usize = 1 << 20;
+/// Pages of other b-trees read over (and not used) between two leaves of one run.
+const MAX_GAP: u64 = 4;
 /// Deepest b-tree accepted (SQLite's own limit is 20 for any real database).
 const MAX_DEPTH: usize = 64;
 
@@ -511,18 +513,25 @@ impl SqliteFile {
         let per_run = (RUN_BYTES / self.page_size).max(1);
         let mut i = 0;
         while i < leaves.len() {
-            let first = leaves[i].page;
+            // A run of leaves in increasing page order, read with the few pages between them
+            // (index pages interleave with a table's leaves when both grew together): one
+            // system call for up to RUN_BYTES instead of one per stretch of leaves.
+            let first = u64::from(leaves[i].page);
             let mut n = 1;
-            while i + n < leaves.len()
-                && n < per_run
-                && u64::from(leaves[i + n].page) == u64::from(first) + n as u64
-            {
+            while i + n < leaves.len() {
+                let next = u64::from(leaves[i + n].page);
+                let prev = u64::from(leaves[i + n - 1].page);
+                if next <= prev || next - prev > MAX_GAP || next - first >= per_run as u64 {
+                    break;
+                }
                 n += 1;
             }
-            self.read_pages(first, n, buf)?;
-            for k in 0..n {
+            let span = (u64::from(leaves[i + n - 1].page) - first + 1) as usize;
+            self.read_pages(leaves[i].page, span, buf)?;
+            for leaf in &leaves[i..i + n] {
+                let k = (u64::from(leaf.page) - first) as usize;
                 let b = &buf[k * self.page_size..(k + 1) * self.page_size];
-                f(&leaves[i + k], b)?;
+                f(leaf, b)?;
             }
             i += n;
         }
