@@ -325,9 +325,16 @@ impl Bag {
         }
     }
 
-    /// Every warning: the summary's, then those of the message tables once built (without
-    /// completing a summary whose row scan is deferred).
+    /// Every warning: the summary's (completing a summary whose row scan is deferred), then
+    /// those of the message tables once built.
     pub fn warnings(&self) -> Vec<String> {
+        self.summary();
+        self.quick_warnings()
+    }
+
+    /// The warnings known so far: [`Bag::quick_summary`]'s, then those of the message tables
+    /// once built. Reads nothing.
+    pub fn quick_warnings(&self) -> Vec<String> {
         let mut w = self.quick_summary().warnings.clone();
         if let Some(t) = self.inner.tables.get() {
             w.extend(t.warnings.iter().cloned());

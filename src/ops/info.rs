@@ -226,7 +226,11 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
         }
         outln!(out, "{label} {name}: {line}");
     }
-    let warnings = bag.warnings();
+    let warnings = if freq {
+        bag.warnings()
+    } else {
+        bag.quick_warnings()
+    };
     for (i, w) in warnings.iter().enumerate() {
         let label = if i == 0 {
             "warnings:   "
