@@ -69,6 +69,9 @@ pub(crate) struct Inner {
     /// Blocks of rows the deferred scan kept for the connections about to be read, each
     /// taken once (see [`Bag::take_captured`]).
     captured: Mutex<Option<crate::storage::rosbag2::Captured>>,
+    /// The tables of some connections only (sorted), made by a scan that completed the
+    /// summary for them; the whole tables are then read on first need.
+    partial: Mutex<Option<(Vec<usize>, Arc<MessageTables>)>>,
     /// Byte offset of the index section (index_pos), for the region after the last chunk.
     pub(crate) index_pos: u64,
     tables: OnceLock<Arc<MessageTables>>,
@@ -235,6 +238,7 @@ impl Bag {
                 deferred: Mutex::new(opened.deferred),
                 scan_error: OnceLock::new(),
                 captured: Mutex::new(None),
+                partial: Mutex::new(None),
                 index_pos: opened.index_pos,
                 tables,
                 plans: (0..n_conns).map(|_| OnceLock::new()).collect(),
@@ -302,26 +306,69 @@ impl Bag {
     /// Runs the deferred row scan: the complete summary, and the tables (or why not).
     fn complete_summary(&self, capture: Option<&[usize]>) -> Summary {
         let quick = self.inner.quick.clone().unwrap_or_default();
-        let deferred = self.inner.deferred.lock().ok().and_then(|mut d| d.take());
-        let (Some(d), Some(src)) = (deferred, self.inner.files.first()) else {
+        let Ok(mut deferred) = self.inner.deferred.lock() else {
+            return quick;
+        };
+        let (Some(d), Some(src)) = (deferred.as_ref(), self.inner.files.first()) else {
             return quick;
         };
         match crate::storage::rosbag2::complete(d, src, &quick, capture) {
             Ok((s, mut t, captured)) => {
                 t.sort();
-                let _ = self.inner.tables.set(Arc::new(t));
+                match capture {
+                    // Tables of those connections only: the scan is kept for the rest.
+                    Some(c) => {
+                        let mut c = c.to_vec();
+                        c.sort_unstable();
+                        c.dedup();
+                        if let Ok(mut p) = self.inner.partial.lock() {
+                            *p = Some((c, Arc::new(t)));
+                        }
+                    }
+                    None => {
+                        *deferred = None;
+                        let _ = self.inner.tables.set(Arc::new(t));
+                    }
+                }
                 if let Ok(mut c) = self.inner.captured.lock() {
                     *c = captured;
                 }
                 s
             }
             Err(e) => {
+                *deferred = None;
                 let mut s = quick;
                 s.rows_pending = false;
                 s.warnings.push(format!("the rows could not be read: {e}"));
                 let _ = self.inner.scan_error.set(e.to_string());
                 s
             }
+        }
+    }
+
+    /// The whole tables of a recording whose summary a scan for some connections completed:
+    /// its rows read again. `None` where that is not the case.
+    fn complete_tables(&self) -> Option<Result<Arc<MessageTables>>> {
+        let s = self.summary();
+        let mut deferred = self.inner.deferred.lock().ok()?;
+        if let Some(t) = self.inner.tables.get() {
+            return Some(Ok(t.clone()));
+        }
+        let d = deferred.as_ref()?;
+        let src = self.inner.files.first()?;
+        let r = crate::storage::rosbag2::complete_tables(d, src, s).map(|mut t| {
+            t.sort();
+            let _ = self.inner.tables.set(Arc::new(t));
+            *deferred = None;
+            if let Ok(mut p) = self.inner.partial.lock() {
+                *p = None;
+            }
+            self.inner.tables.get().cloned()
+        });
+        match r {
+            Ok(Some(t)) => Some(Ok(t)),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
         }
     }
 
@@ -350,8 +397,12 @@ impl Bag {
     /// The message tables, built now if needed (from index data records, without
     /// decompressing chunks whose index is sound).
     pub fn tables(&self) -> Result<Arc<MessageTables>> {
-        // A deferred row scan gives the tables with the summary.
+        // A deferred row scan gives the tables with the summary (or, after a scan for some
+        // connections, with a second scan).
         self.summary();
+        if let Some(t) = self.complete_tables() {
+            return t;
+        }
         if let Some(t) = self.inner.tables.get() {
             return Ok(t.clone());
         }
@@ -366,6 +417,14 @@ impl Bag {
         let s = self.summary();
         if let Some(t) = self.inner.tables.get() {
             return Ok(t.clone());
+        }
+        // Tables of some connections, made by the scan that completed the summary.
+        if let (Some(want), Ok(p)) = (&filter.connections, self.inner.partial.lock()) {
+            if let Some((have, t)) = p.as_ref() {
+                if want.iter().all(|c| have.binary_search(c).is_ok()) {
+                    return Ok(t.clone());
+                }
+            }
         }
         let ranged = filter.start_ns.is_some() || filter.end_ns.is_some();
         let kinds = s
@@ -402,6 +461,9 @@ impl Bag {
         let s = self.summary();
         if let Some(e) = self.inner.scan_error.get() {
             return Err(Error::Invalid(e.clone()));
+        }
+        if let Some(Err(e)) = self.complete_tables() {
+            return Err(e);
         }
         if let Some(t) = self.inner.tables.get() {
             // Already known (recovered bags are scanned whole at open): replay per chunk.

@@ -103,8 +103,8 @@ fn a_recording_its_metadata_bears_out_opens_before_its_rows_are_read() {
         assert_eq!(every_message(&eager), every_message(&bag), "{name}");
         // Reading some topics only gives their messages, in time order.
         let conns = vec![0, s.connections.len() - 1];
-        let some: Vec<(usize, u64)> = Bag::open(&rec)
-            .unwrap()
+        let fresh = Bag::open(&rec).unwrap();
+        let some: Vec<(usize, u64)> = fresh
             .messages(&Filter {
                 connections: Some(conns.clone()),
                 ..Default::default()
@@ -118,6 +118,39 @@ fn a_recording_its_metadata_bears_out_opens_before_its_rows_are_read() {
             .map(|m| (m.0, m.1))
             .collect();
         assert_eq!(some, want, "{name}");
+        // That scan kept those connections' tables only; the whole tables come with a second.
+        assert!(fresh.tables_if_built().is_none());
+        assert_eq!(fresh.summary().chunks, s.chunks);
+        assert_eq!(
+            fresh.tables().unwrap().per_connection,
+            eager.tables().unwrap().per_connection
+        );
+        assert_eq!(every_message(&fresh), every_message(&eager), "{name}");
+        // A field series of one topic first, then every message: the same values as eager.
+        let fresh = Bag::open(&rec).unwrap();
+        let scan = s
+            .topics
+            .iter()
+            .find(|t| t.datatype.ends_with("LaserScan"))
+            .unwrap();
+        let path =
+            bagscope::decode::FieldPath::parse(&format!("{}.angle_increment", scan.name)).unwrap();
+        let series = |b: &Bag| {
+            let s = bagscope::series::field_series(
+                b,
+                &path,
+                None,
+                None,
+                2,
+                &AtomicBool::new(false),
+                &|_| {},
+            )
+            .unwrap();
+            assert_eq!(s.points.len() as u64, scan.message_count);
+            format!("{:?}", s.points)
+        };
+        assert_eq!(series(&fresh), series(&eager), "{name}");
+        assert_eq!(every_message(&fresh), every_message(&eager), "{name}");
     }
 }
 

@@ -77,7 +77,10 @@ pub fn field_series(
         // Rows not read yet (rosbag2 SQLite): these connections' are kept as they are read.
         bag.complete_capturing(&conns);
     }
-    let tables = bag.tables()?;
+    let tables = bag.tables_for(&crate::Filter {
+        connections: Some(conns.clone()),
+        ..Default::default()
+    })?;
     let s = bag.summary();
     let lo = start_ns.unwrap_or(0);
     let hi = end_ns.unwrap_or(u64::MAX);

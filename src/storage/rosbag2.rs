@@ -1427,7 +1427,8 @@ impl RowsToScan {
                 &mut out.captured,
             );
         }
-        if let Some(k) = &self.key {
+        // (A scan for some connections has tables for those only: not kept.)
+        if let (Some(k), None) = (&self.key, capture) {
             let rows = crate::storage::sidecar::Rows {
                 chunks: out.chunks,
                 per: out.per,
@@ -1449,12 +1450,44 @@ const CAPTURE_BYTES: usize = 256 << 20;
 /// those connections (sorted).
 pub(crate) type Captured = (Vec<usize>, HashMap<u32, Vec<u8>>);
 
+/// The whole tables of a recording whose summary a scan for some connections completed
+/// (`summary`): the rows read again, every connection's entries kept.
+pub(crate) fn complete_tables(
+    d: &Deferred,
+    src: &Source,
+    summary: &Summary,
+) -> Result<MessageTables> {
+    let Source::Sqlite(s) = src else {
+        return Err(Error::Invalid(
+            "a row scan of a storage that is not SQLite".into(),
+        ));
+    };
+    let scan = d.rows.scan(s, None)?;
+    if scan.chunks.len() != summary.chunks.len() {
+        return Err(Error::Storage {
+            path: s.shown_path.clone(),
+            reason: format!(
+                "the rows changed between two reads ({} blocks, then {})",
+                summary.chunks.len(),
+                scan.chunks.len()
+            ),
+        });
+    }
+    Ok(MessageTables {
+        per_connection: scan.per,
+        warnings: Vec::new(),
+    })
+}
+
 /// Completes the summary `quick` of a recording opened with its row scan deferred: reads the
 /// rows of `src` (the recording's one storage file) into blocks and tables, counts and times
 /// from them, and says where metadata.yaml disagrees with them. With `capture`, the payloads
 /// of those connections are kept on the way, in blocks laid out as [`read_rows`] lays them.
+///
+/// With `capture`, the tables hold those connections' entries only (the others' are left
+/// empty: [`complete_tables`] reads them when they are needed).
 pub(crate) fn complete(
-    d: Deferred,
+    d: &Deferred,
     src: &Source,
     quick: &Summary,
     capture: Option<&[usize]>,
@@ -1670,6 +1703,9 @@ fn scan_rows(
 struct RowScanner<'a> {
     out: RowScan,
     capturing: Option<Capturing<'a>>,
+    /// Table entries kept for these connections only (a scan for some connections); the
+    /// blocks count every row.
+    entries_for: Option<Vec<bool>>,
     counts: Vec<u32>,
     rows_in_block: usize,
     /// Topic ids are small: looked up in a table, not a hash map, for each of millions of rows.
@@ -1697,6 +1733,7 @@ impl<'a> RowScanner<'a> {
                 captured: Vec::new(),
             },
             capturing: None,
+            entries_for: None,
             counts: vec![0u32; ncon],
             rows_in_block: 0,
             dense,
@@ -1715,6 +1752,7 @@ impl<'a> RowScanner<'a> {
 
     /// Keeps the rows of `cap`'s connections too.
     fn capturing(mut self, cap: Option<&'a Capture<'a>>) -> RowScanner<'a> {
+        self.entries_for = cap.map(|c| c.want.clone());
         self.capturing = cap.map(|cap| Capturing {
             cap,
             rows: Vec::new(),
@@ -1842,6 +1880,14 @@ impl<'a> RowScanner<'a> {
         ch.start_ns = ch.start_ns.min(t);
         ch.end_ns = ch.end_ns.max(t);
         self.counts[ci] += 1;
+        if self
+            .entries_for
+            .as_ref()
+            .is_some_and(|w| !w.get(ci).copied().unwrap_or(false))
+        {
+            self.rows_in_block += 1;
+            return Some(ci);
+        }
         self.out.per[ci].push(IndexEntry {
             time_ns: t,
             chunk: k as u32,
