@@ -1078,3 +1078,47 @@ fn export_window_splits_a_rosbag2_output_by_time() {
     );
     assert_eq!(b.summary().message_count, n);
 }
+
+#[test]
+fn a_sqlite_recording_shows_its_topics_before_its_rows_are_read() {
+    use bagscope::app::worker::{LoadEvent, Loader};
+    let src = common::corpus2_dir().join("rosbag2/humble_talker");
+    let quick = bagscope::Bag::open(&src).unwrap().quick_summary().clone();
+    assert!(
+        quick.rows_pending,
+        "humble_talker opens from its metadata.yaml"
+    );
+    // The loader sends what it knows before reading the rows, then the opened recording.
+    let l = Loader::spawn(
+        bagscope::merge::parts_of(std::slice::from_ref(&src)),
+        false,
+        egui::Context::default(),
+    );
+    let next = || l.rx.recv_timeout(Duration::from_secs(60)).unwrap();
+    match next() {
+        LoadEvent::Preview(s) => {
+            assert!(s.rows_pending);
+            assert_eq!(s.topics, quick.topics);
+        }
+        _ => panic!("the first event is not the preview"),
+    }
+    match next() {
+        LoadEvent::Opened { bag, .. } => {
+            let s = bag.summary();
+            assert!(!s.rows_pending && !s.chunks.is_empty());
+            assert_eq!(s.message_count, quick.message_count);
+        }
+        _ => panic!("the preview is not followed by the opened recording"),
+    }
+    l.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    // The app draws the preview: topics, types, counts, and that the rows are being read.
+    let mut h = harness(None);
+    h.state_mut().preview = Some(std::sync::Arc::new(quick.clone()));
+    h.run_steps(2);
+    h.get_by_label_contains("Reading the rows");
+    h.get_by_label_contains("as metadata.yaml counts them");
+    for t in &quick.topics {
+        h.get_by_label(&t.name);
+        h.get_all_by_label(&t.message_count.to_string());
+    }
+}

@@ -325,6 +325,8 @@ pub struct App {
     loader: Option<Loader>,
     /// What is being opened (for the status line).
     pub opening: Option<String>,
+    /// What is known of the recording being opened before its rows are read.
+    pub preview: Option<Arc<crate::Summary>>,
     /// The last error, shown until dismissed.
     pub error: Option<String>,
     /// A passing notice.
@@ -393,6 +395,7 @@ impl App {
             doc: None,
             loader: None,
             opening: None,
+            preview: None,
             error: None,
             notice: None,
             recent,
@@ -445,6 +448,7 @@ impl App {
             l.cancel.store(true, Ordering::Relaxed);
         }
         self.error = None;
+        self.preview = None;
         self.opening = Some(label);
         self.loader = Some(Loader::spawn(parts, align, self.ctx.clone()));
     }
@@ -650,11 +654,14 @@ impl App {
                         }
                         self.doc = Some(doc);
                         self.opening = None;
+                        self.preview = None;
                         self.remember(canonical, demo);
                     }
+                    LoadEvent::Preview(s) => self.preview = Some(s),
                     LoadEvent::Failed(e) => {
                         self.error = Some(e);
                         self.opening = None;
+                        self.preview = None;
                         done = true;
                     }
                     LoadEvent::Progress(p, h) => {
@@ -882,7 +889,10 @@ impl App {
                 self.cmds.append(&mut cmds);
             }
             false => {
-                egui::CentralPanel::default().show(ui, |ui| self.start_screen(ui));
+                egui::CentralPanel::default().show(ui, |ui| match self.preview.clone() {
+                    Some(p) => preview_screen(ui, &p),
+                    None => self.start_screen(ui),
+                });
             }
         }
         if self.show_info {
@@ -1333,4 +1343,56 @@ pub fn run(bags: Vec<PathBuf>) -> eframe::Result<()> {
             Ok(Box::new(app))
         }),
     )
+}
+
+/// What the app shows of a recording whose rows are being read (opened from its
+/// metadata.yaml): its topics, counts and time span, while the timeline waits for the rows.
+fn preview_screen(ui: &mut egui::Ui, s: &crate::Summary) {
+    ui.add_space(12.0);
+    ui.heading(s.path.display().to_string());
+    let span = match (s.start_ns, s.end_ns) {
+        (Some(a), Some(b)) => format!(
+            ", {} from {} UTC",
+            timefmt::duration(b.saturating_sub(a)),
+            timefmt::date(a)
+        ),
+        _ => String::new(),
+    };
+    ui.label(format!(
+        "{} messages on {} topics{span}: as metadata.yaml counts them (the database's row ids and timestamp index agree).",
+        s.message_count,
+        s.topics.len()
+    ));
+    ui.horizontal(|ui| {
+        ui.spinner();
+        ui.label(format!(
+            "Reading the rows of {} for the timeline…",
+            timefmt::bytes(s.file_size)
+        ));
+    });
+    ui.add_space(8.0);
+    let secs = s.duration_ns() as f64 / 1e9;
+    egui::ScrollArea::vertical().show(ui, |ui| {
+        egui::Grid::new("preview_topics")
+            .striped(true)
+            .num_columns(4)
+            .show(ui, |ui| {
+                ui.strong("topic");
+                ui.strong("type");
+                ui.strong("messages");
+                ui.strong("rate");
+                ui.end_row();
+                for t in &s.topics {
+                    ui.label(&t.name);
+                    ui.label(&t.datatype);
+                    ui.label(t.message_count.to_string());
+                    if secs > 0.0 && t.message_count > 1 {
+                        ui.label(format!("{:.2} Hz", (t.message_count - 1) as f64 / secs));
+                    } else {
+                        ui.label("");
+                    }
+                    ui.end_row();
+                }
+            });
+    });
 }

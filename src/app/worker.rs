@@ -32,6 +32,9 @@ pub enum LoadEvent {
         /// It is the app's own demo bag.
         demo: bool,
     },
+    /// Known before the recording's rows are read (a rosbag2 SQLite recording opened from its
+    /// metadata.yaml): what the app shows while they are read.
+    Preview(Arc<Summary>),
     /// It did not open.
     Failed(String),
     /// Tables progress and the density so far.
@@ -235,6 +238,11 @@ fn load(
             return;
         }
     };
+    if bag.quick_summary().rows_pending {
+        // Topics, counts and times at once; the blocks the timeline needs come with the rows.
+        let _ = tx.send(LoadEvent::Preview(Arc::new(bag.quick_summary().clone())));
+        ctx.request_repaint();
+    }
     let s = bag.summary().clone();
     let first = Arc::new(chunk_histogram(&s));
     let canonical = std::fs::canonicalize(&parts[0].path).unwrap_or_else(|_| parts[0].path.clone());
