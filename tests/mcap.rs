@@ -3,6 +3,8 @@
 //! listed, and the linear scan reads them in time order.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use bagscope::decode::{Plan, Value};
 use bagscope::{Bag, Filter};
 
@@ -147,5 +149,73 @@ fn a_message_before_its_channel_is_skipped_with_a_warning() {
         bag.warnings().iter().any(|w| w.contains("channel 4")),
         "{:?}",
         bag.warnings()
+    );
+}
+
+#[test]
+fn check_compares_every_chunk_record_with_the_index() {
+    use bagscope::export::{export, ExportOptions, OutputFormat};
+    use bagscope::{Compression, WriteOptions};
+    let dir = common::temp_dir("mcap-check");
+    let src = dir.join("demo.bag");
+    bagscope::demo::write_demo(&src, 4).unwrap();
+    let o = ExportOptions {
+        filter: Filter::default(),
+        write: WriteOptions {
+            compression: Compression::None,
+            chunk_size: 64 << 10,
+        },
+        format: Some(OutputFormat::Mcap),
+        rosbag2_compression: bagscope::rosbag2_writer::Rosbag2Compression::None,
+        split_bytes: None,
+        split_ns: None,
+        to_ros2: false,
+        to_ros1: false,
+        migrate: None,
+    };
+    let out = dir.join("demo.mcap");
+    let bag = Bag::open(&src).unwrap();
+    export(
+        &bag,
+        &out,
+        &o,
+        &std::sync::atomic::AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap();
+    let b = Bag::open(&out).unwrap();
+    let r = bagscope::check::check(&b, 2, None).unwrap();
+    assert_eq!(r.messages, b.summary().message_count);
+    assert!(r.chunks > 3 && r.problems.is_empty(), "{:?}", r.problems);
+    // A message's log time changed in its chunk (uncompressed), not in the index: found.
+    let e = b.tables().unwrap().per_connection[0][3];
+    let ch = &b.summary().chunks[e.chunk as usize];
+    let at = (ch.data_pos + u64::from(e.offset)) as usize;
+    let mut bytes = std::fs::read(&out).unwrap();
+    assert_eq!(bytes[at], 0x05, "a Message record");
+    bytes[at + 9 + 6] ^= 1;
+    std::fs::write(&out, &bytes).unwrap();
+    let b = Bag::open(&out).unwrap();
+    let r = bagscope::check::check(&b, 2, None).unwrap();
+    assert!(
+        r.problems
+            .iter()
+            .any(|p| p.contains(&format!("chunk at byte {}", ch.pos))
+                && p.contains("different places or times")),
+        "{:?}",
+        r.problems
+    );
+    // A Message record's channel id changed to one no Channel defines: named.
+    bytes[at + 9 + 6] ^= 1;
+    bytes[at + 9] = 0xee;
+    bytes[at + 10] = 0xee;
+    std::fs::write(&out, &bytes).unwrap();
+    let r = bagscope::check::check(&Bag::open(&out).unwrap(), 2, None).unwrap();
+    assert!(
+        r.problems
+            .iter()
+            .any(|p| p.contains("undefined connection 61166")),
+        "{:?}",
+        r.problems
     );
 }

@@ -107,7 +107,13 @@ pub fn check(
 ) -> Result<CheckReport> {
     let s = bag.summary();
     let tables = bag.tables()?;
-    let conn_index = s.connection_index();
+    // A record's connection: by its storage file and the id it carries.
+    let conn_index: std::collections::HashMap<(u32, u32), usize> = s
+        .connections
+        .iter()
+        .enumerate()
+        .map(|(ci, c)| ((c.file, c.id), ci))
+        .collect();
     // A count and an order-free digest of the table entries of each chunk, to compare with
     // what the chunk really holds without keeping a copy of the tables.
     let mut want: Vec<(u64, u64)> = vec![(0, 0); s.chunks.len()];
@@ -151,7 +157,14 @@ pub fn check(
         r.compressed_bytes = s.file_size;
         return Ok(r);
     }
-    if !matches!(s.version, crate::Version::V2_0 | crate::Version::V1_2) {
+    // ROS 1 chunks and MCAP chunks (or stretches) are read record by record and compared
+    // with the tables by a count and a digest per chunk; other storages (SQLite rows, the old
+    // formats) through the tables.
+    let mcap = s
+        .chunks
+        .iter()
+        .all(|c| c.kind == crate::bag::ChunkKind::Mcap);
+    if !(matches!(s.version, crate::Version::V2_0 | crate::Version::V1_2) || mcap) {
         return check_via_tables(bag, &tables, threads, per_message, report);
     }
     for_each_chunk_parallel(bag, threads, &|i, data| {
@@ -163,8 +176,8 @@ pub fn check(
         match data {
             Err(e) => problems.push(e.to_string()),
             Ok(data) => {
-                let r = scan_chunk_messages(data, ch.pos, |id, e, d| {
-                    let Some(&ci) = conn_index.get(&id) else {
+                let on_message = |id: u32, e: IndexEntry, d: &[u8]| {
+                    let Some(&ci) = conn_index.get(&(ch.file, id)) else {
                         problems.push(format!(
                             "message at byte {} of the chunk at byte {} names undefined connection {id}",
                             e.offset, ch.pos
@@ -187,7 +200,13 @@ pub fn check(
                     if let Some(p) = per_message.and_then(|f| f(ci, e.time_ns, d)) {
                         problems.push(p);
                     }
-                });
+                };
+                let r = match ch.kind {
+                    crate::bag::ChunkKind::Mcap => {
+                        crate::storage::mcap::scan_chunk_messages(data, ch.pos, on_message)
+                    }
+                    _ => scan_chunk_messages(data, ch.pos, on_message),
+                };
                 if let Err(e) = r {
                     problems.push(e.to_string());
                 }

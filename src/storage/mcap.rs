@@ -1082,6 +1082,46 @@ fn scan_chunk(
     Ok((chunk, entries))
 }
 
+/// Calls `f(channel id, entry, payload)` for each Message record of a chunk's uncompressed
+/// records (or a stretch of an unchunked file), in order; the entry's chunk is 0 and its offset
+/// the record's. What `check` compares with the tables.
+pub(crate) fn scan_chunk_messages(
+    data: &[u8],
+    chunk_pos: u64,
+    mut f: impl FnMut(u32, IndexEntry, &[u8]),
+) -> Result<()> {
+    walk_records(data, chunk_pos, |off, op, c| {
+        if op != opcode::MESSAGE {
+            return Ok(());
+        }
+        let (Some(ch), Some(t), Some(payload)) =
+            (c.get(0..2), c.get(6..14), c.get(MESSAGE_HEADER..))
+        else {
+            return Err(Error::Truncated {
+                kind: RecordKind::Mcap("Message"),
+                at: Location::InChunk {
+                    chunk_pos,
+                    offset: off as u64,
+                },
+                needed: MESSAGE_HEADER as u64,
+                available: c.len() as u64,
+            });
+        };
+        let time_ns = u64::from_le_bytes(t.try_into().unwrap_or([0; 8]));
+        let entry = IndexEntry {
+            time_ns,
+            chunk: 0,
+            offset: off as u32,
+        };
+        f(
+            u32::from(u16::from_le_bytes([ch[0], ch[1]])),
+            entry,
+            payload,
+        );
+        Ok(())
+    })
+}
+
 /// Calls `f(offset, opcode, content)` for each record of a chunk's uncompressed records.
 fn walk_records(
     data: &[u8],
