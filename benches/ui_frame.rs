@@ -149,6 +149,15 @@ fn scale(bag: PathBuf) {
         peak as f64 / 1e6,
         now as f64 / 1e6
     );
+    if std::env::var_os("UI_FRAME_DEBUG").is_some() {
+        let mut ix: Vec<(usize, Duration)> = frames.iter().copied().enumerate().collect();
+        ix.sort_by_key(|x| std::cmp::Reverse(x.1));
+        eprintln!(
+            "slowest frames while indexing (index of {}, time): {:?}",
+            frames.len(),
+            &ix[..ix.len().min(12)]
+        );
+    }
     report("every frame until indexed", frames);
     let n = 300;
     let run = |b: &mut Bench, n: usize| (0..n).map(|_| b.frame()).collect::<Vec<_>>();

@@ -20,22 +20,31 @@ pub fn topic_times(bag: &Bag, topic: &str) -> Result<Vec<u64>> {
 
 /// Receive times of every message of `conns` (a topic's connections), sorted.
 pub fn connection_times(tables: &crate::MessageTables, conns: &[usize]) -> Vec<u64> {
-    let mut v: Vec<u64> = conns
+    let tabs: Vec<&Vec<crate::IndexEntry>> = conns
         .iter()
         .filter_map(|&c| tables.per_connection.get(c))
-        .flat_map(|es| es.iter().map(|e| e.time_ns))
         .collect();
-    v.sort_unstable();
+    // Sized once: a vector grown by doubling moves (and maps) its memory again and again.
+    let mut v: Vec<u64> = Vec::with_capacity(tabs.iter().map(|t| t.len()).sum());
+    for t in &tabs {
+        v.extend(t.iter().map(|e| e.time_ns));
+    }
+    // One connection's times are sorted already (the tables are in time order).
+    if tabs.len() > 1 {
+        v.sort_unstable();
+    }
     v
 }
 
 /// The median time between two consecutive messages (ns), ignoring equal times.
 pub fn median_period(times: &[u64]) -> Option<u64> {
-    let mut d: Vec<u64> = times
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .filter(|&d| d > 0)
-        .collect();
+    let mut d: Vec<u64> = Vec::with_capacity(times.len().saturating_sub(1));
+    d.extend(
+        times
+            .windows(2)
+            .map(|w| w[1].saturating_sub(w[0]))
+            .filter(|&d| d > 0),
+    );
     if d.is_empty() {
         return None;
     }
