@@ -143,3 +143,50 @@ fn sqlite_rows_with_extreme_ids() {
     assert_eq!(b.summary().message_count, 2);
     assert_eq!(read_all(&b), (2, 0));
 }
+
+/// Found by `open_rosbag2` (2026-11-23): an MCAP file where a `.db3` was expected, its chunk
+/// claiming a records length that wrapped the bounds check around, and a read sized from it: a
+/// panic ("capacity overflow") on a file, where the same bytes in memory were clamped. Reads
+/// from files are now clamped to the file, and the check does not wrap.
+#[test]
+fn fuzz_found_mcap_chunk_length_that_wrapped_around_its_check() {
+    let input: &[u8] = &[
+        114, 111, 115, 98, 97, 103, 50, 95, 98, 97, 103, 102, 105, 108, 101, 95, 105, 110, 102,
+        111, 114, 109, 97, 116, 105, 111, 110, 58, 10, 32, 32, 118, 101, 114, 115, 105, 109, 0,
+        137, 77, 67, 65, 80, 48, 13, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 126, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+        0, 0, 46, 0, 0, 0, 0, 0, 132, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 114, 111, 115, 98, 97, 103, 50, 95, 98,
+        97, 103, 102, 105, 108, 101, 95, 105, 110, 102, 111, 114, 109, 97, 116, 105, 111, 110, 58,
+        10, 32, 32, 118, 101, 114, 115, 105, 109, 0, 137, 77, 67, 65, 80, 48, 13, 10, 0, 0, 0, 0,
+        0, 0, 0, 0, 32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 126, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 46, 114,
+        0, 0, 0, 0, 109, 111, 100, 101, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255,
+        255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+        255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+        255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+        255, 255, 255, 255, 255, 255, 255, 255, 255, 0, 0, 0, 0, 0, 63, 91, 33, 13, 13, 44, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 35, 0, 0, 0, 101, 95, 151, 145, 153, 32,
+        110, 126, 49, 225, 191, 190, 255, 255, 255, 141, 145, 0, 0, 0, 0, 0, 46, 114, 0, 0, 0, 0,
+        109, 111, 100, 101, 0, 0, 0, 0, 0, 0, 33, 110, 19, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    ];
+    let dir = common::temp_dir("fuzz-r2-wrap");
+    let split = input.iter().position(|&b| b == 0).unwrap();
+    std::fs::write(dir.join("metadata.yaml"), &input[..split]).unwrap();
+    std::fs::write(dir.join("bag_0.db3"), &input[split + 1..]).unwrap();
+    if let Ok(bag) = bagscope::Bag::open(&*dir) {
+        let _ = bag.tables();
+        if let Ok(it) = bag.messages(&bagscope::Filter::default()) {
+            for m in it {
+                let _ = m;
+            }
+        }
+    }
+    // The storage file alone, opened as what it is (an MCAP file): an error or warnings.
+    if let Ok(bag) = bagscope::Bag::open(dir.join("bag_0.db3")) {
+        let _ = bag.tables();
+        let _ = bagscope::check::check(&bag, 1, None);
+    }
+}

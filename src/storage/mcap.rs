@@ -1000,7 +1000,12 @@ fn scan_chunk(
     let at = Location::File(pos);
     let head = read_at(src, pos + 9, (len as usize).min(4096))?;
     let h = parse_chunk_head(&head, at)?;
-    if h.records_at - 9 + h.records_len > len {
+    // Checked: a forged records length must not wrap around the comparison.
+    let end = h
+        .records_at
+        .checked_sub(9)
+        .and_then(|a| a.checked_add(h.records_len));
+    if end.is_none_or(|e| e > len) {
         return Err(Error::Malformed {
             kind: RecordKind::Mcap("Chunk"),
             at,

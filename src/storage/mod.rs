@@ -516,6 +516,10 @@ pub(crate) fn read_at_into(
         *buf = read_at(src, pos, len)?;
         return Ok(());
     };
+    // No more room than the file has past `pos`: a length read from a damaged record may claim
+    // anything (fuzzing found one claiming more than memory can hold).
+    let avail = file.metadata()?.len().saturating_sub(pos);
+    let len = len.min(usize::try_from(avail).unwrap_or(usize::MAX));
     buf.resize(len, 0);
     let filled = pread_full(file, buf, pos)?;
     buf.truncate(filled);
