@@ -51,24 +51,6 @@ fn every_ros2_and_mcap_recording_matches_expected_json() {
     );
 }
 
-/// Every numeric leaf path of type `ty` (arrays by their last element), up to a few levels.
-fn leaf_paths(def: &bagscope::msgdef::MsgDef, ty: usize, prefix: &str, out: &mut Vec<String>) {
-    use bagscope::msgdef::{ArrayKind, FieldType};
-    if prefix.matches('.').count() > 5 || out.len() > 200 {
-        return;
-    }
-    for f in &def.types[ty].fields {
-        let mut p = format!("{prefix}.{}", f.name);
-        if f.array != ArrayKind::Scalar {
-            p.push_str("[-1]");
-        }
-        match f.ty {
-            FieldType::Primitive(_) => out.push(p),
-            FieldType::Message(j) => leaf_paths(def, j, &p, out),
-        }
-    }
-}
-
 #[test]
 fn field_extraction_agrees_with_decoding_on_every_cdr_topic() {
     use bagscope::decode::{Extractor, FieldPath};
@@ -89,13 +71,9 @@ fn field_extraction_agrees_with_decoding_on_every_cdr_topic() {
             let Ok((plan, _)) = bag.plan(ci) else {
                 continue;
             };
-            let mut paths = Vec::new();
-            leaf_paths(
-                &plan.def,
-                0,
-                &format!("/{}", c.topic.trim_start_matches('/')),
-                &mut paths,
-            );
+            // Every primitive field (arrays at their last element), a few levels deep.
+            let topic = format!("/{}", c.topic.trim_start_matches('/'));
+            let paths = bagscope::decode::leaf_paths(&plan.def, &topic, -1, (5, 200), &|_| true);
             let xs: Vec<(String, Extractor)> = paths
                 .into_iter()
                 .filter_map(|p| {

@@ -4,24 +4,8 @@
 #![no_main]
 
 use bagscope::decode::{to_json, to_yaml, Extractor, FieldPath, Plan};
-use bagscope::msgdef::{ArrayKind, FieldType, MsgDef};
+use bagscope::msgdef::MsgDef;
 use libfuzzer_sys::fuzz_target;
-
-fn paths(def: &MsgDef, ty: usize, prefix: &str, depth: usize, out: &mut Vec<String>) {
-    if depth > 4 || out.len() > 64 {
-        return;
-    }
-    for f in &def.types[ty].fields {
-        let mut p = format!("{prefix}.{}", f.name);
-        if f.array != ArrayKind::Scalar {
-            p.push_str("[-1]");
-        }
-        match f.ty {
-            FieldType::Primitive(_) => out.push(p),
-            FieldType::Message(j) => paths(def, j, &p, depth + 1, out),
-        }
-    }
-}
 
 fuzz_target!(|data: &[u8]| {
     let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
@@ -40,9 +24,8 @@ fuzz_target!(|data: &[u8]| {
         s.clear();
         to_yaml(&plan.def, &node.value, 0, &mut s);
     }
-    let mut ps = Vec::new();
-    paths(&plan.def, 0, "", 0, &mut ps);
-    for p in ps {
+    // Every primitive field (arrays at their last element), a few levels deep.
+    for p in bagscope::decode::leaf_paths(&plan.def, "", -1, (4, 64), &|_| true) {
         if let Ok(fp) = FieldPath::parse(&p) {
             if let Ok(ex) = Extractor::new(&plan, &fp.segments) {
                 let _ = ex.extract(msg);

@@ -5,24 +5,8 @@
 #![no_main]
 
 use bagscope::decode::{to_json, Extractor, FieldPath, Plan};
-use bagscope::msgdef::{ArrayKind, Dialect, FieldType, MsgDef};
+use bagscope::msgdef::{Dialect, MsgDef};
 use libfuzzer_sys::fuzz_target;
-
-fn paths(def: &MsgDef, ty: usize, prefix: &str, depth: usize, out: &mut Vec<String>) {
-    if depth > 4 || out.len() > 64 {
-        return;
-    }
-    for f in &def.types[ty].fields {
-        let mut p = format!("{prefix}.{}", f.name);
-        if f.array != ArrayKind::Scalar {
-            p.push_str("[-1]");
-        }
-        match f.ty {
-            FieldType::Primitive(_) => out.push(p),
-            FieldType::Message(j) => paths(def, j, &p, depth + 1, out),
-        }
-    }
-}
 
 fuzz_target!(|data: &[u8]| {
     let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
@@ -40,9 +24,8 @@ fuzz_target!(|data: &[u8]| {
         to_json(&plan.def, &node.value, &mut s);
         let _: serde_json::Value = serde_json::from_str(&s).expect("to_json writes JSON");
     }
-    let mut ps = Vec::new();
-    paths(&plan.def, 0, "", 0, &mut ps);
-    for p in ps {
+    // Every primitive field (arrays at their last element), a few levels deep.
+    for p in bagscope::decode::leaf_paths(&plan.def, "", -1, (4, 64), &|_| true) {
         if let Ok(fp) = FieldPath::parse(&p) {
             if let Ok(ex) = Extractor::new(&plan, &fp.segments) {
                 let v = ex.extract(msg);

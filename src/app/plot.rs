@@ -13,7 +13,7 @@ use egui_plot::{GridInput, GridMark, Line, Plot, PlotPoint, PlotPoints, Span, VL
 
 use super::{Cmd, Doc};
 use crate::decode::FieldPath;
-use crate::msgdef::{ArrayKind, FieldType, MsgDef};
+use crate::msgdef::{ArrayKind, FieldType, Primitive};
 use crate::series::field_series;
 
 /// What a series worker sends.
@@ -305,26 +305,6 @@ fn decimate(s: &Series, x0: f64, x1: f64, px: usize) -> Vec<PlotPoint> {
     out
 }
 
-fn numeric_paths(def: &MsgDef, ty: usize, prefix: &str, depth: usize, out: &mut Vec<String>) {
-    if depth > 6 || out.len() > 4000 {
-        return;
-    }
-    for f in &def.types[ty].fields {
-        let mut p = format!("{prefix}.{}", f.name);
-        if f.array != ArrayKind::Scalar {
-            if matches!(f.ty, FieldType::Primitive(crate::msgdef::Primitive::U8)) {
-                continue; // byte blobs
-            }
-            p.push_str("[0]");
-        }
-        match f.ty {
-            FieldType::Primitive(pr) if pr.is_numeric() => out.push(p),
-            FieldType::Primitive(_) => {}
-            FieldType::Message(j) => numeric_paths(def, j, &p, depth + 1, out),
-        }
-    }
-}
-
 fn completions(d: &Doc) -> Vec<String> {
     let s = d.bag.summary();
     let mut out = Vec::new();
@@ -333,7 +313,20 @@ fn completions(d: &Doc) -> Vec<String> {
             continue;
         };
         if let Ok((p, _)) = d.bag.plan(ci) {
-            numeric_paths(&p.def, 0, &t.name, 0, &mut out);
+            // Numbers only, and no byte blobs.
+            let keep = |f: &crate::msgdef::Field| match f.ty {
+                FieldType::Primitive(Primitive::U8) => f.array == ArrayKind::Scalar,
+                FieldType::Primitive(p) => p.is_numeric(),
+                FieldType::Message(_) => false,
+            };
+            let room = 4000usize.saturating_sub(out.len());
+            out.extend(crate::decode::leaf_paths(
+                &p.def,
+                &t.name,
+                0,
+                (6, room),
+                &keep,
+            ));
         }
     }
     out

@@ -962,6 +962,50 @@ pub enum Segment {
     Index(i64),
 }
 
+/// The paths (`PREFIX.field.sub[INDEX].x`) to the primitive fields of `def`'s root type that
+/// `keep` accepts, arrays entered at element `index` (`0`, `-1`), at most `depth` messages deep
+/// and `max` paths, in field order: for field pickers, and for holding extraction to decoding.
+pub fn leaf_paths(
+    def: &MsgDef,
+    prefix: &str,
+    index: i64,
+    (depth, max): (usize, usize),
+    keep: &dyn Fn(&Field) -> bool,
+) -> Vec<String> {
+    /// Where a walk is: `(index, depth left, max)`.
+    type At = (i64, usize, usize);
+    fn walk(
+        def: &MsgDef,
+        ty: usize,
+        prefix: &str,
+        (index, depth, max): At,
+        keep: &dyn Fn(&Field) -> bool,
+        out: &mut Vec<String>,
+    ) {
+        let Some(t) = def.types.get(ty) else { return };
+        for f in &t.fields {
+            if out.len() >= max {
+                return;
+            }
+            let mut p = format!("{prefix}.{}", f.name);
+            if f.array != ArrayKind::Scalar {
+                p.push_str(&format!("[{index}]"));
+            }
+            match f.ty {
+                FieldType::Primitive(_) if keep(f) => out.push(p),
+                FieldType::Primitive(_) => {}
+                FieldType::Message(j) if depth > 0 => {
+                    walk(def, j, &p, (index, depth - 1, max), keep, out)
+                }
+                FieldType::Message(_) => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(def, 0, prefix, (index, depth, max), keep, &mut out);
+    out
+}
+
 /// A field path as Foxglove and PlotJuggler write it: `/topic.field.sub[3].x`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldPath {

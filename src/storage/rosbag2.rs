@@ -1365,17 +1365,8 @@ impl RowsToScan {
             unknown: 0,
             captured: HashMap::new(),
         };
-        if let Some(scans) = direct_scan {
-            merge_scans(
-                scans,
-                &mut out.chunks,
-                &mut out.per,
-                &mut out.unknown,
-                &mut out.captured,
-            );
-            if given_up.load(std::sync::atomic::Ordering::Relaxed) {
-                out.captured = HashMap::new();
-            }
+        let scans = if let Some(scans) = direct_scan {
+            scans
         } else if let Some((lo, hi)) = self.range {
             let threads = crate::iter::default_threads().clamp(1, 4) as i64;
             // Ids may be anywhere in i64 (a forged file): split in i128.
@@ -1419,13 +1410,20 @@ impl RowsToScan {
                     Err(e) => return Err(e),
                 }
             }
-            merge_scans(
-                scans,
-                &mut out.chunks,
-                &mut out.per,
-                &mut out.unknown,
-                &mut out.captured,
-            );
+            scans
+        } else {
+            Vec::new()
+        };
+        merge_scans(
+            scans,
+            &mut out.chunks,
+            &mut out.per,
+            &mut out.unknown,
+            &mut out.captured,
+        );
+        // Rows SQLite read are not captured; nor are any once the budget was spent.
+        if given_up.load(std::sync::atomic::Ordering::Relaxed) {
+            out.captured = HashMap::new();
         }
         // (A scan for some connections has tables for those only: not kept.)
         if let (Some(k), None) = (&self.key, capture) {
