@@ -1,7 +1,7 @@
 //! rosbag2 from arbitrary bytes: the input is a metadata.yaml text, a 0 byte, then the bytes
 //! of a SQLite storage file. Both are written to a private directory (SQLite reads files), which
-//! is opened as a recording: metadata parsing, the storage, the tables and every message must
-//! return, never panic, hang or allocate without bound.
+//! is opened as a recording: metadata parsing, the storage, one connection's messages, the
+//! tables and every message must return, never panic, hang or allocate without bound.
 #![no_main]
 
 use bagscope::{Bag, Filter};
@@ -19,6 +19,16 @@ fuzz_target!(|data: &[u8]| {
     let _ = std::fs::write(dir.join("metadata.yaml"), &data[..split]);
     let _ = std::fs::write(dir.join("bag_0.db3"), data.get(split + 1..).unwrap_or(&[]));
     if let Ok(bag) = Bag::open(&dir) {
+        // One connection first: a recording opened from its metadata.yaml then keeps that
+        // connection's rows as its scan passes them, and its tables only.
+        if let Ok(it) = bag.messages(&Filter {
+            connections: Some(vec![0]),
+            ..Default::default()
+        }) {
+            for m in it {
+                let _ = m;
+            }
+        }
         let _ = bag.tables();
         if let Ok(it) = bag.messages(&Filter::default()) {
             for m in it {
