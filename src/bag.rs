@@ -276,12 +276,19 @@ impl Bag {
     }
 
     /// Completes a summary whose row scan is deferred, keeping on the way the rows of
-    /// connections `conns` (about to be read: they are then not read a second time).
-    pub(crate) fn complete_capturing(&self, conns: &[usize]) {
-        if self.inner.summary.get().is_none() {
+    /// connections `conns` (about to be read: they are then not read a second time). Not for
+    /// every connection: that is the whole file, which the first read already is.
+    fn complete_capturing(&self, conns: &[usize]) {
+        if self.inner.summary.get().is_some() || !self.quick_summary().rows_pending {
+            return;
+        }
+        let mut c = conns.to_vec();
+        c.sort_unstable();
+        c.dedup();
+        if c.len() < self.quick_summary().connections.len() {
             self.inner
                 .summary
-                .get_or_init(|| self.complete_summary(Some(conns)));
+                .get_or_init(|| self.complete_summary(Some(&c)));
         }
     }
 
@@ -356,20 +363,16 @@ impl Bag {
         }
         let d = deferred.as_ref()?;
         let src = self.inner.files.first()?;
-        let r = crate::storage::rosbag2::complete_tables(d, src, s).map(|mut t| {
-            t.sort();
-            let _ = self.inner.tables.set(Arc::new(t));
-            *deferred = None;
-            if let Ok(mut p) = self.inner.partial.lock() {
-                *p = None;
-            }
-            self.inner.tables.get().cloned()
-        });
-        match r {
-            Ok(Some(t)) => Some(Ok(t)),
-            Ok(None) => None,
-            Err(e) => Some(Err(e)),
-        }
+        Some(
+            crate::storage::rosbag2::complete_tables(d, src, s).map(|mut t| {
+                t.sort();
+                *deferred = None;
+                if let Ok(mut p) = self.inner.partial.lock() {
+                    *p = None;
+                }
+                self.inner.tables.get_or_init(|| Arc::new(t)).clone()
+            }),
+        )
     }
 
     /// Every warning: the summary's (completing a summary whose row scan is deferred), then
@@ -412,8 +415,16 @@ impl Bag {
     /// The message tables `filter` needs: the whole tables once built; before that, for a
     /// time range of a file opened from its index, tables of only the chunks whose time range
     /// meets it (exporting a minute of a terabyte recording then reads the index of the
-    /// chunks of that minute, not of every chunk). Not kept.
+    /// chunks of that minute, not of every chunk). Not kept. For some connections of a
+    /// rosbag2 SQLite recording whose rows are not read yet: the scan that reads them makes
+    /// those connections' tables and keeps their rows (up to 256 MiB) for the reads that
+    /// follow ([`Bag::read_chunk_for`], [`Bag::messages`]), each block given back once.
     pub fn tables_for(&self, filter: &Filter) -> Result<Arc<MessageTables>> {
+        // Some connections of a recording whose rows are not read yet: their rows are kept as
+        // the scan passes them, and their tables made.
+        if let Some(c) = &filter.connections {
+            self.complete_capturing(c);
+        }
         let s = self.summary();
         if let Some(t) = self.inner.tables.get() {
             return Ok(t.clone());

@@ -161,18 +161,6 @@ pub struct Messages {
 
 impl Messages {
     pub(crate) fn new(bag: Bag, filter: &Filter, threads: usize) -> Result<Messages> {
-        // Some connections of a recording whose rows are not read yet: their payloads are
-        // kept as the rows are read, so that no second pass reads them.
-        if let Some(c) = &filter.connections {
-            if bag.quick_summary().rows_pending && threads > 0 {
-                let mut c = c.clone();
-                c.sort_unstable();
-                c.dedup();
-                if c.len() < bag.quick_summary().connections.len() {
-                    bag.complete_capturing(&c);
-                }
-            }
-        }
         let tables = bag.tables_for(filter)?;
         let owner = bag.clone();
         let s = owner.summary();
@@ -231,15 +219,7 @@ impl Messages {
                 || filter.connections.as_ref().map(Vec::len) == Some(s.connections.len());
             let p = Arc::new(Prefetch {
                 order: real,
-                conns: (!all)
-                    .then(|| {
-                        filter.connections.clone().map(|mut c| {
-                            c.sort_unstable();
-                            c.dedup();
-                            c
-                        })
-                    })
-                    .flatten(),
+                conns: (!all).then(|| filter.connections.clone()).flatten(),
                 next: AtomicUsize::new(0),
                 state: Mutex::new(State::default()),
                 cv: Condvar::new(),

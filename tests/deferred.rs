@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicBool;
 
 use bagscope::export::{export, ExportOptions, OutputFormat};
 use bagscope::rosbag2_writer::Rosbag2Compression;
-use bagscope::{Bag, Compression, Filter, WriteOptions};
+use bagscope::{Bag, Filter};
 
 /// A rosbag2 SQLite recording written by bagscope from its demo bag (several topics and types,
 /// converted to ROS 2).
@@ -22,18 +22,10 @@ fn recording(dir: &Path, name: &str, r2: Rosbag2Compression) -> PathBuf {
     bagscope::demo::write_demo(&src, 6).unwrap();
     let bag = Bag::open(&src).unwrap();
     let o = ExportOptions {
-        filter: Filter::default(),
-        write: WriteOptions {
-            compression: Compression::None,
-            chunk_size: 4096,
-        },
         format: Some(OutputFormat::Rosbag2Sqlite3),
         rosbag2_compression: r2,
-        split_bytes: None,
-        split_ns: None,
         to_ros2: true,
-        to_ros1: false,
-        migrate: None,
+        ..Default::default()
     };
     export(
         &bag,

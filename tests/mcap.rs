@@ -159,19 +159,14 @@ fn check_compares_every_chunk_record_with_the_index() {
     let dir = common::temp_dir("mcap-check");
     let src = dir.join("demo.bag");
     bagscope::demo::write_demo(&src, 4).unwrap();
+    // Uncompressed chunks: the test changes bytes inside them.
     let o = ExportOptions {
-        filter: Filter::default(),
         write: WriteOptions {
             compression: Compression::None,
             chunk_size: 64 << 10,
         },
         format: Some(OutputFormat::Mcap),
-        rosbag2_compression: bagscope::rosbag2_writer::Rosbag2Compression::None,
-        split_bytes: None,
-        split_ns: None,
-        to_ros2: false,
-        to_ros1: false,
-        migrate: None,
+        ..Default::default()
     };
     let out = dir.join("demo.mcap");
     let bag = Bag::open(&src).unwrap();

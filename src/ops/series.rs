@@ -73,10 +73,8 @@ pub fn field_series(
 ) -> Result<Series> {
     let (extractors, mut problems) = compile(bag, path)?;
     let conns: Vec<usize> = extractors.iter().map(|(ci, _)| *ci).collect();
-    if threads > 0 {
-        // Rows not read yet (rosbag2 SQLite): these connections' are kept as they are read.
-        bag.complete_capturing(&conns);
-    }
+    // (Rows not read yet, of a rosbag2 SQLite recording: these connections' are kept as the
+    // scan passes them, and given back by read_chunk_for.)
     let tables = bag.tables_for(&crate::Filter {
         connections: Some(conns.clone()),
         ..Default::default()
