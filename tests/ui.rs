@@ -119,6 +119,20 @@ fn opens_a_corpus_bag_inspects_and_steps() {
     h.run_steps(1);
     let d = h.state().doc.as_ref().unwrap();
     assert_eq!(d.playhead, d.range().0);
+    // The Bag info window: its text comes from a thread of its own (it reads chunk headers).
+    assert_eq!(h.query_all_by_label_contains("compression:").count(), 0);
+    h.state_mut().apply(Cmd::ShowInfo(true));
+    let t0 = Instant::now();
+    while h
+        .query_all_by_label_contains("compression: none [1/1 chunks]")
+        .count()
+        == 0
+    {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no Bag info text");
+        std::thread::sleep(Duration::from_millis(5));
+        h.step();
+    }
+    assert!(h.query_all_by_label_contains("1344 msgs @").count() >= 1);
 }
 
 /// A rosbag2 directory (SQLite, no definitions stored): the tree, the topic details saying the

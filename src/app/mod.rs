@@ -683,9 +683,13 @@ impl App {
                         }
                         done = true;
                     }
-                    LoadEvent::Definitions(v, info) => {
+                    LoadEvent::Definitions(v) => {
                         if let Some(d) = &mut self.doc {
                             d.defs = Some(v);
+                        }
+                    }
+                    LoadEvent::Info(info) => {
+                        if let Some(d) = &mut self.doc {
                             d.info_text = Some(info);
                         }
                     }

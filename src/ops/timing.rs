@@ -36,13 +36,21 @@ pub fn connection_times(tables: &crate::MessageTables, conns: &[usize]) -> Vec<u
     v
 }
 
-/// The median time between two consecutive messages (ns), ignoring equal times.
+/// Intervals [`median_period`] looks at, at most. Exactly, the median of a 2,000,000-message
+/// topic took 55 ms (a 1 TB recording's 100 topics 5.5 s of the app's indexing); from this many
+/// evenly spaced intervals it takes about 1 ms and moves by a fraction of a percent in rank.
+pub const MEDIAN_SAMPLE: usize = 1 << 16;
+
+/// The median time between two consecutive messages (ns), ignoring equal times: exact for up
+/// to [`MEDIAN_SAMPLE`] intervals, else the median of that many evenly spaced ones.
 pub fn median_period(times: &[u64]) -> Option<u64> {
-    let mut d: Vec<u64> = Vec::with_capacity(times.len().saturating_sub(1));
+    let n = times.len().saturating_sub(1);
+    let stride = n.div_ceil(MEDIAN_SAMPLE).max(1);
+    let mut d: Vec<u64> = Vec::with_capacity(n / stride + 1);
     d.extend(
-        times
-            .windows(2)
-            .map(|w| w[1].saturating_sub(w[0]))
+        (0..n)
+            .step_by(stride)
+            .map(|i| times[i + 1].saturating_sub(times[i]))
             .filter(|&d| d > 0),
     );
     if d.is_empty() {
@@ -181,6 +189,49 @@ pub fn stamp_delays(bag: &Bag, topic: &str, cancel: &AtomicBool) -> Result<Vec<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn median_period_of_many_intervals_from_a_sample() {
+        // 1,000,000 intervals of 1000-1099 ns (a generator's jitter), and equal times.
+        let mut t = Vec::with_capacity(1_000_001);
+        let (mut x, mut r) = (0u64, 12345u64);
+        t.push(x);
+        for i in 0..1_000_000u64 {
+            r = r
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x += if i % 7 == 0 {
+                0
+            } else {
+                1000 + (r >> 33) % 100
+            };
+            t.push(x);
+        }
+        let mut all: Vec<u64> = t
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .filter(|&d| d > 0)
+            .collect();
+        let mid = all.len() / 2;
+        let exact = *all.select_nth_unstable(mid).1;
+        let sampled = median_period(&t).unwrap();
+        assert!(
+            exact.abs_diff(sampled) <= 2,
+            "exact {exact}, sampled {sampled}"
+        );
+        // Small topics stay exact.
+        assert_eq!(median_period(&t[..1001]), {
+            let mut d: Vec<u64> = t[..1001]
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .filter(|&d| d > 0)
+                .collect();
+            let m = d.len() / 2;
+            Some(*d.select_nth_unstable(m).1)
+        });
+        assert_eq!(median_period(&[5]), None);
+        assert_eq!(median_period(&[5, 5, 5]), None);
+    }
 
     #[test]
     fn gaps_longer_than_the_median_period() {

@@ -19,8 +19,8 @@ use crate::chunk::MAX_CHUNK_SIZE;
 use crate::error::{Error, Location, RecordKind, Result};
 use crate::record::Compression;
 use crate::storage::{
-    read_at, Bytes, Chunk, ChunkEntries, ChunkKind, Connection, IndexEntry, Message, MessageTables,
-    Opened, Source, Summary, TablesProgress, Version,
+    read_at, read_at_into, Bytes, Chunk, ChunkEntries, ChunkKind, Connection, IndexEntry, Message,
+    MessageTables, Opened, Source, Summary, TablesProgress, Version,
 };
 
 /// The 8 bytes at the start and the end of an MCAP file.
@@ -1261,51 +1261,66 @@ pub(crate) fn build_tables(
         chunk: 0,
         entries: Vec::new(),
     };
-    for (i, ch) in s.chunks.iter().enumerate() {
-        if !want(i) {
-            continue;
+    let todo: Vec<usize> = (0..s.chunks.len()).filter(|&i| want(i)).collect();
+    let sources = todo
+        .iter()
+        .map(|&i| bag.source(&s.chunks[i]))
+        .collect::<Result<Vec<&Source>>>()?;
+    // A chunk's message indexes follow it (stretches of unchunked files have none): read
+    // ahead on reader threads, parsed here in chunk order.
+    let read_index = |j: usize, region: &mut Vec<u8>| -> Result<bool> {
+        let ch = &s.chunks[todo[j]];
+        if ch.index_pos == 0 {
+            return Ok(false);
         }
-        let src = bag.source(ch)?;
+        let src = sources[j];
+        let file_len = src.len().unwrap_or(0);
+        let want = (ch.message_count() * 16 + ch.counts.len() as u64 * 15)
+            .min(file_len.saturating_sub(ch.index_pos));
+        read_at_into(src, ch.index_pos, want as usize, region)?;
+        Ok(true)
+    };
+    crate::storage::read_ahead(todo.len(), read_index, |j, read, region| {
+        let i = todo[j];
+        let ch = &s.chunks[i];
         let by_id: HashMap<u32, usize> = by_file_id
             .iter()
             .filter(|((f, _), _)| *f == ch.file)
             .map(|(&(_, id), &ci)| (id, ci))
             .collect();
-        let file_len = src.len().unwrap_or(0);
         // Counts come from the file: reserve no more than its bytes can hold.
         let entries = &mut ce.entries;
         entries.clear();
-        entries.reserve(ch.message_count().min(file_len / 16).min(1 << 24) as usize);
-        // A chunk's message indexes follow it; stretches of unchunked files have none.
-        let ok = if ch.index_pos == 0 {
-            false
-        } else {
-            let mi_start = ch.index_pos;
-            let want = (ch.message_count() * 16 + ch.counts.len() as u64 * 15)
-                .min(file_len.saturating_sub(mi_start));
-            let parsed = read_at(src, mi_start, want as usize)
-                .map_err(Error::from)
-                .and_then(|region| {
-                    parse_message_indexes(&region, mi_start, i as u32, &by_id, entries)
-                });
-            match parsed {
-                Ok(()) if entries.len() as u64 == ch.message_count() => true,
-                Ok(()) => {
-                    warnings.push(format!(
-                        "message indexes of the chunk at byte {} list {} messages, the chunk index {}; rebuilt from the chunk",
-                        ch.pos,
-                        entries.len(),
-                        ch.message_count()
-                    ));
-                    false
-                }
-                Err(e) => {
-                    warnings.push(format!(
-                        "message indexes of the chunk at byte {} are unusable ({e}); rebuilt from the chunk",
-                        ch.pos
-                    ));
-                    false
-                }
+        entries.reserve(
+            ch.message_count()
+                .min(region.len() as u64 / 16 + 1)
+                .min(1 << 24) as usize,
+        );
+        let ok = match read.and_then(|indexed| {
+            if indexed {
+                parse_message_indexes(region, ch.index_pos, i as u32, &by_id, entries)
+                    .map(|()| true)
+            } else {
+                Ok(false)
+            }
+        }) {
+            Ok(false) => false,
+            Ok(true) if entries.len() as u64 == ch.message_count() => true,
+            Ok(true) => {
+                warnings.push(format!(
+                    "message indexes of the chunk at byte {} list {} messages, the chunk index {}; rebuilt from the chunk",
+                    ch.pos,
+                    entries.len(),
+                    ch.message_count()
+                ));
+                false
+            }
+            Err(e) => {
+                warnings.push(format!(
+                    "message indexes of the chunk at byte {} are unusable ({e}); rebuilt from the chunk",
+                    ch.pos
+                ));
+                false
             }
         };
         if !ok {
@@ -1351,7 +1366,8 @@ pub(crate) fn build_tables(
         if !progress(p, &ce) {
             return Err(Error::Cancelled);
         }
-    }
+        Ok(())
+    })?;
     let mut t = MessageTables {
         per_connection,
         warnings,

@@ -559,6 +559,68 @@ pub(crate) fn read_at(src: &Source, pos: u64, len: usize) -> std::io::Result<Vec
     }
 }
 
+/// Reader threads of [`read_ahead`]: enough reads in flight to keep a disk busy (a cold read
+/// of small index regions one at a time ran at 390 MB/s on a disk that gives 1 GB/s).
+const READERS: usize = 4;
+
+/// Runs `job(i, buf)` for every `i` in `0..n` on reader threads, ahead of `consume`, which is
+/// given each result with the buffer it filled, in order of `i`, on the calling thread.
+/// Used where a table build reads many small regions of a file (the index after each chunk):
+/// from a cold page cache, one read at a time waits out each read's latency, and the parsing
+/// waits on the reads. At most `READERS * 3` buffers are in flight; buffers are reused. An
+/// error from `consume` stops the readers and is returned. In the single-threaded mode
+/// ([`crate::iter::set_threads`]) every job runs on the calling thread.
+pub(crate) fn read_ahead<T, J, C>(n: usize, job: J, mut consume: C) -> crate::error::Result<()>
+where
+    T: Send,
+    J: Fn(usize, &mut Vec<u8>) -> crate::error::Result<T> + Sync,
+    C: FnMut(usize, crate::error::Result<T>, &[u8]) -> crate::error::Result<()>,
+{
+    use std::sync::mpsc::{channel, sync_channel};
+    if n < 2 || crate::iter::single_threaded() {
+        let mut buf = Vec::new();
+        for i in 0..n {
+            let r = job(i, &mut buf);
+            consume(i, r, &buf)?;
+        }
+        return Ok(());
+    }
+    let readers = READERS.min(n);
+    std::thread::scope(|sc| {
+        let mut ready = Vec::with_capacity(readers);
+        let mut spent = Vec::with_capacity(readers);
+        for k in 0..readers {
+            let (tx, rx) = sync_channel::<(crate::error::Result<T>, Vec<u8>)>(2);
+            let (back_tx, back_rx) = channel::<Vec<u8>>();
+            ready.push(rx);
+            spent.push(back_tx);
+            let job = &job;
+            sc.spawn(move || {
+                for i in (k..n).step_by(readers) {
+                    let mut buf = back_rx.try_recv().unwrap_or_default();
+                    let r = job(i, &mut buf);
+                    // The receiver is gone when `consume` stopped early.
+                    if tx.send((r, buf)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        for i in 0..n {
+            let k = i % readers;
+            let Ok((r, buf)) = ready[k].recv() else {
+                // Only a panic in `job` ends a reader before its last region.
+                return Err(crate::error::Error::Invalid(format!(
+                    "the reader of region {i} stopped"
+                )));
+            };
+            consume(i, r, &buf)?;
+            let _ = spent[k].send(buf);
+        }
+        Ok(())
+    })
+}
+
 #[cfg(unix)]
 fn pread(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
     use std::os::unix::fs::FileExt;
@@ -633,5 +695,54 @@ impl<'a> ReadWindow<'a> {
         let a = (pos - self.start) as usize;
         let b = ((end - self.start) as usize).min(self.buf.len()).max(a);
         Ok(&self.buf[a..b])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    /// Results come in order with their buffers, on threads or not; an error from the consumer
+    /// stops the readers and comes back.
+    #[test]
+    fn read_ahead_hands_out_regions_in_order_and_stops_on_error() {
+        let job = |i: usize, buf: &mut Vec<u8>| -> crate::error::Result<usize> {
+            buf.clear();
+            buf.extend(std::iter::repeat_n((i % 251) as u8, i % 300));
+            if i == 77 {
+                return Err(Error::Invalid("region 77".into()));
+            }
+            Ok(i * 3)
+        };
+        let mut seen = Vec::new();
+        read_ahead(1000, job, |i, r, buf| {
+            assert_eq!(buf.len(), i % 300);
+            assert!(buf.iter().all(|&b| b == (i % 251) as u8));
+            match r {
+                Ok(v) => assert_eq!(v, i * 3),
+                Err(e) => assert_eq!(i, 77, "{e}"),
+            }
+            seen.push(i);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, (0..1000).collect::<Vec<_>>());
+        let mut last = 0;
+        let r = read_ahead(1000, job, |i, r, _| {
+            last = i;
+            r.map(|_| ())
+        });
+        assert!(matches!(r, Err(Error::Invalid(m)) if m == "region 77"));
+        assert_eq!(last, 77);
+        // One region, none: no thread, no call.
+        let mut n = 0;
+        read_ahead(1, job, |_, _, _| {
+            n += 1;
+            Ok(())
+        })
+        .unwrap();
+        read_ahead(0, job, |_, _, _| unreachable!()).unwrap();
+        assert_eq!(n, 1);
     }
 }

@@ -4,8 +4,8 @@
 use super::{parse_index_region, scan_chunk_records};
 use crate::error::{Error, Result};
 use crate::record::INDEX_ENTRY_V1;
-use crate::storage::ChunkReader;
 use crate::storage::{read_at_into, ChunkEntries, IndexEntry, MessageTables, TablesProgress};
+use crate::storage::{ChunkLayout, ChunkReader};
 
 /// Builds the tables; see `Bag::build_tables`.
 pub(crate) fn build(
@@ -25,41 +25,52 @@ pub(crate) fn build(
         .collect();
     let mut warnings = Vec::new();
     let mut bytes_done = 0u64;
-    let mut region = Vec::new();
     let mut ce = ChunkEntries {
         chunk: 0,
         entries: Vec::new(),
     };
+    let todo: Vec<usize> = (0..s.chunks.len()).filter(|&i| want(i)).collect();
+    if u32::try_from(s.chunks.len()).is_err() {
+        return Err(Error::Invalid("too many chunks".into()));
+    }
+    let (file, index_pos) = (bag.file(), bag.index_pos());
     // Chunks are in file order; the index data of chunk i lies between its data and the next
-    // chunk (or the index section).
-    for (i, ch) in s.chunks.iter().enumerate() {
-        if !want(i) {
-            continue;
-        }
-        let chunk = u32::try_from(i).map_err(|_| Error::Invalid("too many chunks".into()))?;
+    // chunk (or the index section). Read ahead on reader threads (with the chunk's header
+    // where the summary has not read it yet), parsed here in chunk order. A chunk header that
+    // cannot be read fails the build, as it did the summary; index data that cannot be read
+    // is rebuilt from the chunk.
+    type Read = (ChunkLayout, u64, u64, std::io::Result<()>);
+    let read_index = |j: usize, region: &mut Vec<u8>| -> Result<Read> {
+        let i = todo[j];
+        let ch = &s.chunks[i];
         let layout = match ch.layout() {
             Some(l) => l,
-            None => super::read_chunk_layout(bag.file(), ch.pos, bag.index_pos())?,
+            None => super::read_chunk_layout(file, ch.pos, index_pos)?,
         };
         let start = layout.data_pos + layout.data_len;
-        let end = s
-            .chunks
-            .get(i + 1)
-            .map_or(bag.index_pos(), |n| n.pos)
-            .max(start);
+        let end = s.chunks.get(i + 1).map_or(index_pos, |n| n.pos).max(start);
         let expected_bytes =
             ch.message_count() * INDEX_ENTRY_V1 as u64 + ch.counts.len() as u64 * 128;
         let want = (end - start).min(expected_bytes + 65536);
+        let read = read_at_into(file, start, want as usize, region);
+        Ok((layout, start, end, read))
+    };
+    super::super::read_ahead(todo.len(), read_index, |j, read, region| {
+        let i = todo[j];
+        let chunk = i as u32;
+        let ch = &s.chunks[i];
+        let (layout, start, end, read) = read?;
         // One buffer for every chunk's entries: a fresh one each (a few hundred KB) cost more
         // in page clearing than the parsing.
         let entries = &mut ce.entries;
         entries.clear();
-        entries.reserve(ch.message_count().min(want / INDEX_ENTRY_V1 as u64) as usize);
-        let parsed = read_at_into(bag.file(), start, want as usize, &mut region)
-            .map_err(Error::from)
-            .and_then(|()| {
-                parse_index_region(&region, start, chunk, &conn_index, &ch.counts, entries)
-            });
+        entries.reserve(
+            ch.message_count()
+                .min(region.len() as u64 / INDEX_ENTRY_V1 as u64) as usize,
+        );
+        let parsed = read.map_err(Error::from).and_then(|()| {
+            parse_index_region(region, start, chunk, &conn_index, &ch.counts, entries)
+        });
         match parsed {
             Ok(consumed) => {
                 let left = end - start - consumed as u64;
@@ -121,7 +132,8 @@ pub(crate) fn build(
         if !progress(p, &ce) {
             return Err(Error::Cancelled);
         }
-    }
+        Ok(())
+    })?;
     let mut t = MessageTables {
         per_connection,
         warnings,
