@@ -1062,7 +1062,7 @@ impl App {
                             }
                             None => (0.0, "Indexing…".to_string()),
                         };
-                        ui.add(egui::ProgressBar::new(frac).desired_width(240.0).text(text));
+                        ui.add(egui::ProgressBar::new(frac).desired_width(460.0).text(text));
                         if ui.button("Cancel").clicked() {
                             self.cmds.push(Cmd::CancelIndexing);
                         }

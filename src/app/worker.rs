@@ -155,22 +155,57 @@ fn chunk_histogram(s: &Summary) -> Histogram {
     let topic_of = topic_of_connection(s);
     let mut h = vec![vec![0u32; HIST_BINS]; s.topics.len()];
     for ch in &s.chunks {
-        let (b0, b1) = (bin_of(s, ch.start_ns), bin_of(s, ch.end_ns));
-        let nb = (b1 - b0 + 1) as u64;
-        for &(ci, n) in &ch.counts {
-            let Some(&ti) = topic_of.get(ci as usize) else {
-                continue;
-            };
-            let per = u64::from(n) / nb;
-            let mut rest = u64::from(n) % nb;
-            for x in &mut h[ti][b0..=b1] {
-                let extra = u64::from(rest > 0);
-                rest = rest.saturating_sub(1);
-                *x = x.saturating_add((per + extra) as u32);
-            }
-        }
+        chunk_estimate(&mut h, s, &topic_of, ch, u32::saturating_add);
     }
     h
+}
+
+/// Adds (or with `u32::saturating_sub`, takes back) a chunk's messages per topic spread evenly
+/// over its time range: the density the timeline shows before the chunk's index is read.
+fn chunk_estimate(
+    h: &mut Histogram,
+    s: &Summary,
+    topic_of: &[usize],
+    ch: &crate::Chunk,
+    op: fn(u32, u32) -> u32,
+) {
+    let (b0, b1) = (
+        bin_of(s, ch.start_ns),
+        bin_of(s, ch.end_ns.max(ch.start_ns)),
+    );
+    let nb = (b1 - b0 + 1) as u64;
+    for &(ci, n) in &ch.counts {
+        let Some(&ti) = topic_of.get(ci as usize) else {
+            continue;
+        };
+        let per = u64::from(n) / nb;
+        let mut rest = u64::from(n) % nb;
+        for x in &mut h[ti][b0..=b1] {
+            let extra = u64::from(rest > 0);
+            rest = rest.saturating_sub(1);
+            *x = op(*x, u32::try_from(per + extra).unwrap_or(u32::MAX));
+        }
+    }
+}
+
+/// The density while the tables build: chunk `entries.chunk`'s estimate replaced by where its
+/// messages really are, so the strip covers the whole recording from the first frame and
+/// sharpens chunk by chunk.
+fn refine_histogram(
+    h: &mut Histogram,
+    s: &Summary,
+    topic_of: &[usize],
+    entries: &crate::storage::ChunkEntries,
+) {
+    if let Some(ch) = s.chunks.get(entries.chunk) {
+        chunk_estimate(h, s, topic_of, ch, u32::saturating_sub);
+    }
+    for (ci, e) in &entries.entries {
+        if let Some(&ti) = topic_of.get(*ci) {
+            let b = bin_of(s, e.time_ns);
+            h[ti][b] = h[ti][b].saturating_add(1);
+        }
+    }
 }
 
 /// A bag being opened and indexed on a named thread.
@@ -246,6 +281,7 @@ fn load(
     }
     let s = bag.summary().clone();
     let first = Arc::new(chunk_histogram(&s));
+    let estimate = Arc::clone(&first);
     let canonical = std::fs::canonicalize(&parts[0].path).unwrap_or_else(|_| parts[0].path.clone());
     let demo = parts.len() == 1
         && std::fs::canonicalize(crate::demo::demo_path()).is_ok_and(|d| d == canonical);
@@ -284,15 +320,10 @@ fn load(
         let _ = tx.send(LoadEvent::Info(format!("cannot start a thread: {e}")));
     }
     let topic_of = topic_of_connection(&s);
-    let mut hist: Histogram = vec![vec![0u32; HIST_BINS]; s.topics.len()];
+    let mut hist: Histogram = (*estimate).clone();
     let mut last = Instant::now();
     let r = bag.build_tables(&mut |p, entries| {
-        for (ci, e) in &entries.entries {
-            if let Some(&ti) = topic_of.get(*ci) {
-                let b = bin_of(&s, e.time_ns);
-                hist[ti][b] = hist[ti][b].saturating_add(1);
-            }
-        }
+        refine_histogram(&mut hist, &s, &topic_of, entries);
         if last.elapsed() > Duration::from_millis(40) {
             last = Instant::now();
             // Progress may be dropped when the UI is behind: the next one supersedes it.
@@ -428,5 +459,51 @@ impl Inspector {
                 Err(TrySendError::Full(_)) => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// While the tables build, the density starts as the chunks' estimate over the whole
+    /// recording and ends, chunk by chunk, as the exact count of every message.
+    #[test]
+    fn density_refined_chunk_by_chunk_ends_exact() {
+        let dir = std::env::temp_dir().join(format!("bagscope-hist-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("demo.bag");
+        crate::demo::write_demo(&path, 20).unwrap();
+        let bag = Bag::open(&path).unwrap();
+        let s = bag.summary().clone();
+        assert!(s.chunks.len() > 3, "{} chunks", s.chunks.len());
+        let topic_of = topic_of_connection(&s);
+        let estimate = chunk_histogram(&s);
+        let total = |h: &Histogram| h.iter().flatten().map(|&x| u64::from(x)).sum::<u64>();
+        assert_eq!(total(&estimate), s.message_count);
+        let mut hist = estimate.clone();
+        let mut halfway = None;
+        bag.build_tables(&mut |p, entries| {
+            refine_histogram(&mut hist, &s, &topic_of, entries);
+            // Every message counted once at each step: estimated or placed.
+            assert_eq!(total(&hist), s.message_count);
+            if p.chunks_done == p.chunks_total / 2 {
+                halfway = Some(hist.clone());
+            }
+            true
+        })
+        .unwrap();
+        let mut exact: Histogram = vec![vec![0u32; HIST_BINS]; s.topics.len()];
+        let tables = bag.tables().unwrap();
+        for (ci, t) in tables.per_connection.iter().enumerate() {
+            for e in t {
+                exact[topic_of[ci]][bin_of(&s, e.time_ns)] += 1;
+            }
+        }
+        assert_eq!(hist, exact);
+        let halfway = halfway.unwrap();
+        assert_ne!(halfway, exact);
+        assert_ne!(halfway, estimate);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
