@@ -370,7 +370,7 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 }
             });
             ui.horizontal(|ui| {
-                ui.label(
+                let label = ui.label(
                     if matches!(
                         st.format,
                         OutputFormat::Rosbag2Sqlite3 | OutputFormat::Rosbag2Mcap
@@ -380,7 +380,8 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                         "file"
                     },
                 );
-                ui.add(egui::TextEdit::singleline(&mut st.bag_out).desired_width(420.0));
+                ui.add(egui::TextEdit::singleline(&mut st.bag_out).desired_width(420.0))
+                    .labelled_by(label.id);
             });
             ui.horizontal(|ui| {
                 ui.label("compression");
@@ -464,8 +465,9 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             ui.separator();
             ui.strong("The plotted series to CSV");
             ui.horizontal(|ui| {
-                ui.label("file");
-                ui.add(egui::TextEdit::singleline(&mut st.csv_out).desired_width(420.0));
+                let label = ui.label("file");
+                ui.add(egui::TextEdit::singleline(&mut st.csv_out).desired_width(420.0))
+                    .labelled_by(label.id);
             });
             ui.horizontal(|ui| {
                 ui.label("time column");

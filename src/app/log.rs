@@ -222,7 +222,7 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                         .color(level_color(*l, text_color));
                     ui.toggle_value(&mut st.show[i], label);
                 }
-                egui::ComboBox::from_id_salt("log-node")
+                egui::ComboBox::new("log-node", "node")
                     .selected_text(if st.node.is_empty() {
                         "all nodes"
                     } else {

@@ -395,8 +395,12 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     for (i, s) in d.plots.series.iter_mut().enumerate() {
         ui.horizontal(|ui| {
             ui.color_edit_button_srgba(&mut s.color);
-            ui.add(egui::TextEdit::singleline(&mut s.name).desired_width(220.0));
-            egui::ComboBox::new(("plot-of", i), "")
+            ui.add(
+                egui::TextEdit::singleline(&mut s.name)
+                    .hint_text("series name")
+                    .desired_width(220.0),
+            );
+            egui::ComboBox::new(("plot-of", i), "in")
                 .width(60.0)
                 .selected_text(format!("plot {}", s.plot + 1))
                 .show_ui(ui, |ui| {
