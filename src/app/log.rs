@@ -222,7 +222,8 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                         .color(level_color(*l, text_color));
                     ui.toggle_value(&mut st.show[i], label);
                 }
-                egui::ComboBox::new("log-node", "node")
+                let label = ui.label("node");
+                egui::ComboBox::from_id_salt("log-node")
                     .selected_text(if st.node.is_empty() {
                         "all nodes"
                     } else {
@@ -234,7 +235,9 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                         for n in &st.nodes {
                             ui.selectable_value(&mut st.node, n.clone(), n);
                         }
-                    });
+                    })
+                    .response
+                    .labelled_by(label.id);
                 ui.add(
                     egui::TextEdit::singleline(&mut st.text)
                         .hint_text("Find in messages")

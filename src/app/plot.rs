@@ -400,14 +400,17 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                     .hint_text("series name")
                     .desired_width(220.0),
             );
-            egui::ComboBox::new(("plot-of", i), "in")
+            let label = ui.label("in");
+            egui::ComboBox::from_id_salt(("plot-of", i))
                 .width(60.0)
                 .selected_text(format!("plot {}", s.plot + 1))
                 .show_ui(ui, |ui| {
                     for p in 0..nplots {
                         ui.selectable_value(&mut s.plot, p, format!("plot {}", p + 1));
                     }
-                });
+                })
+                .response
+                .labelled_by(label.id);
             if s.done {
                 ui.weak(format!("{} points", s.points.len()));
             } else {
