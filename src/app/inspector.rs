@@ -351,7 +351,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     ));
     let nth = d
         .times(ti)
-        .map(|v| v.partition_point(|&x| x < t))
+        .map(|v| v.partition_point(|x| x < t))
         .unwrap_or(0);
     ui.weak(format!(
         "message {} of {} · connection {} · {} bytes{}",

@@ -240,11 +240,8 @@ impl Doc {
     }
 
     /// Times of the messages of topic `ti`, once indexed.
-    pub fn times(&self, ti: usize) -> Option<&[u64]> {
-        self.indexed
-            .as_ref()
-            .and_then(|i| i.topic_times.get(ti))
-            .map(|v| v.as_slice())
+    pub fn times(&self, ti: usize) -> Option<&worker::Times> {
+        self.indexed.as_ref().and_then(|i| i.topic_times.get(ti))
     }
 
     /// Every [`worker::SKIP`]-th message time of topic `ti`, once indexed.
@@ -300,10 +297,10 @@ impl Doc {
         for t in topics {
             let Some(v) = self.times(t) else { continue };
             let cand = if forward {
-                v.get(v.partition_point(|&x| x <= p)).copied()
+                v.get(v.partition_point(|x| x <= p))
             } else {
-                let k = v.partition_point(|&x| x < p);
-                k.checked_sub(1).map(|k| v[k])
+                let k = v.partition_point(|x| x < p);
+                k.checked_sub(1).and_then(|k| v.get(k))
             };
             if let Some(c) = cand {
                 best = Some(match best {

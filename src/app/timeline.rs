@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use egui::{Color32, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 
-use super::worker::{HIST_BINS, SKIP};
+use super::worker::{Times, HIST_BINS, SKIP};
 use super::{Cmd, Doc};
 use crate::timefmt;
 
@@ -89,33 +89,47 @@ pub fn topic_color(ti: usize) -> Color32 {
 
 /// First index at or after `from` whose time is `>= t`, searching outwards from `from` (the
 /// next pixel's boundary is usually near the last one).
-fn gallop(v: &[u64], from: usize, t: u64) -> usize {
+fn gallop_by<T>(v: &[T], key: impl Fn(&T) -> u64, from: usize, t: u64) -> usize {
     let mut lo = from;
     let mut step = 1;
     let mut hi = from;
-    while hi < v.len() && v[hi] < t {
+    while hi < v.len() && key(&v[hi]) < t {
         lo = hi + 1;
         hi = from + step;
         step *= 2;
     }
     let hi = hi.min(v.len());
-    lo + v[lo..hi].partition_point(|&x| x < t)
+    lo + v[lo..hi].partition_point(|x| key(x) < t)
 }
 
 /// First index at or after `from` of `v` whose time is `>= t` (every time before `from` is
 /// below `t`), through `skip` (every [`SKIP`]-th time of `v`) when given.
-fn first_at(v: &[u64], skip: Option<&[u64]>, from: usize, t: u64) -> usize {
+fn first_at_by<T>(
+    v: &[T],
+    key: impl Fn(&T) -> u64 + Copy,
+    skip: Option<&[u64]>,
+    from: usize,
+    t: u64,
+) -> usize {
     match skip {
         Some(sk) => {
-            let s = gallop(sk, from / SKIP, t);
+            let s = gallop_by(sk, |&x| x, from / SKIP, t);
             if s == 0 {
                 return from;
             }
             let lo = (s - 1) * SKIP;
             let hi = (s * SKIP).min(v.len());
-            (lo + v[lo..hi].partition_point(|&x| x < t)).max(from)
+            (lo + v[lo..hi].partition_point(|x| key(x) < t)).max(from)
         }
-        None => gallop(v, from, t),
+        None => gallop_by(v, key, from, t),
+    }
+}
+
+/// [`first_at_by`] over a topic's times, wherever they are kept.
+fn first_at(v: &Times, skip: Option<&[u64]>, from: usize, t: u64) -> usize {
+    match v {
+        Times::Table(tab, c) => first_at_by(&tab.per_connection[*c], |e| e.time_ns, skip, from, t),
+        Times::Merged(m) => first_at_by(m, |&x| x, skip, from, t),
     }
 }
 
@@ -140,7 +154,7 @@ fn density(d: &Doc, ti: usize, view: (f64, f64), px: usize) -> Vec<u32> {
         // Dense rows find each pixel's first message in every SKIP-th time first, then
         // within SKIP times: a row of millions of messages touches a sixty-fourth of them.
         let skip = d.times_skip(ti).filter(|_| v.len() / px.max(1) > 4 * SKIP);
-        let mut prev = v.partition_point(|&t| t < to_t(0));
+        let mut prev = v.partition_point(|t| t < to_t(0));
         for j in 0..px {
             let t1 = to_t(j + 1);
             // The last pixel includes the bag's end.
@@ -991,13 +1005,41 @@ mod tests {
             let mut prev_skip = 0;
             let mut edge = 0u64;
             while edge <= t + 2 * step {
-                let a = first_at(&v, None, prev_plain, edge);
-                let b = first_at(&v, Some(&skip), prev_skip, edge);
+                let a = first_at_by(&v, |&x| x, None, prev_plain, edge);
+                let b = first_at_by(&v, |&x| x, Some(&skip), prev_skip, edge);
                 assert_eq!(a, v.partition_point(|&y| y < edge), "plain at {edge}");
                 assert_eq!(b, a, "skip at {edge}, step {step}");
                 prev_plain = a;
                 prev_skip = b;
                 edge += step;
+            }
+        }
+        // The same through a topic's times kept in its table, and merged.
+        let tables = std::sync::Arc::new(crate::MessageTables {
+            per_connection: vec![v
+                .iter()
+                .map(|&time_ns| crate::IndexEntry {
+                    time_ns,
+                    chunk: 0,
+                    offset: 0,
+                })
+                .collect()],
+            warnings: Vec::new(),
+        });
+        let table = Times::of(&tables, &[0]);
+        assert!(matches!(table, Times::Table(..)));
+        let merged = Times::Merged(std::sync::Arc::new(v.clone()));
+        assert_eq!(table.len(), v.len());
+        assert_eq!(table.every(SKIP), skip);
+        assert_eq!(table.median_period(), crate::timing::median_period(&v));
+        assert_eq!(*table.to_vec(), v);
+        for edge in (0..t + 10_000).step_by(49_999) {
+            let want = v.partition_point(|&y| y < edge);
+            for times in [&table, &merged] {
+                assert_eq!(first_at(times, None, 0, edge), want);
+                assert_eq!(first_at(times, Some(&skip), 0, edge), want);
+                assert_eq!(times.partition_point(|y| y < edge), want);
+                assert_eq!(times.get(want), v.get(want).copied());
             }
         }
     }

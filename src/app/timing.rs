@@ -130,6 +130,7 @@ pub fn section(ui: &mut egui::Ui, d: &mut Doc, ti: usize, cmds: &mut Vec<Cmd>) {
             let (median, gaps) = match &d.timing.cache {
                 Some((k, m, g)) if *k == key => (*m, Arc::clone(g)),
                 _ => {
+                    let times = times.to_vec();
                     let m = crate::timing::median_period(&times);
                     let g = Arc::new(crate::timing::gaps(&times, d.timing.factor));
                     d.timing.cache = Some((key, m, Arc::clone(&g)));

@@ -114,7 +114,7 @@ pub struct Indexed {
     /// The tables.
     pub tables: Arc<MessageTables>,
     /// For each topic (in summary order), every message time, sorted.
-    pub topic_times: Vec<Arc<Vec<u64>>>,
+    pub topic_times: Vec<Times>,
     /// For each topic, every [`SKIP`]-th of its message times: the timeline finds where a
     /// pixel's messages start in these first, so drawing a dense topic touches a sixty-fourth
     /// of its times.
@@ -127,6 +127,102 @@ pub struct Indexed {
 
 /// The stride of [`Indexed::topic_skip`].
 pub const SKIP: usize = 64;
+
+/// A topic's message times, sorted: its one connection's table read in place (no copy: at 1 TB
+/// the copies took 1.6 GB and most of a second), or the times of its several connections
+/// merged.
+#[derive(Clone)]
+pub enum Times {
+    /// Connection `.1` of the tables.
+    Table(Arc<MessageTables>, usize),
+    /// Merged times.
+    Merged(Arc<Vec<u64>>),
+}
+
+impl Times {
+    /// The times of `conns` (a topic's connections).
+    pub fn of(tables: &Arc<MessageTables>, conns: &[usize]) -> Times {
+        match conns {
+            [c] if *c < tables.per_connection.len() => Times::Table(Arc::clone(tables), *c),
+            _ => Times::Merged(Arc::new(crate::timing::connection_times(tables, conns))),
+        }
+    }
+
+    /// Number of messages.
+    pub fn len(&self) -> usize {
+        match self {
+            Times::Table(t, c) => t.per_connection[*c].len(),
+            Times::Merged(v) => v.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `i`-th time.
+    pub fn get(&self, i: usize) -> Option<u64> {
+        match self {
+            Times::Table(t, c) => t.per_connection[*c].get(i).map(|e| e.time_ns),
+            Times::Merged(v) => v.get(i).copied(),
+        }
+    }
+
+    /// The number of leading times for which `pred` holds (`pred` true, then false).
+    pub fn partition_point(&self, mut pred: impl FnMut(u64) -> bool) -> usize {
+        match self {
+            Times::Table(t, c) => t.per_connection[*c].partition_point(|e| pred(e.time_ns)),
+            Times::Merged(v) => v.partition_point(|&x| pred(x)),
+        }
+    }
+
+    /// Like [`Times::partition_point`], over the times `lo..hi` only (an index from `lo`).
+    pub fn partition_point_in(
+        &self,
+        lo: usize,
+        hi: usize,
+        mut pred: impl FnMut(u64) -> bool,
+    ) -> usize {
+        match self {
+            Times::Table(t, c) => t.per_connection[*c][lo..hi].partition_point(|e| pred(e.time_ns)),
+            Times::Merged(v) => v[lo..hi].partition_point(|&x| pred(x)),
+        }
+    }
+
+    /// Every `step`-th time, from the first.
+    pub fn every(&self, step: usize) -> Vec<u64> {
+        match self {
+            Times::Table(t, c) => t.per_connection[*c]
+                .iter()
+                .step_by(step)
+                .map(|e| e.time_ns)
+                .collect(),
+            Times::Merged(v) => v.iter().step_by(step).copied().collect(),
+        }
+    }
+
+    /// The times as one vector (a copy for a table's).
+    pub fn to_vec(&self) -> Arc<Vec<u64>> {
+        match self {
+            Times::Table(t, c) => {
+                Arc::new(t.per_connection[*c].iter().map(|e| e.time_ns).collect())
+            }
+            Times::Merged(v) => Arc::clone(v),
+        }
+    }
+
+    /// The median time between two messages: see [`crate::timing::median_period`].
+    pub fn median_period(&self) -> Option<u64> {
+        match self {
+            Times::Table(t, c) => {
+                let tab = &t.per_connection[*c];
+                crate::timing::median_period_by(tab.len(), |i| tab[i].time_ns)
+            }
+            Times::Merged(v) => crate::timing::median_period(v),
+        }
+    }
+}
 
 /// Maps a time to its histogram bin.
 pub fn bin_of(s: &Summary, t: u64) -> usize {
@@ -350,18 +446,18 @@ fn load(
     let mut skips = Vec::with_capacity(s.topics.len());
     let mut exact: Histogram = vec![vec![0u32; HIST_BINS]; s.topics.len()];
     for (ti, t) in s.topics.iter().enumerate() {
-        let v = crate::timing::connection_times(&tables, &t.connections);
+        let v = Times::of(&tables, &t.connections);
         // The times are sorted and `bin_of` never decreases: each bin's count is two binary
         // searches apart, not a division per message (6.5 ms a topic of 2,000,000).
         let mut lo = 0;
         for (b, n) in exact[ti].iter_mut().enumerate() {
-            let hi = lo + v[lo..].partition_point(|&x| bin_of(&s, x) <= b);
+            let hi = lo + v.partition_point_in(lo, v.len(), |x| bin_of(&s, x) <= b);
             *n = u32::try_from(hi - lo).unwrap_or(u32::MAX);
             lo = hi;
         }
-        periods.push(crate::timing::median_period(&v));
-        skips.push(Arc::new(v.iter().step_by(SKIP).copied().collect()));
-        topic_times.push(Arc::new(v));
+        periods.push(v.median_period());
+        skips.push(Arc::new(v.every(SKIP)));
+        topic_times.push(v);
     }
     let _ = tx.send(LoadEvent::Indexed(Indexed {
         tables,

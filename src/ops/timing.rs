@@ -44,13 +44,18 @@ pub const MEDIAN_SAMPLE: usize = 1 << 16;
 /// The median time between two consecutive messages (ns), ignoring equal times: exact for up
 /// to [`MEDIAN_SAMPLE`] intervals, else the median of that many evenly spaced ones.
 pub fn median_period(times: &[u64]) -> Option<u64> {
-    let n = times.len().saturating_sub(1);
+    median_period_by(times.len(), |i| times[i])
+}
+
+/// [`median_period`] of `n` sorted times, the `i`-th given by `at(i)`.
+pub fn median_period_by(n: usize, at: impl Fn(usize) -> u64) -> Option<u64> {
+    let n = n.saturating_sub(1);
     let stride = n.div_ceil(MEDIAN_SAMPLE).max(1);
     let mut d: Vec<u64> = Vec::with_capacity(n / stride + 1);
     d.extend(
         (0..n)
             .step_by(stride)
-            .map(|i| times[i + 1].saturating_sub(times[i]))
+            .map(|i| at(i + 1).saturating_sub(at(i)))
             .filter(|&d| d > 0),
     );
     if d.is_empty() {
