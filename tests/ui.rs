@@ -802,6 +802,9 @@ fn timing_section_gaps_and_stamp_delay_plot() {
     h.run_steps(2);
     h.get_by_label("Timing").click();
     h.run_steps(2);
+    wait_for(&mut h, "the gaps", |a| {
+        a.doc.as_ref().is_some_and(|d| !d.timing.gaps_busy())
+    });
     assert!(
         h.query_all_by_label_contains("median period 20.0 ms")
             .count()

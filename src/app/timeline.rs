@@ -1033,6 +1033,11 @@ mod tests {
         assert_eq!(table.every(SKIP), skip);
         assert_eq!(table.median_period(), crate::timing::median_period(&v));
         assert_eq!(*table.to_vec(), v);
+        for factor in [1.5, 3.0] {
+            let want = crate::timing::gaps(&v, factor);
+            assert_eq!(table.gaps(factor).1, want);
+            assert_eq!(merged.gaps(factor), (table.median_period(), want));
+        }
         for edge in (0..t + 10_000).step_by(49_999) {
             let want = v.partition_point(|&y| y < edge);
             for times in [&table, &merged] {

@@ -12,8 +12,22 @@ use super::{Cmd, Doc};
 use crate::timefmt;
 use crate::timing::Gap;
 
-/// The gaps worked out for (topic, factor bits, tables): the median period and the gaps.
-type GapCache = ((usize, u64, usize), Option<u64>, Arc<Vec<Gap>>);
+/// What the gaps are worked out for: topic, factor bits and tables.
+type GapKey = (usize, u64, usize);
+
+/// The median period and the gaps, longest first.
+type GapResult = (Option<u64>, Arc<Vec<Gap>>);
+
+/// The gaps of one topic: the last worked out and the one being worked out on a worker (the
+/// windows of millions of times take milliseconds, too long for a frame while the factor is
+/// dragged).
+#[derive(Default)]
+struct Gaps {
+    /// The last answer and what it is for.
+    done: Option<(GapKey, GapResult)>,
+    /// The one being worked out.
+    job: Option<(GapKey, Receiver<GapResult>)>,
+}
 
 /// A stamp-delay series being read: its name and the worker's answer.
 type DelayJob = (String, Receiver<Result<Vec<PlotPoint>, String>>);
@@ -22,8 +36,8 @@ type DelayJob = (String, Receiver<Result<Vec<PlotPoint>, String>>);
 pub struct TimingState {
     /// Gaps longer than this many median periods are listed.
     pub factor: f64,
-    /// The gaps of (topic, factor, tables) as computed last.
-    cache: Option<GapCache>,
+    /// The gaps of (topic, factor, tables).
+    gaps: Gaps,
     /// A stamp-delay series being read: its name and the worker's answer.
     job: Option<DelayJob>,
     /// Why the last stamp-delay series could not be made.
@@ -34,15 +48,32 @@ impl Default for TimingState {
     fn default() -> Self {
         TimingState {
             factor: 3.0,
-            cache: None,
+            gaps: Gaps::default(),
             job: None,
             error: None,
         }
     }
 }
 
-/// Adds a finished stamp-delay series to the plots (never blocks).
+impl TimingState {
+    /// Whether the gaps of the latest topic and factor are being worked out.
+    pub fn gaps_busy(&self) -> bool {
+        self.gaps.job.is_some()
+    }
+}
+
+/// Adds a finished stamp-delay series to the plots and takes finished gaps (never blocks).
 pub fn poll(d: &mut Doc) {
+    if let Some((key, rx)) = &d.timing.gaps.job {
+        match rx.try_recv() {
+            Ok(r) => {
+                d.timing.gaps.done = Some((*key, r));
+                d.timing.gaps.job = None;
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => {}
+            Err(_) => d.timing.gaps.job = None,
+        }
+    }
     let Some((name, rx)) = &d.timing.job else {
         return;
     };
@@ -95,6 +126,26 @@ pub fn plot_stamp_delay(d: &mut Doc, ti: usize, ctx: &egui::Context) {
     }
 }
 
+/// Works out `times`' median period and gaps on a worker; `None` if no thread can start.
+fn start_gaps(
+    key: GapKey,
+    times: super::worker::Times,
+    factor: f64,
+    ctx: &egui::Context,
+) -> Option<(GapKey, Receiver<GapResult>)> {
+    let (tx, rx) = sync_channel(1);
+    let ctx = ctx.clone();
+    std::thread::Builder::new()
+        .name("bagscope-gaps".into())
+        .spawn(move || {
+            let (m, g) = times.gaps(factor);
+            let _ = tx.send((m, Arc::new(g)));
+            ctx.request_repaint();
+        })
+        .ok()?;
+    Some((key, rx))
+}
+
 /// The Timing section of a topic's details.
 pub fn section(ui: &mut egui::Ui, d: &mut Doc, ti: usize, cmds: &mut Vec<Cmd>) {
     let s = d.bag.summary();
@@ -126,17 +177,21 @@ pub fn section(ui: &mut egui::Ui, d: &mut Doc, ti: usize, cmds: &mut Vec<Cmd>) {
                 .as_ref()
                 .map_or(0, |i| Arc::as_ptr(&i.tables) as usize);
             let key = (ti, d.timing.factor.to_bits(), tables);
-            // Worked out once per topic and factor, not every frame.
-            let (median, gaps) = match &d.timing.cache {
-                Some((k, m, g)) if *k == key => (*m, Arc::clone(g)),
-                _ => {
-                    let times = times.to_vec();
-                    let m = crate::timing::median_period(&times);
-                    let g = Arc::new(crate::timing::gaps(&times, d.timing.factor));
-                    d.timing.cache = Some((key, m, Arc::clone(&g)));
-                    (m, g)
-                }
+            // Worked out on a worker once per topic and factor, one at a time: while the factor
+            // is dragged the last answer stays up and the newest factor is worked out next.
+            let g = &mut d.timing.gaps;
+            if g.job.is_none() && g.done.as_ref().is_none_or(|(k, _)| *k != key) {
+                g.job = start_gaps(key, times, d.timing.factor, ui.ctx());
+            }
+            let shown = g.done.as_ref().filter(|(k, _)| k.0 == ti && k.2 == tables);
+            let Some((_, (median, gaps))) = shown else {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("working out the gaps…");
+                });
+                return;
             };
+            let (median, gaps) = (*median, Arc::clone(gaps));
             let Some(m) = median else {
                 ui.weak("fewer than two distinct times");
                 return;

@@ -212,6 +212,18 @@ impl Times {
         }
     }
 
+    /// The median period and the gaps longer than `factor` times it, longest first: see
+    /// [`crate::timing::gaps`].
+    pub fn gaps(&self, factor: f64) -> (Option<u64>, Vec<crate::timing::Gap>) {
+        match self {
+            Times::Table(t, c) => {
+                let tab = &t.per_connection[*c];
+                crate::timing::gaps_by(tab.len(), |i| tab[i].time_ns, factor)
+            }
+            Times::Merged(v) => crate::timing::gaps_by(v.len(), |i| v[i], factor),
+        }
+    }
+
     /// The median time between two messages: see [`crate::timing::median_period`].
     pub fn median_period(&self) -> Option<u64> {
         match self {

@@ -77,20 +77,31 @@ pub struct Gap {
 
 /// The gaps longer than `factor` × the median period, longest first.
 pub fn gaps(times: &[u64], factor: f64) -> Vec<Gap> {
-    let Some(m) = median_period(times) else {
-        return Vec::new();
+    gaps_by(times.len(), |i| times[i], factor).1
+}
+
+/// [`gaps`] of `n` sorted times, the `i`-th given by `at(i)`, with the median period they were
+/// measured against.
+pub fn gaps_by(n: usize, at: impl Fn(usize) -> u64, factor: f64) -> (Option<u64>, Vec<Gap>) {
+    let Some(m) = median_period_by(n, &at) else {
+        return (None, Vec::new());
     };
     let limit = (m as f64 * factor.max(1.0)) as u64;
-    let mut g: Vec<Gap> = times
-        .windows(2)
-        .filter(|w| w[1] - w[0] > limit)
-        .map(|w| Gap {
-            start_ns: w[0],
-            len_ns: w[1] - w[0],
-        })
-        .collect();
+    let mut g: Vec<Gap> = Vec::new();
+    let mut prev = if n > 0 { at(0) } else { 0 };
+    for i in 1..n {
+        let t = at(i);
+        let len = t.saturating_sub(prev);
+        if len > limit {
+            g.push(Gap {
+                start_ns: prev,
+                len_ns: len,
+            });
+        }
+        prev = t;
+    }
     g.sort_by(|a, b| b.len_ns.cmp(&a.len_ns).then(a.start_ns.cmp(&b.start_ns)));
-    g
+    (Some(m), g)
 }
 
 /// Reads `header.stamp` as ns: a ROS 1 `time`, or ROS 2's `builtin_interfaces/Time`.
