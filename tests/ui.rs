@@ -1154,3 +1154,49 @@ fn a_sqlite_recording_shows_its_topics_before_its_rows_are_read() {
         );
     }
 }
+
+#[test]
+fn a_message_in_an_encoding_bagscope_does_not_decode_shows_its_text_and_bytes() {
+    use common::mcap::{channel, file, message, schema};
+    let dir = common::temp_dir("ui-json");
+    let p = dir.join("json.mcap");
+    let json = b"{\"mmsi\": 209014000, \"speed\": 8.5}";
+    std::fs::write(
+        &p,
+        file(&[
+            schema(1, "std_msgs/Float64", "ros1msg", "float64 data\n"),
+            channel(1, 1, "/ros1", "ros1"),
+            channel(2, 0, "/ais", "json"),
+            message(1, 1, 1_000_000_000, &2.5f64.to_le_bytes()),
+            message(2, 2, 1_500_000_000, json),
+        ]),
+    )
+    .unwrap();
+    let mut h = harness(Some(p));
+    wait_for(&mut h, "indexing", indexed);
+    let ti = {
+        let d = h.state().doc.as_ref().unwrap();
+        d.bag
+            .summary()
+            .topics
+            .iter()
+            .position(|t| t.name == "/ais")
+            .unwrap()
+    };
+    h.state_mut().apply(Cmd::SelectTopic(Some(ti)));
+    h.state_mut().apply(Cmd::SetPlayhead(1_500_000_000));
+    h.run_steps(2);
+    wait_for(&mut h, "the inspector", |a| {
+        a.doc.as_ref().is_some_and(|d| {
+            d.inspected
+                .as_ref()
+                .is_some_and(|i| Some(i.key) == d.inspect_key)
+        })
+    });
+    // Said plainly, not as an error; the JSON readable above the hex view.
+    h.get_by_label_contains("Encoding json: not decoded");
+    assert_eq!(h.query_all_by_label_contains("Cannot decode").count(), 0);
+    h.get_by_label_contains("Text in it (one run)");
+    h.get_by_label("{\"mmsi\": 209014000, \"speed\": 8.5}");
+    h.get_by_label_contains("00000000  7b 22 6d 6d");
+}

@@ -306,6 +306,30 @@ fn hex_view(ui: &mut egui::Ui, data: &[u8], hl: Option<(u32, u32)>) {
         });
 }
 
+/// The runs of at least 4 printable characters in `data` (UTF-8 text, tabs and spaces
+/// included), as `strings` finds them: the readable part of a message bagscope does not decode.
+/// At most 200 runs.
+fn text_runs(data: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    for chunk in data.utf8_chunks() {
+        let mut run = String::new();
+        for ch in chunk.valid().chars().chain(std::iter::once('\0')) {
+            if ch == '\t' || (!ch.is_control() && ch != '\u{fffd}') {
+                run.push(ch);
+            } else {
+                if run.chars().count() >= 4 {
+                    out.push(std::mem::take(&mut run));
+                    if out.len() == 200 {
+                        return out;
+                    }
+                }
+                run.clear();
+            }
+        }
+    }
+    out
+}
+
 /// The inspector panel.
 pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     ui.horizontal(|ui| {
@@ -371,7 +395,37 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             );
         }
         (Err(e), Ok(data)) => {
-            ui.colored_label(ui.visuals().error_fg_color, format!("Cannot decode: {e}"));
+            if matches!(c.encoding.as_str(), "ros1" | "" | "cdr") {
+                ui.colored_label(ui.visuals().error_fg_color, format!("Cannot decode: {e}"));
+            } else {
+                // Not a failure: an encoding bagscope does not decode (protobuf, json, ...).
+                ui.label(format!(
+                    "Encoding {}: not decoded (bagscope decodes ros1 and cdr). Its bytes:",
+                    c.encoding
+                ));
+            }
+            let text = text_runs(data);
+            if !text.is_empty() {
+                let runs = match text.len() {
+                    1 => "one run".to_string(),
+                    n => format!("{n} runs"),
+                };
+                egui::CollapsingHeader::new(format!("Text in it ({runs})"))
+                    .id_salt("text-runs")
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        egui::ScrollArea::vertical()
+                            .id_salt("text-runs-scroll")
+                            .max_height(ui.available_height() * 0.5)
+                            .show(ui, |ui| {
+                                for t in &text {
+                                    ui.add(
+                                        egui::Label::new(egui::RichText::new(t).monospace()).wrap(),
+                                    );
+                                }
+                            });
+                    });
+            }
             hex_view(ui, data, None);
         }
         (Ok((plan, node)), Ok(data)) => {
@@ -433,5 +487,25 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     }
     if hovered.is_some() {
         d.insp.highlight = hovered;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn text_runs_are_the_printable_parts() {
+        let mut data = vec![0x0a, 0x0c, 0x08, 0xe0, 0x93];
+        data.extend_from_slice(b"{\"mmsi\": 209014000}");
+        data.extend_from_slice(&[0x12, 0xff, 0xfe]);
+        data.extend_from_slice("abc".as_bytes()); // too short
+        data.push(0);
+        data.extend_from_slice("Göteborg\thamn".as_bytes());
+        assert_eq!(
+            super::text_runs(&data),
+            vec!["{\"mmsi\": 209014000}", "Göteborg\thamn"]
+        );
+        assert!(super::text_runs(&[1, 2, 3, 0xff]).is_empty());
+        assert_eq!(super::text_runs(&b"ab ".repeat(1000)).len(), 1);
+        assert_eq!(super::text_runs(&b"abcd\n".repeat(1000)).len(), 200);
     }
 }

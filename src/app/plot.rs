@@ -355,7 +355,8 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         let r = ui.add(
             egui::TextEdit::singleline(&mut d.plots.input)
                 .hint_text("/topic.field.x — or click a number in the inspector")
-                .desired_width(320.0),
+                // Room left for the buttons and the checkbox after it in a narrow panel.
+                .desired_width((ui.available_width() - 260.0).clamp(120.0, 320.0)),
         );
         let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
         if (ui.button("Add").clicked() || enter) && !d.plots.input.trim().is_empty() {

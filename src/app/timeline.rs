@@ -19,6 +19,8 @@ const CURSOR2: Color32 = Color32::from_rgb(90, 200, 120);
 /// Height of an image topic's row when it shows thumbnails.
 const THUMB_ROW_H: f32 = 58.0;
 const AXIS_H: f32 = 30.0;
+/// The line under the rows that says which are shown, when not all fit.
+const FOOTER_H: f32 = 14.0;
 const NAME_W: f32 = 200.0;
 const SPEEDS: [f32; 9] = [0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 4.0, 5.0, 10.0];
 
@@ -419,7 +421,10 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             }
         })
         .collect();
+    // The footer line says which rows are shown when not all fit.
+    let all_h: f32 = row_h.iter().sum();
     let room = full.bottom() - rows_top;
+    let room = if all_h > room { room - FOOTER_H } else { room };
     // How many rows fit from row `from` on.
     let fit_from = |from: usize| {
         let mut y = 0.0;

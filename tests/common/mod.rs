@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 pub mod images;
+pub mod mcap;
 
 use bagscope::{BagWriter, Compression, ConnectionSpec, WriteOptions};
 
