@@ -330,3 +330,33 @@ fn validates_agrees_with_decode_on_real_and_damaged_messages() {
         "only {rejected} damaged messages refused"
     );
 }
+
+#[test]
+fn echo_prints_a_topic_in_time_order_and_stops_after_count() {
+    let bag = common::corpus_dir().join("rosbag.js/example.bag");
+    let all = common::bagscope(&[&"echo", &bag, &"--json", &"-t", &"/turtle1/pose"]).ok();
+    let lines: Vec<serde_json::Value> = all
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1344);
+    assert!(lines.iter().all(|l| l["topic"] == "/turtle1/pose"));
+    let times: Vec<u64> = lines
+        .iter()
+        .map(|l| l["time_ns"].as_u64().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]));
+    // The turtle starts at the centre; a float32 printed in its shortest form.
+    assert_eq!(lines[0]["message"]["x"].as_f64(), Some(5.5444446));
+    for n in ["0", "1", "3"] {
+        let out =
+            common::bagscope(&[&"echo", &bag, &"--json", &"-t", &"/turtle1/pose", &"-n", &n]).ok();
+        let got: Vec<&str> = out.lines().collect();
+        let want: Vec<&str> = all.lines().take(n.parse().unwrap()).collect();
+        assert_eq!(got, want, "-n {n}");
+    }
+    // The YAML form: one `---` per message.
+    let yaml = common::bagscope(&[&"echo", &bag, &"-t", &"/turtle1/pose", &"--count", &"2"]).ok();
+    assert_eq!(yaml.matches("\n---\n").count(), 2, "{yaml}");
+    assert!(yaml.starts_with("# /turtle1/pose @ "), "{yaml}");
+}

@@ -30,6 +30,7 @@ pub fn echo(
     start: Option<&str>,
     end: Option<&str>,
     json: bool,
+    count: Option<u64>,
 ) -> bagscope::Result<ExitCode> {
     let bag = Bag::open(path)?;
     for w in bag.warnings() {
@@ -57,7 +58,11 @@ pub fn echo(
     // Per connection: messages that did not decode, the first one's time and error.
     let mut failed: std::collections::BTreeMap<usize, (u64, u64, String)> = Default::default();
     let mut text = String::new();
+    let mut printed = 0u64;
     for m in bag.messages(&filter)? {
+        if count.is_some_and(|n| printed >= n) {
+            break;
+        }
         let m = m?;
         let c = &s.connections[m.conn];
         let decoded = match &plans[m.conn] {
@@ -93,6 +98,7 @@ pub fn echo(
             // A closed pipe (`| head`) ends the output quietly.
             return Ok(ExitCode::SUCCESS);
         }
+        printed += 1;
     }
     let _ = out.flush();
     report_undecoded(&bag, &failed);

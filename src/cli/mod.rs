@@ -68,6 +68,9 @@ pub enum Command {
         /// One JSON object a line: {"time_ns", "topic", "message"}.
         #[arg(long)]
         json: bool,
+        /// Stop after this many messages (as `rostopic echo -n`).
+        #[arg(long = "count", short = 'n')]
+        count: Option<u64>,
     },
     /// Field series as CSV: time_ns and one column per path (/topic.field.sub[3].x).
     Csv {
@@ -279,7 +282,8 @@ pub fn run(cmd: Command) -> ExitCode {
             start,
             end,
             json,
-        } => decode::echo(&bag, &topics, start.as_deref(), end.as_deref(), json),
+            count,
+        } => decode::echo(&bag, &topics, start.as_deref(), end.as_deref(), json, count),
         Command::Csv {
             bag,
             paths,
