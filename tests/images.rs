@@ -57,6 +57,62 @@ fn every_encoding_family_decodes_to_its_pixels() {
 }
 
 #[test]
+fn an_occupancy_grid_is_a_map_with_y_up() {
+    let (_dir, p) = fixture_bag("images-map");
+    let bag = Bag::open(&p).unwrap();
+    let img = decode_first(&bag, "/map");
+    assert_eq!((img.width, img.height), (3, 2));
+    assert_eq!(
+        img.pixels,
+        Pixels::Occupancy(common::images::MAP_SHOWN.to_vec())
+    );
+    assert!(
+        !img.is_scalar(),
+        "drawn in the map's colours, not a colormap"
+    );
+    // Shown at the top left: the grid's cell (0, 1), whose centre is 2.5 cm right and 7.5 cm up
+    // from the origin at (1, 2).
+    assert_eq!(
+        img.value_text(0, 0).as_deref(),
+        Some("cell 0, 1 · (1.025, 2.075) m · unknown")
+    );
+    assert_eq!(
+        img.value_text(1, 1).as_deref(),
+        Some("cell 1, 0 · (1.075, 2.025) m · 50% occupied")
+    );
+    assert_eq!(img.value_text(3, 0), None);
+    let (w, h, rgba) = img.render(Colormap::Turbo, (0.0, 1.0), Orientation::default());
+    assert_eq!((w, h), (3, 2));
+    let px: Vec<&[u8]> = rgba.chunks(4).collect();
+    assert_eq!(px[1], [235, 235, 235, 255], "free is light");
+    assert_eq!(px[2], [0, 0, 0, 255], "occupied is black");
+    assert_eq!(px[4], [118, 118, 118, 255], "half way");
+    assert!(px[0][2] > px[0][0], "unknown is blue-grey: {:?}", px[0]);
+    // A grid whose data is shorter than width × height is refused, not read past.
+    let c = bag.summary().topic("/map").unwrap().connections[0];
+    let (plan, _) = bag.plan(c).unwrap();
+    let mut m = bag.nth_message(c, 0).unwrap().data.to_vec();
+    let n = m.len();
+    m[n - 10..n - 6].copy_from_slice(&5u32.to_le_bytes());
+    m.truncate(n - 1);
+    let e = decode_message(&plan, &m).unwrap_err();
+    assert!(e.contains("need 6 bytes of data, the message has 5"), "{e}");
+    // Real ones: ros_numpy's 30 × 30 grid, unknown but for an occupied square in the middle
+    // (ROS 1), and rosbags-rs' 10 × 10 grid of unknown cells (ROS 2, SQLite and MCAP).
+    for r in ["test_bag_sqlite3", "test_bag_mcap"] {
+        let bag = Bag::open(common::corpus2_dir().join("rosbags-rs").join(r)).unwrap();
+        let img = decode_first(&bag, "/test/nav_msgs/occupancy_grid");
+        assert_eq!((img.width, img.height), (10, 10), "{r}");
+        assert_eq!(img.pixels, Pixels::Occupancy(vec![-1; 100]), "{r}");
+    }
+    let bag = Bag::open(common::corpus_dir().join("ros_numpy/test.bag")).unwrap();
+    let img = decode_first(&bag, "/occupancygrid");
+    let square = |i: usize| (10..20).contains(&(i % 30)) && (10..20).contains(&(i / 30));
+    let want: Vec<i8> = (0..900).map(|i| if square(i) { 100 } else { -1 }).collect();
+    assert_eq!(img.pixels, Pixels::Occupancy(want));
+}
+
+#[test]
 fn depth_through_a_colormap_and_turned() {
     let (_dir, p) = fixture_bag("images-cmap");
     let bag = Bag::open(&p).unwrap();

@@ -997,6 +997,12 @@ fn image_panels_decode_every_encoding_family() {
             (a, b) => assert_eq!(a, b, "{topic}"),
         }
     }
+    // The occupancy grid, as a map with +y up.
+    let (_, map) = shown.iter().find(|(t, _)| t == "/map").unwrap();
+    assert_eq!(
+        map.pixels,
+        bagscope::image::Pixels::Occupancy(common::images::MAP_SHOWN.to_vec())
+    );
     let (_, jpeg) = shown.iter().find(|(t, _)| t == "/cam/jpeg").unwrap();
     assert_eq!(
         (jpeg.width, jpeg.height, jpeg.encoding.as_str()),
@@ -1024,7 +1030,13 @@ fn image_panels_decode_every_encoding_family() {
         dims(&shown),
         [
             ("/compressedimage".to_string(), 2, 2, "png".to_string()),
-            ("/image".to_string(), 360, 240, "rgb8".to_string())
+            ("/image".to_string(), 360, 240, "rgb8".to_string()),
+            (
+                "/occupancygrid".to_string(),
+                30,
+                30,
+                "occupancy grid".to_string()
+            )
         ]
     );
     let shown = panel_images(common::corpus2_dir().join("ros2bag_tools/images.bag"));

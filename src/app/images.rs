@@ -470,7 +470,12 @@ fn panel_ui(
                 if x < dw && y < dh {
                     let (sx, sy) = f.look.orient.to_source(x, y, w, h);
                     if let Some(v) = f.image.value_text(sx, sy) {
-                        p.hover = Some(format!("x {sx} y {sy}: {v}"));
+                        // A map's text names its cell itself.
+                        p.hover = Some(if f.image.map.is_some() {
+                            v
+                        } else {
+                            format!("x {sx} y {sy}: {v}")
+                        });
                     }
                 }
             }

@@ -3,7 +3,8 @@
 //! 32FC1, bayer_*, yuv422), jpeg and png recognised from their bytes, and `compressedDepth`
 //! (a 12-byte depth header, then png). An [`Image`] keeps each pixel's value, so a depth or
 //! float image is drawn through a [`Colormap`] over a range the caller picks, and the value
-//! under the cursor can be read back.
+//! under the cursor can be read back. A `nav_msgs/OccupancyGrid` is shown as a map: free
+//! cells light, occupied dark, unknown ones blue-grey, +y up.
 
 use std::io::Cursor;
 
@@ -30,6 +31,8 @@ pub enum Pixels {
     I16(Vec<i16>),
     /// 32-bit float (32FC1, depth in m).
     F32(Vec<f32>),
+    /// An occupancy grid's cells, top row first: 0 (free) to 100 (occupied), -1 unknown.
+    Occupancy(Vec<i8>),
 }
 
 /// A decoded image.
@@ -43,6 +46,30 @@ pub struct Image {
     pub encoding: String,
     /// The pixels, row by row.
     pub pixels: Pixels,
+    /// Where a map's cells are in the world (an occupancy grid's `info`).
+    pub map: Option<MapInfo>,
+}
+
+/// An occupancy grid's place in its frame: the size of a cell and the pose of cell (0, 0)'s
+/// corner.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MapInfo {
+    /// Metres a cell.
+    pub resolution: f64,
+    /// The origin's x and y (m).
+    pub origin: (f64, f64),
+    /// The origin's turn about z (rad).
+    pub yaw: f64,
+}
+
+impl MapInfo {
+    /// The frame's (x, y) of the centre of cell (column, row), row 0 at the origin.
+    pub fn cell_centre(&self, col: u32, row: u32) -> (f64, f64) {
+        let u = (f64::from(col) + 0.5) * self.resolution;
+        let v = (f64::from(row) + 0.5) * self.resolution;
+        let (s, c) = self.yaw.sin_cos();
+        (self.origin.0 + c * u - s * v, self.origin.1 + s * u + c * v)
+    }
 }
 
 /// How single-channel values are turned into colours.
@@ -99,7 +126,7 @@ impl Orientation {
 /// Whether a type is an image bagscope can show.
 pub fn is_image_type(datatype: &str) -> bool {
     let base = datatype.rsplit('/').next().unwrap_or(datatype);
-    base == "Image" || base == "CompressedImage"
+    base == "Image" || base == "CompressedImage" || base == "OccupancyGrid"
 }
 
 /// The value of field `name` of a decoded message.
@@ -142,6 +169,11 @@ pub fn decode_message(plan: &Plan, data: &[u8]) -> Result<Image, String> {
 
 /// An image out of a decoded `Image` or `CompressedImage` message (told apart by its fields).
 pub fn from_node(def: &MsgDef, node: &Node) -> Result<Image, String> {
+    if let (Some(info), Some(Value::Prims(crate::msgdef::Primitive::I8, cells))) =
+        (node.field(def, "info"), field(def, node, "data"))
+    {
+        return occupancy_grid(def, info, cells);
+    }
     let data = bytes(field(def, node, "data")).ok_or("no uint8[] data field")?;
     if let Some(format) = text(field(def, node, "format")) {
         return decode_compressed(&format, data);
@@ -153,6 +185,79 @@ pub fn from_node(def: &MsgDef, node: &Node) -> Result<Image, String> {
     let big = get("is_bigendian").unwrap_or(0) != 0;
     let encoding = text(field(def, node, "encoding")).ok_or("no encoding field")?;
     decode_raw(&encoding, width, height, step, big, data)
+}
+
+/// A `nav_msgs/OccupancyGrid`'s cells (`info.width` × `info.height`, row 0 at the map's origin)
+/// as an image with its top row the grid's last, so that +y points up as in rviz.
+fn occupancy_grid(def: &MsgDef, info: &Node, cells: &[u8]) -> Result<Image, String> {
+    let get = |n: &str| uint(field(def, info, n)).ok_or_else(|| format!("no info.{n} field"));
+    let width = u32::try_from(get("width")?).map_err(|_| "width out of range")?;
+    let height = u32::try_from(get("height")?).map_err(|_| "height out of range")?;
+    let n = u64::from(width) * u64::from(height);
+    if n > MAX_PIXELS {
+        return Err(format!("{width}×{height} cells: more than bagscope shows"));
+    }
+    if (cells.len() as u64) < n {
+        return Err(format!(
+            "{width}×{height} cells need {n} bytes of data, the message has {}",
+            cells.len()
+        ));
+    }
+    let w = width as usize;
+    let mut out = Vec::with_capacity(n as usize);
+    if w > 0 {
+        for row in cells[..n as usize].chunks_exact(w).rev() {
+            out.extend(row.iter().map(|&c| c as i8));
+        }
+    }
+    Ok(Image {
+        width,
+        height,
+        encoding: "occupancy grid".into(),
+        pixels: Pixels::Occupancy(out),
+        map: Some(map_info(def, info)),
+    })
+}
+
+/// The place of a grid's cells from its `info` (resolution, origin's position and turn).
+fn map_info(def: &MsgDef, info: &Node) -> MapInfo {
+    let num = |path: &[&str]| {
+        let mut n = info;
+        for p in path {
+            match n.field(def, p) {
+                Some(x) => n = x,
+                None => return None,
+            }
+        }
+        n.value.as_f64()
+    };
+    let q = |c: &str| num(&["origin", "orientation", c]).unwrap_or(0.0);
+    let (x, y, z, w) = (q("x"), q("y"), q("z"), q("w"));
+    // A zero quaternion (an unset origin) is no turn.
+    let yaw = if x == 0.0 && y == 0.0 && z == 0.0 {
+        0.0
+    } else {
+        (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z))
+    };
+    MapInfo {
+        resolution: num(&["resolution"]).unwrap_or(0.0),
+        origin: (
+            num(&["origin", "position", "x"]).unwrap_or(0.0),
+            num(&["origin", "position", "y"]).unwrap_or(0.0),
+        ),
+        yaw,
+    }
+}
+
+/// The colour of an occupancy cell: free light, occupied dark, unknown blue-grey.
+fn occupancy_color(c: i8) -> [u8; 4] {
+    match c {
+        0..=100 => {
+            let v = 235 - (i32::from(c) * 235 / 100) as u8;
+            [v, v, v, 255]
+        }
+        _ => [96, 110, 128, 255],
+    }
 }
 
 /// Bytes a pixel takes in a raw encoding, and how its pixels are kept.
@@ -329,6 +434,7 @@ pub fn decode_raw(
         height,
         encoding: enc.to_string(),
         pixels: out,
+        map: None,
     })
 }
 
@@ -431,6 +537,7 @@ fn from_dynamic(d: image::DynamicImage, encoding: String) -> Result<Image, Strin
         height,
         encoding,
         pixels,
+        map: None,
     })
 }
 
@@ -500,7 +607,7 @@ pub fn decode_compressed(format: &str, data: &[u8]) -> Result<Image, String> {
 impl Image {
     /// Whether the pixels are single values drawn through a colormap.
     pub fn is_scalar(&self) -> bool {
-        !matches!(self.pixels, Pixels::Rgba(_))
+        !matches!(self.pixels, Pixels::Rgba(_) | Pixels::Occupancy(_))
     }
 
     /// The value at `(x, y)` as text (`r 12 g 34 b 56 a 255`, `1234`, `1.532`), if inside.
@@ -518,6 +625,23 @@ impl Image {
             Pixels::U16(v) => v.get(i)?.to_string(),
             Pixels::I16(v) => v.get(i)?.to_string(),
             Pixels::F32(v) => format!("{:.4}", v.get(i)?),
+            Pixels::Occupancy(v) => {
+                let what = match *v.get(i)? {
+                    c @ 0..=100 => format!("{c}% occupied"),
+                    -1 => "unknown".into(),
+                    c => format!("{c} (not 0-100 or -1)"),
+                };
+                // The grid's own row (row 0 at the origin, drawn at the bottom) and the frame's
+                // coordinates of the cell's centre.
+                let row = self.height - 1 - y;
+                match self.map {
+                    Some(m) if m.resolution > 0.0 => {
+                        let (wx, wy) = m.cell_centre(x, row);
+                        format!("cell {x}, {row} · ({wx:.3}, {wy:.3}) m · {what}")
+                    }
+                    _ => format!("cell {x}, {row} · {what}"),
+                }
+            }
         })
     }
 
@@ -527,6 +651,7 @@ impl Image {
             Pixels::U16(v) => f32::from(v[i]),
             Pixels::I16(v) => f32::from(v[i]),
             Pixels::F32(v) => v[i],
+            Pixels::Occupancy(v) => f32::from(v[i]),
             Pixels::Rgba(_) => 0.0,
         }
     }
@@ -585,6 +710,7 @@ impl Image {
                 let i = sy as usize * w as usize + sx as usize;
                 match &self.pixels {
                     Pixels::Rgba(v) => out.extend_from_slice(&v[i * 4..i * 4 + 4]),
+                    Pixels::Occupancy(v) => out.extend_from_slice(&occupancy_color(v[i])),
                     _ => {
                         let v = self.scalar(i);
                         if !v.is_finite() {
@@ -616,6 +742,7 @@ impl Image {
             width: tw,
             height: th,
             encoding: self.encoding.clone(),
+            map: None,
             pixels: {
                 let idx = |x: u32, y: u32| {
                     let sx = (u64::from(x) * u64::from(w) / u64::from(tw)) as usize;
@@ -636,6 +763,9 @@ impl Image {
                     Pixels::U16(v) => Pixels::U16(coords.map(|(x, y)| v[idx(x, y)]).collect()),
                     Pixels::I16(v) => Pixels::I16(coords.map(|(x, y)| v[idx(x, y)]).collect()),
                     Pixels::F32(v) => Pixels::F32(coords.map(|(x, y)| v[idx(x, y)]).collect()),
+                    Pixels::Occupancy(v) => {
+                        Pixels::Occupancy(coords.map(|(x, y)| v[idx(x, y)]).collect())
+                    }
                 }
             },
         };
@@ -715,6 +845,20 @@ pub fn encode_png16(w: u32, h: u32, grey: &[u16]) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn map_cells_in_a_turned_frame() {
+        let m = MapInfo {
+            resolution: 1.0,
+            origin: (10.0, 20.0),
+            yaw: std::f64::consts::FRAC_PI_2,
+        };
+        // A quarter turn left: the grid's columns run along +y, its rows along -x.
+        let (x, y) = m.cell_centre(0, 0);
+        assert!((x - 9.5).abs() < 1e-9 && (y - 20.5).abs() < 1e-9, "{x} {y}");
+        let (x, y) = m.cell_centre(3, 1);
+        assert!((x - 8.5).abs() < 1e-9 && (y - 23.5).abs() < 1e-9, "{x} {y}");
+    }
 
     #[test]
     fn orientation_round_trips_every_pixel() {

@@ -230,7 +230,46 @@ pub fn write_fixture_bag(path: &std::path::Path) {
     w.write(c, t, &compressed(20, "jpeg", &jpeg)).unwrap();
     w.write(c, t + 1_000_000, &compressed(21, "png", &jpeg))
         .unwrap();
+    // A 3 × 2 occupancy grid.
+    let c = w.add_connection(ConnectionSpec {
+        topic: "/map".into(),
+        datatype: "nav_msgs/OccupancyGrid".into(),
+        md5sum: "3381f2d731d4076ec5c71b0759edbe4e".into(),
+        message_definition: format!(
+            "Header header\nMapMetaData info\nint8[] data\n{SEP}{HEADER}{SEP}\
+             MSG: nav_msgs/MapMetaData\ntime map_load_time\nfloat32 resolution\nuint32 width\n\
+             uint32 height\ngeometry_msgs/Pose origin\n{SEP}MSG: geometry_msgs/Pose\n\
+             Point position\nQuaternion orientation\n{SEP}MSG: geometry_msgs/Point\n\
+             float64 x\nfloat64 y\nfloat64 z\n{SEP}MSG: geometry_msgs/Quaternion\n\
+             float64 x\nfloat64 y\nfloat64 z\nfloat64 w\n"
+        ),
+        callerid: None,
+        latching: true,
+    });
+    w.write(c, t + 2_000_000, &occupancy_grid(30, 3, 2, &MAP_CELLS))
+        .unwrap();
     w.finish().unwrap();
+}
+
+/// The fixture map's cells, row 0 (at the map's origin) first.
+pub const MAP_CELLS: [i8; 6] = [0, 50, 100, -1, 0, 100];
+
+/// The fixture map as shown: its last row on top (+y up), each cell's value.
+pub const MAP_SHOWN: [i8; 6] = [-1, 0, 100, 0, 50, 100];
+
+fn occupancy_grid(seq: u32, w: u32, h: u32, cells: &[i8]) -> Vec<u8> {
+    let mut m = Vec::new();
+    header(seq, &mut m);
+    m.extend_from_slice(&[0; 8]); // map_load_time
+    m.extend_from_slice(&0.05f32.to_le_bytes());
+    m.extend_from_slice(&w.to_le_bytes());
+    m.extend_from_slice(&h.to_le_bytes());
+    for v in [1.0f64, 2.0, 0.0, 0.0, 0.0, 0.0, 1.0] {
+        m.extend_from_slice(&v.to_le_bytes());
+    }
+    let bytes: Vec<u8> = cells.iter().map(|&c| c as u8).collect();
+    string(&bytes, &mut m);
+    m
 }
 
 /// Writes the fixture bag under a fresh temporary directory; returns the directory (removed
