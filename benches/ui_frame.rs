@@ -75,6 +75,10 @@ fn zooming(b: &mut Bench, n: usize) -> Vec<Duration> {
 }
 
 fn report(name: &str, mut v: Vec<Duration>) {
+    if v.is_empty() {
+        println!("{name:<28} no frames");
+        return;
+    }
     v.sort();
     let q = |p: f64| v[((v.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1e3;
     println!(

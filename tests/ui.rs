@@ -348,7 +348,7 @@ fn a_demo_bag_decodes_in_the_inspector() {
     assert!(h.query_all_by_label_contains("Imu · 2000").count() >= 1);
     assert!(h.query_all_by_label_contains("LaserScan · 200").count() >= 1);
     // Select the battery, step, read its voltage.
-    h.get_by_label("voltage").click();
+    h.get_by_label("battery/voltage").click();
     h.run_steps(1);
     h.key_press(Key::ArrowRight);
     wait_for(&mut h, "the inspector", |a| {
@@ -384,7 +384,7 @@ fn plot_from_the_inspector_and_export_a_range() {
 
     let mut h = harness(Some(p.clone()));
     wait_for(&mut h, "indexing", indexed);
-    h.get_by_label("data").click();
+    h.get_by_label("imu/data").click();
     h.run_steps(1);
     h.key_press(Key::ArrowRight);
     wait_for(&mut h, "the inspector", |a| {
@@ -1211,4 +1211,26 @@ fn a_message_in_an_encoding_bagscope_does_not_decode_shows_its_text_and_bytes() 
     h.get_by_label_contains("Text in it (one run)");
     h.get_by_label("{\"mmsi\": 209014000, \"speed\": 8.5}");
     h.get_by_label_contains("00000000  7b 22 6d 6d");
+}
+
+#[test]
+fn a_namespace_folds_and_unfolds_in_the_tree() {
+    let bag = common::corpus_dir().join("rosbag.js/example.bag");
+    let mut h = harness(Some(bag));
+    wait_for(&mut h, "indexing", indexed);
+    assert_eq!(h.get_all_by_label("pose").count(), 2);
+    h.get_by_label("turtle1/").click();
+    h.run_steps(2);
+    assert_eq!(
+        h.get_all_by_label("pose").count(),
+        1,
+        "turtle1/pose folded away"
+    );
+    h.get_by_label("turtle1/").click();
+    h.run_steps(2);
+    assert_eq!(h.get_all_by_label("pose").count(), 2);
+    // The filter keeps the folding and shows what matches.
+    h.state_mut().doc.as_mut().unwrap().filter = "turtle2".into();
+    h.run_steps(2);
+    assert_eq!(h.get_all_by_label("pose").count(), 1);
 }

@@ -178,6 +178,8 @@ pub struct Doc {
     pub offsets_edit: Vec<f64>,
     /// The Timing section.
     pub timing: timing::TimingState,
+    /// The topic tree's folding and rows.
+    pub tree: topics::TreeState,
 }
 
 impl Doc {
@@ -225,6 +227,7 @@ impl Doc {
             recordings_open: false,
             offsets_edit: Vec::new(),
             timing: Default::default(),
+            tree: Default::default(),
         }
     }
 

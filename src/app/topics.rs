@@ -1,7 +1,7 @@
 //! The topic tree: topics under their namespaces, each with type, count, rate and connection
 //! count; a filter box; show/hide per topic; details of the selected topic.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use super::{Cmd, Doc};
 use crate::timefmt;
@@ -24,6 +24,98 @@ fn insert(root: &mut Ns, name: &str, ti: usize) {
 fn count_topics(n: &Ns) -> usize {
     usize::from(n.topic.is_some()) + n.children.values().map(count_topics).sum::<usize>()
 }
+
+/// One line of the tree as drawn.
+#[derive(Debug, Clone, PartialEq)]
+enum Row {
+    /// A namespace: its label (`a/b/`, a chain of namespaces that hold only the next one),
+    /// its full path (its key for folding), how many topics it holds, and whether it is open.
+    Ns {
+        depth: usize,
+        label: String,
+        path: String,
+        topics: usize,
+        open: bool,
+    },
+    /// A topic, labelled by what its namespace row does not already say.
+    Topic {
+        depth: usize,
+        ti: usize,
+        label: String,
+    },
+}
+
+/// The tree's state: folded namespaces, and the rows for a filter (worked out when the filter
+/// or the folding changes, not every frame).
+#[derive(Default)]
+pub struct TreeState {
+    /// Paths of the folded namespaces.
+    folded: HashSet<String>,
+    /// The rows, and the filter they were made for.
+    rows: Option<(String, Vec<Row>)>,
+}
+
+/// The rows of `n`'s children at `depth`: chains of namespaces with one namespace each are
+/// joined into one row (`rise/v0/ais/`), and a namespace holding only one topic is that
+/// topic's row (`209014000/3`).
+fn flatten(n: &Ns, path: &str, depth: usize, folded: &HashSet<String>, out: &mut Vec<Row>) {
+    for (name, child) in &n.children {
+        let mut label = name.clone();
+        let mut p = format!("{path}/{name}");
+        let mut node = child;
+        // Down a chain of namespaces that hold nothing but one child.
+        while node.topic.is_none() && node.children.len() == 1 {
+            let Some((next_name, next)) = node.children.iter().next() else {
+                break;
+            };
+            label = format!("{label}/{next_name}");
+            p = format!("{p}/{next_name}");
+            node = next;
+        }
+        match (node.topic, node.children.is_empty()) {
+            (Some(ti), true) => out.push(Row::Topic { depth, ti, label }),
+            _ => {
+                let open = !folded.contains(&p);
+                out.push(Row::Ns {
+                    depth,
+                    label: format!("{label}/"),
+                    path: p.clone(),
+                    topics: count_topics(node),
+                    open,
+                });
+                if open {
+                    if let Some(ti) = node.topic {
+                        out.push(Row::Topic {
+                            depth: depth + 1,
+                            ti,
+                            label: "(this topic)".into(),
+                        });
+                    }
+                    flatten(node, &p, depth + 1, folded, out);
+                }
+            }
+        }
+    }
+}
+
+/// The rows of the topics whose name or type contains `filter` (lowercase).
+fn rows_for(d: &Doc, filter: &str, folded: &HashSet<String>) -> Vec<Row> {
+    let mut root = Ns::default();
+    for (ti, t) in d.bag.summary().topics.iter().enumerate() {
+        if filter.is_empty()
+            || t.name.to_lowercase().contains(filter)
+            || t.datatype.to_lowercase().contains(filter)
+        {
+            insert(&mut root, &t.name, ti);
+        }
+    }
+    let mut out = Vec::new();
+    flatten(&root, "", 0, folded, &mut out);
+    out
+}
+
+/// Indentation of a tree level (px).
+const INDENT: f32 = 14.0;
 
 /// Mean rate of a topic over the recording (count / duration, Hz): a bursty topic's median
 /// period would claim thousands of Hz.
@@ -94,31 +186,6 @@ fn short_type(t: &str) -> &str {
     t.rsplit('/').next().unwrap_or(t)
 }
 
-fn show_ns(ui: &mut egui::Ui, d: &Doc, n: &Ns, path: &str, cmds: &mut Vec<Cmd>) {
-    for (name, child) in &n.children {
-        let p = format!("{path}/{name}");
-        if child.children.is_empty() {
-            if let Some(ti) = child.topic {
-                topic_row(ui, d, ti, name, cmds);
-            }
-            continue;
-        }
-        let id = ui.make_persistent_id(("ns", &p));
-        egui::collapsing_header::CollapsingState::load_with_default_open(ui.ctx(), id, true)
-            .show_header(ui, |ui| {
-                ui.label(format!("{name}/"));
-                let n = count_topics(child);
-                ui.weak(format!("{n} topic{}", if n == 1 { "" } else { "s" }));
-            })
-            .body(|ui| {
-                if let Some(ti) = child.topic {
-                    topic_row(ui, d, ti, "(this topic)", cmds);
-                }
-                show_ns(ui, d, child, &p, cmds);
-            });
-    }
-}
-
 /// The topic panel.
 pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let s = d.bag.summary();
@@ -152,26 +219,67 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         }
     });
     let f = d.filter.to_lowercase();
-    let mut root = Ns::default();
-    for (ti, t) in s.topics.iter().enumerate() {
-        if f.is_empty()
-            || t.name.to_lowercase().contains(&f)
-            || t.datatype.to_lowercase().contains(&f)
-        {
-            insert(&mut root, &t.name, ti);
-        }
+    if d.tree.rows.as_ref().is_none_or(|(k, _)| *k != f) {
+        d.tree.rows = Some((f.clone(), rows_for(d, &f, &d.tree.folded)));
     }
+    let rows = d.tree.rows.as_ref().map_or(&[][..], |(_, r)| &r[..]);
     let details_h = if d.selected.is_some() { 260.0 } else { 0.0 };
+    let row_h = ui.spacing().interact_size.y;
+    let mut toggle = None;
     egui::ScrollArea::vertical()
         .id_salt("topic-tree")
         .max_height((ui.available_height() - details_h).max(120.0))
         .auto_shrink([false, true])
-        .show(ui, |ui| {
-            if root.children.is_empty() {
+        // Only the rows on screen are laid out: a recording of thousands of topics costs what
+        // a screenful does.
+        .show_rows(ui, row_h, rows.len().max(1), |ui, range| {
+            if rows.is_empty() {
                 ui.weak("No topic matches the filter.");
             }
-            show_ns(ui, d, &root, "", cmds);
+            for row in rows.get(range).unwrap_or(&[]) {
+                match row {
+                    Row::Ns {
+                        depth,
+                        label,
+                        path,
+                        topics,
+                        open,
+                    } => {
+                        ui.horizontal(|ui| {
+                            ui.add_space(*depth as f32 * INDENT);
+                            let hint = if *open { "Fold" } else { "Unfold" };
+                            let size = egui::Vec2::splat(ui.spacing().icon_width);
+                            let a = ui.allocate_response(size, egui::Sense::click());
+                            egui::collapsing_header::paint_default_icon(
+                                ui,
+                                if *open { 1.0 } else { 0.0 },
+                                &a,
+                            );
+                            let l = ui.add(egui::Label::new(label).sense(egui::Sense::click()));
+                            if a.on_hover_text(hint).clicked() || l.on_hover_text(hint).clicked() {
+                                toggle = Some(path.clone());
+                            }
+                            ui.weak(format!(
+                                "{topics} topic{}",
+                                if *topics == 1 { "" } else { "s" }
+                            ));
+                        });
+                    }
+                    Row::Topic { depth, ti, label } => {
+                        ui.horizontal(|ui| {
+                            ui.add_space(*depth as f32 * INDENT);
+                            topic_row(ui, d, *ti, label, cmds);
+                        });
+                    }
+                }
+            }
         });
+    if let Some(p) = toggle {
+        if !d.tree.folded.remove(&p) {
+            d.tree.folded.insert(p);
+        }
+        d.tree.rows = None;
+    }
     if let Some(ti) = d.selected {
         ui.separator();
         details(ui, d, ti, cmds);
@@ -273,4 +381,78 @@ fn details(ui: &mut egui::Ui, d: &mut Doc, ti: usize, cmds: &mut Vec<Cmd>) {
                 });
             }
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(names: &[&str], folded: &[&str]) -> Vec<Row> {
+        let mut root = Ns::default();
+        for (ti, n) in names.iter().enumerate() {
+            insert(&mut root, n, ti);
+        }
+        let folded: HashSet<String> = folded.iter().map(|s| s.to_string()).collect();
+        let mut out = Vec::new();
+        flatten(&root, "", 0, &folded, &mut out);
+        out
+    }
+
+    fn ns(depth: usize, label: &str, path: &str, topics: usize, open: bool) -> Row {
+        Row::Ns {
+            depth,
+            label: label.into(),
+            path: path.into(),
+            topics,
+            open,
+        }
+    }
+
+    fn topic(depth: usize, ti: usize, label: &str) -> Row {
+        Row::Topic {
+            depth,
+            ti,
+            label: label.into(),
+        }
+    }
+
+    #[test]
+    fn chains_are_joined_and_lone_topics_take_their_namespace() {
+        let names = [
+            "/rise/v0/ais/json/209/3",
+            "/rise/v0/ais/json/219/1",
+            "/rise/v0/ais/json/219/5",
+            "/rise/v0/ais/nmea",
+            "/tf",
+            "/cam",
+            "/cam/info",
+        ];
+        assert_eq!(
+            rows(&names, &[]),
+            vec![
+                ns(0, "cam/", "/cam", 2, true),
+                topic(1, 5, "(this topic)"),
+                topic(1, 6, "info"),
+                ns(0, "rise/v0/ais/", "/rise/v0/ais", 4, true),
+                ns(1, "json/", "/rise/v0/ais/json", 3, true),
+                topic(2, 0, "209/3"),
+                ns(2, "219/", "/rise/v0/ais/json/219", 2, true),
+                topic(3, 1, "1"),
+                topic(3, 2, "5"),
+                topic(1, 3, "nmea"),
+                topic(0, 4, "tf"),
+            ]
+        );
+        // Folded: a namespace's rows are left out, its count stays.
+        assert_eq!(
+            rows(&names, &["/rise/v0/ais/json", "/cam"]),
+            vec![
+                ns(0, "cam/", "/cam", 2, false),
+                ns(0, "rise/v0/ais/", "/rise/v0/ais", 4, true),
+                ns(1, "json/", "/rise/v0/ais/json", 3, false),
+                topic(1, 3, "nmea"),
+                topic(0, 4, "tf"),
+            ]
+        );
+    }
 }
