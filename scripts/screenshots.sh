@@ -39,7 +39,7 @@ focus() { xdotool search --name bagscope | head -1 | xargs -r xdotool windowfocu
 "$BIN" "$DEMO" & APP=$!
 sleep 5
 focus
-xdotool mousemove 74 359 click 1          # select /imu/data in the tree
+xdotool mousemove 69 245 click 1          # select /imu/data in the tree
 sleep 0.5
 xdotool mousemove 979 864 click 1         # playhead at ~ 2:12
 sleep 0.8
@@ -62,15 +62,15 @@ fresh
 "$BIN" "$TMP/demo.bag" & APP=$!
 sleep 4
 focus
-xdotool mousemove 74 359 click 1          # select /imu/data
+xdotool mousemove 69 245 click 1          # select /imu/data
 sleep 0.5
 xdotool mousemove 800 520 click 1         # playhead
 sleep 0.8
-xdotool mousemove 1178 538 click 1        # plot linear_acceleration.z
+xdotool mousemove 1302 538 click 1        # plot linear_acceleration.z
 sleep 0.3
-xdotool mousemove 1177 423 click 1        # plot angular_velocity.z
+xdotool mousemove 1302 423 click 1        # plot angular_velocity.z
 sleep 0.3
-xdotool mousemove 1186 492 click 1        # plot linear_acceleration.x
+xdotool mousemove 1302 492 click 1        # plot linear_acceleration.x
 sleep 0.3
 xdotool mousemove 800 700
 shot plots 2
@@ -95,7 +95,7 @@ fresh
 "$BIN" "${2:-../shared/bags2/rosbag2/v9_mcap/bag_with_topics_and_service_events_and_action}" & APP=$!
 sleep 4
 focus
-xdotool mousemove 62 153 click 1          # /rosout (rcl_interfaces/msg/Log, shipped definition)
+xdotool mousemove 62 130 click 1          # /rosout (rcl_interfaces/msg/Log, shipped definition)
 sleep 0.3
 xdotool mousemove 1075 700 click 1        # playhead
 xdotool mousemove 5 990

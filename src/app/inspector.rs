@@ -442,7 +442,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             } else {
                 ui.available_height()
             };
-            egui::ScrollArea::vertical()
+            egui::ScrollArea::both()
                 .id_salt("inspector-tree")
                 .max_height(tree_h)
                 .auto_shrink([false, false])

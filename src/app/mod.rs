@@ -836,13 +836,19 @@ impl App {
             true => {
                 let mut cmds = std::mem::take(&mut self.cmds);
                 if let Some(d) = &mut self.doc {
+                    // The side panels never take the timeline's room: a long topic name or
+                    // string value is clipped (the inspector scrolls sideways) rather than
+                    // widening its panel.
+                    let w = ui.available_width();
                     egui::Panel::left("topics")
                         .resizable(true)
                         .default_size(330.0)
+                        .max_size((w * 0.3).max(200.0))
                         .show(ui, |ui| topics::show(ui, d, &mut cmds));
                     egui::Panel::right("inspector")
                         .resizable(true)
                         .default_size(420.0)
+                        .max_size((w * 0.35).max(240.0))
                         .show(ui, |ui| inspector::show(ui, d, &mut cmds));
                     egui::CentralPanel::default().show(ui, |ui| {
                         // Two panels by id: egui remembers a panel's size, so the one-line bar
@@ -1340,6 +1346,8 @@ pub fn run(bags: Vec<PathBuf>) -> eframe::Result<()> {
         Box::new(move |cc| {
             let mut app = App::new(cc.storage, None);
             match bags.len() {
+                // The first run, nothing opened before: the demo recording, not an empty window.
+                0 if app.recent.is_empty() => app.cmds.push(Cmd::OpenDemo),
                 0 => {}
                 1 => app.cmds.extend(bags.into_iter().map(Cmd::Open)),
                 _ => app.cmds.push(Cmd::OpenMany(crate::merge::parts_of(&bags))),
