@@ -548,9 +548,8 @@ fn image_panels_follow_the_playhead() {
     }
     assert!(h.query_all_by_label_contains("160×120 rgb8").count() >= 1);
     // Hovering over the image shows the pixel under the cursor.
-    let img = h.get_by_label_contains("160×120 rgb8").rect();
-    let win = egui::Pos2::new(img.left() + 30.0, img.top() - 120.0);
-    h.event(Event::PointerMoved(win));
+    let area = h.state().doc.as_ref().unwrap().images.panels[0].area;
+    h.event(Event::PointerMoved(area.center()));
     h.run_steps(2);
     let hover = h.state().doc.as_ref().unwrap().images.panels[0]
         .hover

@@ -197,6 +197,8 @@ pub struct ImagePanel {
     pub error: Option<String>,
     /// The value under the cursor last frame.
     pub hover: Option<String>,
+    /// Where the image was drawn last frame (its fitted area).
+    pub area: Rect,
 }
 
 /// Every image panel of a recording, and their worker.
@@ -230,6 +232,7 @@ impl ImagesState {
             texture: None,
             error: None,
             hover: None,
+            area: Rect::NOTHING,
         });
     }
 }
@@ -430,6 +433,7 @@ fn panel_ui(
     let painter = ui.painter_at(rect);
     painter.rect_filled(rect, 0.0, Color32::from_gray(24));
     p.hover = None;
+    p.area = rect;
     match (&p.frame, &p.texture) {
         (Some(f), Some(tex)) => {
             let size = tex.size_vec2();
