@@ -112,6 +112,139 @@ fn an_occupancy_grid_is_a_map_with_y_up() {
     assert_eq!(img.pixels, Pixels::Occupancy(want));
 }
 
+/// Each value of a top-down image with the mean frame coordinates of its pixels.
+fn spots(img: &bagscope::image::Image) -> Vec<(f32, f64, f64)> {
+    let Pixels::Points(v) = &img.pixels else {
+        panic!("not a top-down image: {}", img.encoding)
+    };
+    let map = img.map.unwrap();
+    let mut by: std::collections::BTreeMap<u32, (f32, f64, f64, f64)> = Default::default();
+    for (i, &z) in v.iter().enumerate() {
+        if z.is_nan() {
+            continue;
+        }
+        let (x, y) = (i as u32 % img.width, i as u32 / img.width);
+        let (wx, wy) = map.cell_centre(x, img.height - 1 - y);
+        let e = by.entry(z.to_bits()).or_insert((z, 0.0, 0.0, 0.0));
+        e.1 += wx;
+        e.2 += wy;
+        e.3 += 1.0;
+    }
+    let mut out: Vec<(f32, f64, f64)> = by
+        .into_values()
+        .map(|(z, x, y, n)| (z, x / n, y / n))
+        .collect();
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out
+}
+
+fn near(a: f64, b: f64, what: &str) {
+    assert!((a - b).abs() < 0.03, "{what}: {a} against {b}");
+}
+
+#[test]
+fn laser_scans_and_point_clouds_from_above() {
+    use common::images::{laser_scan, point_cloud2, write_topdown_bag};
+    let dir = common::temp_dir("images-topdown");
+    let p = dir.join("topdown.bag");
+    // Returns at 0°, 90°, 180° (inf: none), 270° (below range_min: left out).
+    let scan = laser_scan(&[1.0, 2.0, f32::INFINITY, 0.5], 0.8, 10.0);
+    let pts = [
+        [1.0, 0.0, 0.5],
+        [1.0, 0.0, 0.7], // the same pixel, higher: kept
+        [0.0, -2.0, -1.0],
+        [f64::NAN, 0.0, 0.0], // not finite: left out
+    ];
+    let clouds = [point_cloud2(&pts, false), point_cloud2(&pts, true)];
+    write_topdown_bag(&p, &[scan], &clouds);
+    let bag = Bag::open(&p).unwrap();
+    let img = decode_first(&bag, "/scan");
+    assert_eq!(img.encoding, "laser scan, 2 of 4 returns");
+    let s = spots(&img);
+    assert_eq!(s.len(), 2, "{s:?}");
+    assert_eq!(s[0].0, 1.0);
+    near(s[0].1, 1.0, "x of the 1 m return");
+    near(s[0].2, 0.0, "y of the 1 m return");
+    assert_eq!(s[1].0, 2.0);
+    near(s[1].1, 0.0, "x of the 2 m return");
+    near(s[1].2, 2.0, "y of the 2 m return");
+    // The sensor in the middle: no return there; the value under the cursor says where.
+    assert_eq!(
+        img.value_text(200, 200).as_deref(),
+        Some("(0.01, -0.01) m · no point")
+    );
+    assert!(img.is_scalar(), "drawn through a colormap");
+    assert_eq!(img.auto_range(), Some((1.0, 2.0)));
+    // The cloud, float32 little-endian and float64 big-endian alike.
+    let c = bag.summary().topic("/cloud").unwrap().connections[0];
+    let (plan, _) = bag.plan(c).unwrap();
+    for n in 0..2 {
+        let m = bag.nth_message(c, n).unwrap();
+        let img = decode_message(&plan, &m.data).unwrap();
+        assert_eq!(img.encoding, "point cloud, 3 of 4 points", "message {n}");
+        let s = spots(&img);
+        assert_eq!(s.len(), 2, "{s:?}");
+        assert_eq!(s[0].0, -1.0);
+        near(s[0].1, 0.0, "x");
+        near(s[0].2, -2.0, "y");
+        assert_eq!(s[1].0, 0.7, "the highest z of a pixel");
+        near(s[1].1, 1.0, "x");
+        near(s[1].2, 0.0, "y");
+    }
+    // Damaged clouds are refused with what is wrong.
+    let mut m = bag.nth_message(c, 0).unwrap().data.to_vec();
+    let step_at = m.len() - 4 - 64 - 1 - 4 - 4; // point_step, before row_step, data, is_dense
+    m[step_at..step_at + 4].copy_from_slice(&6u32.to_le_bytes());
+    let e = decode_message(&plan, &m).unwrap_err();
+    assert!(
+        e.contains("field y at byte 4 does not fit a point of 6 bytes"),
+        "{e}"
+    );
+    m[step_at..step_at + 4].copy_from_slice(&0u32.to_le_bytes());
+    let e = decode_message(&plan, &m).unwrap_err();
+    assert!(e.contains("point_step is 0"), "{e}");
+    // Bytes flipped anywhere in a scan or a cloud: an image or an error, never a panic, and
+    // never a point outside the image.
+    let sc = bag.summary().topic("/scan").unwrap().connections[0];
+    let (scan_plan, _) = bag.plan(sc).unwrap();
+    let originals = [
+        (scan_plan, bag.nth_message(sc, 0).unwrap().data.to_vec()),
+        (plan, bag.nth_message(c, 1).unwrap().data.to_vec()),
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for (plan, orig) in &originals {
+        for _ in 0..3000 {
+            let mut m = orig.clone();
+            for _ in 0..1 + next() % 4 {
+                let i = (next() % m.len() as u64) as usize;
+                m[i] = next() as u8;
+            }
+            if let Ok(img) = decode_message(plan, &m) {
+                if let Pixels::Points(v) = &img.pixels {
+                    assert_eq!(v.len(), (img.width * img.height) as usize);
+                }
+            }
+        }
+    }
+    // Real ones: embag's lidar and planar scan (ROS 1), rosbags-rs' (ROS 2, CDR).
+    let bag = Bag::open(common::corpus_dir().join("embag/test.bag")).unwrap();
+    let img = decode_first(&bag, "/luminar_pointcloud");
+    assert_eq!(img.encoding, "point cloud, 35707 of 35707 points");
+    let img = decode_first(&bag, "/base_scan");
+    assert_eq!(img.encoding, "laser scan, 90 of 90 returns");
+    let bag = Bag::open(common::corpus2_dir().join("rosbags-rs/test_bag_mcap")).unwrap();
+    let img = decode_first(&bag, "/test/sensor_msgs/laser_scan");
+    assert_eq!(img.encoding, "laser scan, 5 of 5 returns");
+    let img = decode_first(&bag, "/test/sensor_msgs/point_cloud2");
+    assert_eq!(img.encoding, "point cloud, 3 of 3 points");
+}
+
 #[test]
 fn depth_through_a_colormap_and_turned() {
     let (_dir, p) = fixture_bag("images-cmap");

@@ -499,8 +499,8 @@ fn image_panels_follow_the_playhead() {
     let bag = bagscope::Bag::open(&p).unwrap();
     let mut h = harness(Some(p));
     wait_for(&mut h, "indexing", indexed);
-    // Three camera topics, each with an image button in the tree.
-    assert_eq!(h.get_all_by_label("image").count(), 3);
+    // Three camera topics and the laser scan, each with an image button in the tree.
+    assert_eq!(h.get_all_by_label("image").count(), 4);
     let topics: Vec<String> = {
         let d = h.state().doc.as_ref().unwrap();
         bagscope::app::images::image_topics(d)
@@ -566,13 +566,13 @@ fn image_panels_follow_the_playhead() {
                 .is_some_and(|f| f.look.orient.quarter_turns == 1)
         })
     });
-    // Thumbnails on the camera rows, made in the background: each camera's row shows some.
+    // Thumbnails on the camera rows and the scan's, made in the background: each shows some.
     wait_for(&mut h, "a thumbnail on every camera row", |app| {
         app.doc
             .as_ref()
-            .is_some_and(|d| d.timeline.thumbs.aspect.len() == 3)
+            .is_some_and(|d| d.timeline.thumbs.aspect.len() == 4)
     });
-    assert!(h.state().doc.as_ref().unwrap().timeline.thumbs.made() >= 3);
+    assert!(h.state().doc.as_ref().unwrap().timeline.thumbs.made() >= 4);
     // The depth camera: a single channel drawn through turbo by default over its valid range.
     let depth = topics
         .iter()
@@ -589,6 +589,22 @@ fn image_panels_follow_the_playhead() {
     assert_eq!(f.cmap, bagscope::image::Colormap::Turbo);
     assert!(f.range.0 > 0.0 && f.range.1 > f.range.0, "{:?}", f.range);
     assert!(h.query_all_by_label_contains("80×60 16UC1").count() >= 1);
+    // The laser scan from above, its ranges through turbo.
+    let scan = topics.iter().position(|t| t == "/scan").unwrap();
+    h.get_all_by_label("image").nth(scan).unwrap().click();
+    wait_for(&mut h, "the scan from above", |app| {
+        app.doc
+            .as_ref()
+            .is_some_and(|d| d.images.panels.len() == 3 && d.images.panels[2].frame.is_some())
+    });
+    let d = h.state().doc.as_ref().unwrap();
+    let f = d.images.panels[2].frame.as_ref().unwrap();
+    assert!(
+        f.image.encoding.starts_with("laser scan, "),
+        "{}",
+        f.image.encoding
+    );
+    assert_eq!(f.cmap, bagscope::image::Colormap::Turbo);
 }
 
 #[test]
@@ -1035,6 +1051,12 @@ fn image_panels_decode_every_encoding_family() {
                 30,
                 30,
                 "occupancy grid".to_string()
+            ),
+            (
+                "/pointcloud".to_string(),
+                400,
+                400,
+                "point cloud, 100 of 100 points".to_string()
             )
         ]
     );

@@ -60,7 +60,7 @@ struct Reply {
 /// Default colormap of an image.
 pub fn default_cmap(img: &Image) -> Colormap {
     match img.pixels {
-        Pixels::U16(_) | Pixels::I16(_) | Pixels::F32(_) => Colormap::Turbo,
+        Pixels::U16(_) | Pixels::I16(_) | Pixels::F32(_) | Pixels::Points(_) => Colormap::Turbo,
         _ => Colormap::Grey,
     }
 }

@@ -649,7 +649,11 @@ impl App {
                             self.pending_series = layout::apply(&mut doc, l);
                         } else if demo {
                             for ti in images::image_topics(&doc) {
-                                doc.images.open(ti);
+                                if crate::image::is_camera_type(
+                                    &doc.bag.summary().topics[ti].datatype,
+                                ) {
+                                    doc.images.open(ti);
+                                }
                             }
                         }
                         self.doc = Some(doc);

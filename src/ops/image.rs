@@ -33,6 +33,9 @@ pub enum Pixels {
     F32(Vec<f32>),
     /// An occupancy grid's cells, top row first: 0 (free) to 100 (occupied), -1 unknown.
     Occupancy(Vec<i8>),
+    /// A scan's or cloud's points from above (see [`crate::topdown`]): range or height, NaN
+    /// where no point fell (0 is a value here, not "no reading").
+    Points(Vec<f32>),
 }
 
 /// A decoded image.
@@ -126,7 +129,13 @@ impl Orientation {
 /// Whether a type is an image bagscope can show.
 pub fn is_image_type(datatype: &str) -> bool {
     let base = datatype.rsplit('/').next().unwrap_or(datatype);
-    base == "Image" || base == "CompressedImage" || base == "OccupancyGrid"
+    is_camera_type(datatype) || matches!(base, "OccupancyGrid" | "LaserScan" | "PointCloud2")
+}
+
+/// Whether a type is a camera's image (`Image`, `CompressedImage`).
+pub fn is_camera_type(datatype: &str) -> bool {
+    let base = datatype.rsplit('/').next().unwrap_or(datatype);
+    base == "Image" || base == "CompressedImage"
 }
 
 /// The value of field `name` of a decoded message.
@@ -173,6 +182,12 @@ pub fn from_node(def: &MsgDef, node: &Node) -> Result<Image, String> {
         (node.field(def, "info"), field(def, node, "data"))
     {
         return occupancy_grid(def, info, cells);
+    }
+    if node.field(def, "angle_increment").is_some() && node.field(def, "ranges").is_some() {
+        return crate::topdown::scan(def, node);
+    }
+    if node.field(def, "point_step").is_some() && node.field(def, "fields").is_some() {
+        return crate::topdown::cloud(def, node);
     }
     let data = bytes(field(def, node, "data")).ok_or("no uint8[] data field")?;
     if let Some(format) = text(field(def, node, "format")) {
@@ -625,6 +640,15 @@ impl Image {
             Pixels::U16(v) => v.get(i)?.to_string(),
             Pixels::I16(v) => v.get(i)?.to_string(),
             Pixels::F32(v) => format!("{:.4}", v.get(i)?),
+            Pixels::Points(v) => {
+                let row = self.height - 1 - y;
+                let (wx, wy) = self.map?.cell_centre(x, row);
+                let name = crate::topdown::value_name(&self.encoding);
+                match *v.get(i)? {
+                    z if z.is_nan() => format!("({wx:.2}, {wy:.2}) m · no point"),
+                    z => format!("({wx:.2}, {wy:.2}) m · {name} {z:.3} m"),
+                }
+            }
             Pixels::Occupancy(v) => {
                 let what = match *v.get(i)? {
                     c @ 0..=100 => format!("{c}% occupied"),
@@ -652,6 +676,7 @@ impl Image {
             Pixels::I16(v) => f32::from(v[i]),
             Pixels::F32(v) => v[i],
             Pixels::Occupancy(v) => f32::from(v[i]),
+            Pixels::Points(v) => v[i],
             Pixels::Rgba(_) => 0.0,
         }
     }
@@ -731,7 +756,7 @@ impl Image {
     pub fn thumbnail(&self, max: u32) -> (u32, u32, Vec<u8>) {
         let range = self.default_range();
         let cmap = match self.pixels {
-            Pixels::U16(_) | Pixels::I16(_) | Pixels::F32(_) => Colormap::Turbo,
+            Pixels::U16(_) | Pixels::I16(_) | Pixels::F32(_) | Pixels::Points(_) => Colormap::Turbo,
             _ => Colormap::Grey,
         };
         let (w, h) = (self.width, self.height);
@@ -765,6 +790,9 @@ impl Image {
                     Pixels::F32(v) => Pixels::F32(coords.map(|(x, y)| v[idx(x, y)]).collect()),
                     Pixels::Occupancy(v) => {
                         Pixels::Occupancy(coords.map(|(x, y)| v[idx(x, y)]).collect())
+                    }
+                    Pixels::Points(v) => {
+                        Pixels::Points(coords.map(|(x, y)| v[idx(x, y)]).collect())
                     }
                 }
             },

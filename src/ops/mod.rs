@@ -12,3 +12,4 @@ pub mod info;
 pub mod log;
 pub mod series;
 pub mod timing;
+pub mod topdown;

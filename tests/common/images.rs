@@ -280,3 +280,104 @@ pub fn fixture_bag(name: &str) -> (super::TempDir, std::path::PathBuf) {
     write_fixture_bag(&p);
     (dir, p)
 }
+
+const LASER_SCAN: &str = "Header header\nfloat32 angle_min\nfloat32 angle_max\nfloat32 angle_increment\nfloat32 time_increment\nfloat32 scan_time\nfloat32 range_min\nfloat32 range_max\nfloat32[] ranges\nfloat32[] intensities\n";
+
+const POINT_CLOUD2: &str = "Header header\nuint32 height\nuint32 width\nPointField[] fields\nbool is_bigendian\nuint32 point_step\nuint32 row_step\nuint8[] data\nbool is_dense\n";
+
+const POINT_FIELD: &str = "MSG: sensor_msgs/PointField\nuint8 INT8=1\nuint8 FLOAT32=7\nuint8 FLOAT64=8\nstring name\nuint32 offset\nuint8 datatype\nuint32 count\n";
+
+/// A LaserScan: returns every quarter turn from angle 0.
+pub fn laser_scan(ranges: &[f32], range_min: f32, range_max: f32) -> Vec<u8> {
+    let mut m = Vec::new();
+    header(1, &mut m);
+    let q = std::f32::consts::FRAC_PI_2;
+    for v in [
+        0.0,
+        q * (ranges.len() as f32 - 1.0),
+        q,
+        0.0,
+        0.1,
+        range_min,
+        range_max,
+    ] {
+        m.extend_from_slice(&f32::to_le_bytes(v));
+    }
+    m.extend_from_slice(&(ranges.len() as u32).to_le_bytes());
+    for r in ranges {
+        m.extend_from_slice(&r.to_le_bytes());
+    }
+    m.extend_from_slice(&0u32.to_le_bytes());
+    m
+}
+
+/// A PointCloud2 of `points` (x, y, z): float32 little-endian in 16-byte points, or float64
+/// big-endian in 32-byte points with z first.
+pub fn point_cloud2(points: &[[f64; 3]], big_f64: bool) -> Vec<u8> {
+    let mut m = Vec::new();
+    header(2, &mut m);
+    m.extend_from_slice(&1u32.to_le_bytes());
+    m.extend_from_slice(&(points.len() as u32).to_le_bytes());
+    let (dt, size, step, order): (u8, u32, u32, [u32; 3]) = if big_f64 {
+        (8, 8, 32, [8, 16, 0])
+    } else {
+        (7, 4, 16, [0, 4, 8])
+    };
+    m.extend_from_slice(&3u32.to_le_bytes());
+    for (name, off) in ["x", "y", "z"].iter().zip(order) {
+        string(name.as_bytes(), &mut m);
+        m.extend_from_slice(&off.to_le_bytes());
+        m.push(dt);
+        m.extend_from_slice(&1u32.to_le_bytes());
+    }
+    m.push(u8::from(big_f64));
+    m.extend_from_slice(&step.to_le_bytes());
+    m.extend_from_slice(&(step * points.len() as u32).to_le_bytes());
+    let mut data = Vec::new();
+    for p in points {
+        let mut pt = vec![0xAAu8; step as usize];
+        for (k, off) in order.iter().enumerate() {
+            let o = *off as usize;
+            if big_f64 {
+                pt[o..o + 8].copy_from_slice(&p[k].to_be_bytes());
+            } else {
+                pt[o..o + size as usize].copy_from_slice(&(p[k] as f32).to_le_bytes());
+            }
+        }
+        data.extend_from_slice(&pt);
+    }
+    string(&data, &mut m);
+    m.push(1);
+    m
+}
+
+/// Writes `/scan` and `/cloud` messages (ROS 1) to `path`.
+pub fn write_topdown_bag(path: &std::path::Path, scans: &[Vec<u8>], clouds: &[Vec<u8>]) {
+    let mut w = BagWriter::create(path, WriteOptions::default()).unwrap();
+    let scan = w.add_connection(ConnectionSpec {
+        topic: "/scan".into(),
+        datatype: "sensor_msgs/LaserScan".into(),
+        md5sum: "90c7ef2dc6895d81024acba2ac42f369".into(),
+        message_definition: format!("{LASER_SCAN}{SEP}{HEADER}"),
+        callerid: None,
+        latching: false,
+    });
+    let cloud = w.add_connection(ConnectionSpec {
+        topic: "/cloud".into(),
+        datatype: "sensor_msgs/PointCloud2".into(),
+        md5sum: "1158d486dd51d683ce2f1be655c3c181".into(),
+        message_definition: format!("{POINT_CLOUD2}{SEP}{HEADER}{SEP}{POINT_FIELD}"),
+        callerid: None,
+        latching: false,
+    });
+    let mut t = 1_000_000_000u64;
+    for m in scans {
+        w.write(scan, t, m).unwrap();
+        t += 1_000_000;
+    }
+    for m in clouds {
+        w.write(cloud, t, m).unwrap();
+        t += 1_000_000;
+    }
+    w.finish().unwrap();
+}
