@@ -60,6 +60,27 @@ fn indexed(a: &App) -> bool {
     a.doc.as_ref().is_some_and(|d| d.indexed.is_some())
 }
 
+/// The inspector shows the message at the playhead (there is one).
+fn inspected(a: &App) -> bool {
+    a.doc.as_ref().is_some_and(|d| {
+        d.inspect_key.is_some()
+            && d.inspected
+                .as_ref()
+                .is_some_and(|i| Some(i.key) == d.inspect_key)
+    })
+}
+
+/// The index of topic `name` in the open recording.
+fn topic_index(h: &Harness<'_, App>, name: &str) -> usize {
+    let d = h.state().doc.as_ref().unwrap();
+    d.bag
+        .summary()
+        .topics
+        .iter()
+        .position(|t| t.name == name)
+        .unwrap()
+}
+
 #[test]
 fn opens_a_corpus_bag_inspects_and_steps() {
     let bag = common::corpus_dir().join("rosbag.js/example.bag");
@@ -84,13 +105,7 @@ fn opens_a_corpus_bag_inspects_and_steps() {
         h.state().doc.as_ref().unwrap().playhead,
         1_396_293_888_056_045_055
     );
-    wait_for(&mut h, "the inspector", |a| {
-        a.doc.as_ref().is_some_and(|d| {
-            d.inspected
-                .as_ref()
-                .is_some_and(|i| Some(i.key) == d.inspect_key)
-        })
-    });
+    wait_for(&mut h, "the inspector", inspected);
     // x and y of the first pose (the turtle starts at the centre; rosbags agrees: tests/decode.rs).
     assert_eq!(h.get_all_by_label("5.5444446").count(), 2);
     assert!(h.query_all_by_label_contains("message 1 of 1344").count() >= 1);
@@ -153,13 +168,7 @@ fn opens_a_rosbag2_folder_and_decodes_cdr() {
     assert_eq!(d.bag.summary().topics[d.selected.unwrap()].name, "/rosout");
     h.key_press(Key::ArrowRight);
     h.run_steps(2);
-    wait_for(&mut h, "the inspector", |a| {
-        a.doc.as_ref().is_some_and(|d| {
-            d.inspected
-                .as_ref()
-                .is_some_and(|i| Some(i.key) == d.inspect_key)
-        })
-    });
+    wait_for(&mut h, "the inspector", inspected);
     assert!(
         h.query_all_by_label_contains("minimal_publisher").count() >= 1,
         "the decoded Log's node name"
@@ -351,14 +360,7 @@ fn a_demo_bag_decodes_in_the_inspector() {
     h.get_by_label("battery/voltage").click();
     h.run_steps(1);
     h.key_press(Key::ArrowRight);
-    wait_for(&mut h, "the inspector", |a| {
-        a.doc.as_ref().is_some_and(|d| {
-            d.inspect_key.is_some()
-                && d.inspected
-                    .as_ref()
-                    .is_some_and(|i| Some(i.key) == d.inspect_key)
-        })
-    });
+    wait_for(&mut h, "the inspector", inspected);
     h.get_by_label(&format!("{volts:?}"));
 }
 
@@ -387,14 +389,7 @@ fn plot_from_the_inspector_and_export_a_range() {
     h.get_by_label("imu/data").click();
     h.run_steps(1);
     h.key_press(Key::ArrowRight);
-    wait_for(&mut h, "the inspector", |a| {
-        a.doc.as_ref().is_some_and(|d| {
-            d.inspect_key.is_some()
-                && d.inspected
-                    .as_ref()
-                    .is_some_and(|i| Some(i.key) == d.inspect_key)
-        })
-    });
+    wait_for(&mut h, "the inspector", inspected);
     // Click the number: a series of that field is added and fills in.
     h.get_by_label(&z).click();
     h.run_steps(2);
@@ -796,15 +791,7 @@ fn timing_section_gaps_and_stamp_delay_plot() {
     bagscope::demo::write_demo(&p, 20).unwrap();
     let mut h = harness(Some(p));
     wait_for(&mut h, "indexing", indexed);
-    let ti = {
-        let d = h.state().doc.as_ref().unwrap();
-        d.bag
-            .summary()
-            .topics
-            .iter()
-            .position(|t| t.name == "/odom")
-            .unwrap()
-    };
+    let ti = topic_index(&h, "/odom");
     h.state_mut().apply(Cmd::SelectTopic(Some(ti)));
     // The rate over time on the row, on request: drawn without trouble.
     h.state_mut()
@@ -860,15 +847,7 @@ fn a_layout_is_reapplied_to_a_recording_with_the_same_topics() {
     bagscope::demo::write_demo(&p2, 12).unwrap();
     let mut h = harness(Some(p1));
     wait_for(&mut h, "indexing", indexed);
-    let cam = {
-        let d = h.state().doc.as_ref().unwrap();
-        d.bag
-            .summary()
-            .topics
-            .iter()
-            .position(|t| t.name == "/camera/front/image_raw")
-            .unwrap()
-    };
+    let cam = topic_index(&h, "/camera/front/image_raw");
     h.state_mut().apply(Cmd::OpenImage(cam));
     h.state_mut()
         .apply(Cmd::AddSeries("/battery/voltage.data".into()));
@@ -1207,25 +1186,11 @@ fn a_message_in_an_encoding_bagscope_does_not_decode_shows_its_text_and_bytes() 
     .unwrap();
     let mut h = harness(Some(p));
     wait_for(&mut h, "indexing", indexed);
-    let ti = {
-        let d = h.state().doc.as_ref().unwrap();
-        d.bag
-            .summary()
-            .topics
-            .iter()
-            .position(|t| t.name == "/ais")
-            .unwrap()
-    };
+    let ti = topic_index(&h, "/ais");
     h.state_mut().apply(Cmd::SelectTopic(Some(ti)));
     h.state_mut().apply(Cmd::SetPlayhead(1_500_000_000));
     h.run_steps(2);
-    wait_for(&mut h, "the inspector", |a| {
-        a.doc.as_ref().is_some_and(|d| {
-            d.inspected
-                .as_ref()
-                .is_some_and(|i| Some(i.key) == d.inspect_key)
-        })
-    });
+    wait_for(&mut h, "the inspector", inspected);
     // Said plainly, not as an error; the JSON readable above the hex view.
     h.get_by_label_contains("Encoding json: not decoded");
     assert_eq!(h.query_all_by_label_contains("Cannot decode").count(), 0);

@@ -205,19 +205,29 @@ pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), St
 pub fn add_points(d: &mut Doc, name: &str, mut points: Vec<PlotPoint>) {
     points.sort_by(|a, b| a.x.total_cmp(&b.x));
     let n = d.plots.series.len();
-    d.plots.series.push(Series {
-        name: name.to_string(),
-        path: name.to_string(),
-        color: PALETTE[n % PALETTE.len()],
-        plot: d.plots.plots.saturating_sub(1),
-        pyramid: Some(Pyramid::build(&points)),
-        points,
-        done: true,
-        note: None,
-        rx: None,
-        cancel: Arc::new(AtomicBool::new(false)),
-        cache: None,
-    });
+    let mut s = Series::complete(name, points);
+    s.color = PALETTE[n % PALETTE.len()];
+    s.plot = d.plots.plots.saturating_sub(1);
+    d.plots.series.push(s);
+}
+
+impl Series {
+    /// A complete series of sorted `points`, in the first plot and colour, with its pyramid.
+    fn complete(name: &str, points: Vec<PlotPoint>) -> Series {
+        Series {
+            name: name.to_string(),
+            path: name.to_string(),
+            color: PALETTE[0],
+            plot: 0,
+            pyramid: Some(Pyramid::build(&points)),
+            points,
+            done: true,
+            note: None,
+            rx: None,
+            cancel: Arc::new(AtomicBool::new(false)),
+            cache: None,
+        }
+    }
 }
 
 /// Takes what the series workers have sent; bounded work per frame.
@@ -601,19 +611,11 @@ mod tests {
     use super::*;
 
     fn series(points: Vec<PlotPoint>, pyramid: bool) -> Series {
-        Series {
-            path: String::new(),
-            name: String::new(),
-            color: PALETTE[0],
-            plot: 0,
-            pyramid: pyramid.then(|| Pyramid::build(&points)),
-            points,
-            done: true,
-            note: None,
-            rx: None,
-            cancel: Arc::new(AtomicBool::new(false)),
-            cache: None,
+        let mut s = Series::complete("s", points);
+        if !pyramid {
+            s.pyramid = None;
         }
+        s
     }
 
     /// Each column's (min, max) of a decimation.

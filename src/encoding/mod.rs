@@ -94,7 +94,8 @@ pub struct Node {
     pub end: u32,
 }
 
-fn read_prim(p: Primitive, b: &[u8]) -> Value {
+/// A primitive's value from its little-endian bytes (at least its size of them).
+pub(crate) fn read_prim(p: Primitive, b: &[u8]) -> Value {
     let a = |n: usize| -> [u8; 8] {
         let mut x = [0u8; 8];
         x[..n].copy_from_slice(&b[..n]);

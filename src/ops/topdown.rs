@@ -117,22 +117,14 @@ impl Coord {
     fn read(&self, p: &[u8], big: bool) -> Option<f64> {
         let sz = self.prim.size()?;
         let b = p.get(self.offset..self.offset + sz)?;
-        let mut a = [0u8; 8];
-        a[..sz].copy_from_slice(b);
         if big {
-            a[..sz].reverse();
+            let mut le = [0u8; 8];
+            le[..sz].copy_from_slice(b);
+            le[..sz].reverse();
+            crate::decode::read_prim(self.prim, &le).as_f64()
+        } else {
+            crate::decode::read_prim(self.prim, b).as_f64()
         }
-        Some(match self.prim {
-            Primitive::F32 => f64::from(f32::from_le_bytes([a[0], a[1], a[2], a[3]])),
-            Primitive::F64 => f64::from_le_bytes(a),
-            Primitive::I8 => f64::from(a[0] as i8),
-            Primitive::U8 => f64::from(a[0]),
-            Primitive::I16 => f64::from(i16::from_le_bytes([a[0], a[1]])),
-            Primitive::U16 => f64::from(u16::from_le_bytes([a[0], a[1]])),
-            Primitive::I32 => f64::from(i32::from_le_bytes([a[0], a[1], a[2], a[3]])),
-            Primitive::U32 => f64::from(u32::from_le_bytes([a[0], a[1], a[2], a[3]])),
-            _ => return None,
-        })
     }
 }
 
