@@ -110,4 +110,16 @@ xdotool mousemove 849 12 click 1          # Bag info, with the recovery warnings
 xdotool mousemove 5 990
 shot recovered 1.5
 kill $APP; wait $APP 2>/dev/null || true
-echo "wrote $OUT/{demo,log,find,plots,export,start,two,ros2,recovered}.png"
+# The TF window on the turtles of rosbag.js/example.bag: the tree at the playhead, the carrot in
+# the world.
+fresh
+"$BIN" "${3:-../shared/bags/rosbag.js/example.bag}" & APP=$!
+sleep 4
+focus
+xdotool mousemove 756 12 click 1          # TF
+sleep 1
+xdotool mousemove 1100 700 click 1        # playhead
+xdotool mousemove 5 990
+shot tf 1
+kill $APP; wait $APP 2>/dev/null || true
+echo "wrote $OUT/{demo,log,find,plots,export,start,two,ros2,recovered,tf}.png"

@@ -39,7 +39,7 @@ pub mod timefmt;
 pub use definition::msg as msgdef;
 pub use definition::sources as defs;
 pub use encoding as decode;
-pub use ops::{check, csv, export, find, gen, image, info, log, series, timing, topdown};
+pub use ops::{check, csv, export, find, gen, image, info, log, series, tf, timing, topdown};
 pub(crate) use storage::ros1::{old, scan, tables, v12};
 pub use storage::ros1::{record, writer};
 pub use storage::{compression as chunk, mcap, mcap_writer, rosbag2, rosbag2_writer};

@@ -1220,3 +1220,63 @@ fn a_namespace_folds_and_unfolds_in_the_tree() {
     h.run_steps(2);
     assert_eq!(h.get_all_by_label("pose").count(), 1);
 }
+
+#[test]
+fn the_tf_window_follows_the_playhead() {
+    let dir = common::temp_dir("ui-tf");
+    let p = dir.join("demo.bag");
+    bagscope::demo::write_demo(&p, 20).unwrap();
+    let mut h = harness(Some(p.clone()));
+    wait_for(&mut h, "indexing", indexed);
+    let a = h.state().doc.as_ref().unwrap().range().0;
+    h.state_mut().apply(Cmd::SetPlayhead(a + 10_000_000_000));
+    h.get_by_label("TF").click();
+    h.run_steps(2);
+    wait_for(&mut h, "the transforms", |app| {
+        app.doc.as_ref().is_some_and(|d| d.tf.history.is_some())
+    });
+    // The tree at +10 s and the laser's pose in odom, as `bagscope tf` gives them.
+    for f in ["base_link", "laser"] {
+        assert!(h.query_all_by_label(f).count() >= 1, "{f}");
+    }
+    assert!(
+        h.query_all_by_label_contains("Transform tree at +10.000 s (3 frames")
+            .count()
+            >= 1
+    );
+    let cli = common::bagscope(&[
+        &"tf",
+        &p,
+        &"--at",
+        &"+10",
+        &"--target",
+        &"odom",
+        &"--source",
+        &"laser",
+    ])
+    .ok();
+    // The CLI's 4 decimals rounded to the window's 3.
+    let x: f64 = cli
+        .split("xyz [")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    h.get_by_label_contains(&format!("xyz [{x:.3}, "));
+    // The link to the transform's time moves the playhead there (at most one period back).
+    let before = h.state().doc.as_ref().unwrap().playhead;
+    h.get_all_by_label_contains(" ago").next().unwrap().click();
+    h.run_steps(2);
+    let after = h.state().doc.as_ref().unwrap().playhead;
+    assert!(
+        after <= before && before - after <= 20_000_000,
+        "{before} -> {after}"
+    );
+    // A recording without transforms has no TF button.
+    let mut h = harness(Some(common::corpus_dir().join("ros_numpy/test.bag")));
+    wait_for(&mut h, "indexing", indexed);
+    assert!(h.query_by_label("TF").is_none());
+}

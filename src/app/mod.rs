@@ -8,6 +8,7 @@ mod inspector;
 pub mod layout;
 pub mod log;
 pub mod plot;
+pub mod tf;
 pub mod thumbs;
 pub mod timeline;
 pub mod timing;
@@ -89,6 +90,8 @@ pub enum Cmd {
     ShowLog(bool),
     /// Show or hide the Find window.
     ShowFind(bool),
+    /// Show or hide the TF window.
+    ShowTf(bool),
     /// Search for the Find window's query.
     Find,
     /// Move the playhead to the next (`true`) or previous hit of the last search.
@@ -164,6 +167,10 @@ pub struct Doc {
     pub log: log::LogState,
     /// The Find window.
     pub find: find::FindState,
+    /// The TF window.
+    pub tf: tf::TfState,
+    /// Whether the recording has transform topics.
+    pub has_tf: bool,
     /// The second cursor (absolute ns): the toolbar shows its distance from the playhead.
     pub cursor2: Option<u64>,
     /// Bookmarks (absolute ns, name), in time order; kept per file in the app's storage.
@@ -190,6 +197,7 @@ impl Doc {
         let n = s.topics.len();
         let export = export::ExportState::new(&s.path, s.version.is_ros1());
         let warnings = bag.warnings();
+        let has_tf = !crate::tf::tf_topics(&bag).is_empty();
         Doc {
             defs: None,
             path: s.path.clone(),
@@ -220,6 +228,8 @@ impl Doc {
             images: Default::default(),
             log: Default::default(),
             find: Default::default(),
+            tf: Default::default(),
+            has_tf,
             cursor2: None,
             bookmarks: Vec::new(),
             parts: Vec::new(),
@@ -896,6 +906,9 @@ impl App {
                     if d.find.open {
                         find::show(ui.ctx(), d, &mut cmds);
                     }
+                    if d.tf.open {
+                        tf::show(ui.ctx(), d, &mut cmds);
+                    }
                     if d.recordings_open && d.parts.len() > 1 {
                         recordings_window(ui.ctx(), d, &mut cmds);
                     }
@@ -1004,6 +1017,14 @@ impl App {
                         .clicked()
                     {
                         self.cmds.push(Cmd::ShowFind(!d.find.open));
+                    }
+                    if d.has_tf
+                        && ui
+                            .button("TF")
+                            .on_hover_text("The transform tree at the playhead, and one frame's pose in another")
+                            .clicked()
+                    {
+                        self.cmds.push(Cmd::ShowTf(!d.tf.open));
                     }
                     if ui.button("Export…").clicked() {
                         self.cmds.push(Cmd::ShowExport(!d.export.open));
@@ -1226,6 +1247,7 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
         Cmd::FitAll => d.view = (0.0, (b - a).max(1) as f64),
         Cmd::OpenImage(ti) if ti < d.bag.summary().topics.len() => d.images.open(ti),
         Cmd::ShowLog(b) => d.log.open = b,
+        Cmd::ShowTf(b) => d.tf.open = b && d.has_tf,
         Cmd::ShowFind(b) => {
             d.find.focus_query = b && !d.find.open;
             d.find.open = b;

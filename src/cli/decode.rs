@@ -23,6 +23,78 @@ fn time_range(
     Ok((p(start)?, p(end)?))
 }
 
+/// A pose as `tf_echo` prints it: translation, quaternion and roll/pitch/yaw in degrees.
+fn pose_text(p: &bagscope::tf::Pose) -> String {
+    let r = p.rpy().map(f64::to_degrees);
+    format!(
+        "xyz [{:.4}, {:.4}, {:.4}] q [{:.4}, {:.4}, {:.4}, {:.4}] rpy° [{:.2}, {:.2}, {:.2}]",
+        p.t[0], p.t[1], p.t[2], p.q[0], p.q[1], p.q[2], p.q[3], r[0], r[1], r[2]
+    )
+}
+
+/// `bagscope tf`: the transform tree at a time, or one frame's pose in another.
+pub fn tf(
+    path: &Path,
+    at: Option<&str>,
+    pair: Option<(String, String)>,
+) -> bagscope::Result<ExitCode> {
+    let bag = Bag::open(path)?;
+    for w in bag.warnings() {
+        eprintln!("bagscope: warning: {w}");
+    }
+    if bagscope::tf::tf_topics(&bag).is_empty() {
+        eprintln!(
+            "bagscope: {} has no transform topic (tf2_msgs/TFMessage, tf/tfMessage)",
+            path.display()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let t = match at {
+        Some(a) => time_range(&bag, Some(a), None)?.0.unwrap_or(0),
+        None => bag.summary().end_ns.unwrap_or(u64::MAX),
+    };
+    let h = bagscope::tf::TfHistory::read(&bag, None, &AtomicBool::new(false))?;
+    if h.bad > 0 {
+        eprintln!("bagscope: {} transform message(s) did not decode", h.bad);
+    }
+    if h.truncated {
+        eprintln!(
+            "bagscope: only the first {} transforms were read",
+            bagscope::tf::MAX_SAMPLES
+        );
+    }
+    let when = format!("{} ({} UTC)", timefmt::secs(t), timefmt::date(t));
+    if let Some((target, source)) = pair {
+        return match h.lookup(&target, &source, t) {
+            Ok(p) => {
+                println!("{source} in {target} at {when}: {}", pose_text(&p));
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => {
+                eprintln!("bagscope: {e}");
+                Ok(ExitCode::from(1))
+            }
+        };
+    }
+    println!("transform tree at {when}:");
+    for f in h.tree_at(t) {
+        let indent = "  ".repeat(f.depth);
+        let name = &h.frames[f.frame];
+        match f.from_parent {
+            None => println!("{indent}{name}"),
+            Some(s) => {
+                let age = if h.is_static[f.frame] {
+                    "static".to_string()
+                } else {
+                    format!("{} ago", timefmt::period(t.saturating_sub(s.time_ns)))
+                };
+                println!("{indent}{name}  {}  ({age})", pose_text(&s.pose));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `bagscope echo`: messages in time order, decoded.
 pub fn echo(
     path: &Path,

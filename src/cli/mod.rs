@@ -203,6 +203,21 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The transform tree (/tf, /tf_static) at a time, each frame with its transform from its
+    /// parent; or, with --target and --source, the pose of one frame in another (as tf_echo).
+    Tf {
+        /// The recording.
+        bag: PathBuf,
+        /// The time: epoch seconds, or +S from the start (default: the end of the recording).
+        #[arg(long, allow_hyphen_values = true)]
+        at: Option<String>,
+        /// The frame to express the pose in (with --source).
+        #[arg(long, requires = "source")]
+        target: Option<String>,
+        /// The frame whose pose is printed (with --target).
+        #[arg(long, requires = "target")]
+        source: Option<String>,
+    },
     /// The messages where a field meets a condition, in time order, such as
     /// `/odom.pose.pose.position.x >= 1.5`, `/battery.data crosses 12.2` or
     /// `/rosout.msg contains battery`; operators: `>`, `>=`, `<`, `<=`, `==`, `!=`, `crosses`,
@@ -366,6 +381,12 @@ pub fn run(cmd: Command) -> ExitCode {
             json,
         ),
         Command::Find { bag, query } => decode::find(&bag, &query),
+        Command::Tf {
+            bag,
+            at,
+            target,
+            source,
+        } => decode::tf(&bag, at.as_deref(), target.zip(source)),
         Command::Timing {
             bag,
             topic,

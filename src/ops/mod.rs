@@ -11,5 +11,6 @@ pub mod image;
 pub mod info;
 pub mod log;
 pub mod series;
+pub mod tf;
 pub mod timing;
 pub mod topdown;

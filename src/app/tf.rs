@@ -1,0 +1,203 @@
+//! The TF window: the transform tree at the playhead (each frame's transform from its parent,
+//! how old it is, static ones marked), and the pose of one chosen frame in another, as
+//! `tf_echo` prints it. The transforms are read once on a worker; the tree at the playhead is
+//! a binary search per frame, so it follows scrubbing and playback.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
+
+use super::{Cmd, Doc};
+use crate::tf::{Pose, TfHistory};
+use crate::timefmt;
+
+/// The TF window's state.
+#[derive(Default)]
+pub struct TfState {
+    /// Shown.
+    pub open: bool,
+    /// Every transform of the recording, once read.
+    pub history: Option<Arc<TfHistory>>,
+    /// Why reading failed.
+    pub error: Option<String>,
+    /// The frame a pose is expressed in, and the frame whose pose it is.
+    pub target: String,
+    /// See `target`.
+    pub source: String,
+    rx: Option<Receiver<Result<TfHistory, String>>>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl TfState {
+    /// Whether the transforms are being read.
+    pub fn reading(&self) -> bool {
+        self.rx.is_some()
+    }
+}
+
+impl Drop for TfState {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Starts reading the transforms, once.
+fn start(d: &mut Doc, ctx: &egui::Context) {
+    if d.tf.history.is_some() || d.tf.rx.is_some() {
+        return;
+    }
+    let bag = d.bag.clone();
+    let cancel = Arc::clone(&d.tf.cancel);
+    let ctx = ctx.clone();
+    let (tx, rx) = sync_channel(1);
+    let spawned = std::thread::Builder::new()
+        .name("bagscope-tf".into())
+        .spawn(move || {
+            let r = TfHistory::read(&bag, None, &cancel).map_err(|e| e.to_string());
+            let _ = tx.send(r);
+            ctx.request_repaint();
+        });
+    match spawned {
+        Ok(_) => d.tf.rx = Some(rx),
+        Err(e) => d.tf.error = Some(format!("cannot start a thread: {e}")),
+    }
+}
+
+/// Takes the worker's answer (never blocks).
+fn poll(d: &mut Doc) {
+    let Some(rx) = &d.tf.rx else { return };
+    match rx.try_recv() {
+        Ok(Ok(h)) => {
+            // A first lookup to show: the deepest frame in the root of its tree, as the tree
+            // stands at the end (every frame known by then).
+            if d.tf.target.is_empty() {
+                let tree = h.tree_at(u64::MAX);
+                if let (Some(root), Some(deep)) =
+                    (tree.first(), tree.iter().max_by_key(|f| f.depth))
+                {
+                    d.tf.target = h.frames[root.frame].clone();
+                    d.tf.source = h.frames[deep.frame].clone();
+                }
+            }
+            d.tf.history = Some(Arc::new(h));
+            d.tf.rx = None;
+        }
+        Ok(Err(e)) => {
+            d.tf.error = Some(e);
+            d.tf.rx = None;
+        }
+        Err(std::sync::mpsc::TryRecvError::Empty) => {}
+        Err(_) => d.tf.rx = None,
+    }
+}
+
+fn pose_line(p: &Pose) -> String {
+    let r = p.rpy().map(f64::to_degrees);
+    format!(
+        "xyz [{:.3}, {:.3}, {:.3}]  rpy° [{:.1}, {:.1}, {:.1}]",
+        p.t[0], p.t[1], p.t[2], r[0], r[1], r[2]
+    )
+}
+
+/// A combo box of the frames.
+fn frame_choice(ui: &mut egui::Ui, id: &str, frames: &[String], value: &mut String) {
+    egui::ComboBox::from_id_salt(id)
+        .selected_text(value.as_str())
+        .show_ui(ui, |ui| {
+            let mut sorted: Vec<&String> = frames.iter().collect();
+            sorted.sort();
+            for f in sorted {
+                ui.selectable_value(value, f.clone(), f);
+            }
+        });
+}
+
+/// The TF window.
+pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
+    start(d, ctx);
+    poll(d);
+    let mut open = d.tf.open;
+    let t = d.playhead;
+    let start_ns = d.bag.summary().start_ns.unwrap_or(0);
+    let screen = ctx.content_rect();
+    egui::Window::new("TF")
+        .open(&mut open)
+        .default_pos([screen.width() * 0.3, 80.0])
+        .default_size([560.0, 380.0])
+        .show(ctx, |ui| {
+            if let Some(e) = &d.tf.error {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+                return;
+            }
+            let Some(h) = d.tf.history.clone() else {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("reading the transforms…");
+                });
+                return;
+            };
+            ui.label(format!(
+                "Transform tree at +{:.3} s ({} frames, {} transforms{})",
+                t.saturating_sub(start_ns) as f64 / 1e9,
+                h.frames.len(),
+                h.samples.iter().map(Vec::len).sum::<usize>(),
+                if h.truncated { ", the first only" } else { "" }
+            ));
+            if h.bad > 0 {
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    format!("{} message(s) did not decode", h.bad),
+                );
+            }
+            ui.horizontal(|ui| {
+                ui.label("pose of");
+                frame_choice(ui, "tf-source", &h.frames, &mut d.tf.source);
+                ui.label("in");
+                frame_choice(ui, "tf-target", &h.frames, &mut d.tf.target);
+            });
+            match h.lookup(&d.tf.target, &d.tf.source, t) {
+                Ok(p) => ui.monospace(pose_line(&p)),
+                Err(e) => ui.weak(e),
+            };
+            ui.separator();
+            let tree = h.tree_at(t);
+            if tree.is_empty() {
+                ui.weak("no transform recorded yet at the playhead");
+            }
+            egui::ScrollArea::vertical()
+                .id_salt("tf-tree")
+                .auto_shrink([false, false])
+                .show(ui, |ui| {
+                    for f in &tree {
+                        ui.horizontal(|ui| {
+                            ui.add_space(f.depth as f32 * 16.0);
+                            let name = &h.frames[f.frame];
+                            if ui
+                                .selectable_label(d.tf.source == *name, name)
+                                .on_hover_text("Show this frame's pose in the chosen frame")
+                                .clicked()
+                            {
+                                d.tf.source = name.clone();
+                            }
+                            if let Some(s) = f.from_parent {
+                                ui.monospace(pose_line(&s.pose));
+                                if h.is_static[f.frame] {
+                                    ui.weak("static");
+                                } else {
+                                    let age = t.saturating_sub(s.time_ns);
+                                    let r = ui.link(format!("{} ago", timefmt::period(age)));
+                                    if r.on_hover_text("Move the playhead to this transform")
+                                        .clicked()
+                                    {
+                                        cmds.push(Cmd::SetPlayhead(s.time_ns));
+                                    }
+                                }
+                            }
+                        });
+                    }
+                });
+        });
+    if !open {
+        cmds.push(Cmd::ShowTf(false));
+    }
+}

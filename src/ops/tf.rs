@@ -1,0 +1,465 @@
+//! The transform tree (`/tf`, `/tf_static`) over a recording: every transform of every
+//! `tf2_msgs/TFMessage` (ROS 1 `tf/tfMessage`, ROS 2 `tf2_msgs/msg/TFMessage`) read once into a
+//! per-frame history, so that the tree at any time and the transform between any two frames
+//! (as `tf_echo` gives it) are a binary search away. For the app's TF window and `bagscope tf`.
+//!
+//! Times are the recording's (when each message was recorded), the timeline's clock; a
+//! transform from a `tf_static` topic holds at every time, as tf2 treats it.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::decode::{Node, Value};
+use crate::image::field;
+use crate::msgdef::MsgDef;
+use crate::{Bag, Error, Filter, Result};
+
+/// Most transforms kept from one recording (72 bytes each): beyond, the rest are not read and
+/// [`TfHistory::truncated`] says so.
+pub const MAX_SAMPLES: usize = 20_000_000;
+
+/// A rigid transform: translation (m) and rotation (unit quaternion x, y, z, w).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pose {
+    /// Translation.
+    pub t: [f64; 3],
+    /// Rotation.
+    pub q: [f64; 4],
+}
+
+impl Pose {
+    /// No translation, no rotation.
+    pub const IDENTITY: Pose = Pose {
+        t: [0.0; 3],
+        q: [0.0, 0.0, 0.0, 1.0],
+    };
+
+    /// `self` then `o` (`self * o`): a point in `o`'s frame taken to `self`'s parent.
+    pub fn then(&self, o: &Pose) -> Pose {
+        let r = rotate(self.q, o.t);
+        Pose {
+            t: [self.t[0] + r[0], self.t[1] + r[1], self.t[2] + r[2]],
+            q: qmul(self.q, o.q),
+        }
+    }
+
+    /// The inverse transform.
+    pub fn inverse(&self) -> Pose {
+        let qi = [-self.q[0], -self.q[1], -self.q[2], self.q[3]];
+        let r = rotate(qi, self.t);
+        Pose {
+            t: [-r[0], -r[1], -r[2]],
+            q: qi,
+        }
+    }
+
+    /// Roll, pitch and yaw (rad, the ZYX convention of tf's `getRPY`).
+    pub fn rpy(&self) -> [f64; 3] {
+        let [x, y, z, w] = self.q;
+        let roll = (2.0 * (w * x + y * z)).atan2(1.0 - 2.0 * (x * x + y * y));
+        let pitch = (2.0 * (w * y - z * x)).clamp(-1.0, 1.0).asin();
+        let yaw = (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z));
+        [roll, pitch, yaw]
+    }
+}
+
+fn qmul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+    let [ax, ay, az, aw] = a;
+    let [bx, by, bz, bw] = b;
+    [
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    ]
+}
+
+fn rotate(q: [f64; 4], v: [f64; 3]) -> [f64; 3] {
+    let p = qmul(
+        qmul(q, [v[0], v[1], v[2], 0.0]),
+        [-q[0], -q[1], -q[2], q[3]],
+    );
+    [p[0], p[1], p[2]]
+}
+
+/// One transform of a frame from its parent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    /// When it was recorded (ns).
+    pub time_ns: u64,
+    /// The parent frame (index into [`TfHistory::frames`]).
+    pub parent: u32,
+    /// The child's pose in the parent's frame.
+    pub pose: Pose,
+}
+
+/// Every transform of a recording, per child frame.
+#[derive(Debug, Default)]
+pub struct TfHistory {
+    /// Frame names (without a leading `/`).
+    pub frames: Vec<String>,
+    /// Per frame: its transforms from its parent, in time order.
+    pub samples: Vec<Vec<Sample>>,
+    /// Per frame: whether its transforms came from a static topic.
+    pub is_static: Vec<bool>,
+    /// Messages that could not be read as transforms.
+    pub bad: u64,
+    /// Whether reading stopped at [`MAX_SAMPLES`].
+    pub truncated: bool,
+}
+
+/// A frame as it stands at some time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameAt {
+    /// Index into [`TfHistory::frames`].
+    pub frame: usize,
+    /// Its parent, its pose there and when that was recorded; `None` for a root.
+    pub from_parent: Option<Sample>,
+    /// Depth in the tree (roots 0).
+    pub depth: usize,
+}
+
+/// Whether a type is a transform message.
+pub fn is_tf_type(datatype: &str) -> bool {
+    let base = datatype.rsplit('/').next().unwrap_or(datatype);
+    base.eq_ignore_ascii_case("tfMessage")
+}
+
+/// The transform topics of a recording (every topic of a transform type).
+pub fn tf_topics(bag: &Bag) -> Vec<usize> {
+    let s = bag.summary();
+    (0..s.topics.len())
+        .filter(|&t| is_tf_type(&s.topics[t].datatype))
+        .collect()
+}
+
+fn num(def: &MsgDef, n: &Node, name: &str) -> Option<f64> {
+    field(def, n, name).and_then(Value::as_f64)
+}
+
+fn text(def: &MsgDef, n: &Node, name: &str) -> Option<String> {
+    match field(def, n, name)? {
+        Value::String(s) => Some(
+            String::from_utf8_lossy(s)
+                .trim_start_matches('/')
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
+/// The (parent, child, pose) of each transform of a decoded `TFMessage`.
+fn transforms(def: &MsgDef, node: &Node) -> Option<Vec<(String, String, Pose)>> {
+    let Some(Value::Array(items)) = field(def, node, "transforms") else {
+        return None;
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for ts in items {
+        let parent = text(def, ts.field(def, "header")?, "frame_id")?;
+        let child = text(def, ts, "child_frame_id")?;
+        let tr = ts.field(def, "transform")?;
+        let (v, r) = (tr.field(def, "translation")?, tr.field(def, "rotation")?);
+        let t = [num(def, v, "x")?, num(def, v, "y")?, num(def, v, "z")?];
+        let mut q = [
+            num(def, r, "x")?,
+            num(def, r, "y")?,
+            num(def, r, "z")?,
+            num(def, r, "w")?,
+        ];
+        // Normalised as tf2 does; a zero quaternion is taken as no rotation.
+        let n = q.iter().map(|c| c * c).sum::<f64>().sqrt();
+        q = if n > 0.0 && n.is_finite() {
+            q.map(|c| c / n)
+        } else {
+            Pose::IDENTITY.q
+        };
+        out.push((parent, child, Pose { t, q }));
+    }
+    Some(out)
+}
+
+impl TfHistory {
+    /// Reads every transform of `topics` (all the recording's transform topics when `None`).
+    pub fn read(bag: &Bag, topics: Option<&[usize]>, cancel: &AtomicBool) -> Result<TfHistory> {
+        let s = bag.summary();
+        let topics = topics.map_or_else(|| tf_topics(bag), <[usize]>::to_vec);
+        let mut conns = Vec::new();
+        let mut static_conn = vec![false; s.connections.len()];
+        for &t in &topics {
+            let tp = s
+                .topics
+                .get(t)
+                .ok_or_else(|| Error::NotFound(format!("topic {t}")))?;
+            for &c in &tp.connections {
+                conns.push(c);
+                if let Some(x) = static_conn.get_mut(c) {
+                    *x = tp.name.ends_with("tf_static");
+                }
+            }
+        }
+        let mut h = TfHistory::default();
+        if conns.is_empty() {
+            return Ok(h);
+        }
+        let mut ids: HashMap<String, u32> = HashMap::new();
+        let mut id = |h: &mut TfHistory, name: String| -> u32 {
+            *ids.entry(name).or_insert_with_key(|k| {
+                h.frames.push(k.clone());
+                h.samples.push(Vec::new());
+                h.is_static.push(false);
+                (h.frames.len() - 1) as u32
+            })
+        };
+        let mut kept = 0usize;
+        for m in bag.messages(&Filter {
+            connections: Some(conns),
+            ..Default::default()
+        })? {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(Error::Cancelled);
+            }
+            let m = m?;
+            let got = bag
+                .plan(m.conn)
+                .ok()
+                .and_then(|(p, _)| p.decode(&m.data).ok().map(|n| (p, n)))
+                .and_then(|(p, n)| transforms(&p.def, &n));
+            let Some(ts) = got else {
+                h.bad += 1;
+                continue;
+            };
+            for (parent, child, pose) in ts {
+                if kept >= MAX_SAMPLES {
+                    h.truncated = true;
+                    return Ok(h);
+                }
+                let p = id(&mut h, parent);
+                let c = id(&mut h, child) as usize;
+                h.is_static[c] |= static_conn.get(m.conn).copied().unwrap_or(false);
+                h.samples[c].push(Sample {
+                    time_ns: m.time_ns,
+                    parent: p,
+                    pose,
+                });
+                kept += 1;
+            }
+        }
+        Ok(h)
+    }
+
+    /// A frame's index by name (a leading `/` ignored).
+    pub fn frame(&self, name: &str) -> Option<usize> {
+        let name = name.trim_start_matches('/');
+        self.frames.iter().position(|f| f == name)
+    }
+
+    /// The transform of `frame` from its parent in force at `t`: the latest recorded at or
+    /// before `t`, or for a static frame its latest whatever the time.
+    pub fn sample_at(&self, frame: usize, t: u64) -> Option<Sample> {
+        let v = self.samples.get(frame)?;
+        if self.is_static.get(frame).copied().unwrap_or(false) {
+            return v.last().copied();
+        }
+        let i = v.partition_point(|s| s.time_ns <= t);
+        i.checked_sub(1).map(|i| v[i])
+    }
+
+    /// The tree at `t`, depth first, children by name: every frame known by then.
+    pub fn tree_at(&self, t: u64) -> Vec<FrameAt> {
+        let n = self.frames.len();
+        let parent: Vec<Option<Sample>> = (0..n).map(|f| self.sample_at(f, t)).collect();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        // A frame shows when it has a transform or is the parent of one in force.
+        let mut seen = vec![false; n];
+        for f in 0..n {
+            if let Some(s) = parent[f] {
+                seen[f] = true;
+                if let Some(x) = seen.get_mut(s.parent as usize) {
+                    *x = true;
+                }
+            }
+        }
+        for f in 0..n {
+            match parent[f] {
+                Some(s) if (s.parent as usize) < n && s.parent as usize != f => {
+                    children[s.parent as usize].push(f)
+                }
+                _ if seen[f] => roots.push(f),
+                _ => {}
+            }
+        }
+        let by_name = |v: &mut Vec<usize>| v.sort_by(|a, b| self.frames[*a].cmp(&self.frames[*b]));
+        by_name(&mut roots);
+        for c in &mut children {
+            by_name(c);
+        }
+        let mut out = Vec::new();
+        let mut visited = vec![false; n];
+        let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&r| (r, 0)).collect();
+        while let Some((f, depth)) = stack.pop() {
+            if std::mem::replace(&mut visited[f], true) {
+                continue;
+            }
+            out.push(FrameAt {
+                frame: f,
+                from_parent: if depth == 0 { None } else { parent[f] },
+                depth,
+            });
+            for &c in children[f].iter().rev() {
+                stack.push((c, depth + 1));
+            }
+        }
+        // Frames on a loop of parents (a damaged tree) have no root: listed at the top.
+        for f in 0..n {
+            if seen[f] && !visited[f] {
+                out.push(FrameAt {
+                    frame: f,
+                    from_parent: parent[f],
+                    depth: 0,
+                });
+            }
+        }
+        out
+    }
+
+    /// `frame`'s pose in the root of its tree at `t`, and that root.
+    fn in_root(&self, frame: usize, t: u64) -> (usize, Pose) {
+        let mut pose = Pose::IDENTITY;
+        let mut f = frame;
+        for _ in 0..self.frames.len() {
+            match self.sample_at(f, t) {
+                Some(s) if s.parent as usize != frame => {
+                    pose = s.pose.then(&pose);
+                    f = s.parent as usize;
+                }
+                _ => break,
+            }
+        }
+        (f, pose)
+    }
+
+    /// The pose of `source` in `target`'s frame at `t` (what `tf_echo target source` prints),
+    /// or why there is none.
+    pub fn lookup(&self, target: &str, source: &str, t: u64) -> std::result::Result<Pose, String> {
+        let a = self
+            .frame(target)
+            .ok_or_else(|| format!("no frame {target:?} in the recording"))?;
+        let b = self
+            .frame(source)
+            .ok_or_else(|| format!("no frame {source:?} in the recording"))?;
+        let (ra, pa) = self.in_root(a, t);
+        let (rb, pb) = self.in_root(b, t);
+        if ra != rb {
+            return Err(format!(
+                "{target} and {source} are not connected at that time ({target} is under {}, {source} under {})",
+                self.frames[ra], self.frames[rb]
+            ));
+        }
+        Ok(pa.inverse().then(&pb))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: &[f64], b: &[f64]) -> bool {
+        a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-9)
+    }
+
+    #[test]
+    fn poses_compose_and_invert() {
+        let s = std::f64::consts::FRAC_1_SQRT_2;
+        // A quarter turn left about z, then 1 m along the new x.
+        let a = Pose {
+            t: [1.0, 2.0, 0.0],
+            q: [0.0, 0.0, s, s],
+        };
+        let b = Pose {
+            t: [1.0, 0.0, 0.5],
+            q: Pose::IDENTITY.q,
+        };
+        let ab = a.then(&b);
+        assert!(close(&ab.t, &[1.0, 3.0, 0.5]), "{:?}", ab.t);
+        assert!(close(&ab.q, &a.q));
+        let back = ab.then(&ab.inverse());
+        assert!(close(&back.t, &[0.0; 3]), "{:?}", back.t);
+        assert!(close(&back.q[..3], &[0.0; 3]) && (back.q[3].abs() - 1.0).abs() < 1e-9);
+        assert!(close(&a.rpy(), &[0.0, 0.0, std::f64::consts::FRAC_PI_2]));
+    }
+
+    fn sample(time_ns: u64, parent: u32, x: f64) -> Sample {
+        Sample {
+            time_ns,
+            parent,
+            pose: Pose {
+                t: [x, 0.0, 0.0],
+                q: Pose::IDENTITY.q,
+            },
+        }
+    }
+
+    #[test]
+    fn the_tree_and_lookups_at_a_time() {
+        // map -> odom (static), odom -> base_link (moving), base_link -> laser, and a frame
+        // that appears only later.
+        let h = TfHistory {
+            frames: ["map", "odom", "base_link", "laser", "late"]
+                .map(String::from)
+                .to_vec(),
+            samples: vec![
+                vec![],
+                vec![sample(50, 0, 10.0)],
+                vec![sample(10, 1, 1.0), sample(20, 1, 2.0)],
+                vec![sample(10, 2, 0.5)],
+                vec![sample(30, 2, 0.1)],
+            ],
+            is_static: vec![false, true, false, false, false],
+            ..Default::default()
+        };
+        let tree: Vec<(usize, usize)> = h.tree_at(25).iter().map(|f| (f.frame, f.depth)).collect();
+        assert_eq!(tree, [(0, 0), (1, 1), (2, 2), (3, 3)], "late not yet there");
+        assert_eq!(h.tree_at(30).len(), 5);
+        assert_eq!(
+            h.tree_at(5).len(),
+            2,
+            "only the static map -> odom before any motion"
+        );
+        // laser in map at 15: 10 + 1 + 0.5; at 25: 10 + 2 + 0.5.
+        assert!(close(
+            &h.lookup("map", "laser", 15).unwrap().t,
+            &[11.5, 0.0, 0.0]
+        ));
+        assert!(close(
+            &h.lookup("/map", "laser", 25).unwrap().t,
+            &[12.5, 0.0, 0.0]
+        ));
+        assert!(close(
+            &h.lookup("laser", "map", 25).unwrap().t,
+            &[-12.5, 0.0, 0.0]
+        ));
+        assert!(close(
+            &h.lookup("late", "laser", 30).unwrap().t,
+            &[0.4, 0.0, 0.0]
+        ));
+        let e = h.lookup("map", "laser", 5).unwrap_err();
+        assert!(e.contains("not connected"), "{e}");
+        assert!(h
+            .lookup("map", "nowhere", 5)
+            .unwrap_err()
+            .contains("no frame"));
+    }
+
+    #[test]
+    fn a_loop_of_parents_does_not_hang() {
+        let h = TfHistory {
+            frames: ["a", "b"].map(String::from).to_vec(),
+            samples: vec![vec![sample(1, 1, 1.0)], vec![sample(1, 0, 1.0)]],
+            is_static: vec![false, false],
+            ..Default::default()
+        };
+        assert_eq!(h.tree_at(5).len(), 2);
+        let _ = h.lookup("a", "b", 5);
+    }
+}
