@@ -364,3 +364,70 @@ fn bagscope_image_writes_a_png() {
     let ran = common::bagscope(&[&"image", &p, &"/nope", &"-o", &out]);
     assert_eq!(ran.code, Some(2));
 }
+
+#[test]
+fn bagscope_frames_writes_every_image_of_a_range() {
+    let dir = common::temp_dir("images-frames");
+    let p = dir.join("demo.bag");
+    bagscope::demo::write_demo(&p, 12).unwrap();
+    let out = dir.join("frames");
+    let topic = "/camera/front/depth/image_raw";
+    // 5 Hz for 12 s; every 3rd of the first 10 s: 50 messages, 17 frames.
+    let stdout = common::bagscope(&[
+        &"frames", &p, &topic, &"-o", &out, &"--end", &"+10", &"--every", &"3", &"--min", &"500",
+        &"--max", &"6000",
+    ])
+    .ok();
+    assert!(stdout.contains("17 of 17 frames"), "{stdout}");
+    let mut files: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 17);
+    assert!(
+        files[0].starts_with("camera_front_depth_image_raw_000000_"),
+        "{files:?}"
+    );
+    // Each file is what `bagscope image` writes for that message: frame k is message 3k.
+    for k in [0usize, 7, 16] {
+        let one = dir.join(format!("one{k}.png"));
+        common::bagscope(&[
+            &"image",
+            &p,
+            &topic,
+            &"--index",
+            &(3 * k).to_string(),
+            &"--min",
+            &"500",
+            &"--max",
+            &"6000",
+            &"-o",
+            &one,
+        ])
+        .ok();
+        assert_eq!(
+            std::fs::read(out.join(&files[k])).unwrap(),
+            std::fs::read(&one).unwrap(),
+            "frame {k}"
+        );
+    }
+    // The laser scan from above, and a topic that is not there.
+    let scans = dir.join("scans");
+    let stdout = common::bagscope(&[&"frames", &p, &"/scan", &"-o", &scans, &"--end", &"+1"]).ok();
+    assert!(
+        stdout.contains("10 of 10 frames of /scan written"),
+        "{stdout}"
+    );
+    let ran = common::bagscope(&[&"frames", &p, &"/nope", &"-o", &scans]);
+    assert_eq!(ran.code, Some(2));
+    // A topic whose messages are not images: every frame reported, exit 1.
+    let ran = common::bagscope(&[&"frames", &p, &"/imu/data", &"-o", &scans, &"--end", &"+1"]);
+    assert_eq!(ran.code, Some(1));
+    assert!(ran.stdout.contains("0 of 100 frames"), "{}", ran.stdout);
+    assert!(
+        ran.stderr.contains("100 frame(s) not written"),
+        "{}",
+        ran.stderr
+    );
+}

@@ -435,9 +435,149 @@ pub struct ImageArgs<'a> {
     pub rotate: u8,
 }
 
+/// The colormap asked for, else the image's default (turbo for depth and float).
+fn colormap_for(
+    img: &bagscope::image::Image,
+    asked: Option<&str>,
+) -> bagscope::Result<bagscope::image::Colormap> {
+    use bagscope::image::{Colormap, Pixels};
+    Ok(match asked {
+        Some("grey" | "gray") => Colormap::Grey,
+        Some("turbo") => Colormap::Turbo,
+        Some(other) => {
+            return Err(Error::Invalid(format!(
+                "unknown colormap {other:?} (grey or turbo)"
+            )))
+        }
+        None => match img.pixels {
+            Pixels::Mono8(_) | Pixels::Rgba(_) | Pixels::Occupancy(_) => Colormap::Grey,
+            _ => Colormap::Turbo,
+        },
+    })
+}
+
+/// What `bagscope frames` was asked.
+pub struct FramesArgs<'a> {
+    pub bag: &'a Path,
+    pub topic: &'a str,
+    pub out: &'a Path,
+    pub start: Option<&'a str>,
+    pub end: Option<&'a str>,
+    pub every: usize,
+    pub colormap: Option<&'a str>,
+    pub range: Option<(f32, f32)>,
+    pub rotate: u8,
+}
+
+/// `bagscope frames`: every image of a topic as numbered PNG files.
+pub fn frames(a: FramesArgs) -> bagscope::Result<ExitCode> {
+    use bagscope::image::{decode_message, encode_png, Orientation};
+    if let Some(c) = a.colormap {
+        if !matches!(c, "grey" | "gray" | "turbo") {
+            return Err(Error::Invalid(format!(
+                "unknown colormap {c:?} (grey or turbo)"
+            )));
+        }
+    }
+    let bag = Bag::open(a.bag)?;
+    let conns = bag.connections_of_topics(&[a.topic.to_string()])?;
+    let (start_ns, end_ns) = time_range(&bag, a.start, a.end)?;
+    std::fs::create_dir_all(a.out)?;
+    let stem: String = a
+        .topic
+        .trim_matches('/')
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let o = Orientation {
+        quarter_turns: a.rotate % 4,
+        ..Default::default()
+    };
+    let every = a.every.max(1);
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    // The reader hands messages to the workers over a bounded channel; each worker decodes,
+    // draws, encodes and writes (atomically) its frames.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, bagscope::Message)>(threads * 2);
+    let rx = std::sync::Mutex::new(rx);
+    let written = std::sync::atomic::AtomicU64::new(0);
+    let failed: std::sync::Mutex<Vec<(u64, String)>> = std::sync::Mutex::new(Vec::new());
+    let read = std::thread::scope(|sc| -> bagscope::Result<usize> {
+        for _ in 0..threads {
+            sc.spawn(|| loop {
+                let next = match rx.lock() {
+                    Ok(r) => r.recv(),
+                    Err(_) => return,
+                };
+                let Ok((k, m)) = next else { return };
+                let r = bag
+                    .plan(m.conn)
+                    .map_err(|e| e.to_string())
+                    .and_then(|(plan, _)| decode_message(&plan, &m.data))
+                    .and_then(|img| {
+                        let cmap = colormap_for(&img, a.colormap).map_err(|e| e.to_string())?;
+                        let range = a.range.unwrap_or_else(|| img.default_range());
+                        let (w, h, px) = img.render(cmap, range, o);
+                        encode_png(w, h, &px)
+                    })
+                    .and_then(|png| {
+                        let p = a.out.join(format!("{stem}_{k:06}_{}.png", m.time_ns));
+                        let mut f = AtomicFile::create(&p).map_err(|e| e.to_string())?;
+                        f.write_all(&png).map_err(|e| e.to_string())?;
+                        f.commit().map_err(|e| e.to_string())
+                    });
+                match r {
+                    Ok(_) => {
+                        written.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    Err(e) => {
+                        if let Ok(mut f) = failed.lock() {
+                            f.push((m.time_ns, e));
+                        }
+                    }
+                }
+            });
+        }
+        let mut k = 0usize;
+        let mut n = 0usize;
+        for m in bag.messages(&Filter {
+            connections: Some(conns),
+            start_ns,
+            end_ns,
+        })? {
+            let m = m?;
+            if n % every == 0 {
+                if tx.send((k, m)).is_err() {
+                    break;
+                }
+                k += 1;
+            }
+            n += 1;
+        }
+        drop(tx);
+        Ok(k)
+    })?;
+    let written = written.into_inner();
+    let mut failed = failed.into_inner().unwrap_or_default();
+    failed.sort_by_key(|f| f.0);
+    println!(
+        "{}: {written} of {read} frames of {} written",
+        a.out.display(),
+        a.topic
+    );
+    if let Some((t, e)) = failed.first() {
+        eprintln!(
+            "bagscope: {} frame(s) not written, the first at {}: {e}",
+            failed.len(),
+            timefmt::secs(*t)
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `bagscope image`: one camera message as a PNG.
 pub fn image(a: ImageArgs) -> bagscope::Result<ExitCode> {
-    use bagscope::image::{Colormap, Orientation};
+    use bagscope::image::Orientation;
     let bag = Bag::open(a.bag)?;
     let conns = bag.connections_of_topics(&[a.topic])?;
     let tables = bag.tables()?;
@@ -478,19 +618,7 @@ pub fn image(a: ImageArgs) -> bagscope::Result<ExitCode> {
     let m = bag.message(conn, entry)?;
     let img = bagscope::image::decode_message(&plan, &m.data)
         .map_err(|e| Error::Invalid(format!("{} message at {time_ns}: {e}", a.topic)))?;
-    let cmap = match a.colormap {
-        Some("grey" | "gray") => Colormap::Grey,
-        Some("turbo") => Colormap::Turbo,
-        Some(other) => {
-            return Err(Error::Invalid(format!(
-                "unknown colormap {other:?} (grey or turbo)"
-            )))
-        }
-        None => match img.pixels {
-            bagscope::image::Pixels::Mono8(_) | bagscope::image::Pixels::Rgba(_) => Colormap::Grey,
-            _ => Colormap::Turbo,
-        },
-    };
+    let cmap = colormap_for(&img, a.colormap)?;
     let range = a.range.unwrap_or_else(|| img.default_range());
     let o = Orientation {
         quarter_turns: a.rotate % 4,

@@ -185,6 +185,39 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         rotate: u8,
     },
+    /// Every image of a topic (cameras, maps, scans and clouds from above) as numbered PNG
+    /// files, in time order, decoded and written on all cores; as image_view's extract_images.
+    Frames {
+        /// The recording.
+        bag: PathBuf,
+        /// The image topic.
+        topic: String,
+        /// The folder to write into (made if missing): TOPIC_NNNNNN_TIMENS.png.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Start time: epoch seconds, or +S seconds from the bag's start.
+        #[arg(long, allow_hyphen_values = true)]
+        start: Option<String>,
+        /// End time (exclusive), same forms as --start.
+        #[arg(long, allow_hyphen_values = true)]
+        end: Option<String>,
+        /// Only every N-th message.
+        #[arg(long, default_value_t = 1)]
+        every: usize,
+        /// grey or turbo, for single-channel images (default: turbo for depth and float).
+        #[arg(long)]
+        colormap: Option<String>,
+        /// Value drawn as the colormap's start, the same for every frame (default: each
+        /// frame's own range).
+        #[arg(long, requires = "max")]
+        min: Option<f32>,
+        /// Value drawn as the colormap's end.
+        #[arg(long, requires = "min")]
+        max: Option<f32>,
+        /// Quarter turns clockwise.
+        #[arg(long, default_value_t = 0)]
+        rotate: u8,
+    },
     /// The log messages (/rosout: rosgraph_msgs/Log, rcl_interfaces/msg/Log) of a recording,
     /// in time order: `time [LEVEL] node: text (file:line)`.
     Log {
@@ -363,6 +396,28 @@ pub fn run(cmd: Command) -> ExitCode {
             at: at.as_deref(),
             index,
             out: &output,
+            colormap: colormap.as_deref(),
+            range: min.zip(max),
+            rotate,
+        }),
+        Command::Frames {
+            bag,
+            topic,
+            output,
+            start,
+            end,
+            every,
+            colormap,
+            min,
+            max,
+            rotate,
+        } => decode::frames(decode::FramesArgs {
+            bag: &bag,
+            topic: &topic,
+            out: &output,
+            start: start.as_deref(),
+            end: end.as_deref(),
+            every,
             colormap: colormap.as_deref(),
             range: min.zip(max),
             rotate,
