@@ -538,20 +538,16 @@ pub fn frames(a: FramesArgs) -> bagscope::Result<ExitCode> {
             });
         }
         let mut k = 0usize;
-        let mut n = 0usize;
-        for m in bag.messages(&Filter {
+        let msgs = bag.messages(&Filter {
             connections: Some(conns),
             start_ns,
             end_ns,
-        })? {
-            let m = m?;
-            if n % every == 0 {
-                if tx.send((k, m)).is_err() {
-                    break;
-                }
-                k += 1;
+        })?;
+        for m in msgs.step_by(every) {
+            if tx.send((k, m?)).is_err() {
+                break;
             }
-            n += 1;
+            k += 1;
         }
         drop(tx);
         Ok(k)
