@@ -543,8 +543,13 @@ pub fn frames(a: FramesArgs) -> bagscope::Result<ExitCode> {
             start_ns,
             end_ns,
         })?;
-        for m in msgs.step_by(every) {
-            if tx.send((k, m?)).is_err() {
+        for (n, m) in msgs.enumerate() {
+            // Every message is read, so that an error in a skipped one still stops the run.
+            let m = m?;
+            if !n.is_multiple_of(every) {
+                continue;
+            }
+            if tx.send((k, m)).is_err() {
                 break;
             }
             k += 1;
