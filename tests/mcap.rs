@@ -8,7 +8,7 @@ mod common;
 use bagscope::decode::{Plan, Value};
 use bagscope::{Bag, Filter};
 
-use common::mcap::{channel, file, message, schema};
+use common::mcap::{channel, file, message, schema, schema_bytes};
 
 #[test]
 fn unchunked_mcap_with_ros1_and_big_endian_cdr() {
@@ -158,4 +158,85 @@ fn check_compares_every_chunk_record_with_the_index() {
         "{:?}",
         r.problems
     );
+}
+
+/// A binary schema (a protobuf `FileDescriptorSet` is not UTF-8) is kept byte for byte, and an
+/// export to MCAP writes it unchanged (it was written as its lossy text reading before).
+#[test]
+fn a_binary_schema_is_exported_byte_for_byte() {
+    let fds: Vec<u8> = vec![
+        0x0a, 0x8c, 0x01, 0xff, 0xfe, 0x00, b'k', b'e', b'e', 0x80, 0x12,
+    ];
+    let f = file(&[
+        schema_bytes(1, "pkg.Msg", "protobuf", &fds),
+        channel(1, 1, "/pb", "protobuf"),
+        message(1, 1, 10, &[0x08, 0x96, 0x01]),
+    ]);
+    let dir = common::temp_dir("mcap-binary-schema");
+    let src = dir.join("pb.mcap");
+    std::fs::write(&src, &f).unwrap();
+    let bag = Bag::open(&src).unwrap();
+    let c = &bag.summary().connections[0];
+    assert_eq!(c.schema_data, fds);
+    assert_eq!(
+        (c.encoding.as_str(), c.schema_encoding.as_str()),
+        ("protobuf", "protobuf")
+    );
+    let out = dir.join("out.mcap");
+    common::bagscope(&[&"export", &src, &"-o", &out]).ok();
+    let back = Bag::open(&out).unwrap();
+    let c = &back.summary().connections[0];
+    assert_eq!(c.schema_data, fds, "the schema written unchanged");
+    assert_eq!(
+        (c.datatype.as_str(), c.schema_encoding.as_str()),
+        ("pkg.Msg", "protobuf")
+    );
+    let m = back.nth_message(0, 0).unwrap();
+    assert_eq!(&*m.data, &[0x08, 0x96, 0x01]);
+}
+
+/// keelson's real protobuf recording exported to MCAP: every schema and message the same.
+#[test]
+fn a_protobuf_recording_exports_unchanged() {
+    let src = common::corpus2_dir().join("keelson/test.mcap");
+    let dir = common::temp_dir("mcap-keelson-export");
+    let out = dir.join("k.mcap");
+    common::bagscope(&[&"export", &src, &"-o", &out]).ok();
+    let (a, b) = (Bag::open(&src).unwrap(), Bag::open(&out).unwrap());
+    let schemas = |bag: &Bag| -> std::collections::BTreeMap<String, (String, Vec<u8>)> {
+        bag.summary()
+            .connections
+            .iter()
+            .map(|c| {
+                let data = if c.schema_data.is_empty() {
+                    c.message_definition.as_bytes().to_vec()
+                } else {
+                    c.schema_data.clone()
+                };
+                (c.topic.clone(), (c.schema_encoding.clone(), data))
+            })
+            .collect()
+    };
+    assert_eq!(schemas(&a), schemas(&b));
+    assert!(a
+        .summary()
+        .connections
+        .iter()
+        .any(|c| !c.schema_data.is_empty()));
+    let all = |bag: &Bag| -> Vec<(String, u64, Vec<u8>)> {
+        bag.messages(&Filter::default())
+            .unwrap()
+            .map(|m| {
+                let m = m.unwrap();
+                (
+                    bag.summary().connections[m.conn].topic.clone(),
+                    m.time_ns,
+                    m.data.to_vec(),
+                )
+            })
+            .collect()
+    };
+    let (x, y) = (all(&a), all(&b));
+    assert_eq!(x.len(), 2172);
+    assert_eq!(x, y);
 }

@@ -248,6 +248,7 @@ fn a_scanned_recording_reopens_from_the_index_cache() {
         );
         assert_eq!(again.summary().message_count, 20_000);
         assert_eq!(again.summary().topics, first.summary().topics);
+        assert_eq!(again.summary().connections, first.summary().connections);
         assert_eq!(all(&again), want);
         assert!(bagscope::check::check(&again, 2, None).unwrap().messages == 20_000);
         // Changed (a new modification time): scanned again, not taken from the cache.

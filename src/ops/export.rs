@@ -301,6 +301,12 @@ impl Sink {
             })),
             Sink::Mcap(w, schemas) => {
                 let (text, lang) = definition_of(c);
+                // A binary schema (protobuf) goes out byte for byte, not as its text reading.
+                let data = if c.schema_data.is_empty() {
+                    text.as_bytes()
+                } else {
+                    &c.schema_data
+                };
                 let schema = if c.datatype.is_empty() {
                     0
                 } else {
@@ -308,7 +314,7 @@ impl Sink {
                     match schemas.get(&key) {
                         Some(&s) => s,
                         None => {
-                            let s = w.add_schema(&c.datatype, &lang, text.as_bytes())?;
+                            let s = w.add_schema(&c.datatype, &lang, data)?;
                             schemas.insert(key, s);
                             s
                         }

@@ -269,6 +269,11 @@ impl Catalog {
                     ),
                     None => (String::new(), String::new(), String::new()),
                 };
+                // Binary schemas (protobuf, flatbuffer) kept byte for byte.
+                let schema_data = match schema {
+                    Some(s) if std::str::from_utf8(&s.data).is_err() => s.data.clone(),
+                    _ => Vec::new(),
+                };
                 let qos = c
                     .metadata
                     .iter()
@@ -295,6 +300,7 @@ impl Catalog {
                         }
                     }),
                     message_definition: def,
+                    schema_data,
                     callerid: meta("callerid"),
                     latching: meta("latching").is_some_and(|v| v == "1" || v == "true"),
                     message_count: 0,

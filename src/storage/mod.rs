@@ -120,6 +120,10 @@ pub struct Connection {
     pub encoding: String,
     /// The language of `message_definition`: `ros1msg`, `ros2msg`, ... (empty: none stored).
     pub schema_encoding: String,
+    /// The schema's bytes as stored when they are not text (an MCAP `protobuf` schema is a
+    /// binary `FileDescriptorSet`), kept so that an export writes them unchanged;
+    /// `message_definition` then holds them read as text, for display only. Empty otherwise.
+    pub schema_data: Vec<u8>,
     /// QoS profiles the publishers offered (rosbag2), as recorded.
     pub qos: String,
     /// Index of the storage file that defines it, into [`Summary::files`] (split recordings).

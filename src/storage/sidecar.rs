@@ -24,7 +24,7 @@ use crate::storage::{
 
 /// Recordings smaller than this are scanned again rather than cached.
 pub const MIN_SIZE: u64 = 64 << 20;
-const MAGIC: &[u8] = b"BAGSCOPE-INDEX 1\n";
+const MAGIC: &[u8] = b"BAGSCOPE-INDEX 2\n";
 
 /// What identifies the recording a sidecar belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,8 +93,11 @@ impl W {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
     fn str(&mut self, s: &str) {
-        self.u64(s.len() as u64);
-        self.0.extend_from_slice(s.as_bytes());
+        self.bytes(s.as_bytes());
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u64(b.len() as u64);
+        self.0.extend_from_slice(b);
     }
     fn len(&mut self, n: usize) {
         self.u64(n as u64);
@@ -129,8 +132,11 @@ impl<'a> R<'a> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
     fn str(&mut self) -> Option<String> {
+        String::from_utf8(self.bytes()?).ok()
+    }
+    fn bytes(&mut self) -> Option<Vec<u8>> {
         let n = usize::try_from(self.u64()?).ok()?;
-        String::from_utf8(self.take(n)?.to_vec()).ok()
+        Some(self.take(n)?.to_vec())
     }
     /// The magic at both ends and the key of the recording, which must be `key`.
     fn header(&mut self, magic: &[u8], key: &Key) -> Option<()> {
@@ -252,6 +258,7 @@ pub(crate) fn store(
         ] {
             w.str(x);
         }
+        w.bytes(&c.schema_data);
         match &c.callerid {
             Some(id) => {
                 w.u8(1);
@@ -328,7 +335,7 @@ pub(crate) fn load(key: &Key, path: &Path) -> Option<Opened> {
     let indexed = r.u8()? != 0;
     let index_pos = r.u64()?;
     let profile = r.str()?;
-    let n = r.len(4 + 8 * 8 + 2)?;
+    let n = r.len(4 + 9 * 8 + 2)?;
     let mut connections = Vec::with_capacity(n);
     for _ in 0..n {
         let id = r.u32()?;
@@ -338,6 +345,7 @@ pub(crate) fn load(key: &Key, path: &Path) -> Option<Opened> {
         }
         let [topic, datatype, md5sum, message_definition, encoding, schema_encoding, qos, distro] =
             s;
+        let schema_data = r.bytes()?;
         let callerid = match r.u8()? {
             0 => None,
             _ => Some(r.str()?),
@@ -354,6 +362,7 @@ pub(crate) fn load(key: &Key, path: &Path) -> Option<Opened> {
             message_count: 0,
             encoding,
             schema_encoding,
+            schema_data,
             qos,
             file: 0,
             distro,

@@ -15,10 +15,16 @@ pub fn string(s: &str) -> Vec<u8> {
 }
 
 pub fn schema(id: u16, name: &str, encoding: &str, data: &str) -> Vec<u8> {
+    schema_bytes(id, name, encoding, data.as_bytes())
+}
+
+/// A schema record whose data is any bytes (a binary protobuf `FileDescriptorSet`).
+pub fn schema_bytes(id: u16, name: &str, encoding: &str, data: &[u8]) -> Vec<u8> {
     let mut c = id.to_le_bytes().to_vec();
     c.extend(string(name));
     c.extend(string(encoding));
-    c.extend(string(data));
+    c.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    c.extend_from_slice(data);
     record(0x03, &c)
 }
 
