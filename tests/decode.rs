@@ -55,24 +55,6 @@ fn rosbags_available() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Numbers equal to float32 precision; everything else exactly.
-fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
-    use serde_json::Value as J;
-    match (a, b) {
-        (J::Number(x), J::Number(y)) => {
-            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
-            x == y || (x - y).abs() <= 1e-6 * x.abs().max(y.abs())
-        }
-        (J::Array(x), J::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
-        }
-        (J::Object(x), J::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
-        }
-        _ => a == b,
-    }
-}
-
 fn our_json(bag: &Bag) -> Vec<serde_json::Value> {
     let s = bag.summary();
     let plans: Vec<Plan> = s
@@ -147,10 +129,10 @@ fn decoded_values_match_rosbags() {
         a.sort_by_key(key);
         b.sort_by_key(key);
         for (x, y) in a.iter().zip(&b) {
-            if !same(x, y) {
+            if !common::same_json(x, y) {
                 // Same time and topic, other order: look for it.
                 assert!(
-                    b.iter().any(|z| same(x, z)),
+                    b.iter().any(|z| common::same_json(x, z)),
                     "{name}: bagscope decoded\n{x}\nrosbags has no such message; nearest:\n{y}"
                 );
             }

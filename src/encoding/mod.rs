@@ -16,6 +16,7 @@ use crate::msgdef::{ArrayKind, DefError, Dialect, Field, FieldType, MsgDef, Prim
 
 pub mod cdr;
 pub mod migrate;
+pub mod protobuf;
 pub mod to_ros1;
 pub mod to_ros2;
 use cdr::prim_align;
@@ -294,6 +295,8 @@ pub struct Plan {
     pub md5: String,
     /// Whether messages are CDR (ROS 2) rather than ROS 1 serialization.
     pub cdr: bool,
+    /// Protobuf messages: the wire facts of `def`'s fields (`None` for ROS 1 and CDR).
+    pub proto: Option<std::sync::Arc<protobuf::Schema>>,
 }
 
 fn prim_min(p: Primitive) -> usize {
@@ -354,7 +357,23 @@ impl Plan {
             min: min.into_iter().map(|m| m.unwrap_or(0)).collect(),
             md5,
             cdr: false,
+            proto: None,
         }
+    }
+
+    /// A plan for protobuf messages of type `root` (`pkg.Msg`) from a binary
+    /// `FileDescriptorSet`.
+    pub fn protobuf(set: &[u8], root: &str) -> Result<Plan, String> {
+        let (def, schema) = protobuf::compile(set, root)?;
+        let n = def.types.len();
+        Ok(Plan {
+            def,
+            fixed: vec![None; n],
+            min: vec![0; n],
+            md5: String::new(),
+            cdr: false,
+            proto: Some(std::sync::Arc::new(schema)),
+        })
     }
 
     /// Compiles a parsed definition for CDR-encoded (ROS 2) messages.
@@ -387,6 +406,16 @@ impl Plan {
         let cdr = match c.encoding.as_str() {
             "ros1" | "" => false,
             "cdr" => true,
+            "protobuf" if c.schema_encoding == "protobuf" => {
+                let set = if c.schema_data.is_empty() {
+                    c.message_definition.as_bytes()
+                } else {
+                    &c.schema_data
+                };
+                return Plan::protobuf(set, &c.datatype)
+                    .map(|p| (p, crate::defs::DefSource::Recording))
+                    .map_err(err);
+            }
             other => return Err(err(format!("not decoded: encoding {other}"))),
         };
         let dialect = if cdr { Dialect::Ros2 } else { Dialect::Ros1 };
@@ -449,6 +478,9 @@ impl Plan {
     /// (no allocation): the same walk, skipping. `false` says nothing of where it fails; decode
     /// it for that.
     pub fn validates(&self, data: &[u8]) -> bool {
+        if self.proto.is_some() {
+            return self.decode(data).is_ok();
+        }
         let mut d = Decoder::new(self, data);
         if self.cdr && d.cdr_header().is_err() {
             return false;
@@ -462,6 +494,9 @@ impl Plan {
 
     /// Decodes a whole message. Trailing bytes after the last field are an error.
     pub fn decode(&self, data: &[u8]) -> Result<Node, DecodeError> {
+        if let Some(p) = &self.proto {
+            return p.decode(&self.def, data);
+        }
         let mut d = Decoder::new(self, data);
         if self.cdr {
             d.cdr_header()?;
@@ -1235,6 +1270,9 @@ impl Extractor {
     /// The value at the path in one message, or `None` when the message is too short or the
     /// index is past the end of its array.
     pub fn extract(&self, data: &[u8]) -> Option<Value> {
+        if self.plan.proto.is_some() {
+            return self.extract_decoded(data);
+        }
         if self.plan.cdr {
             return self.extract_cdr(data);
         }

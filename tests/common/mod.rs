@@ -243,3 +243,24 @@ pub fn bagscope(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Ran {
         stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
     }
 }
+
+/// JSON values equal, numbers to float32 precision (a float32 printed in its shortest form
+/// against the same value widened to a double).
+pub fn same_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value as J;
+    match (a, b) {
+        (J::Number(x), J::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            x == y || (x - y).abs() <= 1e-6 * x.abs().max(y.abs())
+        }
+        (J::Array(x), J::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_json(a, b))
+        }
+        (J::Object(x), J::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        _ => a == b,
+    }
+}
