@@ -1280,3 +1280,25 @@ fn the_tf_window_follows_the_playhead() {
     wait_for(&mut h, "indexing", indexed);
     assert!(h.query_by_label("TF").is_none());
 }
+
+#[test]
+fn a_protobuf_message_decodes_in_the_inspector() {
+    let mut h = harness(Some(common::corpus2_dir().join("keelson/test.mcap")));
+    wait_for(&mut h, "indexing", indexed);
+    let ti = topic_index(&h, "rise/v0/sjofartsverket/pubsub/raw/ais/json/209014000/3");
+    let end = h.state().doc.as_ref().unwrap().range().1;
+    h.state_mut().apply(Cmd::SelectTopic(Some(ti)));
+    h.state_mut().apply(Cmd::SetPlayhead(end));
+    h.run_steps(2);
+    wait_for(&mut h, "the inspector", inspected);
+    // Field by field from the FileDescriptorSet; the bytes field's JSON shown as text.
+    h.get_by_label("timestamp");
+    h.get_by_label("google.protobuf.Timestamp");
+    h.get_by_label("seconds");
+    assert!(
+        h.query_all_by_label_contains("\\\"mmsi\\\":209014000")
+            .count()
+            >= 1
+    );
+    assert_eq!(h.query_all_by_label_contains("not decoded").count(), 0);
+}

@@ -172,8 +172,24 @@ fn show_value(
                 ui.label(egui::RichText::new(label).strong());
                 ui.weak(format!("{ty} · {len} items"));
                 if let Value::Bytes(b) = &n.value {
-                    let preview: String = b.iter().take(12).map(|x| format!("{x:02x} ")).collect();
-                    ui.monospace(format!("{preview}{}", if b.len() > 12 { "…" } else { "" }));
+                    match printable_text(b) {
+                        // Bytes that are text (JSON in a protobuf `bytes` field, a CSV line):
+                        // shown as text, whole on hover.
+                        Some(t) => {
+                            let short: String = t.chars().take(80).collect();
+                            let more = if t.chars().count() > 80 { "…" } else { "" };
+                            ui.monospace(format!("{:?}{more}", short.trim_end()))
+                                .on_hover_text(t);
+                        }
+                        None => {
+                            let preview: String =
+                                b.iter().take(12).map(|x| format!("{x:02x} ")).collect();
+                            ui.monospace(format!(
+                                "{preview}{}",
+                                if b.len() > 12 { "…" } else { "" }
+                            ));
+                        }
+                    }
                 }
             })
             .body(|ui| {
@@ -304,6 +320,15 @@ fn hex_view(ui: &mut egui::Ui, data: &[u8], hl: Option<(u32, u32)>) {
                 ui.add(egui::Label::new(job).wrap_mode(egui::TextWrapMode::Extend));
             }
         });
+}
+
+/// `b` as text when it is UTF-8 without control characters (tabs and line ends allowed).
+fn printable_text(b: &[u8]) -> Option<&str> {
+    let t = std::str::from_utf8(b).ok()?;
+    (!t.is_empty()
+        && t.chars()
+            .all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t')))
+    .then_some(t)
 }
 
 /// The runs of at least 4 printable characters in `data` (UTF-8 text, tabs and spaces
@@ -505,6 +530,10 @@ mod tests {
             vec!["{\"mmsi\": 209014000}", "Göteborg\thamn"]
         );
         assert!(super::text_runs(&[1, 2, 3, 0xff]).is_empty());
+        assert_eq!(super::printable_text(b"{\"a\": 1}\n"), Some("{\"a\": 1}\n"));
+        assert_eq!(super::printable_text(&[0x7b, 0x00]), None);
+        assert_eq!(super::printable_text(&[0xff]), None);
+        assert_eq!(super::printable_text(b""), None);
         assert_eq!(super::text_runs(&b"ab ".repeat(1000)).len(), 1);
         assert_eq!(super::text_runs(&b"abcd\n".repeat(1000)).len(), 200);
     }
