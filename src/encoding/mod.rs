@@ -15,6 +15,7 @@ use std::fmt::{self, Write as _};
 use crate::msgdef::{ArrayKind, DefError, Dialect, Field, FieldType, MsgDef, Primitive};
 
 pub mod cdr;
+pub mod json;
 pub mod migrate;
 pub mod protobuf;
 pub mod to_ros1;
@@ -297,6 +298,8 @@ pub struct Plan {
     pub cdr: bool,
     /// Protobuf messages: the wire facts of `def`'s fields (`None` for ROS 1 and CDR).
     pub proto: Option<std::sync::Arc<protobuf::Schema>>,
+    /// JSON messages (`def` made from a JSON Schema).
+    pub json: bool,
 }
 
 fn prim_min(p: Primitive) -> usize {
@@ -358,7 +361,23 @@ impl Plan {
             md5,
             cdr: false,
             proto: None,
+            json: false,
         }
+    }
+
+    /// A plan for JSON messages described by a JSON Schema, the root type named `name`.
+    pub fn json(schema: &str, name: &str) -> Result<Plan, String> {
+        let def = json::compile(schema, name)?;
+        let n = def.types.len();
+        Ok(Plan {
+            def,
+            fixed: vec![None; n],
+            min: vec![0; n],
+            md5: String::new(),
+            cdr: false,
+            proto: None,
+            json: true,
+        })
     }
 
     /// A plan for protobuf messages of type `root` (`pkg.Msg`) from a binary
@@ -373,6 +392,7 @@ impl Plan {
             md5: String::new(),
             cdr: false,
             proto: Some(std::sync::Arc::new(schema)),
+            json: false,
         })
     }
 
@@ -413,6 +433,16 @@ impl Plan {
                     &c.schema_data
                 };
                 return Plan::protobuf(set, &c.datatype)
+                    .map(|p| (p, crate::defs::DefSource::Recording))
+                    .map_err(err);
+            }
+            "json" if c.schema_encoding == "jsonschema" => {
+                let name = if c.datatype.is_empty() {
+                    "json"
+                } else {
+                    &c.datatype
+                };
+                return Plan::json(&c.message_definition, name)
                     .map(|p| (p, crate::defs::DefSource::Recording))
                     .map_err(err);
             }
@@ -478,7 +508,7 @@ impl Plan {
     /// (no allocation): the same walk, skipping. `false` says nothing of where it fails; decode
     /// it for that.
     pub fn validates(&self, data: &[u8]) -> bool {
-        if self.proto.is_some() {
+        if self.proto.is_some() || self.json {
             return self.decode(data).is_ok();
         }
         let mut d = Decoder::new(self, data);
@@ -496,6 +526,9 @@ impl Plan {
     pub fn decode(&self, data: &[u8]) -> Result<Node, DecodeError> {
         if let Some(p) = &self.proto {
             return p.decode(&self.def, data);
+        }
+        if self.json {
+            return json::decode(&self.def, data);
         }
         let mut d = Decoder::new(self, data);
         if self.cdr {
@@ -1270,7 +1303,7 @@ impl Extractor {
     /// The value at the path in one message, or `None` when the message is too short or the
     /// index is past the end of its array.
     pub fn extract(&self, data: &[u8]) -> Option<Value> {
-        if self.plan.proto.is_some() {
+        if self.plan.proto.is_some() || self.plan.json {
             return self.extract_decoded(data);
         }
         if self.plan.cdr {

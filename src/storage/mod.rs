@@ -279,12 +279,20 @@ impl Summary {
             .collect()
     }
 
-    /// The topic named `name`.
+    /// The topic named `name`; `/mouse` finds a topic named `mouse` (and the other way round)
+    /// when there is no exact match.
     pub fn topic(&self, name: &str) -> Option<&Topic> {
-        self.topics
-            .binary_search_by(|t| t.name.as_str().cmp(name))
-            .ok()
-            .map(|i| &self.topics[i])
+        let find = |n: &str| {
+            self.topics
+                .binary_search_by(|t| t.name.as_str().cmp(n))
+                .ok()
+                .map(|i| &self.topics[i])
+        };
+        // MCAP topics need not start with `/` (`mouse`); field paths do (`/mouse.clientX`).
+        find(name).or_else(|| match name.strip_prefix('/') {
+            Some(bare) => find(bare),
+            None => find(&format!("/{name}")),
+        })
     }
 
     /// Duration between first and last message, in ns.

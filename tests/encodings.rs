@@ -1,7 +1,8 @@
-//! Protobuf MCAP channels decoded from their FileDescriptorSet, held against Google's protobuf
-//! library (`tests/py/protobuf_json.py`) on keelson's real recording and on a file of every
-//! field kind written by `tests/py/protobuf_fixture.py`; plots and CSV over protobuf fields;
-//! damaged messages give errors, never a panic.
+//! MCAP encodings beyond ROS: protobuf channels decoded from their FileDescriptorSet, held
+//! against Google's protobuf library (`tests/py/protobuf_json.py`) on keelson's real recording
+//! and on a file of every field kind written by `tests/py/protobuf_fixture.py`, with CSV over
+//! protobuf fields and damaged messages (errors, never a panic); JSON channels decoded from
+//! their JSON Schema, held against Python's `json`.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -152,4 +153,31 @@ fn every_protobuf_field_kind_decodes_as_google_decodes_it() {
         let _ = plan.decode(&d[..cut.max(i + 1).min(d.len())]);
         assert_eq!(plan.validates(&d), plan.decode(&d).is_ok());
     }
+}
+
+/// JSON channels described by a JSON Schema (lichtblick's mouse events): decoded as the JSON
+/// reads (Python's `json` on the mcap package's messages), and a field as CSV under `/mouse`
+/// though the topic is `mouse`.
+#[test]
+fn json_messages_decode_from_their_json_schema() {
+    let file = common::corpus2_dir().join("lichtblick/example.mcap");
+    let ours = lines(&common::bagscope(&[&"echo", &file, &"--json"]).ok());
+    assert_eq!(ours.len(), 111);
+    let script = "import json,sys\nfrom mcap.reader import make_reader\nfor s,c,m in make_reader(open(sys.argv[1],'rb')).iter_messages(log_time_order=True):\n    print(json.dumps({'time_ns': m.log_time, 'topic': c.topic, 'message': json.loads(m.data)}))";
+    let theirs = lines(&python(&[&"-c", &script, &file]));
+    assert_eq!(ours.len(), theirs.len());
+    for (a, b) in ours.iter().zip(&theirs) {
+        assert!(common::same_json(a, b), "ours:   {a}\ntheirs: {b}");
+    }
+    let csv = common::bagscope(&[&"csv", &file, &"/mouse.clientX"]).ok();
+    let xs: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+        .collect();
+    let want: Vec<f64> = theirs
+        .iter()
+        .map(|v| v["message"]["clientX"].as_f64().unwrap())
+        .collect();
+    assert_eq!(xs, want);
 }
