@@ -91,8 +91,32 @@ def main() -> None:
         v0 += struct.pack('<III', i + 1, 500, len(data)) + data
     put('open_old', b'\x03' + v0)
     o += 1
+    # Protobuf and JSON: schemas and messages of keelson, lichtblick and the protobuf fixture
+    # of tests/py/protobuf_fixture.py (when Google's protobuf is installed).
+    e = 0
+    try:
+        import subprocess
+        import tempfile
+        from mcap.reader import make_reader
+        files = [BAGS2 / 'keelson' / 'test.mcap', BAGS2 / 'lichtblick' / 'example.mcap']
+        tmp = Path(tempfile.mkdtemp()) / 'all.mcap'
+        if subprocess.run(['python3', str(ROOT / 'tests' / 'py' / 'protobuf_fixture.py'), str(tmp)]).returncode == 0:
+            files.append(tmp)
+        for f in files:
+            with open(f, 'rb') as fh:
+                for k, (schema, _c, msg) in enumerate(make_reader(fh).iter_messages()):
+                    if k >= 12:
+                        break
+                    if schema.encoding == 'protobuf':
+                        put('decode_mcap_encodings', b'\0' + struct.pack('<H', len(schema.data)) + schema.data + msg.data)
+                    else:
+                        put('decode_mcap_encodings', b'\1' + schema.data + b'\0' + msg.data)
+                    e += 1
+    except ImportError:
+        pass
     print(f'{n} bag seeds, {len(defs) * 3} decode seeds, {m} MCAP seeds, '
-          f'{len(cdr_defs) * 3} CDR seeds, {r} rosbag2 seeds, {o} old-format seeds')
+          f'{len(cdr_defs) * 3} CDR seeds, {r} rosbag2 seeds, {o} old-format seeds, '
+          f'{e} protobuf/JSON seeds')
 
 
 if __name__ == '__main__':

@@ -276,6 +276,20 @@ fn descriptors(set: &[u8]) -> Result<(HashMap<String, MessageDesc>, Vec<String>)
     Ok((msgs, enums))
 }
 
+/// The message types of a `FileDescriptorSet` (`pkg.Msg`, `pkg.Msg.Inner`), sorted; empty when
+/// it does not parse.
+pub fn message_types(set: &[u8]) -> Vec<String> {
+    let mut v: Vec<String> = descriptors(set)
+        .map(|(m, _)| {
+            m.into_keys()
+                .map(|k| k.trim_start_matches('.').to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
 /// The definition and wire facts of message type `root` (`pkg.Msg`) of a `FileDescriptorSet`.
 pub fn compile(set: &[u8], root: &str) -> Result<(MsgDef, Schema), String> {
     let (msgs, enums) = descriptors(set).map_err(|e| format!("FileDescriptorSet: {e}"))?;

@@ -1,0 +1,54 @@
+//! Protobuf and JSON messages with their schemas from arbitrary bytes. The first byte selects:
+//! even, a protobuf `FileDescriptorSet` (its length in the next two bytes, little-endian) whose
+//! first message type is the root, then a message; odd, a JSON Schema text, a 0 byte, then a
+//! JSON message. Compiling, decoding (to JSON, which must parse) and every numeric field path's
+//! extractor must return, never panic; `validates` agrees with `decode`.
+#![no_main]
+
+use bagscope::decode::{to_json, Extractor, FieldPath, Plan};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&sel, rest)) = data.split_first() else {
+        return;
+    };
+    let (plan, msg) = if sel % 2 == 0 {
+        let Some(n) = rest.get(..2).map(|b| usize::from(u16::from_le_bytes([b[0], b[1]]))) else {
+            return;
+        };
+        let Some(set) = rest.get(2..2 + n) else {
+            return;
+        };
+        let msg = &rest[2 + n..];
+        let Some(root) = bagscope::encoding::protobuf::message_types(set).into_iter().next() else {
+            return;
+        };
+        match Plan::protobuf(set, &root) {
+            Ok(p) => (p, msg),
+            Err(_) => return,
+        }
+    } else {
+        let split = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+        let Ok(text) = std::str::from_utf8(&rest[..split]) else {
+            return;
+        };
+        match Plan::json(text, "Fuzz") {
+            Ok(p) => (p, rest.get(split + 1..).unwrap_or(&[])),
+            Err(_) => return,
+        }
+    };
+    let decoded = plan.decode(msg);
+    assert_eq!(plan.validates(msg), decoded.is_ok());
+    if let Ok(node) = &decoded {
+        let mut s = String::new();
+        to_json(&plan.def, &node.value, &mut s);
+        let _: serde_json::Value = serde_json::from_str(&s).expect("to_json writes JSON");
+    }
+    for p in bagscope::decode::leaf_paths(&plan.def, "", -1, (4, 64), &|_| true) {
+        if let Ok(fp) = FieldPath::parse(&p) {
+            if let Ok(ex) = Extractor::new(&plan, &fp.segments) {
+                let _ = ex.extract(msg);
+            }
+        }
+    }
+});
