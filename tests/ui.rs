@@ -1275,6 +1275,27 @@ fn the_tf_window_follows_the_playhead() {
         after <= before && before - after <= 20_000_000,
         "{before} -> {after}"
     );
+    // The laser's track in odom, as three plot series over the recording (50 Hz for 20 s).
+    h.get_by_label("Plot x, y, yaw over time").click();
+    wait_for(&mut h, "the track", |app| {
+        app.doc
+            .as_ref()
+            .is_some_and(|d| !d.tf.tracking() && d.plots.series.len() == 3)
+    });
+    let d = h.state().doc.as_ref().unwrap();
+    let names: Vec<&str> = d.plots.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "laser in odom: x (m)",
+            "laser in odom: y (m)",
+            "laser in odom: yaw (°)"
+        ]
+    );
+    assert!(
+        d.plots.series.iter().all(|s| s.points.len() == 1000),
+        "one a transform"
+    );
     // A recording without transforms has no TF button.
     let mut h = harness(Some(common::corpus_dir().join("ros_numpy/test.bag")));
     wait_for(&mut h, "indexing", indexed);

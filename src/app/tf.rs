@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 
+use egui_plot::PlotPoint;
+
 use super::{Cmd, Doc};
 use crate::tf::{Pose, TfHistory};
 use crate::timefmt;
@@ -26,12 +28,60 @@ pub struct TfState {
     pub source: String,
     rx: Option<Receiver<Result<TfHistory, String>>>,
     cancel: Arc<AtomicBool>,
+    /// A track being worked out for the plots: its series' names and points.
+    track: Option<Receiver<Result<Vec<(String, Vec<PlotPoint>)>, String>>>,
+    /// Why the last track could not be made.
+    track_error: Option<String>,
 }
 
 impl TfState {
     /// Whether the transforms are being read.
     pub fn reading(&self) -> bool {
         self.rx.is_some()
+    }
+
+    /// Whether a track is being worked out for the plots.
+    pub fn tracking(&self) -> bool {
+        self.track.is_some()
+    }
+}
+
+/// Most points of a track plotted.
+const TRACK_POINTS: usize = 200_000;
+
+/// Starts working out `source`'s x, y and yaw in `target` over the recording, for the plots.
+fn start_track(d: &mut Doc, h: &Arc<TfHistory>, ctx: &egui::Context) {
+    let (target, source) = (d.tf.target.clone(), d.tf.source.clone());
+    let h = Arc::clone(h);
+    let start = d.bag.summary().start_ns.unwrap_or(0);
+    let ctx = ctx.clone();
+    let (tx, rx) = sync_channel(1);
+    let spawned = std::thread::Builder::new()
+        .name("bagscope-tf-track".into())
+        .spawn(move || {
+            let r = h.track(&target, &source, TRACK_POINTS).map(|v| {
+                let at = |t: u64| t.saturating_sub(start) as f64 / 1e9;
+                let series = |what: &str, f: &dyn Fn(&Pose) -> f64| {
+                    (
+                        format!("{source} in {target}: {what}"),
+                        v.iter()
+                            .map(|(t, p)| PlotPoint::new(at(*t), f(p)))
+                            .collect(),
+                    )
+                };
+                vec![
+                    series("x (m)", &|p| p.t[0]),
+                    series("y (m)", &|p| p.t[1]),
+                    series("yaw (°)", &|p| p.rpy()[2].to_degrees()),
+                ]
+            });
+            let _ = tx.send(r);
+            ctx.request_repaint();
+        });
+    d.tf.track_error = None;
+    match spawned {
+        Ok(_) => d.tf.track = Some(rx),
+        Err(e) => d.tf.track_error = Some(format!("cannot start a thread: {e}")),
     }
 }
 
@@ -63,8 +113,25 @@ fn start(d: &mut Doc, ctx: &egui::Context) {
     }
 }
 
-/// Takes the worker's answer (never blocks).
+/// Takes the workers' answers (never blocks).
 fn poll(d: &mut Doc) {
+    if let Some(rx) = &d.tf.track {
+        match rx.try_recv() {
+            Ok(r) => {
+                d.tf.track = None;
+                match r {
+                    Ok(series) => {
+                        for (name, points) in series {
+                            super::plot::add_points(d, &name, points);
+                        }
+                    }
+                    Err(e) => d.tf.track_error = Some(e),
+                }
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => {}
+            Err(_) => d.tf.track = None,
+        }
+    }
     let Some(rx) = &d.tf.rx else { return };
     match rx.try_recv() {
         Ok(Ok(h)) => {
@@ -155,10 +222,27 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 ui.label("in");
                 frame_choice(ui, "tf-target", &h.frames, &mut d.tf.target);
             });
-            match h.lookup(&d.tf.target, &d.tf.source, t) {
-                Ok(p) => ui.monospace(pose_line(&p)),
-                Err(e) => ui.weak(e),
-            };
+            ui.horizontal(|ui| {
+                match h.lookup(&d.tf.target, &d.tf.source, t) {
+                    Ok(p) => ui.monospace(pose_line(&p)),
+                    Err(e) => ui.weak(e),
+                };
+            });
+            if d.tf.track.is_some() {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("working out the track…");
+                });
+            } else if ui
+                .button("Plot x, y, yaw over time")
+                .on_hover_text("The pose of the first frame in the second over the whole recording, as three series")
+                .clicked()
+            {
+                start_track(d, &h, ctx);
+            }
+            if let Some(e) = &d.tf.track_error {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
             ui.separator();
             let tree = h.tree_at(t);
             if tree.is_empty() {

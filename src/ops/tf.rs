@@ -360,6 +360,50 @@ impl TfHistory {
     }
 }
 
+impl TfHistory {
+    /// The pose of `source` in `target` over the recording: at each time one of the frames
+    /// between them (as the tree stands at the end) moved, at most `max` of them (evenly
+    /// picked), where the two are connected.
+    pub fn track(
+        &self,
+        target: &str,
+        source: &str,
+        max: usize,
+    ) -> std::result::Result<Vec<(u64, Pose)>, String> {
+        let a = self
+            .frame(target)
+            .ok_or_else(|| format!("no frame {target:?} in the recording"))?;
+        let b = self
+            .frame(source)
+            .ok_or_else(|| format!("no frame {source:?} in the recording"))?;
+        // The frames whose transforms move either one: both chains up to their roots.
+        let mut frames = Vec::new();
+        for start in [a, b] {
+            let mut f = start;
+            for _ in 0..self.frames.len() {
+                frames.push(f);
+                match self.sample_at(f, u64::MAX) {
+                    Some(s) if (s.parent as usize) != start => f = s.parent as usize,
+                    _ => break,
+                }
+            }
+        }
+        let mut times: Vec<u64> = frames
+            .iter()
+            .filter(|&&f| !self.is_static[f])
+            .flat_map(|&f| self.samples[f].iter().map(|s| s.time_ns))
+            .collect();
+        times.sort_unstable();
+        times.dedup();
+        let step = times.len().div_ceil(max.max(1)).max(1);
+        Ok(times
+            .iter()
+            .step_by(step)
+            .filter_map(|&t| self.lookup(target, source, t).ok().map(|p| (t, p)))
+            .collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,6 +496,32 @@ mod tests {
     }
 
     #[test]
+    fn a_track_over_the_moving_frames() {
+        let h = TfHistory {
+            frames: ["map", "odom", "base_link", "laser"]
+                .map(String::from)
+                .to_vec(),
+            samples: vec![
+                vec![],
+                vec![sample(5, 0, 10.0)],
+                vec![sample(10, 1, 1.0), sample(20, 1, 2.0), sample(30, 1, 3.0)],
+                vec![sample(10, 2, 0.5)],
+            ],
+            is_static: vec![false, true, false, true],
+            ..Default::default()
+        };
+        let t = h.track("map", "laser", 100).unwrap();
+        let xs: Vec<(u64, f64)> = t.iter().map(|(t, p)| (*t, p.t[0])).collect();
+        assert_eq!(xs, [(10, 11.5), (20, 12.5), (30, 13.5)]);
+        assert_eq!(
+            h.track("map", "laser", 2).unwrap().len(),
+            2,
+            "evenly picked"
+        );
+        assert!(h.track("map", "nowhere", 9).is_err());
+    }
+
+    #[test]
     fn a_loop_of_parents_does_not_hang() {
         let h = TfHistory {
             frames: ["a", "b"].map(String::from).to_vec(),
@@ -461,5 +531,6 @@ mod tests {
         };
         assert_eq!(h.tree_at(5).len(), 2);
         let _ = h.lookup("a", "b", 5);
+        let _ = h.track("a", "b", 10);
     }
 }
