@@ -13,6 +13,9 @@ use super::{Cmd, Doc};
 use crate::tf::{Pose, TfHistory};
 use crate::timefmt;
 
+/// A plot series: its name and points.
+type Named = (String, Vec<PlotPoint>);
+
 /// The TF window's state.
 #[derive(Default)]
 pub struct TfState {
@@ -29,7 +32,7 @@ pub struct TfState {
     rx: Option<Receiver<Result<TfHistory, String>>>,
     cancel: Arc<AtomicBool>,
     /// A track being worked out for the plots: its series' names and points.
-    track: Option<Receiver<Result<Vec<(String, Vec<PlotPoint>)>, String>>>,
+    track: Option<Receiver<Result<Vec<Named>, String>>>,
     /// Why the last track could not be made.
     track_error: Option<String>,
 }
