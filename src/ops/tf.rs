@@ -351,9 +351,19 @@ impl TfHistory {
         let (ra, pa) = self.in_root(a, t);
         let (rb, pb) = self.in_root(b, t);
         if ra != rb {
+            let mut why = Vec::new();
+            for (name, f, r) in [(target, a, ra), (source, b, rb)] {
+                if r != f {
+                    why.push(format!("{name} is under {}", self.frames[r]));
+                }
+            }
+            let why = if why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", why.join(", "))
+            };
             return Err(format!(
-                "{target} and {source} are not connected at that time ({target} is under {}, {source} under {})",
-                self.frames[ra], self.frames[rb]
+                "{target} and {source} are not connected at that time{why}"
             ));
         }
         Ok(pa.inverse().then(&pb))
