@@ -12,14 +12,16 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// bagscope: a fast inspector and timeline viewer for ROS bag files.
+/// bagscope: a fast inspector and timeline viewer for robot recordings (ROS 1 bags, rosbag2,
+/// MCAP).
 #[derive(Parser, Debug)]
 #[command(version, about, args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     /// Recordings to open in the app: ROS 1 bags, MCAP files, rosbag2 directories, their
-    /// metadata.yaml or storage files; several go on one timeline (with none, the start screen).
+    /// metadata.yaml or storage files; several go on one timeline (with none: the demo recording
+    /// on the first run, then the start screen with the recent files).
     pub bags: Vec<PathBuf>,
     /// Directories of ROS packages (`PKG/msg/Type.msg`) searched for definitions a recording
     /// does not store, before BAGSCOPE_MSG_PATH, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and the
@@ -31,7 +33,8 @@ pub struct Cli {
 /// The verbs.
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Summarise bags like `rosbag info`: reads only the index.
+    /// Summarise a recording like `rosbag info`: topics, types, counts, times, compression and
+    /// where each definition came from; reads only the index or summary where there is one.
     Info {
         /// Recordings to summarise (ROS 1 bags, MCAP files, rosbag2 directories or files).
         #[arg(required = true)]
@@ -52,7 +55,8 @@ pub enum Command {
         #[arg(long)]
         threads: Option<usize>,
     },
-    /// Print messages in time order, decoded from the definitions in the bag.
+    /// Print messages in time order, decoded from their definitions (ROS 1, CDR, protobuf,
+    /// JSON).
     Echo {
         /// The recording (ROS 1 bag, MCAP file, rosbag2 directory or file).
         bag: PathBuf,
@@ -89,8 +93,9 @@ pub enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
-    /// Copy chosen topics within a time range to a new, fully indexed bag (byte for byte); with
-    /// no range or topic, the whole bag (repairs an unindexed or damaged bag).
+    /// Copy chosen topics within a time range to a new, fully indexed recording (ROS 1 bag,
+    /// MCAP or rosbag2; messages byte for byte unless converted); with no range or topic, the
+    /// whole recording (repairs an unindexed or damaged one).
     Export {
         /// The recordings to read (never written); several are merged in time order.
         #[arg(required = true)]
@@ -156,8 +161,9 @@ pub enum Command {
         #[arg(long = "topic", short = 't')]
         topics: Vec<String>,
     },
-    /// One camera message as a PNG: raw Image (every common encoding), CompressedImage (jpeg,
-    /// png, compressedDepth); depth and float images through a colormap.
+    /// One image message as a PNG: raw Image (every common encoding), CompressedImage (jpeg,
+    /// png, compressedDepth), an OccupancyGrid map, a LaserScan or PointCloud2 seen from above;
+    /// depth, float, ranges and heights through a colormap.
     Image {
         /// The recording.
         bag: PathBuf,
