@@ -266,6 +266,11 @@ fn show_value(
                     [o]
                     .constants_matching(v)
                     .iter()
+                    // A protobuf enum's values label that enum's fields only.
+                    .filter(|c| {
+                        !c.type_text.starts_with("enum ")
+                            || f.type_text.trim_start_matches("repeated ") == c.type_text
+                    })
                     .map(|c| c.name.clone())
                     .collect(),
                 _ => Vec::new(),

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use super::{DecodeError, Node, Value};
-use crate::msgdef::{ArrayKind, Field, FieldType, MsgDef, MsgType, Primitive};
+use crate::msgdef::{ArrayKind, Constant, Field, FieldType, MsgDef, MsgType, Primitive};
 
 /// Deepest nesting of messages decoded (a message that nests deeper is refused).
 const MAX_DEPTH: usize = 100;
@@ -198,7 +198,7 @@ fn message_desc(
     b: &[u8],
     full: &str,
     msgs: &mut HashMap<String, MessageDesc>,
-    enums: &mut Vec<String>,
+    enums: &mut Vec<EnumDesc>,
     depth: usize,
 ) -> Result<(), String> {
     if depth > MAX_DEPTH {
@@ -213,13 +213,13 @@ fn message_desc(
             (1, 2) => name = text(w.len_delimited()?),
             (2, 2) => fields.push(field_desc(w.len_delimited()?)?),
             (3, 2) => nested.push(w.len_delimited()?),
-            (4, 2) => enums.push(enum_name(w.len_delimited()?)?),
+            (4, 2) => enums.push(enum_desc(w.len_delimited()?)?),
             _ => w.skip(wt, n)?,
         }
     }
     let me = format!("{full}.{name}");
-    for e in enums.iter_mut().filter(|e| !e.starts_with('.')) {
-        *e = format!("{me}.{e}");
+    for e in enums.iter_mut().filter(|e| !e.0.starts_with('.')) {
+        e.0 = format!("{me}.{}", e.0);
     }
     for n in nested {
         message_desc(n, &me, msgs, enums, depth + 1)?;
@@ -228,20 +228,39 @@ fn message_desc(
     Ok(())
 }
 
-fn enum_name(b: &[u8]) -> Result<String, String> {
+/// An enum's name and its values (name, number).
+type EnumDesc = (String, Vec<(String, i32)>);
+
+fn enum_desc(b: &[u8]) -> Result<EnumDesc, String> {
     let mut w = Wire { b, pos: 0 };
     let mut name = String::new();
+    let mut values = Vec::new();
     while let Some((n, wt)) = w.key()? {
         match (n, wt) {
             (1, 2) => name = text(w.len_delimited()?),
+            (2, 2) => {
+                let mut vw = Wire {
+                    b: w.len_delimited()?,
+                    pos: 0,
+                };
+                let (mut vname, mut number) = (String::new(), 0i32);
+                while let Some((n, wt)) = vw.key()? {
+                    match (n, wt) {
+                        (1, 2) => vname = text(vw.len_delimited()?),
+                        (2, 0) => number = vw.varint()? as i32,
+                        _ => vw.skip(wt, n)?,
+                    }
+                }
+                values.push((vname, number));
+            }
             _ => w.skip(wt, n)?,
         }
     }
-    Ok(name)
+    Ok((name, values))
 }
 
-/// Every message type of a `FileDescriptorSet`, by full name, and the enums' full names.
-fn descriptors(set: &[u8]) -> Result<(HashMap<String, MessageDesc>, Vec<String>), String> {
+/// Every message type of a `FileDescriptorSet`, by full name, and the enums, by full name.
+fn descriptors(set: &[u8]) -> Result<(HashMap<String, MessageDesc>, Vec<EnumDesc>), String> {
     let mut msgs = HashMap::new();
     let mut enums = Vec::new();
     let mut w = Wire { b: set, pos: 0 };
@@ -259,7 +278,7 @@ fn descriptors(set: &[u8]) -> Result<(HashMap<String, MessageDesc>, Vec<String>)
             match (n, wt) {
                 (2, 2) => package = text(fw.len_delimited()?),
                 (4, 2) => types.push(fw.len_delimited()?),
-                (5, 2) => file_enums.push(enum_name(fw.len_delimited()?)?),
+                (5, 2) => file_enums.push(enum_desc(fw.len_delimited()?)?),
                 _ => fw.skip(wt, n)?,
             }
         }
@@ -268,7 +287,11 @@ fn descriptors(set: &[u8]) -> Result<(HashMap<String, MessageDesc>, Vec<String>)
         } else {
             format!(".{package}")
         };
-        enums.extend(file_enums.into_iter().map(|e| format!("{prefix}.{e}")));
+        enums.extend(
+            file_enums
+                .into_iter()
+                .map(|(e, v)| (format!("{prefix}.{e}"), v)),
+        );
         for t in types {
             message_desc(t, &prefix, &mut msgs, &mut enums, 0)?;
         }
@@ -309,6 +332,7 @@ pub fn compile(set: &[u8], root: &str) -> Result<(MsgDef, Schema), String> {
         let name = order[k].clone();
         let desc = &msgs[&name];
         let mut fields = Vec::new();
+        let mut constants = Vec::new();
         let mut wf = Vec::new();
         for f in &desc.fields {
             let repeated = f.label == 3;
@@ -334,7 +358,7 @@ pub fn compile(set: &[u8], root: &str) -> Result<(MsgDef, Schema), String> {
                             }
                         };
                         Kind::Message(i)
-                    } else if enums.contains(&f.type_name) || f.ty == 14 {
+                    } else if enums.iter().any(|e| e.0 == f.type_name) || f.ty == 14 {
                         Kind::Enum
                     } else {
                         return Err(format!(
@@ -392,6 +416,26 @@ pub fn compile(set: &[u8], root: &str) -> Result<(MsgDef, Schema), String> {
             } else {
                 type_text
             };
+            // An enum's values become constants of the type, tied to the enum by their type
+            // text (`enum Mode`), so that only its fields are labelled with them.
+            if kind == Kind::Enum {
+                let et = format!("enum {}", f.type_name.rsplit('.').next().unwrap_or(""));
+                if let Some((_, values)) = enums.iter().find(|e| e.0 == f.type_name) {
+                    for (vname, number) in values {
+                        if !constants
+                            .iter()
+                            .any(|c: &Constant| c.type_text == et && c.name == *vname)
+                        {
+                            constants.push(Constant {
+                                ty: Primitive::I32,
+                                type_text: et.clone(),
+                                name: vname.clone(),
+                                value: number.to_string(),
+                            });
+                        }
+                    }
+                }
+            }
             fields.push(Field {
                 name: f.name.clone(),
                 type_text,
@@ -407,7 +451,7 @@ pub fn compile(set: &[u8], root: &str) -> Result<(MsgDef, Schema), String> {
         types.push(MsgType {
             name: name[1..].to_string(),
             fields,
-            constants: Vec::new(),
+            constants,
         });
         wire.push(wf);
         k += 1;
@@ -691,12 +735,21 @@ mod tests {
         f
     }
 
-    /// `package t; message M { sint32 a = 1; repeated int32 b = 2; M sub = 3; }`
+    /// `package t; message M { sint32 a = 1; repeated int32 b = 2; M sub = 3;
+    /// enum E { OFF = 0; ON = 1; } E e = 4; }`
     fn set() -> Vec<u8> {
         let mut m = ld(1, b"M");
         m.extend(ld(2, &field("a", 1, 1, 17, "")));
         m.extend(ld(2, &field("b", 2, 3, 5, "")));
         m.extend(ld(2, &field("sub", 3, 1, 11, ".t.M")));
+        m.extend(ld(2, &field("e", 4, 1, 14, ".t.M.E")));
+        let mut e = ld(1, b"E");
+        for (name, n) in [("OFF", 0), ("ON", 1)] {
+            let mut v = ld(1, name.as_bytes());
+            v.extend(num(2, n));
+            e.extend(ld(2, &v));
+        }
+        m.extend(ld(4, &e));
         let mut file = ld(2, b"t");
         file.extend(ld(4, &m));
         ld(1, &file)
@@ -707,6 +760,14 @@ mod tests {
         let (def, schema) = compile(&set(), "t.M").unwrap();
         assert_eq!(def.types.len(), 1, "M refers to itself");
         assert_eq!(def.types[0].fields[1].type_text, "repeated int32");
+        // The enum's values, as constants tied to it.
+        assert_eq!(def.types[0].fields[3].type_text, "enum E");
+        let c: Vec<(&str, &str, &str)> = def.types[0]
+            .constants
+            .iter()
+            .map(|c| (c.type_text.as_str(), c.name.as_str(), c.value.as_str()))
+            .collect();
+        assert_eq!(c, [("enum E", "OFF", "0"), ("enum E", "ON", "1")]);
         let mut msg = num(1, 5); // sint32 -3
         let mut packed = varint(1);
         packed.extend(varint(u64::MAX)); // int32 -1, sign-extended to ten bytes
