@@ -93,6 +93,15 @@ fn keelson_protobuf_messages_decode_as_google_decodes_them() {
         "keelson.primitives.TimestampedBytes"
     );
     assert_eq!(source, bagscope::defs::DefSource::Recording);
+    // `gen` writes ROS 1 and CDR loaders: protobuf types are left out, said so.
+    let dir = common::temp_dir("encodings-gen");
+    let ran = common::bagscope(&[&"gen", &file, &"--lang", &"rust", &"-o", &dir]);
+    assert_ne!(ran.code, Some(0));
+    assert!(
+        ran.stderr.contains("left out: protobuf-encoded"),
+        "{}",
+        ran.stderr
+    );
     if !protobuf_available() {
         return;
     }

@@ -399,6 +399,12 @@ pub fn gen(
             continue;
         }
         match bagscope::decode::Plan::for_connection(c) {
+            // The generated loaders read ROS 1 and CDR bytes; protobuf and JSON have their
+            // own code generators (protoc, JSON Schema tools).
+            Ok(p) if p.proto.is_some() || p.json => eprintln!(
+                "bagscope: {} ({}) left out: {}-encoded; the generated loaders read ROS 1 and CDR",
+                c.topic, c.datatype, c.encoding
+            ),
             Ok(p) => defs.push(p.def),
             Err(e) => eprintln!("bagscope: {} ({}) left out: {e}", c.topic, c.datatype),
         }
