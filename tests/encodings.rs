@@ -95,7 +95,7 @@ fn keelson_protobuf_messages_decode_as_google_decodes_them() {
     assert_eq!(source, bagscope::defs::DefSource::Recording);
     // `gen` writes ROS 1 and CDR loaders: protobuf types are left out, said so.
     let dir = common::temp_dir("encodings-gen");
-    let ran = common::bagscope(&[&"gen", &file, &"--lang", &"rust", &"-o", &dir]);
+    let ran = common::bagscope(&[&"gen", &file, &"--lang", &"rust", &"-o", &dir.join("out")]);
     assert_ne!(ran.code, Some(0));
     assert!(
         ran.stderr.contains("left out: protobuf-encoded"),
