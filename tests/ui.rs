@@ -1316,6 +1316,27 @@ fn a_protobuf_message_decodes_in_the_inspector() {
     h.get_by_label("timestamp");
     h.get_by_label("google.protobuf.Timestamp");
     h.get_by_label("seconds");
+    // The Timestamp's date beside it, read here from the message's own fields.
+    let stamp_ns = {
+        let d = h.state().doc.as_ref().unwrap();
+        let got = d.inspected.as_ref().unwrap();
+        let (plan, node) = got.decoded.as_ref().unwrap();
+        let ts = node.field(&plan.def, "timestamp").unwrap();
+        let secs = ts
+            .field(&plan.def, "seconds")
+            .unwrap()
+            .value
+            .as_f64()
+            .unwrap();
+        let nanos = ts
+            .field(&plan.def, "nanos")
+            .unwrap()
+            .value
+            .as_f64()
+            .unwrap();
+        secs as u64 * 1_000_000_000 + nanos as u64
+    };
+    h.get_by_label(&format!("{} UTC", bagscope::timefmt::date(stamp_ns)));
     assert!(
         h.query_all_by_label_contains("\\\"mmsi\\\":209014000")
             .count()

@@ -139,6 +139,10 @@ fn show_value(
             .show_header(ui, |ui| {
                 ui.label(egui::RichText::new(label).strong());
                 ui.weak(&tdef.name);
+                // A ROS 2 `builtin_interfaces/Time` or a protobuf `Timestamp`: its date.
+                if let Some(ns) = stamp_ns(tdef, fields) {
+                    ui.monospace(format!("{} UTC", timefmt::date(ns)));
+                }
             })
             .body(|ui| {
                 for (f, child) in tdef.fields.iter().zip(fields) {
@@ -325,6 +329,22 @@ fn hex_view(ui: &mut egui::Ui, data: &[u8], hl: Option<(u32, u32)>) {
                 ui.add(egui::Label::new(job).wrap_mode(egui::TextWrapMode::Extend));
             }
         });
+}
+
+/// The time a `builtin_interfaces/Time` (`sec`, `nanosec`) or `google.protobuf.Timestamp`
+/// (`seconds`, `nanos`) message holds, in ns since the epoch; `None` for other types, negative
+/// or out-of-range times.
+fn stamp_ns(t: &crate::msgdef::MsgType, fields: &[Node]) -> Option<u64> {
+    let names: Vec<&str> = t.fields.iter().map(|f| f.name.as_str()).collect();
+    if !matches!(names.as_slice(), ["sec", "nanosec"] | ["seconds", "nanos"]) {
+        return None;
+    }
+    let secs = fields.first()?.value.as_f64()?;
+    let nanos = fields.get(1)?.value.as_f64()?;
+    if !(0.0..1e10).contains(&secs) || !(0.0..1e9).contains(&nanos) {
+        return None;
+    }
+    Some(secs as u64 * 1_000_000_000 + nanos as u64)
 }
 
 /// `b` as text when it is UTF-8 without control characters (tabs and line ends allowed).
@@ -539,6 +559,43 @@ mod tests {
         assert_eq!(super::printable_text(&[0x7b, 0x00]), None);
         assert_eq!(super::printable_text(&[0xff]), None);
         assert_eq!(super::printable_text(b""), None);
+    }
+
+    #[test]
+    fn stamps_of_ros2_and_protobuf_times() {
+        use crate::decode::{Node, Value};
+        use crate::msgdef::{ArrayKind, Field, FieldType, MsgType, Primitive};
+        let ty = |a: &str, b: &str, pa: Primitive, pb: Primitive| MsgType {
+            name: "T".into(),
+            fields: [(a, pa), (b, pb)]
+                .map(|(n, p)| Field {
+                    name: n.into(),
+                    type_text: String::new(),
+                    ty: FieldType::Primitive(p),
+                    array: ArrayKind::Scalar,
+                })
+                .to_vec(),
+            constants: vec![],
+        };
+        let node = |v| Node {
+            value: v,
+            start: 0,
+            end: 0,
+        };
+        let ros2 = ty("sec", "nanosec", Primitive::I32, Primitive::U32);
+        let pb = ty("seconds", "nanos", Primitive::I64, Primitive::I32);
+        let f = [
+            node(Value::I32(1_733_577_185)),
+            node(Value::U32(365_708_409)),
+        ];
+        assert_eq!(super::stamp_ns(&ros2, &f), Some(1_733_577_185_365_708_409));
+        let f = [node(Value::I64(1_733_577_185)), node(Value::I32(5))];
+        assert_eq!(super::stamp_ns(&pb, &f), Some(1_733_577_185_000_000_005));
+        let f = [node(Value::I64(-1)), node(Value::I32(5))];
+        assert_eq!(super::stamp_ns(&pb, &f), None);
+        let other = ty("x", "y", Primitive::F64, Primitive::F64);
+        let f = [node(Value::F64(1.0)), node(Value::F64(2.0))];
+        assert_eq!(super::stamp_ns(&other, &f), None);
         assert_eq!(super::text_runs(&b"ab ".repeat(1000)).len(), 1);
         assert_eq!(super::text_runs(&b"abcd\n".repeat(1000)).len(), 200);
     }
