@@ -1344,3 +1344,27 @@ fn a_protobuf_message_decodes_in_the_inspector() {
     );
     assert_eq!(h.query_all_by_label_contains("not decoded").count(), 0);
 }
+
+#[test]
+fn a_json_field_of_a_topic_without_a_slash_plots_from_the_inspector() {
+    let mut h = harness(Some(common::corpus2_dir().join("lichtblick/example.mcap")));
+    wait_for(&mut h, "indexing", indexed);
+    let ti = topic_index(&h, "mouse");
+    let a = h.state().doc.as_ref().unwrap().range().0;
+    h.state_mut().apply(Cmd::SelectTopic(Some(ti)));
+    h.state_mut().apply(Cmd::SetPlayhead(a));
+    h.run_steps(2);
+    wait_for(&mut h, "the inspector", inspected);
+    // The first event's x, decoded from the JSON Schema's `number`.
+    h.get_by_label("1511.0").click();
+    h.run_steps(2);
+    wait_for(&mut h, "the series", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.plots.series.first().is_some_and(|s| s.done))
+    });
+    let d = h.state().doc.as_ref().unwrap();
+    let s = &d.plots.series[0];
+    assert_eq!(s.path, "/mouse.clientX");
+    assert_eq!(s.points.len(), 111, "{:?}", s.note);
+}

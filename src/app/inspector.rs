@@ -83,7 +83,7 @@ fn leaf_row(
     if r.hovered() {
         cx.hovered = Some(span);
     }
-    let full = format!("{}{path}", cx.topic);
+    let full = format!("{}{path}", crate::decode::path_topic(cx.topic));
     let vt = v.to_string();
     let numeric = v.as_f64().is_some();
     let r = if numeric {

@@ -346,7 +346,7 @@ fn completions(d: &Doc) -> Vec<String> {
             let room = 4000usize.saturating_sub(out.len());
             out.extend(crate::decode::leaf_paths(
                 &p.def,
-                &t.name,
+                &crate::decode::path_topic(&t.name),
                 0,
                 (6, room),
                 &keep,

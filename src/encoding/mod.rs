@@ -1097,6 +1097,16 @@ impl fmt::Display for FieldPath {
     }
 }
 
+/// A topic's name as a field path starts: with a leading `/` (an MCAP topic may have none:
+/// `mouse` is `/mouse.clientX`; [`crate::Summary::topic`] finds it either way).
+pub fn path_topic(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.starts_with('/') {
+        std::borrow::Cow::Borrowed(name)
+    } else {
+        std::borrow::Cow::Owned(format!("/{name}"))
+    }
+}
+
 impl FieldPath {
     /// Parses `/topic.a.b[2].c` (topic names hold no `.`), or `a.b[2].c` with no topic.
     pub fn parse(s: &str) -> Result<FieldPath, String> {
