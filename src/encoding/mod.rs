@@ -367,33 +367,29 @@ impl Plan {
 
     /// A plan for JSON messages described by a JSON Schema, the root type named `name`.
     pub fn json(schema: &str, name: &str) -> Result<Plan, String> {
-        let def = json::compile(schema, name)?;
+        Ok(Plan::foreign(json::compile(schema, name)?, None))
+    }
+
+    /// A plan for a definition made from a foreign schema (protobuf with its wire facts, else
+    /// JSON): nothing of ROS layout, no md5sum.
+    fn foreign(def: MsgDef, proto: Option<protobuf::Schema>) -> Plan {
         let n = def.types.len();
-        Ok(Plan {
+        Plan {
             def,
             fixed: vec![None; n],
             min: vec![0; n],
             md5: String::new(),
             cdr: false,
-            proto: None,
-            json: true,
-        })
+            json: proto.is_none(),
+            proto: proto.map(std::sync::Arc::new),
+        }
     }
 
     /// A plan for protobuf messages of type `root` (`pkg.Msg`) from a binary
     /// `FileDescriptorSet`.
     pub fn protobuf(set: &[u8], root: &str) -> Result<Plan, String> {
         let (def, schema) = protobuf::compile(set, root)?;
-        let n = def.types.len();
-        Ok(Plan {
-            def,
-            fixed: vec![None; n],
-            min: vec![0; n],
-            md5: String::new(),
-            cdr: false,
-            proto: Some(std::sync::Arc::new(schema)),
-            json: false,
-        })
+        Ok(Plan::foreign(def, Some(schema)))
     }
 
     /// Compiles a parsed definition for CDR-encoded (ROS 2) messages.

@@ -247,6 +247,12 @@ impl TfHistory {
         Ok(h)
     }
 
+    /// A frame's index by name, or an error that says it is not there.
+    fn named(&self, name: &str) -> std::result::Result<usize, String> {
+        self.frame(name)
+            .ok_or_else(|| format!("no frame {name:?} in the recording"))
+    }
+
     /// A frame's index by name (a leading `/` ignored).
     pub fn frame(&self, name: &str) -> Option<usize> {
         let name = name.trim_start_matches('/');
@@ -342,12 +348,7 @@ impl TfHistory {
     /// The pose of `source` in `target`'s frame at `t` (what `tf_echo target source` prints),
     /// or why there is none.
     pub fn lookup(&self, target: &str, source: &str, t: u64) -> std::result::Result<Pose, String> {
-        let a = self
-            .frame(target)
-            .ok_or_else(|| format!("no frame {target:?} in the recording"))?;
-        let b = self
-            .frame(source)
-            .ok_or_else(|| format!("no frame {source:?} in the recording"))?;
+        let (a, b) = (self.named(target)?, self.named(source)?);
         let (ra, pa) = self.in_root(a, t);
         let (rb, pb) = self.in_root(b, t);
         if ra != rb {
@@ -380,12 +381,7 @@ impl TfHistory {
         source: &str,
         max: usize,
     ) -> std::result::Result<Vec<(u64, Pose)>, String> {
-        let a = self
-            .frame(target)
-            .ok_or_else(|| format!("no frame {target:?} in the recording"))?;
-        let b = self
-            .frame(source)
-            .ok_or_else(|| format!("no frame {source:?} in the recording"))?;
+        let (a, b) = (self.named(target)?, self.named(source)?);
         // The frames whose transforms move either one: both chains up to their roots.
         let mut frames = Vec::new();
         for start in [a, b] {
