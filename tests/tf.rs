@@ -124,6 +124,33 @@ fn bagscope_tf_prints_the_tree_and_a_lookup() {
     );
     assert!(out.starts_with("laser in odom at "), "{out}");
     assert!(out.contains(&want), "{out} lacks {want}");
+    // The track as CSV: one row a transform of base_link, each the laser in odom then.
+    let csv = common::bagscope(&[
+        &"tf",
+        &p,
+        &"--target",
+        &"odom",
+        &"--source",
+        &"laser",
+        &"--track",
+    ])
+    .ok();
+    let rows: Vec<Vec<f64>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert!(csv.starts_with("time_ns,x,y,z,qx,qy,qz,qw,roll,pitch,yaw\n"));
+    let bases: Vec<_> = tf.iter().filter(|x| x.2 == "base_link").collect();
+    assert_eq!(rows.len(), bases.len());
+    for (r, b) in rows.iter().zip(&bases).step_by(97) {
+        // Times as f64 carry ~256 ns of rounding at this epoch.
+        assert!((r[0] - b.0 as f64).abs() < 1e3, "{} {}", r[0], b.0);
+        near(r[1], b.3[0] + 0.12 * b.4.cos(), "x");
+        near(r[2], b.3[1] + 0.12 * b.4.sin(), "y");
+        near(r[3], 0.25, "z");
+        near(r[10], b.4, "yaw");
+    }
     // A frame that is not there, and a recording without transforms.
     let r = common::bagscope(&[&"tf", &p, &"--target", &"odom", &"--source", &"camera"]);
     assert_eq!(r.code, Some(1));

@@ -37,6 +37,7 @@ pub fn tf(
     path: &Path,
     at: Option<&str>,
     pair: Option<(String, String)>,
+    track: bool,
 ) -> bagscope::Result<ExitCode> {
     let bag = Bag::open(path)?;
     for w in bag.warnings() {
@@ -64,6 +65,34 @@ pub fn tf(
         );
     }
     let when = format!("{} ({} UTC)", timefmt::secs(t), timefmt::date(t));
+    if let (true, Some((target, source))) = (track, &pair) {
+        let rows = match h.track(target, source, usize::MAX) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("bagscope: {e}");
+                return Ok(ExitCode::from(1));
+            }
+        };
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        let mut text = String::from("time_ns,x,y,z,qx,qy,qz,qw,roll,pitch,yaw\n");
+        for (t, p) in rows {
+            let r = p.rpy();
+            text.push_str(&format!(
+                "{t},{},{},{},{},{},{},{},{},{},{}\n",
+                p.t[0], p.t[1], p.t[2], p.q[0], p.q[1], p.q[2], p.q[3], r[0], r[1], r[2]
+            ));
+            if text.len() > 1 << 16 {
+                if out.write_all(text.as_bytes()).is_err() {
+                    return Ok(ExitCode::SUCCESS);
+                }
+                text.clear();
+            }
+        }
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some((target, source)) = pair {
         return match h.lookup(&target, &source, t) {
             Ok(p) => {

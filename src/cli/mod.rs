@@ -256,6 +256,10 @@ pub enum Command {
         /// The frame whose pose is printed (with --target).
         #[arg(long, requires = "target")]
         source: Option<String>,
+        /// With --target and --source: the pose over the whole recording as CSV (time_ns, x,
+        /// y, z, qx, qy, qz, qw, roll, pitch, yaw), one row each time a frame between them moved.
+        #[arg(long, requires = "source", conflicts_with = "at")]
+        track: bool,
     },
     /// The messages where a field meets a condition, in time order, such as
     /// `/odom.pose.pose.position.x >= 1.5`, `/battery.data crosses 12.2` or
@@ -447,7 +451,8 @@ pub fn run(cmd: Command) -> ExitCode {
             at,
             target,
             source,
-        } => decode::tf(&bag, at.as_deref(), target.zip(source)),
+            track,
+        } => decode::tf(&bag, at.as_deref(), target.zip(source), track),
         Command::Timing {
             bag,
             topic,
