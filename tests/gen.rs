@@ -13,27 +13,9 @@ use bagscope::gen::{generate, Lang};
 use bagscope::{Bag, Filter};
 use serde_json::Value;
 
-/// Numbers equal to float32 precision; everything else exactly.
+/// Integers exactly, other numbers to float32 precision, everything else exactly.
 fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            if let (Some(p), Some(q)) = (x.as_i64(), y.as_i64()) {
-                return p == q;
-            }
-            if let (Some(p), Some(q)) = (x.as_u64(), y.as_u64()) {
-                return p == q;
-            }
-            let (p, q) = (x.as_f64().unwrap_or(0.0), y.as_f64().unwrap_or(0.0));
-            p == q || (p - q).abs() <= 1e-6 * p.abs().max(q.abs()).max(1e-30)
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
-        }
-        _ => a == b,
-    }
+    common::same_json(a, b)
 }
 
 /// Writes up to `per_topic` messages of every decodable topic to `dir`, with a manifest line

@@ -52,7 +52,7 @@ fn rosbags_reads_what_bagscope_writes() {
                 let f: Vec<&str> = l.split(' ').collect();
                 // rosbags names types the ROS 2 way.
                 assert_eq!(f[1], "std_msgs/msg/Float64");
-                assert_eq!(f[2], "1d99f79f8b325b44fee908053e9c945b");
+                assert_eq!(f[2], "fdb28210bfa9d7c91146260178d9a584");
                 (f[0].to_string(), f[3].parse().unwrap(), f[4].to_string())
             })
             .collect();

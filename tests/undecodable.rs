@@ -8,7 +8,7 @@ mod common;
 use bagscope::{BagWriter, Compression, ConnectionSpec, WriteOptions};
 
 /// /good (Float64, 10 messages), /short (Float64, 10 messages of which 3 are 4 bytes long),
-/// /broken (a definition that does not parse, 5 messages).
+/// /broken (a custom type whose definition does not parse, found nowhere else, 5 messages).
 fn fixture(dir: &std::path::Path) -> std::path::PathBuf {
     let p = dir.join("mixed.bag");
     let mut w = BagWriter::create(
@@ -21,7 +21,11 @@ fn fixture(dir: &std::path::Path) -> std::path::PathBuf {
     .unwrap();
     let spec = |topic: &str, def: &str| ConnectionSpec {
         topic: topic.into(),
-        datatype: "std_msgs/Float64".into(),
+        datatype: if topic == "/broken" {
+            "my_pkg/Broken".into()
+        } else {
+            "std_msgs/Float64".into()
+        },
         md5sum: "fdb28210bfa9d7c91146260178d9a584".into(),
         message_definition: def.into(),
         ..Default::default()
@@ -60,7 +64,11 @@ fn echo_goes_on_and_reports_once_per_connection() {
     // 10 good + 7 whole /short messages.
     assert_eq!(out.lines().count(), 17, "{out}");
     let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 2, "{err}");
+    assert_eq!(lines.len(), 3, "{err}");
+    assert_eq!(
+        lines[2], "bagscope: 17 message(s) printed, 8 not decoded",
+        "{err}"
+    );
     assert!(lines
         .iter()
         .any(|l| l.contains("/short") && l.contains("3 message(s) did not decode")));
@@ -102,4 +110,42 @@ fn export_to_ros2_leaves_out_what_does_not_convert() {
         .collect();
     assert!(counts.contains(&("/good".to_string(), 10)), "{counts:?}");
     assert!(counts.contains(&("/short".to_string(), 7)), "{counts:?}");
+}
+
+/// A stored definition that does not parse gives way to the one on the search path or
+/// shipped, and `info` says which was used.
+#[test]
+fn a_stored_definition_that_does_not_parse_falls_back_and_says_so() {
+    let dir = common::temp_dir("undecodable-fallback");
+    let p = dir.join("fallback.bag");
+    let mut w = BagWriter::create(&p, WriteOptions::default()).unwrap();
+    let c = w.add_connection(ConnectionSpec {
+        topic: "/f".into(),
+        datatype: "std_msgs/Float64".into(),
+        md5sum: "fdb28210bfa9d7c91146260178d9a584".into(),
+        message_definition: "float64[ data\n".into(),
+        ..Default::default()
+    });
+    w.write(c, 1_700_000_000_000_000_000, &2.5f64.to_le_bytes())
+        .unwrap();
+    w.finish().unwrap();
+    let out = common::bagscope(&[&"echo", &p, &"--json"]).ok();
+    assert_eq!(
+        out.trim(),
+        r#"{"time_ns": 1700000000000000000, "topic": "/f", "message": {"data": 2.5}}"#
+    );
+    let bag = bagscope::Bag::open(&p).unwrap();
+    let (_, source) =
+        bagscope::decode::Plan::for_connection_with_source(&bag.summary().connections[0]).unwrap();
+    let said = source.to_string();
+    assert!(
+        said.starts_with("shipped with bagscope (ros1_noetic), in place of the one stored in the recording, which does not parse:"),
+        "{said}"
+    );
+    // A .msg on --msg-path comes before the shipped one.
+    let msgs = dir.join("msgs/std_msgs/msg");
+    std::fs::create_dir_all(&msgs).unwrap();
+    std::fs::write(msgs.join("Float64.msg"), "float64 data\n").unwrap();
+    let out = common::bagscope(&[&"echo", &p, &"--json", &"--msg-path", &dir.join("msgs")]).ok();
+    assert!(out.contains(r#""data": 2.5"#), "{out}");
 }

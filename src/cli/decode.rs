@@ -204,6 +204,8 @@ pub fn echo(
     let _ = out.flush();
     report_undecoded(&bag, &failed);
     if !failed.is_empty() {
+        let not: u64 = failed.values().map(|f| f.0).sum();
+        eprintln!("bagscope: {printed} message(s) printed, {not} not decoded");
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
@@ -250,6 +252,21 @@ pub fn export(a: ExportArgs<'_>) -> bagscope::Result<ExitCode> {
         let bag = Bag::open(p)?;
         for w in bag.warnings() {
             eprintln!("bagscope: warning: {}: {w}", p.display());
+        }
+        // A recording whose storage yields nothing of what its metadata lists is not
+        // exported as an empty file.
+        let s = bag.summary();
+        if let Some((_, lost)) = s
+            .storage_facts
+            .iter()
+            .find(|(k, _)| k == bagscope::storage::rosbag2::MISSING_FACT)
+        {
+            if s.message_count == 0 {
+                return Err(Error::Invalid(format!(
+                    "{}: none of its messages could be read (missing: {lost}); nothing exported",
+                    p.display()
+                )));
+            }
         }
         bags.push(bag);
     }
@@ -373,7 +390,8 @@ pub fn csv(
         end_ns,
         time: bagscope::csv::TimeColumn::EpochNs,
     };
-    match out {
+    // `-o -` is standard output, as the usual convention has it.
+    match out.filter(|o| o.as_os_str() != "-") {
         Some(o) => {
             if std::fs::canonicalize(o).ok() == std::fs::canonicalize(bag_path).ok() {
                 return Err(Error::Invalid(format!(

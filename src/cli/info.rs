@@ -121,14 +121,21 @@ pub fn check(bags: &[PathBuf], threads: Option<usize>) -> bagscope::Result<ExitC
             .collect();
         // In ROS 1 bags every warning is recovered damage; rosbag2 and MCAP warnings may only
         // say that metadata.yaml is stale, which loses nothing.
-        let bad = if matches!(
-            bag.summary().version,
-            bagscope::Version::V2_0 | bagscope::Version::V1_2
-        ) {
-            !problems.is_empty() || !extra.is_empty() || !bag.summary().indexed
-        } else {
-            problems.iter().any(|p| !p.starts_with("warning:")) || !bag.summary().indexed
-        };
+        // A rosbag2 recording without files or messages its metadata.yaml lists has lost them.
+        let missing = bag
+            .summary()
+            .storage_facts
+            .iter()
+            .any(|(k, _)| k == bagscope::storage::rosbag2::MISSING_FACT);
+        let bad = missing
+            || if matches!(
+                bag.summary().version,
+                bagscope::Version::V2_0 | bagscope::Version::V1_2
+            ) {
+                !problems.is_empty() || !extra.is_empty() || !bag.summary().indexed
+            } else {
+                problems.iter().any(|p| !p.starts_with("warning:")) || !bag.summary().indexed
+            };
         let n_warn = problems.len() + extra.len();
         let status = match (bad, n_warn) {
             (true, _) => "DAMAGED".to_string(),

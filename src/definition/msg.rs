@@ -97,6 +97,26 @@ impl Primitive {
         }
     }
 
+    /// The type's name as a `.msg` file writes it (`float64`, `time`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Primitive::Bool => "bool",
+            Primitive::I8 => "int8",
+            Primitive::U8 => "uint8",
+            Primitive::I16 => "int16",
+            Primitive::U16 => "uint16",
+            Primitive::I32 => "int32",
+            Primitive::U32 => "uint32",
+            Primitive::I64 => "int64",
+            Primitive::U64 => "uint64",
+            Primitive::F32 => "float32",
+            Primitive::F64 => "float64",
+            Primitive::String => "string",
+            Primitive::Time => "time",
+            Primitive::Duration => "duration",
+        }
+    }
+
     /// Bytes on the wire, or `None` for strings.
     pub fn size(self) -> Option<usize> {
         Some(match self {
@@ -373,16 +393,9 @@ fn parse_type_body(
             line: ln,
         });
     }
-    if dialect == Dialect::Ros2 && t.fields.is_empty() {
-        // An empty ROS 2 type is one byte on the wire (rosidl adds this member).
-        t.fields.push(RawField {
-            name: "structure_needs_at_least_one_member".into(),
-            type_text: "uint8".into(),
-            base: "uint8".into(),
-            array: ArrayKind::Scalar,
-            line: 0,
-        });
-    }
+    // An empty ROS 2 type has no fields here; its one byte on the wire (rosidl's
+    // `structure_needs_at_least_one_member`) is the CDR decoder's and writer's business.
+    let _ = dialect;
     Ok(t)
 }
 
@@ -513,7 +526,7 @@ impl MsgDef {
     /// Refuses a type that contains itself (its size would be infinite) and nesting deeper than
     /// [`MAX_NESTING`], so that every recursive walk over the types (sizes, md5, decoding,
     /// printing) has a bounded depth.
-    fn check_recursion(&self) -> Result<(), DefError> {
+    pub(crate) fn check_recursion(&self) -> Result<(), DefError> {
         // 0 = unvisited, 1 = in progress, h + 2 = done with nesting height h.
         fn visit(d: &MsgDef, i: usize, depth: usize, state: &mut [usize]) -> Result<usize, String> {
             match state[i] {

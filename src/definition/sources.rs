@@ -22,6 +22,14 @@ pub enum DefSource {
     SearchPath(PathBuf),
     /// The standard interfaces shipped with bagscope, of the named distro.
     Shipped(&'static str),
+    /// Found on the search path or shipped (`found`), in place of the definition the
+    /// recording stores, which does not parse.
+    Instead {
+        /// Where the definition used came from.
+        found: Box<DefSource>,
+        /// What is wrong with the stored one.
+        stored_error: String,
+    },
 }
 
 impl std::fmt::Display for DefSource {
@@ -30,6 +38,13 @@ impl std::fmt::Display for DefSource {
             DefSource::Recording => f.write_str("stored in the recording"),
             DefSource::SearchPath(p) => write!(f, "found at {}", p.display()),
             DefSource::Shipped(d) => write!(f, "shipped with bagscope ({d})"),
+            DefSource::Instead {
+                found,
+                stored_error,
+            } => write!(
+                f,
+                "{found}, in place of the one stored in the recording, which does not parse: {stored_error}"
+            ),
         }
     }
 }

@@ -7,8 +7,8 @@
 //! - Every primitive is aligned to its own size, counted from the end of the header; sequence
 //!   counts and string lengths are u32 and so align to 4.
 //! - A string's length counts its terminating NUL, which is not part of the value.
-//! - An empty type is one byte (`structure_needs_at_least_one_member`, added by the `ros2msg`
-//!   parser).
+//! - An empty type is one byte (rosidl's `structure_needs_at_least_one_member`), which the
+//!   decoder reads and the writers write but which is no field of the message.
 
 use super::{DecodeError, Decoder};
 use crate::msgdef::Primitive;

@@ -400,7 +400,38 @@ impl Plan {
         for f in &mut p.fixed {
             *f = None;
         }
+        // An empty type is one byte in CDR: never less than that, wherever it is nested.
+        p.min = p.cdr_min_sizes();
         p
+    }
+
+    /// The fewest bytes a CDR value of each type takes (an empty type's byte counted; alignment
+    /// padding not, as it may be none).
+    fn cdr_min_sizes(&self) -> Vec<usize> {
+        fn min(d: &MsgDef, i: usize, memo: &mut [Option<usize>]) -> usize {
+            if let Some(m) = memo[i] {
+                return m;
+            }
+            let t = &d.types[i];
+            let mut mn = if t.fields.is_empty() { 1usize } else { 0 };
+            for f in &t.fields {
+                let em = match f.ty {
+                    FieldType::Primitive(p) => prim_min(p),
+                    FieldType::Message(j) => min(d, j, memo),
+                };
+                mn = mn.saturating_add(match f.array {
+                    ArrayKind::Scalar => em,
+                    ArrayKind::Fixed(k) => em.saturating_mul(k),
+                    ArrayKind::Variable => 4,
+                });
+            }
+            memo[i] = Some(mn);
+            mn
+        }
+        let mut memo = vec![None; self.def.types.len()];
+        (0..self.def.types.len())
+            .map(|i| min(&self.def, i, &mut memo))
+            .collect()
     }
 
     /// Parses and compiles a connection's definition: the one stored in the recording, else one
@@ -445,34 +476,51 @@ impl Plan {
             other => return Err(err(format!("not decoded: encoding {other}"))),
         };
         let dialect = if cdr { Dialect::Ros2 } else { Dialect::Ros1 };
-        let stored = !c.message_definition.trim().is_empty();
-        let (text, source) = if stored {
-            match c.schema_encoding.as_str() {
-                "" | "ros1msg" | "ros2msg" => {}
-                other => {
-                    return Err(err(format!(
-                    "not decoded: definition language {other} (bagscope reads ros1msg and ros2msg)"
-                )))
-                }
-            }
-            (
-                c.message_definition.clone(),
-                crate::defs::DefSource::Recording,
-            )
+        let text = c.message_definition.as_str();
+        let stored: Option<Result<MsgDef, DefError>> = if !text.trim().is_empty() {
+            Some(match c.schema_encoding.as_str() {
+                "" | "ros1msg" | "ros2msg" => MsgDef::parse_dialect(&c.datatype, text, dialect),
+                "ros2idl" | "omgidl" => crate::definition::idl::parse(&c.datatype, text),
+                other => Err(err(format!(
+                    "not decoded: definition language {other} (bagscope reads ros1msg, ros2msg, ros2idl and omgidl)"
+                ))),
+            })
         } else if !cdr && c.md5sum == EMPTY_MD5 {
-            (String::new(), crate::defs::DefSource::Recording)
+            Some(MsgDef::parse_dialect(&c.datatype, "", dialect))
         } else {
-            match crate::defs::lookup_for(&c.datatype, dialect, &c.distro) {
-                Some(found) => found,
+            None
+        };
+        let def = match stored {
+            Some(Ok(def)) => (def, crate::defs::DefSource::Recording),
+            // A definition the recording stores but that does not parse: one from the search
+            // path or the shipped interfaces in its place, saying so.
+            Some(Err(e)) => match crate::defs::lookup_for(&c.datatype, dialect, &c.distro) {
+                Some((text, found)) => (
+                    MsgDef::parse_dialect(&c.datatype, &text, dialect)?,
+                    crate::defs::DefSource::Instead {
+                        found: Box::new(found),
+                        stored_error: e.to_string(),
+                    },
+                ),
+                None => return Err(e),
+            },
+            None => match crate::defs::lookup_for(&c.datatype, dialect, &c.distro) {
+                Some((text, found)) => (MsgDef::parse_dialect(&c.datatype, &text, dialect)?, found),
+                // An empty `ros2msg` schema is the definition of an empty message
+                // (`std_msgs/msg/Empty`): nothing found elsewhere says otherwise.
+                None if cdr && c.schema_encoding == "ros2msg" => (
+                    MsgDef::parse_dialect(&c.datatype, "", dialect)?,
+                    crate::defs::DefSource::Recording,
+                ),
                 None => {
                     return Err(err(format!(
                         "the recording stores no definition for {} on {}, and none was found on the message search path (--msg-path, BAGSCOPE_MSG_PATH, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH) or among the definitions bagscope ships",
                         c.datatype, c.topic
                     )))
                 }
-            }
+            },
         };
-        let def = MsgDef::parse_dialect(&c.datatype, &text, dialect)?;
+        let (def, source) = def;
         Ok((
             if cdr {
                 Plan::new_cdr(def)
@@ -671,8 +719,21 @@ impl Decoder<'_, '_> {
     /// [`Self::message`] without the value: the same reads and checks, nothing kept.
     fn skip_message(&mut self, ty: usize) -> Result<(), DecodeError> {
         let plan = self.plan;
-        for f in &plan.def.types[ty].fields {
+        let fields = &plan.def.types[ty].fields;
+        if fields.is_empty() {
+            return self.empty_pad();
+        }
+        for f in fields {
             self.skip_field(f)?;
+        }
+        Ok(())
+    }
+
+    /// An empty type in CDR is one byte (rosidl's `structure_needs_at_least_one_member`), which
+    /// is not a field of the message; in ROS 1 it is nothing.
+    fn empty_pad(&mut self) -> Result<(), DecodeError> {
+        if self.plan.cdr {
+            self.take(1)?;
         }
         Ok(())
     }
@@ -722,6 +783,9 @@ impl Decoder<'_, '_> {
         let plan = self.plan;
         let start = self.pos as u32;
         let t = &plan.def.types[ty];
+        if t.fields.is_empty() {
+            self.empty_pad()?;
+        }
         let mut fields = Vec::with_capacity(t.fields.len());
         for f in &t.fields {
             self.path.push(PathPart::Field(&f.name));
@@ -1167,6 +1231,37 @@ pub struct Extractor {
     plan: Plan,
     steps: Vec<Step>,
     leaf: Primitive,
+    /// A ROS 1 `time`/`duration` leaf named down to one of its halves (`.secs`, `.nsecs`, as
+    /// `echo` prints them).
+    part: Option<TimePart>,
+}
+
+/// One half of a ROS 1 `time` or `duration`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TimePart {
+    Secs,
+    Nsecs,
+}
+
+impl TimePart {
+    /// The half a field name after a `time`/`duration` names (ROS 1's and ROS 2's spellings).
+    fn named(name: &str) -> Option<TimePart> {
+        match name {
+            "secs" | "sec" => Some(TimePart::Secs),
+            "nsecs" | "nsec" | "nanosec" => Some(TimePart::Nsecs),
+            _ => None,
+        }
+    }
+
+    fn of(self, v: Value) -> Option<Value> {
+        Some(match (self, v) {
+            (TimePart::Secs, Value::Time { sec, .. }) => Value::U32(sec),
+            (TimePart::Nsecs, Value::Time { nsec, .. }) => Value::U32(nsec),
+            (TimePart::Secs, Value::Duration { sec, .. }) => Value::I32(sec),
+            (TimePart::Nsecs, Value::Duration { nsec, .. }) => Value::I32(nsec),
+            _ => return None,
+        })
+    }
 }
 
 impl Extractor {
@@ -1177,16 +1272,32 @@ impl Extractor {
         let mut steps = Vec::new();
         let mut it = segments.iter().peekable();
         let mut leaf = None;
+        let mut part = None;
         let mut walked = String::new();
         while let Some(seg) = it.next() {
             let Segment::Field(name) = seg else {
                 return Err(format!("index after {walked:?}, which is not an array"));
             };
-            if leaf.is_some() {
-                return Err(format!(
-                    "{walked} is a {:?}, it has no field {name:?}",
-                    leaf
-                ));
+            if let Some(p) = leaf {
+                if part.is_none() && matches!(p, Primitive::Time | Primitive::Duration) {
+                    if let Some(half) = TimePart::named(name) {
+                        part = Some(half);
+                        walked.push('.');
+                        walked.push_str(name);
+                        continue;
+                    }
+                    return Err(format!(
+                        "{walked} is a {}: its fields are secs and nsecs, not {name:?}",
+                        p.name()
+                    ));
+                }
+                let what = match (part, p) {
+                    (Some(_), Primitive::Time) => "uint32",
+                    (Some(_), _) => "int32",
+                    (None, p) => p.name(),
+                };
+                let a = if what.starts_with("int") { "an" } else { "a" };
+                return Err(format!("{walked} is {a} {what}, it has no field {name:?}"));
             }
             let t = &plan.def.types[ty];
             let Some(fi) = t.fields.iter().position(|f| f.name == *name) else {
@@ -1258,6 +1369,7 @@ impl Extractor {
                 plan: plan.clone(),
                 steps,
                 leaf: p,
+                part,
             }),
             None if steps.is_empty() => Err("the path names no field".into()),
             None => Err(format!(
@@ -1312,9 +1424,18 @@ impl Extractor {
         if self.plan.proto.is_some() || self.plan.json {
             return self.extract_decoded(data);
         }
-        if self.plan.cdr {
-            return self.extract_cdr(data);
+        let v = if self.plan.cdr {
+            self.extract_cdr(data)
+        } else {
+            self.extract_ros1(data)
+        }?;
+        match self.part {
+            Some(half) => half.of(v),
+            None => Some(v),
         }
+    }
+
+    fn extract_ros1(&self, data: &[u8]) -> Option<Value> {
         let mut pos = 0usize;
         for s in &self.steps {
             let t = &self.plan.def.types[s.ty];
@@ -1427,7 +1548,10 @@ impl Extractor {
                 };
             }
         }
-        Some(cur)
+        match self.part {
+            Some(half) => half.of(cur),
+            None => Some(cur),
+        }
     }
 }
 
@@ -1546,6 +1670,22 @@ mod tests {
             Some(1_700_000_000.000_000_005)
         );
         assert_eq!(ex("y").extract(&m), Some(Value::I8(-1)));
+        // A time's or duration's halves by name, as echo prints them.
+        assert_eq!(ex("t.secs").extract(&m), Some(Value::U32(1_700_000_000)));
+        assert_eq!(ex("t.nsecs").extract(&m), Some(Value::U32(5)));
+        assert_eq!(ex("d.secs").extract(&m), Some(Value::I32(-2)));
+        assert_eq!(ex("d.nsec").extract(&m), Some(Value::I32(-500)));
+        assert_eq!(ex("d.nsecs").extract_decoded(&m), Some(Value::I32(-500)));
+        let err = |s: &str| Extractor::new(&p, &FieldPath::parse(s).unwrap().segments).unwrap_err();
+        assert_eq!(
+            err("t.x"),
+            ".t is a time: its fields are secs and nsecs, not \"x\""
+        );
+        assert_eq!(err("s.x"), ".s is an int16, it has no field \"x\"");
+        assert_eq!(
+            err("t.secs.x"),
+            ".t.secs is a uint32, it has no field \"x\""
+        );
     }
 
     #[test]

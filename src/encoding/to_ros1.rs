@@ -62,8 +62,6 @@ fn is_builtin(def: &MsgDef, ty: usize, which: &str) -> bool {
     crate::msgdef::normalize_type(&def.types[ty].name) == format!("builtin_interfaces/{which}")
 }
 
-const EMPTY_MEMBER: &str = "structure_needs_at_least_one_member";
-
 /// The field of `fields` named `name`, or else the one named so but for ASCII case (ROS 2
 /// lowercased some field names: `sensor_msgs/CameraInfo`'s `D`, `K`, `R`, `P` are `d`, `k`,
 /// `r`, `p`), if only one is.
@@ -90,9 +88,6 @@ fn check(src: &MsgDef, s: usize, dst: &MsgDef, d: usize, path: &str) -> Result<(
     let st = &src.types[s];
     let dt = &dst.types[d];
     for f in &st.fields {
-        if f.name == EMPTY_MEMBER && dt.fields.is_empty() {
-            continue;
-        }
         if field_named(&dt.fields, &f.name).is_none() {
             return Err(format!(
                 "{path}{}: ROS 2 field of {} has no counterpart in ROS 1 {}",

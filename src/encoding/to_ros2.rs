@@ -54,9 +54,6 @@ fn in_order(
         .filter(|f| !is_dropped_seq(st, dt, f))
         .peekable();
     for g in &dt.fields {
-        if g.name == "structure_needs_at_least_one_member" && st.fields.is_empty() {
-            continue;
-        }
         let Some(f) = sf.next() else { return false };
         if !f.name.eq_ignore_ascii_case(&g.name) {
             return false;
@@ -126,9 +123,6 @@ fn check(src: &MsgDef, s: usize, dst: &MsgDef, d: usize, path: &str) -> Result<(
         }
     }
     for g in &dt.fields {
-        if g.name == "structure_needs_at_least_one_member" && st.fields.is_empty() {
-            continue;
-        }
         let Some(f) = super::to_ros1::field_named(&st.fields, &g.name).map(|i| &st.fields[i])
         else {
             return Err(format!(
@@ -308,10 +302,7 @@ impl Cdr<'_> {
     ) -> Option<()> {
         let st = &src.types[s];
         let dt = &dst.types[d];
-        if dt.fields.len() == 1
-            && dt.fields[0].name == "structure_needs_at_least_one_member"
-            && st.fields.is_empty()
-        {
+        if dt.fields.is_empty() && st.fields.is_empty() {
             self.out.push(0);
             return Some(());
         }
@@ -438,11 +429,14 @@ impl Cdr<'_> {
             return Err("expected a message".into());
         };
         let st = &src.types[*s];
+        if dst.types[d].fields.is_empty() {
+            // An empty ROS 2 type is one byte in CDR.
+            self.out.push(0);
+            return Ok(());
+        }
         for g in &dst.types[d].fields {
             let Some(k) = super::to_ros1::field_named(&st.fields, &g.name) else {
-                // Only the member of an empty ROS 2 type has no ROS 1 field (checked).
-                self.out.push(0);
-                continue;
+                return Err(format!("{}: no ROS 1 field for it", g.name));
             };
             let val = &fields[k].value;
             match g.array {

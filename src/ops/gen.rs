@@ -453,6 +453,10 @@ fn cpp(types: &[GenType]) -> String {
                 }
             }
         }
+        if t.ty.fields.is_empty() {
+            // An empty type is one byte in CDR (rosidl's placeholder member).
+            o.push_str("    if (r.is_cdr()) r.prim<uint8_t>();\n");
+        }
         o.push_str("    return m;\n  }\n");
         let _ = writeln!(
             o,
@@ -555,6 +559,8 @@ impl<'a> Reader<'a> {
     }
     pub fn count(&mut self) -> Result<usize, String> { Ok(u32::from_le_bytes(self.bytes::<4>()?) as usize) }
     pub fn left(&self) -> usize { self.d.len() - self.pos }
+    /// An empty type: one byte in CDR (rosidl's placeholder member), nothing in ROS 1.
+    pub fn empty(&mut self) -> Result<(), String> { if self.cdr { self.take(1)?; } Ok(()) }
 }
 
 pub trait Read: Sized { fn read(r: &mut Reader) -> Result<Self, String>; }
@@ -671,7 +677,11 @@ fn rust(types: &[GenType]) -> String {
             }
             o.push_str("        pub fn from_ros1(d: &[u8]) -> Result<Self, S> { <Self as super::Read>::read(&mut super::Reader::ros1(d)) }\n");
             o.push_str("        pub fn from_cdr(d: &[u8]) -> Result<Self, S> { <Self as super::Read>::read(&mut super::Reader::cdr(d)?) }\n    }\n");
-            let _ = writeln!(o, "    impl super::Read for {} {{\n        fn read(r: &mut super::Reader) -> Result<Self, S> {{\n            Ok({} {{", t.name, t.name);
+            let _ = writeln!(o, "    impl super::Read for {} {{\n        fn read(r: &mut super::Reader) -> Result<Self, S> {{", t.name);
+            if t.ty.fields.is_empty() {
+                o.push_str("            r.empty()?;\n");
+            }
+            let _ = writeln!(o, "            Ok({} {{", t.name);
             for (i, f) in t.ty.fields.iter().enumerate() {
                 let e = rust_elem(t, i);
                 let n = rust_field(&f.name);
@@ -857,6 +867,10 @@ fn python(types: &[GenType]) -> String {
             o.push_str("    pass\n");
         }
         o.push_str("\n    @classmethod\n    def read(cls, r):\n        m = cls()\n");
+        if t.ty.fields.is_empty() {
+            // An empty type is one byte in CDR (rosidl's placeholder member).
+            o.push_str("        if r.cdr:\n            r.bytes_(1)\n");
+        }
         for (i, f) in t.ty.fields.iter().enumerate() {
             let n = field_name(Lang::Python, &f.name);
             let elem = match (&f.ty, &t.refs[i]) {

@@ -206,7 +206,12 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
         } else {
             "            "
         };
-        outln!(out, "{label} {name} ({media}, {})", timefmt::bytes(*size));
+        let size = timefmt::bytes(*size);
+        if media.is_empty() {
+            outln!(out, "{label} {name} ({size}, no media type)");
+        } else {
+            outln!(out, "{label} {name} ({media}, {size})");
+        }
     }
     for (i, (name, kv)) in s.metadata.iter().enumerate() {
         let label = if i == 0 {

@@ -137,7 +137,15 @@ pub fn compress(compression: Compression, data: &[u8]) -> Result<Vec<u8>> {
     match compression {
         Compression::None => Ok(data.to_vec()),
         Compression::Lz4 => {
-            let mut enc = lz4_flex::frame::FrameEncoder::new(Vec::with_capacity(data.len() / 2));
+            // roslz4 (ROS 1's own reader: `rosbag play`, rqt_bag, the C++ and Python APIs) takes
+            // only frames of independent blocks that carry a content checksum.
+            let info = lz4_flex::frame::FrameInfo::new()
+                .block_mode(lz4_flex::frame::BlockMode::Independent)
+                .content_checksum(true);
+            let mut enc = lz4_flex::frame::FrameEncoder::with_frame_info(
+                info,
+                Vec::with_capacity(data.len() / 2),
+            );
             enc.write_all(data)?;
             enc.finish()
                 .map_err(|e| Error::Io(std::io::Error::other(e.to_string())))

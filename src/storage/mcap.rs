@@ -551,22 +551,33 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
         .collect();
     // Each thread gathers its chunks' counts in one list (a vector per chunk made on a
     // thread grew that thread's heap a system call at a time); this thread hands them out.
-    type Part = (Vec<Chunk>, Vec<(u32, u32)>, Vec<usize>);
+    // (chunks, counts, where each chunk's counts end, chunk indexes whose compressed_size
+    // disagrees with their chunk)
+    type Part = (
+        Vec<Chunk>,
+        Vec<(u32, u32)>,
+        Vec<usize>,
+        Vec<(u64, u64, u64)>,
+    );
     let parse = |part: &[(Location, &[u8])]| -> Result<Option<Part>> {
         let mut out = Vec::with_capacity(part.len());
         let mut offsets = Vec::new();
         let mut counts = Vec::new();
         let mut ends = Vec::with_capacity(part.len());
+        let mut disagree = Vec::new();
         for &(at, c) in part {
             match parse_chunk_index(c, at, &dense, file_size, &mut offsets, &mut counts)? {
-                Some(ch) => {
+                Some((ch, index_said)) => {
+                    if let Some(said) = index_said {
+                        disagree.push((ch.pos, said, ch.data_len));
+                    }
                     out.push(ch);
                     ends.push(counts.len());
                 }
                 None => return Ok(None),
             }
         }
-        Ok(Some((out, counts, ends)))
+        Ok(Some((out, counts, ends, disagree)))
     };
     let threads = crate::iter::default_threads().min(4);
     let parts: Vec<Result<Option<Part>>> = if threads <= 1 || chunk_indexes.len() < 4096 {
@@ -589,9 +600,11 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
         })
     };
     let mut chunks = Vec::with_capacity(chunk_indexes.len());
+    let mut disagree = Vec::new();
     for p in parts {
         match p? {
-            Some((v, counts, ends)) => {
+            Some((v, counts, ends, d)) => {
+                disagree.extend(d);
                 let mut from = 0;
                 for (mut ch, end) in v.into_iter().zip(ends) {
                     ch.counts = counts[from..end].to_vec();
@@ -605,6 +618,12 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
     }
     let counted: u64 = chunks.iter().map(Chunk::message_count).sum();
     let mut warnings = std::mem::take(&mut cat.warnings);
+    if let Some(&(pos, said, own)) = disagree.first() {
+        warnings.push(format!(
+            "{} chunk index record(s) give a compressed_size that is not their chunk's own (the first: the chunk at byte {pos} holds {own} bytes of records, its index says {said}); the chunks' own lengths are used",
+            disagree.len()
+        ));
+    }
     if counted != stat_messages {
         warnings.push(format!(
             "the statistics record counts {stat_messages} messages, the message indexes {counted}"
@@ -651,7 +670,9 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
 }
 
 /// One chunk index record of the summary as a chunk; `None` when the summary cannot stand for
-/// the chunk (a channel it does not define, no message index for a chunk of messages).
+/// the chunk (a channel it does not define, no message index for a chunk of messages). With
+/// the chunk, the index's `compressed_size` where it is not the chunk record's own length
+/// (an early Python writer's), which is then taken from the record's length instead.
 fn parse_chunk_index(
     c: &[u8],
     at: Location,
@@ -659,7 +680,7 @@ fn parse_chunk_index(
     file_size: u64,
     offsets: &mut Vec<(u16, u64)>,
     counts: &mut Vec<(u32, u32)>,
-) -> Result<Option<Chunk>> {
+) -> Result<Option<(Chunk, Option<u64>)>> {
     let op = opcode::CHUNK_INDEX;
     let mut f = Fields::new(c, op, at);
     let start = f.u64("message_start_time")?;
@@ -680,6 +701,7 @@ fn parse_chunk_index(
     let mi_len = f.u64("message_index_length")?;
     let comp = f.string("compression")?;
     let csize = f.u64("compressed_size")?;
+    let f_csize = csize;
     let usize_ = f.u64("uncompressed_size")?;
     // One pass over the offsets (into the caller's buffer, reused for every chunk): every
     // channel defined, in file order as writers list them (sorted where not).
@@ -712,6 +734,14 @@ fn parse_chunk_index(
         });
     }
     let data_pos = chunk_start + 9 + 8 + 8 + 8 + 4 + 4 + comp.len() as u64 + 8;
+    // The chunk record's own records length, as its length says (chunk_length spans the
+    // record from its opcode).
+    let own = chunk_start
+        .saturating_add(chunk_len)
+        .checked_sub(data_pos)
+        .filter(|&n| n != csize);
+    let csize = own.unwrap_or(csize);
+    let index_said = own.map(|_| f_csize);
     if data_pos.saturating_add(csize) > file_size
         || chunk_start.saturating_add(chunk_len) > file_size
     {
@@ -747,18 +777,21 @@ fn parse_chunk_index(
             counts.push((dense[usize::from(ch)], u32::try_from(n).unwrap_or(u32::MAX)));
         }
     }
-    Ok(Some(Chunk {
-        pos: chunk_start,
-        start_ns: start,
-        end_ns: end,
-        compression,
-        data_pos,
-        data_len: csize,
-        size: usize_ as u32,
-        kind: ChunkKind::Mcap,
-        index_pos: chunk_start + chunk_len,
-        ..Default::default()
-    }))
+    Ok(Some((
+        Chunk {
+            pos: chunk_start,
+            start_ns: start,
+            end_ns: end,
+            compression,
+            data_pos,
+            data_len: csize,
+            size: usize_ as u32,
+            kind: ChunkKind::Mcap,
+            index_pos: chunk_start + chunk_len,
+            ..Default::default()
+        },
+        index_said,
+    )))
 }
 
 /// Reads a file record by record from the start: chunks are decompressed and their records

@@ -195,8 +195,7 @@ pub(crate) fn open_dir(dir: &Path) -> Result<(Vec<Source>, Opened)> {
         Some(m) if !m.files.is_empty() => {
             let mut listed = Vec::new();
             for f in &m.files {
-                let p = dir.join(f);
-                if p.is_file() {
+                if let Some(p) = listed_file(dir, f, m.version) {
                     listed.push(p);
                 } else {
                     warnings.push(format!(
@@ -234,6 +233,30 @@ pub(crate) fn open_dir(dir: &Path) -> Result<(Vec<Source>, Opened)> {
         warnings.push("no storage file to read".into());
     }
     open_files(dir, &files, meta.as_ref(), warnings)
+}
+
+/// Where a file `relative_file_paths` lists is. Metadata versions 1-3 (eloquent, foxy) name
+/// files from the *parent* of the bag directory (`bagname/bagname_0.db3`), as rosbag2's own
+/// `resolve_relative_paths` reads them; later versions from the bag directory. A listing of the
+/// other kind, or one naming a bag directory since renamed, is found by its file name in the
+/// bag directory.
+fn listed_file(dir: &Path, f: &str, version: i64) -> Option<PathBuf> {
+    let own = if version < 4 {
+        dir.parent().map(|p| p.join(f))
+    } else {
+        Some(dir.join(f))
+    };
+    let in_dir = Path::new(f).file_name().map(|n| dir.join(n));
+    // Named as the directory listing names it, so that the two compare.
+    [own, Some(dir.join(f)), in_dir]
+        .into_iter()
+        .flatten()
+        .find(|p| p.is_file() && p.parent().is_some_and(|d| same_dir(d, dir)))
+        .and_then(|p| p.file_name().map(|n| dir.join(n)))
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b || std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
 }
 
 /// Opens a single storage file (`.db3`, `.db3.zstd`, `.mcap.zstd`) as a recording.
@@ -291,6 +314,8 @@ fn open_files(
     mut warnings: Vec<String>,
 ) -> Result<(Vec<Source>, Opened)> {
     let message_mode = meta.is_some_and(|m| m.compression.1.eq_ignore_ascii_case("message"));
+    // Listed in metadata.yaml but not found (the files opened are those found).
+    let files_listed_missing = meta.map_or(0, |m| m.files.len().saturating_sub(files.len()));
     let mut parts = Vec::new();
     let only = if files.len() == 1 { meta } else { None };
     for f in files {
@@ -411,6 +436,9 @@ fn open_files(
     if let Some(m) = meta {
         facts.push(("metadata.yaml version".into(), m.version.to_string()));
         compare_metadata(m, &summary, &mut warnings);
+        if let Some(lost) = missing(m, &summary, files_listed_missing) {
+            facts.push((MISSING_FACT.into(), lost));
+        }
     }
     summary.storage_facts.splice(0..0, facts);
     // Drop the "holds no messages" note of finish() when a reason is already given.
@@ -433,6 +461,28 @@ fn open_files(
             tables,
         },
     ))
+}
+
+/// The storage fact that says a rosbag2 recording lacks what its metadata.yaml lists (files, or
+/// messages): `check` calls such a recording damaged, `export` refuses to write it empty.
+pub const MISSING_FACT: &str = "missing";
+
+/// What metadata.yaml lists that the storage does not hold: absent files, fewer messages.
+fn missing(m: &Metadata, s: &Summary, files_missing: usize) -> Option<String> {
+    let mut out = Vec::new();
+    if files_missing > 0 {
+        out.push(format!(
+            "{files_missing} of the {} storage files metadata.yaml lists",
+            m.files.len()
+        ));
+    }
+    if let Some(n) = m.message_count.filter(|&n| n > s.message_count) {
+        out.push(format!(
+            "{} of the {n} messages metadata.yaml counts",
+            n - s.message_count
+        ));
+    }
+    (!out.is_empty()).then(|| out.join("; "))
 }
 
 fn compare_metadata(m: &Metadata, s: &Summary, warnings: &mut Vec<String>) {
