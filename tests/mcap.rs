@@ -240,3 +240,96 @@ fn a_protobuf_recording_exports_unchanged() {
     assert_eq!(x.len(), 2172);
     assert_eq!(x, y);
 }
+
+/// The offsets of every record of `op` in the summary section of an MCAP file.
+fn summary_records(f: &[u8], op: u8) -> Vec<usize> {
+    // Footer: opcode, length, summary_start, summary_offset_start, crc; then the magic.
+    let footer = f.len() - 8 - (1 + 8 + 8 + 8 + 4);
+    let summary_start = u64::from_le_bytes(f[footer + 9..footer + 17].try_into().unwrap()) as usize;
+    let mut at = summary_start;
+    let mut out = Vec::new();
+    while at < footer {
+        let len = u64::from_le_bytes(f[at + 1..at + 9].try_into().unwrap()) as usize;
+        if f[at] == op {
+            out.push(at);
+        }
+        at += 9 + len;
+    }
+    out
+}
+
+/// An early Python writer put a `compressed_size` in the chunk index that is not the chunk
+/// record's own length; the `mcap` package reads such files through their index. bagscope
+/// uses the chunk's own length, warns once, reads every message and calls the file intact.
+#[test]
+fn a_chunk_index_whose_compressed_size_disagrees_with_its_chunk() {
+    let d = common::temp_dir("mcap-chunk-index-size");
+    let src = common::corpus_dir().join("rosbag.js/example.bag");
+    for compression in ["none", "zstd"] {
+        let good = d.join(format!("good-{compression}.mcap"));
+        common::bagscope(&[
+            &"export",
+            &src,
+            &"-o",
+            &good,
+            &"--compression",
+            &compression,
+            &"--chunk-size",
+            &"65536",
+        ])
+        .ok();
+        let mut f = std::fs::read(&good).unwrap();
+        let indexes = summary_records(&f, 0x08);
+        assert!(indexes.len() > 3, "{} chunks", indexes.len());
+        for &at in &indexes {
+            // After the opcode and length: start, end, chunk start, chunk length, then the
+            // message index offsets (a u32 byte length), message index length, compression.
+            let mut p = at + 9 + 32;
+            let n = u32::from_le_bytes(f[p..p + 4].try_into().unwrap()) as usize;
+            p += 4 + n + 8;
+            let n = u32::from_le_bytes(f[p..p + 4].try_into().unwrap()) as usize;
+            p += 4 + n;
+            // compressed_size: the uncompressed size where it is compressed, a bit more where
+            // it is not (both seen in the wild are "some other number").
+            let unc = u64::from_le_bytes(f[p + 8..p + 16].try_into().unwrap());
+            let wrong = if compression == "none" {
+                unc + 454
+            } else {
+                unc
+            };
+            f[p..p + 8].copy_from_slice(&wrong.to_le_bytes());
+        }
+        let bad = d.join(format!("bad-{compression}.mcap"));
+        std::fs::write(&bad, &f).unwrap();
+        let read = |p: &std::path::Path| {
+            let b = Bag::open(p).unwrap();
+            let msgs: Vec<(usize, u64, Vec<u8>)> = b
+                .messages(&Filter::default())
+                .unwrap()
+                .map(|m| {
+                    let m = m.unwrap();
+                    (m.conn, m.time_ns, m.data.to_vec())
+                })
+                .collect();
+            (b.summary().indexed, b.warnings(), msgs)
+        };
+        let (indexed, warnings, msgs) = read(&bad);
+        let (_, good_warnings, want) = read(&good);
+        assert!(good_warnings.is_empty(), "{good_warnings:?}");
+        assert!(indexed, "the summary is kept");
+        assert_eq!(msgs, want);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with(&format!(
+                "{} chunk index record(s) give a compressed_size that is not their chunk's own",
+                indexes.len()
+            )),
+            "{}",
+            warnings[0]
+        );
+        let r = common::bagscope(&[&"check", &bad]);
+        assert_eq!(r.code, Some(0), "{}", r.stdout);
+        assert!(r.stdout.contains(": OK (1 warnings)"), "{}", r.stdout);
+        assert!(!r.stdout.contains("remain"), "{}", r.stdout);
+    }
+}
