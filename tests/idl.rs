@@ -107,7 +107,7 @@ impl Cdr {
     }
     fn align(&mut self, n: usize) {
         let n = n.min(self.1);
-        while (self.0.len() - 4) % n != 0 {
+        while !(self.0.len() - 4).is_multiple_of(n) {
             self.0.push(0);
         }
     }

@@ -183,6 +183,8 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
             .then(|| u64::from(st.split_mib) << 20),
         split_ns: (st.format.is_rosbag2() && st.split_s > 0.0).then_some((st.split_s * 1e9) as u64),
         to_ros2: st.to_ros2 && st.format != OutputFormat::Ros1Bag,
+        // As the command line does by default: types without a ROS 2 definition translated.
+        strict_types: false,
         to_ros1: st.to_ros1
             && matches!(st.format, OutputFormat::Ros1Bag | OutputFormat::Mcap)
             && !(st.to_ros2 && st.format == OutputFormat::Mcap),

@@ -238,6 +238,8 @@ pub struct ExportArgs<'a> {
     pub split_mb: Option<u64>,
     pub split_duration: Option<f64>,
     pub to_ros2: bool,
+    /// With `to_ros2`: no translated or mapped types.
+    pub strict_types: bool,
     /// ROS 2 messages to ROS 1.
     pub to_ros1: bool,
     pub migrate: Option<&'a Path>,
@@ -331,6 +333,7 @@ pub fn export(a: ExportArgs<'_>) -> bagscope::Result<ExitCode> {
         // Seconds to ns; NaN and negatives become 0, which the writer refuses as too short.
         split_ns: a.split_duration.map(|s| (s * 1e9) as u64),
         to_ros2: a.to_ros2,
+        strict_types: a.strict_types,
         to_ros1: a.to_ros1,
         migrate: a.migrate.map(Path::to_path_buf),
     };

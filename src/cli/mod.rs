@@ -132,9 +132,14 @@ pub enum Command {
         #[arg(long)]
         split_duration: Option<f64>,
         /// Re-encode ROS 1 messages as ROS 2 (CDR, `pkg/msg/Type`, Header without seq, time as
-        /// builtin_interfaces/Time); types without a ROS 2 counterpart are listed and left out.
+        /// builtin_interfaces/Time); a type without a ROS 2 definition is translated from its
+        /// ROS 1 one (and named), tf/tfMessage becomes tf2_msgs/msg/TFMessage.
         #[arg(long)]
         to_ros2: bool,
+        /// With --to-ros2: convert only types with a ROS 2 definition of the same name (on the
+        /// search path or shipped); list and leave out the others.
+        #[arg(long, requires = "to_ros2")]
+        strict_types: bool,
         /// Re-encode ROS 2 (CDR) messages in ROS 1 serialization (`pkg/Type`, Header with seq
         /// 0, builtin_interfaces/Time as time); types without a ROS 1 counterpart are listed
         /// and left out. For a .bag or MCAP output.
@@ -367,9 +372,11 @@ pub fn run(cmd: Command) -> ExitCode {
             split_mb,
             split_duration,
             to_ros2,
+            strict_types,
             to_ros1,
             migrate,
         } => decode::export(decode::ExportArgs {
+            strict_types,
             inputs: &inputs,
             out: &output,
             topics: &topics,

@@ -7,6 +7,15 @@
 //! every ROS 1 field a ROS 2 one, but for `Header.seq`, which ROS 2 dropped. `time` and
 //! `duration` become `builtin_interfaces/Time` and `Duration` (`sec`, `nanosec`). A type
 //! that does not match is refused with the field that differs: it is left out, never guessed.
+//!
+//! A type with no ROS 2 definition anywhere is translated from its ROS 1 definition, as
+//! rosbags-convert does and as a ROS 2 port of a package keeps its `.msg` files: `pkg/Type`
+//! becomes `pkg/msg/Type`, `time`/`duration` `builtin_interfaces/Time`/`Duration`, and the
+//! types it uses their ROS 2 definitions where found (`std_msgs/Header`, without `seq`), else
+//! translated too; the translated text is the output's definition. Where a ROS 2 type of
+//! another name with exactly the same fields is what ROS 2 tools expect (`tf/tfMessage` →
+//! `tf2_msgs/msg/TFMessage`, so that RViz 2 shows `/tf`), the connection is mapped to it.
+//! With `strict` ([`ToRos2::with_types`]) neither happens.
 
 use crate::definition::msg::{ArrayKind, Dialect, FieldType, MsgDef, Primitive};
 use crate::encoding::{Plan, Value};
@@ -28,6 +37,92 @@ pub struct ToRos2 {
     direct: bool,
     /// Per ROS 1 type (of `src`): whether its `seq` field is dropped (a `Header`).
     drop_seq: Vec<bool>,
+    /// Where the ROS 2 type came from.
+    pub origin: Ros2Origin,
+}
+
+/// Where a converted connection's ROS 2 type came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ros2Origin {
+    /// The same name's ROS 2 definition (search path or shipped).
+    Found,
+    /// Another ROS 2 type with exactly the same fields, which ROS 2 tools expect.
+    Mapped,
+    /// Translated from the ROS 1 definition; the ROS 2 names of the types translated (the
+    /// message's own first).
+    Translated(Vec<String>),
+}
+
+/// ROS 1 types whose messages ROS 2 tools expect under another type of the same fields.
+const MAPPED: &[(&str, &str)] = &[("tf/tfMessage", "tf2_msgs/msg/TFMessage")];
+
+/// The ROS 2 `.msg` text of ROS 1 definition `src` (its types and what they use, in
+/// sections): each type's ROS 2 definition where one is found, else its ROS 1 definition
+/// translated. Returns the text and the names of the types translated.
+fn translate(src: &MsgDef) -> (String, Vec<String>) {
+    let mut sections: Vec<(String, String)> = Vec::new();
+    let mut translated = Vec::new();
+    let mut builtins = std::collections::BTreeSet::new();
+    for (i, t) in src.types.iter().enumerate() {
+        let name = ros2_name(&crate::msgdef::normalize_type(&t.name));
+        if sections.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        if i > 0 {
+            if let Some((text, _)) = crate::defs::lookup_for(&name, Dialect::Ros2, "") {
+                sections.push((name, text));
+                continue;
+            }
+        }
+        let mut body = String::new();
+        for c in &t.constants {
+            body.push_str(&format!("{} {}={}\n", c.ty.name(), c.name, c.value));
+        }
+        for f in &t.fields {
+            let base = match f.ty {
+                FieldType::Primitive(Primitive::Time) => {
+                    builtins.insert("builtin_interfaces/msg/Time");
+                    "builtin_interfaces/Time".to_string()
+                }
+                FieldType::Primitive(Primitive::Duration) => {
+                    builtins.insert("builtin_interfaces/msg/Duration");
+                    "builtin_interfaces/Duration".to_string()
+                }
+                FieldType::Primitive(p) => p.name().to_string(),
+                FieldType::Message(j) => {
+                    ros2_name(&crate::msgdef::normalize_type(&src.types[j].name))
+                        .replace("/msg/", "/")
+                }
+            };
+            let suffix = match f.array {
+                ArrayKind::Scalar => String::new(),
+                ArrayKind::Fixed(n) => format!("[{n}]"),
+                ArrayKind::Variable => "[]".into(),
+            };
+            body.push_str(&format!("{base}{suffix} {}\n", f.name));
+        }
+        translated.push(name.clone());
+        sections.push((name, body));
+    }
+    for b in builtins {
+        if !sections.iter().any(|(n, _)| n == b) {
+            if let Some((text, _)) = crate::defs::lookup_for(b, Dialect::Ros2, "") {
+                sections.push((b.to_string(), text));
+            }
+        }
+    }
+    let mut text = String::new();
+    for (k, (name, body)) in sections.iter().enumerate() {
+        if k > 0 {
+            text.push_str(&"=".repeat(80));
+            text.push_str(&format!("\nMSG: {name}\n"));
+        }
+        text.push_str(body);
+        if !body.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    (text, translated)
 }
 
 /// Whether the ROS 2 fields of `d` are the ROS 1 fields of `s` in the same order (after
@@ -171,25 +266,75 @@ fn check(src: &MsgDef, s: usize, dst: &MsgDef, d: usize, path: &str) -> Result<(
 }
 
 impl ToRos2 {
-    /// Compiles the conversion of a ROS 1 connection, or says why it cannot be converted.
+    /// Compiles the conversion of a ROS 1 connection, or says why it cannot be converted:
+    /// types without a ROS 2 definition are translated from their ROS 1 one.
     pub fn new(c: &crate::Connection) -> Result<ToRos2, String> {
+        ToRos2::with_types(c, false)
+    }
+
+    /// [`Self::new`]; with `strict`, only a ROS 2 definition of the same name is taken (no
+    /// translation, no mapping to another type).
+    pub fn with_types(c: &crate::Connection, strict: bool) -> Result<ToRos2, String> {
         if c.encoding != "ros1" {
             return Err(format!("{} is {}-encoded, not ROS 1", c.topic, c.encoding));
         }
         let src = Plan::for_connection(c).map_err(|e| e.to_string())?;
+        let compile = |datatype: &str, text: String, origin: Ros2Origin| {
+            let dst =
+                MsgDef::parse_dialect(datatype, &text, Dialect::Ros2).map_err(|e| e.to_string())?;
+            check(&src.def, 0, &dst, 0, "")
+                .map_err(|e| format!("{} → {datatype}: {e}", c.datatype))?;
+            let mut drop_seq = vec![false; src.def.types.len()];
+            let direct = in_order(&src.def, 0, &dst, 0, 0, &mut drop_seq);
+            Ok::<_, String>(ToRos2 {
+                src: src.clone(),
+                dst,
+                datatype: datatype.to_string(),
+                definition: text,
+                direct,
+                drop_seq,
+                origin,
+            })
+        };
+        if !strict {
+            let ros1 = crate::msgdef::normalize_type(&c.datatype);
+            if let Some(&(_, to)) = MAPPED.iter().find(|(from, _)| *from == ros1) {
+                if let Some((text, _)) = crate::defs::lookup_for(to, Dialect::Ros2, "") {
+                    if let Ok(t) = compile(to, text, Ros2Origin::Mapped) {
+                        return Ok(t);
+                    }
+                }
+            }
+        }
         let datatype = ros2_name(&c.datatype);
-        let (definition, dst) = super::to_ros1::target_definition(c, &datatype, Dialect::Ros2)?;
-        check(&src.def, 0, &dst, 0, "").map_err(|e| format!("{} → {datatype}: {e}", c.datatype))?;
-        let mut drop_seq = vec![false; src.def.types.len()];
-        let direct = in_order(&src.def, 0, &dst, 0, 0, &mut drop_seq);
-        Ok(ToRos2 {
-            src,
-            dst,
-            datatype,
-            definition,
-            direct,
-            drop_seq,
-        })
+        match crate::defs::lookup_for(&datatype, Dialect::Ros2, "") {
+            Some((text, _)) => compile(&datatype, text, Ros2Origin::Found),
+            None if strict => Err(format!(
+                "{} has no ROS 2 definition (none on the search path or shipped)",
+                c.datatype
+            )),
+            None => {
+                let (text, names) = translate(&src.def);
+                compile(&datatype, text, Ros2Origin::Translated(names))
+            }
+        }
+    }
+
+    /// What to tell the user of the type chosen, if anything (a translation or a mapping).
+    pub fn note(&self) -> Option<String> {
+        let ros1 = &self.src.def.types[0].name;
+        match &self.origin {
+            Ros2Origin::Found => None,
+            Ros2Origin::Mapped => Some(format!(
+                "{ros1} → {}: the ROS 2 type with the same fields, which ROS 2 tools expect",
+                self.datatype
+            )),
+            Ros2Origin::Translated(names) => Some(format!(
+                "{ros1} → {}: no ROS 2 definition found, translated from the ROS 1 one ({})",
+                self.datatype,
+                names.join(", ")
+            )),
+        }
     }
 
     /// Converts one message: ROS 1 bytes in, CDR (little endian, with its header) out.

@@ -103,6 +103,9 @@ pub struct ExportOptions {
     /// Re-encode ROS 1 messages as CDR with their ROS 2 types; connections whose type has no
     /// ROS 2 counterpart are left out and listed in the report.
     pub to_ros2: bool,
+    /// With `to_ros2`: only types with a ROS 2 definition of the same name are converted
+    /// (others left out), none translated from its ROS 1 definition or mapped to another.
+    pub strict_types: bool,
     /// Re-encode ROS 2 (CDR) messages in ROS 1 serialization with their ROS 1 types;
     /// connections whose type has no ROS 1 counterpart are left out and listed in the report.
     pub to_ros1: bool,
@@ -145,7 +148,7 @@ pub struct ExportReport {
 }
 
 /// Compiles a connection's conversion (`--to-ros2`, `--to-ros1`), or says why it cannot.
-type MakeTransform = fn(&Connection) -> std::result::Result<Transform, String>;
+type MakeTransform<'a> = &'a dyn Fn(&Connection) -> std::result::Result<Transform, String>;
 
 /// How a connection's messages are changed on the way.
 enum Transform {
@@ -577,14 +580,16 @@ pub fn export_many(
         }
         // --to-ros2 / --to-ros1: each connection of the source encoding gets its conversion,
         // or is left out with the reason.
+        let strict = opts.strict_types;
+        let to_ros2 = move |c: &Connection| {
+            crate::encoding::to_ros2::ToRos2::with_types(c, strict).map(Transform::ToRos2)
+        };
+        let to_ros1 =
+            |c: &Connection| crate::encoding::to_ros1::ToRos1::new(c).map(Transform::ToRos1);
         let direction: Option<(&str, MakeTransform)> = if opts.to_ros2 {
-            Some(("ros1", |c| {
-                crate::encoding::to_ros2::ToRos2::new(c).map(Transform::ToRos2)
-            }))
+            Some(("ros1", &to_ros2))
         } else if opts.to_ros1 {
-            Some(("cdr", |c| {
-                crate::encoding::to_ros1::ToRos1::new(c).map(Transform::ToRos1)
-            }))
+            Some(("cdr", &to_ros1))
         } else {
             None
         };
@@ -597,6 +602,11 @@ pub fn export_many(
                 }
                 match make(c) {
                     Ok(t) => {
+                        if let Transform::ToRos2(r) = &t {
+                            if let Some(n) = r.note().filter(|n| !notes.contains(n)) {
+                                notes.push(n);
+                            }
+                        }
                         conv[ci] = Some(t);
                         true
                     }
