@@ -14,7 +14,7 @@
 set -u
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LOGS="${1:-$ROOT/fuzz/logs}"
-TARGETS="${TARGETS:-decode decode_cdr open_mcap open_old open_rosbag2 open_iterate}"
+TARGETS="${TARGETS:-decode decode_cdr parse_idl open_mcap open_old open_rosbag2 open_iterate}"
 RUNS="${RUNS:-10000000}"
 SECONDS_EACH="${SECONDS_EACH:-1200}"
 mkdir -p "$LOGS"
@@ -23,7 +23,7 @@ cd "$ROOT/fuzz"
 export TMPDIR=/dev/shm RUSTC_BOOTSTRAP=1
 for t in $TARGETS; do
   case "$t" in
-    decode|decode_cdr) len=4096 ;;
+    decode|decode_cdr|parse_idl) len=4096 ;;
     *) len=16384 ;;
   esac
   mkdir -p "corpus/$t"

@@ -114,9 +114,40 @@ def main() -> None:
                     e += 1
     except ImportError:
         pass
+    # IDL: the schemas and messages of tests/py/idl_fixture.py (rosidl's ros2idl, eProsima's
+    # omgidl, a type without a package), and hand-written schemas of what rosbags' IDL reader
+    # does not take (enums, annotations, multidimensional arrays), as tests/idl.rs has them.
+    i = 0
+    try:
+        import subprocess
+        import tempfile
+        from mcap.reader import make_reader
+        tmp = Path(tempfile.mkdtemp())
+        if subprocess.run(['python3', str(ROOT / 'tests' / 'py' / 'idl_fixture.py'),
+                           str(tmp / 'idl.mcap'), str(tmp / 'idl.jsonl')]).returncode == 0:
+            with open(tmp / 'idl.mcap', 'rb') as fh:
+                for schema, _c, msg in make_reader(fh).iter_messages():
+                    put('parse_idl', schema.name.encode() + b'\n' + schema.data + b'\0' + msg.data)
+                    i += 1
+    except ImportError:
+        pass
+    hand = [
+        ('robot::State', 'module robot {\n  @bit_bound(8) enum Level { @value(10) LOW, HIGH };\n'
+         '  enum Mode { IDLE, RUN = 7, STOP };\n  typedef long Grid[2][3];\n  @appendable\n'
+         '  struct State {\n    @key unsigned short id;\n    Mode mode;\n    Level level;\n'
+         '    Grid grid;\n    double speed;\n  };\n};\n',
+         b'\0\x01\0\0' + bytes(range(48))),
+        ('a::B', 'module a { const long N = 2 * 3 + (1 << 2); struct C { string<N> s; };\n'
+         ' struct B : C { sequence<sequence<long>> bad; }; };', b'\0\x07\0\0' + bytes(16)),
+        ('std_msgs/msg/Empty', 'module std_msgs { module msg { struct Empty {\n'
+         ' uint8 structure_needs_at_least_one_member; }; }; };', b'\0\x01\0\0\0'),
+    ]
+    for name, text, msg in hand:
+        put('parse_idl', name.encode() + b'\n' + text.encode() + b'\0' + msg)
+        i += 1
     print(f'{n} bag seeds, {len(defs) * 3} decode seeds, {m} MCAP seeds, '
           f'{len(cdr_defs) * 3} CDR seeds, {r} rosbag2 seeds, {o} old-format seeds, '
-          f'{e} protobuf/JSON seeds')
+          f'{e} protobuf/JSON seeds, {i} IDL seeds')
 
 
 if __name__ == '__main__':

@@ -7,6 +7,16 @@ mod common;
 
 use bagscope::{Bag, Filter};
 
+/// Opens `bytes` as `name` and reads every message, within 30 s.
+fn open_and_read(name: &'static str, bytes: Vec<u8>) -> Result<(Bag, usize), String> {
+    common::within(30, name, move || {
+        let b = Bag::from_bytes(name, bytes).map_err(|e| e.to_string())?;
+        let _ = b.tables();
+        let (ok, _) = read_all(&b);
+        Ok((b, ok))
+    })
+}
+
 fn read_all(b: &Bag) -> (usize, usize) {
     let (mut ok, mut bad) = (0, 0);
     if let Ok(it) = b.messages(&Filter::default()) {
@@ -28,23 +38,35 @@ fn mcap_sample() -> Vec<u8> {
 #[test]
 fn mcap_cut_anywhere_opens_what_is_left_or_says_why() {
     let full = mcap_sample();
-    let total = Bag::from_bytes("talker.mcap", full.clone())
-        .unwrap()
-        .summary()
-        .message_count;
+    let whole_file = Bag::from_bytes("talker.mcap", full.clone()).unwrap();
+    let total = whole_file.summary().message_count;
     assert!(total > 0);
+    // Where each chunk record ends and how many messages it holds.
+    let chunks: Vec<(u64, u64)> = whole_file
+        .summary()
+        .chunks
+        .iter()
+        .map(|c| (c.data_pos + c.data_len, c.message_count()))
+        .collect();
     let step = (full.len() / 97).max(1);
     let mut recovered_some = false;
     for cut in (0..full.len()).step_by(step) {
-        match Bag::from_bytes("cut.mcap", full[..cut].to_vec()) {
-            Ok(b) => {
+        // The messages of every chunk the cut leaves whole come back; of the chunk it cuts
+        // through, at most its own.
+        let whole: u64 = chunks
+            .iter()
+            .filter(|c| c.0 <= cut as u64)
+            .map(|c| c.1)
+            .sum();
+        let cut_through = chunks.iter().find(|c| c.0 > cut as u64).map_or(0, |c| c.1);
+        match open_and_read("cut.mcap", full[..cut].to_vec()) {
+            Ok((b, ok)) => {
                 let s = b.summary();
                 assert!(
-                    s.message_count <= total,
-                    "cut at {cut}: {} > {total}",
+                    s.message_count >= whole && s.message_count <= whole + cut_through,
+                    "cut at {cut}: {} messages, {whole} in whole chunks before it",
                     s.message_count
                 );
-                let (ok, _) = read_all(&b);
                 assert_eq!(ok as u64, s.message_count, "cut at {cut}");
                 if cut > 8 && cut < full.len() {
                     assert!(!b.warnings().is_empty(), "cut at {cut} gave no warning");
@@ -52,8 +74,8 @@ fn mcap_cut_anywhere_opens_what_is_left_or_says_why() {
                 recovered_some |= s.message_count > 0;
             }
             Err(e) => {
-                let t = e.to_string();
-                assert!(!t.is_empty(), "cut at {cut}");
+                assert!(!e.is_empty(), "cut at {cut}");
+                assert_eq!(whole, 0, "cut at {cut} lost whole chunks: {e}");
             }
         }
     }
@@ -63,6 +85,10 @@ fn mcap_cut_anywhere_opens_what_is_left_or_says_why() {
 #[test]
 fn mcap_with_overwritten_bytes_never_panics() {
     let full = mcap_sample();
+    let full_count = Bag::from_bytes("talker.mcap", full.clone())
+        .unwrap()
+        .summary()
+        .message_count;
     let mut x: u64 = 0x2545_F491_4F6C_DD1D;
     for round in 0..300 {
         let mut d = full.clone();
@@ -73,9 +99,8 @@ fn mcap_with_overwritten_bytes_never_panics() {
             let i = (x % d.len() as u64) as usize;
             d[i] = (x >> 24) as u8;
         }
-        if let Ok(b) = Bag::from_bytes("hit.mcap", d) {
-            let _ = b.tables();
-            read_all(&b);
+        if let Ok((_, n)) = open_and_read("hit.mcap", d) {
+            assert!(n as u64 <= 2 * full_count, "round {round}: {n} messages");
         }
     }
 }
@@ -115,12 +140,19 @@ fn rosbag2_damage_gives_clear_errors() {
     std::fs::create_dir_all(&empty).unwrap();
     let e = Bag::open(&empty).unwrap_err().to_string();
     assert!(e.contains("no metadata.yaml and no storage file"), "{e}");
-    // The source files were only read: nothing was written beside them.
-    let names: Vec<_> = std::fs::read_dir(&src)
+    // The files opened were only read: nothing was written beside them (no journal, WAL or
+    // shared-memory file, no index cache in the bag's folder).
+    let mut names: Vec<String> = std::fs::read_dir(&*d)
         .unwrap()
-        .map(|e| e.unwrap().file_name())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 2, "{names:?}");
+    names.sort();
+    assert_eq!(names, ["badyaml", "cut.db3", "empty"]);
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["talker.db3"]);
 }
 
 /// A database with row ids at both ends of i64 and a gap between (found by fuzzing:

@@ -1,0 +1,44 @@
+//! OMG IDL schemas from arbitrary bytes (`ros2idl`, `omgidl`): the input is the root type's
+//! name, a newline, the IDL text, a 0 byte, then a CDR message. Parsing and compiling must
+//! return (a definition or an error with a line), never panic or hang; a definition compiles
+//! into a plan that decodes the message (to JSON, which must parse) and whose every field
+//! path's extractor gives what decoding the whole message gives where that decodes.
+#![no_main]
+
+use bagscope::decode::{to_json, Extractor, FieldPath, Plan};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+    let Ok(text) = std::str::from_utf8(&data[..split]) else {
+        return;
+    };
+    let msg = data.get(split + 1..).unwrap_or(&[]);
+    let (name, idl) = text.split_once('\n').unwrap_or(("", text));
+    let def = match bagscope::definition::idl::parse(name, idl) {
+        Ok(d) => d,
+        Err(e) => {
+            assert!(!e.reason.is_empty());
+            return;
+        }
+    };
+    let plan = Plan::new_cdr(def);
+    let decodes = plan.decode(msg).is_ok();
+    assert_eq!(plan.validates(msg), decodes);
+    if let Ok(node) = plan.decode(msg) {
+        let mut s = String::new();
+        to_json(&plan.def, &node.value, &mut s);
+        let _: serde_json::Value = serde_json::from_str(&s).expect("to_json writes JSON");
+    }
+    for p in bagscope::decode::leaf_paths(&plan.def, "", -1, (4, 64), &|_| true) {
+        if let Ok(fp) = FieldPath::parse(&p) {
+            if let Ok(ex) = Extractor::new(&plan, &fp.segments) {
+                let v = ex.extract(msg);
+                if decodes {
+                    let w = ex.extract_decoded(msg);
+                    assert_eq!(format!("{v:?}"), format!("{w:?}"), "{p}");
+                }
+            }
+        }
+    }
+});
