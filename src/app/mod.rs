@@ -761,11 +761,12 @@ impl App {
         }
         use egui::Key;
         // Find works from anywhere, the query box included.
-        let (ctrl_f, f3, shift_f3) = ui.input_mut(|i| {
+        // Shift+F3 first: a key without Shift also matches the event with it.
+        let (ctrl_f, shift_f3, f3) = ui.input_mut(|i| {
             (
                 i.consume_key(egui::Modifiers::COMMAND, Key::F),
-                i.consume_key(egui::Modifiers::NONE, Key::F3),
                 i.consume_key(egui::Modifiers::SHIFT, Key::F3),
+                i.consume_key(egui::Modifiers::NONE, Key::F3),
             )
         });
         if ctrl_f {
