@@ -280,3 +280,44 @@ fn a_schema_that_does_not_parse_says_where() {
         r.stderr
     );
 }
+
+/// rosbag2 SQLite (iron and later) stores a type built from IDL as `ros2idl` in its
+/// `message_definitions` table: read like the `ros2msg` definition it replaces.
+#[test]
+fn a_sqlite_recording_with_ros2idl_definitions() {
+    let d = common::temp_dir("idl-sqlite");
+    let bag = d.join("twist");
+    let src = common::corpus_dir().join("rosbag.js/example.bag");
+    common::bagscope(&[
+        &"export",
+        &src,
+        &"--format",
+        &"rosbag2-sqlite3",
+        &"--to-ros2",
+        &"--topic",
+        &"/turtle1/cmd_vel",
+        &"-o",
+        &bag,
+    ])
+    .ok();
+    let before = common::bagscope(&[&"echo", &bag, &"--json"]).ok();
+    assert_eq!(before.lines().count(), 357);
+    let idl = "// generated from rosidl_adapter/resource/msg.idl.em\n#include \"geometry_msgs/msg/Vector3.idl\"\n\nmodule geometry_msgs {\n  module msg {\n    @verbatim (language=\"comment\", text=\n      \"This expresses velocity in free space broken into its linear and angular parts.\")\n    struct Twist {\n      geometry_msgs::msg::Vector3 linear;\n\n      geometry_msgs::msg::Vector3 angular;\n    };\n  };\n};\n\n================================================================================\nIDL: geometry_msgs/msg/Vector3\nmodule geometry_msgs {\n  module msg {\n    struct Vector3 {\n      double x;\n\n      double y;\n\n      double z;\n    };\n  };\n};\n";
+    let db = rusqlite::Connection::open(bag.join("twist_0.db3")).unwrap();
+    let n = db
+        .execute(
+            "UPDATE message_definitions SET encoding = 'ros2idl', encoded_message_definition = ?1 WHERE topic_type = 'geometry_msgs/msg/Twist'",
+            [idl],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    drop(db);
+    let b = bagscope::Bag::open(&bag).unwrap();
+    let c = &b.summary().connections[0];
+    assert_eq!(c.schema_encoding, "ros2idl");
+    let (plan, source) = bagscope::decode::Plan::for_connection_with_source(c).unwrap();
+    assert_eq!(source.to_string(), "stored in the recording");
+    assert_eq!(plan.def.types[1].name, "geometry_msgs/msg/Vector3");
+    let after = common::bagscope(&[&"echo", &bag, &"--json"]).ok();
+    assert_eq!(after, before);
+}
