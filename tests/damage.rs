@@ -36,13 +36,7 @@ fn truncation_at_many_offsets_recovers_or_errors_cleanly() {
         common::write_fixture(&full, compression, 2000, 600);
         let bytes = std::fs::read(&full).unwrap();
         // Where each chunk record ends and how many messages it holds, from the whole file.
-        let chunks: Vec<(u64, u64)> = Bag::open(&full)
-            .unwrap()
-            .summary()
-            .chunks
-            .iter()
-            .map(|c| (c.data_pos + c.data_len, c.message_count()))
-            .collect();
+        let chunks = common::chunk_ends(&Bag::open(&full).unwrap());
         assert!(chunks.len() > 5);
         let cut_path = d.join("cut.bag");
         let mut last_recovered = 0;
@@ -51,12 +45,7 @@ fn truncation_at_many_offsets_recovers_or_errors_cleanly() {
             std::fs::write(&cut_path, &bytes[..cut]).unwrap();
             // Every message of a chunk the cut leaves whole comes back; of the chunk it cuts
             // through, at most its own.
-            let whole: u64 = chunks
-                .iter()
-                .filter(|c| c.0 <= cut as u64)
-                .map(|c| c.1)
-                .sum();
-            let cut_through = chunks.iter().find(|c| c.0 > cut as u64).map_or(0, |c| c.1);
+            let (whole, cut_through) = common::after_cut(&chunks, cut);
             match read_all(&cut_path) {
                 Ok(n) => {
                     let bag = Bag::open(&cut_path).unwrap();

@@ -41,24 +41,13 @@ fn mcap_cut_anywhere_opens_what_is_left_or_says_why() {
     let whole_file = Bag::from_bytes("talker.mcap", full.clone()).unwrap();
     let total = whole_file.summary().message_count;
     assert!(total > 0);
-    // Where each chunk record ends and how many messages it holds.
-    let chunks: Vec<(u64, u64)> = whole_file
-        .summary()
-        .chunks
-        .iter()
-        .map(|c| (c.data_pos + c.data_len, c.message_count()))
-        .collect();
+    let chunks = common::chunk_ends(&whole_file);
     let step = (full.len() / 97).max(1);
     let mut recovered_some = false;
     for cut in (0..full.len()).step_by(step) {
         // The messages of every chunk the cut leaves whole come back; of the chunk it cuts
         // through, at most its own.
-        let whole: u64 = chunks
-            .iter()
-            .filter(|c| c.0 <= cut as u64)
-            .map(|c| c.1)
-            .sum();
-        let cut_through = chunks.iter().find(|c| c.0 > cut as u64).map_or(0, |c| c.1);
+        let (whole, cut_through) = common::after_cut(&chunks, cut);
         match open_and_read("cut.mcap", full[..cut].to_vec()) {
             Ok((b, ok)) => {
                 let s = b.summary();

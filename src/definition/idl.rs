@@ -648,6 +648,16 @@ impl Parser {
         self.items.push(Item { path, decl, line });
     }
 
+    /// The `>` that closes `sequence<...>` or `string<...>`; of a `>>`, the first half (the
+    /// second closes the enclosing one).
+    fn close_angle(&mut self) -> PResult<()> {
+        if self.is_punct(">>") {
+            self.toks[self.pos].0 = Tok::Punct(">");
+            return Ok(());
+        }
+        self.expect(">")
+    }
+
     fn scoped_name(&mut self) -> PResult<(Vec<String>, bool)> {
         let absolute = self.eat_punct("::");
         let mut parts = vec![self.ident()?];
@@ -707,7 +717,7 @@ impl Parser {
                 self.pos += 1;
                 let bound = if self.eat_punct("<") {
                     let b = self.expr_no_gt()?;
-                    self.expect(">")?;
+                    self.close_angle()?;
                     Some(b)
                 } else {
                     None
@@ -723,12 +733,7 @@ impl Parser {
                 } else {
                     None
                 };
-                // `>>` closes two sequences at once.
-                if self.is_punct(">>") {
-                    self.toks[self.pos].0 = Tok::Punct(">");
-                } else {
-                    self.expect(">")?;
-                }
+                self.close_angle()?;
                 Ok(TypeSpec::Sequence(Box::new(inner), bound))
             }
             "wstring" | "wchar" | "fixed" | "any" | "Object" | "ValueBase" | "map" => {
@@ -763,33 +768,29 @@ impl Parser {
         }
     }
 
-    /// An expression inside `<...>`, where `>` closes rather than compares.
-    fn expr_no_gt(&mut self) -> PResult<Expr> {
-        self.expr_add()
-    }
-
     fn expr(&mut self) -> PResult<Expr> {
-        let mut e = self.expr_add()?;
-        while let Some(op) = self.operator(&["|", "<<", ">>"]) {
-            let r = self.expr_add()?;
-            e = Expr::Bin(op, Box::new(e), Box::new(r));
-        }
-        Ok(e)
+        self.binary(0)
     }
 
-    fn expr_add(&mut self) -> PResult<Expr> {
-        let mut e = self.expr_mul()?;
-        while let Some(op) = self.operator(&["+", "-"]) {
-            let r = self.expr_mul()?;
-            e = Expr::Bin(op, Box::new(e), Box::new(r));
-        }
-        Ok(e)
+    /// An expression inside `<...>`, where `>>` closes rather than shifts.
+    fn expr_no_gt(&mut self) -> PResult<Expr> {
+        self.binary(1)
     }
 
-    fn expr_mul(&mut self) -> PResult<Expr> {
-        let mut e = self.expr_unary()?;
-        while let Some(op) = self.operator(&["*", "/"]) {
-            let r = self.expr_unary()?;
+    /// Binary operators from the loosest binding (`|`, shifts) to the tightest (`*`, `/`).
+    const LEVELS: [&'static [&'static str]; 3] = [&["|", "<<", ">>"], &["+", "-"], &["*", "/"]];
+
+    fn binary(&mut self, level: usize) -> PResult<Expr> {
+        let operand = |p: &mut Parser| {
+            if level + 1 < Parser::LEVELS.len() {
+                p.binary(level + 1)
+            } else {
+                p.expr_unary()
+            }
+        };
+        let mut e = operand(self)?;
+        while let Some(op) = self.operator(Parser::LEVELS[level]) {
+            let r = operand(self)?;
             e = Expr::Bin(op, Box::new(e), Box::new(r));
         }
         Ok(e)
@@ -1496,6 +1497,18 @@ module pkg { module msg {
         );
         assert_eq!(d.types[0].fields[1].type_text, "string<=5[<=3]");
         assert_eq!(d.types.len(), 1);
+        // Constant expressions bind as in C; `>>` closes two angle brackets.
+        let t = parse(
+            "m/T",
+            "module m { const long A = 1 + 2 * 3; const long B = (1 << 2) | 1; const long C = A - B / 5;\n struct T { sequence<string<5>> s; sequence<long, A> x; long y[C]; }; };",
+        )
+        .unwrap();
+        let f: Vec<&str> = t.types[0]
+            .fields
+            .iter()
+            .map(|f| f.type_text.as_str())
+            .collect();
+        assert_eq!(f, ["string<=5[]", "int32[<=7]", "int32[6]"]);
         // rosidl's member of an empty message is no field.
         let e = parse("pkg/msg/Empty", text).unwrap();
         assert!(e.types[0].fields.is_empty());

@@ -875,7 +875,7 @@ fn python(types: &[GenType]) -> String {
             let n = field_name(Lang::Python, &f.name);
             let elem = match (&f.ty, &t.refs[i]) {
                 (FieldType::Message(_), Some(r)) => format!("{}.read(r)", cls(r)),
-                (FieldType::Primitive(p), _) => format!("read_prim(r, {:?})", prim_name(*p)),
+                (FieldType::Primitive(p), _) => format!("read_prim(r, {:?})", p.name()),
                 _ => "None".into(),
             };
             let is_bytes = matches!(f.ty, FieldType::Primitive(Primitive::U8));
@@ -901,7 +901,7 @@ fn python(types: &[GenType]) -> String {
         for f in &t.ty.fields {
             let n = field_name(Lang::Python, &f.name);
             let kind = match f.ty {
-                FieldType::Primitive(p) => prim_name(p),
+                FieldType::Primitive(p) => p.name(),
                 FieldType::Message(_) => "msg",
             };
             let is_bytes =
@@ -929,23 +929,4 @@ fn python(types: &[GenType]) -> String {
     }
     o.push_str("}\n\n\ndef decode_json(type_name: str, cdr: bool, data: bytes) -> str:\n    \"\"\"Decodes a message of any generated type (its name with or without /msg/) to JSON.\"\"\"\n    c = TYPES[type_name.replace('/msg/', '/')]\n    m = c.from_cdr(data) if cdr else c.from_ros1(data)\n    return _json.dumps(m.to_dict())\n");
     o
-}
-
-fn prim_name(p: Primitive) -> &'static str {
-    match p {
-        Primitive::Bool => "bool",
-        Primitive::I8 => "int8",
-        Primitive::U8 => "uint8",
-        Primitive::I16 => "int16",
-        Primitive::U16 => "uint16",
-        Primitive::I32 => "int32",
-        Primitive::U32 => "uint32",
-        Primitive::I64 => "int64",
-        Primitive::U64 => "uint64",
-        Primitive::F32 => "float32",
-        Primitive::F64 => "float64",
-        Primitive::String => "string",
-        Primitive::Time => "time",
-        Primitive::Duration => "duration",
-    }
 }

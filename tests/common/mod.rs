@@ -294,3 +294,25 @@ pub fn within<T: Send + 'static>(
         Err(_) => panic!("{what} did not finish in {secs} s: a hang"),
     }
 }
+
+/// The chunks of a whole recording as (where the chunk record ends, its messages), for
+/// [`after_cut`].
+pub fn chunk_ends(bag: &bagscope::Bag) -> Vec<(u64, u64)> {
+    bag.summary()
+        .chunks
+        .iter()
+        .map(|c| (c.data_pos + c.data_len, c.message_count()))
+        .collect()
+}
+
+/// What a copy of the recording cut at byte `cut` must give back: (the messages of every chunk
+/// the cut leaves whole, the messages of the chunk it cuts through, at most of which return).
+pub fn after_cut(chunks: &[(u64, u64)], cut: usize) -> (u64, u64) {
+    let whole = chunks
+        .iter()
+        .filter(|c| c.0 <= cut as u64)
+        .map(|c| c.1)
+        .sum();
+    let cut_through = chunks.iter().find(|c| c.0 > cut as u64).map_or(0, |c| c.1);
+    (whole, cut_through)
+}
