@@ -460,23 +460,23 @@ fn picture(w: u32, h: u32, k: u32) -> Vec<u8> {
 /// Decode time per frame size, then the app playing a 1920×1080 jpeg topic at 30 Hz with an
 /// image panel open (20 s, 600 frames written here with bagscope's writer).
 fn camera(n: usize) {
-    use bagscope::writer::{BagWriter, ConnectionSpec, WriteOptions};
+    use bagscope::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
     for (w, h) in [(640u32, 480u32), (1280, 720), (1920, 1080)] {
-        let jpeg = bagscope::image::encode_jpeg(w, h, &picture(w, h, 1), 85).expect("jpeg");
+        let jpeg = bagscope::ops::image::encode_jpeg(w, h, &picture(w, h, 1), 85).expect("jpeg");
         let rgb = picture(w, h, 2);
         let runs = 20;
         let t0 = Instant::now();
         for _ in 0..runs {
-            let img = bagscope::image::decode_compressed("jpeg", &jpeg).expect("decode");
+            let img = bagscope::ops::image::decode_compressed("jpeg", &jpeg).expect("decode");
             std::hint::black_box(&img);
         }
         let dj = t0.elapsed().as_secs_f64() * 1e3 / runs as f64;
         let t0 = Instant::now();
         for _ in 0..runs {
-            let img = bagscope::image::decode_raw("rgb8", w, h, u64::from(w) * 3, false, &rgb)
+            let img = bagscope::ops::image::decode_raw("rgb8", w, h, u64::from(w) * 3, false, &rgb)
                 .expect("decode");
             let out = img.render(
-                bagscope::image::Colormap::Grey,
+                bagscope::ops::image::Colormap::Grey,
                 (0.0, 1.0),
                 Default::default(),
             );
@@ -510,7 +510,8 @@ fn camera(n: usize) {
     // 30 distinct frames, repeated: the panel decodes every message it shows all the same.
     let frames: Vec<Vec<u8>> = (0..30)
         .map(|k| {
-            bagscope::image::encode_jpeg(1920, 1080, &picture(1920, 1080, k), 85).expect("jpeg")
+            bagscope::ops::image::encode_jpeg(1920, 1080, &picture(1920, 1080, k), 85)
+                .expect("jpeg")
         })
         .collect();
     let start = 1_700_000_000_000_000_000u64;
@@ -565,7 +566,7 @@ fn camera(n: usize) {
 /// 200 topics in 20 namespaces, 5,000 Float64 messages each: the timeline draws only the rows
 /// on screen and the tree stays cheap.
 fn wide(n: usize) {
-    use bagscope::writer::{BagWriter, ConnectionSpec, WriteOptions};
+    use bagscope::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
     let dir = std::env::temp_dir().join(format!("bagscope-ui-frame-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("wide.bag");

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{Error, Location, RecordKind, Result};
-use crate::storage::compression as chunk;
+use crate::storage::compression;
 use crate::storage::ros1::{classify_magic, message_in_chunk, open_v2};
 pub(crate) use crate::storage::{read_at, Opened, Source};
 pub use crate::storage::{
@@ -96,8 +96,11 @@ impl std::fmt::Debug for Bag {
 
 /// A connection's plan and the source of its definition, or why there is none.
 type PlanResult = std::result::Result<
-    (Arc<crate::decode::Plan>, crate::defs::DefSource),
-    crate::msgdef::DefError,
+    (
+        Arc<crate::encoding::Plan>,
+        crate::definition::sources::DefSource,
+    ),
+    crate::definition::msg::DefError,
 >;
 
 /// Default budget of the decompressed chunk cache.
@@ -113,7 +116,7 @@ impl Bag {
     pub fn open(path: impl AsRef<Path>) -> Result<Bag> {
         let path = path.as_ref();
         if path.is_dir() {
-            let (files, opened) = crate::rosbag2::open_dir(path)?;
+            let (files, opened) = crate::storage::rosbag2::open_dir(path)?;
             return Ok(Bag::from_opened(files, opened));
         }
         let file = File::open(path).map_err(|e| Error::Open {
@@ -122,20 +125,20 @@ impl Bag {
         })?;
         let src = Source::File(file);
         let head = read_at(&src, 0, 64)?;
-        if head.starts_with(crate::rosbag2::SQLITE_MAGIC)
-            || head.starts_with(crate::rosbag2::ZSTD_MAGIC)
+        if head.starts_with(crate::storage::rosbag2::SQLITE_MAGIC)
+            || head.starts_with(crate::storage::rosbag2::ZSTD_MAGIC)
         {
-            let (files, opened) = crate::rosbag2::open_file(path)?;
+            let (files, opened) = crate::storage::rosbag2::open_file(path)?;
             return Ok(Bag::from_opened(files, opened));
         }
-        if crate::rosbag2::looks_like_metadata(path, &head) {
+        if crate::storage::rosbag2::looks_like_metadata(path, &head) {
             let dir = path.parent().unwrap_or(Path::new("."));
             let dir = if dir.as_os_str().is_empty() {
                 Path::new(".")
             } else {
                 dir
             };
-            let (files, opened) = crate::rosbag2::open_dir(dir)?;
+            let (files, opened) = crate::storage::rosbag2::open_dir(dir)?;
             return Ok(Bag::from_opened(files, opened));
         }
         // A recording recovered by a scan before opens from the index cache.
@@ -166,8 +169,8 @@ impl Bag {
     fn open_source(path: &Path, file: Source) -> Result<Bag> {
         let file_size = file.len()?;
         let head = read_at(&file, 0, 64)?;
-        if head.starts_with(crate::mcap::MAGIC) {
-            let mut opened = crate::mcap::open(&file, path, file_size)?;
+        if head.starts_with(crate::storage::mcap::MAGIC) {
+            let mut opened = crate::storage::mcap::open(&file, path, file_size)?;
             if opened.profile == "ros2" && opened.summary.metadata.iter().any(|m| m.0 == "rosbag2")
             {
                 opened.summary.warnings.insert(
@@ -191,16 +194,16 @@ impl Bag {
         }
         let version = match classify_magic(&head) {
             Ok(v) => v,
-            Err(e) => match crate::old::classify(&read_at(&file, 0, 1024)?) {
+            Err(e) => match crate::storage::ros1::old::classify(&read_at(&file, 0, 1024)?) {
                 Some(v) => v,
                 None => return Err(e),
             },
         };
         let opened = match version {
             Version::V2_0 => open_v2(&file, path, file_size)?,
-            Version::V1_2 => crate::v12::open(&file, path, file_size)?,
+            Version::V1_2 => crate::storage::ros1::v12::open(&file, path, file_size)?,
             Version::V1_1 | Version::V1_0 | Version::V0 => {
-                crate::old::open(&file, path, file_size, version)?
+                crate::storage::ros1::old::open(&file, path, file_size, version)?
             }
             _ => return Err(Error::Invalid("not a ROS 1 bag".into())),
         };
@@ -456,9 +459,9 @@ impl Bag {
         };
         let mut none = |_: TablesProgress, _: &ChunkEntries| true;
         Ok(Arc::new(if s.version.is_ros1() {
-            crate::tables::build(self, &want, &mut none)?
+            crate::storage::ros1::tables::build(self, &want, &mut none)?
         } else {
-            crate::mcap::build_tables(self, &want, &mut none)?
+            crate::storage::mcap::build_tables(self, &want, &mut none)?
         }))
     }
 
@@ -501,9 +504,9 @@ impl Bag {
             return Ok(t.clone());
         }
         let tables = Arc::new(if s.version.is_ros1() {
-            crate::tables::build(self, &|_| true, progress)?
+            crate::storage::ros1::tables::build(self, &|_| true, progress)?
         } else {
-            crate::mcap::build_tables(self, &|_| true, progress)?
+            crate::storage::mcap::build_tables(self, &|_| true, progress)?
         });
         let _ = self.inner.tables.set(tables.clone());
         Ok(self.inner.tables.get().cloned().unwrap_or(tables))
@@ -529,7 +532,7 @@ impl Bag {
         let ch = self.chunk(idx)?;
         let file = self.source(ch)?;
         if ch.kind == ChunkKind::Rows {
-            return crate::rosbag2::read_rows(file, ch, None);
+            return crate::storage::rosbag2::read_rows(file, ch, None);
         }
         if ch.kind == ChunkKind::Ros1Raw {
             return Ok(read_at(file, ch.data_pos, ch.data_len as usize)?);
@@ -545,7 +548,7 @@ impl Bag {
             });
         }
         Ok(
-            match chunk::decompress(l.compression, &raw, l.size, ch.pos)? {
+            match compression::decompress(l.compression, &raw, l.size, ch.pos)? {
                 std::borrow::Cow::Borrowed(_) => raw,
                 std::borrow::Cow::Owned(v) => v,
             },
@@ -638,7 +641,7 @@ impl Bag {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        crate::rosbag2::read_rows(self.source(ch)?, ch, Some(&ids))
+        crate::storage::rosbag2::read_rows(self.source(ch)?, ch, Some(&ids))
     }
 
     /// Connection `conn`'s definition compiled for decoding, and where it came from: worked
@@ -648,27 +651,28 @@ impl Bag {
         &self,
         conn: usize,
     ) -> std::result::Result<
-        (Arc<crate::decode::Plan>, crate::defs::DefSource),
-        crate::msgdef::DefError,
+        (
+            Arc<crate::encoding::Plan>,
+            crate::definition::sources::DefSource,
+        ),
+        crate::definition::msg::DefError,
     > {
         // The connections are the same in the quick and the complete summary.
-        let c =
-            self.quick_summary()
-                .connections
-                .get(conn)
-                .ok_or_else(|| crate::msgdef::DefError {
-                    datatype: String::new(),
-                    line: None,
-                    reason: format!("no connection {conn}"),
-                })?;
+        let c = self.quick_summary().connections.get(conn).ok_or_else(|| {
+            crate::definition::msg::DefError {
+                datatype: String::new(),
+                line: None,
+                reason: format!("no connection {conn}"),
+            }
+        })?;
         match self.inner.plans.get(conn) {
             Some(cell) => cell
                 .get_or_init(|| {
-                    crate::decode::Plan::for_connection_with_source(c)
+                    crate::encoding::Plan::for_connection_with_source(c)
                         .map(|(p, src)| (Arc::new(p), src))
                 })
                 .clone(),
-            None => crate::decode::Plan::for_connection_with_source(c)
+            None => crate::encoding::Plan::for_connection_with_source(c)
                 .map(|(p, src)| (Arc::new(p), src)),
         }
     }
@@ -710,8 +714,10 @@ impl Bag {
     pub(crate) fn message_via_chunk(&self, conn: usize, entry: IndexEntry) -> Result<Message> {
         let ch = self.chunk(entry.chunk as usize)?;
         if ch.kind == ChunkKind::Ros1Raw {
-            let data =
-                crate::v12::read_message(self.source(ch)?, ch.data_pos + u64::from(entry.offset))?;
+            let data = crate::storage::ros1::v12::read_message(
+                self.source(ch)?,
+                ch.data_pos + u64::from(entry.offset),
+            )?;
             return Ok(Message {
                 conn,
                 time_ns: entry.time_ns,
@@ -757,11 +763,14 @@ impl Bag {
         let head = read_at(src, pos, 4096.min(left as usize)).ok()?;
         let total = match ch.kind {
             ChunkKind::Ros1 => {
-                let hlen = u64::from(crate::record::le_u32(&head, 0)?);
-                let dlen = u64::from(crate::record::le_u32(&head, 4 + hlen as usize)?);
+                let hlen = u64::from(crate::storage::ros1::record::le_u32(&head, 0)?);
+                let dlen = u64::from(crate::storage::ros1::record::le_u32(
+                    &head,
+                    4 + hlen as usize,
+                )?);
                 8 + hlen + dlen
             }
-            _ => 9 + crate::record::le_u64(&head, 1)?,
+            _ => 9 + crate::storage::ros1::record::le_u64(&head, 1)?,
         };
         if total > left {
             return None;
@@ -770,7 +779,7 @@ impl Bag {
         let at0 = IndexEntry { offset: 0, ..entry };
         let mut m = match ch.kind {
             ChunkKind::Ros1 => message_in_chunk(rec, ch.pos, conn, at0).ok()?,
-            _ => crate::mcap::message_in_records(rec, ch.pos, conn, at0).ok()?,
+            _ => crate::storage::mcap::message_in_records(rec, ch.pos, conn, at0).ok()?,
         };
         m.entry = entry;
         Some(m)
@@ -795,9 +804,11 @@ impl Bag {
         let ch = self.chunk(entry.chunk as usize)?;
         match ch.kind {
             ChunkKind::Ros1 => message_in_chunk(buf, ch.pos, conn, entry),
-            ChunkKind::Mcap => crate::mcap::message_in_records(buf, ch.pos, conn, entry),
-            ChunkKind::Rows => crate::rosbag2::message_in_rows(buf, ch, conn, entry),
-            ChunkKind::Ros1Old => crate::old::message_in_stretch(buf, ch.pos, conn, entry),
+            ChunkKind::Mcap => crate::storage::mcap::message_in_records(buf, ch.pos, conn, entry),
+            ChunkKind::Rows => crate::storage::rosbag2::message_in_rows(buf, ch, conn, entry),
+            ChunkKind::Ros1Old => {
+                crate::storage::ros1::old::message_in_stretch(buf, ch.pos, conn, entry)
+            }
             ChunkKind::Ros1Raw => self.message(conn, entry),
         }
     }
@@ -829,12 +840,12 @@ impl Bag {
     }
 
     /// Messages matching `filter`, in time order across chunks, decompressing ahead on
-    /// background threads (none in the single-threaded mode, [`crate::iter::set_threads`]).
+    /// background threads (none in the single-threaded mode, [`crate::settings::set_threads`]).
     pub fn messages(&self, filter: &Filter) -> Result<crate::iter::Messages> {
-        let threads = if crate::iter::single_threaded() {
+        let threads = if crate::settings::single_threaded() {
             0
         } else {
-            crate::iter::default_threads()
+            crate::settings::default_threads()
         };
         crate::iter::Messages::new(self.clone(), filter, threads)
     }

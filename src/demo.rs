@@ -5,10 +5,10 @@
 use std::f64::consts::PI;
 use std::path::Path;
 
-use crate::decode::Plan;
+use crate::definition::msg::MsgDef;
+use crate::encoding::Plan;
 use crate::error::Result;
-use crate::msgdef::MsgDef;
-use crate::writer::{BagWriter, ConnectionSpec, WriteOptions};
+use crate::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
 use crate::Compression;
 
 const SEP: &str =
@@ -543,7 +543,7 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
             9 => {
                 let (w_, h_) = (200u32, 120u32);
                 let rgb = render_overhead(&p, ts, w_, h_);
-                let jpeg = crate::image::encode_jpeg(w_, h_, &rgb, 85)
+                let jpeg = crate::ops::image::encode_jpeg(w_, h_, &rgb, 85)
                     .map_err(|e| crate::Error::Io(std::io::Error::other(e)))?;
                 s.header(q, t, "camera_overhead").str("jpeg");
                 s.u32(jpeg.len() as u32);

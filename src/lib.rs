@@ -32,22 +32,14 @@ pub mod error;
 pub mod iter;
 pub mod merge;
 pub mod ops;
+pub mod settings;
 pub mod storage;
 pub mod timefmt;
-
-// The modules under their short names (the paths the API had before the storage layer).
-pub use definition::msg as msgdef;
-pub use definition::sources as defs;
-pub use encoding as decode;
-pub use ops::{check, csv, export, find, gen, image, info, log, series, tf, timing, topdown};
-pub(crate) use storage::ros1::{old, scan, tables, v12};
-pub use storage::ros1::{record, writer};
-pub use storage::{compression as chunk, mcap, mcap_writer, rosbag2, rosbag2_writer};
 
 pub use bag::{
     Bag, Bytes, Chunk, ChunkKind, Connection, Filter, IndexEntry, Message, MessageTables, Summary,
     Topic, Version,
 };
 pub use error::{Error, Result};
-pub use record::Compression;
-pub use writer::{BagWriter, ConnectionSpec, WriteOptions};
+pub use storage::ros1::record::Compression;
+pub use storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};

@@ -9,8 +9,8 @@ mod common;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use bagscope::export::{export, export_many, ExportOptions, OutputFormat};
-use bagscope::rosbag2_writer::Rosbag2Compression;
+use bagscope::ops::export::{export, export_many, ExportOptions, OutputFormat};
+use bagscope::storage::rosbag2_writer::Rosbag2Compression;
 use bagscope::{Bag, Compression, Filter, WriteOptions};
 
 /// (topic, time, bytes) of every message, in time order (ties by topic and bytes, since
@@ -145,7 +145,7 @@ fn ros2_recordings_round_trip_through_every_storage() {
             // Every type written into the new recording with a definition it can decode.
             for c in &back.summary().connections {
                 if c.message_count > 0 {
-                    let plan = bagscope::decode::Plan::for_connection(c)
+                    let plan = bagscope::encoding::Plan::for_connection(c)
                         .unwrap_or_else(|e| panic!("{src} as {name}: {e}"));
                     // Stored, unless the type is empty (its definition is no text at all).
                     let empty = plan
@@ -637,7 +637,7 @@ fn to_ros1_keeps_values_and_names_what_it_leaves_out() {
     let out = Bag::open(&r.path).unwrap();
     let text = |b: &Bag| -> Vec<String> {
         let ci = b.summary().topic("/topic").unwrap().connections[0];
-        let plan = bagscope::decode::Plan::for_connection(&b.summary().connections[ci]).unwrap();
+        let plan = bagscope::encoding::Plan::for_connection(&b.summary().connections[ci]).unwrap();
         b.messages(&Filter {
             connections: Some(vec![ci]),
             ..Default::default()
@@ -646,7 +646,7 @@ fn to_ros1_keeps_values_and_names_what_it_leaves_out() {
         .map(|m| {
             let n = plan.decode(&m.unwrap().data).unwrap();
             let mut s = String::new();
-            bagscope::decode::to_json(&plan.def, &n.value, &mut s);
+            bagscope::encoding::to_json(&plan.def, &n.value, &mut s);
             s
         })
         .collect()
@@ -686,7 +686,7 @@ fn to_ros2_direct_path_equals_value_path() {
             continue;
         };
         for (ci, c) in b.summary().connections.iter().enumerate() {
-            let Ok(t) = bagscope::decode::to_ros2::ToRos2::new(c) else {
+            let Ok(t) = bagscope::encoding::to_ros2::ToRos2::new(c) else {
                 continue;
             };
             if !t.is_direct() {
@@ -743,7 +743,7 @@ fn to_ros2_direct_path_equals_value_path() {
         encoding: "ros1".into(),
         ..Default::default()
     };
-    let t = bagscope::decode::to_ros2::ToRos2::new(&c).unwrap();
+    let t = bagscope::encoding::to_ros2::ToRos2::new(&c).unwrap();
     assert!(t.is_direct());
     assert_eq!(t.convert(&[7]), Ok(vec![0, 1, 0, 0, 1]));
     assert_eq!(t.convert(&[7]), t.convert_by_value(&[7]));

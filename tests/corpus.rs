@@ -278,16 +278,19 @@ fn version_0_decodes_from_shipped_definitions() {
     assert_eq!(s.message_count, 2);
     let c = &s.connections[0];
     assert_eq!(c.datatype, "std_msgs/String");
-    let (plan, src) = bagscope::decode::Plan::for_connection_with_source(c).unwrap();
-    assert_eq!(src, bagscope::defs::DefSource::Shipped("ros1_noetic"));
+    let (plan, src) = bagscope::encoding::Plan::for_connection_with_source(c).unwrap();
+    assert_eq!(
+        src,
+        bagscope::definition::sources::DefSource::Shipped("ros1_noetic")
+    );
     let m = b.nth_message(0, 1).unwrap();
     assert_eq!(m.time_ns, 2_000_000_500);
     let v = plan.decode(&m.data).unwrap();
-    let bagscope::decode::Value::Message { fields, .. } = v.value else {
+    let bagscope::encoding::Value::Message { fields, .. } = v.value else {
         panic!("not a message")
     };
     assert_eq!(
         fields[0].value,
-        bagscope::decode::Value::String(b"world".to_vec())
+        bagscope::encoding::Value::String(b"world".to_vec())
     );
 }

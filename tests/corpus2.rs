@@ -9,7 +9,7 @@ mod common;
 
 use std::collections::{BTreeMap, HashMap};
 
-use bagscope::decode::{Plan, Value as V};
+use bagscope::encoding::{Plan, Value as V};
 use bagscope::Bag;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -53,7 +53,7 @@ fn every_ros2_and_mcap_recording_matches_expected_json() {
 
 #[test]
 fn field_extraction_agrees_with_decoding_on_every_cdr_topic() {
-    use bagscope::decode::{Extractor, FieldPath};
+    use bagscope::encoding::{Extractor, FieldPath};
     let dir = common::corpus2_dir();
     let (mut compared, mut failures) = (0usize, Vec::new());
     for name in load_expected().keys() {
@@ -73,7 +73,7 @@ fn field_extraction_agrees_with_decoding_on_every_cdr_topic() {
             };
             // Every primitive field (arrays at their last element), a few levels deep.
             let topic = format!("/{}", c.topic.trim_start_matches('/'));
-            let paths = bagscope::decode::leaf_paths(&plan.def, &topic, -1, (5, 200), &|_| true);
+            let paths = bagscope::encoding::leaf_paths(&plan.def, &topic, -1, (5, 200), &|_| true);
             let xs: Vec<(String, Extractor)> = paths
                 .into_iter()
                 .filter_map(|p| {

@@ -24,7 +24,7 @@ fn read_all_now(p: &std::path::Path) -> Result<u64, String> {
             n += 1;
         }
     }
-    let _ = bagscope::check::check(&bag, 2, None);
+    let _ = bagscope::ops::check::check(&bag, 2, None);
     Ok(n)
 }
 

@@ -208,6 +208,6 @@ fn fuzz_found_mcap_chunk_length_that_wrapped_around_its_check() {
     // The storage file alone, opened as what it is (an MCAP file): an error or warnings.
     if let Ok(bag) = bagscope::Bag::open(dir.join("bag_0.db3")) {
         let _ = bag.tables();
-        let _ = bagscope::check::check(&bag, 1, None);
+        let _ = bagscope::ops::check::check(&bag, 1, None);
     }
 }

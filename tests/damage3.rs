@@ -30,7 +30,7 @@ fn read_all_now(p: &Path) -> Result<(usize, usize), String> {
             }
         }
     }
-    let _ = bagscope::check::check(&b, 2, None);
+    let _ = bagscope::ops::check::check(&b, 2, None);
     Ok((ok, bad))
 }
 

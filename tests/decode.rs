@@ -7,10 +7,10 @@ mod common;
 
 use std::sync::atomic::AtomicBool;
 
-use bagscope::check::{check, DecodeCheck};
-use bagscope::decode::{to_json, FieldPath, Plan, Value};
-use bagscope::msgdef::MsgDef;
-use bagscope::series::{field_series, merge_rows};
+use bagscope::definition::msg::MsgDef;
+use bagscope::encoding::{to_json, FieldPath, Plan, Value};
+use bagscope::ops::check::{check, DecodeCheck};
+use bagscope::ops::series::{field_series, merge_rows};
 use bagscope::{Bag, Compression, Filter};
 
 /// Bags whose own content is wrong, and what bagscope must say about them.
@@ -222,7 +222,7 @@ fn series_and_rows_over_a_written_bag() {
         &|_| {},
     )
     .unwrap();
-    let both: [&[bagscope::series::Point]; 2] = [&a.points, &s.points];
+    let both: [&[bagscope::ops::series::Point]; 2] = [&a.points, &s.points];
     let rows: Vec<_> = merge_rows(&both).collect();
     assert_eq!(rows.len(), 3000);
     assert!(rows

@@ -11,8 +11,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use bagscope::export::{export, ExportOptions, OutputFormat};
-use bagscope::rosbag2_writer::Rosbag2Compression;
+use bagscope::ops::export::{export, ExportOptions, OutputFormat};
+use bagscope::storage::rosbag2_writer::Rosbag2Compression;
 use bagscope::{Bag, Filter};
 
 /// A rosbag2 SQLite recording written by bagscope from its demo bag (several topics and types,
@@ -125,10 +125,10 @@ fn a_recording_its_metadata_bears_out_opens_before_its_rows_are_read() {
             .iter()
             .find(|t| t.datatype.ends_with("LaserScan"))
             .unwrap();
-        let path =
-            bagscope::decode::FieldPath::parse(&format!("{}.angle_increment", scan.name)).unwrap();
+        let path = bagscope::encoding::FieldPath::parse(&format!("{}.angle_increment", scan.name))
+            .unwrap();
         let series = |b: &Bag| {
-            let s = bagscope::series::field_series(
+            let s = bagscope::ops::series::field_series(
                 b,
                 &path,
                 None,

@@ -9,7 +9,7 @@ mod common;
 
 use std::path::Path;
 
-use bagscope::decode::Plan;
+use bagscope::encoding::Plan;
 use bagscope::Bag;
 
 fn protobuf_available() -> bool {
@@ -92,7 +92,7 @@ fn keelson_protobuf_messages_decode_as_google_decodes_them() {
         plan.def.types[0].name,
         "keelson.primitives.TimestampedBytes"
     );
-    assert_eq!(source, bagscope::defs::DefSource::Recording);
+    assert_eq!(source, bagscope::definition::sources::DefSource::Recording);
     // `gen` writes ROS 1 and CDR loaders: protobuf types are left out, said so.
     let dir = common::temp_dir("encodings-gen");
     let ran = common::bagscope(&[&"gen", &file, &"--lang", &"rust", &"-o", &dir.join("out")]);

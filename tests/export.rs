@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::atomic::AtomicBool;
 
-use bagscope::export::{export, ExportOptions};
+use bagscope::ops::export::{export, ExportOptions};
 use bagscope::{Bag, Compression, Error, Filter, WriteOptions};
 
 /// (topic, callerid, time, data) of every message, in time order.

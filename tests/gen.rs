@@ -8,8 +8,8 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use bagscope::decode::{to_json, Plan};
-use bagscope::gen::{generate, Lang};
+use bagscope::encoding::{to_json, Plan};
+use bagscope::ops::gen::{generate, Lang};
 use bagscope::{Bag, Filter};
 use serde_json::Value;
 
@@ -26,7 +26,11 @@ fn dump(
     bag: &Bag,
     dir: &Path,
     per_topic: usize,
-) -> (Vec<bagscope::msgdef::MsgDef>, Vec<String>, Vec<String>) {
+) -> (
+    Vec<bagscope::definition::msg::MsgDef>,
+    Vec<String>,
+    Vec<String>,
+) {
     let s = bag.summary();
     let mut defs = Vec::new();
     let mut manifest = String::new();

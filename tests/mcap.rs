@@ -5,7 +5,7 @@
 
 mod common;
 
-use bagscope::decode::{Plan, Value};
+use bagscope::encoding::{Plan, Value};
 use bagscope::{Bag, Filter};
 
 use common::mcap::{channel, file, message, schema, schema_bytes};
@@ -68,9 +68,9 @@ fn unchunked_mcap_with_ros1_and_big_endian_cdr() {
         }
     }
     // `check` finds nothing wrong (the json channel is not damage).
-    let dc = bagscope::check::DecodeCheck::new(s);
+    let dc = bagscope::ops::check::DecodeCheck::new(s);
     let hook = |ci: usize, t: u64, d: &[u8]| dc.message(ci, t, d);
-    let r = bagscope::check::check(&bag, 2, Some(&hook)).unwrap();
+    let r = bagscope::ops::check::check(&bag, 2, Some(&hook)).unwrap();
     assert_eq!(r.messages, 3);
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     assert!(
@@ -99,7 +99,7 @@ fn a_message_before_its_channel_is_skipped_with_a_warning() {
 
 #[test]
 fn check_compares_every_chunk_record_with_the_index() {
-    use bagscope::export::{export, ExportOptions, OutputFormat};
+    use bagscope::ops::export::{export, ExportOptions, OutputFormat};
     use bagscope::{Compression, WriteOptions};
     let dir = common::temp_dir("mcap-check");
     let src = dir.join("demo.bag");
@@ -124,7 +124,7 @@ fn check_compares_every_chunk_record_with_the_index() {
     )
     .unwrap();
     let b = Bag::open(&out).unwrap();
-    let r = bagscope::check::check(&b, 2, None).unwrap();
+    let r = bagscope::ops::check::check(&b, 2, None).unwrap();
     assert_eq!(r.messages, b.summary().message_count);
     assert!(r.chunks > 3 && r.problems.is_empty(), "{:?}", r.problems);
     // A message's log time changed in its chunk (uncompressed), not in the index: found.
@@ -136,7 +136,7 @@ fn check_compares_every_chunk_record_with_the_index() {
     bytes[at + 9 + 6] ^= 1;
     std::fs::write(&out, &bytes).unwrap();
     let b = Bag::open(&out).unwrap();
-    let r = bagscope::check::check(&b, 2, None).unwrap();
+    let r = bagscope::ops::check::check(&b, 2, None).unwrap();
     assert!(
         r.problems
             .iter()
@@ -150,7 +150,7 @@ fn check_compares_every_chunk_record_with_the_index() {
     bytes[at + 9] = 0xee;
     bytes[at + 10] = 0xee;
     std::fs::write(&out, &bytes).unwrap();
-    let r = bagscope::check::check(&Bag::open(&out).unwrap(), 2, None).unwrap();
+    let r = bagscope::ops::check::check(&Bag::open(&out).unwrap(), 2, None).unwrap();
     assert!(
         r.problems
             .iter()

@@ -91,8 +91,8 @@ fn two_runs_side_by_side_and_aligned() {
     assert!(s2.end_ns.unwrap() < start + 13_000_000_000);
     // A field series of each run, on one time axis.
     let series = |p: &str| {
-        let fp = bagscope::decode::FieldPath::parse(p).unwrap();
-        bagscope::series::field_series(
+        let fp = bagscope::encoding::FieldPath::parse(p).unwrap();
+        bagscope::ops::series::field_series(
             &j2,
             &fp,
             None,
@@ -149,6 +149,6 @@ fn different_kinds_of_storage_join() {
     let m = common::nth_of_topic(&j, "/humble_talker/topic", 3).unwrap();
     let v = plan.decode(&m.data).unwrap();
     let mut text = String::new();
-    bagscope::decode::to_json(&plan.def, &v.value, &mut text);
+    bagscope::encoding::to_json(&plan.def, &v.value, &mut text);
     assert!(text.contains("Hello, world! 3"), "{text}");
 }

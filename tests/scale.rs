@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use bagscope::decode::Plan;
+use bagscope::encoding::Plan;
 use bagscope::{Bag, Filter};
 
 fn gen(out: &Path, format: &str, size: &str, chunk: &str, messages: &str) {
@@ -66,7 +66,7 @@ fn sparse_recordings_open_index_and_check_in_both_formats() {
         let t = bag.tables().unwrap();
         assert_eq!(t.len(), 20_000);
         assert_eq!(read_all(&bag), 20_000);
-        let r = bagscope::check::check(&bag, 2, None).unwrap();
+        let r = bagscope::ops::check::check(&bag, 2, None).unwrap();
         assert!(r.problems.is_empty(), "{format}: {:?}", r.problems);
         assert_eq!(r.messages, 20_000);
         // One message read alone (its record, not its 8 MB chunk) equals the same message
@@ -106,7 +106,7 @@ fn sparse_recordings_open_index_and_check_in_both_formats() {
         let ci = cam.connections[0];
         let m = bag.nth_message(ci, 5).unwrap();
         let plan = Plan::for_connection(&s.connections[ci]).unwrap();
-        let img = bagscope::image::decode_message(&plan, &m.data).expect("an image");
+        let img = bagscope::ops::image::decode_message(&plan, &m.data).expect("an image");
         assert_eq!(img.width, 2048);
         assert!(img.height > 0);
     }
@@ -130,7 +130,7 @@ fn many_chunks_open_without_reading_their_headers() {
     );
     assert_eq!(bag.tables().unwrap().len(), 60_000);
     assert_eq!(read_all(&bag), 60_000);
-    let r = bagscope::check::check(&bag, 2, None).unwrap();
+    let r = bagscope::ops::check::check(&bag, 2, None).unwrap();
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     // Export a range and read it back (the writer reads chunks through their layouts).
     let out = d.join("part.bag");
@@ -250,7 +250,12 @@ fn a_scanned_recording_reopens_from_the_index_cache() {
         assert_eq!(again.summary().topics, first.summary().topics);
         assert_eq!(again.summary().connections, first.summary().connections);
         assert_eq!(all(&again), want);
-        assert!(bagscope::check::check(&again, 2, None).unwrap().messages == 20_000);
+        assert!(
+            bagscope::ops::check::check(&again, 2, None)
+                .unwrap()
+                .messages
+                == 20_000
+        );
         // Changed (a new modification time): scanned again, not taken from the cache.
         let f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
         f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))

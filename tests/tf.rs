@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::atomic::AtomicBool;
 
-use bagscope::tf::TfHistory;
+use bagscope::ops::tf::TfHistory;
 use bagscope::Bag;
 
 /// Every transform of `topic` as `bagscope echo --json` prints it: (time, parent, child, x, y,

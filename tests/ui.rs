@@ -373,11 +373,11 @@ fn plot_from_the_inspector_and_export_a_range() {
     // message, so → goes to the second.
     let bag = bagscope::Bag::open(&p).unwrap();
     let conn = bag.summary().topic("/imu/data").unwrap().connections[0];
-    let plan = bagscope::decode::Plan::for_connection(&bag.summary().connections[conn]).unwrap();
+    let plan = bagscope::encoding::Plan::for_connection(&bag.summary().connections[conn]).unwrap();
     let m = bag.nth_message(conn, 1).unwrap();
-    let ex = bagscope::decode::Extractor::new(
+    let ex = bagscope::encoding::Extractor::new(
         &plan,
-        &bagscope::decode::FieldPath::parse("linear_acceleration.z")
+        &bagscope::encoding::FieldPath::parse("linear_acceleration.z")
             .unwrap()
             .segments,
     )
@@ -532,7 +532,8 @@ fn image_panels_follow_the_playhead() {
     });
     let (plan, _) = bag.plan(conn).unwrap();
     let expect =
-        bagscope::image::decode_message(&plan, &bag.message(conn, want).unwrap().data).unwrap();
+        bagscope::ops::image::decode_message(&plan, &bag.message(conn, want).unwrap().data)
+            .unwrap();
     {
         let f = h.state().doc.as_ref().unwrap().images.panels[0]
             .frame
@@ -581,7 +582,7 @@ fn image_panels_follow_the_playhead() {
     });
     let d = h.state().doc.as_ref().unwrap();
     let f = d.images.panels[1].frame.as_ref().unwrap();
-    assert_eq!(f.cmap, bagscope::image::Colormap::Turbo);
+    assert_eq!(f.cmap, bagscope::ops::image::Colormap::Turbo);
     assert!(f.range.0 > 0.0 && f.range.1 > f.range.0, "{:?}", f.range);
     assert!(h.query_all_by_label_contains("80×60 16UC1").count() >= 1);
     // The laser scan from above, its ranges through turbo.
@@ -599,7 +600,7 @@ fn image_panels_follow_the_playhead() {
         "{}",
         f.image.encoding
     );
-    assert_eq!(f.cmap, bagscope::image::Colormap::Turbo);
+    assert_eq!(f.cmap, bagscope::ops::image::Colormap::Turbo);
 }
 
 #[test]
@@ -959,7 +960,7 @@ fn two_recordings_on_one_timeline_with_an_offset() {
 
 /// Opens an image panel on every image topic of `bag` through the app and returns, per topic,
 /// what the panel shows.
-fn panel_images(bag: PathBuf) -> Vec<(String, bagscope::image::Image)> {
+fn panel_images(bag: PathBuf) -> Vec<(String, bagscope::ops::image::Image)> {
     let mut h = harness(Some(bag));
     wait_for(&mut h, "indexing", indexed);
     let topics = bagscope::app::images::image_topics(h.state().doc.as_ref().unwrap());
@@ -1000,7 +1001,7 @@ fn image_panels_decode_every_encoding_family() {
             .unwrap_or_else(|| panic!("no panel for {topic}"));
         assert_eq!((img.width, img.height), (w, hh), "{topic}");
         match (&img.pixels, &pixels) {
-            (bagscope::image::Pixels::F32(a), bagscope::image::Pixels::F32(b)) => {
+            (bagscope::ops::image::Pixels::F32(a), bagscope::ops::image::Pixels::F32(b)) => {
                 assert!(a
                     .iter()
                     .zip(b)
@@ -1013,7 +1014,7 @@ fn image_panels_decode_every_encoding_family() {
     let (_, map) = shown.iter().find(|(t, _)| t == "/map").unwrap();
     assert_eq!(
         map.pixels,
-        bagscope::image::Pixels::Occupancy(common::images::MAP_SHOWN.to_vec())
+        bagscope::ops::image::Pixels::Occupancy(common::images::MAP_SHOWN.to_vec())
     );
     let (_, jpeg) = shown.iter().find(|(t, _)| t == "/cam/jpeg").unwrap();
     assert_eq!(
@@ -1022,7 +1023,7 @@ fn image_panels_decode_every_encoding_family() {
     );
     // Real ones: a fiducials camera frame (CompressedImage jpeg), ros_numpy's raw rgb8 Image and
     // png, and ROS 2 mono8 Images from a rosbag2 SQLite recording.
-    let dims = |v: &[(String, bagscope::image::Image)]| -> Vec<(String, u32, u32, String)> {
+    let dims = |v: &[(String, bagscope::ops::image::Image)]| -> Vec<(String, u32, u32, String)> {
         v.iter()
             .map(|(t, i)| (t.clone(), i.width, i.height, i.encoding.clone()))
             .collect()

@@ -136,7 +136,8 @@ fn a_stored_definition_that_does_not_parse_falls_back_and_says_so() {
     );
     let bag = bagscope::Bag::open(&p).unwrap();
     let (_, source) =
-        bagscope::decode::Plan::for_connection_with_source(&bag.summary().connections[0]).unwrap();
+        bagscope::encoding::Plan::for_connection_with_source(&bag.summary().connections[0])
+            .unwrap();
     let said = source.to_string();
     assert!(
         said.starts_with("shipped with bagscope (ros1_noetic), in place of the one stored in the recording, which does not parse:"),

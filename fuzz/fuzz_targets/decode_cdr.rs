@@ -4,8 +4,8 @@
 //! where the message decodes, each extractor gives the value decoding gives.
 #![no_main]
 
-use bagscope::decode::{to_json, Extractor, FieldPath, Plan};
-use bagscope::msgdef::{Dialect, MsgDef};
+use bagscope::encoding::{to_json, Extractor, FieldPath, Plan};
+use bagscope::definition::msg::{Dialect, MsgDef};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
         let _: serde_json::Value = serde_json::from_str(&s).expect("to_json writes JSON");
     }
     // Every primitive field (arrays at their last element), a few levels deep.
-    for p in bagscope::decode::leaf_paths(&plan.def, "", -1, (4, 64), &|_| true) {
+    for p in bagscope::encoding::leaf_paths(&plan.def, "", -1, (4, 64), &|_| true) {
         if let Ok(fp) = FieldPath::parse(&p) {
             if let Ok(ex) = Extractor::new(&plan, &fp.segments) {
                 let v = ex.extract(msg);

@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     // The single-threaded mode: no read-ahead or check threads per execution.
-    bagscope::iter::set_threads(1);
+    bagscope::settings::set_threads(1);
     // Start from a real magic line most of the time so the fuzzer reaches the record parsers.
     let mut bytes = Vec::with_capacity(data.len() + 16);
     match data.first().map(|b| b % 4) {
@@ -22,6 +22,6 @@ fuzz_target!(|data: &[u8]| {
                 let _ = m;
             }
         }
-        let _ = bagscope::check::check(&bag, 1, None);
+        let _ = bagscope::ops::check::check(&bag, 1, None);
     }
 });

@@ -8,8 +8,8 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     // The single-threaded mode: no read-ahead or check threads per execution.
-    bagscope::iter::set_threads(1);
-    let mut bytes = bagscope::mcap::MAGIC.to_vec();
+    bagscope::settings::set_threads(1);
+    let mut bytes = bagscope::storage::mcap::MAGIC.to_vec();
     bytes.extend_from_slice(data);
     let Ok(bag) = Bag::from_bytes("fuzz.mcap", bytes) else {
         return;
@@ -20,5 +20,5 @@ fuzz_target!(|data: &[u8]| {
             let _ = m;
         }
     }
-    let _ = bagscope::check::check(&bag, 1, None);
+    let _ = bagscope::ops::check::check(&bag, 1, None);
 });

@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     // The single-threaded mode: no read-ahead or check threads per execution.
-    bagscope::iter::set_threads(1);
+    bagscope::settings::set_threads(1);
     let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
     let dir = std::env::temp_dir().join(format!("bagscope-fuzz-r2-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -5,7 +5,7 @@
 //! path's extractor gives what decoding the whole message gives where that decodes.
 #![no_main]
 
-use bagscope::decode::{to_json, Extractor, FieldPath, Plan};
+use bagscope::encoding::{to_json, Extractor, FieldPath, Plan};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -30,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
         to_json(&plan.def, &node.value, &mut s);
         let _: serde_json::Value = serde_json::from_str(&s).expect("to_json writes JSON");
     }
-    for p in bagscope::decode::leaf_paths(&plan.def, "", -1, (4, 64), &|_| true) {
+    for p in bagscope::encoding::leaf_paths(&plan.def, "", -1, (4, 64), &|_| true) {
         if let Ok(fp) = FieldPath::parse(&p) {
             if let Ok(ex) = Extractor::new(&plan, &fp.segments) {
                 let v = ex.extract(msg);

@@ -8,10 +8,10 @@ use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 
 use super::{Cmd, Doc};
-use crate::csv::{write_csv, AtomicFile, TimeColumn};
-use crate::decode::FieldPath;
-use crate::export::{export, ExportOptions, OutputFormat};
-use crate::rosbag2_writer::Rosbag2Compression;
+use crate::encoding::FieldPath;
+use crate::ops::csv::{write_csv, AtomicFile, TimeColumn};
+use crate::ops::export::{export, ExportOptions, OutputFormat};
+use crate::storage::rosbag2_writer::Rosbag2Compression;
 use crate::{timefmt, Compression, Filter, WriteOptions};
 
 /// A running or finished export.
@@ -280,7 +280,7 @@ pub fn start_csv_export(d: &mut Doc, ctx: &egui::Context) {
             let rows = write_csv(
                 &bag,
                 &ps,
-                crate::csv::CsvOptions {
+                crate::ops::csv::CsvOptions {
                     start_ns,
                     end_ns,
                     time,

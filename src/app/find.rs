@@ -7,7 +7,7 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 
 use super::{Cmd, Doc};
-use crate::find::Hit;
+use crate::ops::find::Hit;
 
 type Outcome = Result<(Vec<Hit>, bool), String>;
 
@@ -64,7 +64,7 @@ pub fn start(d: &mut Doc, ctx: &egui::Context) {
     st.error = None;
     st.hits.clear();
     st.capped = false;
-    let q = match crate::find::parse_query(&st.query) {
+    let q = match crate::ops::find::parse_query(&st.query) {
         Ok(q) => q,
         Err(e) => {
             st.error = Some(e);
@@ -80,7 +80,7 @@ pub fn start(d: &mut Doc, ctx: &egui::Context) {
     let r = std::thread::Builder::new()
         .name("bagscope-find".into())
         .spawn(move || {
-            let r = crate::find::find(&bag, &q, &cancel).map_err(|e| e.to_string());
+            let r = crate::ops::find::find(&bag, &q, &cancel).map_err(|e| e.to_string());
             let _ = tx.send(r);
             ctx.request_repaint();
         });

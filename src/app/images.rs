@@ -11,7 +11,7 @@ use egui::{Color32, Pos2, Rect, Sense, Vec2};
 
 use super::worker::InspectKey;
 use super::{Cmd, Doc};
-use crate::image::{Colormap, Image, Orientation, Pixels};
+use crate::ops::image::{Colormap, Image, Orientation, Pixels};
 use crate::Bag;
 
 /// How a panel wants its image drawn.
@@ -71,7 +71,7 @@ pub fn decode_at(bag: &Bag, key: InspectKey) -> Result<Image, String> {
     let m = bag
         .message(key.conn, key.entry)
         .map_err(|e| e.to_string())?;
-    crate::image::decode_message(&plan, &m.data)
+    crate::ops::image::decode_message(&plan, &m.data)
 }
 
 fn work(bag: &Bag, req: Request, cache: &mut Vec<(InspectKey, Arc<Image>)>) -> Reply {
@@ -565,7 +565,7 @@ pub fn image_topics(d: &Doc) -> Vec<usize> {
         .topics
         .iter()
         .enumerate()
-        .filter(|(_, t)| crate::image::is_image_type(&t.datatype))
+        .filter(|(_, t)| crate::ops::image::is_image_type(&t.datatype))
         .map(|(i, _)| i)
         .collect()
 }

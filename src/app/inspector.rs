@@ -9,8 +9,8 @@ use egui::text::LayoutJob;
 use egui::{Color32, FontId, TextFormat};
 
 use super::{Cmd, Doc};
-use crate::decode::{Node, Plan, Value};
-use crate::msgdef::{ArrayKind, Field, FieldType};
+use crate::definition::msg::{ArrayKind, Field, FieldType};
+use crate::encoding::{Node, Plan, Value};
 use crate::timefmt;
 
 /// Elements of an array shown per page.
@@ -83,7 +83,7 @@ fn leaf_row(
     if r.hovered() {
         cx.hovered = Some(span);
     }
-    let full = format!("{}{path}", crate::decode::path_topic(cx.topic));
+    let full = format!("{}{path}", crate::encoding::path_topic(cx.topic));
     let vt = v.to_string();
     let numeric = v.as_f64().is_some();
     let r = if numeric {
@@ -268,7 +268,13 @@ fn show_value(
             let consts: Vec<String> = match (owner, field) {
                 (Some(o), Some(f)) if matches!(f.ty, FieldType::Primitive(_)) => cx.plan.def.types
                     [o]
-                    .constants_matching(v)
+                    .constants_matching(
+                        v.as_f64(),
+                        match v {
+                            crate::encoding::Value::String(s) => Some(s.as_slice()),
+                            _ => None,
+                        },
+                    )
                     .iter()
                     // A protobuf enum's values label that enum's fields only.
                     .filter(|c| {
@@ -334,7 +340,7 @@ fn hex_view(ui: &mut egui::Ui, data: &[u8], hl: Option<(u32, u32)>) {
 /// The time a `builtin_interfaces/Time` (`sec`, `nanosec`) or `google.protobuf.Timestamp`
 /// (`seconds`, `nanos`) message holds, in ns since the epoch; `None` for other types, negative
 /// or out-of-range times.
-fn stamp_ns(t: &crate::msgdef::MsgType, fields: &[Node]) -> Option<u64> {
+fn stamp_ns(t: &crate::definition::msg::MsgType, fields: &[Node]) -> Option<u64> {
     let names: Vec<&str> = t.fields.iter().map(|f| f.name.as_str()).collect();
     if !matches!(names.as_slice(), ["sec", "nanosec"] | ["seconds", "nanos"]) {
         return None;
@@ -563,8 +569,8 @@ mod tests {
 
     #[test]
     fn stamps_of_ros2_and_protobuf_times() {
-        use crate::decode::{Node, Value};
-        use crate::msgdef::{ArrayKind, Field, FieldType, MsgType, Primitive};
+        use crate::definition::msg::{ArrayKind, Field, FieldType, MsgType, Primitive};
+        use crate::encoding::{Node, Value};
         let ty = |a: &str, b: &str, pa: Primitive, pb: Primitive| MsgType {
             name: "T".into(),
             fields: [(a, pa), (b, pb)]

@@ -44,7 +44,7 @@ pub fn capture(d: &Doc) -> Layout {
             .series
             .iter()
             .filter(|x| {
-                crate::decode::FieldPath::parse(&x.path)
+                crate::encoding::FieldPath::parse(&x.path)
                     .is_ok_and(|f| !f.segments.is_empty() && s.topic(&f.topic).is_some())
             })
             .map(|x| x.path.clone())

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use egui::Color32;
 
 use super::{Cmd, Doc};
-use crate::log::{Level, LogLine};
+use crate::ops::log::{Level, LogLine};
 
 /// What the log worker sends.
 enum LogEvent {
@@ -103,7 +103,7 @@ fn level_index(l: Level) -> usize {
 
 /// Starts reading the recording's log topics, if it has any.
 pub fn start(d: &mut Doc, ctx: &egui::Context) {
-    let topics = crate::log::log_topics(&d.bag);
+    let topics = crate::ops::log::log_topics(&d.bag);
     if topics.is_empty() {
         d.log.done = Some(Ok(0));
         return;
@@ -115,7 +115,7 @@ pub fn start(d: &mut Doc, ctx: &egui::Context) {
     let spawned = std::thread::Builder::new()
         .name("bagscope-log".into())
         .spawn(move || {
-            let r = crate::log::read_logs(&bag, &topics, &cancel, &mut |lines| {
+            let r = crate::ops::log::read_logs(&bag, &topics, &cancel, &mut |lines| {
                 let ok = tx.send(LogEvent::Lines(lines)).is_ok();
                 ctx.request_repaint();
                 ok

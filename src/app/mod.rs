@@ -197,7 +197,7 @@ impl Doc {
         let n = s.topics.len();
         let export = export::ExportState::new(&s.path, s.version.is_ros1());
         let warnings = bag.warnings();
-        let has_tf = !crate::tf::tf_topics(&bag).is_empty();
+        let has_tf = !crate::ops::tf::tf_topics(&bag).is_empty();
         Doc {
             defs: None,
             path: s.path.clone(),
@@ -365,12 +365,12 @@ pub struct App {
 /// environment's.
 fn apply_msg_path(text: &str) {
     static FROM_CLI: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
-    let cli = FROM_CLI.get_or_init(crate::defs::search_path);
+    let cli = FROM_CLI.get_or_init(crate::definition::sources::search_path);
     let mut dirs: Vec<PathBuf> = std::env::split_paths(text.trim())
         .filter(|p| !p.as_os_str().is_empty())
         .collect();
     dirs.extend(cli.iter().cloned());
-    crate::defs::set_search_path(dirs);
+    crate::definition::sources::set_search_path(dirs);
 }
 
 impl App {
@@ -659,7 +659,7 @@ impl App {
                             self.pending_series = layout::apply(&mut doc, l);
                         } else if demo {
                             for ti in images::image_topics(&doc) {
-                                if crate::image::is_camera_type(
+                                if crate::ops::image::is_camera_type(
                                     &doc.bag.summary().topics[ti].datatype,
                                 ) {
                                     doc.images.open(ti);
@@ -975,7 +975,7 @@ impl App {
                     }
                     ui.separator();
                     ui.label("Searched in order, then the definitions bagscope ships:");
-                    let dirs = crate::defs::search_dirs();
+                    let dirs = crate::definition::sources::search_dirs();
                     if dirs.is_empty() {
                         ui.weak("(no folder set: only the definitions bagscope ships)");
                     }

@@ -12,9 +12,9 @@ use egui::Color32;
 use egui_plot::{GridInput, GridMark, Line, Plot, PlotPoint, PlotPoints, Span, VLine};
 
 use super::{Cmd, Doc};
-use crate::decode::FieldPath;
-use crate::msgdef::{ArrayKind, FieldType, Primitive};
-use crate::series::field_series;
+use crate::definition::msg::{ArrayKind, FieldType, Primitive};
+use crate::encoding::FieldPath;
+use crate::ops::series::field_series;
 
 /// What a series worker sends.
 enum Part {
@@ -150,7 +150,7 @@ pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), St
         return Err(format!("no topic {:?} in the bag", fp.topic));
     }
     // Compile now so a bad path is reported at once, not by the worker.
-    crate::series::compile(&d.bag, &fp).map_err(|e| e.to_string())?;
+    crate::ops::series::compile(&d.bag, &fp).map_err(|e| e.to_string())?;
     let (tx, rx) = sync_channel::<Part>(64);
     let cancel = Arc::new(AtomicBool::new(false));
     let c2 = Arc::clone(&cancel);
@@ -161,8 +161,8 @@ pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), St
     std::thread::Builder::new()
         .name("bagscope-series".into())
         .spawn(move || {
-            let threads = crate::iter::default_threads();
-            let send = |pts: &[crate::series::Point]| {
+            let threads = crate::settings::default_threads();
+            let send = |pts: &[crate::ops::series::Point]| {
                 let v: Vec<PlotPoint> = pts
                     .iter()
                     .filter_map(|p| {
@@ -338,15 +338,15 @@ fn completions(d: &Doc) -> Vec<String> {
         };
         if let Ok((p, _)) = d.bag.plan(ci) {
             // Numbers only, and no byte blobs.
-            let keep = |f: &crate::msgdef::Field| match f.ty {
+            let keep = |f: &crate::definition::msg::Field| match f.ty {
                 FieldType::Primitive(Primitive::U8) => f.array == ArrayKind::Scalar,
                 FieldType::Primitive(p) => p.is_numeric(),
                 FieldType::Message(_) => false,
             };
             let room = 4000usize.saturating_sub(out.len());
-            out.extend(crate::decode::leaf_paths(
+            out.extend(crate::encoding::leaf_paths(
                 &p.def,
-                &crate::decode::path_topic(&t.name),
+                &crate::encoding::path_topic(&t.name),
                 0,
                 (6, room),
                 &keep,

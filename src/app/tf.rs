@@ -10,7 +10,7 @@ use std::sync::Arc;
 use egui_plot::PlotPoint;
 
 use super::{Cmd, Doc};
-use crate::tf::{Pose, TfHistory};
+use crate::ops::tf::{Pose, TfHistory};
 use crate::timefmt;
 
 /// A plot series: its name and points.

@@ -330,7 +330,7 @@ fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             .summary()
             .topics
             .iter()
-            .any(|t| crate::image::is_image_type(&t.datatype))
+            .any(|t| crate::ops::image::is_image_type(&t.datatype))
         {
             ui.toggle_value(&mut d.timeline.show_thumbs, "Thumbnails")
                 .on_hover_text("Images on the camera topics' rows");
@@ -414,7 +414,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let row_h: Vec<f32> = rows
         .iter()
         .map(|&t| {
-            if thumbs_on && crate::image::is_image_type(&s.topics[t].datatype) {
+            if thumbs_on && crate::ops::image::is_image_type(&s.topics[t].datatype) {
                 THUMB_ROW_H
             } else {
                 ROW_H
@@ -714,7 +714,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         }
         // Warnings and worse of a log topic: a tick each (the worst per pixel) over the row.
         if let Some(marks) = d.log.marks.get(&ti) {
-            let mut worst: Vec<Option<crate::log::Level>> = vec![None; px + 1];
+            let mut worst: Vec<Option<crate::ops::log::Level>> = vec![None; px + 1];
             // Marks are in time order: only those in view are looked at.
             let (v0, v1) = (a as f64 + view.0, a as f64 + view.1);
             let lo = marks.partition_point(|m| (m.0 as f64) < v0);
@@ -1036,10 +1036,10 @@ mod tests {
         let merged = Times::Merged(std::sync::Arc::new(v.clone()));
         assert_eq!(table.len(), v.len());
         assert_eq!(table.every(SKIP), skip);
-        assert_eq!(table.median_period(), crate::timing::median_period(&v));
+        assert_eq!(table.median_period(), crate::ops::timing::median_period(&v));
         assert_eq!(*table.to_vec(), v);
         for factor in [1.5, 3.0] {
-            let want = crate::timing::gaps(&v, factor);
+            let want = crate::ops::timing::gaps(&v, factor);
             assert_eq!(table.gaps(factor).1, want);
             assert_eq!(merged.gaps(factor), (table.median_period(), want));
         }

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use egui_plot::PlotPoint;
 
 use super::{Cmd, Doc};
+use crate::ops::timing::Gap;
 use crate::timefmt;
-use crate::timing::Gap;
 
 /// What the gaps are worked out for: topic, factor bits and tables.
 type GapKey = (usize, u64, usize);
@@ -105,7 +105,7 @@ pub fn plot_stamp_delay(d: &mut Doc, ti: usize, ctx: &egui::Context) {
     let spawned = std::thread::Builder::new()
         .name("bagscope-timing".into())
         .spawn(move || {
-            let r = crate::timing::stamp_delays(&bag, &topic, &AtomicBool::new(false))
+            let r = crate::ops::timing::stamp_delays(&bag, &topic, &AtomicBool::new(false))
                 .map(|v| {
                     v.into_iter()
                         .map(|(t, dns)| {

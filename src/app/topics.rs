@@ -171,7 +171,7 @@ fn topic_row(ui: &mut egui::Ui, d: &Doc, ti: usize, label: &str, cmds: &mut Vec<
         .on_hover_text(
             "mean rate over the recording (count / duration), and the median period between two messages",
         );
-        if crate::image::is_image_type(&t.datatype)
+        if crate::ops::image::is_image_type(&t.datatype)
             && ui
                 .small_button("image")
                 .on_hover_text("Open an image panel on this topic")
@@ -348,7 +348,7 @@ fn details(ui: &mut egui::Ui, d: &mut Doc, ti: usize, cmds: &mut Vec<Cmd>) {
                             }
                             if !c.qos.trim().is_empty() {
                                 ui.label("QoS");
-                                ui.label(crate::rosbag2::qos_summary(&c.qos))
+                                ui.label(crate::storage::rosbag2::qos_summary(&c.qos))
                                     .on_hover_text(&c.qos);
                                 ui.end_row();
                             }

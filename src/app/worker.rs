@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::bag::TablesProgress;
-use crate::decode::{Node, Plan};
+use crate::encoding::{Node, Plan};
 use crate::{Bag, IndexEntry, MessageTables, Summary};
 
 /// Bins of the coarse per-topic density kept while the tables are being built.
@@ -79,19 +79,24 @@ pub fn def_info(bag: &Bag, ci: usize) -> DefInfo {
         }
         Err(e) => (format!("none usable: {}", e.reason), None, None),
     };
-    let dirs = crate::defs::search_dirs();
+    let dirs = crate::definition::sources::search_dirs();
     let dialect = if c.encoding == "cdr" {
-        crate::msgdef::Dialect::Ros2
+        crate::definition::msg::Dialect::Ros2
     } else {
-        crate::msgdef::Dialect::Ros1
+        crate::definition::msg::Dialect::Ros1
     };
     let search_path = if dirs.is_empty() {
         "no message search path set (Definitions menu)".to_string()
     } else {
-        match crate::defs::lookup_in(&dirs, &c.datatype, dialect, &c.message_definition) {
+        match crate::definition::sources::lookup_in(
+            &dirs,
+            &c.datatype,
+            dialect,
+            &c.message_definition,
+        ) {
             None => "not on the search path".to_string(),
             Some((text, file)) => {
-                match crate::msgdef::MsgDef::parse_dialect(&c.datatype, &text, dialect) {
+                match crate::definition::msg::MsgDef::parse_dialect(&c.datatype, &text, dialect) {
                     Ok(d) if Some(&d) == def.as_ref() => format!("same as {}", file.display()),
                     Ok(_) => format!(
                         "differs from {} (export --migrate re-encodes into it)",
@@ -144,7 +149,9 @@ impl Times {
     pub fn of(tables: &Arc<MessageTables>, conns: &[usize]) -> Times {
         match conns {
             [c] if *c < tables.per_connection.len() => Times::Table(Arc::clone(tables), *c),
-            _ => Times::Merged(Arc::new(crate::timing::connection_times(tables, conns))),
+            _ => Times::Merged(Arc::new(crate::ops::timing::connection_times(
+                tables, conns,
+            ))),
         }
     }
 
@@ -213,25 +220,25 @@ impl Times {
     }
 
     /// The median period and the gaps longer than `factor` times it, longest first: see
-    /// [`crate::timing::gaps`].
-    pub fn gaps(&self, factor: f64) -> (Option<u64>, Vec<crate::timing::Gap>) {
+    /// [`crate::ops::timing::gaps`].
+    pub fn gaps(&self, factor: f64) -> (Option<u64>, Vec<crate::ops::timing::Gap>) {
         match self {
             Times::Table(t, c) => {
                 let tab = &t.per_connection[*c];
-                crate::timing::gaps_by(tab.len(), |i| tab[i].time_ns, factor)
+                crate::ops::timing::gaps_by(tab.len(), |i| tab[i].time_ns, factor)
             }
-            Times::Merged(v) => crate::timing::gaps_by(v.len(), |i| v[i], factor),
+            Times::Merged(v) => crate::ops::timing::gaps_by(v.len(), |i| v[i], factor),
         }
     }
 
-    /// The median time between two messages: see [`crate::timing::median_period`].
+    /// The median time between two messages: see [`crate::ops::timing::median_period`].
     pub fn median_period(&self) -> Option<u64> {
         match self {
             Times::Table(t, c) => {
                 let tab = &t.per_connection[*c];
-                crate::timing::median_period_by(tab.len(), |i| tab[i].time_ns)
+                crate::ops::timing::median_period_by(tab.len(), |i| tab[i].time_ns)
             }
-            Times::Merged(v) => crate::timing::median_period(v),
+            Times::Merged(v) => crate::ops::timing::median_period(v),
         }
     }
 }
@@ -416,7 +423,8 @@ fn load(
     let info = {
         let (bag, tx, ctx) = (bag.clone(), tx.clone(), ctx.clone());
         move || {
-            let info = crate::info::summary_text(&bag, false).unwrap_or_else(|e| e.to_string());
+            let info =
+                crate::ops::info::summary_text(&bag, false).unwrap_or_else(|e| e.to_string());
             let _ = tx.send(LoadEvent::Info(info));
             ctx.request_repaint();
         }

@@ -26,7 +26,7 @@ fn best<T>(runs: usize, mut f: impl FnMut() -> bagscope::Result<T>) -> bagscope:
 /// Decoding throughput per message type: up to 256 MiB of each type's messages are read into
 /// memory first, then each message is decoded into its whole value tree on one thread.
 fn decode(path: &Path, runs: usize) -> bagscope::Result<serde_json::Value> {
-    use bagscope::decode::Plan;
+    use bagscope::encoding::Plan;
     let bag = Bag::open(path)?;
     let s = bag.summary();
     let mut by_type: std::collections::BTreeMap<String, (Plan, Vec<bagscope::Bytes>, u64)> =
@@ -123,8 +123,8 @@ pub fn bench(path: &Path, op: &str, runs: usize) -> bagscope::Result<ExitCode> {
     if all || op == "check" {
         let bag = Bag::open(path)?;
         bag.tables()?;
-        let threads = bagscope::iter::default_threads();
-        let (s, r) = best(runs, || bagscope::check::check(&bag, threads, None))?;
+        let threads = bagscope::settings::default_threads();
+        let (s, r) = best(runs, || bagscope::ops::check::check(&bag, threads, None))?;
         out.insert(
             "check".into(),
             json!({"seconds": s, "messages": r.messages, "problems": r.problems.len(),
@@ -135,10 +135,10 @@ pub fn bench(path: &Path, op: &str, runs: usize) -> bagscope::Result<ExitCode> {
         // Decompression alone, every chunk on all cores, nothing parsed: the bound that
         // reading everything (`check`) is compared with.
         let bag = Bag::open(path)?;
-        let threads = bagscope::iter::default_threads();
+        let threads = bagscope::settings::default_threads();
         let (s, bytes) = best(runs, || {
             let total = std::sync::atomic::AtomicU64::new(0);
-            bagscope::check::for_each_chunk_parallel(&bag, threads, &|_, d| {
+            bagscope::ops::check::for_each_chunk_parallel(&bag, threads, &|_, d| {
                 if let Ok(d) = d {
                     total.fetch_add(d.len() as u64, std::sync::atomic::Ordering::Relaxed);
                 }

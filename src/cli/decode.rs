@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
-use bagscope::csv::{write_csv, AtomicFile};
-use bagscope::decode::{to_json, to_yaml, FieldPath, Plan};
+use bagscope::encoding::{to_json, to_yaml, FieldPath, Plan};
+use bagscope::ops::csv::{write_csv, AtomicFile};
 use bagscope::{timefmt, Bag, Error, Filter};
 
 fn time_range(
@@ -24,7 +24,7 @@ fn time_range(
 }
 
 /// A pose as `tf_echo` prints it: translation, quaternion and roll/pitch/yaw in degrees.
-fn pose_text(p: &bagscope::tf::Pose) -> String {
+fn pose_text(p: &bagscope::ops::tf::Pose) -> String {
     let r = p.rpy().map(f64::to_degrees);
     format!(
         "xyz [{:.4}, {:.4}, {:.4}] q [{:.4}, {:.4}, {:.4}, {:.4}] rpy° [{:.2}, {:.2}, {:.2}]",
@@ -43,7 +43,7 @@ pub fn tf(
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
     }
-    if bagscope::tf::tf_topics(&bag).is_empty() {
+    if bagscope::ops::tf::tf_topics(&bag).is_empty() {
         eprintln!(
             "bagscope: {} has no transform topic (tf2_msgs/TFMessage, tf/tfMessage)",
             path.display()
@@ -54,14 +54,14 @@ pub fn tf(
         Some(a) => time_range(&bag, Some(a), None)?.0.unwrap_or(0),
         None => bag.summary().end_ns.unwrap_or(u64::MAX),
     };
-    let h = bagscope::tf::TfHistory::read(&bag, None, &AtomicBool::new(false))?;
+    let h = bagscope::ops::tf::TfHistory::read(&bag, None, &AtomicBool::new(false))?;
     if h.bad > 0 {
         eprintln!("bagscope: {} transform message(s) did not decode", h.bad);
     }
     if h.truncated {
         eprintln!(
             "bagscope: only the first {} transforms were read",
-            bagscope::tf::MAX_SAMPLES
+            bagscope::ops::tf::MAX_SAMPLES
         );
     }
     let when = format!("{} ({} UTC)", timefmt::secs(t), timefmt::date(t));
@@ -247,8 +247,8 @@ pub struct ExportArgs<'a> {
 
 /// `bagscope export`: one or several recordings, merged in time order, to any format.
 pub fn export(a: ExportArgs<'_>) -> bagscope::Result<ExitCode> {
-    use bagscope::export::OutputFormat;
-    use bagscope::rosbag2_writer::Rosbag2Compression;
+    use bagscope::ops::export::OutputFormat;
+    use bagscope::storage::rosbag2_writer::Rosbag2Compression;
     let mut bags = Vec::new();
     for p in a.inputs {
         let bag = Bag::open(p)?;
@@ -317,7 +317,7 @@ pub fn export(a: ExportArgs<'_>) -> bagscope::Result<ExitCode> {
     } else {
         Some(first.connections_of_topics(a.topics)?)
     };
-    let opts = bagscope::export::ExportOptions {
+    let opts = bagscope::ops::export::ExportOptions {
         filter: Filter {
             connections,
             start_ns,
@@ -341,8 +341,13 @@ pub fn export(a: ExportArgs<'_>) -> bagscope::Result<ExitCode> {
         return Err(Error::Invalid("--split-mb must be at least 1".into()));
     }
     let t0 = std::time::Instant::now();
-    let r =
-        bagscope::export::export_many(&bags, a.out, &opts, &AtomicBool::new(false), &mut |_| {})?;
+    let r = bagscope::ops::export::export_many(
+        &bags,
+        a.out,
+        &opts,
+        &AtomicBool::new(false),
+        &mut |_| {},
+    )?;
     for s in &r.skipped {
         eprintln!("bagscope: left out: {s}");
     }
@@ -388,10 +393,10 @@ pub fn csv(
         warned += 1;
         eprintln!("bagscope: warning: {w}");
     };
-    let opts = bagscope::csv::CsvOptions {
+    let opts = bagscope::ops::csv::CsvOptions {
         start_ns,
         end_ns,
-        time: bagscope::csv::TimeColumn::EpochNs,
+        time: bagscope::ops::csv::TimeColumn::EpochNs,
     };
     // `-o -` is standard output, as the usual convention has it.
     match out.filter(|o| o.as_os_str() != "-") {
@@ -431,7 +436,7 @@ pub fn gen(
     out_dir: &Path,
     topics: &[String],
 ) -> bagscope::Result<ExitCode> {
-    use bagscope::gen::{generate, Lang};
+    use bagscope::ops::gen::{generate, Lang};
     let lang = Lang::parse(lang)
         .ok_or_else(|| Error::Invalid(format!("unknown language {lang:?}: cpp, rust or python")))?;
     let bag = Bag::open(path)?;
@@ -448,7 +453,7 @@ pub fn gen(
         if !seen.insert((c.datatype.clone(), c.message_definition.clone())) {
             continue;
         }
-        match bagscope::decode::Plan::for_connection(c) {
+        match bagscope::encoding::Plan::for_connection(c) {
             // The generated loaders read ROS 1 and CDR bytes; protobuf and JSON have their
             // own code generators (protoc, JSON Schema tools).
             Ok(p) if p.proto.is_some() || p.json => eprintln!(
@@ -467,13 +472,13 @@ pub fn gen(
     let code = generate(&defs, lang);
     std::fs::create_dir_all(out_dir)?;
     let file = out_dir.join(lang.file_name());
-    let mut f = bagscope::csv::AtomicFile::create(&file)?;
+    let mut f = bagscope::ops::csv::AtomicFile::create(&file)?;
     std::io::Write::write_all(&mut f, code.as_bytes())?;
     f.commit()?;
     eprintln!(
         "{}: {} message types from {} definitions",
         file.display(),
-        bagscope::gen::type_names(&defs).len(),
+        bagscope::ops::gen::type_names(&defs).len(),
         defs.len()
     );
     Ok(ExitCode::SUCCESS)
@@ -493,10 +498,10 @@ pub struct ImageArgs<'a> {
 
 /// The colormap asked for, else the image's default (turbo for depth and float).
 fn colormap_for(
-    img: &bagscope::image::Image,
+    img: &bagscope::ops::image::Image,
     asked: Option<&str>,
-) -> bagscope::Result<bagscope::image::Colormap> {
-    use bagscope::image::{Colormap, Pixels};
+) -> bagscope::Result<bagscope::ops::image::Colormap> {
+    use bagscope::ops::image::{Colormap, Pixels};
     Ok(match asked {
         Some("grey" | "gray") => Colormap::Grey,
         Some("turbo") => Colormap::Turbo,
@@ -527,7 +532,7 @@ pub struct FramesArgs<'a> {
 
 /// `bagscope frames`: every image of a topic as numbered PNG files.
 pub fn frames(a: FramesArgs) -> bagscope::Result<ExitCode> {
-    use bagscope::image::{decode_message, encode_png, Orientation};
+    use bagscope::ops::image::{decode_message, encode_png, Orientation};
     if let Some(c) = a.colormap {
         if !matches!(c, "grey" | "gray" | "turbo") {
             return Err(Error::Invalid(format!(
@@ -634,7 +639,7 @@ pub fn frames(a: FramesArgs) -> bagscope::Result<ExitCode> {
 
 /// `bagscope image`: one camera message as a PNG.
 pub fn image(a: ImageArgs) -> bagscope::Result<ExitCode> {
-    use bagscope::image::Orientation;
+    use bagscope::ops::image::Orientation;
     let bag = Bag::open(a.bag)?;
     let conns = bag.connections_of_topics(&[a.topic])?;
     let tables = bag.tables()?;
@@ -673,7 +678,7 @@ pub fn image(a: ImageArgs) -> bagscope::Result<ExitCode> {
         .plan(conn)
         .map_err(|e| Error::Invalid(format!("{}: {e}", a.topic)))?;
     let m = bag.message(conn, entry)?;
-    let img = bagscope::image::decode_message(&plan, &m.data)
+    let img = bagscope::ops::image::decode_message(&plan, &m.data)
         .map_err(|e| Error::Invalid(format!("{} message at {time_ns}: {e}", a.topic)))?;
     let cmap = colormap_for(&img, a.colormap)?;
     let range = a.range.unwrap_or_else(|| img.default_range());
@@ -682,7 +687,7 @@ pub fn image(a: ImageArgs) -> bagscope::Result<ExitCode> {
         ..Default::default()
     };
     let (w, h, px) = img.render(cmap, range, o);
-    let png = bagscope::image::encode_png(w, h, &px).map_err(Error::Invalid)?;
+    let png = bagscope::ops::image::encode_png(w, h, &px).map_err(Error::Invalid)?;
     let mut f = AtomicFile::create(a.out)?;
     f.write_all(&png)?;
     f.commit()?;
@@ -710,7 +715,7 @@ pub fn log(
     grep: Option<&str>,
     json: bool,
 ) -> bagscope::Result<ExitCode> {
-    use bagscope::log::{log_topics, read_logs, Level};
+    use bagscope::ops::log::{log_topics, read_logs, Level};
     let min = match level {
         Some(l) => Level::parse(l)
             .ok_or_else(|| {
@@ -795,10 +800,10 @@ pub fn log(
 
 /// `bagscope find`: one line per hit (time, seconds from the start, value); exit 1 when none.
 pub fn find(path: &Path, query: &str) -> bagscope::Result<ExitCode> {
-    let q = bagscope::find::parse_query(query).map_err(Error::Invalid)?;
+    let q = bagscope::ops::find::parse_query(query).map_err(Error::Invalid)?;
     let bag = Bag::open(path)?;
     let start = bag.summary().start_ns.unwrap_or(0);
-    let (hits, capped) = bagscope::find::find(&bag, &q, &AtomicBool::new(false))?;
+    let (hits, capped) = bagscope::ops::find::find(&bag, &q, &AtomicBool::new(false))?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     for h in &hits {
@@ -837,7 +842,7 @@ pub fn timing(
     factor: f64,
     max_gaps: usize,
 ) -> bagscope::Result<ExitCode> {
-    use bagscope::timing::{gaps, median_period, stamp_delays, topic_times};
+    use bagscope::ops::timing::{gaps, median_period, stamp_delays, topic_times};
     use std::fmt::Write as _;
     let bag = Bag::open(path)?;
     let s = bag.summary();

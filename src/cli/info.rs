@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use bagscope::check::check as check_bag;
+use bagscope::ops::check::check as check_bag;
 use bagscope::timefmt;
 use bagscope::{Bag, Summary};
 use serde_json::json;
@@ -20,7 +20,7 @@ fn to_json(s: &Summary, bag: &Bag, freq: bool) -> bagscope::Result<serde_json::V
             "connections": t.connections.len(),
         });
         if freq {
-            o["frequency_hz"] = match bagscope::info::topic_rates(bag, &t.name)? {
+            o["frequency_hz"] = match bagscope::ops::info::topic_rates(bag, &t.name)? {
                 Some((med, lo, hi)) => json!({"median": med, "min": lo, "max": hi}),
                 None => serde_json::Value::Null,
             };
@@ -43,7 +43,7 @@ fn to_json(s: &Summary, bag: &Bag, freq: bool) -> bagscope::Result<serde_json::V
             "id": c.id, "topic": c.topic, "type": c.datatype, "md5sum": c.md5sum,
             "callerid": c.callerid, "latching": c.latching, "messages": c.message_count,
             "encoding": c.encoding, "schema_encoding": c.schema_encoding,
-            "definition": bagscope::info::type_note(bag, ci), "qos": c.qos, "file": c.file,
+            "definition": bagscope::ops::info::type_note(bag, ci), "qos": c.qos, "file": c.file,
         })).collect::<Vec<_>>(),
         "files": s.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
         "storage": s.storage_facts.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
@@ -74,7 +74,7 @@ pub fn info(bags: &[PathBuf], freq: bool, json: bool) -> bagscope::Result<ExitCo
                     if i > 0 {
                         println!();
                     }
-                    print!("{}", bagscope::info::summary_text(&bag, freq)?);
+                    print!("{}", bagscope::ops::info::summary_text(&bag, freq)?);
                 }
             }
             Err(e) => {
@@ -95,7 +95,7 @@ pub fn info(bags: &[PathBuf], freq: bool, json: bool) -> bagscope::Result<ExitCo
 
 /// `bagscope check`.
 pub fn check(bags: &[PathBuf], threads: Option<usize>) -> bagscope::Result<ExitCode> {
-    let threads = threads.unwrap_or_else(bagscope::iter::default_threads);
+    let threads = threads.unwrap_or_else(bagscope::settings::default_threads);
     let mut damaged = false;
     for p in bags {
         let t0 = std::time::Instant::now();
@@ -107,7 +107,7 @@ pub fn check(bags: &[PathBuf], threads: Option<usize>) -> bagscope::Result<ExitC
                 continue;
             }
         };
-        let dc = bagscope::check::DecodeCheck::new(bag.summary());
+        let dc = bagscope::ops::check::DecodeCheck::new(bag.summary());
         let hook = |ci: usize, t: u64, d: &[u8]| dc.message(ci, t, d);
         let mut r = check_bag(&bag, threads, Some(&hook))?;
         r.problems.extend(dc.summary_problems(bag.summary()));

@@ -18,10 +18,10 @@ use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use bagscope::decode::Plan;
-use bagscope::defs::lookup;
-use bagscope::msgdef::{Dialect, MsgDef};
-use bagscope::record::{put_field, put_record};
+use bagscope::definition::msg::{Dialect, MsgDef};
+use bagscope::definition::sources::lookup;
+use bagscope::encoding::Plan;
+use bagscope::storage::ros1::record::{put_field, put_record};
 use bagscope::{Error, Result};
 
 /// Start time of the generated recordings (2026-01-01T00:00:00Z).
@@ -228,7 +228,9 @@ fn layout(a: &SparseArgs) -> Result<(u64, u64, u64)> {
 /// Point, one every 50 µs): SQLite keeps every byte it is given, so it cannot be sparse, and
 /// its size is that of its rows.
 fn write_rosbag2_sqlite(out: &Path, messages: u64) -> Result<()> {
-    use bagscope::rosbag2_writer::{Rosbag2Options, Rosbag2Storage, Rosbag2Writer, TopicSpec};
+    use bagscope::storage::rosbag2_writer::{
+        Rosbag2Options, Rosbag2Storage, Rosbag2Writer, TopicSpec,
+    };
     let t0 = Instant::now();
     let mut w = Rosbag2Writer::create(
         out,
@@ -310,7 +312,7 @@ pub fn generate(a: &SparseArgs) -> Result<()> {
     let t0 = Instant::now();
     let (messages, planned, image) = layout(a)?;
     let topics = topics()?;
-    let tmp = bagscope::writer::temp_path_for(&a.out);
+    let tmp = bagscope::storage::ros1::writer::temp_path_for(&a.out);
     let file = File::create(&tmp).map_err(|e| Error::Open {
         path: tmp.clone(),
         source: e,
@@ -516,7 +518,7 @@ fn write_mcap(
     image: u64,
     no_index: bool,
 ) -> Result<u32> {
-    use bagscope::mcap::{opcode, MAGIC};
+    use bagscope::storage::mcap::{opcode, MAGIC};
     let mut head = MAGIC.to_vec();
     let mut h = Vec::new();
     mcap_str(&mut h, "ros1");

@@ -198,14 +198,14 @@ impl MsgType {
         self.name.split_once('/').map_or("", |(p, _)| p)
     }
 
-    /// Constants whose value equals `v` (the inspector shows them beside the value).
-    pub fn constants_matching(&self, v: &crate::decode::Value) -> Vec<&Constant> {
+    /// Constants whose value is `number` (a value read as a number) or `text` (a string's
+    /// bytes): the inspector shows them beside the value.
+    pub fn constants_matching(&self, number: Option<f64>, text: Option<&[u8]>) -> Vec<&Constant> {
         self.constants
             .iter()
             .filter(|c| {
-                v.as_f64()
-                    .is_some_and(|x| c.value.trim().parse::<f64>().ok().is_some_and(|cv| cv == x))
-                    || matches!(v, crate::decode::Value::String(s) if *s == c.value.as_bytes())
+                number.is_some_and(|x| c.value.trim().parse::<f64>().ok() == Some(x))
+                    || text.is_some_and(|t| t == c.value.as_bytes())
             })
             .collect()
     }

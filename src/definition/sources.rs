@@ -11,7 +11,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{OnceLock, RwLock};
 
-use crate::msgdef::{normalize_type, Dialect};
+use crate::definition::msg::{normalize_type, Dialect};
 
 /// Where a topic's definition came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,7 +169,7 @@ fn dependencies(body: &str, pkg: &str, dialect: Dialect) -> Vec<String> {
         }
         let base = ty.split('[').next().unwrap_or(ty);
         let base = base.split("<=").next().unwrap_or(base);
-        if crate::msgdef::Primitive::from_name_in(base, dialect).is_some()
+        if crate::definition::msg::Primitive::from_name_in(base, dialect).is_some()
             || base == "wstring"
             || base.is_empty()
         {
@@ -346,17 +346,24 @@ mod tests {
         let (text, src) = lookup("zz_test_pkg/msg/Outer", Dialect::Ros2).unwrap();
         assert_eq!(src, DefSource::SearchPath(msg.join("Outer.msg")));
         // The dependencies are assembled: its own package's, and a shipped one's.
-        let def =
-            crate::msgdef::MsgDef::parse_dialect("zz_test_pkg/msg/Outer", &text, Dialect::Ros2)
-                .unwrap();
+        let def = crate::definition::msg::MsgDef::parse_dialect(
+            "zz_test_pkg/msg/Outer",
+            &text,
+            Dialect::Ros2,
+        )
+        .unwrap();
         assert_eq!(def.types.len(), 4, "Outer, Inner, Header, Time: {text}");
         set_search_path(Vec::new());
         // Shipped: a ROS 2 type by either name, the distro's set first.
         let (_, src) = lookup_for("sensor_msgs/Imu", Dialect::Ros2, "jazzy").unwrap();
         assert_eq!(src, DefSource::Shipped("ros2_jazzy"));
         let (text, _) = lookup("sensor_msgs/msg/Imu", Dialect::Ros2).unwrap();
-        let def = crate::msgdef::MsgDef::parse_dialect("sensor_msgs/msg/Imu", &text, Dialect::Ros2)
-            .unwrap();
+        let def = crate::definition::msg::MsgDef::parse_dialect(
+            "sensor_msgs/msg/Imu",
+            &text,
+            Dialect::Ros2,
+        )
+        .unwrap();
         assert_eq!(def.root().fields.len(), 7);
         assert!(lookup("no_such_pkg/msg/Nothing", Dialect::Ros2).is_none());
         let _ = std::fs::remove_dir_all(&root);

@@ -11,7 +11,7 @@
 //!   decoder reads and the writers write but which is no field of the message.
 
 use super::{DecodeError, Decoder};
-use crate::msgdef::Primitive;
+use crate::definition::msg::Primitive;
 
 /// CDR alignment of a primitive (strings align their length).
 pub(crate) fn prim_align(p: Primitive) -> usize {

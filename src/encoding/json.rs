@@ -11,7 +11,7 @@
 use serde_json::Value as J;
 
 use super::{DecodeError, Node, Value};
-use crate::msgdef::{ArrayKind, Field, FieldType, MsgDef, MsgType, Primitive};
+use crate::definition::msg::{ArrayKind, Field, FieldType, MsgDef, MsgType, Primitive};
 
 /// Deepest nesting of objects in a schema or a message.
 const MAX_DEPTH: usize = 64;

@@ -12,7 +12,7 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::msgdef::{ArrayKind, DefError, Dialect, Field, FieldType, MsgDef, Primitive};
+use crate::definition::msg::{ArrayKind, DefError, Dialect, Field, FieldType, MsgDef, Primitive};
 
 pub mod cdr;
 pub mod json;
@@ -435,7 +435,7 @@ impl Plan {
     }
 
     /// Parses and compiles a connection's definition: the one stored in the recording, else one
-    /// found on the search paths or shipped with bagscope (see [`crate::defs`]). Encodings other
+    /// found on the search paths or shipped with bagscope (see [`crate::definition::sources`]). Encodings other
     /// than `ros1` and `cdr` are not decoded.
     pub fn for_connection(c: &crate::Connection) -> Result<Plan, DefError> {
         Ok(Self::for_connection_with_source(c)?.0)
@@ -444,7 +444,7 @@ impl Plan {
     /// Like [`Plan::for_connection`], and says where the definition came from.
     pub fn for_connection_with_source(
         c: &crate::Connection,
-    ) -> Result<(Plan, crate::defs::DefSource), DefError> {
+    ) -> Result<(Plan, crate::definition::sources::DefSource), DefError> {
         let err = |reason: String| DefError {
             datatype: c.datatype.clone(),
             line: None,
@@ -460,7 +460,7 @@ impl Plan {
                     &c.schema_data
                 };
                 return Plan::protobuf(set, &c.datatype)
-                    .map(|p| (p, crate::defs::DefSource::Recording))
+                    .map(|p| (p, crate::definition::sources::DefSource::Recording))
                     .map_err(err);
             }
             "json" if c.schema_encoding == "jsonschema" => {
@@ -470,7 +470,7 @@ impl Plan {
                     &c.datatype
                 };
                 return Plan::json(&c.message_definition, name)
-                    .map(|p| (p, crate::defs::DefSource::Recording))
+                    .map(|p| (p, crate::definition::sources::DefSource::Recording))
                     .map_err(err);
             }
             other => return Err(err(format!("not decoded: encoding {other}"))),
@@ -491,26 +491,26 @@ impl Plan {
             None
         };
         let def = match stored {
-            Some(Ok(def)) => (def, crate::defs::DefSource::Recording),
+            Some(Ok(def)) => (def, crate::definition::sources::DefSource::Recording),
             // A definition the recording stores but that does not parse: one from the search
             // path or the shipped interfaces in its place, saying so.
-            Some(Err(e)) => match crate::defs::lookup_for(&c.datatype, dialect, &c.distro) {
+            Some(Err(e)) => match crate::definition::sources::lookup_for(&c.datatype, dialect, &c.distro) {
                 Some((text, found)) => (
                     MsgDef::parse_dialect(&c.datatype, &text, dialect)?,
-                    crate::defs::DefSource::Instead {
+                    crate::definition::sources::DefSource::Instead {
                         found: Box::new(found),
                         stored_error: e.to_string(),
                     },
                 ),
                 None => return Err(e),
             },
-            None => match crate::defs::lookup_for(&c.datatype, dialect, &c.distro) {
+            None => match crate::definition::sources::lookup_for(&c.datatype, dialect, &c.distro) {
                 Some((text, found)) => (MsgDef::parse_dialect(&c.datatype, &text, dialect)?, found),
                 // An empty `ros2msg` schema is the definition of an empty message
                 // (`std_msgs/msg/Empty`): nothing found elsewhere says otherwise.
                 None if cdr && c.schema_encoding == "ros2msg" => (
                     MsgDef::parse_dialect(&c.datatype, "", dialect)?,
-                    crate::defs::DefSource::Recording,
+                    crate::definition::sources::DefSource::Recording,
                 ),
                 None => {
                     return Err(err(format!(

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use super::{DecodeError, Node, Value};
-use crate::msgdef::{ArrayKind, Constant, Field, FieldType, MsgDef, MsgType, Primitive};
+use crate::definition::msg::{ArrayKind, Constant, Field, FieldType, MsgDef, MsgType, Primitive};
 
 /// Deepest nesting of messages decoded (a message that nests deeper is refused).
 const MAX_DEPTH: usize = 100;

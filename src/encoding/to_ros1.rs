@@ -35,17 +35,18 @@ pub(crate) fn target_definition(
     datatype: &str,
     dialect: Dialect,
 ) -> Result<(String, MsgDef), String> {
-    let (text, _) = crate::defs::lookup_for(datatype, dialect, "").ok_or_else(|| {
-        format!(
-            "{} has no {} definition (none on the search path or shipped)",
-            c.datatype,
-            if dialect == Dialect::Ros1 {
-                "ROS 1"
-            } else {
-                "ROS 2"
-            }
-        )
-    })?;
+    let (text, _) =
+        crate::definition::sources::lookup_for(datatype, dialect, "").ok_or_else(|| {
+            format!(
+                "{} has no {} definition (none on the search path or shipped)",
+                c.datatype,
+                if dialect == Dialect::Ros1 {
+                    "ROS 1"
+                } else {
+                    "ROS 2"
+                }
+            )
+        })?;
     let def = MsgDef::parse_dialect(datatype, &text, dialect).map_err(|e| e.to_string())?;
     Ok((text, def))
 }
@@ -59,7 +60,8 @@ pub fn ros1_name(ros2: &str) -> String {
 }
 
 fn is_builtin(def: &MsgDef, ty: usize, which: &str) -> bool {
-    crate::msgdef::normalize_type(&def.types[ty].name) == format!("builtin_interfaces/{which}")
+    crate::definition::msg::normalize_type(&def.types[ty].name)
+        == format!("builtin_interfaces/{which}")
 }
 
 /// The field of `fields` named `name`, or else the one named so but for ASCII case (ROS 2
@@ -80,7 +82,7 @@ pub(crate) fn field_named(fields: &[crate::definition::msg::Field], name: &str) 
 }
 
 fn is_header_seq(dst: &MsgDef, d: usize, name: &str) -> bool {
-    name == "seq" && crate::msgdef::normalize_type(&dst.types[d].name).ends_with("Header")
+    name == "seq" && crate::definition::msg::normalize_type(&dst.types[d].name).ends_with("Header")
 }
 
 /// Checks that ROS 2 type `s` (of `src`) converts to ROS 1 type `d` (of `dst`).

@@ -64,12 +64,14 @@ fn translate(src: &MsgDef) -> (String, Vec<String>) {
     let mut translated = Vec::new();
     let mut builtins = std::collections::BTreeSet::new();
     for (i, t) in src.types.iter().enumerate() {
-        let name = ros2_name(&crate::msgdef::normalize_type(&t.name));
+        let name = ros2_name(&crate::definition::msg::normalize_type(&t.name));
         if sections.iter().any(|(n, _)| *n == name) {
             continue;
         }
         if i > 0 {
-            if let Some((text, _)) = crate::defs::lookup_for(&name, Dialect::Ros2, "") {
+            if let Some((text, _)) =
+                crate::definition::sources::lookup_for(&name, Dialect::Ros2, "")
+            {
                 sections.push((name, text));
                 continue;
             }
@@ -90,7 +92,7 @@ fn translate(src: &MsgDef) -> (String, Vec<String>) {
                 }
                 FieldType::Primitive(p) => p.name().to_string(),
                 FieldType::Message(j) => {
-                    ros2_name(&crate::msgdef::normalize_type(&src.types[j].name))
+                    ros2_name(&crate::definition::msg::normalize_type(&src.types[j].name))
                         .replace("/msg/", "/")
                 }
             };
@@ -106,7 +108,7 @@ fn translate(src: &MsgDef) -> (String, Vec<String>) {
     }
     for b in builtins {
         if !sections.iter().any(|(n, _)| n == b) {
-            if let Some((text, _)) = crate::defs::lookup_for(b, Dialect::Ros2, "") {
+            if let Some((text, _)) = crate::definition::sources::lookup_for(b, Dialect::Ros2, "") {
                 sections.push((b.to_string(), text));
             }
         }
@@ -169,7 +171,7 @@ fn is_dropped_seq(
     f: &crate::definition::msg::Field,
 ) -> bool {
     f.name == "seq"
-        && crate::msgdef::normalize_type(&st.name).ends_with("Header")
+        && crate::definition::msg::normalize_type(&st.name).ends_with("Header")
         && !dt.fields.iter().any(|g| g.name == "seq")
 }
 
@@ -199,7 +201,8 @@ pub fn ros2_name(ros1: &str) -> String {
 }
 
 fn is_builtin(def: &MsgDef, ty: usize, which: &str) -> bool {
-    crate::msgdef::normalize_type(&def.types[ty].name) == format!("builtin_interfaces/{which}")
+    crate::definition::msg::normalize_type(&def.types[ty].name)
+        == format!("builtin_interfaces/{which}")
 }
 
 /// Checks that ROS 1 type `s` (of `src`) converts to ROS 2 type `d` (of `dst`).
@@ -297,9 +300,11 @@ impl ToRos2 {
             })
         };
         if !strict {
-            let ros1 = crate::msgdef::normalize_type(&c.datatype);
+            let ros1 = crate::definition::msg::normalize_type(&c.datatype);
             if let Some(&(_, to)) = MAPPED.iter().find(|(from, _)| *from == ros1) {
-                if let Some((text, _)) = crate::defs::lookup_for(to, Dialect::Ros2, "") {
+                if let Some((text, _)) =
+                    crate::definition::sources::lookup_for(to, Dialect::Ros2, "")
+                {
                     if let Ok(t) = compile(to, text, Ros2Origin::Mapped) {
                         return Ok(t);
                     }
@@ -307,7 +312,7 @@ impl ToRos2 {
             }
         }
         let datatype = ros2_name(&c.datatype);
-        match crate::defs::lookup_for(&datatype, Dialect::Ros2, "") {
+        match crate::definition::sources::lookup_for(&datatype, Dialect::Ros2, "") {
             Some((text, _)) => compile(&datatype, text, Ros2Origin::Found),
             None if strict => Err(format!(
                 "{} has no ROS 2 definition (none on the search path or shipped)",

@@ -425,7 +425,7 @@ fn check_via_tables(
 /// that do not parse are reported once, messages that do not decode are counted per
 /// connection and the first few reported with their place.
 pub struct DecodeCheck {
-    plans: Vec<std::result::Result<crate::decode::Plan, String>>,
+    plans: Vec<std::result::Result<crate::encoding::Plan, String>>,
     failures: Vec<AtomicUsize>,
     topics: Vec<String>,
 }
@@ -440,7 +440,7 @@ impl DecodeCheck {
             plans: summary
                 .connections
                 .iter()
-                .map(|c| crate::decode::Plan::for_connection(c).map_err(|e| e.to_string()))
+                .map(|c| crate::encoding::Plan::for_connection(c).map_err(|e| e.to_string()))
                 .collect(),
             failures: summary
                 .connections

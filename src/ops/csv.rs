@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use crate::bag::Bag;
-use crate::decode::{FieldPath, Value};
+use crate::encoding::{FieldPath, Value};
 use crate::error::{Error, Result};
-use crate::series::{field_series, merge_rows, Point};
+use crate::ops::series::{field_series, merge_rows, Point};
 
 /// How the time column is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -66,7 +66,7 @@ pub fn write_csv(
         end_ns,
         time,
     } = opts;
-    let threads = crate::iter::default_threads();
+    let threads = crate::settings::default_threads();
     let mut all = Vec::new();
     for p in paths {
         if p.topic.is_empty() {
@@ -143,7 +143,7 @@ pub struct AtomicFile {
 impl AtomicFile {
     /// Creates the temporary file.
     pub fn create(target: &Path) -> Result<AtomicFile> {
-        let tmp = crate::writer::temp_path_for(target);
+        let tmp = crate::storage::ros1::writer::temp_path_for(target);
         let f = std::fs::File::create(&tmp)?;
         Ok(AtomicFile {
             tmp,

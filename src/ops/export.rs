@@ -13,12 +13,12 @@ use std::sync::Arc;
 
 use crate::bag::{Bag, Connection, Filter};
 use crate::error::{Error, Result};
-use crate::mcap_writer::{McapOptions, McapWriter};
-use crate::record::Compression;
-use crate::rosbag2_writer::{
+use crate::storage::mcap_writer::{McapOptions, McapWriter};
+use crate::storage::ros1::record::Compression;
+use crate::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
+use crate::storage::rosbag2_writer::{
     Rosbag2Compression, Rosbag2Options, Rosbag2Storage, Rosbag2Writer, TopicSpec,
 };
-use crate::writer::{BagWriter, ConnectionSpec, WriteOptions};
 
 /// What to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -201,14 +201,14 @@ fn definition_of(c: &Connection) -> (String, String) {
         return (c.message_definition.clone(), enc.to_string());
     }
     let dialect = if c.encoding == "cdr" {
-        crate::msgdef::Dialect::Ros2
+        crate::definition::msg::Dialect::Ros2
     } else {
-        crate::msgdef::Dialect::Ros1
+        crate::definition::msg::Dialect::Ros1
     };
-    match crate::defs::lookup_for(&c.datatype, dialect, &c.distro) {
+    match crate::definition::sources::lookup_for(&c.datatype, dialect, &c.distro) {
         Some((text, _)) => (
             text,
-            if dialect == crate::msgdef::Dialect::Ros2 {
+            if dialect == crate::definition::msg::Dialect::Ros2 {
                 "ros2msg".into()
             } else {
                 "ros1msg".into()
@@ -537,11 +537,11 @@ pub fn export_many(
             for &ci in &conns {
                 let c = &s.connections[ci];
                 let dialect = if c.encoding == "cdr" {
-                    crate::msgdef::Dialect::Ros2
+                    crate::definition::msg::Dialect::Ros2
                 } else {
-                    crate::msgdef::Dialect::Ros1
+                    crate::definition::msg::Dialect::Ros1
                 };
-                let Some((text, file)) = crate::defs::lookup_in(
+                let Some((text, file)) = crate::definition::sources::lookup_in(
                     std::slice::from_ref(dir),
                     &c.datatype,
                     dialect,
@@ -748,7 +748,7 @@ pub fn export_many(
     // and merges, the next converts (--to-ros2, --to-ros1, --migrate; on all cores) and names
     // connections, the last writes (compresses, inserts). Bounded channels keep memory flat.
     let batch_max = 8192;
-    let threads = crate::iter::default_threads().max(1);
+    let threads = crate::settings::default_threads().max(1);
     let shared = !matches!(sink, Sink::Bag(_));
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Cmd>>(2);
     let (btx, brx) = std::sync::mpsc::sync_channel::<Vec<(usize, crate::Message)>>(2);

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::bag::Bag;
-use crate::decode::{FieldPath, Node, Value};
+use crate::encoding::{FieldPath, Node, Value};
 use crate::error::{Error, Result};
 use crate::Filter;
 
@@ -121,7 +121,8 @@ pub fn find(bag: &Bag, q: &Query, cancel: &AtomicBool) -> Result<(Vec<Hit>, bool
         return find_text(bag, q, cancel);
     }
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let series = crate::series::field_series(bag, &q.path, None, None, threads, cancel, &|_| {})?;
+    let series =
+        crate::ops::series::field_series(bag, &q.path, None, None, threads, cancel, &|_| {})?;
     if cancel.load(Ordering::Relaxed) {
         return Err(Error::Cancelled);
     }

@@ -62,7 +62,7 @@ fn collect(defs: &[MsgDef]) -> Vec<GenType> {
     let mut by_name: BTreeMap<String, GenType> = BTreeMap::new();
     for d in defs {
         for t in &d.types {
-            let full = crate::msgdef::normalize_type(&t.name);
+            let full = crate::definition::msg::normalize_type(&t.name);
             if by_name.contains_key(&full) {
                 continue;
             }
@@ -71,7 +71,9 @@ fn collect(defs: &[MsgDef]) -> Vec<GenType> {
                 .fields
                 .iter()
                 .map(|f| match f.ty {
-                    FieldType::Message(j) => Some(crate::msgdef::normalize_type(&d.types[j].name)),
+                    FieldType::Message(j) => {
+                        Some(crate::definition::msg::normalize_type(&d.types[j].name))
+                    }
                     FieldType::Primitive(_) => None,
                 })
                 .collect();

@@ -8,8 +8,8 @@
 
 use std::io::Cursor;
 
-use crate::decode::{Node, Plan, Value};
-use crate::msgdef::MsgDef;
+use crate::definition::msg::MsgDef;
+use crate::encoding::{Node, Plan, Value};
 
 /// Most pixels an image may have (a 16k × 16k frame); larger claims are refused before any
 /// allocation.
@@ -33,7 +33,7 @@ pub enum Pixels {
     F32(Vec<f32>),
     /// An occupancy grid's cells, top row first: 0 (free) to 100 (occupied), -1 unknown.
     Occupancy(Vec<i8>),
-    /// A scan's or cloud's points from above (see [`crate::topdown`]): range or height, NaN
+    /// A scan's or cloud's points from above (see [`crate::ops::topdown`]): range or height, NaN
     /// where no point fell (0 is a value here, not "no reading").
     Points(Vec<f32>),
 }
@@ -178,16 +178,16 @@ pub fn decode_message(plan: &Plan, data: &[u8]) -> Result<Image, String> {
 
 /// An image out of a decoded `Image` or `CompressedImage` message (told apart by its fields).
 pub fn from_node(def: &MsgDef, node: &Node) -> Result<Image, String> {
-    if let (Some(info), Some(Value::Prims(crate::msgdef::Primitive::I8, cells))) =
+    if let (Some(info), Some(Value::Prims(crate::definition::msg::Primitive::I8, cells))) =
         (node.field(def, "info"), field(def, node, "data"))
     {
         return occupancy_grid(def, info, cells);
     }
     if node.field(def, "angle_increment").is_some() && node.field(def, "ranges").is_some() {
-        return crate::topdown::scan(def, node);
+        return crate::ops::topdown::scan(def, node);
     }
     if node.field(def, "point_step").is_some() && node.field(def, "fields").is_some() {
-        return crate::topdown::cloud(def, node);
+        return crate::ops::topdown::cloud(def, node);
     }
     let data = bytes(field(def, node, "data")).ok_or("no uint8[] data field")?;
     if let Some(format) = text(field(def, node, "format")) {
@@ -643,7 +643,7 @@ impl Image {
             Pixels::Points(v) => {
                 let row = self.height - 1 - y;
                 let (wx, wy) = self.map?.cell_centre(x, row);
-                let name = crate::topdown::value_name(&self.encoding);
+                let name = crate::ops::topdown::value_name(&self.encoding);
                 match *v.get(i)? {
                     z if z.is_nan() => format!("({wx:.2}, {wy:.2}) m · no point"),
                     z => format!("({wx:.2}, {wy:.2}) m · {name} {z:.3} m"),

@@ -188,7 +188,7 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
     for t in &s.topics {
         if let Some(c) = t.connections.first().map(|&c| &s.connections[c]) {
             if !c.qos.trim().is_empty() {
-                qos.push((&t.name, crate::rosbag2::qos_summary(&c.qos)));
+                qos.push((&t.name, crate::storage::rosbag2::qos_summary(&c.qos)));
             }
         }
     }

@@ -4,9 +4,9 @@
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::decode::{Node, Plan, Value};
-use crate::image::field;
-use crate::msgdef::MsgDef;
+use crate::definition::msg::MsgDef;
+use crate::encoding::{Node, Plan, Value};
+use crate::ops::image::field;
 use crate::{Bag, Error, Filter, Result};
 
 /// A log message's severity, the same for ROS 1 (1, 2, 4, 8, 16) and ROS 2 (10 … 50).

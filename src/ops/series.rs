@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::bag::{Bag, IndexEntry};
-use crate::decode::{Extractor, FieldPath, Value};
+use crate::encoding::{Extractor, FieldPath, Value};
 use crate::error::{Error, Result};
 
 /// One sample.

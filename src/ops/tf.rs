@@ -9,9 +9,9 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::decode::{Node, Value};
-use crate::image::field;
-use crate::msgdef::MsgDef;
+use crate::definition::msg::MsgDef;
+use crate::encoding::{Node, Value};
+use crate::ops::image::field;
 use crate::{Bag, Error, Filter, Result};
 
 /// Most transforms kept from one recording (72 bytes each): beyond, the rest are not read and

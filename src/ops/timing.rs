@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::bag::Bag;
-use crate::decode::{Extractor, FieldPath, Value};
+use crate::encoding::{Extractor, FieldPath, Value};
 use crate::error::{Error, Result};
 use crate::Filter;
 
@@ -112,7 +112,7 @@ enum StampReader {
 
 impl StampReader {
     /// `header.stamp`, else a top-level `stamp` (ROS 2's Log).
-    fn new(plan: &crate::decode::Plan) -> std::result::Result<StampReader, String> {
+    fn new(plan: &crate::encoding::Plan) -> std::result::Result<StampReader, String> {
         let mut why = String::new();
         for base in ["header.stamp", "stamp"] {
             match Self::at(plan, base) {
@@ -124,7 +124,7 @@ impl StampReader {
         Err(why)
     }
 
-    fn at(plan: &crate::decode::Plan, base: &str) -> std::result::Result<StampReader, String> {
+    fn at(plan: &crate::encoding::Plan, base: &str) -> std::result::Result<StampReader, String> {
         let p = |s: &str| FieldPath::parse(s).map(|f| f.segments);
         if let Ok(e) = Extractor::new(plan, &p(base)?) {
             return Ok(StampReader::Time(e));

@@ -5,9 +5,9 @@
 //! the range (scan) or the height (cloud), or NaN where nothing fell, so the image panel draws
 //! it through a colormap and reads back the value and the place under the cursor.
 
-use crate::decode::{Node, Value};
-use crate::image::{field, Image, MapInfo, Pixels};
-use crate::msgdef::{MsgDef, Primitive};
+use crate::definition::msg::{MsgDef, Primitive};
+use crate::encoding::{Node, Value};
+use crate::ops::image::{field, Image, MapInfo, Pixels};
 
 /// Side of the image in pixels.
 pub const SIZE: u32 = 400;
@@ -121,9 +121,9 @@ impl Coord {
             let mut le = [0u8; 8];
             le[..sz].copy_from_slice(b);
             le[..sz].reverse();
-            crate::decode::read_prim(self.prim, &le).as_f64()
+            crate::encoding::read_prim(self.prim, &le).as_f64()
         } else {
-            crate::decode::read_prim(self.prim, b).as_f64()
+            crate::encoding::read_prim(self.prim, b).as_f64()
         }
     }
 }

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::io::Read;
 
 use crate::error::{Error, Result};
-use crate::record::Compression;
+use crate::storage::ros1::record::Compression;
 
 /// Largest uncompressed chunk bagscope accepts (rosbag's chunks are 768 KiB by default; real
 /// bags with one huge message reach tens of MiB).

@@ -15,9 +15,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::chunk::MAX_CHUNK_SIZE;
 use crate::error::{Error, Location, RecordKind, Result};
-use crate::record::Compression;
+use crate::storage::compression::MAX_CHUNK_SIZE;
+use crate::storage::ros1::record::Compression;
 use crate::storage::{
     read_at, read_at_into, Bytes, Chunk, ChunkEntries, ChunkKind, Connection, IndexEntry, Message,
     MessageTables, Opened, Source, Summary, TablesProgress, Version,
@@ -579,7 +579,7 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
         }
         Ok(Some((out, counts, ends, disagree)))
     };
-    let threads = crate::iter::default_threads().min(4);
+    let threads = crate::settings::default_threads().min(4);
     let parts: Vec<Result<Option<Part>>> = if threads <= 1 || chunk_indexes.len() < 4096 {
         vec![parse(&chunk_indexes)]
     } else {
@@ -1075,7 +1075,7 @@ fn scan_chunk(
         ..Default::default()
     };
     let raw = read_at(src, chunk.data_pos, chunk.data_len as usize)?;
-    let data = crate::chunk::decompress(compression, &raw, chunk.size, pos)?;
+    let data = crate::storage::compression::decompress(compression, &raw, chunk.size, pos)?;
     let mut entries = Vec::new();
     let mut per: Vec<Vec<IndexEntry>> = Vec::new();
     walk_records(&data, pos, |off, op, c| {

@@ -10,8 +10,8 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::record::Compression;
 use crate::storage::mcap::{opcode, MAGIC};
+use crate::storage::ros1::record::Compression;
 
 /// Options of an [`McapWriter`].
 #[derive(Debug, Clone)]
@@ -110,7 +110,7 @@ impl McapWriter {
                 "MCAP chunks are none, lz4 or zstd, not bz2".into(),
             ));
         }
-        let tmp = crate::writer::temp_path_for(&target);
+        let tmp = crate::storage::ros1::writer::temp_path_for(&target);
         let file = File::create(&tmp).map_err(|e| Error::Open {
             path: tmp.clone(),
             source: e,
@@ -257,15 +257,15 @@ impl McapWriter {
             self.drain()?;
             return self.write_chunk(&records, uncompressed, times, index);
         }
-        if crate::iter::default_threads() <= 1 {
+        if crate::settings::default_threads() <= 1 {
             self.drain()?;
-            let compressed = crate::chunk::compress(compression, &records)?;
+            let compressed = crate::storage::compression::compress(compression, &records)?;
             return self.write_chunk(&compressed, uncompressed, times, index);
         }
         // Compressed on another thread while the next chunk fills; written in order.
         let compressed = std::thread::Builder::new()
             .name("bagscope-mcap-compress".into())
-            .spawn(move || crate::chunk::compress(compression, &records))?;
+            .spawn(move || crate::storage::compression::compress(compression, &records))?;
         self.pending.push_back(PendingChunk {
             compressed,
             uncompressed,
@@ -463,7 +463,7 @@ impl McapWriter {
             .out
             .take()
             .ok_or_else(|| Error::Invalid("writer already finished".into()))?;
-        crate::writer::commit(out, &self.tmp, &self.target)?;
+        crate::storage::ros1::writer::commit(out, &self.tmp, &self.target)?;
         Ok(self.target.clone())
     }
 }

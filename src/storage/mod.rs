@@ -503,7 +503,7 @@ pub(crate) enum Source {
     /// Bytes in memory.
     Memory(Arc<[u8]>),
     /// A SQLite database opened read-only (rosbag2).
-    Sqlite(Box<crate::rosbag2::SqliteSource>),
+    Sqlite(Box<crate::storage::rosbag2::SqliteSource>),
 }
 
 impl Source {
@@ -581,7 +581,7 @@ const READERS: usize = 4;
 /// from a cold page cache, one read at a time waits out each read's latency, and the parsing
 /// waits on the reads. At most `READERS * 3` buffers are in flight; buffers are reused. An
 /// error from `consume` stops the readers and is returned. In the single-threaded mode
-/// ([`crate::iter::set_threads`]) every job runs on the calling thread.
+/// ([`crate::settings::set_threads`]) every job runs on the calling thread.
 pub(crate) fn read_ahead<T, J, C>(n: usize, job: J, mut consume: C) -> crate::error::Result<()>
 where
     T: Send,
@@ -589,7 +589,7 @@ where
     C: FnMut(usize, crate::error::Result<T>, &[u8]) -> crate::error::Result<()>,
 {
     use std::sync::mpsc::{channel, sync_channel};
-    if n < 2 || crate::iter::single_threaded() {
+    if n < 2 || crate::settings::single_threaded() {
         let mut buf = Vec::new();
         for i in 0..n {
             let r = job(i, &mut buf);

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::error::{Error, Result};
-use crate::record::Compression;
+use crate::storage::ros1::record::Compression;
 use crate::storage::sqlite_file::{columns, leading_ints, Column, Leaf, Row, SqliteFile};
 use crate::storage::{
     Bytes, Chunk, ChunkKind, Connection, IndexEntry, Message, MessageTables, Opened, Source,
@@ -674,14 +674,14 @@ fn open_plain(
     if head[..n].starts_with(SQLITE_MAGIC) {
         return open_sqlite(path, message_mode, tmp, meta);
     }
-    if head[..n].starts_with(crate::mcap::MAGIC) {
+    if head[..n].starts_with(crate::storage::mcap::MAGIC) {
         let size = f.metadata()?.len();
         let src = match tmp {
             // A decompressed temporary file is read into memory, then removed.
             Some(_) => Source::Memory(std::fs::read(path)?.into()),
             None => Source::File(f),
         };
-        let opened = crate::mcap::open(&src, path, size)?;
+        let opened = crate::storage::mcap::open(&src, path, size)?;
         let distro = opened
             .summary
             .metadata
@@ -1108,7 +1108,7 @@ fn open_sqlite(
     let extra: Vec<Mutex<rusqlite::Connection>> = if wal_copy {
         Vec::new()
     } else {
-        (1..crate::iter::default_threads().clamp(1, 4))
+        (1..crate::settings::default_threads().clamp(1, 4))
             .filter_map(|_| open_immutable(path).ok().map(Mutex::new))
             .collect()
     };
@@ -1373,7 +1373,7 @@ impl RowsToScan {
             given_up: &given_up,
         });
         let direct_scan = src.direct().and_then(|d| {
-            let threads = crate::iter::default_threads().clamp(1, 4);
+            let threads = crate::settings::default_threads().clamp(1, 4);
             let per_thread = d.leaves.len().div_ceil(threads).max(1);
             let parts: Vec<&[Leaf]> = d.leaves.chunks(per_thread).collect();
             // Room for each part's share of the expected messages (no more than the file
@@ -1418,7 +1418,7 @@ impl RowsToScan {
         let scans = if let Some(scans) = direct_scan {
             scans
         } else if let Some((lo, hi)) = self.range {
-            let threads = crate::iter::default_threads().clamp(1, 4) as i64;
+            let threads = crate::settings::default_threads().clamp(1, 4) as i64;
             // Ids may be anywhere in i64 (a forged file): split in i128.
             let (l, h, n) = (i128::from(lo), i128::from(hi), i128::from(threads));
             let span = (h - l) / n + 1;
@@ -1663,7 +1663,7 @@ fn merge_scans(
     let half = per.len() / 2;
     let (p1, p2) = per.split_at_mut(half);
     let (c1, c2) = cols.split_at_mut(half);
-    if crate::iter::default_threads() > 1 && half > 0 {
+    if crate::settings::default_threads() > 1 && half > 0 {
         std::thread::scope(|sc| {
             sc.spawn(|| append(p1, c1));
             append(p2, c2);

@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::record::Compression;
 use crate::storage::mcap_writer::{McapOptions, McapWriter};
+use crate::storage::ros1::record::Compression;
 
 /// The storage plugin of a rosbag2 recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -193,7 +193,7 @@ impl Rosbag2Writer {
         let stem = target
             .file_name()
             .map_or_else(|| "bag".into(), |n| n.to_string_lossy().into_owned());
-        let tmp = crate::writer::temp_path_for(&target);
+        let tmp = crate::storage::ros1::writer::temp_path_for(&target);
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp).map_err(|e| Error::Open {
             path: tmp.clone(),

@@ -201,7 +201,7 @@ impl SqliteFile {
             path: path.to_path_buf(),
             reason,
         };
-        if n < 100 || &h[..16] != crate::rosbag2::SQLITE_MAGIC {
+        if n < 100 || &h[..16] != crate::storage::rosbag2::SQLITE_MAGIC {
             return Err(bad("not a SQLite 3 database (header, byte 0)".into()));
         }
         let page_size = match u16::from_be_bytes([h[16], h[17]]) {

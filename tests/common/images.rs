@@ -2,7 +2,7 @@
 //! expected back (shared by tests/images.rs and the UI test).
 #![allow(dead_code, clippy::unwrap_used)]
 
-use bagscope::image::{encode_jpeg, encode_png16, Pixels};
+use bagscope::ops::image::{encode_jpeg, encode_png16, Pixels};
 use bagscope::{BagWriter, Compression, ConnectionSpec, WriteOptions};
 
 const HEADER: &str = "MSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n";

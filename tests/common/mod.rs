@@ -142,7 +142,7 @@ pub fn write_fixture(
 /// record (ver 0) per topic whose first entry points at the definition record, as rosbag 1.2
 /// wrote them. Returns (topic, time, data) of every message in file order.
 pub fn write_v12(path: &std::path::Path, indexed: bool, n: u64) -> Vec<(String, u64, Vec<u8>)> {
-    use bagscope::record::{put_field, put_record};
+    use bagscope::storage::ros1::record::{put_field, put_record};
     let topics = [("/a", "std_msgs/Float64"), ("/b", "std_msgs/Float64")];
     let md5 = b"fdb28210bfa9d7c91146260178d9a584";
     let mut out = b"#ROSRECORD V1.2\n".to_vec();

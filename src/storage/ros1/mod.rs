@@ -140,21 +140,21 @@ pub(crate) fn open_v2(file: &Source, path: &Path, file_size: u64) -> Result<Open
         }
     };
     let Some(header) = header else {
-        return crate::scan::scan_v2(file, path, file_size, None, warnings);
+        return crate::storage::ros1::scan::scan_v2(file, path, file_size, None, warnings);
     };
     if header.index_pos == 0 {
         warnings.push(
             "not indexed (index_pos is 0: the recording was interrupted); recovered by a linear scan"
                 .to_string(),
         );
-        return crate::scan::scan_v2(file, path, file_size, Some(header), warnings);
+        return crate::storage::ros1::scan::scan_v2(file, path, file_size, Some(header), warnings);
     }
     if header.index_pos > file_size {
         warnings.push(format!(
             "index_pos {} is past the end of the file ({file_size} bytes): the file is truncated; recovered by a linear scan",
             header.index_pos
         ));
-        return crate::scan::scan_v2(file, path, file_size, Some(header), warnings);
+        return crate::storage::ros1::scan::scan_v2(file, path, file_size, Some(header), warnings);
     }
     match read_index(file, path, file_size, &header) {
         Ok(mut o) => {
@@ -166,14 +166,14 @@ pub(crate) fn open_v2(file: &Source, path: &Path, file_size: u64) -> Result<Open
                     "the bag header claims {} chunks but the index lists none; scanned the file",
                     header.chunk_count
                 )];
-                return crate::scan::scan_v2(file, path, file_size, Some(header), w);
+                return crate::storage::ros1::scan::scan_v2(file, path, file_size, Some(header), w);
             }
             o.summary.finish();
             Ok(o)
         }
         Err(e) => {
             warnings.push(format!("index section: {e}; recovered by a linear scan"));
-            crate::scan::scan_v2(file, path, file_size, Some(header), warnings)
+            crate::storage::ros1::scan::scan_v2(file, path, file_size, Some(header), warnings)
         }
     }
 }
@@ -305,7 +305,7 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
         }
         Ok(c)
     };
-    let threads = crate::iter::default_threads().min(4);
+    let threads = crate::settings::default_threads().min(4);
     let chunks: Vec<Chunk> = if threads <= 1 || infos.len() < 2048 {
         infos.iter().map(one).collect::<Result<_>>()?
     } else {

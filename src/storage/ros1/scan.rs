@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::scan_chunk_records;
-use crate::chunk::{self, MAX_CHUNK_SIZE};
 use crate::error::{Error, Location, RecordKind, Result};
-use crate::record::{self, le_u32, op, BagHeader, ChunkHeader, ConnectionRecord};
+use crate::storage::compression::{self, MAX_CHUNK_SIZE};
+use crate::storage::ros1::record::{self, le_u32, op, BagHeader, ChunkHeader, ConnectionRecord};
 use crate::storage::{
     read_at, Chunk, Connection, IndexEntry, MessageTables, Opened, Summary, Version,
 };
@@ -95,7 +95,8 @@ pub(crate) fn scan_v2(
                 };
                 let take = dlen.min(avail).min(MAX_CHUNK_SIZE);
                 let raw = read_at(file, data_pos, take as usize)?;
-                let (data, err) = chunk::decompress_lenient(ch.compression, &raw, ch.size, pos);
+                let (data, err) =
+                    compression::decompress_lenient(ch.compression, &raw, ch.size, pos);
                 let idx = chunks.len() as u32;
                 let mut counts: HashMap<u32, u32> = HashMap::new();
                 let (mut lo, mut hi) = (u64::MAX, 0u64);

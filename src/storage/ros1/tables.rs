@@ -3,7 +3,7 @@
 
 use super::{parse_index_region, scan_chunk_records};
 use crate::error::{Error, Result};
-use crate::record::INDEX_ENTRY_V1;
+use crate::storage::ros1::record::INDEX_ENTRY_V1;
 use crate::storage::{read_at_into, ChunkEntries, IndexEntry, MessageTables, TablesProgress};
 use crate::storage::{ChunkLayout, ChunkReader};
 

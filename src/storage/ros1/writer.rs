@@ -7,9 +7,9 @@ use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::chunk;
 use crate::error::{Error, Result};
-use crate::record::{self, op, put_field, put_record, split_ns, Compression};
+use crate::storage::compression;
+use crate::storage::ros1::record::{self, op, put_field, put_record, split_ns, Compression};
 
 /// Options of a [`BagWriter`].
 #[derive(Debug, Clone, Copy)]
@@ -227,7 +227,7 @@ impl BagWriter {
             return Ok(());
         }
         let chunk_pos = self.pos;
-        let data = chunk::compress(self.opts.compression, &self.chunk)?;
+        let data = compression::compress(self.opts.compression, &self.chunk)?;
         let mut h = Vec::new();
         put_field(&mut h, "op", &[op::CHUNK]);
         put_field(
