@@ -5,8 +5,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use bagscope::{Bag, Filter};
 use serde_json::json;
+
+use bagscope::{Bag, Filter};
 
 fn best<T>(runs: usize, mut f: impl FnMut() -> bagscope::Result<T>) -> bagscope::Result<(f64, T)> {
     let mut best = f64::INFINITY;

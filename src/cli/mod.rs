@@ -2,10 +2,21 @@
 //! Every verb takes any recording bagscope reads (ROS 1 bag, MCAP, rosbag2 directory or file),
 //! recognised by content.
 
+mod args;
 mod bench;
-mod decode;
+mod check;
+mod csv;
+mod echo;
+mod export;
+mod find;
+mod frames;
+mod gen;
+mod image;
 mod info;
+mod log;
 mod sparse;
+mod tf;
+mod timing;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,266 +41,47 @@ pub struct Cli {
     pub msg_path: Vec<PathBuf>,
 }
 
-/// The verbs.
+/// The verbs; each one's arguments and body are in its own file.
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Summarise a recording like `rosbag info`: topics, types, counts, times, compression and
     /// where each definition came from; reads only the index or summary where there is one.
-    Info {
-        /// Recordings to summarise (ROS 1 bags, MCAP files, rosbag2 directories or files).
-        #[arg(required = true)]
-        bags: Vec<PathBuf>,
-        /// Also build the message tables and measure each topic's rate.
-        #[arg(long)]
-        freq: bool,
-        /// One JSON object per bag, on one line each.
-        #[arg(long)]
-        json: bool,
-    },
+    Info(info::InfoArgs),
     /// Read every message of every chunk (all cores), verify every record; exit 1 if damaged.
-    Check {
-        /// Recordings to check.
-        #[arg(required = true)]
-        bags: Vec<PathBuf>,
-        /// Threads to decompress on (default: all cores).
-        #[arg(long)]
-        threads: Option<usize>,
-    },
+    Check(check::CheckArgs),
     /// Print messages in time order, decoded from their definitions (ROS 1, CDR, protobuf,
     /// JSON).
-    Echo {
-        /// The recording (ROS 1 bag, MCAP file, rosbag2 directory or file).
-        bag: PathBuf,
-        /// Only these topics (repeatable).
-        #[arg(long = "topic", short = 't')]
-        topics: Vec<String>,
-        /// Start time: epoch seconds, or +S seconds from the bag's start.
-        #[arg(long, allow_hyphen_values = true)]
-        start: Option<String>,
-        /// End time (exclusive), same forms as --start.
-        #[arg(long, allow_hyphen_values = true)]
-        end: Option<String>,
-        /// One JSON object a line: {"time_ns", "topic", "message"}.
-        #[arg(long)]
-        json: bool,
-        /// Stop after this many messages (as `rostopic echo -n`).
-        #[arg(long = "count", short = 'n')]
-        count: Option<u64>,
-    },
+    Echo(echo::EchoArgs),
     /// Field series as CSV: time_ns and one column per path (/topic.field.sub[3].x).
-    Csv {
-        /// The recording (ROS 1 bag, MCAP file, rosbag2 directory or file).
-        bag: PathBuf,
-        /// Field paths.
-        #[arg(required = true)]
-        paths: Vec<String>,
-        /// Start time: epoch seconds, or +S seconds from the bag's start.
-        #[arg(long, allow_hyphen_values = true)]
-        start: Option<String>,
-        /// End time (exclusive).
-        #[arg(long, allow_hyphen_values = true)]
-        end: Option<String>,
-        /// Write here (atomically) instead of to standard output.
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-    },
+    Csv(csv::CsvArgs),
     /// Copy chosen topics within a time range to a new, fully indexed recording (ROS 1 bag,
     /// MCAP or rosbag2; messages byte for byte unless converted); with no range or topic, the
     /// whole recording (repairs an unindexed or damaged one).
-    Export {
-        /// The recordings to read (never written); several are merged in time order.
-        #[arg(required = true)]
-        inputs: Vec<PathBuf>,
-        /// The new recording (written under a temporary name, then renamed): `.bag`, `.mcap`,
-        /// or a directory name for rosbag2 (see --format).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Only these topics (repeatable).
-        #[arg(long = "topic", short = 't')]
-        topics: Vec<String>,
-        /// Start time: epoch seconds, or +S seconds from the (first) recording's start.
-        #[arg(long, allow_hyphen_values = true)]
-        start: Option<String>,
-        /// End time (exclusive), same forms as --start.
-        #[arg(long, allow_hyphen_values = true)]
-        end: Option<String>,
-        /// bag, mcap, rosbag2-sqlite3 or rosbag2-mcap (default: from the output's extension;
-        /// no extension: rosbag2-sqlite3).
-        #[arg(long)]
-        format: Option<String>,
-        /// Compression: a bag none, lz4 (default) or bz2; MCAP none, lz4 or zstd (default);
-        /// rosbag2 none (default), zstd-file or zstd-message.
-        #[arg(long)]
-        compression: Option<String>,
-        /// Uncompressed bytes per chunk (bag, MCAP).
-        #[arg(long, default_value_t = 768 * 1024)]
-        chunk_size: usize,
-        /// rosbag2: start a new storage file every this many MiB.
-        #[arg(long)]
-        split_mb: Option<u64>,
-        /// rosbag2: start a new storage file every this many seconds of messages (rosbag2's
-        /// max bag duration).
-        #[arg(long)]
-        split_duration: Option<f64>,
-        /// Re-encode ROS 1 messages as ROS 2 (CDR, `pkg/msg/Type`, Header without seq, time as
-        /// builtin_interfaces/Time); a type without a ROS 2 definition is translated from its
-        /// ROS 1 one (and named), tf/tfMessage becomes tf2_msgs/msg/TFMessage.
-        #[arg(long)]
-        to_ros2: bool,
-        /// With --to-ros2: convert only types with a ROS 2 definition of the same name (on the
-        /// search path or shipped); list and leave out the others.
-        #[arg(long, requires = "to_ros2")]
-        strict_types: bool,
-        /// Re-encode ROS 2 (CDR) messages in ROS 1 serialization (`pkg/Type`, Header with seq
-        /// 0, builtin_interfaces/Time as time); types without a ROS 1 counterpart are listed
-        /// and left out. For a .bag or MCAP output.
-        #[arg(long)]
-        to_ros1: bool,
-        /// Migrate messages whose type has another definition in DIR (a folder of packages,
-        /// a workspace, or of .msg files) to it: fields carried over by name (lossless
-        /// widening), added ones at their defaults, dropped ones reported.
-        #[arg(long, value_name = "DIR")]
-        migrate: Option<PathBuf>,
-    },
+    Export(export::ExportArgs),
     /// Typed code (C++ header, Rust module, Python module) for the types a recording uses:
     /// structs, loaders from ROS 1 and CDR bytes, JSON printers.
-    Gen {
-        /// The recording whose definitions are used.
-        bag: PathBuf,
-        /// cpp, rust or python.
-        #[arg(long)]
-        lang: String,
-        /// Directory to write into (bagscope_msgs.hpp / .rs / .py).
-        #[arg(short, long, default_value = ".")]
-        output: PathBuf,
-        /// Only the types of these topics (repeatable).
-        #[arg(long = "topic", short = 't')]
-        topics: Vec<String>,
-    },
+    Gen(gen::GenArgs),
     /// One image message as a PNG: raw Image (every common encoding), CompressedImage (jpeg,
     /// png, compressedDepth), an OccupancyGrid map, a LaserScan or PointCloud2 seen from above;
     /// depth, float, ranges and heights through a colormap.
-    Image {
-        /// The recording.
-        bag: PathBuf,
-        /// The image topic.
-        topic: String,
-        /// The message at or before this time (epoch seconds, or +S from the start).
-        #[arg(long, conflicts_with = "index")]
-        at: Option<String>,
-        /// The topic's N-th message (0-based; default 0).
-        #[arg(long)]
-        index: Option<usize>,
-        /// The PNG to write (atomically).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// grey or turbo, for single-channel images (default: turbo for depth and float).
-        #[arg(long)]
-        colormap: Option<String>,
-        /// Value drawn as the colormap's start (default: the image's smallest valid value).
-        #[arg(long, requires = "max")]
-        min: Option<f32>,
-        /// Value drawn as the colormap's end.
-        #[arg(long, requires = "min")]
-        max: Option<f32>,
-        /// Quarter turns clockwise.
-        #[arg(long, default_value_t = 0)]
-        rotate: u8,
-    },
+    Image(image::ImageArgs),
     /// Every image of a topic (cameras, maps, scans and clouds from above) as numbered PNG
     /// files, in time order, decoded and written on all cores; as image_view's extract_images.
-    Frames {
-        /// The recording.
-        bag: PathBuf,
-        /// The image topic.
-        topic: String,
-        /// The folder to write into (made if missing): TOPIC_NNNNNN_TIMENS.png.
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Start time: epoch seconds, or +S seconds from the bag's start.
-        #[arg(long, allow_hyphen_values = true)]
-        start: Option<String>,
-        /// End time (exclusive), same forms as --start.
-        #[arg(long, allow_hyphen_values = true)]
-        end: Option<String>,
-        /// Only every N-th message.
-        #[arg(long, default_value_t = 1)]
-        every: usize,
-        /// grey or turbo, for single-channel images (default: turbo for depth and float).
-        #[arg(long)]
-        colormap: Option<String>,
-        /// Value drawn as the colormap's start, the same for every frame (default: each
-        /// frame's own range).
-        #[arg(long, requires = "max")]
-        min: Option<f32>,
-        /// Value drawn as the colormap's end.
-        #[arg(long, requires = "min")]
-        max: Option<f32>,
-        /// Quarter turns clockwise.
-        #[arg(long, default_value_t = 0)]
-        rotate: u8,
-    },
+    Frames(frames::FramesArgs),
     /// The log messages (/rosout: rosgraph_msgs/Log, rcl_interfaces/msg/Log) of a recording,
     /// in time order: `time [LEVEL] node: text (file:line)`.
-    Log {
-        /// The recording.
-        bag: PathBuf,
-        /// Only this severity and above: debug, info, warn, error, fatal.
-        #[arg(long)]
-        level: Option<String>,
-        /// Only nodes whose name contains this.
-        #[arg(long)]
-        node: Option<String>,
-        /// Only messages whose text contains this (case-insensitive).
-        #[arg(long)]
-        grep: Option<String>,
-        /// One JSON object a line.
-        #[arg(long)]
-        json: bool,
-    },
+    Log(log::LogArgs),
     /// The transform tree (/tf, /tf_static) at a time, each frame with its transform from its
     /// parent; or, with --target and --source, the pose of one frame in another (as tf_echo).
-    Tf {
-        /// The recording.
-        bag: PathBuf,
-        /// The time: epoch seconds, or +S from the start (default: the end of the recording).
-        #[arg(long, allow_hyphen_values = true)]
-        at: Option<String>,
-        /// The frame to express the pose in (with --source).
-        #[arg(long, requires = "source")]
-        target: Option<String>,
-        /// The frame whose pose is printed (with --target).
-        #[arg(long, requires = "target")]
-        source: Option<String>,
-        /// With --target and --source: the pose over the whole recording as CSV (time_ns, x,
-        /// y, z, qx, qy, qz, qw, roll, pitch, yaw), one row each time a frame between them moved.
-        #[arg(long, requires = "source", conflicts_with = "at")]
-        track: bool,
-    },
+    Tf(tf::TfArgs),
     /// The messages where a field meets a condition, in time order, such as
     /// `/odom.pose.pose.position.x >= 1.5`, `/battery.data crosses 12.2` or
     /// `/rosout.msg contains battery`; operators: `>`, `>=`, `<`, `<=`, `==`, `!=`, `crosses`,
     /// `contains`.
-    Find {
-        /// The recording.
-        bag: PathBuf,
-        /// The query: PATH OP VALUE.
-        query: String,
-    },
+    Find(find::FindArgs),
     /// A topic's timing: mean rate, median period, the gaps longer than a few periods, and
     /// `header.stamp` minus the receive time where messages have a header.
-    Timing {
-        /// The recording.
-        bag: PathBuf,
-        /// The topic.
-        topic: String,
-        /// Report gaps longer than this many median periods.
-        #[arg(long, default_value_t = 3.0)]
-        gap_factor: f64,
-        /// Gaps listed at most.
-        #[arg(long, default_value_t = 20)]
-        max_gaps: usize,
-    },
+    Timing(timing::TimingArgs),
     /// Write the demo bag (a small robot driving a figure of eight) to a file.
     Demo {
         /// Where to write it.
@@ -337,135 +129,18 @@ pub enum Command {
 /// Runs a verb; `Ok(code)` is the process exit code.
 pub fn run(cmd: Command) -> ExitCode {
     let r = match cmd {
-        Command::Info { bags, freq, json } => info::info(&bags, freq, json),
-        Command::Check { bags, threads } => info::check(&bags, threads),
-        Command::Echo {
-            bag,
-            topics,
-            start,
-            end,
-            json,
-            count,
-        } => decode::echo(&bag, &topics, start.as_deref(), end.as_deref(), json, count),
-        Command::Csv {
-            bag,
-            paths,
-            start,
-            end,
-            output,
-        } => decode::csv(
-            &bag,
-            &paths,
-            start.as_deref(),
-            end.as_deref(),
-            output.as_ref(),
-        ),
-        Command::Export {
-            inputs,
-            output,
-            topics,
-            start,
-            end,
-            format,
-            compression,
-            chunk_size,
-            split_mb,
-            split_duration,
-            to_ros2,
-            strict_types,
-            to_ros1,
-            migrate,
-        } => decode::export(decode::ExportArgs {
-            strict_types,
-            inputs: &inputs,
-            out: &output,
-            topics: &topics,
-            start: start.as_deref(),
-            end: end.as_deref(),
-            compression: compression.as_deref(),
-            chunk_size,
-            format: format.as_deref(),
-            split_mb,
-            split_duration,
-            to_ros2,
-            to_ros1,
-            migrate: migrate.as_deref(),
-        }),
-        Command::Gen {
-            bag,
-            lang,
-            output,
-            topics,
-        } => decode::gen(&bag, &lang, &output, &topics),
-        Command::Image {
-            bag,
-            topic,
-            at,
-            index,
-            output,
-            colormap,
-            min,
-            max,
-            rotate,
-        } => decode::image(decode::ImageArgs {
-            bag: &bag,
-            topic: &topic,
-            at: at.as_deref(),
-            index,
-            out: &output,
-            colormap: colormap.as_deref(),
-            range: min.zip(max),
-            rotate,
-        }),
-        Command::Frames {
-            bag,
-            topic,
-            output,
-            start,
-            end,
-            every,
-            colormap,
-            min,
-            max,
-            rotate,
-        } => decode::frames(decode::FramesArgs {
-            bag: &bag,
-            topic: &topic,
-            out: &output,
-            start: start.as_deref(),
-            end: end.as_deref(),
-            every,
-            colormap: colormap.as_deref(),
-            range: min.zip(max),
-            rotate,
-        }),
-        Command::Log {
-            bag,
-            level,
-            node,
-            grep,
-            json,
-        } => decode::log(
-            &bag,
-            level.as_deref(),
-            node.as_deref(),
-            grep.as_deref(),
-            json,
-        ),
-        Command::Find { bag, query } => decode::find(&bag, &query),
-        Command::Tf {
-            bag,
-            at,
-            target,
-            source,
-            track,
-        } => decode::tf(&bag, at.as_deref(), target.zip(source), track),
-        Command::Timing {
-            bag,
-            topic,
-            gap_factor,
-            max_gaps,
-        } => decode::timing(&bag, &topic, gap_factor, max_gaps),
+        Command::Info(a) => info::run(&a),
+        Command::Check(a) => check::run(&a),
+        Command::Echo(a) => echo::run(&a),
+        Command::Csv(a) => csv::run(&a),
+        Command::Export(a) => export::run(&a),
+        Command::Gen(a) => gen::run(&a),
+        Command::Image(a) => image::run(&a),
+        Command::Frames(a) => frames::run(&a),
+        Command::Log(a) => log::run(&a),
+        Command::Tf(a) => tf::run(&a),
+        Command::Find(a) => find::run(&a),
+        Command::Timing(a) => timing::run(&a),
         Command::Demo { out, seconds } => bagscope::demo::write_demo(&out, seconds).map(|n| {
             println!("{}: {n} messages", out.display());
             ExitCode::SUCCESS

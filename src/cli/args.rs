@@ -1,0 +1,62 @@
+//! Argument groups several verbs share, defined once.
+
+use clap::Args;
+
+use bagscope::{timefmt, Bag, Error};
+
+/// A time range: `--start` and `--end`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct Range {
+    /// Start time: epoch seconds, or +S seconds from the recording's start.
+    #[arg(long, allow_hyphen_values = true)]
+    pub start: Option<String>,
+    /// End time (exclusive), same forms as --start.
+    #[arg(long, allow_hyphen_values = true)]
+    pub end: Option<String>,
+}
+
+impl Range {
+    /// The two ends as given.
+    pub fn as_strs(&self) -> (Option<&str>, Option<&str>) {
+        (self.start.as_deref(), self.end.as_deref())
+    }
+}
+
+/// How a single-channel image, a map, a scan or a cloud is drawn.
+#[derive(Args, Debug, Clone, Default)]
+pub struct Render {
+    /// grey or turbo, for single-channel images (default: turbo for depth and float).
+    #[arg(long)]
+    pub colormap: Option<String>,
+    /// Value drawn as the colormap's start (default: each image's own smallest valid value).
+    #[arg(long, requires = "max")]
+    pub min: Option<f32>,
+    /// Value drawn as the colormap's end.
+    #[arg(long, requires = "min")]
+    pub max: Option<f32>,
+    /// Quarter turns clockwise.
+    #[arg(long, default_value_t = 0)]
+    pub rotate: u8,
+}
+
+impl Render {
+    /// The colormap's fixed range, where both ends are given.
+    pub fn range(&self) -> Option<(f32, f32)> {
+        self.min.zip(self.max)
+    }
+}
+
+/// `start`/`end` as epoch nanoseconds (`+S` counts from the recording's start, which is known
+/// before its rows are read).
+pub fn time_range(
+    bag: &Bag,
+    start: Option<&str>,
+    end: Option<&str>,
+) -> bagscope::Result<(Option<u64>, Option<u64>)> {
+    let s0 = bag.quick_summary().start_ns.unwrap_or(0);
+    let p = |s: Option<&str>| -> bagscope::Result<Option<u64>> {
+        s.map(|s| timefmt::parse_time(s, s0).map_err(Error::Invalid))
+            .transpose()
+    };
+    Ok((p(start)?, p(end)?))
+}

@@ -1,0 +1,80 @@
+//! `bagscope csv`: field series as CSV, rows at the union of their times.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+use clap::Args;
+
+use bagscope::encoding::FieldPath;
+use bagscope::ops::csv::{write_csv, AtomicFile};
+use bagscope::{Bag, Error};
+
+use super::args::{time_range, Range};
+
+/// Field series as CSV: time_ns and one column per path (/topic.field.sub[3].x).
+#[derive(Args, Debug)]
+pub struct CsvArgs {
+    /// The recording (ROS 1 bag, MCAP file, rosbag2 directory or file).
+    pub bag: PathBuf,
+    /// Field paths.
+    #[arg(required = true)]
+    pub paths: Vec<String>,
+    /// Write here (atomically) instead of to standard output.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub range: Range,
+}
+
+/// `bagscope csv`: field series as CSV, rows at the union of their times.
+pub fn run(a: &CsvArgs) -> bagscope::Result<ExitCode> {
+    let (bag_path, paths, out) = (a.bag.as_path(), a.paths.as_slice(), a.output.as_ref());
+    let (start, end) = a.range.as_strs();
+    let bag = Bag::open(bag_path)?;
+    let (start_ns, end_ns) = time_range(&bag, start, end)?;
+    let parsed = paths
+        .iter()
+        .map(|p| FieldPath::parse(p).map_err(Error::Invalid))
+        .collect::<bagscope::Result<Vec<_>>>()?;
+    let cancel = AtomicBool::new(false);
+    let mut warned = 0u64;
+    let mut warn = |w: String| {
+        warned += 1;
+        eprintln!("bagscope: warning: {w}");
+    };
+    let opts = bagscope::ops::csv::CsvOptions {
+        start_ns,
+        end_ns,
+        time: bagscope::ops::csv::TimeColumn::EpochNs,
+    };
+    // `-o -` is standard output, as the usual convention has it.
+    match out.filter(|o| o.as_os_str() != "-") {
+        Some(o) => {
+            if std::fs::canonicalize(o).ok() == std::fs::canonicalize(bag_path).ok() {
+                return Err(Error::Invalid(format!(
+                    "{} is the bag being read; choose another output",
+                    o.display()
+                )));
+            }
+            let mut f = AtomicFile::create(o)?;
+            write_csv(&bag, &parsed, opts, &cancel, &mut f, &mut warn)?;
+            f.commit()?;
+        }
+        None => {
+            let mut so = std::io::BufWriter::new(std::io::stdout().lock());
+            match write_csv(&bag, &parsed, opts, &cancel, &mut so, &mut warn) {
+                // A closed pipe (`| head`) ends the output quietly.
+                Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                r => {
+                    r?;
+                }
+            }
+        }
+    }
+    // Every row that could be read is written; values that could not are reported above.
+    if warned > 0 {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,236 @@
+//! `bagscope export`: recordings merged in time order, to any format.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+use clap::Args;
+
+use bagscope::{timefmt, Bag, Error, Filter};
+
+use super::args::{time_range, Range};
+
+/// Copy chosen topics within a time range to a new, fully indexed recording (ROS 1 bag,
+/// MCAP or rosbag2; messages byte for byte unless converted); with no range or topic, the
+/// whole recording (repairs an unindexed or damaged one).
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The recordings to read (never written); several are merged in time order.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// The new recording (written under a temporary name, then renamed): `.bag`, `.mcap`,
+    /// or a directory name for rosbag2 (see --format).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Only these topics (repeatable).
+    #[arg(long = "topic", short = 't')]
+    pub topics: Vec<String>,
+    /// bag, mcap, rosbag2-sqlite3 or rosbag2-mcap (default: from the output's extension;
+    /// no extension: rosbag2-sqlite3).
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Compression: a bag none, lz4 (default) or bz2; MCAP none, lz4 or zstd (default);
+    /// rosbag2 none (default), zstd-file or zstd-message.
+    #[arg(long)]
+    pub compression: Option<String>,
+    /// Uncompressed bytes per chunk (bag, MCAP).
+    #[arg(long, default_value_t = 768 * 1024)]
+    pub chunk_size: usize,
+    /// rosbag2: start a new storage file every this many MiB.
+    #[arg(long)]
+    pub split_mb: Option<u64>,
+    /// rosbag2: start a new storage file every this many seconds of messages (rosbag2's
+    /// max bag duration).
+    #[arg(long)]
+    pub split_duration: Option<f64>,
+    /// Re-encode ROS 1 messages as ROS 2 (CDR, `pkg/msg/Type`, Header without seq, time as
+    /// builtin_interfaces/Time); a type without a ROS 2 definition is translated from its
+    /// ROS 1 one (and named), tf/tfMessage becomes tf2_msgs/msg/TFMessage.
+    #[arg(long)]
+    pub to_ros2: bool,
+    /// With --to-ros2: convert only types with a ROS 2 definition of the same name (on the
+    /// search path or shipped); list and leave out the others.
+    #[arg(long, requires = "to_ros2")]
+    pub strict_types: bool,
+    /// Re-encode ROS 2 (CDR) messages in ROS 1 serialization (`pkg/Type`, Header with seq
+    /// 0, builtin_interfaces/Time as time); types without a ROS 1 counterpart are listed
+    /// and left out. For a .bag or MCAP output.
+    #[arg(long)]
+    pub to_ros1: bool,
+    /// Migrate messages whose type has another definition in DIR (a folder of packages,
+    /// a workspace, or of .msg files) to it: fields carried over by name (lossless
+    /// widening), added ones at their defaults, dropped ones reported.
+    #[arg(long, value_name = "DIR")]
+    pub migrate: Option<PathBuf>,
+    #[command(flatten)]
+    pub range: Range,
+}
+
+/// Runs `bagscope export`.
+pub fn run(a: &ExportArgs) -> bagscope::Result<ExitCode> {
+    let (start, end) = a.range.as_strs();
+    export(Asked {
+        inputs: &a.inputs,
+        out: &a.output,
+        topics: &a.topics,
+        start,
+        end,
+        compression: a.compression.as_deref(),
+        chunk_size: a.chunk_size,
+        format: a.format.as_deref(),
+        split_mb: a.split_mb,
+        split_duration: a.split_duration,
+        to_ros2: a.to_ros2,
+        strict_types: a.strict_types,
+        to_ros1: a.to_ros1,
+        migrate: a.migrate.as_deref(),
+    })
+}
+
+/// What `bagscope export` was asked.
+struct Asked<'a> {
+    inputs: &'a [std::path::PathBuf],
+    out: &'a Path,
+    topics: &'a [String],
+    start: Option<&'a str>,
+    end: Option<&'a str>,
+    compression: Option<&'a str>,
+    chunk_size: usize,
+    format: Option<&'a str>,
+    split_mb: Option<u64>,
+    split_duration: Option<f64>,
+    to_ros2: bool,
+    /// With `to_ros2`: no translated or mapped types.
+    strict_types: bool,
+    /// ROS 2 messages to ROS 1.
+    to_ros1: bool,
+    migrate: Option<&'a Path>,
+}
+
+/// `bagscope export`: one or several recordings, merged in time order, to any format.
+fn export(a: Asked<'_>) -> bagscope::Result<ExitCode> {
+    use bagscope::ops::export::OutputFormat;
+    use bagscope::storage::rosbag2_writer::Rosbag2Compression;
+    let mut bags = Vec::new();
+    for p in a.inputs {
+        let bag = Bag::open(p)?;
+        for w in bag.warnings() {
+            eprintln!("bagscope: warning: {}: {w}", p.display());
+        }
+        // A recording whose storage yields nothing of what its metadata lists is not
+        // exported as an empty file.
+        let s = bag.summary();
+        if let Some((_, lost)) = s
+            .storage_facts
+            .iter()
+            .find(|(k, _)| k == bagscope::storage::rosbag2::MISSING_FACT)
+        {
+            if s.message_count == 0 {
+                return Err(Error::Invalid(format!(
+                    "{}: none of its messages could be read (missing: {lost}); nothing exported",
+                    p.display()
+                )));
+            }
+        }
+        bags.push(bag);
+    }
+    let Some(first) = bags.first() else {
+        return Err(Error::Invalid("no recording to export".into()));
+    };
+    // With several inputs, +S times count from the earliest start.
+    let (start_ns, end_ns) = time_range(first, a.start, a.end)?;
+    let format = match a.format {
+        Some(f) => OutputFormat::parse(f).ok_or_else(|| {
+            Error::Invalid(format!(
+                "unknown format {f:?}: bag, mcap, rosbag2-sqlite3 or rosbag2-mcap"
+            ))
+        })?,
+        None => OutputFormat::from_path(a.out),
+    };
+    let rosbag2 = matches!(
+        format,
+        OutputFormat::Rosbag2Sqlite3 | OutputFormat::Rosbag2Mcap
+    );
+    let mut r2 = Rosbag2Compression::None;
+    let compression = match (a.compression, format) {
+        (None, OutputFormat::Ros1Bag) => bagscope::Compression::Lz4,
+        (None, _) => bagscope::Compression::Zstd,
+        (Some("none"), _) => bagscope::Compression::None,
+        (Some("lz4"), OutputFormat::Ros1Bag | OutputFormat::Mcap) => bagscope::Compression::Lz4,
+        (Some("bz2"), OutputFormat::Ros1Bag) => bagscope::Compression::Bz2,
+        (Some("zstd"), OutputFormat::Mcap) => bagscope::Compression::Zstd,
+        (Some("zstd-file"), _) if rosbag2 => {
+            r2 = Rosbag2Compression::File;
+            bagscope::Compression::None
+        }
+        (Some("zstd-message" | "zstd"), _) if rosbag2 => {
+            r2 = Rosbag2Compression::Message;
+            bagscope::Compression::None
+        }
+        (Some(c), f) => {
+            return Err(Error::Invalid(format!(
+                "compression {c:?} does not apply to {}: a bag takes none, lz4 or bz2; MCAP none, lz4 or zstd; rosbag2 none, zstd-file or zstd-message",
+                f.name()
+            )))
+        }
+    };
+    let connections = if a.topics.is_empty() {
+        None
+    } else {
+        Some(first.connections_of_topics(a.topics)?)
+    };
+    let opts = bagscope::ops::export::ExportOptions {
+        filter: Filter {
+            connections,
+            start_ns,
+            end_ns,
+        },
+        write: bagscope::WriteOptions {
+            compression,
+            chunk_size: a.chunk_size,
+        },
+        format: Some(format),
+        rosbag2_compression: r2,
+        split_bytes: a.split_mb.map(|m| m << 20),
+        // Seconds to ns; NaN and negatives become 0, which the writer refuses as too short.
+        split_ns: a.split_duration.map(|s| (s * 1e9) as u64),
+        to_ros2: a.to_ros2,
+        strict_types: a.strict_types,
+        to_ros1: a.to_ros1,
+        migrate: a.migrate.map(Path::to_path_buf),
+    };
+    if a.split_mb == Some(0) {
+        return Err(Error::Invalid("--split-mb must be at least 1".into()));
+    }
+    let t0 = std::time::Instant::now();
+    let r = bagscope::ops::export::export_many(
+        &bags,
+        a.out,
+        &opts,
+        &AtomicBool::new(false),
+        &mut |_| {},
+    )?;
+    for s in &r.skipped {
+        eprintln!("bagscope: left out: {s}");
+    }
+    for n in &r.notes {
+        eprintln!("bagscope: {n}");
+    }
+    for u in &r.unconverted {
+        eprintln!("bagscope: {u}");
+    }
+    eprintln!(
+        "{} ({}): {} messages on {} connections, {} in {:.2} s",
+        r.path.display(),
+        r.format.name(),
+        r.messages,
+        r.connections,
+        timefmt::bytes(r.file_size),
+        t0.elapsed().as_secs_f64()
+    );
+    // Written, but not everything: say so in the exit code.
+    if !r.unconverted.is_empty() {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,60 @@
+//! `bagscope find`: the messages where a field meets a condition.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+use clap::Args;
+
+use bagscope::{timefmt, Bag, Error};
+
+/// The messages where a field meets a condition, in time order, such as
+/// `/odom.pose.pose.position.x >= 1.5`, `/battery.data crosses 12.2` or
+/// `/rosout.msg contains battery`; operators: `>`, `>=`, `<`, `<=`, `==`, `!=`, `crosses`,
+/// `contains`.
+#[derive(Args, Debug)]
+pub struct FindArgs {
+    /// The recording.
+    pub bag: PathBuf,
+    /// The query: PATH OP VALUE.
+    pub query: String,
+}
+
+/// `bagscope find`: one line per hit (time, seconds from the start, value); exit 1 when none.
+pub fn run(a: &FindArgs) -> bagscope::Result<ExitCode> {
+    let (path, query) = (a.bag.as_path(), a.query.as_str());
+    let q = bagscope::ops::find::parse_query(query).map_err(Error::Invalid)?;
+    let bag = Bag::open(path)?;
+    let start = bag.summary().start_ns.unwrap_or(0);
+    let (hits, capped) = bagscope::ops::find::find(&bag, &q, &AtomicBool::new(false))?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for h in &hits {
+        let r = writeln!(
+            out,
+            "{}  +{:.3}s  {}",
+            timefmt::date(h.time_ns),
+            h.time_ns.saturating_sub(start) as f64 / 1e9,
+            h.value
+        );
+        if r.is_err() {
+            break;
+        }
+    }
+    out.flush().ok();
+    eprintln!(
+        "bagscope: {} hit(s){}",
+        hits.len(),
+        if capped {
+            " (stopped at the limit)"
+        } else {
+            ""
+        }
+    );
+    Ok(if hits.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

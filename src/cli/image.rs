@@ -1,0 +1,151 @@
+//! `bagscope image`: one image message as a PNG.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+
+use bagscope::ops::csv::AtomicFile;
+use bagscope::{timefmt, Bag, Error};
+
+use super::args::{time_range, Render};
+
+/// One image message as a PNG: raw Image (every common encoding), CompressedImage (jpeg,
+/// png, compressedDepth), an OccupancyGrid map, a LaserScan or PointCloud2 seen from above;
+/// depth, float, ranges and heights through a colormap.
+#[derive(Args, Debug)]
+pub struct ImageArgs {
+    /// The recording.
+    pub bag: PathBuf,
+    /// The image topic.
+    pub topic: String,
+    /// The message at or before this time (epoch seconds, or +S from the start).
+    #[arg(long, conflicts_with = "index")]
+    pub at: Option<String>,
+    /// The topic's N-th message (0-based; default 0).
+    #[arg(long)]
+    pub index: Option<usize>,
+    /// The PNG to write (atomically).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub render: Render,
+}
+
+/// Runs `bagscope image`.
+pub fn run(a: &ImageArgs) -> bagscope::Result<ExitCode> {
+    image(Asked {
+        bag: &a.bag,
+        topic: &a.topic,
+        at: a.at.as_deref(),
+        index: a.index,
+        out: &a.output,
+        colormap: a.render.colormap.as_deref(),
+        range: a.render.range(),
+        rotate: a.render.rotate,
+    })
+}
+
+/// What `bagscope image` was asked.
+struct Asked<'a> {
+    bag: &'a Path,
+    topic: &'a str,
+    at: Option<&'a str>,
+    index: Option<usize>,
+    out: &'a Path,
+    colormap: Option<&'a str>,
+    range: Option<(f32, f32)>,
+    rotate: u8,
+}
+
+/// `bagscope image`: one camera message as a PNG.
+fn image(a: Asked) -> bagscope::Result<ExitCode> {
+    use bagscope::ops::image::Orientation;
+    let bag = Bag::open(a.bag)?;
+    let conns = bag.connections_of_topics(&[a.topic])?;
+    let tables = bag.tables()?;
+    // Every message of the topic, in time order, as (time, connection, entry).
+    let mut all: Vec<(u64, usize, bagscope::IndexEntry)> = conns
+        .iter()
+        .flat_map(|&c| {
+            tables
+                .per_connection
+                .get(c)
+                .into_iter()
+                .flatten()
+                .map(move |e| (e.time_ns, c, *e))
+        })
+        .collect();
+    all.sort_by_key(|x| x.0);
+    let pick = match (a.at, a.index) {
+        (Some(t), _) => {
+            let (Some(t), _) = time_range(&bag, Some(t), None)? else {
+                return Err(Error::Invalid("no time".into()));
+            };
+            let k = all.partition_point(|x| x.0 <= t);
+            k.checked_sub(1).and_then(|k| all.get(k)).ok_or_else(|| {
+                Error::NotFound(format!("no message on {} at or before {t}", a.topic))
+            })?
+        }
+        (None, i) => {
+            let i = i.unwrap_or(0);
+            all.get(i).ok_or_else(|| {
+                Error::NotFound(format!("{} has {} messages, no #{i}", a.topic, all.len()))
+            })?
+        }
+    };
+    let (time_ns, conn, entry) = *pick;
+    let (plan, _) = bag
+        .plan(conn)
+        .map_err(|e| Error::Invalid(format!("{}: {e}", a.topic)))?;
+    let m = bag.message(conn, entry)?;
+    let img = bagscope::ops::image::decode_message(&plan, &m.data)
+        .map_err(|e| Error::Invalid(format!("{} message at {time_ns}: {e}", a.topic)))?;
+    let cmap = colormap_for(&img, a.colormap)?;
+    let range = a.range.unwrap_or_else(|| img.default_range());
+    let o = Orientation {
+        quarter_turns: a.rotate % 4,
+        ..Default::default()
+    };
+    let (w, h, px) = img.render(cmap, range, o);
+    let png = bagscope::ops::image::encode_png(w, h, &px).map_err(Error::Invalid)?;
+    let mut f = AtomicFile::create(a.out)?;
+    f.write_all(&png)?;
+    f.commit()?;
+    let range_text = if img.is_scalar() {
+        format!(", values {:.4} to {:.4}", range.0, range.1)
+    } else {
+        String::new()
+    };
+    println!(
+        "{}: {}×{} {} at {}{range_text}",
+        a.out.display(),
+        img.width,
+        img.height,
+        img.encoding,
+        timefmt::date(time_ns)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The colormap asked for, else the image's default (turbo for depth and float).
+pub(super) fn colormap_for(
+    img: &bagscope::ops::image::Image,
+    asked: Option<&str>,
+) -> bagscope::Result<bagscope::ops::image::Colormap> {
+    use bagscope::ops::image::{Colormap, Pixels};
+    Ok(match asked {
+        Some("grey" | "gray") => Colormap::Grey,
+        Some("turbo") => Colormap::Turbo,
+        Some(other) => {
+            return Err(Error::Invalid(format!(
+                "unknown colormap {other:?} (grey or turbo)"
+            )))
+        }
+        None => match img.pixels {
+            Pixels::Mono8(_) | Pixels::Rgba(_) | Pixels::Occupancy(_) => Colormap::Grey,
+            _ => Colormap::Turbo,
+        },
+    })
+}
