@@ -6,7 +6,7 @@
 //! ignored (it is untrusted input like the recording).
 //!
 //! rosbag2 SQLite files, whose summary needs a scan of every row (SQLite has no index of them
-//! by topic), keep that scan the same way ([`store_rows`], [`load_rows`]).
+//! by topic), keep that scan the same way (`store_rows`, `load_rows`).
 //!
 //! Where: `$BAGSCOPE_INDEX_DIR`, else `$XDG_CACHE_HOME/bagscope/index`, else
 //! `~/.cache/bagscope/index`; `BAGSCOPE_INDEX_DIR=off` turns it off. Only recordings of at least

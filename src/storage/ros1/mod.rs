@@ -1,5 +1,5 @@
 //! ROS 1 bags: format 2.0 (chunked, indexed; recovered by a linear scan when the index is
-//! missing or damaged), 1.2 ([`v12`]), and the layouts before it ([`old`]: 1.1, 1.0, 0).
+//! missing or damaged), 1.2 (`v12`), and the layouts before it (`old`: 1.1, 1.0, 0).
 //! [`record`] parses the records, [`writer`] writes 2.0 bags.
 
 use std::collections::HashMap;
