@@ -7,13 +7,12 @@
 //! Decompressed chunks are shared through a bounded cache.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{Error, Location, RecordKind, Result};
 use crate::storage::compression;
-use crate::storage::ros1::{classify_magic, message_in_chunk, open_v2};
+use crate::storage::ros1::message_in_chunk;
 pub(crate) use crate::storage::{read_at, Opened, Source};
 pub use crate::storage::{
     Bytes, Chunk, ChunkEntries, ChunkKind, Connection, Filter, IndexEntry, Message, MessageTables,
@@ -115,32 +114,12 @@ impl Bag {
     /// the format is recognised by content, not by the name.
     pub fn open(path: impl AsRef<Path>) -> Result<Bag> {
         let path = path.as_ref();
-        if path.is_dir() {
-            let (files, opened) = crate::storage::rosbag2::open_dir(path)?;
-            return Ok(Bag::from_opened(files, opened));
-        }
-        let file = File::open(path).map_err(|e| Error::Open {
-            path: path.to_path_buf(),
-            source: e,
-        })?;
-        let src = Source::File(file);
-        let head = read_at(&src, 0, 64)?;
-        if head.starts_with(crate::storage::rosbag2::SQLITE_MAGIC)
-            || head.starts_with(crate::storage::rosbag2::ZSTD_MAGIC)
-        {
-            let (files, opened) = crate::storage::rosbag2::open_file(path)?;
-            return Ok(Bag::from_opened(files, opened));
-        }
-        if crate::storage::rosbag2::looks_like_metadata(path, &head) {
-            let dir = path.parent().unwrap_or(Path::new("."));
-            let dir = if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            };
-            let (files, opened) = crate::storage::rosbag2::open_dir(dir)?;
-            return Ok(Bag::from_opened(files, opened));
-        }
+        let src = match crate::storage::recognise(path)? {
+            crate::storage::Recognised::Opened(files, opened) => {
+                return Ok(Bag::from_opened(files, *opened))
+            }
+            crate::storage::Recognised::File(src) => src,
+        };
         // A recording recovered by a scan before opens from the index cache.
         let key = crate::storage::sidecar::Key::of(path);
         if let Some(opened) = key
@@ -149,7 +128,8 @@ impl Bag {
         {
             return Ok(Bag::from_opened(vec![src], opened));
         }
-        let bag = Bag::open_source(path, src)?;
+        let opened = crate::storage::open_file(path, &src)?;
+        let bag = Bag::from_opened(vec![src], opened);
         if let (Some(key), Some(t)) = (&key, bag.inner.tables.get()) {
             let s = bag.summary();
             if !s.indexed && s.file_size >= crate::storage::sidecar::MIN_SIZE {
@@ -163,57 +143,9 @@ impl Bag {
     /// Opens a bag held in memory (`name` stands for its path in messages): what the fuzz
     /// targets use, and a way to read a bag that is not a file.
     pub fn from_bytes(name: impl AsRef<Path>, bytes: Vec<u8>) -> Result<Bag> {
-        Bag::open_source(name.as_ref(), Source::Memory(bytes.into()))
-    }
-
-    fn open_source(path: &Path, file: Source) -> Result<Bag> {
-        let file_size = file.len()?;
-        let head = read_at(&file, 0, 64)?;
-        if head.starts_with(crate::storage::mcap::MAGIC) {
-            let mut opened = crate::storage::mcap::open(&file, path, file_size)?;
-            if opened.profile == "ros2" && opened.summary.metadata.iter().any(|m| m.0 == "rosbag2")
-            {
-                opened.summary.warnings.insert(
-                    0,
-                    "single storage file, no metadata.yaml: a rosbag2 MCAP file opened on its own"
-                        .into(),
-                );
-            }
-            return Ok(Bag::from_opened(vec![file], opened));
-        }
-        if head.starts_with(b"\x89MCAP") {
-            let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02X}")).collect();
-            return Err(Error::Malformed {
-                kind: RecordKind::Magic,
-                at: Location::File(0),
-                reason: format!(
-                    "an MCAP file whose magic is damaged: {} instead of 89 4D 43 41 50 30 0D 0A (a CR LF turned into LF by a line-ending conversion shifts every offset after it); it cannot be read",
-                    shown.join(" ")
-                ),
-            });
-        }
-        let version = match classify_magic(&head) {
-            Ok(v) => v,
-            Err(e) => match crate::storage::ros1::old::classify(&read_at(&file, 0, 1024)?) {
-                Some(v) => v,
-                None => return Err(e),
-            },
-        };
-        let opened = match version {
-            Version::V2_0 => open_v2(&file, path, file_size)?,
-            Version::V1_2 => crate::storage::ros1::v12::open(&file, path, file_size)?,
-            Version::V1_1 | Version::V1_0 | Version::V0 => {
-                crate::storage::ros1::old::open(&file, path, file_size, version)?
-            }
-            _ => return Err(Error::Invalid("not a ROS 1 bag".into())),
-        };
-        // A complete bag with no messages (indexed, zero connections) opens, as rosbag does;
-        // a file cut off right after its header has neither index nor records: an error.
-        let s = &opened.summary;
-        if !s.indexed && s.connections.is_empty() && s.chunks.is_empty() && s.message_count == 0 {
-            return Err(Error::HeaderOnly { size: file_size });
-        }
-        Ok(Bag::from_opened(vec![file], opened))
+        let src = Source::Memory(bytes.into());
+        let opened = crate::storage::open_file(name.as_ref(), &src)?;
+        Ok(Bag::from_opened(vec![src], opened))
     }
 
     pub(crate) fn from_opened(files: Vec<Source>, mut opened: Opened) -> Bag {
@@ -802,14 +734,10 @@ impl Bag {
         entry: IndexEntry,
     ) -> Result<Message> {
         let ch = self.chunk(entry.chunk as usize)?;
-        match ch.kind {
-            ChunkKind::Ros1 => message_in_chunk(buf, ch.pos, conn, entry),
-            ChunkKind::Mcap => crate::storage::mcap::message_in_records(buf, ch.pos, conn, entry),
-            ChunkKind::Rows => crate::storage::rosbag2::message_in_rows(buf, ch, conn, entry),
-            ChunkKind::Ros1Old => {
-                crate::storage::ros1::old::message_in_stretch(buf, ch.pos, conn, entry)
-            }
-            ChunkKind::Ros1Raw => self.message(conn, entry),
+        match crate::storage::message_in_data(buf, ch, conn, entry) {
+            Some(m) => m,
+            // Format 1.2 has no chunks: the message is read from the file.
+            None => self.message(conn, entry),
         }
     }
 

@@ -19,9 +19,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::error::{Error, Location, RecordKind, Result};
 use crate::storage::ros1::record::Compression;
 
 pub mod compression;
@@ -708,6 +709,112 @@ impl<'a> ReadWindow<'a> {
         let b = ((end - self.start) as usize).min(self.buf.len()).max(a);
         Ok(&self.buf[a..b])
     }
+}
+
+/// What a path turned out to be: a recording opened already (a rosbag2 directory, its
+/// `metadata.yaml`, a storage file of one), or a single file for [`open_file`] (a ROS 1 bag,
+/// an MCAP file), which the index cache may stand in for.
+pub(crate) enum Recognised {
+    Opened(Vec<Source>, Box<Opened>),
+    File(Source),
+}
+
+/// Recognises a recording by its content (not its name) and opens what is not a single ROS 1
+/// bag or MCAP file.
+pub(crate) fn recognise(path: &Path) -> Result<Recognised> {
+    if path.is_dir() {
+        let (files, opened) = rosbag2::open_dir(path)?;
+        return Ok(Recognised::Opened(files, Box::new(opened)));
+    }
+    let file = File::open(path).map_err(|e| Error::Open {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    let src = Source::File(file);
+    let head = read_at(&src, 0, 64)?;
+    if head.starts_with(rosbag2::SQLITE_MAGIC) || head.starts_with(rosbag2::ZSTD_MAGIC) {
+        let (files, opened) = rosbag2::open_file(path)?;
+        return Ok(Recognised::Opened(files, Box::new(opened)));
+    }
+    if rosbag2::looks_like_metadata(path, &head) {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        let (files, opened) = rosbag2::open_dir(dir)?;
+        return Ok(Recognised::Opened(files, Box::new(opened)));
+    }
+    Ok(Recognised::File(src))
+}
+
+/// Opens a single ROS 1 bag (any version) or MCAP file, recognised by its first bytes.
+pub(crate) fn open_file(path: &Path, file: &Source) -> Result<Opened> {
+    let file_size = file.len()?;
+    let head = read_at(file, 0, 64)?;
+    if head.starts_with(mcap::MAGIC) {
+        let mut opened = mcap::open(file, path, file_size)?;
+        if opened.profile == "ros2" && opened.summary.metadata.iter().any(|m| m.0 == "rosbag2") {
+            opened.summary.warnings.insert(
+                0,
+                "single storage file, no metadata.yaml: a rosbag2 MCAP file opened on its own"
+                    .into(),
+            );
+        }
+        return Ok(opened);
+    }
+    if head.starts_with(b"\x89MCAP") {
+        let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02X}")).collect();
+        return Err(Error::Malformed {
+            kind: RecordKind::Magic,
+            at: Location::File(0),
+            reason: format!(
+                "an MCAP file whose magic is damaged: {} instead of 89 4D 43 41 50 30 0D 0A (a CR LF turned into LF by a line-ending conversion shifts every offset after it); it cannot be read",
+                shown.join(" ")
+            ),
+        });
+    }
+    let version = match ros1::classify_magic(&head) {
+        Ok(v) => v,
+        Err(e) => match ros1::old::classify(&read_at(file, 0, 1024)?) {
+            Some(v) => v,
+            None => return Err(e),
+        },
+    };
+    let opened = match version {
+        Version::V2_0 => ros1::open_v2(file, path, file_size)?,
+        Version::V1_2 => ros1::v12::open(file, path, file_size)?,
+        Version::V1_1 | Version::V1_0 | Version::V0 => {
+            ros1::old::open(file, path, file_size, version)?
+        }
+        _ => return Err(Error::Invalid("not a ROS 1 bag".into())),
+    };
+    // A complete bag with no messages (indexed, zero connections) opens, as rosbag does;
+    // a file cut off right after its header has neither index nor records: an error.
+    let s = &opened.summary;
+    if !s.indexed && s.connections.is_empty() && s.chunks.is_empty() && s.message_count == 0 {
+        return Err(Error::HeaderOnly { size: file_size });
+    }
+    Ok(opened)
+}
+
+/// Slices the message at `entry` out of the decompressed data of chunk `ch`, as the chunk's
+/// storage lays its records out; `None` for a format 1.2 "chunk", whose messages are read one
+/// by one from the file.
+pub(crate) fn message_in_data(
+    buf: Arc<Vec<u8>>,
+    ch: &Chunk,
+    conn: usize,
+    entry: IndexEntry,
+) -> Option<Result<Message>> {
+    Some(match ch.kind {
+        ChunkKind::Ros1 => ros1::message_in_chunk(buf, ch.pos, conn, entry),
+        ChunkKind::Mcap => mcap::message_in_records(buf, ch.pos, conn, entry),
+        ChunkKind::Rows => rosbag2::message_in_rows(buf, ch, conn, entry),
+        ChunkKind::Ros1Old => ros1::old::message_in_stretch(buf, ch.pos, conn, entry),
+        ChunkKind::Ros1Raw => return None,
+    })
 }
 
 #[cfg(test)]
