@@ -64,7 +64,7 @@ pub(crate) struct Inner {
     /// summary.
     deferred: Mutex<Option<crate::storage::rosbag2::Deferred>>,
     /// Why the deferred row scan failed: the tables are then this error.
-    scan_error: OnceLock<String>,
+    scan_error: OnceLock<Error>,
     /// Blocks of rows the deferred scan kept for the connections about to be read, each
     /// taken once (see [`Bag::take_captured`]).
     captured: Mutex<Option<crate::storage::rosbag2::Captured>>,
@@ -282,7 +282,7 @@ impl Bag {
                 let mut s = quick;
                 s.rows_pending = false;
                 s.warnings.push(format!("the rows could not be read: {e}"));
-                let _ = self.inner.scan_error.set(e.to_string());
+                let _ = self.inner.scan_error.set(e);
                 s
             }
         }
@@ -406,7 +406,7 @@ impl Bag {
     ) -> Result<Arc<MessageTables>> {
         let s = self.summary();
         if let Some(e) = self.inner.scan_error.get() {
-            return Err(Error::Invalid(e.clone()));
+            return Err(e.clone());
         }
         if let Some(Err(e)) = self.complete_tables() {
             return Err(e);

@@ -179,6 +179,99 @@ pub enum Error {
     /// A bad argument from the caller (not from the file).
     #[error("{0}")]
     Invalid(String),
+    /// A worker thread of the library stopped by panicking (a bug, never bad input).
+    #[error("{0} panicked")]
+    ThreadPanicked(&'static str),
+    /// A recording larger than the library's tables hold (more chunks than a `u32` counts).
+    #[error("{what}: {count}, more than the {limit} bagscope's tables hold")]
+    Limit {
+        /// What there are too many of.
+        what: &'static str,
+        /// How many there are.
+        count: u64,
+        /// How many fit.
+        limit: u64,
+    },
+}
+
+/// An error crosses threads whole (the read-ahead hands a chunk's error to the reader): every
+/// variant is kept as it is, an I/O error by its kind and message.
+impl Clone for Error {
+    fn clone(&self) -> Self {
+        match self {
+            Error::Io(e) => Error::Io(std::io::Error::new(e.kind(), e.to_string())),
+            Error::Open { path, source } => Error::Open {
+                path: path.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+            Error::Storage { path, reason } => Error::Storage {
+                path: path.clone(),
+                reason: reason.clone(),
+            },
+            Error::EmptyFile => Error::EmptyFile,
+            Error::HeaderOnly { size } => Error::HeaderOnly { size: *size },
+            Error::NotABag { start } => Error::NotABag {
+                start: start.clone(),
+            },
+            Error::UnsupportedVersion { version } => Error::UnsupportedVersion {
+                version: version.clone(),
+            },
+            Error::Truncated {
+                kind,
+                at,
+                needed,
+                available,
+            } => Error::Truncated {
+                kind: *kind,
+                at: *at,
+                needed: *needed,
+                available: *available,
+            },
+            Error::Malformed { kind, at, reason } => Error::Malformed {
+                kind: *kind,
+                at: *at,
+                reason: reason.clone(),
+            },
+            Error::MissingField { kind, at, field } => Error::MissingField {
+                kind: *kind,
+                at: *at,
+                field,
+            },
+            Error::Decompress {
+                chunk_pos,
+                compression,
+                reason,
+            } => Error::Decompress {
+                chunk_pos: *chunk_pos,
+                compression: compression.clone(),
+                reason: reason.clone(),
+            },
+            Error::UnknownCompression { chunk_pos, name } => Error::UnknownCompression {
+                chunk_pos: *chunk_pos,
+                name: name.clone(),
+            },
+            Error::TooLarge {
+                kind,
+                at,
+                len,
+                limit,
+            } => Error::TooLarge {
+                kind: *kind,
+                at: *at,
+                len: *len,
+                limit: *limit,
+            },
+            Error::NotFound(s) => Error::NotFound(s.clone()),
+            Error::Cancelled => Error::Cancelled,
+            Error::Invalid(s) => Error::Invalid(s.clone()),
+            Error::ThreadPanicked(w) => Error::ThreadPanicked(w),
+            Error::Limit { what, count, limit } => Error::Limit {
+                what,
+                count: *count,
+                limit: *limit,
+            },
+        }
+    }
 }
 
 /// Result with the bag library's [`Error`].

@@ -11,7 +11,8 @@ use std::thread::JoinHandle;
 use crate::bag::{Bag, Filter, IndexEntry, Message, MessageTables};
 use crate::error::{Error, Result};
 
-type Ready = Result<Arc<Vec<u8>>, String>;
+/// A chunk's data, or its error with its kind kept (a `Truncated` stays one).
+type Ready = Result<Arc<Vec<u8>>>;
 
 #[derive(Default)]
 struct State {
@@ -34,13 +35,12 @@ struct Prefetch {
 
 impl Prefetch {
     /// Chunk `c`'s data, as far as the iteration reads it.
-    fn load(&self, bag: &Bag, c: u32) -> std::result::Result<Arc<Vec<u8>>, String> {
+    fn load(&self, bag: &Bag, c: u32) -> Ready {
         match &self.conns {
             Some(conns) => bag.read_chunk_for(c as usize, conns),
             None => bag.decompress_chunk(c as usize),
         }
         .map(Arc::new)
-        .map_err(|e| e.to_string())
     }
 
     fn worker(self: &Arc<Self>, bag: &Bag) {
@@ -82,10 +82,10 @@ impl Prefetch {
         let mut st = self
             .state
             .lock()
-            .map_err(|_| Error::Invalid("prefetch poisoned".into()))?;
+            .map_err(|_| Error::ThreadPanicked("a read-ahead thread"))?;
         loop {
             if let Some(r) = st.ready.get(&c) {
-                return r.clone().map_err(Error::Invalid);
+                return r.clone();
             }
             if !st.claimed.contains(&c) {
                 st.claimed.insert(c);
@@ -95,14 +95,14 @@ impl Prefetch {
                 let mut st = self
                     .state
                     .lock()
-                    .map_err(|_| Error::Invalid("prefetch poisoned".into()))?;
+                    .map_err(|_| Error::ThreadPanicked("a read-ahead thread"))?;
                 st.ready.insert(c, r.clone());
-                return r.map_err(Error::Invalid);
+                return r;
             }
             st = self
                 .cv
                 .wait(st)
-                .map_err(|_| Error::Invalid("prefetch poisoned".into()))?;
+                .map_err(|_| Error::ThreadPanicked("a read-ahead thread"))?;
         }
     }
 

@@ -107,3 +107,38 @@ fn random_byte_flips_never_panic() {
     // recovered damage: both happen among 300 rounds.
     assert!(ok > 0 && err > 0, "{ok} read, {err} refused");
 }
+
+/// An error met by the read-ahead threads reaches the reader with its kind and place (it was
+/// a string once): a chunk whose lz4 data is overwritten, in an indexed bag, read in time order
+/// with threads decompressing ahead, gives `Error::Decompress` naming that chunk.
+#[test]
+fn a_read_ahead_error_keeps_its_kind() {
+    let d = common::temp_dir("read-ahead-error");
+    let full = d.join("full.bag");
+    common::write_fixture(&full, Compression::Lz4, 2000, 600);
+    let chunks = Bag::open(&full).unwrap().summary().chunks.clone();
+    assert!(chunks.len() > 5);
+    let victim = &chunks[3];
+    let mut bytes = std::fs::read(&full).unwrap();
+    let mid = (victim.data_pos + victim.data_len / 2) as usize;
+    for b in &mut bytes[mid..mid + 16] {
+        *b = 0xff;
+    }
+    let bad = d.join("bad.bag");
+    std::fs::write(&bad, &bytes).unwrap();
+    let bag = Bag::open(&bad).unwrap();
+    assert!(bag.summary().indexed);
+    bagscope::settings::set_threads(2);
+    let errors: Vec<bagscope::Error> = bag
+        .messages(&Filter::default())
+        .unwrap()
+        .filter_map(|m| m.err())
+        .collect();
+    assert!(!errors.is_empty());
+    for e in &errors {
+        assert!(
+            matches!(e, bagscope::Error::Decompress { chunk_pos, .. } if *chunk_pos == victim.pos),
+            "{e:?}"
+        );
+    }
+}

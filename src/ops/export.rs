@@ -847,9 +847,9 @@ pub fn export_many(
             drop(btx);
             let done = converter
                 .join()
-                .map_err(|_| Error::Invalid("the export converting thread panicked".into()))?;
+                .map_err(|_| Error::ThreadPanicked("the export converting thread"))?;
             let sink = writer.join().unwrap_or_else(|_| {
-                Err(Error::Invalid("the export writer thread panicked".into()))
+                Err(Error::ThreadPanicked("the export writer thread"))
             })?;
             Ok((sink, done))
         };

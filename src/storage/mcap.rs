@@ -592,9 +592,8 @@ fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Open
             handles
                 .into_iter()
                 .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(Error::Invalid("a summary-reading thread panicked".into()))
-                    })
+                    h.join()
+                        .unwrap_or(Err(Error::ThreadPanicked("a summary-reading thread")))
                 })
                 .collect()
         })

@@ -286,7 +286,7 @@ impl McapWriter {
         let compressed = p
             .compressed
             .join()
-            .map_err(|_| Error::Invalid("a chunk-compressing thread panicked".into()))??;
+            .map_err(|_| Error::ThreadPanicked("a chunk-compressing thread"))??;
         self.write_chunk(&compressed, p.uncompressed, p.times, p.index)
     }
 

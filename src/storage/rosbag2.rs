@@ -1611,7 +1611,7 @@ fn scan_parts<P: Sync>(
         let mut out = vec![first(head)];
         out.extend(handles.into_iter().map(|h| {
             h.join()
-                .unwrap_or_else(|_| Err(Error::Invalid("a row-scanning thread panicked".into())))
+                .unwrap_or(Err(Error::ThreadPanicked("a row-scanning thread")))
         }));
         out
     })

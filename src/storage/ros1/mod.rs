@@ -319,7 +319,7 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
                 .into_iter()
                 .map(|h| {
                     h.join()
-                        .unwrap_or_else(|_| Err(Error::Invalid("a reading thread panicked".into())))
+                        .unwrap_or(Err(Error::ThreadPanicked("a reading thread")))
                 })
                 .collect()
         });

@@ -31,7 +31,11 @@ pub(crate) fn build(
     };
     let todo: Vec<usize> = (0..s.chunks.len()).filter(|&i| want(i)).collect();
     if u32::try_from(s.chunks.len()).is_err() {
-        return Err(Error::Invalid("too many chunks".into()));
+        return Err(Error::Limit {
+            what: "chunks",
+            count: s.chunks.len() as u64,
+            limit: u64::from(u32::MAX),
+        });
     }
     let (file, index_pos) = (bag.file(), bag.index_pos());
     // Chunks are in file order; the index data of chunk i lies between its data and the next
