@@ -524,42 +524,27 @@ impl Parser {
                     }
                     let line = self.line();
                     let ty = self.type_spec()?;
-                    loop {
-                        let name = self.ident()?;
-                        let dims = self.dims()?;
+                    for (name, dims) in self.declarators()? {
                         members.push(Member {
                             name,
                             ty: ty.clone(),
                             dims,
                             line,
                         });
-                        if !self.eat_punct(",") {
-                            break;
-                        }
                     }
-                    self.expect(";")?;
                 }
                 self.eat_punct(";");
                 self.push(name, Decl::Struct { members, base }, line);
             }
             "typedef" => {
                 let ty = self.type_spec()?;
-                loop {
-                    let name = self.ident()?;
-                    let dims = self.dims()?;
-                    self.push(
-                        name,
-                        Decl::Typedef {
-                            ty: ty.clone(),
-                            dims,
-                        },
-                        line,
-                    );
-                    if !self.eat_punct(",") {
-                        break;
-                    }
+                for (name, dims) in self.declarators()? {
+                    let decl = Decl::Typedef {
+                        ty: ty.clone(),
+                        dims,
+                    };
+                    self.push(name, decl, line);
                 }
-                self.expect(";")?;
             }
             "enum" => {
                 let width = anns
@@ -640,6 +625,21 @@ impl Parser {
             other => return Err((line, format!("expected a declaration, found `{other}`"))),
         }
         Ok(())
+    }
+
+    /// `name[2][3], other;`: the names declared after a type, each with its array sizes, and
+    /// the `;` that ends them.
+    fn declarators(&mut self) -> PResult<Vec<(String, Vec<Expr>)>> {
+        let mut out = Vec::new();
+        loop {
+            let name = self.ident()?;
+            out.push((name, self.dims()?));
+            if !self.eat_punct(",") {
+                break;
+            }
+        }
+        self.expect(";")?;
+        Ok(out)
     }
 
     fn push(&mut self, name: String, decl: Decl, line: usize) {
