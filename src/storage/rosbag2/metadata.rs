@@ -1,0 +1,157 @@
+//! `metadata.yaml`: parsed for what it says (versions 1 to 9), and the QoS profiles it records.
+
+use super::*;
+
+/// Whether `path`, whose first bytes are `head`, looks like a rosbag2 `metadata.yaml`.
+pub(crate) fn looks_like_metadata(path: &Path, head: &[u8]) -> bool {
+    let name_fits = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".yaml") || n.ends_with(".yml"));
+    name_fits || head.starts_with(b"rosbag2_bagfile_information")
+}
+
+/// What `metadata.yaml` says, as far as bagscope uses it.
+#[derive(Debug, Default, Clone)]
+pub struct Metadata {
+    /// `version`.
+    pub version: i64,
+    /// `storage_identifier`.
+    pub storage: String,
+    /// `relative_file_paths`.
+    pub files: Vec<String>,
+    /// `message_count`.
+    pub message_count: Option<u64>,
+    /// `starting_time`.
+    pub start_ns: Option<i128>,
+    /// `duration`.
+    pub duration_ns: Option<i128>,
+    /// `compression_format` and `compression_mode`.
+    pub compression: (String, String),
+    /// `ros_distro` (version 8 on).
+    pub ros_distro: String,
+    /// Per topic: type, serialization format, QoS text, message count.
+    pub topics: BTreeMap<String, (String, String, String, u64)>,
+}
+
+pub(super) fn yaml_text(y: &Yaml) -> String {
+    match y {
+        Yaml::String(s) | Yaml::Real(s) => s.clone(),
+        Yaml::Integer(i) => i.to_string(),
+        Yaml::Boolean(b) => b.to_string(),
+        Yaml::Null | Yaml::BadValue => String::new(),
+        other => {
+            let mut out = String::new();
+            let mut e = yaml_rust2::YamlEmitter::new(&mut out);
+            let _ = e.dump(other);
+            out.trim_start_matches("---").trim().to_string()
+        }
+    }
+}
+
+pub(super) fn yaml_int(y: &Yaml) -> Option<i128> {
+    match y {
+        Yaml::Integer(i) => Some(i128::from(*i)),
+        Yaml::String(s) | Yaml::Real(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// Parses `metadata.yaml`.
+pub fn parse_metadata(text: &str, path: &Path) -> Result<Metadata> {
+    let docs = YamlLoader::load_from_str(text).map_err(|e| Error::Storage {
+        path: path.to_path_buf(),
+        reason: format!("not valid YAML: {e}"),
+    })?;
+    let info = docs
+        .first()
+        .map(|d| &d["rosbag2_bagfile_information"])
+        .filter(|y| !y.is_badvalue())
+        .ok_or_else(|| Error::Storage {
+            path: path.to_path_buf(),
+            reason: "no `rosbag2_bagfile_information` mapping: not a rosbag2 metadata.yaml".into(),
+        })?;
+    let mut m = Metadata {
+        version: yaml_int(&info["version"]).unwrap_or(0) as i64,
+        storage: yaml_text(&info["storage_identifier"]),
+        ..Default::default()
+    };
+    if let Some(v) = info["relative_file_paths"].as_vec() {
+        m.files = v.iter().map(yaml_text).collect();
+    }
+    m.message_count = yaml_int(&info["message_count"]).map(|n| n.max(0) as u64);
+    m.start_ns = yaml_int(&info["starting_time"]["nanoseconds_since_epoch"]);
+    m.duration_ns = yaml_int(&info["duration"]["nanoseconds"]);
+    m.compression = (
+        yaml_text(&info["compression_format"]),
+        yaml_text(&info["compression_mode"]),
+    );
+    m.ros_distro = yaml_text(&info["ros_distro"]);
+    let top_format = yaml_text(&info["serialization_format"]);
+    if let Some(v) = info["topics_with_message_count"].as_vec() {
+        for t in v {
+            let meta = if t["topic_metadata"].is_badvalue() {
+                &t["topic_and_type"]
+            } else {
+                &t["topic_metadata"]
+            };
+            let name = yaml_text(&meta["name"]);
+            let mut format = yaml_text(&meta["serialization_format"]);
+            if format.is_empty() {
+                format = top_format.clone();
+            }
+            let qos = yaml_text(&meta["offered_qos_profiles"]);
+            let count = yaml_int(&t["message_count"]).unwrap_or(0).max(0) as u64;
+            m.topics
+                .insert(name, (yaml_text(&meta["type"]), format, qos, count));
+        }
+    }
+    Ok(m)
+}
+
+/// A one-line summary of recorded QoS profiles (either YAML form: enum numbers of versions
+/// 4-8, names of version 9): reliability, durability, history and depth of the first profile.
+pub fn qos_summary(text: &str) -> String {
+    let Ok(docs) = YamlLoader::load_from_str(text) else {
+        return text.lines().next().unwrap_or("").to_string();
+    };
+    let Some(list) = docs.first().and_then(|d| d.as_vec()) else {
+        return String::new();
+    };
+    let name = |key: &str, v: &Yaml| -> String {
+        let n = yaml_int(v);
+        let table: &[&str] = match key {
+            "reliability" => &["system_default", "reliable", "best_effort", "unknown"],
+            "durability" => &["system_default", "transient_local", "volatile", "unknown"],
+            "history" => &["system_default", "keep_last", "keep_all", "unknown"],
+            _ => &[],
+        };
+        match n {
+            Some(i) if (i as usize) < table.len() && i >= 0 => table[i as usize].to_string(),
+            _ => yaml_text(v),
+        }
+    };
+    let mut parts = Vec::new();
+    if let Some(p) = list.first() {
+        for key in ["reliability", "durability", "history"] {
+            if !p[key].is_badvalue() {
+                parts.push(name(key, &p[key]));
+            }
+        }
+        if let Some(d) = yaml_int(&p["depth"]) {
+            parts.push(format!("depth {d}"));
+        }
+    }
+    let mut s = parts.join(", ");
+    if list.len() > 1 {
+        s.push_str(&format!(" ({} publishers)", list.len()));
+    }
+    s
+}
+
+/// QoS text with whitespace and quoting removed, to compare the YAML-in-YAML forms.
+pub(super) fn qos_norm(q: &str) -> String {
+    q.chars()
+        .filter(|c| !c.is_whitespace() && *c != '"' && *c != '\'')
+        .collect()
+}
