@@ -1,0 +1,218 @@
+//! The message tables from the message index records after each chunk (or by scanning a chunk that has none), and the encodings a recording uses.
+
+use super::*;
+
+/// Builds the message tables of an indexed file from the message index records after each
+/// chunk; a chunk whose index is missing or unusable is decompressed and scanned.
+pub(crate) fn build_tables(
+    bag: &dyn crate::storage::ChunkReader,
+    want: &dyn Fn(usize) -> bool,
+    progress: &mut dyn FnMut(TablesProgress, &ChunkEntries) -> bool,
+) -> Result<MessageTables> {
+    let s = bag.summary();
+    let by_file_id: HashMap<(u32, u32), usize> = s
+        .connections
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ((c.file, c.id), i))
+        .collect();
+    let mut per_connection: Vec<Vec<IndexEntry>> = s
+        .connections
+        .iter()
+        .map(|c| Vec::with_capacity(c.message_count.min(s.file_size / 16) as usize))
+        .collect();
+    let mut warnings = Vec::new();
+    let mut bytes_done = 0u64;
+    // One buffer for every chunk's entries (see the ROS 1 table build).
+    let mut ce = ChunkEntries {
+        chunk: 0,
+        entries: Vec::new(),
+    };
+    let todo: Vec<usize> = (0..s.chunks.len()).filter(|&i| want(i)).collect();
+    let sources = todo
+        .iter()
+        .map(|&i| bag.source(&s.chunks[i]))
+        .collect::<Result<Vec<&Source>>>()?;
+    // A chunk's message indexes follow it (stretches of unchunked files have none): read
+    // ahead on reader threads, parsed here in chunk order.
+    let read_index = |j: usize, region: &mut Vec<u8>| -> Result<bool> {
+        let ch = &s.chunks[todo[j]];
+        if ch.index_pos == 0 {
+            return Ok(false);
+        }
+        let src = sources[j];
+        let file_len = src.len().unwrap_or(0);
+        let want = (ch.message_count() * 16 + ch.counts.len() as u64 * 15)
+            .min(file_len.saturating_sub(ch.index_pos));
+        read_at_into(src, ch.index_pos, want as usize, region)?;
+        Ok(true)
+    };
+    crate::storage::read_ahead(todo.len(), read_index, |j, read, region| {
+        let i = todo[j];
+        let ch = &s.chunks[i];
+        let by_id: HashMap<u32, usize> = by_file_id
+            .iter()
+            .filter(|((f, _), _)| *f == ch.file)
+            .map(|(&(_, id), &ci)| (id, ci))
+            .collect();
+        // Counts come from the file: reserve no more than its bytes can hold.
+        let entries = &mut ce.entries;
+        entries.clear();
+        entries.reserve(
+            ch.message_count()
+                .min(region.len() as u64 / 16 + 1)
+                .min(1 << 24) as usize,
+        );
+        let ok = match read.and_then(|indexed| {
+            if indexed {
+                parse_message_indexes(region, ch.index_pos, i as u32, &by_id, entries)
+                    .map(|()| true)
+            } else {
+                Ok(false)
+            }
+        }) {
+            Ok(false) => false,
+            Ok(true) if entries.len() as u64 == ch.message_count() => true,
+            Ok(true) => {
+                warnings.push(format!(
+                    "message indexes of the chunk at byte {} list {} messages, the chunk index {}; rebuilt from the chunk",
+                    ch.pos,
+                    entries.len(),
+                    ch.message_count()
+                ));
+                false
+            }
+            Err(e) => {
+                warnings.push(format!(
+                    "message indexes of the chunk at byte {} are unusable ({e}); rebuilt from the chunk",
+                    ch.pos
+                ));
+                false
+            }
+        };
+        if !ok {
+            entries.clear();
+            let data = bag.chunk_data(i)?;
+            let r = walk_records(&data, ch.pos, |off, op, c| {
+                if op == opcode::MESSAGE {
+                    let at = Location::InChunk {
+                        chunk_pos: ch.pos,
+                        offset: off as u64,
+                    };
+                    let mut f = Fields::new(c, op, at);
+                    let id = f.u16("channel_id")?;
+                    let _ = f.u32("sequence")?;
+                    let t = f.u64("log_time")?;
+                    if let Some(&ci) = by_id.get(&u32::from(id)) {
+                        entries.push((
+                            ci,
+                            IndexEntry {
+                                time_ns: t,
+                                chunk: i as u32,
+                                offset: off as u32,
+                            },
+                        ));
+                    }
+                }
+                Ok(())
+            });
+            if let Err(e) = r {
+                warnings.push(format!("chunk at byte {}: {e}", ch.pos));
+            }
+        }
+        for &(ci, e) in entries.iter() {
+            per_connection[ci].push(e);
+        }
+        bytes_done += ch.data_len;
+        let p = TablesProgress {
+            chunks_done: i + 1,
+            chunks_total: s.chunks.len(),
+            bytes_done,
+        };
+        ce.chunk = i;
+        if !progress(p, &ce) {
+            return Err(Error::Cancelled);
+        }
+        Ok(())
+    })?;
+    let mut t = MessageTables {
+        per_connection,
+        warnings,
+    };
+    t.sort();
+    Ok(t)
+}
+
+pub(super) fn parse_message_indexes(
+    region: &[u8],
+    region_pos: u64,
+    chunk: u32,
+    by_id: &HashMap<u32, usize>,
+    entries: &mut Vec<(usize, IndexEntry)>,
+) -> Result<()> {
+    let mut off = 0usize;
+    while off + 9 <= region.len() {
+        let at = Location::File(region_pos + off as u64);
+        let op = region[off];
+        if op != opcode::MESSAGE_INDEX {
+            break;
+        }
+        let len = u64::from_le_bytes(region[off + 1..off + 9].try_into().unwrap_or([0; 8]));
+        let Some(c) = region.get(off + 9..(off as u64 + 9).saturating_add(len) as usize) else {
+            return Err(Error::Truncated {
+                kind: RecordKind::Mcap("MessageIndex"),
+                at,
+                needed: len + 9,
+                available: (region.len() - off) as u64,
+            });
+        };
+        let mut f = Fields::new(c, op, at);
+        let ch = f.u16("channel_id")?;
+        let recs = f.bytes32("records")?;
+        let Some(&ci) = by_id.get(&u32::from(ch)) else {
+            return Err(Error::Malformed {
+                kind: RecordKind::Mcap("MessageIndex"),
+                at,
+                reason: format!("names channel {ch}, which the summary does not define"),
+            });
+        };
+        if recs.len() % 16 != 0 {
+            return Err(Error::Malformed {
+                kind: RecordKind::Mcap("MessageIndex"),
+                at,
+                reason: format!(
+                    "its records take {} bytes, not a multiple of 16",
+                    recs.len()
+                ),
+            });
+        }
+        for r in recs.chunks_exact(16) {
+            let t = u64::from_le_bytes(r[..8].try_into().unwrap_or([0; 8]));
+            let o = u64::from_le_bytes(r[8..].try_into().unwrap_or([0; 8]));
+            let offset = u32::try_from(o).map_err(|_| Error::Malformed {
+                kind: RecordKind::Mcap("MessageIndex"),
+                at,
+                reason: format!("offset {o} is past any chunk"),
+            })?;
+            entries.push((
+                ci,
+                IndexEntry {
+                    time_ns: t,
+                    chunk,
+                    offset,
+                },
+            ));
+        }
+        off += 9 + len as usize;
+    }
+    Ok(())
+}
+
+/// Facts of a summary for `info`: the library and profile are not kept; counts by encoding.
+pub fn encodings(s: &Summary) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for c in &s.connections {
+        *m.entry(c.encoding.clone()).or_insert(0) += 1;
+    }
+    m
+}
