@@ -6,7 +6,6 @@ use std::sync::Mutex;
 
 use crate::bag::{Bag, IndexEntry};
 use crate::error::Result;
-use crate::storage::ros1::scan_chunk_messages;
 
 /// What a check found.
 #[derive(Debug, Clone, Default)]
@@ -221,11 +220,8 @@ pub fn check(
         problems: s.warnings.iter().map(|w| format!("warning: {w}")).collect(),
         ..CheckReport::default()
     });
-    let raw = s
-        .chunks
-        .iter()
-        .any(|c| c.kind == crate::bag::ChunkKind::Ros1Raw);
-    if raw {
+    let how = crate::storage::check_read(s);
+    if how == crate::storage::CheckRead::OneByOne {
         // Format 1.2: no chunks; read every message through the tables.
         let mut r = report.into_inner().unwrap_or_default();
         for (ci, t) in tables.per_connection.iter().enumerate() {
@@ -252,11 +248,7 @@ pub fn check(
     // ROS 1 chunks and MCAP chunks (or stretches) are read record by record and compared
     // with the tables by a count and a digest per chunk; other storages (SQLite rows, the old
     // formats) through the tables.
-    let mcap = s
-        .chunks
-        .iter()
-        .all(|c| c.kind == crate::bag::ChunkKind::Mcap);
-    if !(matches!(s.version, crate::Version::V2_0 | crate::Version::V1_2) || mcap) {
+    if how == crate::storage::CheckRead::Tables {
         return check_via_tables(bag, &tables, threads, per_message, report);
     }
     for_each_chunk_parallel(bag, threads, &|i, data| {
@@ -293,12 +285,7 @@ pub fn check(
                         problems.push(p);
                     }
                 };
-                let r = match ch.kind {
-                    crate::bag::ChunkKind::Mcap => {
-                        crate::storage::mcap::scan_chunk_messages(data, ch.pos, on_message)
-                    }
-                    _ => scan_chunk_messages(data, ch.pos, on_message),
-                };
+                let r = crate::storage::chunk_messages(ch, data, on_message);
                 if let Err(e) = r {
                     problems.push(e.to_string());
                 }
@@ -485,10 +472,7 @@ impl DecodeCheck {
                 Err(e)
                     if e.contains("not decoded")
                         || (e.contains("stores no definition")
-                            && !matches!(
-                                summary.version,
-                                crate::Version::V2_0 | crate::Version::V1_2
-                            )) => {}
+                            && !crate::storage::definitions_required(summary)) => {}
                 Err(e) => out.push(format!("connection {} on {}: {e}", c.id, c.topic)),
                 Ok(p) if c.encoding == "ros1" && !p.md5_matches(&c.md5sum) => out.push(format!(
                     "connection {} on {}: md5sum of the stored definition is {}, the bag says {}",

@@ -817,6 +817,50 @@ pub(crate) fn message_in_data(
     })
 }
 
+/// How a check reads a recording's messages, as its storage lays them out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckRead {
+    /// Format 1.2: no chunks; every message is read through the tables.
+    OneByOne,
+    /// Chunks (ROS 1 2.0, MCAP) read record by record and compared with the index by a count
+    /// and a digest per chunk ([`chunk_messages`]).
+    Records,
+    /// Through the tables: SQLite row blocks, the formats before 1.2.
+    Tables,
+}
+
+/// How a check reads the recording `s` describes.
+pub fn check_read(s: &Summary) -> CheckRead {
+    if s.chunks.iter().any(|c| c.kind == ChunkKind::Ros1Raw) {
+        return CheckRead::OneByOne;
+    }
+    let mcap = s.chunks.iter().all(|c| c.kind == ChunkKind::Mcap);
+    if matches!(s.version, Version::V2_0 | Version::V1_2) || mcap {
+        CheckRead::Records
+    } else {
+        CheckRead::Tables
+    }
+}
+
+/// Every message record of a chunk's decompressed data (ROS 1 or MCAP records), with its
+/// connection id, table entry and bytes: what a check compares with the index.
+pub fn chunk_messages(
+    ch: &Chunk,
+    data: &[u8],
+    f: impl FnMut(u32, IndexEntry, &[u8]),
+) -> crate::error::Result<()> {
+    match ch.kind {
+        ChunkKind::Mcap => mcap::scan_chunk_messages(data, ch.pos, f),
+        _ => ros1::scan_chunk_messages(data, ch.pos, f),
+    }
+}
+
+/// Whether a definition a connection lacks is damage: in a ROS 1 bag (2.0, 1.2) every
+/// connection carries its definition; other storages may leave it out (`info` says so).
+pub fn definitions_required(s: &Summary) -> bool {
+    matches!(s.version, Version::V2_0 | Version::V1_2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
