@@ -52,7 +52,7 @@ pub fn run(a: &GenArgs) -> bagscope::Result<ExitCode> {
         match bagscope::encoding::Plan::for_connection(c) {
             // The generated loaders read ROS 1 and CDR bytes; protobuf and JSON have their
             // own code generators (protoc, JSON Schema tools).
-            Ok(p) if p.proto.is_some() || p.json => eprintln!(
+            Ok(p) if p.is_foreign() => eprintln!(
                 "bagscope: {} ({}) left out: {}-encoded; the generated loaders read ROS 1 and CDR",
                 c.topic, c.datatype, c.encoding
             ),

@@ -46,7 +46,7 @@ impl Decoder<'_, '_> {
 
     /// CDR: skips padding so that the next `n`-byte value is aligned.
     pub(super) fn align(&mut self, n: usize) -> Result<(), DecodeError> {
-        if !self.plan.cdr || n <= 1 {
+        if !self.plan.is_cdr() || n <= 1 {
             return Ok(());
         }
         let n = n.min(self.max_align);

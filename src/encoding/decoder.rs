@@ -113,7 +113,7 @@ impl Decoder<'_, '_> {
         if count > 0 {
             self.align(prim_align(p))?;
         }
-        let be = self.be && self.plan.cdr;
+        let be = self.be && self.plan.is_cdr();
         let b = self.take(count * sz)?;
         if !be || sz == 1 {
             return Ok(b.to_vec());
@@ -132,7 +132,7 @@ impl Decoder<'_, '_> {
         let value = match p {
             Primitive::String => {
                 let n = self.u32()? as usize;
-                let cdr = self.plan.cdr;
+                let cdr = self.plan.is_cdr();
                 let b = self.take(n)?;
                 // CDR strings count and carry their terminating NUL.
                 let b = if cdr {
@@ -171,7 +171,7 @@ impl Decoder<'_, '_> {
     /// An empty type in CDR is one byte (rosidl's `structure_needs_at_least_one_member`), which
     /// is not a field of the message; in ROS 1 it is nothing.
     pub(super) fn empty_pad(&mut self) -> Result<(), DecodeError> {
-        if self.plan.cdr {
+        if self.plan.is_cdr() {
             self.take(1)?;
         }
         Ok(())
@@ -257,7 +257,7 @@ impl Decoder<'_, '_> {
             ArrayKind::Fixed(n) => n as u64,
             ArrayKind::Variable => u64::from(self.u32()?),
         };
-        let fixed = match (&f.ty, self.plan.cdr) {
+        let fixed = match (&f.ty, self.plan.is_cdr()) {
             // Primitive runs stay contiguous under CDR alignment.
             (FieldType::Primitive(p), true) => p.size(),
             _ => self.plan.elem_sizes(f).0,

@@ -207,10 +207,10 @@ impl Extractor {
     /// The value at the path in one message, or `None` when the message is too short or the
     /// index is past the end of its array.
     pub fn extract(&self, data: &[u8]) -> Option<Value> {
-        if self.plan.proto.is_some() || self.plan.json {
+        if self.plan.is_foreign() {
             return self.extract_decoded(data);
         }
-        let v = if self.plan.cdr {
+        let v = if self.plan.is_cdr() {
             self.extract_cdr(data)
         } else {
             self.extract_ros1(data)

@@ -33,7 +33,7 @@ use decoder::Decoder;
 pub use decoder::DecodeError;
 pub use extract::Extractor;
 pub use path::{leaf_paths, path_topic, FieldPath, Segment};
-pub use plan::Plan;
+pub use plan::{Plan, Wire};
 pub use text::{to_json, to_yaml};
 pub(crate) use value::read_prim;
 pub use value::{escape_bytes, Node, Value};

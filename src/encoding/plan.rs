@@ -13,12 +13,34 @@ pub struct Plan {
     pub(super) min: Vec<usize>,
     /// The md5sum computed from the definition.
     pub md5: String,
-    /// Whether messages are CDR (ROS 2) rather than ROS 1 serialization.
-    pub cdr: bool,
-    /// Protobuf messages: the wire facts of `def`'s fields (`None` for ROS 1 and CDR).
-    pub proto: Option<std::sync::Arc<protobuf::Schema>>,
-    /// JSON messages (`def` made from a JSON Schema).
-    pub json: bool,
+    /// How messages are laid out on the wire.
+    pub wire: Wire,
+}
+
+/// The wire format a [`Plan`] decodes.
+#[derive(Debug, Clone)]
+pub enum Wire {
+    /// ROS 1 serialization: little endian, packed.
+    Ros1,
+    /// CDR (ROS 2): an encapsulation header, values aligned to their size.
+    Cdr,
+    /// Protobuf, with the wire facts of the definition's fields.
+    Protobuf(std::sync::Arc<protobuf::Schema>),
+    /// JSON text (the definition made from a JSON Schema).
+    Json,
+}
+
+impl Plan {
+    /// Whether messages are CDR (ROS 2).
+    pub fn is_cdr(&self) -> bool {
+        matches!(self.wire, Wire::Cdr)
+    }
+
+    /// Whether messages are protobuf or JSON: a definition made from a foreign schema, with
+    /// nothing of ROS layout.
+    pub fn is_foreign(&self) -> bool {
+        matches!(self.wire, Wire::Protobuf(_) | Wire::Json)
+    }
 }
 
 pub(super) fn prim_min(p: Primitive) -> usize {
@@ -78,9 +100,7 @@ impl Plan {
             fixed: fixed.into_iter().map(Option::flatten).collect(),
             min: min.into_iter().map(|m| m.unwrap_or(0)).collect(),
             md5,
-            cdr: false,
-            proto: None,
-            json: false,
+            wire: Wire::Ros1,
         }
     }
 
@@ -98,9 +118,10 @@ impl Plan {
             fixed: vec![None; n],
             min: vec![0; n],
             md5: String::new(),
-            cdr: false,
-            json: proto.is_none(),
-            proto: proto.map(std::sync::Arc::new),
+            wire: match proto {
+                Some(p) => Wire::Protobuf(std::sync::Arc::new(p)),
+                None => Wire::Json,
+            },
         }
     }
 
@@ -114,7 +135,7 @@ impl Plan {
     /// Compiles a parsed definition for CDR-encoded (ROS 2) messages.
     pub fn new_cdr(def: MsgDef) -> Plan {
         let mut p = Plan::new(def);
-        p.cdr = true;
+        p.wire = Wire::Cdr;
         // Alignment makes sizes position-dependent: no fixed-size shortcuts.
         for f in &mut p.fixed {
             *f = None;
@@ -271,35 +292,34 @@ impl Plan {
     /// (no allocation): the same walk, skipping. `false` says nothing of where it fails; decode
     /// it for that.
     pub fn validates(&self, data: &[u8]) -> bool {
-        if self.proto.is_some() || self.json {
+        if self.is_foreign() {
             return self.decode(data).is_ok();
         }
         let mut d = Decoder::new(self, data);
-        if self.cdr && d.cdr_header().is_err() {
+        if self.is_cdr() && d.cdr_header().is_err() {
             return false;
         }
         if d.skip_message(0).is_err() {
             return false;
         }
-        let slack = if self.cdr { 3 } else { 0 };
+        let slack = if self.is_cdr() { 3 } else { 0 };
         d.pos + slack >= data.len()
     }
 
     /// Decodes a whole message. Trailing bytes after the last field are an error.
     pub fn decode(&self, data: &[u8]) -> Result<Node, DecodeError> {
-        if let Some(p) = &self.proto {
-            return p.decode(&self.def, data);
-        }
-        if self.json {
-            return json::decode(&self.def, data);
+        match &self.wire {
+            Wire::Protobuf(p) => return p.decode(&self.def, data),
+            Wire::Json => return json::decode(&self.def, data),
+            Wire::Ros1 | Wire::Cdr => {}
         }
         let mut d = Decoder::new(self, data);
-        if self.cdr {
+        if self.is_cdr() {
             d.cdr_header()?;
         }
         let root = d.message(0)?;
         // CDR may pad the end to a multiple of 4 (the header's options say by how much).
-        let slack = if self.cdr { 3 } else { 0 };
+        let slack = if self.is_cdr() { 3 } else { 0 };
         if d.pos + slack < data.len() {
             return Err(DecodeError {
                 path: String::new(),
