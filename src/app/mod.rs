@@ -8,10 +8,12 @@ mod inspector;
 pub mod layout;
 pub mod log;
 pub mod plot;
+mod screens;
 pub mod tf;
 pub mod thumbs;
 pub mod timeline;
 pub mod timing;
+mod top_bar;
 mod topics;
 pub mod worker;
 
@@ -23,6 +25,7 @@ use std::time::Instant;
 use crate::bag::TablesProgress;
 use crate::{timefmt, Bag};
 
+use screens::{preview_screen, recordings_window};
 use worker::{Histogram, Indexed, InspectKey, Inspected, Inspector, LoadEvent, Loader};
 
 /// Most files kept in the recent list.
@@ -939,255 +942,6 @@ impl App {
         }
     }
 
-    fn top_bar(&mut self, ui: &mut egui::Ui) {
-        egui::Panel::top("menu").show(ui, |ui| {
-            ui.horizontal(|ui| {
-                ui.strong("bagscope");
-                if ui.button("Open…").clicked() {
-                    self.cmds.push(Cmd::OpenDialog);
-                }
-                if ui
-                    .button("Open folder…")
-                    .on_hover_text("A rosbag2 recording: the folder with metadata.yaml")
-                    .clicked()
-                {
-                    self.cmds.push(Cmd::OpenFolderDialog);
-                }
-                ui.menu_button("Recent", |ui| {
-                    if self.recent.is_empty() {
-                        ui.label("No recent files");
-                    }
-                    for p in &self.recent {
-                        if ui.button(p.display().to_string()).clicked() {
-                            self.cmds.push(Cmd::Open(p.clone()));
-                        }
-                    }
-                });
-                if ui.button("Demo bag").clicked() {
-                    self.cmds.push(Cmd::OpenDemo);
-                }
-                ui.menu_button("Definitions", |ui| {
-                    ui.label("Message search path: folders of ROS packages (PKG/msg/Type.msg), separated by ':'");
-                    ui.text_edit_singleline(&mut self.msg_path);
-                    if ui.button("Apply (reopens the recording)").clicked() {
-                        self.cmds.push(Cmd::SetMsgPath(self.msg_path.clone()));
-                        ui.close();
-                    }
-                    ui.separator();
-                    ui.label("Searched in order, then the definitions bagscope ships:");
-                    let dirs = crate::definition::sources::search_dirs();
-                    if dirs.is_empty() {
-                        ui.weak("(no folder set: only the definitions bagscope ships)");
-                    }
-                    for d in dirs {
-                        ui.monospace(d.display().to_string());
-                    }
-                });
-                if let Some(d) = &self.doc {
-                    let n = d.log.lines.len();
-                    let worst = d.log.worst;
-                    let label = match worst {
-                        Some(l) if n > 0 => egui::RichText::new(format!("Log ({n})"))
-                            .color(log::level_color(l, ui.visuals().text_color())),
-                        _ => egui::RichText::new(format!("Log ({n})")),
-                    };
-                    if ui
-                        .add_enabled(n > 0 || d.log.done.is_none(), egui::Button::new(label))
-                        .on_hover_text("The recording's /rosout messages")
-                        .clicked()
-                    {
-                        self.cmds.push(Cmd::ShowLog(!d.log.open));
-                    }
-                    if ui
-                        .button("Add to timeline…")
-                        .on_hover_text("Open another recording beside this one (a split part, or another run to compare)")
-                        .clicked()
-                    {
-                        self.cmds.push(Cmd::AddDialog);
-                    }
-                    if d.parts.len() > 1
-                        && ui
-                            .button(format!("Recordings ({})", d.parts.len()))
-                            .clicked()
-                    {
-                        self.cmds.push(Cmd::ShowRecordings(!d.recordings_open));
-                    }
-                    if ui
-                        .button("Find…")
-                        .on_hover_text("Messages where a field meets a condition (Ctrl+F)")
-                        .clicked()
-                    {
-                        self.cmds.push(Cmd::ShowFind(!d.find.open));
-                    }
-                    if d.has_tf
-                        && ui
-                            .button("TF")
-                            .on_hover_text("The transform tree at the playhead, and one frame's pose in another")
-                            .clicked()
-                    {
-                        self.cmds.push(Cmd::ShowTf(!d.tf.open));
-                    }
-                    if ui.button("Export…").clicked() {
-                        self.cmds.push(Cmd::ShowExport(!d.export.open));
-                    }
-                    if ui.button("Bag info").clicked() {
-                        self.cmds.push(Cmd::ShowInfo(!self.show_info));
-                    }
-                    if ui.button("Close").clicked() {
-                        self.cmds.push(Cmd::Close);
-                    }
-                    ui.separator();
-                    ui.label(d.path.display().to_string());
-                }
-            });
-            if let Some(d) = &self.doc {
-                // Warnings of a recovered bag: visible, never blocking.
-                let w = &d.warnings;
-                if let Some(first) = w.first() {
-                    ui.horizontal(|ui| {
-                        ui.colored_label(
-                            ui.visuals().warn_fg_color,
-                            format!("Warning: {first}"),
-                        );
-                        if w.len() > 1 {
-                            let more = ui
-                                .link(format!("(+{} more)", w.len() - 1))
-                                .on_hover_text(w.join("\n"));
-                            if more.clicked() {
-                                self.cmds.push(Cmd::ShowInfo(true));
-                            }
-                        }
-                    });
-                }
-            }
-            if let Some(o) = &self.opening {
-                ui.horizontal(|ui| {
-                    ui.spinner();
-                    ui.label(format!("Opening {o}…"));
-                });
-            }
-            if let Some(d) = &self.doc {
-                if d.indexing() {
-                    ui.horizontal(|ui| {
-                        let s = d.bag.summary();
-                        let (frac, text) = match d.progress {
-                            Some(p) => {
-                                let total = s.file_size.max(1);
-                                let f = p.bytes_done as f32 / total as f32;
-                                let el = d.index_started.elapsed().as_secs_f32();
-                                let left = if f > 0.01 { el / f - el } else { f32::NAN };
-                                (
-                                    f,
-                                    format!(
-                                        "Indexing: {} of {} chunks, {} of {}{}",
-                                        p.chunks_done,
-                                        p.chunks_total,
-                                        timefmt::bytes(p.bytes_done),
-                                        timefmt::bytes(total),
-                                        if left.is_finite() {
-                                            format!(", {left:.0} s left")
-                                        } else {
-                                            String::new()
-                                        }
-                                    ),
-                                )
-                            }
-                            None => (0.0, "Indexing…".to_string()),
-                        };
-                        ui.add(egui::ProgressBar::new(frac).desired_width(460.0).text(text));
-                        if ui.button("Cancel").clicked() {
-                            self.cmds.push(Cmd::CancelIndexing);
-                        }
-                    });
-                } else if let Some(Err(e)) = &d.index_end {
-                    ui.colored_label(
-                        ui.visuals().warn_fg_color,
-                        format!("Message tables not built ({e}): the timeline shows chunk densities; reopen the bag to index it."),
-                    );
-                }
-            }
-            let mut dismiss = false;
-            if let Some(e) = &self.error {
-                ui.horizontal(|ui| {
-                    ui.colored_label(ui.visuals().error_fg_color, format!("Error: {e}"));
-                    dismiss = ui.small_button("Dismiss").clicked();
-                });
-            }
-            if dismiss {
-                self.error = None;
-            }
-            let mut dismiss = false;
-            if let Some(n) = &self.notice {
-                ui.horizontal(|ui| {
-                    ui.label(n);
-                    dismiss = ui.small_button("OK").clicked();
-                });
-            }
-            if dismiss {
-                self.notice = None;
-            }
-        });
-    }
-
-    fn start_screen(&mut self, ui: &mut egui::Ui) {
-        ui.vertical_centered(|ui| {
-            ui.add_space(60.0);
-            ui.heading("bagscope");
-            ui.label(
-                "A fast inspector and timeline viewer for ROS recordings: ROS 1 bags (2.0, 1.2), rosbag2 (SQLite, MCAP) and MCAP files.",
-            );
-            ui.add_space(20.0);
-            if ui.button("Open a bag…").clicked() {
-                self.cmds.push(Cmd::OpenDialog);
-            }
-            if ui.button("Open a rosbag2 folder…").clicked() {
-                self.cmds.push(Cmd::OpenFolderDialog);
-            }
-            if ui.button("Open demo bag").clicked() {
-                self.cmds.push(Cmd::OpenDemo);
-            }
-            ui.label("…or drop a .bag, .mcap, .db3 file or a rosbag2 folder on this window.");
-            ui.add_space(20.0);
-            if !self.recent.is_empty() {
-                ui.strong("Recent files");
-                for p in &self.recent {
-                    if ui.link(p.display().to_string()).clicked() {
-                        self.cmds.push(Cmd::Open(p.clone()));
-                    }
-                }
-            }
-        });
-    }
-
-    fn info_window(&mut self, ui: &mut egui::Ui) {
-        let Some(d) = &mut self.doc else { return };
-        let mut open = true;
-        // Made on the loader thread (it says where definitions came from, which may read
-        // .msg files).
-        let text = d.info_text.as_deref().unwrap_or("…");
-        let warnings = &d.warnings;
-        egui::Window::new("Bag info")
-            .open(&mut open)
-            .default_size([720.0, 420.0])
-            .show(ui.ctx(), |ui| {
-                egui::ScrollArea::both().show(ui, |ui| {
-                    // A recovered bag's warnings first: they say what the numbers below rest on.
-                    for w in warnings {
-                        ui.colored_label(ui.visuals().warn_fg_color, format!("Warning: {w}"));
-                    }
-                    if !warnings.is_empty() {
-                        ui.separator();
-                    }
-                    ui.add(
-                        egui::Label::new(egui::RichText::new(text).monospace()).selectable(true),
-                    );
-                });
-            });
-        if !open {
-            self.cmds.push(Cmd::ShowInfo(false));
-        }
-    }
-
     /// Saves the recent files.
     pub fn save(&self, storage: &mut dyn eframe::Storage) {
         let s: Vec<String> = self
@@ -1287,62 +1041,6 @@ fn add_part(parts: &[crate::merge::Part], p: PathBuf) -> Vec<crate::merge::Part>
     v
 }
 
-/// The recordings on the timeline, each with its time shift: typed, or "Align starts".
-fn recordings_window(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
-    let mut open = d.recordings_open;
-    let screen = ctx.content_rect();
-    egui::Window::new("Recordings")
-        .open(&mut open)
-        .default_pos([screen.width() * 0.3, 70.0])
-        .default_width(520.0)
-        .show(ctx, |ui| {
-            ui.label(
-                "Each recording's times are shifted by its offset, to compare runs from one start.",
-            );
-            egui::Grid::new("parts").num_columns(3).show(ui, |ui| {
-                for (i, p) in d.parts.iter().enumerate() {
-                    ui.label(
-                        p.path
-                            .file_name()
-                            .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
-                    )
-                    .on_hover_text(p.path.display().to_string());
-                    if let Some(o) = d.offsets_edit.get_mut(i) {
-                        ui.add(egui::DragValue::new(o).speed(0.1).suffix(" s"));
-                    }
-                    if ui.small_button("remove").clicked() {
-                        let mut v = d.parts.clone();
-                        v.remove(i);
-                        cmds.push(Cmd::OpenMany(v));
-                    }
-                    ui.end_row();
-                }
-            });
-            ui.horizontal(|ui| {
-                if ui.button("Apply offsets").clicked() {
-                    let v = d
-                        .parts
-                        .iter()
-                        .zip(&d.offsets_edit)
-                        .map(|(p, o)| crate::merge::Part {
-                            path: p.path.clone(),
-                            offset_ns: (o * 1e9).round() as i64,
-                        })
-                        .collect();
-                    cmds.push(Cmd::OpenMany(v));
-                }
-                if ui
-                    .button("Align starts")
-                    .on_hover_text("Shift every recording to start when the first does")
-                    .clicked()
-                {
-                    cmds.push(Cmd::AlignStarts);
-                }
-            });
-        });
-    d.recordings_open = open;
-}
-
 impl eframe::App for App {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         App::ui(self, ui);
@@ -1382,56 +1080,4 @@ pub fn run(bags: Vec<PathBuf>) -> eframe::Result<()> {
             Ok(Box::new(app))
         }),
     )
-}
-
-/// What the app shows of a recording whose rows are being read (opened from its
-/// metadata.yaml): its topics, counts and time span, while the timeline waits for the rows.
-fn preview_screen(ui: &mut egui::Ui, s: &crate::Summary) {
-    ui.add_space(12.0);
-    ui.heading(s.path.display().to_string());
-    let span = match (s.start_ns, s.end_ns) {
-        (Some(a), Some(b)) => format!(
-            ", {} from {} UTC",
-            timefmt::duration(b.saturating_sub(a)),
-            timefmt::date(a)
-        ),
-        _ => String::new(),
-    };
-    ui.label(format!(
-        "{} messages on {} topics{span}: as metadata.yaml counts them (the database's row ids and timestamp index agree).",
-        s.message_count,
-        s.topics.len()
-    ));
-    ui.horizontal(|ui| {
-        ui.spinner();
-        ui.label(format!(
-            "Reading the rows of {} for the timeline…",
-            timefmt::bytes(s.file_size)
-        ));
-    });
-    ui.add_space(8.0);
-    let secs = s.duration_ns() as f64 / 1e9;
-    egui::ScrollArea::vertical().show(ui, |ui| {
-        egui::Grid::new("preview_topics")
-            .striped(true)
-            .num_columns(4)
-            .show(ui, |ui| {
-                ui.strong("topic");
-                ui.strong("type");
-                ui.strong("messages");
-                ui.strong("rate");
-                ui.end_row();
-                for t in &s.topics {
-                    ui.label(&t.name);
-                    ui.label(&t.datatype);
-                    ui.label(t.message_count.to_string());
-                    if secs > 0.0 && t.message_count > 1 {
-                        ui.label(format!("{:.2} Hz", (t.message_count - 1) as f64 / secs));
-                    } else {
-                        ui.label("");
-                    }
-                    ui.end_row();
-                }
-            });
-    });
 }
