@@ -1059,6 +1059,20 @@ fn val_text(v: &Val) -> String {
 
 /// Parses an IDL schema and compiles the type named `datatype` (`pkg/msg/Type`,
 /// `pkg::msg::Type` or `Type`) with every type it uses.
+///
+/// ```
+/// let idl = "module geo { struct Point { double x; double y; }; \
+///            struct Path { sequence<Point, 100> points; string<16> frame; }; };";
+/// let def = bagscope::definition::idl::parse("geo::Path", idl).unwrap();
+/// let f: Vec<&str> = def.root().fields.iter().map(|f| f.type_text.as_str()).collect();
+/// assert_eq!(f, ["geo/Point[<=100]", "string<=16"]);
+/// // A definition like a `.msg` one: it compiles into a plan that decodes CDR.
+/// let plan = bagscope::encoding::Plan::new_cdr(def);
+/// let cdr = [0, 1, 0, 0, /* no points */ 0, 0, 0, 0, /* "map" */ 4, 0, 0, 0, b'm', b'a', b'p', 0];
+/// let mut json = String::new();
+/// bagscope::encoding::to_json(&plan.def, &plan.decode(&cdr).unwrap().value, &mut json);
+/// assert_eq!(json, r#"{"points": [], "frame": "map"}"#);
+/// ```
 pub fn parse(datatype: &str, text: &str) -> Result<MsgDef, DefError> {
     let derr = |line: Option<usize>, reason: String| DefError {
         datatype: datatype.to_string(),

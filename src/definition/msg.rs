@@ -401,6 +401,20 @@ fn parse_type_body(
 
 impl MsgDef {
     /// Parses the definition text of a connection whose type is `datatype` (`pkg/Type`).
+    ///
+    /// ```
+    /// use bagscope::definition::msg::MsgDef;
+    ///
+    /// let text = "Header header\nfloat64 x\nuint8 OK=0\n\
+    ///     ================================================================================\n\
+    ///     MSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n";
+    /// let def = MsgDef::parse("my_pkg/Reading", text).unwrap();
+    /// assert_eq!(def.root().fields.len(), 2);
+    /// assert_eq!(def.root().constants[0].name, "OK");
+    /// assert_eq!(def.types[1].name, "std_msgs/Header");
+    /// // The md5sum ROS computes: the Header's own md5sum stands in for its text.
+    /// assert_eq!(def.md5().len(), 32);
+    /// ```
     pub fn parse(datatype: &str, text: &str) -> Result<MsgDef, DefError> {
         MsgDef::parse_dialect(datatype, text, Dialect::Ros1)
     }

@@ -12,6 +12,25 @@ struct Step {
 }
 
 /// Reads one scalar of a message by its path, skipping fixed-size runs by offset.
+///
+/// ```
+/// use bagscope::definition::msg::MsgDef;
+/// use bagscope::encoding::{Extractor, FieldPath, Plan, Value};
+///
+/// let plan = Plan::new(MsgDef::parse("pkg/Pair", "time stamp\nfloat64[] xs\n").unwrap());
+/// let mut msg = Vec::new();
+/// msg.extend_from_slice(&7u32.to_le_bytes()); // stamp.secs
+/// msg.extend_from_slice(&9u32.to_le_bytes()); // stamp.nsecs
+/// msg.extend_from_slice(&2u32.to_le_bytes()); // two xs
+/// msg.extend_from_slice(&1.5f64.to_le_bytes());
+/// msg.extend_from_slice(&2.5f64.to_le_bytes());
+/// let path = FieldPath::parse("/pair.xs[-1]").unwrap();
+/// assert_eq!(path.topic, "/pair");
+/// let x = Extractor::new(&plan, &path.segments).unwrap();
+/// assert_eq!(x.extract(&msg), Some(Value::F64(2.5)));
+/// let secs = Extractor::new(&plan, &FieldPath::parse("stamp.secs").unwrap().segments).unwrap();
+/// assert_eq!(secs.extract(&msg), Some(Value::U32(7)));
+/// ```
 #[derive(Debug, Clone)]
 pub struct Extractor {
     plan: Plan,

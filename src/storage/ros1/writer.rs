@@ -53,7 +53,36 @@ struct ChunkInfo {
     counts: BTreeMap<u32, u32>,
 }
 
-/// Writes a format 2.0 bag.
+/// Writes a format 2.0 bag: under a temporary name beside the target, renamed into place by
+/// [`BagWriter::finish`] (dropped unfinished, it leaves nothing).
+///
+/// ```
+/// use bagscope::{Bag, BagWriter, Compression, ConnectionSpec, Filter, WriteOptions};
+///
+/// let dir = std::env::temp_dir().join(format!("bagscope-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("out.bag");
+/// let opts = WriteOptions { compression: Compression::Lz4, ..Default::default() };
+/// let mut w = BagWriter::create(&path, opts)?;
+/// let c = w.add_connection(ConnectionSpec {
+///     topic: "/speed".into(),
+///     datatype: "std_msgs/Float64".into(),
+///     md5sum: "fdb28210bfa9d7c91146260178d9a584".into(),
+///     message_definition: "float64 data\n".into(),
+///     ..Default::default()
+/// });
+/// for i in 0..3u64 {
+///     w.write(c, 1_700_000_000_000_000_000 + i, &(i as f64).to_le_bytes())?;
+/// }
+/// w.finish()?;
+///
+/// let bag = Bag::open(&path)?;
+/// assert_eq!(bag.summary().message_count, 3);
+/// let last = bag.messages(&Filter::default())?.last().unwrap()?;
+/// assert_eq!(&last.data[..], &2.0f64.to_le_bytes());
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), bagscope::Error>(())
+/// ```
 pub struct BagWriter {
     out: Option<BufWriter<File>>,
     tmp: PathBuf,
