@@ -286,20 +286,7 @@ fn a_schema_that_does_not_parse_says_where() {
 #[test]
 fn a_sqlite_recording_with_ros2idl_definitions() {
     let d = common::temp_dir("idl-sqlite");
-    let bag = d.join("twist");
-    let src = common::corpus_dir().join("rosbag.js/example.bag");
-    common::bagscope(&[
-        &"export",
-        &src,
-        &"--format",
-        &"rosbag2-sqlite3",
-        &"--to-ros2",
-        &"--topic",
-        &"/turtle1/cmd_vel",
-        &"-o",
-        &bag,
-    ])
-    .ok();
+    let bag = common::turtles_rosbag2(&d, "twist", &["/turtle1/cmd_vel"]);
     let before = common::bagscope(&[&"echo", &bag, &"--json"]).ok();
     assert_eq!(before.lines().count(), 357);
     let idl = "// generated from rosidl_adapter/resource/msg.idl.em\n#include \"geometry_msgs/msg/Vector3.idl\"\n\nmodule geometry_msgs {\n  module msg {\n    @verbatim (language=\"comment\", text=\n      \"This expresses velocity in free space broken into its linear and angular parts.\")\n    struct Twist {\n      geometry_msgs::msg::Vector3 linear;\n\n      geometry_msgs::msg::Vector3 angular;\n    };\n  };\n};\n\n================================================================================\nIDL: geometry_msgs/msg/Vector3\nmodule geometry_msgs {\n  module msg {\n    struct Vector3 {\n      double x;\n\n      double y;\n\n      double z;\n    };\n  };\n};\n";

@@ -8,25 +8,10 @@ mod common;
 
 use std::path::Path;
 
-/// A rosbag2 SQLite recording `dir/name` of the corpus's turtles, written by bagscope.
+/// A rosbag2 SQLite recording `dir/name` of the corpus's turtles (both cmd_vel topics, 565
+/// messages), written by bagscope.
 fn recording(dir: &Path, name: &str) -> std::path::PathBuf {
-    let out = dir.join(name);
-    let src = common::corpus_dir().join("rosbag.js/example.bag");
-    common::bagscope(&[
-        &"export",
-        &src,
-        &"--format",
-        &"rosbag2-sqlite3",
-        &"--to-ros2",
-        &"--topic",
-        &"/turtle1/cmd_vel",
-        &"--topic",
-        &"/turtle2/cmd_vel",
-        &"-o",
-        &out,
-    ])
-    .ok();
-    out
+    common::turtles_rosbag2(dir, name, &["/turtle1/cmd_vel", "/turtle2/cmd_vel"])
 }
 
 /// The recording as rosbag2 of foxy wrote it: metadata.yaml version 3 (no QoS, no file list,

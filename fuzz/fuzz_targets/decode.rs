@@ -3,8 +3,8 @@
 //! field path's extractor must return, never panic, hang or allocate without bound.
 #![no_main]
 
-use bagscope::encoding::{to_json, to_yaml, Extractor, FieldPath, Plan};
 use bagscope::definition::msg::MsgDef;
+use bagscope::encoding::{to_json, to_yaml, Extractor, FieldPath, Plan};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,22 +5,31 @@
 //! extractor must return, never panic; `validates` agrees with `decode`.
 #![no_main]
 
-use bagscope::encoding::{to_json, Extractor, FieldPath, Plan};
+use bagscope::encoding::Plan;
 use libfuzzer_sys::fuzz_target;
+
+#[path = "common.rs"]
+mod common;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&sel, rest)) = data.split_first() else {
         return;
     };
     let (plan, msg) = if sel % 2 == 0 {
-        let Some(n) = rest.get(..2).map(|b| usize::from(u16::from_le_bytes([b[0], b[1]]))) else {
+        let Some(n) = rest
+            .get(..2)
+            .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]])))
+        else {
             return;
         };
         let Some(set) = rest.get(2..2 + n) else {
             return;
         };
         let msg = &rest[2 + n..];
-        let Some(root) = bagscope::encoding::protobuf::message_types(set).into_iter().next() else {
+        let Some(root) = bagscope::encoding::protobuf::message_types(set)
+            .into_iter()
+            .next()
+        else {
             return;
         };
         match Plan::protobuf(set, &root) {
@@ -37,18 +46,5 @@ fuzz_target!(|data: &[u8]| {
             Err(_) => return,
         }
     };
-    let decoded = plan.decode(msg);
-    assert_eq!(plan.validates(msg), decoded.is_ok());
-    if let Ok(node) = &decoded {
-        let mut s = String::new();
-        to_json(&plan.def, &node.value, &mut s);
-        let _: serde_json::Value = serde_json::from_str(&s).expect("to_json writes JSON");
-    }
-    for p in bagscope::encoding::leaf_paths(&plan.def, "", -1, (4, 64), &|_| true) {
-        if let Ok(fp) = FieldPath::parse(&p) {
-            if let Ok(ex) = Extractor::new(&plan, &fp.segments) {
-                let _ = ex.extract(msg);
-            }
-        }
-    }
+    common::check_plan(&plan, msg);
 });

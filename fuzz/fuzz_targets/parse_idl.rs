@@ -5,8 +5,11 @@
 //! path's extractor gives what decoding the whole message gives where that decodes.
 #![no_main]
 
-use bagscope::encoding::{to_json, Extractor, FieldPath, Plan};
+use bagscope::encoding::Plan;
 use libfuzzer_sys::fuzz_target;
+
+#[path = "common.rs"]
+mod common;
 
 fuzz_target!(|data: &[u8]| {
     let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
@@ -22,23 +25,5 @@ fuzz_target!(|data: &[u8]| {
             return;
         }
     };
-    let plan = Plan::new_cdr(def);
-    let decodes = plan.decode(msg).is_ok();
-    assert_eq!(plan.validates(msg), decodes);
-    if let Ok(node) = plan.decode(msg) {
-        let mut s = String::new();
-        to_json(&plan.def, &node.value, &mut s);
-        let _: serde_json::Value = serde_json::from_str(&s).expect("to_json writes JSON");
-    }
-    for p in bagscope::encoding::leaf_paths(&plan.def, "", -1, (4, 64), &|_| true) {
-        if let Ok(fp) = FieldPath::parse(&p) {
-            if let Ok(ex) = Extractor::new(&plan, &fp.segments) {
-                let v = ex.extract(msg);
-                if decodes {
-                    let w = ex.extract_decoded(msg);
-                    assert_eq!(format!("{v:?}"), format!("{w:?}"), "{p}");
-                }
-            }
-        }
-    }
+    common::check_plan(&Plan::new_cdr(def), msg);
 });

@@ -9,7 +9,6 @@ use bagscope::ops::check::check as check_bag;
 use bagscope::timefmt;
 use bagscope::Bag;
 
-/// `bagscope check`.
 /// Read every message of every chunk (all cores), verify every record; exit 1 if damaged.
 #[derive(Args, Debug)]
 pub struct CheckArgs {

@@ -54,7 +54,6 @@ fn to_json(s: &Summary, bag: &Bag, freq: bool) -> bagscope::Result<serde_json::V
     }))
 }
 
-/// `bagscope info`.
 /// Summarise a recording like `rosbag info`: topics, types, counts, times, compression and
 /// where each definition came from; reads only the index or summary where there is one.
 #[derive(Args, Debug)]

@@ -316,3 +316,25 @@ pub fn after_cut(chunks: &[(u64, u64)], cut: usize) -> (u64, u64) {
     let cut_through = chunks.iter().find(|c| c.0 > cut as u64).map_or(0, |c| c.1);
     (whole, cut_through)
 }
+
+/// `dir/name`: a rosbag2 SQLite recording of the corpus's turtles (`rosbag.js/example.bag`)
+/// converted by `bagscope export --to-ros2`, with only the `topics` given.
+pub fn turtles_rosbag2(dir: &std::path::Path, name: &str, topics: &[&str]) -> PathBuf {
+    let out = dir.join(name);
+    let src = corpus_dir().join("rosbag.js/example.bag");
+    let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![
+        &"export",
+        &src,
+        &"--format",
+        &"rosbag2-sqlite3",
+        &"--to-ros2",
+        &"-o",
+        &out,
+    ];
+    for t in topics {
+        args.push(&"--topic");
+        args.push(t);
+    }
+    bagscope(&args).ok();
+    out
+}
