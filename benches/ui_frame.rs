@@ -50,7 +50,12 @@ impl Bench {
     /// message tables are published.
     fn until_indexed(&mut self) {
         let t0 = Instant::now();
-        while self.app.doc.as_ref().is_none_or(|d| d.indexed.is_none()) {
+        while self
+            .app
+            .doc
+            .as_ref()
+            .is_none_or(|d| d.rec.indexed.is_none())
+        {
             self.frame();
             assert!(
                 t0.elapsed() < Duration::from_secs(120),
@@ -63,7 +68,7 @@ impl Bench {
 
 /// `n` frames zooming in around the middle of the bag, a new view each frame.
 fn zooming(b: &mut Bench, n: usize) -> Vec<Duration> {
-    let (a, e) = b.app.doc.as_ref().map(|d| d.range()).unwrap_or((0, 1));
+    let (a, e) = b.app.doc.as_ref().map(|d| d.rec.range()).unwrap_or((0, 1));
     let mid = (e - a) as f64 / 2.0;
     (0..n)
         .map(|i| {
@@ -129,7 +134,7 @@ fn scale(bag: PathBuf) {
         if first.is_none() && d.is_some() {
             first = Some(t0.elapsed());
         }
-        if d.is_some_and(|d| d.indexed.is_some()) {
+        if d.is_some_and(|d| d.rec.indexed.is_some()) {
             break;
         }
         assert!(
@@ -144,7 +149,7 @@ fn scale(bag: PathBuf) {
         .app
         .doc
         .as_ref()
-        .map_or(0, |d| d.bag.summary().message_count);
+        .map_or(0, |d| d.rec.bag.summary().message_count);
     println!(
         "bag {} ({msgs} messages): first frame showing it {:.3} s after the open; indexed in {:.2} s while drawing; memory peak {:.2} GB, now {:.2} GB",
         bag.display(),
@@ -168,7 +173,7 @@ fn scale(bag: PathBuf) {
     b.app.apply(Cmd::FitAll);
     run(&mut b, 5);
     report("zoomed out", run(&mut b, n));
-    let (a, e) = b.app.doc.as_ref().map(|d| d.range()).unwrap_or((0, 1));
+    let (a, e) = b.app.doc.as_ref().map(|d| d.rec.range()).unwrap_or((0, 1));
     let mid = (e - a) as f64 / 2.0;
     b.app.apply(Cmd::SetView(mid, mid + 1e9));
     run(&mut b, 5);
@@ -186,7 +191,7 @@ fn scale(bag: PathBuf) {
     b.app.apply(Cmd::FitAll);
     // The inspector at five points of a camera topic and of a small one.
     let topics: Vec<usize> = {
-        let s = b.app.doc.as_ref().expect("open").bag.summary();
+        let s = b.app.doc.as_ref().expect("open").rec.bag.summary();
         ["/camera_0/image_raw", "/sensor_00/value"]
             .iter()
             .filter_map(|n| s.topics.iter().position(|t| t.name == *n))
@@ -202,10 +207,11 @@ fn scale(bag: PathBuf) {
             loop {
                 insp_frames.push(b.frame());
                 let d = b.app.doc.as_ref().expect("open");
-                if d.inspect_key.is_some()
-                    && d.inspected
+                if d.insp.key.is_some()
+                    && d.insp
+                        .shown
                         .as_ref()
-                        .is_some_and(|i| Some(i.key) == d.inspect_key && i.decoded.is_ok())
+                        .is_some_and(|i| Some(i.key) == d.insp.key && i.decoded.is_ok())
                 {
                     break;
                 }
@@ -278,10 +284,10 @@ fn main() {
     loop {
         let el = b.frame();
         let d = b.app.doc.as_ref();
-        if d.is_some_and(|d| d.indexing()) {
+        if d.is_some_and(|d| d.rec.indexing()) {
             indexing.push(el);
         }
-        if d.is_some_and(|d| d.indexed.is_some()) {
+        if d.is_some_and(|d| d.rec.indexed.is_some()) {
             break;
         }
         assert!(
@@ -310,7 +316,7 @@ fn main() {
     b.app.apply(Cmd::FitAll);
     run(&mut b, 5);
     report("zoomed out", run(&mut b, n));
-    let (a, e) = b.app.doc.as_ref().map(|d| d.range()).unwrap_or((0, 1));
+    let (a, e) = b.app.doc.as_ref().map(|d| d.rec.range()).unwrap_or((0, 1));
     let mid = (e - a) as f64 / 2.0;
     b.app.apply(Cmd::SetView(mid, mid + 1e9));
     run(&mut b, 5);
@@ -400,7 +406,7 @@ fn two(n: usize) {
             .app
             .doc
             .as_ref()
-            .and_then(|d| d.bag.summary().topics.iter().position(|x| x.name == t))
+            .and_then(|d| d.rec.bag.summary().topics.iter().position(|x| x.name == t))
             .expect("the camera topics");
         bench.app.apply(Cmd::OpenImage(ti));
     }
@@ -425,7 +431,7 @@ fn two(n: usize) {
         .app
         .doc
         .as_ref()
-        .map_or(0, |d| d.bag.summary().topics.len());
+        .map_or(0, |d| d.rec.bag.summary().topics.len());
     assert_eq!(topics, 20, "ten topics of each run");
     drop(bench);
     let _ = std::fs::remove_dir_all(&dir);
@@ -608,7 +614,7 @@ fn wide(n: usize) {
         .app
         .doc
         .as_ref()
-        .map_or(0, |d| d.bag.summary().topics.len());
+        .map_or(0, |d| d.rec.bag.summary().topics.len());
     assert_eq!(topics, 200);
     let run = |b: &mut Bench, n: usize| (0..n).map(|_| b.frame()).collect::<Vec<_>>();
     b.app.apply(Cmd::FitAll);

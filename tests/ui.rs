@@ -57,23 +57,25 @@ fn wait_for(h: &mut Harness<'_, App>, what: &str, f: impl Fn(&App) -> bool) {
 }
 
 fn indexed(a: &App) -> bool {
-    a.doc.as_ref().is_some_and(|d| d.indexed.is_some())
+    a.doc.as_ref().is_some_and(|d| d.rec.indexed.is_some())
 }
 
 /// The inspector shows the message at the playhead (there is one).
 fn inspected(a: &App) -> bool {
     a.doc.as_ref().is_some_and(|d| {
-        d.inspect_key.is_some()
-            && d.inspected
+        d.insp.key.is_some()
+            && d.insp
+                .shown
                 .as_ref()
-                .is_some_and(|i| Some(i.key) == d.inspect_key)
+                .is_some_and(|i| Some(i.key) == d.insp.key)
     })
 }
 
 /// The index of topic `name` in the open recording.
 fn topic_index(h: &Harness<'_, App>, name: &str) -> usize {
     let d = h.state().doc.as_ref().unwrap();
-    d.bag
+    d.rec
+        .bag
         .summary()
         .topics
         .iter()
@@ -96,13 +98,13 @@ fn opens_a_corpus_bag_inspects_and_steps() {
     h.get_all_by_label("pose").next().unwrap().click();
     h.run_steps(2);
     let d = h.state().doc.as_ref().unwrap();
-    let sel = d.selected.unwrap();
-    assert_eq!(d.bag.summary().topics[sel].name, "/turtle1/pose");
+    let sel = d.nav.selected.unwrap();
+    assert_eq!(d.rec.bag.summary().topics[sel].name, "/turtle1/pose");
     // → steps to the topic's first message; the inspector decodes it.
     h.key_press(Key::ArrowRight);
     h.run_steps(2);
     assert_eq!(
-        h.state().doc.as_ref().unwrap().playhead,
+        h.state().doc.as_ref().unwrap().nav.playhead,
         1_396_293_888_056_045_055
     );
     wait_for(&mut h, "the inspector", inspected);
@@ -113,27 +115,28 @@ fn opens_a_corpus_bag_inspects_and_steps() {
     h.run_steps(2);
     wait_for(&mut h, "the second message", |a| {
         a.doc.as_ref().is_some_and(|d| {
-            d.inspected
+            d.insp
+                .shown
                 .as_ref()
-                .is_some_and(|i| Some(i.key) == d.inspect_key)
+                .is_some_and(|i| Some(i.key) == d.insp.key)
         })
     });
     assert!(h.query_all_by_label_contains("message 2 of 1344").count() >= 1);
     h.key_press(Key::ArrowLeft);
     h.run_steps(2);
     assert_eq!(
-        h.state().doc.as_ref().unwrap().playhead,
+        h.state().doc.as_ref().unwrap().nav.playhead,
         1_396_293_888_056_045_055
     );
     // End and Home.
     h.key_press(Key::End);
     h.run_steps(1);
     let d = h.state().doc.as_ref().unwrap();
-    assert_eq!(d.playhead, d.range().1);
+    assert_eq!(d.nav.playhead, d.rec.range().1);
     h.key_press(Key::Home);
     h.run_steps(1);
     let d = h.state().doc.as_ref().unwrap();
-    assert_eq!(d.playhead, d.range().0);
+    assert_eq!(d.nav.playhead, d.rec.range().0);
     // The Bag info window: its text comes from a thread of its own (it reads chunk headers).
     assert_eq!(h.query_all_by_label_contains("compression:").count(), 0);
     h.state_mut().apply(Cmd::ShowInfo(true));
@@ -165,7 +168,10 @@ fn opens_a_rosbag2_folder_and_decodes_cdr() {
     h.get_all_by_label("rosout").next().unwrap().click();
     h.run_steps(2);
     let d = h.state().doc.as_ref().unwrap();
-    assert_eq!(d.bag.summary().topics[d.selected.unwrap()].name, "/rosout");
+    assert_eq!(
+        d.rec.bag.summary().topics[d.nav.selected.unwrap()].name,
+        "/rosout"
+    );
     h.key_press(Key::ArrowRight);
     h.run_steps(2);
     wait_for(&mut h, "the inspector", inspected);
@@ -224,8 +230,8 @@ fn shift_drag_selects_a_range_and_click_moves_the_playhead() {
     );
     h.run_steps(2);
     let d = h.state().doc.as_ref().unwrap();
-    let (a, b) = d.range();
-    let (s0, s1) = d.selection.expect("a selected range");
+    let (a, b) = d.rec.range();
+    let (s0, s1) = d.nav.selection.expect("a selected range");
     let span = (b - a) as f64;
     let f0 = (s0 - a) as f64 / span;
     let f1 = (s1 - a) as f64 / span;
@@ -248,15 +254,15 @@ fn shift_drag_selects_a_range_and_click_moves_the_playhead() {
     }
     h.run_steps(2);
     let d = h.state().doc.as_ref().unwrap();
-    let f = (d.playhead - a) as f64 / span;
+    let f = (d.nav.playhead - a) as f64 / span;
     assert!((f - 0.75).abs() < 0.02, "playhead at {f}");
     // Space plays, and the playhead moves forward.
-    let before = d.playhead;
+    let before = d.nav.playhead;
     h.key_press(Key::Space);
     h.run_steps(5);
     let d = h.state().doc.as_ref().unwrap();
-    assert!(d.playing);
-    assert!(d.playhead > before);
+    assert!(d.nav.playing);
+    assert!(d.nav.playhead > before);
 }
 
 #[derive(Debug)]
@@ -285,7 +291,7 @@ fn a_dropped_bag_opens_and_a_non_bag_says_so() {
     h.step();
     wait_for(&mut h, "the dropped bag", indexed);
     let d = h.state().doc.as_ref().unwrap();
-    assert_eq!(d.path, p);
+    assert_eq!(d.rec.path, p);
     assert!(
         h.query_all_by_label_contains("Float64 · 400").count() >= 1,
         "/b has 400 messages"
@@ -321,19 +327,19 @@ fn indexing_can_be_cancelled() {
         h.state_mut().apply(Cmd::Open(p.clone()));
         h.state_mut().apply(Cmd::CancelIndexing);
         wait_for(&mut h, "the cancellation", |a| {
-            a.doc.as_ref().is_some_and(|d| d.index_end.is_some()) && !a.busy()
+            a.doc.as_ref().is_some_and(|d| d.rec.index_end.is_some()) && !a.busy()
         });
         let d = h.state().doc.as_ref().unwrap();
-        if d.indexed.is_none() || tries == 5 {
+        if d.rec.indexed.is_none() || tries == 5 {
             break;
         }
     }
     let d = h.state().doc.as_ref().unwrap();
     assert!(
-        d.indexed.is_none(),
+        d.rec.indexed.is_none(),
         "indexing was never cancelled in {tries} tries"
     );
-    assert_eq!(d.index_end, Some(Err("indexing cancelled".into())));
+    assert_eq!(d.rec.index_end, Some(Err("indexing cancelled".into())));
     assert!(
         h.query_all_by_label_contains("Message tables not built")
             .count()
@@ -420,11 +426,11 @@ fn plot_from_the_inspector_and_export_a_range() {
     }
     h.run_steps(2);
     let d = h.state().doc.as_ref().unwrap();
-    let (a, b) = d.range();
-    let f = (d.playhead - a) as f64 / (b - a) as f64;
+    let (a, b) = d.rec.range();
+    let f = (d.nav.playhead - a) as f64 / (b - a) as f64;
     assert!((0.45..0.75).contains(&f), "playhead at {f} of the bag");
     // Export 5 s of the imu and battery topics through the export window.
-    let (a, _) = d.range();
+    let (a, _) = d.rec.range();
     let range = (a + 5_000_000_000, a + 10_000_000_000);
     h.state_mut().apply(Cmd::SetSelection(Some(range)));
     h.state_mut().apply(Cmd::SetAllVisible(false));
@@ -500,7 +506,7 @@ fn image_panels_follow_the_playhead() {
         let d = h.state().doc.as_ref().unwrap();
         bagscope::app::images::image_topics(d)
             .into_iter()
-            .map(|t| d.bag.summary().topics[t].name.clone())
+            .map(|t| d.rec.bag.summary().topics[t].name.clone())
             .collect()
     };
     let front = topics
@@ -510,7 +516,7 @@ fn image_panels_follow_the_playhead() {
     h.get_all_by_label("image").nth(front).unwrap().click();
     h.run_steps(2);
     // Move the playhead to 10.05 s: the panel shows the frame at or before it (5 Hz: 10.0 s).
-    let (a, _) = h.state().doc.as_ref().unwrap().range();
+    let (a, _) = h.state().doc.as_ref().unwrap().rec.range();
     h.state_mut().apply(Cmd::SetPlayhead(a + 10_050_000_000));
     let conn = bag
         .summary()
@@ -611,7 +617,7 @@ fn the_log_panel_filters_and_moves_the_playhead() {
     wait_for(&mut h, "the log", |a| {
         a.doc
             .as_ref()
-            .is_some_and(|d| d.indexed.is_some() && d.log.done.is_some())
+            .is_some_and(|d| d.rec.indexed.is_some() && d.log.done.is_some())
     });
     assert_eq!(
         h.state()
@@ -652,12 +658,12 @@ fn the_log_panel_filters_and_moves_the_playhead() {
         let i = d.log.filtered()[3] as usize;
         let l = &d.log.lines[i];
         let t = l.time_ns;
-        let rel = (t - d.range().0) as f64 / 1e9;
+        let rel = (t - d.rec.range().0) as f64 / 1e9;
         (t, format!("{rel:>9.3}  WARN   /talker:"))
     };
     h.get_all_by_label_contains(&label).next().unwrap().click();
     h.run_steps(2);
-    assert_eq!(h.state().doc.as_ref().unwrap().playhead, t);
+    assert_eq!(h.state().doc.as_ref().unwrap().nav.playhead, t);
 }
 
 #[test]
@@ -715,11 +721,11 @@ fn find_lists_hits_and_steps_the_playhead() {
     // Next moves the playhead to the first hit, F3 to the next, Shift+F3 back.
     h.get_by_label("Next >").click();
     h.run_steps(2);
-    assert_eq!(h.state().doc.as_ref().unwrap().playhead, expect[0]);
+    assert_eq!(h.state().doc.as_ref().unwrap().nav.playhead, expect[0]);
     {
         h.key_press(Key::F3);
         h.run_steps(2);
-        assert_eq!(h.state().doc.as_ref().unwrap().playhead, expect[1]);
+        assert_eq!(h.state().doc.as_ref().unwrap().nav.playhead, expect[1]);
         h.event(Event::Key {
             key: Key::F3,
             physical_key: None,
@@ -728,7 +734,7 @@ fn find_lists_hits_and_steps_the_playhead() {
             modifiers: Modifiers::SHIFT,
         });
         h.run_steps(2);
-        assert_eq!(h.state().doc.as_ref().unwrap().playhead, expect[0]);
+        assert_eq!(h.state().doc.as_ref().unwrap().nav.playhead, expect[0]);
     }
     // A bad query says what is wrong.
     h.state_mut().doc.as_mut().unwrap().find.query = "/odom.pose > lots".into();
@@ -759,13 +765,13 @@ fn second_cursor_and_bookmarks_kept_per_file() {
     let bag = common::corpus_dir().join("rosbag.js/example.bag");
     let mut h = harness(Some(bag.clone()));
     wait_for(&mut h, "indexing", indexed);
-    let (a, _) = h.state().doc.as_ref().unwrap().range();
+    let (a, _) = h.state().doc.as_ref().unwrap().rec.range();
     h.state_mut().apply(Cmd::SetPlayhead(a + 2_000_000_000));
     h.run_steps(1);
     h.key_press(Key::B);
     h.run_steps(2);
     assert_eq!(
-        h.state().doc.as_ref().unwrap().bookmarks,
+        h.state().doc.as_ref().unwrap().nav.bookmarks,
         vec![(a + 2_000_000_000, "Bookmark 1".to_string())]
     );
     assert!(h.query_all_by_label_contains("Bookmarks (1)").count() >= 1);
@@ -787,8 +793,8 @@ fn second_cursor_and_bookmarks_kept_per_file() {
     h.get_by_label("Second cursor here").click();
     h.run_steps(2);
     let d = h.state().doc.as_ref().unwrap();
-    let c2 = d.cursor2.expect("the second cursor");
-    let dt = c2 as i128 - d.playhead as i128;
+    let c2 = d.nav.cursor2.expect("the second cursor");
+    let dt = c2 as i128 - d.nav.playhead as i128;
     assert!(dt > 0, "right of the playhead");
     let want = format!("Δt = +{}", bagscope::timefmt::period(dt as u64));
     assert!(h.query_all_by_label_contains(&want).count() >= 1, "{want}");
@@ -798,7 +804,7 @@ fn second_cursor_and_bookmarks_kept_per_file() {
     let mut h2 = harness_with(Some(&store), Some(bag));
     wait_for(&mut h2, "indexing", indexed);
     assert_eq!(
-        h2.state().doc.as_ref().unwrap().bookmarks,
+        h2.state().doc.as_ref().unwrap().nav.bookmarks,
         vec![(a + 2_000_000_000, "Bookmark 1".to_string())]
     );
 }
@@ -882,10 +888,10 @@ fn a_layout_is_reapplied_to_a_recording_with_the_same_topics() {
     wait_for(&mut h2, "the layout", |a| {
         a.doc
             .as_ref()
-            .is_some_and(|d| d.indexed.is_some() && d.plots.series.iter().any(|s| s.done))
+            .is_some_and(|d| d.rec.indexed.is_some() && d.plots.series.iter().any(|s| s.done))
     });
     let d = h2.state().doc.as_ref().unwrap();
-    let s = d.bag.summary();
+    let s = d.rec.bag.summary();
     let images: Vec<&str> = d
         .images
         .panels
@@ -919,7 +925,7 @@ fn two_recordings_on_one_timeline_with_an_offset() {
     // Grouped per recording in the tree; the timeline covers both.
     h.get_by_label("run1/");
     h.get_by_label("run2/");
-    let (a, b) = h.state().doc.as_ref().unwrap().range();
+    let (a, b) = h.state().doc.as_ref().unwrap().rec.range();
     assert!(b - a > 40_000_000_000, "42 s: run2 starts 30 s later");
     assert!(h.query_all_by_label_contains("Recordings (2)").count() >= 1);
     // Align the starts in the Recordings window: the timeline shrinks to the longer run.
@@ -927,10 +933,10 @@ fn two_recordings_on_one_timeline_with_an_offset() {
     h.get_by_label("Align starts").click();
     wait_for(&mut h, "the aligned recordings", |app| {
         app.doc.as_ref().is_some_and(|d| {
-            d.indexed.is_some() && d.parts.iter().all(|p| p.offset_ns != 30_000_000_000)
+            d.rec.indexed.is_some() && d.rec.parts.iter().all(|p| p.offset_ns != 30_000_000_000)
         })
     });
-    let (a, b) = h.state().doc.as_ref().unwrap().range();
+    let (a, b) = h.state().doc.as_ref().unwrap().rec.range();
     assert!(
         b - a < 13_000_000_000,
         "aligned: {} s",
@@ -979,7 +985,7 @@ fn panel_images(bag: PathBuf) -> Vec<(String, bagscope::ops::image::Image)> {
         });
         let d = h.state().doc.as_ref().unwrap();
         let p = &d.images.panels[0];
-        let name = d.bag.summary().topics[ti].name.clone();
+        let name = d.rec.bag.summary().topics[ti].name.clone();
         match &p.frame {
             Some(f) => out.push((name, (*f.image).clone())),
             None => panic!("{name}: {:?}", p.error),
@@ -1115,7 +1121,7 @@ fn export_window_splits_a_rosbag2_output_by_time() {
     h.run_steps(2);
     h.get_by_label("split every");
     let (a, z, n) = {
-        let s = h.state().doc.as_ref().unwrap().bag.summary();
+        let s = h.state().doc.as_ref().unwrap().rec.bag.summary();
         (s.start_ns.unwrap(), s.end_ns.unwrap(), s.message_count)
     };
     let out = dir.join("talker_split");
@@ -1138,7 +1144,7 @@ fn export_window_splits_a_rosbag2_output_by_time() {
 
 #[test]
 fn a_sqlite_recording_shows_its_topics_before_its_rows_are_read() {
-    use bagscope::app::worker::{LoadEvent, Loader};
+    use bagscope::app::worker::{loader, LoadEvent};
     let src = common::corpus2_dir().join("rosbag2/humble_talker");
     let quick = bagscope::Bag::open(&src).unwrap().quick_summary().clone();
     assert!(
@@ -1146,12 +1152,12 @@ fn a_sqlite_recording_shows_its_topics_before_its_rows_are_read() {
         "humble_talker opens from its metadata.yaml"
     );
     // The loader sends what it knows before reading the rows, then the opened recording.
-    let l = Loader::spawn(
+    let mut l = loader(
         bagscope::merge::parts_of(std::slice::from_ref(&src)),
         false,
-        egui::Context::default(),
+        &egui::Context::default(),
     );
-    let next = || l.rx.recv_timeout(Duration::from_secs(60)).unwrap();
+    let mut next = || l.wait(Duration::from_secs(60)).unwrap();
     match next() {
         LoadEvent::Preview(s) => {
             assert!(s.rows_pending);
@@ -1167,7 +1173,7 @@ fn a_sqlite_recording_shows_its_topics_before_its_rows_are_read() {
         }
         _ => panic!("the preview is not followed by the opened recording"),
     }
-    l.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    l.cancel();
     // The app draws the preview: topics, types, counts, and that the rows are being read.
     let mut h = harness(None);
     h.state_mut().preview = Some(std::sync::Arc::new(quick.clone()));
@@ -1235,7 +1241,7 @@ fn a_namespace_folds_and_unfolds_in_the_tree() {
     h.run_steps(2);
     assert_eq!(h.get_all_by_label("pose").count(), 2);
     // The filter keeps the folding and shows what matches.
-    h.state_mut().doc.as_mut().unwrap().filter = "turtle2".into();
+    h.state_mut().doc.as_mut().unwrap().tree.filter = "turtle2".into();
     h.run_steps(2);
     assert_eq!(h.get_all_by_label("pose").count(), 1);
 }
@@ -1247,7 +1253,7 @@ fn the_tf_window_follows_the_playhead() {
     bagscope::demo::write_demo(&p, 20).unwrap();
     let mut h = harness(Some(p.clone()));
     wait_for(&mut h, "indexing", indexed);
-    let a = h.state().doc.as_ref().unwrap().range().0;
+    let a = h.state().doc.as_ref().unwrap().rec.range().0;
     h.state_mut().apply(Cmd::SetPlayhead(a + 10_000_000_000));
     h.get_by_label("TF").click();
     h.run_steps(2);
@@ -1286,10 +1292,10 @@ fn the_tf_window_follows_the_playhead() {
         .unwrap();
     h.get_by_label_contains(&format!("xyz [{x:.3}, "));
     // The link to the transform's time moves the playhead there (at most one period back).
-    let before = h.state().doc.as_ref().unwrap().playhead;
+    let before = h.state().doc.as_ref().unwrap().nav.playhead;
     h.get_all_by_label_contains(" ago").next().unwrap().click();
     h.run_steps(2);
-    let after = h.state().doc.as_ref().unwrap().playhead;
+    let after = h.state().doc.as_ref().unwrap().nav.playhead;
     assert!(
         after <= before && before - after <= 20_000_000,
         "{before} -> {after}"
@@ -1326,7 +1332,7 @@ fn a_protobuf_message_decodes_in_the_inspector() {
     let mut h = harness(Some(common::corpus2_dir().join("keelson/test.mcap")));
     wait_for(&mut h, "indexing", indexed);
     let ti = topic_index(&h, "rise/v0/sjofartsverket/pubsub/raw/ais/json/209014000/3");
-    let end = h.state().doc.as_ref().unwrap().range().1;
+    let end = h.state().doc.as_ref().unwrap().rec.range().1;
     h.state_mut().apply(Cmd::SelectTopic(Some(ti)));
     h.state_mut().apply(Cmd::SetPlayhead(end));
     h.run_steps(2);
@@ -1338,7 +1344,7 @@ fn a_protobuf_message_decodes_in_the_inspector() {
     // The Timestamp's date beside it, read here from the message's own fields.
     let stamp_ns = {
         let d = h.state().doc.as_ref().unwrap();
-        let got = d.inspected.as_ref().unwrap();
+        let got = d.insp.shown.as_ref().unwrap();
         let (plan, node) = got.decoded.as_ref().unwrap();
         let ts = node.field(&plan.def, "timestamp").unwrap();
         let secs = ts
@@ -1369,7 +1375,7 @@ fn a_json_field_of_a_topic_without_a_slash_plots_from_the_inspector() {
     let mut h = harness(Some(common::corpus2_dir().join("lichtblick/example.mcap")));
     wait_for(&mut h, "indexing", indexed);
     let ti = topic_index(&h, "mouse");
-    let a = h.state().doc.as_ref().unwrap().range().0;
+    let a = h.state().doc.as_ref().unwrap().rec.range().0;
     h.state_mut().apply(Cmd::SelectTopic(Some(ti)));
     h.state_mut().apply(Cmd::SetPlayhead(a));
     h.run_steps(2);

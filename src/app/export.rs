@@ -3,10 +3,8 @@
 //! to CSV; each a background job with progress and cancel.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{channel, Receiver};
-use std::sync::Arc;
 
+use super::job::{Handle, Job};
 use super::{Cmd, Doc};
 use crate::encoding::FieldPath;
 use crate::ops::csv::{write_csv, AtomicFile, TimeColumn};
@@ -14,18 +12,39 @@ use crate::ops::export::{export, ExportOptions, OutputFormat};
 use crate::storage::rosbag2_writer::Rosbag2Compression;
 use crate::{timefmt, Compression, Filter, WriteOptions};
 
+/// What an export job ends with: what it wrote, or why it did not.
+type Outcome = Result<String, String>;
+
 /// A running or finished export.
-pub struct Job {
+pub struct Run {
     /// What it writes.
     pub what: String,
-    /// Messages (or rows) done and to do.
-    pub done: Arc<AtomicU64>,
-    /// Messages to do (0 when unknown).
-    pub total: Arc<AtomicU64>,
-    cancel: Arc<AtomicBool>,
-    rx: Receiver<Result<String, String>>,
+    /// The worker, while it runs (messages or rows done and to do as its progress).
+    job: Option<Job<Outcome>>,
     /// How it ended.
-    pub result: Option<Result<String, String>>,
+    pub result: Option<Outcome>,
+}
+
+impl Run {
+    /// (done, total) messages or rows; total 0 when unknown.
+    pub fn progress(&self) -> (u64, u64) {
+        self.job.as_ref().map_or((0, 0), |j| j.progress())
+    }
+
+    /// Takes how the worker ended, once it has (never blocks).
+    fn poll(&mut self) {
+        let Some(j) = &mut self.job else { return };
+        if let Some(r) = j.take() {
+            self.result = Some(r);
+            self.job = None;
+        } else if j.ended() {
+            self.result = Some(Err(format!(
+                "{}: the worker stopped unexpectedly",
+                self.what
+            )));
+            self.job = None;
+        }
+    }
 }
 
 /// The export window's state.
@@ -61,7 +80,7 @@ pub struct ExportState {
     /// CSV time column.
     pub csv_time: TimeColumn,
     /// The current or last job.
-    pub job: Option<Job>,
+    pub job: Option<Run>,
 }
 
 impl ExportState {
@@ -117,37 +136,22 @@ impl ExportState {
 fn spawn(
     what: String,
     ctx: &egui::Context,
-    work: impl FnOnce(&AtomicBool, &AtomicU64, &AtomicU64) -> Result<String, String> + Send + 'static,
-) -> Job {
-    let (tx, rx) = channel();
-    let cancel = Arc::new(AtomicBool::new(false));
-    let done = Arc::new(AtomicU64::new(0));
-    let total = Arc::new(AtomicU64::new(0));
-    let (c, d, t, ctx) = (
-        Arc::clone(&cancel),
-        Arc::clone(&done),
-        Arc::clone(&total),
-        ctx.clone(),
-    );
-    let r = std::thread::Builder::new()
-        .name("bagscope-export".into())
-        .spawn(move || {
-            let r = work(&c, &d, &t);
-            let _ = tx.send(r);
-            ctx.request_repaint();
-        });
-    let mut job = Job {
-        what,
-        done,
-        total,
-        cancel,
-        rx,
-        result: None,
-    };
-    if let Err(e) = r {
-        job.result = Some(Err(format!("cannot start the export: {e}")));
+    work: impl FnOnce(&Handle<Outcome>) -> Outcome + Send + 'static,
+) -> Run {
+    match Job::spawn("export", 1, ctx, move |h| {
+        h.send(work(h));
+    }) {
+        Ok(j) => Run {
+            what,
+            job: Some(j),
+            result: None,
+        },
+        Err(e) => Run {
+            what,
+            job: None,
+            result: Some(Err(format!("cannot start the export: {e}"))),
+        },
     }
-    job
 }
 
 /// Starts exporting the bag as the window is set.
@@ -155,15 +159,15 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
     let st = &d.export;
     let out = PathBuf::from(st.bag_out.trim());
     let connections = st.only_visible.then(|| {
-        let s = d.bag.summary();
+        let s = d.rec.bag.summary();
         let mut v: Vec<usize> = (0..s.topics.len())
-            .filter(|&t| d.visible[t])
+            .filter(|&t| d.nav.visible[t])
             .flat_map(|t| s.topics[t].connections.clone())
             .collect();
         v.sort_unstable();
         v
     });
-    let (start_ns, end_ns) = match (st.only_range, d.selection) {
+    let (start_ns, end_ns) = match (st.only_range, d.nav.selection) {
         (true, Some((x, y))) => (Some(x), Some(y)),
         _ => (None, None),
     };
@@ -190,12 +194,11 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
             && !(st.to_ros2 && st.format == OutputFormat::Mcap),
         migrate: None,
     };
-    let bag = d.bag.clone();
+    let bag = d.rec.bag.clone();
     let what = format!("export to {}", out.display());
-    d.export.job = Some(spawn(what, ctx, move |cancel, done, total| {
-        let r = export(&bag, &out, &opts, cancel, &mut |p| {
-            done.store(p.messages, Ordering::Relaxed);
-            total.store(p.total, Ordering::Relaxed);
+    d.export.job = Some(spawn(what, ctx, move |h| {
+        let r = export(&bag, &out, &opts, h.cancel_flag(), &mut |p| {
+            h.progress(p.messages, p.total)
         });
         match r {
             Ok(r) => {
@@ -232,26 +235,24 @@ pub fn start_csv_export(d: &mut Doc, ctx: &egui::Context) {
         .filter_map(|s| FieldPath::parse(&s.path).ok())
         .collect();
     if paths.is_empty() {
-        d.export.job = Some(Job {
+        d.export.job = Some(Run {
             what: "CSV".into(),
-            done: Arc::default(),
-            total: Arc::default(),
-            cancel: Arc::default(),
-            rx: channel().1,
+            job: None,
             result: Some(Err("no series is plotted: add one in the plot panel".into())),
         });
         return;
     }
-    let (start_ns, end_ns) = match (d.export.only_range, d.selection) {
+    let (start_ns, end_ns) = match (d.export.only_range, d.nav.selection) {
         (true, Some((x, y))) => (Some(x), Some(y)),
         _ => (None, None),
     };
     let out = PathBuf::from(d.export.csv_out.trim());
     let per_topic = d.export.csv_per_topic;
     let time = d.export.csv_time;
-    let bag = d.bag.clone();
+    let bag = d.rec.bag.clone();
     let what = format!("CSV to {}", out.display());
-    d.export.job = Some(spawn(what, ctx, move |cancel, _, _| {
+    d.export.job = Some(spawn(what, ctx, move |h| {
+        let cancel = h.cancel_flag();
         // Groups: one file, or one per topic.
         let mut groups: Vec<(PathBuf, Vec<FieldPath>)> = Vec::new();
         if per_topic {
@@ -307,19 +308,22 @@ pub fn start_csv_export(d: &mut Doc, ctx: &egui::Context) {
 /// The export window.
 pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     if let Some(j) = &mut d.export.job {
-        if j.result.is_none() {
-            if let Ok(r) = j.rx.try_recv() {
-                j.result = Some(r);
-            }
-        }
+        j.poll();
     }
     let mut open = d.export.open;
-    let visible = d.visible.iter().filter(|v| **v).count();
-    let ntopics = d.visible.len();
-    let sel = d.selection;
+    let visible = d.nav.visible.iter().filter(|v| **v).count();
+    let ntopics = d.nav.visible.len();
+    let sel = d.nav.selection;
     let running = d.export.running();
     // The conversions are offered only for what the recording holds.
-    let encodings = |e: &str| d.bag.summary().connections.iter().any(|c| c.encoding == e);
+    let encodings = |e: &str| {
+        d.rec
+            .bag
+            .summary()
+            .connections
+            .iter()
+            .any(|c| c.encoding == e)
+    };
     let (has_ros1, has_cdr) = (encodings("ros1"), encodings("cdr"));
     egui::Window::new("Export")
         .open(&mut open)
@@ -496,8 +500,7 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 match &j.result {
                     None => {
                         ui.horizontal(|ui| {
-                            let done = j.done.load(Ordering::Relaxed);
-                            let total = j.total.load(Ordering::Relaxed);
+                            let (done, total) = j.progress();
                             let f = if total > 0 {
                                 done as f32 / total as f32
                             } else {
@@ -509,7 +512,9 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                                     .text(format!("{}: {done} of {total}", j.what)),
                             );
                             if ui.button("Cancel").clicked() {
-                                j.cancel.store(true, Ordering::Relaxed);
+                                if let Some(j) = &j.job {
+                                    j.cancel();
+                                }
                             }
                         });
                     }

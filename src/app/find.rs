@@ -2,10 +2,7 @@
 //! contains for text), searched on a worker over the whole recording; every hit listed, a
 //! click or Next/Previous (F3, Shift+F3) moves the playhead to one.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver};
-use std::sync::Arc;
-
+use super::job::Job;
 use super::{Cmd, Doc};
 use crate::ops::find::Hit;
 
@@ -28,14 +25,13 @@ pub struct FindState {
     pub error: Option<String>,
     /// Put the keyboard focus in the query box on the next frame (the window just opened).
     pub focus_query: bool,
-    rx: Option<Receiver<Outcome>>,
-    cancel: Arc<AtomicBool>,
+    job: Option<Job<Outcome>>,
 }
 
 impl FindState {
     /// Whether a search is running.
     pub fn running(&self) -> bool {
-        self.rx.is_some()
+        self.job.is_some()
     }
 
     /// The first hit after `t` (forward) or the last before it.
@@ -50,70 +46,57 @@ impl FindState {
     }
 }
 
-impl Drop for FindState {
-    fn drop(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
-    }
-}
-
 /// Starts a search for the typed query (the previous one is cancelled).
 pub fn start(d: &mut Doc, ctx: &egui::Context) {
     let st = &mut d.find;
-    st.cancel.store(true, Ordering::Relaxed);
-    st.cancel = Arc::new(AtomicBool::new(false));
+    // Dropping the running search cancels it.
+    st.job = None;
     st.error = None;
     st.hits.clear();
     st.capped = false;
     let q = match crate::ops::find::parse_query(&st.query) {
         Ok(q) => q,
         Err(e) => {
-            st.error = Some(e);
-            st.rx = None;
+            st.error = Some(e.to_string());
             return;
         }
     };
     st.searched = Some(st.query.trim().to_string());
-    let (tx, rx) = sync_channel(1);
-    let bag = d.bag.clone();
-    let cancel = Arc::clone(&st.cancel);
-    let ctx = ctx.clone();
-    let r = std::thread::Builder::new()
-        .name("bagscope-find".into())
-        .spawn(move || {
-            let r = crate::ops::find::find(&bag, &q, &cancel).map_err(|e| e.to_string());
-            let _ = tx.send(r);
-            ctx.request_repaint();
-        });
-    match r {
-        Ok(_) => st.rx = Some(rx),
-        Err(e) => st.error = Some(format!("cannot start a thread: {e}")),
+    let bag = d.rec.bag.clone();
+    let job = Job::spawn("find", 1, ctx, move |h| {
+        let r = crate::ops::find::find(&bag, &q, h.cancel_flag()).map_err(|e| e.to_string());
+        h.send(r);
+    });
+    match job {
+        Ok(j) => st.job = Some(j),
+        Err(e) => st.error = Some(e),
     }
 }
 
 /// Takes a finished search (never blocks).
 pub fn poll(d: &mut Doc) {
     let st = &mut d.find;
-    let Some(rx) = &st.rx else { return };
-    match rx.try_recv() {
-        Ok(Ok((hits, capped))) => {
+    let Some(job) = &mut st.job else { return };
+    match job.take() {
+        Some(Ok((hits, capped))) => {
             st.hits = hits;
             st.capped = capped;
-            st.rx = None;
+            st.job = None;
         }
-        Ok(Err(e)) => {
+        Some(Err(e)) => {
             st.error = Some(e);
-            st.rx = None;
+            st.job = None;
         }
-        Err(std::sync::mpsc::TryRecvError::Empty) => {}
-        Err(_) => st.rx = None,
+        None if job.ended() => st.job = None,
+        None => {}
     }
 }
 
 /// The Find window.
 pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let mut open = d.find.open;
-    let start = d.range().0;
-    let playhead = d.playhead;
+    let start = d.rec.range().0;
+    let playhead = d.nav.playhead;
     let screen = ctx.content_rect();
     egui::Window::new("Find")
         .open(&mut open)

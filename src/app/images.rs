@@ -3,12 +3,12 @@
 //! thread only uploads the finished pixels. Only the latest request of each panel is worked
 //! on, so scrubbing never queues up frames.
 
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::Instant;
 
 use egui::{Color32, Pos2, Rect, Sense, Vec2};
 
+use super::job::{Requests, Service};
 use super::worker::InspectKey;
 use super::{Cmd, Doc};
 use crate::ops::image::{Colormap, Image, Orientation, Pixels};
@@ -65,15 +65,6 @@ pub fn default_cmap(img: &Image) -> Colormap {
     }
 }
 
-/// Reads and decodes a message into an image (worker side; also the thumbnails').
-pub fn decode_at(bag: &Bag, key: InspectKey) -> Result<Image, String> {
-    let (plan, _) = bag.plan(key.conn).map_err(|e| e.to_string())?;
-    let m = bag
-        .message(key.conn, key.entry)
-        .map_err(|e| e.to_string())?;
-    crate::ops::image::decode_message(&plan, &m.data)
-}
-
 fn work(bag: &Bag, req: Request, cache: &mut Vec<(InspectKey, Arc<Image>)>) -> Reply {
     let t0 = Instant::now();
     let cached = cache
@@ -83,7 +74,7 @@ fn work(bag: &Bag, req: Request, cache: &mut Vec<(InspectKey, Arc<Image>)>) -> R
     let (image, decode_ms) = match cached {
         Some(i) => (Ok(i), None),
         None => {
-            let r = decode_at(bag, req.key).map(Arc::new);
+            let r = super::worker::decode_image(bag, req.key).map(Arc::new);
             if let Ok(i) = &r {
                 cache.push((req.key, Arc::clone(i)));
                 if cache.len() > 8 {
@@ -116,59 +107,26 @@ fn work(bag: &Bag, req: Request, cache: &mut Vec<(InspectKey, Arc<Image>)>) -> R
     }
 }
 
-/// The image worker of an open recording.
-pub struct ImageWorker {
-    tx: SyncSender<Request>,
-    rx: Receiver<Reply>,
-    pending: Vec<Request>,
-}
+/// The image worker of an open recording: the latest request of each panel, in the order
+/// panels asked.
+type ImageWorker = Service<Request, Reply>;
 
-impl ImageWorker {
-    fn spawn(bag: Bag, ctx: egui::Context) -> ImageWorker {
-        let (tx, req_rx) = sync_channel::<Request>(16);
-        let (res_tx, rx) = sync_channel::<Reply>(4);
-        let _ = std::thread::Builder::new()
-            .name("bagscope-images".into())
-            .spawn(move || {
-                let mut cache = Vec::new();
-                while let Ok(first) = req_rx.recv() {
-                    // The latest request of each panel, in the order panels asked.
-                    let mut latest: Vec<Request> = vec![first];
-                    while let Ok(r) = req_rx.try_recv() {
-                        latest.retain(|x| x.panel != r.panel);
-                        latest.push(r);
-                    }
-                    for r in latest {
-                        if res_tx.send(work(&bag, r, &mut cache)).is_err() {
-                            return;
-                        }
-                        ctx.request_repaint();
-                    }
+fn image_worker(bag: Bag, ctx: &egui::Context) -> Result<ImageWorker, String> {
+    Service::spawn("images", 16, 4, ctx, move |reqs: Requests<Request>, h| {
+        let mut cache = Vec::new();
+        while let Some(first) = reqs.recv() {
+            let mut latest: Vec<Request> = vec![first];
+            while let Some(r) = reqs.try_recv() {
+                latest.retain(|x| x.panel != r.panel);
+                latest.push(r);
+            }
+            for r in latest {
+                if !h.send(work(&bag, r, &mut cache)) {
+                    return;
                 }
-            });
-        ImageWorker {
-            tx,
-            rx,
-            pending: Vec::new(),
-        }
-    }
-
-    fn request(&mut self, r: Request) {
-        self.pending.retain(|x| x.panel != r.panel);
-        self.pending.push(r);
-        self.flush();
-    }
-
-    fn flush(&mut self) {
-        while let Some(&r) = self.pending.first() {
-            match self.tx.try_send(r) {
-                Ok(()) | Err(TrySendError::Disconnected(_)) => {
-                    self.pending.remove(0);
-                }
-                Err(TrySendError::Full(_)) => break,
             }
         }
-    }
+    })
 }
 
 /// One image panel.
@@ -244,7 +202,15 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
         return;
     }
     if d.images.worker.is_none() {
-        d.images.worker = Some(ImageWorker::spawn(d.bag.clone(), ctx.clone()));
+        match image_worker(d.rec.bag.clone(), ctx) {
+            Ok(w) => d.images.worker = Some(w),
+            Err(e) => {
+                for p in &mut d.images.panels {
+                    p.error = Some(e.clone());
+                }
+                return;
+            }
+        }
     }
     let wants: Vec<(usize, Option<InspectKey>)> = d
         .images
@@ -254,14 +220,15 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
         .map(|(i, p)| {
             (
                 i,
-                d.message_at(p.topic, d.playhead)
-                    .or_else(|| d.first_message(p.topic)),
+                d.rec
+                    .message_at(p.topic, d.nav.playhead)
+                    .or_else(|| d.rec.first_message(p.topic)),
             )
         })
         .collect();
     let st = &mut d.images;
     let Some(w) = st.worker.as_mut() else { return };
-    while let Ok(r) = w.rx.try_recv() {
+    while let Some(r) = w.take() {
         let Some(p) = st.panels.iter_mut().find(|p| p.id == r.panel) else {
             continue;
         };
@@ -299,11 +266,14 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
         let look = p.look;
         if p.asked != Some((key, look)) {
             p.asked = Some((key, look));
-            w.request(Request {
-                panel: p.id,
-                key,
-                look,
-            });
+            w.ask(
+                Request {
+                    panel: p.id,
+                    key,
+                    look,
+                },
+                |a, b| a.panel == b.panel,
+            );
         }
     }
     w.flush();
@@ -317,16 +287,17 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         .panels
         .iter()
         .map(|p| {
-            d.bag
+            d.rec
+                .bag
                 .summary()
                 .topics
                 .get(p.topic)
                 .map_or(String::new(), |t| t.name.clone())
         })
         .collect();
-    let indexed = d.indexed.is_some();
-    let playhead = d.playhead;
-    let start = d.range().0;
+    let indexed = d.rec.indexed.is_some();
+    let playhead = d.nav.playhead;
+    let start = d.rec.range().0;
     let n = d.images.panels.len();
     if n == 0 {
         return;
@@ -560,7 +531,8 @@ fn panel_ui(
 
 /// Topics whose type is an image.
 pub fn image_topics(d: &Doc) -> Vec<usize> {
-    d.bag
+    d.rec
+        .bag
         .summary()
         .topics
         .iter()

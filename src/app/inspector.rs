@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use egui::text::LayoutJob;
 use egui::{Color32, FontId, TextFormat};
 
+use super::job::Service;
+use super::worker::{InspectKey, Inspected};
 use super::{Cmd, Doc};
 use crate::definition::msg::{ArrayKind, Field, FieldType};
 use crate::encoding::{Node, Plan, Value};
@@ -16,9 +18,22 @@ use crate::timefmt;
 /// Elements of an array shown per page.
 const PAGE: usize = 50;
 
-/// The inspector's own state.
+/// The inspector's own state: the message shown and how its tree is shown.
 #[derive(Default)]
 pub struct InspectorState {
+    /// The worker that reads and decodes the message shown (started with the first request).
+    pub worker: Option<Service<InspectKey, Inspected>>,
+    /// The last message asked for.
+    pub key: Option<InspectKey>,
+    /// The last message received.
+    pub shown: Option<Inspected>,
+    /// How the tree is shown.
+    pub view: TreeView,
+}
+
+/// How the inspector's tree and bytes are shown.
+#[derive(Default)]
+pub struct TreeView {
     /// Show the raw bytes.
     pub raw: bool,
     /// Bytes of the field under the pointer.
@@ -118,7 +133,7 @@ fn field_label(f: &Field) -> String {
 fn show_value(
     ui: &mut egui::Ui,
     cx: &mut Ctx<'_>,
-    st: &mut InspectorState,
+    st: &mut TreeView,
     label: &str,
     field: Option<&Field>,
     owner: Option<usize>,
@@ -390,18 +405,18 @@ fn text_runs(data: &[u8]) -> Vec<String> {
 pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     ui.horizontal(|ui| {
         ui.heading("Inspector");
-        ui.toggle_value(&mut d.insp.raw, "Raw bytes");
+        ui.toggle_value(&mut d.insp.view.raw, "Raw bytes");
     });
-    let Some(ti) = d.selected else {
+    let Some(ti) = d.nav.selected else {
         ui.weak(
             "Select a topic in the tree or on the timeline to see its message at the playhead.",
         );
         return;
     };
-    let s = d.bag.summary();
+    let s = d.rec.bag.summary();
     let topic = s.topics[ti].name.clone();
-    if d.indexed.is_none() {
-        if d.indexing() {
+    if d.rec.indexed.is_none() {
+        if d.rec.indexing() {
             ui.horizontal(|ui| {
                 ui.spinner();
                 ui.label("Indexing: messages can be inspected once the tables are built.");
@@ -411,11 +426,11 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         }
         return;
     }
-    let Some(key) = d.inspect_key else {
+    let Some(key) = d.insp.key else {
         ui.weak(format!("No message of {topic} at or before the playhead."));
         return;
     };
-    let Some(got) = &d.inspected else {
+    let Some(got) = &d.insp.shown else {
         ui.spinner();
         return;
     };
@@ -430,6 +445,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         timefmt::date(t)
     ));
     let nth = d
+        .rec
         .times(ti)
         .map(|v| v.partition_point(|x| x < t))
         .unwrap_or(0);
@@ -492,7 +508,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 hovered: None,
                 cmds,
             };
-            let raw = d.insp.raw;
+            let raw = d.insp.view.raw;
             let tree_h = if raw {
                 ui.available_height() * 0.55
             } else {
@@ -510,7 +526,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                             show_value(
                                 ui,
                                 &mut cx,
-                                &mut d.insp,
+                                &mut d.insp.view,
                                 &f.name,
                                 Some(f),
                                 Some(*ty),
@@ -537,12 +553,12 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             hovered = cx.hovered;
             if raw {
                 ui.separator();
-                hex_view(ui, data, hovered.or(d.insp.highlight));
+                hex_view(ui, data, hovered.or(d.insp.view.highlight));
             }
         }
     }
     if hovered.is_some() {
-        d.insp.highlight = hovered;
+        d.insp.view.highlight = hovered;
     }
 }
 

@@ -2,13 +2,12 @@
 //! app's storage under the recording's set of topics and types, and re-applied to any
 //! recording with the same set (the next run of the same robot).
 
-use std::collections::BTreeMap;
-
 use super::Doc;
 use crate::Summary;
 
 /// What is re-applied.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Layout {
     /// Topics with an image panel, in order.
     pub images: Vec<String>,
@@ -31,7 +30,7 @@ pub fn key(s: &Summary) -> String {
 
 /// The layout of an open recording.
 pub fn capture(d: &Doc) -> Layout {
-    let s = d.bag.summary();
+    let s = d.rec.bag.summary();
     Layout {
         images: d
             .images
@@ -53,50 +52,10 @@ pub fn capture(d: &Doc) -> Layout {
     }
 }
 
-/// Layouts to and from the JSON kept in the app's storage.
-pub fn to_json(m: &BTreeMap<String, Layout>) -> String {
-    let v: serde_json::Map<String, serde_json::Value> = m
-        .iter()
-        .map(|(k, l)| {
-            (
-                k.clone(),
-                serde_json::json!({"images": l.images, "series": l.series, "log": l.log}),
-            )
-        })
-        .collect();
-    serde_json::Value::Object(v).to_string()
-}
-
-/// See [`to_json`]; anything unreadable is left out.
-pub fn from_json(text: &str) -> BTreeMap<String, Layout> {
-    let Ok(serde_json::Value::Object(m)) = serde_json::from_str(text) else {
-        return BTreeMap::new();
-    };
-    let strings = |v: Option<&serde_json::Value>| -> Vec<String> {
-        v.and_then(|v| v.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    m.into_iter()
-        .map(|(k, v)| {
-            let l = Layout {
-                images: strings(v.get("images")),
-                series: strings(v.get("series")),
-                log: v.get("log").and_then(|b| b.as_bool()).unwrap_or(false),
-            };
-            (k, l)
-        })
-        .collect()
-}
-
 /// Opens the layout's image panels and log panel; its series wait for the tables
 /// (returned, to be plotted then).
 pub fn apply(d: &mut Doc, l: &Layout) -> Vec<String> {
-    let s = d.bag.summary().clone();
+    let s = d.rec.bag.summary().clone();
     d.images.panels.clear();
     for name in &l.images {
         if let Some(ti) = s.topics.iter().position(|t| t.name == *name) {

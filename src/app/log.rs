@@ -3,12 +3,8 @@
 //! the line at the playhead is highlighted; warnings and worse are marked on the log topics'
 //! timeline rows.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver};
-use std::sync::Arc;
-
-use egui::Color32;
-
+use super::job::Job;
+use super::style::level_color;
 use super::{Cmd, Doc};
 use crate::ops::log::{Level, LogLine};
 
@@ -47,8 +43,8 @@ pub struct LogState {
     /// The worst severity seen.
     pub worst: Option<Level>,
     last_playhead: u64,
-    rx: Option<Receiver<LogEvent>>,
-    cancel: Arc<AtomicBool>,
+    /// The worker reading the log topics, until done (dropping it cancels the work).
+    job: Option<Job<LogEvent>>,
 }
 
 impl Default for LogState {
@@ -68,26 +64,8 @@ impl Default for LogState {
             counts: [0; 5],
             worst: None,
             last_playhead: 0,
-            rx: None,
-            cancel: Arc::new(AtomicBool::new(false)),
+            job: None,
         }
-    }
-}
-
-impl Drop for LogState {
-    fn drop(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
-    }
-}
-
-/// The colour of a severity.
-pub fn level_color(l: Level, text: Color32) -> Color32 {
-    match l {
-        Level::Debug => Color32::from_gray(140),
-        Level::Info | Level::Other(_) => text,
-        Level::Warn => Color32::from_rgb(230, 170, 40),
-        Level::Error => Color32::from_rgb(235, 80, 70),
-        Level::Fatal => Color32::from_rgb(220, 70, 220),
     }
 }
 
@@ -103,39 +81,31 @@ fn level_index(l: Level) -> usize {
 
 /// Starts reading the recording's log topics, if it has any.
 pub fn start(d: &mut Doc, ctx: &egui::Context) {
-    let topics = crate::ops::log::log_topics(&d.bag);
+    let topics = crate::ops::log::log_topics(&d.rec.bag);
     if topics.is_empty() {
         d.log.done = Some(Ok(0));
         return;
     }
-    let (tx, rx) = sync_channel(8);
-    let bag = d.bag.clone();
-    let cancel = Arc::clone(&d.log.cancel);
-    let ctx = ctx.clone();
-    let spawned = std::thread::Builder::new()
-        .name("bagscope-log".into())
-        .spawn(move || {
-            let r = crate::ops::log::read_logs(&bag, &topics, &cancel, &mut |lines| {
-                let ok = tx.send(LogEvent::Lines(lines)).is_ok();
-                ctx.request_repaint();
-                ok
-            });
-            let _ = tx.send(LogEvent::Done(r.map_err(|e| e.to_string())));
-            ctx.request_repaint();
+    let bag = d.rec.bag.clone();
+    let job = Job::spawn("log", 8, ctx, move |h| {
+        let r = crate::ops::log::read_logs(&bag, &topics, h.cancel_flag(), &mut |lines| {
+            h.send(LogEvent::Lines(lines))
         });
-    match spawned {
-        Ok(_) => d.log.rx = Some(rx),
-        Err(e) => d.log.done = Some(Err(format!("cannot start a thread: {e}"))),
+        h.send(LogEvent::Done(r.map_err(|e| e.to_string())));
+    });
+    match job {
+        Ok(j) => d.log.job = Some(j),
+        Err(e) => d.log.done = Some(Err(e)),
     }
 }
 
 /// Takes what the worker read (never blocks).
 pub fn poll(d: &mut Doc) {
-    let Some(rx) = &d.log.rx else { return };
+    let Some(job) = &mut d.log.job else { return };
     let mut finished = false;
     for _ in 0..16 {
-        match rx.try_recv() {
-            Ok(LogEvent::Lines(v)) => {
+        match job.take() {
+            Some(LogEvent::Lines(v)) => {
                 for l in &v {
                     if l.level.rank() >= 2 {
                         d.log
@@ -154,16 +124,21 @@ pub fn poll(d: &mut Doc) {
                 }
                 d.log.lines.extend(v);
             }
-            Ok(LogEvent::Done(r)) => {
+            Some(LogEvent::Done(r)) => {
                 d.log.done = Some(r);
                 finished = true;
                 break;
             }
-            Err(_) => break,
+            None if job.ended() => {
+                d.log.done = Some(Err("the log reader stopped unexpectedly".into()));
+                finished = true;
+                break;
+            }
+            None => break,
         }
     }
     if finished {
-        d.log.rx = None;
+        d.log.job = None;
     }
 }
 
@@ -203,8 +178,8 @@ impl LogState {
 /// The log window.
 pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let mut open = d.log.open;
-    let start = d.range().0;
-    let playhead = d.playhead;
+    let start = d.rec.range().0;
+    let playhead = d.nav.playhead;
     let screen = ctx.content_rect();
     egui::Window::new("Log")
         .open(&mut open)

@@ -1,32 +1,35 @@
 //! The desktop app: one module per panel; panels read the state and push [`Cmd`]s, which
 //! [`App::apply`] carries out in one place after the frame's panels have run.
 
+mod doc;
 pub mod export;
 pub mod find;
 pub mod images;
 mod inspector;
+pub mod job;
 pub mod layout;
 pub mod log;
+pub mod persist;
 pub mod plot;
 mod screens;
+mod style;
 pub mod tf;
 pub mod thumbs;
 pub mod timeline;
-pub mod timing;
 mod top_bar;
 mod topics;
 pub mod worker;
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
 
-use crate::bag::TablesProgress;
-use crate::{timefmt, Bag};
+use crate::timefmt;
 
+pub use doc::{Doc, Nav, Recording, RecordingsState};
+use job::Job;
+use persist::Persisted;
 use screens::{preview_screen, recordings_window};
-use worker::{Histogram, Indexed, InspectKey, Inspected, Inspector, LoadEvent, Loader};
+use worker::{LoadEvent, Loader};
 
 /// Most files kept in the recent list.
 const RECENT_MAX: usize = 10;
@@ -107,227 +110,9 @@ pub enum Cmd {
     RemoveBookmark(usize),
     /// Plot a topic's header.stamp minus its receive time.
     PlotStampDelay(usize),
-}
-
-/// An open bag and everything the panels show of it.
-pub struct Doc {
-    /// The bag.
-    pub bag: Bag,
-    /// Each connection's definition source and comparison with the search path, once known.
-    pub defs: Option<Arc<Vec<worker::DefInfo>>>,
-    /// Its path.
-    pub path: PathBuf,
-    /// Tables progress, while indexing.
-    pub progress: Option<TablesProgress>,
-    /// When indexing started.
-    pub index_started: Instant,
-    /// How indexing ended, if it has: `Ok` when the tables exist.
-    pub index_end: Option<Result<(), String>>,
-    /// The tables and derived data, once built.
-    pub indexed: Option<Indexed>,
-    /// Density per topic (coarse, while indexing; exact after).
-    pub hist: Arc<Histogram>,
-    /// Per topic: shown on the timeline.
-    pub visible: Vec<bool>,
-    /// The selected topic.
-    pub selected: Option<usize>,
-    /// The playhead (absolute ns).
-    pub playhead: u64,
-    /// The selected range (absolute ns).
-    pub selection: Option<(u64, u64)>,
-    /// The visible window, as ns offsets from the start.
-    pub view: (f64, f64),
-    /// Playing.
-    pub playing: bool,
-    /// Playback speed.
-    pub speed: f32,
-    /// Playback position carried between frames with sub-ns precision.
-    play_pos: f64,
-    /// What the Bag info window shows, made once (the summary does not change).
-    info_text: Option<String>,
-    /// The bag's warnings (the summary's, then the tables' once built): copied when they
-    /// change, not every frame.
-    pub warnings: Vec<String>,
-    /// The inspector's worker.
-    inspector: Inspector,
-    /// The last message asked for.
-    pub inspect_key: Option<InspectKey>,
-    /// The last message received.
-    pub inspected: Option<Inspected>,
-    /// Topic filter text.
-    pub filter: String,
-    /// Panels' own state.
-    pub timeline: timeline::TimelineState,
-    /// Inspector state.
-    pub insp: inspector::InspectorState,
-    /// Plots.
-    pub plots: plot::PlotState,
-    /// The export window.
-    pub export: export::ExportState,
-    /// Image panels.
-    pub images: images::ImagesState,
-    /// The log panel.
-    pub log: log::LogState,
-    /// The Find window.
-    pub find: find::FindState,
-    /// The TF window.
-    pub tf: tf::TfState,
-    /// Whether the recording has transform topics.
-    pub has_tf: bool,
-    /// The second cursor (absolute ns): the toolbar shows its distance from the playhead.
-    pub cursor2: Option<u64>,
-    /// Bookmarks (absolute ns, name), in time order; kept per file in the app's storage.
-    pub bookmarks: Vec<(u64, String)>,
-    /// The recordings on the timeline, with their time shifts (one for a single file).
-    pub parts: Vec<crate::merge::Part>,
-    /// The first recording's canonical path: what bookmarks are kept under.
-    pub canonical: PathBuf,
-    /// The Recordings window: shown, and the shifts (s) as edited.
-    pub recordings_open: bool,
-    /// Shifts being edited, in seconds.
-    pub offsets_edit: Vec<f64>,
-    /// The Timing section.
-    pub timing: timing::TimingState,
-    /// The topic tree's folding and rows.
-    pub tree: topics::TreeState,
-}
-
-impl Doc {
-    fn new(bag: Bag, hist: Arc<Histogram>, ctx: &egui::Context) -> Doc {
-        let s = bag.summary();
-        let start = s.start_ns.unwrap_or(0);
-        let dur = s.duration_ns().max(1) as f64;
-        let n = s.topics.len();
-        let export = export::ExportState::new(&s.path, s.version.is_ros1());
-        let warnings = bag.warnings();
-        let has_tf = !crate::ops::tf::tf_topics(&bag).is_empty();
-        Doc {
-            defs: None,
-            path: s.path.clone(),
-            inspector: Inspector::spawn(bag.clone(), ctx.clone()),
-            bag,
-            progress: None,
-            index_started: Instant::now(),
-            index_end: None,
-            indexed: None,
-            hist,
-            visible: vec![true; n],
-            selected: None,
-            playhead: start,
-            selection: None,
-            view: (0.0, dur),
-            playing: false,
-            speed: 1.0,
-            play_pos: start as f64,
-            info_text: None,
-            warnings,
-            inspect_key: None,
-            inspected: None,
-            filter: String::new(),
-            timeline: Default::default(),
-            insp: Default::default(),
-            plots: Default::default(),
-            export,
-            images: Default::default(),
-            log: Default::default(),
-            find: Default::default(),
-            tf: Default::default(),
-            has_tf,
-            cursor2: None,
-            bookmarks: Vec::new(),
-            parts: Vec::new(),
-            canonical: PathBuf::new(),
-            recordings_open: false,
-            offsets_edit: Vec::new(),
-            timing: Default::default(),
-            tree: Default::default(),
-        }
-    }
-
-    /// Start and end of the bag (ns).
-    pub fn range(&self) -> (u64, u64) {
-        let s = self.bag.summary();
-        (s.start_ns.unwrap_or(0), s.end_ns.unwrap_or(0))
-    }
-
-    /// Whether the tables are being built.
-    pub fn indexing(&self) -> bool {
-        self.index_end.is_none()
-    }
-
-    /// Times of the messages of topic `ti`, once indexed.
-    pub fn times(&self, ti: usize) -> Option<&worker::Times> {
-        self.indexed.as_ref().and_then(|i| i.topic_times.get(ti))
-    }
-
-    /// Every [`worker::SKIP`]-th message time of topic `ti`, once indexed.
-    pub fn times_skip(&self, ti: usize) -> Option<&[u64]> {
-        self.indexed
-            .as_ref()
-            .and_then(|i| i.topic_skip.get(ti))
-            .map(|v| v.as_slice())
-    }
-
-    /// The message of topic `ti` at or before `t`.
-    pub fn message_at(&self, ti: usize, t: u64) -> Option<InspectKey> {
-        let ix = self.indexed.as_ref()?;
-        let topic = self.bag.summary().topics.get(ti)?;
-        let mut best: Option<InspectKey> = None;
-        for &c in &topic.connections {
-            let es = ix.tables.per_connection.get(c)?;
-            let k = es.partition_point(|e| e.time_ns <= t);
-            if k == 0 {
-                continue;
-            }
-            let e = es[k - 1];
-            if best.is_none_or(|b| e.time_ns >= b.entry.time_ns) {
-                best = Some(InspectKey { conn: c, entry: e });
-            }
-        }
-        best
-    }
-
-    /// The first message of topic `ti`, once indexed.
-    pub fn first_message(&self, ti: usize) -> Option<InspectKey> {
-        let ix = self.indexed.as_ref()?;
-        let topic = self.bag.summary().topics.get(ti)?;
-        topic
-            .connections
-            .iter()
-            .filter_map(|&c| {
-                let e = *ix.tables.per_connection.get(c)?.first()?;
-                Some(InspectKey { conn: c, entry: e })
-            })
-            .min_by_key(|k| k.entry.time_ns)
-    }
-
-    fn step(&self, forward: bool) -> Option<u64> {
-        let topics: Vec<usize> = match self.selected {
-            Some(t) => vec![t],
-            None => (0..self.bag.summary().topics.len())
-                .filter(|&t| self.visible[t])
-                .collect(),
-        };
-        let p = self.playhead;
-        let mut best: Option<u64> = None;
-        for t in topics {
-            let Some(v) = self.times(t) else { continue };
-            let cand = if forward {
-                v.get(v.partition_point(|x| x <= p))
-            } else {
-                let k = v.partition_point(|x| x < p);
-                k.checked_sub(1).and_then(|k| v.get(k))
-            };
-            if let Some(c) = cand {
-                best = Some(match best {
-                    None => c,
-                    Some(b) if forward => b.min(c),
-                    Some(b) => b.max(c),
-                });
-            }
-        }
-        best
-    }
+    /// Plot a series worked out elsewhere (a TF track, stamp delays): its name and points
+    /// (x: seconds since the start).
+    AddPoints(String, Vec<egui_plot::PlotPoint>),
 }
 
 /// The application.
@@ -358,7 +143,7 @@ pub struct App {
     pub layouts: std::collections::BTreeMap<String, layout::Layout>,
     /// Series of a re-applied layout, plotted once the tables are built.
     pending_series: Vec<String>,
-    dialog: Option<std::sync::mpsc::Receiver<Option<Vec<PathBuf>>>>,
+    dialog: Option<Job<Option<Vec<PathBuf>>>>,
     /// The dialog shown adds to the timeline (instead of opening).
     adding: bool,
     ctx: egui::Context,
@@ -379,27 +164,13 @@ fn apply_msg_path(text: &str) {
 impl App {
     /// A new app; `bag` is opened on the first frame when given.
     pub fn new(storage: Option<&dyn eframe::Storage>, bag: Option<PathBuf>) -> App {
-        let recent = storage
-            .and_then(|s| s.get_string("recent"))
-            .map(|s| {
-                s.lines()
-                    .filter(|l| !l.is_empty())
-                    .map(PathBuf::from)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let msg_path = storage
-            .and_then(|s| s.get_string("msg_path"))
-            .unwrap_or_default();
-        let bookmarks = storage
-            .and_then(|s| s.get_string("bookmarks"))
-            .and_then(|j| serde_json::from_str(&j).ok())
-            .unwrap_or_default();
+        let Persisted {
+            recent,
+            msg_path,
+            bookmarks,
+            layouts,
+        } = Persisted::load(storage);
         apply_msg_path(&msg_path);
-        let layouts = storage
-            .and_then(|s| s.get_string("layouts"))
-            .map(|j| layout::from_json(&j))
-            .unwrap_or_default();
         let mut app = App {
             msg_path,
             bookmarks,
@@ -428,11 +199,11 @@ impl App {
     pub fn all_bookmarks(&self) -> std::collections::BTreeMap<String, Vec<(u64, String)>> {
         let mut m = self.bookmarks.clone();
         if let Some(d) = &self.doc {
-            let k = d.canonical.display().to_string();
-            if d.bookmarks.is_empty() {
+            let k = d.rec.canonical.display().to_string();
+            if d.nav.bookmarks.is_empty() {
                 m.remove(&k);
             } else {
-                m.insert(k, d.bookmarks.clone());
+                m.insert(k, d.nav.bookmarks.clone());
             }
         }
         m
@@ -442,7 +213,7 @@ impl App {
     pub fn all_layouts(&self) -> std::collections::BTreeMap<String, layout::Layout> {
         let mut m = self.layouts.clone();
         if let Some(d) = &self.doc {
-            m.insert(layout::key(d.bag.summary()), layout::capture(d));
+            m.insert(layout::key(d.rec.bag.summary()), layout::capture(d));
         }
         m
     }
@@ -457,13 +228,12 @@ impl App {
     }
 
     fn start_loading_with(&mut self, parts: Vec<crate::merge::Part>, align: bool, label: String) {
-        if let Some(l) = self.loader.take() {
-            l.cancel.store(true, Ordering::Relaxed);
-        }
+        // Dropping the loader cancels it.
+        self.loader = None;
         self.error = None;
         self.preview = None;
         self.opening = Some(label);
-        self.loader = Some(Loader::spawn(parts, align, self.ctx.clone()));
+        self.loader = Some(worker::loader(parts, align, &self.ctx));
     }
 
     /// Puts a file (its canonical path, from the loader) first in the recent list.
@@ -494,60 +264,53 @@ impl App {
             Cmd::OpenDemo => self.start_loading(Vec::new(), "demo bag".into()),
             Cmd::AlignStarts => {
                 if let Some(d) = &self.doc {
-                    let parts = d.parts.clone();
+                    let parts = d.rec.parts.clone();
                     self.start_loading_with(parts, true, "aligning the recordings".into());
                 }
             }
             Cmd::ShowRecordings(b) => {
                 if let Some(d) = &mut self.doc {
-                    d.recordings_open = b;
+                    d.recordings.open = b;
                 }
             }
             Cmd::OpenDialog | Cmd::OpenFolderDialog | Cmd::AddDialog => {
                 let folder = cmd == Cmd::OpenFolderDialog;
                 self.adding = cmd == Cmd::AddDialog;
-                let (tx, rx) = std::sync::mpsc::channel();
-                let ctx = self.ctx.clone();
-                let r = std::thread::Builder::new()
-                    .name("bagscope-file-dialog".into())
-                    .spawn(move || {
-                        let dialog = rfd::FileDialog::new();
-                        // Several files may be chosen: they go on one timeline.
-                        let f = if folder {
-                            dialog
-                                .set_title("Open a rosbag2 recording (its folder)")
-                                .pick_folder()
-                                .map(|p| vec![p])
-                        } else {
-                            dialog
-                                .add_filter(
-                                    "Recordings",
-                                    &["bag", "active", "orig", "mcap", "db3", "zstd", "yaml"],
-                                )
-                                .add_filter("All files", &["*"])
-                                .pick_files()
-                                .filter(|v| !v.is_empty())
-                        };
-                        let _ = tx.send(f);
-                        ctx.request_repaint();
-                    });
+                let r = Job::spawn("file-dialog", 1, &self.ctx, move |h| {
+                    let dialog = rfd::FileDialog::new();
+                    // Several files may be chosen: they go on one timeline.
+                    let f = if folder {
+                        dialog
+                            .set_title("Open a rosbag2 recording (its folder)")
+                            .pick_folder()
+                            .map(|p| vec![p])
+                    } else {
+                        dialog
+                            .add_filter(
+                                "Recordings",
+                                &["bag", "active", "orig", "mcap", "db3", "zstd", "yaml"],
+                            )
+                            .add_filter("All files", &["*"])
+                            .pick_files()
+                            .filter(|v| !v.is_empty())
+                    };
+                    h.send(f);
+                });
                 match r {
-                    Ok(_) => self.dialog = Some(rx),
+                    Ok(j) => self.dialog = Some(j),
                     Err(e) => self.error = Some(format!("cannot show the Open dialog: {e}")),
                 }
             }
             Cmd::Close => {
                 self.bookmarks = self.all_bookmarks();
                 self.layouts = self.all_layouts();
-                if let Some(l) = self.loader.take() {
-                    l.cancel.store(true, Ordering::Relaxed);
-                }
+                self.loader = None;
                 self.doc = None;
                 self.opening = None;
             }
             Cmd::CancelIndexing => {
                 if let Some(l) = &self.loader {
-                    l.cancel.store(true, Ordering::Relaxed);
+                    l.cancel();
                 }
             }
             Cmd::ShowInfo(b) => self.show_info = b,
@@ -556,7 +319,7 @@ impl App {
                 apply_msg_path(&self.msg_path);
                 // Definitions are resolved when a recording opens: open it again.
                 if let Some(d) = &self.doc {
-                    let path = d.path.clone();
+                    let path = d.rec.path.clone();
                     self.cmds.push(Cmd::Open(path));
                 }
             }
@@ -577,9 +340,14 @@ impl App {
                     export::start_bag_export(d, &self.ctx);
                 }
             }
+            Cmd::AddPoints(name, points) => {
+                if let Some(d) = &mut self.doc {
+                    plot::add_points(d, &name, points);
+                }
+            }
             Cmd::PlotStampDelay(ti) => {
                 if let Some(d) = &mut self.doc {
-                    timing::plot_stamp_delay(d, ti, &self.ctx);
+                    topics::timing::plot_stamp_delay(d, ti, &self.ctx);
                 }
             }
             Cmd::Find => {
@@ -601,13 +369,13 @@ impl App {
     }
 
     fn poll(&mut self) {
-        if let Some(rx) = &self.dialog {
-            match rx.try_recv() {
-                Ok(Some(mut chosen)) => {
+        if let Some(job) = &mut self.dialog {
+            match job.take() {
+                Some(Some(mut chosen)) => {
                     self.dialog = None;
                     let cmd = match (&self.doc, self.adding) {
                         (Some(d), true) => {
-                            let mut parts = d.parts.clone();
+                            let mut parts = d.rec.parts.clone();
                             for p in chosen {
                                 parts = add_part(&parts, p);
                             }
@@ -618,21 +386,31 @@ impl App {
                     };
                     self.apply(cmd);
                 }
-                Ok(None) => {
+                Some(None) => {
                     self.dialog = None;
                     self.notice = Some(
                         "No file chosen. If no dialog appeared, this desktop has no file portal: drop a bag on the window or pass it on the command line.".into(),
                     );
                 }
-                Err(std::sync::mpsc::TryRecvError::Empty) => {}
-                Err(_) => self.dialog = None,
+                None if job.ended() => self.dialog = None,
+                None => {}
             }
         }
         let mut done = false;
         // A bounded number of events a frame keeps the frame short.
         for _ in 0..64 {
-            let Some(l) = &self.loader else { break };
-            let Ok(ev) = l.rx.try_recv() else { break };
+            if done {
+                break;
+            }
+            let Some(l) = &mut self.loader else { break };
+            let Some(ev) = l.take() else {
+                // A loader that stopped without a last word (it panicked).
+                if l.ended() {
+                    self.error = Some("the loader stopped unexpectedly".into());
+                    done = true;
+                }
+                break;
+            };
             {
                 match ev {
                     LoadEvent::Opened {
@@ -644,26 +422,27 @@ impl App {
                     } => {
                         self.bookmarks = self.all_bookmarks();
                         self.layouts = self.all_layouts();
-                        let mut doc = Doc::new(bag, hist, &self.ctx);
-                        doc.offsets_edit = parts.iter().map(|p| p.offset_ns as f64 / 1e9).collect();
-                        doc.recordings_open = parts.len() > 1;
-                        doc.parts = parts;
+                        let mut doc = Doc::new(bag, hist);
+                        doc.recordings.offsets =
+                            parts.iter().map(|p| p.offset_ns as f64 / 1e9).collect();
+                        doc.recordings.open = parts.len() > 1;
+                        doc.rec.parts = parts;
                         log::start(&mut doc, &self.ctx);
-                        doc.bookmarks = self
+                        doc.nav.bookmarks = self
                             .bookmarks
                             .get(&canonical.display().to_string())
                             .cloned()
                             .unwrap_or_default();
-                        doc.canonical = canonical.clone();
+                        doc.rec.canonical = canonical.clone();
                         // A recording with the same topics as one seen before gets its layout;
                         // the demo shows its cameras from the first frame.
                         self.pending_series.clear();
-                        if let Some(l) = self.layouts.get(&layout::key(doc.bag.summary())) {
+                        if let Some(l) = self.layouts.get(&layout::key(doc.rec.bag.summary())) {
                             self.pending_series = layout::apply(&mut doc, l);
                         } else if demo {
                             for ti in images::image_topics(&doc) {
                                 if crate::ops::image::is_camera_type(
-                                    &doc.bag.summary().topics[ti].datatype,
+                                    &doc.rec.bag.summary().topics[ti].datatype,
                                 ) {
                                     doc.images.open(ti);
                                 }
@@ -683,17 +462,17 @@ impl App {
                     }
                     LoadEvent::Progress(p, h) => {
                         if let Some(d) = &mut self.doc {
-                            d.progress = Some(p);
-                            d.hist = h;
+                            d.rec.progress = Some(p);
+                            d.rec.hist = h;
                         }
                     }
                     LoadEvent::Indexed(ix) => {
                         if let Some(d) = &mut self.doc {
-                            d.warnings = d.bag.warnings();
-                            d.hist = Arc::clone(&ix.hist);
-                            d.indexed = Some(ix);
-                            d.index_end = Some(Ok(()));
-                            d.progress = None;
+                            d.rec.warnings = d.rec.bag.warnings();
+                            d.rec.hist = Arc::clone(&ix.hist);
+                            d.rec.indexed = Some(ix);
+                            d.rec.index_end = Some(Ok(()));
+                            d.rec.progress = None;
                         }
                         for p in std::mem::take(&mut self.pending_series) {
                             self.cmds.push(Cmd::AddSeries(p));
@@ -702,23 +481,23 @@ impl App {
                     }
                     LoadEvent::Definitions(v) => {
                         if let Some(d) = &mut self.doc {
-                            d.defs = Some(v);
+                            d.rec.defs = Some(v);
                         }
                     }
                     LoadEvent::Info(info) => {
                         if let Some(d) = &mut self.doc {
-                            d.info_text = Some(info);
+                            d.rec.info_text = Some(info);
                         }
                     }
                     LoadEvent::Cancelled => {
                         if let Some(d) = &mut self.doc {
-                            d.index_end = Some(Err("indexing cancelled".into()));
+                            d.rec.index_end = Some(Err("indexing cancelled".into()));
                         }
                         done = true;
                     }
                     LoadEvent::IndexFailed(e) => {
                         if let Some(d) = &mut self.doc {
-                            d.index_end = Some(Err(e.clone()));
+                            d.rec.index_end = Some(Err(e.clone()));
                         }
                         self.error = Some(format!("indexing failed: {e}"));
                         done = true;
@@ -732,11 +511,13 @@ impl App {
         if let Some(d) = &mut self.doc {
             log::poll(d);
             find::poll(d);
-            timing::poll(d);
-            while let Ok(r) = d.inspector.rx.try_recv() {
-                d.inspected = Some(r);
+            topics::timing::poll(d, &mut self.cmds);
+            if let Some(w) = &mut d.insp.worker {
+                while let Some(r) = w.take() {
+                    d.insp.shown = Some(r);
+                }
+                w.flush();
             }
-            d.inspector.flush();
         }
     }
 
@@ -792,12 +573,12 @@ impl App {
             )
         });
         let Some(d) = &self.doc else { return };
-        let (a, b) = d.range();
+        let (a, b) = d.rec.range();
         if space {
             self.cmds.push(Cmd::TogglePlay);
         }
         if bkey {
-            self.cmds.push(Cmd::AddBookmark(d.playhead));
+            self.cmds.push(Cmd::AddBookmark(d.nav.playhead));
         }
         if left {
             self.cmds.push(Cmd::Step(false));
@@ -815,27 +596,38 @@ impl App {
 
     fn advance_playback(&mut self, ui: &egui::Ui) {
         let Some(d) = &mut self.doc else { return };
-        if !d.playing {
+        if !d.nav.playing {
             return;
         }
         let dt = ui.input(|i| i.stable_dt).min(0.1) as f64;
-        let (_, end) = d.range();
-        d.play_pos += dt * 1e9 * f64::from(d.speed);
-        if d.play_pos >= end as f64 {
-            d.play_pos = end as f64;
-            d.playing = false;
+        let (_, end) = d.rec.range();
+        d.nav.play_pos += dt * 1e9 * f64::from(d.nav.speed);
+        if d.nav.play_pos >= end as f64 {
+            d.nav.play_pos = end as f64;
+            d.nav.playing = false;
         }
-        d.playhead = d.play_pos as u64;
+        d.nav.playhead = d.nav.play_pos as u64;
         ui.ctx().request_repaint();
     }
 
     fn request_inspection(&mut self) {
         let Some(d) = &mut self.doc else { return };
-        let key = d.selected.and_then(|t| d.message_at(t, d.playhead));
-        if key != d.inspect_key {
-            d.inspect_key = key;
+        let key = d
+            .nav
+            .selected
+            .and_then(|t| d.rec.message_at(t, d.nav.playhead));
+        if key != d.insp.key {
+            d.insp.key = key;
             if let Some(k) = key {
-                d.inspector.request(k);
+                if d.insp.worker.is_none() {
+                    match worker::inspector(d.rec.bag.clone(), &self.ctx) {
+                        Ok(w) => d.insp.worker = Some(w),
+                        Err(e) => self.error = Some(e),
+                    }
+                }
+                if let Some(w) = &mut d.insp.worker {
+                    w.ask(k, |_, _| true);
+                }
             }
         }
     }
@@ -913,7 +705,7 @@ impl App {
                     if d.tf.open {
                         tf::show(ui.ctx(), d, &mut cmds);
                     }
-                    if d.recordings_open && d.parts.len() > 1 {
+                    if d.recordings.open && d.rec.parts.len() > 1 {
                         recordings_window(ui.ctx(), d, &mut cmds);
                     }
                 }
@@ -942,53 +734,53 @@ impl App {
         }
     }
 
-    /// Saves the recent files.
-    pub fn save(&self, storage: &mut dyn eframe::Storage) {
-        let s: Vec<String> = self
-            .recent
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        storage.set_string("recent", s.join("\n"));
-        storage.set_string("msg_path", self.msg_path.clone());
-        if let Ok(j) = serde_json::to_string(&self.all_bookmarks()) {
-            storage.set_string("bookmarks", j);
+    /// What is kept between runs, the open recording's bookmarks and layout as they are now.
+    pub fn persisted(&self) -> Persisted {
+        Persisted {
+            recent: self.recent.clone(),
+            msg_path: self.msg_path.clone(),
+            bookmarks: self.all_bookmarks(),
+            layouts: self.all_layouts(),
         }
-        storage.set_string("layouts", layout::to_json(&self.all_layouts()));
+    }
+
+    /// Saves what is kept between runs.
+    pub fn save(&self, storage: &mut dyn eframe::Storage) {
+        self.persisted().save(storage);
     }
 }
 
 fn apply_doc(d: &mut Doc, cmd: Cmd) {
-    let (a, b) = d.range();
+    let (a, b) = d.rec.range();
     match cmd {
-        Cmd::SelectTopic(t) => d.selected = t,
+        Cmd::SelectTopic(t) => d.nav.selected = t,
         Cmd::SetVisible(t, v) => {
-            if let Some(x) = d.visible.get_mut(t) {
+            if let Some(x) = d.nav.visible.get_mut(t) {
                 *x = v;
             }
         }
-        Cmd::SetAllVisible(v) => d.visible.iter_mut().for_each(|x| *x = v),
+        Cmd::SetAllVisible(v) => d.nav.visible.iter_mut().for_each(|x| *x = v),
         Cmd::SetPlayhead(t) => {
-            d.playhead = t.clamp(a, b.max(a));
-            d.play_pos = d.playhead as f64;
+            d.nav.playhead = t.clamp(a, b.max(a));
+            d.nav.play_pos = d.nav.playhead as f64;
         }
         Cmd::Step(fwd) => {
             if let Some(t) = d.step(fwd) {
-                d.playhead = t;
-                d.play_pos = t as f64;
-                d.playing = false;
+                d.nav.playhead = t;
+                d.nav.play_pos = t as f64;
+                d.nav.playing = false;
             }
         }
         Cmd::TogglePlay => {
-            if !d.playing && d.playhead >= b {
-                d.playhead = a;
+            if !d.nav.playing && d.nav.playhead >= b {
+                d.nav.playhead = a;
             }
-            d.playing = !d.playing;
-            d.play_pos = d.playhead as f64;
+            d.nav.playing = !d.nav.playing;
+            d.nav.play_pos = d.nav.playhead as f64;
         }
-        Cmd::SetSpeed(s) => d.speed = s.clamp(0.1, 10.0),
+        Cmd::SetSpeed(s) => d.nav.speed = s.clamp(0.1, 10.0),
         Cmd::SetSelection(r) => {
-            d.selection = r.map(|(x, y)| {
+            d.nav.selection = r.map(|(x, y)| {
                 let (x, y) = (x.min(y), x.max(y));
                 (x.clamp(a, b), y.clamp(a, b))
             })
@@ -997,32 +789,32 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
             let dur = (b - a).max(1) as f64;
             let w = (y - x).clamp(1e3, dur * 1.2);
             let x = x.clamp(-dur * 0.1, dur - w * 0.5);
-            d.view = (x, x + w);
+            d.nav.view = (x, x + w);
         }
-        Cmd::FitAll => d.view = (0.0, (b - a).max(1) as f64),
-        Cmd::OpenImage(ti) if ti < d.bag.summary().topics.len() => d.images.open(ti),
+        Cmd::FitAll => d.nav.view = (0.0, (b - a).max(1) as f64),
+        Cmd::OpenImage(ti) if ti < d.rec.bag.summary().topics.len() => d.images.open(ti),
         Cmd::ShowLog(b) => d.log.open = b,
-        Cmd::ShowTf(b) => d.tf.open = b && d.has_tf,
+        Cmd::ShowTf(b) => d.tf.open = b && d.rec.has_tf,
         Cmd::ShowFind(b) => {
             d.find.focus_query = b && !d.find.open;
             d.find.open = b;
         }
-        Cmd::SetCursor2(t) => d.cursor2 = t.map(|t| t.clamp(a, b.max(a))),
+        Cmd::SetCursor2(t) => d.nav.cursor2 = t.map(|t| t.clamp(a, b.max(a))),
         Cmd::AddBookmark(t) => {
             let t = t.clamp(a, b.max(a));
-            if !d.bookmarks.iter().any(|x| x.0 == t) {
-                let n = d.bookmarks.len() + 1;
-                d.bookmarks.push((t, format!("Bookmark {n}")));
-                d.bookmarks.sort_by_key(|x| x.0);
+            if !d.nav.bookmarks.iter().any(|x| x.0 == t) {
+                let n = d.nav.bookmarks.len() + 1;
+                d.nav.bookmarks.push((t, format!("Bookmark {n}")));
+                d.nav.bookmarks.sort_by_key(|x| x.0);
             }
         }
-        Cmd::RemoveBookmark(i) if i < d.bookmarks.len() => {
-            d.bookmarks.remove(i);
+        Cmd::RemoveBookmark(i) if i < d.nav.bookmarks.len() => {
+            d.nav.bookmarks.remove(i);
         }
         Cmd::FindStep(fwd) => {
-            if let Some(t) = d.find.next_from(d.playhead, fwd) {
-                d.playhead = t;
-                d.play_pos = t as f64;
+            if let Some(t) = d.find.next_from(d.nav.playhead, fwd) {
+                d.nav.playhead = t;
+                d.nav.play_pos = t as f64;
             }
         }
         _ => {}

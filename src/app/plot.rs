@@ -4,13 +4,10 @@
 //! time axis (the playhead, the selected range; a click moves the playhead; zoom is shared
 //! unless unlinked).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver};
-use std::sync::Arc;
-
 use egui::Color32;
 use egui_plot::{GridInput, GridMark, Line, Plot, PlotPoint, PlotPoints, Span, VLine};
 
+use super::job::Job;
 use super::{Cmd, Doc};
 use crate::definition::msg::{ArrayKind, FieldType, Primitive};
 use crate::encoding::FieldPath;
@@ -87,17 +84,11 @@ pub struct Series {
     pub done: bool,
     /// Why it failed, or warnings.
     pub note: Option<String>,
-    rx: Option<Receiver<Part>>,
-    cancel: Arc<AtomicBool>,
+    /// The worker extracting it, until done (dropping it cancels the work).
+    job: Option<Job<Part>>,
     pyramid: Option<Pyramid>,
     /// Decimated points for the last view.
     cache: Option<(DecimationKey, Vec<PlotPoint>)>,
-}
-
-impl Drop for Series {
-    fn drop(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
-    }
 }
 
 /// The plot panel's state.
@@ -146,43 +137,34 @@ const PALETTE: [Color32; 8] = [
 /// Starts extracting `path` in the background.
 pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), String> {
     let fp = FieldPath::parse(path)?;
-    if d.bag.summary().topic(&fp.topic).is_none() {
+    if d.rec.bag.summary().topic(&fp.topic).is_none() {
         return Err(format!("no topic {:?} in the bag", fp.topic));
     }
     // Compile now so a bad path is reported at once, not by the worker.
-    crate::ops::series::compile(&d.bag, &fp).map_err(|e| e.to_string())?;
-    let (tx, rx) = sync_channel::<Part>(64);
-    let cancel = Arc::new(AtomicBool::new(false));
-    let c2 = Arc::clone(&cancel);
-    let bag = d.bag.clone();
-    let start = d.bag.summary().start_ns.unwrap_or(0);
-    let ctx = ctx.clone();
+    crate::ops::series::compile(&d.rec.bag, &fp).map_err(|e| e.to_string())?;
+    let bag = d.rec.bag.clone();
+    let start = d.rec.bag.summary().start_ns.unwrap_or(0);
     let fp2 = fp.clone();
-    std::thread::Builder::new()
-        .name("bagscope-series".into())
-        .spawn(move || {
-            let threads = crate::settings::default_threads();
-            let send = |pts: &[crate::ops::series::Point]| {
-                let v: Vec<PlotPoint> = pts
-                    .iter()
-                    .filter_map(|p| {
-                        p.value
-                            .as_f64()
-                            .map(|y| PlotPoint::new((p.time_ns - start) as f64 / 1e9, y))
-                    })
-                    .collect();
-                // Blocks when the UI is behind: the channel is bounded.
-                let _ = tx.send(Part::Points(v));
-                ctx.request_repaint();
-            };
-            let r = field_series(&bag, &fp2, None, None, threads, &c2, &send);
-            let _ = tx.send(Part::Done(
-                r.map(|s| (s.missing, s.problems))
-                    .map_err(|e| e.to_string()),
-            ));
-            ctx.request_repaint();
-        })
-        .map_err(|e| e.to_string())?;
+    let job = Job::spawn("series", 64, ctx, move |h| {
+        let threads = crate::settings::default_threads();
+        let send = |pts: &[crate::ops::series::Point]| {
+            let v: Vec<PlotPoint> = pts
+                .iter()
+                .filter_map(|p| {
+                    p.value
+                        .as_f64()
+                        .map(|y| PlotPoint::new((p.time_ns - start) as f64 / 1e9, y))
+                })
+                .collect();
+            // Waits when the UI is behind: the channel is bounded.
+            h.send(Part::Points(v));
+        };
+        let r = field_series(&bag, &fp2, None, None, threads, h.cancel_flag(), &send);
+        h.send(Part::Done(
+            r.map(|s| (s.missing, s.problems))
+                .map_err(|e| e.to_string()),
+        ));
+    })?;
     let n = d.plots.series.len();
     d.plots.series.push(Series {
         name: path.to_string(),
@@ -192,8 +174,7 @@ pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), St
         points: Vec::new(),
         done: false,
         note: None,
-        rx: Some(rx),
-        cancel,
+        job: Some(job),
         pyramid: None,
         cache: None,
     });
@@ -223,8 +204,7 @@ impl Series {
             points,
             done: true,
             note: None,
-            rx: None,
-            cancel: Arc::new(AtomicBool::new(false)),
+            job: None,
             cache: None,
         }
     }
@@ -233,15 +213,15 @@ impl Series {
 /// Takes what the series workers have sent; bounded work per frame.
 pub fn poll(d: &mut Doc) {
     for s in &mut d.plots.series {
-        let Some(rx) = &s.rx else { continue };
+        let Some(job) = &mut s.job else { continue };
         let mut got = false;
         for _ in 0..256 {
-            match rx.try_recv() {
-                Ok(Part::Points(v)) => {
+            match job.take() {
+                Some(Part::Points(v)) => {
                     s.points.extend_from_slice(&v);
                     got = true;
                 }
-                Ok(Part::Done(r)) => {
+                Some(Part::Done(r)) => {
                     match r {
                         Ok((missing, problems)) => {
                             let mut notes = problems;
@@ -255,11 +235,17 @@ pub fn poll(d: &mut Doc) {
                     s.points.sort_by(|a, b| a.x.total_cmp(&b.x));
                     s.pyramid = Some(Pyramid::build(&s.points));
                     s.done = true;
-                    s.rx = None;
+                    s.job = None;
                     s.cache = None;
                     break;
                 }
-                Err(_) => break,
+                None if job.ended() => {
+                    s.note = Some("the worker stopped unexpectedly".into());
+                    s.done = true;
+                    s.job = None;
+                    break;
+                }
+                None => break,
             }
         }
         if got {
@@ -330,13 +316,13 @@ fn decimate(s: &Series, x0: f64, x1: f64, px: usize) -> Vec<PlotPoint> {
 }
 
 fn completions(d: &Doc) -> Vec<String> {
-    let s = d.bag.summary();
+    let s = d.rec.bag.summary();
     let mut out = Vec::new();
     for t in &s.topics {
         let Some(&ci) = t.connections.first() else {
             continue;
         };
-        if let Ok((p, _)) = d.bag.plan(ci) {
+        if let Ok((p, _)) = d.rec.bag.plan(ci) {
             // Numbers only, and no byte blobs.
             let keep = |f: &crate::definition::msg::Field| match f.ty {
                 FieldType::Primitive(Primitive::U8) => f.array == ArrayKind::Scalar,
@@ -359,7 +345,7 @@ fn completions(d: &Doc) -> Vec<String> {
 /// The plot panel.
 pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     poll(d);
-    let (a, b) = d.range();
+    let (a, b) = d.rec.range();
     ui.horizontal(|ui| {
         ui.strong("Plots");
         let r = ui.add(
@@ -453,9 +439,10 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     if let Some(i) = remove {
         d.plots.series.remove(i);
     }
-    let view = (d.view.0 / 1e9, d.view.1 / 1e9);
-    let playhead = (d.playhead - a) as f64 / 1e9;
+    let view = (d.nav.view.0 / 1e9, d.nav.view.1 / 1e9);
+    let playhead = (d.nav.playhead - a) as f64 / 1e9;
     let sel = d
+        .nav
         .selection
         .map(|(x, y)| ((x - a) as f64 / 1e9, (y - a) as f64 / 1e9));
     let h = ((ui.available_height() - 4.0) / d.plots.plots as f32).max(60.0);
@@ -485,7 +472,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             // The timeline's ticks: round times, labelled as on its axis.
             .x_grid_spacer(move |g: GridInput| {
                 let (x0, x1) = g.bounds;
-                let step = super::timeline::nice_step((x1 - x0) * 1e9 / f64::from(width_px)) / 1e9;
+                let step = super::style::nice_step((x1 - x0) * 1e9 / f64::from(width_px)) / 1e9;
                 let first = (x0 / step).ceil() as i64;
                 (first..)
                     .map(|k| k as f64 * step)
@@ -497,7 +484,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                     })
                     .collect()
             })
-            .x_axis_formatter(|m, _| super::timeline::tick_label(m.value * 1e9, m.step_size * 1e9))
+            .x_axis_formatter(|m, _| super::style::tick_label(m.value * 1e9, m.step_size * 1e9))
             .legend(egui_plot::Legend::default());
         if linked {
             plot = plot.default_x_bounds(view.0, view.1);
@@ -559,17 +546,18 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             if let (Some(p), true) = (ptr, (factor - 1.0).abs() > 1e-6) {
                 let t = p.x * 1e9;
                 cmds.push(Cmd::SetView(
-                    t - (t - d.view.0) / factor,
-                    t + (d.view.1 - t) / factor,
+                    t - (t - d.nav.view.0) / factor,
+                    t + (d.nav.view.1 - t) / factor,
                 ));
             }
         }
         if linked && resp.response.dragged() {
             let dx = f64::from(resp.response.drag_delta().x);
-            let ns_per_px = (d.view.1 - d.view.0) / f64::from(resp.response.rect.width().max(1.0));
+            let ns_per_px =
+                (d.nav.view.1 - d.nav.view.0) / f64::from(resp.response.rect.width().max(1.0));
             cmds.push(Cmd::SetView(
-                d.view.0 - dx * ns_per_px,
-                d.view.1 - dx * ns_per_px,
+                d.nav.view.0 - dx * ns_per_px,
+                d.nav.view.1 - dx * ns_per_px,
             ));
         }
         if resp.response.clicked() {

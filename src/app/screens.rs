@@ -39,8 +39,8 @@ impl App {
         let mut open = true;
         // Made on the loader thread (it says where definitions came from, which may read
         // .msg files).
-        let text = d.info_text.as_deref().unwrap_or("…");
-        let warnings = &d.warnings;
+        let text = d.rec.info_text.as_deref().unwrap_or("…");
+        let warnings = &d.rec.warnings;
         egui::Window::new("Bag info")
             .open(&mut open)
             .default_size([720.0, 420.0])
@@ -66,7 +66,7 @@ impl App {
 
 /// The recordings on the timeline, each with its time shift: typed, or "Align starts".
 pub(super) fn recordings_window(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
-    let mut open = d.recordings_open;
+    let mut open = d.recordings.open;
     let screen = ctx.content_rect();
     egui::Window::new("Recordings")
         .open(&mut open)
@@ -77,18 +77,18 @@ pub(super) fn recordings_window(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec
                 "Each recording's times are shifted by its offset, to compare runs from one start.",
             );
             egui::Grid::new("parts").num_columns(3).show(ui, |ui| {
-                for (i, p) in d.parts.iter().enumerate() {
+                for (i, p) in d.rec.parts.iter().enumerate() {
                     ui.label(
                         p.path
                             .file_name()
                             .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
                     )
                     .on_hover_text(p.path.display().to_string());
-                    if let Some(o) = d.offsets_edit.get_mut(i) {
+                    if let Some(o) = d.recordings.offsets.get_mut(i) {
                         ui.add(egui::DragValue::new(o).speed(0.1).suffix(" s"));
                     }
                     if ui.small_button("remove").clicked() {
-                        let mut v = d.parts.clone();
+                        let mut v = d.rec.parts.clone();
                         v.remove(i);
                         cmds.push(Cmd::OpenMany(v));
                     }
@@ -98,9 +98,10 @@ pub(super) fn recordings_window(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec
             ui.horizontal(|ui| {
                 if ui.button("Apply offsets").clicked() {
                     let v = d
+                        .rec
                         .parts
                         .iter()
-                        .zip(&d.offsets_edit)
+                        .zip(&d.recordings.offsets)
                         .map(|(p, o)| crate::merge::Part {
                             path: p.path.clone(),
                             offset_ns: (o * 1e9).round() as i64,
@@ -117,7 +118,7 @@ pub(super) fn recordings_window(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec
                 }
             });
         });
-    d.recordings_open = open;
+    d.recordings.open = open;
 }
 
 /// What the app shows of a recording whose rows are being read (opened from its

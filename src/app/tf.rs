@@ -3,12 +3,11 @@
 //! `tf_echo` prints it. The transforms are read once on a worker; the tree at the playhead is
 //! a binary search per frame, so it follows scrubbing and playback.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 
 use egui_plot::PlotPoint;
 
+use super::job::Job;
 use super::{Cmd, Doc};
 use crate::ops::tf::{Pose, TfHistory};
 use crate::timefmt;
@@ -29,10 +28,10 @@ pub struct TfState {
     pub target: String,
     /// See `target`.
     pub source: String,
-    rx: Option<Receiver<Result<TfHistory, String>>>,
-    cancel: Arc<AtomicBool>,
+    /// The worker reading the transforms (dropping it cancels the reading).
+    job: Option<Job<Result<TfHistory, String>>>,
     /// A track being worked out for the plots: its series' names and points.
-    track: Option<Receiver<Result<Vec<Named>, String>>>,
+    track: Option<Job<Result<Vec<Named>, String>>>,
     /// Why the last track could not be made.
     track_error: Option<String>,
 }
@@ -40,7 +39,7 @@ pub struct TfState {
 impl TfState {
     /// Whether the transforms are being read.
     pub fn reading(&self) -> bool {
-        self.rx.is_some()
+        self.job.is_some()
     }
 
     /// Whether a track is being worked out for the plots.
@@ -56,88 +55,69 @@ const TRACK_POINTS: usize = 200_000;
 fn start_track(d: &mut Doc, h: &Arc<TfHistory>, ctx: &egui::Context) {
     let (target, source) = (d.tf.target.clone(), d.tf.source.clone());
     let h = Arc::clone(h);
-    let start = d.bag.summary().start_ns.unwrap_or(0);
-    let ctx = ctx.clone();
-    let (tx, rx) = sync_channel(1);
-    let spawned = std::thread::Builder::new()
-        .name("bagscope-tf-track".into())
-        .spawn(move || {
-            let r = h.track(&target, &source, TRACK_POINTS).map(|v| {
-                let at = |t: u64| t.saturating_sub(start) as f64 / 1e9;
-                let series = |what: &str, f: &dyn Fn(&Pose) -> f64| {
-                    (
-                        format!("{source} in {target}: {what}"),
-                        v.iter()
-                            .map(|(t, p)| PlotPoint::new(at(*t), f(p)))
-                            .collect(),
-                    )
-                };
-                vec![
-                    series("x (m)", &|p| p.t[0]),
-                    series("y (m)", &|p| p.t[1]),
-                    series("yaw (°)", &|p| p.rpy()[2].to_degrees()),
-                ]
-            });
-            let _ = tx.send(r);
-            ctx.request_repaint();
+    let start = d.rec.bag.summary().start_ns.unwrap_or(0);
+    let job = Job::spawn("tf-track", 1, ctx, move |j| {
+        let r = h.track(&target, &source, TRACK_POINTS).map(|v| {
+            let at = |t: u64| t.saturating_sub(start) as f64 / 1e9;
+            let series = |what: &str, f: &dyn Fn(&Pose) -> f64| {
+                (
+                    format!("{source} in {target}: {what}"),
+                    v.iter()
+                        .map(|(t, p)| PlotPoint::new(at(*t), f(p)))
+                        .collect(),
+                )
+            };
+            vec![
+                series("x (m)", &|p| p.t[0]),
+                series("y (m)", &|p| p.t[1]),
+                series("yaw (°)", &|p| p.rpy()[2].to_degrees()),
+            ]
         });
+        j.send(r);
+    });
     d.tf.track_error = None;
-    match spawned {
-        Ok(_) => d.tf.track = Some(rx),
-        Err(e) => d.tf.track_error = Some(format!("cannot start a thread: {e}")),
-    }
-}
-
-impl Drop for TfState {
-    fn drop(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
+    match job {
+        Ok(j) => d.tf.track = Some(j),
+        Err(e) => d.tf.track_error = Some(e),
     }
 }
 
 /// Starts reading the transforms, once.
 fn start(d: &mut Doc, ctx: &egui::Context) {
-    if d.tf.history.is_some() || d.tf.rx.is_some() {
+    if d.tf.history.is_some() || d.tf.job.is_some() {
         return;
     }
-    let bag = d.bag.clone();
-    let cancel = Arc::clone(&d.tf.cancel);
-    let ctx = ctx.clone();
-    let (tx, rx) = sync_channel(1);
-    let spawned = std::thread::Builder::new()
-        .name("bagscope-tf".into())
-        .spawn(move || {
-            let r = TfHistory::read(&bag, None, &cancel).map_err(|e| e.to_string());
-            let _ = tx.send(r);
-            ctx.request_repaint();
-        });
-    match spawned {
-        Ok(_) => d.tf.rx = Some(rx),
-        Err(e) => d.tf.error = Some(format!("cannot start a thread: {e}")),
+    let bag = d.rec.bag.clone();
+    let job = Job::spawn("tf", 1, ctx, move |h| {
+        h.send(TfHistory::read(&bag, None, h.cancel_flag()).map_err(|e| e.to_string()));
+    });
+    match job {
+        Ok(j) => d.tf.job = Some(j),
+        Err(e) => d.tf.error = Some(e),
     }
 }
 
-/// Takes the workers' answers (never blocks).
-fn poll(d: &mut Doc) {
-    if let Some(rx) = &d.tf.track {
-        match rx.try_recv() {
-            Ok(r) => {
+/// Takes the workers' answers (never blocks); a finished track goes to the plots as commands.
+fn poll(d: &mut Doc, cmds: &mut Vec<Cmd>) {
+    if let Some(job) = &mut d.tf.track {
+        match job.take() {
+            Some(Ok(series)) => {
                 d.tf.track = None;
-                match r {
-                    Ok(series) => {
-                        for (name, points) in series {
-                            super::plot::add_points(d, &name, points);
-                        }
-                    }
-                    Err(e) => d.tf.track_error = Some(e),
+                for (name, points) in series {
+                    cmds.push(Cmd::AddPoints(name, points));
                 }
             }
-            Err(std::sync::mpsc::TryRecvError::Empty) => {}
-            Err(_) => d.tf.track = None,
+            Some(Err(e)) => {
+                d.tf.track = None;
+                d.tf.track_error = Some(e);
+            }
+            None if job.ended() => d.tf.track = None,
+            None => {}
         }
     }
-    let Some(rx) = &d.tf.rx else { return };
-    match rx.try_recv() {
-        Ok(Ok(h)) => {
+    let Some(job) = &mut d.tf.job else { return };
+    match job.take() {
+        Some(Ok(h)) => {
             // A first lookup to show: the deepest frame in the root of its tree, as the tree
             // stands at the end (every frame known by then).
             if d.tf.target.is_empty() {
@@ -150,14 +130,14 @@ fn poll(d: &mut Doc) {
                 }
             }
             d.tf.history = Some(Arc::new(h));
-            d.tf.rx = None;
+            d.tf.job = None;
         }
-        Ok(Err(e)) => {
+        Some(Err(e)) => {
             d.tf.error = Some(e);
-            d.tf.rx = None;
+            d.tf.job = None;
         }
-        Err(std::sync::mpsc::TryRecvError::Empty) => {}
-        Err(_) => d.tf.rx = None,
+        None if job.ended() => d.tf.job = None,
+        None => {}
     }
 }
 
@@ -185,10 +165,10 @@ fn frame_choice(ui: &mut egui::Ui, id: &str, frames: &[String], value: &mut Stri
 /// The TF window.
 pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     start(d, ctx);
-    poll(d);
+    poll(d, cmds);
     let mut open = d.tf.open;
-    let t = d.playhead;
-    let start_ns = d.bag.summary().start_ns.unwrap_or(0);
+    let t = d.nav.playhead;
+    let start_ns = d.rec.bag.summary().start_ns.unwrap_or(0);
     let screen = ctx.content_rect();
     egui::Window::new("TF")
         .open(&mut open)

@@ -3,11 +3,10 @@
 //! for the set of thumbnails it is missing this frame; the worker always works on the newest set,
 //! so panning and zooming never queue up decodes.
 
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
-
+use super::job::{Requests, Service};
 use super::worker::InspectKey;
 use crate::Bag;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Most thumbnails kept as textures.
 const CACHE_MAX: usize = 600;
@@ -23,8 +22,8 @@ pub struct Thumbs {
     cache: HashMap<InspectKey, Option<egui::TextureHandle>>,
     order: VecDeque<InspectKey>,
     asked: HashSet<InspectKey>,
-    tx: Option<SyncSender<Vec<InspectKey>>>,
-    rx: Option<Receiver<Made>>,
+    /// The worker, started with the first request.
+    worker: Option<Service<Vec<InspectKey>, Made>>,
     /// Width over height of the images per topic, once one is seen.
     pub aspect: HashMap<usize, f32>,
 }
@@ -32,47 +31,48 @@ pub struct Thumbs {
 /// Thumbnails taken into textures per frame at most.
 const PER_FRAME: usize = 6;
 
-fn spawn(bag: Bag, ctx: egui::Context) -> (SyncSender<Vec<InspectKey>>, Receiver<Made>) {
-    let (tx, req) = sync_channel::<Vec<InspectKey>>(2);
-    let (res_tx, rx) = sync_channel::<Made>(64);
-    let _ = std::thread::Builder::new()
-        .name("bagscope-thumbnails".into())
-        .spawn(move || {
+fn spawn(bag: Bag, ctx: &egui::Context) -> Result<Service<Vec<InspectKey>, Made>, String> {
+    Service::spawn(
+        "thumbnails",
+        2,
+        64,
+        ctx,
+        move |reqs: Requests<Vec<InspectKey>>, h| {
             let mut want: Vec<InspectKey> = Vec::new();
             loop {
                 if want.is_empty() {
-                    match req.recv() {
-                        Ok(w) => want = w,
-                        Err(_) => return,
+                    match reqs.recv() {
+                        Some(w) => want = w,
+                        None => return,
                     }
                 }
                 // A newer set replaces the one being worked on.
-                while let Ok(w) = req.try_recv() {
+                while let Some(w) = reqs.try_recv() {
                     want = w;
                 }
                 let key = want.remove(0);
-                let img = super::images::decode_at(&bag, key).ok().map(|i| {
+                let img = super::worker::decode_image(&bag, key).ok().map(|i| {
                     let (w, h, px) = i.thumbnail(THUMB_PX);
                     egui::ColorImage::from_rgba_unmultiplied([w as usize, h as usize], &px)
                 });
-                if res_tx.send((key, img)).is_err() {
+                if !h.send((key, img)) {
                     return;
                 }
-                ctx.request_repaint();
             }
-        });
-    (tx, rx)
+        },
+    )
 }
 
 impl Thumbs {
     /// Takes the thumbnails the worker made (never blocks); `topic_of` maps a connection to
     /// its topic, for the aspect ratio.
     pub fn poll(&mut self, ctx: &egui::Context, topic_of: impl Fn(usize) -> Option<usize>) {
-        let Some(rx) = &self.rx else { return };
+        let Some(w) = &mut self.worker else { return };
+        w.flush();
         // A few a frame: each is a texture upload on this thread, and the worker can make
         // dozens a frame when images are read alone from an uncompressed chunk.
         for _ in 0..PER_FRAME {
-            let Ok((key, img)) = rx.try_recv() else { break };
+            let Some((key, img)) = w.take() else { break };
             self.asked.remove(&key);
             let tex = img.map(|c| {
                 if let Some(t) = topic_of(key.conn) {
@@ -110,16 +110,14 @@ impl Thumbs {
         if fresh.is_empty() || fresh.iter().all(|k| self.asked.contains(k)) {
             return;
         }
-        if self.tx.is_none() {
-            let (tx, rx) = spawn(bag.clone(), ctx.clone());
-            self.tx = Some(tx);
-            self.rx = Some(rx);
+        if self.worker.is_none() {
+            // Without a thread there are no thumbnails: the rows draw their density instead.
+            self.worker = spawn(bag.clone(), ctx).ok();
         }
-        if let Some(tx) = &self.tx {
-            match tx.try_send(fresh.clone()) {
-                Ok(()) => self.asked = fresh.into_iter().collect(),
-                Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {}
-            }
+        if let Some(w) = &mut self.worker {
+            // The set replaces any set still waiting; the worker skips to the newest.
+            w.ask(fresh.clone(), |_, _| true);
+            self.asked = fresh.into_iter().collect();
         }
     }
 }

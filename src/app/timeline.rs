@@ -139,11 +139,11 @@ fn first_at(v: &Times, skip: Option<&[u64]>, from: usize, t: u64) -> usize {
 /// the histogram when a pixel spans several of its bins (exact once indexed), else from the
 /// message times.
 fn density(d: &Doc, ti: usize, view: (f64, f64), px: usize) -> Vec<u32> {
-    let (start, end) = d.range();
+    let (start, end) = d.rec.range();
     let w = (view.1 - view.0) / px as f64;
     let span = (end - start).max(1) as f64;
     let bins_per_px = w / span * HIST_BINS as f64;
-    if let (Some(v), true) = (d.times(ti), bins_per_px < 2.0) {
+    if let (Some(v), true) = (d.rec.times(ti), bins_per_px < 2.0) {
         let mut out = Vec::with_capacity(px);
         let to_t = |j: usize| -> u64 {
             let x = start as f64 + view.0 + w * j as f64;
@@ -155,7 +155,10 @@ fn density(d: &Doc, ti: usize, view: (f64, f64), px: usize) -> Vec<u32> {
         };
         // Dense rows find each pixel's first message in every SKIP-th time first, then
         // within SKIP times: a row of millions of messages touches a sixty-fourth of them.
-        let skip = d.times_skip(ti).filter(|_| v.len() / px.max(1) > 4 * SKIP);
+        let skip = d
+            .rec
+            .times_skip(ti)
+            .filter(|_| v.len() / px.max(1) > 4 * SKIP);
         let mut prev = v.partition_point(|t| t < to_t(0));
         for j in 0..px {
             let t1 = to_t(j + 1);
@@ -171,7 +174,7 @@ fn density(d: &Doc, ti: usize, view: (f64, f64), px: usize) -> Vec<u32> {
         }
         return out;
     }
-    let Some(h) = d.hist.get(ti) else {
+    let Some(h) = d.rec.hist.get(ti) else {
         return vec![0; px];
     };
     let mut cum = Vec::with_capacity(HIST_BINS + 1);
@@ -215,50 +218,15 @@ fn row_scale(counts: &[u32]) -> f32 {
     (*p as f32 * 1.15).max(1.0)
 }
 
-/// A round time step (ns) for axis ticks about 110 px apart at `ns_per_px`.
-pub(super) fn nice_step(ns_per_px: f64) -> f64 {
-    let target = ns_per_px * 110.0;
-    const STEPS: [f64; 14] = [
-        1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0,
-    ];
-    if target < 1e9 {
-        let mag = 10f64.powf((target).log10().floor());
-        for m in [1.0, 2.0, 5.0, 10.0] {
-            if mag * m >= target {
-                return (mag * m).max(1.0);
-            }
-        }
-        return mag * 10.0;
-    }
-    for s in STEPS {
-        if s * 1e9 >= target {
-            return s * 1e9;
-        }
-    }
-    (target / 3.6e12).ceil() * 3.6e12
-}
-
-/// A tick label for `off_ns` after the start: `m:ss` for steps of a minute or more, else seconds.
-pub(super) fn tick_label(off_ns: f64, step: f64) -> String {
-    let s = off_ns / 1e9;
-    if step >= 60e9 {
-        let m = (s / 60.0).floor();
-        format!("{}:{:02.0}", m as i64, s - m * 60.0)
-    } else {
-        let digits = (-(step / 1e9).log10()).ceil().clamp(0.0, 9.0) as usize;
-        format!("{s:.digits$} s")
-    }
-}
-
 fn rel(d: &Doc, t: u64) -> String {
-    let (a, _) = d.range();
+    let (a, _) = d.rec.range();
     format!("{:.3}", (t as f64 - a as f64) / 1e9)
 }
 
 fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
-    let (a, b) = d.range();
+    let (a, b) = d.rec.range();
     ui.horizontal_wrapped(|ui| {
-        let play = if d.playing { "Pause" } else { "Play" };
+        let play = if d.nav.playing { "Pause" } else { "Play" };
         if ui.button(play).on_hover_text("Space").clicked() {
             cmds.push(Cmd::TogglePlay);
         }
@@ -274,10 +242,13 @@ fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         }
         egui::ComboBox::new("speed", "speed")
             .width(64.0)
-            .selected_text(format!("{}×", d.speed))
+            .selected_text(format!("{}×", d.nav.speed))
             .show_ui(ui, |ui| {
                 for s in SPEEDS {
-                    if ui.selectable_label(d.speed == s, format!("{s}×")).clicked() {
+                    if ui
+                        .selectable_label(d.nav.speed == s, format!("{s}×"))
+                        .clicked()
+                    {
                         cmds.push(Cmd::SetSpeed(s));
                     }
                 }
@@ -285,11 +256,11 @@ fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         ui.separator();
         ui.label(format!(
             "t = +{} s  ·  {} UTC",
-            rel(d, d.playhead),
-            timefmt::date(d.playhead)
+            rel(d, d.nav.playhead),
+            timefmt::date(d.nav.playhead)
         ));
-        if let Some(c2) = d.cursor2 {
-            let dt = c2 as i128 - d.playhead as i128;
+        if let Some(c2) = d.nav.cursor2 {
+            let dt = c2 as i128 - d.nav.playhead as i128;
             let sign = if dt < 0 { "-" } else { "+" };
             ui.colored_label(
                 CURSOR2,
@@ -305,11 +276,11 @@ fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             .on_hover_text("Bookmark the playhead (B); bookmarks are kept per file")
             .clicked()
         {
-            cmds.push(Cmd::AddBookmark(d.playhead));
+            cmds.push(Cmd::AddBookmark(d.nav.playhead));
         }
-        if !d.bookmarks.is_empty() {
-            ui.menu_button(format!("Bookmarks ({})", d.bookmarks.len()), |ui| {
-                for (i, (t, name)) in d.bookmarks.iter().enumerate() {
+        if !d.nav.bookmarks.is_empty() {
+            ui.menu_button(format!("Bookmarks ({})", d.nav.bookmarks.len()), |ui| {
+                for (i, (t, name)) in d.nav.bookmarks.iter().enumerate() {
                     ui.horizontal(|ui| {
                         if ui.button(format!("{name}  +{} s", rel(d, *t))).clicked() {
                             cmds.push(Cmd::SetPlayhead(*t));
@@ -326,7 +297,8 @@ fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         if ui.button("Fit all").clicked() {
             cmds.push(Cmd::FitAll);
         }
-        if d.bag
+        if d.rec
+            .bag
             .summary()
             .topics
             .iter()
@@ -337,12 +309,12 @@ fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         }
         ui.separator();
         // The selected range, typed or dragged.
-        if d.timeline.sel_text_for != Some(d.selection) {
-            d.timeline.sel_text = match d.selection {
+        if d.timeline.sel_text_for != Some(d.nav.selection) {
+            d.timeline.sel_text = match d.nav.selection {
                 Some((x, y)) => (rel(d, x), rel(d, y)),
                 None => (String::new(), String::new()),
             };
-            d.timeline.sel_text_for = Some(d.selection);
+            d.timeline.sel_text_for = Some(d.nav.selection);
         }
         ui.label("Range");
         let r1 = ui.add(
@@ -371,7 +343,7 @@ fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             }
             d.timeline.sel_text_for = None;
         }
-        if let Some((x, y)) = d.selection {
+        if let Some((x, y)) = d.nav.selection {
             ui.weak(timefmt::duration(y - x));
             if ui.small_button("Clear").clicked() {
                 cmds.push(Cmd::SetSelection(None));
@@ -385,14 +357,14 @@ fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
 /// The timeline panel.
 pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     toolbar(ui, d, cmds);
-    let (a, b) = d.range();
-    let s = d.bag.summary();
-    let rows: Vec<usize> = (0..s.topics.len()).filter(|&t| d.visible[t]).collect();
+    let (a, b) = d.rec.range();
+    let s = d.rec.bag.summary();
+    let rows: Vec<usize> = (0..s.topics.len()).filter(|&t| d.nav.visible[t]).collect();
     let full = ui.available_rect_before_wrap();
     let strip_x0 = full.left() + NAME_W;
     let strip = Rect::from_min_max(Pos2::new(strip_x0, full.top()), full.max);
     let px = strip.width().max(1.0) as usize;
-    let view = d.view;
+    let view = d.nav.view;
     let ns_per_px = (view.1 - view.0) / strip.width().max(1.0) as f64;
     let x_of = |t: f64| strip.left() + ((t - view.0) / ns_per_px) as f32;
     let t_of = |x: f32| view.0 + f64::from(x - strip.left()) * ns_per_px;
@@ -410,7 +382,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let names = Rect::from_min_max(full.min, Pos2::new(strip_x0, full.bottom()));
     let rows_top = full.top() + AXIS_H;
     // Image rows are taller when they show thumbnails.
-    let thumbs_on = d.timeline.show_thumbs && d.indexed.is_some();
+    let thumbs_on = d.timeline.show_thumbs && d.rec.indexed.is_some();
     let row_h: Vec<f32> = rows
         .iter()
         .map(|&t| {
@@ -479,7 +451,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             .unwrap_or(strip.center());
         let shift = ui.input(|i| i.modifiers.shift);
         let near = |t: u64| (x_of((t - a) as f64) - p.x).abs() < 5.0;
-        d.timeline.drag = match d.selection {
+        d.timeline.drag = match d.nav.selection {
             Some((x, _)) if near(x) && !on_axis(p) => DragMode::Edge(false),
             Some((_, y)) if near(y) && !on_axis(p) => DragMode::Edge(true),
             _ if shift => DragMode::Select(abs_of(p.x)),
@@ -498,7 +470,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             DragMode::Scrub => cmds.push(Cmd::SetPlayhead(abs_of(p.x))),
             DragMode::Select(anchor) => cmds.push(Cmd::SetSelection(Some((anchor, abs_of(p.x))))),
             DragMode::Edge(end) => {
-                if let Some((x, y)) = d.selection {
+                if let Some((x, y)) = d.nav.selection {
                     let t = abs_of(p.x);
                     cmds.push(Cmd::SetSelection(Some(if end { (x, t) } else { (t, y) })));
                 }
@@ -523,7 +495,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         }
     }
     let menu_t = d.timeline.menu_t;
-    let has_c2 = d.cursor2.is_some();
+    let has_c2 = d.nav.cursor2.is_some();
     resp.context_menu(|ui| {
         ui.weak(format!("at +{} s", rel(d, menu_t)));
         if ui.button("Second cursor here").clicked() {
@@ -550,7 +522,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         Pos2::new(strip.right(), rows_top),
     );
     painter.rect_filled(axis, 0.0, visuals.faint_bg_color);
-    let step = nice_step(ns_per_px);
+    let step = super::style::nice_step(ns_per_px);
     let mut k = (view.0 / step).floor();
     let text_color = visuals.text_color();
     let grid = visuals.widgets.noninteractive.bg_stroke.color;
@@ -568,7 +540,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             painter.text(
                 Pos2::new(x + 3.0, axis.top() + 2.0),
                 egui::Align2::LEFT_TOP,
-                tick_label(t, step),
+                super::style::tick_label(t, step),
                 egui::FontId::proportional(11.0),
                 text_color,
             );
@@ -592,9 +564,10 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let mut missing_thumbs = Vec::new();
     let mut y_next = rows_top;
     let source = d
+        .rec
         .indexed
         .as_ref()
-        .map_or(std::sync::Arc::as_ptr(&d.hist) as usize, |i| {
+        .map_or(std::sync::Arc::as_ptr(&d.rec.hist) as usize, |i| {
             std::sync::Arc::as_ptr(&i.tables) as usize
         });
     let key = CacheKey { view, px, source };
@@ -604,7 +577,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         y_next += rh;
         let row = Rect::from_min_size(Pos2::new(full.left(), y0), Vec2::new(full.width(), rh));
         let t = &s.topics[ti];
-        if d.selected == Some(ti) {
+        if d.nav.selected == Some(ti) {
             painter.rect_filled(row, 0.0, visuals.selection.bg_fill.gamma_multiply(0.35));
         } else if r % 2 == 1 {
             painter.rect_filled(row, 0.0, visuals.faint_bg_color);
@@ -737,14 +710,14 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                     let x = strip.left() + col as f32 + 0.5;
                     painter.line_segment(
                         [Pos2::new(x, y0 + 2.0), Pos2::new(x, y0 + ROW_H * 0.55)],
-                        egui::Stroke::new(2.0, super::log::level_color(*l, visuals.text_color())),
+                        egui::Stroke::new(2.0, super::style::level_color(*l, visuals.text_color())),
                     );
                 }
             }
         }
     }
     if thumbs_on {
-        let bag = d.bag.clone();
+        let bag = d.rec.bag.clone();
         d.timeline.thumbs.request(&bag, ui.ctx(), missing_thumbs);
     }
     if rows.is_empty() {
@@ -788,7 +761,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         );
     }
     // The selected range, on every row.
-    if let Some((x, y)) = d.selection {
+    if let Some((x, y)) = d.nav.selection {
         let r = Rect::from_min_max(
             Pos2::new(x_of((x - a) as f64).max(strip.left()), strip.top()),
             Pos2::new(x_of((y - a) as f64).min(strip.right()), strip.bottom()),
@@ -804,7 +777,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         }
     }
     // Bookmarks: a flag on the axis each, a click moves the playhead there.
-    for (i, (t, name)) in d.bookmarks.iter().enumerate() {
+    for (i, (t, name)) in d.nav.bookmarks.iter().enumerate() {
         let x = x_of(t.saturating_sub(a) as f64);
         if x < strip.left() || x > strip.right() {
             continue;
@@ -830,7 +803,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         fr.on_hover_text(format!("{name} (+{} s)", rel(d, *t)));
     }
     // The second cursor.
-    if let Some(c2) = d.cursor2 {
+    if let Some(c2) = d.nav.cursor2 {
         let x = x_of(c2.saturating_sub(a) as f64);
         if x >= strip.left() && x <= strip.right() {
             let mut y = strip.top();
@@ -844,7 +817,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         }
     }
     // The playhead.
-    let px_x = x_of((d.playhead - a) as f64);
+    let px_x = x_of((d.nav.playhead - a) as f64);
     if px_x >= strip.left() && px_x <= strip.right() {
         let c = Color32::from_rgb(255, 90, 70);
         painter.line_segment(
@@ -897,7 +870,7 @@ fn thumbnails(
     let tw = (area.height() * aspect).clamp(8.0, 400.0);
     let gap = 3.0;
     let slots = ((area.width() + gap) / (tw + gap)).floor() as usize;
-    let a = d.range().0 as f64;
+    let a = d.rec.range().0 as f64;
     let ns_per_px = (view.1 - view.0) / f64::from(area.width().max(1.0));
     let painter = ui.painter_at(area);
     let mut last = None;
@@ -907,7 +880,7 @@ fn thumbnails(
         if mid < a {
             continue;
         }
-        let Some(key) = d.message_at(ti, mid as u64) else {
+        let Some(key) = d.rec.message_at(ti, mid as u64) else {
             continue;
         };
         if last == Some(key) {

@@ -53,7 +53,7 @@ impl App {
                     let worst = d.log.worst;
                     let label = match worst {
                         Some(l) if n > 0 => egui::RichText::new(format!("Log ({n})"))
-                            .color(log::level_color(l, ui.visuals().text_color())),
+                            .color(super::style::level_color(l, ui.visuals().text_color())),
                         _ => egui::RichText::new(format!("Log ({n})")),
                     };
                     if ui
@@ -70,12 +70,12 @@ impl App {
                     {
                         self.cmds.push(Cmd::AddDialog);
                     }
-                    if d.parts.len() > 1
+                    if d.rec.parts.len() > 1
                         && ui
-                            .button(format!("Recordings ({})", d.parts.len()))
+                            .button(format!("Recordings ({})", d.rec.parts.len()))
                             .clicked()
                     {
-                        self.cmds.push(Cmd::ShowRecordings(!d.recordings_open));
+                        self.cmds.push(Cmd::ShowRecordings(!d.recordings.open));
                     }
                     if ui
                         .button("Find…")
@@ -84,7 +84,7 @@ impl App {
                     {
                         self.cmds.push(Cmd::ShowFind(!d.find.open));
                     }
-                    if d.has_tf
+                    if d.rec.has_tf
                         && ui
                             .button("TF")
                             .on_hover_text("The transform tree at the playhead, and one frame's pose in another")
@@ -102,12 +102,12 @@ impl App {
                         self.cmds.push(Cmd::Close);
                     }
                     ui.separator();
-                    ui.label(d.path.display().to_string());
+                    ui.label(d.rec.path.display().to_string());
                 }
             });
             if let Some(d) = &self.doc {
                 // Warnings of a recovered bag: visible, never blocking.
-                let w = &d.warnings;
+                let w = &d.rec.warnings;
                 if let Some(first) = w.first() {
                     ui.horizontal(|ui| {
                         ui.colored_label(
@@ -132,14 +132,14 @@ impl App {
                 });
             }
             if let Some(d) = &self.doc {
-                if d.indexing() {
+                if d.rec.indexing() {
                     ui.horizontal(|ui| {
-                        let s = d.bag.summary();
-                        let (frac, text) = match d.progress {
+                        let s = d.rec.bag.summary();
+                        let (frac, text) = match d.rec.progress {
                             Some(p) => {
                                 let total = s.file_size.max(1);
                                 let f = p.bytes_done as f32 / total as f32;
-                                let el = d.index_started.elapsed().as_secs_f32();
+                                let el = d.rec.index_started.elapsed().as_secs_f32();
                                 let left = if f > 0.01 { el / f - el } else { f32::NAN };
                                 (
                                     f,
@@ -164,7 +164,7 @@ impl App {
                             self.cmds.push(Cmd::CancelIndexing);
                         }
                     });
-                } else if let Some(Err(e)) = &d.index_end {
+                } else if let Some(Err(e)) = &d.rec.index_end {
                     ui.colored_label(
                         ui.visuals().warn_fg_color,
                         format!("Message tables not built ({e}): the timeline shows chunk densities; reopen the bag to index it."),

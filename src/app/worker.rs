@@ -2,11 +2,10 @@
 //! bounded channel the UI drains with `try_recv`; the UI never waits on them.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, Sender, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::job::{Handle, Job, Requests, Service};
 use crate::bag::TablesProgress;
 use crate::encoding::{Node, Plan};
 use crate::{Bag, IndexEntry, MessageTables, Summary};
@@ -324,42 +323,17 @@ fn refine_histogram(
 }
 
 /// A bag being opened and indexed on a named thread.
-pub struct Loader {
-    /// Events, oldest first.
-    pub rx: Receiver<LoadEvent>,
-    /// Set to stop indexing.
-    pub cancel: Arc<AtomicBool>,
+pub type Loader = Job<LoadEvent>;
+
+/// Opens the recordings `parts` (or writes the demo bag first when there are none) and builds
+/// their tables on a background thread. With `align`, the recordings are first shifted to
+/// start together.
+pub fn loader(parts: Vec<crate::merge::Part>, align: bool, ctx: &egui::Context) -> Loader {
+    Job::spawn("indexer", 64, ctx, move |h| load(parts, align, h))
+        .unwrap_or_else(|e| Job::done(LoadEvent::Failed(e)))
 }
 
-impl Loader {
-    /// Opens `path` (or writes the demo bag first when `demo`) on a background thread.
-    /// With `align`, the recordings are first shifted to start together.
-    pub fn spawn(parts: Vec<crate::merge::Part>, align: bool, ctx: egui::Context) -> Loader {
-        let (tx, rx) = sync_channel(64);
-        let cancel = Arc::new(AtomicBool::new(false));
-        let c2 = Arc::clone(&cancel);
-        let spawned = std::thread::Builder::new()
-            .name("bagscope-indexer".into())
-            .spawn(move || {
-                load(parts, align, &tx, &c2, &ctx);
-                ctx.request_repaint();
-            });
-        if let Err(e) = spawned {
-            let (tx, rx2) = sync_channel(1);
-            let _ = tx.send(LoadEvent::Failed(format!("cannot start a thread: {e}")));
-            return Loader { rx: rx2, cancel };
-        }
-        Loader { rx, cancel }
-    }
-}
-
-fn load(
-    mut parts: Vec<crate::merge::Part>,
-    align: bool,
-    tx: &SyncSender<LoadEvent>,
-    cancel: &AtomicBool,
-    ctx: &egui::Context,
-) {
+fn load(mut parts: Vec<crate::merge::Part>, align: bool, h: &Handle<LoadEvent>) {
     if parts.is_empty() {
         match crate::demo::ensure_demo() {
             Ok(p) => parts.push(crate::merge::Part {
@@ -367,7 +341,7 @@ fn load(
                 offset_ns: 0,
             }),
             Err(e) => {
-                let _ = tx.send(LoadEvent::Failed(format!("cannot write the demo bag: {e}")));
+                h.send(LoadEvent::Failed(format!("cannot write the demo bag: {e}")));
                 return;
             }
         }
@@ -376,7 +350,7 @@ fn load(
         match crate::merge::align_starts(&parts) {
             Ok(p) => parts = p,
             Err(e) => {
-                let _ = tx.send(LoadEvent::Failed(format!("cannot align the starts: {e}")));
+                h.send(LoadEvent::Failed(format!("cannot align the starts: {e}")));
                 return;
             }
         }
@@ -385,14 +359,13 @@ fn load(
         Ok(b) => b,
         Err(e) => {
             let names: Vec<String> = parts.iter().map(|p| p.path.display().to_string()).collect();
-            let _ = tx.send(LoadEvent::Failed(format!("{}: {e}", names.join(" + "))));
+            h.send(LoadEvent::Failed(format!("{}: {e}", names.join(" + "))));
             return;
         }
     };
     if bag.quick_summary().rows_pending {
         // Topics, counts and times at once; the blocks the timeline needs come with the rows.
-        let _ = tx.send(LoadEvent::Preview(Arc::new(bag.quick_summary().clone())));
-        ctx.request_repaint();
+        h.send(LoadEvent::Preview(Arc::new(bag.quick_summary().clone())));
     }
     let s = bag.summary().clone();
     let first = Arc::new(chunk_histogram(&s));
@@ -407,34 +380,27 @@ fn load(
         canonical,
         demo,
     };
-    if tx.send(opened).is_err() {
+    if !h.send(opened) {
         return;
     }
-    ctx.request_repaint();
     let infos: Vec<DefInfo> = (0..s.connections.len())
         .map(|ci| def_info(&bag, ci))
         .collect();
-    if tx.send(LoadEvent::Definitions(Arc::new(infos))).is_err() {
+    if !h.send(LoadEvent::Definitions(Arc::new(infos))) {
         return;
     }
     // The Bag info text (it says where each definition came from) on a thread of its own: it
     // reads the chunk headers a ROS 1 summary does not have (32,766 at 1 TB, 1.5-2.3 s from a
     // cold page cache), which the tables need not wait for.
-    let info = {
-        let (bag, tx, ctx) = (bag.clone(), tx.clone(), ctx.clone());
-        move || {
-            let info =
-                crate::ops::info::summary_text(&bag, false).unwrap_or_else(|e| e.to_string());
-            let _ = tx.send(LoadEvent::Info(info));
-            ctx.request_repaint();
-        }
-    };
-    if let Err(e) = std::thread::Builder::new()
-        .name("bagscope-info".into())
-        .spawn(info)
-    {
-        let _ = tx.send(LoadEvent::Info(format!("cannot start a thread: {e}")));
-    }
+    let b = bag.clone();
+    h.helper(
+        "info",
+        move |h| {
+            let info = crate::ops::info::summary_text(&b, false).unwrap_or_else(|e| e.to_string());
+            h.send(LoadEvent::Info(info));
+        },
+        LoadEvent::Info,
+    );
     let topic_of = topic_of_connection(&s);
     let mut hist: Histogram = (*estimate).clone();
     let mut last = Instant::now();
@@ -443,21 +409,20 @@ fn load(
         if last.elapsed() > Duration::from_millis(40) {
             last = Instant::now();
             // Progress may be dropped when the UI is behind: the next one supersedes it.
-            match tx.try_send(LoadEvent::Progress(p, Arc::new(hist.clone()))) {
-                Ok(()) | Err(TrySendError::Full(_)) => ctx.request_repaint(),
-                Err(TrySendError::Disconnected(_)) => return false,
+            if !h.offer(LoadEvent::Progress(p, Arc::new(hist.clone()))) {
+                return false;
             }
         }
-        !cancel.load(Ordering::Relaxed)
+        !h.cancelled()
     });
     let tables = match r {
         Ok(t) => t,
         Err(crate::Error::Cancelled) => {
-            let _ = tx.send(LoadEvent::Cancelled);
+            h.send(LoadEvent::Cancelled);
             return;
         }
         Err(e) => {
-            let _ = tx.send(LoadEvent::IndexFailed(e.to_string()));
+            h.send(LoadEvent::IndexFailed(e.to_string()));
             return;
         }
     };
@@ -479,13 +444,22 @@ fn load(
         skips.push(Arc::new(v.every(SKIP)));
         topic_times.push(v);
     }
-    let _ = tx.send(LoadEvent::Indexed(Indexed {
+    h.send(LoadEvent::Indexed(Indexed {
         tables,
         topic_times,
         topic_skip: skips,
         median_period: periods,
         hist: Arc::new(exact),
     }));
+}
+
+/// Reads and decodes a message into an image (the image panels' and the thumbnails' workers).
+pub fn decode_image(bag: &Bag, key: InspectKey) -> Result<crate::ops::image::Image, String> {
+    let (plan, _) = bag.plan(key.conn).map_err(|e| e.to_string())?;
+    let m = bag
+        .message(key.conn, key.entry)
+        .map_err(|e| e.to_string())?;
+    crate::ops::image::decode_message(&plan, &m.data)
 }
 
 /// A message to show in the inspector.
@@ -507,75 +481,41 @@ pub struct Inspected {
     pub decoded: Result<(Arc<Plan>, Node), String>,
 }
 
-/// Reads and decodes messages for the inspector on a named thread; only the latest request
-/// matters, so older ones waiting in the queue are skipped.
-pub struct Inspector {
-    tx: SyncSender<InspectKey>,
-    /// Results.
-    pub rx: Receiver<Inspected>,
-    /// A request not yet accepted (the queue was full).
-    pending: Option<InspectKey>,
-}
-
-impl Inspector {
-    /// Starts the worker for `bag`.
-    pub fn spawn(bag: Bag, ctx: egui::Context) -> Inspector {
-        let (tx, req_rx) = sync_channel::<InspectKey>(4);
-        let (res_tx, rx): (Sender<Inspected>, Receiver<Inspected>) = std::sync::mpsc::channel();
-        let _ = std::thread::Builder::new()
-            .name("bagscope-inspector".into())
-            .spawn(move || {
-                let plans: Vec<Result<Arc<Plan>, String>> = (0..bag.summary().connections.len())
-                    .map(|ci| bag.plan(ci).map(|(p, _)| p).map_err(|e| e.to_string()))
-                    .collect();
-                while let Ok(mut key) = req_rx.recv() {
-                    while let Ok(k) = req_rx.try_recv() {
-                        key = k;
-                    }
-                    // Detached from its chunk: the UI thread keeps the result and drops it.
-                    let data = bag.message(key.conn, key.entry).map(|m| m.data.detach());
-                    let decoded = match (&data, plans.get(key.conn)) {
-                        (Ok(d), Some(Ok(p))) => p
-                            .decode(d)
-                            .map(|n| (Arc::clone(p), n))
-                            .map_err(|e| e.to_string()),
-                        (Err(e), _) => Err(e.to_string()),
-                        (_, Some(Err(e))) => Err(e.clone()),
-                        (_, None) => Err("no such connection".into()),
-                    };
-                    let out = Inspected {
-                        key,
-                        data: data.map_err(|e| e.to_string()),
-                        decoded,
-                    };
-                    if res_tx.send(out).is_err() {
-                        break;
-                    }
-                    ctx.request_repaint();
+/// The inspector's worker: reads and decodes the message asked for on a named thread; only
+/// the latest request matters, so older ones waiting in the queue are skipped.
+pub fn inspector(bag: Bag, ctx: &egui::Context) -> Result<Service<InspectKey, Inspected>, String> {
+    Service::spawn(
+        "inspector",
+        4,
+        4,
+        ctx,
+        move |reqs: Requests<InspectKey>, h| {
+            let plans: Vec<Result<Arc<Plan>, String>> = (0..bag.summary().connections.len())
+                .map(|ci| bag.plan(ci).map(|(p, _)| p).map_err(|e| e.to_string()))
+                .collect();
+            while let Some(key) = reqs.latest() {
+                // Detached from its chunk: the UI thread keeps the result and drops it.
+                let data = bag.message(key.conn, key.entry).map(|m| m.data.detach());
+                let decoded = match (&data, plans.get(key.conn)) {
+                    (Ok(d), Some(Ok(p))) => p
+                        .decode(d)
+                        .map(|n| (Arc::clone(p), n))
+                        .map_err(|e| e.to_string()),
+                    (Err(e), _) => Err(e.to_string()),
+                    (_, Some(Err(e))) => Err(e.clone()),
+                    (_, None) => Err("no such connection".into()),
+                };
+                let out = Inspected {
+                    key,
+                    data: data.map_err(|e| e.to_string()),
+                    decoded,
+                };
+                if !h.send(out) {
+                    return;
                 }
-            });
-        Inspector {
-            tx,
-            rx,
-            pending: None,
-        }
-    }
-
-    /// Asks for a message; never blocks.
-    pub fn request(&mut self, key: InspectKey) {
-        self.pending = Some(key);
-        self.flush();
-    }
-
-    /// Retries a request the queue had no room for.
-    pub fn flush(&mut self) {
-        if let Some(k) = self.pending {
-            match self.tx.try_send(k) {
-                Ok(()) | Err(TrySendError::Disconnected(_)) => self.pending = None,
-                Err(TrySendError::Full(_)) => {}
             }
-        }
-    }
+        },
+    )
 }
 
 #[cfg(test)]

@@ -2,13 +2,12 @@
 //! median periods (a click jumps there), and a plot of `header.stamp` minus the receive time,
 //! read on a worker.
 
-use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 
 use egui_plot::PlotPoint;
 
-use super::{Cmd, Doc};
+use crate::app::job::Job;
+use crate::app::{Cmd, Doc};
 use crate::ops::timing::Gap;
 use crate::timefmt;
 
@@ -26,11 +25,11 @@ struct Gaps {
     /// The last answer and what it is for.
     done: Option<(GapKey, GapResult)>,
     /// The one being worked out.
-    job: Option<(GapKey, Receiver<GapResult>)>,
+    job: Option<(GapKey, Job<GapResult>)>,
 }
 
 /// A stamp-delay series being read: its name and the worker's answer.
-type DelayJob = (String, Receiver<Result<Vec<PlotPoint>, String>>);
+type DelayJob = (String, Job<Result<Vec<PlotPoint>, String>>);
 
 /// The timing section's state.
 pub struct TimingState {
@@ -62,93 +61,83 @@ impl TimingState {
     }
 }
 
-/// Adds a finished stamp-delay series to the plots and takes finished gaps (never blocks).
-pub fn poll(d: &mut Doc) {
-    if let Some((key, rx)) = &d.timing.gaps.job {
-        match rx.try_recv() {
-            Ok(r) => {
+/// Takes finished gaps, and hands a finished stamp-delay series to the plots as a command
+/// (never blocks).
+pub fn poll(d: &mut Doc, cmds: &mut Vec<Cmd>) {
+    if let Some((key, job)) = &mut d.timing.gaps.job {
+        match job.take() {
+            Some(r) => {
                 d.timing.gaps.done = Some((*key, r));
                 d.timing.gaps.job = None;
             }
-            Err(std::sync::mpsc::TryRecvError::Empty) => {}
-            Err(_) => d.timing.gaps.job = None,
+            None if job.ended() => d.timing.gaps.job = None,
+            None => {}
         }
     }
-    let Some((name, rx)) = &d.timing.job else {
+    let Some((name, job)) = &mut d.timing.job else {
         return;
     };
-    match rx.try_recv() {
-        Ok(Ok(points)) => {
-            let name = name.clone();
+    match job.take() {
+        Some(Ok(points)) => {
+            cmds.push(Cmd::AddPoints(name.clone(), points));
             d.timing.job = None;
-            super::plot::add_points(d, &name, points);
         }
-        Ok(Err(e)) => {
+        Some(Err(e)) => {
             d.timing.error = Some(e);
             d.timing.job = None;
         }
-        Err(std::sync::mpsc::TryRecvError::Empty) => {}
-        Err(_) => d.timing.job = None,
+        None if job.ended() => d.timing.job = None,
+        None => {}
     }
 }
 
 /// Starts reading `topic`'s stamp delays for a plot (ms against seconds from the start).
 pub fn plot_stamp_delay(d: &mut Doc, ti: usize, ctx: &egui::Context) {
-    let Some(t) = d.bag.summary().topics.get(ti) else {
+    let Some(t) = d.rec.bag.summary().topics.get(ti) else {
         return;
     };
     let topic = t.name.clone();
-    let start = d.bag.summary().start_ns.unwrap_or(0);
-    let bag = d.bag.clone();
-    let ctx = ctx.clone();
-    let (tx, rx) = sync_channel(1);
-    let spawned = std::thread::Builder::new()
-        .name("bagscope-timing".into())
-        .spawn(move || {
-            let r = crate::ops::timing::stamp_delays(&bag, &topic, &AtomicBool::new(false))
-                .map(|v| {
-                    v.into_iter()
-                        .map(|(t, dns)| {
-                            PlotPoint::new(t.saturating_sub(start) as f64 / 1e9, dns as f64 / 1e6)
-                        })
-                        .collect()
-                })
-                .map_err(|e| e.to_string());
-            let _ = tx.send(r);
-            ctx.request_repaint();
-        });
+    let start = d.rec.bag.summary().start_ns.unwrap_or(0);
+    let bag = d.rec.bag.clone();
+    let job = Job::spawn("timing", 1, ctx, move |h| {
+        let r = crate::ops::timing::stamp_delays(&bag, &topic, h.cancel_flag())
+            .map(|v| {
+                v.into_iter()
+                    .map(|(t, dns)| {
+                        PlotPoint::new(t.saturating_sub(start) as f64 / 1e9, dns as f64 / 1e6)
+                    })
+                    .collect()
+            })
+            .map_err(|e| e.to_string());
+        h.send(r);
+    });
     d.timing.error = None;
-    match spawned {
-        Ok(_) => {
-            d.timing.job = Some((format!("{} stamp − receive time (ms)", t.name), rx));
+    match job {
+        Ok(j) => {
+            d.timing.job = Some((format!("{} stamp − receive time (ms)", t.name), j));
         }
-        Err(e) => d.timing.error = Some(format!("cannot start a thread: {e}")),
+        Err(e) => d.timing.error = Some(e),
     }
 }
 
 /// Works out `times`' median period and gaps on a worker; `None` if no thread can start.
 fn start_gaps(
     key: GapKey,
-    times: super::worker::Times,
+    times: super::super::worker::Times,
     factor: f64,
     ctx: &egui::Context,
-) -> Option<(GapKey, Receiver<GapResult>)> {
-    let (tx, rx) = sync_channel(1);
-    let ctx = ctx.clone();
-    std::thread::Builder::new()
-        .name("bagscope-gaps".into())
-        .spawn(move || {
-            let (m, g) = times.gaps(factor);
-            let _ = tx.send((m, Arc::new(g)));
-            ctx.request_repaint();
-        })
-        .ok()?;
-    Some((key, rx))
+) -> Option<(GapKey, Job<GapResult>)> {
+    let job = Job::spawn("gaps", 1, ctx, move |h| {
+        let (m, g) = times.gaps(factor);
+        h.send((m, Arc::new(g)));
+    })
+    .ok()?;
+    Some((key, job))
 }
 
 /// The Timing section of a topic's details.
 pub fn section(ui: &mut egui::Ui, d: &mut Doc, ti: usize, cmds: &mut Vec<Cmd>) {
-    let s = d.bag.summary();
+    let s = d.rec.bag.summary();
     let Some(t) = s.topics.get(ti) else { return };
     let count = t.message_count;
     let start = s.start_ns.unwrap_or(0);
@@ -165,6 +154,7 @@ pub fn section(ui: &mut egui::Ui, d: &mut Doc, ti: usize, cmds: &mut Vec<Cmd>) {
                 ));
             }
             let Some(times) = d
+                .rec
                 .indexed
                 .as_ref()
                 .and_then(|i| i.topic_times.get(ti).cloned())
@@ -173,6 +163,7 @@ pub fn section(ui: &mut egui::Ui, d: &mut Doc, ti: usize, cmds: &mut Vec<Cmd>) {
                 return;
             };
             let tables = d
+                .rec
                 .indexed
                 .as_ref()
                 .map_or(0, |i| Arc::as_ptr(&i.tables) as usize);

@@ -1,6 +1,8 @@
 //! The topic tree: topics under their namespaces, each with type, count, rate and connection
 //! count; a filter box; show/hide per topic; details of the selected topic.
 
+pub mod timing;
+
 use std::collections::{BTreeMap, HashSet};
 
 use super::{Cmd, Doc};
@@ -49,6 +51,8 @@ enum Row {
 /// or the folding changes, not every frame).
 #[derive(Default)]
 pub struct TreeState {
+    /// The filter text as typed.
+    pub filter: String,
     /// Paths of the folded namespaces.
     folded: HashSet<String>,
     /// The rows, and the filter they were made for.
@@ -101,7 +105,7 @@ fn flatten(n: &Ns, path: &str, depth: usize, folded: &HashSet<String>, out: &mut
 /// The rows of the topics whose name or type contains `filter` (lowercase).
 fn rows_for(d: &Doc, filter: &str, folded: &HashSet<String>) -> Vec<Row> {
     let mut root = Ns::default();
-    for (ti, t) in d.bag.summary().topics.iter().enumerate() {
+    for (ti, t) in d.rec.bag.summary().topics.iter().enumerate() {
         if filter.is_empty()
             || t.name.to_lowercase().contains(filter)
             || t.datatype.to_lowercase().contains(filter)
@@ -120,7 +124,7 @@ const INDENT: f32 = 14.0;
 /// Mean rate of a topic over the recording (count / duration, Hz): a bursty topic's median
 /// period would claim thousands of Hz.
 pub fn rate(d: &Doc, ti: usize) -> Option<f64> {
-    let s = d.bag.summary();
+    let s = d.rec.bag.summary();
     let t = s.topics.get(ti)?;
     let dur = s.duration_ns() as f64 / 1e9;
     (dur > 0.0 && t.message_count > 1).then(|| t.message_count as f64 / dur)
@@ -128,13 +132,19 @@ pub fn rate(d: &Doc, ti: usize) -> Option<f64> {
 
 /// Median time between two messages of a topic (ns), once the tables are built.
 pub fn median_period(d: &Doc, ti: usize) -> Option<u64> {
-    d.indexed.as_ref()?.median_period.get(ti).copied().flatten()
+    d.rec
+        .indexed
+        .as_ref()?
+        .median_period
+        .get(ti)
+        .copied()
+        .flatten()
 }
 
 fn topic_row(ui: &mut egui::Ui, d: &Doc, ti: usize, label: &str, cmds: &mut Vec<Cmd>) {
-    let t = &d.bag.summary().topics[ti];
+    let t = &d.rec.bag.summary().topics[ti];
     ui.horizontal(|ui| {
-        let mut vis = d.visible[ti];
+        let mut vis = d.nav.visible[ti];
         if ui
             .checkbox(&mut vis, "")
             .on_hover_text("Show on the timeline")
@@ -142,7 +152,7 @@ fn topic_row(ui: &mut egui::Ui, d: &Doc, ti: usize, label: &str, cmds: &mut Vec<
         {
             cmds.push(Cmd::SetVisible(ti, vis));
         }
-        let sel = d.selected == Some(ti);
+        let sel = d.nav.selected == Some(ti);
         let r = ui.selectable_label(sel, label);
         if r.clicked() {
             cmds.push(Cmd::SelectTopic(if sel { None } else { Some(ti) }));
@@ -188,7 +198,7 @@ fn short_type(t: &str) -> &str {
 
 /// The topic panel.
 pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
-    let s = d.bag.summary();
+    let s = d.rec.bag.summary();
     ui.horizontal(|ui| {
         ui.heading("Topics");
         ui.weak(format!(
@@ -199,7 +209,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     });
     ui.horizontal(|ui| {
         ui.add(
-            egui::TextEdit::singleline(&mut d.filter)
+            egui::TextEdit::singleline(&mut d.tree.filter)
                 .hint_text("Filter topics and types")
                 .desired_width(180.0),
         );
@@ -218,12 +228,12 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             cmds.push(Cmd::SetAllVisible(false));
         }
     });
-    let f = d.filter.to_lowercase();
+    let f = d.tree.filter.to_lowercase();
     if d.tree.rows.as_ref().is_none_or(|(k, _)| *k != f) {
         d.tree.rows = Some((f.clone(), rows_for(d, &f, &d.tree.folded)));
     }
     let rows = d.tree.rows.as_ref().map_or(&[][..], |(_, r)| &r[..]);
-    let details_h = if d.selected.is_some() { 260.0 } else { 0.0 };
+    let details_h = if d.nav.selected.is_some() { 260.0 } else { 0.0 };
     let row_h = ui.spacing().interact_size.y;
     let mut toggle = None;
     egui::ScrollArea::vertical()
@@ -280,14 +290,14 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         }
         d.tree.rows = None;
     }
-    if let Some(ti) = d.selected {
+    if let Some(ti) = d.nav.selected {
         ui.separator();
         details(ui, d, ti, cmds);
     }
 }
 
 fn details(ui: &mut egui::Ui, d: &mut Doc, ti: usize, cmds: &mut Vec<Cmd>) {
-    let s = d.bag.summary();
+    let s = d.rec.bag.summary();
     let Some(t) = s.topics.get(ti) else { return };
     ui.strong(&t.name);
     ui.label(format!("{} · {} messages", t.datatype, t.message_count));
@@ -295,14 +305,14 @@ fn details(ui: &mut egui::Ui, d: &mut Doc, ti: usize, cmds: &mut Vec<Cmd>) {
         .id_salt("topic-details")
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            super::timing::section(ui, d, ti, cmds);
-            let s = d.bag.summary();
+            timing::section(ui, d, ti, cmds);
+            let s = d.rec.bag.summary();
             let Some(t) = s.topics.get(ti) else { return };
             for &ci in &t.connections {
                 let c = &s.connections[ci];
                 let ros1 = c.encoding == "ros1";
                 // Worked out on the loader thread (it may read .msg files).
-                let info = d.defs.as_ref().and_then(|v| v.get(ci));
+                let info = d.rec.defs.as_ref().and_then(|v| v.get(ci));
                 let (md5, source, search) = match info {
                     Some(i) => (
                         i.md5.clone().unwrap_or_default(),
