@@ -99,7 +99,7 @@ type PlanResult = std::result::Result<
         Arc<crate::encoding::Plan>,
         crate::definition::sources::DefSource,
     ),
-    crate::definition::msg::DefError,
+    crate::error::DefError,
 >;
 
 /// Default budget of the decompressed chunk cache.
@@ -587,11 +587,12 @@ impl Bag {
             Arc<crate::encoding::Plan>,
             crate::definition::sources::DefSource,
         ),
-        crate::definition::msg::DefError,
+        crate::error::DefError,
     > {
         // The connections are the same in the quick and the complete summary.
         let c = self.quick_summary().connections.get(conn).ok_or_else(|| {
-            crate::definition::msg::DefError {
+            crate::error::DefError {
+                kind: crate::error::DefErrorKind::Invalid,
                 datatype: String::new(),
                 line: None,
                 reason: format!("no connection {conn}"),

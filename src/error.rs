@@ -1,4 +1,6 @@
-//! The one error type of the bag library: every variant says what went wrong and where.
+//! The errors of the bag library, in one place at its lowest layer: [`Error`], whose every
+//! variant says what went wrong and where, and the errors of definitions, decoding, field
+//! paths, conversions and images that it carries whole.
 
 use std::fmt;
 
@@ -62,6 +64,230 @@ impl fmt::Display for Location {
             }
         }
     }
+}
+
+/// A bad argument from the caller, as typed (a time, a query, a size): what it was meant to
+/// be, the text given, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct ArgError {
+    /// What the argument is (`time`, `query`, `size`).
+    pub what: &'static str,
+    /// The text given.
+    pub input: String,
+    /// What is wrong with it (the text quoted).
+    pub reason: String,
+}
+
+impl ArgError {
+    /// An argument `what` given as `input`, wrong for `reason`.
+    pub fn new(what: &'static str, input: &str, reason: String) -> ArgError {
+        ArgError {
+            what,
+            input: input.to_string(),
+            reason,
+        }
+    }
+}
+
+/// What kind of problem a definition has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefErrorKind {
+    /// The definition or schema is there and does not parse or compile.
+    Invalid,
+    /// An encoding or definition language bagscope does not decode (not damage).
+    NotDecoded,
+    /// No definition anywhere: not stored, not on the search path, not shipped.
+    Missing,
+}
+
+/// What is wrong with a definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefError {
+    /// What kind of problem: one to fix, or one bagscope does not handle.
+    pub kind: DefErrorKind,
+    /// The type being parsed.
+    pub datatype: String,
+    /// The line (1-based) of the definition text, if the error is on one.
+    pub line: Option<usize>,
+    /// What.
+    pub reason: String,
+}
+
+impl fmt::Display for DefError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(
+                f,
+                "definition of {}, line {}: {}",
+                self.datatype, l, self.reason
+            ),
+            None => write!(f, "definition of {}: {}", self.datatype, self.reason),
+        }
+    }
+}
+
+impl std::error::Error for DefError {}
+
+/// Why a message did not decode: what, where (byte offset) and at which field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// Field path within the message (`header.frame_id`, `ranges[3]`).
+    pub path: String,
+    /// Byte offset within the message.
+    pub offset: usize,
+    /// What went wrong.
+    pub reason: String,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = if self.path.is_empty() {
+            "(message)"
+        } else {
+            &self.path
+        };
+        write!(f, "field {p} at byte {}: {}", self.offset, self.reason)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Why a field path does not parse, or does not fit a message type: the path and what is
+/// wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathError {
+    /// The path as given.
+    pub path: String,
+    /// What is wrong, and where in the path.
+    pub reason: String,
+}
+
+impl fmt::Display for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+impl std::error::Error for PathError {}
+
+/// Why a type or a message does not convert: the types, the field, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConvertError {
+    /// The types converted (`sensor_msgs/msg/Imu → sensor_msgs/Imu`), or the topic, when
+    /// known; empty otherwise.
+    pub types: String,
+    /// The field (`header.stamp`, or `Type.field` for a migration), empty for the whole
+    /// message.
+    pub field: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl ConvertError {
+    /// An error about the whole message or type.
+    pub fn new(reason: impl Into<String>) -> ConvertError {
+        ConvertError {
+            types: String::new(),
+            field: String::new(),
+            reason: reason.into(),
+        }
+    }
+
+    /// An error at `field`.
+    pub fn at(field: impl Into<String>, reason: impl Into<String>) -> ConvertError {
+        ConvertError {
+            types: String::new(),
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The same error, said of the conversion `types`.
+    pub fn of(mut self, types: impl Into<String>) -> ConvertError {
+        self.types = types.into();
+        self
+    }
+}
+
+impl fmt::Display for ConvertError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.types.is_empty() {
+            write!(f, "{}: ", self.types)?;
+        }
+        if !self.field.is_empty() {
+            write!(f, "{}: ", self.field)?;
+        }
+        f.write_str(&self.reason)
+    }
+}
+
+impl std::error::Error for ConvertError {}
+
+/// Why a message gives no image: what kind of problem, in words that say which field or
+/// which dimension.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ImageError {
+    /// The message does not decode with its definition.
+    Decode(DecodeError),
+    /// A field the image needs is missing or out of range (`data`, `width`, `info.height`).
+    Field {
+        /// The field.
+        field: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Pixels bagscope does not read: an encoding, a bayer pattern, a compressed format.
+    Unsupported(String),
+    /// Dimensions that do not fit: empty, too large, or more than the data holds.
+    Size(String),
+    /// Compressed bytes the codec refuses, in its words.
+    Codec(String),
+    /// Pixels that do not encode (PNG, JPEG).
+    Encode(String),
+}
+
+impl ImageError {
+    /// A problem with `field`.
+    pub fn field(field: &str, reason: impl Into<String>) -> ImageError {
+        ImageError::Field {
+            field: field.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for ImageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ImageError::Decode(e) => write!(f, "{e}"),
+            ImageError::Field { reason, .. } => f.write_str(reason),
+            ImageError::Unsupported(s)
+            | ImageError::Size(s)
+            | ImageError::Codec(s)
+            | ImageError::Encode(s) => f.write_str(s),
+        }
+    }
+}
+
+impl std::error::Error for ImageError {}
+
+/// Why a transform lookup has no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TfError {
+    /// The recording has no transform to or from this frame.
+    #[error("no frame {0:?} in the recording")]
+    NoFrame(String),
+    /// The two frames are in different trees at that time.
+    #[error("{target} and {frame} are not connected at that time{why}")]
+    NotConnected {
+        /// The frame the pose is expressed in.
+        target: String,
+        /// The frame whose pose it is.
+        frame: String,
+        /// Which root each is under, in words (empty when both are roots).
+        why: String,
+    },
 }
 
 /// Errors of the bag library.
@@ -179,6 +405,24 @@ pub enum Error {
     /// A bad argument from the caller (not from the file).
     #[error("{0}")]
     Invalid(String),
+    /// An argument as typed that does not parse.
+    #[error(transparent)]
+    Arg(#[from] ArgError),
+    /// A field path that does not parse or does not fit the message type.
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// A message definition or schema that does not compile.
+    #[error(transparent)]
+    Definition(#[from] DefError),
+    /// A message that does not decode with its definition.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// A message or type that does not convert between ROS 1 and ROS 2.
+    #[error(transparent)]
+    Convert(#[from] ConvertError),
+    /// A message that gives no image.
+    #[error(transparent)]
+    Image(#[from] ImageError),
     /// A worker thread of the library stopped by panicking (a bug, never bad input).
     #[error("{0} panicked")]
     ThreadPanicked(&'static str),
@@ -264,6 +508,12 @@ impl Clone for Error {
             Error::NotFound(s) => Error::NotFound(s.clone()),
             Error::Cancelled => Error::Cancelled,
             Error::Invalid(s) => Error::Invalid(s.clone()),
+            Error::Arg(e) => Error::Arg(e.clone()),
+            Error::Path(e) => Error::Path(e.clone()),
+            Error::Definition(e) => Error::Definition(e.clone()),
+            Error::Decode(e) => Error::Decode(e.clone()),
+            Error::Convert(e) => Error::Convert(e.clone()),
+            Error::Image(e) => Error::Image(e.clone()),
             Error::ThreadPanicked(w) => Error::ThreadPanicked(w),
             Error::Limit { what, count, limit } => Error::Limit {
                 what,

@@ -82,16 +82,19 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// Parses a command-line time: seconds since the epoch (`1726230896.5`) or `+S`, seconds after
 /// `start_ns`. Returns ns.
-pub fn parse_time(s: &str, start_ns: u64) -> Result<u64, String> {
+pub fn parse_time(s: &str, start_ns: u64) -> Result<u64, crate::error::ArgError> {
+    let err = |reason: String| crate::error::ArgError::new("time", s, reason);
     let (rel, num) = match s.strip_prefix('+') {
         Some(r) => (true, r),
         None => (false, s),
     };
     let v: f64 = num.parse().map_err(|_| {
-        format!("{s:?} is not a time: give seconds since the epoch or +S after the bag's start")
+        err(format!(
+            "{s:?} is not a time: give seconds since the epoch or +S after the bag's start"
+        ))
     })?;
     if !v.is_finite() || v < 0.0 {
-        return Err(format!("{s:?} is not a valid time"));
+        return Err(err(format!("{s:?} is not a valid time")));
     }
     let ns = (v * 1e9).round() as u64;
     Ok(if rel { start_ns.saturating_add(ns) } else { ns })
@@ -107,7 +110,7 @@ mod tests {
         assert_eq!(duration(103_000_000_000), "1:43s (103s)");
         assert_eq!(parse_time("+1.5", 10), Ok(1_500_000_010));
         assert_eq!(parse_time("2", 10), Ok(2_000_000_000));
-        assert!(parse_time("x", 0).is_err());
+        assert_eq!(parse_time("x", 0).unwrap_err().what, "time");
         assert!(parse_time("-1", 0).is_err());
     }
 }

@@ -136,7 +136,7 @@ const PALETTE: [Color32; 8] = [
 
 /// Starts extracting `path` in the background.
 pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), String> {
-    let fp = FieldPath::parse(path)?;
+    let fp = FieldPath::parse(path).map_err(|e| e.to_string())?;
     if d.rec.bag.summary().topic(&fp.topic).is_none() {
         return Err(format!("no topic {:?} in the bag", fp.topic));
     }

@@ -73,7 +73,7 @@ fn start_track(d: &mut Doc, h: &Arc<TfHistory>, ctx: &egui::Context) {
                 series("yaw (°)", &|p| p.rpy()[2].to_degrees()),
             ]
         });
-        j.send(r);
+        j.send(r.map_err(|e| e.to_string()));
     });
     d.tf.track_error = None;
     match job {
@@ -208,7 +208,7 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             ui.horizontal(|ui| {
                 match h.lookup(&d.tf.target, &d.tf.source, t) {
                     Ok(p) => ui.monospace(pose_line(&p)),
-                    Err(e) => ui.weak(e),
+                    Err(e) => ui.weak(e.to_string()),
                 };
             });
             if d.tf.track.is_some() {

@@ -459,7 +459,7 @@ pub fn decode_image(bag: &Bag, key: InspectKey) -> Result<crate::ops::image::Ima
     let m = bag
         .message(key.conn, key.entry)
         .map_err(|e| e.to_string())?;
-    crate::ops::image::decode_message(&plan, &m.data)
+    crate::ops::image::decode_message(&plan, &m.data).map_err(|e| e.to_string())
 }
 
 /// A message to show in the inspector.

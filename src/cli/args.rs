@@ -55,7 +55,7 @@ pub fn time_range(
 ) -> bagscope::Result<(Option<u64>, Option<u64>)> {
     let s0 = bag.quick_summary().start_ns.unwrap_or(0);
     let p = |s: Option<&str>| -> bagscope::Result<Option<u64>> {
-        s.map(|s| timefmt::parse_time(s, s0).map_err(Error::Invalid))
+        s.map(|s| timefmt::parse_time(s, s0).map_err(Error::from))
             .transpose()
     };
     Ok((p(start)?, p(end)?))

@@ -35,7 +35,7 @@ pub fn run(a: &CsvArgs) -> bagscope::Result<ExitCode> {
     let (start_ns, end_ns) = time_range(&bag, start, end)?;
     let parsed = paths
         .iter()
-        .map(|p| FieldPath::parse(p).map_err(Error::Invalid))
+        .map(|p| FieldPath::parse(p).map_err(Error::from))
         .collect::<bagscope::Result<Vec<_>>>()?;
     let cancel = AtomicBool::new(false);
     let mut warned = 0u64;

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 
-use bagscope::{timefmt, Bag, Error};
+use bagscope::{timefmt, Bag};
 
 /// The messages where a field meets a condition, in time order, such as
 /// `/odom.pose.pose.position.x >= 1.5`, `/battery.data crosses 12.2` or
@@ -24,7 +24,7 @@ pub struct FindArgs {
 /// `bagscope find`: one line per hit (time, seconds from the start, value); exit 1 when none.
 pub fn run(a: &FindArgs) -> bagscope::Result<ExitCode> {
     let (path, query) = (a.bag.as_path(), a.query.as_str());
-    let q = bagscope::ops::find::parse_query(query).map_err(Error::Invalid)?;
+    let q = bagscope::ops::find::parse_query(query)?;
     let bag = Bag::open(path)?;
     let start = bag.summary().start_ns.unwrap_or(0);
     let (hits, capped) = bagscope::ops::find::find(&bag, &q, &AtomicBool::new(false))?;

@@ -103,19 +103,19 @@ fn frames(a: Asked) -> bagscope::Result<ExitCode> {
                 let Ok((k, m)) = next else { return };
                 let r = bag
                     .plan(m.conn)
-                    .map_err(|e| e.to_string())
-                    .and_then(|(plan, _)| decode_message(&plan, &m.data))
+                    .map_err(Error::from)
+                    .and_then(|(plan, _)| Ok(decode_message(&plan, &m.data)?))
                     .and_then(|img| {
-                        let cmap = colormap_for(&img, a.colormap).map_err(|e| e.to_string())?;
+                        let cmap = colormap_for(&img, a.colormap)?;
                         let range = a.range.unwrap_or_else(|| img.default_range());
                         let (w, h, px) = img.render(cmap, range, o);
-                        encode_png(w, h, &px)
+                        Ok(encode_png(w, h, &px)?)
                     })
                     .and_then(|png| {
                         let p = a.out.join(format!("{stem}_{k:06}_{}.png", m.time_ns));
-                        let mut f = AtomicFile::create(&p).map_err(|e| e.to_string())?;
-                        f.write_all(&png).map_err(|e| e.to_string())?;
-                        f.commit().map_err(|e| e.to_string())
+                        let mut f = AtomicFile::create(&p)?;
+                        f.write_all(&png)?;
+                        f.commit()
                     });
                 match r {
                     Ok(_) => {
@@ -123,7 +123,7 @@ fn frames(a: Asked) -> bagscope::Result<ExitCode> {
                     }
                     Err(e) => {
                         if let Ok(mut f) = failed.lock() {
-                            f.push((m.time_ns, e));
+                            f.push((m.time_ns, e.to_string()));
                         }
                     }
                 }

@@ -109,7 +109,7 @@ fn image(a: Asked) -> bagscope::Result<ExitCode> {
         ..Default::default()
     };
     let (w, h, px) = img.render(cmap, range, o);
-    let png = bagscope::ops::image::encode_png(w, h, &px).map_err(Error::Invalid)?;
+    let png = bagscope::ops::image::encode_png(w, h, &px)?;
     let mut f = AtomicFile::create(a.out)?;
     f.write_all(&png)?;
     f.commit()?;

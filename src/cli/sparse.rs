@@ -51,8 +51,9 @@ pub struct SparseArgs {
 }
 
 /// Parses `1T`, `100G`, `512M`, `4096`.
-pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
+pub fn parse_size(s: &str) -> std::result::Result<u64, bagscope::error::ArgError> {
     let s = s.trim();
+    let err = |reason: String| bagscope::error::ArgError::new("size", s, reason);
     let (num, mul) = match s.char_indices().last() {
         Some((i, 'k' | 'K')) => (&s[..i], 1u64 << 10),
         Some((i, 'm' | 'M')) => (&s[..i], 1 << 20),
@@ -62,9 +63,9 @@ pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
     };
     let n: f64 = num
         .parse()
-        .map_err(|_| format!("{s:?} is not a size (examples: 1T, 100G, 512M)"))?;
+        .map_err(|_| err(format!("{s:?} is not a size (examples: 1T, 100G, 512M)")))?;
     if !(n.is_finite() && n > 0.0) {
-        return Err(format!("{s:?} is not a positive size"));
+        return Err(err(format!("{s:?} is not a positive size")));
     }
     Ok((n * mul as f64) as u64)
 }

@@ -15,7 +15,8 @@
 
 use std::collections::HashMap;
 
-use super::msg::{ArrayKind, Constant, DefError, Field, FieldType, MsgDef, MsgType, Primitive};
+use super::msg::{ArrayKind, Constant, Field, FieldType, MsgDef, MsgType, Primitive};
+use crate::error::DefError;
 
 /// Deepest nesting of modules and of typedefs resolving through each other.
 const MAX_DEPTH: usize = 64;
@@ -1075,6 +1076,7 @@ fn val_text(v: &Val) -> String {
 /// ```
 pub fn parse(datatype: &str, text: &str) -> Result<MsgDef, DefError> {
     let derr = |line: Option<usize>, reason: String| DefError {
+        kind: crate::error::DefErrorKind::Invalid,
         datatype: datatype.to_string(),
         line,
         reason,

@@ -11,7 +11,7 @@
 //! blank.
 
 use std::collections::HashMap;
-use std::fmt;
+use crate::error::DefError;
 
 /// The two `.msg` dialects: ROS 1 (`byte` is int8, `time`/`duration` built in) and ROS 2
 /// (`pkg/msg/Type` names, bounded strings and sequences, default values, `byte` is an octet,
@@ -218,32 +218,6 @@ pub struct MsgDef {
     pub types: Vec<MsgType>,
 }
 
-/// What is wrong with a definition.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DefError {
-    /// The type being parsed.
-    pub datatype: String,
-    /// The line (1-based) of the definition text, if the error is on one.
-    pub line: Option<usize>,
-    /// What.
-    pub reason: String,
-}
-
-impl fmt::Display for DefError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(l) => write!(
-                f,
-                "definition of {}, line {}: {}",
-                self.datatype, l, self.reason
-            ),
-            None => write!(f, "definition of {}: {}", self.datatype, self.reason),
-        }
-    }
-}
-
-impl std::error::Error for DefError {}
-
 /// A field or constant line before type resolution.
 struct RawField {
     name: String,
@@ -311,6 +285,7 @@ fn parse_type_body(
     dialect: Dialect,
 ) -> Result<RawType, DefError> {
     let err = |line: usize, reason: String| DefError {
+        kind: crate::error::DefErrorKind::Invalid,
         datatype: name.to_string(),
         line: Some(line),
         reason,
@@ -422,6 +397,7 @@ impl MsgDef {
     /// Parses a definition in the given dialect (`ros2msg` for ROS 2).
     pub fn parse_dialect(datatype: &str, text: &str, dialect: Dialect) -> Result<MsgDef, DefError> {
         let derr = |line: Option<usize>, reason: String| DefError {
+            kind: crate::error::DefErrorKind::Invalid,
             datatype: datatype.to_string(),
             line,
             reason,
@@ -468,6 +444,7 @@ impl MsgDef {
             }
             if dialect == Dialect::Ros2 && f.base == "wstring" {
                 return Err(DefError {
+                    kind: crate::error::DefErrorKind::Invalid,
                     datatype: datatype.to_string(),
                     line: Some(f.line),
                     reason: format!("field {:?}: wstring is not supported yet", f.name),
@@ -502,6 +479,7 @@ impl MsgDef {
                 return Ok(FieldType::Message(i));
             }
             Err(DefError {
+                kind: crate::error::DefErrorKind::Invalid,
                 datatype: datatype.to_string(),
                 line: Some(f.line),
                 reason: format!(
@@ -569,6 +547,7 @@ impl MsgDef {
         let mut state = vec![0usize; self.types.len()];
         for i in 0..self.types.len() {
             visit(self, i, 0, &mut state).map_err(|reason| DefError {
+                kind: crate::error::DefErrorKind::Invalid,
                 datatype: self.types[0].name.clone(),
                 line: None,
                 reason,

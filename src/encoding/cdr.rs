@@ -10,7 +10,8 @@
 //! - An empty type is one byte (rosidl's `structure_needs_at_least_one_member`), which the
 //!   decoder reads and the writers write but which is no field of the message.
 
-use super::{DecodeError, Decoder};
+use super::Decoder;
+use crate::error::DecodeError;
 use crate::definition::msg::Primitive;
 
 /// CDR alignment of a primitive (strings align their length).

@@ -2,30 +2,6 @@
 
 use super::*;
 
-/// Why a message did not decode: what, where (byte offset) and at which field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodeError {
-    /// Field path within the message (`header.frame_id`, `ranges[3]`).
-    pub path: String,
-    /// Byte offset within the message.
-    pub offset: usize,
-    /// What went wrong.
-    pub reason: String,
-}
-
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let p = if self.path.is_empty() {
-            "(message)"
-        } else {
-            &self.path
-        };
-        write!(f, "field {p} at byte {}: {}", self.offset, self.reason)
-    }
-}
-
-impl std::error::Error for DecodeError {}
-
 pub(super) enum PathPart<'a> {
     Field(&'a str),
     Index(u64),

@@ -72,7 +72,15 @@ impl TimePart {
 impl Extractor {
     /// Compiles `segments` against `plan`; the path must end at a numeric scalar (an array
     /// needs an index, a message needs a field).
-    pub fn new(plan: &Plan, segments: &[Segment]) -> Result<Extractor, String> {
+    pub fn new(plan: &Plan, segments: &[Segment]) -> Result<Extractor, PathError> {
+        let err = |reason: String| PathError {
+            path: FieldPath {
+                topic: String::new(),
+                segments: segments.to_vec(),
+            }
+            .to_string(),
+            reason,
+        };
         let mut ty = 0usize;
         let mut steps = Vec::new();
         let mut it = segments.iter().peekable();
@@ -81,7 +89,7 @@ impl Extractor {
         let mut walked = String::new();
         while let Some(seg) = it.next() {
             let Segment::Field(name) = seg else {
-                return Err(format!("index after {walked:?}, which is not an array"));
+                return Err(err(format!("index after {walked:?}, which is not an array")));
             };
             if let Some(p) = leaf {
                 if part.is_none() && matches!(p, Primitive::Time | Primitive::Duration) {
@@ -91,10 +99,10 @@ impl Extractor {
                         walked.push_str(name);
                         continue;
                     }
-                    return Err(format!(
+                    return Err(err(format!(
                         "{walked} is a {}: its fields are secs and nsecs, not {name:?}",
                         p.name()
-                    ));
+                    )));
                 }
                 let what = match (part, p) {
                     (Some(_), Primitive::Time) => "uint32",
@@ -102,16 +110,16 @@ impl Extractor {
                     (None, p) => p.name(),
                 };
                 let a = if what.starts_with("int") { "an" } else { "a" };
-                return Err(format!("{walked} is {a} {what}, it has no field {name:?}"));
+                return Err(err(format!("{walked} is {a} {what}, it has no field {name:?}")));
             }
             let t = &plan.def.types[ty];
             let Some(fi) = t.fields.iter().position(|f| f.name == *name) else {
                 let names: Vec<&str> = t.fields.iter().map(|f| f.name.as_str()).collect();
-                return Err(format!(
+                return Err(err(format!(
                     "{} has no field {name:?} (fields: {})",
                     t.name,
                     names.join(", ")
-                ));
+                )));
             };
             let f = &t.fields[fi];
             walked.push('.');
@@ -141,17 +149,17 @@ impl Extractor {
                                 (i as u64) < n as u64
                             };
                             if !ok {
-                                return Err(format!("index {i} out of {walked}[{n}]"));
+                                return Err(err(format!("index {i} out of {walked}[{n}]")));
                             }
                         }
                         let _ = write!(walked, "[{i}]");
                         Some(i)
                     }
                     _ => {
-                        return Err(format!(
+                        return Err(err(format!(
                             "{walked} is an array ({}); add an index such as [0] or [-1]",
                             f.type_text
-                        ))
+                        )))
                     }
                 }
             } else {
@@ -169,18 +177,18 @@ impl Extractor {
             }
         }
         match leaf {
-            Some(Primitive::String) => Err(format!("{walked} is a string, not a number")),
+            Some(Primitive::String) => Err(err(format!("{walked} is a string, not a number"))),
             Some(p) => Ok(Extractor {
                 plan: plan.clone(),
                 steps,
                 leaf: p,
                 part,
             }),
-            None if steps.is_empty() => Err("the path names no field".into()),
-            None => Err(format!(
+            None if steps.is_empty() => Err(err("the path names no field".into())),
+            None => Err(err(format!(
                 "{walked} is a message ({}); name one of its fields",
                 plan.def.types[ty].name
-            )),
+            ))),
         }
     }
 

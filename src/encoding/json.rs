@@ -10,24 +10,34 @@
 
 use serde_json::Value as J;
 
-use super::{DecodeError, Node, Value};
+use super::{Node, Value};
 use crate::definition::msg::{ArrayKind, Field, FieldType, MsgDef, MsgType, Primitive};
+use crate::error::{DecodeError, DefError};
 
 /// Deepest nesting of objects in a schema or a message.
 const MAX_DEPTH: usize = 64;
 
 /// The definition of a JSON Schema (`name` names its root type).
-pub fn compile(schema: &str, name: &str) -> Result<MsgDef, String> {
-    let s: J = serde_json::from_str(schema).map_err(|e| format!("JSON Schema: {e}"))?;
+pub fn compile(schema: &str, name: &str) -> Result<MsgDef, DefError> {
+    let err = |reason: String| DefError {
+        kind: crate::error::DefErrorKind::Invalid,
+        datatype: name.to_string(),
+        line: None,
+        reason,
+    };
+    let s: J = serde_json::from_str(schema).map_err(|e| err(format!("JSON Schema: {e}")))?;
     let mut types = Vec::new();
-    object_type(&s, name, &mut types, 0)?;
+    // The one thing that fails: objects nested deeper than MAX_DEPTH.
+    object_type(&s, name, &mut types, 0)
+        .ok_or_else(|| err("objects nested too deep".into()))?;
     Ok(MsgDef { types })
 }
 
 /// Adds the type of object schema `s` (and those of its nested objects); returns its index.
-fn object_type(s: &J, name: &str, types: &mut Vec<MsgType>, depth: usize) -> Result<usize, String> {
+/// `None` when objects nest deeper than [`MAX_DEPTH`].
+fn object_type(s: &J, name: &str, types: &mut Vec<MsgType>, depth: usize) -> Option<usize> {
     if depth > MAX_DEPTH {
-        return Err("objects nested too deep".into());
+        return None;
     }
     let me = types.len();
     types.push(MsgType {
@@ -58,7 +68,7 @@ fn object_type(s: &J, name: &str, types: &mut Vec<MsgType>, depth: usize) -> Res
         }
     }
     types[me].fields = fields;
-    Ok(me)
+    Some(me)
 }
 
 /// The type of a non-array schema.
@@ -67,8 +77,8 @@ fn element(
     name: &str,
     types: &mut Vec<MsgType>,
     depth: usize,
-) -> Result<(FieldType, String), String> {
-    Ok(match p.get("type").and_then(J::as_str) {
+) -> Option<(FieldType, String)> {
+    Some(match p.get("type").and_then(J::as_str) {
         Some("number") => (FieldType::Primitive(Primitive::F64), "number".into()),
         Some("integer") => (FieldType::Primitive(Primitive::I64), "integer".into()),
         Some("boolean") => (FieldType::Primitive(Primitive::Bool), "boolean".into()),

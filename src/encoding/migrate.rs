@@ -12,6 +12,8 @@
 //! their own encoding (ROS 1 serialization or CDR).
 
 use crate::definition::msg::{ArrayKind, Dialect, FieldType, MsgDef, Primitive};
+use super::convert::{match_types, same_arrays, Changes, Rules};
+use crate::error::ConvertError;
 use crate::encoding::{Plan, Value};
 
 /// A connection's migration, compiled once.
@@ -58,71 +60,37 @@ fn widens(a: Primitive, b: Primitive) -> bool {
     }
 }
 
-fn compare(
-    src: &MsgDef,
-    s: usize,
-    dst: &MsgDef,
-    d: usize,
-    dropped: &mut Vec<String>,
-    added: &mut Vec<String>,
-) -> Result<(), String> {
-    let st = &src.types[s];
-    let dt = &dst.types[d];
-    for f in &st.fields {
-        if !dt.fields.iter().any(|g| g.name == f.name) {
-            dropped.push(format!("{}.{}", dt.name, f.name));
-        }
-    }
-    for g in &dt.fields {
-        let Some(f) = st.fields.iter().find(|f| f.name == g.name) else {
-            added.push(format!("{}.{}", dt.name, g.name));
-            continue;
-        };
-        let arrays = match (f.array, g.array) {
-            (ArrayKind::Scalar, ArrayKind::Scalar) | (ArrayKind::Variable, ArrayKind::Variable) => {
-                true
-            }
-            (ArrayKind::Fixed(a), ArrayKind::Fixed(b)) => a == b,
-            // A fixed array fits a sequence.
-            (ArrayKind::Fixed(_), ArrayKind::Variable) => true,
-            _ => false,
-        };
-        let types = match (&f.ty, &g.ty) {
-            (FieldType::Primitive(a), FieldType::Primitive(b)) => widens(*a, *b),
-            (FieldType::Message(i), FieldType::Message(j)) => {
-                compare(src, *i, dst, *j, dropped, added)?;
-                true
-            }
-            _ => false,
-        };
-        if !arrays || !types {
-            return Err(format!(
-                "{}.{}: {} in the recording, {} in the new definition",
-                dt.name, g.name, f.type_text, g.type_text
-            ));
-        }
-    }
-    Ok(())
-}
-
 impl Migration {
     /// Compiles the migration of connection `c` to the definition `text` of its type, or says
     /// why it cannot migrate. `Ok(None)`: the definitions are the same.
-    pub fn new(c: &crate::Connection, text: &str) -> Result<Option<Migration>, String> {
+    pub fn new(c: &crate::Connection, text: &str) -> Result<Option<Migration>, ConvertError> {
         let cdr = match c.encoding.as_str() {
             "ros1" => false,
             "cdr" => true,
-            e => return Err(format!("encoding {e} is not migrated")),
+            e => return Err(ConvertError::new(format!("encoding {e} is not migrated"))),
         };
-        let src = Plan::for_connection(c).map_err(|e| e.to_string())?;
+        let src = Plan::for_connection(c).map_err(|e| ConvertError::new(e.to_string()))?;
         let dialect = if cdr { Dialect::Ros2 } else { Dialect::Ros1 };
-        let dst = MsgDef::parse_dialect(&c.datatype, text, dialect).map_err(|e| e.to_string())?;
+        let dst = MsgDef::parse_dialect(&c.datatype, text, dialect).map_err(|e| ConvertError::new(e.to_string()))?;
         if dst == src.def {
             return Ok(None);
         }
-        let mut dropped = Vec::new();
-        let mut added = Vec::new();
-        compare(&src.def, 0, &dst, 0, &mut dropped, &mut added)?;
+        let leaf = |a: &FieldType, b: &FieldType| match (a, b) {
+            (FieldType::Primitive(a), FieldType::Primitive(b)) => widens(*a, *b),
+            _ => false,
+        };
+        let rules = Rules {
+            sides: ("the recording", "the new definition"),
+            exact_names: true,
+            header_seq: false,
+            drop_missing: true,
+            default_missing: true,
+            by_type: true,
+            // A fixed array fits a sequence.
+            arrays: |a, b| same_arrays(a, b) || matches!((a, b), (ArrayKind::Fixed(_), ArrayKind::Variable)),
+            leaf: &leaf,
+        };
+        let Changes { dropped, added } = match_types(&src.def, 0, &dst, 0, &rules)?;
         let md5 = dst.md5();
         if !cdr && md5 == src.md5 {
             return Ok(None);
@@ -139,8 +107,8 @@ impl Migration {
     }
 
     /// Re-encodes one message.
-    pub fn convert(&self, data: &[u8]) -> Result<Vec<u8>, String> {
-        let v = self.src.decode(data).map_err(|e| e.to_string())?;
+    pub fn convert(&self, data: &[u8]) -> Result<Vec<u8>, ConvertError> {
+        let v = self.src.decode(data).map_err(|e| ConvertError::new(e.to_string()))?;
         let mut w = Out {
             out: Vec::with_capacity(data.len() + 16),
             cdr: self.cdr,
@@ -187,7 +155,7 @@ impl Out {
     }
 
     /// Writes `v` (or the default, when `None`) as primitive `p`.
-    fn prim(&mut self, p: Primitive, v: Option<&Value>) -> Result<(), String> {
+    fn prim(&mut self, p: Primitive, v: Option<&Value>) -> Result<(), ConvertError> {
         let i = v.and_then(as_i128).unwrap_or(0);
         let f = match v {
             Some(Value::F32(x)) => f64::from(*x),
@@ -243,7 +211,7 @@ impl Out {
         dst: &MsgDef,
         ty: &FieldType,
         v: Option<&Value>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ConvertError> {
         match ty {
             FieldType::Primitive(p) => self.prim(*p, v),
             FieldType::Message(j) => self.message(src, dst, *j, v),
@@ -257,7 +225,7 @@ impl Out {
         dst: &MsgDef,
         d: usize,
         v: Option<&Value>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ConvertError> {
         let (st, fields) = match v {
             Some(Value::Message { ty, fields }) => (Some(&src.types[*ty]), Some(fields)),
             _ => (None, None),

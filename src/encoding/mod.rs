@@ -12,9 +12,11 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::definition::msg::{ArrayKind, DefError, Dialect, Field, FieldType, MsgDef, Primitive};
+use crate::definition::msg::{ArrayKind, Dialect, Field, FieldType, MsgDef, Primitive};
+use crate::error::{DecodeError, DefError, DefErrorKind, PathError};
 
 pub mod cdr;
+mod convert;
 mod decoder;
 mod extract;
 pub mod json;
@@ -30,7 +32,6 @@ mod value;
 use cdr::prim_align;
 use decoder::Decoder;
 
-pub use decoder::DecodeError;
 pub use extract::Extractor;
 pub use path::{leaf_paths, path_topic, FieldPath, Segment};
 pub use plan::{Plan, Wire};
@@ -161,7 +162,11 @@ mod tests {
         assert_eq!(ex("d.secs").extract(&m), Some(Value::I32(-2)));
         assert_eq!(ex("d.nsec").extract(&m), Some(Value::I32(-500)));
         assert_eq!(ex("d.nsecs").extract_decoded(&m), Some(Value::I32(-500)));
-        let err = |s: &str| Extractor::new(&p, &FieldPath::parse(s).unwrap().segments).unwrap_err();
+        let err = |s: &str| {
+            let e = Extractor::new(&p, &FieldPath::parse(s).unwrap().segments).unwrap_err();
+            assert_eq!(e.path, format!(".{s}"), "the error names the path");
+            e.to_string()
+        };
         assert_eq!(
             err("t.x"),
             ".t is a time: its fields are secs and nsecs, not \"x\""

@@ -89,8 +89,12 @@ pub fn path_topic(name: &str) -> std::borrow::Cow<'_, str> {
 
 impl FieldPath {
     /// Parses `/topic.a.b[2].c` (topic names hold no `.`), or `a.b[2].c` with no topic.
-    pub fn parse(s: &str) -> Result<FieldPath, String> {
+    pub fn parse(s: &str) -> Result<FieldPath, PathError> {
         let s = s.trim();
+        let err = |reason: String| PathError {
+            path: s.to_string(),
+            reason,
+        };
         let (topic, rest) = if s.starts_with('/') {
             match s.find(['.', '[']) {
                 Some(i) => (&s[..i], &s[i..]),
@@ -105,24 +109,24 @@ impl FieldPath {
         while !r.is_empty() {
             if let Some(after) = r.strip_prefix('[') {
                 let Some(close) = after.find(']') else {
-                    return Err(format!("unclosed `[` in {s:?}"));
+                    return Err(err(format!("unclosed `[` in {s:?}")));
                 };
                 let i: i64 = after[..close]
                     .trim()
                     .parse()
-                    .map_err(|_| format!("bad index {:?} in {s:?}", &after[..close]))?;
+                    .map_err(|_| err(format!("bad index {:?} in {s:?}", &after[..close])))?;
                 segments.push(Segment::Index(i));
                 r = &after[close + 1..];
             } else {
                 let body = match r.strip_prefix('.') {
                     Some(b) => b,
                     None if first => r,
-                    None => return Err(format!("expected `.` or `[` at {r:?} in {s:?}")),
+                    None => return Err(err(format!("expected `.` or `[` at {r:?} in {s:?}"))),
                 };
                 let end = body.find(['.', '[']).unwrap_or(body.len());
                 let name = &body[..end];
                 if name.is_empty() {
-                    return Err(format!("empty field name in {s:?}"));
+                    return Err(err(format!("empty field name in {s:?}")));
                 }
                 segments.push(Segment::Field(name.to_string()));
                 r = &body[end..];

@@ -105,7 +105,7 @@ impl Plan {
     }
 
     /// A plan for JSON messages described by a JSON Schema, the root type named `name`.
-    pub fn json(schema: &str, name: &str) -> Result<Plan, String> {
+    pub fn json(schema: &str, name: &str) -> Result<Plan, DefError> {
         Ok(Plan::foreign(json::compile(schema, name)?, None))
     }
 
@@ -127,7 +127,7 @@ impl Plan {
 
     /// A plan for protobuf messages of type `root` (`pkg.Msg`) from a binary
     /// `FileDescriptorSet`.
-    pub fn protobuf(set: &[u8], root: &str) -> Result<Plan, String> {
+    pub fn protobuf(set: &[u8], root: &str) -> Result<Plan, DefError> {
         let (def, schema) = protobuf::compile(set, root)?;
         Ok(Plan::foreign(def, Some(schema)))
     }
@@ -185,7 +185,8 @@ impl Plan {
     pub fn for_connection_with_source(
         c: &crate::Connection,
     ) -> Result<(Plan, crate::definition::sources::DefSource), DefError> {
-        let err = |reason: String| DefError {
+        let err = |kind: DefErrorKind, reason: String| DefError {
+            kind,
             datatype: c.datatype.clone(),
             line: None,
             reason,
@@ -200,8 +201,7 @@ impl Plan {
                     &c.schema_data
                 };
                 return Plan::protobuf(set, &c.datatype)
-                    .map(|p| (p, crate::definition::sources::DefSource::Recording))
-                    .map_err(err);
+                    .map(|p| (p, crate::definition::sources::DefSource::Recording));
             }
             "json" if c.schema_encoding == "jsonschema" => {
                 let name = if c.datatype.is_empty() {
@@ -210,10 +210,14 @@ impl Plan {
                     &c.datatype
                 };
                 return Plan::json(&c.message_definition, name)
-                    .map(|p| (p, crate::definition::sources::DefSource::Recording))
-                    .map_err(err);
+                    .map(|p| (p, crate::definition::sources::DefSource::Recording));
             }
-            other => return Err(err(format!("not decoded: encoding {other}"))),
+            other => {
+                return Err(err(
+                    DefErrorKind::NotDecoded,
+                    format!("not decoded: encoding {other}"),
+                ))
+            }
         };
         let dialect = if cdr { Dialect::Ros2 } else { Dialect::Ros1 };
         let text = c.message_definition.as_str();
@@ -221,9 +225,10 @@ impl Plan {
             Some(match c.schema_encoding.as_str() {
                 "" | "ros1msg" | "ros2msg" => MsgDef::parse_dialect(&c.datatype, text, dialect),
                 "ros2idl" | "omgidl" => crate::definition::idl::parse(&c.datatype, text),
-                other => Err(err(format!(
-                    "not decoded: definition language {other} (bagscope reads ros1msg, ros2msg, ros2idl and omgidl)"
-                ))),
+                other => Err(err(
+                    DefErrorKind::NotDecoded,
+                    format!("not decoded: definition language {other} (bagscope reads ros1msg, ros2msg, ros2idl and omgidl)"),
+                )),
             })
         } else if !cdr && c.md5sum == EMPTY_MD5 {
             Some(MsgDef::parse_dialect(&c.datatype, "", dialect))
@@ -253,10 +258,13 @@ impl Plan {
                     crate::definition::sources::DefSource::Recording,
                 ),
                 None => {
-                    return Err(err(format!(
-                        "the recording stores no definition for {} on {}, and none was found on the message search path (--msg-path, BAGSCOPE_MSG_PATH, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH) or among the definitions bagscope ships",
-                        c.datatype, c.topic
-                    )))
+                    return Err(err(
+                        DefErrorKind::Missing,
+                        format!(
+                            "the recording stores no definition for {} on {}, and none was found on the message search path (--msg-path, BAGSCOPE_MSG_PATH, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH) or among the definitions bagscope ships",
+                            c.datatype, c.topic
+                        ),
+                    ))
                 }
             },
         };

@@ -11,9 +11,14 @@
 //! are skipped. Errors name the field path and the byte offset.
 
 use std::collections::HashMap;
+use std::fmt;
 
-use super::{DecodeError, Node, Value};
-use crate::definition::msg::{ArrayKind, Constant, Field, FieldType, MsgDef, MsgType, Primitive};
+use super::{Node, Value};
+use crate::error::DecodeError;
+use crate::definition::msg::{
+    ArrayKind, Constant, Field, FieldType, MsgDef, MsgType, Primitive,
+};
+use crate::error::DefError;
 
 /// Deepest nesting of messages decoded (a message that nests deeper is refused).
 const MAX_DEPTH: usize = 100;
@@ -84,6 +89,72 @@ pub struct Schema {
     by_number: Vec<HashMap<u32, usize>>,
 }
 
+/// What is wrong with protobuf bytes (a descriptor set's or a message's), and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WireError {
+    /// A varint runs past the end of the bytes.
+    VarintPastEnd {
+        /// Where it ends.
+        at: usize,
+    },
+    /// A varint longer than 10 bytes.
+    VarintTooLong {
+        /// Where it stops.
+        at: usize,
+    },
+    /// A length claims more bytes than remain.
+    Claimed {
+        /// The bytes claimed.
+        n: usize,
+        /// Where.
+        at: usize,
+        /// How many bytes there are.
+        len: usize,
+    },
+    /// A field number or length that does not fit.
+    OutOfRange(&'static str, u64),
+    /// A group without its end.
+    UnendedGroup(u32),
+    /// A wire type protobuf does not have.
+    WireType {
+        /// The wire type.
+        wire: u8,
+        /// Where.
+        at: usize,
+    },
+    /// Message types nested deeper than bagscope follows.
+    TooDeep,
+    /// Bytes where a number was expected.
+    NotANumber,
+    /// A wire type that the field's type is never written with.
+    KindMismatch {
+        /// The wire type.
+        wire: u8,
+        /// The field's type.
+        kind: String,
+    },
+}
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::VarintPastEnd { at } => write!(f, "a varint runs past the end at byte {at}"),
+            Self::VarintTooLong { at } => write!(f, "a varint longer than 10 bytes at byte {at}"),
+            Self::Claimed { n, at, len } => write!(f, "{n} bytes claimed at byte {at} of {len}"),
+            Self::OutOfRange(what, v) => write!(f, "{what} {v} out of range"),
+            Self::UnendedGroup(n) => write!(f, "group {n} has no end"),
+            Self::WireType { wire, at } => write!(f, "wire type {wire} at byte {at}"),
+            Self::TooDeep => f.write_str("message types nested too deep"),
+            Self::KindMismatch { wire, kind } => write!(f, "wire type {wire} for a {kind} field"),
+            Self::NotANumber => {
+                f.write_str("a length-delimited value where a number was expected")
+            }
+        }
+    }
+}
+
+impl std::error::Error for WireError {}
+
 /// A minimal reader of the protobuf wire format.
 struct Wire<'a> {
     b: &'a [u8],
@@ -91,53 +162,55 @@ struct Wire<'a> {
 }
 
 impl<'a> Wire<'a> {
-    fn varint(&mut self) -> Result<u64, String> {
+    fn varint(&mut self) -> Result<u64, WireError> {
         let mut v = 0u64;
         for k in 0..10 {
             let byte = *self
                 .b
                 .get(self.pos)
-                .ok_or_else(|| format!("a varint runs past the end at byte {}", self.pos))?;
+                .ok_or(WireError::VarintPastEnd { at: self.pos })?;
             self.pos += 1;
             v |= u64::from(byte & 0x7f) << (7 * k);
             if byte & 0x80 == 0 {
                 return Ok(v);
             }
         }
-        Err(format!(
-            "a varint longer than 10 bytes at byte {}",
-            self.pos
-        ))
+        Err(WireError::VarintTooLong { at: self.pos })
     }
 
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
         let end = self
             .pos
             .checked_add(n)
             .filter(|&e| e <= self.b.len())
-            .ok_or_else(|| format!("{n} bytes claimed at byte {} of {}", self.pos, self.b.len()))?;
+            .ok_or(WireError::Claimed {
+                n,
+                at: self.pos,
+                len: self.b.len(),
+            })?;
         let s = &self.b[self.pos..end];
         self.pos = end;
         Ok(s)
     }
 
     /// The next field's number and wire type, or `None` at the end.
-    fn key(&mut self) -> Result<Option<(u32, u8)>, String> {
+    fn key(&mut self) -> Result<Option<(u32, u8)>, WireError> {
         if self.pos >= self.b.len() {
             return Ok(None);
         }
         let k = self.varint()?;
-        let number = u32::try_from(k >> 3).map_err(|_| format!("field number {}", k >> 3))?;
+        let number = u32::try_from(k >> 3).map_err(|_| WireError::OutOfRange("field number", k >> 3))?;
         Ok(Some((number, (k & 7) as u8)))
     }
 
-    fn len_delimited(&mut self) -> Result<&'a [u8], String> {
-        let n = usize::try_from(self.varint()?).map_err(|_| "length out of range".to_string())?;
+    fn len_delimited(&mut self) -> Result<&'a [u8], WireError> {
+        let v = self.varint()?;
+        let n = usize::try_from(v).map_err(|_| WireError::OutOfRange("length", v))?;
         self.take(n)
     }
 
     /// Skips a value of wire type `wire` (groups to their end).
-    fn skip(&mut self, wire: u8, number: u32) -> Result<(), String> {
+    fn skip(&mut self, wire: u8, number: u32) -> Result<(), WireError> {
         match wire {
             0 => self.varint().map(|_| ()),
             1 => self.take(8).map(|_| ()),
@@ -149,11 +222,14 @@ impl<'a> Wire<'a> {
                     match self.key()? {
                         Some((n, 4)) if n == number => return Ok(()),
                         Some((n, w)) => self.skip(w, n)?,
-                        None => return Err(format!("group {number} has no end")),
+                        None => return Err(WireError::UnendedGroup(number)),
                     }
                 }
             }
-            w => Err(format!("wire type {w} at byte {}", self.pos)),
+            w => Err(WireError::WireType {
+                wire: w,
+                at: self.pos,
+            }),
         }
     }
 }
@@ -177,13 +253,16 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn field_desc(b: &[u8]) -> Result<FieldDesc, String> {
+fn field_desc(b: &[u8]) -> Result<FieldDesc, WireError> {
     let mut w = Wire { b, pos: 0 };
     let mut f = FieldDesc::default();
     while let Some((n, wt)) = w.key()? {
         match (n, wt) {
             (1, 2) => f.name = text(w.len_delimited()?),
-            (3, 0) => f.number = u32::try_from(w.varint()?).map_err(|_| "field number")?,
+            (3, 0) => {
+                let v = w.varint()?;
+                f.number = u32::try_from(v).map_err(|_| WireError::OutOfRange("field number", v))?
+            }
             (4, 0) => f.label = w.varint()?,
             (5, 0) => f.ty = w.varint()?,
             (6, 2) => f.type_name = text(w.len_delimited()?),
@@ -200,9 +279,9 @@ fn message_desc(
     msgs: &mut HashMap<String, MessageDesc>,
     enums: &mut Vec<EnumDesc>,
     depth: usize,
-) -> Result<(), String> {
+) -> Result<(), WireError> {
     if depth > MAX_DEPTH {
-        return Err("message types nested too deep".into());
+        return Err(WireError::TooDeep);
     }
     let mut w = Wire { b, pos: 0 };
     let mut fields = Vec::new();
@@ -231,7 +310,7 @@ fn message_desc(
 /// An enum's name and its values (name, number).
 type EnumDesc = (String, Vec<(String, i32)>);
 
-fn enum_desc(b: &[u8]) -> Result<EnumDesc, String> {
+fn enum_desc(b: &[u8]) -> Result<EnumDesc, WireError> {
     let mut w = Wire { b, pos: 0 };
     let mut name = String::new();
     let mut values = Vec::new();
@@ -260,7 +339,7 @@ fn enum_desc(b: &[u8]) -> Result<EnumDesc, String> {
 }
 
 /// Every message type of a `FileDescriptorSet`, by full name, and the enums, by full name.
-fn descriptors(set: &[u8]) -> Result<(HashMap<String, MessageDesc>, Vec<EnumDesc>), String> {
+fn descriptors(set: &[u8]) -> Result<(HashMap<String, MessageDesc>, Vec<EnumDesc>), WireError> {
     let mut msgs = HashMap::new();
     let mut enums = Vec::new();
     let mut w = Wire { b: set, pos: 0 };
@@ -314,14 +393,20 @@ pub fn message_types(set: &[u8]) -> Vec<String> {
 }
 
 /// The definition and wire facts of message type `root` (`pkg.Msg`) of a `FileDescriptorSet`.
-pub fn compile(set: &[u8], root: &str) -> Result<(MsgDef, Schema), String> {
-    let (msgs, enums) = descriptors(set).map_err(|e| format!("FileDescriptorSet: {e}"))?;
+pub fn compile(set: &[u8], root: &str) -> Result<(MsgDef, Schema), DefError> {
+    let err = |reason: String| DefError {
+        kind: crate::error::DefErrorKind::Invalid,
+        datatype: root.to_string(),
+        line: None,
+        reason,
+    };
+    let (msgs, enums) = descriptors(set).map_err(|e| err(format!("FileDescriptorSet: {e}")))?;
     let root = format!(".{}", root.trim_start_matches('.'));
     if !msgs.contains_key(&root) {
-        return Err(format!(
+        return Err(err(format!(
             "the FileDescriptorSet has no message type {}",
             &root[1..]
-        ));
+        )));
     }
     let mut order = vec![root.clone()];
     let mut index: HashMap<String, usize> = HashMap::from([(root, 0)]);
@@ -361,12 +446,12 @@ pub fn compile(set: &[u8], root: &str) -> Result<(MsgDef, Schema), String> {
                     } else if enums.iter().any(|e| e.0 == f.type_name) || f.ty == 14 {
                         Kind::Enum
                     } else {
-                        return Err(format!(
+                        return Err(err(format!(
                             "field {} of {}: unknown type {}",
                             f.name,
                             &name[1..],
                             f.type_name
-                        ));
+                        )));
                     }
                 }
                 12 => Kind::Bytes,
@@ -375,7 +460,7 @@ pub fn compile(set: &[u8], root: &str) -> Result<(MsgDef, Schema), String> {
                 16 => Kind::SFixed64,
                 17 => Kind::SInt32,
                 18 => Kind::SInt64,
-                t => return Err(format!("field {} of {}: type {t}", f.name, &name[1..])),
+                t => return Err(err(format!("field {} of {}: type {t}", f.name, &name[1..]))),
             };
             let (ty, array, type_text) = match kind {
                 Kind::Message(i) => (
@@ -493,13 +578,13 @@ impl Schema {
         depth: usize,
         path: &mut Vec<String>,
     ) -> Result<Node, DecodeError> {
-        let err = |path: &[String], offset: usize, reason: String| DecodeError {
+        let err = |path: &[String], offset: usize, reason: WireError| DecodeError {
             path: path.join("."),
             offset,
-            reason,
+            reason: reason.to_string(),
         };
         if depth > MAX_DEPTH {
-            return Err(err(path, base, "messages nested too deep".into()));
+            return Err(err(path, base, WireError::TooDeep));
         }
         let fields = &self.types[ty];
         let mut acc: Vec<Acc> = fields.iter().map(|_| Acc::None).collect();
@@ -532,7 +617,10 @@ impl Schema {
                 return Err(err(
                     path,
                     base + at,
-                    format!("wire type {wt} for a {kind:?} field"),
+                    WireError::KindMismatch {
+                        wire: wt,
+                        kind: format!("{kind:?}"),
+                    },
                 ));
             } else {
                 let node = match kind {
@@ -656,12 +744,12 @@ fn default_value(k: Kind) -> Value {
 }
 
 /// One number of kind `k`.
-fn scalar(w: &mut Wire<'_>, k: Kind) -> Result<Value, String> {
-    let four = |w: &mut Wire<'_>| -> Result<[u8; 4], String> {
+fn scalar(w: &mut Wire<'_>, k: Kind) -> Result<Value, WireError> {
+    let four = |w: &mut Wire<'_>| -> Result<[u8; 4], WireError> {
         let b = w.take(4)?;
         Ok([b[0], b[1], b[2], b[3]])
     };
-    let eight = |w: &mut Wire<'_>| -> Result<[u8; 8], String> {
+    let eight = |w: &mut Wire<'_>| -> Result<[u8; 8], WireError> {
         let b = w.take(8)?;
         let mut a = [0u8; 8];
         a.copy_from_slice(b);
@@ -689,7 +777,7 @@ fn scalar(w: &mut Wire<'_>, k: Kind) -> Result<Value, String> {
             Value::I64(((v >> 1) as i64) ^ -((v & 1) as i64))
         }
         Kind::String | Kind::Bytes | Kind::Message(_) => {
-            return Err("a length-delimited value where a number was expected".into())
+            return Err(WireError::NotANumber)
         }
     })
 }
@@ -825,15 +913,15 @@ mod tests {
         }
         let e = schema.decode(&def, &deep).unwrap_err();
         assert!(e.reason.contains("nested too deep"), "{e}");
-        assert!(compile(&set(), "t.Nope")
-            .unwrap_err()
-            .contains("no message type t.Nope"));
+        let e = compile(&set(), "t.Nope").unwrap_err();
+        assert_eq!(e.datatype, "t.Nope");
+        assert!(e.reason.contains("no message type t.Nope"), "{e}");
         assert!(compile(&set()[..10], "t.M").is_err());
         let mut unknown = ld(1, b"M");
         unknown.extend(ld(2, &field("x", 1, 1, 11, ".t.Missing")));
         let mut file = ld(2, b"t");
         file.extend(ld(4, &unknown));
         let e = compile(&ld(1, &file), "t.M").unwrap_err();
-        assert!(e.contains("unknown type .t.Missing"), "{e}");
+        assert!(e.reason.contains("unknown type .t.Missing"), "{e}");
     }
 }

@@ -11,6 +11,8 @@
 //! differs: it is left out, never guessed.
 
 use crate::definition::msg::{ArrayKind, Dialect, FieldType, MsgDef, Primitive};
+use super::convert::{field_named, match_types, same_arrays, Rules};
+use crate::error::ConvertError;
 use crate::encoding::{Plan, Value};
 
 /// A connection's conversion, compiled once.
@@ -34,10 +36,10 @@ pub(crate) fn target_definition(
     c: &crate::Connection,
     datatype: &str,
     dialect: Dialect,
-) -> Result<(String, MsgDef), String> {
+) -> Result<(String, MsgDef), ConvertError> {
     let (text, _) =
         crate::definition::sources::lookup_for(datatype, dialect, "").ok_or_else(|| {
-            format!(
+            ConvertError::new(format!(
                 "{} has no {} definition (none on the search path or shipped)",
                 c.datatype,
                 if dialect == Dialect::Ros1 {
@@ -45,9 +47,9 @@ pub(crate) fn target_definition(
                 } else {
                     "ROS 2"
                 }
-            )
+            ))
         })?;
-    let def = MsgDef::parse_dialect(datatype, &text, dialect).map_err(|e| e.to_string())?;
+    let def = MsgDef::parse_dialect(datatype, &text, dialect).map_err(|e| ConvertError::new(e.to_string()))?;
     Ok((text, def))
 }
 
@@ -64,99 +66,45 @@ fn is_builtin(def: &MsgDef, ty: usize, which: &str) -> bool {
         == format!("builtin_interfaces/{which}")
 }
 
-/// The field of `fields` named `name`, or else the one named so but for ASCII case (ROS 2
-/// lowercased some field names: `sensor_msgs/CameraInfo`'s `D`, `K`, `R`, `P` are `d`, `k`,
-/// `r`, `p`), if only one is.
-pub(crate) fn field_named(fields: &[crate::definition::msg::Field], name: &str) -> Option<usize> {
-    if let Some(i) = fields.iter().position(|f| f.name == name) {
-        return Some(i);
-    }
-    let mut it = fields
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.name.eq_ignore_ascii_case(name));
-    match (it.next(), it.next()) {
-        (Some((i, _)), None) => Some(i),
-        _ => None,
-    }
-}
-
-fn is_header_seq(dst: &MsgDef, d: usize, name: &str) -> bool {
-    name == "seq" && crate::definition::msg::normalize_type(&dst.types[d].name).ends_with("Header")
-}
-
 /// Checks that ROS 2 type `s` (of `src`) converts to ROS 1 type `d` (of `dst`).
-fn check(src: &MsgDef, s: usize, dst: &MsgDef, d: usize, path: &str) -> Result<(), String> {
-    let st = &src.types[s];
-    let dt = &dst.types[d];
-    for f in &st.fields {
-        if field_named(&dt.fields, &f.name).is_none() {
-            return Err(format!(
-                "{path}{}: ROS 2 field of {} has no counterpart in ROS 1 {}",
-                f.name, st.name, dt.name
-            ));
+fn check(src: &MsgDef, dst: &MsgDef) -> Result<(), ConvertError> {
+    let leaf = |a: &FieldType, b: &FieldType| match (a, b) {
+        (FieldType::Message(j), FieldType::Primitive(Primitive::Time)) => {
+            is_builtin(src, *j, "Time")
         }
-    }
-    for g in &dt.fields {
-        let Some(f) = field_named(&st.fields, &g.name).map(|i| &st.fields[i]) else {
-            if is_header_seq(dst, d, &g.name) {
-                continue;
-            }
-            return Err(format!(
-                "{path}{}: ROS 1 field of {} has no counterpart in ROS 2 {}",
-                g.name, dt.name, st.name
-            ));
-        };
-        let here = format!("{path}{}.", g.name);
-        let arrays_match = match (f.array, g.array) {
-            (ArrayKind::Scalar, ArrayKind::Scalar) | (ArrayKind::Variable, ArrayKind::Variable) => {
-                true
-            }
-            (ArrayKind::Fixed(a), ArrayKind::Fixed(b)) => a == b,
-            _ => false,
-        };
-        let differ = || {
-            format!(
-                "{path}{}: {} in ROS 2, {} in ROS 1",
-                g.name, f.type_text, g.type_text
-            )
-        };
-        if !arrays_match {
-            return Err(differ());
+        (FieldType::Message(j), FieldType::Primitive(Primitive::Duration)) => {
+            is_builtin(src, *j, "Duration")
         }
-        match (&f.ty, &g.ty) {
-            (FieldType::Message(j), FieldType::Primitive(Primitive::Time))
-                if is_builtin(src, *j, "Time") => {}
-            (FieldType::Message(j), FieldType::Primitive(Primitive::Duration))
-                if is_builtin(src, *j, "Duration") => {}
-            (FieldType::Primitive(a), FieldType::Primitive(b)) => {
-                let same_width = a.size() == b.size() && a.is_numeric() == b.is_numeric();
-                if a != b && !same_width {
-                    return Err(differ());
-                }
-                if matches!(a, Primitive::Time | Primitive::Duration)
-                    || matches!(b, Primitive::Time | Primitive::Duration)
-                {
-                    return Err(differ());
-                }
-            }
-            (FieldType::Message(i), FieldType::Message(j)) => check(src, *i, dst, *j, &here)?,
-            _ => return Err(differ()),
+        (FieldType::Primitive(a), FieldType::Primitive(b)) => {
+            let same_width = a.size() == b.size() && a.is_numeric() == b.is_numeric();
+            let time = |p: &Primitive| matches!(p, Primitive::Time | Primitive::Duration);
+            (a == b || same_width) && !time(a) && !time(b)
         }
-    }
-    Ok(())
+        _ => false,
+    };
+    let rules = Rules {
+        sides: ("ROS 2", "ROS 1"),
+        exact_names: false,
+        header_seq: true,
+        drop_missing: false,
+        default_missing: false,
+        by_type: false,
+        arrays: same_arrays,
+        leaf: &leaf,
+    };
+    match_types(src, 0, dst, 0, &rules).map(|_| ())
 }
 
 impl ToRos1 {
     /// Compiles the conversion of a ROS 2 (CDR) connection, or says why it cannot be converted.
-    pub fn new(c: &crate::Connection) -> Result<ToRos1, String> {
+    pub fn new(c: &crate::Connection) -> Result<ToRos1, ConvertError> {
         if c.encoding != "cdr" {
-            return Err(format!("{} is {}-encoded, not CDR", c.topic, c.encoding));
+            return Err(ConvertError::new(format!("{} is {}-encoded, not CDR", c.topic, c.encoding)));
         }
-        let src = Plan::for_connection(c).map_err(|e| e.to_string())?;
+        let src = Plan::for_connection(c).map_err(|e| ConvertError::new(e.to_string()))?;
         let datatype = ros1_name(&c.datatype);
         let (definition, dst) = target_definition(c, &datatype, Dialect::Ros1)?;
-        check(&src.def, 0, &dst, 0, "").map_err(|e| format!("{} → {datatype}: {e}", c.datatype))?;
+        check(&src.def, &dst).map_err(|e| e.of(format!("{} → {datatype}", c.datatype)))?;
         let md5 = Plan::new(dst.clone()).md5;
         Ok(ToRos1 {
             src,
@@ -168,8 +116,8 @@ impl ToRos1 {
     }
 
     /// Converts one message: CDR bytes (with their header) in, ROS 1 bytes out.
-    pub fn convert(&self, cdr: &[u8]) -> Result<Vec<u8>, String> {
-        let v = self.src.decode(cdr).map_err(|e| e.to_string())?;
+    pub fn convert(&self, cdr: &[u8]) -> Result<Vec<u8>, ConvertError> {
+        let v = self.src.decode(cdr).map_err(|e| ConvertError::new(e.to_string()))?;
         let mut out = Vec::with_capacity(cdr.len() + 16);
         message(&mut out, &self.src.def, &self.dst, 0, &v.value)?;
         Ok(out)
@@ -190,20 +138,20 @@ fn int(v: &Value) -> Option<i64> {
 }
 
 /// `sec` and `nanosec` of a decoded `builtin_interfaces/Time` or `Duration`.
-fn sec_nsec(v: &Value) -> Result<(i64, i64), String> {
+fn sec_nsec(v: &Value) -> Result<(i64, i64), ConvertError> {
     match v {
         Value::Time { sec, nsec } => Ok((i64::from(*sec), i64::from(*nsec))),
         Value::Duration { sec, nsec } => Ok((i64::from(*sec), i64::from(*nsec))),
         Value::Message { fields, .. } if fields.len() == 2 => {
-            let s = int(&fields[0].value).ok_or("sec is not an integer")?;
-            let n = int(&fields[1].value).ok_or("nanosec is not an integer")?;
+            let s = int(&fields[0].value).ok_or_else(|| ConvertError::new("sec is not an integer"))?;
+            let n = int(&fields[1].value).ok_or_else(|| ConvertError::new("nanosec is not an integer"))?;
             Ok((s, n))
         }
-        other => Err(format!("not a time: {other:?}")),
+        other => Err(ConvertError::new(format!("not a time: {other:?}"))),
     }
 }
 
-fn prim(out: &mut Vec<u8>, p: Primitive, v: &Value) -> Result<(), String> {
+fn prim(out: &mut Vec<u8>, p: Primitive, v: &Value) -> Result<(), ConvertError> {
     // Values are written at the ROS 1 type's width (equal to the ROS 2 one, checked).
     match v {
         Value::Bool(b) => out.push(u8::from(*b)),
@@ -221,7 +169,7 @@ fn prim(out: &mut Vec<u8>, p: Primitive, v: &Value) -> Result<(), String> {
             out.extend_from_slice(&(s.len() as u32).to_le_bytes());
             out.extend_from_slice(s);
         }
-        other => return Err(format!("cannot write {other:?} as {p:?}")),
+        other => return Err(ConvertError::new(format!("cannot write {other:?} as {p:?}"))),
     }
     Ok(())
 }
@@ -232,7 +180,7 @@ fn scalar(
     dst: &MsgDef,
     ty: &FieldType,
     v: &Value,
-) -> Result<(), String> {
+) -> Result<(), ConvertError> {
     match ty {
         FieldType::Primitive(Primitive::Time) => {
             let (s, n) = sec_nsec(v)?;
@@ -257,9 +205,9 @@ fn message(
     dst: &MsgDef,
     d: usize,
     v: &Value,
-) -> Result<(), String> {
+) -> Result<(), ConvertError> {
     let Value::Message { ty: s, fields } = v else {
-        return Err("expected a message".into());
+        return Err(ConvertError::new("expected a message"));
     };
     let st = &src.types[*s];
     for g in &dst.types[d].fields {
@@ -268,7 +216,7 @@ fn message(
             out.extend_from_slice(&0u32.to_le_bytes());
             continue;
         };
-        let val = &fields.get(k).ok_or("a field is missing")?.value;
+        let val = &fields.get(k).ok_or_else(|| ConvertError::new("a field is missing"))?.value;
         match g.array {
             ArrayKind::Scalar => scalar(out, src, dst, &g.ty, val)?,
             ArrayKind::Fixed(_) | ArrayKind::Variable => {
@@ -285,11 +233,11 @@ fn message(
                     }
                     Value::Prims(..) => {
                         for i in 0..n {
-                            let e = val.element(i).map(|x| x.0).ok_or("array element")?;
+                            let e = val.element(i).map(|x| x.0).ok_or_else(|| ConvertError::new("array element"))?;
                             scalar(out, src, dst, &g.ty, &e)?;
                         }
                     }
-                    other => return Err(format!("{}: not an array: {other:?}", g.name)),
+                    other => return Err(ConvertError::new(format!("{}: not an array: {other:?}", g.name))),
                 }
             }
         }

@@ -18,6 +18,8 @@
 //! With `strict` ([`ToRos2::with_types`]) neither happens.
 
 use crate::definition::msg::{ArrayKind, Dialect, FieldType, MsgDef, Primitive};
+use super::convert::{field_named, is_header_seq, match_types, same_arrays, Rules};
+use crate::error::ConvertError;
 use crate::encoding::{Plan, Value};
 
 /// A connection's conversion, compiled once.
@@ -142,13 +144,13 @@ fn in_order(
     }
     let st = &src.types[s];
     let dt = &dst.types[d];
-    if st.fields.iter().any(|f| is_dropped_seq(st, dt, f)) {
+    if st.fields.iter().any(|f| is_header_seq(st, dt, f)) {
         drop_seq[s] = true;
     }
     let mut sf = st
         .fields
         .iter()
-        .filter(|f| !is_dropped_seq(st, dt, f))
+        .filter(|f| !is_header_seq(st, dt, f))
         .peekable();
     for g in &dt.fields {
         let Some(f) = sf.next() else { return false };
@@ -165,16 +167,6 @@ fn in_order(
 }
 
 /// `Header.seq`, which ROS 2 dropped.
-fn is_dropped_seq(
-    st: &crate::definition::msg::MsgType,
-    dt: &crate::definition::msg::MsgType,
-    f: &crate::definition::msg::Field,
-) -> bool {
-    f.name == "seq"
-        && crate::definition::msg::normalize_type(&st.name).ends_with("Header")
-        && !dt.fields.iter().any(|g| g.name == "seq")
-}
-
 /// The first `n` bytes of `inp`, taken off it.
 fn take<'a>(inp: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
     if inp.len() < n {
@@ -205,91 +197,54 @@ fn is_builtin(def: &MsgDef, ty: usize, which: &str) -> bool {
         == format!("builtin_interfaces/{which}")
 }
 
-/// Checks that ROS 1 type `s` (of `src`) converts to ROS 2 type `d` (of `dst`).
-fn check(src: &MsgDef, s: usize, dst: &MsgDef, d: usize, path: &str) -> Result<(), String> {
-    let st = &src.types[s];
-    let dt = &dst.types[d];
-    for f in &st.fields {
-        if is_dropped_seq(st, dt, f) {
-            continue;
+/// Checks that ROS 1 type `src` converts to ROS 2 type `dst`.
+fn check(src: &MsgDef, dst: &MsgDef) -> Result<(), ConvertError> {
+    let leaf = |a: &FieldType, b: &FieldType| match (a, b) {
+        (FieldType::Primitive(a), FieldType::Primitive(b)) => {
+            a == b || (a.size() == b.size() && a.is_numeric() == b.is_numeric())
         }
-        if super::to_ros1::field_named(&dt.fields, &f.name).is_none() {
-            return Err(format!(
-                "{path}{}: ROS 1 field of {} has no counterpart in ROS 2 {}",
-                f.name, st.name, dt.name
-            ));
+        (FieldType::Primitive(Primitive::Time), FieldType::Message(j)) => {
+            is_builtin(dst, *j, "Time")
         }
-    }
-    for g in &dt.fields {
-        let Some(f) = super::to_ros1::field_named(&st.fields, &g.name).map(|i| &st.fields[i])
-        else {
-            return Err(format!(
-                "{path}{}: ROS 2 field of {} has no counterpart in ROS 1 {}",
-                g.name, dt.name, st.name
-            ));
-        };
-        let here = format!("{path}{}.", g.name);
-        let arrays_match = match (f.array, g.array) {
-            (ArrayKind::Scalar, ArrayKind::Scalar) | (ArrayKind::Variable, ArrayKind::Variable) => {
-                true
-            }
-            (ArrayKind::Fixed(a), ArrayKind::Fixed(b)) => a == b,
-            _ => false,
-        };
-        if !arrays_match {
-            return Err(format!(
-                "{path}{}: {} in ROS 1, {} in ROS 2",
-                g.name, f.type_text, g.type_text
-            ));
+        (FieldType::Primitive(Primitive::Duration), FieldType::Message(j)) => {
+            is_builtin(dst, *j, "Duration")
         }
-        match (&f.ty, &g.ty) {
-            (FieldType::Primitive(a), FieldType::Primitive(b)) => {
-                let same_width = a.size() == b.size() && a.is_numeric() == b.is_numeric();
-                if a != b && !same_width {
-                    return Err(format!(
-                        "{path}{}: {} in ROS 1, {} in ROS 2",
-                        g.name, f.type_text, g.type_text
-                    ));
-                }
-            }
-            (FieldType::Primitive(Primitive::Time), FieldType::Message(j))
-                if is_builtin(dst, *j, "Time") => {}
-            (FieldType::Primitive(Primitive::Duration), FieldType::Message(j))
-                if is_builtin(dst, *j, "Duration") => {}
-            (FieldType::Message(i), FieldType::Message(j)) => check(src, *i, dst, *j, &here)?,
-            _ => {
-                return Err(format!(
-                    "{path}{}: {} in ROS 1, {} in ROS 2",
-                    g.name, f.type_text, g.type_text
-                ))
-            }
-        }
-    }
-    Ok(())
+        _ => false,
+    };
+    let rules = Rules {
+        sides: ("ROS 1", "ROS 2"),
+        exact_names: false,
+        header_seq: true,
+        drop_missing: false,
+        default_missing: false,
+        by_type: false,
+        arrays: same_arrays,
+        leaf: &leaf,
+    };
+    match_types(src, 0, dst, 0, &rules).map(|_| ())
 }
 
 impl ToRos2 {
     /// Compiles the conversion of a ROS 1 connection, or says why it cannot be converted:
     /// types without a ROS 2 definition are translated from their ROS 1 one.
-    pub fn new(c: &crate::Connection) -> Result<ToRos2, String> {
+    pub fn new(c: &crate::Connection) -> Result<ToRos2, ConvertError> {
         ToRos2::with_types(c, false)
     }
 
     /// [`Self::new`]; with `strict`, only a ROS 2 definition of the same name is taken (no
     /// translation, no mapping to another type).
-    pub fn with_types(c: &crate::Connection, strict: bool) -> Result<ToRos2, String> {
+    pub fn with_types(c: &crate::Connection, strict: bool) -> Result<ToRos2, ConvertError> {
         if c.encoding != "ros1" {
-            return Err(format!("{} is {}-encoded, not ROS 1", c.topic, c.encoding));
+            return Err(ConvertError::new(format!("{} is {}-encoded, not ROS 1", c.topic, c.encoding)));
         }
-        let src = Plan::for_connection(c).map_err(|e| e.to_string())?;
+        let src = Plan::for_connection(c).map_err(|e| ConvertError::new(e.to_string()))?;
         let compile = |datatype: &str, text: String, origin: Ros2Origin| {
             let dst =
-                MsgDef::parse_dialect(datatype, &text, Dialect::Ros2).map_err(|e| e.to_string())?;
-            check(&src.def, 0, &dst, 0, "")
-                .map_err(|e| format!("{} → {datatype}: {e}", c.datatype))?;
+                MsgDef::parse_dialect(datatype, &text, Dialect::Ros2).map_err(|e| ConvertError::new(e.to_string()))?;
+            check(&src.def, &dst).map_err(|e| e.of(format!("{} → {datatype}", c.datatype)))?;
             let mut drop_seq = vec![false; src.def.types.len()];
             let direct = in_order(&src.def, 0, &dst, 0, 0, &mut drop_seq);
-            Ok::<_, String>(ToRos2 {
+            Ok::<_, ConvertError>(ToRos2 {
                 src: src.clone(),
                 dst,
                 datatype: datatype.to_string(),
@@ -314,10 +269,10 @@ impl ToRos2 {
         let datatype = ros2_name(&c.datatype);
         match crate::definition::sources::lookup_for(&datatype, Dialect::Ros2, "") {
             Some((text, _)) => compile(&datatype, text, Ros2Origin::Found),
-            None if strict => Err(format!(
+            None if strict => Err(ConvertError::new(format!(
                 "{} has no ROS 2 definition (none on the search path or shipped)",
                 c.datatype
-            )),
+            ))),
             None => {
                 let (text, names) = translate(&src.def);
                 compile(&datatype, text, Ros2Origin::Translated(names))
@@ -343,14 +298,14 @@ impl ToRos2 {
     }
 
     /// Converts one message: ROS 1 bytes in, CDR (little endian, with its header) out.
-    pub fn convert(&self, ros1: &[u8]) -> Result<Vec<u8>, String> {
+    pub fn convert(&self, ros1: &[u8]) -> Result<Vec<u8>, ConvertError> {
         let mut out = Vec::with_capacity(ros1.len() + 16);
         self.convert_into(ros1, &mut out)?;
         Ok(out)
     }
 
     /// [`Self::convert`], appending to `out` (nothing appended on an error).
-    pub fn convert_into(&self, ros1: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    pub fn convert_into(&self, ros1: &[u8], out: &mut Vec<u8>) -> Result<(), ConvertError> {
         if self.direct {
             let base = out.len();
             out.extend_from_slice(&[0, 1, 0, 0]);
@@ -380,8 +335,8 @@ impl ToRos2 {
 
     /// [`Self::convert`] through the decoded value tree (any field order; and the errors).
     #[doc(hidden)]
-    pub fn convert_by_value(&self, ros1: &[u8]) -> Result<Vec<u8>, String> {
-        let v = self.src.decode(ros1).map_err(|e| e.to_string())?;
+    pub fn convert_by_value(&self, ros1: &[u8]) -> Result<Vec<u8>, ConvertError> {
+        let v = self.src.decode(ros1).map_err(|e| ConvertError::new(e.to_string()))?;
         let mut out = Vec::with_capacity(ros1.len() + 16);
         out.extend_from_slice(&[0, 1, 0, 0]);
         let mut w = Cdr {
@@ -413,7 +368,7 @@ impl Cdr<'_> {
         self.out.extend_from_slice(&x.to_le_bytes());
     }
 
-    fn prim(&mut self, p: Primitive, v: &Value) -> Result<(), String> {
+    fn prim(&mut self, p: Primitive, v: &Value) -> Result<(), ConvertError> {
         // Values are written at the ROS 2 type's width (equal to the ROS 1 one, checked).
         let le: Vec<u8> = match v {
             Value::Bool(b) => vec![u8::from(*b)],
@@ -433,7 +388,7 @@ impl Cdr<'_> {
                 self.out.push(0);
                 return Ok(());
             }
-            other => return Err(format!("cannot write {other:?} as {p:?}")),
+            other => return Err(ConvertError::new(format!("cannot write {other:?} as {p:?}"))),
         };
         self.align(le.len());
         self.out.extend_from_slice(&le);
@@ -559,7 +514,7 @@ impl Cdr<'_> {
         dst: &MsgDef,
         ty: &FieldType,
         v: &Value,
-    ) -> Result<(), String> {
+    ) -> Result<(), ConvertError> {
         match (ty, v) {
             (FieldType::Message(_), Value::Time { sec, nsec }) => {
                 self.time(i64::from(*sec), i64::from(*nsec));
@@ -574,9 +529,9 @@ impl Cdr<'_> {
         }
     }
 
-    fn message(&mut self, src: &MsgDef, dst: &MsgDef, d: usize, v: &Value) -> Result<(), String> {
+    fn message(&mut self, src: &MsgDef, dst: &MsgDef, d: usize, v: &Value) -> Result<(), ConvertError> {
         let Value::Message { ty: s, fields } = v else {
-            return Err("expected a message".into());
+            return Err(ConvertError::new("expected a message"));
         };
         let st = &src.types[*s];
         if dst.types[d].fields.is_empty() {
@@ -585,8 +540,8 @@ impl Cdr<'_> {
             return Ok(());
         }
         for g in &dst.types[d].fields {
-            let Some(k) = super::to_ros1::field_named(&st.fields, &g.name) else {
-                return Err(format!("{}: no ROS 1 field for it", g.name));
+            let Some(k) = field_named(&st.fields, &g.name) else {
+                return Err(ConvertError::new(format!("{}: no ROS 1 field for it", g.name)));
             };
             let val = &fields[k].value;
             match g.array {
@@ -605,11 +560,11 @@ impl Cdr<'_> {
                         }
                         Value::Prims(..) => {
                             for i in 0..n {
-                                let e = val.element(i).map(|x| x.0).ok_or("array element")?;
+                                let e = val.element(i).map(|x| x.0).ok_or_else(|| ConvertError::new("array element"))?;
                                 self.scalar(src, dst, &g.ty, &e)?;
                             }
                         }
-                        other => return Err(format!("{}: not an array: {other:?}", g.name)),
+                        other => return Err(ConvertError::new(format!("{}: not an array: {other:?}", g.name))),
                     }
                 }
             }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::bag::{Bag, IndexEntry};
-use crate::error::Result;
+use crate::error::{DefError, DefErrorKind, Result};
 
 /// What a check found.
 #[derive(Debug, Clone, Default)]
@@ -412,7 +412,7 @@ fn check_via_tables(
 /// that do not parse are reported once, messages that do not decode are counted per
 /// connection and the first few reported with their place.
 pub struct DecodeCheck {
-    plans: Vec<std::result::Result<crate::encoding::Plan, String>>,
+    plans: Vec<std::result::Result<crate::encoding::Plan, DefError>>,
     failures: Vec<AtomicUsize>,
     topics: Vec<String>,
 }
@@ -427,7 +427,7 @@ impl DecodeCheck {
             plans: summary
                 .connections
                 .iter()
-                .map(|c| crate::encoding::Plan::for_connection(c).map_err(|e| e.to_string()))
+                .map(crate::encoding::Plan::for_connection)
                 .collect(),
             failures: summary
                 .connections
@@ -470,8 +470,8 @@ impl DecodeCheck {
                 // Encodings bagscope does not decode and definitions nowhere to be found are
                 // not damage (`info` lists them).
                 Err(e)
-                    if e.contains("not decoded")
-                        || (e.contains("stores no definition")
+                    if e.kind == DefErrorKind::NotDecoded
+                        || (e.kind == DefErrorKind::Missing
                             && !crate::storage::definitions_required(summary)) => {}
                 Err(e) => out.push(format!("connection {} on {}: {e}", c.id, c.topic)),
                 Ok(p) if c.encoding == "ros1" && !p.md5_matches(&c.md5sum) => out.push(format!(

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::bag::{Bag, Connection, Filter};
+use crate::error::ConvertError;
 use crate::error::{Error, Result};
 use crate::storage::mcap_writer::{McapOptions, McapWriter};
 use crate::storage::ros1::record::Compression;
@@ -148,7 +149,7 @@ pub struct ExportReport {
 }
 
 /// Compiles a connection's conversion (`--to-ros2`, `--to-ros1`), or says why it cannot.
-type MakeTransform<'a> = &'a dyn Fn(&Connection) -> std::result::Result<Transform, String>;
+type MakeTransform<'a> = &'a dyn Fn(&Connection) -> std::result::Result<Transform, ConvertError>;
 
 /// How a connection's messages are changed on the way.
 enum Transform {
@@ -273,7 +274,7 @@ fn output_connection(orig: &Connection, conv: Option<&Transform>) -> Connection 
 type ConvertOutcome = (
     ExportProgress,
     usize,
-    std::collections::BTreeMap<(usize, usize), (u64, u64, String)>,
+    std::collections::BTreeMap<(usize, usize), (u64, u64, ConvertError)>,
 );
 
 /// What the export loop hands its writer thread.
@@ -405,7 +406,7 @@ fn size_of(p: &Path) -> u64 {
 
 /// One converted message: the batch's buffer it lies in and where, or why it did not convert;
 /// `None` for a message that is not converted at all.
-type Converted = Option<std::result::Result<(Arc<Vec<u8>>, usize, usize), String>>;
+type Converted = Option<std::result::Result<(Arc<Vec<u8>>, usize, usize), ConvertError>>;
 
 /// Converts the messages of a batch that have a transform, on `threads` threads. The converted
 /// bytes of each thread's share go into one buffer (not one allocation per message).
@@ -416,7 +417,7 @@ fn convert_batch(
 ) -> Vec<Converted> {
     let part = |part: &[(usize, crate::Message)]| -> Vec<Converted> {
         let mut buf: Vec<u8> = Vec::new();
-        let spans: Vec<Option<std::result::Result<(usize, usize), String>>> = part
+        let spans: Vec<Option<std::result::Result<(usize, usize), ConvertError>>> = part
             .iter()
             .map(|(k, m)| {
                 let t = convert[*k][m.conn].as_ref()?;
@@ -450,7 +451,7 @@ fn convert_batch(
             .flat_map(|(n, h)| {
                 h.join().unwrap_or_else(|_| {
                     (0..n)
-                        .map(|_| Some(Err("a converting thread panicked".into())))
+                        .map(|_| Some(Err(ConvertError::new("a converting thread panicked"))))
                         .collect()
                 })
             })
@@ -594,7 +595,7 @@ pub fn export_many(
             None
         };
         if let Some((from, make)) = direction {
-            let mut failed: std::collections::BTreeMap<String, String> = Default::default();
+            let mut failed: std::collections::BTreeMap<String, ConvertError> = Default::default();
             conns.retain(|&ci| {
                 let c = &s.connections[ci];
                 if c.encoding != from {
@@ -779,7 +780,7 @@ pub fn export_many(
             };
             let mut written_conns = 0usize;
             // Per (input, connection): messages not converted, the first one's time and error.
-            let mut unconverted: std::collections::BTreeMap<(usize, usize), (u64, u64, String)> =
+            let mut unconverted: std::collections::BTreeMap<(usize, usize), (u64, u64, ConvertError)> =
                 Default::default();
             let mut by_topic: std::collections::HashMap<(String, String, String), u32> =
                 std::collections::HashMap::new();

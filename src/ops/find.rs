@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::bag::Bag;
 use crate::encoding::{FieldPath, Node, Value};
-use crate::error::{Error, Result};
+use crate::error::{ArgError, Error, Result};
 use crate::Filter;
 
 /// A comparison.
@@ -58,20 +58,23 @@ pub struct Query {
 }
 
 /// Parses `PATH OP VALUE`.
-pub fn parse_query(q: &str) -> std::result::Result<Query, String> {
+pub fn parse_query(q: &str) -> std::result::Result<Query, ArgError> {
     let q = q.trim();
+    let err = |reason: String| ArgError::new("query", q, reason);
     let (i, word, op) = Op::WRITTEN
         .iter()
         .filter_map(|&(w, op)| q.find(w).map(|i| (i, w, op)))
         .min_by_key(|&(i, w, _)| (i, std::cmp::Reverse(w.len())))
         .ok_or_else(|| {
-            format!("{q:?}: expected PATH OP VALUE with OP one of > >= < <= == != crosses contains")
+            err(format!(
+                "{q:?}: expected PATH OP VALUE with OP one of > >= < <= == != crosses contains"
+            ))
         })?;
-    let path = FieldPath::parse(q[..i].trim())?;
+    let path = FieldPath::parse(q[..i].trim()).map_err(|e| err(e.reason))?;
     if path.topic.is_empty() {
-        return Err(format!(
+        return Err(err(format!(
             "{q:?}: the path must start with its topic (/topic.field)"
-        ));
+        )));
     }
     let value = q[i + word.len()..].trim();
     if op == Op::Contains {
@@ -80,7 +83,7 @@ pub fn parse_query(q: &str) -> std::result::Result<Query, String> {
             .and_then(|v| v.strip_suffix('"'))
             .unwrap_or(value);
         if text.is_empty() {
-            return Err(format!("{q:?}: nothing to search for"));
+            return Err(err(format!("{q:?}: nothing to search for")));
         }
         return Ok(Query {
             path,
@@ -90,11 +93,11 @@ pub fn parse_query(q: &str) -> std::result::Result<Query, String> {
         });
     }
     if path.segments.is_empty() {
-        return Err(format!("{q:?}: compare a field, not the whole message"));
+        return Err(err(format!("{q:?}: compare a field, not the whole message")));
     }
     let number: f64 = value
         .parse()
-        .map_err(|_| format!("{q:?}: {value:?} is not a number"))?;
+        .map_err(|_| err(format!("{q:?}: {value:?} is not a number")))?;
     Ok(Query {
         path,
         op,

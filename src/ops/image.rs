@@ -9,6 +9,7 @@
 use std::io::Cursor;
 
 use crate::definition::msg::MsgDef;
+use crate::error::ImageError;
 use crate::encoding::{Node, Plan, Value};
 
 /// Most pixels an image may have (a 16k × 16k frame); larger claims are refused before any
@@ -171,13 +172,13 @@ fn bytes(v: Option<&Value>) -> Option<&[u8]> {
 }
 
 /// Decodes an image message's bytes with its connection's plan.
-pub fn decode_message(plan: &Plan, data: &[u8]) -> Result<Image, String> {
-    let node = plan.decode(data).map_err(|e| e.to_string())?;
+pub fn decode_message(plan: &Plan, data: &[u8]) -> Result<Image, ImageError> {
+    let node = plan.decode(data).map_err(ImageError::Decode)?;
     from_node(&plan.def, &node)
 }
 
 /// An image out of a decoded `Image` or `CompressedImage` message (told apart by its fields).
-pub fn from_node(def: &MsgDef, node: &Node) -> Result<Image, String> {
+pub fn from_node(def: &MsgDef, node: &Node) -> Result<Image, ImageError> {
     if let (Some(info), Some(Value::Prims(crate::definition::msg::Primitive::I8, cells))) =
         (node.field(def, "info"), field(def, node, "data"))
     {
@@ -189,34 +190,47 @@ pub fn from_node(def: &MsgDef, node: &Node) -> Result<Image, String> {
     if node.field(def, "point_step").is_some() && node.field(def, "fields").is_some() {
         return crate::ops::topdown::cloud(def, node);
     }
-    let data = bytes(field(def, node, "data")).ok_or("no uint8[] data field")?;
+    let data = bytes(field(def, node, "data"))
+        .ok_or_else(|| ImageError::field("data", "no uint8[] data field"))?;
     if let Some(format) = text(field(def, node, "format")) {
         return decode_compressed(&format, data);
     }
-    let get = |n: &str| uint(field(def, node, n)).ok_or_else(|| format!("no {n} field"));
-    let width = u32::try_from(get("width")?).map_err(|_| "width out of range")?;
-    let height = u32::try_from(get("height")?).map_err(|_| "height out of range")?;
+    let get = |n: &str| {
+        uint(field(def, node, n)).ok_or_else(|| ImageError::field(n, format!("no {n} field")))
+    };
+    let width =
+        u32::try_from(get("width")?).map_err(|_| ImageError::field("width", "width out of range"))?;
+    let height = u32::try_from(get("height")?)
+        .map_err(|_| ImageError::field("height", "height out of range"))?;
     let step = get("step")?;
     let big = get("is_bigendian").unwrap_or(0) != 0;
-    let encoding = text(field(def, node, "encoding")).ok_or("no encoding field")?;
+    let encoding = text(field(def, node, "encoding"))
+        .ok_or_else(|| ImageError::field("encoding", "no encoding field"))?;
     decode_raw(&encoding, width, height, step, big, data)
 }
 
 /// A `nav_msgs/OccupancyGrid`'s cells (`info.width` × `info.height`, row 0 at the map's origin)
 /// as an image with its top row the grid's last, so that +y points up as in rviz.
-fn occupancy_grid(def: &MsgDef, info: &Node, cells: &[u8]) -> Result<Image, String> {
-    let get = |n: &str| uint(field(def, info, n)).ok_or_else(|| format!("no info.{n} field"));
-    let width = u32::try_from(get("width")?).map_err(|_| "width out of range")?;
-    let height = u32::try_from(get("height")?).map_err(|_| "height out of range")?;
+fn occupancy_grid(def: &MsgDef, info: &Node, cells: &[u8]) -> Result<Image, ImageError> {
+    let get = |n: &str| {
+        uint(field(def, info, n))
+            .ok_or_else(|| ImageError::field(&format!("info.{n}"), format!("no info.{n} field")))
+    };
+    let width = u32::try_from(get("width")?)
+        .map_err(|_| ImageError::field("info.width", "width out of range"))?;
+    let height = u32::try_from(get("height")?)
+        .map_err(|_| ImageError::field("info.height", "height out of range"))?;
     let n = u64::from(width) * u64::from(height);
     if n > MAX_PIXELS {
-        return Err(format!("{width}×{height} cells: more than bagscope shows"));
+        return Err(ImageError::Size(format!(
+            "{width}×{height} cells: more than bagscope shows"
+        )));
     }
     if (cells.len() as u64) < n {
-        return Err(format!(
+        return Err(ImageError::Size(format!(
             "{width}×{height} cells need {n} bytes of data, the message has {}",
             cells.len()
-        ));
+        )));
     }
     let w = width as usize;
     let mut out = Vec::with_capacity(n as usize);
@@ -301,29 +315,31 @@ pub fn decode_raw(
     step: u64,
     big_endian: bool,
     data: &[u8],
-) -> Result<Image, String> {
+) -> Result<Image, ImageError> {
     let enc = encoding.trim();
-    let bpp = raw_layout(enc).ok_or_else(|| format!("unsupported encoding {enc:?}"))?;
+    let bpp = raw_layout(enc)
+        .ok_or_else(|| ImageError::Unsupported(format!("unsupported encoding {enc:?}")))?;
     let (w, h) = (width as usize, height as usize);
     let pixels = u64::from(width) * u64::from(height);
     if pixels == 0 {
-        return Err(format!("empty image ({width} × {height})"));
+        return Err(ImageError::Size(format!("empty image ({width} × {height})")));
     }
     if pixels > MAX_PIXELS {
-        return Err(format!("{width} × {height} is too large"));
+        return Err(ImageError::Size(format!("{width} × {height} is too large")));
     }
     let row = (w * bpp) as u64;
     if step < row {
-        return Err(format!(
-            "step {step} is less than width × {bpp} bytes = {row}"
+        return Err(ImageError::field(
+            "step",
+            format!("step {step} is less than width × {bpp} bytes = {row}"),
         ));
     }
     let need = step * (u64::from(height) - 1) + row;
     if (data.len() as u64) < need {
-        return Err(format!(
+        return Err(ImageError::Size(format!(
             "{} data bytes, {width} × {height} {enc} with step {step} needs {need}",
             data.len()
-        ));
+        )));
     }
     let step = step as usize;
     let px = |x: usize, y: usize| &data[y * step + x * bpp..y * step + x * bpp + bpp];
@@ -432,7 +448,7 @@ pub fn decode_raw(
             let pattern = bayer
                 .strip_prefix("bayer_")
                 .and_then(|p| p.get(..4))
-                .ok_or_else(|| format!("unsupported encoding {enc:?}"))?;
+                .ok_or_else(|| ImageError::Unsupported(format!("unsupported encoding {enc:?}")))?;
             let sample = |x: usize, y: usize| -> u8 {
                 let p = px(x.min(w - 1), y.min(h - 1));
                 if bpp == 2 {
@@ -473,14 +489,18 @@ fn demosaic(
     w: usize,
     h: usize,
     sample: impl Fn(usize, usize) -> u8,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, ImageError> {
     // Offsets of R and B within the cell; the two greens are the other two.
     let (r, b) = match pattern {
         "rggb" => ((0, 0), (1, 1)),
         "bggr" => ((1, 1), (0, 0)),
         "gbrg" => ((0, 1), (1, 0)),
         "grbg" => ((1, 0), (0, 1)),
-        p => return Err(format!("unknown bayer pattern {p:?}")),
+        p => {
+            return Err(ImageError::Unsupported(format!(
+                "unknown bayer pattern {p:?}"
+            )))
+        }
     };
     let greens: Vec<(usize, usize)> = [(0, 0), (1, 0), (0, 1), (1, 1)]
         .into_iter()
@@ -527,20 +547,20 @@ pub fn sniff(data: &[u8]) -> Option<Compressed> {
 fn decode_image_bytes(
     data: &[u8],
     format: image::ImageFormat,
-) -> Result<image::DynamicImage, String> {
+) -> Result<image::DynamicImage, ImageError> {
     let mut r = image::ImageReader::with_format(Cursor::new(data), format);
     let mut limits = image::Limits::default();
     limits.max_alloc = Some(MAX_DECODE_ALLOC);
     limits.max_image_width = Some(1 << 16);
     limits.max_image_height = Some(1 << 16);
     r.limits(limits);
-    r.decode().map_err(|e| e.to_string())
+    r.decode().map_err(|e| ImageError::Codec(e.to_string()))
 }
 
-fn from_dynamic(d: image::DynamicImage, encoding: String) -> Result<Image, String> {
+fn from_dynamic(d: image::DynamicImage, encoding: String) -> Result<Image, ImageError> {
     let (width, height) = (d.width(), d.height());
     if u64::from(width) * u64::from(height) > MAX_PIXELS {
-        return Err(format!("{width} × {height} is too large"));
+        return Err(ImageError::Size(format!("{width} × {height} is too large")));
     }
     let pixels = match d {
         image::DynamicImage::ImageLuma8(b) => Pixels::Mono8(b.into_raw()),
@@ -558,7 +578,7 @@ fn from_dynamic(d: image::DynamicImage, encoding: String) -> Result<Image, Strin
 
 /// Decodes a `CompressedImage`'s data; `format` (`jpeg`, `png`, `16UC1; compressedDepth png`,
 /// `bgr8; jpeg compressed bgr8`) only says how to read a compressedDepth image's values.
-pub fn decode_compressed(format: &str, data: &[u8]) -> Result<Image, String> {
+pub fn decode_compressed(format: &str, data: &[u8]) -> Result<Image, ImageError> {
     match sniff(data) {
         Some(Compressed::Jpeg) => from_dynamic(
             decode_image_bytes(data, image::ImageFormat::Jpeg)?,
@@ -579,7 +599,9 @@ pub fn decode_compressed(format: &str, data: &[u8]) -> Result<Image, String> {
                 String::new(),
             )?;
             let Pixels::U16(raw) = img.pixels else {
-                return Err("compressedDepth png is not 16-bit grey".into());
+                return Err(ImageError::Unsupported(
+                    "compressedDepth png is not 16-bit grey".into(),
+                ));
             };
             let depth_enc = format.split([';', ' ']).next().unwrap_or("").trim();
             let pixels = if depth_enc == "32FC1" {
@@ -611,10 +633,10 @@ pub fn decode_compressed(format: &str, data: &[u8]) -> Result<Image, String> {
         }
         None => {
             let head: Vec<String> = data.iter().take(8).map(|b| format!("{b:02x}")).collect();
-            Err(format!(
+            Err(ImageError::Unsupported(format!(
                 "format {format:?}: the data is neither jpeg nor png (starts {})",
                 head.join(" ")
-            ))
+            )))
         }
     }
 }
@@ -829,7 +851,7 @@ fn turbo(x: f32) -> [u8; 3] {
 }
 
 /// Writes RGBA pixels as a PNG file's bytes.
-pub fn encode_png(w: u32, h: u32, rgba: &[u8]) -> Result<Vec<u8>, String> {
+pub fn encode_png(w: u32, h: u32, rgba: &[u8]) -> Result<Vec<u8>, ImageError> {
     let mut out = Vec::new();
     image::ImageEncoder::write_image(
         image::codecs::png::PngEncoder::new(&mut out),
@@ -838,21 +860,21 @@ pub fn encode_png(w: u32, h: u32, rgba: &[u8]) -> Result<Vec<u8>, String> {
         h,
         image::ExtendedColorType::Rgba8,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| ImageError::Encode(e.to_string()))?;
     Ok(out)
 }
 
 /// Writes RGB pixels as JPEG bytes (the demo's compressed camera, test fixtures).
-pub fn encode_jpeg(w: u32, h: u32, rgb: &[u8], quality: u8) -> Result<Vec<u8>, String> {
+pub fn encode_jpeg(w: u32, h: u32, rgb: &[u8], quality: u8) -> Result<Vec<u8>, ImageError> {
     let mut out = Vec::new();
     image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality)
         .encode(rgb, w, h, image::ExtendedColorType::Rgb8)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ImageError::Encode(e.to_string()))?;
     Ok(out)
 }
 
 /// Writes 16-bit grey pixels as PNG bytes (compressedDepth fixtures).
-pub fn encode_png16(w: u32, h: u32, grey: &[u16]) -> Result<Vec<u8>, String> {
+pub fn encode_png16(w: u32, h: u32, grey: &[u16]) -> Result<Vec<u8>, ImageError> {
     // The encoder takes 16-bit samples in native byte order.
     let mut be = Vec::with_capacity(grey.len() * 2);
     for v in grey {
@@ -866,7 +888,7 @@ pub fn encode_png16(w: u32, h: u32, grey: &[u16]) -> Result<Vec<u8>, String> {
         h,
         image::ExtendedColorType::L16,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| ImageError::Encode(e.to_string()))?;
     Ok(out)
 }
 

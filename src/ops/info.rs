@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::bag::Bag;
-use crate::error::Result;
+use crate::error::{DefErrorKind, Result};
 use crate::timefmt;
 
 macro_rules! outln {
@@ -55,8 +55,8 @@ pub fn type_note(bag: &Bag, ci: usize) -> String {
     }
     match bag.plan(ci) {
         Ok((_, src)) => format!("{}, definition {src}", c.encoding),
-        Err(e) if e.reason.starts_with("not decoded") => e.reason,
-        Err(e) if e.reason.contains("stores no definition") => format!(
+        Err(e) if e.kind == DefErrorKind::NotDecoded => e.reason,
+        Err(e) if e.kind == DefErrorKind::Missing => format!(
             "{}, no definition: none stored, none on the search path or shipped",
             c.encoding
         ),

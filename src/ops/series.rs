@@ -46,8 +46,8 @@ pub fn compile(bag: &Bag, path: &FieldPath) -> Result<(Extractors, Vec<String>)>
         let c = &s.connections[ci];
         let r = bag
             .plan(ci)
-            .map_err(|e| e.to_string())
-            .and_then(|(p, _)| Extractor::new(&p, &path.segments));
+            .map_err(Error::from)
+            .and_then(|(p, _)| Extractor::new(&p, &path.segments).map_err(Error::from));
         match r {
             Ok(e) => out.push((ci, e)),
             Err(e) => problems.push(format!("{path} on connection {}: {e}", c.id)),

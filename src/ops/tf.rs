@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::definition::msg::MsgDef;
 use crate::encoding::{Node, Value};
 use crate::ops::image::field;
+use crate::error::TfError;
 use crate::{Bag, Error, Filter, Result};
 
 /// Most transforms kept from one recording (72 bytes each): beyond, the rest are not read and
@@ -248,9 +249,9 @@ impl TfHistory {
     }
 
     /// A frame's index by name, or an error that says it is not there.
-    fn named(&self, name: &str) -> std::result::Result<usize, String> {
+    fn named(&self, name: &str) -> std::result::Result<usize, TfError> {
         self.frame(name)
-            .ok_or_else(|| format!("no frame {name:?} in the recording"))
+            .ok_or_else(|| TfError::NoFrame(name.to_string()))
     }
 
     /// A frame's index by name (a leading `/` ignored).
@@ -347,7 +348,7 @@ impl TfHistory {
 
     /// The pose of `source` in `target`'s frame at `t` (what `tf_echo target source` prints),
     /// or why there is none.
-    pub fn lookup(&self, target: &str, source: &str, t: u64) -> std::result::Result<Pose, String> {
+    pub fn lookup(&self, target: &str, source: &str, t: u64) -> std::result::Result<Pose, TfError> {
         let (a, b) = (self.named(target)?, self.named(source)?);
         let (ra, pa) = self.in_root(a, t);
         let (rb, pb) = self.in_root(b, t);
@@ -363,9 +364,11 @@ impl TfHistory {
             } else {
                 format!(" ({})", why.join(", "))
             };
-            return Err(format!(
-                "{target} and {source} are not connected at that time{why}"
-            ));
+            return Err(TfError::NotConnected {
+                target: target.to_string(),
+                frame: source.to_string(),
+                why,
+            });
         }
         Ok(pa.inverse().then(&pb))
     }
@@ -380,7 +383,7 @@ impl TfHistory {
         target: &str,
         source: &str,
         max: usize,
-    ) -> std::result::Result<Vec<(u64, Pose)>, String> {
+    ) -> std::result::Result<Vec<(u64, Pose)>, TfError> {
         let (a, b) = (self.named(target)?, self.named(source)?);
         // The frames whose transforms move either one: both chains up to their roots.
         let mut frames = Vec::new();
@@ -494,11 +497,12 @@ mod tests {
             &[0.4, 0.0, 0.0]
         ));
         let e = h.lookup("map", "laser", 5).unwrap_err();
-        assert!(e.contains("not connected"), "{e}");
-        assert!(h
-            .lookup("map", "nowhere", 5)
-            .unwrap_err()
-            .contains("no frame"));
+        assert!(matches!(&e, TfError::NotConnected { target, .. } if target == "map"), "{e}");
+        assert!(e.to_string().contains("not connected"), "{e}");
+        assert_eq!(
+            h.lookup("map", "nowhere", 5).unwrap_err(),
+            TfError::NoFrame("nowhere".into())
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::bag::Bag;
 use crate::encoding::{Extractor, FieldPath, Value};
+use crate::error::PathError;
 use crate::error::{Error, Result};
 use crate::Filter;
 
@@ -112,19 +113,23 @@ enum StampReader {
 
 impl StampReader {
     /// `header.stamp`, else a top-level `stamp` (ROS 2's Log).
-    fn new(plan: &crate::encoding::Plan) -> std::result::Result<StampReader, String> {
-        let mut why = String::new();
+    fn new(plan: &crate::encoding::Plan) -> std::result::Result<StampReader, PathError> {
+        let mut why = None;
         for base in ["header.stamp", "stamp"] {
             match Self::at(plan, base) {
                 Ok(r) => return Ok(r),
-                Err(e) if why.is_empty() => why = e,
-                Err(_) => {}
+                Err(e) => {
+                    why.get_or_insert(e);
+                }
             }
         }
-        Err(why)
+        Err(why.unwrap_or_else(|| PathError {
+            path: "header.stamp".into(),
+            reason: "no stamp".into(),
+        }))
     }
 
-    fn at(plan: &crate::encoding::Plan, base: &str) -> std::result::Result<StampReader, String> {
+    fn at(plan: &crate::encoding::Plan, base: &str) -> std::result::Result<StampReader, PathError> {
         let p = |s: &str| FieldPath::parse(s).map(|f| f.segments);
         if let Ok(e) = Extractor::new(plan, &p(base)?) {
             return Ok(StampReader::Time(e));
@@ -169,11 +174,11 @@ pub fn stamp_delays(bag: &Bag, topic: &str, cancel: &AtomicBool) -> Result<Vec<(
     for &c in &conns {
         match bag
             .plan(c)
-            .map_err(|e| e.to_string())
-            .and_then(|(p, _)| StampReader::new(&p))
+            .map_err(Error::from)
+            .and_then(|(p, _)| StampReader::new(&p).map_err(Error::from))
         {
             Ok(r) => readers.push((c, r)),
-            Err(e) => why.push(e),
+            Err(e) => why.push(e.to_string()),
         }
     }
     if readers.is_empty() {

@@ -7,6 +7,7 @@
 
 use crate::definition::msg::{MsgDef, Primitive};
 use crate::encoding::{Node, Value};
+use crate::error::ImageError;
 use crate::ops::image::{field, Image, MapInfo, Pixels};
 
 /// Side of the image in pixels.
@@ -27,10 +28,13 @@ pub fn value_name(encoding: &str) -> &'static str {
     }
 }
 
-fn num(def: &MsgDef, node: &Node, name: &str) -> Result<f64, String> {
+fn num(def: &MsgDef, node: &Node, name: &str) -> Result<f64, ImageError> {
     field(def, node, name)
         .and_then(Value::as_f64)
-        .ok_or_else(|| format!("no number field {name}"))
+        .ok_or_else(|| ImageError::Field {
+            field: name.to_string(),
+            reason: format!("no number field {name}"),
+        })
 }
 
 /// Rasterises `(x, y, value)` points into a [`SIZE`]² image centred on the sensor, each point
@@ -79,14 +83,17 @@ fn raster(points: &[(f64, f64, f32)], dot: u32, encoding: String) -> Image {
 }
 
 /// A `sensor_msgs/LaserScan` from above: each finite return inside `[range_min, range_max]`.
-pub fn scan(def: &MsgDef, node: &Node) -> Result<Image, String> {
+pub fn scan(def: &MsgDef, node: &Node) -> Result<Image, ImageError> {
     let a0 = num(def, node, "angle_min")?;
     let da = num(def, node, "angle_increment")?;
     let (lo, hi) = (
         num(def, node, "range_min").unwrap_or(0.0),
         num(def, node, "range_max").unwrap_or(f64::INFINITY),
     );
-    let ranges = field(def, node, "ranges").ok_or("no ranges field")?;
+    let ranges = field(def, node, "ranges").ok_or_else(|| ImageError::Field {
+        field: "ranges".into(),
+        reason: "no ranges field".into(),
+    })?;
     let count = ranges.len().unwrap_or(0);
     let mut pts = Vec::with_capacity(count);
     for i in 0..count {
@@ -145,16 +152,22 @@ fn point_prim(datatype: u64) -> Option<Primitive> {
 
 /// A `sensor_msgs/PointCloud2` from above: x and y of each point, a pixel keeping the highest
 /// z (0 for a cloud without z).
-pub fn cloud(def: &MsgDef, node: &Node) -> Result<Image, String> {
+pub fn cloud(def: &MsgDef, node: &Node) -> Result<Image, ImageError> {
     let Some(Value::Array(fields)) = field(def, node, "fields") else {
-        return Err("no fields array".into());
+        return Err(ImageError::Field {
+            field: "fields".into(),
+            reason: "no fields array".into(),
+        });
     };
     let step = num(def, node, "point_step")? as usize;
     if step == 0 {
-        return Err("point_step is 0".into());
+        return Err(ImageError::Field {
+            field: "point_step".into(),
+            reason: "point_step is 0".into(),
+        });
     }
     let big = num(def, node, "is_bigendian").unwrap_or(0.0) != 0.0;
-    let coord = |name: &str| -> Result<Option<Coord>, String> {
+    let coord = |name: &str| -> Result<Option<Coord>, ImageError> {
         for f in fields {
             let is =
                 matches!(field(def, f, "name"), Some(Value::String(s)) if s == name.as_bytes());
@@ -163,22 +176,29 @@ pub fn cloud(def: &MsgDef, node: &Node) -> Result<Image, String> {
             }
             let offset = num(def, f, "offset")? as usize;
             let dt = num(def, f, "datatype")? as u64;
-            let prim = point_prim(dt).ok_or_else(|| format!("field {name}: datatype {dt}"))?;
+            let prim = point_prim(dt)
+                .ok_or_else(|| ImageError::Unsupported(format!("field {name}: datatype {dt}")))?;
             if offset + prim.size().unwrap_or(8) > step {
-                return Err(format!(
+                return Err(ImageError::Size(format!(
                     "field {name} at byte {offset} does not fit a point of {step} bytes"
-                ));
+                )));
             }
             return Ok(Some(Coord { offset, prim }));
         }
         Ok(None)
     };
     let (Some(cx), Some(cy)) = (coord("x")?, coord("y")?) else {
-        return Err("no x and y fields".into());
+        return Err(ImageError::Field {
+            field: "fields".into(),
+            reason: "no x and y fields".into(),
+        });
     };
     let cz = coord("z")?;
     let Some(Value::Bytes(data)) = field(def, node, "data") else {
-        return Err("no uint8[] data field".into());
+        return Err(ImageError::Field {
+            field: "data".into(),
+            reason: "no uint8[] data field".into(),
+        });
     };
     let claimed = (num(def, node, "width")? * num(def, node, "height")?) as usize;
     let n = claimed.min(data.len() / step);
