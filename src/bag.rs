@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{Error, Location, RecordKind, Result};
 use crate::storage::compression;
-use crate::storage::ros1::message_in_chunk;
 pub(crate) use crate::storage::{read_at, Opened, Source};
 pub use crate::storage::{
     Bytes, Chunk, ChunkEntries, ChunkKind, Connection, Filter, IndexEntry, Message, MessageTables,
@@ -373,10 +372,7 @@ impl Bag {
             }
         }
         let ranged = filter.start_ns.is_some() || filter.end_ns.is_some();
-        let kinds = s
-            .chunks
-            .iter()
-            .all(|c| matches!(c.kind, ChunkKind::Ros1 | ChunkKind::Mcap));
+        let kinds = s.chunks.iter().all(|c| c.kind.time_indexed());
         if !(ranged && s.indexed && kinds && matches!(s.version, Version::V2_0 | Version::Mcap)) {
             return self.tables();
         }
@@ -463,11 +459,8 @@ impl Bag {
     pub fn decompress_chunk(&self, idx: usize) -> Result<Vec<u8>> {
         let ch = self.chunk(idx)?;
         let file = self.source(ch)?;
-        if ch.kind == ChunkKind::Rows {
-            return crate::storage::rosbag2::read_rows(file, ch, None);
-        }
-        if ch.kind == ChunkKind::Ros1Raw {
-            return Ok(read_at(file, ch.data_pos, ch.data_len as usize)?);
+        if let Some(r) = crate::storage::read_unframed(file, ch) {
+            return r;
         }
         let l = self.chunk_layout(idx)?;
         let raw = read_at(file, l.data_pos, l.data_len as usize)?;
@@ -500,14 +493,7 @@ impl Bag {
     /// ([`crate::storage::Chunk::header_pending`]).
     pub fn chunk_layout(&self, idx: usize) -> Result<crate::storage::ChunkLayout> {
         let ch = self.chunk(idx)?;
-        match ch.layout() {
-            Some(l) => Ok(l),
-            None => crate::storage::ros1::read_chunk_layout(
-                self.source(ch)?,
-                ch.pos,
-                self.inner.index_pos,
-            ),
-        }
+        crate::storage::chunk_layout(self.source(ch)?, ch, self.inner.index_pos)
     }
 
     /// The layouts of chunks `idx`, in order, to `f`: the headers the summary does not have
@@ -562,18 +548,10 @@ impl Bag {
             .chunks
             .get(idx)
             .ok_or_else(|| Error::NotFound(format!("no chunk {idx}")))?;
-        if ch.kind != ChunkKind::Rows {
-            return self.decompress_chunk(idx);
+        match crate::storage::read_for_connections(self.source(ch)?, s, ch, conns) {
+            Some(r) => r,
+            None => self.decompress_chunk(idx),
         }
-        let mut ids: Vec<i64> = conns
-            .iter()
-            .filter_map(|&c| s.connections.get(c))
-            .filter(|c| c.file == ch.file)
-            .map(|c| i64::from(c.id))
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        crate::storage::rosbag2::read_rows(self.source(ch)?, ch, Some(&ids))
     }
 
     /// Connection `conn`'s definition compiled for decoding, and where it came from: worked
@@ -590,14 +568,16 @@ impl Bag {
         crate::error::DefError,
     > {
         // The connections are the same in the quick and the complete summary.
-        let c = self.quick_summary().connections.get(conn).ok_or_else(|| {
-            crate::error::DefError {
-                kind: crate::error::DefErrorKind::Invalid,
-                datatype: String::new(),
-                line: None,
-                reason: format!("no connection {conn}"),
-            }
-        })?;
+        let c =
+            self.quick_summary()
+                .connections
+                .get(conn)
+                .ok_or_else(|| crate::error::DefError {
+                    kind: crate::error::DefErrorKind::Invalid,
+                    datatype: String::new(),
+                    line: None,
+                    reason: format!("no connection {conn}"),
+                })?;
         match self.inner.plans.get(conn) {
             Some(cell) => cell
                 .get_or_init(|| {
@@ -646,11 +626,8 @@ impl Bag {
     /// chunk is read once for all its messages); format 1.2 messages are read one by one.
     pub(crate) fn message_via_chunk(&self, conn: usize, entry: IndexEntry) -> Result<Message> {
         let ch = self.chunk(entry.chunk as usize)?;
-        if ch.kind == ChunkKind::Ros1Raw {
-            let data = crate::storage::ros1::v12::read_message(
-                self.source(ch)?,
-                ch.data_pos + u64::from(entry.offset),
-            )?;
+        if let Some(data) = crate::storage::read_message_alone(self.source(ch)?, ch, entry) {
+            let data = data?;
             return Ok(Message {
                 conn,
                 time_ns: entry.time_ns,
@@ -673,7 +650,7 @@ impl Bag {
         const DIRECT_MIN: u64 = 4 << 20;
         let idx = entry.chunk as usize;
         let ch = self.summary().chunks.get(idx)?;
-        if !matches!(ch.kind, ChunkKind::Ros1 | ChunkKind::Mcap) {
+        if !ch.kind.records_alone() {
             return None;
         }
         if self
@@ -694,28 +671,12 @@ impl Bag {
         let left = l.data_len.checked_sub(off)?;
         let pos = l.data_pos + off;
         let head = read_at(src, pos, 4096.min(left as usize)).ok()?;
-        let total = match ch.kind {
-            ChunkKind::Ros1 => {
-                let hlen = u64::from(crate::storage::ros1::record::le_u32(&head, 0)?);
-                let dlen = u64::from(crate::storage::ros1::record::le_u32(
-                    &head,
-                    4 + hlen as usize,
-                )?);
-                8 + hlen + dlen
-            }
-            _ => 9 + crate::storage::ros1::record::le_u64(&head, 1)?,
-        };
+        let total = crate::storage::record_len(ch.kind, &head)?;
         if total > left {
             return None;
         }
         let rec = Arc::new(read_at(src, pos, total as usize).ok()?);
-        let at0 = IndexEntry { offset: 0, ..entry };
-        let mut m = match ch.kind {
-            ChunkKind::Ros1 => message_in_chunk(rec, ch.pos, conn, at0).ok()?,
-            _ => crate::storage::mcap::message_in_records(rec, ch.pos, conn, at0).ok()?,
-        };
-        m.entry = entry;
-        Some(m)
+        crate::storage::message_in_record(rec, ch, conn, entry)
     }
 
     /// Whether a chunk's messages are read from its decompressed data (all but the raw
@@ -724,7 +685,7 @@ impl Bag {
         self.summary()
             .chunks
             .get(chunk as usize)
-            .is_some_and(|c| c.kind != ChunkKind::Ros1Raw)
+            .is_some_and(|c| c.kind.buffered())
     }
 
     /// Slices the message at `entry` out of the decompressed data of its chunk.

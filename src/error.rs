@@ -114,6 +114,33 @@ pub struct DefError {
     pub reason: String,
 }
 
+impl DefError {
+    /// A definition text that does not parse, for `reason`; the parser adds the type and
+    /// the line ([`DefError::of`], [`DefError::on_line`]).
+    pub fn invalid(reason: impl Into<String>) -> DefError {
+        DefError {
+            kind: DefErrorKind::Invalid,
+            datatype: String::new(),
+            line: None,
+            reason: reason.into(),
+        }
+    }
+
+    /// The same error on `line`, unless it already names one.
+    pub fn on_line(mut self, line: usize) -> DefError {
+        self.line.get_or_insert(line);
+        self
+    }
+
+    /// The same error in the definition of `datatype`, unless it already names one.
+    pub fn of(mut self, datatype: &str) -> DefError {
+        if self.datatype.is_empty() {
+            self.datatype = datatype.to_string();
+        }
+        self
+    }
+}
+
 impl fmt::Display for DefError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {

@@ -8,7 +8,7 @@ mod cli;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
-    bagscope::definition::sources::set_search_path(args.msg_path.clone());
+    bagscope::settings::update(|s| s.msg_path = args.msg_path.clone());
     match args.command {
         Some(cmd) => cli::run(cmd),
         None => open_app(args.bags),

@@ -207,7 +207,7 @@ fn a_scanned_recording_reopens_from_the_index_cache() {
     let cache = d.join("cache");
     // For this process (the others tests of this binary open indexed files, which the cache
     // leaves alone); the environment is not touched while other threads read it.
-    bagscope::storage::sidecar::set_dir(Some(Some(cache.clone())));
+    bagscope::settings::update(|s| s.index_dir = Some(Some(cache.clone())));
     for format in ["bag", "mcap"] {
         let p = d.join(format!("cut.{format}"));
         let r = common::bagscope(&[
@@ -309,7 +309,7 @@ fn a_scanned_recording_reopens_from_the_index_cache() {
             .collect()
     };
     assert_eq!(pick(&first), pick(&again));
-    bagscope::storage::sidecar::set_dir(None);
+    bagscope::settings::update(|s| s.index_dir = None);
 }
 
 /// An MCAP file of more chunk indexes than are parsed on one thread: the summary's counts

@@ -152,9 +152,9 @@ fn rows_read_from_pages_equal_rows_read_through_sqlite() {
 
     let mut via_pages = 0;
     for p in &paths {
-        bagscope::storage::rosbag2::set_direct_reads(true);
+        bagscope::settings::update(|s| s.direct_sqlite_reads = true);
         let a = contents(p);
-        bagscope::storage::rosbag2::set_direct_reads(false);
+        bagscope::settings::update(|s| s.direct_sqlite_reads = false);
         let b = contents(p);
         assert!(
             b.pages.iter().all(|x| !x),
@@ -189,7 +189,7 @@ fn rows_read_from_pages_equal_rows_read_through_sqlite() {
             );
         }
     }
-    bagscope::storage::rosbag2::set_direct_reads(true);
+    bagscope::settings::update(|s| s.direct_sqlite_reads = true);
     assert_eq!(
         contents(&odd).pages,
         vec![false],

@@ -153,12 +153,12 @@ pub struct App {
 /// environment's.
 fn apply_msg_path(text: &str) {
     static FROM_CLI: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
-    let cli = FROM_CLI.get_or_init(crate::definition::sources::search_path);
+    let cli = FROM_CLI.get_or_init(|| crate::settings::get().msg_path);
     let mut dirs: Vec<PathBuf> = std::env::split_paths(text.trim())
         .filter(|p| !p.as_os_str().is_empty())
         .collect();
     dirs.extend(cli.iter().cloned());
-    crate::definition::sources::set_search_path(dirs);
+    crate::settings::update(|s| s.msg_path = dirs);
 }
 
 impl App {

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use bagscope::encoding::{to_json, to_yaml, Plan};
-use bagscope::{timefmt, Bag, Filter};
+use bagscope::{timefmt, Bag, Error, Filter};
 
 use super::args::{time_range, Range};
 
@@ -45,10 +45,10 @@ pub fn run(a: &EchoArgs) -> bagscope::Result<ExitCode> {
         Some(bag.connections_of_topics(topics)?)
     };
     let s = bag.summary();
-    let plans: Vec<Result<Plan, String>> = s
+    let plans: Vec<Result<Plan, Error>> = s
         .connections
         .iter()
-        .map(|c| Plan::for_connection(c).map_err(|e| e.to_string()))
+        .map(|c| Plan::for_connection(c).map_err(Error::from))
         .collect();
     let filter = Filter {
         connections,
@@ -68,7 +68,7 @@ pub fn run(a: &EchoArgs) -> bagscope::Result<ExitCode> {
         let m = m?;
         let c = &s.connections[m.conn];
         let decoded = match &plans[m.conn] {
-            Ok(p) => p.decode(&m.data).map(|n| (p, n)).map_err(|e| e.to_string()),
+            Ok(p) => p.decode(&m.data).map(|n| (p, n)).map_err(Error::from),
             Err(e) => Err(e.clone()),
         };
         text.clear();
@@ -92,7 +92,10 @@ pub fn run(a: &EchoArgs) -> bagscope::Result<ExitCode> {
                 }
             }
             Err(e) => {
-                failed.entry(m.conn).or_insert((0, m.time_ns, e)).0 += 1;
+                failed
+                    .entry(m.conn)
+                    .or_insert((0, m.time_ns, e.to_string()))
+                    .0 += 1;
                 continue;
             }
         }

@@ -45,7 +45,7 @@ const PUNCTS: [&str; 20] = [
 ];
 
 impl<'a> Lexer<'a> {
-    fn tokens(text: &'a str) -> Result<Vec<(Tok, usize)>, (usize, String)> {
+    fn tokens(text: &'a str) -> Result<Vec<(Tok, usize)>, DefError> {
         let mut l = Lexer {
             s: text.as_bytes(),
             pos: 0,
@@ -84,7 +84,7 @@ impl<'a> Lexer<'a> {
                 l.pos += 2;
                 loop {
                     if l.pos + 1 >= l.s.len() {
-                        return Err((start, "unclosed /* comment".into()));
+                        return Err(DefError::invalid("unclosed /* comment").on_line(start));
                     }
                     if l.s[l.pos] == b'\n' {
                         l.line += 1;
@@ -109,18 +109,18 @@ impl<'a> Lexer<'a> {
             } else if c.is_ascii_digit()
                 || (c == b'.' && l.peek(1).is_some_and(|d| d.is_ascii_digit()))
             {
-                l.number().map_err(|e| (line, e))?
+                l.number().map_err(|e| e.on_line(line))?
             } else if c == b'"' {
-                Tok::Str(l.string().map_err(|e| (line, e))?)
+                Tok::Str(l.string().map_err(|e| e.on_line(line))?)
             } else if c == b'\'' {
-                let s = l.quoted(b'\'').map_err(|e| (line, e))?;
+                let s = l.quoted(b'\'').map_err(|e| e.on_line(line))?;
                 match s.as_bytes() {
                     [b] => Tok::Char(*b),
                     _ => {
-                        return Err((
-                            line,
-                            format!("character literal '{s}' is not one character"),
+                        return Err(DefError::invalid(format!(
+                            "character literal '{s}' is not one character"
                         ))
+                        .on_line(line))
                     }
                 }
             } else if c == b'@' {
@@ -133,7 +133,11 @@ impl<'a> Lexer<'a> {
                         Tok::Punct(p)
                     }
                     None => {
-                        return Err((line, format!("unexpected character {:?}", char::from(c))))
+                        return Err(DefError::invalid(format!(
+                            "unexpected character {:?}",
+                            char::from(c)
+                        ))
+                        .on_line(line))
                     }
                 }
             };
@@ -156,7 +160,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn number(&mut self) -> Result<Tok, String> {
+    fn number(&mut self) -> Result<Tok, DefError> {
         let start = self.pos;
         if self.rest().starts_with(b"0x") || self.rest().starts_with(b"0X") {
             self.pos += 2;
@@ -167,7 +171,7 @@ impl<'a> Lexer<'a> {
             let t = String::from_utf8_lossy(&self.s[h..self.pos]).into_owned();
             return u64::from_str_radix(&t, 16)
                 .map(Tok::Int)
-                .map_err(|_| format!("bad hexadecimal number 0x{t}"));
+                .map_err(|_| DefError::invalid(format!("bad hexadecimal number 0x{t}")));
         }
         let mut float = false;
         while self.pos < self.s.len() {
@@ -195,32 +199,33 @@ impl<'a> Lexer<'a> {
             self.pos += 1;
         }
         if float {
-            t.parse::<f64>().map_err(|_| format!("bad number {t}"))?;
+            t.parse::<f64>()
+                .map_err(|_| DefError::invalid(format!("bad number {t}")))?;
             return Ok(Tok::Float(t));
         }
         if t.len() > 1 && t.starts_with('0') && t.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
             return u64::from_str_radix(&t[1..], 8)
                 .map(Tok::Int)
-                .map_err(|_| format!("bad octal number {t}"));
+                .map_err(|_| DefError::invalid(format!("bad octal number {t}")));
         }
         t.parse::<u64>()
             .map(Tok::Int)
-            .map_err(|_| format!("bad number {t}"))
+            .map_err(|_| DefError::invalid(format!("bad number {t}")))
     }
 
-    fn quoted(&mut self, q: u8) -> Result<String, String> {
+    fn quoted(&mut self, q: u8) -> Result<String, DefError> {
         self.pos += 1;
         let mut out = Vec::new();
         loop {
             let Some(b) = self.peek(0) else {
-                return Err("unclosed literal".into());
+                return Err(DefError::invalid("unclosed literal"));
             };
             self.pos += 1;
             match b {
-                b'\n' => return Err("literal runs past the end of its line".into()),
+                b'\n' => return Err(DefError::invalid("literal runs past the end of its line")),
                 b'\\' => {
                     let Some(e) = self.peek(0) else {
-                        return Err("unclosed literal".into());
+                        return Err(DefError::invalid("unclosed literal"));
                     };
                     self.pos += 1;
                     out.push(match e {
@@ -238,7 +243,7 @@ impl<'a> Lexer<'a> {
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
-    fn string(&mut self) -> Result<String, String> {
+    fn string(&mut self) -> Result<String, DefError> {
         let mut s = self.quoted(b'"')?;
         // Adjacent literals join ("a" "b").
         loop {
@@ -324,7 +329,7 @@ struct Parser {
     items: Vec<Item>,
 }
 
-type PResult<T> = Result<T, (usize, String)>;
+type PResult<T> = Result<T, DefError>;
 
 impl Parser {
     fn line(&self) -> usize {
@@ -335,7 +340,7 @@ impl Parser {
     }
 
     fn err<T>(&self, msg: impl Into<String>) -> PResult<T> {
-        Err((self.line(), msg.into()))
+        Err(DefError::invalid(msg).on_line(self.line()))
     }
 
     fn peek(&self) -> Option<&Tok> {
@@ -571,10 +576,10 @@ impl Parser {
                             [Tok::Int(n)] => i128::from(*n),
                             [Tok::Punct("-"), Tok::Int(n)] => -i128::from(*n),
                             _ => {
-                                return Err((
-                                    e_line,
-                                    format!("enumerator {e}: @value needs a whole number"),
+                                return Err(DefError::invalid(format!(
+                                    "enumerator {e}: @value needs a whole number"
                                 ))
+                                .on_line(e_line))
                             }
                         };
                     }
@@ -620,10 +625,20 @@ impl Parser {
                 self.expect(";")?;
                 self.push(name, Decl::Const { ty, value }, line);
             }
-            "union" => return Err((line, "unions are not supported".into())),
+            "union" => return Err(DefError::invalid("unions are not supported").on_line(line)),
             "interface" | "valuetype" | "exception" | "component" | "native" | "bitset"
-            | "bitmask" => return Err((line, format!("{word} declarations are not supported"))),
-            other => return Err((line, format!("expected a declaration, found `{other}`"))),
+            | "bitmask" => {
+                return Err(
+                    DefError::invalid(format!("{word} declarations are not supported"))
+                        .on_line(line),
+                )
+            }
+            other => {
+                return Err(
+                    DefError::invalid(format!("expected a declaration, found `{other}`"))
+                        .on_line(line),
+                )
+            }
         }
         Ok(())
     }
@@ -885,9 +900,11 @@ impl<'a> Scope<'a> {
         None
     }
 
-    fn eval(&self, scope: &[String], e: &Expr, depth: usize) -> Result<Val, String> {
+    fn eval(&self, scope: &[String], e: &Expr, depth: usize) -> Result<Val, DefError> {
         if depth > MAX_DEPTH {
-            return Err("constants refer to each other too deeply".into());
+            return Err(DefError::invalid(
+                "constants refer to each other too deeply",
+            ));
         }
         Ok(match e {
             Expr::Int(n) => Val::Int(*n),
@@ -897,7 +914,7 @@ impl<'a> Scope<'a> {
             Expr::Neg(b) => match self.eval(scope, b, depth + 1)? {
                 Val::Int(n) => Val::Int(-n),
                 Val::Float(f) => Val::Float(-f),
-                _ => return Err("`-` before a value that is not a number".into()),
+                _ => return Err(DefError::invalid("`-` before a value that is not a number")),
             },
             Expr::Bin(op, a, b) => {
                 let (a, b) = (
@@ -916,16 +933,24 @@ impl<'a> Scope<'a> {
                             ">>" => u32::try_from(y).ok().filter(|s| *s < 64).map(|s| x >> s),
                             _ => None,
                         }
-                        .ok_or_else(|| format!("{x} {op} {y} has no value"))?,
+                        .ok_or_else(|| DefError::invalid(format!("{x} {op} {y} has no value")))?,
                     ),
                     (Val::Float(x), Val::Float(y)) => Val::Float(match *op {
                         "+" => x + y,
                         "-" => x - y,
                         "*" => x * y,
                         "/" => x / y,
-                        _ => return Err(format!("`{op}` between floating-point values")),
+                        _ => {
+                            return Err(DefError::invalid(format!(
+                                "`{op}` between floating-point values"
+                            )))
+                        }
                     }),
-                    _ => return Err(format!("`{op}` between values of different kinds")),
+                    _ => {
+                        return Err(DefError::invalid(format!(
+                            "`{op}` between values of different kinds"
+                        )))
+                    }
                 }
             }
             Expr::Name(n, abs) => match self.find(scope, n, *abs) {
@@ -938,15 +963,23 @@ impl<'a> Scope<'a> {
                     decl: Decl::Enumerator(v),
                     ..
                 }) => Val::Int(*v),
-                _ => return Err(format!("{} names no constant", n.join("::"))),
+                _ => {
+                    return Err(DefError::invalid(format!(
+                        "{} names no constant",
+                        n.join("::")
+                    )))
+                }
             },
         })
     }
 
-    fn bound(&self, scope: &[String], e: &Expr) -> Result<u64, String> {
+    fn bound(&self, scope: &[String], e: &Expr) -> Result<u64, DefError> {
         match self.eval(scope, e, 0)? {
             Val::Int(n) if (0..=i128::from(u32::MAX)).contains(&n) => Ok(n as u64),
-            other => Err(format!("{} is not a size", val_text(&other))),
+            other => Err(DefError::invalid(format!(
+                "{} is not a size",
+                val_text(&other)
+            ))),
         }
     }
 }
@@ -975,9 +1008,9 @@ struct Compiler<'a> {
 }
 
 impl<'a> Compiler<'a> {
-    fn resolve(&self, scope: &[String], ty: &TypeSpec, depth: usize) -> Result<Resolved, String> {
+    fn resolve(&self, scope: &[String], ty: &TypeSpec, depth: usize) -> Result<Resolved, DefError> {
         if depth > MAX_DEPTH {
-            return Err("typedefs refer to each other too deeply".into());
+            return Err(DefError::invalid("typedefs refer to each other too deeply"));
         }
         let plain = |base| Resolved {
             base,
@@ -993,10 +1026,9 @@ impl<'a> Compiler<'a> {
             TypeSpec::Sequence(inner, b) => {
                 let r = self.resolve(scope, inner, depth + 1)?;
                 if r.sequence.is_some() || !r.dims.is_empty() {
-                    return Err(
-                        "a sequence of sequences or of arrays has no .msg counterpart; not supported"
-                            .into(),
-                    );
+                    return Err(DefError::invalid(
+                        "a sequence of sequences or of arrays has no .msg counterpart; not supported",
+                    ));
                 }
                 Resolved {
                     base: r.base,
@@ -1006,7 +1038,10 @@ impl<'a> Compiler<'a> {
             }
             TypeSpec::Named(name, abs) => {
                 let item = self.scope.find(scope, name, *abs).ok_or_else(|| {
-                    format!("type {} is not defined in the schema", name.join("::"))
+                    DefError::invalid(format!(
+                        "type {} is not defined in the schema",
+                        name.join("::")
+                    ))
                 })?;
                 let own = &item.path[..item.path.len() - 1];
                 match &item.decl {
@@ -1019,16 +1054,21 @@ impl<'a> Compiler<'a> {
                             outer.push(self.scope.bound(own, d)?);
                         }
                         if !outer.is_empty() && r.sequence.is_some() {
-                            return Err(format!(
+                            return Err(DefError::invalid(format!(
                                 "{} is an array of sequences, which has no .msg counterpart; not supported",
                                 name.join("::")
-                            ));
+                            )));
                         }
                         outer.append(&mut r.dims);
                         r.dims = outer;
                         r
                     }
-                    _ => return Err(format!("{} is not a type", name.join("::"))),
+                    _ => {
+                        return Err(DefError::invalid(format!(
+                            "{} is not a type",
+                            name.join("::")
+                        )))
+                    }
                 }
             }
         })
@@ -1081,14 +1121,14 @@ pub fn parse(datatype: &str, text: &str) -> Result<MsgDef, DefError> {
         line,
         reason,
     };
-    let toks = Lexer::tokens(text).map_err(|(l, r)| derr(Some(l), r))?;
+    let toks = Lexer::tokens(text).map_err(|e| e.of(datatype))?;
     let mut p = Parser {
         toks,
         pos: 0,
         scope: Vec::new(),
         items: Vec::new(),
     };
-    p.definitions(0).map_err(|(l, r)| derr(Some(l), r))?;
+    p.definitions(0).map_err(|e| e.of(datatype))?;
     if p.peek().is_some() {
         let found = p.describe();
         return Err(derr(Some(p.line()), format!("unexpected {found}")));
@@ -1210,15 +1250,15 @@ pub fn parse(datatype: &str, text: &str) -> Result<MsgDef, DefError> {
             let mut r = c.resolve(sc, &m.ty, 0).map_err(|e| {
                 derr(
                     Some(m.line),
-                    format!("member {} of {}: {e}", m.name, path.join("::")),
+                    format!("member {} of {}: {}", m.name, path.join("::"), e.reason),
                 )
             })?;
             let mut dims = Vec::new();
             for d in &m.dims {
                 dims.push(
-                    c.scope
-                        .bound(sc, d)
-                        .map_err(|e| derr(Some(m.line), format!("member {}: {e}", m.name)))?,
+                    c.scope.bound(sc, d).map_err(|e| {
+                        derr(Some(m.line), format!("member {}: {}", m.name, e.reason))
+                    })?,
                 );
             }
             if !dims.is_empty() && r.sequence.is_some() {
@@ -1301,10 +1341,10 @@ pub fn parse(datatype: &str, text: &str) -> Result<MsgDef, DefError> {
                     let v = c
                         .scope
                         .eval(&cpath, value, 0)
-                        .map_err(|e| derr(Some(it.line), e))?;
+                        .map_err(|e| e.of(datatype).on_line(it.line))?;
                     let r = c
                         .resolve(&cpath, ty, 0)
-                        .map_err(|e| derr(Some(it.line), e))?;
+                        .map_err(|e| e.of(datatype).on_line(it.line))?;
                     let (prim, text) = match r.base {
                         Base::Prim(p, Some(b)) if p == Primitive::String => {
                             (p, format!("string<={b}"))

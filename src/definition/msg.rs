@@ -10,8 +10,8 @@
 //! a constant (`uint8 DEBUG=1`; a string constant keeps everything after `=`), a comment or
 //! blank.
 
-use std::collections::HashMap;
 use crate::error::DefError;
+use std::collections::HashMap;
 
 /// The two `.msg` dialects: ROS 1 (`byte` is int8, `time`/`duration` built in) and ROS 2
 /// (`pkg/msg/Type` names, bounded strings and sequences, default values, `byte` is an octet,
@@ -243,12 +243,12 @@ fn strip_comment(line: &str) -> &str {
 }
 
 /// Splits `float64[9]` into `("float64", Fixed(9))`.
-fn split_array(t: &str) -> Result<(&str, ArrayKind), String> {
+fn split_array(t: &str) -> Result<(&str, ArrayKind), DefError> {
     let Some(open) = t.find('[') else {
         return Ok((strip_bound(t), ArrayKind::Scalar));
     };
     let Some(inner) = t[open + 1..].strip_suffix(']') else {
-        return Err(format!("malformed array type {t:?}"));
+        return Err(DefError::invalid(format!("malformed array type {t:?}")));
     };
     let base = strip_bound(&t[..open]);
     if inner.is_empty() {
@@ -258,13 +258,15 @@ fn split_array(t: &str) -> Result<(&str, ArrayKind), String> {
     if let Some(b) = inner.strip_prefix("<=") {
         return match b.trim().parse::<usize>() {
             Ok(_) => Ok((base, ArrayKind::Variable)),
-            Err(_) => Err(format!("malformed sequence bound in {t:?}")),
+            Err(_) => Err(DefError::invalid(format!(
+                "malformed sequence bound in {t:?}"
+            ))),
         };
     }
     // ROS 2 style bounds (`<=5`) do not occur in ROS 1 bags; refuse them clearly.
     match inner.parse::<usize>() {
         Ok(n) => Ok((base, ArrayKind::Fixed(n))),
-        Err(_) => Err(format!("malformed array size in {t:?}")),
+        Err(_) => Err(DefError::invalid(format!("malformed array size in {t:?}"))),
     }
 }
 
@@ -284,12 +286,7 @@ fn parse_type_body(
     lines: &[(usize, &str)],
     dialect: Dialect,
 ) -> Result<RawType, DefError> {
-    let err = |line: usize, reason: String| DefError {
-        kind: crate::error::DefErrorKind::Invalid,
-        datatype: name.to_string(),
-        line: Some(line),
-        reason,
-    };
+    let err = |line: usize, reason: String| DefError::invalid(reason).of(name).on_line(line);
     let mut t = RawType {
         name: name.to_string(),
         fields: Vec::new(),
@@ -356,7 +353,7 @@ fn parse_type_body(
         if !valid_name(fname) {
             return Err(err(ln, format!("invalid field name {fname:?}")));
         }
-        let (base, array) = split_array(type_text).map_err(|r| err(ln, r))?;
+        let (base, array) = split_array(type_text).map_err(|e| e.of(name).on_line(ln))?;
         if base.is_empty() {
             return Err(err(ln, "empty type".into()));
         }
@@ -520,14 +517,26 @@ impl MsgDef {
     /// printing) has a bounded depth.
     pub(crate) fn check_recursion(&self) -> Result<(), DefError> {
         // 0 = unvisited, 1 = in progress, h + 2 = done with nesting height h.
-        fn visit(d: &MsgDef, i: usize, depth: usize, state: &mut [usize]) -> Result<usize, String> {
+        fn visit(
+            d: &MsgDef,
+            i: usize,
+            depth: usize,
+            state: &mut [usize],
+        ) -> Result<usize, DefError> {
+            let too_deep =
+                || DefError::invalid(format!("types are nested more than {MAX_NESTING} deep"));
             match state[i] {
-                1 => return Err(format!("type {} contains itself", d.types[i].name)),
+                1 => {
+                    return Err(DefError::invalid(format!(
+                        "type {} contains itself",
+                        d.types[i].name
+                    )))
+                }
                 0 => {}
                 done => return Ok(done - 2),
             }
             if depth > MAX_NESTING {
-                return Err(format!("types are nested more than {MAX_NESTING} deep"));
+                return Err(too_deep());
             }
             state[i] = 1;
             let mut height = 0;
@@ -539,19 +548,14 @@ impl MsgDef {
                 }
             }
             if height > MAX_NESTING {
-                return Err(format!("types are nested more than {MAX_NESTING} deep"));
+                return Err(too_deep());
             }
             state[i] = height + 2;
             Ok(height)
         }
         let mut state = vec![0usize; self.types.len()];
         for i in 0..self.types.len() {
-            visit(self, i, 0, &mut state).map_err(|reason| DefError {
-                kind: crate::error::DefErrorKind::Invalid,
-                datatype: self.types[0].name.clone(),
-                line: None,
-                reason,
-            })?;
+            visit(self, i, 0, &mut state).map_err(|e| e.of(&self.types[0].name))?;
         }
         Ok(())
     }

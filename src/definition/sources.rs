@@ -2,14 +2,14 @@
 //! before iron, channels without a schema, the oldest ROS 1 formats): `.msg` files on a search
 //! path the user gives, a sourced ROS workspace, and the standard interfaces bagscope ships.
 //!
-//! Search order: the directories set with [`set_search_path`] (`--msg-path`, the app's
+//! Search order: the directories of [`crate::settings::Settings::msg_path`] (`--msg-path`, the app's
 //! setting), then `BAGSCOPE_MSG_PATH`, then each `AMENT_PREFIX_PATH` prefix's `share/`, then
 //! `ROS_PACKAGE_PATH`; in each, `PKG/msg/Type.msg` is looked for. Then the shipped
 //! definitions (`assets/interfaces/*.msgs`, written by `scripts/dump_interfaces.py`).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
-use std::sync::{OnceLock, RwLock};
+use std::sync::OnceLock;
 
 use crate::definition::msg::{normalize_type, Dialect};
 
@@ -49,23 +49,9 @@ impl std::fmt::Display for DefSource {
     }
 }
 
-static EXTRA: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
-
-/// Sets the directories searched first (`--msg-path`, the app's setting).
-pub fn set_search_path(dirs: Vec<PathBuf>) {
-    if let Ok(mut e) = EXTRA.write() {
-        *e = dirs;
-    }
-}
-
-/// The directories set with [`set_search_path`].
-pub fn search_path() -> Vec<PathBuf> {
-    EXTRA.read().map(|e| e.clone()).unwrap_or_default()
-}
-
 /// The directories searched, in order: each holds packages (`PKG/msg/Type.msg`).
 pub fn search_dirs() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = EXTRA.read().map(|e| e.clone()).unwrap_or_default();
+    let mut out: Vec<PathBuf> = crate::settings::get().msg_path;
     let split = |v: &str| -> Vec<PathBuf> {
         std::env::split_paths(v)
             .filter(|p| !p.as_os_str().is_empty())
@@ -342,7 +328,7 @@ mod tests {
         std::fs::create_dir_all(&msg).unwrap();
         std::fs::write(msg.join("Outer.msg"), "Inner a\nstd_msgs/Header h\n").unwrap();
         std::fs::write(msg.join("Inner.msg"), "float64 x # a comment\n").unwrap();
-        set_search_path(vec![root.clone()]);
+        crate::settings::update(|s| s.msg_path = vec![root.clone()]);
         let (text, src) = lookup("zz_test_pkg/msg/Outer", Dialect::Ros2).unwrap();
         assert_eq!(src, DefSource::SearchPath(msg.join("Outer.msg")));
         // The dependencies are assembled: its own package's, and a shipped one's.
@@ -353,7 +339,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(def.types.len(), 4, "Outer, Inner, Header, Time: {text}");
-        set_search_path(Vec::new());
+        crate::settings::update(|s| s.msg_path = Vec::new());
         // Shipped: a ROS 2 type by either name, the distro's set first.
         let (_, src) = lookup_for("sensor_msgs/Imu", Dialect::Ros2, "jazzy").unwrap();
         assert_eq!(src, DefSource::Shipped("ros2_jazzy"));

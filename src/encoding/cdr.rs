@@ -11,8 +11,8 @@
 //!   decoder reads and the writers write but which is no field of the message.
 
 use super::Decoder;
-use crate::error::DecodeError;
 use crate::definition::msg::Primitive;
+use crate::error::DecodeError;
 
 /// CDR alignment of a primitive (strings align their length).
 pub(crate) fn prim_align(p: Primitive) -> usize {

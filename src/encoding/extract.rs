@@ -89,7 +89,9 @@ impl Extractor {
         let mut walked = String::new();
         while let Some(seg) = it.next() {
             let Segment::Field(name) = seg else {
-                return Err(err(format!("index after {walked:?}, which is not an array")));
+                return Err(err(format!(
+                    "index after {walked:?}, which is not an array"
+                )));
             };
             if let Some(p) = leaf {
                 if part.is_none() && matches!(p, Primitive::Time | Primitive::Duration) {
@@ -110,7 +112,9 @@ impl Extractor {
                     (None, p) => p.name(),
                 };
                 let a = if what.starts_with("int") { "an" } else { "a" };
-                return Err(err(format!("{walked} is {a} {what}, it has no field {name:?}")));
+                return Err(err(format!(
+                    "{walked} is {a} {what}, it has no field {name:?}"
+                )));
             }
             let t = &plan.def.types[ty];
             let Some(fi) = t.fields.iter().position(|f| f.name == *name) else {

@@ -28,8 +28,7 @@ pub fn compile(schema: &str, name: &str) -> Result<MsgDef, DefError> {
     let s: J = serde_json::from_str(schema).map_err(|e| err(format!("JSON Schema: {e}")))?;
     let mut types = Vec::new();
     // The one thing that fails: objects nested deeper than MAX_DEPTH.
-    object_type(&s, name, &mut types, 0)
-        .ok_or_else(|| err("objects nested too deep".into()))?;
+    object_type(&s, name, &mut types, 0).ok_or_else(|| err("objects nested too deep".into()))?;
     Ok(MsgDef { types })
 }
 

@@ -11,10 +11,10 @@
 //! named with that field and its messages are left as they were. Messages are re-encoded in
 //! their own encoding (ROS 1 serialization or CDR).
 
-use crate::definition::msg::{ArrayKind, Dialect, FieldType, MsgDef, Primitive};
 use super::convert::{match_types, same_arrays, Changes, Rules};
-use crate::error::ConvertError;
+use crate::definition::msg::{ArrayKind, Dialect, FieldType, MsgDef, Primitive};
 use crate::encoding::{Plan, Value};
+use crate::error::ConvertError;
 
 /// A connection's migration, compiled once.
 #[derive(Debug, Clone)]
@@ -71,7 +71,8 @@ impl Migration {
         };
         let src = Plan::for_connection(c).map_err(|e| ConvertError::new(e.to_string()))?;
         let dialect = if cdr { Dialect::Ros2 } else { Dialect::Ros1 };
-        let dst = MsgDef::parse_dialect(&c.datatype, text, dialect).map_err(|e| ConvertError::new(e.to_string()))?;
+        let dst = MsgDef::parse_dialect(&c.datatype, text, dialect)
+            .map_err(|e| ConvertError::new(e.to_string()))?;
         if dst == src.def {
             return Ok(None);
         }
@@ -87,7 +88,9 @@ impl Migration {
             default_missing: true,
             by_type: true,
             // A fixed array fits a sequence.
-            arrays: |a, b| same_arrays(a, b) || matches!((a, b), (ArrayKind::Fixed(_), ArrayKind::Variable)),
+            arrays: |a, b| {
+                same_arrays(a, b) || matches!((a, b), (ArrayKind::Fixed(_), ArrayKind::Variable))
+            },
             leaf: &leaf,
         };
         let Changes { dropped, added } = match_types(&src.def, 0, &dst, 0, &rules)?;
@@ -108,7 +111,10 @@ impl Migration {
 
     /// Re-encodes one message.
     pub fn convert(&self, data: &[u8]) -> Result<Vec<u8>, ConvertError> {
-        let v = self.src.decode(data).map_err(|e| ConvertError::new(e.to_string()))?;
+        let v = self
+            .src
+            .decode(data)
+            .map_err(|e| ConvertError::new(e.to_string()))?;
         let mut w = Out {
             out: Vec::with_capacity(data.len() + 16),
             cdr: self.cdr,

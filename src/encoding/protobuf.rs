@@ -14,10 +14,8 @@ use std::collections::HashMap;
 use std::fmt;
 
 use super::{Node, Value};
+use crate::definition::msg::{ArrayKind, Constant, Field, FieldType, MsgDef, MsgType, Primitive};
 use crate::error::DecodeError;
-use crate::definition::msg::{
-    ArrayKind, Constant, Field, FieldType, MsgDef, MsgType, Primitive,
-};
 use crate::error::DefError;
 
 /// Deepest nesting of messages decoded (a message that nests deeper is refused).
@@ -146,9 +144,7 @@ impl fmt::Display for WireError {
             Self::WireType { wire, at } => write!(f, "wire type {wire} at byte {at}"),
             Self::TooDeep => f.write_str("message types nested too deep"),
             Self::KindMismatch { wire, kind } => write!(f, "wire type {wire} for a {kind} field"),
-            Self::NotANumber => {
-                f.write_str("a length-delimited value where a number was expected")
-            }
+            Self::NotANumber => f.write_str("a length-delimited value where a number was expected"),
         }
     }
 }
@@ -199,7 +195,8 @@ impl<'a> Wire<'a> {
             return Ok(None);
         }
         let k = self.varint()?;
-        let number = u32::try_from(k >> 3).map_err(|_| WireError::OutOfRange("field number", k >> 3))?;
+        let number =
+            u32::try_from(k >> 3).map_err(|_| WireError::OutOfRange("field number", k >> 3))?;
         Ok(Some((number, (k & 7) as u8)))
     }
 
@@ -776,9 +773,7 @@ fn scalar(w: &mut Wire<'_>, k: Kind) -> Result<Value, WireError> {
             let v = w.varint()?;
             Value::I64(((v >> 1) as i64) ^ -((v & 1) as i64))
         }
-        Kind::String | Kind::Bytes | Kind::Message(_) => {
-            return Err(WireError::NotANumber)
-        }
+        Kind::String | Kind::Bytes | Kind::Message(_) => return Err(WireError::NotANumber),
     })
 }
 

@@ -10,10 +10,10 @@
 //! become `time` and `duration`. A type that does not match is refused with the field that
 //! differs: it is left out, never guessed.
 
-use crate::definition::msg::{ArrayKind, Dialect, FieldType, MsgDef, Primitive};
 use super::convert::{field_named, match_types, same_arrays, Rules};
-use crate::error::ConvertError;
+use crate::definition::msg::{ArrayKind, Dialect, FieldType, MsgDef, Primitive};
 use crate::encoding::{Plan, Value};
+use crate::error::ConvertError;
 
 /// A connection's conversion, compiled once.
 #[derive(Debug, Clone)]
@@ -49,7 +49,8 @@ pub(crate) fn target_definition(
                 }
             ))
         })?;
-    let def = MsgDef::parse_dialect(datatype, &text, dialect).map_err(|e| ConvertError::new(e.to_string()))?;
+    let def = MsgDef::parse_dialect(datatype, &text, dialect)
+        .map_err(|e| ConvertError::new(e.to_string()))?;
     Ok((text, def))
 }
 
@@ -99,7 +100,10 @@ impl ToRos1 {
     /// Compiles the conversion of a ROS 2 (CDR) connection, or says why it cannot be converted.
     pub fn new(c: &crate::Connection) -> Result<ToRos1, ConvertError> {
         if c.encoding != "cdr" {
-            return Err(ConvertError::new(format!("{} is {}-encoded, not CDR", c.topic, c.encoding)));
+            return Err(ConvertError::new(format!(
+                "{} is {}-encoded, not CDR",
+                c.topic, c.encoding
+            )));
         }
         let src = Plan::for_connection(c).map_err(|e| ConvertError::new(e.to_string()))?;
         let datatype = ros1_name(&c.datatype);
@@ -117,7 +121,10 @@ impl ToRos1 {
 
     /// Converts one message: CDR bytes (with their header) in, ROS 1 bytes out.
     pub fn convert(&self, cdr: &[u8]) -> Result<Vec<u8>, ConvertError> {
-        let v = self.src.decode(cdr).map_err(|e| ConvertError::new(e.to_string()))?;
+        let v = self
+            .src
+            .decode(cdr)
+            .map_err(|e| ConvertError::new(e.to_string()))?;
         let mut out = Vec::with_capacity(cdr.len() + 16);
         message(&mut out, &self.src.def, &self.dst, 0, &v.value)?;
         Ok(out)
@@ -143,8 +150,10 @@ fn sec_nsec(v: &Value) -> Result<(i64, i64), ConvertError> {
         Value::Time { sec, nsec } => Ok((i64::from(*sec), i64::from(*nsec))),
         Value::Duration { sec, nsec } => Ok((i64::from(*sec), i64::from(*nsec))),
         Value::Message { fields, .. } if fields.len() == 2 => {
-            let s = int(&fields[0].value).ok_or_else(|| ConvertError::new("sec is not an integer"))?;
-            let n = int(&fields[1].value).ok_or_else(|| ConvertError::new("nanosec is not an integer"))?;
+            let s =
+                int(&fields[0].value).ok_or_else(|| ConvertError::new("sec is not an integer"))?;
+            let n = int(&fields[1].value)
+                .ok_or_else(|| ConvertError::new("nanosec is not an integer"))?;
             Ok((s, n))
         }
         other => Err(ConvertError::new(format!("not a time: {other:?}"))),
@@ -169,7 +178,11 @@ fn prim(out: &mut Vec<u8>, p: Primitive, v: &Value) -> Result<(), ConvertError> 
             out.extend_from_slice(&(s.len() as u32).to_le_bytes());
             out.extend_from_slice(s);
         }
-        other => return Err(ConvertError::new(format!("cannot write {other:?} as {p:?}"))),
+        other => {
+            return Err(ConvertError::new(format!(
+                "cannot write {other:?} as {p:?}"
+            )))
+        }
     }
     Ok(())
 }
@@ -216,7 +229,10 @@ fn message(
             out.extend_from_slice(&0u32.to_le_bytes());
             continue;
         };
-        let val = &fields.get(k).ok_or_else(|| ConvertError::new("a field is missing"))?.value;
+        let val = &fields
+            .get(k)
+            .ok_or_else(|| ConvertError::new("a field is missing"))?
+            .value;
         match g.array {
             ArrayKind::Scalar => scalar(out, src, dst, &g.ty, val)?,
             ArrayKind::Fixed(_) | ArrayKind::Variable => {
@@ -233,11 +249,19 @@ fn message(
                     }
                     Value::Prims(..) => {
                         for i in 0..n {
-                            let e = val.element(i).map(|x| x.0).ok_or_else(|| ConvertError::new("array element"))?;
+                            let e = val
+                                .element(i)
+                                .map(|x| x.0)
+                                .ok_or_else(|| ConvertError::new("array element"))?;
                             scalar(out, src, dst, &g.ty, &e)?;
                         }
                     }
-                    other => return Err(ConvertError::new(format!("{}: not an array: {other:?}", g.name))),
+                    other => {
+                        return Err(ConvertError::new(format!(
+                            "{}: not an array: {other:?}",
+                            g.name
+                        )))
+                    }
                 }
             }
         }

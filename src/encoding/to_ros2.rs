@@ -17,10 +17,10 @@
 //! `tf2_msgs/msg/TFMessage`, so that RViz 2 shows `/tf`), the connection is mapped to it.
 //! With `strict` ([`ToRos2::with_types`]) neither happens.
 
-use crate::definition::msg::{ArrayKind, Dialect, FieldType, MsgDef, Primitive};
 use super::convert::{field_named, is_header_seq, match_types, same_arrays, Rules};
-use crate::error::ConvertError;
+use crate::definition::msg::{ArrayKind, Dialect, FieldType, MsgDef, Primitive};
 use crate::encoding::{Plan, Value};
+use crate::error::ConvertError;
 
 /// A connection's conversion, compiled once.
 #[derive(Debug, Clone)]
@@ -235,12 +235,15 @@ impl ToRos2 {
     /// translation, no mapping to another type).
     pub fn with_types(c: &crate::Connection, strict: bool) -> Result<ToRos2, ConvertError> {
         if c.encoding != "ros1" {
-            return Err(ConvertError::new(format!("{} is {}-encoded, not ROS 1", c.topic, c.encoding)));
+            return Err(ConvertError::new(format!(
+                "{} is {}-encoded, not ROS 1",
+                c.topic, c.encoding
+            )));
         }
         let src = Plan::for_connection(c).map_err(|e| ConvertError::new(e.to_string()))?;
         let compile = |datatype: &str, text: String, origin: Ros2Origin| {
-            let dst =
-                MsgDef::parse_dialect(datatype, &text, Dialect::Ros2).map_err(|e| ConvertError::new(e.to_string()))?;
+            let dst = MsgDef::parse_dialect(datatype, &text, Dialect::Ros2)
+                .map_err(|e| ConvertError::new(e.to_string()))?;
             check(&src.def, &dst).map_err(|e| e.of(format!("{} → {datatype}", c.datatype)))?;
             let mut drop_seq = vec![false; src.def.types.len()];
             let direct = in_order(&src.def, 0, &dst, 0, 0, &mut drop_seq);
@@ -336,7 +339,10 @@ impl ToRos2 {
     /// [`Self::convert`] through the decoded value tree (any field order; and the errors).
     #[doc(hidden)]
     pub fn convert_by_value(&self, ros1: &[u8]) -> Result<Vec<u8>, ConvertError> {
-        let v = self.src.decode(ros1).map_err(|e| ConvertError::new(e.to_string()))?;
+        let v = self
+            .src
+            .decode(ros1)
+            .map_err(|e| ConvertError::new(e.to_string()))?;
         let mut out = Vec::with_capacity(ros1.len() + 16);
         out.extend_from_slice(&[0, 1, 0, 0]);
         let mut w = Cdr {
@@ -388,7 +394,11 @@ impl Cdr<'_> {
                 self.out.push(0);
                 return Ok(());
             }
-            other => return Err(ConvertError::new(format!("cannot write {other:?} as {p:?}"))),
+            other => {
+                return Err(ConvertError::new(format!(
+                    "cannot write {other:?} as {p:?}"
+                )))
+            }
         };
         self.align(le.len());
         self.out.extend_from_slice(&le);
@@ -529,7 +539,13 @@ impl Cdr<'_> {
         }
     }
 
-    fn message(&mut self, src: &MsgDef, dst: &MsgDef, d: usize, v: &Value) -> Result<(), ConvertError> {
+    fn message(
+        &mut self,
+        src: &MsgDef,
+        dst: &MsgDef,
+        d: usize,
+        v: &Value,
+    ) -> Result<(), ConvertError> {
         let Value::Message { ty: s, fields } = v else {
             return Err(ConvertError::new("expected a message"));
         };
@@ -541,7 +557,10 @@ impl Cdr<'_> {
         }
         for g in &dst.types[d].fields {
             let Some(k) = field_named(&st.fields, &g.name) else {
-                return Err(ConvertError::new(format!("{}: no ROS 1 field for it", g.name)));
+                return Err(ConvertError::new(format!(
+                    "{}: no ROS 1 field for it",
+                    g.name
+                )));
             };
             let val = &fields[k].value;
             match g.array {
@@ -560,11 +579,19 @@ impl Cdr<'_> {
                         }
                         Value::Prims(..) => {
                             for i in 0..n {
-                                let e = val.element(i).map(|x| x.0).ok_or_else(|| ConvertError::new("array element"))?;
+                                let e = val
+                                    .element(i)
+                                    .map(|x| x.0)
+                                    .ok_or_else(|| ConvertError::new("array element"))?;
                                 self.scalar(src, dst, &g.ty, &e)?;
                             }
                         }
-                        other => return Err(ConvertError::new(format!("{}: not an array: {other:?}", g.name))),
+                        other => {
+                            return Err(ConvertError::new(format!(
+                                "{}: not an array: {other:?}",
+                                g.name
+                            )))
+                        }
                     }
                 }
             }

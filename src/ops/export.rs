@@ -780,8 +780,10 @@ pub fn export_many(
             };
             let mut written_conns = 0usize;
             // Per (input, connection): messages not converted, the first one's time and error.
-            let mut unconverted: std::collections::BTreeMap<(usize, usize), (u64, u64, ConvertError)> =
-                Default::default();
+            let mut unconverted: std::collections::BTreeMap<
+                (usize, usize),
+                (u64, u64, ConvertError),
+            > = Default::default();
             let mut by_topic: std::collections::HashMap<(String, String, String), u32> =
                 std::collections::HashMap::new();
             let mut local_ids = 0u32;

@@ -93,7 +93,9 @@ pub fn parse_query(q: &str) -> std::result::Result<Query, ArgError> {
         });
     }
     if path.segments.is_empty() {
-        return Err(err(format!("{q:?}: compare a field, not the whole message")));
+        return Err(err(format!(
+            "{q:?}: compare a field, not the whole message"
+        )));
     }
     let number: f64 = value
         .parse()

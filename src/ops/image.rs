@@ -9,8 +9,8 @@
 use std::io::Cursor;
 
 use crate::definition::msg::MsgDef;
-use crate::error::ImageError;
 use crate::encoding::{Node, Plan, Value};
+use crate::error::ImageError;
 
 /// Most pixels an image may have (a 16k × 16k frame); larger claims are refused before any
 /// allocation.
@@ -198,8 +198,8 @@ pub fn from_node(def: &MsgDef, node: &Node) -> Result<Image, ImageError> {
     let get = |n: &str| {
         uint(field(def, node, n)).ok_or_else(|| ImageError::field(n, format!("no {n} field")))
     };
-    let width =
-        u32::try_from(get("width")?).map_err(|_| ImageError::field("width", "width out of range"))?;
+    let width = u32::try_from(get("width")?)
+        .map_err(|_| ImageError::field("width", "width out of range"))?;
     let height = u32::try_from(get("height")?)
         .map_err(|_| ImageError::field("height", "height out of range"))?;
     let step = get("step")?;
@@ -322,7 +322,9 @@ pub fn decode_raw(
     let (w, h) = (width as usize, height as usize);
     let pixels = u64::from(width) * u64::from(height);
     if pixels == 0 {
-        return Err(ImageError::Size(format!("empty image ({width} × {height})")));
+        return Err(ImageError::Size(format!(
+            "empty image ({width} × {height})"
+        )));
     }
     if pixels > MAX_PIXELS {
         return Err(ImageError::Size(format!("{width} × {height} is too large")));

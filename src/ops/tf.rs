@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::definition::msg::MsgDef;
 use crate::encoding::{Node, Value};
-use crate::ops::image::field;
 use crate::error::TfError;
+use crate::ops::image::field;
 use crate::{Bag, Error, Filter, Result};
 
 /// Most transforms kept from one recording (72 bytes each): beyond, the rest are not read and
@@ -497,7 +497,10 @@ mod tests {
             &[0.4, 0.0, 0.0]
         ));
         let e = h.lookup("map", "laser", 5).unwrap_err();
-        assert!(matches!(&e, TfError::NotConnected { target, .. } if target == "map"), "{e}");
+        assert!(
+            matches!(&e, TfError::NotConnected { target, .. } if target == "map"),
+            "{e}"
+        );
         assert!(e.to_string().contains("not connected"), "{e}");
         assert_eq!(
             h.lookup("map", "nowhere", 5).unwrap_err(),

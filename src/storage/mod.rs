@@ -97,6 +97,26 @@ pub enum ChunkKind {
     Ros1Old,
 }
 
+impl ChunkKind {
+    /// Whether the storage keeps a per-chunk index of message times that a time-ranged table
+    /// build can narrow to (ROS 1 2.0 chunks, MCAP chunks).
+    pub fn time_indexed(self) -> bool {
+        matches!(self, ChunkKind::Ros1 | ChunkKind::Mcap)
+    }
+
+    /// Whether messages are sliced out of the chunk's data read whole (all but the raw
+    /// segments of format 1.2, read message by message from the file).
+    pub fn buffered(self) -> bool {
+        self != ChunkKind::Ros1Raw
+    }
+
+    /// Whether one message record can be read alone from an uncompressed chunk of this kind
+    /// ([`record_len`], [`message_in_record`]) instead of the whole chunk.
+    pub fn records_alone(self) -> bool {
+        matches!(self, ChunkKind::Ros1 | ChunkKind::Mcap)
+    }
+}
+
 /// One connection: a topic as recorded from one publisher with one type (an MCAP channel, a
 /// rosbag2 topic of one storage file).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -815,6 +835,92 @@ pub(crate) fn message_in_data(
         ChunkKind::Ros1Old => ros1::old::message_in_stretch(buf, ch.pos, conn, entry),
         ChunkKind::Ros1Raw => return None,
     })
+}
+
+/// Where chunk `ch`'s data lies and how it is compressed: from the summary when it knows
+/// (MCAP chunk indexes, scans), else from the chunk record's header in the file (a ROS 1
+/// index names only the chunk's position); `index_pos` bounds the record.
+pub(crate) fn chunk_layout(src: &Source, ch: &Chunk, index_pos: u64) -> Result<ChunkLayout> {
+    match ch.layout() {
+        Some(l) => Ok(l),
+        None => ros1::read_chunk_layout(src, ch.pos, index_pos),
+    }
+}
+
+/// The bytes of chunk `ch` for storages that are not chunk records with a compression (SQLite
+/// row blocks, format 1.2 raw segments); `None` for the rest, read through their chunk layout.
+pub(crate) fn read_unframed(src: &Source, ch: &Chunk) -> Option<Result<Vec<u8>>> {
+    match ch.kind {
+        ChunkKind::Rows => Some(rosbag2::read_rows(src, ch, None)),
+        ChunkKind::Ros1Raw => {
+            Some(read_at(src, ch.data_pos, ch.data_len as usize).map_err(Error::from))
+        }
+        _ => None,
+    }
+}
+
+/// The bytes of chunk `ch` holding (at least) the messages of connections `conns`, for the
+/// storages that can read only those (SQLite row blocks: their topics' rows); `None` for the
+/// rest, read whole.
+pub(crate) fn read_for_connections(
+    src: &Source,
+    s: &Summary,
+    ch: &Chunk,
+    conns: &[usize],
+) -> Option<Result<Vec<u8>>> {
+    if ch.kind != ChunkKind::Rows {
+        return None;
+    }
+    let mut ids: Vec<i64> = conns
+        .iter()
+        .filter_map(|&c| s.connections.get(c))
+        .filter(|c| c.file == ch.file)
+        .map(|c| i64::from(c.id))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    Some(rosbag2::read_rows(src, ch, Some(&ids)))
+}
+
+/// The message at `entry` of a chunk read message by message from the file (format 1.2);
+/// `None` for the other kinds, whose messages come out of the chunk's data.
+pub(crate) fn read_message_alone(
+    src: &Source,
+    ch: &Chunk,
+    entry: IndexEntry,
+) -> Option<Result<Vec<u8>>> {
+    (ch.kind == ChunkKind::Ros1Raw)
+        .then(|| ros1::v12::read_message(src, ch.data_pos + u64::from(entry.offset)))
+}
+
+/// The length of the message record whose first bytes are `head`, in an uncompressed chunk of
+/// `kind` (see [`ChunkKind::records_alone`]); `None` when the head does not frame one.
+pub(crate) fn record_len(kind: ChunkKind, head: &[u8]) -> Option<u64> {
+    match kind {
+        ChunkKind::Ros1 => {
+            let hlen = u64::from(ros1::record::le_u32(head, 0)?);
+            let dlen = u64::from(ros1::record::le_u32(head, 4 + hlen as usize)?);
+            Some(8 + hlen + dlen)
+        }
+        ChunkKind::Mcap => Some(9 + ros1::record::le_u64(head, 1)?),
+        _ => None,
+    }
+}
+
+/// The message in one record read alone (at offset 0 of `rec`) from chunk `ch`.
+pub(crate) fn message_in_record(
+    rec: Arc<Vec<u8>>,
+    ch: &Chunk,
+    conn: usize,
+    entry: IndexEntry,
+) -> Option<Message> {
+    let at0 = IndexEntry { offset: 0, ..entry };
+    let m = match ch.kind {
+        ChunkKind::Ros1 => ros1::message_in_chunk(rec, ch.pos, conn, at0),
+        ChunkKind::Mcap => mcap::message_in_records(rec, ch.pos, conn, at0),
+        _ => return None,
+    };
+    m.ok().map(|m| Message { entry, ..m })
 }
 
 /// How a check reads a recording's messages, as its storage lays them out.

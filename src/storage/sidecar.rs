@@ -49,20 +49,11 @@ impl Key {
     }
 }
 
-/// A directory set by [`set_dir`], over the environment.
-static DIR: std::sync::Mutex<Option<Option<PathBuf>>> = std::sync::Mutex::new(None);
-
-/// Sets the cache directory for this process (`Some(None)`: off; `None`: back to the
-/// environment), without touching the environment (which other threads may be reading).
-pub fn set_dir(dir: Option<Option<PathBuf>>) {
-    if let Ok(mut d) = DIR.lock() {
-        *d = dir;
-    }
-}
-
 /// The cache directory, or `None` when turned off or unknown.
 pub fn dir() -> Option<PathBuf> {
-    if let Some(d) = DIR.lock().ok().and_then(|d| d.clone()) {
+    // Set for the process (without touching the environment, which other threads may be
+    // reading): it wins over the environment.
+    if let Some(d) = crate::settings::get().index_dir {
         return d;
     }
     match std::env::var_os("BAGSCOPE_INDEX_DIR") {

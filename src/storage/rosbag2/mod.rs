@@ -51,5 +51,5 @@ mod sqlite;
 pub(crate) use deferred::*;
 pub use directory::*;
 pub use metadata::*;
-pub use rows::*;
+pub(crate) use rows::*;
 pub(crate) use sqlite::*;

@@ -2,18 +2,6 @@
 
 use super::*;
 
-/// Whether rows are read from the file's pages where the schema allows (the default), or
-/// always through SQLite (for comparing the two; see [`set_direct_reads`]).
-pub(super) static DIRECT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
-
-/// Reads SQLite `messages` rows from the file's b-tree pages (`true`, the default) or through
-/// SQLite's own cursor (`false`) in databases opened from now on. Both give the same rows; the
-/// second is there to check the first.
-#[doc(hidden)]
-pub fn set_direct_reads(on: bool) {
-    DIRECT.store(on, std::sync::atomic::Ordering::Relaxed);
-}
-
 /// What one thread's scan of an id range found.
 pub(super) struct RowScan {
     pub(super) per: Vec<Vec<IndexEntry>>,
@@ -387,8 +375,9 @@ pub(crate) fn read_rows(src: &Source, ch: &Chunk, topics: Option<&[i64]>) -> Res
     let slots = usize::try_from(i128::from(last) - i128::from(ch.first_row) + 1)
         .ok()
         .filter(|&n| n <= BLOCK_ID_SPAN as usize)
-        .ok_or_else(|| {
-            Error::Invalid(format!("row block {}..{last} is not a block", ch.first_row))
+        .ok_or_else(|| Error::Storage {
+            path: s.shown_path.clone(),
+            reason: format!("row block {}..{last} is not a block", ch.first_row),
         })?;
     let mut out = BlockBuf::new(slots, s.zstd_messages, ch.first_row, &s.shown_path);
     if let Some(d) = s.direct() {
@@ -400,7 +389,7 @@ pub(crate) fn read_rows(src: &Source, ch: &Chunk, topics: Option<&[i64]>) -> Res
         .iter()
         .find_map(|c| c.try_lock().ok())
         .map_or_else(|| s.conns[0].lock(), Ok)
-        .map_err(|_| Error::Invalid("the SQLite connection was poisoned".into()))?;
+        .map_err(|_| Error::ThreadPanicked("a SQLite reader"))?;
     let sql = match topics {
         Some(t) => format!(
             "SELECT id, data FROM messages WHERE id BETWEEN ?1 AND ?2 AND topic_id IN ({}) ORDER BY id",

@@ -525,7 +525,7 @@ pub(super) fn open_sqlite(
         .and_then(|k| crate::storage::sidecar::load_rows(k, connections.len()));
     // The rows read from the file's pages where they can be (not a private copy with its WAL:
     // the pages there are not the database until SQLite applies the log).
-    let direct = if wal_copy || !DIRECT.load(std::sync::atomic::Ordering::Relaxed) {
+    let direct = if wal_copy || !crate::settings::get().direct_sqlite_reads {
         None
     } else {
         Direct::new(&conn, path)
