@@ -358,67 +358,147 @@ fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
 pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     toolbar(ui, d, cmds);
     let (a, b) = d.rec.range();
-    let s = d.rec.bag.summary();
-    let rows: Vec<usize> = (0..s.topics.len()).filter(|&t| d.nav.visible[t]).collect();
+    let rows: Vec<usize> = (0..d.rec.bag.summary().topics.len())
+        .filter(|&t| d.nav.visible[t])
+        .collect();
     let full = ui.available_rect_before_wrap();
-    let strip_x0 = full.left() + NAME_W;
-    let strip = Rect::from_min_max(Pos2::new(strip_x0, full.top()), full.max);
-    let px = strip.width().max(1.0) as usize;
+    let strip = Rect::from_min_max(Pos2::new(full.left() + NAME_W, full.top()), full.max);
     let view = d.nav.view;
-    let ns_per_px = (view.1 - view.0) / strip.width().max(1.0) as f64;
-    let x_of = |t: f64| strip.left() + ((t - view.0) / ns_per_px) as f32;
-    let t_of = |x: f32| view.0 + f64::from(x - strip.left()) * ns_per_px;
-    let abs_of = |x: f32| (a as f64 + t_of(x)).clamp(a as f64, b as f64) as u64;
+    let g = Geom {
+        full,
+        strip,
+        rows_top: full.top() + AXIS_H,
+        view,
+        ns_per_px: (view.1 - view.0) / strip.width().max(1.0) as f64,
+        a,
+        b,
+    };
     d.timeline.strip = strip;
     let painter = ui.painter_at(full);
-    let visuals = ui.visuals().clone();
-
-    // Interaction over the strip (axis and rows).
+    // Image rows are taller when they show thumbnails.
+    let thumbs_on = d.timeline.show_thumbs && d.rec.indexed.is_some();
+    let heights = RowHeights::new(d, &rows, thumbs_on, &g);
     let resp = ui.interact(
         strip,
         ui.scope_id().with("timeline-strip"),
         Sense::click_and_drag(),
     );
-    let names = Rect::from_min_max(full.min, Pos2::new(strip_x0, full.bottom()));
-    let rows_top = full.top() + AXIS_H;
-    // Image rows are taller when they show thumbnails.
-    let thumbs_on = d.timeline.show_thumbs && d.rec.indexed.is_some();
-    let row_h: Vec<f32> = rows
-        .iter()
-        .map(|&t| {
-            if thumbs_on && crate::ops::image::is_image_type(&s.topics[t].datatype) {
-                THUMB_ROW_H
-            } else {
-                ROW_H
-            }
-        })
-        .collect();
-    // The footer line says which rows are shown when not all fit.
-    let all_h: f32 = row_h.iter().sum();
-    let room = full.bottom() - rows_top;
-    let room = if all_h > room { room - FOOTER_H } else { room };
-    // How many rows fit from row `from` on.
-    let fit_from = |from: usize| {
+    interact(ui, d, cmds, &g, &resp, heights.max_first());
+    draw_axis(ui, &painter, &g);
+    draw_rows(ui, d, cmds, &painter, &g, &rows, &heights, thumbs_on);
+    draw_marks(ui, d, cmds, &painter, &g);
+    // Hover read-out.
+    if let Some(p) = resp.hover_pos() {
+        let t = g.abs_of(p.x);
+        resp.on_hover_text_at_pointer(format!("+{} s\n{} UTC", rel(d, t), timefmt::date(t)));
+    }
+    ui.allocate_rect(full, Sense::hover());
+}
+
+/// Where the timeline is drawn and how its time maps to x.
+struct Geom {
+    /// The whole area: names column and strip.
+    full: Rect,
+    /// The strip right of the names: the axis on top, the rows under it.
+    strip: Rect,
+    /// Where the rows start.
+    rows_top: f32,
+    /// The visible window (ns offsets from the start).
+    view: (f64, f64),
+    ns_per_px: f64,
+    /// The recording's start and end (ns).
+    a: u64,
+    b: u64,
+}
+
+impl Geom {
+    /// The x of `t` ns after the start.
+    fn x_of(&self, t: f64) -> f32 {
+        self.strip.left() + ((t - self.view.0) / self.ns_per_px) as f32
+    }
+
+    /// The time (ns after the start) at `x`.
+    fn t_of(&self, x: f32) -> f64 {
+        self.view.0 + f64::from(x - self.strip.left()) * self.ns_per_px
+    }
+
+    /// The absolute time at `x`, clamped to the recording.
+    fn abs_of(&self, x: f32) -> u64 {
+        (self.a as f64 + self.t_of(x)).clamp(self.a as f64, self.b as f64) as u64
+    }
+
+    /// The width of the strip in pixel columns.
+    fn px(&self) -> usize {
+        self.strip.width().max(1.0) as usize
+    }
+}
+
+/// The heights of the shown rows and how many fit.
+struct RowHeights {
+    /// Per shown row (in order).
+    h: Vec<f32>,
+    /// Height left for rows (less a footer line when not all fit).
+    room: f32,
+}
+
+impl RowHeights {
+    fn new(d: &Doc, rows: &[usize], thumbs_on: bool, g: &Geom) -> RowHeights {
+        let s = d.rec.bag.summary();
+        let h: Vec<f32> = rows
+            .iter()
+            .map(|&t| {
+                if thumbs_on && crate::ops::image::is_image_type(&s.topics[t].datatype) {
+                    THUMB_ROW_H
+                } else {
+                    ROW_H
+                }
+            })
+            .collect();
+        // The footer line says which rows are shown when not all fit.
+        let all: f32 = h.iter().sum();
+        let room = g.full.bottom() - g.rows_top;
+        let room = if all > room { room - FOOTER_H } else { room };
+        RowHeights { h, room }
+    }
+
+    /// How many rows fit from row `from` on (at least one).
+    fn fit_from(&self, from: usize) -> usize {
         let mut y = 0.0;
         let mut n = 0;
-        for h in &row_h[from.min(row_h.len())..] {
-            if y + h > room && n > 0 {
+        for h in &self.h[from.min(self.h.len())..] {
+            if y + h > self.room && n > 0 {
                 break;
             }
             y += h;
             n += 1;
         }
         n.max(1)
-    };
-    let max_first = {
+    }
+
+    /// The first row that still fills the view to its bottom.
+    fn max_first(&self) -> usize {
         let mut y = 0.0;
-        let mut k = row_h.len();
-        while k > 0 && y + row_h[k - 1] <= room {
-            y += row_h[k - 1];
+        let mut k = self.h.len();
+        while k > 0 && y + self.h[k - 1] <= self.room {
+            y += self.h[k - 1];
             k -= 1;
         }
         k
-    };
+    }
+}
+
+/// The wheel, drags, clicks and the context menu over the strip, as commands (the rows'
+/// scroll position is the timeline's own).
+fn interact(
+    ui: &egui::Ui,
+    d: &mut Doc,
+    cmds: &mut Vec<Cmd>,
+    g: &Geom,
+    resp: &egui::Response,
+    max_first: usize,
+) {
+    let (strip, view, ns_per_px, a) = (g.strip, g.view, g.ns_per_px, g.a);
+    let names = Rect::from_min_max(g.full.min, Pos2::new(strip.left(), g.full.bottom()));
     if let Some(pos) = ui.input(|i| i.pointer.hover_pos()) {
         let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta, i.zoom_delta()));
         if strip.contains(pos) {
@@ -427,7 +507,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 factor *= (f64::from(scroll.y) * 0.003).exp();
             }
             if (factor - 1.0).abs() > 1e-6 {
-                let t = t_of(pos.x);
+                let t = g.t_of(pos.x);
                 let nx = t - (t - view.0) / factor;
                 let ny = t + (view.1 - t) / factor;
                 cmds.push(Cmd::SetView(nx, ny));
@@ -443,20 +523,19 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         }
     }
     d.timeline.first_row = d.timeline.first_row.min(max_first);
-    let on_axis = |p: Pos2| p.y < rows_top;
+    let on_axis = |p: Pos2| p.y < g.rows_top;
     if resp.drag_started() {
         let p = ui
             .input(|i| i.pointer.press_origin())
             .or(resp.interact_pointer_pos())
             .unwrap_or(strip.center());
         let shift = ui.input(|i| i.modifiers.shift);
-        let near = |t: u64| (x_of((t - a) as f64) - p.x).abs() < 5.0;
+        let near = |t: u64| (g.x_of((t - a) as f64) - p.x).abs() < 5.0;
         d.timeline.drag = match d.nav.selection {
             Some((x, _)) if near(x) && !on_axis(p) => DragMode::Edge(false),
             Some((_, y)) if near(y) && !on_axis(p) => DragMode::Edge(true),
-            _ if shift => DragMode::Select(abs_of(p.x)),
+            _ if shift => DragMode::Select(g.abs_of(p.x)),
             _ if on_axis(p) => DragMode::Scrub,
-            _ if ui.input(|i| i.pointer.middle_down()) => DragMode::Pan,
             _ => DragMode::Pan,
         };
     }
@@ -467,11 +546,11 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 let dx = -f64::from(resp.drag_delta().x) * ns_per_px;
                 cmds.push(Cmd::SetView(view.0 + dx, view.1 + dx));
             }
-            DragMode::Scrub => cmds.push(Cmd::SetPlayhead(abs_of(p.x))),
-            DragMode::Select(anchor) => cmds.push(Cmd::SetSelection(Some((anchor, abs_of(p.x))))),
+            DragMode::Scrub => cmds.push(Cmd::SetPlayhead(g.abs_of(p.x))),
+            DragMode::Select(anchor) => cmds.push(Cmd::SetSelection(Some((anchor, g.abs_of(p.x))))),
             DragMode::Edge(end) => {
                 if let Some((x, y)) = d.nav.selection {
-                    let t = abs_of(p.x);
+                    let t = g.abs_of(p.x);
                     cmds.push(Cmd::SetSelection(Some(if end { (x, t) } else { (t, y) })));
                 }
             }
@@ -483,7 +562,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     }
     if resp.clicked() {
         if let Some(p) = resp.interact_pointer_pos() {
-            cmds.push(Cmd::SetPlayhead(abs_of(p.x)));
+            cmds.push(Cmd::SetPlayhead(g.abs_of(p.x)));
         }
     }
     if resp.double_clicked() {
@@ -491,7 +570,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     }
     if resp.secondary_clicked() {
         if let Some(p) = resp.interact_pointer_pos() {
-            d.timeline.menu_t = abs_of(p.x);
+            d.timeline.menu_t = g.abs_of(p.x);
         }
     }
     let menu_t = d.timeline.menu_t;
@@ -515,20 +594,24 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             ui.close();
         }
     });
+}
 
-    // Axis.
+/// The time axis: ticks and labels, grid lines down the rows, the wall-clock time of the
+/// view's start over the names.
+fn draw_axis(ui: &egui::Ui, painter: &egui::Painter, g: &Geom) {
+    let visuals = ui.visuals();
+    let (full, strip, view) = (g.full, g.strip, g.view);
     let axis = Rect::from_min_max(
         Pos2::new(strip.left(), full.top()),
-        Pos2::new(strip.right(), rows_top),
+        Pos2::new(strip.right(), g.rows_top),
     );
     painter.rect_filled(axis, 0.0, visuals.faint_bg_color);
-    let step = super::style::nice_step(ns_per_px);
+    let step = super::style::nice_step(g.ns_per_px);
     let mut k = (view.0 / step).floor();
-    let text_color = visuals.text_color();
     let grid = visuals.widgets.noninteractive.bg_stroke.color;
     while k * step <= view.1 {
         let t = k * step;
-        let x = x_of(t);
+        let x = g.x_of(t);
         if x >= strip.left() {
             painter.line_segment(
                 [
@@ -542,27 +625,47 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 egui::Align2::LEFT_TOP,
                 super::style::tick_label(t, step),
                 egui::FontId::proportional(11.0),
-                text_color,
+                visuals.text_color(),
             );
         }
         k += 1.0;
     }
-    // Names column header: the wall-clock time of the view's start.
     painter.text(
         Pos2::new(full.left() + 4.0, full.top() + 2.0),
         egui::Align2::LEFT_TOP,
-        format!("{} UTC", timefmt::date((a as f64 + view.0.max(0.0)) as u64)),
+        format!(
+            "{} UTC",
+            timefmt::date((g.a as f64 + view.0.max(0.0)) as u64)
+        ),
         egui::FontId::proportional(11.0),
         visuals.weak_text_color(),
     );
+}
 
-    // Rows, virtualised: only those on screen are computed and drawn.
-    let visible_rows = fit_from(d.timeline.first_row);
-    let shown = &rows[d.timeline.first_row..(d.timeline.first_row + visible_rows).min(rows.len())];
-    let topic_of_conn = |c: usize| s.topics.iter().position(|t| t.connections.contains(&c));
-    d.timeline.thumbs.poll(ui.ctx(), topic_of_conn);
+/// The rows on screen (virtualised: only those are computed and drawn), the footer saying
+/// which, and the thumbnails they are missing asked for.
+#[allow(clippy::too_many_arguments)]
+fn draw_rows(
+    ui: &egui::Ui,
+    d: &mut Doc,
+    cmds: &mut Vec<Cmd>,
+    painter: &egui::Painter,
+    g: &Geom,
+    rows: &[usize],
+    heights: &RowHeights,
+    thumbs_on: bool,
+) {
+    let visuals = ui.visuals().clone();
+    let first = d.timeline.first_row;
+    let visible_rows = heights.fit_from(first);
+    let shown = &rows[first.min(rows.len())..(first + visible_rows).min(rows.len())];
+    {
+        let s = d.rec.bag.summary();
+        let topic_of_conn = |c: usize| s.topics.iter().position(|t| t.connections.contains(&c));
+        d.timeline.thumbs.poll(ui.ctx(), topic_of_conn);
+    }
     let mut missing_thumbs = Vec::new();
-    let mut y_next = rows_top;
+    let mut y = g.rows_top;
     let source = d
         .rec
         .indexed
@@ -570,151 +673,26 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         .map_or(std::sync::Arc::as_ptr(&d.rec.hist) as usize, |i| {
             std::sync::Arc::as_ptr(&i.tables) as usize
         });
-    let key = CacheKey { view, px, source };
+    let key = CacheKey {
+        view: g.view,
+        px: g.px(),
+        source,
+    };
     for (r, &ti) in shown.iter().enumerate() {
-        let rh = row_h[d.timeline.first_row + r];
-        let y0 = y_next;
-        y_next += rh;
-        let row = Rect::from_min_size(Pos2::new(full.left(), y0), Vec2::new(full.width(), rh));
-        let t = &s.topics[ti];
-        if d.nav.selected == Some(ti) {
-            painter.rect_filled(row, 0.0, visuals.selection.bg_fill.gamma_multiply(0.35));
-        } else if r % 2 == 1 {
-            painter.rect_filled(row, 0.0, visuals.faint_bg_color);
-        }
-        let label_rect = Rect::from_min_max(row.min, Pos2::new(strip_x0, row.bottom()));
-        let lr = ui.interact(label_rect, ui.scope_id().with(("row", ti)), Sense::click());
-        if lr.clicked() {
-            cmds.push(Cmd::SelectTopic(Some(ti)));
-        }
-        let mut rate_on = d.timeline.rate_rows.contains(&ti);
-        lr.context_menu(|ui| {
-            if ui.checkbox(&mut rate_on, "Rate over time").changed() {
-                ui.close();
-            }
-        });
-        if rate_on != d.timeline.rate_rows.contains(&ti) {
-            if rate_on {
-                d.timeline.rate_rows.insert(ti);
-            } else {
-                d.timeline.rate_rows.remove(&ti);
-            }
-        }
-        painter.rect_filled(
-            Rect::from_min_size(
-                Pos2::new(row.left() + 2.0, y0 + 5.0),
-                Vec2::new(4.0, rh - 10.0),
-            ),
-            1.0,
-            topic_color(ti),
+        let rh = heights.h[first + r];
+        let row = Rect::from_min_size(Pos2::new(g.full.left(), y), Vec2::new(g.full.width(), rh));
+        y += rh;
+        draw_row(
+            ui,
+            d,
+            cmds,
+            painter,
+            g,
+            (r, ti),
+            row,
+            key,
+            &mut missing_thumbs,
         );
-        let name = if t.name.len() > 28 {
-            format!("…{}", &t.name[t.name.len() - 27..])
-        } else {
-            t.name.clone()
-        };
-        painter.text(
-            Pos2::new(row.left() + 10.0, y0 + rh / 2.0),
-            egui::Align2::LEFT_CENTER,
-            name,
-            egui::FontId::proportional(13.0),
-            if lr.hovered() {
-                visuals.strong_text_color()
-            } else {
-                text_color
-            },
-        );
-        let counts = match d.timeline.cache.get(&ti) {
-            Some((k, v)) if *k == key => v,
-            _ => {
-                let v = density(d, ti, view, px);
-                d.timeline.cache.insert(ti, (key, v));
-                &d.timeline.cache[&ti].1
-            }
-        };
-        // Scale to a high percentile, not the maximum, so one burst does not flatten the row.
-        let max = row_scale(counts);
-        let color = topic_color(ti);
-        let base = row.bottom() - 3.0;
-        // With thumbnails the density keeps a thin band at the bottom of the row.
-        let hmax = if rh > ROW_H { 8.0 } else { ROW_H - 6.0 };
-        if rh > ROW_H {
-            thumbnails(
-                ui,
-                d,
-                ti,
-                Rect::from_min_max(
-                    Pos2::new(strip.left(), y0 + 2.0),
-                    Pos2::new(strip.right(), row.bottom() - hmax - 5.0),
-                ),
-                view,
-                &mut missing_thumbs,
-            );
-        }
-        // Runs of equal bar height become one rectangle, and a row one mesh.
-        let mut mesh = egui::Mesh::default();
-        let mut j = 0;
-        while j < counts.len() {
-            let h = bar(counts[j], max, hmax);
-            let mut e = j + 1;
-            while e < counts.len() {
-                if bar(counts[e], max, hmax) != h {
-                    break;
-                }
-                e += 1;
-            }
-            if h > 0.0 {
-                mesh.add_colored_rect(
-                    Rect::from_min_max(
-                        Pos2::new(strip.left() + j as f32, base - h),
-                        Pos2::new(strip.left() + e as f32, base),
-                    ),
-                    color,
-                );
-            }
-            j = e;
-        }
-        painter.add(egui::Shape::mesh(mesh));
-        if d.timeline.rate_rows.contains(&ti) && !counts.is_empty() {
-            rate_line(
-                &painter,
-                counts,
-                ns_per_px,
-                strip.left(),
-                row,
-                visuals.strong_text_color(),
-            );
-        }
-        // Warnings and worse of a log topic: a tick each (the worst per pixel) over the row.
-        if let Some(marks) = d.log.marks.get(&ti) {
-            let mut worst: Vec<Option<crate::ops::log::Level>> = vec![None; px + 1];
-            // Marks are in time order: only those in view are looked at.
-            let (v0, v1) = (a as f64 + view.0, a as f64 + view.1);
-            let lo = marks.partition_point(|m| (m.0 as f64) < v0);
-            let hi = marks.partition_point(|m| (m.0 as f64) <= v1);
-            for &(t, l) in &marks[lo..hi.max(lo)] {
-                if t < a {
-                    continue;
-                }
-                let x = x_of((t - a) as f64);
-                if x < strip.left() || x > strip.right() {
-                    continue;
-                }
-                let col = ((x - strip.left()) as usize).min(px);
-                if worst[col].is_none_or(|w| l.rank() > w.rank()) {
-                    worst[col] = Some(l);
-                }
-            }
-            for (col, l) in worst.iter().enumerate() {
-                if let Some(l) = l {
-                    let x = strip.left() + col as f32 + 0.5;
-                    painter.line_segment(
-                        [Pos2::new(x, y0 + 2.0), Pos2::new(x, y0 + ROW_H * 0.55)],
-                        egui::Stroke::new(2.0, super::style::level_color(*l, visuals.text_color())),
-                    );
-                }
-            }
-        }
     }
     if thumbs_on {
         let bag = d.rec.bag.clone();
@@ -722,7 +700,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     }
     if rows.is_empty() {
         painter.text(
-            Pos2::new(strip.center().x, rows_top + 40.0),
+            Pos2::new(g.strip.center().x, g.rows_top + 40.0),
             egui::Align2::CENTER_CENTER,
             "No topic is shown: tick topics in the tree.",
             egui::FontId::proportional(14.0),
@@ -730,22 +708,194 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         );
     } else if rows.len() > visible_rows {
         painter.text(
-            Pos2::new(full.left() + 4.0, full.bottom() - 2.0),
+            Pos2::new(g.full.left() + 4.0, g.full.bottom() - 2.0),
             egui::Align2::LEFT_BOTTOM,
             format!(
                 "rows {}–{} of {} (wheel here to scroll)",
-                d.timeline.first_row + 1,
-                d.timeline.first_row + shown.len(),
+                first + 1,
+                first + shown.len(),
                 rows.len()
             ),
             egui::FontId::proportional(11.0),
             visuals.weak_text_color(),
         );
     }
-    // Outside the bag.
+}
+
+/// One topic's row: its name (a click selects it; its menu turns the rate line on), its
+/// density (with thumbnails above it for an image row), the rate line, the log marks.
+#[allow(clippy::too_many_arguments)]
+fn draw_row(
+    ui: &egui::Ui,
+    d: &mut Doc,
+    cmds: &mut Vec<Cmd>,
+    painter: &egui::Painter,
+    g: &Geom,
+    (r, ti): (usize, usize),
+    row: Rect,
+    key: CacheKey,
+    missing_thumbs: &mut Vec<super::worker::InspectKey>,
+) {
+    let visuals = ui.visuals();
+    let (strip, rh, y0) = (g.strip, row.height(), row.top());
+    if d.nav.selected == Some(ti) {
+        painter.rect_filled(row, 0.0, visuals.selection.bg_fill.gamma_multiply(0.35));
+    } else if r % 2 == 1 {
+        painter.rect_filled(row, 0.0, visuals.faint_bg_color);
+    }
+    let label_rect = Rect::from_min_max(row.min, Pos2::new(strip.left(), row.bottom()));
+    let lr = ui.interact(label_rect, ui.scope_id().with(("row", ti)), Sense::click());
+    if lr.clicked() {
+        cmds.push(Cmd::SelectTopic(Some(ti)));
+    }
+    let mut rate_on = d.timeline.rate_rows.contains(&ti);
+    lr.context_menu(|ui| {
+        if ui.checkbox(&mut rate_on, "Rate over time").changed() {
+            ui.close();
+        }
+    });
+    if rate_on != d.timeline.rate_rows.contains(&ti) {
+        if rate_on {
+            d.timeline.rate_rows.insert(ti);
+        } else {
+            d.timeline.rate_rows.remove(&ti);
+        }
+    }
+    painter.rect_filled(
+        Rect::from_min_size(
+            Pos2::new(row.left() + 2.0, y0 + 5.0),
+            Vec2::new(4.0, rh - 10.0),
+        ),
+        1.0,
+        topic_color(ti),
+    );
+    let t = &d.rec.bag.summary().topics[ti];
+    let name = if t.name.len() > 28 {
+        format!("…{}", &t.name[t.name.len() - 27..])
+    } else {
+        t.name.clone()
+    };
+    painter.text(
+        Pos2::new(row.left() + 10.0, y0 + rh / 2.0),
+        egui::Align2::LEFT_CENTER,
+        name,
+        egui::FontId::proportional(13.0),
+        if lr.hovered() {
+            visuals.strong_text_color()
+        } else {
+            visuals.text_color()
+        },
+    );
+    if !matches!(d.timeline.cache.get(&ti), Some((k, _)) if *k == key) {
+        let v = density(d, ti, g.view, g.px());
+        d.timeline.cache.insert(ti, (key, v));
+    }
+    // With thumbnails the density keeps a thin band at the bottom of the row.
+    let hmax = if rh > ROW_H { 8.0 } else { ROW_H - 6.0 };
+    if rh > ROW_H {
+        thumbnails(
+            ui,
+            d,
+            ti,
+            Rect::from_min_max(
+                Pos2::new(strip.left(), y0 + 2.0),
+                Pos2::new(strip.right(), row.bottom() - hmax - 5.0),
+            ),
+            g.view,
+            missing_thumbs,
+        );
+    }
+    let counts = &d.timeline.cache[&ti].1;
+    density_bars(painter, counts, ti, strip.left(), row.bottom() - 3.0, hmax);
+    if d.timeline.rate_rows.contains(&ti) && !counts.is_empty() {
+        rate_line(
+            painter,
+            counts,
+            g.ns_per_px,
+            strip.left(),
+            row,
+            visuals.strong_text_color(),
+        );
+    }
+    if let Some(marks) = d.log.marks.get(&ti) {
+        log_marks(painter, g, marks, y0, visuals.text_color());
+    }
+}
+
+/// A row's density as bars from `base` up, scaled to a high percentile (not the maximum, so
+/// one burst does not flatten the row); runs of equal height are one rectangle, the row one
+/// mesh.
+fn density_bars(painter: &egui::Painter, counts: &[u32], ti: usize, x0: f32, base: f32, hmax: f32) {
+    let max = row_scale(counts);
+    let color = topic_color(ti);
+    let mut mesh = egui::Mesh::default();
+    let mut j = 0;
+    while j < counts.len() {
+        let h = bar(counts[j], max, hmax);
+        let mut e = j + 1;
+        while e < counts.len() && bar(counts[e], max, hmax) == h {
+            e += 1;
+        }
+        if h > 0.0 {
+            mesh.add_colored_rect(
+                Rect::from_min_max(
+                    Pos2::new(x0 + j as f32, base - h),
+                    Pos2::new(x0 + e as f32, base),
+                ),
+                color,
+            );
+        }
+        j = e;
+    }
+    painter.add(egui::Shape::mesh(mesh));
+}
+
+/// Warnings and worse of a log topic: a tick each (the worst per pixel) over its row.
+fn log_marks(
+    painter: &egui::Painter,
+    g: &Geom,
+    marks: &[(u64, crate::ops::log::Level)],
+    y0: f32,
+    text: Color32,
+) {
+    let (a, strip, px) = (g.a, g.strip, g.px());
+    let mut worst: Vec<Option<crate::ops::log::Level>> = vec![None; px + 1];
+    // Marks are in time order: only those in view are looked at.
+    let (v0, v1) = (a as f64 + g.view.0, a as f64 + g.view.1);
+    let lo = marks.partition_point(|m| (m.0 as f64) < v0);
+    let hi = marks.partition_point(|m| (m.0 as f64) <= v1);
+    for &(t, l) in &marks[lo..hi.max(lo)] {
+        if t < a {
+            continue;
+        }
+        let x = g.x_of((t - a) as f64);
+        if x < strip.left() || x > strip.right() {
+            continue;
+        }
+        let col = ((x - strip.left()) as usize).min(px);
+        if worst[col].is_none_or(|w| l.rank() > w.rank()) {
+            worst[col] = Some(l);
+        }
+    }
+    for (col, l) in worst.iter().enumerate() {
+        if let Some(l) = l {
+            let x = strip.left() + col as f32 + 0.5;
+            painter.line_segment(
+                [Pos2::new(x, y0 + 2.0), Pos2::new(x, y0 + ROW_H * 0.55)],
+                egui::Stroke::new(2.0, super::style::level_color(*l, text)),
+            );
+        }
+    }
+}
+
+/// What is drawn over every row: the shade outside the recording, the selected range, the
+/// bookmarks (a click on a flag moves the playhead), the second cursor and the playhead.
+fn draw_marks(ui: &egui::Ui, d: &Doc, cmds: &mut Vec<Cmd>, painter: &egui::Painter, g: &Geom) {
+    let visuals = ui.visuals();
+    let (a, b, strip) = (g.a, g.b, g.strip);
     let shade = Color32::from_black_alpha(60);
-    let bx0 = x_of(0.0);
-    let bx1 = x_of((b - a) as f64);
+    let bx0 = g.x_of(0.0);
+    let bx1 = g.x_of((b - a) as f64);
     if bx0 > strip.left() {
         painter.rect_filled(
             Rect::from_min_max(strip.min, Pos2::new(bx0, strip.bottom())),
@@ -760,11 +910,10 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             shade,
         );
     }
-    // The selected range, on every row.
     if let Some((x, y)) = d.nav.selection {
         let r = Rect::from_min_max(
-            Pos2::new(x_of((x - a) as f64).max(strip.left()), strip.top()),
-            Pos2::new(x_of((y - a) as f64).min(strip.right()), strip.bottom()),
+            Pos2::new(g.x_of((x - a) as f64).max(strip.left()), strip.top()),
+            Pos2::new(g.x_of((y - a) as f64).min(strip.right()), strip.bottom()),
         );
         if r.width() > 0.0 {
             painter.rect_filled(r, 0.0, visuals.selection.bg_fill.gamma_multiply(0.25));
@@ -776,9 +925,8 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             }
         }
     }
-    // Bookmarks: a flag on the axis each, a click moves the playhead there.
     for (i, (t, name)) in d.nav.bookmarks.iter().enumerate() {
-        let x = x_of(t.saturating_sub(a) as f64);
+        let x = g.x_of(t.saturating_sub(a) as f64);
         if x < strip.left() || x > strip.right() {
             continue;
         }
@@ -802,9 +950,8 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         }
         fr.on_hover_text(format!("{name} (+{} s)", rel(d, *t)));
     }
-    // The second cursor.
     if let Some(c2) = d.nav.cursor2 {
-        let x = x_of(c2.saturating_sub(a) as f64);
+        let x = g.x_of(c2.saturating_sub(a) as f64);
         if x >= strip.left() && x <= strip.right() {
             let mut y = strip.top();
             while y < strip.bottom() {
@@ -816,8 +963,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             }
         }
     }
-    // The playhead.
-    let px_x = x_of((d.nav.playhead - a) as f64);
+    let px_x = g.x_of((d.nav.playhead - a) as f64);
     if px_x >= strip.left() && px_x <= strip.right() {
         let c = Color32::from_rgb(255, 90, 70);
         painter.line_segment(
@@ -837,13 +983,8 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             Stroke::NONE,
         ));
     }
+    let grid = visuals.widgets.noninteractive.bg_stroke.color;
     painter.rect_stroke(strip, 0.0, Stroke::new(1.0, grid), StrokeKind::Inside);
-    // Hover read-out.
-    if let Some(p) = resp.hover_pos() {
-        let t = abs_of(p.x);
-        resp.on_hover_text_at_pointer(format!("+{} s\n{} UTC", rel(d, t), timefmt::date(t)));
-    }
-    ui.allocate_rect(full, Sense::hover());
 }
 
 /// Draws an image row's thumbnails in `area`: one per slot as wide as a thumbnail, each the

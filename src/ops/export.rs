@@ -489,12 +489,7 @@ pub fn export_many(
         check_output(b, out)?;
     }
     let format = opts.format.unwrap_or_else(|| OutputFormat::from_path(out));
-    if opts.to_ros2 && format == OutputFormat::Ros1Bag {
-        return Err(Error::Invalid(
-            "--to-ros2 writes CDR messages, which a ROS 1 bag cannot hold: write MCAP or rosbag2"
-                .into(),
-        ));
-    }
+    check_options(opts, format)?;
     // The connections of each input.
     let topics: Option<Vec<String>> = opts.filter.connections.as_ref().map(|cs| {
         cs.iter()
@@ -504,9 +499,77 @@ pub fn export_many(
     });
     let mut filters = Vec::new();
     let mut skipped = Vec::new();
-    // --to-ros2: each ROS 1 connection's conversion, compiled once (None: copied as it is).
+    // Each connection's conversion, compiled once (None: copied as it is).
     let mut convert: Vec<Vec<Option<Transform>>> = Vec::new();
     let mut notes = Vec::new();
+    for (i, b) in bags.iter().enumerate() {
+        let s = b.summary();
+        let mut conns: Vec<usize> = match (&opts.filter.connections, &topics) {
+            (Some(c), _) if i == 0 => c.clone(),
+            (_, Some(t)) => (0..s.connections.len())
+                .filter(|&c| t.contains(&s.connections[c].topic))
+                .collect(),
+            _ => (0..s.connections.len()).collect(),
+        };
+        let mut conv: Vec<Option<Transform>> = (0..s.connections.len()).map(|_| None).collect();
+        if let Some(dir) = &opts.migrate {
+            migrations(s, &conns, dir, &mut conv, &mut notes);
+        }
+        conversions(s, opts, &mut conns, &mut conv, &mut notes, &mut skipped);
+        check_encodings(s, format, &conns, &conv)?;
+        filters.push(Filter {
+            connections: Some(conns),
+            start_ns: opts.filter.start_ns,
+            end_ns: opts.filter.end_ns,
+        });
+        convert.push(conv);
+    }
+    let mut iters = Vec::new();
+    let mut total = 0u64;
+    for (b, f) in bags.iter().zip(&filters) {
+        let it = b.messages(f)?;
+        total += it.total() as u64;
+        iters.push(it);
+    }
+    let sink = open_sink(bags, out, opts, format, total)?;
+    let outcome = run_stages(bags, iters, sink, &convert, total, cancel, progress)?;
+    let Some((sink, (p, written_conns, unconverted))) = outcome else {
+        return Err(Error::Cancelled);
+    };
+    let path = sink.finish()?;
+    progress(p);
+    let unconverted = unconverted
+        .into_iter()
+        .map(|((k, c), (n, t, e))| {
+            let conn = &bags[k].summary().connections[c];
+            format!(
+                "{} (connection {}): {n} message(s) not converted, the first at {}: {e}",
+                conn.topic,
+                conn.id,
+                crate::timefmt::date(t)
+            )
+        })
+        .collect();
+    Ok(ExportReport {
+        file_size: size_of(&path),
+        path,
+        messages: p.messages,
+        connections: written_conns,
+        format,
+        skipped,
+        notes,
+        unconverted,
+    })
+}
+
+/// Options that do not go together, or with the output format.
+fn check_options(opts: &ExportOptions, format: OutputFormat) -> Result<()> {
+    if opts.to_ros2 && format == OutputFormat::Ros1Bag {
+        return Err(Error::Invalid(
+            "--to-ros2 writes CDR messages, which a ROS 1 bag cannot hold: write MCAP or rosbag2"
+                .into(),
+        ));
+    }
     if opts.to_ros2 && opts.to_ros1 {
         return Err(Error::Invalid(
             "--to-ros2 and --to-ros1 do not combine: choose the direction".into(),
@@ -523,159 +586,174 @@ pub fn export_many(
             "--to-ros2 and --migrate do not combine: migrate first, then convert".into(),
         ));
     }
-    for (i, b) in bags.iter().enumerate() {
-        let s = b.summary();
-        let mut conns: Vec<usize> = match (&opts.filter.connections, &topics) {
-            (Some(c), _) if i == 0 => c.clone(),
-            (_, Some(t)) => (0..s.connections.len())
-                .filter(|&c| t.contains(&s.connections[c].topic))
-                .collect(),
-            _ => (0..s.connections.len()).collect(),
+    Ok(())
+}
+
+/// `--migrate DIR`: the migration of each of `conns` whose type DIR defines differently, and
+/// a note per type of what was added and dropped, or why it could not migrate.
+fn migrations(
+    s: &crate::Summary,
+    conns: &[usize],
+    dir: &Path,
+    conv: &mut [Option<Transform>],
+    notes: &mut Vec<String>,
+) {
+    let mut seen = std::collections::BTreeSet::new();
+    for &ci in conns {
+        let c = &s.connections[ci];
+        let dialect = if c.encoding == "cdr" {
+            crate::definition::msg::Dialect::Ros2
+        } else {
+            crate::definition::msg::Dialect::Ros1
         };
-        let mut conv: Vec<Option<Transform>> = (0..s.connections.len()).map(|_| None).collect();
-        if let Some(dir) = &opts.migrate {
-            let mut seen = std::collections::BTreeSet::new();
-            for &ci in &conns {
-                let c = &s.connections[ci];
-                let dialect = if c.encoding == "cdr" {
-                    crate::definition::msg::Dialect::Ros2
-                } else {
-                    crate::definition::msg::Dialect::Ros1
-                };
-                let Some((text, file)) = crate::definition::sources::lookup_in(
-                    std::slice::from_ref(dir),
-                    &c.datatype,
-                    dialect,
-                    &c.message_definition,
-                ) else {
-                    continue;
-                };
-                match crate::encoding::migrate::Migration::new(c, &text) {
-                    Ok(Some(m)) => {
-                        if seen.insert(c.datatype.clone()) {
-                            let mut n = format!("{} migrated to {}", c.datatype, file.display());
-                            if !m.added.is_empty() {
-                                n.push_str(&format!(
-                                    "; added (default values): {}",
-                                    m.added.join(", ")
-                                ));
-                            }
-                            if !m.dropped.is_empty() {
-                                n.push_str(&format!("; dropped: {}", m.dropped.join(", ")));
-                            }
+        let Some((text, file)) = crate::definition::sources::lookup_in(
+            &[dir.to_path_buf()],
+            &c.datatype,
+            dialect,
+            &c.message_definition,
+        ) else {
+            continue;
+        };
+        match crate::encoding::migrate::Migration::new(c, &text) {
+            Ok(Some(m)) => {
+                if seen.insert(c.datatype.clone()) {
+                    let mut n = format!("{} migrated to {}", c.datatype, file.display());
+                    if !m.added.is_empty() {
+                        n.push_str(&format!("; added (default values): {}", m.added.join(", ")));
+                    }
+                    if !m.dropped.is_empty() {
+                        n.push_str(&format!("; dropped: {}", m.dropped.join(", ")));
+                    }
+                    notes.push(n);
+                }
+                conv[ci] = Some(Transform::Migrate(m));
+            }
+            Ok(None) => {}
+            Err(e) => {
+                if seen.insert(c.datatype.clone()) {
+                    notes.push(format!(
+                        "{} not migrated (left as recorded): {e}",
+                        c.datatype
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// `--to-ros2` / `--to-ros1`: each connection of the source encoding gets its conversion, or
+/// is left out of `conns` with the reason in `skipped`.
+fn conversions(
+    s: &crate::Summary,
+    opts: &ExportOptions,
+    conns: &mut Vec<usize>,
+    conv: &mut [Option<Transform>],
+    notes: &mut Vec<String>,
+    skipped: &mut Vec<String>,
+) {
+    let strict = opts.strict_types;
+    let to_ros2 = move |c: &Connection| {
+        crate::encoding::to_ros2::ToRos2::with_types(c, strict).map(Transform::ToRos2)
+    };
+    let to_ros1 = |c: &Connection| crate::encoding::to_ros1::ToRos1::new(c).map(Transform::ToRos1);
+    let direction: Option<(&str, MakeTransform)> = if opts.to_ros2 {
+        Some(("ros1", &to_ros2))
+    } else if opts.to_ros1 {
+        Some(("cdr", &to_ros1))
+    } else {
+        None
+    };
+    if let Some((from, make)) = direction {
+        let mut failed: std::collections::BTreeMap<String, ConvertError> = Default::default();
+        conns.retain(|&ci| {
+            let c = &s.connections[ci];
+            if c.encoding != from {
+                return true;
+            }
+            match make(c) {
+                Ok(t) => {
+                    if let Transform::ToRos2(r) = &t {
+                        if let Some(n) = r.note().filter(|n| !notes.contains(n)) {
                             notes.push(n);
                         }
-                        conv[ci] = Some(Transform::Migrate(m));
                     }
-                    Ok(None) => {}
-                    Err(e) => {
-                        if seen.insert(c.datatype.clone()) {
-                            notes.push(format!(
-                                "{} not migrated (left as recorded): {e}",
-                                c.datatype
-                            ));
-                        }
+                    conv[ci] = Some(t);
+                    true
+                }
+                Err(e) => {
+                    if c.message_count > 0 {
+                        failed.insert(format!("{} ({})", c.topic, c.datatype), e);
                     }
+                    false
                 }
             }
-        }
-        // --to-ros2 / --to-ros1: each connection of the source encoding gets its conversion,
-        // or is left out with the reason.
-        let strict = opts.strict_types;
-        let to_ros2 = move |c: &Connection| {
-            crate::encoding::to_ros2::ToRos2::with_types(c, strict).map(Transform::ToRos2)
-        };
-        let to_ros1 =
-            |c: &Connection| crate::encoding::to_ros1::ToRos1::new(c).map(Transform::ToRos1);
-        let direction: Option<(&str, MakeTransform)> = if opts.to_ros2 {
-            Some(("ros1", &to_ros2))
-        } else if opts.to_ros1 {
-            Some(("cdr", &to_ros1))
-        } else {
-            None
-        };
-        if let Some((from, make)) = direction {
-            let mut failed: std::collections::BTreeMap<String, ConvertError> = Default::default();
-            conns.retain(|&ci| {
-                let c = &s.connections[ci];
-                if c.encoding != from {
-                    return true;
-                }
-                match make(c) {
-                    Ok(t) => {
-                        if let Transform::ToRos2(r) = &t {
-                            if let Some(n) = r.note().filter(|n| !notes.contains(n)) {
-                                notes.push(n);
-                            }
-                        }
-                        conv[ci] = Some(t);
-                        true
-                    }
-                    Err(e) => {
-                        if c.message_count > 0 {
-                            failed.insert(format!("{} ({})", c.topic, c.datatype), e);
-                        }
-                        false
-                    }
-                }
-            });
-            skipped.extend(failed.into_iter().map(|(k, v)| format!("{k}: {v}")));
-        }
-        let _ = &conv;
-        if let Some(need) = format.requires() {
-            if let Some(c) = conns
-                .iter()
-                .filter(|&&i| {
-                    !matches!(
-                        conv[i],
-                        Some(Transform::ToRos2(_)) | Some(Transform::ToRos1(_))
-                    )
-                })
-                .filter_map(|&i| s.connections.get(i))
-                .find(|c| c.encoding != need && c.message_count > 0)
-            {
-                return Err(Error::Invalid(format!(
-                    "a {} holds {} messages only; {} is {}-encoded ({} recording): choose another format (MCAP holds any encoding){}",
-                    match format {
-                        OutputFormat::Ros1Bag => "ROS 1 bag",
-                        _ => "rosbag2 recording",
-                    },
-                    if need == "ros1" { "ROS 1" } else { "CDR (ROS 2)" },
-                    c.topic,
-                    c.encoding,
-                    s.version.as_str(),
-                    if need == "cdr" && c.encoding == "ros1" {
-                        "; --to-ros2 converts ROS 1 messages to ROS 2"
-                    } else if need == "ros1" && c.encoding == "cdr" {
-                        "; --to-ros1 converts ROS 2 messages to ROS 1"
-                    } else {
-                        ""
-                    }
-                )));
-            }
-        }
-        filters.push(Filter {
-            connections: Some(conns),
-            start_ns: opts.filter.start_ns,
-            end_ns: opts.filter.end_ns,
         });
-        convert.push(conv);
+        skipped.extend(failed.into_iter().map(|(k, v)| format!("{k}: {v}")));
     }
-    let distro = first
-        .summary()
-        .storage_facts
-        .iter()
-        .find(|(k, _)| k == "ros_distro")
-        .map(|(_, v)| v.clone())
+}
+
+/// Refuses an output format that cannot hold the messages of `conns` as they will be written.
+fn check_encodings(
+    s: &crate::Summary,
+    format: OutputFormat,
+    conns: &[usize],
+    conv: &[Option<Transform>],
+) -> Result<()> {
+    if let Some(need) = format.requires() {
+        if let Some(c) = conns
+            .iter()
+            .filter(|&&i| {
+                !matches!(
+                    conv[i],
+                    Some(Transform::ToRos2(_)) | Some(Transform::ToRos1(_))
+                )
+            })
+            .filter_map(|&i| s.connections.get(i))
+            .find(|c| c.encoding != need && c.message_count > 0)
+        {
+            return Err(Error::Invalid(format!(
+                "a {} holds {} messages only; {} is {}-encoded ({} recording): choose another format (MCAP holds any encoding){}",
+                match format {
+                    OutputFormat::Ros1Bag => "ROS 1 bag",
+                    _ => "rosbag2 recording",
+                },
+                if need == "ros1" { "ROS 1" } else { "CDR (ROS 2)" },
+                c.topic,
+                c.encoding,
+                s.version.as_str(),
+                if need == "cdr" && c.encoding == "ros1" {
+                    "; --to-ros2 converts ROS 1 messages to ROS 2"
+                } else if need == "ros1" && c.encoding == "cdr" {
+                    "; --to-ros1 converts ROS 2 messages to ROS 1"
+                } else {
+                    ""
+                }
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The writer of the output, its options made from the inputs (the MCAP profile, rosbag2's
+/// distro and page size).
+fn open_sink(
+    bags: &[Bag],
+    out: &Path,
+    opts: &ExportOptions,
+    format: OutputFormat,
+    total: u64,
+) -> Result<Sink> {
+    let distro = bags
+        .first()
+        .and_then(|b| {
+            b.summary()
+                .storage_facts
+                .iter()
+                .find(|(k, _)| k == "ros_distro")
+                .map(|(_, v)| v.clone())
+        })
         .unwrap_or_default();
-    let mut iters = Vec::new();
-    let mut total = 0u64;
-    for (b, f) in bags.iter().zip(&filters) {
-        let it = b.messages(f)?;
-        total += it.total() as u64;
-        iters.push(it);
-    }
-    let mut sink = match format {
+    Ok(match format {
         OutputFormat::Ros1Bag => Sink::Bag(BagWriter::create(out, opts.write)?),
         OutputFormat::Mcap => {
             let all_cdr = bags.iter().all(|b| {
@@ -728,7 +806,122 @@ pub fn export_many(
                 },
             )?)
         }
+    })
+}
+
+/// The last stage: adds connections and writes messages as the converter says.
+fn write_stage(mut sink: Sink, rx: std::sync::mpsc::Receiver<Vec<Cmd>>) -> Result<Sink> {
+    let mut ids: Vec<u32> = Vec::new();
+    for cmds in rx {
+        for c in cmds {
+            match c {
+                Cmd::Add(c) => ids.push(sink.add(&c)?),
+                Cmd::Write(local, m, seq) => {
+                    let id = ids.get(local as usize).copied().ok_or_else(|| {
+                        Error::Invalid(format!("export: no connection {local} added"))
+                    })?;
+                    sink.write(id, &m, seq)?;
+                }
+            }
+        }
+    }
+    Ok(sink)
+}
+
+/// The middle stage: converts each batch (on `threads` threads), names each input
+/// connection's output connection once (`map`), and hands the writer its commands.
+#[allow(clippy::too_many_arguments)]
+fn convert_stage(
+    bags: &[Bag],
+    convert: &[Vec<Option<Transform>>],
+    map: &mut [Vec<Option<u32>>],
+    threads: usize,
+    shared: bool,
+    read_total: u64,
+    brx: std::sync::mpsc::Receiver<Vec<(usize, crate::Message)>>,
+    tx: std::sync::mpsc::SyncSender<Vec<Cmd>>,
+) -> ConvertOutcome {
+    let mut p = ExportProgress {
+        total: read_total,
+        ..Default::default()
     };
+    let mut written_conns = 0usize;
+    // Per (input, connection): messages not converted, the first one's time and error.
+    let mut unconverted: std::collections::BTreeMap<(usize, usize), (u64, u64, ConvertError)> =
+        Default::default();
+    let mut by_topic: std::collections::HashMap<(String, String, String), u32> =
+        std::collections::HashMap::new();
+    let mut local_ids = 0u32;
+    for batch in brx {
+        let converted = convert_batch(&batch, convert, threads);
+        let mut cmds: Vec<Cmd> = Vec::with_capacity(batch.len() + 1);
+        for ((k, m), cv) in batch.into_iter().zip(converted) {
+            let conv = convert[k][m.conn].as_ref();
+            let id = match map[k][m.conn] {
+                Some(id) => id,
+                None => {
+                    let orig = &bags[k].summary().connections[m.conn];
+                    let c = output_connection(orig, conv);
+                    let key = (c.topic.clone(), c.datatype.clone(), c.encoding.clone());
+                    let id = match by_topic.get(&key) {
+                        Some(&id) if shared => id,
+                        _ => {
+                            written_conns += 1;
+                            cmds.push(Cmd::Add(c));
+                            let id = local_ids;
+                            local_ids += 1;
+                            by_topic.insert(key, id);
+                            id
+                        }
+                    };
+                    map[k][m.conn] = Some(id);
+                    id
+                }
+            };
+            match cv {
+                Some(Ok((buf, a, b))) => {
+                    let n = m.data.len();
+                    let cm = crate::Message {
+                        data: crate::Bytes::slice(buf, a, b),
+                        ..m
+                    };
+                    cmds.push(Cmd::Write(id, cm, p.messages as u32));
+                    p.messages += 1;
+                    p.bytes += n as u64;
+                    continue;
+                }
+                // A message that does not convert is left out and counted; the rest goes on.
+                Some(Err(e)) => {
+                    let f = unconverted.entry((k, m.conn)).or_insert((0, m.time_ns, e));
+                    f.0 += 1;
+                    continue;
+                }
+                None => {}
+            }
+            p.messages += 1;
+            p.bytes += m.data.len() as u64;
+            cmds.push(Cmd::Write(id, m, (p.messages - 1) as u32));
+        }
+        if tx.send(cmds).is_err() {
+            // The writer stopped on an error: it says which.
+            break;
+        }
+    }
+    drop(tx);
+    (p, written_conns, unconverted)
+}
+
+/// Reads and merges the inputs by time, converts and names connections, and writes, as three
+/// stages on their own threads; `None` when cancelled (nothing is left behind).
+fn run_stages(
+    bags: &[Bag],
+    mut iters: Vec<crate::iter::Messages>,
+    sink: Sink,
+    convert: &[Vec<Option<Transform>>],
+    total: u64,
+    cancel: &AtomicBool,
+    progress: &mut dyn FnMut(ExportProgress),
+) -> Result<Option<(Sink, ConvertOutcome)>> {
     let mut map: Vec<Vec<Option<u32>>> = bags
         .iter()
         .map(|b| vec![None; b.summary().connections.len()])
@@ -754,96 +947,12 @@ pub fn export_many(
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Cmd>>(2);
     let (btx, brx) = std::sync::mpsc::sync_channel::<Vec<(usize, crate::Message)>>(2);
     let read_total = total;
-    let outcome = std::thread::scope(|sc| -> Result<Option<(Sink, ConvertOutcome)>> {
-        let writer = sc.spawn(move || -> Result<Sink> {
-            let mut ids: Vec<u32> = Vec::new();
-            for cmds in rx {
-                for c in cmds {
-                    match c {
-                        Cmd::Add(c) => ids.push(sink.add(&c)?),
-                        Cmd::Write(local, m, seq) => {
-                            let id = ids.get(local as usize).copied().ok_or_else(|| {
-                                Error::Invalid(format!("export: no connection {local} added"))
-                            })?;
-                            sink.write(id, &m, seq)?;
-                        }
-                    }
-                }
-            }
-            Ok(sink)
-        });
-        let convert = &convert;
-        let converter = sc.spawn(move || -> ConvertOutcome {
-            let mut p = ExportProgress {
-                total: read_total,
-                ..Default::default()
-            };
-            let mut written_conns = 0usize;
-            // Per (input, connection): messages not converted, the first one's time and error.
-            let mut unconverted: std::collections::BTreeMap<
-                (usize, usize),
-                (u64, u64, ConvertError),
-            > = Default::default();
-            let mut by_topic: std::collections::HashMap<(String, String, String), u32> =
-                std::collections::HashMap::new();
-            let mut local_ids = 0u32;
-            for batch in brx {
-                let converted = convert_batch(&batch, convert, threads);
-                let mut cmds: Vec<Cmd> = Vec::with_capacity(batch.len() + 1);
-                for ((k, m), cv) in batch.into_iter().zip(converted) {
-                    let conv = convert[k][m.conn].as_ref();
-                    let id = match map[k][m.conn] {
-                        Some(id) => id,
-                        None => {
-                            let orig = &bags[k].summary().connections[m.conn];
-                            let c = output_connection(orig, conv);
-                            let key = (c.topic.clone(), c.datatype.clone(), c.encoding.clone());
-                            let id = match by_topic.get(&key) {
-                                Some(&id) if shared => id,
-                                _ => {
-                                    written_conns += 1;
-                                    cmds.push(Cmd::Add(c));
-                                    let id = local_ids;
-                                    local_ids += 1;
-                                    by_topic.insert(key, id);
-                                    id
-                                }
-                            };
-                            map[k][m.conn] = Some(id);
-                            id
-                        }
-                    };
-                    match cv {
-                        Some(Ok((buf, a, b))) => {
-                            let n = m.data.len();
-                            let cm = crate::Message {
-                                data: crate::Bytes::slice(buf, a, b),
-                                ..m
-                            };
-                            cmds.push(Cmd::Write(id, cm, p.messages as u32));
-                            p.messages += 1;
-                            p.bytes += n as u64;
-                            continue;
-                        }
-                        // A message that does not convert is left out and counted; the rest goes on.
-                        Some(Err(e)) => {
-                            let f = unconverted.entry((k, m.conn)).or_insert((0, m.time_ns, e));
-                            f.0 += 1;
-                            continue;
-                        }
-                        None => {}
-                    }
-                    p.messages += 1;
-                    p.bytes += m.data.len() as u64;
-                    cmds.push(Cmd::Write(id, m, (p.messages - 1) as u32));
-                }
-                if tx.send(cmds).is_err() {
-                    // The writer stopped on an error: it says which.
-                    break;
-                }
-            }
-            drop(tx);
-            (p, written_conns, unconverted)
+    std::thread::scope(|sc| -> Result<Option<(Sink, ConvertOutcome)>> {
+        let writer = sc.spawn(move || write_stage(sink, rx));
+        let converter = sc.spawn(move || {
+            convert_stage(
+                bags, convert, &mut map, threads, shared, read_total, brx, tx,
+            )
         });
         let finish = |btx: std::sync::mpsc::SyncSender<Vec<(usize, crate::Message)>>|
          -> Result<(Sink, ConvertOutcome)> {
@@ -906,33 +1015,6 @@ pub fn export_many(
             }
         }
         finish(btx).map(Some)
-    });
-    let Some((sink, (p, written_conns, unconverted))) = outcome? else {
-        return Err(Error::Cancelled);
-    };
-    let path = sink.finish()?;
-    progress(p);
-    let unconverted = unconverted
-        .into_iter()
-        .map(|((k, c), (n, t, e))| {
-            let conn = &bags[k].summary().connections[c];
-            format!(
-                "{} (connection {}): {n} message(s) not converted, the first at {}: {e}",
-                conn.topic,
-                conn.id,
-                crate::timefmt::date(t)
-            )
-        })
-        .collect();
-    Ok(ExportReport {
-        file_size: size_of(&path),
-        path,
-        messages: p.messages,
-        connections: written_conns,
-        format,
-        skipped,
-        notes,
-        unconverted,
     })
 }
 
