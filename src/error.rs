@@ -318,6 +318,21 @@ pub enum TfError {
 }
 
 /// Errors of the bag library.
+///
+/// Each variant says what went wrong and where; match on the variant, not on the text:
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("bagscope-doc-err-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// let notes = dir.join("notes.txt");
+/// std::fs::write(&notes, "not a recording")?;
+/// match bagscope::Bag::open(&notes) {
+///     Err(bagscope::Error::NotABag { start }) => assert!(start.starts_with("not a rec")),
+///     other => panic!("{other:?}"),
+/// }
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The operating system refused a read or write.

@@ -2,20 +2,40 @@
 //! with SQLite or MCAP storage, standalone MCAP), decode their messages (ROS 1 serialization,
 //! CDR) from the definitions stored in them or found elsewhere, write ROS 1 bags.
 //!
-//! Layers: [`storage`] (formats, one interface) → [`bag`] (an open recording: tables, cache,
-//! message and range access) → [`encoding`] with [`definition`] (bytes to values) →
-//! [`ops`] (check, series, csv, export, info); the app and the command line sit on top.
+//! Layers (`ARCHITECTURE.md` is the map): [`error`], [`settings`] → [`storage`] (formats, one
+//! interface) → [`definition`] (message definitions) → [`encoding`] (bytes to values) →
+//! [`bag`] (an open recording: tables, cache, message and range access) → [`ops`] (check,
+//! series, csv, export, info, ...); the app and the command line sit on top.
 //!
-//! ```no_run
-//! let bag = bagscope::Bag::open("run.bag")?;
+//! Open a recording, list its topics, read one topic's messages in time order and decode
+//! them (here the demo recording bagscope writes):
+//!
+//! ```
+//! # let dir = std::env::temp_dir().join(format!("bagscope-doc-lib-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir)?;
+//! # let path = dir.join("demo.bag");
+//! # bagscope::demo::write_demo(&path, 2)?;
+//! let bag = bagscope::Bag::open(&path)?;
 //! for t in &bag.summary().topics {
 //!     println!("{} {} {}", t.name, t.datatype, t.message_count);
 //! }
-//! for m in bag.messages(&bagscope::Filter::default())? {
+//! let odom = bag.connections_of_topics(&["/odom"])?;
+//! let filter = bagscope::Filter {
+//!     connections: Some(odom),
+//!     ..Default::default()
+//! };
+//! let mut n = 0;
+//! for m in bag.messages(&filter)? {
 //!     let m = m?;
-//!     println!("{} {} bytes", m.time_ns, m.data.len());
+//!     let (plan, _) = bag.plan(m.conn)?;
+//!     let decoded = plan.decode(&m.data)?;
+//!     assert_eq!(plan.def.root().name, "nav_msgs/Odometry");
+//!     assert!(decoded.field(&plan.def, "pose").is_some());
+//!     n += 1;
 //! }
-//! # Ok::<(), bagscope::Error>(())
+//! assert_eq!(n, 100, "2 s of odometry at 50 Hz");
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 // No unsafe code: memory safety rests on the compiler, which is also why the fuzz campaign

@@ -82,6 +82,13 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// Parses a command-line time: seconds since the epoch (`1726230896.5`) or `+S`, seconds after
 /// `start_ns`. Returns ns.
+///
+/// ```
+/// use bagscope::timefmt::parse_time;
+/// assert_eq!(parse_time("+1.5", 10), Ok(1_500_000_010));
+/// assert_eq!(parse_time("1726230896.5", 0), Ok(1_726_230_896_500_000_000));
+/// assert_eq!(parse_time("soon", 0).unwrap_err().what, "time");
+/// ```
 pub fn parse_time(s: &str, start_ns: u64) -> Result<u64, crate::error::ArgError> {
     let err = |reason: String| crate::error::ArgError::new("time", s, reason);
     let (rel, num) = match s.strip_prefix('+') {

@@ -89,6 +89,16 @@ pub fn path_topic(name: &str) -> std::borrow::Cow<'_, str> {
 
 impl FieldPath {
     /// Parses `/topic.a.b[2].c` (topic names hold no `.`), or `a.b[2].c` with no topic.
+    ///
+    /// ```
+    /// use bagscope::encoding::{FieldPath, Segment};
+    /// let p = FieldPath::parse("/tf.transforms[-1].transform.translation.x").unwrap();
+    /// assert_eq!(p.topic, "/tf");
+    /// assert_eq!(p.segments[1], Segment::Index(-1));
+    /// let e = FieldPath::parse("/imu.orientation[").unwrap_err();
+    /// assert_eq!(e.path, "/imu.orientation[");
+    /// assert!(e.reason.contains("unclosed `[`"));
+    /// ```
     pub fn parse(s: &str) -> Result<FieldPath, PathError> {
         let s = s.trim();
         let err = |reason: String| PathError {

@@ -462,6 +462,29 @@ fn convert_batch(
 /// Exports messages of `bag` to `out`. `progress` is called every few thousand messages;
 /// setting `cancel` stops the export and removes the partial output. The recording being read
 /// is never written: `out` may not be it.
+///
+/// Ten seconds of the demo bag's topics to MCAP (the format follows the file name):
+///
+/// ```
+/// use std::sync::atomic::AtomicBool;
+/// use bagscope::ops::export::{export, ExportOptions};
+/// # let dir = std::env::temp_dir().join(format!("bagscope-doc-export-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// # let path = dir.join("demo.bag");
+/// # bagscope::demo::write_demo(&path, 20)?;
+/// let bag = bagscope::Bag::open(&path)?;
+/// let start = bag.summary().start_ns.unwrap_or(0);
+/// let mut opts = ExportOptions::default();
+/// opts.filter.start_ns = Some(start);
+/// opts.filter.end_ns = Some(start + 10_000_000_000);
+/// let out = dir.join("first-10s.mcap");
+/// let report = export(&bag, &out, &opts, &AtomicBool::new(false), &mut |_| {})?;
+/// let copy = bagscope::Bag::open(&out)?;
+/// assert_eq!(copy.summary().message_count, report.messages);
+/// assert!(copy.summary().end_ns < Some(start + 10_000_000_000));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), bagscope::Error>(())
+/// ```
 pub fn export(
     bag: &Bag,
     out: &Path,

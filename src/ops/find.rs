@@ -58,6 +58,14 @@ pub struct Query {
 }
 
 /// Parses `PATH OP VALUE`.
+///
+/// ```
+/// use bagscope::ops::find::{parse_query, Op};
+/// let q = parse_query("/battery.data crosses 12.2").unwrap();
+/// assert_eq!((q.path.topic.as_str(), q.op, q.number), ("/battery", Op::Crosses, 12.2));
+/// let e = parse_query("/battery.data > twelve").unwrap_err();
+/// assert_eq!((e.what, e.input.as_str()), ("query", "/battery.data > twelve"));
+/// ```
 pub fn parse_query(q: &str) -> std::result::Result<Query, ArgError> {
     let q = q.trim();
     let err = |reason: String| ArgError::new("query", q, reason);

@@ -111,7 +111,7 @@ impl ChunkKind {
     }
 
     /// Whether one message record can be read alone from an uncompressed chunk of this kind
-    /// ([`record_len`], [`message_in_record`]) instead of the whole chunk.
+    /// (`record_len`, `message_in_record`) instead of the whole chunk.
     pub fn records_alone(self) -> bool {
         matches!(self, ChunkKind::Ros1 | ChunkKind::Mcap)
     }
