@@ -120,10 +120,10 @@ impl Bag {
             crate::storage::Recognised::File(src) => src,
         };
         // A recording recovered by a scan before opens from the index cache.
-        let key = crate::storage::sidecar::Key::of(path);
+        let key = crate::storage::index_cache::Key::of(path);
         if let Some(opened) = key
             .as_ref()
-            .and_then(|k| crate::storage::sidecar::load(k, path))
+            .and_then(|k| crate::storage::index_cache::load(k, path))
         {
             return Ok(Bag::from_opened(vec![src], opened));
         }
@@ -131,9 +131,9 @@ impl Bag {
         let bag = Bag::from_opened(vec![src], opened);
         if let (Some(key), Some(t)) = (&key, bag.inner.tables.get()) {
             let s = bag.summary();
-            if !s.indexed && s.file_size >= crate::storage::sidecar::MIN_SIZE {
+            if !s.indexed && s.file_size >= crate::storage::index_cache::MIN_SIZE {
                 // The cache only saves time: a failure to write it changes nothing.
-                let _ = crate::storage::sidecar::store(key, s, bag.inner.index_pos, "", t);
+                let _ = crate::storage::index_cache::store(key, s, bag.inner.index_pos, "", t);
             }
         }
         Ok(bag)

@@ -32,7 +32,7 @@ pub struct Settings {
     pub msg_path: Vec<PathBuf>,
     /// The index cache's directory: `None` to take it from the environment
     /// (`$BAGSCOPE_INDEX_DIR`, else the user's cache), `Some(None)` for no cache,
-    /// `Some(Some(dir))` for `dir` (see [`crate::storage::sidecar`]).
+    /// `Some(Some(dir))` for `dir` (see [`crate::storage::index_cache`]).
     pub index_dir: Option<Option<PathBuf>>,
     /// rosbag2 SQLite rows are read from the file's b-tree pages where the schema allows
     /// (`true`, the default) or always through SQLite's own cursor (`false`; both give the

@@ -760,6 +760,51 @@ impl eframe::Storage for MemStorage {
     fn flush(&mut self) {}
 }
 
+fn persisted_sample() -> bagscope::app::persist::Persisted {
+    use bagscope::app::layout::Layout;
+    bagscope::app::persist::Persisted {
+        recent: vec!["/data/a.bag".into(), "/data/b.mcap".into()],
+        msg_path: "/opt/msgs".into(),
+        bookmarks: [("/data/a.bag".to_string(), vec![(5, "Bookmark 1".into())])].into(),
+        layouts: [(
+            "k".to_string(),
+            Layout {
+                images: vec!["/cam".into()],
+                series: vec!["/imu.linear_acceleration.x".into()],
+                log: true,
+            },
+        )]
+        .into(),
+    }
+}
+
+/// The settings kept between runs are one struct, saved and restored whole.
+#[test]
+fn persisted_settings_saved_and_loaded_whole() {
+    use bagscope::app::persist::Persisted;
+    let mut m = MemStorage::default();
+    persisted_sample().save(&mut m);
+    assert_eq!(Persisted::load(Some(&m)), persisted_sample());
+}
+
+/// What an earlier version kept (one storage key a setting) is still read.
+#[test]
+fn an_earlier_versions_settings_are_read() {
+    use bagscope::app::persist::Persisted;
+    use eframe::Storage as _;
+    let mut m = MemStorage::default();
+    let p = persisted_sample();
+    m.set_string("recent", "/data/a.bag\n/data/b.mcap".into());
+    m.set_string("msg_path", p.msg_path.clone());
+    m.set_string("bookmarks", serde_json::to_string(&p.bookmarks).unwrap());
+    m.set_string(
+        "layouts",
+        r#"{"k": {"images": ["/cam"], "series": ["/imu.linear_acceleration.x"], "log": true}}"#
+            .into(),
+    );
+    assert_eq!(Persisted::load(Some(&m)), p);
+}
+
 #[test]
 fn second_cursor_and_bookmarks_kept_per_file() {
     let bag = common::corpus_dir().join("rosbag.js/example.bag");

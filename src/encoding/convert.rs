@@ -53,6 +53,27 @@ pub(crate) struct Rules<'a> {
     pub leaf: &'a dyn Fn(&FieldType, &FieldType) -> bool,
 }
 
+impl<'a> Rules<'a> {
+    /// The rules between ROS 1 and ROS 2 (`sides` in the direction of the conversion): fields
+    /// paired by name but for ASCII case, ROS 1's `Header.seq` left out, nothing dropped or
+    /// defaulted, arrays as they are; `leaf` says which other field types convert.
+    pub(crate) fn between_ros(
+        sides: (&'static str, &'static str),
+        leaf: &'a dyn Fn(&FieldType, &FieldType) -> bool,
+    ) -> Rules<'a> {
+        Rules {
+            sides,
+            exact_names: false,
+            header_seq: true,
+            drop_missing: false,
+            default_missing: false,
+            by_type: false,
+            arrays: same_arrays,
+            leaf,
+        }
+    }
+}
+
 /// What a match found to leave out or fill in: `Type.field` names.
 #[derive(Debug, Default)]
 pub(crate) struct Changes {

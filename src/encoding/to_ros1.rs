@@ -10,7 +10,7 @@
 //! become `time` and `duration`. A type that does not match is refused with the field that
 //! differs: it is left out, never guessed.
 
-use super::convert::{field_named, match_types, same_arrays, Rules};
+use super::convert::{field_named, match_types, Rules};
 use crate::definition::msg::{ArrayKind, Dialect, FieldType, MsgDef, Primitive};
 use crate::encoding::{Plan, Value};
 use crate::error::ConvertError;
@@ -83,17 +83,14 @@ fn check(src: &MsgDef, dst: &MsgDef) -> Result<(), ConvertError> {
         }
         _ => false,
     };
-    let rules = Rules {
-        sides: ("ROS 2", "ROS 1"),
-        exact_names: false,
-        header_seq: true,
-        drop_missing: false,
-        default_missing: false,
-        by_type: false,
-        arrays: same_arrays,
-        leaf: &leaf,
-    };
-    match_types(src, 0, dst, 0, &rules).map(|_| ())
+    match_types(
+        src,
+        0,
+        dst,
+        0,
+        &Rules::between_ros(("ROS 2", "ROS 1"), &leaf),
+    )
+    .map(|_| ())
 }
 
 impl ToRos1 {

@@ -17,7 +17,7 @@
 //! `tf2_msgs/msg/TFMessage`, so that RViz 2 shows `/tf`), the connection is mapped to it.
 //! With `strict` ([`ToRos2::with_types`]) neither happens.
 
-use super::convert::{field_named, is_header_seq, match_types, same_arrays, Rules};
+use super::convert::{field_named, is_header_seq, match_types, Rules};
 use crate::definition::msg::{ArrayKind, Dialect, FieldType, MsgDef, Primitive};
 use crate::encoding::{Plan, Value};
 use crate::error::ConvertError;
@@ -211,17 +211,14 @@ fn check(src: &MsgDef, dst: &MsgDef) -> Result<(), ConvertError> {
         }
         _ => false,
     };
-    let rules = Rules {
-        sides: ("ROS 1", "ROS 2"),
-        exact_names: false,
-        header_seq: true,
-        drop_missing: false,
-        default_missing: false,
-        by_type: false,
-        arrays: same_arrays,
-        leaf: &leaf,
-    };
-    match_types(src, 0, dst, 0, &rules).map(|_| ())
+    match_types(
+        src,
+        0,
+        dst,
+        0,
+        &Rules::between_ros(("ROS 1", "ROS 2"), &leaf),
+    )
+    .map(|_| ())
 }
 
 impl ToRos2 {

@@ -26,12 +26,12 @@ use crate::error::{Error, Location, RecordKind, Result};
 use crate::storage::ros1::record::Compression;
 
 pub mod compression;
+pub mod index_cache;
 pub mod mcap;
 pub mod mcap_writer;
 pub mod ros1;
 pub mod rosbag2;
 pub mod rosbag2_writer;
-pub mod sidecar;
 pub(crate) mod sqlite_file;
 
 /// Format (storage and version) of a recording.

@@ -12,7 +12,7 @@ pub(super) struct RowsToScan {
     /// tables are given their room at once instead of growing by doubling.
     pub(super) expected: Option<Vec<u64>>,
     pub(super) range: Option<(i64, i64)>,
-    pub(super) key: Option<crate::storage::sidecar::Key>,
+    pub(super) key: Option<crate::storage::index_cache::Key>,
     pub(super) meta: Option<Metadata>,
 }
 
@@ -185,13 +185,13 @@ impl RowsToScan {
         }
         // (A scan for some connections has tables for those only: not kept.)
         if let (Some(k), None) = (&self.key, capture) {
-            let rows = crate::storage::sidecar::Rows {
+            let rows = crate::storage::index_cache::Rows {
                 chunks: out.chunks,
                 per: out.per,
                 unknown: out.unknown,
             };
             // The cache only saves time: a failure to write it changes nothing.
-            let _ = crate::storage::sidecar::store_rows(k, &rows);
+            let _ = crate::storage::index_cache::store_rows(k, &rows);
             (out.chunks, out.per, out.unknown) = (rows.chunks, rows.per, rows.unknown);
         }
         Ok(out)

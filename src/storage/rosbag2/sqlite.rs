@@ -516,13 +516,13 @@ pub(super) fn open_sqlite(
     // A plain file scanned before (not a private copy of a WAL or zstd file) reopens from the
     // index cache, keyed by its path, size and modification time.
     let key = if tmp.is_none() && !wal_copy {
-        crate::storage::sidecar::Key::of(path)
+        crate::storage::index_cache::Key::of(path)
     } else {
         None
     };
     let cached = key
         .as_ref()
-        .and_then(|k| crate::storage::sidecar::load_rows(k, connections.len()));
+        .and_then(|k| crate::storage::index_cache::load_rows(k, connections.len()));
     // The rows read from the file's pages where they can be (not a private copy with its WAL:
     // the pages there are not the database until SQLite applies the log).
     let direct = if wal_copy || !crate::settings::get().direct_sqlite_reads {
