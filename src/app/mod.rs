@@ -14,7 +14,6 @@ pub mod plot;
 mod screens;
 mod style;
 pub mod tf;
-pub mod thumbs;
 pub mod timeline;
 mod top_bar;
 mod topics;

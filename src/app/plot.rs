@@ -345,7 +345,46 @@ fn completions(d: &Doc) -> Vec<String> {
 /// The plot panel.
 pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     poll(d);
-    let (a, b) = d.rec.range();
+    input_row(ui, d, cmds);
+    if d.plots.series.is_empty() {
+        ui.weak(
+            "No series yet: type a field path above, or click a numeric value in the inspector.",
+        );
+        return;
+    }
+    series_list(ui, d);
+    let (a, _) = d.rec.range();
+    let view = (d.nav.view.0 / 1e9, d.nav.view.1 / 1e9);
+    let playhead = (d.nav.playhead - a) as f64 / 1e9;
+    let sel = d
+        .nav
+        .selection
+        .map(|(x, y)| ((x - a) as f64 / 1e9, (y - a) as f64 / 1e9));
+    let h = ((ui.available_height() - 4.0) / d.plots.plots as f32).max(60.0);
+    let px = ui.available_width().max(10.0) as usize;
+    d.plots.rects.clear();
+    // The width the plot frames get (the timeline's strip when linked): ticks are spaced for it.
+    let width_px = if d.timeline.strip.is_positive() {
+        d.timeline.strip.width()
+    } else {
+        ui.available_width()
+    }
+    .max(50.0);
+    let frame = Frame {
+        view,
+        playhead,
+        sel,
+        h,
+        px,
+        width_px,
+    };
+    for pi in 0..d.plots.plots {
+        one_plot(ui, d, cmds, pi, &frame);
+    }
+}
+
+/// The path box (with completions from the definitions), Add, + plot, linked.
+fn input_row(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     ui.horizontal(|ui| {
         ui.strong("Plots");
         let r = ui.add(
@@ -394,12 +433,10 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             }
         }
     });
-    if d.plots.series.is_empty() {
-        ui.weak(
-            "No series yet: type a field path above, or click a numeric value in the inspector.",
-        );
-        return;
-    }
+}
+
+/// The series: colour, name, which plot, points so far, notes, Remove.
+fn series_list(ui: &mut egui::Ui, d: &mut Doc) {
     // Series list: rename, colour, plot, remove.
     let mut remove = None;
     let nplots = d.plots.plots;
@@ -439,157 +476,165 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     if let Some(i) = remove {
         d.plots.series.remove(i);
     }
-    let view = (d.nav.view.0 / 1e9, d.nav.view.1 / 1e9);
-    let playhead = (d.nav.playhead - a) as f64 / 1e9;
-    let sel = d
-        .nav
-        .selection
-        .map(|(x, y)| ((x - a) as f64 / 1e9, (y - a) as f64 / 1e9));
-    let h = ((ui.available_height() - 4.0) / d.plots.plots as f32).max(60.0);
-    let px = ui.available_width().max(10.0) as usize;
-    d.plots.rects.clear();
-    // The width the plot frames get (the timeline's strip when linked): ticks are spaced for it.
-    let width_px = if d.timeline.strip.is_positive() {
-        d.timeline.strip.width()
-    } else {
-        ui.available_width()
+}
+
+/// What every plot of a frame shares: the view and marks in seconds since the start, the
+/// height of a plot, the pixel columns decimated for, the width ticks are spaced for.
+struct Frame {
+    view: (f64, f64),
+    playhead: f64,
+    sel: Option<(f64, f64)>,
+    h: f32,
+    px: usize,
+    width_px: f32,
+}
+
+/// Plot `pi`: its series decimated for the x range shown, the selection and the playhead;
+/// linked to the timeline, the wheel zooms and a drag pans the shared time axis; a click moves
+/// the playhead; the hover says the nearest sample.
+fn one_plot(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>, pi: usize, f: &Frame) {
+    let (a, b) = d.rec.range();
+    let Frame {
+        view,
+        playhead,
+        sel,
+        h,
+        px,
+        width_px,
+    } = *f;
+    let linked = d.plots.linked;
+    // Decimate each series of this plot for the x range shown (cached per view).
+    let mut plot = Plot::new(("plot", pi))
+        .height(h)
+        .allow_zoom([!linked, true])
+        .allow_drag([!linked, true])
+        .allow_scroll([!linked, false])
+        .allow_double_click_reset(!linked)
+        .x_axis_label(if pi + 1 == d.plots.plots {
+            "since the bag's start"
+        } else {
+            ""
+        })
+        // The timeline's ticks: round times, labelled as on its axis.
+        .x_grid_spacer(move |g: GridInput| {
+            let (x0, x1) = g.bounds;
+            let step = super::style::nice_step((x1 - x0) * 1e9 / f64::from(width_px)) / 1e9;
+            let first = (x0 / step).ceil() as i64;
+            (first..)
+                .map(|k| k as f64 * step)
+                .take_while(|&v| v <= x1)
+                .take(200)
+                .map(|value| GridMark {
+                    value,
+                    step_size: step,
+                })
+                .collect()
+        })
+        .x_axis_formatter(|m, _| super::style::tick_label(m.value * 1e9, m.step_size * 1e9))
+        .legend(egui_plot::Legend::default());
+    if linked {
+        plot = plot.default_x_bounds(view.0, view.1);
+        // Line the plot's frame up with the timeline's strip (drawn last frame), so one
+        // instant is at one x on both.
+        let strip = d.timeline.strip;
+        let left = ui.cursor().left();
+        if strip.is_positive() && strip.left() - left > 30.0 && strip.right() > left {
+            plot = plot
+                .y_axis_min_width(strip.left() - left)
+                .width(strip.right() - left);
+        }
     }
-    .max(50.0);
-    for pi in 0..d.plots.plots {
-        let linked = d.plots.linked;
-        // Decimate each series of this plot for the x range shown (cached per view).
-        let mut plot = Plot::new(("plot", pi))
-            .height(h)
-            .allow_zoom([!linked, true])
-            .allow_drag([!linked, true])
-            .allow_scroll([!linked, false])
-            .allow_double_click_reset(!linked)
-            .x_axis_label(if pi + 1 == d.plots.plots {
-                "since the bag's start"
-            } else {
-                ""
-            })
-            // The timeline's ticks: round times, labelled as on its axis.
-            .x_grid_spacer(move |g: GridInput| {
-                let (x0, x1) = g.bounds;
-                let step = super::style::nice_step((x1 - x0) * 1e9 / f64::from(width_px)) / 1e9;
-                let first = (x0 / step).ceil() as i64;
-                (first..)
-                    .map(|k| k as f64 * step)
-                    .take_while(|&v| v <= x1)
-                    .take(200)
-                    .map(|value| GridMark {
-                        value,
-                        step_size: step,
-                    })
-                    .collect()
-            })
-            .x_axis_formatter(|m, _| super::style::tick_label(m.value * 1e9, m.step_size * 1e9))
-            .legend(egui_plot::Legend::default());
+    let prev_bounds = d.plots.last_x.get(&pi).copied().unwrap_or(view);
+    let (x0, x1) = if linked { view } else { prev_bounds };
+    for s in d.plots.series.iter_mut().filter(|s| s.plot == pi) {
+        let key = (x0, x1, px, s.points.len());
+        if s.cache.as_ref().is_none_or(|(k, _)| *k != key) {
+            let v = decimate(s, x0, x1, px);
+            s.cache = Some((key, v));
+        }
+    }
+    let series = &d.plots.series;
+    let resp = plot.show(ui, |pu| {
         if linked {
-            plot = plot.default_x_bounds(view.0, view.1);
-            // Line the plot's frame up with the timeline's strip (drawn last frame), so one
-            // instant is at one x on both.
-            let strip = d.timeline.strip;
-            let left = ui.cursor().left();
-            if strip.is_positive() && strip.left() - left > 30.0 && strip.right() > left {
-                plot = plot
-                    .y_axis_min_width(strip.left() - left)
-                    .width(strip.right() - left);
-            }
+            pu.set_plot_bounds_x(view.0..=view.1);
+            pu.set_auto_bounds([false, true]);
         }
-        let prev_bounds = d.plots.last_x.get(&pi).copied().unwrap_or(view);
-        let (x0, x1) = if linked { view } else { prev_bounds };
-        for s in d.plots.series.iter_mut().filter(|s| s.plot == pi) {
-            let key = (x0, x1, px, s.points.len());
-            if s.cache.as_ref().is_none_or(|(k, _)| *k != key) {
-                let v = decimate(s, x0, x1, px);
-                s.cache = Some((key, v));
-            }
+        if let Some((x, y)) = sel {
+            pu.add(
+                Span::new("selection", x..=y)
+                    .fill(Color32::from_rgba_unmultiplied(100, 150, 255, 30)),
+            );
         }
-        let series = &d.plots.series;
-        let resp = plot.show(ui, |pu| {
-            if linked {
-                pu.set_plot_bounds_x(view.0..=view.1);
-                pu.set_auto_bounds([false, true]);
-            }
-            if let Some((x, y)) = sel {
-                pu.add(
-                    Span::new("selection", x..=y)
-                        .fill(Color32::from_rgba_unmultiplied(100, 150, 255, 30)),
+        for s in series.iter().filter(|s| s.plot == pi) {
+            if let Some((_, pts)) = &s.cache {
+                pu.line(
+                    Line::new(s.name.clone(), PlotPoints::Borrowed(pts))
+                        .color(s.color)
+                        .width(1.5),
                 );
             }
-            for s in series.iter().filter(|s| s.plot == pi) {
-                if let Some((_, pts)) = &s.cache {
-                    pu.line(
-                        Line::new(s.name.clone(), PlotPoints::Borrowed(pts))
-                            .color(s.color)
-                            .width(1.5),
-                    );
-                }
-            }
-            pu.vline(VLine::new("playhead", playhead).color(Color32::from_rgb(255, 90, 70)));
-            (pu.pointer_coordinate(), pu.plot_bounds())
-        });
-        let (ptr, bounds) = resp.inner;
-        d.plots.rects.push(resp.response.rect);
-        d.plots
-            .last_x
-            .insert(pi, (bounds.min()[0], bounds.max()[0]));
-        // Linked: wheel zooms and drag pans the shared time axis, as on the timeline.
-        if linked && resp.response.hovered() {
-            let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta, i.zoom_delta()));
-            let mut factor = f64::from(zoom);
-            if scroll.y != 0.0 {
-                factor *= (f64::from(scroll.y) * 0.003).exp();
-            }
-            if let (Some(p), true) = (ptr, (factor - 1.0).abs() > 1e-6) {
-                let t = p.x * 1e9;
-                cmds.push(Cmd::SetView(
-                    t - (t - d.nav.view.0) / factor,
-                    t + (d.nav.view.1 - t) / factor,
-                ));
-            }
         }
-        if linked && resp.response.dragged() {
-            let dx = f64::from(resp.response.drag_delta().x);
-            let ns_per_px =
-                (d.nav.view.1 - d.nav.view.0) / f64::from(resp.response.rect.width().max(1.0));
+        pu.vline(VLine::new("playhead", playhead).color(Color32::from_rgb(255, 90, 70)));
+        (pu.pointer_coordinate(), pu.plot_bounds())
+    });
+    let (ptr, bounds) = resp.inner;
+    d.plots.rects.push(resp.response.rect);
+    d.plots
+        .last_x
+        .insert(pi, (bounds.min()[0], bounds.max()[0]));
+    // Linked: wheel zooms and drag pans the shared time axis, as on the timeline.
+    if linked && resp.response.hovered() {
+        let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta, i.zoom_delta()));
+        let mut factor = f64::from(zoom);
+        if scroll.y != 0.0 {
+            factor *= (f64::from(scroll.y) * 0.003).exp();
+        }
+        if let (Some(p), true) = (ptr, (factor - 1.0).abs() > 1e-6) {
+            let t = p.x * 1e9;
             cmds.push(Cmd::SetView(
-                d.nav.view.0 - dx * ns_per_px,
-                d.nav.view.1 - dx * ns_per_px,
+                t - (t - d.nav.view.0) / factor,
+                t + (d.nav.view.1 - t) / factor,
             ));
         }
-        if resp.response.clicked() {
-            if let Some(p) = ptr {
-                let t = (a as f64 + p.x * 1e9).clamp(a as f64, b as f64) as u64;
-                cmds.push(Cmd::SetPlayhead(t));
-            }
+    }
+    if linked && resp.response.dragged() {
+        let dx = f64::from(resp.response.drag_delta().x);
+        let ns_per_px =
+            (d.nav.view.1 - d.nav.view.0) / f64::from(resp.response.rect.width().max(1.0));
+        cmds.push(Cmd::SetView(
+            d.nav.view.0 - dx * ns_per_px,
+            d.nav.view.1 - dx * ns_per_px,
+        ));
+    }
+    if resp.response.clicked() {
+        if let Some(p) = ptr {
+            let t = (a as f64 + p.x * 1e9).clamp(a as f64, b as f64) as u64;
+            cmds.push(Cmd::SetPlayhead(t));
         }
-        // Hover: the nearest sample's exact value and time.
-        if let Some(p) = ptr.filter(|_| resp.response.hovered()) {
-            let mut best: Option<(f64, &Series, PlotPoint)> = None;
-            for s in d.plots.series.iter().filter(|s| s.plot == pi && s.done) {
-                let i = s.points.partition_point(|q| q.x < p.x);
-                for j in [i.saturating_sub(1), i] {
-                    if let Some(q) = s.points.get(j) {
-                        let dist = (q.x - p.x).abs();
-                        if best.as_ref().is_none_or(|b| dist < b.0) {
-                            best = Some((dist, s, *q));
-                        }
+    }
+    // Hover: the nearest sample's exact value and time.
+    if let Some(p) = ptr.filter(|_| resp.response.hovered()) {
+        let mut best: Option<(f64, &Series, PlotPoint)> = None;
+        for s in d.plots.series.iter().filter(|s| s.plot == pi && s.done) {
+            let i = s.points.partition_point(|q| q.x < p.x);
+            for j in [i.saturating_sub(1), i] {
+                if let Some(q) = s.points.get(j) {
+                    let dist = (q.x - p.x).abs();
+                    if best.as_ref().is_none_or(|b| dist < b.0) {
+                        best = Some((dist, s, *q));
                     }
                 }
             }
-            if let Some((_, s, q)) = best {
-                let t = a + (q.x * 1e9).round() as u64;
-                resp.response.on_hover_text_at_pointer(format!(
-                    "{}\n{}\n+{:.6} s · {} UTC",
-                    s.name,
-                    q.y,
-                    q.x,
-                    crate::timefmt::date(t)
-                ));
-            }
+        }
+        if let Some((_, s, q)) = best {
+            let t = a + (q.x * 1e9).round() as u64;
+            resp.response.on_hover_text_at_pointer(format!(
+                "{}\n{}\n+{:.6} s · {} UTC",
+                s.name,
+                q.y,
+                q.x,
+                crate::timefmt::date(t)
+            ));
         }
     }
 }

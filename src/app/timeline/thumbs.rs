@@ -3,8 +3,8 @@
 //! for the set of thumbnails it is missing this frame; the worker always works on the newest set,
 //! so panning and zooming never queue up decodes.
 
-use super::job::{Requests, Service};
-use super::worker::InspectKey;
+use crate::app::job::{Requests, Service};
+use crate::app::worker::InspectKey;
 use crate::Bag;
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -51,7 +51,7 @@ fn spawn(bag: Bag, ctx: &egui::Context) -> Result<Service<Vec<InspectKey>, Made>
                     want = w;
                 }
                 let key = want.remove(0);
-                let img = super::worker::decode_image(&bag, key).ok().map(|i| {
+                let img = crate::app::worker::decode_image(&bag, key).ok().map(|i| {
                     let (w, h, px) = i.thumbnail(THUMB_PX);
                     egui::ColorImage::from_rgba_unmultiplied([w as usize, h as usize], &px)
                 });

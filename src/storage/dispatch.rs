@@ -1,0 +1,305 @@
+//! What depends on a storage's kind, answered in one place: recognising a file by its
+//! content and opening it, and every question about a chunk's kind (where its data lies, how
+//! its bytes are read, how a message is found in them, how a check reads it), so that the open
+//! recording above never matches on a format.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::*;
+
+/// What the opening steps found, before it becomes a [`Bag`].
+#[derive(Default)]
+pub(crate) struct Opened {
+    pub summary: Summary,
+    pub index_pos: u64,
+    pub tables: Option<MessageTables>,
+    /// MCAP: the header's profile (`ros1`, `ros2`, ...).
+    pub profile: String,
+    /// rosbag2 SQLite: the row scan that completes `summary` (blocks, exact counts and times)
+    /// and gives `tables`, left for the first call that needs them (`summary` is then
+    /// metadata.yaml's, checked against the database: see [`rosbag2::Deferred`]).
+    pub deferred: Option<rosbag2::Deferred>,
+}
+
+/// What a storage needs from the open recording above it while building its message tables:
+/// the summary, its files and its (cached) chunk data. [`crate::Bag`] implements it.
+pub(crate) trait ChunkReader {
+    /// The summary.
+    fn summary(&self) -> &Summary;
+    /// The storage file that holds chunk `ch`.
+    fn source(&self, ch: &Chunk) -> crate::error::Result<&Source>;
+    /// The uncompressed data of chunk `idx`.
+    fn chunk_data(&self, idx: usize) -> crate::error::Result<Arc<Vec<u8>>>;
+    /// The first storage file.
+    fn file(&self) -> &Source;
+    /// ROS 1 2.0: the offset of the index section.
+    fn index_pos(&self) -> u64;
+}
+
+/// A read window over a source, so that a scan of many small records reads in large blocks.
+pub(crate) struct ReadWindow<'a> {
+    src: &'a Source,
+    size: u64,
+    start: u64,
+    buf: Vec<u8>,
+}
+
+impl<'a> ReadWindow<'a> {
+    pub(crate) fn new(src: &'a Source, size: u64) -> Self {
+        ReadWindow {
+            src,
+            size,
+            start: 0,
+            buf: Vec::new(),
+        }
+    }
+    /// Up to `len` bytes at `pos` (fewer at the end of the file).
+    pub(crate) fn get(&mut self, pos: u64, len: usize) -> crate::error::Result<&[u8]> {
+        let end = pos.saturating_add(len as u64).min(self.size);
+        if pos < self.start || end > self.start + self.buf.len() as u64 {
+            let want = (len as u64).max(1 << 20).min(self.size.saturating_sub(pos));
+            self.buf = read_at(self.src, pos, want as usize)?;
+            self.start = pos;
+        }
+        let a = (pos - self.start) as usize;
+        let b = ((end - self.start) as usize).min(self.buf.len()).max(a);
+        Ok(&self.buf[a..b])
+    }
+}
+
+/// What a path turned out to be: a recording opened already (a rosbag2 directory, its
+/// `metadata.yaml`, a storage file of one), or a single file for [`open_file`] (a ROS 1 bag,
+/// an MCAP file), which the index cache may stand in for.
+pub(crate) enum Recognised {
+    Opened(Vec<Source>, Box<Opened>),
+    File(Source),
+}
+
+/// Recognises a recording by its content (not its name) and opens what is not a single ROS 1
+/// bag or MCAP file.
+pub(crate) fn recognise(path: &Path) -> Result<Recognised> {
+    if path.is_dir() {
+        let (files, opened) = rosbag2::open_dir(path)?;
+        return Ok(Recognised::Opened(files, Box::new(opened)));
+    }
+    let file = File::open(path).map_err(|e| Error::Open {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    let src = Source::File(file);
+    let head = read_at(&src, 0, 64)?;
+    if head.starts_with(rosbag2::SQLITE_MAGIC) || head.starts_with(rosbag2::ZSTD_MAGIC) {
+        let (files, opened) = rosbag2::open_file(path)?;
+        return Ok(Recognised::Opened(files, Box::new(opened)));
+    }
+    if rosbag2::looks_like_metadata(path, &head) {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        let (files, opened) = rosbag2::open_dir(dir)?;
+        return Ok(Recognised::Opened(files, Box::new(opened)));
+    }
+    Ok(Recognised::File(src))
+}
+
+/// Opens a single ROS 1 bag (any version) or MCAP file, recognised by its first bytes.
+pub(crate) fn open_file(path: &Path, file: &Source) -> Result<Opened> {
+    let file_size = file.len()?;
+    let head = read_at(file, 0, 64)?;
+    if head.starts_with(mcap::MAGIC) {
+        let mut opened = mcap::open(file, path, file_size)?;
+        if opened.profile == "ros2" && opened.summary.metadata.iter().any(|m| m.0 == "rosbag2") {
+            opened.summary.warnings.insert(
+                0,
+                "single storage file, no metadata.yaml: a rosbag2 MCAP file opened on its own"
+                    .into(),
+            );
+        }
+        return Ok(opened);
+    }
+    if head.starts_with(b"\x89MCAP") {
+        let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02X}")).collect();
+        return Err(Error::Malformed {
+            kind: RecordKind::Magic,
+            at: Location::File(0),
+            reason: format!(
+                "an MCAP file whose magic is damaged: {} instead of 89 4D 43 41 50 30 0D 0A (a CR LF turned into LF by a line-ending conversion shifts every offset after it); it cannot be read",
+                shown.join(" ")
+            ),
+        });
+    }
+    let version = match ros1::classify_magic(&head) {
+        Ok(v) => v,
+        Err(e) => match ros1::old::classify(&read_at(file, 0, 1024)?) {
+            Some(v) => v,
+            None => return Err(e),
+        },
+    };
+    let opened = match version {
+        Version::V2_0 => ros1::open_v2(file, path, file_size)?,
+        Version::V1_2 => ros1::v12::open(file, path, file_size)?,
+        Version::V1_1 | Version::V1_0 | Version::V0 => {
+            ros1::old::open(file, path, file_size, version)?
+        }
+        _ => return Err(Error::Invalid("not a ROS 1 bag".into())),
+    };
+    // A complete bag with no messages (indexed, zero connections) opens, as rosbag does;
+    // a file cut off right after its header has neither index nor records: an error.
+    let s = &opened.summary;
+    if !s.indexed && s.connections.is_empty() && s.chunks.is_empty() && s.message_count == 0 {
+        return Err(Error::HeaderOnly { size: file_size });
+    }
+    Ok(opened)
+}
+
+/// Slices the message at `entry` out of the decompressed data of chunk `ch`, as the chunk's
+/// storage lays its records out; `None` for a format 1.2 "chunk", whose messages are read one
+/// by one from the file.
+pub(crate) fn message_in_data(
+    buf: Arc<Vec<u8>>,
+    ch: &Chunk,
+    conn: usize,
+    entry: IndexEntry,
+) -> Option<Result<Message>> {
+    Some(match ch.kind {
+        ChunkKind::Ros1 => ros1::message_in_chunk(buf, ch.pos, conn, entry),
+        ChunkKind::Mcap => mcap::message_in_records(buf, ch.pos, conn, entry),
+        ChunkKind::Rows => rosbag2::message_in_rows(buf, ch, conn, entry),
+        ChunkKind::Ros1Old => ros1::old::message_in_stretch(buf, ch.pos, conn, entry),
+        ChunkKind::Ros1Raw => return None,
+    })
+}
+
+/// Where chunk `ch`'s data lies and how it is compressed: from the summary when it knows
+/// (MCAP chunk indexes, scans), else from the chunk record's header in the file (a ROS 1
+/// index names only the chunk's position); `index_pos` bounds the record.
+pub(crate) fn chunk_layout(src: &Source, ch: &Chunk, index_pos: u64) -> Result<ChunkLayout> {
+    match ch.layout() {
+        Some(l) => Ok(l),
+        None => ros1::read_chunk_layout(src, ch.pos, index_pos),
+    }
+}
+
+/// The bytes of chunk `ch` for storages that are not chunk records with a compression (SQLite
+/// row blocks, format 1.2 raw segments); `None` for the rest, read through their chunk layout.
+pub(crate) fn read_unframed(src: &Source, ch: &Chunk) -> Option<Result<Vec<u8>>> {
+    match ch.kind {
+        ChunkKind::Rows => Some(rosbag2::read_rows(src, ch, None)),
+        ChunkKind::Ros1Raw => {
+            Some(read_at(src, ch.data_pos, ch.data_len as usize).map_err(Error::from))
+        }
+        _ => None,
+    }
+}
+
+/// The bytes of chunk `ch` holding (at least) the messages of connections `conns`, for the
+/// storages that can read only those (SQLite row blocks: their topics' rows); `None` for the
+/// rest, read whole.
+pub(crate) fn read_for_connections(
+    src: &Source,
+    s: &Summary,
+    ch: &Chunk,
+    conns: &[usize],
+) -> Option<Result<Vec<u8>>> {
+    if ch.kind != ChunkKind::Rows {
+        return None;
+    }
+    let mut ids: Vec<i64> = conns
+        .iter()
+        .filter_map(|&c| s.connections.get(c))
+        .filter(|c| c.file == ch.file)
+        .map(|c| i64::from(c.id))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    Some(rosbag2::read_rows(src, ch, Some(&ids)))
+}
+
+/// The message at `entry` of a chunk read message by message from the file (format 1.2);
+/// `None` for the other kinds, whose messages come out of the chunk's data.
+pub(crate) fn read_message_alone(
+    src: &Source,
+    ch: &Chunk,
+    entry: IndexEntry,
+) -> Option<Result<Vec<u8>>> {
+    (ch.kind == ChunkKind::Ros1Raw)
+        .then(|| ros1::v12::read_message(src, ch.data_pos + u64::from(entry.offset)))
+}
+
+/// The length of the message record whose first bytes are `head`, in an uncompressed chunk of
+/// `kind` (see [`ChunkKind::records_alone`]); `None` when the head does not frame one.
+pub(crate) fn record_len(kind: ChunkKind, head: &[u8]) -> Option<u64> {
+    match kind {
+        ChunkKind::Ros1 => {
+            let hlen = u64::from(ros1::record::le_u32(head, 0)?);
+            let dlen = u64::from(ros1::record::le_u32(head, 4 + hlen as usize)?);
+            Some(8 + hlen + dlen)
+        }
+        ChunkKind::Mcap => Some(9 + ros1::record::le_u64(head, 1)?),
+        _ => None,
+    }
+}
+
+/// The message in one record read alone (at offset 0 of `rec`) from chunk `ch`.
+pub(crate) fn message_in_record(
+    rec: Arc<Vec<u8>>,
+    ch: &Chunk,
+    conn: usize,
+    entry: IndexEntry,
+) -> Option<Message> {
+    let at0 = IndexEntry { offset: 0, ..entry };
+    let m = match ch.kind {
+        ChunkKind::Ros1 => ros1::message_in_chunk(rec, ch.pos, conn, at0),
+        ChunkKind::Mcap => mcap::message_in_records(rec, ch.pos, conn, at0),
+        _ => return None,
+    };
+    m.ok().map(|m| Message { entry, ..m })
+}
+
+/// How a check reads a recording's messages, as its storage lays them out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckRead {
+    /// Format 1.2: no chunks; every message is read through the tables.
+    OneByOne,
+    /// Chunks (ROS 1 2.0, MCAP) read record by record and compared with the index by a count
+    /// and a digest per chunk ([`chunk_messages`]).
+    Records,
+    /// Through the tables: SQLite row blocks, the formats before 1.2.
+    Tables,
+}
+
+/// How a check reads the recording `s` describes.
+pub fn check_read(s: &Summary) -> CheckRead {
+    if s.chunks.iter().any(|c| c.kind == ChunkKind::Ros1Raw) {
+        return CheckRead::OneByOne;
+    }
+    let mcap = s.chunks.iter().all(|c| c.kind == ChunkKind::Mcap);
+    if matches!(s.version, Version::V2_0 | Version::V1_2) || mcap {
+        CheckRead::Records
+    } else {
+        CheckRead::Tables
+    }
+}
+
+/// Every message record of a chunk's decompressed data (ROS 1 or MCAP records), with its
+/// connection id, table entry and bytes: what a check compares with the index.
+pub fn chunk_messages(
+    ch: &Chunk,
+    data: &[u8],
+    f: impl FnMut(u32, IndexEntry, &[u8]),
+) -> crate::error::Result<()> {
+    match ch.kind {
+        ChunkKind::Mcap => mcap::scan_chunk_messages(data, ch.pos, f),
+        _ => ros1::scan_chunk_messages(data, ch.pos, f),
+    }
+}
+
+/// Whether a definition a connection lacks is damage: in a ROS 1 bag (2.0, 1.2) every
+/// connection carries its definition; other storages may leave it out (`info` says so).
+pub fn definitions_required(s: &Summary) -> bool {
+    matches!(s.version, Version::V2_0 | Version::V1_2)
+}
