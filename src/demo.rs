@@ -303,6 +303,50 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
             chunk_size: 768 * 1024,
         },
     )?;
+    let [imu, odom, tf, scan, image, depth, overhead, battery, cmd, log] = connections(&mut w)?;
+    // (period ns, phase ns, which)
+    let streams: [(u64, u64, u32); 10] = [
+        (10_000_000, 1_000_000, imu),
+        (20_000_000, 3_000_000, odom),
+        (20_000_000, 4_000_000, tf),
+        (100_000_000, 7_000_000, scan),
+        (200_000_000, 11_000_000, image),
+        (1_000_000_000, 13_000_000, battery),
+        (100_000_000, 17_000_000, cmd),
+        (5_000_000_000, 19_000_000, log),
+        (200_000_000, 12_000_000, depth),
+        (1_000_000_000, 23_000_000, overhead),
+    ];
+    let end = DEMO_START_NS + u64::from(seconds) * 1_000_000_000;
+    let mut next: Vec<u64> = streams.iter().map(|s| DEMO_START_NS + s.1).collect();
+    let mut seq = [0u32; 10];
+    let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
+    let mut n = 0u64;
+    while let Some((k, &t)) = next.iter().enumerate().min_by_key(|(_, t)| **t) {
+        if t >= end {
+            break;
+        }
+        let (period, _, conn) = streams[k];
+        // A little jitter in the receive time, as a recorder sees it.
+        let jitter = ((noise.next() + 1.0) * 150_000.0) as u64;
+        let recv = t + jitter + 200_000;
+        let ts = (t - DEMO_START_NS) as f64 * 1e-9;
+        let p = pose_at(ts);
+        let mut s = Ser::default();
+        let q = seq[k];
+        fill(&mut s, k, q, t, &p, &mut noise)?;
+        w.write(conn, recv, &s.0)?;
+        n += 1;
+        seq[k] += 1;
+        next[k] = t + period;
+    }
+    w.finish()?;
+    Ok(n)
+}
+
+/// The demo's connections, each with its definition and publisher: imu, odom, tf, scan, the
+/// front camera, its depth, the overhead camera (jpeg), battery, cmd_vel, rosout.
+fn connections(w: &mut BagWriter) -> Result<[u32; 10]> {
     let mut add = |topic: &str, datatype: &str, text: String, caller: &str| -> Result<u32> {
         let md5 = MsgDef::parse(datatype, &text)
             .map(|d| Plan::new(d).md5)
@@ -411,176 +455,153 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
         "/rosout",
     )?;
 
-    // (period ns, phase ns, which)
-    let streams: [(u64, u64, u32); 10] = [
-        (10_000_000, 1_000_000, imu),
-        (20_000_000, 3_000_000, odom),
-        (20_000_000, 4_000_000, tf),
-        (100_000_000, 7_000_000, scan),
-        (200_000_000, 11_000_000, image),
-        (1_000_000_000, 13_000_000, battery),
-        (100_000_000, 17_000_000, cmd),
-        (5_000_000_000, 19_000_000, log),
-        (200_000_000, 12_000_000, depth),
-        (1_000_000_000, 23_000_000, overhead),
-    ];
-    let end = DEMO_START_NS + u64::from(seconds) * 1_000_000_000;
-    let mut next: Vec<u64> = streams.iter().map(|s| DEMO_START_NS + s.1).collect();
-    let mut seq = [0u32; 10];
-    let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
-    let mut n = 0u64;
-    while let Some((k, &t)) = next.iter().enumerate().min_by_key(|(_, t)| **t) {
-        if t >= end {
-            break;
+    Ok([
+        imu, odom, tf, scan, image, depth, overhead, battery, cmd, log,
+    ])
+}
+
+/// The message of stream `k` (number `q`, stamped `t`) at the robot's pose `p`.
+fn fill(s: &mut Ser, k: usize, q: u32, t: u64, p: &Pose, noise: &mut Noise) -> Result<()> {
+    let ts = (t - DEMO_START_NS) as f64 * 1e-9;
+    match k {
+        0 => {
+            let acc = [
+                p.v * p.w * 0.0 + noise.next() * 0.05,
+                p.v * p.w + noise.next() * 0.05,
+                9.81 + noise.next() * 0.05,
+            ];
+            s.header(q, t, "imu_link")
+                .quat_yaw(p.yaw)
+                .diag(3, &[1e-4])
+                .vec3([
+                    noise.next() * 0.01,
+                    noise.next() * 0.01,
+                    p.w + noise.next() * 0.01,
+                ])
+                .diag(3, &[1e-4])
+                .vec3(acc)
+                .diag(3, &[1e-3]);
         }
-        let (period, _, conn) = streams[k];
-        // A little jitter in the receive time, as a recorder sees it.
-        let jitter = ((noise.next() + 1.0) * 150_000.0) as u64;
-        let recv = t + jitter + 200_000;
-        let ts = (t - DEMO_START_NS) as f64 * 1e-9;
-        let p = pose_at(ts);
-        let mut s = Ser::default();
-        let q = seq[k];
-        match k {
-            0 => {
-                let acc = [
-                    p.v * p.w * 0.0 + noise.next() * 0.05,
-                    p.v * p.w + noise.next() * 0.05,
-                    9.81 + noise.next() * 0.05,
-                ];
-                s.header(q, t, "imu_link")
-                    .quat_yaw(p.yaw)
-                    .diag(3, &[1e-4])
-                    .vec3([
-                        noise.next() * 0.01,
-                        noise.next() * 0.01,
-                        p.w + noise.next() * 0.01,
-                    ])
-                    .diag(3, &[1e-4])
-                    .vec3(acc)
-                    .diag(3, &[1e-3]);
-            }
-            1 => {
-                s.header(q, t, "odom")
-                    .str("base_link")
-                    .vec3([p.x, p.y, 0.0])
-                    .quat_yaw(p.yaw)
-                    .diag(6, &[0.01, 0.01, 1e6, 1e6, 1e6, 0.02])
-                    .vec3([p.v, 0.0, 0.0])
-                    .vec3([0.0, 0.0, p.w])
-                    .diag(6, &[0.005, 0.005, 1e6, 1e6, 1e6, 0.01]);
-            }
-            2 => {
-                s.u32(2);
-                s.header(q, t, "odom")
-                    .str("base_link")
-                    .vec3([p.x, p.y, 0.0])
-                    .quat_yaw(p.yaw);
-                s.header(q, t, "base_link")
-                    .str("laser")
-                    .vec3([0.12, 0.0, 0.25])
-                    .quat_yaw(0.0);
-            }
-            3 => {
-                let nb = 360usize;
-                s.header(q, t, "laser")
-                    .f32(-PI as f32)
-                    .f32(PI as f32)
-                    .f32((2.0 * PI / nb as f64) as f32)
-                    .f32(0.0)
-                    .f32(0.1)
-                    .f32(0.1)
-                    .f32(12.0);
-                s.u32(nb as u32);
-                for i in 0..nb {
-                    // A 10 × 6 m room seen from the robot's pose.
-                    let a = -PI + 2.0 * PI * i as f64 / nb as f64 + p.yaw;
-                    let (c, si) = (a.cos(), a.sin());
-                    let rx = if c > 0.0 {
-                        (5.0 - p.x) / c
-                    } else {
-                        (-5.0 - p.x) / c
-                    };
-                    let ry = if si > 0.0 {
-                        (3.0 - p.y) / si
-                    } else {
-                        (-3.0 - p.y) / si
-                    };
-                    let r = rx.min(ry).min(12.0) + noise.next() * 0.01;
-                    s.f32(r as f32);
-                }
-                s.u32(nb as u32);
-                for i in 0..nb {
-                    s.f32((100.0 + 40.0 * (i as f64 * 0.1).cos()) as f32);
-                }
-            }
-            4 => {
-                let (w_, h_) = (FRONT_W, FRONT_H);
-                s.header(q, t, "camera_front")
-                    .u32(h_)
-                    .u32(w_)
-                    .str("rgb8")
-                    .u8(0)
-                    .u32(w_ * 3);
-                let px = render_front(&p, w_, h_);
-                s.u32(px.len() as u32);
-                s.0.extend_from_slice(&px);
-            }
-            8 => {
-                let (w_, h_) = (FRONT_W / 2, FRONT_H / 2);
-                s.header(q, t, "camera_front_depth")
-                    .u32(h_)
-                    .u32(w_)
-                    .str("16UC1")
-                    .u8(0)
-                    .u32(w_ * 2);
-                let mm = render_depth(&p, w_, h_);
-                s.u32((mm.len() * 2) as u32);
-                for v in mm {
-                    s.0.extend_from_slice(&v.to_le_bytes());
-                }
-            }
-            9 => {
-                let (w_, h_) = (200u32, 120u32);
-                let rgb = render_overhead(&p, ts, w_, h_);
-                let jpeg = crate::ops::image::encode_jpeg(w_, h_, &rgb, 85)
-                    .map_err(|e| crate::Error::Io(std::io::Error::other(e)))?;
-                s.header(q, t, "camera_overhead").str("jpeg");
-                s.u32(jpeg.len() as u32);
-                s.0.extend_from_slice(&jpeg);
-            }
-            5 => {
-                s.f32((12.6 - 0.004 * ts + noise.next() * 0.01) as f32);
-            }
-            6 => {
-                s.vec3([p.v, 0.0, 0.0]).vec3([0.0, 0.0, p.w]);
-            }
-            _ => {
-                let (level, msg) = if q % 6 == 5 {
-                    (4u8, format!("Battery below {:.1} V", 12.6 - 0.004 * ts))
-                } else {
-                    (
-                        2u8,
-                        format!("Lap {:.2}, odometry x={:.2} y={:.2}", ts / 60.0, p.x, p.y),
-                    )
-                };
-                s.header(q, t, "")
-                    .u8(level)
-                    .str("/navigator")
-                    .str(&msg)
-                    .str("navigator.cpp")
-                    .str("Navigator::spin")
-                    .u32(120 + q % 7);
-                s.u32(2).str("/cmd_vel").str("/rosout");
+        1 => {
+            s.header(q, t, "odom")
+                .str("base_link")
+                .vec3([p.x, p.y, 0.0])
+                .quat_yaw(p.yaw)
+                .diag(6, &[0.01, 0.01, 1e6, 1e6, 1e6, 0.02])
+                .vec3([p.v, 0.0, 0.0])
+                .vec3([0.0, 0.0, p.w])
+                .diag(6, &[0.005, 0.005, 1e6, 1e6, 1e6, 0.01]);
+        }
+        2 => {
+            s.u32(2);
+            s.header(q, t, "odom")
+                .str("base_link")
+                .vec3([p.x, p.y, 0.0])
+                .quat_yaw(p.yaw);
+            s.header(q, t, "base_link")
+                .str("laser")
+                .vec3([0.12, 0.0, 0.25])
+                .quat_yaw(0.0);
+        }
+        3 => laser_scan(s, q, t, p, noise),
+        4 => {
+            let (w_, h_) = (FRONT_W, FRONT_H);
+            s.header(q, t, "camera_front")
+                .u32(h_)
+                .u32(w_)
+                .str("rgb8")
+                .u8(0)
+                .u32(w_ * 3);
+            let px = render_front(p, w_, h_);
+            s.u32(px.len() as u32);
+            s.0.extend_from_slice(&px);
+        }
+        8 => {
+            let (w_, h_) = (FRONT_W / 2, FRONT_H / 2);
+            s.header(q, t, "camera_front_depth")
+                .u32(h_)
+                .u32(w_)
+                .str("16UC1")
+                .u8(0)
+                .u32(w_ * 2);
+            let mm = render_depth(p, w_, h_);
+            s.u32((mm.len() * 2) as u32);
+            for v in mm {
+                s.0.extend_from_slice(&v.to_le_bytes());
             }
         }
-        w.write(conn, recv, &s.0)?;
-        n += 1;
-        seq[k] += 1;
-        next[k] = t + period;
+        9 => {
+            let (w_, h_) = (200u32, 120u32);
+            let rgb = render_overhead(p, ts, w_, h_);
+            let jpeg = crate::ops::image::encode_jpeg(w_, h_, &rgb, 85)?;
+            s.header(q, t, "camera_overhead").str("jpeg");
+            s.u32(jpeg.len() as u32);
+            s.0.extend_from_slice(&jpeg);
+        }
+        5 => {
+            s.f32((12.6 - 0.004 * ts + noise.next() * 0.01) as f32);
+        }
+        6 => {
+            s.vec3([p.v, 0.0, 0.0]).vec3([0.0, 0.0, p.w]);
+        }
+        _ => log_line(s, q, t, ts, p),
     }
-    w.finish()?;
-    Ok(n)
+    Ok(())
+}
+
+/// A 360-beam scan of a 10 × 6 m room seen from the robot's pose.
+fn laser_scan(s: &mut Ser, q: u32, t: u64, p: &Pose, noise: &mut Noise) {
+    let nb = 360usize;
+    s.header(q, t, "laser")
+        .f32(-PI as f32)
+        .f32(PI as f32)
+        .f32((2.0 * PI / nb as f64) as f32)
+        .f32(0.0)
+        .f32(0.1)
+        .f32(0.1)
+        .f32(12.0);
+    s.u32(nb as u32);
+    for i in 0..nb {
+        // A 10 × 6 m room seen from the robot's pose.
+        let a = -PI + 2.0 * PI * i as f64 / nb as f64 + p.yaw;
+        let (c, si) = (a.cos(), a.sin());
+        let rx = if c > 0.0 {
+            (5.0 - p.x) / c
+        } else {
+            (-5.0 - p.x) / c
+        };
+        let ry = if si > 0.0 {
+            (3.0 - p.y) / si
+        } else {
+            (-3.0 - p.y) / si
+        };
+        let r = rx.min(ry).min(12.0) + noise.next() * 0.01;
+        s.f32(r as f32);
+    }
+    s.u32(nb as u32);
+    for i in 0..nb {
+        s.f32((100.0 + 40.0 * (i as f64 * 0.1).cos()) as f32);
+    }
+}
+
+/// A rosout line: every sixth a battery warning, the others the lap and the odometry.
+fn log_line(s: &mut Ser, q: u32, t: u64, ts: f64, p: &Pose) {
+    let (level, msg) = if q % 6 == 5 {
+        (4u8, format!("Battery below {:.1} V", 12.6 - 0.004 * ts))
+    } else {
+        (
+            2u8,
+            format!("Lap {:.2}, odometry x={:.2} y={:.2}", ts / 60.0, p.x, p.y),
+        )
+    };
+    s.header(q, t, "")
+        .u8(level)
+        .str("/navigator")
+        .str(&msg)
+        .str("navigator.cpp")
+        .str("Navigator::spin")
+        .u32(120 + q % 7);
+    s.u32(2).str("/cmd_vel").str("/rosout");
 }
 
 /// Where the app keeps its demo bag: the user's cache directory, else the temp directory.

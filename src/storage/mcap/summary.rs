@@ -33,6 +33,88 @@ pub(crate) fn open(src: &Source, path: &Path, file_size: u64) -> Result<Opened> 
 /// Reads the footer and summary. `Ok(None)`: there is no usable summary with chunk indexes
 /// (an unchunked file, a file without summary, or one cut off), so the file must be scanned.
 pub(super) fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Opened>> {
+    let Some((summary_start, buf)) = summary_section(src, file_size)? else {
+        return Ok(None);
+    };
+    let SummaryRecords {
+        mut cat,
+        chunk_indexes,
+        stats,
+        attachments,
+        metadata_idx,
+    } = walk_summary(&buf, summary_start)?;
+    let Some((stat_messages, stat_chunks, stat_att, stat_meta)) = stats else {
+        // Without statistics the summary cannot say whether messages lie outside chunks.
+        return Ok(None);
+    };
+    if chunk_indexes.len() as u64 != u64::from(stat_chunks)
+        || (chunk_indexes.is_empty() && stat_messages > 0)
+        || attachments.len() as u64 != u64::from(stat_att)
+        || metadata_idx.len() as u64 != u64::from(stat_meta)
+    {
+        // The summary does not index everything the file holds: read it all.
+        return Ok(None);
+    }
+    // Channel id to connection index, as a table: looked up for every channel of every chunk
+    // (a hash lookup each was most of the time of opening a large file).
+    let mut dense = vec![u32::MAX; usize::from(u16::MAX) + 1];
+    for (&id, &i) in &cat.by_id {
+        dense[usize::from(id)] = i as u32;
+    }
+    for c in &cat.channels {
+        if c.schema_id != 0 && !cat.schemas.contains_key(&c.schema_id) {
+            return Ok(None);
+        }
+    }
+    let chunk_indexes: Vec<(Location, &[u8])> = chunk_indexes
+        .into_iter()
+        .map(|(at, from, n)| (at, buf.get(from..from + n).unwrap_or_default()))
+        .collect();
+    let Some((mut chunks, disagree)) = parse_chunk_indexes(&chunk_indexes, &dense, file_size)?
+    else {
+        // A chunk index the summary cannot stand for: read the whole file.
+        return Ok(None);
+    };
+    let counted: u64 = chunks.iter().map(Chunk::message_count).sum();
+    let mut warnings = std::mem::take(&mut cat.warnings);
+    if let Some(&(pos, said, own)) = disagree.first() {
+        warnings.push(format!(
+            "{} chunk index record(s) give a compressed_size that is not their chunk's own (the first: the chunk at byte {pos} holds {own} bytes of records, its index says {said}); the chunks' own lengths are used",
+            disagree.len()
+        ));
+    }
+    if counted != stat_messages {
+        warnings.push(format!(
+            "the statistics record counts {stat_messages} messages, the message indexes {counted}"
+        ));
+    }
+    chunks.sort_by_key(|c| c.pos);
+    let metadata = read_metadata(src, metadata_idx, file_size, &mut warnings);
+    let mut summary = Summary {
+        path: path.to_path_buf(),
+        file_size,
+        version: Version::Mcap,
+        indexed: true,
+        connections: cat.connections(),
+        chunks,
+        warnings,
+        attachments,
+        metadata,
+        ..Default::default()
+    };
+    summary.finish();
+    Ok(Some(Opened {
+        profile: String::new(),
+        deferred: None,
+        summary,
+        index_pos: 0,
+        tables: None,
+    }))
+}
+
+/// The summary section the footer points at; `None` for a file without one (or cut off
+/// before its footer).
+fn summary_section(src: &Source, file_size: u64) -> Result<Option<(u64, Vec<u8>)>> {
     // Footer record (1 + 8 + 20 bytes) then the magic.
     if file_size < (MAGIC.len() * 2 + 29) as u64 {
         return Ok(None);
@@ -65,29 +147,45 @@ pub(super) fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<
         });
     }
     let buf = read_at(src, summary_start, len as usize)?;
+    Ok(Some((summary_start, buf)))
+}
+
+/// What the summary section's records say.
+#[derive(Default)]
+struct SummaryRecords {
+    /// Schemas and channels.
+    cat: Catalog,
+    /// Each chunk index record: where it is, and where its content lies in the section.
+    chunk_indexes: Vec<(Location, usize, usize)>,
+    /// The statistics record: messages, chunks, attachments, metadata records.
+    stats: Option<(u64, u32, u32, u32)>,
+    /// Attachment indexes: name, media type, size.
+    attachments: Vec<(String, String, u64)>,
+    /// Where each metadata record is.
+    metadata_idx: Vec<u64>,
+}
+
+/// Walks the records of the summary section `buf` (at `summary_start` in the file).
+fn walk_summary(buf: &[u8], summary_start: u64) -> Result<SummaryRecords> {
     let buf_start = buf.as_ptr() as usize;
-    let mut cat = Catalog::default();
-    let mut chunk_indexes = Vec::new();
-    let mut stats: Option<(u64, u32, u32, u32)> = None;
-    let mut attachments = Vec::new();
-    let mut metadata_idx = Vec::new();
+    let mut r = SummaryRecords::default();
     walk_records_at(
-        &buf,
+        buf,
         |off| Location::File(summary_start + off as u64),
         |off, op, c| {
             let at = Location::File(summary_start + off as u64);
             match op {
                 opcode::SCHEMA => {
                     let (id, s) = parse_schema(c, at)?;
-                    cat.schema(id, s);
+                    r.cat.schema(id, s);
                 }
                 opcode::CHANNEL => {
-                    cat.channel(parse_channel(c, at)?);
+                    r.cat.channel(parse_channel(c, at)?);
                 }
                 opcode::CHUNK_INDEX => {
                     // Where the content lies in `buf`, to parse after the walk.
                     let from = (c.as_ptr() as usize).saturating_sub(buf_start);
-                    chunk_indexes.push((at, from, c.len()));
+                    r.chunk_indexes.push((at, from, c.len()));
                 }
                 opcode::STATISTICS => {
                     let mut f = Fields::new(c, op, at);
@@ -97,7 +195,7 @@ pub(super) fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<
                     let att = f.u32("attachment_count")?;
                     let meta = f.u32("metadata_count")?;
                     let chunks = f.u32("chunk_count")?;
-                    stats = Some((n, chunks, att, meta));
+                    r.stats = Some((n, chunks, att, meta));
                 }
                 opcode::ATTACHMENT_INDEX => {
                     let mut f = Fields::new(c, op, at);
@@ -108,55 +206,33 @@ pub(super) fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<
                     let size = f.u64("data_size")?;
                     let name = f.string("name")?;
                     let media = f.string("media_type")?;
-                    attachments.push((name, media, size));
+                    r.attachments.push((name, media, size));
                 }
                 opcode::METADATA_INDEX => {
                     let mut f = Fields::new(c, op, at);
                     let off = f.u64("offset")?;
                     let _len = f.u64("length")?;
                     let _name = f.string("name")?;
-                    metadata_idx.push(off);
+                    r.metadata_idx.push(off);
                 }
                 _ => {}
             }
             Ok(())
         },
     )?;
-    let Some((stat_messages, stat_chunks, stat_att, stat_meta)) = stats else {
-        // Without statistics the summary cannot say whether messages lie outside chunks.
-        return Ok(None);
-    };
-    if chunk_indexes.len() as u64 != u64::from(stat_chunks)
-        || (chunk_indexes.is_empty() && stat_messages > 0)
-        || attachments.len() as u64 != u64::from(stat_att)
-        || metadata_idx.len() as u64 != u64::from(stat_meta)
-    {
-        // The summary does not index everything the file holds: read it all.
-        return Ok(None);
-    }
-    // Channel id to connection index, as a table: looked up for every channel of every chunk
-    // (a hash lookup each was most of the time of opening a large file).
-    let mut dense = vec![u32::MAX; usize::from(u16::MAX) + 1];
-    for (&id, &i) in &cat.by_id {
-        dense[usize::from(id)] = i as u32;
-    }
-    // Channel id to connection index, as a table: looked up for every channel of every chunk
-    // (a hash lookup each was most of the time of opening a large file).
-    let mut dense = vec![u32::MAX; usize::from(u16::MAX) + 1];
-    for (&id, &i) in &cat.by_id {
-        dense[usize::from(id)] = i as u32;
-    }
-    for c in &cat.channels {
-        if c.schema_id != 0 && !cat.schemas.contains_key(&c.schema_id) {
-            return Ok(None);
-        }
-    }
-    // The chunk indexes, parsed on several threads: a terabyte file has tens of thousands,
-    // each naming every channel of its chunk.
-    let chunk_indexes: Vec<(Location, &[u8])> = chunk_indexes
-        .into_iter()
-        .map(|(at, from, n)| (at, buf.get(from..from + n).unwrap_or_default()))
-        .collect();
+    Ok(r)
+}
+
+/// The chunk indexes as chunks, parsed on several threads (a terabyte file has tens of
+/// thousands, each naming every channel of its chunk), in file order, with the chunks whose
+/// index gives a compressed_size that is not the chunk's own; `None` when one cannot stand for
+/// its chunk.
+#[allow(clippy::type_complexity)]
+fn parse_chunk_indexes(
+    chunk_indexes: &[(Location, &[u8])],
+    dense: &[u32],
+    file_size: u64,
+) -> Result<Option<(Vec<Chunk>, Vec<(u64, u64, u64)>)>> {
     // Each thread gathers its chunks' counts in one list (a vector per chunk made on a
     // thread grew that thread's heap a system call at a time); this thread hands them out.
     // (chunks, counts, where each chunk's counts end, chunk indexes whose compressed_size
@@ -174,7 +250,7 @@ pub(super) fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<
         let mut ends = Vec::with_capacity(part.len());
         let mut disagree = Vec::new();
         for &(at, c) in part {
-            match parse_chunk_index(c, at, &dense, file_size, &mut offsets, &mut counts)? {
+            match parse_chunk_index(c, at, dense, file_size, &mut offsets, &mut counts)? {
                 Some((ch, index_said)) => {
                     if let Some(said) = index_said {
                         disagree.push((ch.pos, said, ch.data_len));
@@ -189,7 +265,7 @@ pub(super) fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<
     };
     let threads = crate::settings::default_threads().min(4);
     let parts: Vec<Result<Option<Part>>> = if threads <= 1 || chunk_indexes.len() < 4096 {
-        vec![parse(&chunk_indexes)]
+        vec![parse(chunk_indexes)]
     } else {
         let per = chunk_indexes.len().div_ceil(threads);
         std::thread::scope(|sc| {
@@ -223,20 +299,16 @@ pub(super) fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<
             None => return Ok(None),
         }
     }
-    let counted: u64 = chunks.iter().map(Chunk::message_count).sum();
-    let mut warnings = std::mem::take(&mut cat.warnings);
-    if let Some(&(pos, said, own)) = disagree.first() {
-        warnings.push(format!(
-            "{} chunk index record(s) give a compressed_size that is not their chunk's own (the first: the chunk at byte {pos} holds {own} bytes of records, its index says {said}); the chunks' own lengths are used",
-            disagree.len()
-        ));
-    }
-    if counted != stat_messages {
-        warnings.push(format!(
-            "the statistics record counts {stat_messages} messages, the message indexes {counted}"
-        ));
-    }
-    chunks.sort_by_key(|c| c.pos);
+    Ok(Some((chunks, disagree)))
+}
+
+/// The metadata records the summary indexes; one that does not read is a warning.
+fn read_metadata(
+    src: &Source,
+    metadata_idx: Vec<u64>,
+    file_size: u64,
+    warnings: &mut Vec<String>,
+) -> Vec<(String, Vec<(String, String)>)> {
     let mut metadata = Vec::new();
     for off in metadata_idx {
         match read_record(src, off, file_size).and_then(|(op, c)| {
@@ -254,26 +326,7 @@ pub(super) fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<
             Err(e) => warnings.push(format!("metadata record unreadable: {e}")),
         }
     }
-    let mut summary = Summary {
-        path: path.to_path_buf(),
-        file_size,
-        version: Version::Mcap,
-        indexed: true,
-        connections: cat.connections(),
-        chunks,
-        warnings,
-        attachments,
-        metadata,
-        ..Default::default()
-    };
-    summary.finish();
-    Ok(Some(Opened {
-        profile: String::new(),
-        deferred: None,
-        summary,
-        index_pos: 0,
-        tables: None,
-    }))
+    metadata
 }
 
 /// One chunk index record of the summary as a chunk; `None` when the summary cannot stand for

@@ -373,127 +373,16 @@ pub(super) fn open_sqlite(
     mut tmp: Option<TempDir>,
     meta: Option<&Metadata>,
 ) -> Result<Part> {
-    use rusqlite::OpenFlags;
     let size = std::fs::metadata(path)?.len();
-    let wal = {
-        let mut w = path.as_os_str().to_owned();
-        w.push("-wal");
-        PathBuf::from(w)
-    };
-    let wal_has_data = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
-    let wal_copy = wal_has_data && tmp.is_none();
-    let conn = if wal_copy {
-        // Uncheckpointed writes live in the -wal file: read a private copy of both, so that
-        // nothing is written beside the bag.
-        let t = TempDir::new()?;
-        let name = path.file_name().unwrap_or_default();
-        let copy = t.0.join(name);
-        std::fs::copy(path, &copy)?;
-        let mut wcopy = copy.as_os_str().to_owned();
-        wcopy.push("-wal");
-        std::fs::copy(&wal, PathBuf::from(wcopy))?;
-        let c = rusqlite::Connection::open_with_flags(
-            &copy,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(sql_err(path, "cannot open the SQLite database"))?;
-        tmp = Some(t);
-        c
-    } else {
-        open_immutable(path).map_err(sql_err(path, "cannot open the SQLite database"))?
-    };
+    let (conn, wal_copy) = open_database(path, &mut tmp)?;
     // Read through a memory map rather than read(2) calls (the file is never written).
     let _ = conn.execute_batch(MMAP_PRAGMA);
-    let tables: Vec<String> = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type='table'")
-        .and_then(|mut s| {
-            s.query_map([], |r| r.get::<_, String>(0))?
-                .collect::<rusqlite::Result<Vec<_>>>()
-        })
-        .map_err(sql_err(path, "not a readable SQLite database"))?;
-    let has = |t: &str| tables.iter().any(|x| x == t);
-    if !has("topics") || !has("messages") {
-        return Err(Error::Storage {
-            path: path.to_path_buf(),
-            reason: "a SQLite database without the `topics` and `messages` tables of rosbag2"
-                .into(),
-        });
-    }
-    let cols: Vec<String> = conn
-        .prepare("SELECT name FROM pragma_table_info('topics')")
-        .and_then(|mut s| {
-            s.query_map([], |r| r.get::<_, String>(0))?
-                .collect::<rusqlite::Result<Vec<_>>>()
-        })
-        .map_err(sql_err(path, "reading the topics table"))?;
-    let col = |c: &str| {
-        if cols.iter().any(|x| x == c) {
-            c.to_string()
-        } else {
-            "''".to_string()
-        }
-    };
-    let q = format!(
-        "SELECT id, name, type, {}, {} FROM topics ORDER BY id",
-        col("serialization_format"),
-        col("offered_qos_profiles")
-    );
-    let topics: Vec<(i64, String, String, String, String)> = conn
-        .prepare(&q)
-        .and_then(|mut s| {
-            s.query_map([], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get::<_, Option<String>>(1)?.unwrap_or_default(),
-                    r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-                    r.get::<_, Option<String>>(3)?.unwrap_or_default(),
-                    r.get::<_, Option<String>>(4)?.unwrap_or_default(),
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()
-        })
-        .map_err(sql_err(path, "reading the topics table"))?;
-    let mut defs: HashMap<String, (String, String)> = HashMap::new();
-    if has("message_definitions") {
-        let rows: Vec<(String, String, String)> = conn
-            .prepare(
-                "SELECT topic_type, encoding, encoded_message_definition FROM message_definitions",
-            )
-            .and_then(|mut s| {
-                s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-            })
-            .map_err(sql_err(path, "reading the message_definitions table"))?;
-        for (t, enc, text) in rows {
-            if !text.trim().is_empty() {
-                defs.insert(t, (enc, text));
-            }
-        }
-    }
-    let distro: String = if has("schema") {
-        conn.query_row("SELECT ros_distro FROM schema LIMIT 1", [], |r| {
-            r.get::<_, String>(0)
-        })
-        .unwrap_or_default()
-    } else {
-        String::new()
-    };
-    let mut by_topic_id: HashMap<i64, usize> = HashMap::new();
-    let mut connections = Vec::with_capacity(topics.len());
-    for (id, name, ty, fmt, qos) in topics {
-        let (schema_encoding, def) = defs.get(&ty).cloned().unwrap_or_default();
-        by_topic_id.insert(id, connections.len());
-        connections.push(Connection {
-            id: u32::try_from(id).unwrap_or(u32::MAX),
-            topic: name,
-            datatype: ty,
-            message_definition: def,
-            encoding: if fmt.is_empty() { "cdr".into() } else { fmt },
-            schema_encoding,
-            qos,
-            ..Default::default()
-        });
-    }
+    let Schema {
+        newer_schema,
+        connections,
+        by_topic_id,
+        distro,
+    } = read_schema(&conn, path)?;
     // The rows, in id order, make both the blocks and the tables: the id range is split
     // between threads, each with its own read-only connection.
     // One min() or max() a query: SQLite answers each from the rowid b-tree's ends.
@@ -629,12 +518,157 @@ pub(super) fn open_sqlite(
             tables,
         },
         storage: "sqlite3",
-        newer_schema: has("message_definitions"),
+        newer_schema,
         compression: if zstd_messages {
             ("zstd".into(), "message".into())
         } else {
             (String::new(), String::new())
         },
+        distro,
+    })
+}
+
+/// The database at `path` opened read-only and immutable; or, when its `-wal` file holds
+/// writes not yet checkpointed, a private copy of both in a temporary directory kept in `tmp`
+/// (`true`), so that nothing is written beside the recording.
+fn open_database(path: &Path, tmp: &mut Option<TempDir>) -> Result<(rusqlite::Connection, bool)> {
+    use rusqlite::OpenFlags;
+    let wal = {
+        let mut w = path.as_os_str().to_owned();
+        w.push("-wal");
+        PathBuf::from(w)
+    };
+    let wal_has_data = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
+    let wal_copy = wal_has_data && tmp.is_none();
+    let conn = if wal_copy {
+        // Uncheckpointed writes live in the -wal file: read a private copy of both, so that
+        // nothing is written beside the bag.
+        let t = TempDir::new()?;
+        let name = path.file_name().unwrap_or_default();
+        let copy = t.0.join(name);
+        std::fs::copy(path, &copy)?;
+        let mut wcopy = copy.as_os_str().to_owned();
+        wcopy.push("-wal");
+        std::fs::copy(&wal, PathBuf::from(wcopy))?;
+        let c = rusqlite::Connection::open_with_flags(
+            &copy,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sql_err(path, "cannot open the SQLite database"))?;
+        *tmp = Some(t);
+        c
+    } else {
+        open_immutable(path).map_err(sql_err(path, "cannot open the SQLite database"))?
+    };
+    Ok((conn, wal_copy))
+}
+
+/// What the tables other than `messages` say: the connections (topics with their types,
+/// serialization formats, QoS and, in newer files, definitions), topic ids to connections,
+/// the ROS distro.
+struct Schema {
+    /// The file has the `message_definitions` table (iron and later).
+    newer_schema: bool,
+    connections: Vec<Connection>,
+    by_topic_id: HashMap<i64, usize>,
+    distro: String,
+}
+
+fn read_schema(conn: &rusqlite::Connection, path: &Path) -> Result<Schema> {
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type='table'")
+        .and_then(|mut s| {
+            s.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(sql_err(path, "not a readable SQLite database"))?;
+    let has = |t: &str| tables.iter().any(|x| x == t);
+    if !has("topics") || !has("messages") {
+        return Err(Error::Storage {
+            path: path.to_path_buf(),
+            reason: "a SQLite database without the `topics` and `messages` tables of rosbag2"
+                .into(),
+        });
+    }
+    let cols: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info('topics')")
+        .and_then(|mut s| {
+            s.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(sql_err(path, "reading the topics table"))?;
+    let col = |c: &str| {
+        if cols.iter().any(|x| x == c) {
+            c.to_string()
+        } else {
+            "''".to_string()
+        }
+    };
+    let q = format!(
+        "SELECT id, name, type, {}, {} FROM topics ORDER BY id",
+        col("serialization_format"),
+        col("offered_qos_profiles")
+    );
+    let topics: Vec<(i64, String, String, String, String)> = conn
+        .prepare(&q)
+        .and_then(|mut s| {
+            s.query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                    r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                    r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                    r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(sql_err(path, "reading the topics table"))?;
+    let mut defs: HashMap<String, (String, String)> = HashMap::new();
+    if has("message_definitions") {
+        let rows: Vec<(String, String, String)> = conn
+            .prepare(
+                "SELECT topic_type, encoding, encoded_message_definition FROM message_definitions",
+            )
+            .and_then(|mut s| {
+                s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(sql_err(path, "reading the message_definitions table"))?;
+        for (t, enc, text) in rows {
+            if !text.trim().is_empty() {
+                defs.insert(t, (enc, text));
+            }
+        }
+    }
+    let distro: String = if has("schema") {
+        conn.query_row("SELECT ros_distro FROM schema LIMIT 1", [], |r| {
+            r.get::<_, String>(0)
+        })
+        .unwrap_or_default()
+    } else {
+        String::new()
+    };
+    let mut by_topic_id: HashMap<i64, usize> = HashMap::new();
+    let mut connections = Vec::with_capacity(topics.len());
+    for (id, name, ty, fmt, qos) in topics {
+        let (schema_encoding, def) = defs.get(&ty).cloned().unwrap_or_default();
+        by_topic_id.insert(id, connections.len());
+        connections.push(Connection {
+            id: u32::try_from(id).unwrap_or(u32::MAX),
+            topic: name,
+            datatype: ty,
+            message_definition: def,
+            encoding: if fmt.is_empty() { "cdr".into() } else { fmt },
+            schema_encoding,
+            qos,
+            ..Default::default()
+        });
+    }
+    Ok(Schema {
+        newer_schema: has("message_definitions"),
+        connections,
+        by_topic_id,
         distro,
     })
 }
