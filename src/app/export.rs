@@ -324,7 +324,7 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             .iter()
             .any(|c| c.encoding == e)
     };
-    let (has_ros1, has_cdr) = (encodings("ros1"), encodings("cdr"));
+    let holds = (encodings("ros1"), encodings("cdr"));
     egui::Window::new("Export")
         .open(&mut open)
         .default_width(560.0)
@@ -345,191 +345,213 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 format!("only the topics shown on the timeline ({visible} of {ntopics})"),
             );
             ui.separator();
-            ui.strong("To a new recording (messages copied byte for byte, fully indexed)");
-            ui.horizontal(|ui| {
-                ui.label("format");
-                let before = st.format;
-                for (f, label) in [
-                    (OutputFormat::Ros1Bag, "ROS 1 bag"),
-                    (OutputFormat::Mcap, "MCAP"),
-                    (OutputFormat::Rosbag2Sqlite3, "rosbag2 (SQLite)"),
-                    (OutputFormat::Rosbag2Mcap, "rosbag2 (MCAP)"),
-                ] {
-                    ui.selectable_value(&mut st.format, f, label);
-                }
-                if st.format != before {
-                    // Keep the name, change what its ending says.
-                    let p = PathBuf::from(st.bag_out.trim());
-                    let stem = p.with_extension("");
-                    st.bag_out = match st.format {
-                        OutputFormat::Ros1Bag => stem.with_extension("bag"),
-                        OutputFormat::Mcap => stem.with_extension("mcap"),
-                        _ => stem,
-                    }
-                    .display()
-                    .to_string();
-                    st.compression = match (st.format, st.compression) {
-                        (OutputFormat::Ros1Bag, Compression::Zstd) => Compression::Lz4,
-                        (OutputFormat::Mcap, Compression::Bz2) => Compression::Zstd,
-                        (_, c) => c,
-                    };
-                }
-            });
-            ui.horizontal(|ui| {
-                let label = ui.label(
-                    if matches!(
-                        st.format,
-                        OutputFormat::Rosbag2Sqlite3 | OutputFormat::Rosbag2Mcap
-                    ) {
-                        "folder"
-                    } else {
-                        "file"
-                    },
-                );
-                ui.add(egui::TextEdit::singleline(&mut st.bag_out).desired_width(420.0))
-                    .labelled_by(label.id);
-            });
-            ui.horizontal(|ui| {
-                ui.label("compression");
-                match st.format {
-                    OutputFormat::Ros1Bag | OutputFormat::Mcap => {
-                        let third = if st.format == OutputFormat::Ros1Bag {
-                            Compression::Bz2
-                        } else {
-                            Compression::Zstd
-                        };
-                        for c in [Compression::None, Compression::Lz4, third] {
-                            ui.selectable_value(&mut st.compression, c, c.name());
-                        }
-                        ui.label("chunk");
-                        ui.add(
-                            egui::DragValue::new(&mut st.chunk_kib)
-                                .range(1..=65536)
-                                .suffix(" KiB"),
-                        );
-                    }
-                    _ => {
-                        for (c, label) in [
-                            (Rosbag2Compression::None, "none"),
-                            (Rosbag2Compression::File, "zstd per file"),
-                            (Rosbag2Compression::Message, "zstd per message"),
-                        ] {
-                            ui.selectable_value(&mut st.r2_compression, c, label);
-                        }
-                        ui.label("split every");
-                        ui.add(
-                            egui::DragValue::new(&mut st.split_mib)
-                                .range(0..=1_048_576)
-                                .custom_formatter(|n, _| off_or(n, "MiB"))
-                                .custom_parser(parse_off_or),
-                        )
-                        .on_hover_text("A new storage file every this many MiB (0: off)");
-                        ui.label("or");
-                        ui.add(
-                            egui::DragValue::new(&mut st.split_s)
-                                .range(0.0..=1e7)
-                                .speed(1.0)
-                                .custom_formatter(|n, _| off_or(n, "s"))
-                                .custom_parser(parse_off_or),
-                        )
-                        .on_hover_text(
-                            "A new storage file every this many seconds of messages, as rosbag2's max bag duration (0: off)",
-                        );
-                    }
-                }
-            });
-            if has_ros1
-                && st.format != OutputFormat::Ros1Bag
-                && ui
-                    .checkbox(
-                        &mut st.to_ros2,
-                        "ROS 1 messages to ROS 2 (CDR, ROS 2 types; types without a ROS 2 counterpart are left out)",
-                    )
-                    .changed()
-                && st.to_ros2
-            {
-                st.to_ros1 = false;
-            }
-            if has_cdr
-                && matches!(st.format, OutputFormat::Ros1Bag | OutputFormat::Mcap)
-                && ui
-                    .checkbox(
-                        &mut st.to_ros1,
-                        "ROS 2 messages to ROS 1 (ROS 1 serialization and types, Header.seq 0; types without a ROS 1 counterpart are left out)",
-                    )
-                    .changed()
-                && st.to_ros1
-            {
-                st.to_ros2 = false;
-            }
-            if ui
-                .add_enabled(!running, egui::Button::new("Export recording"))
-                .clicked()
-            {
-                cmds.push(Cmd::ExportBag);
-            }
+            recording_section(ui, st, holds, running, cmds);
             ui.separator();
-            ui.strong("The plotted series to CSV");
-            ui.horizontal(|ui| {
-                let label = ui.label("file");
-                ui.add(egui::TextEdit::singleline(&mut st.csv_out).desired_width(420.0))
-                    .labelled_by(label.id);
-            });
-            ui.horizontal(|ui| {
-                ui.label("time column");
-                ui.selectable_value(&mut st.csv_time, TimeColumn::SinceStart, "s since start");
-                ui.selectable_value(&mut st.csv_time, TimeColumn::EpochSeconds, "epoch s");
-                ui.selectable_value(&mut st.csv_time, TimeColumn::EpochNs, "epoch ns");
-            });
-            ui.horizontal(|ui| {
-                ui.radio_value(
-                    &mut st.csv_per_topic,
-                    false,
-                    "one file, rows at the union of times",
-                );
-                ui.radio_value(&mut st.csv_per_topic, true, "one file per topic");
-            });
-            if ui
-                .add_enabled(!running, egui::Button::new("Export CSV"))
-                .clicked()
-            {
-                cmds.push(Cmd::ExportCsv);
-            }
-            if let Some(j) = &st.job {
-                ui.separator();
-                match &j.result {
-                    None => {
-                        ui.horizontal(|ui| {
-                            let (done, total) = j.progress();
-                            let f = if total > 0 {
-                                done as f32 / total as f32
-                            } else {
-                                0.0
-                            };
-                            ui.add(
-                                egui::ProgressBar::new(f)
-                                    .desired_width(300.0)
-                                    .text(format!("{}: {done} of {total}", j.what)),
-                            );
-                            if ui.button("Cancel").clicked() {
-                                if let Some(j) = &j.job {
-                                    j.cancel();
-                                }
-                            }
-                        });
-                    }
-                    Some(Ok(m)) => {
-                        ui.label(m);
-                    }
-                    Some(Err(e)) => {
-                        ui.colored_label(ui.visuals().error_fg_color, e);
-                    }
-                }
-            }
+            csv_section(ui, st, running, cmds);
+            job_line(ui, st);
         });
     d.export.open = open;
     if d.export.running() {
         ctx.request_repaint_after(std::time::Duration::from_millis(100));
+    }
+}
+
+/// To a new recording: format, where, compression or splitting, the conversions the
+/// recording's encodings allow (`holds`: ROS 1, CDR), the button.
+fn recording_section(
+    ui: &mut egui::Ui,
+    st: &mut ExportState,
+    (has_ros1, has_cdr): (bool, bool),
+    running: bool,
+    cmds: &mut Vec<Cmd>,
+) {
+    ui.strong("To a new recording (messages copied byte for byte, fully indexed)");
+    ui.horizontal(|ui| {
+        ui.label("format");
+        let before = st.format;
+        for (f, label) in [
+            (OutputFormat::Ros1Bag, "ROS 1 bag"),
+            (OutputFormat::Mcap, "MCAP"),
+            (OutputFormat::Rosbag2Sqlite3, "rosbag2 (SQLite)"),
+            (OutputFormat::Rosbag2Mcap, "rosbag2 (MCAP)"),
+        ] {
+            ui.selectable_value(&mut st.format, f, label);
+        }
+        if st.format != before {
+            // Keep the name, change what its ending says.
+            let p = PathBuf::from(st.bag_out.trim());
+            let stem = p.with_extension("");
+            st.bag_out = match st.format {
+                OutputFormat::Ros1Bag => stem.with_extension("bag"),
+                OutputFormat::Mcap => stem.with_extension("mcap"),
+                _ => stem,
+            }
+            .display()
+            .to_string();
+            st.compression = match (st.format, st.compression) {
+                (OutputFormat::Ros1Bag, Compression::Zstd) => Compression::Lz4,
+                (OutputFormat::Mcap, Compression::Bz2) => Compression::Zstd,
+                (_, c) => c,
+            };
+        }
+    });
+    ui.horizontal(|ui| {
+        let label = ui.label(
+            if matches!(
+                st.format,
+                OutputFormat::Rosbag2Sqlite3 | OutputFormat::Rosbag2Mcap
+            ) {
+                "folder"
+            } else {
+                "file"
+            },
+        );
+        ui.add(egui::TextEdit::singleline(&mut st.bag_out).desired_width(420.0))
+            .labelled_by(label.id);
+    });
+    ui.horizontal(|ui| {
+        ui.label("compression");
+        match st.format {
+            OutputFormat::Ros1Bag | OutputFormat::Mcap => {
+                let third = if st.format == OutputFormat::Ros1Bag {
+                    Compression::Bz2
+                } else {
+                    Compression::Zstd
+                };
+                for c in [Compression::None, Compression::Lz4, third] {
+                    ui.selectable_value(&mut st.compression, c, c.name());
+                }
+                ui.label("chunk");
+                ui.add(
+                    egui::DragValue::new(&mut st.chunk_kib)
+                        .range(1..=65536)
+                        .suffix(" KiB"),
+                );
+            }
+            _ => {
+                for (c, label) in [
+                    (Rosbag2Compression::None, "none"),
+                    (Rosbag2Compression::File, "zstd per file"),
+                    (Rosbag2Compression::Message, "zstd per message"),
+                ] {
+                    ui.selectable_value(&mut st.r2_compression, c, label);
+                }
+                ui.label("split every");
+                ui.add(
+                    egui::DragValue::new(&mut st.split_mib)
+                        .range(0..=1_048_576)
+                        .custom_formatter(|n, _| off_or(n, "MiB"))
+                        .custom_parser(parse_off_or),
+                )
+                .on_hover_text("A new storage file every this many MiB (0: off)");
+                ui.label("or");
+                ui.add(
+                    egui::DragValue::new(&mut st.split_s)
+                        .range(0.0..=1e7)
+                        .speed(1.0)
+                        .custom_formatter(|n, _| off_or(n, "s"))
+                        .custom_parser(parse_off_or),
+                )
+                .on_hover_text(
+                    "A new storage file every this many seconds of messages, as rosbag2's max bag duration (0: off)",
+                );
+            }
+        }
+    });
+    if has_ros1
+        && st.format != OutputFormat::Ros1Bag
+        && ui
+            .checkbox(
+                &mut st.to_ros2,
+                "ROS 1 messages to ROS 2 (CDR, ROS 2 types; types without a ROS 2 counterpart are left out)",
+            )
+            .changed()
+        && st.to_ros2
+    {
+        st.to_ros1 = false;
+    }
+    if has_cdr
+        && matches!(st.format, OutputFormat::Ros1Bag | OutputFormat::Mcap)
+        && ui
+            .checkbox(
+                &mut st.to_ros1,
+                "ROS 2 messages to ROS 1 (ROS 1 serialization and types, Header.seq 0; types without a ROS 1 counterpart are left out)",
+            )
+            .changed()
+        && st.to_ros1
+    {
+        st.to_ros2 = false;
+    }
+    if ui
+        .add_enabled(!running, egui::Button::new("Export recording"))
+        .clicked()
+    {
+        cmds.push(Cmd::ExportBag);
+    }
+}
+
+/// The plotted series to CSV: file, time column, one file or one per topic, the button.
+fn csv_section(ui: &mut egui::Ui, st: &mut ExportState, running: bool, cmds: &mut Vec<Cmd>) {
+    ui.strong("The plotted series to CSV");
+    ui.horizontal(|ui| {
+        let label = ui.label("file");
+        ui.add(egui::TextEdit::singleline(&mut st.csv_out).desired_width(420.0))
+            .labelled_by(label.id);
+    });
+    ui.horizontal(|ui| {
+        ui.label("time column");
+        ui.selectable_value(&mut st.csv_time, TimeColumn::SinceStart, "s since start");
+        ui.selectable_value(&mut st.csv_time, TimeColumn::EpochSeconds, "epoch s");
+        ui.selectable_value(&mut st.csv_time, TimeColumn::EpochNs, "epoch ns");
+    });
+    ui.horizontal(|ui| {
+        ui.radio_value(
+            &mut st.csv_per_topic,
+            false,
+            "one file, rows at the union of times",
+        );
+        ui.radio_value(&mut st.csv_per_topic, true, "one file per topic");
+    });
+    if ui
+        .add_enabled(!running, egui::Button::new("Export CSV"))
+        .clicked()
+    {
+        cmds.push(Cmd::ExportCsv);
+    }
+}
+
+/// The running job's progress and Cancel, or how the last one ended.
+fn job_line(ui: &mut egui::Ui, st: &ExportState) {
+    if let Some(j) = &st.job {
+        ui.separator();
+        match &j.result {
+            None => {
+                ui.horizontal(|ui| {
+                    let (done, total) = j.progress();
+                    let f = if total > 0 {
+                        done as f32 / total as f32
+                    } else {
+                        0.0
+                    };
+                    ui.add(
+                        egui::ProgressBar::new(f)
+                            .desired_width(300.0)
+                            .text(format!("{}: {done} of {total}", j.what)),
+                    );
+                    if ui.button("Cancel").clicked() {
+                        if let Some(j) = &j.job {
+                            j.cancel();
+                        }
+                    }
+                });
+            }
+            Some(Ok(m)) => {
+                ui.label(m);
+            }
+            Some(Err(e)) => {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
+        }
     }
 }
 

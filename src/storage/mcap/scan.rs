@@ -9,7 +9,7 @@ pub(super) fn scan(
     src: &Source,
     path: &Path,
     file_size: u64,
-    mut warnings: Vec<String>,
+    warnings: Vec<String>,
 ) -> Result<Opened> {
     let head = read_at(src, 0, 8)?;
     if head.as_slice() != MAGIC {
@@ -22,13 +22,10 @@ pub(super) fn scan(
             ),
         });
     }
-    let mut cat = Catalog::default();
-    let mut chunks: Vec<Chunk> = Vec::new();
-    let mut per_channel: Vec<Vec<IndexEntry>> = Vec::new();
-    let mut attachments = Vec::new();
-    let mut metadata = Vec::new();
-    // The open stretch of unchunked records: (start offset, chunk index).
-    let mut stretch: Option<(u64, usize)> = None;
+    let mut st = Scan {
+        warnings,
+        ..Default::default()
+    };
     let mut pos = 8u64;
     let mut ended = false;
     let mut reader = crate::storage::ReadWindow::new(src, file_size);
@@ -37,7 +34,7 @@ pub(super) fn scan(
         let hdr = match reader.get(pos, 9) {
             Ok(h) if h.len() == 9 => h.to_vec(),
             _ => {
-                warnings.push(format!(
+                st.warnings.push(format!(
                     "the file ends inside a record header at byte {pos}: cut off; the records before it are kept"
                 ));
                 break;
@@ -51,7 +48,7 @@ pub(super) fn scan(
             if file_size - pos == 8 && reader.get(pos, 8).is_ok_and(|b| b == MAGIC) {
                 break;
             }
-            warnings.push(format!(
+            st.warnings.push(format!(
                 "{} record at byte {pos} declares {len} bytes but only {avail} remain: the file was cut off; the records before it are kept",
                 op_name(op)
             ));
@@ -59,113 +56,25 @@ pub(super) fn scan(
         }
         let end = pos + 9 + len;
         if op != opcode::MESSAGE {
-            stretch = None;
+            st.stretch = None;
         }
         match op {
             opcode::MESSAGE => {
                 let c = reader.get(pos + 9, (len as usize).min(MESSAGE_HEADER))?;
-                let mut f = Fields::new(c, op, at);
-                let parsed = (|| -> Result<(u16, u64)> {
-                    let ch = f.u16("channel_id")?;
-                    let _seq = f.u32("sequence")?;
-                    Ok((ch, f.u64("log_time")?))
-                })();
-                match parsed {
-                    Ok((ch, t)) => {
-                        let Some(&ci) = cat.by_id.get(&ch) else {
-                            warnings.push(format!(
-                                "message at byte {pos} names channel {ch}, which no Channel record before it defines; skipped"
-                            ));
-                            pos = end;
-                            continue;
-                        };
-                        let (start, k) = match stretch {
-                            Some((s, k)) if end - s <= STRETCH || chunks[k].counts.is_empty() => {
-                                (s, k)
-                            }
-                            _ => {
-                                chunks.push(Chunk {
-                                    pos,
-                                    start_ns: u64::MAX,
-                                    end_ns: 0,
-                                    data_pos: pos,
-                                    kind: ChunkKind::Mcap,
-                                    ..Default::default()
-                                });
-                                stretch = Some((pos, chunks.len() - 1));
-                                (pos, chunks.len() - 1)
-                            }
-                        };
-                        let chunk = &mut chunks[k];
-                        chunk.data_len = end - start;
-                        chunk.size = chunk.data_len as u32;
-                        add_entry(chunk, &mut per_channel, ci, t, k, (pos - start) as u32);
-                    }
-                    Err(e) => warnings.push(format!("{e}; skipped")),
-                }
+                st.message(c, pos, end);
             }
-            opcode::CHUNK => match scan_chunk(src, pos, len, &mut cat, chunks.len()) {
-                Ok((chunk, entries)) => {
-                    if chunk.message_count() > 0 || !entries.is_empty() {
-                        let k = chunks.len();
-                        chunks.push(chunk);
-                        for (ci, e) in entries {
-                            if per_channel.len() <= ci {
-                                per_channel.resize(ci + 1, Vec::new());
-                            }
-                            per_channel[ci].push(IndexEntry {
-                                chunk: k as u32,
-                                ..e
-                            });
-                        }
-                    }
-                }
-                Err(e) => warnings.push(format!("chunk at byte {pos} skipped: {e}")),
-            },
+            opcode::CHUNK => st.chunk(src, pos, len),
             opcode::SCHEMA | opcode::CHANNEL | opcode::METADATA | opcode::HEADER => {
-                match reader.get(pos + 9, len as usize).map(<[u8]>::to_vec) {
-                    Ok(c) => {
-                        let r = match op {
-                            opcode::SCHEMA => parse_schema(&c, at).map(|(id, s)| cat.schema(id, s)),
-                            opcode::CHANNEL => parse_channel(&c, at).map(|ch| {
-                                cat.channel(ch);
-                            }),
-                            opcode::METADATA => {
-                                let mut f = Fields::new(&c, op, at);
-                                f.string("name")
-                                    .and_then(|n| Ok((n, f.map_str("metadata")?)))
-                                    .map(|m| metadata.push(m))
-                            }
-                            _ => Ok(()),
-                        };
-                        if let Err(e) = r {
-                            warnings.push(format!("{e}; skipped"));
-                        }
-                    }
-                    Err(e) => warnings.push(format!("{e}; skipped")),
+                match reader.get(pos + 9, len as usize) {
+                    Ok(c) => st.record(op, c, at),
+                    Err(e) => st.warnings.push(format!("{e}; skipped")),
                 }
             }
             opcode::ATTACHMENT => {
-                let c = reader.get(pos + 9, (len as usize).min(1 << 16))?.to_vec();
-                let mut f = Fields::new(&c, op, at);
-                let r = (|| -> Result<(String, String, u64)> {
-                    let _log = f.u64("log_time")?;
-                    let _create = f.u64("create_time")?;
-                    let name = f.string("name")?;
-                    let media = f.string("media_type")?;
-                    let size = f.u64("data")?;
-                    Ok((name, media, size))
-                })();
-                match r {
-                    Ok(a) => attachments.push(a),
-                    Err(e) => warnings.push(format!("{e}; skipped")),
-                }
+                let c = reader.get(pos + 9, (len as usize).min(1 << 16))?;
+                st.attachment(c, at);
             }
-            opcode::DATA_END => {
-                ended = true;
-                break;
-            }
-            opcode::FOOTER => {
+            opcode::DATA_END | opcode::FOOTER => {
                 ended = true;
                 break;
             }
@@ -176,44 +85,179 @@ pub(super) fn scan(
     let tail_ok =
         file_size >= 16 && read_at(src, file_size - 8, 8).is_ok_and(|t| t.as_slice() == MAGIC);
     if ended && !tail_ok {
-        warnings.push(format!(
+        st.warnings.push(format!(
             "the file does not end with a footer and the MCAP magic (it stops at byte {file_size}, after the data section): its summary was cut off; the messages were read by a linear scan"
         ));
     }
-    if !ended && !warnings.iter().any(|w| w.contains("cut off")) {
-        warnings.push(format!(
+    if !ended && !st.warnings.iter().any(|w| w.contains("cut off")) {
+        st.warnings.push(format!(
             "the data section has no end record (the file stops at byte {file_size}): the recording was not closed"
         ));
     }
-    let mut connections = cat.connections();
-    warnings.extend(std::mem::take(&mut cat.warnings));
-    per_channel.resize(connections.len(), Vec::new());
-    for (c, t) in connections.iter_mut().zip(&per_channel) {
-        c.message_count = t.len() as u64;
+    Ok(st.finish(path, file_size))
+}
+
+/// What a scan has found so far.
+#[derive(Default)]
+struct Scan {
+    cat: Catalog,
+    chunks: Vec<Chunk>,
+    per_channel: Vec<Vec<IndexEntry>>,
+    attachments: Vec<(String, String, u64)>,
+    metadata: Vec<(String, Vec<(String, String)>)>,
+    /// The open stretch of unchunked records: (start offset, chunk index).
+    stretch: Option<(u64, usize)>,
+    warnings: Vec<String>,
+}
+
+impl Scan {
+    /// An unchunked message record at `pos` (ending at `end`; `c` its first bytes): added to
+    /// the open stretch of unchunked records, or to a new one.
+    fn message(&mut self, c: &[u8], pos: u64, end: u64) {
+        let mut f = Fields::new(c, opcode::MESSAGE, Location::File(pos));
+        let parsed = (|| -> Result<(u16, u64)> {
+            let ch = f.u16("channel_id")?;
+            let _seq = f.u32("sequence")?;
+            Ok((ch, f.u64("log_time")?))
+        })();
+        let (ch, t) = match parsed {
+            Ok(x) => x,
+            Err(e) => {
+                self.warnings.push(format!("{e}; skipped"));
+                return;
+            }
+        };
+        let Some(&ci) = self.cat.by_id.get(&ch) else {
+            self.warnings.push(format!(
+                "message at byte {pos} names channel {ch}, which no Channel record before it defines; skipped"
+            ));
+            return;
+        };
+        let chunks = &mut self.chunks;
+        let (start, k) = match self.stretch {
+            Some((s, k)) if end - s <= STRETCH || chunks[k].counts.is_empty() => (s, k),
+            _ => {
+                chunks.push(Chunk {
+                    pos,
+                    start_ns: u64::MAX,
+                    end_ns: 0,
+                    data_pos: pos,
+                    kind: ChunkKind::Mcap,
+                    ..Default::default()
+                });
+                self.stretch = Some((pos, chunks.len() - 1));
+                (pos, chunks.len() - 1)
+            }
+        };
+        let chunk = &mut chunks[k];
+        chunk.data_len = end - start;
+        chunk.size = chunk.data_len as u32;
+        add_entry(chunk, &mut self.per_channel, ci, t, k, (pos - start) as u32);
     }
-    let mut summary = Summary {
-        path: path.to_path_buf(),
-        file_size,
-        version: Version::Mcap,
-        indexed: false,
-        connections,
-        chunks,
-        warnings: warnings.clone(),
-        attachments,
-        metadata,
-        ..Default::default()
-    };
-    summary.finish();
-    Ok(Opened {
-        profile: String::new(),
-        deferred: None,
-        summary,
-        index_pos: 0,
-        tables: Some(MessageTables {
-            per_connection: per_channel,
-            warnings: Vec::new(),
-        }),
-    })
+
+    /// A chunk record at `pos`: decompressed, its records scanned; skipped with a warning
+    /// when it cannot be read.
+    fn chunk(&mut self, src: &Source, pos: u64, len: u64) {
+        match scan_chunk(src, pos, len, &mut self.cat, self.chunks.len()) {
+            Ok((chunk, entries)) => {
+                if chunk.message_count() > 0 || !entries.is_empty() {
+                    let k = self.chunks.len();
+                    self.chunks.push(chunk);
+                    for (ci, e) in entries {
+                        if self.per_channel.len() <= ci {
+                            self.per_channel.resize(ci + 1, Vec::new());
+                        }
+                        self.per_channel[ci].push(IndexEntry {
+                            chunk: k as u32,
+                            ..e
+                        });
+                    }
+                }
+            }
+            Err(e) => self
+                .warnings
+                .push(format!("chunk at byte {pos} skipped: {e}")),
+        }
+    }
+
+    /// A schema, channel, metadata or header record (`c` its content).
+    fn record(&mut self, op: u8, c: &[u8], at: Location) {
+        let r = match op {
+            opcode::SCHEMA => parse_schema(c, at).map(|(id, s)| self.cat.schema(id, s)),
+            opcode::CHANNEL => parse_channel(c, at).map(|ch| {
+                self.cat.channel(ch);
+            }),
+            opcode::METADATA => {
+                let mut f = Fields::new(c, op, at);
+                f.string("name")
+                    .and_then(|n| Ok((n, f.map_str("metadata")?)))
+                    .map(|m| self.metadata.push(m))
+            }
+            _ => Ok(()),
+        };
+        if let Err(e) = r {
+            self.warnings.push(format!("{e}; skipped"));
+        }
+    }
+
+    /// An attachment record (`c` its first bytes): its name, media type and size.
+    fn attachment(&mut self, c: &[u8], at: Location) {
+        let mut f = Fields::new(c, opcode::ATTACHMENT, at);
+        let r = (|| -> Result<(String, String, u64)> {
+            let _log = f.u64("log_time")?;
+            let _create = f.u64("create_time")?;
+            let name = f.string("name")?;
+            let media = f.string("media_type")?;
+            let size = f.u64("data")?;
+            Ok((name, media, size))
+        })();
+        match r {
+            Ok(a) => self.attachments.push(a),
+            Err(e) => self.warnings.push(format!("{e}; skipped")),
+        }
+    }
+
+    /// The recording the scan found, its summary and tables.
+    fn finish(self, path: &Path, file_size: u64) -> Opened {
+        let Scan {
+            mut cat,
+            chunks,
+            mut per_channel,
+            attachments,
+            metadata,
+            mut warnings,
+            ..
+        } = self;
+        let mut connections = cat.connections();
+        warnings.extend(std::mem::take(&mut cat.warnings));
+        per_channel.resize(connections.len(), Vec::new());
+        for (c, t) in connections.iter_mut().zip(&per_channel) {
+            c.message_count = t.len() as u64;
+        }
+        let mut summary = Summary {
+            path: path.to_path_buf(),
+            file_size,
+            version: Version::Mcap,
+            indexed: false,
+            connections,
+            chunks,
+            warnings,
+            attachments,
+            metadata,
+            ..Default::default()
+        };
+        summary.finish();
+        Opened {
+            profile: String::new(),
+            deferred: None,
+            summary,
+            index_pos: 0,
+            tables: Some(MessageTables {
+                per_connection: per_channel,
+                warnings: Vec::new(),
+            }),
+        }
+    }
 }
 
 pub(super) fn add_entry(
