@@ -626,6 +626,10 @@ impl Bag {
     /// chunk is read once for all its messages); format 1.2 messages are read one by one.
     pub(crate) fn message_via_chunk(&self, conn: usize, entry: IndexEntry) -> Result<Message> {
         let ch = self.chunk(entry.chunk as usize)?;
+        if ch.kind.buffered() {
+            let buf = self.chunk_data(entry.chunk as usize)?;
+            return self.message_in_buffer(buf, conn, entry);
+        }
         if let Some(data) = crate::storage::read_message_alone(self.source(ch)?, ch, entry) {
             let data = data?;
             return Ok(Message {
@@ -696,11 +700,11 @@ impl Bag {
         entry: IndexEntry,
     ) -> Result<Message> {
         let ch = self.chunk(entry.chunk as usize)?;
-        match crate::storage::message_in_data(buf, ch, conn, entry) {
-            Some(m) => m,
+        if !ch.kind.buffered() {
             // Format 1.2 has no chunks: the message is read from the file.
-            None => self.message(conn, entry),
+            return self.message(conn, entry);
         }
+        crate::storage::message_in_data(buf, ch, conn, entry)
     }
 
     /// The `n`-th message (time order) of connection `conn`, without scanning its chunk.

@@ -157,21 +157,27 @@ pub(crate) fn open_file(path: &Path, file: &Source) -> Result<Opened> {
 }
 
 /// Slices the message at `entry` out of the decompressed data of chunk `ch`, as the chunk's
-/// storage lays its records out; `None` for a format 1.2 "chunk", whose messages are read one
-/// by one from the file.
+/// storage lays its records out (a chunk that is [`ChunkKind::buffered`]: a format 1.2
+/// segment's messages are read one by one from the file). On every message's path: a plain
+/// `Result` (an `Option` around it cost iteration some 10%).
+#[inline]
 pub(crate) fn message_in_data(
     buf: Arc<Vec<u8>>,
     ch: &Chunk,
     conn: usize,
     entry: IndexEntry,
-) -> Option<Result<Message>> {
-    Some(match ch.kind {
+) -> Result<Message> {
+    match ch.kind {
         ChunkKind::Ros1 => ros1::message_in_chunk(buf, ch.pos, conn, entry),
         ChunkKind::Mcap => mcap::message_in_records(buf, ch.pos, conn, entry),
         ChunkKind::Rows => rosbag2::message_in_rows(buf, ch, conn, entry),
         ChunkKind::Ros1Old => ros1::old::message_in_stretch(buf, ch.pos, conn, entry),
-        ChunkKind::Ros1Raw => return None,
-    })
+        // Read message by message ([`read_message_alone`]), never out of a chunk's data.
+        ChunkKind::Ros1Raw => Err(Error::Invalid(format!(
+            "the format 1.2 segment at byte {} has no chunk data to slice",
+            ch.pos
+        ))),
+    }
 }
 
 /// Where chunk `ch`'s data lies and how it is compressed: from the summary when it knows
