@@ -372,8 +372,7 @@ impl Bag {
             }
         }
         let ranged = filter.start_ns.is_some() || filter.end_ns.is_some();
-        let kinds = s.chunks.iter().all(|c| c.kind.time_indexed());
-        if !(ranged && s.indexed && kinds && matches!(s.version, Version::V2_0 | Version::Mcap)) {
+        if !(ranged && crate::storage::tables_by_time(s)) {
             return self.tables();
         }
         let (lo, hi) = (
@@ -386,11 +385,9 @@ impl Bag {
                 .is_some_and(|c| c.start_ns < hi && c.end_ns >= lo)
         };
         let mut none = |_: TablesProgress, _: &ChunkEntries| true;
-        Ok(Arc::new(if s.version.is_ros1() {
-            crate::storage::ros1::tables::build(self, &want, &mut none)?
-        } else {
-            crate::storage::mcap::build_tables(self, &want, &mut none)?
-        }))
+        Ok(Arc::new(crate::storage::build_tables(
+            self, &want, &mut none,
+        )?))
     }
 
     /// Builds the message tables, calling `progress` after each chunk with that chunk's entries;
@@ -431,11 +428,7 @@ impl Bag {
             }
             return Ok(t.clone());
         }
-        let tables = Arc::new(if s.version.is_ros1() {
-            crate::storage::ros1::tables::build(self, &|_| true, progress)?
-        } else {
-            crate::storage::mcap::build_tables(self, &|_| true, progress)?
-        });
+        let tables = Arc::new(crate::storage::build_tables(self, &|_| true, progress)?);
         let _ = self.inner.tables.set(tables.clone());
         Ok(self.inner.tables.get().cloned().unwrap_or(tables))
     }

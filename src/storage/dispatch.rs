@@ -180,6 +180,29 @@ pub(crate) fn message_in_data(
     }
 }
 
+/// Builds the message tables of the chunks `want` accepts from the storage's per-chunk
+/// indexes (ROS 1 index data records, MCAP message index records; a chunk without a usable
+/// index is scanned), calling `progress` after each chunk.
+pub(crate) fn build_tables(
+    reader: &dyn ChunkReader,
+    want: &dyn Fn(usize) -> bool,
+    progress: &mut dyn FnMut(TablesProgress, &ChunkEntries) -> bool,
+) -> Result<MessageTables> {
+    if reader.summary().version.is_ros1() {
+        ros1::tables::build(reader, want, progress)
+    } else {
+        mcap::build_tables(reader, want, progress)
+    }
+}
+
+/// Whether tables of only some chunks can be built for a time range: an indexed ROS 1 2.0 or
+/// MCAP file whose every chunk indexes its message times.
+pub(crate) fn tables_by_time(s: &Summary) -> bool {
+    s.indexed
+        && matches!(s.version, Version::V2_0 | Version::Mcap)
+        && s.chunks.iter().all(|c| c.kind.time_indexed())
+}
+
 /// Where chunk `ch`'s data lies and how it is compressed: from the summary when it knows
 /// (MCAP chunk indexes, scans), else from the chunk record's header in the file (a ROS 1
 /// index names only the chunk's position); `index_pos` bounds the record.

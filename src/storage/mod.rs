@@ -37,12 +37,12 @@ pub(crate) mod sqlite_file;
 mod dispatch;
 mod io;
 
-pub use dispatch::{check_read, chunk_messages, definitions_required, CheckRead};
 pub(crate) use dispatch::{
-    chunk_layout, message_in_data, message_in_record, open_file, read_for_connections,
-    read_message_alone, read_unframed, recognise, record_len, ChunkReader, Opened, ReadWindow,
-    Recognised,
+    build_tables, chunk_layout, message_in_data, message_in_record, open_file,
+    read_for_connections, read_message_alone, read_unframed, recognise, record_len, tables_by_time,
+    ChunkReader, Opened, ReadWindow, Recognised,
 };
+pub use dispatch::{check_read, chunk_messages, definitions_required, CheckRead};
 pub(crate) use io::{pread_full, read_ahead, read_at, read_at_into, Source};
 
 /// Format (storage and version) of a recording.
