@@ -3,6 +3,8 @@
 use std::fmt::Write as _;
 
 use crate::bag::Bag;
+use serde_json::json;
+
 use crate::error::{DefErrorKind, Result};
 use crate::timefmt;
 
@@ -245,4 +247,58 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
         outln!(out, "{label} {w}");
     }
     Ok(out)
+}
+
+/// What `bagscope info --json` prints (and the Python package's `Recording.info()`): the
+/// recording, its connections and topics, files, storage facts, attachments, metadata and
+/// warnings; with `freq`, each topic's rates (this reads the message tables).
+pub fn summary_json(bag: &Bag, freq: bool) -> Result<serde_json::Value> {
+    let s = if freq {
+        bag.summary()
+    } else {
+        bag.quick_summary()
+    };
+    let mut topics = Vec::new();
+    for t in &s.topics {
+        let c0 = &s.connections[t.connections[0]];
+        let mut o = json!({
+            "name": t.name,
+            "type": t.datatype,
+            "md5sum": c0.md5sum,
+            "messages": t.message_count,
+            "connections": t.connections.len(),
+        });
+        if freq {
+            o["frequency_hz"] = match topic_rates(bag, &t.name)? {
+                Some((med, lo, hi)) => json!({"median": med, "min": lo, "max": hi}),
+                None => serde_json::Value::Null,
+            };
+        }
+        topics.push(o);
+    }
+    Ok(json!({
+        "path": s.path.display().to_string(),
+        "version": s.version.as_str(),
+        "indexed": s.indexed,
+        "rows_pending": s.rows_pending,
+        "size": s.file_size,
+        "messages": s.message_count,
+        "start_ns": s.start_ns,
+        "end_ns": s.end_ns,
+        "duration_ns": s.duration_ns(),
+        "chunks": s.chunks.iter().filter(|c| c.kind.records_alone()).count(),
+        "compression": bag.compression_counts(),
+        "connections": s.connections.iter().enumerate().map(|(ci, c)| json!({
+            "id": c.id, "topic": c.topic, "type": c.datatype, "md5sum": c.md5sum,
+            "callerid": c.callerid, "latching": c.latching, "messages": c.message_count,
+            "encoding": c.encoding, "schema_encoding": c.schema_encoding,
+            "definition": type_note(bag, ci), "qos": c.qos, "file": c.file,
+        })).collect::<Vec<_>>(),
+        "files": s.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        "storage": s.storage_facts.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+        "attachments": s.attachments.iter().map(|(n, m, z)| json!({"name": n, "media_type": m, "size": z})).collect::<Vec<_>>(),
+        "metadata": s.metadata.iter().map(|(n, kv)| json!({"name": n, "metadata": kv.iter().cloned().collect::<std::collections::BTreeMap<_, _>>()})).collect::<Vec<_>>(),
+        "topics": topics,
+        "warnings": if freq { bag.warnings() } else { bag.quick_warnings() },
+    }))
 }

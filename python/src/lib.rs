@@ -1,0 +1,705 @@
+//! The Python package's native module, `bagscope._bagscope`: the bagscope library (no GUI)
+//! as Python objects. Reads release the GIL; errors become `bagscope.Error` subclasses by kind.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use numpy::PyArray1;
+use pyo3::exceptions::{PyAttributeError, PyException, PyKeyError, PyStopIteration};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use bagscope::definition::msg::{MsgDef, Primitive};
+use bagscope::encoding::{FieldPath, Plan, Value};
+use bagscope::{Bag, Filter};
+
+pyo3::create_exception!(
+    bagscope,
+    Error,
+    PyException,
+    "What bagscope could not do, saying what and where (file, byte offset, record)."
+);
+pyo3::create_exception!(
+    bagscope,
+    NotARecordingError,
+    Error,
+    "The file is not a recording bagscope knows (empty, another format, a version it cannot read)."
+);
+pyo3::create_exception!(
+    bagscope,
+    DamagedError,
+    Error,
+    "The recording is damaged where it was read: a record truncated or malformed, a chunk that does not decompress."
+);
+pyo3::create_exception!(
+    bagscope,
+    DefinitionError,
+    Error,
+    "A message definition or schema that does not parse, or none found."
+);
+pyo3::create_exception!(
+    bagscope,
+    DecodeError,
+    Error,
+    "A message whose bytes do not fit its definition (the field and the byte offset)."
+);
+pyo3::create_exception!(
+    bagscope,
+    NotFoundError,
+    Error,
+    "A topic, connection or field that the recording does not have."
+);
+pyo3::create_exception!(
+    bagscope,
+    FileError,
+    Error,
+    "The operating system refused to open or read a file."
+);
+
+/// The Python exception for a library error, by its kind.
+fn to_py(e: bagscope::Error) -> PyErr {
+    use bagscope::Error as E;
+    let msg = e.to_string();
+    match e {
+        E::Io(_) | E::Open { .. } => FileError::new_err(msg),
+        E::EmptyFile | E::HeaderOnly { .. } | E::NotABag { .. } | E::UnsupportedVersion { .. } => {
+            NotARecordingError::new_err(msg)
+        }
+        E::Truncated { .. }
+        | E::Malformed { .. }
+        | E::MissingField { .. }
+        | E::Decompress { .. }
+        | E::UnknownCompression { .. }
+        | E::TooLarge { .. }
+        | E::Storage { .. } => DamagedError::new_err(msg),
+        E::Definition(_) => DefinitionError::new_err(msg),
+        E::Decode(_) => DecodeError::new_err(msg),
+        E::NotFound(_) | E::Path(_) => NotFoundError::new_err(msg),
+        _ => Error::new_err(msg),
+    }
+}
+
+/// Paths from a `str`/`PathLike` or a list of them.
+fn paths_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
+    if let Ok(p) = obj.extract::<PathBuf>() {
+        return Ok(vec![p]);
+    }
+    let v: Vec<PathBuf> = obj.extract()?;
+    Ok(v)
+}
+
+/// Opens a recording: a ROS 1 bag, an MCAP file, a rosbag2 directory, its `metadata.yaml` or a
+/// storage file; a list of them opens several on one timeline (split parts joined, others
+/// merged in time order), as the app does. `msg_path`: a directory or a list of directories of
+/// ROS packages searched for definitions a recording does not store (as `--msg-path`; set for
+/// the process).
+#[pyfunction]
+#[pyo3(signature = (path_or_paths, msg_path=None))]
+fn open(
+    py: Python<'_>,
+    path_or_paths: &Bound<'_, PyAny>,
+    msg_path: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Recording> {
+    let paths = paths_of(path_or_paths)?;
+    if let Some(m) = msg_path {
+        let dirs = paths_of(m)?;
+        bagscope::settings::update(|s| s.msg_path = dirs);
+    }
+    let bag = py
+        .detach(|| {
+            if paths.len() == 1 {
+                Bag::open(&paths[0])
+            } else {
+                Bag::open_many(&bagscope::merge::parts_of(&paths))
+            }
+        })
+        .map_err(to_py)?;
+    Ok(Recording { bag: Some(bag) })
+}
+
+/// An open recording. A context manager: `with bagscope.open(p) as r: ...`.
+#[pyclass(module = "bagscope")]
+struct Recording {
+    bag: Option<Bag>,
+}
+
+impl Recording {
+    fn bag(&self) -> PyResult<&Bag> {
+        self.bag
+            .as_ref()
+            .ok_or_else(|| Error::new_err("the recording is closed"))
+    }
+}
+
+#[pymethods]
+impl Recording {
+    /// The recording's path (the first one's, for several).
+    #[getter]
+    fn path(&self) -> PyResult<PathBuf> {
+        Ok(self.bag()?.quick_summary().path.clone())
+    }
+
+    /// Its topics, in name order.
+    #[getter]
+    fn topics(&self) -> PyResult<Vec<Topic>> {
+        let bag = self.bag()?;
+        let s = bag.quick_summary();
+        Ok(s.topics
+            .iter()
+            .map(|t| {
+                let c0 = t.connections.first().and_then(|&c| s.connections.get(c));
+                Topic {
+                    bag: bag.clone(),
+                    name: t.name.clone(),
+                    msgtype: t.datatype.clone(),
+                    count: t.message_count,
+                    encoding: c0.map(|c| c.encoding.clone()).unwrap_or_default(),
+                    definition: t
+                        .connections
+                        .first()
+                        .map(|&c| bagscope::ops::info::type_note(bag, c))
+                        .unwrap_or_default(),
+                    connections: t.connections.len(),
+                }
+            })
+            .collect())
+    }
+
+    /// The first message's time (ns since the epoch), or None for an empty recording.
+    #[getter]
+    fn start_ns(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        let bag = self.bag()?;
+        Ok(py.detach(|| bag.summary().start_ns))
+    }
+
+    /// The last message's time (ns since the epoch), or None.
+    #[getter]
+    fn end_ns(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        let bag = self.bag()?;
+        Ok(py.detach(|| bag.summary().end_ns))
+    }
+
+    /// From the first message to the last, in seconds.
+    #[getter]
+    fn duration(&self, py: Python<'_>) -> PyResult<f64> {
+        let bag = self.bag()?;
+        Ok(py.detach(|| bag.summary().duration_ns()) as f64 / 1e9)
+    }
+
+    /// What was found wrong or recovered while opening (and building the tables).
+    #[getter]
+    fn warnings(&self) -> PyResult<Vec<String>> {
+        Ok(self.bag()?.warnings())
+    }
+
+    /// What `bagscope info --json` prints, as a dict.
+    fn info(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let bag = self.bag()?;
+        let j = py
+            .detach(|| bagscope::ops::info::summary_json(bag, false))
+            .map_err(to_py)?;
+        let json = py.import("json")?;
+        Ok(json.call_method1("loads", (j.to_string(),))?.unbind())
+    }
+
+    /// The messages in time order (of some topics, within `[start_ns, end_ns)`), read as the
+    /// iteration goes: memory stays bounded however large the recording. With `raw`, the
+    /// messages are not decoded (`.msg` is None).
+    #[pyo3(signature = (topics=None, start_ns=None, end_ns=None, raw=false))]
+    fn messages(
+        &self,
+        py: Python<'_>,
+        topics: Option<Vec<String>>,
+        start_ns: Option<u64>,
+        end_ns: Option<u64>,
+        raw: bool,
+    ) -> PyResult<Messages> {
+        let bag = self.bag()?.clone();
+        let it = py
+            .detach(|| {
+                let connections = match &topics {
+                    Some(t) => Some(bag.connections_of_topics(t)?),
+                    None => None,
+                };
+                bag.messages(&Filter {
+                    connections,
+                    start_ns,
+                    end_ns,
+                })
+            })
+            .map_err(to_py)?;
+        Ok(Messages {
+            bag,
+            it: Mutex::new(it),
+            raw,
+        })
+    }
+
+    /// Field series, one per path as the command line takes them (`/imu.linear_acceleration.x`,
+    /// `/tf.transforms[-1].transform.translation.z`): a dict of numpy arrays, `"time_ns"`
+    /// (int64) and one float64 array per path, rows at the union of the paths' times as `csv`
+    /// writes them (NaN where a path has no value at a row's time). Read through the
+    /// library's extractors: no message is decoded whole.
+    #[pyo3(signature = (paths, start_ns=None, end_ns=None))]
+    fn series<'py>(
+        &self,
+        py: Python<'py>,
+        paths: Vec<String>,
+        start_ns: Option<u64>,
+        end_ns: Option<u64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let bag = self.bag()?;
+        let fps: Vec<FieldPath> = paths
+            .iter()
+            .map(|p| FieldPath::parse(p).map_err(|e| to_py(e.into())))
+            .collect::<PyResult<_>>()?;
+        let (times, columns) = py
+            .detach(|| -> bagscope::Result<(Vec<i64>, Vec<Vec<f64>>)> {
+                let cancel = std::sync::atomic::AtomicBool::new(false);
+                let threads = bagscope::settings::default_threads();
+                let mut all = Vec::with_capacity(fps.len());
+                for fp in &fps {
+                    let s = bagscope::ops::series::field_series(
+                        bag,
+                        fp,
+                        start_ns,
+                        end_ns,
+                        threads,
+                        &cancel,
+                        &|_| {},
+                    )?;
+                    all.push(s.points);
+                }
+                let refs: Vec<&[bagscope::ops::series::Point]> =
+                    all.iter().map(|v| v.as_slice()).collect();
+                let mut times = Vec::new();
+                let mut columns = vec![Vec::new(); refs.len()];
+                for (t, row) in bagscope::ops::series::merge_rows(&refs) {
+                    times.push(i64::try_from(t).unwrap_or(i64::MAX));
+                    for (c, v) in columns.iter_mut().zip(row) {
+                        c.push(v.and_then(Value::as_f64).unwrap_or(f64::NAN));
+                    }
+                }
+                Ok((times, columns))
+            })
+            .map_err(to_py)?;
+        let d = PyDict::new(py);
+        d.set_item("time_ns", PyArray1::from_vec(py, times))?;
+        for (p, c) in paths.iter().zip(columns) {
+            d.set_item(p, PyArray1::from_vec(py, c))?;
+        }
+        Ok(d)
+    }
+
+    /// Closes the recording (its files are released when nothing else holds them).
+    fn close(&mut self) {
+        self.bag = None;
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&mut self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close();
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        match &self.bag {
+            Some(b) => {
+                let s = b.quick_summary();
+                format!(
+                    "<bagscope.Recording {} ({}, {} topics, {} messages)>",
+                    s.path.display(),
+                    s.version.as_str(),
+                    s.topics.len(),
+                    s.message_count
+                )
+            }
+            None => "<bagscope.Recording (closed)>".into(),
+        }
+    }
+}
+
+/// A topic of a recording.
+#[pyclass(module = "bagscope", frozen)]
+struct Topic {
+    /// The topic's name.
+    #[pyo3(get)]
+    name: String,
+    /// The message type (`sensor_msgs/msg/Imu`, `sensor_msgs/Imu`).
+    #[pyo3(get)]
+    msgtype: String,
+    /// Messages on the topic.
+    #[pyo3(get)]
+    count: u64,
+    /// `ros1`, `cdr`, `protobuf`, `json`, ...
+    #[pyo3(get)]
+    encoding: String,
+    /// Where its definition came from (stored, search path, shipped), or why there is none.
+    #[pyo3(get)]
+    definition: String,
+    /// How many connections (publishers, split files) it has.
+    #[pyo3(get)]
+    connections: usize,
+    bag: Bag,
+}
+
+#[pymethods]
+impl Topic {
+    /// The median rate in Hz over the recording (reads the message tables), or None with
+    /// fewer than two messages.
+    #[getter]
+    fn rate(&self, py: Python<'_>) -> PyResult<Option<f64>> {
+        let r = py
+            .detach(|| bagscope::ops::info::topic_rates(&self.bag, &self.name))
+            .map_err(to_py)?;
+        Ok(r.map(|(med, _, _)| med))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<bagscope.Topic {} {} ({} messages)>",
+            self.name, self.msgtype, self.count
+        )
+    }
+}
+
+/// The iterator of [`Recording::messages`].
+#[pyclass(module = "bagscope")]
+struct Messages {
+    bag: Bag,
+    it: Mutex<bagscope::iter::Messages>,
+    raw: bool,
+}
+
+#[pymethods]
+impl Messages {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Message> {
+        let next = py.detach(|| match self.it.lock() {
+            Ok(mut it) => it.next(),
+            Err(_) => Some(Err(bagscope::Error::ThreadPanicked("a message iterator"))),
+        });
+        let m = match next {
+            None => return Err(PyStopIteration::new_err(())),
+            Some(r) => r.map_err(to_py)?,
+        };
+        let s = self.bag.quick_summary();
+        let topic = s
+            .connections
+            .get(m.conn)
+            .map(|c| c.topic.clone())
+            .unwrap_or_default();
+        let plan = if self.raw {
+            None
+        } else {
+            Some(
+                self.bag
+                    .plan(m.conn)
+                    .map(|(p, _)| p)
+                    .map_err(|e| to_py(e.into())),
+            )
+        };
+        Ok(Message {
+            topic,
+            time_ns: m.time_ns,
+            conn: m.conn,
+            data: m.data.detach(),
+            plan: plan.map(|p| p.map_err(|e| e.to_string())),
+            msg: std::sync::OnceLock::new(),
+        })
+    }
+}
+
+/// One message: its topic, receive time, bytes as stored and (decoded when first asked for)
+/// its value.
+#[pyclass(module = "bagscope", frozen)]
+struct Message {
+    #[pyo3(get)]
+    topic: String,
+    /// Receive time, ns since the epoch.
+    #[pyo3(get)]
+    time_ns: u64,
+    /// The connection's index in the recording.
+    #[pyo3(get)]
+    conn: usize,
+    data: bagscope::Bytes,
+    plan: Option<Result<Arc<Plan>, String>>,
+    msg: std::sync::OnceLock<Py<PyAny>>,
+}
+
+#[pymethods]
+impl Message {
+    /// The bytes as stored.
+    #[getter]
+    fn data<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.data)
+    }
+
+    /// The decoded message (attribute access: `m.msg.header.stamp.sec`), or None for a raw
+    /// iteration.
+    #[getter]
+    fn msg(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if let Some(m) = self.msg.get() {
+            return Ok(m.clone_ref(py));
+        }
+        let plan = match &self.plan {
+            None => return Ok(py.None()),
+            Some(Ok(p)) => p,
+            Some(Err(e)) => return Err(DefinitionError::new_err(e.clone())),
+        };
+        let node = py
+            .detach(|| plan.decode(&self.data))
+            .map_err(|e| to_py(e.into()))?;
+        let v = to_python(py, &plan.def, &node.value)?;
+        let _ = self.msg.set(v.clone_ref(py));
+        Ok(v)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<bagscope.Message {} at {} ({} bytes)>",
+            self.topic,
+            self.time_ns,
+            self.data.len()
+        )
+    }
+}
+
+/// A decoded message: its fields as attributes (and items), its type as `__msgtype__`.
+#[pyclass(module = "bagscope", frozen)]
+struct Msg {
+    /// The type's name (`geometry_msgs/Vector3`).
+    #[pyo3(get)]
+    __msgtype__: String,
+    fields: Py<PyDict>,
+}
+
+#[pymethods]
+impl Msg {
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        match self.fields.bind(py).get_item(name)? {
+            Some(v) => Ok(v.unbind()),
+            None => Err(PyAttributeError::new_err(format!(
+                "{} has no field {name:?}",
+                self.__msgtype__
+            ))),
+        }
+    }
+
+    fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        match self.fields.bind(py).get_item(name)? {
+            Some(v) => Ok(v.unbind()),
+            None => Err(PyKeyError::new_err(name.to_string())),
+        }
+    }
+
+    fn __dir__(&self, py: Python<'_>) -> Vec<String> {
+        self.fields
+            .bind(py)
+            .keys()
+            .iter()
+            .filter_map(|k| k.extract::<String>().ok())
+            .collect()
+    }
+
+    /// The field names, in definition order.
+    fn keys(&self, py: Python<'_>) -> Vec<String> {
+        self.__dir__(py)
+    }
+
+    /// The message as plain dicts and lists (numeric arrays stay numpy arrays, `uint8[]` bytes).
+    fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let out = PyDict::new(py);
+        for (k, v) in self.fields.bind(py).iter() {
+            out.set_item(k, plain(py, &v)?)?;
+        }
+        Ok(out.into_any().unbind())
+    }
+
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        match other.cast::<Msg>() {
+            Ok(o) => {
+                let o = o.get();
+                Ok(self.__msgtype__ == o.__msgtype__
+                    && self.to_dict(py)?.bind(py).eq(o.to_dict(py)?)?)
+            }
+            Err(_) => Ok(false),
+        }
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let d = self.fields.bind(py);
+        let mut parts = Vec::new();
+        for (k, v) in d.iter() {
+            parts.push(format!("{}={}", k, v.repr()?));
+        }
+        Ok(format!("{}({})", self.__msgtype__, parts.join(", ")))
+    }
+}
+
+/// `v` with every `Msg` turned into a dict and every list of them into a list of dicts.
+fn plain(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    if let Ok(m) = v.cast::<Msg>() {
+        return m.get().to_dict(py);
+    }
+    if let Ok(l) = v.cast::<PyList>() {
+        let out = PyList::empty(py);
+        for x in l.iter() {
+            out.append(plain(py, &x)?)?;
+        }
+        return Ok(out.into_any().unbind());
+    }
+    Ok(v.clone().unbind())
+}
+
+fn msg(py: Python<'_>, ty: &str, fields: Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(
+        py,
+        Msg {
+            __msgtype__: ty.to_string(),
+            fields: fields.unbind(),
+        },
+    )?
+    .into_any())
+}
+
+/// A little-endian array of primitives as a numpy array of their type.
+fn prims_to_numpy(py: Python<'_>, p: Primitive, le: &[u8]) -> PyResult<Py<PyAny>> {
+    macro_rules! arr {
+        ($t:ty, $n:expr) => {
+            PyArray1::from_vec(
+                py,
+                le.chunks_exact($n)
+                    .map(|b| <$t>::from_le_bytes(b.try_into().unwrap_or([0; $n])))
+                    .collect::<Vec<$t>>(),
+            )
+            .into_any()
+            .unbind()
+        };
+    }
+    Ok(match p {
+        Primitive::Bool => {
+            PyArray1::from_vec(py, le.iter().map(|&b| b != 0).collect::<Vec<bool>>())
+                .into_any()
+                .unbind()
+        }
+        Primitive::I8 => arr!(i8, 1),
+        Primitive::U8 => arr!(u8, 1),
+        Primitive::I16 => arr!(i16, 2),
+        Primitive::U16 => arr!(u16, 2),
+        Primitive::I32 => arr!(i32, 4),
+        Primitive::U32 => arr!(u32, 4),
+        Primitive::I64 => arr!(i64, 8),
+        Primitive::U64 => arr!(u64, 8),
+        Primitive::F32 => arr!(f32, 4),
+        Primitive::F64 => arr!(f64, 8),
+        // Times and durations are arrays of Msg (sec, nanosec).
+        Primitive::Time | Primitive::Duration => {
+            let out = PyList::empty(py);
+            let name = if p == Primitive::Time {
+                "builtin_interfaces/Time"
+            } else {
+                "builtin_interfaces/Duration"
+            };
+            for b in le.chunks_exact(8) {
+                let d = PyDict::new(py);
+                let (s, n) = (&b[..4], &b[4..]);
+                let s = <[u8; 4]>::try_from(s).unwrap_or([0; 4]);
+                let n = <[u8; 4]>::try_from(n).unwrap_or([0; 4]);
+                if p == Primitive::Time {
+                    d.set_item("sec", u32::from_le_bytes(s))?;
+                    d.set_item("nanosec", u32::from_le_bytes(n))?;
+                } else {
+                    d.set_item("sec", i32::from_le_bytes(s))?;
+                    d.set_item("nanosec", i32::from_le_bytes(n))?;
+                }
+                out.append(msg(py, name, d)?)?;
+            }
+            out.into_any().unbind()
+        }
+        Primitive::String => PyList::empty(py).into_any().unbind(),
+    })
+}
+
+/// A decoded value as Python: numbers, `str` (invalid UTF-8 replaced), `bytes` for `uint8[]`,
+/// numpy arrays for other numeric arrays, lists, `Msg` for messages and for `time`/`duration`
+/// (`sec`, `nanosec`, as rosbags names them).
+fn to_python(py: Python<'_>, def: &MsgDef, v: &Value) -> PyResult<Py<PyAny>> {
+    Ok(match v {
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
+        Value::I8(x) => x.into_pyobject(py)?.into_any().unbind(),
+        Value::U8(x) => x.into_pyobject(py)?.into_any().unbind(),
+        Value::I16(x) => x.into_pyobject(py)?.into_any().unbind(),
+        Value::U16(x) => x.into_pyobject(py)?.into_any().unbind(),
+        Value::I32(x) => x.into_pyobject(py)?.into_any().unbind(),
+        Value::U32(x) => x.into_pyobject(py)?.into_any().unbind(),
+        Value::I64(x) => x.into_pyobject(py)?.into_any().unbind(),
+        Value::U64(x) => x.into_pyobject(py)?.into_any().unbind(),
+        Value::F32(x) => f64::from(*x).into_pyobject(py)?.into_any().unbind(),
+        Value::F64(x) => x.into_pyobject(py)?.into_any().unbind(),
+        Value::String(b) => String::from_utf8_lossy(b)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        Value::Time { sec, nsec } => {
+            let d = PyDict::new(py);
+            d.set_item("sec", sec)?;
+            d.set_item("nanosec", nsec)?;
+            msg(py, "builtin_interfaces/Time", d)?
+        }
+        Value::Duration { sec, nsec } => {
+            let d = PyDict::new(py);
+            d.set_item("sec", sec)?;
+            d.set_item("nanosec", nsec)?;
+            msg(py, "builtin_interfaces/Duration", d)?
+        }
+        Value::Bytes(b) => PyBytes::new(py, b).into_any().unbind(),
+        Value::Prims(p, le) => prims_to_numpy(py, *p, le)?,
+        Value::Array(items) => {
+            let out = PyList::empty(py);
+            for n in items {
+                out.append(to_python(py, def, &n.value)?)?;
+            }
+            out.into_any().unbind()
+        }
+        Value::Message { ty, fields } => {
+            let t = def
+                .types
+                .get(*ty)
+                .ok_or_else(|| Error::new_err(format!("no type {ty} in the definition")))?;
+            let d = PyDict::new(py);
+            for (f, n) in t.fields.iter().zip(fields) {
+                d.set_item(&f.name, to_python(py, def, &n.value)?)?;
+            }
+            msg(py, &t.name, d)?
+        }
+    })
+}
+
+/// The native module.
+#[pymodule]
+fn _bagscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_class::<Recording>()?;
+    m.add_class::<Topic>()?;
+    m.add_class::<Messages>()?;
+    m.add_class::<Message>()?;
+    m.add_class::<Msg>()?;
+    m.add("Error", py.get_type::<Error>())?;
+    m.add("NotARecordingError", py.get_type::<NotARecordingError>())?;
+    m.add("DamagedError", py.get_type::<DamagedError>())?;
+    m.add("DefinitionError", py.get_type::<DefinitionError>())?;
+    m.add("DecodeError", py.get_type::<DecodeError>())?;
+    m.add("NotFoundError", py.get_type::<NotFoundError>())?;
+    m.add("FileError", py.get_type::<FileError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
