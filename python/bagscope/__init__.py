@@ -11,6 +11,8 @@ MCAP), every encoding it decodes (ROS 1, CDR, protobuf, JSON)::
         for m in rec.messages(topics=["/odom"]):
             print(m.time_ns, m.msg.pose.pose.position.x)
         s = rec.series(["/imu/data.linear_acceleration.x"])   # numpy arrays
+
+``bagscope.rosbags.AnyReader`` stands in for rosbags' ``AnyReader`` in existing scripts.
 """
 
 from ._bagscope import (  # noqa: F401

@@ -291,6 +291,44 @@ impl Recording {
         Ok(d)
     }
 
+    /// Its connections (a topic as recorded from one publisher with one type, a channel, a
+    /// rosbag2 topic of one storage file), in the recording's order: dicts with `index`, `id`,
+    /// `topic`, `type`, `md5sum`, `definition` (the text as stored), `encoding`,
+    /// `schema_encoding`, `callerid`, `latching`, `count`.
+    #[getter]
+    fn connections<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let s = self.bag()?.quick_summary();
+        s.connections
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let d = PyDict::new(py);
+                d.set_item("index", i)?;
+                d.set_item("id", c.id)?;
+                d.set_item("topic", &c.topic)?;
+                d.set_item("type", &c.datatype)?;
+                d.set_item("md5sum", &c.md5sum)?;
+                d.set_item("definition", &c.message_definition)?;
+                d.set_item("encoding", &c.encoding)?;
+                d.set_item("schema_encoding", &c.schema_encoding)?;
+                d.set_item("callerid", &c.callerid)?;
+                d.set_item("latching", c.latching)?;
+                d.set_item("count", c.message_count)?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    /// Decodes `data` (a message's bytes as stored) with connection `conn`'s definition.
+    fn decode(&self, py: Python<'_>, conn: usize, data: &[u8]) -> PyResult<Py<PyAny>> {
+        let bag = self.bag()?;
+        let (plan, _) = bag.plan(conn).map_err(|e| to_py(e.into()))?;
+        let node = py
+            .detach(|| plan.decode(data))
+            .map_err(|e| to_py(e.into()))?;
+        to_python(py, &plan.def, &node.value)
+    }
+
     /// Closes the recording (its files are released when nothing else holds them).
     fn close(&mut self) {
         self.bag = None;
@@ -479,18 +517,25 @@ struct Msg {
     #[pyo3(get)]
     __msgtype__: String,
     fields: Py<PyDict>,
+    /// The type's constants (`Log.ERROR`), attributes too but not fields.
+    constants: Option<Py<PyDict>>,
 }
 
 #[pymethods]
 impl Msg {
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        match self.fields.bind(py).get_item(name)? {
-            Some(v) => Ok(v.unbind()),
-            None => Err(PyAttributeError::new_err(format!(
-                "{} has no field {name:?}",
-                self.__msgtype__
-            ))),
+        if let Some(v) = self.fields.bind(py).get_item(name)? {
+            return Ok(v.unbind());
         }
+        if let Some(c) = &self.constants {
+            if let Some(v) = c.bind(py).get_item(name)? {
+                return Ok(v.unbind());
+            }
+        }
+        Err(PyAttributeError::new_err(format!(
+            "{} has no field {name:?}",
+            self.__msgtype__
+        )))
     }
 
     fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
@@ -560,14 +605,55 @@ fn plain(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
 }
 
 fn msg(py: Python<'_>, ty: &str, fields: Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
+    msg_with(py, ty, fields, None)
+}
+
+fn msg_with(
+    py: Python<'_>,
+    ty: &str,
+    fields: Bound<'_, PyDict>,
+    constants: Option<Py<PyDict>>,
+) -> PyResult<Py<PyAny>> {
     Ok(Py::new(
         py,
         Msg {
             __msgtype__: ty.to_string(),
             fields: fields.unbind(),
+            constants,
         },
     )?
     .into_any())
+}
+
+/// A type's constants with their values as numbers, booleans or strings.
+fn constants(
+    py: Python<'_>,
+    t: &bagscope::definition::msg::MsgType,
+) -> PyResult<Option<Py<PyDict>>> {
+    if t.constants.is_empty() {
+        return Ok(None);
+    }
+    let d = PyDict::new(py);
+    for c in &t.constants {
+        let v = c.value.trim();
+        let val: Py<PyAny> = match c.ty {
+            Primitive::F32 | Primitive::F64 => match v.parse::<f64>() {
+                Ok(x) => x.into_pyobject(py)?.into_any().unbind(),
+                Err(_) => v.into_pyobject(py)?.into_any().unbind(),
+            },
+            Primitive::Bool => {
+                let b = matches!(v, "1" | "true" | "True");
+                b.into_pyobject(py)?.to_owned().into_any().unbind()
+            }
+            Primitive::String => c.value.as_str().into_pyobject(py)?.into_any().unbind(),
+            _ => match v.parse::<i128>() {
+                Ok(x) => x.into_pyobject(py)?.into_any().unbind(),
+                Err(_) => v.into_pyobject(py)?.into_any().unbind(),
+            },
+        };
+        d.set_item(&c.name, val)?;
+    }
+    Ok(Some(d.unbind()))
 }
 
 /// A little-endian array of primitives as a numpy array of their type.
@@ -678,7 +764,7 @@ fn to_python(py: Python<'_>, def: &MsgDef, v: &Value) -> PyResult<Py<PyAny>> {
             for (f, n) in t.fields.iter().zip(fields) {
                 d.set_item(&f.name, to_python(py, def, &n.value)?)?;
             }
-            msg(py, &t.name, d)?
+            msg_with(py, &t.name, d, constants(py, t)?)?
         }
     })
 }
