@@ -257,19 +257,14 @@ impl Recording {
             .detach(|| -> bagscope::Result<(Vec<i64>, Vec<Vec<f64>>)> {
                 let cancel = std::sync::atomic::AtomicBool::new(false);
                 let threads = bagscope::settings::default_threads();
-                let mut all = Vec::with_capacity(fps.len());
-                for fp in &fps {
-                    let s = bagscope::ops::series::field_series(
-                        bag,
-                        fp,
-                        start_ns,
-                        end_ns,
-                        threads,
-                        &cancel,
-                        &|_| {},
-                    )?;
-                    all.push(s.points);
-                }
+                // Every path in one pass over the chunks.
+                let all: Vec<Vec<bagscope::ops::series::Point>> =
+                    bagscope::ops::series::field_series_many(
+                        bag, &fps, start_ns, end_ns, threads, &cancel,
+                    )?
+                    .into_iter()
+                    .map(|s| s.points)
+                    .collect();
                 let refs: Vec<&[bagscope::ops::series::Point]> =
                     all.iter().map(|v| v.as_slice()).collect();
                 let mut times = Vec::new();

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use crate::bag::Bag;
 use crate::encoding::{FieldPath, Value};
 use crate::error::{Error, Result};
-use crate::ops::series::{field_series, merge_rows, Point};
+use crate::ops::series::{field_series_many, merge_rows, Point};
 
 /// How the time column is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,14 +67,15 @@ pub fn write_csv(
         time,
     } = opts;
     let threads = crate::settings::default_threads();
-    let mut all = Vec::new();
-    for p in paths {
-        if p.topic.is_empty() {
-            return Err(Error::Invalid(format!(
-                "{p}: a csv path starts with its topic, e.g. /imu.linear_acceleration.x"
-            )));
-        }
-        let s = field_series(bag, p, start_ns, end_ns, threads, cancel, &|_| {})?;
+    if let Some(p) = paths.iter().find(|p| p.topic.is_empty()) {
+        return Err(Error::Invalid(format!(
+            "{p}: a csv path starts with its topic, e.g. /imu.linear_acceleration.x"
+        )));
+    }
+    // Every path in one pass over the chunks.
+    let series = field_series_many(bag, paths, start_ns, end_ns, threads, cancel)?;
+    let mut all = Vec::with_capacity(series.len());
+    for (p, s) in paths.iter().zip(series) {
         for pr in &s.problems {
             warn(pr.clone());
         }

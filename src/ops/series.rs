@@ -71,8 +71,52 @@ pub fn field_series(
     cancel: &AtomicBool,
     on_part: &(dyn Fn(&[Point]) + Sync),
 ) -> Result<Series> {
-    let (extractors, mut problems) = compile(bag, path)?;
-    let conns: Vec<usize> = extractors.iter().map(|(ci, _)| *ci).collect();
+    let mut v = series_pass(
+        bag,
+        std::slice::from_ref(path),
+        (start_ns, end_ns),
+        threads,
+        cancel,
+        &|_, pts| on_part(pts),
+    )?;
+    Ok(v.pop().unwrap_or_default())
+}
+
+/// The series of several paths in one pass over the chunks (each chunk read and decompressed
+/// once for all of them, where a pass per path read it once per path), in the order of
+/// `paths`.
+pub fn field_series_many(
+    bag: &Bag,
+    paths: &[FieldPath],
+    start_ns: Option<u64>,
+    end_ns: Option<u64>,
+    threads: usize,
+    cancel: &AtomicBool,
+) -> Result<Vec<Series>> {
+    series_pass(bag, paths, (start_ns, end_ns), threads, cancel, &|_, _| {})
+}
+
+/// Reads every path's series in one pass; `on_part` gets each chunk's points of each path
+/// (its index in `paths`).
+fn series_pass(
+    bag: &Bag,
+    paths: &[FieldPath],
+    (start_ns, end_ns): (Option<u64>, Option<u64>),
+    threads: usize,
+    cancel: &AtomicBool,
+    on_part: &(dyn Fn(usize, &[Point]) + Sync),
+) -> Result<Vec<Series>> {
+    // One extractor per (path, connection): (path index, connection, extractor).
+    let mut extractors: Vec<(usize, usize, Extractor)> = Vec::new();
+    let mut problems: Vec<Vec<String>> = Vec::with_capacity(paths.len());
+    for (pi, path) in paths.iter().enumerate() {
+        let (x, p) = compile(bag, path)?;
+        extractors.extend(x.into_iter().map(|(ci, e)| (pi, ci, e)));
+        problems.push(p);
+    }
+    let mut conns: Vec<usize> = extractors.iter().map(|(_, ci, _)| *ci).collect();
+    conns.sort_unstable();
+    conns.dedup();
     // (Rows not read yet, of a rosbag2 SQLite recording: these connections' are kept as the
     // scan passes them, and given back by read_chunk_for.)
     let tables = bag.tables_for(&crate::Filter {
@@ -84,7 +128,7 @@ pub fn field_series(
     let hi = end_ns.unwrap_or(u64::MAX);
     // For each chunk, the (extractor, entry) pairs it holds.
     let mut per_chunk: Vec<Vec<(usize, IndexEntry)>> = vec![Vec::new(); s.chunks.len()];
-    for (xi, (ci, _)) in extractors.iter().enumerate() {
+    for (xi, (_, ci, _)) in extractors.iter().enumerate() {
         let Some(t) = tables.per_connection.get(*ci) else {
             continue;
         };
@@ -102,9 +146,11 @@ pub fn field_series(
         .filter(|&i| !per_chunk[i].is_empty())
         .collect();
     let next = AtomicUsize::new(0);
-    let missing = AtomicUsize::new(0);
-    let all: Mutex<Vec<Vec<Point>>> = Mutex::new(Vec::new());
-    let errs: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let missing: Vec<AtomicUsize> = paths.iter().map(|_| AtomicUsize::new(0)).collect();
+    // Per path, each chunk's points.
+    let all: Vec<Mutex<Vec<Vec<Point>>>> = paths.iter().map(|_| Mutex::new(Vec::new())).collect();
+    // Chunks that did not read (every path's problem) and messages that did not (their path's).
+    let errs: Mutex<Vec<(Option<usize>, String)>> = Mutex::new(Vec::new());
     let run = || loop {
         if cancel.load(Ordering::Relaxed) {
             break;
@@ -121,41 +167,46 @@ pub fn field_series(
                 Ok(b) => Some(Arc::new(b)),
                 Err(e) => {
                     if let Ok(mut v) = errs.lock() {
-                        v.push(e.to_string());
+                        v.push((None, e.to_string()));
                     }
                     continue;
                 }
             }
         };
-        let mut pts = Vec::with_capacity(entries.len());
-        let mut miss = 0;
+        let mut pts: Vec<Vec<Point>> = paths.iter().map(|_| Vec::new()).collect();
+        let mut miss = vec![0usize; paths.len()];
         for &(xi, e) in entries {
-            let (ci, ex) = &extractors[xi];
+            let (pi, ci, ex) = &extractors[xi];
             let m = match &buf {
                 Some(b) => bag.message_in_buffer(Arc::clone(b), *ci, e),
                 None => bag.message(*ci, e),
             };
             match m.map(|m| ex.extract(&m.data)) {
-                Ok(Some(value)) => pts.push(Point {
+                Ok(Some(value)) => pts[*pi].push(Point {
                     time_ns: e.time_ns,
                     value,
                 }),
-                Ok(None) => miss += 1,
+                Ok(None) => miss[*pi] += 1,
                 Err(err) => {
-                    miss += 1;
+                    miss[*pi] += 1;
                     if let Ok(mut v) = errs.lock() {
                         if v.len() < 100 {
-                            v.push(err.to_string());
+                            v.push((Some(*pi), err.to_string()));
                         }
                     }
                 }
             }
         }
-        pts.sort_by_key(|p| p.time_ns);
-        missing.fetch_add(miss, Ordering::Relaxed);
-        on_part(&pts);
-        if let Ok(mut a) = all.lock() {
-            a.push(pts);
+        for (pi, mut p) in pts.into_iter().enumerate() {
+            missing[pi].fetch_add(miss[pi], Ordering::Relaxed);
+            if p.is_empty() {
+                continue;
+            }
+            p.sort_by_key(|p| p.time_ns);
+            on_part(pi, &p);
+            if let Ok(mut a) = all[pi].lock() {
+                a.push(p);
+            }
         }
     };
     if threads <= 1 {
@@ -168,19 +219,32 @@ pub fn field_series(
             }
         });
     }
-    let mut points: Vec<Point> = all
-        .into_inner()
-        .unwrap_or_default()
+    let errs = errs.into_inner().unwrap_or_default();
+    Ok(all
         .into_iter()
-        .flatten()
-        .collect();
-    points.sort_by_key(|p| p.time_ns);
-    problems.extend(errs.into_inner().unwrap_or_default());
-    Ok(Series {
-        points,
-        missing: missing.into_inner() as u64,
-        problems,
-    })
+        .zip(missing)
+        .zip(problems)
+        .enumerate()
+        .map(|(pi, ((parts, miss), mut problems))| {
+            let mut points: Vec<Point> = parts
+                .into_inner()
+                .unwrap_or_default()
+                .into_iter()
+                .flatten()
+                .collect();
+            points.sort_by_key(|p| p.time_ns);
+            problems.extend(
+                errs.iter()
+                    .filter(|(p, _)| p.is_none_or(|p| p == pi))
+                    .map(|(_, e)| e.clone()),
+            );
+            Series {
+                points,
+                missing: miss.into_inner() as u64,
+                problems,
+            }
+        })
+        .collect())
 }
 
 /// Rows at the union of the series' times: each row is a time and, per series, the value at

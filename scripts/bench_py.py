@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""The Python package against the Python peers, side by side in one run.
+
+Usage: python3 scripts/bench_py.py [BAG_DIR]   (default: ./bench-bags, made by
+       python3 ../shared/tools/gen_bench_bags.py --out bench-bags)
+Needs the package installed (`pip install ./python`) and the peers: rosbags (requirements of
+../shared/tools) and rosbags-dataframe with pandas (`pip install rosbags-dataframe`; the series
+row is left out without it).
+
+- series: three IMU fields of many_small_lz4.bag (5 M small messages, 100,000 on /imu) as numpy
+  arrays (`Recording.series`) against rosbags-dataframe's `get_dataframe`;
+- the same three fields on medium_bz2.bag (an image-heavy bag: cameras, clouds, 1,000 Hz IMU);
+- iterate and decode every message of /imu (100,000 `sensor_msgs/Imu`) and of a whole bag
+  (medium_bz2) with `messages()` and `.msg`, against rosbags' `AnyReader` with `deserialize`.
+Each figure is the best of --runs (2) runs; the values are checked equal between the two.
+"""
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import bagscope
+
+ROOT = Path(__file__).resolve().parent.parent
+FIELDS = ["linear_acceleration.x", "linear_acceleration.y", "angular_velocity.z"]
+
+
+def best(f, runs=2):
+    out, t = None, None
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        out = f()
+        dt = time.perf_counter() - t0
+        t = dt if t is None else min(t, dt)
+    return t, out
+
+
+def ours_series(bag, topic):
+    with bagscope.open(bag) as r:
+        return r.series([f"{topic}.{f}" for f in FIELDS])
+
+
+def peer_series(bag, topic):
+    from rosbags.dataframe import get_dataframe
+    from rosbags.highlevel import AnyReader
+    with AnyReader([Path(bag)]) as r:
+        return get_dataframe(r, topic, FIELDS)
+
+
+def ours_iterate(bag, topics):
+    n = 0
+    with bagscope.open(bag) as r:
+        for m in r.messages(topics=topics):
+            m.msg
+            n += 1
+    return n
+
+
+def peer_iterate(bag, topics):
+    from rosbags.highlevel import AnyReader
+    n = 0
+    with AnyReader([Path(bag)]) as r:
+        conns = [c for c in r.connections if topics is None or c.topic in topics]
+        for c, _, raw in r.messages(connections=conns):
+            r.deserialize(raw, c.msgtype)
+            n += 1
+    return n
+
+
+def main():
+    bags = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / 'bench-bags'
+    small, heavy = bags / 'many_small_lz4.bag', bags / 'medium_bz2.bag'
+    rows = []
+    try:
+        import rosbags.dataframe  # noqa: F401
+        have_df = True
+    except ImportError:
+        have_df = False
+        print('rosbags-dataframe is not installed: the series rows are left out')
+    for name, bag, topic in [('many_small_lz4', small, '/imu'), ('medium_bz2', heavy, '/imu')]:
+        if not bag.exists():
+            print(f'{bag}: missing')
+            continue
+        if have_df:
+            t1, s = best(lambda: ours_series(bag, topic))
+            t2, df = best(lambda: peer_series(bag, topic))
+            for k, f in enumerate(FIELDS):
+                assert np.array_equal(s[f'{topic}.{f}'], df[f].to_numpy()), f
+            assert np.array_equal(s['time_ns'], df.index.to_numpy().astype(np.int64))
+            rows.append((f'{name}: series of 3 {topic} fields ({len(s["time_ns"])} rows)', t1, t2,
+                         'rosbags-dataframe get_dataframe'))
+        t1, n1 = best(lambda: ours_iterate(bag, [topic]))
+        t2, n2 = best(lambda: peer_iterate(bag, [topic]))
+        assert n1 == n2
+        rows.append((f'{name}: iterate and decode {topic} ({n1} messages)', t1, t2,
+                     'rosbags AnyReader + deserialize'))
+    if heavy.exists():
+        t1, n1 = best(lambda: ours_iterate(heavy, None), runs=1)
+        t2, n2 = best(lambda: peer_iterate(heavy, None), runs=1)
+        assert n1 == n2
+        rows.append((f'medium_bz2: iterate and decode every message ({n1})', t1, t2,
+                     'rosbags AnyReader + deserialize'))
+    for what, ours, peer, who in rows:
+        print(f'{what:62} bagscope {ours:8.3f} s   {who} {peer:8.3f} s   -> {peer / ours:6.1f}x')
+
+
+if __name__ == '__main__':
+    main()
