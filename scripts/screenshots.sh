@@ -74,10 +74,10 @@ xdotool mousemove 1302 492 click 1        # plot linear_acceleration.x
 sleep 0.3
 xdotool mousemove 800 700
 shot plots 2
-xdotool mousemove 774 12 click 1          # Export…
+xdotool mousemove 812 12 click 1          # Export…
 xdotool mousemove 5 990
 shot export 1
-xdotool mousemove 913 12 click 1          # Close: the start screen, the demo under Recent files
+xdotool mousemove 951 12 click 1          # Close: the start screen, the demo under Recent files
 xdotool mousemove 5 990
 shot start 1
 kill $APP; wait $APP 2>/dev/null || true
