@@ -11,11 +11,14 @@ MCAP), every encoding it decodes (ROS 1, CDR, protobuf, JSON)::
         for m in rec.messages(topics=["/odom"]):
             print(m.time_ns, m.msg.pose.pose.position.x)
         s = rec.series(["/imu/data.linear_acceleration.x"])   # numpy arrays
+        table = rec.to_arrow("/imu/data")                     # pyarrow.Table, nested
+        df = rec.to_pandas("/imu/data")                       # dotted columns, time index
 
 ``bagscope.rosbags.AnyReader`` stands in for rosbags' ``AnyReader`` in existing scripts.
 """
 
 from ._bagscope import (  # noqa: F401
+    ArrowStream,
     DamagedError,
     DecodeError,
     DefinitionError,
@@ -35,6 +38,7 @@ from ._bagscope import (  # noqa: F401
 __all__ = [
     "open",
     "Recording",
+    "ArrowStream",
     "Topic",
     "Message",
     "Messages",

@@ -1,9 +1,13 @@
 """Type stubs of bagscope's native module."""
 
 from os import PathLike
-from typing import Any, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas
+    import pyarrow
 
 _Path = Union[str, PathLike[str]]
 
@@ -69,6 +73,15 @@ class Messages(Iterator[Message]):
     def __iter__(self) -> Messages: ...
     def __next__(self) -> Message: ...
 
+class ArrowStream:
+    """Record batches behind the Arrow PyCapsule interface."""
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object: ...
+    def __arrow_c_schema__(self) -> object: ...
+    @property
+    def skipped(self) -> tuple[int, Optional[str]]:
+        """Messages that did not decode and were left out, and the first one's error."""
+
 class Recording:
     @property
     def path(self) -> str: ...
@@ -96,6 +109,30 @@ class Recording:
         start_ns: Optional[int] = None,
         end_ns: Optional[int] = None,
     ) -> dict[str, np.ndarray]: ...
+    def to_arrow(
+        self,
+        topic: str,
+        fields: Optional[Sequence[str]] = None,
+        start_ns: Optional[int] = None,
+        end_ns: Optional[int] = None,
+    ) -> "pyarrow.Table":
+        """The topic as typed, nested Arrow columns (needs pyarrow)."""
+    def to_pandas(
+        self,
+        topic: str,
+        fields: Optional[Sequence[str]] = None,
+        start_ns: Optional[int] = None,
+        end_ns: Optional[int] = None,
+    ) -> "pandas.DataFrame":
+        """`to_arrow` flattened to dotted columns, indexed by receive time (needs pandas)."""
+    def arrow_stream(
+        self,
+        topic: str,
+        fields: Optional[Sequence[str]] = None,
+        start_ns: Optional[int] = None,
+        end_ns: Optional[int] = None,
+    ) -> ArrowStream:
+        """The topic as an Arrow C stream, read as the consumer asks (DuckDB, polars, pyarrow)."""
     @property
     def connections(self) -> list[dict[str, Any]]: ...
     def decode(self, conn: int, data: bytes) -> Any: ...

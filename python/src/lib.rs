@@ -286,6 +286,92 @@ impl Recording {
         Ok(d)
     }
 
+    /// The messages of `topic` as a `pyarrow.Table`: `time_ns` and the message's fields as
+    /// typed, nested columns built from the definition (see the README). `fields`: dotted paths
+    /// (`header.stamp`, `linear_acceleration`) to keep only those. Needs pyarrow.
+    #[pyo3(signature = (topic, fields=None, start_ns=None, end_ns=None))]
+    fn to_arrow(
+        &self,
+        py: Python<'_>,
+        topic: &str,
+        fields: Option<Vec<String>>,
+        start_ns: Option<u64>,
+        end_ns: Option<u64>,
+    ) -> PyResult<Py<PyAny>> {
+        let bag = self.bag()?;
+        let (schema, batches, skipped) = py
+            .detach(|| -> bagscope::Result<_> {
+                let mut tb = bagscope::ops::arrow::TopicBatches::new(
+                    bag,
+                    topic,
+                    fields.as_deref(),
+                    start_ns,
+                    end_ns,
+                )?;
+                let mut batches = Vec::new();
+                while let Some(b) = tb.next_batch()? {
+                    batches.push(b);
+                }
+                let (n, first) = tb.skipped();
+                Ok((tb.schema(), batches, (n, first.map(str::to_string))))
+            })
+            .map_err(to_py)?;
+        warn_skipped(py, topic, &skipped)?;
+        let reader = arrow_array::RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
+        let stream = ArrowStream::once(Box::new(reader));
+        let pa = py.import("pyarrow").map_err(|e| {
+            pyo3::exceptions::PyImportError::new_err(format!(
+                "to_arrow needs pyarrow (pip install pyarrow): {e}"
+            ))
+        })?;
+        Ok(pa.call_method1("table", (stream,))?.unbind())
+    }
+
+    /// `to_arrow` flattened as rosbags-dataframe flattens: one column per leaf field with
+    /// dotted names (`header.stamp.sec`), indexed by receive time (`DatetimeIndex`). Needs
+    /// pandas and pyarrow.
+    #[pyo3(signature = (topic, fields=None, start_ns=None, end_ns=None))]
+    fn to_pandas(
+        &self,
+        py: Python<'_>,
+        topic: &str,
+        fields: Option<Vec<String>>,
+        start_ns: Option<u64>,
+        end_ns: Option<u64>,
+    ) -> PyResult<Py<PyAny>> {
+        let table = self.to_arrow(py, topic, fields, start_ns, end_ns)?;
+        let helper = py.import("bagscope._arrow")?;
+        Ok(helper.call_method1("to_pandas", (table,))?.unbind())
+    }
+
+    /// The messages of `topic` as an Arrow C stream, read as the consumer asks for batches:
+    /// hand it to `pyarrow.RecordBatchReader.from_stream`, `duckdb.sql("... FROM s")`,
+    /// `polars.from_arrow`, ... (anything that takes `__arrow_c_stream__`).
+    #[pyo3(signature = (topic, fields=None, start_ns=None, end_ns=None))]
+    fn arrow_stream(
+        &self,
+        py: Python<'_>,
+        topic: &str,
+        fields: Option<Vec<String>>,
+        start_ns: Option<u64>,
+        end_ns: Option<u64>,
+    ) -> PyResult<ArrowStream> {
+        let bag = self.bag()?.clone();
+        // The topic and fields checked now, not when a consumer first reads.
+        py.detach(|| bagscope::ops::arrow::topic_schema(&bag, topic, fields.as_deref()))
+            .map_err(to_py)?;
+        Ok(ArrowStream {
+            source: StreamSource::Topic {
+                bag,
+                topic: topic.to_string(),
+                fields,
+                start_ns,
+                end_ns,
+            },
+            skipped: Arc::new(Mutex::new((0, None))),
+        })
+    }
+
     /// Its connections (a topic as recorded from one publisher with one type, a channel, a
     /// rosbag2 topic of one storage file), in the recording's order: dicts with `index`, `id`,
     /// `topic`, `type`, `md5sum`, `definition` (the text as stored), `encoding`,
@@ -353,6 +439,159 @@ impl Recording {
             }
             None => "<bagscope.Recording (closed)>".into(),
         }
+    }
+}
+
+/// Messages that did not decode (left out of a table) and the first one's error.
+type Skipped = Arc<Mutex<(usize, Option<String>)>>;
+
+fn warn_skipped(py: Python<'_>, topic: &str, skipped: &(usize, Option<String>)) -> PyResult<()> {
+    if let (n @ 1.., Some(first)) = skipped {
+        let msg = std::ffi::CString::new(format!(
+            "{n} messages of {topic} did not decode and were left out of the table; the first: {first}"
+        ))
+        .unwrap_or_default();
+        PyErr::warn(
+            py,
+            &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+            &msg,
+            1,
+        )?;
+    }
+    Ok(())
+}
+
+/// A topic's batches, counting the messages left out as the consumer reads.
+struct Counted {
+    inner: bagscope::ops::arrow::TopicBatches,
+    skipped: Skipped,
+}
+
+impl Iterator for Counted {
+    type Item = Result<arrow_array::RecordBatch, arrow_schema::ArrowError>;
+
+    /// The next batch. The consumer may call from any thread, holding the GIL or not: nothing
+    /// here touches Python.
+    fn next(&mut self) -> Option<Self::Item> {
+        let b = self.inner.next();
+        if let Ok(mut s) = self.skipped.lock() {
+            let (n, first) = self.inner.skipped();
+            *s = (n, first.map(str::to_string));
+        }
+        b
+    }
+}
+
+impl arrow_array::RecordBatchReader for Counted {
+    fn schema(&self) -> arrow_schema::SchemaRef {
+        self.inner.schema()
+    }
+}
+
+/// Where an [`ArrowStream`]'s batches come from.
+enum StreamSource {
+    /// Batches already read, handed over once.
+    Once(Mutex<Option<Box<dyn arrow_array::RecordBatchReader + Send>>>),
+    /// A topic, read again for every consumer that asks.
+    Topic {
+        bag: Bag,
+        topic: String,
+        fields: Option<Vec<String>>,
+        start_ns: Option<u64>,
+        end_ns: Option<u64>,
+    },
+}
+
+/// Record batches behind the Arrow PyCapsule interface (`__arrow_c_stream__`,
+/// `__arrow_c_schema__`).
+#[pyclass(module = "bagscope")]
+struct ArrowStream {
+    source: StreamSource,
+    skipped: Skipped,
+}
+
+impl ArrowStream {
+    fn once(reader: Box<dyn arrow_array::RecordBatchReader + Send>) -> ArrowStream {
+        ArrowStream {
+            source: StreamSource::Once(Mutex::new(Some(reader))),
+            skipped: Arc::new(Mutex::new((0, None))),
+        }
+    }
+}
+
+#[pymethods]
+impl ArrowStream {
+    /// The stream, moved to the consumer. A topic's stream reads the topic again on every
+    /// call (DuckDB asks twice: for the schema, then for the rows).
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
+        // A requested schema is a hint the producer may ignore (the consumer casts).
+        let _ = requested_schema;
+        let reader: Box<dyn arrow_array::RecordBatchReader + Send> = match &self.source {
+            StreamSource::Once(r) => r
+                .lock()
+                .ok()
+                .and_then(|mut r| r.take())
+                .ok_or_else(|| Error::new_err("this Arrow stream was already read"))?,
+            StreamSource::Topic {
+                bag,
+                topic,
+                fields,
+                start_ns,
+                end_ns,
+            } => {
+                let tb = py
+                    .detach(|| {
+                        bagscope::ops::arrow::TopicBatches::new(
+                            bag,
+                            topic,
+                            fields.as_deref(),
+                            *start_ns,
+                            *end_ns,
+                        )
+                    })
+                    .map_err(to_py)?;
+                Box::new(Counted {
+                    inner: tb,
+                    skipped: self.skipped.clone(),
+                })
+            }
+        };
+        let stream = arrow_array::ffi_stream::FFI_ArrowArrayStream::new(reader);
+        pyo3::types::PyCapsule::new(py, stream, Some(c"arrow_array_stream".to_owned()))
+    }
+
+    /// The schema, without reading a message.
+    fn __arrow_c_schema__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
+        let schema = match &self.source {
+            StreamSource::Once(r) => r
+                .lock()
+                .ok()
+                .and_then(|r| r.as_ref().map(|r| r.schema()))
+                .ok_or_else(|| Error::new_err("this Arrow stream was already read"))?,
+            StreamSource::Topic {
+                bag, topic, fields, ..
+            } => py
+                .detach(|| bagscope::ops::arrow::topic_schema(bag, topic, fields.as_deref()))
+                .map_err(to_py)?,
+        };
+        let ffi = arrow_schema::ffi::FFI_ArrowSchema::try_from(schema.as_ref())
+            .map_err(|e| Error::new_err(e.to_string()))?;
+        pyo3::types::PyCapsule::new(py, ffi, Some(c"arrow_schema".to_owned()))
+    }
+
+    /// Messages that did not decode and were left out by the last read so far, and the first
+    /// one's error.
+    #[getter]
+    fn skipped(&self) -> (usize, Option<String>) {
+        self.skipped.lock().map(|s| s.clone()).unwrap_or((0, None))
     }
 }
 
@@ -774,6 +1013,7 @@ fn _bagscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Messages>()?;
     m.add_class::<Message>()?;
     m.add_class::<Msg>()?;
+    m.add_class::<ArrowStream>()?;
     m.add("Error", py.get_type::<Error>())?;
     m.add("NotARecordingError", py.get_type::<NotARecordingError>())?;
     m.add("DamagedError", py.get_type::<DamagedError>())?;

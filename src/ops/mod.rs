@@ -2,6 +2,7 @@
 //! verify everything), `series` (one field over time), `csv`, `export`, `info`, `gen`
 //! (typed code from a recording's definitions), `image` (camera messages to pixels), `log` (rosout over a recording), `find` (messages where a field meets a condition), `timing` (periods, gaps, stamp delays).
 
+pub mod arrow;
 pub mod check;
 pub mod csv;
 pub mod export;
