@@ -12,8 +12,17 @@ row is left out without it).
 - the same three fields on medium_bz2.bag (an image-heavy bag: cameras, clouds, 1,000 Hz IMU);
 - iterate and decode every message of /imu (100,000 `sensor_msgs/Imu`) and of a whole bag
   (medium_bz2) with `messages()` and `.msg`, against rosbags' `AnyReader` with `deserialize`.
+- one topic to Arrow: /imu (100,000 sensor_msgs/msg/Imu) and /sensors/point_04 (190,000
+  PointStamped) of many_small_zstd.mcap (scripts/gen_bench_bags2.py) as a `pyarrow.Table`
+  (`Recording.to_arrow`) against roboto-mcap-codec's `open_mcap_file` (a Rust MCAP-to-Arrow
+  codec; `pip install roboto-mcap-codec pyarrow`), each opening the file afresh;
+- peak memory (maximum resident set of a fresh process) of iterating every message of a 5 GB
+  bag (big5_none.bag, scripts/gen_big5.py), bytes touched, against rosbags' AnyReader.
 Each figure is the best of --runs (2) runs; the values are checked equal between the two.
 """
+import os
+import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -68,6 +77,68 @@ def peer_iterate(bag, topics):
     return n
 
 
+def ours_arrow(path, topic):
+    with bagscope.open(path) as r:
+        return r.to_arrow(topic)
+
+
+def peer_arrow(path, topic):
+    import mcap_codec
+    import pyarrow as pa
+    size = os.path.getsize(path)
+    with open(path, 'rb') as f:
+        def read_bytes(off, n):
+            f.seek(off)
+            return f.read(n)
+        cur = mcap_codec.open_mcap_file(read_bytes, size,
+                                        timestamp=mcap_codec.TimestampSource('message_log_time'),
+                                        channel=mcap_codec.TopicName(topic))
+        return pa.Table.from_batches(list(cur))
+
+
+def same_arrow(ours, peer):
+    """The two tables hold the same rows: times, and every leaf column both have."""
+    import pyarrow as pa
+
+    def flat(t):
+        while any(pa.types.is_struct(f.type) for f in t.schema):
+            t = t.flatten()
+        return t
+    a, b = flat(ours), flat(peer)
+    assert a.num_rows == b.num_rows
+    assert a.column('time_ns').to_pylist() == b.column(1).cast(pa.int64()).to_pylist()
+    common = [n for n in a.schema.names[1:] if n in b.schema.names]
+    assert len(common) >= 3, common
+    for n in common:
+        assert a.column(n).to_pylist() == b.column(n).to_pylist(), n
+    return len(common)
+
+
+ITERATE = """
+import sys, resource
+from pathlib import Path
+n = 0
+if sys.argv[1] == 'bagscope':
+    import bagscope
+    with bagscope.open(sys.argv[2]) as r:
+        for m in r.messages(raw=True):
+            n += len(m.data) > 0
+else:
+    from rosbags.highlevel import AnyReader
+    with AnyReader([Path(sys.argv[2])]) as r:
+        for c, t, raw in r.messages():
+            n += len(raw) > 0
+print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def peak_iterate(who, path):
+    """Messages and peak resident memory (bytes) of a fresh process iterating `path`."""
+    out = subprocess.run([sys.executable, '-c', ITERATE, who, str(path)], check=True,
+                         capture_output=True, text=True).stdout.split()
+    return int(out[0]), int(out[1]) * 1024
+
+
 def main():
     bags = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / 'bench-bags'
     small, heavy = bags / 'many_small_lz4.bag', bags / 'medium_bz2.bag'
@@ -101,8 +172,28 @@ def main():
         assert n1 == n2
         rows.append((f'medium_bz2: iterate and decode every message ({n1})', t1, t2,
                      'rosbags AnyReader + deserialize'))
+    zstd = bags / 'many_small_zstd.mcap'
+    if zstd.exists():
+        for topic in ['/imu', '/sensors/point_04']:
+            t1, a = best(lambda: ours_arrow(zstd, topic))
+            t2, b = best(lambda: peer_arrow(zstd, topic))
+            same_arrow(a, b)
+            rows.append((f'many_small_zstd.mcap: {topic} to Arrow ({a.num_rows} rows)', t1, t2,
+                         'roboto-mcap-codec open_mcap_file'))
     for what, ours, peer, who in rows:
         print(f'{what:62} bagscope {ours:8.3f} s   {who} {peer:8.3f} s   -> {peer / ours:6.1f}x')
+    big5 = bags / 'big5_none.bag'
+    if big5.exists():
+        size = big5.stat().st_size
+        t0 = time.perf_counter()
+        n1, m1 = peak_iterate('bagscope', big5)
+        t1 = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        n2, m2 = peak_iterate('rosbags', big5)
+        t2 = time.perf_counter() - t0
+        assert n1 == n2
+        print(f'big5_none.bag ({size / 1e9:.2f} GB, {n1} messages): iterate every message, peak memory '
+              f'bagscope {m1 / 2**20:.0f} MiB ({t1:.1f} s), rosbags AnyReader {m2 / 2**20:.0f} MiB ({t2:.1f} s)')
 
 
 if __name__ == '__main__':
