@@ -509,13 +509,32 @@ macro_rules! typed {
     };
 }
 
+/// Nanoseconds of ROS 1 `time` (unsigned halves) or `duration` (signed) values, each its
+/// seconds then nanoseconds as two 32-bit little-endian words.
+fn nanos(le: &[u8], signed: bool) -> ScalarBuffer<i64> {
+    words::<8>(le)
+        .map(|w| {
+            let [a, b, c, d, e, f, g, h] = w;
+            let (s, n) = ([a, b, c, d], [e, f, g, h]);
+            let (s, n) = if signed {
+                (
+                    i64::from(i32::from_le_bytes(s)),
+                    i64::from(i32::from_le_bytes(n)),
+                )
+            } else {
+                (
+                    i64::from(u32::from_le_bytes(s)),
+                    i64::from(u32::from_le_bytes(n)),
+                )
+            };
+            s * 1_000_000_000 + n
+        })
+        .collect::<Vec<i64>>()
+        .into()
+}
+
 /// A primitive column from its little-endian bytes.
 fn num_array(p: Primitive, le: &[u8]) -> ArrayRef {
-    // `sec` and `nsec` as a time's two 32-bit halves.
-    let halves = |w: [u8; 8]| {
-        let [a, b, c, d, e, f, g, h] = w;
-        ([a, b, c, d], [e, f, g, h])
-    };
     match p {
         Primitive::Bool => Arc::new(BooleanArray::from(
             le.iter().map(|&b| b != 0).collect::<Vec<bool>>(),
@@ -530,30 +549,8 @@ fn num_array(p: Primitive, le: &[u8]) -> ArrayRef {
         Primitive::U64 => typed!(UInt64Array, u64, 8, le),
         Primitive::F32 => typed!(Float32Array, f32, 4, le),
         Primitive::F64 => typed!(Float64Array, f64, 8, le),
-        Primitive::Time => Arc::new(TimestampNanosecondArray::new(
-            ScalarBuffer::from(
-                words::<8>(le)
-                    .map(|w| {
-                        let (s, n) = halves(w);
-                        i64::from(u32::from_le_bytes(s)) * 1_000_000_000
-                            + i64::from(u32::from_le_bytes(n))
-                    })
-                    .collect::<Vec<i64>>(),
-            ),
-            None,
-        )),
-        Primitive::Duration => Arc::new(DurationNanosecondArray::new(
-            ScalarBuffer::from(
-                words::<8>(le)
-                    .map(|w| {
-                        let (s, n) = halves(w);
-                        i64::from(i32::from_le_bytes(s)) * 1_000_000_000
-                            + i64::from(i32::from_le_bytes(n))
-                    })
-                    .collect::<Vec<i64>>(),
-            ),
-            None,
-        )),
+        Primitive::Time => Arc::new(TimestampNanosecondArray::new(nanos(le, false), None)),
+        Primitive::Duration => Arc::new(DurationNanosecondArray::new(nanos(le, true), None)),
         // Strings have their own column.
         Primitive::String => Arc::new(StringArray::from(Vec::<&str>::new())),
     }
