@@ -9,7 +9,8 @@ row is left out without it).
 
 - series: three IMU fields of many_small_lz4.bag (5 M small messages, 100,000 on /imu) as numpy
   arrays (`Recording.series`) against rosbags-dataframe's `get_dataframe`;
-- the same three fields on medium_bz2.bag (an image-heavy bag: cameras, clouds, 1,000 Hz IMU);
+- the same three fields on two image-heavy bags (cameras, clouds, IMU): big_none.bag (1.5 GB,
+  uncompressed) and medium_bz2.bag (bz2);
 - iterate and decode every message of /imu (100,000 `sensor_msgs/Imu`) and of a whole bag
   (medium_bz2) with `messages()` and `.msg`, against rosbags' `AnyReader` with `deserialize`.
 - one topic to Arrow: /imu (100,000 sensor_msgs/msg/Imu) and /sensors/point_04 (190,000
@@ -143,6 +144,7 @@ def peak_iterate(who, path):
 def main():
     bags = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / 'bench-bags'
     small, heavy = bags / 'many_small_lz4.bag', bags / 'medium_bz2.bag'
+    big = bags / 'big_none.bag'
     rows = []
     try:
         import rosbags.dataframe  # noqa: F401
@@ -150,7 +152,8 @@ def main():
     except ImportError:
         have_df = False
         print('rosbags-dataframe is not installed: the series rows are left out')
-    for name, bag, topic in [('many_small_lz4', small, '/imu'), ('medium_bz2', heavy, '/imu')]:
+    for name, bag, topic in [('many_small_lz4', small, '/imu'), ('big_none', big, '/imu'),
+                             ('medium_bz2', heavy, '/imu')]:
         if not bag.exists():
             print(f'{bag}: missing')
             continue

@@ -272,3 +272,72 @@ fn rosbags_reads_exactly_the_exported_messages() {
         assert!(got == w, "rosbags reads other messages than were exported");
     }
 }
+
+#[test]
+fn parquet_one_file_per_topic_written_whole_or_not_at_all() {
+    use arrow_array::Array;
+    use bagscope::ops::export::OutputFormat;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let d = common::temp_dir("export-parquet");
+    let src = d.join("src.bag");
+    common::write_fixture(&src, Compression::Lz4, 2000, 3000);
+    let bag = Bag::open(&src).unwrap();
+    let mut o = opts(Filter::default(), Compression::Zstd);
+    o.format = Some(OutputFormat::Parquet);
+    let out = d.join("pq");
+    let r = export(&bag, &out, &o, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    assert_eq!(r.messages, bag.summary().message_count);
+    let s = bag.summary();
+    assert_eq!(r.connections, s.topics.len());
+    for t in &s.topics {
+        let f = out.join(format!(
+            "{}.parquet",
+            t.name.trim_start_matches('/').replace('/', ".")
+        ));
+        let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&f).unwrap())
+            .unwrap()
+            .build()
+            .unwrap();
+        let mut times = Vec::new();
+        for b in reader {
+            let b = b.unwrap();
+            assert_eq!(b.schema().field(0).name(), "time_ns");
+            assert_eq!(b.schema().field(1).name(), "recording");
+            let c = b
+                .column(0)
+                .as_any()
+                .downcast_ref::<arrow_array::Int64Array>()
+                .unwrap();
+            times.extend(c.values().iter().map(|&v| v as u64));
+        }
+        let want: Vec<u64> = messages(
+            &bag,
+            &Filter {
+                connections: Some(t.connections.clone()),
+                ..Default::default()
+            },
+        )
+        .into_iter()
+        .map(|m| m.2)
+        .collect();
+        assert_eq!(times, want, "{}", t.name);
+    }
+    // An existing directory is not written into.
+    let again = export(&bag, &out, &o, &AtomicBool::new(false), &mut |_| {});
+    assert!(again.unwrap_err().to_string().contains("exists"));
+    // Cancelled: nothing of it remains.
+    let r = export(
+        &bag,
+        &d.join("pq2"),
+        &o,
+        &AtomicBool::new(true),
+        &mut |_| {},
+    );
+    assert!(matches!(r, Err(Error::Cancelled)), "{r:?}");
+    let mut names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["pq", "src.bag"]);
+}

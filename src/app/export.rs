@@ -186,7 +186,7 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
         split_bytes: (st.format.is_rosbag2() && st.split_mib > 0)
             .then(|| u64::from(st.split_mib) << 20),
         split_ns: (st.format.is_rosbag2() && st.split_s > 0.0).then_some((st.split_s * 1e9) as u64),
-        to_ros2: st.to_ros2 && st.format != OutputFormat::Ros1Bag,
+        to_ros2: st.to_ros2 && !matches!(st.format, OutputFormat::Ros1Bag | OutputFormat::Parquet),
         // As the command line does by default: types without a ROS 2 definition translated.
         strict_types: false,
         to_ros1: st.to_ros1
@@ -374,6 +374,7 @@ fn recording_section(
             (OutputFormat::Mcap, "MCAP"),
             (OutputFormat::Rosbag2Sqlite3, "rosbag2 (SQLite)"),
             (OutputFormat::Rosbag2Mcap, "rosbag2 (MCAP)"),
+            (OutputFormat::Parquet, "Parquet (decoded)"),
         ] {
             ui.selectable_value(&mut st.format, f, label);
         }
@@ -399,7 +400,7 @@ fn recording_section(
         let label = ui.label(
             if matches!(
                 st.format,
-                OutputFormat::Rosbag2Sqlite3 | OutputFormat::Rosbag2Mcap
+                OutputFormat::Rosbag2Sqlite3 | OutputFormat::Rosbag2Mcap | OutputFormat::Parquet
             ) {
                 "folder"
             } else {
@@ -427,6 +428,9 @@ fn recording_section(
                         .range(1..=65536)
                         .suffix(" KiB"),
                 );
+            }
+            OutputFormat::Parquet => {
+                ui.label("zstd; one file per topic, the messages as typed, nested columns");
             }
             _ => {
                 for (c, label) in [
@@ -459,7 +463,7 @@ fn recording_section(
         }
     });
     if has_ros1
-        && st.format != OutputFormat::Ros1Bag
+        && !matches!(st.format, OutputFormat::Ros1Bag | OutputFormat::Parquet)
         && ui
             .checkbox(
                 &mut st.to_ros2,

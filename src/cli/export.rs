@@ -19,14 +19,15 @@ pub struct ExportArgs {
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// The new recording (written under a temporary name, then renamed): `.bag`, `.mcap`,
-    /// or a directory name for rosbag2 (see --format).
+    /// or a directory name for rosbag2 or Parquet (see --format).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Only these topics (repeatable).
     #[arg(long = "topic", short = 't')]
     pub topics: Vec<String>,
-    /// bag, mcap, rosbag2-sqlite3 or rosbag2-mcap (default: from the output's extension;
-    /// no extension: rosbag2-sqlite3).
+    /// bag, mcap, rosbag2-sqlite3, rosbag2-mcap, or parquet (a directory of decoded Parquet
+    /// files, one per topic, and per recording when several are given) (default: from the
+    /// output's extension; no extension: rosbag2-sqlite3).
     #[arg(long)]
     pub format: Option<String>,
     /// Compression: a bag none, lz4 (default) or bz2; MCAP none, lz4 or zstd (default);
@@ -142,7 +143,7 @@ fn export(a: Asked<'_>) -> bagscope::Result<ExitCode> {
     let format = match a.format {
         Some(f) => OutputFormat::parse(f).ok_or_else(|| {
             Error::Invalid(format!(
-                "unknown format {f:?}: bag, mcap, rosbag2-sqlite3 or rosbag2-mcap"
+                "unknown format {f:?}: bag, mcap, rosbag2-sqlite3, rosbag2-mcap or parquet"
             ))
         })?,
         None => OutputFormat::from_path(a.out),
@@ -158,7 +159,7 @@ fn export(a: Asked<'_>) -> bagscope::Result<ExitCode> {
         (Some("none"), _) => bagscope::Compression::None,
         (Some("lz4"), OutputFormat::Ros1Bag | OutputFormat::Mcap) => bagscope::Compression::Lz4,
         (Some("bz2"), OutputFormat::Ros1Bag) => bagscope::Compression::Bz2,
-        (Some("zstd"), OutputFormat::Mcap) => bagscope::Compression::Zstd,
+        (Some("zstd"), OutputFormat::Mcap | OutputFormat::Parquet) => bagscope::Compression::Zstd,
         (Some("zstd-file"), _) if rosbag2 => {
             r2 = Rosbag2Compression::File;
             bagscope::Compression::None

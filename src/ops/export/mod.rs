@@ -5,6 +5,7 @@
 //! does. Every output is written under a temporary name and renamed into place; it may not be,
 //! or lie inside, a recording being read.
 
+pub mod parquet;
 mod sink;
 mod stages;
 
@@ -37,6 +38,8 @@ pub enum OutputFormat {
     Rosbag2Sqlite3,
     /// A rosbag2 directory with MCAP storage.
     Rosbag2Mcap,
+    /// A directory of decoded Parquet files, one per topic ([`parquet`]).
+    Parquet,
 }
 
 impl OutputFormat {
@@ -55,6 +58,7 @@ impl OutputFormat {
             Self::Mcap => "mcap",
             Self::Rosbag2Sqlite3 => "rosbag2-sqlite3",
             Self::Rosbag2Mcap => "rosbag2-mcap",
+            Self::Parquet => "parquet",
         }
     }
 
@@ -65,6 +69,7 @@ impl OutputFormat {
             "mcap" => Self::Mcap,
             "rosbag2" | "rosbag2-sqlite3" | "sqlite3" => Self::Rosbag2Sqlite3,
             "rosbag2-mcap" => Self::Rosbag2Mcap,
+            "parquet" => Self::Parquet,
             _ => return None,
         })
     }
@@ -85,6 +90,7 @@ impl OutputFormat {
             Self::Ros1Bag => Some("ros1"),
             Self::Mcap => None,
             Self::Rosbag2Sqlite3 | Self::Rosbag2Mcap => Some("cdr"),
+            Self::Parquet => None,
         }
     }
 }
@@ -311,6 +317,32 @@ pub fn export_many(
     }
     let format = opts.format.unwrap_or_else(|| OutputFormat::from_path(out));
     check_options(opts, format)?;
+    if format == OutputFormat::Parquet {
+        // Decoded columns: no conversion, each topic its own file.
+        if opts.to_ros2 || opts.to_ros1 || opts.migrate.is_some() {
+            return Err(Error::Invalid(
+                "Parquet holds decoded values: --to-ros2, --to-ros1 and --migrate do not apply"
+                    .into(),
+            ));
+        }
+        let topics: Option<Vec<String>> = opts.filter.connections.as_ref().map(|cs| {
+            let mut t: Vec<String> = cs
+                .iter()
+                .filter_map(|&c| first.summary().connections.get(c))
+                .map(|c| c.topic.clone())
+                .collect();
+            t.dedup();
+            t
+        });
+        return parquet::export_parquet(
+            bags,
+            out,
+            topics.as_deref(),
+            &opts.filter,
+            cancel,
+            progress,
+        );
+    }
     // The connections of each input.
     let topics: Option<Vec<String>> = opts.filter.connections.as_ref().map(|cs| {
         cs.iter()

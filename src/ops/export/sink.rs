@@ -174,6 +174,10 @@ pub(super) fn open_sink(
         })
         .unwrap_or_default();
     Ok(match format {
+        // Written by `parquet::export_parquet`, never through a sink.
+        OutputFormat::Parquet => {
+            return Err(Error::Invalid("Parquet is not a recording sink".into()))
+        }
         OutputFormat::Ros1Bag => Sink::Bag(BagWriter::create(out, opts.write)?),
         OutputFormat::Mcap => {
             let all_cdr = bags.iter().all(|b| {
