@@ -1,0 +1,89 @@
+"""A topic of many recordings as one Dask DataFrame: the fan-out is Dask's, each partition read
+by bagscope on a worker (``pip install "dask[dataframe]" distributed``)::
+
+    from dask.distributed import Client
+    import bagscope.dask
+
+    client = Client("tcp://scheduler:8786")          # or a LocalCluster
+    df = bagscope.dask.read_topic(sorted(Path("runs").glob("*.bag")), "/battery_state",
+                                  fields=["voltage"])
+    low = df[df["voltage"] < 11.0].groupby("recording").size().compute()
+
+Each partition is ``Recording.to_pandas`` of one recording (or of one time slice of it, with
+``partition_ns``) with a ``recording`` column naming it: dotted columns, a ``DatetimeIndex`` of
+receive times; array fields are ``pd.ArrowDtype`` list columns (Dask turns object columns into
+strings). The schema comes from the definition, so recordings of one type make one frame.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional, Sequence, Union
+
+import bagscope
+
+_Path = Union[str, "os.PathLike[str]"]
+
+
+def _read_part(part, topic, fields):
+    """One partition: (path, start_ns, end_ns) of `topic` as a DataFrame."""
+    from bagscope._arrow import to_pandas
+
+    path, start_ns, end_ns = part
+    with bagscope.open(path) as rec:
+        table = rec.to_arrow(topic, fields=fields, start_ns=start_ns, end_ns=end_ns)
+    # Arrays as Arrow-backed columns: Dask would turn object columns into strings.
+    df = to_pandas(table, arrow_arrays=True)
+    df.insert(0, "recording", str(path))
+    return df
+
+
+def partitions(paths, start_ns=None, end_ns=None, partition_ns=None):
+    """The (path, start_ns, end_ns) of each partition: a recording, clipped to the window, in
+    slices of `partition_ns` when given. Opens each recording's index only."""
+    parts = []
+    for p in paths:
+        with bagscope.open(p) as rec:
+            first, last = rec.start_ns, rec.end_ns
+        if first is None:
+            parts.append((p, start_ns, end_ns))
+            continue
+        lo = first if start_ns is None else max(first, start_ns)
+        hi = last + 1 if end_ns is None else min(last + 1, end_ns)
+        if not partition_ns or hi <= lo:
+            parts.append((p, start_ns, end_ns))
+            continue
+        t = lo
+        while t < hi:
+            parts.append((p, t, min(t + partition_ns, hi)))
+            t += partition_ns
+    return parts
+
+
+def read_topic(
+    paths_or_urls: Union[_Path, Sequence[_Path]],
+    topic: str,
+    fields: Optional[Sequence[str]] = None,
+    start_ns: Optional[int] = None,
+    end_ns: Optional[int] = None,
+    partition_ns: Optional[int] = None,
+):
+    """`topic` of every recording as one ``dask.dataframe.DataFrame``: one partition per
+    recording, or per `partition_ns` of each; `fields` and the `[start_ns, end_ns)` window as
+    ``Recording.to_arrow`` takes them. The frame's meta is the topic's schema, read from the
+    first recording's definition without reading a message."""
+    import dask.dataframe as dd
+
+    if isinstance(paths_or_urls, (str, os.PathLike)):
+        paths = [paths_or_urls]
+    else:
+        paths = list(paths_or_urls)
+    if not paths:
+        raise ValueError("no recording given")
+    paths = [os.fspath(p) for p in paths]
+    fields = list(fields) if fields is not None else None
+    parts = partitions(paths, start_ns, end_ns, partition_ns)
+    # An empty window of the first recording: the columns and dtypes, no message read.
+    meta = _read_part((paths[0], 0, 0), topic, fields)
+    return dd.from_map(_read_part, parts, topic=topic, fields=fields, meta=meta,
+                       enforce_metadata=False)
