@@ -4,6 +4,7 @@
 
 mod args;
 mod bench;
+mod catalog;
 mod check;
 mod csv;
 mod echo;
@@ -47,6 +48,9 @@ pub enum Command {
     /// Summarise a recording like `rosbag info`: topics, types, counts, times, compression and
     /// where each definition came from; reads only the index or summary where there is one.
     Info(info::InfoArgs),
+    /// Catalog every recording under some directories into Parquet tables (`recordings`,
+    /// `topics`) a query engine reads; incremental.
+    Catalog(catalog::CatalogArgs),
     /// Read every message of every chunk (all cores), verify every record; exit 1 if damaged.
     Check(check::CheckArgs),
     /// Print messages in time order, decoded from their definitions (ROS 1, CDR, protobuf,
@@ -130,6 +134,7 @@ pub enum Command {
 pub fn run(cmd: Command) -> ExitCode {
     let r = match cmd {
         Command::Info(a) => info::run(&a),
+        Command::Catalog(a) => catalog::run(&a),
         Command::Check(a) => check::run(&a),
         Command::Echo(a) => echo::run(&a),
         Command::Csv(a) => csv::run(&a),

@@ -3,6 +3,7 @@
 //! (typed code from a recording's definitions), `image` (camera messages to pixels), `log` (rosout over a recording), `find` (messages where a field meets a condition), `timing` (periods, gaps, stamp delays).
 
 pub mod arrow;
+pub mod catalog;
 pub mod check;
 pub mod csv;
 pub mod export;
