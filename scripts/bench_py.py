@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The Python package against the Python peers, side by side in one run.
 
-Usage: python3 scripts/bench_py.py [BAG_DIR]   (default: ./bench-bags, made by
+Usage: python3 scripts/bench_py.py [BAG_DIR] [--full]   (default: ./bench-bags, made by
        python3 ../shared/tools/gen_bench_bags.py --out bench-bags)
 Needs the package installed (`pip install ./python`) and the peers: rosbags (requirements of
 ../shared/tools) and rosbags-dataframe with pandas (`pip install rosbags-dataframe`; the series
@@ -11,8 +11,9 @@ row is left out without it).
   arrays (`Recording.series`) against rosbags-dataframe's `get_dataframe`;
 - the same three fields on two image-heavy bags (cameras, clouds, IMU): big_none.bag (1.5 GB,
   uncompressed) and medium_bz2.bag (bz2);
-- iterate and decode every message of /imu (100,000 `sensor_msgs/Imu`) and of a whole bag
-  (medium_bz2) with `messages()` and `.msg`, against rosbags' `AnyReader` with `deserialize`.
+- iterate and decode every message of /imu (100,000 `sensor_msgs/Imu`) and of whole bags
+  (big_none, medium_bz2; with --full also the 5,000,000 of many_small_lz4, six minutes for
+  rosbags) with `messages()` and `.msg`, against rosbags' `AnyReader` with `deserialize`.
 - one topic to Arrow: /imu (100,000 sensor_msgs/msg/Imu) and /sensors/point_04 (190,000
   PointStamped) of many_small_zstd.mcap (scripts/gen_bench_bags2.py) as a `pyarrow.Table`
   (`Recording.to_arrow`) against roboto-mcap-codec's `open_mcap_file` (a Rust MCAP-to-Arrow
@@ -142,7 +143,8 @@ def peak_iterate(who, path):
 
 
 def main():
-    bags = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / 'bench-bags'
+    args = [a for a in sys.argv[1:] if not a.startswith('--')]
+    bags = Path(args[0]) if args else ROOT / 'bench-bags'
     small, heavy = bags / 'many_small_lz4.bag', bags / 'medium_bz2.bag'
     big = bags / 'big_none.bag'
     rows = []
@@ -170,11 +172,17 @@ def main():
         assert n1 == n2
         rows.append((f'{name}: iterate and decode {topic} ({n1} messages)', t1, t2,
                      'rosbags AnyReader + deserialize'))
-    if heavy.exists():
-        t1, n1 = best(lambda: ours_iterate(heavy, None), runs=1)
-        t2, n2 = best(lambda: peer_iterate(heavy, None), runs=1)
+    whole = [('big_none', big), ('medium_bz2', heavy)]
+    if '--full' in sys.argv:
+        # 5 M messages: about 6 minutes for rosbags.
+        whole.insert(0, ('many_small_lz4', small))
+    for name, bag in whole:
+        if not bag.exists():
+            continue
+        t1, n1 = best(lambda: ours_iterate(bag, None), runs=1)
+        t2, n2 = best(lambda: peer_iterate(bag, None), runs=1)
         assert n1 == n2
-        rows.append((f'medium_bz2: iterate and decode every message ({n1})', t1, t2,
+        rows.append((f'{name}: iterate and decode every message ({n1})', t1, t2,
                      'rosbags AnyReader + deserialize'))
     zstd = bags / 'many_small_zstd.mcap'
     if zstd.exists():

@@ -228,10 +228,13 @@ impl Recording {
                 })
             })
             .map_err(to_py)?;
+        let n = bag.quick_summary().connections.len();
         Ok(Messages {
             bag,
             it: Mutex::new(it),
             raw,
+            ready: Mutex::new(std::collections::VecDeque::new()),
+            names: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
         })
     }
 
@@ -645,6 +648,10 @@ struct Messages {
     bag: Bag,
     it: Mutex<bagscope::iter::Messages>,
     raw: bool,
+    /// Messages taken from `it` and not yet handed out.
+    ready: Mutex<std::collections::VecDeque<bagscope::Result<bagscope::Message>>>,
+    /// Each connection's names as Python objects, made when its first message comes.
+    names: Vec<std::sync::OnceLock<Option<Arc<Names>>>>,
 }
 
 #[pymethods]
@@ -654,10 +661,38 @@ impl Messages {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Message> {
-        let next = py.detach(|| match self.it.lock() {
-            Ok(mut it) => it.next(),
+        // Messages are taken from the library's iterator a batch at a time, the GIL let go
+        // once per batch rather than once per message.
+        let next = match self.ready.lock() {
+            Ok(mut ready) => {
+                if ready.is_empty() {
+                    let mut batch = std::mem::take(&mut *ready);
+                    batch = py.detach(move || {
+                        match self.it.lock() {
+                            Ok(mut it) => {
+                                let mut bytes = 0usize;
+                                while batch.len() < 256 && bytes < (8 << 20) {
+                                    match it.next() {
+                                        Some(m) => {
+                                            bytes += m.as_ref().map_or(0, |m| m.data.len());
+                                            batch.push_back(m);
+                                        }
+                                        None => break,
+                                    }
+                                }
+                            }
+                            Err(_) => batch.push_back(Err(bagscope::Error::ThreadPanicked(
+                                "a message iterator",
+                            ))),
+                        }
+                        batch
+                    });
+                    *ready = batch;
+                }
+                ready.pop_front()
+            }
             Err(_) => Some(Err(bagscope::Error::ThreadPanicked("a message iterator"))),
-        });
+        };
         let m = match next {
             None => return Err(PyStopIteration::new_err(())),
             Some(r) => r.map_err(to_py)?,
@@ -678,12 +713,20 @@ impl Messages {
                     .map_err(|e| to_py(e.into())),
             )
         };
+        let names = match &plan {
+            Some(Ok(p)) => self.names.get(m.conn).and_then(|cell| {
+                cell.get_or_init(|| Names::new(py, &p.def).ok().map(Arc::new))
+                    .clone()
+            }),
+            _ => None,
+        };
         Ok(Message {
             topic,
             time_ns: m.time_ns,
             conn: m.conn,
             data: m.data.detach(),
             plan: plan.map(|p| p.map_err(|e| e.to_string())),
+            names,
             msg: std::sync::OnceLock::new(),
         })
     }
@@ -703,6 +746,8 @@ struct Message {
     conn: usize,
     data: bagscope::Bytes,
     plan: Option<Result<Arc<Plan>, String>>,
+    /// The connection's names as Python objects, shared by its messages.
+    names: Option<Arc<Names>>,
     msg: std::sync::OnceLock<Py<PyAny>>,
 }
 
@@ -726,10 +771,17 @@ impl Message {
             Some(Ok(p)) => p,
             Some(Err(e)) => return Err(DefinitionError::new_err(e.clone())),
         };
-        let node = py
-            .detach(|| plan.decode(&self.data))
-            .map_err(|e| to_py(e.into()))?;
-        let v = to_python(py, &plan.def, &node.value)?;
+        // A small message decodes faster than the GIL is let go and taken back.
+        let node = if self.data.len() < 64 * 1024 {
+            plan.decode(&self.data)
+        } else {
+            py.detach(|| plan.decode(&self.data))
+        }
+        .map_err(|e| to_py(e.into()))?;
+        let v = match &self.names {
+            Some(n) => to_python_with(py, &plan.def, n, &node.value)?,
+            None => to_python(py, &plan.def, &node.value)?,
+        };
         let _ = self.msg.set(v.clone_ref(py));
         Ok(v)
     }
@@ -749,7 +801,7 @@ impl Message {
 struct Msg {
     /// The type's name (`geometry_msgs/Vector3`).
     #[pyo3(get)]
-    __msgtype__: String,
+    __msgtype__: Py<pyo3::types::PyString>,
     fields: Py<PyDict>,
     /// The type's constants (`Log.ERROR`), attributes too but not fields.
     constants: Option<Py<PyDict>>,
@@ -768,7 +820,7 @@ impl Msg {
         }
         Err(PyAttributeError::new_err(format!(
             "{} has no field {name:?}",
-            self.__msgtype__
+            self.__msgtype__.bind(py)
         )))
     }
 
@@ -806,7 +858,11 @@ impl Msg {
         match other.cast::<Msg>() {
             Ok(o) => {
                 let o = o.get();
-                Ok(self.__msgtype__ == o.__msgtype__
+                Ok(self
+                    .__msgtype__
+                    .bind(py)
+                    .as_any()
+                    .eq(o.__msgtype__.bind(py))?
                     && self.to_dict(py)?.bind(py).eq(o.to_dict(py)?)?)
             }
             Err(_) => Ok(false),
@@ -819,7 +875,11 @@ impl Msg {
         for (k, v) in d.iter() {
             parts.push(format!("{}={}", k, v.repr()?));
         }
-        Ok(format!("{}({})", self.__msgtype__, parts.join(", ")))
+        Ok(format!(
+            "{}({})",
+            self.__msgtype__.bind(py),
+            parts.join(", ")
+        ))
     }
 }
 
@@ -839,19 +899,19 @@ fn plain(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
 }
 
 fn msg(py: Python<'_>, ty: &str, fields: Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
-    msg_with(py, ty, fields, None)
+    msg_with(py, &pyo3::types::PyString::intern(py, ty), fields, None)
 }
 
 fn msg_with(
     py: Python<'_>,
-    ty: &str,
+    ty: &Bound<'_, pyo3::types::PyString>,
     fields: Bound<'_, PyDict>,
     constants: Option<Py<PyDict>>,
 ) -> PyResult<Py<PyAny>> {
     Ok(Py::new(
         py,
         Msg {
-            __msgtype__: ty.to_string(),
+            __msgtype__: ty.clone().unbind(),
             fields: fields.unbind(),
             constants,
         },
@@ -951,7 +1011,49 @@ fn prims_to_numpy(py: Python<'_>, p: Primitive, le: &[u8]) -> PyResult<Py<PyAny>
 /// A decoded value as Python: numbers, `str` (invalid UTF-8 replaced), `bytes` for `uint8[]`,
 /// numpy arrays for other numeric arrays, lists, `Msg` for messages and for `time`/`duration`
 /// (`sec`, `nanosec`, as rosbags names them).
+/// A definition's field names and constants as Python objects, made once per connection (a
+/// message's conversion then makes no key strings and no constants' dicts of its own).
+struct Names {
+    types: Vec<Py<pyo3::types::PyString>>,
+    fields: Vec<Vec<Py<pyo3::types::PyString>>>,
+    constants: Vec<Option<Py<PyDict>>>,
+}
+
+impl Names {
+    fn new(py: Python<'_>, def: &MsgDef) -> PyResult<Names> {
+        Ok(Names {
+            types: def
+                .types
+                .iter()
+                .map(|t| pyo3::types::PyString::intern(py, &t.name).unbind())
+                .collect(),
+            fields: def
+                .types
+                .iter()
+                .map(|t| {
+                    t.fields
+                        .iter()
+                        .map(|f| pyo3::types::PyString::intern(py, &f.name).unbind())
+                        .collect()
+                })
+                .collect(),
+            constants: def
+                .types
+                .iter()
+                .map(|t| constants(py, t))
+                .collect::<PyResult<_>>()?,
+        })
+    }
+}
+
+/// A decoded value as Python objects (see [`to_python_with`]).
 fn to_python(py: Python<'_>, def: &MsgDef, v: &Value) -> PyResult<Py<PyAny>> {
+    to_python_with(py, def, &Names::new(py, def)?, v)
+}
+
+/// A decoded value as Python objects: messages as `Msg`, numeric arrays as numpy arrays,
+/// `uint8[]` as bytes, a ROS 1 time as a `Msg` with `sec` and `nanosec`.
+fn to_python_with(py: Python<'_>, def: &MsgDef, names: &Names, v: &Value) -> PyResult<Py<PyAny>> {
     Ok(match v {
         Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
         Value::I8(x) => x.into_pyobject(py)?.into_any().unbind(),
@@ -970,14 +1072,14 @@ fn to_python(py: Python<'_>, def: &MsgDef, v: &Value) -> PyResult<Py<PyAny>> {
             .unbind(),
         Value::Time { sec, nsec } => {
             let d = PyDict::new(py);
-            d.set_item("sec", sec)?;
-            d.set_item("nanosec", nsec)?;
+            d.set_item(pyo3::intern!(py, "sec"), sec)?;
+            d.set_item(pyo3::intern!(py, "nanosec"), nsec)?;
             msg(py, "builtin_interfaces/Time", d)?
         }
         Value::Duration { sec, nsec } => {
             let d = PyDict::new(py);
-            d.set_item("sec", sec)?;
-            d.set_item("nanosec", nsec)?;
+            d.set_item(pyo3::intern!(py, "sec"), sec)?;
+            d.set_item(pyo3::intern!(py, "nanosec"), nsec)?;
             msg(py, "builtin_interfaces/Duration", d)?
         }
         Value::Bytes(b) => PyBytes::new(py, b).into_any().unbind(),
@@ -985,7 +1087,7 @@ fn to_python(py: Python<'_>, def: &MsgDef, v: &Value) -> PyResult<Py<PyAny>> {
         Value::Array(items) => {
             let out = PyList::empty(py);
             for n in items {
-                out.append(to_python(py, def, &n.value)?)?;
+                out.append(to_python_with(py, def, names, &n.value)?)?;
             }
             out.into_any().unbind()
         }
@@ -995,10 +1097,21 @@ fn to_python(py: Python<'_>, def: &MsgDef, v: &Value) -> PyResult<Py<PyAny>> {
                 .get(*ty)
                 .ok_or_else(|| Error::new_err(format!("no type {ty} in the definition")))?;
             let d = PyDict::new(py);
-            for (f, n) in t.fields.iter().zip(fields) {
-                d.set_item(&f.name, to_python(py, def, &n.value)?)?;
+            let keys = names
+                .fields
+                .get(*ty)
+                .ok_or_else(|| Error::new_err(format!("no type {ty} in the definition")))?;
+            for (k, n) in keys.iter().zip(fields) {
+                d.set_item(k.bind(py), to_python_with(py, def, names, &n.value)?)?;
             }
-            msg_with(py, &t.name, d, constants(py, t)?)?
+            let consts = names
+                .constants
+                .get(*ty)
+                .and_then(|c| c.as_ref().map(|c| c.clone_ref(py)));
+            match names.types.get(*ty) {
+                Some(name) => msg_with(py, name.bind(py), d, consts)?,
+                None => msg_with(py, &pyo3::types::PyString::new(py, &t.name), d, consts)?,
+            }
         }
     })
 }
