@@ -235,6 +235,7 @@ impl Recording {
             raw,
             ready: Mutex::new(std::collections::VecDeque::new()),
             names: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
+            topics: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
         })
     }
 
@@ -652,6 +653,8 @@ struct Messages {
     ready: Mutex<std::collections::VecDeque<bagscope::Result<bagscope::Message>>>,
     /// Each connection's names as Python objects, made when its first message comes.
     names: Vec<std::sync::OnceLock<Option<Arc<Names>>>>,
+    /// Each connection's topic as a Python string, likewise.
+    topics: Vec<std::sync::OnceLock<Py<pyo3::types::PyString>>>,
 }
 
 #[pymethods]
@@ -697,12 +700,16 @@ impl Messages {
             None => return Err(PyStopIteration::new_err(())),
             Some(r) => r.map_err(to_py)?,
         };
-        let s = self.bag.quick_summary();
-        let topic = s
-            .connections
-            .get(m.conn)
-            .map(|c| c.topic.clone())
-            .unwrap_or_default();
+        let topic = match self.topics.get(m.conn) {
+            Some(cell) => cell
+                .get_or_init(|| {
+                    let s = self.bag.quick_summary();
+                    let name = s.connections.get(m.conn).map_or("", |c| c.topic.as_str());
+                    pyo3::types::PyString::intern(py, name).unbind()
+                })
+                .clone_ref(py),
+            None => pyo3::types::PyString::new(py, "").unbind(),
+        };
         let plan = if self.raw {
             None
         } else {
@@ -737,7 +744,7 @@ impl Messages {
 #[pyclass(module = "bagscope", frozen)]
 struct Message {
     #[pyo3(get)]
-    topic: String,
+    topic: Py<pyo3::types::PyString>,
     /// Receive time, ns since the epoch.
     #[pyo3(get)]
     time_ns: u64,
@@ -779,7 +786,7 @@ impl Message {
         }
         .map_err(|e| to_py(e.into()))?;
         let v = match &self.names {
-            Some(n) => to_python_with(py, &plan.def, n, &node.value)?,
+            Some(n) => to_python_with(py, n, &node.value)?,
             None => to_python(py, &plan.def, &node.value)?,
         };
         let _ = self.msg.set(v.clone_ref(py));
@@ -796,47 +803,108 @@ impl Message {
     }
 }
 
-/// A decoded message: its fields as attributes (and items), its type as `__msgtype__`.
-#[pyclass(module = "bagscope", frozen)]
-struct Msg {
-    /// The type's name (`geometry_msgs/Vector3`).
-    #[pyo3(get)]
-    __msgtype__: Py<pyo3::types::PyString>,
-    fields: Py<PyDict>,
+/// A message type as Python objects, shared by every `Msg` of it: its name, its field names
+/// and where each is, its constants.
+struct Shape {
+    name: Py<pyo3::types::PyString>,
+    keys: Vec<Py<pyo3::types::PyString>>,
+    /// Field name → position in `keys` (and in a `Msg`'s values).
+    index: Py<PyDict>,
     /// The type's constants (`Log.ERROR`), attributes too but not fields.
     constants: Option<Py<PyDict>>,
 }
 
+impl Shape {
+    fn new(
+        py: Python<'_>,
+        name: &str,
+        keys: &[&str],
+        constants: Option<Py<PyDict>>,
+    ) -> PyResult<Shape> {
+        let index = PyDict::new(py);
+        let keys: Vec<Py<pyo3::types::PyString>> = keys
+            .iter()
+            .map(|k| pyo3::types::PyString::intern(py, k).unbind())
+            .collect();
+        for (i, k) in keys.iter().enumerate() {
+            index.set_item(k.bind(py), i)?;
+        }
+        Ok(Shape {
+            name: pyo3::types::PyString::intern(py, name).unbind(),
+            keys,
+            index: index.unbind(),
+            constants,
+        })
+    }
+}
+
+/// A decoded message: its fields as attributes (and items), its type as `__msgtype__`.
+#[pyclass(module = "bagscope", frozen)]
+struct Msg {
+    shape: Arc<Shape>,
+    /// The fields' values, in definition order.
+    values: Py<pyo3::types::PyTuple>,
+}
+
+impl Msg {
+    /// The value of field `name`, if the type has one.
+    fn field(&self, py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
+        match self.shape.index.bind(py).get_item(name)? {
+            Some(i) => Ok(Some(
+                self.values
+                    .bind(py)
+                    .get_item(i.extract::<usize>()?)?
+                    .unbind(),
+            )),
+            None => Ok(None),
+        }
+    }
+}
+
 #[pymethods]
 impl Msg {
-    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        if let Some(v) = self.fields.bind(py).get_item(name)? {
-            return Ok(v.unbind());
+    /// The type's name (`geometry_msgs/Vector3`).
+    #[getter]
+    fn __msgtype__(&self, py: Python<'_>) -> Py<pyo3::types::PyString> {
+        self.shape.name.clone_ref(py)
+    }
+
+    fn __getattr__(
+        &self,
+        py: Python<'_>,
+        name: &Bound<'_, pyo3::types::PyString>,
+    ) -> PyResult<Py<PyAny>> {
+        if let Some(v) = self.field(py, name.as_any())? {
+            return Ok(v);
         }
-        if let Some(c) = &self.constants {
+        if let Some(c) = &self.shape.constants {
             if let Some(v) = c.bind(py).get_item(name)? {
                 return Ok(v.unbind());
             }
         }
         Err(PyAttributeError::new_err(format!(
-            "{} has no field {name:?}",
-            self.__msgtype__.bind(py)
+            "{} has no field {:?}",
+            self.shape.name.bind(py),
+            name.to_string()
         )))
     }
 
-    fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        match self.fields.bind(py).get_item(name)? {
-            Some(v) => Ok(v.unbind()),
+    fn __getitem__(
+        &self,
+        py: Python<'_>,
+        name: &Bound<'_, pyo3::types::PyString>,
+    ) -> PyResult<Py<PyAny>> {
+        match self.field(py, name.as_any())? {
+            Some(v) => Ok(v),
             None => Err(PyKeyError::new_err(name.to_string())),
         }
     }
 
     fn __dir__(&self, py: Python<'_>) -> Vec<String> {
-        self.fields
-            .bind(py)
-            .keys()
+        self.shape
+            .keys
             .iter()
-            .filter_map(|k| k.extract::<String>().ok())
+            .map(|k| k.bind(py).to_string())
             .collect()
     }
 
@@ -848,8 +916,8 @@ impl Msg {
     /// The message as plain dicts and lists (numeric arrays stay numpy arrays, `uint8[]` bytes).
     fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let out = PyDict::new(py);
-        for (k, v) in self.fields.bind(py).iter() {
-            out.set_item(k, plain(py, &v)?)?;
+        for (k, v) in self.shape.keys.iter().zip(self.values.bind(py).iter()) {
+            out.set_item(k.bind(py), plain(py, &v)?)?;
         }
         Ok(out.into_any().unbind())
     }
@@ -859,10 +927,11 @@ impl Msg {
             Ok(o) => {
                 let o = o.get();
                 Ok(self
-                    .__msgtype__
+                    .shape
+                    .name
                     .bind(py)
                     .as_any()
-                    .eq(o.__msgtype__.bind(py))?
+                    .eq(o.shape.name.bind(py))?
                     && self.to_dict(py)?.bind(py).eq(o.to_dict(py)?)?)
             }
             Err(_) => Ok(false),
@@ -870,14 +939,13 @@ impl Msg {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let d = self.fields.bind(py);
         let mut parts = Vec::new();
-        for (k, v) in d.iter() {
-            parts.push(format!("{}={}", k, v.repr()?));
+        for (k, v) in self.shape.keys.iter().zip(self.values.bind(py).iter()) {
+            parts.push(format!("{}={}", k.bind(py), v.repr()?));
         }
         Ok(format!(
             "{}({})",
-            self.__msgtype__.bind(py),
+            self.shape.name.bind(py),
             parts.join(", ")
         ))
     }
@@ -898,22 +966,13 @@ fn plain(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     Ok(v.clone().unbind())
 }
 
-fn msg(py: Python<'_>, ty: &str, fields: Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
-    msg_with(py, &pyo3::types::PyString::intern(py, ty), fields, None)
-}
-
-fn msg_with(
-    py: Python<'_>,
-    ty: &Bound<'_, pyo3::types::PyString>,
-    fields: Bound<'_, PyDict>,
-    constants: Option<Py<PyDict>>,
-) -> PyResult<Py<PyAny>> {
+/// A `Msg` of `shape` with `values` in its fields' order.
+fn msg(py: Python<'_>, shape: &Arc<Shape>, values: Vec<Py<PyAny>>) -> PyResult<Py<PyAny>> {
     Ok(Py::new(
         py,
         Msg {
-            __msgtype__: ty.clone().unbind(),
-            fields: fields.unbind(),
-            constants,
+            shape: shape.clone(),
+            values: pyo3::types::PyTuple::new(py, values)?.unbind(),
         },
     )?
     .into_any())
@@ -951,7 +1010,7 @@ fn constants(
 }
 
 /// A little-endian array of primitives as a numpy array of their type.
-fn prims_to_numpy(py: Python<'_>, p: Primitive, le: &[u8]) -> PyResult<Py<PyAny>> {
+fn prims_to_numpy(py: Python<'_>, p: Primitive, le: &[u8], names: &Names) -> PyResult<Py<PyAny>> {
     macro_rules! arr {
         ($t:ty, $n:expr) => {
             PyArray1::from_vec(
@@ -983,24 +1042,27 @@ fn prims_to_numpy(py: Python<'_>, p: Primitive, le: &[u8]) -> PyResult<Py<PyAny>
         // Times and durations are arrays of Msg (sec, nanosec).
         Primitive::Time | Primitive::Duration => {
             let out = PyList::empty(py);
-            let name = if p == Primitive::Time {
-                "builtin_interfaces/Time"
+            let shape = if p == Primitive::Time {
+                &names.time
             } else {
-                "builtin_interfaces/Duration"
+                &names.duration
             };
             for b in le.chunks_exact(8) {
-                let d = PyDict::new(py);
                 let (s, n) = (&b[..4], &b[4..]);
                 let s = <[u8; 4]>::try_from(s).unwrap_or([0; 4]);
                 let n = <[u8; 4]>::try_from(n).unwrap_or([0; 4]);
-                if p == Primitive::Time {
-                    d.set_item("sec", u32::from_le_bytes(s))?;
-                    d.set_item("nanosec", u32::from_le_bytes(n))?;
+                let values = if p == Primitive::Time {
+                    vec![
+                        u32::from_le_bytes(s).into_pyobject(py)?.into_any().unbind(),
+                        u32::from_le_bytes(n).into_pyobject(py)?.into_any().unbind(),
+                    ]
                 } else {
-                    d.set_item("sec", i32::from_le_bytes(s))?;
-                    d.set_item("nanosec", i32::from_le_bytes(n))?;
-                }
-                out.append(msg(py, name, d)?)?;
+                    vec![
+                        i32::from_le_bytes(s).into_pyobject(py)?.into_any().unbind(),
+                        i32::from_le_bytes(n).into_pyobject(py)?.into_any().unbind(),
+                    ]
+                };
+                out.append(msg(py, shape, values)?)?;
             }
             out.into_any().unbind()
         }
@@ -1014,9 +1076,10 @@ fn prims_to_numpy(py: Python<'_>, p: Primitive, le: &[u8]) -> PyResult<Py<PyAny>
 /// A definition's field names and constants as Python objects, made once per connection (a
 /// message's conversion then makes no key strings and no constants' dicts of its own).
 struct Names {
-    types: Vec<Py<pyo3::types::PyString>>,
-    fields: Vec<Vec<Py<pyo3::types::PyString>>>,
-    constants: Vec<Option<Py<PyDict>>>,
+    types: Vec<Arc<Shape>>,
+    /// A ROS 1 `time` and `duration`, as `Msg`s with `sec` and `nanosec`.
+    time: Arc<Shape>,
+    duration: Arc<Shape>,
 }
 
 impl Names {
@@ -1025,35 +1088,35 @@ impl Names {
             types: def
                 .types
                 .iter()
-                .map(|t| pyo3::types::PyString::intern(py, &t.name).unbind())
-                .collect(),
-            fields: def
-                .types
-                .iter()
                 .map(|t| {
-                    t.fields
-                        .iter()
-                        .map(|f| pyo3::types::PyString::intern(py, &f.name).unbind())
-                        .collect()
+                    let keys: Vec<&str> = t.fields.iter().map(|f| f.name.as_str()).collect();
+                    Ok(Arc::new(Shape::new(py, &t.name, &keys, constants(py, t)?)?))
                 })
-                .collect(),
-            constants: def
-                .types
-                .iter()
-                .map(|t| constants(py, t))
                 .collect::<PyResult<_>>()?,
+            time: Arc::new(Shape::new(
+                py,
+                "builtin_interfaces/Time",
+                &["sec", "nanosec"],
+                None,
+            )?),
+            duration: Arc::new(Shape::new(
+                py,
+                "builtin_interfaces/Duration",
+                &["sec", "nanosec"],
+                None,
+            )?),
         })
     }
 }
 
 /// A decoded value as Python objects (see [`to_python_with`]).
 fn to_python(py: Python<'_>, def: &MsgDef, v: &Value) -> PyResult<Py<PyAny>> {
-    to_python_with(py, def, &Names::new(py, def)?, v)
+    to_python_with(py, &Names::new(py, def)?, v)
 }
 
 /// A decoded value as Python objects: messages as `Msg`, numeric arrays as numpy arrays,
 /// `uint8[]` as bytes, a ROS 1 time as a `Msg` with `sec` and `nanosec`.
-fn to_python_with(py: Python<'_>, def: &MsgDef, names: &Names, v: &Value) -> PyResult<Py<PyAny>> {
+fn to_python_with(py: Python<'_>, names: &Names, v: &Value) -> PyResult<Py<PyAny>> {
     Ok(match v {
         Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
         Value::I8(x) => x.into_pyobject(py)?.into_any().unbind(),
@@ -1070,48 +1133,41 @@ fn to_python_with(py: Python<'_>, def: &MsgDef, names: &Names, v: &Value) -> PyR
             .into_pyobject(py)?
             .into_any()
             .unbind(),
-        Value::Time { sec, nsec } => {
-            let d = PyDict::new(py);
-            d.set_item(pyo3::intern!(py, "sec"), sec)?;
-            d.set_item(pyo3::intern!(py, "nanosec"), nsec)?;
-            msg(py, "builtin_interfaces/Time", d)?
-        }
-        Value::Duration { sec, nsec } => {
-            let d = PyDict::new(py);
-            d.set_item(pyo3::intern!(py, "sec"), sec)?;
-            d.set_item(pyo3::intern!(py, "nanosec"), nsec)?;
-            msg(py, "builtin_interfaces/Duration", d)?
-        }
+        Value::Time { sec, nsec } => msg(
+            py,
+            &names.time,
+            vec![
+                sec.into_pyobject(py)?.into_any().unbind(),
+                nsec.into_pyobject(py)?.into_any().unbind(),
+            ],
+        )?,
+        Value::Duration { sec, nsec } => msg(
+            py,
+            &names.duration,
+            vec![
+                sec.into_pyobject(py)?.into_any().unbind(),
+                nsec.into_pyobject(py)?.into_any().unbind(),
+            ],
+        )?,
         Value::Bytes(b) => PyBytes::new(py, b).into_any().unbind(),
-        Value::Prims(p, le) => prims_to_numpy(py, *p, le)?,
+        Value::Prims(p, le) => prims_to_numpy(py, *p, le, names)?,
         Value::Array(items) => {
             let out = PyList::empty(py);
             for n in items {
-                out.append(to_python_with(py, def, names, &n.value)?)?;
+                out.append(to_python_with(py, names, &n.value)?)?;
             }
             out.into_any().unbind()
         }
         Value::Message { ty, fields } => {
-            let t = def
+            let shape = names
                 .types
                 .get(*ty)
                 .ok_or_else(|| Error::new_err(format!("no type {ty} in the definition")))?;
-            let d = PyDict::new(py);
-            let keys = names
-                .fields
-                .get(*ty)
-                .ok_or_else(|| Error::new_err(format!("no type {ty} in the definition")))?;
-            for (k, n) in keys.iter().zip(fields) {
-                d.set_item(k.bind(py), to_python_with(py, def, names, &n.value)?)?;
-            }
-            let consts = names
-                .constants
-                .get(*ty)
-                .and_then(|c| c.as_ref().map(|c| c.clone_ref(py)));
-            match names.types.get(*ty) {
-                Some(name) => msg_with(py, name.bind(py), d, consts)?,
-                None => msg_with(py, &pyo3::types::PyString::new(py, &t.name), d, consts)?,
-            }
+            let values = fields
+                .iter()
+                .map(|n| to_python_with(py, names, &n.value))
+                .collect::<PyResult<Vec<_>>>()?;
+            msg(py, shape, values)?
         }
     })
 }
