@@ -119,9 +119,21 @@ impl Decoder<'_, '_> {
                 Value::String(b.to_vec())
             }
             _ => {
+                // One value: read in place (no buffer), its bytes swapped on a stack copy when
+                // the CDR data is big-endian.
                 let sz = p.size().unwrap_or(0);
-                let b = self.prims(p, sz, 1)?;
-                read_prim(p, &b)
+                let swap = self.be && self.plan.is_cdr() && sz > 1;
+                let b = self.take(sz)?;
+                if swap {
+                    let mut a = [0u8; 8];
+                    a[..sz].copy_from_slice(b);
+                    for c in a[..sz].chunks_exact_mut(prim_align(p)) {
+                        c.reverse();
+                    }
+                    read_prim(p, &a[..sz])
+                } else {
+                    read_prim(p, b)
+                }
             }
         };
         Ok(Node {
