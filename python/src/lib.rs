@@ -236,6 +236,7 @@ impl Recording {
             ready: Mutex::new(std::collections::VecDeque::new()),
             names: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
             topics: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
+            plans: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
         })
     }
 
@@ -655,6 +656,8 @@ struct Messages {
     names: Vec<std::sync::OnceLock<Option<Arc<Names>>>>,
     /// Each connection's topic as a Python string, likewise.
     topics: Vec<std::sync::OnceLock<Py<pyo3::types::PyString>>>,
+    /// Each connection's plan (or why it has none), likewise.
+    plans: Vec<std::sync::OnceLock<Result<Arc<Plan>, String>>>,
 }
 
 #[pymethods]
@@ -713,12 +716,18 @@ impl Messages {
         let plan = if self.raw {
             None
         } else {
-            Some(
-                self.bag
-                    .plan(m.conn)
-                    .map(|(p, _)| p)
-                    .map_err(|e| to_py(e.into())),
-            )
+            // Each connection's plan looked up once.
+            Some(match self.plans.get(m.conn) {
+                Some(cell) => cell
+                    .get_or_init(|| {
+                        self.bag
+                            .plan(m.conn)
+                            .map(|(p, _)| p)
+                            .map_err(|e| e.to_string())
+                    })
+                    .clone(),
+                None => Err(format!("no connection {}", m.conn)),
+            })
         };
         let names = match &plan {
             Some(Ok(p)) => self.names.get(m.conn).and_then(|cell| {
@@ -732,7 +741,7 @@ impl Messages {
             time_ns: m.time_ns,
             conn: m.conn,
             data: m.data.detach(),
-            plan: plan.map(|p| p.map_err(|e| e.to_string())),
+            plan,
             names,
             msg: std::sync::OnceLock::new(),
         })
@@ -778,16 +787,22 @@ impl Message {
             Some(Ok(p)) => p,
             Some(Err(e)) => return Err(DefinitionError::new_err(e.clone())),
         };
-        // A small message decodes faster than the GIL is let go and taken back.
-        let node = if self.data.len() < 64 * 1024 {
-            plan.decode(&self.data)
-        } else {
-            py.detach(|| plan.decode(&self.data))
-        }
-        .map_err(|e| to_py(e.into()))?;
         let v = match &self.names {
-            Some(n) => to_python_with(py, n, &node.value)?,
-            None => to_python(py, &plan.def, &node.value)?,
+            // A small message is built into Python objects straight from its bytes, holding
+            // the GIL (faster than letting it go and taking it back).
+            Some(names) if self.data.len() < 64 * 1024 => plan
+                .decode_with(&self.data, &mut PyBuild { py, names })
+                .map_err(|e| to_py(e.into()))??,
+            // A large one is decoded with the GIL let go, then converted.
+            _ => {
+                let node = py
+                    .detach(|| plan.decode(&self.data))
+                    .map_err(|e| to_py(e.into()))?;
+                match &self.names {
+                    Some(n) => to_python_with(py, n, &node.value)?,
+                    None => to_python(py, &plan.def, &node.value)?,
+                }
+            }
         };
         let _ = self.msg.set(v.clone_ref(py));
         Ok(v)
@@ -1106,6 +1121,66 @@ impl Names {
                 None,
             )?),
         })
+    }
+}
+
+/// Builds Python objects straight from a message's bytes, as [`to_python_with`] makes them from
+/// the value tree.
+struct PyBuild<'py, 'n> {
+    py: Python<'py>,
+    names: &'n Names,
+}
+
+impl bagscope::encoding::Build for PyBuild<'_, '_> {
+    type Out = PyResult<Py<PyAny>>;
+    fn prim(&mut self, value: Value, _: u32, _: u32) -> Self::Out {
+        to_python_with(self.py, self.names, &value)
+    }
+    fn string(&mut self, bytes: &[u8], _: u32, _: u32) -> Self::Out {
+        Ok(String::from_utf8_lossy(bytes)
+            .into_pyobject(self.py)?
+            .into_any()
+            .unbind())
+    }
+    fn bytes(&mut self, bytes: &[u8], _: u32, _: u32) -> Self::Out {
+        Ok(PyBytes::new(self.py, bytes).into_any().unbind())
+    }
+    fn prims(&mut self, p: Primitive, le: &[u8], _: u32, _: u32) -> Self::Out {
+        prims_to_numpy(self.py, p, le, self.names)
+    }
+    fn array(&mut self, items: Vec<Self::Out>, _: u32, _: u32) -> Self::Out {
+        let out = PyList::empty(self.py);
+        for x in items {
+            out.append(x?)?;
+        }
+        Ok(out.into_any().unbind())
+    }
+    fn message(&mut self, ty: usize, fields: Vec<Self::Out>, _: u32, _: u32) -> Self::Out {
+        let shape = self
+            .names
+            .types
+            .get(ty)
+            .ok_or_else(|| Error::new_err(format!("no type {ty} in the definition")))?;
+        // The fields straight into the tuple (no second vector), once none failed.
+        if let Some(e) = fields.iter().position(Result::is_err) {
+            return fields
+                .into_iter()
+                .nth(e)
+                .unwrap_or_else(|| Ok(self.py.None()));
+        }
+        let py = self.py;
+        let values = pyo3::types::PyTuple::new(
+            py,
+            fields.into_iter().map(|x| x.unwrap_or_else(|_| py.None())),
+        )?;
+        Ok(Py::new(
+            py,
+            Msg {
+                shape: shape.clone(),
+                values: values.unbind(),
+            },
+        )?
+        .into_any())
     }
 }
 

@@ -34,7 +34,7 @@ impl<'p, 'd> Decoder<'p, 'd> {
     }
 }
 
-impl Decoder<'_, '_> {
+impl<'p, 'd> Decoder<'p, 'd> {
     pub(super) fn err(&self, reason: String) -> DecodeError {
         let mut path = String::new();
         for p in &self.path {
@@ -57,12 +57,14 @@ impl Decoder<'_, '_> {
         }
     }
 
-    pub(super) fn take(&mut self, n: usize) -> Result<&[u8], DecodeError> {
+    /// The next `n` bytes of the message (borrowed from the message, not the decoder).
+    pub(super) fn take(&mut self, n: usize) -> Result<&'d [u8], DecodeError> {
         let avail = self.data.len() - self.pos;
         if n > avail {
             return Err(self.err(format!("needs {n} bytes, only {avail} left in the message")));
         }
-        let s = &self.data[self.pos..self.pos + n];
+        let data: &'d [u8] = self.data;
+        let s = &data[self.pos..self.pos + n];
         self.pos += n;
         Ok(s)
     }
@@ -79,68 +81,46 @@ impl Decoder<'_, '_> {
         })
     }
 
-    /// Reads `count` values of `p` (fixed size `sz`) as little-endian bytes.
-    pub(super) fn prims(
-        &mut self,
-        p: Primitive,
-        sz: usize,
-        count: usize,
-    ) -> Result<Vec<u8>, DecodeError> {
-        if count > 0 {
-            self.align(prim_align(p))?;
-        }
-        let be = self.be && self.plan.is_cdr();
-        let b = self.take(count * sz)?;
-        if !be || sz == 1 {
-            return Ok(b.to_vec());
-        }
-        let mut v = b.to_vec();
-        let unit = prim_align(p);
-        for c in v.chunks_exact_mut(unit) {
-            c.reverse();
-        }
-        Ok(v)
+    pub(super) fn prim(&mut self, p: Primitive) -> Result<Node, DecodeError> {
+        self.prim_with(p, &mut Nodes)
     }
 
-    pub(super) fn prim(&mut self, p: Primitive) -> Result<Node, DecodeError> {
+    fn prim_with<B: Build>(&mut self, p: Primitive, b: &mut B) -> Result<B::Out, DecodeError> {
         self.align(prim_align(p))?;
         let start = self.pos as u32;
-        let value = match p {
+        match p {
             Primitive::String => {
                 let n = self.u32()? as usize;
                 let cdr = self.plan.is_cdr();
-                let b = self.take(n)?;
+                let bytes = self.take(n)?;
                 // CDR strings count and carry their terminating NUL.
-                let b = if cdr {
-                    b.strip_suffix(&[0]).unwrap_or(b)
+                let bytes = if cdr {
+                    bytes.strip_suffix(&[0]).unwrap_or(bytes)
                 } else {
-                    b
+                    bytes
                 };
-                Value::String(b.to_vec())
+                let end = self.pos as u32;
+                Ok(b.string(bytes, start, end))
             }
             _ => {
                 // One value: read in place (no buffer), its bytes swapped on a stack copy when
                 // the CDR data is big-endian.
                 let sz = p.size().unwrap_or(0);
                 let swap = self.be && self.plan.is_cdr() && sz > 1;
-                let b = self.take(sz)?;
-                if swap {
+                let bytes = self.take(sz)?;
+                let value = if swap {
                     let mut a = [0u8; 8];
-                    a[..sz].copy_from_slice(b);
+                    a[..sz].copy_from_slice(bytes);
                     for c in a[..sz].chunks_exact_mut(prim_align(p)) {
                         c.reverse();
                     }
                     read_prim(p, &a[..sz])
                 } else {
-                    read_prim(p, b)
-                }
+                    read_prim(p, bytes)
+                };
+                Ok(b.prim(value, start, self.pos as u32))
             }
-        };
-        Ok(Node {
-            value,
-            start,
-            end: self.pos as u32,
-        })
+        }
     }
 
     /// [`Self::message`] without the value: the same reads and checks, nothing kept.
@@ -206,7 +186,12 @@ impl Decoder<'_, '_> {
         Ok(())
     }
 
-    pub(super) fn message(&mut self, ty: usize) -> Result<Node, DecodeError> {
+    /// Message type `ty` at the current position, built by `b`.
+    pub(super) fn message_with<B: Build>(
+        &mut self,
+        ty: usize,
+        b: &mut B,
+    ) -> Result<B::Out, DecodeError> {
         let plan = self.plan;
         let start = self.pos as u32;
         let t = &plan.def.types[ty];
@@ -216,21 +201,17 @@ impl Decoder<'_, '_> {
         let mut fields = Vec::with_capacity(t.fields.len());
         for f in &t.fields {
             self.path.push(PathPart::Field(&f.name));
-            let n = self.field(f)?;
+            let n = self.field_with(f, b)?;
             self.path.pop();
             fields.push(n);
         }
-        Ok(Node {
-            value: Value::Message { ty, fields },
-            start,
-            end: self.pos as u32,
-        })
+        Ok(b.message(ty, fields, start, self.pos as u32))
     }
 
-    pub(super) fn scalar(&mut self, f: &Field) -> Result<Node, DecodeError> {
+    fn scalar_with<B: Build>(&mut self, f: &Field, b: &mut B) -> Result<B::Out, DecodeError> {
         match f.ty {
-            FieldType::Primitive(p) => self.prim(p),
-            FieldType::Message(j) => self.message(j),
+            FieldType::Primitive(p) => self.prim_with(p, b),
+            FieldType::Message(j) => self.message_with(j, b),
         }
     }
 
@@ -260,36 +241,132 @@ impl Decoder<'_, '_> {
         Ok(Some((count, fixed)))
     }
 
-    pub(super) fn field(&mut self, f: &Field) -> Result<Node, DecodeError> {
+    fn field_with<B: Build>(&mut self, f: &Field, b: &mut B) -> Result<B::Out, DecodeError> {
         let Some((count, fixed)) = self.array_head(f)? else {
-            return self.scalar(f);
+            return self.scalar_with(f, b);
         };
         let start = if f.array == ArrayKind::Variable {
             self.pos as u32 - 4
         } else {
             self.pos as u32
         };
-        let value = match (f.ty.clone(), fixed) {
+        match (f.ty.clone(), fixed) {
             (FieldType::Primitive(Primitive::U8), _) => {
-                Value::Bytes(self.take(count as usize)?.to_vec())
+                let bytes = self.take(count as usize)?;
+                let end = self.pos as u32;
+                Ok(b.bytes(bytes, start, end))
             }
             (FieldType::Primitive(p), Some(sz)) => {
-                Value::Prims(p, self.prims(p, sz, count as usize)?)
+                let count = count as usize;
+                if count > 0 {
+                    self.align(prim_align(p))?;
+                }
+                let swap = self.be && self.plan.is_cdr() && sz > 1;
+                let bytes = self.take(count * sz)?;
+                let end = self.pos as u32;
+                if swap {
+                    let mut v = bytes.to_vec();
+                    for c in v.chunks_exact_mut(prim_align(p)) {
+                        c.reverse();
+                    }
+                    Ok(b.prims(p, &v, start, end))
+                } else {
+                    Ok(b.prims(p, bytes, start, end))
+                }
             }
             _ => {
                 let mut items = Vec::with_capacity(count as usize);
                 for i in 0..count {
                     self.path.push(PathPart::Index(i));
-                    items.push(self.scalar(f)?);
+                    items.push(self.scalar_with(f, b)?);
                     self.path.pop();
                 }
-                Value::Array(items)
+                Ok(b.array(items, start, self.pos as u32))
             }
-        };
-        Ok(Node {
-            value,
+        }
+    }
+}
+
+/// What a decoded message is built into, as the decoder walks it: [`Node`]s (the value tree,
+/// each with its bytes' range), or another representation straight from the bytes (the Python
+/// package's objects) without the tree in between. `start..end` are the bytes of each value.
+pub trait Build {
+    /// What a value becomes.
+    type Out;
+    /// A fixed-size primitive (not a string).
+    fn prim(&mut self, value: Value, start: u32, end: u32) -> Self::Out;
+    /// A string: its bytes as stored (not necessarily UTF-8), without CDR's NUL.
+    fn string(&mut self, bytes: &[u8], start: u32, end: u32) -> Self::Out;
+    /// A `uint8[]`/`uint8[N]` array.
+    fn bytes(&mut self, bytes: &[u8], start: u32, end: u32) -> Self::Out;
+    /// An array of another fixed-size primitive, as little-endian bytes.
+    fn prims(&mut self, p: Primitive, le: &[u8], start: u32, end: u32) -> Self::Out;
+    /// An array of strings or messages.
+    fn array(&mut self, items: Vec<Self::Out>, start: u32, end: u32) -> Self::Out;
+    /// A message of type `ty` (an index into the definition's types), its fields in order.
+    fn message(&mut self, ty: usize, fields: Vec<Self::Out>, start: u32, end: u32) -> Self::Out;
+}
+
+/// Builds the value tree.
+pub(super) struct Nodes;
+
+impl Build for Nodes {
+    type Out = Node;
+    fn prim(&mut self, value: Value, start: u32, end: u32) -> Node {
+        Node { value, start, end }
+    }
+    fn string(&mut self, bytes: &[u8], start: u32, end: u32) -> Node {
+        Node {
+            value: Value::String(bytes.to_vec()),
             start,
-            end: self.pos as u32,
-        })
+            end,
+        }
+    }
+    fn bytes(&mut self, bytes: &[u8], start: u32, end: u32) -> Node {
+        Node {
+            value: Value::Bytes(bytes.to_vec()),
+            start,
+            end,
+        }
+    }
+    fn prims(&mut self, p: Primitive, le: &[u8], start: u32, end: u32) -> Node {
+        Node {
+            value: Value::Prims(p, le.to_vec()),
+            start,
+            end,
+        }
+    }
+    fn array(&mut self, items: Vec<Node>, start: u32, end: u32) -> Node {
+        Node {
+            value: Value::Array(items),
+            start,
+            end,
+        }
+    }
+    fn message(&mut self, ty: usize, fields: Vec<Node>, start: u32, end: u32) -> Node {
+        Node {
+            value: Value::Message { ty, fields },
+            start,
+            end,
+        }
+    }
+}
+
+/// A value tree built again into `b` (for encodings decoded to the tree first: protobuf, JSON).
+pub(super) fn replay<B: Build>(n: &Node, b: &mut B) -> B::Out {
+    let (start, end) = (n.start, n.end);
+    match &n.value {
+        Value::String(s) => b.string(s, start, end),
+        Value::Bytes(s) => b.bytes(s, start, end),
+        Value::Prims(p, le) => b.prims(*p, le, start, end),
+        Value::Array(items) => {
+            let items = items.iter().map(|x| replay(x, b)).collect();
+            b.array(items, start, end)
+        }
+        Value::Message { ty, fields } => {
+            let fields = fields.iter().map(|x| replay(x, b)).collect();
+            b.message(*ty, fields, start, end)
+        }
+        v => b.prim(v.clone(), start, end),
     }
 }

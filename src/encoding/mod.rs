@@ -32,6 +32,8 @@ mod value;
 use cdr::prim_align;
 use decoder::Decoder;
 
+pub use decoder::Build;
+
 pub use extract::Extractor;
 pub use path::{leaf_paths, path_topic, FieldPath, Segment};
 pub use plan::{Plan, Wire};

@@ -317,15 +317,25 @@ impl Plan {
     /// Decodes a whole message. Trailing bytes after the last field are an error.
     pub fn decode(&self, data: &[u8]) -> Result<Node, DecodeError> {
         match &self.wire {
-            Wire::Protobuf(p) => return p.decode(&self.def, data),
-            Wire::Json => return json::decode(&self.def, data),
+            Wire::Protobuf(p) => p.decode(&self.def, data),
+            Wire::Json => json::decode(&self.def, data),
+            Wire::Ros1 | Wire::Cdr => self.decode_with(data, &mut decoder::Nodes),
+        }
+    }
+
+    /// Decodes a whole message into what `b` builds, straight from the bytes for ROS 1 and CDR
+    /// (protobuf and JSON through the value tree). Trailing bytes are an error, as for
+    /// [`Self::decode`].
+    pub fn decode_with<B: Build>(&self, data: &[u8], b: &mut B) -> Result<B::Out, DecodeError> {
+        match &self.wire {
+            Wire::Protobuf(_) | Wire::Json => return Ok(decoder::replay(&self.decode(data)?, b)),
             Wire::Ros1 | Wire::Cdr => {}
         }
         let mut d = Decoder::new(self, data);
         if self.is_cdr() {
             d.cdr_header()?;
         }
-        let root = d.message(0)?;
+        let root = d.message_with(0, b)?;
         // CDR may pad the end to a multiple of 4 (the header's options say by how much).
         let slack = if self.is_cdr() { 3 } else { 0 };
         if d.pos + slack < data.len() {
