@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use bagscope::definition::msg::{MsgDef, Primitive};
-use bagscope::encoding::{FieldPath, Plan, Value};
+use bagscope::encoding::{FieldPath, Node, Plan, Value};
 use bagscope::{Bag, Filter};
 
 pyo3::create_exception!(
@@ -412,7 +412,7 @@ impl Recording {
         let node = py
             .detach(|| plan.decode(data))
             .map_err(|e| to_py(e.into()))?;
-        to_python(py, &plan.def, &node.value)
+        to_python(py, &plan.def, &node)
     }
 
     /// Closes the recording (its files are released when nothing else holds them).
@@ -799,8 +799,8 @@ impl Message {
                     .detach(|| plan.decode(&self.data))
                     .map_err(|e| to_py(e.into()))?;
                 match &self.names {
-                    Some(n) => to_python_with(py, n, &node.value)?,
-                    None => to_python(py, &plan.def, &node.value)?,
+                    Some(n) => to_python_with(py, n, &node)?,
+                    None => to_python(py, &plan.def, &node)?,
                 }
             }
         };
@@ -1134,7 +1134,7 @@ struct PyBuild<'py, 'n> {
 impl bagscope::encoding::Build for PyBuild<'_, '_> {
     type Out = PyResult<Py<PyAny>>;
     fn prim(&mut self, value: Value, _: u32, _: u32) -> Self::Out {
-        to_python_with(self.py, self.names, &value)
+        scalar_to_python(self.py, self.names, &value)
     }
     fn string(&mut self, bytes: &[u8], _: u32, _: u32) -> Self::Out {
         Ok(String::from_utf8_lossy(bytes)
@@ -1185,13 +1185,18 @@ impl bagscope::encoding::Build for PyBuild<'_, '_> {
 }
 
 /// A decoded value as Python objects (see [`to_python_with`]).
-fn to_python(py: Python<'_>, def: &MsgDef, v: &Value) -> PyResult<Py<PyAny>> {
-    to_python_with(py, &Names::new(py, def)?, v)
+fn to_python(py: Python<'_>, def: &MsgDef, node: &Node) -> PyResult<Py<PyAny>> {
+    to_python_with(py, &Names::new(py, def)?, node)
 }
 
-/// A decoded value as Python objects: messages as `Msg`, numeric arrays as numpy arrays,
-/// `uint8[]` as bytes, a ROS 1 time as a `Msg` with `sec` and `nanosec`.
-fn to_python_with(py: Python<'_>, names: &Names, v: &Value) -> PyResult<Py<PyAny>> {
+/// A decoded value tree as Python objects, made as [`PyBuild`] makes them from the bytes.
+fn to_python_with(py: Python<'_>, names: &Names, node: &Node) -> PyResult<Py<PyAny>> {
+    bagscope::encoding::replay(node, &mut PyBuild { py, names })
+}
+
+/// A scalar as Python: numbers, a ROS 1 `time`/`duration` as a `Msg` with `sec` and `nanosec`
+/// (as rosbags names them); strings and arrays come through [`PyBuild`]'s own methods.
+fn scalar_to_python(py: Python<'_>, names: &Names, v: &Value) -> PyResult<Py<PyAny>> {
     Ok(match v {
         Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
         Value::I8(x) => x.into_pyobject(py)?.into_any().unbind(),
@@ -1204,10 +1209,6 @@ fn to_python_with(py: Python<'_>, names: &Names, v: &Value) -> PyResult<Py<PyAny
         Value::U64(x) => x.into_pyobject(py)?.into_any().unbind(),
         Value::F32(x) => f64::from(*x).into_pyobject(py)?.into_any().unbind(),
         Value::F64(x) => x.into_pyobject(py)?.into_any().unbind(),
-        Value::String(b) => String::from_utf8_lossy(b)
-            .into_pyobject(py)?
-            .into_any()
-            .unbind(),
         Value::Time { sec, nsec } => msg(
             py,
             &names.time,
@@ -1224,26 +1225,7 @@ fn to_python_with(py: Python<'_>, names: &Names, v: &Value) -> PyResult<Py<PyAny
                 nsec.into_pyobject(py)?.into_any().unbind(),
             ],
         )?,
-        Value::Bytes(b) => PyBytes::new(py, b).into_any().unbind(),
-        Value::Prims(p, le) => prims_to_numpy(py, *p, le, names)?,
-        Value::Array(items) => {
-            let out = PyList::empty(py);
-            for n in items {
-                out.append(to_python_with(py, names, &n.value)?)?;
-            }
-            out.into_any().unbind()
-        }
-        Value::Message { ty, fields } => {
-            let shape = names
-                .types
-                .get(*ty)
-                .ok_or_else(|| Error::new_err(format!("no type {ty} in the definition")))?;
-            let values = fields
-                .iter()
-                .map(|n| to_python_with(py, names, &n.value))
-                .collect::<PyResult<Vec<_>>>()?;
-            msg(py, shape, values)?
-        }
+        other => return Err(Error::new_err(format!("not a scalar: {other}"))),
     })
 }
 

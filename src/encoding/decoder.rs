@@ -352,8 +352,9 @@ impl Build for Nodes {
     }
 }
 
-/// A value tree built again into `b` (for encodings decoded to the tree first: protobuf, JSON).
-pub(super) fn replay<B: Build>(n: &Node, b: &mut B) -> B::Out {
+/// A value tree built again into `b` (for encodings decoded to the tree first: protobuf, JSON,
+/// and for a tree already decoded).
+pub fn replay<B: Build>(n: &Node, b: &mut B) -> B::Out {
     let (start, end) = (n.start, n.end);
     match &n.value {
         Value::String(s) => b.string(s, start, end),

@@ -32,7 +32,7 @@ mod value;
 use cdr::prim_align;
 use decoder::Decoder;
 
-pub use decoder::Build;
+pub use decoder::{replay, Build};
 
 pub use extract::Extractor;
 pub use path::{leaf_paths, path_topic, FieldPath, Segment};
