@@ -76,6 +76,8 @@ pub(crate) struct Inner {
     /// Each connection's compiled definition and where it came from, made on first use.
     plans: Vec<OnceLock<PlanResult>>,
     cache: Mutex<ChunkCache>,
+    /// What lives as long as the recording (see [`crate::storage::Opened::keep`]).
+    _keep: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// An open bag: cheap to clone and share between threads. The file is opened read-only.
@@ -119,8 +121,29 @@ impl Bag {
             }
             crate::storage::Recognised::File(src) => src,
         };
+        // A remote object is named as it may be shown (no credentials) and keyed by its
+        // location and entity tag.
+        #[cfg(feature = "remote")]
+        let (shown, key) = match &src {
+            Source::Remote(r) => (
+                std::path::PathBuf::from(r.shown()),
+                Some(crate::storage::index_cache::Key::remote(
+                    &r.shown(),
+                    &r.head,
+                )),
+            ),
+            _ => (
+                path.to_path_buf(),
+                crate::storage::index_cache::Key::of(path),
+            ),
+        };
+        #[cfg(not(feature = "remote"))]
+        let (shown, key) = (
+            path.to_path_buf(),
+            crate::storage::index_cache::Key::of(path),
+        );
+        let path = shown.as_path();
         // A recording recovered by a scan before opens from the index cache.
-        let key = crate::storage::index_cache::Key::of(path);
         if let Some(opened) = key
             .as_ref()
             .and_then(|k| crate::storage::index_cache::load(k, path))
@@ -182,6 +205,7 @@ impl Bag {
                     tick: 0,
                     budget: DEFAULT_CACHE_BYTES,
                 }),
+                _keep: opened.keep,
             }),
         }
     }
@@ -493,7 +517,8 @@ impl Bag {
     /// are read ahead on reader threads (one at a time, the 32,766 headers of a 1 TB bag took
     /// 2.3 s from a cold page cache).
     fn layouts(&self, idx: &[usize], mut f: impl FnMut(Result<crate::storage::ChunkLayout>)) {
-        let _ = crate::storage::read_ahead(
+        let _ = crate::storage::read_ahead_on(
+            self.inner.files.first().is_some_and(|f| f.is_remote()),
             idx.len(),
             |j, _| Ok(self.chunk_layout(idx[j])),
             |_, l, _| {

@@ -254,6 +254,7 @@ impl Bag {
                 tables: Some(tables),
                 profile: String::new(),
                 deferred: None,
+                keep: None,
             },
         ))
     }

@@ -20,6 +20,9 @@ pub(crate) struct Opened {
     /// and gives `tables`, left for the first call that needs them (`summary` is then
     /// metadata.yaml's, checked against the database: see [`rosbag2::Deferred`]).
     pub deferred: Option<rosbag2::Deferred>,
+    /// What must live as long as the recording (the local copy of a remote rosbag2
+    /// directory's files).
+    pub keep: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// What a storage needs from the open recording above it while building its message tables:
@@ -79,6 +82,10 @@ pub(crate) enum Recognised {
 /// Recognises a recording by its content (not its name) and opens what is not a single ROS 1
 /// bag or MCAP file.
 pub(crate) fn recognise(path: &Path) -> Result<Recognised> {
+    #[cfg(feature = "remote")]
+    if remote::is_url(path) {
+        return recognise_remote(path);
+    }
     if path.is_dir() {
         let (files, opened) = rosbag2::open_dir(path)?;
         return Ok(Recognised::Opened(files, Box::new(opened)));
@@ -104,6 +111,142 @@ pub(crate) fn recognise(path: &Path) -> Result<Recognised> {
         return Ok(Recognised::Opened(files, Box::new(opened)));
     }
     Ok(Recognised::File(src))
+}
+
+/// [`recognise`] for a remote location: an object read by ranges (a ROS 1 bag, an MCAP file),
+/// or a rosbag2 recording (its prefix, its `metadata.yaml`, a storage file), whose files are
+/// fetched into a temporary directory that lives as long as the recording.
+#[cfg(feature = "remote")]
+fn recognise_remote(path: &Path) -> Result<Recognised> {
+    let url = path.to_string_lossy().into_owned();
+    let open_err = |e: std::io::Error| Error::Open {
+        path: std::path::PathBuf::from(remote::shown(&url)),
+        source: e,
+    };
+    let file = if url.ends_with('/') {
+        None
+    } else {
+        match remote::RemoteFile::open(&url) {
+            Ok(f) => Some(f),
+            // No object there: a prefix (a rosbag2 directory), if anything.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(open_err(e)),
+        }
+    };
+    let Some(file) = file else {
+        return remote_dir(&url, None).map_err(|e| match e {
+            Error::Open { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                open_err(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!(
+                        "no object there, and no rosbag2 recording (metadata.yaml) under it: {}",
+                        source
+                    ),
+                ))
+            }
+            e => e,
+        });
+    };
+    let src = Source::Remote(Arc::new(file));
+    let head = read_at(&src, 0, 64)?;
+    let name = url.rsplit('/').next().unwrap_or("");
+    if head.starts_with(rosbag2::SQLITE_MAGIC) || head.starts_with(rosbag2::ZSTD_MAGIC) {
+        let dir = url.rsplit_once('/').map(|p| p.0).unwrap_or(&url);
+        return remote_dir(dir, Some(name));
+    }
+    if rosbag2::looks_like_metadata(Path::new(name), &head) {
+        let dir = url.rsplit_once('/').map(|p| p.0).unwrap_or(&url);
+        return remote_dir(dir, None);
+    }
+    Ok(Recognised::File(src))
+}
+
+/// A remote rosbag2 recording: `metadata.yaml` and the storage files it lists (or, without
+/// one, those under the prefix), or only the storage file `single`, fetched whole into a
+/// temporary directory and opened from there; its paths are then the remote ones.
+#[cfg(feature = "remote")]
+fn remote_dir(dir_url: &str, single: Option<&str>) -> Result<Recognised> {
+    let base = dir_url.trim_end_matches('/');
+    let shown_base = remote::shown(base);
+    let open_err = |what: &str, e: std::io::Error| Error::Open {
+        path: std::path::PathBuf::from(format!("{shown_base}/{what}")),
+        source: e,
+    };
+    let tmp = rosbag2::TempDir::new()?;
+    let fetch = |name: &str| -> Result<()> {
+        let bytes = remote::get_all(&format!("{base}/{name}")).map_err(|e| open_err(name, e))?;
+        std::fs::write(tmp.0.join(name), bytes)?;
+        Ok(())
+    };
+    let mut names: Vec<String> = Vec::new();
+    if let Some(n) = single {
+        names.push(n.to_string());
+    } else {
+        let meta = remote::get_all(&format!("{base}/metadata.yaml"));
+        match meta {
+            Ok(text) => {
+                std::fs::write(tmp.0.join("metadata.yaml"), &text)?;
+                let m = rosbag2::parse_metadata(
+                    &String::from_utf8_lossy(&text),
+                    Path::new(&format!("{shown_base}/metadata.yaml")),
+                )?;
+                for f in &m.files {
+                    // Files are named from the bag directory (or, before version 4, from its
+                    // parent, `bagname/bagname_0.db3`): the name is what is looked up.
+                    if let Some(n) = f.rsplit('/').next() {
+                        names.push(n.to_string());
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(open_err("metadata.yaml", e)),
+        }
+        if names.is_empty() {
+            // No listing: the storage files under the prefix (object stores list; HTTP cannot).
+            let listed = remote::list(base).map_err(|e| open_err("", e))?;
+            for (u, _) in listed {
+                let rel = &u[base.len()..].trim_start_matches('/');
+                if !rel.contains('/') && rosbag2::is_storage_file(Path::new(rel)) {
+                    names.push(rel.to_string());
+                }
+            }
+        }
+    }
+    for n in &names {
+        if n.contains(['/', '\\']) || n == ".." || n == "." {
+            return Err(Error::Storage {
+                path: std::path::PathBuf::from(format!("{shown_base}/metadata.yaml")),
+                reason: format!("lists {n:?}, which is not a file name"),
+            });
+        }
+        match fetch(n) {
+            Ok(()) => {}
+            // Missing listed files are said by the directory's open, as for local ones.
+            Err(Error::Open { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound && single.is_none() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let (files, mut opened) = match single {
+        Some(n) => rosbag2::open_file(&tmp.0.join(n))?,
+        None => rosbag2::open_dir(&tmp.0)?,
+    };
+    let to_remote = |p: &Path| -> std::path::PathBuf {
+        match p.strip_prefix(&tmp.0) {
+            Ok(rel) if rel.as_os_str().is_empty() => std::path::PathBuf::from(&shown_base),
+            Ok(rel) => std::path::PathBuf::from(format!("{shown_base}/{}", rel.to_string_lossy())),
+            Err(_) => p.to_path_buf(),
+        }
+    };
+    let s = &mut opened.summary;
+    s.path = to_remote(&s.path);
+    s.files = s.files.iter().map(|f| to_remote(f)).collect();
+    let local = tmp.0.to_string_lossy().into_owned();
+    for w in s.warnings.iter_mut() {
+        *w = w.replace(&local, &shown_base);
+    }
+    opened.keep = Some(Arc::new(tmp));
+    Ok(Recognised::Opened(files, Box::new(opened)))
 }
 
 /// Opens a single ROS 1 bag (any version) or MCAP file, recognised by its first bytes.

@@ -49,6 +49,21 @@ impl Key {
     }
 }
 
+#[cfg(feature = "remote")]
+impl Key {
+    /// The key of a remote object: its location (as shown, without credentials), size and
+    /// entity tag (which changes whenever the object does).
+    pub(crate) fn remote(shown: &str, head: &crate::storage::remote::Head) -> Key {
+        let mut h = DefaultHasher::new();
+        head.etag.hash(&mut h);
+        Key {
+            path: shown.to_string(),
+            size: head.size,
+            mtime_ns: h.finish(),
+        }
+    }
+}
+
 /// The cache directory, or `None` when turned off or unknown.
 pub fn dir() -> Option<PathBuf> {
     // Set for the process (without touching the environment, which other threads may be
@@ -456,6 +471,7 @@ pub(crate) fn load(key: &Key, path: &Path) -> Option<Opened> {
         }),
         profile,
         deferred: None,
+        keep: None,
     })
 }
 

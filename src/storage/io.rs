@@ -13,14 +13,29 @@ pub(crate) enum Source {
     Memory(Arc<[u8]>),
     /// A SQLite database opened read-only (rosbag2).
     Sqlite(Box<crate::storage::rosbag2::SqliteSource>),
+    /// An object in object storage or behind an HTTP server, read by ranges through a block
+    /// cache.
+    #[cfg(feature = "remote")]
+    Remote(Arc<crate::storage::remote::RemoteFile>),
 }
 
 impl Source {
+    /// Whether every read is a request over the network (so reads are worth saving).
+    pub(crate) fn is_remote(&self) -> bool {
+        #[cfg(feature = "remote")]
+        if let Source::Remote(_) = self {
+            return true;
+        }
+        false
+    }
+
     pub(crate) fn len(&self) -> std::io::Result<u64> {
         match self {
             Source::File(f) => Ok(f.metadata()?.len()),
             Source::Memory(b) => Ok(b.len() as u64),
             Source::Sqlite(s) => Ok(s.size),
+            #[cfg(feature = "remote")]
+            Source::Remote(r) => Ok(r.head.size),
         }
     }
 }
@@ -33,6 +48,10 @@ pub(crate) fn read_at_into(
     len: usize,
     buf: &mut Vec<u8>,
 ) -> std::io::Result<()> {
+    #[cfg(feature = "remote")]
+    if let Source::Remote(r) = src {
+        return r.read_at_into(pos, len, buf);
+    }
     let Source::File(file) = src else {
         *buf = read_at(src, pos, len)?;
         return Ok(());
@@ -63,6 +82,12 @@ pub(crate) fn pread_full(file: &File, buf: &mut [u8], pos: u64) -> std::io::Resu
 /// Reads up to `len` bytes at `pos` (fewer at the end of the file).
 pub(crate) fn read_at(src: &Source, pos: u64, len: usize) -> std::io::Result<Vec<u8>> {
     match src {
+        #[cfg(feature = "remote")]
+        Source::Remote(r) => {
+            let mut buf = Vec::new();
+            r.read_at_into(pos, len, &mut buf)?;
+            Ok(buf)
+        }
         Source::File(_) => {
             let mut buf = Vec::new();
             read_at_into(src, pos, len, &mut buf)?;
@@ -80,9 +105,13 @@ pub(crate) fn read_at(src: &Source, pos: u64, len: usize) -> std::io::Result<Vec
     }
 }
 
-/// Reader threads of [`read_ahead`]: enough reads in flight to keep a disk busy (a cold read
+/// Reader threads of [`read_ahead_on`]: enough reads in flight to keep a disk busy (a cold read
 /// of small index regions one at a time ran at 390 MB/s on a disk that gives 1 GB/s).
 pub(crate) const READERS: usize = 4;
+
+/// Reader threads of [`read_ahead_on`] for a remote file: each waits out a round trip, so many
+/// requests in flight (a thread each) hide the latency.
+pub(crate) const REMOTE_READERS: usize = 24;
 
 /// Runs `job(i, buf)` for every `i` in `0..n` on reader threads, ahead of `consume`, which is
 /// given each result with the buffer it filled, in order of `i`, on the calling thread.
@@ -90,8 +119,29 @@ pub(crate) const READERS: usize = 4;
 /// from a cold page cache, one read at a time waits out each read's latency, and the parsing
 /// waits on the reads. At most `READERS * 3` buffers are in flight; buffers are reused. An
 /// error from `consume` stops the readers and is returned. In the single-threaded mode
-/// ([`crate::settings::set_threads`]) every job runs on the calling thread.
-pub(crate) fn read_ahead<T, J, C>(n: usize, job: J, mut consume: C) -> crate::error::Result<()>
+/// ([`crate::settings::set_threads`]) every job runs on the calling thread. A remote file gets
+/// more readers ([`REMOTE_READERS`]).
+pub(crate) fn read_ahead_on<T, J, C>(
+    remote: bool,
+    n: usize,
+    job: J,
+    consume: C,
+) -> crate::error::Result<()>
+where
+    T: Send,
+    J: Fn(usize, &mut Vec<u8>) -> crate::error::Result<T> + Sync,
+    C: FnMut(usize, crate::error::Result<T>, &[u8]) -> crate::error::Result<()>,
+{
+    let readers = if remote { REMOTE_READERS } else { READERS };
+    read_ahead_with(readers, n, job, consume)
+}
+
+fn read_ahead_with<T, J, C>(
+    readers: usize,
+    n: usize,
+    job: J,
+    mut consume: C,
+) -> crate::error::Result<()>
 where
     T: Send,
     J: Fn(usize, &mut Vec<u8>) -> crate::error::Result<T> + Sync,
@@ -106,7 +156,7 @@ where
         }
         return Ok(());
     }
-    let readers = READERS.min(n);
+    let readers = readers.min(n);
     std::thread::scope(|sc| {
         let mut ready = Vec::with_capacity(readers);
         let mut spent = Vec::with_capacity(readers);

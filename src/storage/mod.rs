@@ -29,6 +29,8 @@ pub mod compression;
 pub mod index_cache;
 pub mod mcap;
 pub mod mcap_writer;
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod ros1;
 pub mod rosbag2;
 pub mod rosbag2_writer;
@@ -43,7 +45,7 @@ pub(crate) use dispatch::{
     ChunkReader, Opened, ReadWindow, Recognised,
 };
 pub use dispatch::{check_read, chunk_messages, definitions_required, CheckRead};
-pub(crate) use io::{pread_full, read_ahead, read_at, read_at_into, Source};
+pub(crate) use io::{pread_full, read_ahead_on, read_at, read_at_into, Source};
 
 /// Format (storage and version) of a recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -546,7 +548,7 @@ mod tests {
             Ok(i * 3)
         };
         let mut seen = Vec::new();
-        read_ahead(1000, job, |i, r, buf| {
+        read_ahead_on(false, 1000, job, |i, r, buf| {
             assert_eq!(buf.len(), i % 300);
             assert!(buf.iter().all(|&b| b == (i % 251) as u8));
             match r {
@@ -559,7 +561,7 @@ mod tests {
         .unwrap();
         assert_eq!(seen, (0..1000).collect::<Vec<_>>());
         let mut last = 0;
-        let r = read_ahead(1000, job, |i, r, _| {
+        let r = read_ahead_on(false, 1000, job, |i, r, _| {
             last = i;
             r.map(|_| ())
         });
@@ -567,12 +569,12 @@ mod tests {
         assert_eq!(last, 77);
         // One region, none: no thread, no call.
         let mut n = 0;
-        read_ahead(1, job, |_, _, _| {
+        read_ahead_on(false, 1, job, |_, _, _| {
             n += 1;
             Ok(())
         })
         .unwrap();
-        read_ahead(0, job, |_, _, _| unreachable!()).unwrap();
+        read_ahead_on(false, 0, job, |_, _, _| unreachable!()).unwrap();
         assert_eq!(n, 1);
     }
 }

@@ -250,6 +250,7 @@ impl Scan {
         Opened {
             profile: String::new(),
             deferred: None,
+            keep: None,
             summary,
             index_pos: 0,
             tables: Some(MessageTables {

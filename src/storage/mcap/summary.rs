@@ -106,6 +106,7 @@ pub(super) fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<
     Ok(Some(Opened {
         profile: String::new(),
         deferred: None,
+        keep: None,
         summary,
         index_pos: 0,
         tables: None,

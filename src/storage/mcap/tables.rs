@@ -47,94 +47,99 @@ pub(crate) fn build_tables(
         read_at_into(src, ch.index_pos, want as usize, region)?;
         Ok(true)
     };
-    crate::storage::read_ahead(todo.len(), read_index, |j, read, region| {
-        let i = todo[j];
-        let ch = &s.chunks[i];
-        let by_id: HashMap<u32, usize> = by_file_id
-            .iter()
-            .filter(|((f, _), _)| *f == ch.file)
-            .map(|(&(_, id), &ci)| (id, ci))
-            .collect();
-        // Counts come from the file: reserve no more than its bytes can hold.
-        let entries = &mut ce.entries;
-        entries.clear();
-        entries.reserve(
-            ch.message_count()
-                .min(region.len() as u64 / 16 + 1)
-                .min(1 << 24) as usize,
-        );
-        let ok = match read.and_then(|indexed| {
-            if indexed {
-                parse_message_indexes(region, ch.index_pos, i as u32, &by_id, entries)
-                    .map(|()| true)
-            } else {
-                Ok(false)
-            }
-        }) {
-            Ok(false) => false,
-            Ok(true) if entries.len() as u64 == ch.message_count() => true,
-            Ok(true) => {
-                warnings.push(format!(
+    crate::storage::read_ahead_on(
+        bag.file().is_remote(),
+        todo.len(),
+        read_index,
+        |j, read, region| {
+            let i = todo[j];
+            let ch = &s.chunks[i];
+            let by_id: HashMap<u32, usize> = by_file_id
+                .iter()
+                .filter(|((f, _), _)| *f == ch.file)
+                .map(|(&(_, id), &ci)| (id, ci))
+                .collect();
+            // Counts come from the file: reserve no more than its bytes can hold.
+            let entries = &mut ce.entries;
+            entries.clear();
+            entries.reserve(
+                ch.message_count()
+                    .min(region.len() as u64 / 16 + 1)
+                    .min(1 << 24) as usize,
+            );
+            let ok = match read.and_then(|indexed| {
+                if indexed {
+                    parse_message_indexes(region, ch.index_pos, i as u32, &by_id, entries)
+                        .map(|()| true)
+                } else {
+                    Ok(false)
+                }
+            }) {
+                Ok(false) => false,
+                Ok(true) if entries.len() as u64 == ch.message_count() => true,
+                Ok(true) => {
+                    warnings.push(format!(
                     "message indexes of the chunk at byte {} list {} messages, the chunk index {}; rebuilt from the chunk",
                     ch.pos,
                     entries.len(),
                     ch.message_count()
                 ));
-                false
-            }
-            Err(e) => {
-                warnings.push(format!(
+                    false
+                }
+                Err(e) => {
+                    warnings.push(format!(
                     "message indexes of the chunk at byte {} are unusable ({e}); rebuilt from the chunk",
                     ch.pos
                 ));
-                false
-            }
-        };
-        if !ok {
-            entries.clear();
-            let data = bag.chunk_data(i)?;
-            let r = walk_records(&data, ch.pos, |off, op, c| {
-                if op == opcode::MESSAGE {
-                    let at = Location::InChunk {
-                        chunk_pos: ch.pos,
-                        offset: off as u64,
-                    };
-                    let mut f = Fields::new(c, op, at);
-                    let id = f.u16("channel_id")?;
-                    let _ = f.u32("sequence")?;
-                    let t = f.u64("log_time")?;
-                    if let Some(&ci) = by_id.get(&u32::from(id)) {
-                        entries.push((
-                            ci,
-                            IndexEntry {
-                                time_ns: t,
-                                chunk: i as u32,
-                                offset: off as u32,
-                            },
-                        ));
-                    }
+                    false
                 }
-                Ok(())
-            });
-            if let Err(e) = r {
-                warnings.push(format!("chunk at byte {}: {e}", ch.pos));
+            };
+            if !ok {
+                entries.clear();
+                let data = bag.chunk_data(i)?;
+                let r = walk_records(&data, ch.pos, |off, op, c| {
+                    if op == opcode::MESSAGE {
+                        let at = Location::InChunk {
+                            chunk_pos: ch.pos,
+                            offset: off as u64,
+                        };
+                        let mut f = Fields::new(c, op, at);
+                        let id = f.u16("channel_id")?;
+                        let _ = f.u32("sequence")?;
+                        let t = f.u64("log_time")?;
+                        if let Some(&ci) = by_id.get(&u32::from(id)) {
+                            entries.push((
+                                ci,
+                                IndexEntry {
+                                    time_ns: t,
+                                    chunk: i as u32,
+                                    offset: off as u32,
+                                },
+                            ));
+                        }
+                    }
+                    Ok(())
+                });
+                if let Err(e) = r {
+                    warnings.push(format!("chunk at byte {}: {e}", ch.pos));
+                }
             }
-        }
-        for &(ci, e) in entries.iter() {
-            per_connection[ci].push(e);
-        }
-        bytes_done += ch.data_len;
-        let p = TablesProgress {
-            chunks_done: i + 1,
-            chunks_total: s.chunks.len(),
-            bytes_done,
-        };
-        ce.chunk = i;
-        if !progress(p, &ce) {
-            return Err(Error::Cancelled);
-        }
-        Ok(())
-    })?;
+            for &(ci, e) in entries.iter() {
+                per_connection[ci].push(e);
+            }
+            bytes_done += ch.data_len;
+            let p = TablesProgress {
+                chunks_done: i + 1,
+                chunks_total: s.chunks.len(),
+                bytes_done,
+            };
+            ce.chunk = i;
+            if !progress(p, &ce) {
+                return Err(Error::Cancelled);
+            }
+            Ok(())
+        },
+    )?;
     let mut t = MessageTables {
         per_connection,
         warnings,

@@ -260,7 +260,8 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
     // each, split between threads; for a bag of many chunks, read only when the chunk or its
     // index is (a terabyte bag of 32 MB chunks has 32,768 of them, and reading their headers
     // took most of the time of opening it).
-    let lazy = infos.len() > LAZY_CHUNK_HEADERS;
+    // A remote file's chunk headers are read with their chunks: each would cost a request.
+    let lazy = infos.len() > LAZY_CHUNK_HEADERS || file.is_remote();
     let one = |(info_at, info): &(u64, ChunkInfoRecord)| -> Result<Chunk> {
         if info.chunk_pos >= header.index_pos {
             return Err(Error::Malformed {
@@ -331,6 +332,7 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
     };
     let connections = conns.into_iter().map(Connection::from).collect();
     Ok(Opened {
+        keep: None,
         profile: String::new(),
         deferred: None,
         summary: Summary {

@@ -318,6 +318,7 @@ pub(crate) fn open(src: &Source, path: &Path, file_size: u64, version: Version) 
         "none stored (format before 1.2)".into(),
     ));
     Ok(Opened {
+        keep: None,
         summary,
         index_pos: 0,
         tables: Some(MessageTables {

@@ -294,6 +294,7 @@ impl Scan {
             summary.connections.len()
         ));
         Opened {
+            keep: None,
             profile: String::new(),
             deferred: None,
             summary,

@@ -59,85 +59,90 @@ pub(crate) fn build(
         let read = read_at_into(file, start, want as usize, region);
         Ok((layout, start, end, read))
     };
-    super::super::read_ahead(todo.len(), read_index, |j, read, region| {
-        let i = todo[j];
-        let chunk = i as u32;
-        let ch = &s.chunks[i];
-        let (layout, start, end, read) = read?;
-        // One buffer for every chunk's entries: a fresh one each (a few hundred KB) cost more
-        // in page clearing than the parsing.
-        let entries = &mut ce.entries;
-        entries.clear();
-        entries.reserve(
-            ch.message_count()
-                .min(region.len() as u64 / INDEX_ENTRY_V1 as u64) as usize,
-        );
-        let parsed = read.map_err(Error::from).and_then(|()| {
-            parse_index_region(region, start, chunk, &conn_index, &ch.counts, entries)
-        });
-        match parsed {
-            Ok(consumed) => {
-                let left = end - start - consumed as u64;
-                if left > 0 {
-                    warnings.push(format!(
+    super::super::read_ahead_on(
+        bag.file().is_remote(),
+        todo.len(),
+        read_index,
+        |j, read, region| {
+            let i = todo[j];
+            let chunk = i as u32;
+            let ch = &s.chunks[i];
+            let (layout, start, end, read) = read?;
+            // One buffer for every chunk's entries: a fresh one each (a few hundred KB) cost more
+            // in page clearing than the parsing.
+            let entries = &mut ce.entries;
+            entries.clear();
+            entries.reserve(
+                ch.message_count()
+                    .min(region.len() as u64 / INDEX_ENTRY_V1 as u64) as usize,
+            );
+            let parsed = read.map_err(Error::from).and_then(|()| {
+                parse_index_region(region, start, chunk, &conn_index, &ch.counts, entries)
+            });
+            match parsed {
+                Ok(consumed) => {
+                    let left = end - start - consumed as u64;
+                    if left > 0 {
+                        warnings.push(format!(
                         "{left} bytes of unexplained data at byte {} (after the index data of the chunk at byte {}, before byte {end}); ignored",
                         start + consumed as u64,
                         ch.pos
                     ));
+                    }
                 }
-            }
-            Err(e) => {
-                entries.clear();
-                let mut unknown = 0usize;
-                let r = bag.chunk_data(i).and_then(|data| {
-                    scan_chunk_records(
-                        &data,
-                        ch.pos,
-                        chunk,
-                        |_| {},
-                        |id, e| match conn_index.get(&id) {
-                            Some(&ci) => entries.push((ci, e)),
-                            None => unknown += 1,
-                        },
-                    )
-                });
-                let mut w = format!(
+                Err(e) => {
+                    entries.clear();
+                    let mut unknown = 0usize;
+                    let r = bag.chunk_data(i).and_then(|data| {
+                        scan_chunk_records(
+                            &data,
+                            ch.pos,
+                            chunk,
+                            |_| {},
+                            |id, e| match conn_index.get(&id) {
+                                Some(&ci) => entries.push((ci, e)),
+                                None => unknown += 1,
+                            },
+                        )
+                    });
+                    let mut w = format!(
                     "index data of the chunk at byte {} is unusable ({e}); rebuilt its {} entries from the chunk's records",
                     ch.pos,
                     entries.len()
                 );
-                if let Err(e2) = r {
-                    w.push_str(&format!(", which stop early: {e2}"));
-                }
-                if unknown > 0 {
-                    w.push_str(&format!(
+                    if let Err(e2) = r {
+                        w.push_str(&format!(", which stop early: {e2}"));
+                    }
+                    if unknown > 0 {
+                        w.push_str(&format!(
                         "; {unknown} messages name connections the index does not define and are left out"
                     ));
+                    }
+                    if entries.len() as u64 != ch.message_count() {
+                        w.push_str(&format!(
+                            "; the chunk info counts {} messages",
+                            ch.message_count()
+                        ));
+                    }
+                    warnings.push(w);
                 }
-                if entries.len() as u64 != ch.message_count() {
-                    w.push_str(&format!(
-                        "; the chunk info counts {} messages",
-                        ch.message_count()
-                    ));
-                }
-                warnings.push(w);
             }
-        }
-        for &(ci, e) in entries.iter() {
-            per_connection[ci].push(e);
-        }
-        bytes_done += layout.data_len;
-        let p = TablesProgress {
-            chunks_done: i + 1,
-            chunks_total: s.chunks.len(),
-            bytes_done,
-        };
-        ce.chunk = i;
-        if !progress(p, &ce) {
-            return Err(Error::Cancelled);
-        }
-        Ok(())
-    })?;
+            for &(ci, e) in entries.iter() {
+                per_connection[ci].push(e);
+            }
+            bytes_done += layout.data_len;
+            let p = TablesProgress {
+                chunks_done: i + 1,
+                chunks_total: s.chunks.len(),
+                bytes_done,
+            };
+            ce.chunk = i;
+            if !progress(p, &ce) {
+                return Err(Error::Cancelled);
+            }
+            Ok(())
+        },
+    )?;
     let mut t = MessageTables {
         per_connection,
         warnings,

@@ -235,6 +235,7 @@ pub(crate) fn open(file: &crate::storage::Source, path: &Path, file_size: u64) -
     };
     summary.finish();
     Ok(Opened {
+        keep: None,
         profile: String::new(),
         deferred: None,
         summary,

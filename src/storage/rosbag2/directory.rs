@@ -4,10 +4,10 @@ use super::*;
 
 /// A temporary directory removed when dropped (decompressed or copied storage files).
 #[derive(Debug)]
-pub(crate) struct TempDir(pub(super) PathBuf);
+pub(crate) struct TempDir(pub(crate) PathBuf);
 
 impl TempDir {
-    pub(super) fn new() -> Result<TempDir> {
+    pub(crate) fn new() -> Result<TempDir> {
         static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let p = std::env::temp_dir().join(format!("bagscope-{}-{n}", std::process::id()));
@@ -122,7 +122,7 @@ pub(crate) fn open_file(path: &Path) -> Result<(Vec<Source>, Opened)> {
     )
 }
 
-pub(super) fn is_storage_file(p: &Path) -> bool {
+pub(crate) fn is_storage_file(p: &Path) -> bool {
     let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
     [".db3", ".mcap", ".db3.zstd", ".mcap.zstd"]
         .iter()
@@ -309,6 +309,7 @@ pub(super) fn open_files(
         Opened {
             profile: String::new(),
             deferred,
+            keep: None,
             summary,
             index_pos: 0,
             tables,

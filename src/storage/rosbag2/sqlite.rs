@@ -513,6 +513,7 @@ pub(super) fn open_sqlite(
         opened: Opened {
             profile: String::new(),
             deferred,
+            keep: None,
             summary,
             index_pos: 0,
             tables,
