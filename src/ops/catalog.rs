@@ -38,6 +38,9 @@ pub struct Found {
     pub size: u64,
     /// Modification time in ns since the epoch (a directory: its newest file's).
     pub mtime_ns: i64,
+    /// A remote recording's entity tag (a prefix: its objects' tags joined), which changes
+    /// whenever it does.
+    pub etag: Option<String>,
 }
 
 /// File endings of recordings: a file with one of these that does not open is a damaged
@@ -59,23 +62,18 @@ fn is_rosbag2_dir(dir: &Path) -> bool {
         }
         let name = e.file_name().to_string_lossy().into_owned();
         let stem = name.trim_end_matches(".zstd");
-        let Some(stem) = stem
-            .strip_suffix(".db3")
-            .or_else(|| stem.strip_suffix(".mcap"))
-        else {
-            if looks_like_recording(&p) && !name.ends_with("-wal") && !name.ends_with("-shm") {
-                return false;
-            }
-            continue;
-        };
-        match stem.rsplit_once('_') {
-            Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
-                names.push(base.to_string());
-            }
-            _ => return false,
+        let storage = stem.ends_with(".db3") || stem.ends_with(".mcap");
+        if !storage
+            && !name.ends_with("-wal")
+            && !name.ends_with("-shm")
+            && looks_like_recording(&p)
+        {
+            return false;
         }
+        names.push(name);
     }
-    names.len() >= 2 && names.iter().all(|n| *n == names[0])
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    is_split_names(&names)
 }
 
 fn stat(p: &Path) -> (u64, i64) {
@@ -112,7 +110,11 @@ fn looks_like_recording(p: &Path) -> bool {
     let n = File::open(p)
         .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
         .unwrap_or(0);
-    let h = &head[..n];
+    starts_like_recording(&head[..n])
+}
+
+/// Whether a file's first bytes are those of a recording.
+fn starts_like_recording(h: &[u8]) -> bool {
     h.starts_with(b"#ROSBAG")
         || h.starts_with(b"#ROSRECORD")
         || h.starts_with(b"\x89MCAP")
@@ -123,7 +125,16 @@ fn looks_like_recording(p: &Path) -> bool {
 /// directory is one recording, not its storage files.
 pub fn find(roots: &[PathBuf]) -> Vec<Found> {
     let mut out = Vec::new();
-    let mut stack: Vec<PathBuf> = roots.to_vec();
+    let mut stack: Vec<PathBuf> = Vec::new();
+    for r in roots {
+        #[cfg(feature = "remote")]
+        if crate::storage::remote::is_url(r) {
+            out.extend(find_remote(&r.to_string_lossy()));
+            continue;
+        }
+        stack.push(r.clone());
+    }
+    stack.reverse();
     while let Some(p) = stack.pop() {
         if p.is_dir() {
             let whole = is_rosbag2_dir(&p);
@@ -141,6 +152,7 @@ pub fn find(roots: &[PathBuf]) -> Vec<Found> {
                     path: p,
                     size,
                     mtime_ns,
+                    etag: None,
                 });
             }
             children.sort();
@@ -156,12 +168,129 @@ pub fn find(roots: &[PathBuf]) -> Vec<Found> {
                 path: p,
                 size,
                 mtime_ns,
+                etag: None,
             });
         }
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out.dedup_by(|a, b| a.path == b.path);
     out
+}
+
+/// The recordings at or under a remote location: the object itself, or (a prefix) every
+/// rosbag2 recording (a folder with `metadata.yaml`, or of one split recording's storage files)
+/// and every other object that is a recording by its ending or its first bytes. A plain HTTP
+/// location cannot be listed: it is one recording. A location that cannot be listed is a
+/// row that says why.
+#[cfg(feature = "remote")]
+fn find_remote(url: &str) -> Vec<Found> {
+    use crate::storage::remote;
+    let one = |url: &str, h: Option<&remote::Head>| Found {
+        path: PathBuf::from(url),
+        size: h.map_or(0, |h| h.size),
+        mtime_ns: h.map_or(0, |h| i64::try_from(h.mtime_ns).unwrap_or(i64::MAX)),
+        etag: h.map(|h| h.etag.clone()),
+    };
+    if let Ok(h) = remote::head(url) {
+        return vec![one(url, Some(&h))];
+    }
+    if remote::is_http(url) {
+        return vec![one(url, None)];
+    }
+    let base = url.trim_end_matches('/');
+    let Ok(objects) = remote::list(base) else {
+        return vec![one(url, None)];
+    };
+    // Objects by folder (relative to the prefix).
+    let mut folders: BTreeMap<String, Vec<(String, &remote::Head)>> = BTreeMap::new();
+    for (u, h) in &objects {
+        let rel = u[base.len()..].trim_start_matches('/');
+        let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        folders
+            .entry(dir.to_string())
+            .or_default()
+            .push((name.to_string(), h));
+    }
+    let mut out = Vec::new();
+    for (dir, files) in &folders {
+        let dir_url = if dir.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}/{dir}")
+        };
+        let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        let whole = names.contains(&"metadata.yaml") || is_split_names(&names);
+        if whole {
+            let mut size = 0;
+            let mut mtime = 0;
+            let mut tags = Vec::new();
+            for (n, h) in files {
+                size += h.size;
+                mtime = mtime.max(h.mtime_ns);
+                tags.push(format!("{n}={}", h.etag));
+            }
+            out.push(Found {
+                path: PathBuf::from(dir_url),
+                size,
+                mtime_ns: i64::try_from(mtime).unwrap_or(i64::MAX),
+                etag: Some(tags.join(",")),
+            });
+            continue;
+        }
+        for (n, h) in files {
+            if n.ends_with("-wal") || n.ends_with("-shm") {
+                continue;
+            }
+            let u = format!("{dir_url}/{n}");
+            let ending = Path::new(n)
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| ENDINGS.contains(&e));
+            let by_content = || {
+                remote::RemoteFile::open(&u)
+                    .and_then(|f| {
+                        let mut b = Vec::new();
+                        f.read_at_into(0, 16, &mut b)?;
+                        Ok(b)
+                    })
+                    .is_ok_and(|h| starts_like_recording(&h))
+            };
+            if ending || (h.size > 0 && by_content()) {
+                out.push(one(&u, Some(h)));
+            }
+        }
+    }
+    out
+}
+
+/// Whether the names of one folder are those of a split rosbag2 recording whose metadata was
+/// lost: `NAME_0.db3`, `NAME_1.db3`, ... of one name (`.mcap`, `.zstd` too), and no other
+/// recording.
+fn is_split_names(names: &[&str]) -> bool {
+    let mut stems = Vec::new();
+    for name in names {
+        let stem = name.trim_end_matches(".zstd");
+        let Some(stem) = stem
+            .strip_suffix(".db3")
+            .or_else(|| stem.strip_suffix(".mcap"))
+        else {
+            let ending = Path::new(name)
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| ENDINGS.contains(&e));
+            if ending {
+                return false;
+            }
+            continue;
+        };
+        match stem.rsplit_once('_') {
+            Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                stems.push(base.to_string());
+            }
+            _ => return false,
+        }
+    }
+    stems.len() >= 2 && stems.iter().all(|n| *n == stems[0])
 }
 
 /// One row of the `recordings` table.
@@ -176,6 +305,8 @@ pub struct RecordingRow {
     pub disk_bytes: i64,
     /// Modification time (ns since the epoch).
     pub mtime_ns: i64,
+    /// A remote recording's entity tag (see [`Found::etag`]).
+    pub etag: Option<String>,
     /// `2.0`, `1.2`, `mcap`, `rosbag2-sqlite3`, ... (`info`'s version); empty when it did not
     /// open.
     pub format: String,
@@ -248,6 +379,7 @@ pub fn read_one(f: &Found) -> (RecordingRow, Vec<TopicRow>) {
         size: i64_of(f.size),
         disk_bytes: i64_of(f.size),
         mtime_ns: f.mtime_ns,
+        etag: f.etag.clone(),
         ..Default::default()
     };
     let bag = match Bag::open(&f.path) {
@@ -387,7 +519,12 @@ pub fn catalog(
         .iter()
         .map(|f| {
             previous
-                .get(&(f.path.display().to_string(), i64_of(f.size), f.mtime_ns))
+                .get(&(
+                    f.path.display().to_string(),
+                    i64_of(f.size),
+                    f.mtime_ns,
+                    f.etag.clone(),
+                ))
                 .cloned()
         })
         .collect();
@@ -492,6 +629,7 @@ fn recordings_batch(rows: &[&RecordingRow]) -> Result<RecordBatch> {
         ("size", ints(&|r| Some(r.size))),
         ("disk_bytes", ints(&|r| Some(r.disk_bytes))),
         ("mtime_ns", ints(&|r| Some(r.mtime_ns))),
+        ("etag", strings(&|r| r.etag.as_deref())),
         ("start_ns", ints(&|r| r.start_ns)),
         ("end_ns", ints(&|r| r.end_ns)),
         ("duration_ns", ints(&|r| Some(r.duration_ns))),
@@ -581,7 +719,10 @@ fn write_parquet(path: &Path, batch: RecordBatch) -> Result<()> {
 
 /// The rows of the catalog already in `dir`, by (path, size, mtime); empty when there is none
 /// or it does not read.
-fn read_previous(dir: &Path) -> HashMap<(String, i64, i64), (RecordingRow, Vec<TopicRow>)> {
+/// What says a recording is unchanged: path, bytes, modification time, entity tag.
+type Unchanged = (String, i64, i64, Option<String>);
+
+fn read_previous(dir: &Path) -> HashMap<Unchanged, (RecordingRow, Vec<TopicRow>)> {
     let mut out = HashMap::new();
     let (Some(recs), Some(topics)) = (
         read_table(&dir.join("recordings.parquet")),
@@ -598,7 +739,10 @@ fn read_previous(dir: &Path) -> HashMap<(String, i64, i64), (RecordingRow, Vec<T
     for b in &recs {
         for r in recording_rows(b).unwrap_or_default() {
             let ts = by_path.remove(&r.path).unwrap_or_default();
-            out.insert((r.path.clone(), r.disk_bytes, r.mtime_ns), (r, ts));
+            out.insert(
+                (r.path.clone(), r.disk_bytes, r.mtime_ns, r.etag.clone()),
+                (r, ts),
+            );
         }
     }
     out
@@ -636,6 +780,8 @@ fn recording_rows(b: &RecordBatch) -> Option<Vec<RecordingRow>> {
     let (path, format, error) = (s("path")?, s("format")?, s("error")?);
     let (size, mtime, start, end) = (i("size")?, i("mtime_ns")?, i("start_ns")?, i("end_ns")?);
     let disk = i("disk_bytes")?;
+    // Not in catalogs written before remote recordings were.
+    let etag = s("etag");
     let (dur, msgs, topics, conns, chunks) = (
         i("duration_ns")?,
         i("messages")?,
@@ -662,6 +808,7 @@ fn recording_rows(b: &RecordBatch) -> Option<Vec<RecordingRow>> {
             size: size.value(r),
             disk_bytes: disk.value(r),
             mtime_ns: mtime.value(r),
+            etag: etag.and_then(|e| (!e.is_null(r)).then(|| e.value(r).to_string())),
             format: if format.is_null(r) {
                 String::new()
             } else {

@@ -134,18 +134,7 @@ fn recognise_remote(path: &Path) -> Result<Recognised> {
         }
     };
     let Some(file) = file else {
-        return remote_dir(&url, None).map_err(|e| match e {
-            Error::Open { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                open_err(std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    format!(
-                        "no object there, and no rosbag2 recording (metadata.yaml) under it: {}",
-                        source
-                    ),
-                ))
-            }
-            e => e,
-        });
+        return remote_dir(&url, None);
     };
     let src = Source::Remote(Arc::new(file));
     let head = read_at(&src, 0, 64)?;
@@ -169,7 +158,11 @@ fn remote_dir(dir_url: &str, single: Option<&str>) -> Result<Recognised> {
     let base = dir_url.trim_end_matches('/');
     let shown_base = remote::shown(base);
     let open_err = |what: &str, e: std::io::Error| Error::Open {
-        path: std::path::PathBuf::from(format!("{shown_base}/{what}")),
+        path: std::path::PathBuf::from(if what.is_empty() {
+            shown_base.clone()
+        } else {
+            format!("{shown_base}/{what}")
+        }),
         source: e,
     };
     let tmp = rosbag2::TempDir::new()?;
@@ -179,6 +172,7 @@ fn remote_dir(dir_url: &str, single: Option<&str>) -> Result<Recognised> {
         Ok(())
     };
     let mut names: Vec<String> = Vec::new();
+    let mut wal: Vec<String> = Vec::new();
     if let Some(n) = single {
         names.push(n.to_string());
     } else {
@@ -202,16 +196,43 @@ fn remote_dir(dir_url: &str, single: Option<&str>) -> Result<Recognised> {
             Err(e) => return Err(open_err("metadata.yaml", e)),
         }
         if names.is_empty() {
-            // No listing: the storage files under the prefix (object stores list; HTTP cannot).
+            // No listing: the storage files under the prefix (object stores list; a plain
+            // HTTP server cannot).
+            if remote::is_http(base) {
+                return Err(open_err(
+                    "",
+                    std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "no such object, and no metadata.yaml under it (an HTTP server cannot list a directory: name the storage file)",
+                    ),
+                ));
+            }
             let listed = remote::list(base).map_err(|e| open_err("", e))?;
-            for (u, _) in listed {
-                let rel = &u[base.len()..].trim_start_matches('/');
+            for (u, _) in &listed {
+                let rel = u[base.len()..].trim_start_matches('/');
                 if !rel.contains('/') && rosbag2::is_storage_file(Path::new(rel)) {
                     names.push(rel.to_string());
                 }
             }
+            if names.is_empty() {
+                return Err(open_err(
+                    "",
+                    std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "no such object, and no rosbag2 recording (metadata.yaml or storage files) under it",
+                    ),
+                ));
+            }
+            // A SQLite database's write-ahead log holds rows too.
+            for (u, _) in &listed {
+                let rel = u[base.len()..].trim_start_matches('/');
+                if names.iter().any(|n| rel == format!("{n}-wal")) {
+                    wal.push(rel.to_string());
+                }
+            }
         }
     }
+    names.extend(wal);
     for n in &names {
         if n.contains(['/', '\\']) || n == ".." || n == "." {
             return Err(Error::Storage {

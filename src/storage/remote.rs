@@ -51,6 +51,16 @@ pub fn is_url(path: &Path) -> bool {
         )
 }
 
+/// Whether `url` is plain HTTP(S) (no listing; no store of ours behind it).
+pub fn is_http(url: &str) -> bool {
+    let u = url.to_ascii_lowercase();
+    (u.starts_with("http://") || u.starts_with("https://"))
+        && url::Url::parse(url)
+            .ok()
+            .and_then(|p| ObjectStoreScheme::parse(&p).ok())
+            .is_some_and(|(s, _)| s == ObjectStoreScheme::Http)
+}
+
 /// `url` as it may be shown: without user information (`user:password@`) and without its
 /// query or fragment (a presigned URL's or SAS token's signature).
 pub fn shown(url: &str) -> String {
@@ -283,6 +293,30 @@ pub struct Head {
     pub mtime_ns: u64,
 }
 
+/// The client's error as one line: its first line (an error page's HTML left out), scrubbed
+/// of credentials, at most 300 characters.
+fn reason(e: &object_store::Error, url: &str) -> String {
+    let full = e.to_string();
+    let line = full.split(['\n', '<']).next().unwrap_or("").trim();
+    let line = line
+        .trim_start_matches("Generic HTTP error: ")
+        .trim_end_matches(':')
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut m = scrub(&line, url);
+    if m.len() > 300 {
+        let mut cut = 300;
+        while !m.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        m.truncate(cut);
+        m.push('…');
+    }
+    m
+}
+
+/// `e` as an I/O error: `what` (which may name the location) and the client's reason.
 fn io_error(e: object_store::Error, url: &str, what: &str) -> std::io::Error {
     let kind = match &e {
         object_store::Error::NotFound { .. } => std::io::ErrorKind::NotFound,
@@ -290,20 +324,16 @@ fn io_error(e: object_store::Error, url: &str, what: &str) -> std::io::Error {
         | object_store::Error::Unauthenticated { .. } => std::io::ErrorKind::PermissionDenied,
         _ => std::io::ErrorKind::Other,
     };
-    // The client's message names the request; the location is said once, as shown.
     let msg = match &e {
         object_store::Error::NotFound { .. } => "no such object".to_string(),
-        _ => e.to_string(),
+        _ => reason(&e, url),
     };
-    std::io::Error::new(
-        kind,
-        format!(
-            "{what} {}: {} (after up to {} retries)",
-            shown(url),
-            scrub(&msg, url),
-            retries()
-        ),
-    )
+    let msg = if what.is_empty() {
+        msg
+    } else {
+        format!("{what}: {msg}")
+    };
+    std::io::Error::new(kind, msg)
 }
 
 /// The size and version of the object at `url`.
@@ -317,7 +347,8 @@ fn head_in(
     path: &object_store::path::Path,
     url: &str,
 ) -> std::io::Result<Head> {
-    let m = block_on(store.head(path))?.map_err(|e| io_error(e, url, "cannot open"))?;
+    // Said within an error that names the location already.
+    let m = block_on(store.head(path))?.map_err(|e| io_error(e, url, ""))?;
     let mtime_ns = m.last_modified.timestamp_nanos_opt().unwrap_or(0).max(0) as u64;
     Ok(Head {
         size: m.size,
@@ -334,7 +365,7 @@ pub fn list(url: &str) -> std::io::Result<Vec<(String, Head)>> {
     let base = url.trim_end_matches('/');
     let prefix_len = path.as_ref().len();
     let items: Vec<object_store::ObjectMeta> = block_on(store.list(Some(&path)).try_collect())?
-        .map_err(|e| io_error(e, url, "cannot list"))?;
+        .map_err(|e| io_error(e, url, &format!("cannot list {}", shown(url))))?;
     let mut out: Vec<(String, Head)> = items
         .into_iter()
         .map(|m| {
@@ -361,8 +392,7 @@ pub fn get_all(url: &str) -> std::io::Result<Vec<u8>> {
     if h.size == 0 {
         return Ok(Vec::new());
     }
-    let b = block_on(store.get_range(&path, 0..h.size))?
-        .map_err(|e| io_error(e, url, "cannot read"))?;
+    let b = block_on(store.get_range(&path, 0..h.size))?.map_err(|e| io_error(e, url, ""))?;
     if b.len() as u64 != h.size {
         return Err(std::io::Error::new(
             std::io::ErrorKind::UnexpectedEof,
@@ -439,7 +469,12 @@ impl RemoteFile {
             .fetch_add(ranges.len() as u64, Ordering::Relaxed);
         let what = || {
             let r = &ranges[0];
-            format!("cannot read bytes {}..{} of", r.start, r.end)
+            format!(
+                "cannot read bytes {}..{} of {}",
+                r.start,
+                r.end,
+                self.shown()
+            )
         };
         let got = if ranges.len() == 1 {
             vec![
