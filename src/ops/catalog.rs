@@ -888,6 +888,7 @@ mod tests {
             size: 9,
             disk_bytes: 10,
             mtime_ns: 7,
+            etag: Some("\"abc\"".into()),
             format: "2.0".into(),
             start_ns: Some(1),
             end_ns: None,
@@ -926,7 +927,10 @@ mod tests {
         .unwrap();
         write_parquet(&dir.join("topics.parquet"), topics_batch(&[&t]).unwrap()).unwrap();
         let prev = read_previous(&dir);
-        assert_eq!(prev.get(&("/x/a.bag".into(), 10, 7)), Some(&(r, vec![t])));
+        assert_eq!(
+            prev.get(&("/x/a.bag".into(), 10, 7, Some("\"abc\"".into()))),
+            Some(&(r, vec![t]))
+        );
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(recordings_schema().is_ok());
     }
