@@ -136,6 +136,8 @@ pub struct App {
     pub show_info: bool,
     /// The message search path set in the app (directories separated as in PATH), as edited.
     pub msg_path: String,
+    /// The location typed in "Open URL…" (`s3://`, `gs://`, `az://`, `http(s)://`).
+    pub url_input: String,
     /// Bookmarks per file (canonical path), of the files not open now.
     pub bookmarks: std::collections::BTreeMap<String, Vec<(u64, String)>>,
     /// Layouts per topic set ([`layout::key`]), of the recordings not open now.
@@ -160,6 +162,15 @@ fn apply_msg_path(text: &str) {
     crate::settings::update(|s| s.msg_path = dirs);
 }
 
+/// A path as the app shows it: a remote location without its credentials.
+pub(crate) fn shown_path(p: &std::path::Path) -> String {
+    #[cfg(feature = "remote")]
+    if crate::storage::remote::is_url(p) {
+        return crate::storage::remote::shown(&p.to_string_lossy());
+    }
+    p.display().to_string()
+}
+
 impl App {
     /// A new app; `bag` is opened on the first frame when given.
     pub fn new(storage: Option<&dyn eframe::Storage>, bag: Option<PathBuf>) -> App {
@@ -172,6 +183,7 @@ impl App {
         apply_msg_path(&msg_path);
         let mut app = App {
             msg_path,
+            url_input: String::new(),
             bookmarks,
             layouts,
             pending_series: Vec::new(),
@@ -240,6 +252,8 @@ impl App {
         if demo {
             return;
         }
+        // A remote location is kept as it may be shown (no user information or query).
+        let p = PathBuf::from(shown_path(&p));
         self.recent.retain(|x| *x != p);
         self.recent.insert(0, p);
         self.recent.truncate(RECENT_MAX);
@@ -249,7 +263,7 @@ impl App {
     pub fn apply(&mut self, cmd: Cmd) {
         match cmd {
             Cmd::Open(p) => {
-                let label = p.display().to_string();
+                let label = shown_path(&p);
                 self.start_loading(crate::merge::parts_of(&[p]), label);
             }
             Cmd::OpenMany(parts) => {

@@ -29,12 +29,30 @@ impl App {
         {
             self.cmds.push(Cmd::OpenFolderDialog);
         }
+        #[cfg(feature = "remote")]
+        ui.menu_button("Open URL…", |ui| {
+            ui.label("A recording in object storage or on a web server:");
+            ui.weak("s3://bucket/run.bag  gs://…  az://…  https://host/run.mcap  (a rosbag2 folder: its prefix)");
+            let r = ui.add(
+                egui::TextEdit::singleline(&mut self.url_input)
+                    .hint_text("s3://bucket/path/run.mcap")
+                    .desired_width(420.0),
+            );
+            let url = self.url_input.trim().to_string();
+            let valid = crate::storage::remote::is_url(std::path::Path::new(&url));
+            let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            if ui.add_enabled(valid, egui::Button::new("Open")).clicked() || (enter && valid) {
+                self.cmds.push(Cmd::Open(PathBuf::from(url)));
+                ui.close();
+            }
+            ui.weak("Credentials come from the environment (AWS_*, GOOGLE_*, AZURE_*) and ~/.aws; never shown.");
+        });
         ui.menu_button("Recent", |ui| {
             if self.recent.is_empty() {
                 ui.label("No recent files");
             }
             for p in &self.recent {
-                if ui.button(p.display().to_string()).clicked() {
+                if ui.button(shown_path(p)).clicked() {
                     self.cmds.push(Cmd::Open(p.clone()));
                 }
             }

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+pub mod http;
 pub mod images;
 pub mod mcap;
 

@@ -1,0 +1,110 @@
+//! Recordings over HTTP from a server on 127.0.0.1 (`common::http`): the library reads what it
+//! reads from the local file, opening an indexed bag or MCAP takes a few requests, a failing
+//! server is retried and then a clear error, and a location is shown without credentials.
+#![cfg(feature = "remote")]
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::atomic::Ordering;
+
+use bagscope::ops::export::{export, ExportOptions, OutputFormat};
+use bagscope::{Bag, Filter};
+
+fn messages(bag: &Bag) -> Vec<(String, u64, Vec<u8>)> {
+    let s = bag.summary();
+    bag.messages(&Filter::default())
+        .unwrap()
+        .map(|m| {
+            let m = m.unwrap();
+            (
+                s.connections[m.conn].topic.clone(),
+                m.time_ns,
+                m.data.to_vec(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_bag_and_an_mcap_over_http_read_as_the_local_files() {
+    let dir = common::temp_dir("remote-http");
+    let bag = dir.join("run.bag");
+    common::write_fixture(&bag, bagscope::Compression::Lz4, 4000, 3000);
+    let mcap = dir.join("run.mcap");
+    export(
+        &Bag::open(&bag).unwrap(),
+        &mcap,
+        &ExportOptions {
+            format: Some(OutputFormat::Mcap),
+            ..Default::default()
+        },
+        &std::sync::atomic::AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap();
+    let srv = common::http::serve(dir.to_path_buf());
+    for name in ["run.bag", "run.mcap"] {
+        srv.state.requests.store(0, Ordering::SeqCst);
+        let url = format!("{}/{name}", srv.url);
+        let remote = Bag::open(&url).unwrap();
+        let s = remote.summary();
+        let opened = srv.state.requests.load(Ordering::SeqCst);
+        assert!(opened <= 4, "{name}: {opened} requests to open");
+        let local = Bag::open(dir.join(name)).unwrap();
+        assert_eq!(s.path.to_string_lossy(), url);
+        assert_eq!(s.message_count, local.summary().message_count);
+        assert_eq!(s.chunks.len(), local.summary().chunks.len());
+        assert_eq!(messages(&remote), messages(&local), "{name}");
+    }
+}
+
+#[test]
+fn a_failing_server_is_retried_then_a_clear_error() {
+    let dir = common::temp_dir("remote-fail");
+    let bag = dir.join("run.bag");
+    common::write_fixture(&bag, bagscope::Compression::None, 4000, 500);
+    let srv = common::http::serve(dir.to_path_buf());
+    let url = format!("{}/run.bag", srv.url);
+    let want = messages(&Bag::open(&bag).unwrap());
+    // Two answers of 500 and a connection dropped mid-body: retried, the same messages.
+    srv.state.fail_500.store(2, Ordering::SeqCst);
+    srv.state.drop.store(1, Ordering::SeqCst);
+    let b = Bag::open(&url).unwrap();
+    assert_eq!(messages(&b), want);
+    assert_eq!(srv.state.fail_500.load(Ordering::SeqCst), 0);
+    assert_eq!(srv.state.drop.load(Ordering::SeqCst), 0);
+    // Failing every time: an error naming the location and the status, not a short read.
+    srv.state.fail_500.store(1000, Ordering::SeqCst);
+    let e = Bag::open(&url).map(|_| ()).unwrap_err().to_string();
+    srv.state.fail_500.store(0, Ordering::SeqCst);
+    assert!(e.contains(&url) && e.contains("500"), "{e}");
+    // Nothing there.
+    let e = Bag::open(format!("{}/none.bag", srv.url))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no such object"), "{e}");
+}
+
+#[test]
+fn credentials_in_a_location_are_never_shown() {
+    let dir = common::temp_dir("remote-creds");
+    common::write_fixture(&dir.join("run.bag"), bagscope::Compression::None, 4000, 50);
+    let srv = common::http::serve(dir.to_path_buf());
+    let host = srv.url.trim_start_matches("http://");
+    let url = format!("http://alice:hunter2secret@{host}/run.bag?X-Amz-Signature=deadbeefcafe");
+    let b = Bag::open(&url).unwrap();
+    let shown = b.summary().path.to_string_lossy().into_owned();
+    assert_eq!(shown, format!("http://{host}/run.bag"));
+    let e = Bag::open(format!(
+        "http://alice:hunter2secret@{host}/none.bag?sig=deadbeefcafe"
+    ))
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    assert!(
+        !e.contains("hunter2secret") && !e.contains("deadbeefcafe"),
+        "{e}"
+    );
+}
