@@ -9,22 +9,8 @@ mod common;
 use std::sync::atomic::Ordering;
 
 use bagscope::ops::export::{export, ExportOptions, OutputFormat};
-use bagscope::{Bag, Filter};
-
-fn messages(bag: &Bag) -> Vec<(String, u64, Vec<u8>)> {
-    let s = bag.summary();
-    bag.messages(&Filter::default())
-        .unwrap()
-        .map(|m| {
-            let m = m.unwrap();
-            (
-                s.connections[m.conn].topic.clone(),
-                m.time_ns,
-                m.data.to_vec(),
-            )
-        })
-        .collect()
-}
+use bagscope::Bag;
+use common::messages;
 
 #[test]
 fn a_bag_and_an_mcap_over_http_read_as_the_local_files() {

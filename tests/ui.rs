@@ -1438,3 +1438,37 @@ fn a_json_field_of_a_topic_without_a_slash_plots_from_the_inspector() {
     assert_eq!(s.path, "/mouse.clientX");
     assert_eq!(s.points.len(), 111, "{:?}", s.note);
 }
+
+/// "Open URL…": a location typed in the bar's menu opens a recording served over HTTP (from a
+/// server on 127.0.0.1), shown by its URL.
+#[cfg(feature = "remote")]
+#[test]
+fn open_url_opens_a_recording_over_http() {
+    let dir = common::temp_dir("ui-url");
+    common::write_fixture(&dir.join("run.bag"), bagscope::Compression::Lz4, 2000, 600);
+    let srv = common::http::serve(dir.to_path_buf());
+    let url = format!("{}/run.bag", srv.url);
+    let mut h = harness(None);
+    h.run_steps(2);
+    h.get_by_label("Open URL…").click();
+    h.run_steps(2);
+    h.get_by_role(egui::accesskit::Role::TextInput).focus();
+    h.run_steps(1);
+    h.get_by_role(egui::accesskit::Role::TextInput)
+        .type_text(&url);
+    h.run_steps(1);
+    assert_eq!(h.state().url_input, url);
+    h.get_by_label("Open").click();
+    h.step();
+    wait_for(&mut h, "the recording over HTTP", |a| {
+        assert_eq!(a.error, None);
+        indexed(a)
+    });
+    let d = h.state().doc.as_ref().unwrap();
+    assert_eq!(d.rec.path, PathBuf::from(&url));
+    assert!(
+        h.query_all_by_label_contains("Float64 · 400").count() >= 1,
+        "/b has 400 messages"
+    );
+    assert!(srv.state.requests.load(std::sync::atomic::Ordering::SeqCst) > 0);
+}

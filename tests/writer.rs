@@ -113,19 +113,7 @@ fn generated_v12_bags_indexed_and_not() {
         assert_eq!(s.topic("/b").unwrap().message_count, 500);
         assert_eq!(s.connections[0].message_definition, "float64 data\n");
         wrote.sort_by_key(|w| w.1);
-        let got: Vec<(String, u64, Vec<u8>)> = bag
-            .messages(&Filter::default())
-            .unwrap()
-            .map(|m| {
-                let m = m.unwrap();
-                (
-                    s.connections[m.conn].topic.clone(),
-                    m.time_ns,
-                    m.data.to_vec(),
-                )
-            })
-            .collect();
-        assert_eq!(got, wrote);
+        assert_eq!(common::messages(&bag), wrote);
         // n-th message without scanning, and a filtered window.
         let a = bag.connections_of_topics(&["/a"]).unwrap()[0];
         let m = bag.nth_message(a, 7).unwrap();

@@ -28,6 +28,7 @@ class State:
         # Faults: how many of the next GETs answer 500 / drop the connection mid-body.
         self.fail_500 = 0
         self.drop = 0
+        self.bytes_sent = 0
 
     def reset(self):
         with self.lock:
@@ -109,6 +110,8 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if not body:
             return
+        with st.lock:
+            st.bytes_sent += n
         with open(p, "rb") as f:
             f.seek(start)
             left = n

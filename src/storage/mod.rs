@@ -456,6 +456,31 @@ pub struct ChunkEntries {
     pub entries: Vec<(usize, IndexEntry)>,
 }
 
+/// The end of one chunk of a table build: its entries (`ce.entries`) added to the tables, and
+/// `progress` told; an error when it asks to stop.
+pub(crate) fn chunk_done(
+    per_connection: &mut [Vec<IndexEntry>],
+    ce: &mut ChunkEntries,
+    chunk: usize,
+    chunks_total: usize,
+    bytes_done: u64,
+    progress: &mut dyn FnMut(TablesProgress, &ChunkEntries) -> bool,
+) -> Result<()> {
+    for &(ci, e) in ce.entries.iter() {
+        per_connection[ci].push(e);
+    }
+    ce.chunk = chunk;
+    let p = TablesProgress {
+        chunks_done: chunk + 1,
+        chunks_total,
+        bytes_done,
+    };
+    if !progress(p, ce) {
+        return Err(Error::Cancelled);
+    }
+    Ok(())
+}
+
 /// Bytes of one message, kept alive by a shared decompressed chunk.
 #[derive(Debug, Clone)]
 pub struct Bytes {

@@ -56,6 +56,22 @@ pub fn nth_of_topic(bag: &bagscope::Bag, topic: &str, n: usize) -> Option<bagsco
     bag.message(c, e).ok()
 }
 
+/// (topic, receive time, bytes) of every message of `bag`, in the order it reads them.
+pub fn messages(bag: &bagscope::Bag) -> Vec<(String, u64, Vec<u8>)> {
+    let s = bag.summary();
+    bag.messages(&bagscope::Filter::default())
+        .expect("messages")
+        .map(|m| {
+            let m = m.expect("message");
+            (
+                s.connections[m.conn].topic.clone(),
+                m.time_ns,
+                m.data.to_vec(),
+            )
+        })
+        .collect()
+}
+
 /// A fresh temporary directory for one test, removed when the test passes (kept for a look
 /// when it fails).
 pub fn temp_dir(name: &str) -> TempDir {

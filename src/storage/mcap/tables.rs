@@ -124,20 +124,15 @@ pub(crate) fn build_tables(
                     warnings.push(format!("chunk at byte {}: {e}", ch.pos));
                 }
             }
-            for &(ci, e) in entries.iter() {
-                per_connection[ci].push(e);
-            }
             bytes_done += ch.data_len;
-            let p = TablesProgress {
-                chunks_done: i + 1,
-                chunks_total: s.chunks.len(),
+            crate::storage::chunk_done(
+                &mut per_connection,
+                &mut ce,
+                i,
+                s.chunks.len(),
                 bytes_done,
-            };
-            ce.chunk = i;
-            if !progress(p, &ce) {
-                return Err(Error::Cancelled);
-            }
-            Ok(())
+                progress,
+            )
         },
     )?;
     let mut t = MessageTables {
