@@ -167,8 +167,8 @@ fn remote_dir(dir_url: &str, single: Option<&str>) -> Result<Recognised> {
     };
     let tmp = rosbag2::TempDir::new()?;
     let fetch = |name: &str| -> Result<()> {
-        let bytes = remote::get_all(&format!("{base}/{name}")).map_err(|e| open_err(name, e))?;
-        std::fs::write(tmp.0.join(name), bytes)?;
+        remote::download(&format!("{base}/{name}"), &tmp.0.join(name))
+            .map_err(|e| open_err(name, e))?;
         Ok(())
     };
     let mut names: Vec<String> = Vec::new();
@@ -176,7 +176,7 @@ fn remote_dir(dir_url: &str, single: Option<&str>) -> Result<Recognised> {
     if let Some(n) = single {
         names.push(n.to_string());
     } else {
-        let meta = remote::get_all(&format!("{base}/metadata.yaml"));
+        let meta = remote::get_all(&format!("{base}/metadata.yaml"), 64 << 20);
         match meta {
             Ok(text) => {
                 std::fs::write(tmp.0.join("metadata.yaml"), &text)?;
@@ -233,12 +233,27 @@ fn remote_dir(dir_url: &str, single: Option<&str>) -> Result<Recognised> {
         }
     }
     names.extend(wal);
+    // MCAP storage files are read by ranges where they are (an empty stand-in in the
+    // directory); the others (SQLite, zstd) are fetched whole.
+    let mut ranged: std::collections::HashMap<std::path::PathBuf, Arc<remote::RemoteFile>> =
+        std::collections::HashMap::new();
     for n in &names {
         if n.contains(['/', '\\']) || n == ".." || n == "." {
             return Err(Error::Storage {
                 path: std::path::PathBuf::from(format!("{shown_base}/metadata.yaml")),
                 reason: format!("lists {n:?}, which is not a file name"),
             });
+        }
+        if n.ends_with(".mcap") {
+            match remote::RemoteFile::open(&format!("{base}/{n}")) {
+                Ok(f) => {
+                    std::fs::write(tmp.0.join(n), b"")?;
+                    ranged.insert(tmp.0.join(n), Arc::new(f));
+                    continue;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && single.is_none() => continue,
+                Err(e) => return Err(open_err(n, e)),
+            }
         }
         match fetch(n) {
             Ok(()) => {}
@@ -248,9 +263,10 @@ fn remote_dir(dir_url: &str, single: Option<&str>) -> Result<Recognised> {
             Err(e) => return Err(e),
         }
     }
+    let opener = |p: &Path| ranged.get(p).map(|f| Source::Remote(f.clone()));
     let (files, mut opened) = match single {
         Some(n) => rosbag2::open_file(&tmp.0.join(n))?,
-        None => rosbag2::open_dir(&tmp.0)?,
+        None => rosbag2::open_dir_with(&tmp.0, &opener)?,
     };
     let to_remote = |p: &Path| -> std::path::PathBuf {
         match p.strip_prefix(&tmp.0) {

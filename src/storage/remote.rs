@@ -385,21 +385,50 @@ pub fn list(url: &str) -> std::io::Result<Vec<(String, Head)>> {
     Ok(out)
 }
 
-/// Reads the whole object at `url` (a `metadata.yaml`, a storage file fetched whole).
-pub fn get_all(url: &str) -> std::io::Result<Vec<u8>> {
+/// The whole object at `url` (a `metadata.yaml`), in one request; more than `limit` bytes is
+/// an error.
+pub fn get_all(url: &str, limit: u64) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    fetch_into(url, &mut out, limit)?;
+    Ok(out)
+}
+
+/// Streams the whole object at `url` into the file `dest` (a storage file fetched whole), in
+/// one request.
+pub fn download(url: &str, dest: &Path) -> std::io::Result<u64> {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(dest)?);
+    let n = fetch_into(url, &mut f, u64::MAX)?;
+    std::io::Write::flush(&mut f)?;
+    Ok(n)
+}
+
+fn fetch_into(url: &str, out: &mut dyn std::io::Write, limit: u64) -> std::io::Result<u64> {
+    use futures_util::StreamExt;
     let (store, path) = store_for(url)?;
-    let h = head_in(&*store, &path, url)?;
-    if h.size == 0 {
-        return Ok(Vec::new());
-    }
-    let b = block_on(store.get_range(&path, 0..h.size))?.map_err(|e| io_error(e, url, ""))?;
-    if b.len() as u64 != h.size {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::UnexpectedEof,
-            format!("{}: {} of {} bytes arrived", shown(url), b.len(), h.size),
-        ));
-    }
-    Ok(b.to_vec())
+    block_on(async {
+        let r = store.get(&path).await.map_err(|e| io_error(e, url, ""))?;
+        let size = r.meta.size;
+        if size > limit {
+            return Err(std::io::Error::other(format!(
+                "{} is {size} bytes, more than the {limit} expected",
+                shown(url)
+            )));
+        }
+        let mut stream = r.into_stream();
+        let mut n = 0u64;
+        while let Some(b) = stream.next().await {
+            let b = b.map_err(|e| io_error(e, url, &format!("cannot read {}", shown(url))))?;
+            n += b.len() as u64;
+            out.write_all(&b)?;
+        }
+        if n != size {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("{}: {n} of {size} bytes arrived", shown(url)),
+            ));
+        }
+        Ok(n)
+    })?
 }
 
 /// The least recently used blocks of a remote file, and where the last read ended.

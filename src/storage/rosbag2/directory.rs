@@ -22,8 +22,17 @@ impl Drop for TempDir {
     }
 }
 
+/// Where a storage file's bytes come from when it is not the local file of that name (a
+/// remote MCAP storage file read by ranges); `None`: the local file.
+pub(crate) type Opener<'a> = &'a dyn Fn(&Path) -> Option<Source>;
+
 /// Opens a rosbag2 directory (or the directory of a `metadata.yaml`).
 pub(crate) fn open_dir(dir: &Path) -> Result<(Vec<Source>, Opened)> {
+    open_dir_with(dir, &|_| None)
+}
+
+/// [`open_dir`], with the storage files `opener` gives read from there.
+pub(crate) fn open_dir_with(dir: &Path, opener: Opener) -> Result<(Vec<Source>, Opened)> {
     let meta_path = dir.join("metadata.yaml");
     let mut warnings = Vec::new();
     let meta = if meta_path.is_file() {
@@ -85,7 +94,7 @@ pub(crate) fn open_dir(dir: &Path) -> Result<(Vec<Source>, Opened)> {
     if files.is_empty() {
         warnings.push("no storage file to read".into());
     }
-    open_files(dir, &files, meta.as_ref(), warnings)
+    open_files(dir, &files, meta.as_ref(), warnings, opener)
 }
 
 /// Where a file `relative_file_paths` lists is. Metadata versions 1-3 (eloquent, foxy) name
@@ -119,6 +128,7 @@ pub(crate) fn open_file(path: &Path) -> Result<(Vec<Source>, Opened)> {
         &[path.to_path_buf()],
         None,
         vec!["single storage file, no metadata.yaml".into()],
+        &|_| None,
     )
 }
 
@@ -165,6 +175,7 @@ pub(super) fn open_files(
     files: &[PathBuf],
     meta: Option<&Metadata>,
     mut warnings: Vec<String>,
+    opener: Opener,
 ) -> Result<(Vec<Source>, Opened)> {
     let message_mode = meta.is_some_and(|m| m.compression.1.eq_ignore_ascii_case("message"));
     // Listed in metadata.yaml but not found (the files opened are those found).
@@ -172,7 +183,7 @@ pub(super) fn open_files(
     let mut parts = Vec::new();
     let only = if files.len() == 1 { meta } else { None };
     for f in files {
-        let p = open_part(f, message_mode, only)?;
+        let p = open_part(f, message_mode, only, opener)?;
         if let Some(m) = meta {
             if p.newer_schema && m.version < 7 {
                 warnings.push(format!(

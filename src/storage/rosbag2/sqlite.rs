@@ -4,7 +4,15 @@ use super::*;
 
 /// `meta`: the recording's metadata.yaml when this is its only storage file (a SQLite file
 /// it bears out then opens without reading its rows).
-pub(super) fn open_part(path: &Path, message_mode: bool, meta: Option<&Metadata>) -> Result<Part> {
+pub(super) fn open_part(
+    path: &Path,
+    message_mode: bool,
+    meta: Option<&Metadata>,
+    opener: Opener,
+) -> Result<Part> {
+    if let Some(src) = opener(path) {
+        return mcap_part(path, src);
+    }
     let mut f = std::fs::File::open(path).map_err(|e| Error::Open {
         path: path.to_path_buf(),
         source: e,
@@ -76,29 +84,12 @@ pub(super) fn open_plain(
         return open_sqlite(path, message_mode, tmp, meta);
     }
     if head[..n].starts_with(crate::storage::mcap::MAGIC) {
-        let size = f.metadata()?.len();
         let src = match tmp {
             // A decompressed temporary file is read into memory, then removed.
             Some(_) => Source::Memory(std::fs::read(path)?.into()),
             None => Source::File(f),
         };
-        let opened = crate::storage::mcap::open(&src, path, size)?;
-        let distro = opened
-            .summary
-            .metadata
-            .iter()
-            .find(|(n, _)| n == "rosbag2")
-            .and_then(|(_, kv)| kv.iter().find(|(k, _)| k == "ros_distro"))
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default();
-        return Ok(Part {
-            source: src,
-            opened,
-            storage: "mcap",
-            compression: (String::new(), String::new()),
-            distro,
-            newer_schema: false,
-        });
+        return mcap_part(path, src);
     }
     Err(Error::Storage {
         path: path.to_path_buf(),
@@ -108,6 +99,28 @@ pub(super) fn open_plain(
                 .escape_debug()
                 .to_string()
         ),
+    })
+}
+
+/// An MCAP storage file of a rosbag2 recording, read from `src`.
+fn mcap_part(path: &Path, src: Source) -> Result<Part> {
+    let size = src.len()?;
+    let opened = crate::storage::mcap::open(&src, path, size)?;
+    let distro = opened
+        .summary
+        .metadata
+        .iter()
+        .find(|(n, _)| n == "rosbag2")
+        .and_then(|(_, kv)| kv.iter().find(|(k, _)| k == "ros_distro"))
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    Ok(Part {
+        source: src,
+        opened,
+        storage: "mcap",
+        compression: (String::new(), String::new()),
+        distro,
+        newer_schema: false,
     })
 }
 
