@@ -48,7 +48,7 @@ def main():
     mcap = d / "big_1g.mcap"
     if not mcap.exists():
         subprocess.run([CLI, "export", src, "--format", "mcap", "--compression", "lz4",
-                        "--end", "32", "-o", mcap], check=True)
+                        "--end", "+32", "-o", mcap], check=True)
     env = dict(os.environ, BAGSCOPE_INDEX_DIR="off")
     srv, state, url = range_server.start(d, a.latency_ms / 1000)
     print(f"server: {url}, {a.latency_ms:.0f} ms before every answer; medians of {a.runs} runs")
@@ -57,7 +57,7 @@ def main():
         size = (d / name).stat().st_size
         ops = [
             ("info", ["info"]),
-            ("csv /imu 5 s window", ["csv", "--start", "20", "--end", "25", "/imu/data.linear_acceleration.x"]),
+            ("csv /imu 5 s window", ["csv", "--start", "+20", "--end", "+25", "/imu.linear_acceleration.x"]),
         ]
         for label, args in ops:
             loc, rem = [], []

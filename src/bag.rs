@@ -103,6 +103,9 @@ type PlanResult = std::result::Result<
     crate::error::DefError,
 >;
 
+/// Chunks read at once from a remote recording.
+pub const REMOTE_CHUNK_READERS: usize = 8;
+
 /// Default budget of the decompressed chunk cache.
 pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
 
@@ -757,9 +760,19 @@ impl Bag {
         let threads = if crate::settings::single_threaded() {
             0
         } else {
-            crate::settings::default_threads()
+            self.reader_threads(crate::settings::default_threads())
         };
         crate::iter::Messages::new(self.clone(), filter, threads)
+    }
+
+    /// Threads that read chunks for a job given `threads` cores: more where every read waits
+    /// on the network ([`REMOTE_CHUNK_READERS`] requests in flight hide its latency).
+    pub fn reader_threads(&self, threads: usize) -> usize {
+        if self.inner.files.iter().any(|f| f.is_remote()) {
+            threads.max(REMOTE_CHUNK_READERS)
+        } else {
+            threads
+        }
     }
 
     /// The bag's files and summary, when nothing else holds it (joining recordings).

@@ -119,9 +119,11 @@ fn series_pass(
     conns.dedup();
     // (Rows not read yet, of a rosbag2 SQLite recording: these connections' are kept as the
     // scan passes them, and given back by read_chunk_for.)
+    // A window of an indexed recording reads the indexes of its chunks only.
     let tables = bag.tables_for(&crate::Filter {
         connections: Some(conns.clone()),
-        ..Default::default()
+        start_ns,
+        end_ns,
     })?;
     let s = bag.summary();
     let lo = start_ns.unwrap_or(0);
@@ -208,6 +210,11 @@ fn series_pass(
                 a.push(p);
             }
         }
+    };
+    let threads = if threads <= 1 {
+        threads
+    } else {
+        bag.reader_threads(threads)
     };
     if threads <= 1 {
         // On the calling thread (the single-threaded mode).

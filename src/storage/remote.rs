@@ -33,8 +33,8 @@ const CACHE_BLOCKS: usize = 1024;
 const MAX_AHEAD: u64 = 256;
 /// The first read of a file's last block takes this many blocks before it too (1 MiB).
 const TAIL_BLOCKS: u64 = 16;
-/// A read longer than this many blocks is fetched as it is, not through the cache.
-const DIRECT_BLOCKS: u64 = 256;
+/// A read spanning more than this many blocks is fetched as it is, not through the cache.
+const DIRECT_BLOCKS: u64 = 4;
 
 /// Whether `path` names a remote location rather than a local file.
 pub fn is_url(path: &Path) -> bool {
@@ -542,6 +542,8 @@ impl RemoteFile {
         }
         let first = pos / BLOCK;
         let last = (end - 1) / BLOCK;
+        // A large read (a chunk) is fetched as asked, not cached and not read ahead of: what
+        // reads chunks reads them ahead itself, and keeps them decompressed.
         if last - first >= DIRECT_BLOCKS {
             let b = self.fetch(std::slice::from_ref(&(pos..end)))?;
             buf.extend_from_slice(&b[0]);
