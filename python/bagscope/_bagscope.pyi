@@ -38,7 +38,8 @@ def open(
     path_or_paths: Union[_Path, Sequence[_Path]],
     msg_path: Optional[Union[_Path, Sequence[_Path]]] = None,
 ) -> Recording:
-    """Opens a recording (a list: several on one timeline)."""
+    """Opens a recording (a list: several on one timeline): a local path, or an ``s3://``,
+    ``gs://``, ``az://`` or ``http(s)://`` location (credentials from each cloud's environment)."""
 
 class Topic:
     name: str
@@ -84,7 +85,9 @@ class ArrowStream:
 
 class Recording:
     @property
-    def path(self) -> str: ...
+    def path(self) -> Union[PathLike[str], str]:
+        """The recording's path (a ``pathlib.Path``), or a remote recording's URL as a string
+        (without credentials)."""
     @property
     def topics(self) -> list[Topic]: ...
     @property

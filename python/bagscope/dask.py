@@ -32,9 +32,11 @@ def _read_part(part, topic, fields):
     path, start_ns, end_ns = part
     with bagscope.open(path) as rec:
         table = rec.to_arrow(topic, fields=fields, start_ns=start_ns, end_ns=end_ns)
+        # A remote recording is named by its URL without credentials.
+        name = str(rec.path) if "://" in str(path) else str(path)
     # Arrays as Arrow-backed columns: Dask would turn object columns into strings.
     df = to_pandas(table, arrow_arrays=True)
-    df.insert(0, "recording", str(path))
+    df.insert(0, "recording", name)
     return df
 
 

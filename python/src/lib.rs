@@ -89,7 +89,8 @@ fn paths_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
 }
 
 /// Opens a recording: a ROS 1 bag, an MCAP file, a rosbag2 directory, its `metadata.yaml` or a
-/// storage file; a list of them opens several on one timeline (split parts joined, others
+/// storage file, local or at an `s3://`, `gs://`, `az://` or `http(s)://` location (read by
+/// ranges; credentials from each cloud's environment); a list of them opens several on one timeline (split parts joined, others
 /// merged in time order), as the app does. `msg_path`: a directory or a list of directories of
 /// ROS packages searched for definitions a recording does not store (as `--msg-path`; set for
 /// the process).
@@ -133,10 +134,15 @@ impl Recording {
 
 #[pymethods]
 impl Recording {
-    /// The recording's path (the first one's, for several).
+    /// The recording's path (the first one's, for several): a `pathlib.Path`, or for a remote
+    /// recording its URL as a string (without credentials).
     #[getter]
-    fn path(&self) -> PyResult<PathBuf> {
-        Ok(self.bag()?.quick_summary().path.clone())
+    fn path<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let p = self.bag()?.quick_summary().path.clone();
+        if bagscope::storage::remote::is_url(&p) {
+            return Ok(pyo3::types::PyString::new(py, &p.to_string_lossy()).into_any());
+        }
+        p.into_pyobject(py).map(|o| o.into_any())
     }
 
     /// Its topics, in name order.

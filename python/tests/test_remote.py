@@ -120,6 +120,7 @@ def test_opening_an_indexed_recording_takes_few_requests(http, bags_dir):
         with bagscope.open(f"{url}/{n}") as r:
             opened = state.count()
             topics = r.topics
+            assert r.path == f"{url}/{n}"
         assert opened <= 4, (n, state.requests)
         local = bagscope.open(str(shared / n))
         assert [(t.name, t.count) for t in topics] == [(t.name, t.count) for t in local.topics]

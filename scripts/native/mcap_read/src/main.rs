@@ -1,0 +1,70 @@
+//! The native MCAP reader of `scripts/bench_native.py`: foxglove's `mcap` crate (0.26), its
+//! summary read, then every message (or one topic in a window) in log-time order through its
+//! indexed reader, each message's bytes copied out as a reader must to keep them. Prints
+//! "messages bytes".
+//!
+//!     mcap_read FILE [TOPIC START_OFFSET_S END_OFFSET_S]
+use std::io::{Read, Seek, SeekFrom};
+
+use mcap::sans_io::indexed_reader::{IndexedReadEvent, IndexedReader, IndexedReaderOptions};
+use mcap::sans_io::summary_reader::{SummaryReadEvent, SummaryReader};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() != 2 && args.len() != 5 {
+        eprintln!("usage: mcap_read FILE [TOPIC START_OFFSET_S END_OFFSET_S]");
+        std::process::exit(2);
+    }
+    let mut file = std::fs::File::open(&args[1])?;
+    let summary = {
+        let mut reader = SummaryReader::new();
+        while let Some(event) = reader.next_event() {
+            match event? {
+                SummaryReadEvent::ReadRequest(need) => {
+                    let n = file.read(reader.insert(need))?;
+                    reader.notify_read(n);
+                }
+                SummaryReadEvent::SeekRequest(to) => {
+                    reader.notify_seeked(file.seek(to)?);
+                }
+            }
+        }
+        reader.finish().ok_or("no summary")?
+    };
+    let mut opts = IndexedReaderOptions::new();
+    if args.len() == 5 {
+        let t0 = summary
+            .stats
+            .as_ref()
+            .map(|s| s.message_start_time)
+            .ok_or("no statistics")?;
+        let s: f64 = args[3].parse()?;
+        let e: f64 = args[4].parse()?;
+        opts = opts
+            .include_topics([args[2].clone()])
+            .starting_at(t0 + (s * 1e9) as u64)
+            .ending_before(t0 + (e * 1e9) as u64);
+    }
+    let mut reader = IndexedReader::new_with_options(&summary, opts)?;
+    let mut buf = Vec::new();
+    let (mut n, mut bytes) = (0u64, 0u64);
+    let mut kept: Vec<u8> = Vec::new();
+    while let Some(event) = reader.next_event() {
+        match event? {
+            IndexedReadEvent::ReadChunkRequest { offset, length } => {
+                file.seek(SeekFrom::Start(offset))?;
+                buf.resize(length, 0);
+                file.read_exact(&mut buf)?;
+                reader.insert_chunk_record_data(offset, &buf)?;
+            }
+            IndexedReadEvent::Message { data, .. } => {
+                kept.clear();
+                kept.extend_from_slice(data);
+                n += 1;
+                bytes += kept.len() as u64;
+            }
+        }
+    }
+    println!("{n} {bytes}");
+    Ok(())
+}
