@@ -687,8 +687,24 @@ impl Bag {
         {
             return None;
         }
+        self.message_alone(conn, entry, DIRECT_MIN)
+    }
+
+    /// The message at `entry` read alone from its uncompressed chunk of at least `min_len`
+    /// bytes (its record, not the chunk), or `None` where that does not apply.
+    pub(crate) fn message_alone(
+        &self,
+        conn: usize,
+        entry: IndexEntry,
+        min_len: u64,
+    ) -> Option<Message> {
+        let idx = entry.chunk as usize;
+        let ch = self.summary().chunks.get(idx)?;
+        if !ch.kind.records_alone() {
+            return None;
+        }
         let l = self.chunk_layout(idx).ok()?;
-        if l.compression != crate::Compression::None || l.data_len < DIRECT_MIN {
+        if l.compression != crate::Compression::None || l.data_len < min_len {
             return None;
         }
         let src = self.source(ch).ok()?;

@@ -11,6 +11,11 @@ use std::thread::JoinHandle;
 use crate::bag::{Bag, Filter, IndexEntry, Message, MessageTables};
 use crate::error::{Error, Result};
 
+/// An uncompressed chunk at least this large whose wanted messages average at least
+/// [`ALONE_BYTES_PER_MESSAGE`] of it each is read record by record ([`Messages`]).
+const ALONE_MIN_CHUNK: u64 = 256 << 10;
+const ALONE_BYTES_PER_MESSAGE: u64 = 16 << 10;
+
 /// A chunk's data, or its error with its kind kept (a `Truncated` stays one).
 type Ready = Result<Arc<Vec<u8>>>;
 
@@ -127,6 +132,10 @@ pub struct Messages {
     remaining: Vec<u32>,
     /// Chunks in use, indexed by chunk.
     held: Vec<Option<Arc<Vec<u8>>>>,
+    /// Chunks whose wanted messages are read one record at a time instead of the whole
+    /// chunk: uncompressed ones where those messages are a small part of the chunk (a topic
+    /// of IMU messages among camera images), so the chunk is neither copied nor cached.
+    alone: Vec<bool>,
     prefetch: Option<Arc<Prefetch>>,
     workers: Vec<JoinHandle<()>>,
     total: usize,
@@ -175,6 +184,19 @@ impl Messages {
             heap.push(Reverse((e.time_ns, e.chunk, e.offset, k)));
             cursors.push((c, a + 1, b));
         }
+        let alone: Vec<bool> = (0..s.chunks.len())
+            .map(|c| {
+                let ch = &s.chunks[c];
+                let Some(l) = ch.layout() else {
+                    return false;
+                };
+                remaining[c] > 0
+                    && ch.kind.records_alone()
+                    && l.compression == crate::Compression::None
+                    && l.data_len >= ALONE_MIN_CHUNK
+                    && l.data_len / u64::from(remaining[c]) >= ALONE_BYTES_PER_MESSAGE
+            })
+            .collect();
         let mut order: Vec<(u64, u32)> = first_need
             .into_iter()
             .enumerate()
@@ -185,7 +207,7 @@ impl Messages {
         let real: Vec<u32> = order
             .into_iter()
             .map(|(_, c)| c)
-            .filter(|&c| bag.chunk_is_buffered(c))
+            .filter(|&c| bag.chunk_is_buffered(c) && !alone[c as usize])
             .collect();
         let mut workers = Vec::new();
         let prefetch = if real.len() > 1 && threads > 0 {
@@ -217,6 +239,7 @@ impl Messages {
             heap,
             remaining,
             held: vec![None; s.chunks.len()],
+            alone,
             prefetch,
             workers,
             total,
@@ -230,6 +253,13 @@ impl Messages {
     }
 
     fn read(&mut self, conn: usize, entry: IndexEntry) -> Result<Message> {
+        if self.alone[entry.chunk as usize] {
+            if let Some(m) = self.bag.message_alone(conn, entry, 0) {
+                return Ok(m);
+            }
+            // A record that does not frame: the chunk is read, which gives the error its place.
+            return self.bag.message_via_chunk(conn, entry);
+        }
         let Some(p) = &self.prefetch else {
             return self.bag.message_via_chunk(conn, entry);
         };
