@@ -365,7 +365,11 @@ fn recording_section(
     running: bool,
     cmds: &mut Vec<Cmd>,
 ) {
-    ui.strong("To a new recording (messages copied byte for byte, fully indexed)");
+    ui.strong(if st.format == OutputFormat::Parquet {
+        "To decoded Parquet (a file per topic: time_ns and the message as typed columns)"
+    } else {
+        "To a new recording (messages copied byte for byte, fully indexed)"
+    });
     ui.horizontal(|ui| {
         ui.label("format");
         let before = st.format;

@@ -29,8 +29,13 @@ impl App {
         {
             self.cmds.push(Cmd::OpenFolderDialog);
         }
+        // Menus with a text field stay open while it is clicked into.
+        let typed = egui::containers::menu::MenuConfig::new()
+            .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside);
         #[cfg(feature = "remote")]
-        ui.menu_button("Open URL…", |ui| {
+        egui::containers::menu::MenuButton::new("Open URL…")
+            .config(typed.clone())
+            .ui(ui, |ui| {
             ui.label("A recording in object storage or on a web server:");
             ui.weak("s3://bucket/run.bag  gs://…  az://…  https://host/run.mcap  (a rosbag2 folder: its prefix)");
             let r = ui.add(
@@ -46,7 +51,7 @@ impl App {
                 ui.close();
             }
             ui.weak("Credentials come from the environment (AWS_*, GOOGLE_*, AZURE_*) and ~/.aws; never shown.");
-        });
+            });
         ui.menu_button("Recent", |ui| {
             if self.recent.is_empty() {
                 ui.label("No recent files");
@@ -60,25 +65,27 @@ impl App {
         if ui.button("Demo bag").clicked() {
             self.cmds.push(Cmd::OpenDemo);
         }
-        ui.menu_button("Definitions", |ui| {
-            ui.label(
+        egui::containers::menu::MenuButton::new("Definitions")
+            .config(typed)
+            .ui(ui, |ui| {
+                ui.label(
                 "Message search path: folders of ROS packages (PKG/msg/Type.msg), separated by ':'",
             );
-            ui.text_edit_singleline(&mut self.msg_path);
-            if ui.button("Apply (reopens the recording)").clicked() {
-                self.cmds.push(Cmd::SetMsgPath(self.msg_path.clone()));
-                ui.close();
-            }
-            ui.separator();
-            ui.label("Searched in order, then the definitions bagscope ships:");
-            let dirs = crate::definition::sources::search_dirs();
-            if dirs.is_empty() {
-                ui.weak("(no folder set: only the definitions bagscope ships)");
-            }
-            for d in dirs {
-                ui.monospace(d.display().to_string());
-            }
-        });
+                ui.text_edit_singleline(&mut self.msg_path);
+                if ui.button("Apply (reopens the recording)").clicked() {
+                    self.cmds.push(Cmd::SetMsgPath(self.msg_path.clone()));
+                    ui.close();
+                }
+                ui.separator();
+                ui.label("Searched in order, then the definitions bagscope ships:");
+                let dirs = crate::definition::sources::search_dirs();
+                if dirs.is_empty() {
+                    ui.weak("(no folder set: only the definitions bagscope ships)");
+                }
+                for d in dirs {
+                    ui.monospace(d.display().to_string());
+                }
+            });
     }
 
     /// The recording's warnings, what is being opened, the indexing progress, the last error
