@@ -88,9 +88,15 @@ pub(crate) fn read_at(src: &Source, pos: u64, len: usize) -> std::io::Result<Vec
             r.read_at_into(pos, len, &mut buf)?;
             Ok(buf)
         }
-        Source::File(_) => {
-            let mut buf = Vec::new();
-            read_at_into(src, pos, len, &mut buf)?;
+        Source::File(file) => {
+            // A fresh buffer allocated zeroed (large ones come as zero pages: no memset of
+            // every chunk before the read overwrites it), clamped to what the file has past
+            // `pos` (a damaged length may claim anything).
+            let avail = file.metadata()?.len().saturating_sub(pos);
+            let len = len.min(usize::try_from(avail).unwrap_or(usize::MAX));
+            let mut buf = vec![0u8; len];
+            let filled = pread_full(file, &mut buf, pos)?;
+            buf.truncate(filled);
             Ok(buf)
         }
         Source::Memory(b) => {
