@@ -45,11 +45,11 @@ xdotool mousemove 979 864 click 1         # playhead at ~ 2:12
 sleep 0.8
 xdotool mousemove 858 248                 # hover the front camera: the pixel's value
 shot demo 1.5
-xdotool mousemove 513 12 click 1          # Log (36)
+xdotool mousemove 612 12 click 1          # Log (36)
 xdotool mousemove 5 990
 shot log 1.5
-xdotool mousemove 513 12 click 1          # Log closed
-xdotool mousemove 705 12 click 1          # Find…
+xdotool mousemove 612 12 click 1          # Log closed
+xdotool mousemove 803 12 click 1          # Find…
 sleep 1
 xdotool type --delay 20 '/battery/voltage.data crosses 12.2'
 xdotool key Return
@@ -74,10 +74,10 @@ xdotool mousemove 1302 492 click 1        # plot linear_acceleration.x
 sleep 0.3
 xdotool mousemove 800 700
 shot plots 2
-xdotool mousemove 812 12 click 1          # Export…
+xdotool mousemove 909 12 click 1          # Export…
 xdotool mousemove 5 990
 shot export 1
-xdotool mousemove 951 12 click 1          # Close: the start screen, the demo under Recent files
+xdotool mousemove 1048 12 click 1          # Close: the start screen, the demo under Recent files
 xdotool mousemove 5 990
 shot start 1
 kill $APP; wait $APP 2>/dev/null || true
@@ -106,7 +106,7 @@ fresh
 "$BIN" "${1:-../shared/bags/foxglove-cli/gps.bag.active}" & APP=$!
 sleep 4
 focus
-xdotool mousemove 849 12 click 1          # Bag info, with the recovery warnings
+xdotool mousemove 947 12 click 1          # Bag info, with the recovery warnings
 xdotool mousemove 5 990
 shot recovered 1.5
 kill $APP; wait $APP 2>/dev/null || true
@@ -116,7 +116,7 @@ fresh
 "$BIN" "${3:-../shared/bags/rosbag.js/example.bag}" & APP=$!
 sleep 4
 focus
-xdotool mousemove 756 12 click 1          # TF
+xdotool mousemove 853 12 click 1          # TF
 sleep 1
 xdotool mousemove 1100 700 click 1        # playhead
 xdotool mousemove 5 990
