@@ -796,9 +796,13 @@ impl Message {
         let v = match &self.names {
             // A small message is built into Python objects straight from its bytes, holding
             // the GIL (faster than letting it go and taking it back).
-            Some(names) if self.data.len() < 64 * 1024 => plan
-                .decode_with(&self.data, &mut PyBuild { py, names })
-                .map_err(|e| to_py(e.into()))??,
+            Some(names) if self.data.len() < 64 * 1024 => {
+                let mut b = PyBuild::new(py, names);
+                let v = plan
+                    .decode_with(&self.data, &mut b)
+                    .map_err(|e| to_py(e.into()))?;
+                b.finish(v)?
+            }
             // A large one is decoded with the GIL let go, then converted.
             _ => {
                 let node = py
@@ -863,20 +867,20 @@ impl Shape {
 #[pyclass(module = "bagscope", frozen)]
 struct Msg {
     shape: Arc<Shape>,
-    /// The fields' values, in definition order.
-    values: Py<pyo3::types::PyTuple>,
+    /// The fields' values, in definition order (a boxed slice rather than a tuple: one
+    /// allocation fewer per message, and not tracked by Python's cycle collector, since a
+    /// frozen `Msg` holds no cycle).
+    values: Box<[Py<PyAny>]>,
 }
 
 impl Msg {
     /// The value of field `name`, if the type has one.
     fn field(&self, py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
         match self.shape.index.bind(py).get_item(name)? {
-            Some(i) => Ok(Some(
-                self.values
-                    .bind(py)
-                    .get_item(i.extract::<usize>()?)?
-                    .unbind(),
-            )),
+            Some(i) => Ok(self
+                .values
+                .get(i.extract::<usize>()?)
+                .map(|v| v.clone_ref(py))),
             None => Ok(None),
         }
     }
@@ -937,8 +941,8 @@ impl Msg {
     /// The message as plain dicts and lists (numeric arrays stay numpy arrays, `uint8[]` bytes).
     fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let out = PyDict::new(py);
-        for (k, v) in self.shape.keys.iter().zip(self.values.bind(py).iter()) {
-            out.set_item(k.bind(py), plain(py, &v)?)?;
+        for (k, v) in self.shape.keys.iter().zip(self.values.iter()) {
+            out.set_item(k.bind(py), plain(py, v.bind(py))?)?;
         }
         Ok(out.into_any().unbind())
     }
@@ -961,8 +965,8 @@ impl Msg {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let mut parts = Vec::new();
-        for (k, v) in self.shape.keys.iter().zip(self.values.bind(py).iter()) {
-            parts.push(format!("{}={}", k.bind(py), v.repr()?));
+        for (k, v) in self.shape.keys.iter().zip(self.values.iter()) {
+            parts.push(format!("{}={}", k.bind(py), v.bind(py).repr()?));
         }
         Ok(format!(
             "{}({})",
@@ -993,7 +997,7 @@ fn msg(py: Python<'_>, shape: &Arc<Shape>, values: Vec<Py<PyAny>>) -> PyResult<P
         py,
         Msg {
             shape: shape.clone(),
-            values: pyo3::types::PyTuple::new(py, values)?.unbind(),
+            values: values.into_boxed_slice(),
         },
     )?
     .into_any())
@@ -1135,58 +1139,70 @@ impl Names {
 struct PyBuild<'py, 'n> {
     py: Python<'py>,
     names: &'n Names,
+    /// The first conversion that failed (the value then stands in as None, and the whole
+    /// conversion returns this error): values are plain objects, not results, so a message's
+    /// fields move into its `Msg` without a second vector.
+    err: Option<PyErr>,
+}
+
+impl<'py, 'n> PyBuild<'py, 'n> {
+    fn new(py: Python<'py>, names: &'n Names) -> Self {
+        PyBuild {
+            py,
+            names,
+            err: None,
+        }
+    }
+
+    /// `r`'s value, or None with its error kept (the first one).
+    fn keep(&mut self, r: PyResult<Py<PyAny>>) -> Py<PyAny> {
+        match r {
+            Ok(v) => v,
+            Err(e) => {
+                self.err.get_or_insert(e);
+                self.py.None()
+            }
+        }
+    }
+
+    /// What the conversion made, or its first error.
+    fn finish(self, v: Py<PyAny>) -> PyResult<Py<PyAny>> {
+        match self.err {
+            Some(e) => Err(e),
+            None => Ok(v),
+        }
+    }
 }
 
 impl bagscope::encoding::Build for PyBuild<'_, '_> {
-    type Out = PyResult<Py<PyAny>>;
+    type Out = Py<PyAny>;
     fn prim(&mut self, value: Value, _: u32, _: u32) -> Self::Out {
-        scalar_to_python(self.py, self.names, &value)
+        let r = scalar_to_python(self.py, self.names, &value);
+        self.keep(r)
     }
     fn string(&mut self, bytes: &[u8], _: u32, _: u32) -> Self::Out {
-        Ok(String::from_utf8_lossy(bytes)
-            .into_pyobject(self.py)?
-            .into_any()
-            .unbind())
+        let r = String::from_utf8_lossy(bytes)
+            .into_pyobject(self.py)
+            .map(|s| s.into_any().unbind());
+        self.keep(r.map_err(PyErr::from))
     }
     fn bytes(&mut self, bytes: &[u8], _: u32, _: u32) -> Self::Out {
-        Ok(PyBytes::new(self.py, bytes).into_any().unbind())
+        PyBytes::new(self.py, bytes).into_any().unbind()
     }
     fn prims(&mut self, p: Primitive, le: &[u8], _: u32, _: u32) -> Self::Out {
-        prims_to_numpy(self.py, p, le, self.names)
+        let r = prims_to_numpy(self.py, p, le, self.names);
+        self.keep(r)
     }
     fn array(&mut self, items: Vec<Self::Out>, _: u32, _: u32) -> Self::Out {
-        let out = PyList::empty(self.py);
-        for x in items {
-            out.append(x?)?;
-        }
-        Ok(out.into_any().unbind())
+        let r = PyList::new(self.py, items).map(|l| l.into_any().unbind());
+        self.keep(r)
     }
     fn message(&mut self, ty: usize, fields: Vec<Self::Out>, _: u32, _: u32) -> Self::Out {
-        let shape = self
-            .names
-            .types
-            .get(ty)
-            .ok_or_else(|| Error::new_err(format!("no type {ty} in the definition")))?;
-        // The fields straight into the tuple (no second vector), once none failed.
-        if let Some(e) = fields.iter().position(Result::is_err) {
-            return fields
-                .into_iter()
-                .nth(e)
-                .unwrap_or_else(|| Ok(self.py.None()));
-        }
-        let py = self.py;
-        let values = pyo3::types::PyTuple::new(
-            py,
-            fields.into_iter().map(|x| x.unwrap_or_else(|_| py.None())),
-        )?;
-        Ok(Py::new(
-            py,
-            Msg {
-                shape: shape.clone(),
-                values: values.unbind(),
-            },
-        )?
-        .into_any())
+        let r = match self.names.types.get(ty) {
+            Some(shape) => msg(self.py, shape, fields),
+            None => Err(Error::new_err(format!("no type {ty} in the definition"))),
+        };
+        self.keep(r)
     }
 }
 
@@ -1197,7 +1213,9 @@ fn to_python(py: Python<'_>, def: &MsgDef, node: &Node) -> PyResult<Py<PyAny>> {
 
 /// A decoded value tree as Python objects, made as [`PyBuild`] makes them from the bytes.
 fn to_python_with(py: Python<'_>, names: &Names, node: &Node) -> PyResult<Py<PyAny>> {
-    bagscope::encoding::replay(node, &mut PyBuild { py, names })
+    let mut b = PyBuild::new(py, names);
+    let v = bagscope::encoding::replay(node, &mut b);
+    b.finish(v)
 }
 
 /// A scalar as Python: numbers, a ROS 1 `time`/`duration` as a `Msg` with `sec` and `nanosec`
