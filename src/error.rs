@@ -447,6 +447,15 @@ pub enum Error {
     /// A bad argument from the caller (not from the file).
     #[error("{0}")]
     Invalid(String),
+    /// A live system (a ROS master, node or publisher) that refused, failed or broke its
+    /// protocol.
+    #[error("{peer}: {reason}")]
+    Live {
+        /// Who: the master at an address, a publisher of a topic, ...
+        peer: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// An argument as typed that does not parse.
     #[error(transparent)]
     Arg(#[from] ArgError),
@@ -495,6 +504,10 @@ impl Clone for Error {
                 reason: reason.clone(),
             },
             Error::EmptyFile => Error::EmptyFile,
+            Error::Live { peer, reason } => Error::Live {
+                peer: peer.clone(),
+                reason: reason.clone(),
+            },
             Error::HeaderOnly { size } => Error::HeaderOnly { size: *size },
             Error::NotABag { start } => Error::NotABag {
                 start: start.clone(),

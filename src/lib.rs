@@ -50,6 +50,7 @@ pub mod demo;
 pub mod encoding;
 pub mod error;
 pub mod iter;
+pub mod live;
 pub mod merge;
 pub mod ops;
 pub mod settings;

@@ -18,6 +18,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("iter", 4),
     ("merge", 4),
     ("ops", 5),
+    ("live", 5),
     ("demo", 5),
     ("app", 6),
     ("cli", 6),

@@ -14,7 +14,10 @@ mod frames;
 mod gen;
 mod image;
 mod info;
+mod keys;
 mod log;
+mod play;
+mod record;
 mod sparse;
 mod tf;
 mod timing;
@@ -86,6 +89,8 @@ pub enum Command {
     /// A topic's timing: mean rate, median period, the gaps longer than a few periods, and
     /// `header.stamp` minus the receive time where messages have a header.
     Timing(timing::TimingArgs),
+    Play(play::PlayArgs),
+    Record(record::RecordArgs),
     /// Write the demo bag (a small robot driving a figure of eight) to a file.
     Demo {
         /// Where to write it.
@@ -146,6 +151,8 @@ pub fn run(cmd: Command) -> ExitCode {
         Command::Tf(a) => tf::run(&a),
         Command::Find(a) => find::run(&a),
         Command::Timing(a) => timing::run(&a),
+        Command::Play(a) => play::run(&a),
+        Command::Record(a) => record::run(&a),
         Command::Demo { out, seconds } => bagscope::demo::write_demo(&out, seconds).map(|n| {
             println!("{}: {n} messages", out.display());
             ExitCode::SUCCESS

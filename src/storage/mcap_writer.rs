@@ -102,6 +102,30 @@ impl McapWriter {
     /// Starts writing an MCAP file that will appear at `target` when finished.
     pub fn create(target: impl AsRef<Path>, opts: McapOptions) -> Result<McapWriter> {
         let target = target.as_ref().to_path_buf();
+        let tmp = crate::storage::ros1::writer::temp_path_for(&target);
+        McapWriter::create_via(target, tmp, opts)
+    }
+
+    /// Starts writing a recording from a live system: written as `target.active` and renamed
+    /// to `target` when finished; a recorder killed before then leaves the `.active` file with
+    /// every chunk [`McapWriter::flush`] closed, which bagscope reads without its summary.
+    pub fn create_active(target: impl AsRef<Path>, opts: McapOptions) -> Result<McapWriter> {
+        let target = target.as_ref().to_path_buf();
+        let mut tmp = target.clone().into_os_string();
+        tmp.push(".active");
+        McapWriter::create_via(target, PathBuf::from(tmp), opts)
+    }
+
+    /// Closes the open chunk and hands everything written so far to the operating system.
+    pub fn flush(&mut self) -> Result<()> {
+        self.flush_chunk()?;
+        if let Some(out) = self.out.as_mut() {
+            out.flush()?;
+        }
+        Ok(())
+    }
+
+    fn create_via(target: PathBuf, tmp: PathBuf, opts: McapOptions) -> Result<McapWriter> {
         if opts.chunk_size == 0 {
             return Err(Error::Invalid("chunk size must be positive".into()));
         }
@@ -110,7 +134,6 @@ impl McapWriter {
                 "MCAP chunks are none, lz4 or zstd, not bz2".into(),
             ));
         }
-        let tmp = crate::storage::ros1::writer::temp_path_for(&target);
         let file = File::create(&tmp).map_err(|e| Error::Open {
             path: tmp.clone(),
             source: e,

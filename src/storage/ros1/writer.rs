@@ -168,10 +168,25 @@ impl BagWriter {
     /// Starts writing a bag that will appear at `target` when finished.
     pub fn create(target: impl AsRef<Path>, opts: WriteOptions) -> Result<BagWriter> {
         let target = target.as_ref().to_path_buf();
+        let tmp = temp_path_for(&target);
+        BagWriter::create_via(target, tmp, opts)
+    }
+
+    /// Starts writing a recording from a live system: written as `target.active` (the name
+    /// `rosbag record` uses) and renamed to `target` when finished. A recorder killed before
+    /// then leaves the `.active` file with every chunk [`BagWriter::flush`] closed, which
+    /// bagscope reads (and `export` rewrites) without its index.
+    pub fn create_active(target: impl AsRef<Path>, opts: WriteOptions) -> Result<BagWriter> {
+        let target = target.as_ref().to_path_buf();
+        let mut tmp = target.clone().into_os_string();
+        tmp.push(".active");
+        BagWriter::create_via(target, PathBuf::from(tmp), opts)
+    }
+
+    fn create_via(target: PathBuf, tmp: PathBuf, opts: WriteOptions) -> Result<BagWriter> {
         if opts.chunk_size == 0 {
             return Err(Error::Invalid("chunk size must be positive".into()));
         }
-        let tmp = temp_path_for(&target);
         let file = File::create(&tmp)?;
         let mut w = BagWriter {
             out: Some(BufWriter::with_capacity(1 << 20, file)),
@@ -242,6 +257,16 @@ impl BagWriter {
         self.messages += 1;
         if self.chunk.len() >= self.opts.chunk_size {
             self.flush_chunk()?;
+        }
+        Ok(())
+    }
+
+    /// Closes the open chunk and hands everything written so far to the operating system (a
+    /// process killed after this loses none of it).
+    pub fn flush(&mut self) -> Result<()> {
+        self.flush_chunk()?;
+        if let Some(out) = self.out.as_mut() {
+            out.flush()?;
         }
         Ok(())
     }

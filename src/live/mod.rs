@@ -1,0 +1,8 @@
+//! Live systems: recorded messages played onto a running ROS graph, and live messages
+//! recorded to a file (`bagscope play`, `bagscope record`). The transports speak the wire
+//! protocols themselves (no ROS install); [`play`] and [`record`] hold what does not depend
+//! on the transport: the schedule, the controls, the files written.
+
+pub mod play;
+pub mod record;
+pub mod ros1;
