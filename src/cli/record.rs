@@ -12,7 +12,7 @@ use clap::Args;
 
 use bagscope::live::record::{self, Format, RecordOptions, Select};
 use bagscope::live::ros1::{Node, NodeOptions};
-use bagscope::{timefmt, Compression, Error};
+use bagscope::{timefmt, Error};
 
 /// Record a live ROS 1 system's topics (the bytes as received, with each publisher's type,
 /// md5sum, definition and latching). The file is written as OUT.active and renamed when
@@ -58,8 +58,7 @@ pub struct RecordArgs {
 /// `bagscope record`.
 pub fn run(a: &RecordArgs) -> bagscope::Result<ExitCode> {
     let format = Format::parse(&a.format)?;
-    let compression = Compression::from_name(a.compression.as_bytes())
-        .ok_or_else(|| Error::Invalid(format!("unknown compression {:?}", a.compression)))?;
+    let compression = format.compression(&a.compression)?;
     let regex = a
         .regex
         .iter()

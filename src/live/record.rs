@@ -45,6 +45,22 @@ impl Format {
         }
     }
 
+    /// The chunk compression `name` (none, lz4, bz2 for a bag; none, lz4, zstd for MCAP).
+    pub fn compression(self, name: &str) -> Result<Compression> {
+        let c = match name {
+            "none" | "" => Compression::None,
+            "lz4" => Compression::Lz4,
+            "bz2" if self == Format::Bag => Compression::Bz2,
+            "zstd" if self == Format::Mcap => Compression::Zstd,
+            other => {
+                return Err(Error::Invalid(format!(
+                    "compression {other:?} does not apply: a bag takes none, lz4 or bz2; MCAP none, lz4 or zstd"
+                )))
+            }
+        };
+        Ok(c)
+    }
+
     fn extension(self) -> &'static str {
         match self {
             Format::Bag => "bag",

@@ -119,6 +119,8 @@ impl McapWriter {
     /// Closes the open chunk and hands everything written so far to the operating system.
     pub fn flush(&mut self) -> Result<()> {
         self.flush_chunk()?;
+        // Chunks still being compressed on other threads are written first.
+        self.drain()?;
         if let Some(out) = self.out.as_mut() {
             out.flush()?;
         }

@@ -1,0 +1,503 @@
+//! `bagscope play` and `bagscope record` against a real ROS 1 graph: Debian's `roscore`, the
+//! C++ `rosbag record`, `rostopic pub` and `rostopic hz` (installed by `.ci/run`; a missing one
+//! fails the test, it never skips). Every master and node listens on 127.0.0.1 only, on free
+//! ports, each test with a master of its own.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bagscope::live::ros1::xmlrpc::{self, Value};
+use bagscope::{Bag, BagWriter, ConnectionSpec, Filter, WriteOptions};
+
+const BIN: &str = env!("CARGO_BIN_EXE_bagscope");
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("bagscope-ros1live-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A process group started for a test, stopped (SIGINT, then SIGKILL) when dropped.
+struct Proc {
+    child: Child,
+    what: String,
+}
+
+impl Proc {
+    fn signal(&self, sig: &str) {
+        let _ = Command::new("kill")
+            .args([sig, "--", &format!("-{}", self.child.id())])
+            .status();
+    }
+
+    /// Sends SIGINT to the group and waits for the process, at most `t`.
+    fn interrupt(mut self, t: Duration) -> std::process::ExitStatus {
+        self.signal("-INT");
+        let end = Instant::now() + t;
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(Instant::now() < end, "{} did not stop on SIGINT", self.what);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            self.signal("-INT");
+            std::thread::sleep(Duration::from_millis(300));
+            self.signal("-KILL");
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The ROS 1 environment of a graph with its master at `uri`, everything on 127.0.0.1.
+fn ros_env(cmd: &mut Command, uri: &str, home: &Path) {
+    cmd.env("ROS_MASTER_URI", uri)
+        .env("ROS_IP", "127.0.0.1")
+        .env_remove("ROS_HOSTNAME")
+        .env("ROS_HOME", home)
+        .env("ROS_LOG_DIR", home.join("log"));
+}
+
+fn spawn(mut cmd: Command, what: &str, log: &Path) -> Proc {
+    let out = std::fs::File::create(log).unwrap();
+    let err = out.try_clone().unwrap();
+    let child = cmd
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err))
+        .stdin(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("cannot run {what}: {e} (Debian's ros-core, python3-rosbag and python3-rostopic; .ci/run installs them)")
+        });
+    Proc {
+        child,
+        what: what.into(),
+    }
+}
+
+/// A master of its own (Debian's `roscore`), answering before this returns.
+struct Master {
+    uri: String,
+    home: PathBuf,
+    _proc: Proc,
+}
+
+impl Master {
+    fn start(dir: &Path) -> Master {
+        let port = free_port();
+        let uri = format!("http://127.0.0.1:{port}/");
+        let home = dir.join("ros_home");
+        std::fs::create_dir_all(&home).unwrap();
+        let mut cmd = Command::new("roscore");
+        cmd.args(["-p", &port.to_string()]);
+        ros_env(&mut cmd, &uri, &home);
+        let proc = spawn(cmd, "roscore", &dir.join("roscore.log"));
+        let end = Instant::now() + Duration::from_secs(30);
+        loop {
+            if xmlrpc::call(&uri, "getUri", &[Value::str("/test")]).is_ok() {
+                break;
+            }
+            assert!(
+                Instant::now() < end,
+                "roscore did not answer at {uri}: {}",
+                std::fs::read_to_string(dir.join("roscore.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Master {
+            uri,
+            home,
+            _proc: proc,
+        }
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        ros_env(&mut c, &self.uri, &self.home);
+        c
+    }
+
+    /// Waits until some node subscribes to (or publishes, `publishers`) `topic`.
+    fn wait_for(&self, topic: &str, publishers: bool) {
+        let end = Instant::now() + Duration::from_secs(30);
+        loop {
+            let state = xmlrpc::call(&self.uri, "getSystemState", &[Value::str("/test")])
+                .unwrap()
+                .ros_result("getSystemState")
+                .unwrap();
+            let list = &state.as_array().unwrap()[if publishers { 0 } else { 1 }];
+            let found = list.as_array().unwrap().iter().any(|t| {
+                let t = t.as_array().unwrap();
+                t[0].as_str() == Some(topic) && !t[1].as_array().unwrap().is_empty()
+            });
+            if found {
+                return;
+            }
+            assert!(Instant::now() < end, "nobody on {topic} after 30 s");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// Each topic's messages (bytes, in time order) of the connections `keep` accepts, and each
+/// topic's (type, md5sum, definition, latching).
+type Topics = BTreeMap<String, (Vec<Vec<u8>>, (String, String, String, bool))>;
+
+fn topics_of(path: &Path, keep: impl Fn(&bagscope::Connection) -> bool) -> Topics {
+    let bag = Bag::open(path).unwrap();
+    let s = bag.summary();
+    let conns: Vec<usize> = (0..s.connections.len())
+        .filter(|&c| keep(&s.connections[c]))
+        .collect();
+    let mut out = Topics::new();
+    for &c in &conns {
+        let k = &s.connections[c];
+        out.entry(k.topic.clone()).or_insert_with(|| {
+            (
+                Vec::new(),
+                (
+                    k.datatype.clone(),
+                    k.md5sum.clone(),
+                    k.message_definition.clone(),
+                    k.latching,
+                ),
+            )
+        });
+    }
+    let f = Filter {
+        connections: Some(conns),
+        ..Default::default()
+    };
+    for m in bag.messages(&f).unwrap() {
+        let m = m.unwrap();
+        let t = &s.connections[m.conn].topic;
+        out.get_mut(t).unwrap().0.push(m.data.to_vec());
+    }
+    out
+}
+
+/// Runs `cmd` to its end, failing the test after `limit`.
+fn run_for(cmd: &mut Command, limit: Duration) -> std::process::Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let id = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(o) => o.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .args(["-KILL", &id.to_string()])
+                .status();
+            panic!("{cmd:?} still ran after {limit:?}");
+        }
+    }
+}
+
+fn example_bag() -> PathBuf {
+    common::corpus_dir().join("rosbag.js/example.bag")
+}
+
+/// The corpus bag played by `bagscope play` while the C++ `rosbag record -a` records: every
+/// topic arrives with its type, md5sum, definition and latching, every message byte for byte.
+#[test]
+fn play_is_recorded_by_cpp_rosbag_record_byte_for_byte() {
+    let dir = scratch("cpp-record");
+    let m = Master::start(&dir);
+    let out = dir.join("cpp.bag");
+    let mut rec = m.command("rosbag");
+    rec.args(["record", "-a", "-O"]).arg(&out);
+    let rec = spawn(rec, "rosbag record", &dir.join("record.log"));
+    // The recorder is up when it has subscribed to /rosout (its first topic).
+    m.wait_for("/rosout", false);
+    let mut play = m.command(BIN);
+    play.arg("play")
+        .arg(example_bag())
+        .args(["--rate", "4", "--wait-for-subscribers", "-q"]);
+    let o = run_for(&mut play, Duration::from_secs(60));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("published 8647 message(s)"), "{said}");
+    std::thread::sleep(Duration::from_secs(1));
+    rec.interrupt(Duration::from_secs(20));
+    // The `rosbag` script returns before its C++ recorder has renamed `cpp.bag.active`.
+    let end = Instant::now() + Duration::from_secs(20);
+    while !out.exists() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        out.exists(),
+        "rosbag record wrote nothing: {}",
+        std::fs::read_to_string(dir.join("record.log")).unwrap_or_default()
+    );
+    let want = topics_of(&example_bag(), |_| true);
+    let got = topics_of(&out, |c| {
+        c.callerid
+            .as_deref()
+            .is_some_and(|id| id.starts_with("/bagscope_play"))
+    });
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>()
+    );
+    for (topic, (msgs, meta)) in &want {
+        let (gmsgs, gmeta) = &got[topic];
+        assert_eq!(gmeta, meta, "{topic}: type, md5sum, definition, latching");
+        assert_eq!(gmsgs.len(), msgs.len(), "{topic}: messages");
+        assert!(gmsgs == msgs, "{topic}: bytes differ");
+    }
+}
+
+/// `rostopic pub` recorded by `bagscope record`: Debian's `rosbag info` and `rosbag check`
+/// read the file and agree with bagscope; Ctrl-C leaves the finished file under its name.
+#[test]
+fn rostopic_pub_is_recorded_and_rosbag_reads_the_file() {
+    let dir = scratch("record-pub");
+    let m = Master::start(&dir);
+    let mut publ = m.command("rostopic");
+    publ.args([
+        "pub",
+        "-r",
+        "20",
+        "/chatter",
+        "std_msgs/String",
+        "data: hello bagscope",
+    ]);
+    let _publ = spawn(publ, "rostopic pub", &dir.join("pub.log"));
+    m.wait_for("/chatter", true);
+    let out = dir.join("rec.bag");
+    let mut rec = m.command(BIN);
+    rec.args(["record", "-q", "--topic", "/chatter", "-o"])
+        .arg(&out);
+    let rec = spawn(rec, "bagscope record", &dir.join("rec.log"));
+    std::thread::sleep(Duration::from_secs(3));
+    let status = rec.interrupt(Duration::from_secs(10));
+    let log = std::fs::read_to_string(dir.join("rec.log")).unwrap();
+    assert!(status.success(), "{log}");
+    assert!(
+        out.is_file() && !dir.join("rec.bag.active").exists(),
+        "{log}"
+    );
+
+    let bag = Bag::open(&out).unwrap();
+    let s = bag.summary();
+    let n = s.message_count;
+    assert!(n >= 30, "{n} messages in 3 s at 20 Hz");
+    let c = &s.connections[0];
+    assert_eq!(
+        (c.topic.as_str(), c.datatype.as_str(), c.md5sum.as_str()),
+        (
+            "/chatter",
+            "std_msgs/String",
+            "992ce8a1687cec8c8bd883ec73ca41d1"
+        )
+    );
+    assert!(c.message_definition.contains("string data"));
+    let first = bag
+        .messages(&Filter::default())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let text = b"hello bagscope";
+    assert_eq!(&first.data[4..], text);
+
+    let info = m
+        .command("rosbag")
+        .args(["info", "--yaml"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let info = String::from_utf8_lossy(&info.stdout).into_owned();
+    assert!(info.contains(&format!("messages: {n}\n")), "{info}");
+    assert!(info.contains("topic: /chatter"), "{info}");
+    assert!(info.contains("type: std_msgs/String"), "{info}");
+    let check = m.command("rosbag").arg("check").arg(&out).output().unwrap();
+    assert!(check.status.success());
+    assert!(
+        String::from_utf8_lossy(&check.stdout).contains("does not need any migrations"),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let ours = Command::new(BIN).arg("check").arg(&out).output().unwrap();
+    assert!(
+        ours.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ours.stdout)
+    );
+}
+
+/// bagscope to bagscope through Debian's master: every message recorded as played, latching
+/// kept; the recorder killed with SIGKILL leaves `OUT.active`, which opens with every message
+/// received more than a second before.
+#[test]
+fn a_recorder_killed_leaves_every_message_older_than_a_second() {
+    let dir = scratch("kill");
+    let m = Master::start(&dir);
+    let out = dir.join("rec.mcap");
+    let mut rec = m.command(BIN);
+    rec.args([
+        "record",
+        "-q",
+        "--all",
+        "--format",
+        "mcap",
+        "--compression",
+        "zstd",
+        "-o",
+    ])
+    .arg(&out);
+    let rec = spawn(rec, "bagscope record", &dir.join("rec.log"));
+    m.wait_for("/rosout", false);
+    let mut play = m.command(BIN);
+    play.arg("play")
+        .arg(example_bag())
+        .args(["--rate", "5", "--wait-for-subscribers", "-q"]);
+    let o = run_for(&mut play, Duration::from_secs(60));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::thread::sleep(Duration::from_millis(1500));
+    rec.signal("-KILL");
+    drop(rec);
+    let active = dir.join("rec.mcap.active");
+    assert!(active.is_file() && !out.exists());
+    let want = topics_of(&example_bag(), |_| true);
+    // Only rosout's own /rosout_agg is recorded beside what was played.
+    let got = topics_of(&active, |c| c.topic != "/rosout_agg");
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>()
+    );
+    for (topic, (msgs, meta)) in &want {
+        let (gmsgs, gmeta) = &got[topic];
+        assert_eq!(gmeta, meta, "{topic}: type, md5sum, definition, latching");
+        assert!(
+            gmsgs == msgs,
+            "{topic}: {} of {} messages, or bytes differ",
+            gmsgs.len(),
+            msgs.len()
+        );
+    }
+    // `check` reads the file as left (no summary) whole, and says it was not closed.
+    let total = Bag::open(&active).unwrap().summary().message_count;
+    let ours = Command::new(BIN)
+        .arg("check")
+        .arg(&active)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&ours.stdout);
+    assert!(
+        said.contains(&format!("{total} messages")) && said.contains("not closed"),
+        "{said}"
+    );
+}
+
+/// A 50 Hz topic played at rate 1: `rostopic hz` measures 50 Hz within 5 %; a late subscriber
+/// of a latched topic gets its message.
+#[test]
+fn rostopic_hz_sees_the_recorded_rate_and_late_subscribers_get_latched_messages() {
+    let dir = scratch("hz");
+    let bag = dir.join("hz.bag");
+    let mut w = BagWriter::create(&bag, WriteOptions::default()).unwrap();
+    let chatter = w.add_connection(ConnectionSpec {
+        topic: "/chatter".into(),
+        datatype: "std_msgs/String".into(),
+        md5sum: "992ce8a1687cec8c8bd883ec73ca41d1".into(),
+        message_definition: "string data\n".into(),
+        ..Default::default()
+    });
+    let latched = w.add_connection(ConnectionSpec {
+        topic: "/map_name".into(),
+        datatype: "std_msgs/String".into(),
+        md5sum: "992ce8a1687cec8c8bd883ec73ca41d1".into(),
+        message_definition: "string data\n".into(),
+        latching: true,
+        ..Default::default()
+    });
+    let t0 = 1_700_000_000_000_000_000u64;
+    let msg = |s: &str| {
+        let mut b = (s.len() as u32).to_le_bytes().to_vec();
+        b.extend_from_slice(s.as_bytes());
+        b
+    };
+    w.write(latched, t0, &msg("warehouse")).unwrap();
+    for i in 0..400u64 {
+        w.write(chatter, t0 + i * 20_000_000, &msg(&format!("n{i}")))
+            .unwrap();
+    }
+    w.finish().unwrap();
+
+    let m = Master::start(&dir);
+    // `rostopic hz` subscribes once the topic is advertised: the delay gives it time to.
+    let mut play = m.command(BIN);
+    play.arg("play").arg(&bag).args(["-q", "--delay", "3"]);
+    let started = Instant::now();
+    let mut play = spawn(play, "bagscope play", &dir.join("play.log"));
+    m.wait_for("/chatter", true);
+    let mut hz = m.command("rostopic");
+    hz.args(["hz", "/chatter", "-w", "200"]);
+    let hz = spawn(hz, "rostopic hz", &dir.join("hz.log"));
+    m.wait_for("/chatter", false);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "hz subscribed too late"
+    );
+    // Joins after the latched message was published.
+    std::thread::sleep(Duration::from_secs(5).saturating_sub(started.elapsed()));
+    let late = m
+        .command("rostopic")
+        .args(["echo", "-n", "1", "/map_name"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&late.stdout).contains("data: \"warehouse\""),
+        "{}{}",
+        String::from_utf8_lossy(&late.stdout),
+        String::from_utf8_lossy(&late.stderr)
+    );
+    let end = Instant::now() + Duration::from_secs(30);
+    while play.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < end, "play did not end");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = hz.interrupt(Duration::from_secs(10));
+    let log = std::fs::read_to_string(dir.join("hz.log")).unwrap();
+    let rates: Vec<f64> = log
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("average rate: "))
+        .filter_map(|r| r.trim().parse().ok())
+        .collect();
+    // The last full window of 200 messages.
+    let rate = *rates.last().unwrap_or_else(|| panic!("no rate in {log}"));
+    assert!(
+        (rate - 50.0).abs() <= 2.5,
+        "rostopic hz saw {rate} Hz: {log}"
+    );
+}
