@@ -3,7 +3,7 @@
 //! and rate changes; `/clock`; looping. The transport is anything that implements [`Sink`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -195,6 +195,11 @@ pub fn clock_message(t: u64) -> Bytes {
     Bytes::from_vec(b)
 }
 
+/// The one thing the schedule needs of a message while waiting for it.
+struct Msg {
+    time_ns: u64,
+}
+
 /// Where the schedule stands: recording time `bag` was due at wall time `wall`.
 struct Anchor {
     wall: Instant,
@@ -273,19 +278,194 @@ pub fn play(
         start_ns: opts.start_ns,
         end_ns: opts.end_ns,
     };
-    let mut report = PlayReport::default();
-    let mut paused = opts.paused;
-    let mut rate = opts.rate;
     let clock_period = opts
         .clock_hz
         .filter(|h| h.is_finite() && *h > 0.0)
         .map(|h| Duration::from_secs_f64(1.0 / h));
+    let budget = Budget::new(READ_AHEAD_BYTES);
+    let (tx, rx) = mpsc::sync_channel::<Item>(READ_AHEAD_MESSAGES);
+    std::thread::scope(|scope| -> Result<PlayReport> {
+        let reader = std::thread::Builder::new()
+            .name("bagscope-play-read".into())
+            .spawn_scoped(scope, {
+                let (budget, filter) = (&budget, &filter);
+                move || read_ahead(bag, filter, routes, opts.looped, &tx, budget)
+            })?;
+        let r = schedule(
+            &rx,
+            &budget,
+            routes,
+            clock.as_ref(),
+            clock_period,
+            opts,
+            controls,
+            stop,
+            on_event,
+        );
+        // The reader ends when the queue's receiver goes, waiting or not.
+        budget.close();
+        drop(rx);
+        let _ = reader.join();
+        r
+    })
+}
+
+/// How far the reading thread runs ahead of the schedule: in messages, and in bytes (a few
+/// seconds of 1080p camera frames).
+const READ_AHEAD_MESSAGES: usize = 4096;
+const READ_AHEAD_BYTES: u64 = 256 << 20;
+
+/// What the reading thread hands the schedule.
+enum Item {
+    /// A message to publish (None: it did not convert).
+    Msg {
+        conn: usize,
+        time_ns: u64,
+        data: Option<Bytes>,
+    },
+    /// The window has been read through once.
+    Pass,
+    /// Reading failed.
+    Failed(Error),
+}
+
+/// Bytes read ahead and not yet published, bounded.
+struct Budget {
+    used: std::sync::Mutex<(u64, bool)>,
+    cv: std::sync::Condvar,
+    limit: u64,
+}
+
+impl Budget {
+    fn new(limit: u64) -> Budget {
+        Budget {
+            used: std::sync::Mutex::new((0, false)),
+            cv: std::sync::Condvar::new(),
+            limit,
+        }
+    }
+
+    /// Takes `n` bytes, waiting while the budget is spent (one message larger than the whole
+    /// budget goes alone); false once closed.
+    fn take(&self, n: u64) -> bool {
+        let mut g = self
+            .used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while !g.1 && g.0 > 0 && g.0 + n > self.limit {
+            g = self
+                .cv
+                .wait(g)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        g.0 += n;
+        !g.1
+    }
+
+    fn give(&self, n: u64) {
+        let mut g = self
+            .used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        g.0 = g.0.saturating_sub(n);
+        self.cv.notify_all();
+    }
+
+    fn close(&self) {
+        let mut g = self
+            .used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        g.1 = true;
+        self.cv.notify_all();
+    }
+}
+
+/// Reads the window (again and again with `looped`), converting where a route says, ahead of
+/// the schedule: reading and decompression never delay a message's publication.
+fn read_ahead(
+    bag: &Bag,
+    filter: &Filter,
+    routes: &[Option<Route>],
+    looped: bool,
+    tx: &mpsc::SyncSender<Item>,
+    budget: &Budget,
+) {
+    loop {
+        let mut any = false;
+        let it = match bag.messages(filter) {
+            Ok(it) => it,
+            Err(e) => {
+                let _ = tx.send(Item::Failed(e));
+                return;
+            }
+        };
+        for m in it {
+            let m = match m {
+                Ok(m) => m,
+                Err(e) => {
+                    let _ = tx.send(Item::Failed(e));
+                    return;
+                }
+            };
+            let Some(route) = routes.get(m.conn).and_then(Option::as_ref) else {
+                continue;
+            };
+            let data = match &route.convert {
+                None => Some(m.data.detach()),
+                Some(conv) => conv.convert(&m.data).ok().map(Bytes::from_vec),
+            };
+            if !budget.take(data.as_ref().map_or(0, |d| d.len() as u64)) {
+                return;
+            }
+            let item = Item::Msg {
+                conn: m.conn,
+                time_ns: m.time_ns,
+                data,
+            };
+            if tx.send(item).is_err() {
+                return;
+            }
+            any = true;
+        }
+        if tx.send(Item::Pass).is_err() || !looped || !any {
+            return;
+        }
+    }
+}
+
+/// Publishes what the reading thread hands over, each message at its time.
+#[allow(clippy::too_many_arguments)]
+fn schedule(
+    rx: &mpsc::Receiver<Item>,
+    budget: &Budget,
+    routes: &[Option<Route>],
+    clock: Option<&Arc<dyn Sink>>,
+    clock_period: Option<Duration>,
+    opts: &PlayOptions,
+    controls: Option<&Receiver<Control>>,
+    stop: &AtomicBool,
+    on_event: &mut dyn FnMut(&Event),
+) -> Result<PlayReport> {
+    let mut report = PlayReport::default();
+    let mut paused = opts.paused;
+    let mut rate = opts.rate;
     'outer: loop {
         let mut anchor: Option<Anchor> = None;
         let mut next_clock = Instant::now();
-        for m in bag.messages(&filter)? {
-            let m = m?;
-            let Some(route) = routes.get(m.conn).and_then(Option::as_ref) else {
+        loop {
+            let (conn, time_ns, data) = match rx.recv() {
+                Ok(Item::Msg {
+                    conn,
+                    time_ns,
+                    data,
+                }) => (conn, time_ns, data),
+                Ok(Item::Pass) => break,
+                Ok(Item::Failed(e)) => return Err(e),
+                Err(_) => break 'outer,
+            };
+            let m = Msg { time_ns };
+            let Some(route) = routes.get(conn).and_then(Option::as_ref) else {
                 continue;
             };
             let a = anchor.get_or_insert_with(|| Anchor {
@@ -318,7 +498,11 @@ pub fn play(
                                 }
                                 paused = !paused;
                             }
-                            Control::Step if paused => stepped = true,
+                            Control::Step if paused => {
+                                // One message a step: later steps wait for later messages.
+                                stepped = true;
+                                break;
+                            }
                             Control::Step => {}
                             Control::Faster | Control::Slower => {
                                 if !paused {
@@ -374,15 +558,9 @@ pub fn play(
                 // Short sleeps while waiting long, so controls are answered promptly.
                 sleep_until(due.min(now + Duration::from_millis(20)));
             }
-            let data = match &route.convert {
-                None => m.data,
-                Some(conv) => match conv.convert(&m.data) {
-                    Ok(v) => Bytes::from_vec(v),
-                    Err(_) => {
-                        report.unconverted += 1;
-                        continue;
-                    }
-                },
+            let Some(data) = data else {
+                report.unconverted += 1;
+                continue;
             };
             if let (Some(_), Some(c)) = (clock_period, &clock) {
                 // The clock never lags the messages it times.
@@ -391,6 +569,7 @@ pub fn play(
                 }
             }
             route.sink.publish(&data);
+            budget.give(data.len() as u64);
             report.published += 1;
             if report.published % 64 == 0 || paused {
                 on_event(&Event::At {
