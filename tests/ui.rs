@@ -1472,3 +1472,86 @@ fn open_url_opens_a_recording_over_http() {
     );
     assert!(srv.state.requests.load(std::sync::atomic::Ordering::SeqCst) > 0);
 }
+
+/// The Publish window against a real ROS 1 graph (Debian's roscore, `rostopic echo` as the
+/// subscriber): every toggle starts off; a topic turned on publishes the message at the
+/// playhead when seeking while paused and the messages the playhead passes while playing;
+/// the status line says where it publishes and how many subscribers the topic has.
+#[test]
+fn publish_toggle_sends_what_the_playhead_passes_to_a_live_ros1_subscriber() {
+    let dir = common::temp_dir("ui-publish");
+    let bag = dir.join("speed.bag");
+    let mut w = bagscope::BagWriter::create(&bag, bagscope::WriteOptions::default()).unwrap();
+    let c = w.add_connection(bagscope::ConnectionSpec {
+        topic: "/speed".into(),
+        datatype: "std_msgs/Float64".into(),
+        md5sum: "fdb28210bfa9d7c91146260178d9a584".into(),
+        message_definition: "float64 data\n".into(),
+        ..Default::default()
+    });
+    let t0 = 1_700_000_000_000_000_000u64;
+    for i in 0..20u64 {
+        w.write(c, t0 + i * 500_000_000, &(i as f64).to_le_bytes())
+            .unwrap();
+    }
+    w.finish().unwrap();
+
+    let m = common::ros1::Master::start(&dir);
+    let mut echo = m.command("rostopic");
+    echo.args(["echo", "/speed"]);
+    let _echo = common::ros1::spawn(echo, "rostopic echo", &dir.join("echo.log"));
+    let echoed = || std::fs::read_to_string(dir.join("echo.log")).unwrap_or_default();
+
+    let mut h = harness(Some(bag));
+    wait_for(&mut h, "indexing", indexed);
+    h.get_by_label("Publish…").click();
+    h.run_steps(4);
+    let d = h.state().doc.as_ref().unwrap();
+    assert!(d.publish.open && d.publish.on.is_empty() && !d.publish.active());
+    h.get_by_label_contains("every toggle is off");
+    h.state_mut().doc.as_mut().unwrap().publish.master = m.uri.clone();
+    h.get_by(|n| {
+        n.role() == egui::accesskit::Role::CheckBox && n.label().as_deref() == Some("/speed")
+    })
+    .click();
+    h.run_steps(2);
+    // rostopic echo finds the new publisher and subscribes.
+    wait_for(&mut h, "rostopic echo to subscribe", |a| {
+        let p = &a.doc.as_ref().unwrap().publish;
+        p.status
+            .as_ref()
+            .is_some_and(|s| s.topics.get(&0).is_some_and(|(subs, _)| *subs >= 1))
+    });
+    h.get_by_label_contains("1 topic(s), 1 subscriber(s)");
+    h.get_by_label_contains(&format!("Publishing to the ROS 1 master at {}", m.uri));
+    // Seeking while paused publishes the message at the playhead: 3.0 (at 1.5 s).
+    h.state_mut().apply(Cmd::SetPlayhead(t0 + 1_700_000_000));
+    let t = Instant::now();
+    while !echoed().contains("data: 3.0") {
+        assert!(t.elapsed() < Duration::from_secs(20), "{}", echoed());
+        h.step();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!echoed().contains("data: 4.0"), "{}", echoed());
+    // Playing publishes the messages the playhead passes, in order.
+    h.state_mut().apply(Cmd::SetSpeed(4.0));
+    h.state_mut().apply(Cmd::TogglePlay);
+    let t = Instant::now();
+    while !echoed().contains("data: 6.0") {
+        assert!(t.elapsed() < Duration::from_secs(20), "{}", echoed());
+        h.step();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let log = echoed();
+    let (i4, i5, i6) = (
+        log.find("data: 4.0").unwrap(),
+        log.find("data: 5.0").unwrap(),
+        log.find("data: 6.0").unwrap(),
+    );
+    assert!(i4 < i5 && i5 < i6, "{log}");
+    // Turned off, nothing more is sent.
+    h.state_mut().apply(Cmd::TogglePlay);
+    h.state_mut().apply(Cmd::PublishDisconnect);
+    h.run_steps(2);
+    assert!(!h.state().doc.as_ref().unwrap().publish.active());
+}

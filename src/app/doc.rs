@@ -158,6 +158,8 @@ pub struct Doc {
     pub find: find::FindState,
     /// The TF window.
     pub tf: tf::TfState,
+    /// The Publish window (toggles per topic, the worker publishing onto ROS 1).
+    pub publish: super::publish::PublishState,
     /// The Timing section.
     pub timing: timing::TimingState,
     /// The topic tree.
@@ -212,6 +214,7 @@ impl Doc {
             log: Default::default(),
             find: Default::default(),
             tf: Default::default(),
+            publish: Default::default(),
             timing: Default::default(),
             tree: Default::default(),
             recordings: Default::default(),

@@ -228,6 +228,14 @@ impl<Q> Requests<Q> {
         self.rx.recv().ok()
     }
 
+    /// Waits at most `d` for the next request.
+    pub fn recv_timeout(
+        &self,
+        d: std::time::Duration,
+    ) -> Result<Q, std::sync::mpsc::RecvTimeoutError> {
+        self.rx.recv_timeout(d)
+    }
+
     /// The next request if one is queued (never blocks).
     pub fn try_recv(&self) -> Option<Q> {
         self.rx.try_recv().ok()

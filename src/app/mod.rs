@@ -11,6 +11,7 @@ pub mod layout;
 pub mod log;
 pub mod persist;
 pub mod plot;
+pub mod publish;
 mod screens;
 mod style;
 pub mod tf;
@@ -97,6 +98,12 @@ pub enum Cmd {
     ShowFind(bool),
     /// Show or hide the TF window.
     ShowTf(bool),
+    /// Show or hide the Publish window.
+    ShowPublish(bool),
+    /// Turn a topic's Publish toggle on or off.
+    SetPublish(usize, bool),
+    /// Stop publishing (the node leaves the ROS graph, every toggle goes off).
+    PublishDisconnect,
     /// Search for the Find window's query.
     Find,
     /// Move the playhead to the next (`true`) or previous hit of the last search.
@@ -262,6 +269,11 @@ impl App {
     /// Carries out one command.
     pub fn apply(&mut self, cmd: Cmd) {
         match cmd {
+            Cmd::SetPublish(ti, on) => {
+                if let Some(d) = &mut self.doc {
+                    publish::set(d, ti, on, &self.ctx);
+                }
+            }
             Cmd::Open(p) => {
                 let label = shown_path(&p);
                 self.start_loading(crate::merge::parts_of(&[p]), label);
@@ -718,6 +730,9 @@ impl App {
                     if d.tf.open {
                         tf::show(ui.ctx(), d, &mut cmds);
                     }
+                    if d.publish.open {
+                        publish::show(ui.ctx(), d, &mut cmds);
+                    }
                     if d.recordings.open && d.rec.parts.len() > 1 {
                         recordings_window(ui.ctx(), d, &mut cmds);
                     }
@@ -740,6 +755,12 @@ impl App {
         self.request_inspection();
         if let Some(d) = &mut self.doc {
             images::update(d, ui.ctx());
+            publish::update(d);
+            if d.publish.active() {
+                // The subscriber counts change without input.
+                ui.ctx()
+                    .request_repaint_after(std::time::Duration::from_millis(500));
+            }
         }
         if self.busy() {
             ui.ctx()
@@ -808,6 +829,8 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
         Cmd::OpenImage(ti) if ti < d.rec.bag.summary().topics.len() => d.images.open(ti),
         Cmd::ShowLog(b) => d.log.open = b,
         Cmd::ShowTf(b) => d.tf.open = b && d.rec.has_tf,
+        Cmd::ShowPublish(b) => d.publish.open = b,
+        Cmd::PublishDisconnect => publish::disconnect(d),
         Cmd::ShowFind(b) => {
             d.find.focus_query = b && !d.find.open;
             d.find.open = b;

@@ -234,6 +234,15 @@ fn window_buttons(ui: &mut egui::Ui, d: &Doc, show_info: bool, cmds: &mut Vec<Cm
     if ui.button("Close").clicked() {
         cmds.push(Cmd::Close);
     }
+    if ui
+        .button("Publish…")
+        .on_hover_text(
+            "Publish topics onto a live ROS 1 system as the playhead passes their messages",
+        )
+        .clicked()
+    {
+        cmds.push(Cmd::ShowPublish(!d.publish.open));
+    }
     ui.separator();
     ui.label(d.rec.path.display().to_string());
 }

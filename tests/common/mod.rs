@@ -6,6 +6,7 @@ use std::path::PathBuf;
 pub mod http;
 pub mod images;
 pub mod mcap;
+pub mod ros1;
 
 use bagscope::{BagWriter, Compression, ConnectionSpec, WriteOptions};
 

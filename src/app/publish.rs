@@ -1,0 +1,393 @@
+//! The Publish window: a toggle per topic (every one off at first, so nothing reaches a live
+//! robot by accident) that publishes onto a ROS 1 graph the messages the playhead passes while
+//! playing, and the message at the playhead when stepping or seeking while paused, as rqt_bag
+//! does. A worker owns the ROS node (registering with the master, reading and publishing are
+//! I/O): the UI hands it what the playhead did and shows its status line (where it publishes,
+//! each topic's subscribers), never waiting for it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::job::{Handle, Requests, Service};
+use super::{Cmd, Doc};
+use crate::bag::{Bag, Filter};
+use crate::encoding::to_ros1::ToRos1;
+use crate::live::play::latching;
+use crate::live::ros1::{Node, NodeOptions, Publication, TopicSpec};
+
+/// Most messages one playhead move publishes (a jump while playing is not a flood).
+const SPAN_LIMIT: usize = 10_000;
+
+/// What the UI asks of the worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Req {
+    /// The topics (indexes into the summary's topics) whose toggle is on.
+    Topics(Vec<usize>),
+    /// The playhead moved forward while playing: the messages after the first time, up to and
+    /// including the second.
+    Span(u64, u64),
+    /// The playhead was set while paused: each topic's message at or before it.
+    At(u64),
+}
+
+/// The worker's status line.
+#[derive(Debug, Clone, Default)]
+pub struct Status {
+    /// The master's address.
+    pub master: String,
+    /// The node's name.
+    pub node: String,
+    /// Why it cannot publish (the master does not answer, a topic does not convert).
+    pub error: Option<String>,
+    /// Per topic: subscribers now and messages published.
+    pub topics: BTreeMap<usize, (usize, u64)>,
+}
+
+/// The Publish window's state.
+#[derive(Default)]
+pub struct PublishState {
+    /// Shown.
+    pub open: bool,
+    /// The master as typed (empty: `ROS_MASTER_URI`, else localhost).
+    pub master: String,
+    /// Topics whose toggle is on.
+    pub on: BTreeSet<usize>,
+    /// The worker, once a toggle was turned on.
+    service: Option<Service<Req, Status>>,
+    /// Its last status.
+    pub status: Option<Status>,
+    /// The playhead the worker last heard of.
+    last: Option<u64>,
+}
+
+impl PublishState {
+    /// Whether anything is published.
+    pub fn active(&self) -> bool {
+        self.service.is_some() && !self.on.is_empty()
+    }
+}
+
+/// Turns topic `ti`'s toggle on or off.
+pub fn set(d: &mut Doc, ti: usize, on: bool, ctx: &egui::Context) {
+    if on {
+        d.publish.on.insert(ti);
+    } else {
+        d.publish.on.remove(&ti);
+    }
+    if d.publish.service.is_none() && on {
+        let bag = d.rec.bag.clone();
+        let master = d.publish.master.trim().to_string();
+        match Service::spawn("publish", 256, 4, ctx, move |reqs, h| {
+            serve(&bag, &master, &reqs, h);
+        }) {
+            Ok(s) => d.publish.service = Some(s),
+            Err(e) => {
+                d.publish.status = Some(Status {
+                    error: Some(e),
+                    ..Default::default()
+                });
+                return;
+            }
+        }
+    }
+    let topics: Vec<usize> = d.publish.on.iter().copied().collect();
+    if let Some(s) = &mut d.publish.service {
+        s.ask(Req::Topics(topics), |a, b| {
+            matches!((a, b), (Req::Topics(_), Req::Topics(_)))
+        });
+    }
+    // The message at the playhead goes out at once for a topic turned on while paused.
+    d.publish.last = None;
+}
+
+/// Stops publishing: the node unregisters and the toggles go off.
+pub fn disconnect(d: &mut Doc) {
+    d.publish.service = None;
+    d.publish.on.clear();
+    d.publish.status = None;
+    d.publish.last = None;
+}
+
+/// Called every frame after the playhead moved: hands the worker what it did, and takes the
+/// worker's status.
+pub fn update(d: &mut Doc) {
+    let Some(s) = &mut d.publish.service else {
+        return;
+    };
+    while let Some(st) = s.take() {
+        d.publish.status = Some(st);
+    }
+    s.flush();
+    let now = d.nav.playhead;
+    if d.publish.on.is_empty() {
+        d.publish.last = Some(now);
+        return;
+    }
+    match d.publish.last {
+        Some(t) if t == now => {}
+        Some(t) if d.nav.playing && now > t => {
+            // Spans are kept in order: never merged or dropped.
+            s.ask(Req::Span(t, now), |_, _| false);
+        }
+        _ => s.ask(Req::At(now), |a, b| {
+            matches!((a, b), (Req::At(_), Req::At(_)))
+        }),
+    }
+    d.publish.last = Some(now);
+}
+
+/// One topic's publication and the conversion its messages need (ROS 2 topics go out as ROS 1).
+struct Out {
+    publication: Arc<Publication>,
+    convert: Option<Arc<ToRos1>>,
+}
+
+/// The worker: a ROS 1 node publishing what the UI asks.
+fn serve(bag: &Bag, master: &str, reqs: &Requests<Req>, h: &Handle<Status>) {
+    let opts = NodeOptions::from_env("bagscope_app", Some(master).filter(|m| !m.is_empty()));
+    let mut status = Status {
+        master: opts.master.clone(),
+        node: opts.name.clone(),
+        ..Default::default()
+    };
+    let node = match Node::start(opts) {
+        Ok(n) => n,
+        Err(e) => {
+            status.error = Some(e.to_string());
+            h.send(status);
+            return;
+        }
+    };
+    let s = bag.summary();
+    let mut outs: HashMap<usize, Out> = HashMap::new();
+    let mut on: Vec<usize> = Vec::new();
+    let mut errors: BTreeMap<usize, String> = BTreeMap::new();
+    loop {
+        match reqs.recv_timeout(Duration::from_millis(250)) {
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Ok(Req::Topics(t)) => {
+                for &ti in &t {
+                    if outs.contains_key(&ti) || errors.contains_key(&ti) {
+                        continue;
+                    }
+                    match advertise(&node, bag, ti) {
+                        Ok(o) => {
+                            outs.insert(ti, o);
+                        }
+                        Err(e) => {
+                            errors.insert(ti, e);
+                        }
+                    }
+                }
+                on = t;
+            }
+            Ok(Req::Span(a, b)) => {
+                let conns: Vec<usize> = on
+                    .iter()
+                    .filter(|ti| outs.contains_key(ti))
+                    .flat_map(|&ti| s.topics[ti].connections.iter().copied())
+                    .collect();
+                if conns.is_empty() {
+                    continue;
+                }
+                let f = Filter {
+                    connections: Some(conns),
+                    start_ns: Some(a.saturating_add(1)),
+                    end_ns: Some(b.saturating_add(1)),
+                };
+                if let Ok(it) = bag.messages(&f) {
+                    for m in it.take(SPAN_LIMIT).flatten() {
+                        let ti = topic_of(bag, m.conn);
+                        if let Some(o) = ti.and_then(|ti| outs.get(&ti)) {
+                            send(o, &m.data);
+                        }
+                    }
+                }
+            }
+            Ok(Req::At(t)) => {
+                let Ok(tables) = bag.tables() else { continue };
+                for ti in &on {
+                    let Some(o) = outs.get(ti) else { continue };
+                    let mut best = None;
+                    for &c in &s.topics[*ti].connections {
+                        let Some(es) = tables.per_connection.get(c) else {
+                            continue;
+                        };
+                        let k = es.partition_point(|e| e.time_ns <= t);
+                        if k > 0
+                            && best.is_none_or(|(_, e): (usize, crate::IndexEntry)| {
+                                es[k - 1].time_ns >= e.time_ns
+                            })
+                        {
+                            best = Some((c, es[k - 1]));
+                        }
+                    }
+                    if let Some((c, e)) = best {
+                        if let Ok(m) = bag.message(c, e) {
+                            send(o, &m.data);
+                        }
+                    }
+                }
+            }
+        }
+        status.topics = on
+            .iter()
+            .filter_map(|ti| {
+                outs.get(ti).map(|o| {
+                    (
+                        *ti,
+                        (o.publication.subscribers(), o.publication.published()),
+                    )
+                })
+            })
+            .collect();
+        status.error = errors
+            .iter()
+            .find(|(ti, _)| on.contains(ti))
+            .map(|(_, e)| e.clone());
+        h.offer(status.clone());
+    }
+}
+
+fn topic_of(bag: &Bag, conn: usize) -> Option<usize> {
+    bag.summary()
+        .topics
+        .iter()
+        .position(|t| t.connections.contains(&conn))
+}
+
+fn send(o: &Out, data: &crate::Bytes) {
+    match &o.convert {
+        None => o.publication.publish(data),
+        Some(c) => {
+            if let Ok(v) = c.convert(data) {
+                o.publication.publish(&crate::Bytes::from_vec(v));
+            }
+        }
+    }
+}
+
+/// Advertises topic `ti` as its first connection was recorded (ROS 2 topics as their ROS 1
+/// counterparts).
+fn advertise(node: &Node, bag: &Bag, ti: usize) -> Result<Out, String> {
+    let s = bag.summary();
+    let t = s.topics.get(ti).ok_or("no such topic")?;
+    let c = t
+        .connections
+        .first()
+        .and_then(|&c| s.connections.get(c))
+        .ok_or("the topic has no connection")?;
+    let (spec, convert) = match c.encoding.as_str() {
+        "ros1" => (
+            TopicSpec {
+                topic: c.topic.clone(),
+                datatype: c.datatype.clone(),
+                md5sum: c.md5sum.clone(),
+                definition: c.message_definition.clone(),
+                latching: latching(c),
+            },
+            None,
+        ),
+        "cdr" => {
+            let conv = ToRos1::new(c)
+                .map_err(|e| format!("{} does not convert to ROS 1: {e}", c.topic))?;
+            (
+                TopicSpec {
+                    topic: c.topic.clone(),
+                    datatype: conv.datatype.clone(),
+                    md5sum: conv.md5.clone(),
+                    definition: conv.definition.clone(),
+                    latching: latching(c),
+                },
+                Some(Arc::new(conv)),
+            )
+        }
+        other => {
+            return Err(format!(
+                "{} is {other}-encoded, which ROS 1 does not carry",
+                c.topic
+            ))
+        }
+    };
+    let publication = node.advertise(spec).map_err(|e| e.to_string())?;
+    Ok(Out {
+        publication,
+        convert,
+    })
+}
+
+/// The Publish window.
+pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
+    let mut open = d.publish.open;
+    egui::Window::new("Publish")
+        .open(&mut open)
+        .default_width(420.0)
+        .show(ctx, |ui| {
+            ui.label(
+                "Publishes onto a live ROS 1 system the messages the playhead passes while \
+                 playing, and the message at the playhead when stepping or seeking while paused.",
+            );
+            ui.horizontal(|ui| {
+                ui.label("Master:");
+                let connected = d.publish.service.is_some();
+                ui.add_enabled(
+                    !connected,
+                    egui::TextEdit::singleline(&mut d.publish.master)
+                        .hint_text("ROS_MASTER_URI")
+                        .desired_width(220.0),
+                );
+                if connected && ui.button("Disconnect").clicked() {
+                    cmds.push(Cmd::PublishDisconnect);
+                }
+            });
+            match &d.publish.status {
+                Some(st) => {
+                    let subs: usize = st.topics.values().map(|(s, _)| *s).sum();
+                    ui.label(format!(
+                        "Publishing to the ROS 1 master at {} as {}: {} topic(s), {} subscriber(s)",
+                        st.master,
+                        st.node,
+                        st.topics.len(),
+                        subs
+                    ));
+                    if let Some(e) = &st.error {
+                        ui.colored_label(ui.visuals().error_fg_color, e);
+                    }
+                }
+                None if d.publish.service.is_some() => {
+                    ui.label("Connecting…");
+                }
+                None => {
+                    ui.label("Not publishing: every toggle is off.");
+                }
+            }
+            ui.separator();
+            egui::ScrollArea::vertical()
+                .max_height(360.0)
+                .show(ui, |ui| {
+                    let s = d.rec.bag.summary();
+                    for (ti, t) in s.topics.iter().enumerate() {
+                        let mut on = d.publish.on.contains(&ti);
+                        ui.horizontal(|ui| {
+                            if ui
+                                .checkbox(&mut on, &t.name)
+                                .on_hover_text(&t.datatype)
+                                .changed()
+                            {
+                                cmds.push(Cmd::SetPublish(ti, on));
+                            }
+                            if let Some((subs, n)) =
+                                d.publish.status.as_ref().and_then(|st| st.topics.get(&ti))
+                            {
+                                ui.weak(format!("{subs} subscriber(s), {n} sent"));
+                            }
+                        });
+                    }
+                });
+        });
+    if open != d.publish.open {
+        cmds.push(Cmd::ShowPublish(open));
+    }
+}
