@@ -60,6 +60,19 @@ fn topics_of(path: &Path, keep: impl Fn(&bagscope::Connection) -> bool) -> Topic
     out
 }
 
+/// `bagscope play` of the corpus bag at `rate` once every topic has a subscriber; every
+/// message published.
+fn play_example(m: &Master, rate: &str) {
+    let mut play = m.command(BIN);
+    play.arg("play")
+        .arg(example_bag())
+        .args(["--rate", rate, "--wait-for-subscribers", "-q"]);
+    let o = run_for(&mut play, Duration::from_secs(60));
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{said}");
+    assert!(said.contains("published 8647 message(s)"), "{said}");
+}
+
 fn example_bag() -> PathBuf {
     common::corpus_dir().join("rosbag.js/example.bag")
 }
@@ -76,14 +89,7 @@ fn play_is_recorded_by_cpp_rosbag_record_byte_for_byte() {
     let rec = spawn(rec, "rosbag record", &dir.join("record.log"));
     // The recorder is up when it has subscribed to /rosout (its first topic).
     m.wait_for("/rosout", false);
-    let mut play = m.command(BIN);
-    play.arg("play")
-        .arg(example_bag())
-        .args(["--rate", "4", "--wait-for-subscribers", "-q"]);
-    let o = run_for(&mut play, Duration::from_secs(60));
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let said = String::from_utf8_lossy(&o.stderr);
-    assert!(said.contains("published 8647 message(s)"), "{said}");
+    play_example(&m, "4");
     std::thread::sleep(Duration::from_secs(1));
     rec.interrupt(Duration::from_secs(20));
     // The `rosbag` script returns before its C++ recorder has renamed `cpp.bag.active`.
@@ -215,12 +221,7 @@ fn a_recorder_killed_leaves_every_message_older_than_a_second() {
     .arg(&out);
     let rec = spawn(rec, "bagscope record", &dir.join("rec.log"));
     m.wait_for("/rosout", false);
-    let mut play = m.command(BIN);
-    play.arg("play")
-        .arg(example_bag())
-        .args(["--rate", "5", "--wait-for-subscribers", "-q"]);
-    let o = run_for(&mut play, Duration::from_secs(60));
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    play_example(&m, "5");
     std::thread::sleep(Duration::from_millis(1500));
     rec.signal("-KILL");
     drop(rec);

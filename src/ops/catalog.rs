@@ -246,8 +246,9 @@ fn find_remote(url: &str) -> Vec<Found> {
                 .extension()
                 .and_then(|e| e.to_str())
                 .is_some_and(|e| ENDINGS.contains(&e));
+            // The listing gave its size and version: its first bytes are the one request.
             let by_content = || {
-                remote::RemoteFile::open(&u)
+                remote::RemoteFile::open_listed(&u, (*h).clone())
                     .and_then(|f| {
                         let mut b = Vec::new();
                         f.read_at_into(0, 16, &mut b)?;

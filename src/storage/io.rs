@@ -56,14 +56,18 @@ pub(crate) fn read_at_into(
         *buf = read_at(src, pos, len)?;
         return Ok(());
     };
-    // No more room than the file has past `pos`: a length read from a damaged record may claim
-    // anything (fuzzing found one claiming more than memory can hold).
-    let avail = file.metadata()?.len().saturating_sub(pos);
-    let len = len.min(usize::try_from(avail).unwrap_or(usize::MAX));
+    let len = clamp_to_file(file, pos, len)?;
     buf.resize(len, 0);
     let filled = pread_full(file, buf, pos)?;
     buf.truncate(filled);
     Ok(())
+}
+
+/// `len`, or less: no more than the file has past `pos` (a length read from a damaged record may
+/// claim anything; fuzzing found one claiming more than memory can hold).
+fn clamp_to_file(file: &File, pos: u64, len: usize) -> std::io::Result<usize> {
+    let avail = file.metadata()?.len().saturating_sub(pos);
+    Ok(len.min(usize::try_from(avail).unwrap_or(usize::MAX)))
 }
 
 /// Fills `buf` from `pos` as far as the file goes: the bytes read (fewer only at its end).
@@ -90,11 +94,8 @@ pub(crate) fn read_at(src: &Source, pos: u64, len: usize) -> std::io::Result<Vec
         }
         Source::File(file) => {
             // A fresh buffer allocated zeroed (large ones come as zero pages: no memset of
-            // every chunk before the read overwrites it), clamped to what the file has past
-            // `pos` (a damaged length may claim anything).
-            let avail = file.metadata()?.len().saturating_sub(pos);
-            let len = len.min(usize::try_from(avail).unwrap_or(usize::MAX));
-            let mut buf = vec![0u8; len];
+            // every chunk before the read overwrites it).
+            let mut buf = vec![0u8; clamp_to_file(file, pos, len)?];
             let filled = pread_full(file, &mut buf, pos)?;
             buf.truncate(filled);
             Ok(buf)

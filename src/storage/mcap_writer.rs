@@ -111,9 +111,8 @@ impl McapWriter {
     /// every chunk [`McapWriter::flush`] closed, which bagscope reads without its summary.
     pub fn create_active(target: impl AsRef<Path>, opts: McapOptions) -> Result<McapWriter> {
         let target = target.as_ref().to_path_buf();
-        let mut tmp = target.clone().into_os_string();
-        tmp.push(".active");
-        McapWriter::create_via(target, PathBuf::from(tmp), opts)
+        let tmp = crate::storage::ros1::writer::active_path_for(&target);
+        McapWriter::create_via(target, tmp, opts)
     }
 
     /// Closes the open chunk and hands everything written so far to the operating system.

@@ -248,33 +248,34 @@ pub(crate) fn store_for(
     };
     let parsed = url::Url::parse(url).map_err(|e| bad(format!("not a URL ({e})")))?;
     let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|e| bad(e.to_string()))?;
+    // Every store's builder (types of their own, no common trait) with our retries and client
+    // options, built.
+    macro_rules! built {
+        ($builder:expr, $plain_http:expr) => {
+            Arc::new(
+                $builder
+                    .with_retry(retry_config())
+                    .with_client_options(client_options($plain_http))
+                    .build()
+                    .map_err(|e| bad(e.to_string()))?,
+            )
+        };
+    }
     let store: Arc<dyn ObjectStore> = match scheme {
         ObjectStoreScheme::AmazonS3 => {
             Arc::new(s3_builder(url).build().map_err(|e| bad(e.to_string()))?)
         }
-        ObjectStoreScheme::GoogleCloudStorage => Arc::new(
-            object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                .with_url(url)
-                .with_retry(retry_config())
-                .with_client_options(client_options(false))
-                .build()
-                .map_err(|e| bad(e.to_string()))?,
+        ObjectStoreScheme::GoogleCloudStorage => built!(
+            object_store::gcp::GoogleCloudStorageBuilder::from_env().with_url(url),
+            false
         ),
-        ObjectStoreScheme::MicrosoftAzure => Arc::new(
-            object_store::azure::MicrosoftAzureBuilder::from_env()
-                .with_url(url)
-                .with_retry(retry_config())
-                .with_client_options(client_options(false))
-                .build()
-                .map_err(|e| bad(e.to_string()))?,
+        ObjectStoreScheme::MicrosoftAzure => built!(
+            object_store::azure::MicrosoftAzureBuilder::from_env().with_url(url),
+            false
         ),
-        ObjectStoreScheme::Http => Arc::new(
-            object_store::http::HttpBuilder::new()
-                .with_url(&parsed[..url::Position::BeforePath])
-                .with_retry(retry_config())
-                .with_client_options(client_options(parsed.scheme() == "http"))
-                .build()
-                .map_err(|e| bad(e.to_string()))?,
+        ObjectStoreScheme::Http => built!(
+            object_store::http::HttpBuilder::new().with_url(&parsed[..url::Position::BeforePath]),
+            parsed.scheme() == "http"
         ),
         _ => return Err(bad("not a remote location".into())),
     };
@@ -464,7 +465,23 @@ impl RemoteFile {
     pub fn open(url: &str) -> std::io::Result<RemoteFile> {
         let (store, path) = store_for(url)?;
         let head = head_in(&*store, &path, url)?;
-        Ok(RemoteFile {
+        Ok(RemoteFile::with(url, store, path, head, 1))
+    }
+
+    /// Opens the object at `url` whose size and version a listing already gave: no request.
+    pub fn open_listed(url: &str, head: Head) -> std::io::Result<RemoteFile> {
+        let (store, path) = store_for(url)?;
+        Ok(RemoteFile::with(url, store, path, head, 0))
+    }
+
+    fn with(
+        url: &str,
+        store: Arc<dyn ObjectStore>,
+        path: object_store::path::Path,
+        head: Head,
+        requests: u64,
+    ) -> RemoteFile {
+        RemoteFile {
             url: url.to_string(),
             store,
             path,
@@ -473,9 +490,9 @@ impl RemoteFile {
                 next: u64::MAX,
                 ..Blocks::default()
             }),
-            requests: AtomicU64::new(1),
+            requests: AtomicU64::new(requests),
             fetched: AtomicU64::new(0),
-        })
+        }
     }
 
     /// The location as it may be shown.

@@ -636,7 +636,12 @@ impl Inner {
             if self.shutdown.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            match read_message(&mut r, &self.shutdown) {
+            match tcpros::read_frame_until(
+                &mut r,
+                tcpros::MAX_MESSAGE,
+                "message",
+                Some(&self.shutdown),
+            ) {
                 Ok(Some(data)) => {
                     let m = Received {
                         topic: topic.to_string(),
@@ -653,73 +658,6 @@ impl Inner {
             }
         }
     }
-}
-
-/// One message frame, waiting through read timeouts (a quiet publisher) until `stop`.
-fn read_message(
-    r: &mut std::io::BufReader<TcpStream>,
-    stop: &AtomicBool,
-) -> std::result::Result<Option<Vec<u8>>, String> {
-    use std::io::Read;
-    let mut len = [0u8; 4];
-    let mut got = 0;
-    while got < 4 {
-        match r.read(&mut len[got..]) {
-            Ok(0) if got == 0 => return Ok(None),
-            Ok(0) => return Err("the connection closed inside a message's length".into()),
-            Ok(n) => got += n,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                        | std::io::ErrorKind::Interrupted
-                ) =>
-            {
-                if stop.load(Ordering::Relaxed) {
-                    return Ok(None);
-                }
-            }
-            Err(e) => return Err(format!("cannot read: {e}")),
-        }
-    }
-    let n = u32::from_le_bytes(len) as usize;
-    if n > tcpros::MAX_MESSAGE {
-        return Err(format!(
-            "a message of {n} bytes (limit {})",
-            tcpros::MAX_MESSAGE
-        ));
-    }
-    let mut b = vec![0u8; n.min(1 << 20)];
-    let mut at = 0;
-    while at < n {
-        if at == b.len() {
-            b.resize((b.len() * 2).min(n), 0);
-        }
-        match r.read(&mut b[at..]) {
-            Ok(0) => {
-                return Err(format!(
-                    "the connection closed after {at} of a message's {n} bytes"
-                ))
-            }
-            Ok(k) => at += k,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                        | std::io::ErrorKind::Interrupted
-                ) =>
-            {
-                if stop.load(Ordering::Relaxed) {
-                    return Ok(None);
-                }
-            }
-            Err(e) => return Err(format!("cannot read: {e}")),
-        }
-    }
-    b.truncate(n);
-    Ok(Some(b))
 }
 
 /// Writes queued messages to a subscriber until the queue's senders are gone or the

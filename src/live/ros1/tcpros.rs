@@ -2,7 +2,8 @@
 //! connection record holds them) and the length-prefixed messages after it. Lengths read from
 //! a peer are bounded before anything is allocated.
 
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The largest connection header read from a peer (message definitions included).
 pub const MAX_HEADER: usize = 16 << 20;
@@ -91,6 +92,29 @@ pub fn read_frame(
     limit: usize,
     what: &str,
 ) -> std::result::Result<Option<Vec<u8>>, String> {
+    read_frame_until(r, limit, what, None)
+}
+
+/// [`read_frame`] on a stream with a read timeout: a timeout is waited through (a quiet
+/// publisher) unless `stop` is set, which ends the read with None. Without `stop` a timeout
+/// is an error. The buffer grows as bytes arrive, so a length a peer only claims allocates
+/// nothing.
+pub fn read_frame_until(
+    r: &mut impl Read,
+    limit: usize,
+    what: &str,
+    stop: Option<&AtomicBool>,
+) -> std::result::Result<Option<Vec<u8>>, String> {
+    // Ok(true): read again; Ok(false): stopped.
+    let waited = |e: std::io::Error| -> std::result::Result<bool, String> {
+        match e.kind() {
+            ErrorKind::Interrupted => Ok(true),
+            ErrorKind::WouldBlock | ErrorKind::TimedOut if stop.is_some() => {
+                Ok(!stop.is_some_and(|s| s.load(Ordering::Relaxed)))
+            }
+            _ => Err(format!("cannot read a {what}: {e}")),
+        }
+    };
     let mut len = [0u8; 4];
     let mut got = 0;
     while got < 4 {
@@ -98,24 +122,38 @@ pub fn read_frame(
             Ok(0) if got == 0 => return Ok(None),
             Ok(0) => return Err(format!("the connection closed inside a {what}'s length")),
             Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("cannot read a {what}: {e}")),
+            Err(e) => {
+                if !waited(e)? {
+                    return Ok(None);
+                }
+            }
         }
     }
     let n = u32::from_le_bytes(len) as usize;
     if n > limit {
         return Err(format!("a {what} of {n} bytes (limit {limit})"));
     }
-    let mut b = Vec::new();
-    r.take(n as u64)
-        .read_to_end(&mut b)
-        .map_err(|e| format!("cannot read a {what}: {e}"))?;
-    if b.len() != n {
-        return Err(format!(
-            "the connection closed after {} of a {what}'s {n} bytes",
-            b.len()
-        ));
+    let mut b = vec![0u8; n.min(1 << 20)];
+    let mut at = 0;
+    while at < n {
+        if at == b.len() {
+            b.resize((b.len() * 2).min(n), 0);
+        }
+        match r.read(&mut b[at..]) {
+            Ok(0) => {
+                return Err(format!(
+                    "the connection closed after {at} of a {what}'s {n} bytes"
+                ))
+            }
+            Ok(k) => at += k,
+            Err(e) => {
+                if !waited(e)? {
+                    return Ok(None);
+                }
+            }
+        }
     }
+    b.truncate(n);
     Ok(Some(b))
 }
 

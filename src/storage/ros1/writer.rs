@@ -164,6 +164,14 @@ pub fn temp_path_for(target: &Path) -> PathBuf {
     dir.join(format!(".{name}.{}.partial", std::process::id()))
 }
 
+/// `target.active`, where a recording from a live system is written until it is finished (the
+/// name `rosbag record` uses).
+pub fn active_path_for(target: &Path) -> PathBuf {
+    let mut p = target.as_os_str().to_owned();
+    p.push(".active");
+    PathBuf::from(p)
+}
+
 impl BagWriter {
     /// Starts writing a bag that will appear at `target` when finished.
     pub fn create(target: impl AsRef<Path>, opts: WriteOptions) -> Result<BagWriter> {
@@ -178,9 +186,8 @@ impl BagWriter {
     /// bagscope reads (and `export` rewrites) without its index.
     pub fn create_active(target: impl AsRef<Path>, opts: WriteOptions) -> Result<BagWriter> {
         let target = target.as_ref().to_path_buf();
-        let mut tmp = target.clone().into_os_string();
-        tmp.push(".active");
-        BagWriter::create_via(target, PathBuf::from(tmp), opts)
+        let tmp = active_path_for(&target);
+        BagWriter::create_via(target, tmp, opts)
     }
 
     fn create_via(target: PathBuf, tmp: PathBuf, opts: WriteOptions) -> Result<BagWriter> {
