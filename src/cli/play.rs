@@ -152,6 +152,12 @@ fn ros1_specs(
 
 /// `bagscope play`.
 pub fn run(a: &PlayArgs) -> bagscope::Result<ExitCode> {
+    if !(a.rate.is_finite() && a.rate > 0.0) {
+        return Err(Error::Invalid(format!(
+            "--rate must be a positive number, not {}",
+            a.rate
+        )));
+    }
     let bag = Bag::open_many(&merge::parts_of(&a.bags))?;
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
