@@ -340,3 +340,109 @@ fn rostopic_hz_sees_the_recorded_rate_and_late_subscribers_get_latched_messages(
         "rostopic hz saw {rate} Hz: {log}"
     );
 }
+
+/// A ROS 2 recording played with `--to-ros1` while the C++ `rosbag record -a` records: every
+/// topic that converts arrives with the ROS 1 type, md5sum, definition and bytes that
+/// `bagscope export --to-ros1` writes for it (the same conversion, on the fly).
+#[test]
+fn a_ros2_recording_played_with_to_ros1_arrives_as_export_converts_it() {
+    let dir = scratch("to-ros1");
+    let src = common::corpus2_dir().join("rosbags-rs/test_bag_mcap");
+    let conv = dir.join("conv.bag");
+    let o = run_for(
+        Command::new(BIN)
+            .arg("export")
+            .arg(&src)
+            .arg("-o")
+            .arg(&conv)
+            .arg("--to-ros1"),
+        Duration::from_secs(60),
+    );
+    assert!(
+        o.status.success() || conv.exists(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let want = topics_of(&conv, |_| true);
+    assert!(want.len() > 50, "{} topics converted", want.len());
+
+    let m = Master::start(&dir);
+    let out = dir.join("cpp.bag");
+    let mut rec = m.command("rosbag");
+    rec.args(["record", "-a", "-O"]).arg(&out);
+    let rec = spawn(rec, "rosbag record", &dir.join("record.log"));
+    m.wait_for("/rosout", false);
+    let mut play = m.command(BIN);
+    play.arg("play")
+        .arg(&src)
+        .args(["--to-ros1", "--rate", "2", "--wait-for-subscribers", "-q"]);
+    let o = run_for(&mut play, Duration::from_secs(90));
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{said}");
+    let n: usize = want.values().map(|(m, _)| m.len()).sum();
+    assert!(
+        said.contains(&format!("published {n} message(s)")),
+        "{said}"
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    rec.interrupt(Duration::from_secs(20));
+    let end = Instant::now() + Duration::from_secs(20);
+    while !out.exists() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let got = topics_of(&out, |c| {
+        c.callerid
+            .as_deref()
+            .is_some_and(|id| id.starts_with("/bagscope_play"))
+    });
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>()
+    );
+    for (topic, (msgs, (ty, md5, def, _))) in &want {
+        let (gmsgs, (gty, gmd5, gdef, _)) = &got[topic];
+        assert_eq!((gty, gmd5, gdef), (ty, md5, def), "{topic}");
+        assert!(gmsgs == msgs, "{topic}: bytes differ");
+    }
+}
+
+/// `bagscope record --split-duration 1`: a new file every second (`run_0.bag`, `run_1.bag`,
+/// ...), each finished and indexed, together every message played, in order.
+#[test]
+fn a_split_recording_holds_every_message_across_its_files() {
+    let dir = scratch("split");
+    let m = Master::start(&dir);
+    let out = dir.join("run.bag");
+    let mut rec = m.command(BIN);
+    rec.args(["record", "-q", "--all", "--split-duration", "1", "-o"])
+        .arg(&out);
+    let rec = spawn(rec, "bagscope record", &dir.join("rec.log"));
+    m.wait_for("/rosout", false);
+    play_example(&m, "4");
+    std::thread::sleep(Duration::from_millis(1500));
+    let status = rec.interrupt(Duration::from_secs(20));
+    assert!(status.success());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.starts_with("run_") && n.ends_with(".bag")
+        })
+        .collect();
+    files.sort_by_key(|p| {
+        let n = p.file_stem().unwrap().to_string_lossy().into_owned();
+        n["run_".len()..].parse::<u32>().unwrap()
+    });
+    assert!(files.len() >= 4, "{files:?}");
+    let want = topics_of(&example_bag(), |_| true);
+    let mut got: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
+    for f in &files {
+        for (t, (msgs, _)) in topics_of(f, |c| c.topic != "/rosout_agg") {
+            got.entry(t).or_default().extend(msgs);
+        }
+    }
+    for (topic, (msgs, _)) in &want {
+        assert!(got.get(topic) == Some(msgs), "{topic}");
+    }
+}

@@ -108,12 +108,16 @@ fn ros1_specs(
                 None,
             )
         } else if c.encoding == "cdr" && to_ros1 {
-            let conv = ToRos1::new(c).map_err(|e| {
-                Error::Invalid(format!(
-                    "{} ({}) does not convert to ROS 1: {e}",
-                    c.topic, c.datatype
-                ))
-            })?;
+            let conv = match ToRos1::new(c) {
+                Ok(conv) => conv,
+                Err(e) => {
+                    eprintln!(
+                        "bagscope: warning: {} ({}) does not convert to ROS 1: left out ({e})",
+                        c.topic, c.datatype
+                    );
+                    continue;
+                }
+            };
             (
                 TopicSpec {
                     topic: topic.clone(),
