@@ -73,6 +73,45 @@ fn play_example(m: &Master, rate: &str) {
     assert!(said.contains("published 8647 message(s)"), "{said}");
 }
 
+/// Stops the C++ `rosbag record` (SIGINT) and reads what bagscope play published into it.
+fn cpp_recorded(rec: common::ros1::Proc, out: &Path, dir: &Path) -> Topics {
+    std::thread::sleep(Duration::from_secs(1));
+    rec.interrupt(Duration::from_secs(20));
+    // The `rosbag` script returns before its C++ recorder has renamed `OUT.active`.
+    let end = Instant::now() + Duration::from_secs(20);
+    while !out.exists() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        out.exists(),
+        "rosbag record wrote nothing: {}",
+        std::fs::read_to_string(dir.join("record.log")).unwrap_or_default()
+    );
+    topics_of(out, |c| {
+        c.callerid
+            .as_deref()
+            .is_some_and(|id| id.starts_with("/bagscope_play"))
+    })
+}
+
+/// The same topics with the same type, md5sum, definition (and latching, when `latching`)
+/// and the same messages byte for byte.
+fn assert_arrived(want: &Topics, got: &Topics, latching: bool) {
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>()
+    );
+    for (topic, (msgs, (ty, md5, def, latched))) in want {
+        let (gmsgs, (gty, gmd5, gdef, glatched)) = &got[topic];
+        assert_eq!((gty, gmd5, gdef), (ty, md5, def), "{topic}");
+        if latching {
+            assert_eq!(glatched, latched, "{topic}: latching");
+        }
+        assert_eq!(gmsgs.len(), msgs.len(), "{topic}: messages");
+        assert!(gmsgs == msgs, "{topic}: bytes differ");
+    }
+}
+
 fn example_bag() -> PathBuf {
     common::corpus_dir().join("rosbag.js/example.bag")
 }
@@ -90,34 +129,8 @@ fn play_is_recorded_by_cpp_rosbag_record_byte_for_byte() {
     // The recorder is up when it has subscribed to /rosout (its first topic).
     m.wait_for("/rosout", false);
     play_example(&m, "4");
-    std::thread::sleep(Duration::from_secs(1));
-    rec.interrupt(Duration::from_secs(20));
-    // The `rosbag` script returns before its C++ recorder has renamed `cpp.bag.active`.
-    let end = Instant::now() + Duration::from_secs(20);
-    while !out.exists() && Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(
-        out.exists(),
-        "rosbag record wrote nothing: {}",
-        std::fs::read_to_string(dir.join("record.log")).unwrap_or_default()
-    );
-    let want = topics_of(&example_bag(), |_| true);
-    let got = topics_of(&out, |c| {
-        c.callerid
-            .as_deref()
-            .is_some_and(|id| id.starts_with("/bagscope_play"))
-    });
-    assert_eq!(
-        got.keys().collect::<Vec<_>>(),
-        want.keys().collect::<Vec<_>>()
-    );
-    for (topic, (msgs, meta)) in &want {
-        let (gmsgs, gmeta) = &got[topic];
-        assert_eq!(gmeta, meta, "{topic}: type, md5sum, definition, latching");
-        assert_eq!(gmsgs.len(), msgs.len(), "{topic}: messages");
-        assert!(gmsgs == msgs, "{topic}: bytes differ");
-    }
+    let got = cpp_recorded(rec, &out, &dir);
+    assert_arrived(&topics_of(&example_bag(), |_| true), &got, true);
 }
 
 /// `rostopic pub` recorded by `bagscope record`: Debian's `rosbag info` and `rosbag check`
@@ -384,26 +397,8 @@ fn a_ros2_recording_played_with_to_ros1_arrives_as_export_converts_it() {
         said.contains(&format!("published {n} message(s)")),
         "{said}"
     );
-    std::thread::sleep(Duration::from_secs(1));
-    rec.interrupt(Duration::from_secs(20));
-    let end = Instant::now() + Duration::from_secs(20);
-    while !out.exists() && Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let got = topics_of(&out, |c| {
-        c.callerid
-            .as_deref()
-            .is_some_and(|id| id.starts_with("/bagscope_play"))
-    });
-    assert_eq!(
-        got.keys().collect::<Vec<_>>(),
-        want.keys().collect::<Vec<_>>()
-    );
-    for (topic, (msgs, (ty, md5, def, _))) in &want {
-        let (gmsgs, (gty, gmd5, gdef, _)) = &got[topic];
-        assert_eq!((gty, gmd5, gdef), (ty, md5, def), "{topic}");
-        assert!(gmsgs == msgs, "{topic}: bytes differ");
-    }
+    let got = cpp_recorded(rec, &out, &dir);
+    assert_arrived(&want, &got, false);
 }
 
 /// `bagscope record --split-duration 1`: a new file every second (`run_0.bag`, `run_1.bag`,
