@@ -47,8 +47,13 @@ impl Proc {
 impl Drop for Proc {
     fn drop(&mut self) {
         if self.child.try_wait().ok().flatten().is_none() {
+            // roscore stops the master and rosout it started (in sessions of their own) on
+            // SIGINT: it is given the time to, before the group is killed.
             self.signal("-INT");
-            std::thread::sleep(Duration::from_millis(300));
+            let end = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < end && self.child.try_wait().ok().flatten().is_none() {
+                std::thread::sleep(Duration::from_millis(50));
+            }
             self.signal("-KILL");
             let _ = self.child.wait();
         }
