@@ -73,6 +73,17 @@ fn play_example(m: &Master, rate: &str) {
     assert!(said.contains("published 8647 message(s)"), "{said}");
 }
 
+/// Starts the C++ `rosbag record -a` into `DIR/cpp.bag`, up (subscribed to /rosout, its first
+/// topic) when this returns.
+fn cpp_record(m: &Master, dir: &Path) -> (common::ros1::Proc, PathBuf) {
+    let out = dir.join("cpp.bag");
+    let mut rec = m.command("rosbag");
+    rec.args(["record", "-a", "-O"]).arg(&out);
+    let rec = spawn(rec, "rosbag record", &dir.join("record.log"));
+    m.wait_for("/rosout", false);
+    (rec, out)
+}
+
 /// Stops the C++ `rosbag record` (SIGINT) and reads what bagscope play published into it.
 fn cpp_recorded(rec: common::ros1::Proc, out: &Path, dir: &Path) -> Topics {
     std::thread::sleep(Duration::from_secs(1));
@@ -122,12 +133,7 @@ fn example_bag() -> PathBuf {
 fn play_is_recorded_by_cpp_rosbag_record_byte_for_byte() {
     let dir = scratch("cpp-record");
     let m = Master::start(&dir);
-    let out = dir.join("cpp.bag");
-    let mut rec = m.command("rosbag");
-    rec.args(["record", "-a", "-O"]).arg(&out);
-    let rec = spawn(rec, "rosbag record", &dir.join("record.log"));
-    // The recorder is up when it has subscribed to /rosout (its first topic).
-    m.wait_for("/rosout", false);
+    let (rec, out) = cpp_record(&m, &dir);
     play_example(&m, "4");
     let got = cpp_recorded(rec, &out, &dir);
     assert_arrived(&topics_of(&example_bag(), |_| true), &got, true);
@@ -380,11 +386,7 @@ fn a_ros2_recording_played_with_to_ros1_arrives_as_export_converts_it() {
     assert!(want.len() > 50, "{} topics converted", want.len());
 
     let m = Master::start(&dir);
-    let out = dir.join("cpp.bag");
-    let mut rec = m.command("rosbag");
-    rec.args(["record", "-a", "-O"]).arg(&out);
-    let rec = spawn(rec, "rosbag record", &dir.join("record.log"));
-    m.wait_for("/rosout", false);
+    let (rec, out) = cpp_record(&m, &dir);
     let mut play = m.command(BIN);
     play.arg("play")
         .arg(&src)

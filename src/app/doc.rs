@@ -72,20 +72,7 @@ impl Recording {
     /// The message of topic `ti` at or before `t`.
     pub fn message_at(&self, ti: usize, t: u64) -> Option<InspectKey> {
         let ix = self.indexed.as_ref()?;
-        let topic = self.bag.summary().topics.get(ti)?;
-        let mut best: Option<InspectKey> = None;
-        for &c in &topic.connections {
-            let es = ix.tables.per_connection.get(c)?;
-            let k = es.partition_point(|e| e.time_ns <= t);
-            if k == 0 {
-                continue;
-            }
-            let e = es[k - 1];
-            if best.is_none_or(|b| e.time_ns >= b.entry.time_ns) {
-                best = Some(InspectKey { conn: c, entry: e });
-            }
-        }
-        best
+        last_at(&ix.tables, self.bag.summary().topics.get(ti)?, t)
     }
 
     /// The first message of topic `ti`, once indexed.
@@ -250,4 +237,21 @@ impl Doc {
         }
         best
     }
+}
+
+/// The last message of `topic` (over its connections) at or before `t`, in `tables`.
+pub fn last_at(tables: &crate::MessageTables, topic: &crate::Topic, t: u64) -> Option<InspectKey> {
+    let mut best: Option<InspectKey> = None;
+    for &c in &topic.connections {
+        let es = tables.per_connection.get(c)?;
+        let k = es.partition_point(|e| e.time_ns <= t);
+        if k == 0 {
+            continue;
+        }
+        let e = es[k - 1];
+        if best.is_none_or(|b| e.time_ns >= b.entry.time_ns) {
+            best = Some(InspectKey { conn: c, entry: e });
+        }
+    }
+    best
 }

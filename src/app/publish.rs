@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::doc::last_at;
 use super::job::{Handle, Requests, Service};
 use super::{Cmd, Doc};
 use crate::bag::{Bag, Filter};
@@ -160,6 +161,15 @@ fn serve(bag: &Bag, master: &str, reqs: &Requests<Req>, h: &Handle<Status>) {
         }
     };
     let s = bag.summary();
+    // Each connection's topic, looked up once rather than per message.
+    let mut topic_of = vec![usize::MAX; s.connections.len()];
+    for (ti, t) in s.topics.iter().enumerate() {
+        for &c in &t.connections {
+            if let Some(x) = topic_of.get_mut(c) {
+                *x = ti;
+            }
+        }
+    }
     let mut outs: HashMap<usize, Out> = HashMap::new();
     let mut on: Vec<usize> = Vec::new();
     let mut errors: BTreeMap<usize, String> = BTreeMap::new();
@@ -199,8 +209,8 @@ fn serve(bag: &Bag, master: &str, reqs: &Requests<Req>, h: &Handle<Status>) {
                 };
                 if let Ok(it) = bag.messages(&f) {
                     for m in it.take(SPAN_LIMIT).flatten() {
-                        let ti = topic_of(bag, m.conn);
-                        if let Some(o) = ti.and_then(|ti| outs.get(&ti)) {
+                        let ti = topic_of.get(m.conn).copied().unwrap_or(usize::MAX);
+                        if let Some(o) = outs.get(&ti) {
                             send(o, &m.data);
                         }
                     }
@@ -210,24 +220,9 @@ fn serve(bag: &Bag, master: &str, reqs: &Requests<Req>, h: &Handle<Status>) {
                 let Ok(tables) = bag.tables() else { continue };
                 for ti in &on {
                     let Some(o) = outs.get(ti) else { continue };
-                    let mut best = None;
-                    for &c in &s.topics[*ti].connections {
-                        let Some(es) = tables.per_connection.get(c) else {
-                            continue;
-                        };
-                        let k = es.partition_point(|e| e.time_ns <= t);
-                        if k > 0
-                            && best.is_none_or(|(_, e): (usize, crate::IndexEntry)| {
-                                es[k - 1].time_ns >= e.time_ns
-                            })
-                        {
-                            best = Some((c, es[k - 1]));
-                        }
-                    }
-                    if let Some((c, e)) = best {
-                        if let Ok(m) = bag.message(c, e) {
-                            send(o, &m.data);
-                        }
+                    let key = s.topics.get(*ti).and_then(|tp| last_at(&tables, tp, t));
+                    if let Some(m) = key.and_then(|k| bag.message(k.conn, k.entry).ok()) {
+                        send(o, &m.data);
                     }
                 }
             }
@@ -249,13 +244,6 @@ fn serve(bag: &Bag, master: &str, reqs: &Requests<Req>, h: &Handle<Status>) {
             .map(|(_, e)| e.clone());
         h.offer(status.clone());
     }
-}
-
-fn topic_of(bag: &Bag, conn: usize) -> Option<usize> {
-    bag.summary()
-        .topics
-        .iter()
-        .position(|t| t.connections.contains(&conn))
 }
 
 fn send(o: &Out, data: &crate::Bytes) {
