@@ -1,5 +1,5 @@
-//! `bagscope play`: recorded messages published onto a live ROS 1 graph at their recorded
-//! times, without a ROS install.
+//! `bagscope play`: recorded messages published onto a live ROS 1 graph or ROS 2 domain at
+//! their recorded times, without a ROS install.
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
@@ -12,15 +12,18 @@ use std::time::Duration;
 use clap::Args;
 
 use bagscope::encoding::to_ros1::ToRos1;
-use bagscope::live::play::{self, Event, PlayOptions, Route, Sink};
-use bagscope::live::ros1::{Node, NodeOptions, Publication, TopicSpec};
+use bagscope::encoding::to_ros2::ToRos2;
+use bagscope::live::play::{self, Convert, Event, PlayOptions, Route, Sink};
+use bagscope::live::ros1::{Node, NodeOptions, TopicSpec};
+use bagscope::live::ros2::{Participant, ParticipantOptions, Qos, QosOverrides};
 use bagscope::{merge, timefmt, Bag, Error};
 
 use super::args::{time_range, Range};
 
-/// Publish a recording's messages onto a live ROS 1 system at their recorded times (scaled by
-/// --rate), byte for byte, with their types, md5sums, definitions and latching; no ROS install
-/// needed. Ctrl-C stops.
+/// Publish a recording's messages onto a live ROS 1 system (--ros1, the default) or ROS 2
+/// domain (--ros2) at their recorded times (scaled by --rate), byte for byte, with their types,
+/// md5sums, definitions and latching (ROS 1) or recorded QoS (ROS 2); no ROS install needed.
+/// Ctrl-C stops.
 #[derive(Args, Debug)]
 pub struct PlayArgs {
     /// Recordings (ROS 1 bags, MCAP files, rosbag2 directories); several play merged in time
@@ -51,12 +54,26 @@ pub struct PlayArgs {
     #[arg(long = "remap", value_name = "FROM:=TO")]
     pub remap: Vec<String>,
     /// Convert ROS 2 (CDR) messages to ROS 1 as they are played.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "ros2")]
     pub to_ros1: bool,
+    /// Convert ROS 1 messages to ROS 2 (CDR) as they are played.
+    #[arg(long, requires = "ros2")]
+    pub to_ros2: bool,
     /// Play onto the ROS 1 master at URI (default: ROS_MASTER_URI, else
     /// http://localhost:11311/).
     #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "URI")]
     pub ros1: Option<String>,
+    /// Play onto a ROS 2 (DDS) domain: ROS_DOMAIN_ID unless --domain; discovery on this
+    /// machine only with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST.
+    #[arg(long, conflicts_with = "ros1")]
+    pub ros2: bool,
+    /// The ROS 2 domain (0 to 232).
+    #[arg(long, requires = "ros2")]
+    pub domain: Option<u16>,
+    /// ROS 2 QoS per topic over what was recorded: a YAML map of topic to reliability,
+    /// durability, history and depth (rosbag2's --qos-profile-overrides-path format).
+    #[arg(long, value_name = "FILE", requires = "ros2")]
+    pub qos_override: Option<PathBuf>,
     /// Start paused (space resumes in a terminal).
     #[arg(long)]
     pub paused: bool,
@@ -78,7 +95,101 @@ fn remaps(r: &[String]) -> bagscope::Result<HashMap<String, String>> {
 }
 
 /// A connection, what it is published as, and its conversion if any.
-type Spec = (usize, TopicSpec, Option<Arc<ToRos1>>);
+type Spec = (usize, TopicSpec, Option<Convert>);
+
+/// A ROS 2 topic as published: name, type (`pkg/msg/Type`) and QoS.
+struct Ros2Spec {
+    topic: String,
+    datatype: String,
+    qos: Qos,
+}
+
+/// What each chosen connection is published as, over ROS 2.
+fn ros2_specs(
+    bag: &Bag,
+    conns: &[usize],
+    remap: &HashMap<String, String>,
+    to_ros2: bool,
+    overrides: &QosOverrides,
+) -> bagscope::Result<Vec<(usize, Ros2Spec, Option<Convert>)>> {
+    let s = bag.summary();
+    let mut out = Vec::new();
+    let mut by_topic: HashMap<String, String> = HashMap::new();
+    for &ci in conns {
+        let c = &s.connections[ci];
+        let topic = remap
+            .get(&c.topic)
+            .cloned()
+            .unwrap_or_else(|| c.topic.clone());
+        // As recorded (rosbag2's offered profiles); ROS 1 latching as transient-local.
+        let mut qos = Qos::from_recorded(&c.qos).unwrap_or_default();
+        if play::latching(c) {
+            qos.transient_local = true;
+        }
+        let qos = overrides.apply(&c.topic, overrides.apply(&topic, qos));
+        let (datatype, conv) = if c.encoding == "cdr" {
+            (c.datatype.clone(), None)
+        } else if c.encoding == "ros1" && to_ros2 {
+            match ToRos2::new(c) {
+                Ok(conv) => (conv.datatype.clone(), Some(Convert::ToRos2(Arc::new(conv)))),
+                Err(e) => {
+                    eprintln!(
+                        "bagscope: warning: {} ({}) does not convert to ROS 2: left out ({e})",
+                        c.topic, c.datatype
+                    );
+                    continue;
+                }
+            }
+        } else if c.encoding == "ros1" {
+            return Err(Error::Invalid(format!(
+                "{} holds ROS 1 messages; --to-ros2 converts them for a ROS 2 system",
+                c.topic
+            )));
+        } else {
+            eprintln!(
+                "bagscope: warning: {} is {}-encoded, which ROS 2 topics do not carry: left out",
+                c.topic, c.encoding
+            );
+            continue;
+        };
+        if let Some(t) = by_topic.get(&topic) {
+            if *t != datatype {
+                return Err(Error::Invalid(format!(
+                    "{topic} is recorded with two types ({t} and {datatype}); play one with --topic or --remap"
+                )));
+            }
+        }
+        by_topic.insert(topic.clone(), datatype.clone());
+        out.push((
+            ci,
+            Ros2Spec {
+                topic,
+                datatype,
+                qos,
+            },
+            conv,
+        ));
+    }
+    Ok(out)
+}
+
+/// The ROS 2 `/clock` publication: the ROS 1 clock message (two 32-bit fields, the layout of
+/// `rosgraph_msgs/msg/Clock` too) behind a CDR header.
+struct Ros2Clock(bagscope::live::ros2::Publication);
+
+impl Sink for Ros2Clock {
+    fn publish(&self, data: &bagscope::Bytes) {
+        let mut v = vec![0, 1, 0, 0];
+        v.extend_from_slice(data);
+        Sink::publish(&self.0, &bagscope::Bytes::from_vec(v));
+    }
+    fn subscribers(&self) -> usize {
+        self.0.subscribers()
+    }
+    fn drain(&self, timeout: Duration) {
+        self.0.drain(timeout);
+    }
+}
 
 /// What each chosen connection is published as, over ROS 1.
 fn ros1_specs(
@@ -126,7 +237,7 @@ fn ros1_specs(
                     definition: conv.definition.clone(),
                     latching: play::latching(c),
                 },
-                Some(Arc::new(conv)),
+                Some(Convert::ToRos1(Arc::new(conv))),
             )
         } else if c.encoding == "cdr" {
             return Err(Error::Invalid(format!(
@@ -173,39 +284,84 @@ pub fn run(a: &PlayArgs) -> bagscope::Result<ExitCode> {
         bag.connections_of_topics(&a.topics)?
     };
     let remap = remaps(&a.remap)?;
-    let specs = ros1_specs(&bag, &conns, &remap, a.to_ros1)?;
-    let node = Node::start(NodeOptions::from_env(
-        "bagscope_play",
-        a.ros1.as_deref().filter(|m| !m.is_empty()),
-    ))?;
-    let mut pubs: HashMap<String, Arc<Publication>> = HashMap::new();
     let mut routes: Vec<Option<Route>> = vec![None; bag.summary().connections.len()];
-    for (ci, spec, convert) in specs {
-        let topic = spec.topic.clone();
-        let p = match pubs.get(&topic) {
-            Some(p) => p.clone(),
-            None => {
-                let p = node.advertise(spec)?;
-                pubs.insert(topic.clone(), p.clone());
-                p
-            }
+    let mut sinks: HashMap<String, Arc<dyn Sink>> = HashMap::new();
+    // The transport lives as long as the playback.
+    let _node: Node;
+    let _participant: Participant;
+    let clock: Option<Arc<dyn Sink>>;
+    let target: String;
+    if a.ros2 {
+        let overrides = match &a.qos_override {
+            Some(p) => QosOverrides::load(p)?,
+            None => QosOverrides::default(),
         };
-        routes[ci] = Some(Route {
-            topic,
-            sink: p,
-            convert,
-        });
+        let specs = ros2_specs(&bag, &conns, &remap, a.to_ros2, &overrides)?;
+        let participant = Participant::new(ParticipantOptions::from_env(a.domain)?)?;
+        for (ci, spec, convert) in specs {
+            let sink = match sinks.get(&spec.topic) {
+                Some(p) => p.clone(),
+                None => {
+                    let p: Arc<dyn Sink> =
+                        Arc::new(participant.advertise(&spec.topic, &spec.datatype, &spec.qos)?);
+                    sinks.insert(spec.topic.clone(), p.clone());
+                    p
+                }
+            };
+            routes[ci] = Some(Route {
+                topic: spec.topic,
+                sink,
+                convert,
+            });
+        }
+        clock = match a.clock {
+            Some(_) => Some(Arc::new(Ros2Clock(participant.advertise(
+                "/clock",
+                "rosgraph_msgs/msg/Clock",
+                &Qos {
+                    history: bagscope::live::ros2::qos::History::KeepLast(1),
+                    ..Qos::default()
+                },
+            )?))),
+            None => None,
+        };
+        target = format!("ROS 2 {}", participant.options().describe());
+        _participant = participant;
+    } else {
+        let specs = ros1_specs(&bag, &conns, &remap, a.to_ros1)?;
+        let node = Node::start(NodeOptions::from_env(
+            "bagscope_play",
+            a.ros1.as_deref().filter(|m| !m.is_empty()),
+        ))?;
+        for (ci, spec, convert) in specs {
+            let topic = spec.topic.clone();
+            let sink = match sinks.get(&topic) {
+                Some(p) => p.clone(),
+                None => {
+                    let p: Arc<dyn Sink> = node.advertise(spec)?;
+                    sinks.insert(topic.clone(), p.clone());
+                    p
+                }
+            };
+            routes[ci] = Some(Route {
+                topic,
+                sink,
+                convert,
+            });
+        }
+        clock = match a.clock {
+            Some(_) => Some(node.advertise(TopicSpec {
+                topic: "/clock".into(),
+                datatype: "rosgraph_msgs/Clock".into(),
+                md5sum: "a9c97c1d230cfc112e270351a944ee47".into(),
+                definition: "time clock\n".into(),
+                latching: false,
+            })?),
+            None => None,
+        };
+        target = format!("the ROS 1 master at {} as {}", node.master_uri(), node.name());
+        _node = node;
     }
-    let clock: Option<Arc<dyn Sink>> = match a.clock {
-        Some(_) => Some(node.advertise(TopicSpec {
-            topic: "/clock".into(),
-            datatype: "rosgraph_msgs/Clock".into(),
-            md5sum: "a9c97c1d230cfc112e270351a944ee47".into(),
-            definition: "time clock\n".into(),
-            latching: false,
-        })?),
-        None => None,
-    };
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())?;
@@ -228,12 +384,7 @@ pub fn run(a: &PlayArgs) -> bagscope::Result<ExitCode> {
         .end_ns
         .unwrap_or(t0)
         .saturating_sub(start_ns.unwrap_or(t0).max(t0));
-    eprintln!(
-        "bagscope: playing {} topic(s) to the ROS 1 master at {} as {}",
-        pubs.len(),
-        node.master_uri(),
-        node.name()
-    );
+    eprintln!("bagscope: playing {} topic(s) to {target}", sinks.len());
     let mut on_event = |e: &Event| match e {
         Event::Waiting(t) => eprintln!("bagscope: waiting for subscribers of {}", t.join(", ")),
         Event::Looped => {}

@@ -1,5 +1,5 @@
-//! `bagscope record`: a live ROS 1 system's messages to a bag or MCAP file, without a ROS
-//! install.
+//! `bagscope record`: a live ROS 1 system's or ROS 2 domain's messages to a bag or MCAP file,
+//! without a ROS install.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -12,11 +12,14 @@ use clap::Args;
 
 use bagscope::live::record::{self, Format, RecordOptions, Select};
 use bagscope::live::ros1::{Node, NodeOptions};
+use bagscope::live::ros2::{Participant, ParticipantOptions};
 use bagscope::{timefmt, Error};
 
 /// Record a live ROS 1 system's topics (the bytes as received, with each publisher's type,
-/// md5sum, definition and latching). The file is written as OUT.active and renamed when
-/// recording ends (Ctrl-C); a recorder killed before leaves OUT.active, which bagscope reads.
+/// md5sum, definition and latching) or a ROS 2 domain's (--ros2: CDR bytes as received, the
+/// type's definition from --msg-path or the shipped interfaces, the publishers' QoS). The file
+/// is written as OUT.active and renamed when recording ends (Ctrl-C); a recorder killed before
+/// leaves OUT.active, which bagscope reads.
 #[derive(Args, Debug)]
 pub struct RecordArgs {
     /// The file to write.
@@ -35,9 +38,16 @@ pub struct RecordArgs {
     /// http://localhost:11311/).
     #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "URI")]
     pub ros1: Option<String>,
-    /// bag or mcap.
-    #[arg(long, default_value = "bag")]
-    pub format: String,
+    /// Record from a ROS 2 (DDS) domain: ROS_DOMAIN_ID unless --domain; discovery on this
+    /// machine only with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST.
+    #[arg(long, conflicts_with = "ros1")]
+    pub ros2: bool,
+    /// The ROS 2 domain (0 to 232).
+    #[arg(long, requires = "ros2")]
+    pub domain: Option<u16>,
+    /// bag or mcap (ROS 1: bag by default; ROS 2: mcap).
+    #[arg(long)]
+    pub format: Option<String>,
     /// Chunk compression: none, lz4, bz2 (bag) or zstd (mcap).
     #[arg(long, default_value = "none")]
     pub compression: String,
@@ -57,7 +67,11 @@ pub struct RecordArgs {
 
 /// `bagscope record`.
 pub fn run(a: &RecordArgs) -> bagscope::Result<ExitCode> {
-    let format = Format::parse(&a.format)?;
+    let format = match &a.format {
+        Some(f) => Format::parse(f)?,
+        None if a.ros2 => Format::Mcap,
+        None => Format::Bag,
+    };
     let compression = format.compression(&a.compression)?;
     let regex = a
         .regex
@@ -83,20 +97,35 @@ pub fn run(a: &RecordArgs) -> bagscope::Result<ExitCode> {
         split_duration: a.split_duration.map(Duration::from_secs_f64),
         select,
     };
-    let node = Node::start(NodeOptions::from_env(
-        "bagscope_record",
-        a.ros1.as_deref().filter(|m| !m.is_empty()),
-    ))?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())?;
     }
-    eprintln!(
-        "bagscope: recording from the ROS 1 master at {} as {} to {}.active",
-        node.master_uri(),
-        node.name(),
-        a.out.display()
-    );
+    enum From {
+        Ros1(Node),
+        Ros2(Participant),
+    }
+    let from = if a.ros2 {
+        let p = Participant::new(ParticipantOptions::from_env(a.domain)?)?;
+        eprintln!(
+            "bagscope: recording from ROS 2 {} to {}.active",
+            p.options().describe(),
+            a.out.display()
+        );
+        From::Ros2(p)
+    } else {
+        let node = Node::start(NodeOptions::from_env(
+            "bagscope_record",
+            a.ros1.as_deref().filter(|m| !m.is_empty()),
+        ))?;
+        eprintln!(
+            "bagscope: recording from the ROS 1 master at {} as {} to {}.active",
+            node.master_uri(),
+            node.name(),
+            a.out.display()
+        );
+        From::Ros1(node)
+    };
     let status = !a.quiet && std::io::stderr().is_terminal();
     let started = Instant::now();
     let until = a.duration.map(Duration::from_secs_f64);
@@ -118,9 +147,15 @@ pub fn run(a: &RecordArgs) -> bagscope::Result<ExitCode> {
             let _ = err.flush();
         }
     };
-    let stats = record::record_ros1(&node, &opts, &stop, &mut on_progress)?;
+    let stats = match &from {
+        From::Ros1(node) => record::record_ros1(node, &opts, &stop, &mut on_progress)?,
+        From::Ros2(p) => record::record_ros2(p, &opts, &stop, &mut on_progress)?,
+    };
     if status {
         eprintln!();
+    }
+    for n in &stats.notes {
+        eprintln!("bagscope: note: {n}");
     }
     for f in &stats.files {
         println!("{}", f.display());

@@ -6,3 +6,11 @@
 pub mod play;
 pub mod record;
 pub mod ros1;
+pub mod ros2;
+
+/// Now, ns since the Unix epoch (a received message's time).
+pub fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}

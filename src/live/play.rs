@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::bag::{Bag, Filter};
 use crate::encoding::to_ros1::ToRos1;
+use crate::encoding::to_ros2::ToRos2;
 use crate::error::{Error, Result};
 use crate::storage::{Bytes, Connection};
 
@@ -41,8 +42,27 @@ pub struct Route {
     pub topic: String,
     /// Its publication.
     pub sink: Arc<dyn Sink>,
-    /// The conversion applied to each message first (CDR to ROS 1), if any.
-    pub convert: Option<Arc<ToRos1>>,
+    /// The conversion applied to each message first, if any.
+    pub convert: Option<Convert>,
+}
+
+/// A conversion of each message on its way to another ROS.
+#[derive(Clone)]
+pub enum Convert {
+    /// ROS 2 (CDR) to ROS 1.
+    ToRos1(Arc<ToRos1>),
+    /// ROS 1 to ROS 2 (CDR).
+    ToRos2(Arc<ToRos2>),
+}
+
+impl Convert {
+    /// `data` converted; None when it does not convert.
+    pub fn apply(&self, data: &[u8]) -> Option<Vec<u8>> {
+        match self {
+            Convert::ToRos1(c) => c.convert(data).ok(),
+            Convert::ToRos2(c) => c.convert(data).ok(),
+        }
+    }
 }
 
 /// What to play and how.
@@ -193,11 +213,6 @@ pub fn clock_message(t: u64) -> Bytes {
     b.extend_from_slice(&((t / 1_000_000_000) as u32).to_le_bytes());
     b.extend_from_slice(&((t % 1_000_000_000) as u32).to_le_bytes());
     Bytes::from_vec(b)
-}
-
-/// The one thing the schedule needs of a message while waiting for it.
-struct Msg {
-    time_ns: u64,
 }
 
 /// Where the schedule stands: recording time `bag` was due at wall time `wall`.
@@ -413,7 +428,7 @@ fn read_ahead(
             };
             let data = match &route.convert {
                 None => Some(m.data.detach()),
-                Some(conv) => conv.convert(&m.data).ok().map(Bytes::from_vec),
+                Some(conv) => conv.apply(&m.data).map(Bytes::from_vec),
             };
             if !budget.take(data.as_ref().map_or(0, |d| d.len() as u64)) {
                 return;
@@ -464,13 +479,12 @@ fn schedule(
                 Ok(Item::Failed(e)) => return Err(e),
                 Err(_) => break 'outer,
             };
-            let m = Msg { time_ns };
             let Some(route) = routes.get(conn).and_then(Option::as_ref) else {
                 continue;
             };
             let a = anchor.get_or_insert_with(|| Anchor {
                 wall: Instant::now(),
-                bag: m.time_ns,
+                bag: time_ns,
                 rate,
             });
             // Wait for the message's time, answering controls and ticking the clock.
@@ -493,7 +507,7 @@ fn schedule(
                                     // Resume where the playhead stood.
                                     a.wall = now;
                                 } else {
-                                    a.bag = a.bag_at(now).min(m.time_ns);
+                                    a.bag = a.bag_at(now).min(time_ns);
                                     a.wall = now;
                                 }
                                 paused = !paused;
@@ -506,7 +520,7 @@ fn schedule(
                             Control::Step => {}
                             Control::Faster | Control::Slower => {
                                 if !paused {
-                                    a.bag = a.bag_at(now).min(m.time_ns);
+                                    a.bag = a.bag_at(now).min(time_ns);
                                     a.wall = now;
                                 }
                                 rate = if c == Control::Faster {
@@ -526,7 +540,7 @@ fn schedule(
                 }
                 if stepped {
                     // The next message now; the schedule then stands at it.
-                    a.bag = m.time_ns;
+                    a.bag = time_ns;
                     a.wall = Instant::now();
                     break;
                 }
@@ -535,7 +549,7 @@ fn schedule(
                     std::thread::sleep(Duration::from_millis(5));
                     continue;
                 }
-                let due = a.due(m.time_ns);
+                let due = a.due(time_ns);
                 if let (Some(period), Some(c)) = (clock_period, &clock) {
                     if next_clock <= now {
                         c.publish(&clock_message(a.bag_at(now)));
@@ -565,7 +579,7 @@ fn schedule(
             if let (Some(_), Some(c)) = (clock_period, &clock) {
                 // The clock never lags the messages it times.
                 if stepped || paused {
-                    c.publish(&clock_message(m.time_ns));
+                    c.publish(&clock_message(time_ns));
                 }
             }
             route.sink.publish(&data);
@@ -573,7 +587,7 @@ fn schedule(
             report.published += 1;
             if report.published % 64 == 0 || paused {
                 on_event(&Event::At {
-                    time_ns: m.time_ns,
+                    time_ns,
                     rate,
                     paused,
                 });

@@ -5,13 +5,16 @@
 //! reads with every message received up to half a second before; a clean stop (Ctrl-C)
 //! finishes the index and renames it into place.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use super::ros1::{Node, Received};
+use super::ros2::{Endpoint, Participant, Qos, Subscription};
+use crate::definition::msg::Dialect;
+use crate::definition::sources::lookup;
 use crate::error::{Error, Result};
 use crate::storage::mcap_writer::{McapOptions, McapWriter};
 use crate::storage::ros1::record::Compression;
@@ -129,6 +132,9 @@ pub struct RecordStats {
     pub topics: BTreeMap<String, u64>,
     /// Files finished.
     pub files: Vec<PathBuf>,
+    /// What the user should know of how topics were recorded (a type recorded without its
+    /// definition).
+    pub notes: Vec<String>,
 }
 
 /// One publisher's connection as a file records it.
@@ -136,10 +142,31 @@ pub struct RecordStats {
 struct ConnKey {
     topic: String,
     datatype: String,
+    /// `ros1` or `cdr`.
+    encoding: &'static str,
     md5sum: String,
     definition: String,
     callerid: String,
     latching: bool,
+    /// ROS 2: the publishers' QoS as rosbag2 records it (`offered_qos_profiles`).
+    qos: String,
+}
+
+impl ConnKey {
+    /// A ROS 1 connection, from its publisher's connection header.
+    fn ros1(m: &Received) -> ConnKey {
+        let h = &m.header;
+        ConnKey {
+            topic: m.topic.clone(),
+            datatype: h.get("type").unwrap_or("").to_string(),
+            encoding: "ros1",
+            md5sum: h.get("md5sum").unwrap_or("").to_string(),
+            definition: h.get("message_definition").unwrap_or("").to_string(),
+            callerid: h.get("callerid").unwrap_or("").to_string(),
+            latching: h.get("latching") == Some("1"),
+            qos: String::new(),
+        }
+    }
 }
 
 enum Writer {
@@ -156,7 +183,7 @@ struct Out {
 }
 
 impl Out {
-    fn create(path: &Path, opts: &RecordOptions) -> Result<Out> {
+    fn create(path: &Path, opts: &RecordOptions, profile: &str) -> Result<Out> {
         let w = match opts.format {
             Format::Bag => Writer::Bag(BagWriter::create_active(
                 path,
@@ -170,7 +197,7 @@ impl Out {
                     path,
                     McapOptions {
                         compression: opts.compression,
-                        profile: "ros1".into(),
+                        profile: profile.into(),
                         ..Default::default()
                     },
                 )?,
@@ -185,55 +212,76 @@ impl Out {
         })
     }
 
-    fn write(&mut self, m: &Received) -> Result<()> {
-        let h = &m.header;
-        let key = ConnKey {
-            topic: m.topic.clone(),
-            datatype: h.get("type").unwrap_or("").to_string(),
-            md5sum: h.get("md5sum").unwrap_or("").to_string(),
-            definition: h.get("message_definition").unwrap_or("").to_string(),
-            callerid: h.get("callerid").unwrap_or("").to_string(),
-            latching: h.get("latching") == Some("1"),
-        };
-        let id = match self.conns.get(&key) {
+    fn add(&mut self, key: &ConnKey) -> Result<u32> {
+        Ok(match &mut self.w {
+            Writer::Bag(w) => w.add_connection(ConnectionSpec {
+                topic: key.topic.clone(),
+                datatype: key.datatype.clone(),
+                md5sum: key.md5sum.clone(),
+                message_definition: key.definition.clone(),
+                callerid: Some(key.callerid.clone()).filter(|c| !c.is_empty()),
+                latching: key.latching,
+            }),
+            Writer::Mcap(w, _) => {
+                let schema = match (key.encoding, key.definition.is_empty()) {
+                    ("cdr", true) => 0,
+                    ("cdr", false) => {
+                        w.add_schema(&key.datatype, "ros2msg", key.definition.as_bytes())?
+                    }
+                    _ => w.add_schema(&key.datatype, "ros1msg", key.definition.as_bytes())?,
+                };
+                let mut meta = Vec::new();
+                if !key.md5sum.is_empty() {
+                    meta.push(("md5sum".to_string(), key.md5sum.clone()));
+                }
+                if !key.callerid.is_empty() {
+                    meta.push(("callerid".into(), key.callerid.clone()));
+                }
+                if key.latching {
+                    meta.push(("latching".into(), "1".into()));
+                }
+                if !key.qos.is_empty() {
+                    meta.push(("offered_qos_profiles".into(), key.qos.clone()));
+                }
+                u32::from(w.add_channel(schema, &key.topic, key.encoding, &meta)?)
+            }
+        })
+    }
+
+    /// Writes one message and counts it in `stats`.
+    fn write(
+        &mut self,
+        key: &ConnKey,
+        time_ns: u64,
+        data: &[u8],
+        stats: &mut RecordStats,
+    ) -> Result<()> {
+        let id = match self.conns.get(key) {
             Some(&id) => id,
             None => {
-                let id = match &mut self.w {
-                    Writer::Bag(w) => w.add_connection(ConnectionSpec {
-                        topic: key.topic.clone(),
-                        datatype: key.datatype.clone(),
-                        md5sum: key.md5sum.clone(),
-                        message_definition: key.definition.clone(),
-                        callerid: Some(key.callerid.clone()).filter(|c| !c.is_empty()),
-                        latching: key.latching,
-                    }),
-                    Writer::Mcap(w, _) => {
-                        let schema =
-                            w.add_schema(&key.datatype, "ros1msg", key.definition.as_bytes())?;
-                        let mut meta = vec![("md5sum".to_string(), key.md5sum.clone())];
-                        if !key.callerid.is_empty() {
-                            meta.push(("callerid".into(), key.callerid.clone()));
-                        }
-                        if key.latching {
-                            meta.push(("latching".into(), "1".into()));
-                        }
-                        u32::from(w.add_channel(schema, &key.topic, "ros1", &meta)?)
-                    }
-                };
-                self.conns.insert(key, id);
+                let id = self.add(key)?;
+                self.conns.insert(key.clone(), id);
                 id
             }
         };
         match &mut self.w {
-            Writer::Bag(w) => w.write(id, m.time_ns, &m.data)?,
+            Writer::Bag(w) => w.write(id, time_ns, data)?,
             Writer::Mcap(w, seq) => {
                 *seq = seq.wrapping_add(1);
                 let ch =
                     u16::try_from(id).map_err(|_| Error::Invalid("too many channels".into()))?;
-                w.write(ch, *seq, m.time_ns, m.time_ns, &m.data)?;
+                w.write(ch, *seq, time_ns, time_ns, data)?;
             }
         }
-        self.bytes += m.data.len() as u64;
+        self.bytes += data.len() as u64;
+        stats.messages += 1;
+        stats.bytes += data.len() as u64;
+        match stats.topics.get_mut(&key.topic) {
+            Some(n) => *n += 1,
+            None => {
+                stats.topics.insert(key.topic.clone(), 1);
+            }
+        }
         Ok(())
     }
 
@@ -266,6 +314,78 @@ fn split_path(out: &Path, n: Option<u32>, ext: &str) -> PathBuf {
     out.with_file_name(format!("{stem}_{n}.{ext}"))
 }
 
+/// Where messages come from: a live graph's subscriptions.
+trait Source {
+    /// The MCAP profile of what it receives (`ros1`, `ros2`).
+    fn profile(&self) -> &'static str;
+    /// Subscribes to the topics `select` wants among those published now.
+    fn discover(&mut self, select: &Select) -> Result<()>;
+    /// Waits up to `wait` for messages and hands over those that arrived (a bounded batch).
+    fn receive(&mut self, wait: Duration, f: &mut dyn FnMut(&ConnKey, u64, &[u8]) -> Result<()>)
+        -> Result<()>;
+    /// Hands over what has arrived without waiting (at the end).
+    fn rest(&mut self, f: &mut dyn FnMut(&ConnKey, u64, &[u8]) -> Result<()>) -> Result<()>;
+    /// Whether the graph asked the recorder to stop.
+    fn shutdown_requested(&self) -> bool {
+        false
+    }
+}
+
+/// A ROS 1 node's subscriptions.
+struct Ros1Source<'a> {
+    node: &'a Node,
+    tx: mpsc::SyncSender<Received>,
+    rx: mpsc::Receiver<Received>,
+    subscribed: HashSet<String>,
+}
+
+impl Source for Ros1Source<'_> {
+    fn profile(&self) -> &'static str {
+        "ros1"
+    }
+
+    fn discover(&mut self, select: &Select) -> Result<()> {
+        for (topic, _) in self.node.published_topics()? {
+            if select.wants(&topic) && self.subscribed.insert(topic.clone()) {
+                self.node.subscribe(&topic, self.tx.clone())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn receive(
+        &mut self,
+        wait: Duration,
+        f: &mut dyn FnMut(&ConnKey, u64, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        match self.rx.recv_timeout(wait) {
+            Ok(m) => {
+                f(&ConnKey::ros1(&m), m.time_ns, &m.data)?;
+                // Whatever else has arrived, before looking at the clock again.
+                for _ in 0..4096 {
+                    match self.rx.try_recv() {
+                        Ok(m) => f(&ConnKey::ros1(&m), m.time_ns, &m.data)?,
+                        Err(_) => break,
+                    }
+                }
+                Ok(())
+            }
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => Ok(()),
+        }
+    }
+
+    fn rest(&mut self, f: &mut dyn FnMut(&ConnKey, u64, &[u8]) -> Result<()>) -> Result<()> {
+        while let Ok(m) = self.rx.try_recv() {
+            f(&ConnKey::ros1(&m), m.time_ns, &m.data)?;
+        }
+        Ok(())
+    }
+
+    fn shutdown_requested(&self) -> bool {
+        self.node.shutdown_requested()
+    }
+}
+
 /// Records from the ROS 1 graph `node` is part of until `stop`, calling `on_progress` about
 /// twice a second.
 pub fn record_ros1(
@@ -278,48 +398,179 @@ pub fn record_ros1(
     for t in opts.select.named() {
         node.subscribe(t, tx.clone())?;
     }
-    let split = opts.split_size.is_some() || opts.split_duration.is_some();
-    let mut part = 0u32;
-    let ext = opts.format.extension();
-    let mut out = Out::create(&split_path(&opts.out, split.then_some(part), ext), opts)?;
-    let mut stats = RecordStats::default();
-    let mut last_flush = Instant::now();
-    let mut last_discover: Option<Instant> = None;
-    let mut subscribed: std::collections::HashSet<String> =
-        opts.select.named().iter().cloned().collect();
-    let write = |out: &mut Out, m: Received, stats: &mut RecordStats| -> Result<()> {
-        out.write(&m)?;
-        stats.messages += 1;
-        stats.bytes += m.data.len() as u64;
-        *stats.topics.entry(m.topic).or_insert(0) += 1;
-        Ok(())
+    let mut source = Ros1Source {
+        node,
+        tx,
+        rx,
+        subscribed: opts.select.named().iter().cloned().collect(),
     };
-    loop {
-        if stop.load(Ordering::Relaxed) || node.shutdown_requested() {
-            break;
+    record(&mut source, opts, stop, on_progress)
+}
+
+/// A DDS participant's subscriptions (ROS 2).
+struct Ros2Source<'a> {
+    participant: &'a Participant,
+    subs: Vec<(Subscription, ConnKey)>,
+    subscribed: HashSet<String>,
+    notes: Vec<String>,
+}
+
+impl Ros2Source<'_> {
+    /// Subscribes to `topic`, asking for what its publishers offer.
+    fn subscribe(&mut self, topic: &str, offers: &[Endpoint]) -> Result<()> {
+        let Some(first) = offers.first() else {
+            return Ok(());
+        };
+        let datatype = first.datatype.clone();
+        let qos: Vec<Qos> = offers.iter().map(|e| e.qos).collect();
+        let sub = self
+            .participant
+            .subscribe(topic, &datatype, &Qos::requested(&qos))?;
+        let definition = match lookup(&datatype, Dialect::Ros2) {
+            Some((text, _)) => text,
+            None => {
+                self.notes.push(format!(
+                    "{topic}: no definition of {datatype} on the search path or shipped: recorded raw (its type named, no schema)"
+                ));
+                String::new()
+            }
+        };
+        // What the publishers offered, as rosbag2 records it.
+        let mut recorded = String::new();
+        for q in &qos {
+            recorded.push_str(&q.to_recorded());
         }
-        if opts.select.discovers() && last_discover.is_none_or(|t| t.elapsed() >= DISCOVER_EVERY) {
-            last_discover = Some(Instant::now());
-            for (topic, _) in node.published_topics()? {
-                if opts.select.wants(&topic) && subscribed.insert(topic.clone()) {
-                    node.subscribe(&topic, tx.clone())?;
-                }
+        let key = ConnKey {
+            topic: topic.to_string(),
+            datatype,
+            encoding: "cdr",
+            md5sum: String::new(),
+            definition,
+            callerid: String::new(),
+            latching: false,
+            qos: recorded,
+        };
+        self.subs.push((sub, key));
+        Ok(())
+    }
+}
+
+impl Source for Ros2Source<'_> {
+    fn profile(&self) -> &'static str {
+        "ros2"
+    }
+
+    fn discover(&mut self, select: &Select) -> Result<()> {
+        let mut by_topic: BTreeMap<String, Vec<Endpoint>> = BTreeMap::new();
+        for e in self.participant.publishers() {
+            by_topic.entry(e.topic.clone()).or_default().push(e);
+        }
+        for (topic, offers) in by_topic {
+            let named = select.named().iter().any(|t| *t == topic);
+            if (named || (select.discovers() && select.wants(&topic)))
+                && self.subscribed.insert(topic.clone())
+            {
+                self.subscribe(&topic, &offers)?;
             }
         }
-        match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(m) => {
-                write(&mut out, m, &mut stats)?;
-                // Whatever else has arrived, before looking at the clock again.
-                for _ in 0..4096 {
-                    match rx.try_recv() {
-                        Ok(m) => write(&mut out, m, &mut stats)?,
-                        Err(_) => break,
+        Ok(())
+    }
+
+    fn receive(
+        &mut self,
+        wait: Duration,
+        f: &mut dyn FnMut(&ConnKey, u64, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let until = Instant::now() + wait;
+        loop {
+            let mut got = 0usize;
+            for (sub, key) in &mut self.subs {
+                while got < 4096 {
+                    match sub.take()? {
+                        Some(s) => {
+                            f(key, s.time_ns, &s.data)?;
+                            got += 1;
+                        }
+                        None => break,
                     }
                 }
             }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
+            if got > 0 || Instant::now() >= until {
+                return Ok(());
+            }
+            // DDS readers are polled: a millisecond's sleep between empty polls.
+            std::thread::sleep(Duration::from_millis(1));
         }
+    }
+
+    fn rest(&mut self, f: &mut dyn FnMut(&ConnKey, u64, &[u8]) -> Result<()>) -> Result<()> {
+        for (sub, key) in &mut self.subs {
+            while let Some(s) = sub.take()? {
+                f(key, s.time_ns, &s.data)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Records from the DDS domain `participant` is on until `stop`, calling `on_progress` about
+/// twice a second. Topics named in `opts.select` are subscribed to once a publisher of them
+/// is seen (its type and QoS are what the subscription asks for).
+pub fn record_ros2(
+    participant: &Participant,
+    opts: &RecordOptions,
+    stop: &AtomicBool,
+    on_progress: &mut dyn FnMut(&RecordStats),
+) -> Result<RecordStats> {
+    if opts.format == Format::Bag {
+        return Err(Error::Invalid(
+            "a ROS 2 recording is written as MCAP (--format mcap): a ROS 1 bag does not hold CDR messages"
+                .into(),
+        ));
+    }
+    let mut source = Ros2Source {
+        participant,
+        subs: Vec::new(),
+        subscribed: HashSet::new(),
+        notes: Vec::new(),
+    };
+    let mut stats = record(&mut source, opts, stop, on_progress)?;
+    stats.notes = source.notes;
+    Ok(stats)
+}
+
+/// Records what `source` receives until `stop`.
+fn record(
+    source: &mut dyn Source,
+    opts: &RecordOptions,
+    stop: &AtomicBool,
+    on_progress: &mut dyn FnMut(&RecordStats),
+) -> Result<RecordStats> {
+    let split = opts.split_size.is_some() || opts.split_duration.is_some();
+    let mut part = 0u32;
+    let ext = opts.format.extension();
+    let profile = source.profile();
+    let mut out = Out::create(
+        &split_path(&opts.out, split.then_some(part), ext),
+        opts,
+        profile,
+    )?;
+    let mut stats = RecordStats::default();
+    let mut last_flush = Instant::now();
+    let mut last_discover: Option<Instant> = None;
+    // Discovery of topics named (ROS 2) or matched is asked again every half second.
+    let discovers = opts.select.discovers() || profile == "ros2";
+    loop {
+        if stop.load(Ordering::Relaxed) || source.shutdown_requested() {
+            break;
+        }
+        if discovers && last_discover.is_none_or(|t| t.elapsed() >= DISCOVER_EVERY) {
+            last_discover = Some(Instant::now());
+            source.discover(&opts.select)?;
+        }
+        source.receive(Duration::from_millis(50), &mut |key, t, data| {
+            out.write(key, t, data, &mut stats)
+        })?;
         if last_flush.elapsed() >= FLUSH_EVERY {
             out.flush()?;
             last_flush = Instant::now();
@@ -331,15 +582,13 @@ pub fn record_ros1(
                 .is_some_and(|d| out.started.elapsed() >= d);
         if full {
             part += 1;
-            let next = Out::create(&split_path(&opts.out, Some(part), ext), opts)?;
+            let next = Out::create(&split_path(&opts.out, Some(part), ext), opts, profile)?;
             let done = std::mem::replace(&mut out, next);
             stats.files.push(done.finish()?);
         }
     }
     // What had arrived when asked to stop is written too.
-    while let Ok(m) = rx.try_recv() {
-        write(&mut out, m, &mut stats)?;
-    }
+    source.rest(&mut |key, t, data| out.write(key, t, data, &mut stats))?;
     stats.files.push(out.finish()?);
     on_progress(&stats);
     Ok(stats)

@@ -4,4 +4,4 @@ pub mod node;
 pub mod tcpros;
 pub mod xmlrpc;
 
-pub use node::{now_ns, Node, NodeOptions, Publication, Received, TopicSpec};
+pub use node::{Node, NodeOptions, Publication, Received, TopicSpec};
