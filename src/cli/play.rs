@@ -47,7 +47,8 @@ pub struct PlayArgs {
     /// Seconds to wait after advertising, before the first message.
     #[arg(long, short = 'd', default_value_t = 0.0)]
     pub delay: f64,
-    /// Hold the first message until every played topic has a subscriber.
+    /// Hold the first message until every played topic has a subscriber (ROS 2: and half a
+    /// second more, for the subscriber to match this publisher as well).
     #[arg(long)]
     pub wait_for_subscribers: bool,
     /// Publish topic FROM as TO (FROM:=TO, repeatable).
@@ -359,7 +360,11 @@ pub fn run(a: &PlayArgs) -> bagscope::Result<ExitCode> {
             })?),
             None => None,
         };
-        target = format!("the ROS 1 master at {} as {}", node.master_uri(), node.name());
+        target = format!(
+            "the ROS 1 master at {} as {}",
+            node.master_uri(),
+            node.name()
+        );
         _node = node;
     }
     let stop = Arc::new(AtomicBool::new(false));
@@ -372,7 +377,15 @@ pub fn run(a: &PlayArgs) -> bagscope::Result<ExitCode> {
         rate: a.rate,
         looped: a.looped,
         clock_hz: a.clock,
-        delay: Duration::from_secs_f64(a.delay.max(0.0)),
+        // DDS discovery is two-sided: a subscriber matched here may not have matched this
+        // writer yet, and a volatile reader drops what was written before it did. Half a
+        // second lets the other side catch up before the first message.
+        delay: Duration::from_secs_f64(a.delay.max(0.0))
+            + if a.ros2 && a.wait_for_subscribers {
+                Duration::from_millis(500)
+            } else {
+                Duration::ZERO
+            },
         wait_for_subscribers: a.wait_for_subscribers,
         paused: a.paused,
     };

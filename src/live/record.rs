@@ -314,6 +314,9 @@ fn split_path(out: &Path, n: Option<u32>, ext: &str) -> PathBuf {
     out.with_file_name(format!("{stem}_{n}.{ext}"))
 }
 
+/// What a source hands each message to: its connection, receive time and bytes.
+type OnMessage<'a> = dyn FnMut(&ConnKey, u64, &[u8]) -> Result<()> + 'a;
+
 /// Where messages come from: a live graph's subscriptions.
 trait Source {
     /// The MCAP profile of what it receives (`ros1`, `ros2`).
@@ -321,10 +324,9 @@ trait Source {
     /// Subscribes to the topics `select` wants among those published now.
     fn discover(&mut self, select: &Select) -> Result<()>;
     /// Waits up to `wait` for messages and hands over those that arrived (a bounded batch).
-    fn receive(&mut self, wait: Duration, f: &mut dyn FnMut(&ConnKey, u64, &[u8]) -> Result<()>)
-        -> Result<()>;
+    fn receive(&mut self, wait: Duration, f: &mut OnMessage<'_>) -> Result<()>;
     /// Hands over what has arrived without waiting (at the end).
-    fn rest(&mut self, f: &mut dyn FnMut(&ConnKey, u64, &[u8]) -> Result<()>) -> Result<()>;
+    fn rest(&mut self, f: &mut OnMessage<'_>) -> Result<()>;
     /// Whether the graph asked the recorder to stop.
     fn shutdown_requested(&self) -> bool {
         false
@@ -353,11 +355,7 @@ impl Source for Ros1Source<'_> {
         Ok(())
     }
 
-    fn receive(
-        &mut self,
-        wait: Duration,
-        f: &mut dyn FnMut(&ConnKey, u64, &[u8]) -> Result<()>,
-    ) -> Result<()> {
+    fn receive(&mut self, wait: Duration, f: &mut OnMessage<'_>) -> Result<()> {
         match self.rx.recv_timeout(wait) {
             Ok(m) => {
                 f(&ConnKey::ros1(&m), m.time_ns, &m.data)?;
@@ -374,7 +372,7 @@ impl Source for Ros1Source<'_> {
         }
     }
 
-    fn rest(&mut self, f: &mut dyn FnMut(&ConnKey, u64, &[u8]) -> Result<()>) -> Result<()> {
+    fn rest(&mut self, f: &mut OnMessage<'_>) -> Result<()> {
         while let Ok(m) = self.rx.try_recv() {
             f(&ConnKey::ros1(&m), m.time_ns, &m.data)?;
         }
@@ -466,7 +464,7 @@ impl Source for Ros2Source<'_> {
             by_topic.entry(e.topic.clone()).or_default().push(e);
         }
         for (topic, offers) in by_topic {
-            let named = select.named().iter().any(|t| *t == topic);
+            let named = select.named().contains(&topic);
             if (named || (select.discovers() && select.wants(&topic)))
                 && self.subscribed.insert(topic.clone())
             {
@@ -476,11 +474,7 @@ impl Source for Ros2Source<'_> {
         Ok(())
     }
 
-    fn receive(
-        &mut self,
-        wait: Duration,
-        f: &mut dyn FnMut(&ConnKey, u64, &[u8]) -> Result<()>,
-    ) -> Result<()> {
+    fn receive(&mut self, wait: Duration, f: &mut OnMessage<'_>) -> Result<()> {
         let until = Instant::now() + wait;
         loop {
             let mut got = 0usize;
@@ -503,7 +497,7 @@ impl Source for Ros2Source<'_> {
         }
     }
 
-    fn rest(&mut self, f: &mut dyn FnMut(&ConnKey, u64, &[u8]) -> Result<()>) -> Result<()> {
+    fn rest(&mut self, f: &mut OnMessage<'_>) -> Result<()> {
         for (sub, key) in &mut self.subs {
             while let Some(s) = sub.take()? {
                 f(key, s.time_ns, &s.data)?;

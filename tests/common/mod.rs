@@ -7,6 +7,7 @@ pub mod http;
 pub mod images;
 pub mod mcap;
 pub mod ros1;
+pub mod ros2;
 
 use bagscope::{BagWriter, Compression, ConnectionSpec, WriteOptions};
 

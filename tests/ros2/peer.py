@@ -1,11 +1,13 @@
 """ROS 2 peers for bagscope's live tests: rclpy (Fast DDS) and Cyclone DDS's Python API.
 
-  peer.py sub TOPIC TYPE OUT [--count N] [--timeout S] [--transient-local] [--best-effort]
-      rclpy raw subscription; OUT gets one JSON line per message: hex bytes, receive time (ns).
-  peer.py pub TOPIC COUNT HZ OUT
-      rclpy talker (std_msgs/msg/String "hello N"); OUT gets the serialized bytes sent.
-  peer.py cyclone-sub TOPIC TYPE OUT [--count N] [--timeout S] [--transient-local]
-      Cyclone DDS reader (types of tests/ros2/cyclone_types.py); OUT as for sub.
+  peer.py sub OUT TOPIC=TYPE... [--count N] [--timeout S] [--transient-local] [--best-effort]
+      rclpy raw subscriptions; OUT gets one JSON line per message: topic, hex bytes, receive
+      time (ns); written when N messages arrived in all or at the timeout.
+  peer.py pub TOPIC COUNT HZ OUT [--wait]
+      rclpy talker (std_msgs/msg/String "hello N"), after a subscriber matched with --wait; OUT
+      gets the serialized bytes sent and when, rewritten after every message.
+  peer.py cyclone-sub OUT TOPIC=TYPE... [--count N] [--timeout S] [--transient-local]
+      Cyclone DDS readers (types of tests/ros2/cyclone_types.py); OUT as for sub.
 
 Every participant is told to stay on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST for
 rclpy; a Cyclone configuration with the loopback interface only); the tests run them inside a
@@ -27,6 +29,17 @@ def msg_class(ros_type):
     return getattr(importlib.import_module(f"{pkg}.{kind}"), name)
 
 
+def pairs(specs):
+    return [tuple(s.split("=", 1)) for s in specs]
+
+
+def write(out, got):
+    with open(out + ".tmp", "w") as f:
+        for topic, b, t in got:
+            f.write(json.dumps({"topic": topic, "hex": b.hex(), "t": t}) + "\n")
+    os.rename(out + ".tmp", out)
+
+
 def rclpy_sub(a):
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy, DurabilityPolicy, HistoryPolicy
@@ -40,17 +53,19 @@ def rclpy_sub(a):
         durability=DurabilityPolicy.TRANSIENT_LOCAL if a.transient_local else DurabilityPolicy.VOLATILE,
     )
     got = []
-    node.create_subscription(
-        msg_class(a.type), a.topic, lambda m: got.append((m, time.time_ns())), qos, raw=True
-    )
+    for topic, ty in pairs(a.topics):
+        node.create_subscription(
+            msg_class(ty),
+            topic,
+            lambda m, topic=topic: got.append((topic, bytes(m), time.time_ns())),
+            qos,
+            raw=True,
+        )
     print("ready", flush=True)
     end = time.time() + a.timeout
     while time.time() < end and (a.count is None or len(got) < a.count):
         rclpy.spin_once(node, timeout_sec=0.05)
-    with open(a.out + ".tmp", "w") as f:
-        for m, t in got:
-            f.write(json.dumps({"hex": bytes(m).hex(), "t": t}) + "\n")
-    os.rename(a.out + ".tmp", a.out)
+    write(a.out, got)
     node.destroy_node()
     rclpy.shutdown()
 
@@ -63,6 +78,11 @@ def rclpy_pub(a):
     rclpy.init()
     node = rclpy.create_node("bagscope_test_talker")
     pub = node.create_publisher(String, a.topic, 10)
+    if a.wait:
+        while pub.get_subscription_count() == 0:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        # The subscriber has seen this publisher once it has been matched here for a moment.
+        time.sleep(0.5)
     sent = []
     period = 1.0 / a.hz
     next_t = time.time()
@@ -94,26 +114,25 @@ def cyclone_sub(a):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import cyclone_types
 
-    cls = cyclone_types.by_ros_type(a.type)
     dp = DomainParticipant(int(os.environ.get("ROS_DOMAIN_ID", "0")))
-    topic = Topic(dp, "rt/" + a.topic.lstrip("/"), cls)
     qos = Qos(
         Policy.Reliability.Reliable(duration(seconds=1)),
         Policy.Durability.TransientLocal if a.transient_local else Policy.Durability.Volatile,
         Policy.History.KeepAll,
     )
-    reader = DataReader(dp, topic, qos=qos)
+    readers = []
+    for name, ty in pairs(a.topics):
+        topic = Topic(dp, "rt/" + name.lstrip("/"), cyclone_types.by_ros_type(ty))
+        readers.append((name, DataReader(dp, topic, qos=qos)))
     print("ready", flush=True)
     got = []
     end = time.time() + a.timeout
     while time.time() < end and (a.count is None or len(got) < a.count):
-        for s in reader.take(N=100):
-            got.append((s.serialize(), time.time_ns()))
-        time.sleep(0.01)
-    with open(a.out + ".tmp", "w") as f:
-        for b, t in got:
-            f.write(json.dumps({"hex": b.hex(), "t": t}) + "\n")
-    os.rename(a.out + ".tmp", a.out)
+        for name, reader in readers:
+            for s in reader.take(N=100):
+                got.append((name, s.serialize(), time.time_ns()))
+        time.sleep(0.005)
+    write(a.out, got)
 
 
 def main():
@@ -121,9 +140,8 @@ def main():
     sp = p.add_subparsers(dest="cmd", required=True)
     for name in ("sub", "cyclone-sub"):
         s = sp.add_parser(name)
-        s.add_argument("topic")
-        s.add_argument("type")
         s.add_argument("out")
+        s.add_argument("topics", nargs="+", metavar="TOPIC=TYPE")
         s.add_argument("--count", type=int)
         s.add_argument("--timeout", type=float, default=20.0)
         s.add_argument("--transient-local", action="store_true")
@@ -133,6 +151,7 @@ def main():
     s.add_argument("count", type=int)
     s.add_argument("hz", type=float)
     s.add_argument("out")
+    s.add_argument("--wait", action="store_true")
     a = p.parse_args()
     {"sub": rclpy_sub, "pub": rclpy_pub, "cyclone-sub": cyclone_sub}[a.cmd](a)
 

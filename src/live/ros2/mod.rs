@@ -16,11 +16,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rustdds::dds::adapters::no_key::{Decode, DefaultDecoder, DeserializerAdapter};
-use rustdds::no_key::SerializerAdapter;
 use rustdds::dds::statusevents::{DataWriterStatus, StatusEvented};
+use rustdds::no_key::SerializerAdapter;
 use rustdds::{
-    DomainParticipant, DomainParticipantBuilder, QosPolicies, RepresentationIdentifier,
-    TopicKind,
+    DomainParticipant, DomainParticipantBuilder, QosPolicies, RepresentationIdentifier, TopicKind,
 };
 
 use crate::error::{Error, Result};
@@ -192,7 +191,7 @@ impl Participant {
             r,
             topic: topic.to_string(),
             datatype: datatype.to_string(),
-            qos: qos.clone(),
+            qos: *qos,
         })
     }
 
@@ -253,14 +252,20 @@ impl Publication {
                 &cdr[..cdr.len().min(4)]
             )));
         }
-        let w = self.w.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let w = self
+            .w
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         w.w.write(bytes::Bytes::copy_from_slice(cdr), None)
             .map_err(|e| dds_err(&format!("publishing on {}", self.topic), e))
     }
 
     /// Subscriptions matched now.
     pub fn subscribers(&self) -> usize {
-        let mut w = self.w.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut w = self
+            .w
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         while let Some(s) = w.w.try_recv_status() {
             if let DataWriterStatus::PublicationMatched { current, .. } = s {
                 w.matched = usize::try_from(current.count()).unwrap_or(0);
@@ -272,7 +277,10 @@ impl Publication {
     /// Waits (at most `timeout`) until every reliable subscriber has acknowledged what was
     /// published.
     pub fn drain(&self, timeout: Duration) {
-        let w = self.w.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let w = self
+            .w
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let _ = w.w.wait_for_acknowledgments(timeout);
     }
 
@@ -361,7 +369,10 @@ impl DeserializerAdapter<Vec<u8>> for RawIn {
     type Decoded = Vec<u8>;
 
     fn supported_encodings() -> &'static [RepresentationIdentifier] {
-        &[RepresentationIdentifier::CDR_LE, RepresentationIdentifier::CDR_BE]
+        &[
+            RepresentationIdentifier::CDR_LE,
+            RepresentationIdentifier::CDR_BE,
+        ]
     }
 
     fn transform_decoded(decoded: Vec<u8>) -> Vec<u8> {
@@ -404,7 +415,10 @@ mod tests {
             dds_type("std_msgs/msg/String"),
             "std_msgs::msg::dds_::String_"
         );
-        assert_eq!(dds_type("tf2_msgs/TFMessage"), "tf2_msgs::msg::dds_::TFMessage_");
+        assert_eq!(
+            dds_type("tf2_msgs/TFMessage"),
+            "tf2_msgs::msg::dds_::TFMessage_"
+        );
         assert_eq!(
             ros_type("sensor_msgs::msg::dds_::Imu_").as_deref(),
             Some("sensor_msgs/msg/Imu")

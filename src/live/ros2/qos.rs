@@ -299,8 +299,8 @@ mod tests {
         assert_eq!(q.history, History::KeepAll);
         assert!(!o.apply("/scan", Qos::default()).reliable);
         assert_eq!(o.apply("/other", Qos::default()), Qos::default());
-        let e = QosOverrides::parse("/a:\n  reliability: sometimes\n", "q.yaml")
-            .expect_err("refused");
+        let e =
+            QosOverrides::parse("/a:\n  reliability: sometimes\n", "q.yaml").expect_err("refused");
         assert!(e.to_string().contains("q.yaml: /a: reliability"), "{e}");
         assert!(QosOverrides::parse("- 1\n", "q.yaml").is_err());
     }

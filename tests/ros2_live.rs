@@ -1,0 +1,372 @@
+//! `bagscope play --ros2` and `bagscope record --ros2` against real ROS 2 peers: rclpy with
+//! Fast DDS and Cyclone DDS's Python API (pip packages installed by `.ci/run`; a missing one
+//! fails the test). Each test runs its processes in a network namespace of its own with only
+//! loopback up (`tests/common/ros2.rs`), every participant configured for localhost too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use bagscope::encoding::to_ros2::ToRos2;
+use bagscope::{Bag, Filter};
+use common::ros2::{assert_same, in_netns, seen, Seen};
+
+const BIN: &str = env!("CARGO_BIN_EXE_bagscope");
+
+/// Each message of `topics` in `path` (time order): topic, time, bytes.
+fn recorded(path: &Path, topics: &[&str]) -> Vec<(String, u64, Vec<u8>)> {
+    let bag = Bag::open(path).unwrap();
+    let s = bag.summary();
+    let conns = bag
+        .connections_of_topics(&topics.iter().map(|t| t.to_string()).collect::<Vec<_>>())
+        .unwrap();
+    let f = Filter {
+        connections: Some(conns),
+        ..Default::default()
+    };
+    bag.messages(&f)
+        .unwrap()
+        .map(|m| {
+            let m = m.unwrap();
+            (
+                s.connections[m.conn].topic.clone(),
+                m.time_ns,
+                m.data.to_vec(),
+            )
+        })
+        .collect()
+}
+
+/// `got`'s messages of `topic`, in arrival order.
+fn of(got: &[Seen], topic: &str) -> Vec<Vec<u8>> {
+    got.iter()
+        .filter(|s| s.topic == topic)
+        .map(|s| s.data.clone())
+        .collect()
+}
+
+fn span(ts: impl Iterator<Item = u64> + Clone) -> f64 {
+    let lo = ts.clone().min().unwrap_or(0);
+    let hi = ts.max().unwrap_or(0);
+    (hi - lo) as f64 / 1e9
+}
+
+/// Plays `recording`'s `/topic` (std_msgs/msg/String) at rate 1 to an rclpy subscriber and a
+/// Cyclone DDS reader at once: both receive every message, byte for byte, over a span within
+/// 2 % of the recorded one.
+fn play_talker_to_both_peers(recording: &Path, name: &str) {
+    let dir = common::temp_dir(&format!("ros2-play-{name}"));
+    let want = recorded(recording, &["/topic"]);
+    assert_eq!(want.len(), 10, "the corpus talker has 10 messages");
+    let script = format!(
+        "python3 \"$PEER\" sub rclpy.jsonl /topic=std_msgs/msg/String --count 10 --timeout 40 > rclpy.log 2>&1 &\n\
+         python3 \"$PEER\" cyclone-sub cyclone.jsonl /topic=std_msgs/msg/String --count 10 --timeout 40 > cyclone.log 2>&1 &\n\
+         ready rclpy.log cyclone.log\n\
+         # The first subscriber matched, two more seconds for the other.\n\
+         \"$BAGSCOPE\" play --ros2 -q --topic /topic --wait-for-subscribers --delay 2 '{}'\n\
+         wait\n",
+        recording.display()
+    );
+    let out = in_netns(&dir, BIN, &script, Duration::from_secs(90));
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("published 10 message(s)"), "{log}");
+    let recorded_span = span(want.iter().map(|m| m.1));
+    for peer in ["rclpy", "cyclone"] {
+        let got = seen(&dir.join(format!("{peer}.jsonl")));
+        assert_same(
+            &of(&got, "/topic"),
+            &want.iter().map(|m| m.2.clone()).collect::<Vec<_>>(),
+            &format!("{peer} received the recorded bytes, all of them, in order"),
+        );
+        let s = span(got.iter().map(|g| g.t));
+        assert!(
+            (s - recorded_span).abs() <= 0.02 * recorded_span,
+            "{peer}: received over {s:.3} s, recorded over {recorded_span:.3} s"
+        );
+    }
+}
+
+#[test]
+fn rosbag2_sqlite_plays_to_rclpy_and_cyclone_byte_for_byte() {
+    let rec = common::corpus2_dir().join("rosbag2/rolling_sqlite3/talker");
+    play_talker_to_both_peers(&rec, "sqlite");
+}
+
+#[test]
+fn mcap_plays_to_rclpy_and_cyclone_byte_for_byte() {
+    let rec = common::corpus2_dir().join("rosbag2/rolling_mcap/talker");
+    play_talker_to_both_peers(&rec, "mcap");
+}
+
+/// A ROS 1 bag (a real lidar recording: odometry, laser scans, 1.1 MB point clouds) played
+/// with --to-ros2: rclpy receives the odometry and scans, a Cyclone DDS reader the point
+/// clouds, each message as bagscope's conversion makes it. (The clouds go to Cyclone: a Fast
+/// DDS subscriber over UDP loses most samples this large from RustDDS's writer, whose
+/// 256-byte fragments arrive in one burst that overflows its socket buffer and are not all
+/// repaired; README, "Live ROS 2".)
+#[test]
+fn ros1_bag_plays_to_ros2_converted() {
+    let dir = common::temp_dir("ros2-play-to-ros2");
+    let bag_path = common::corpus_dir().join("embag/test.bag");
+    let bag = Bag::open(&bag_path).unwrap();
+    let s = bag.summary();
+    let convs: Vec<Option<ToRos2>> = s.connections.iter().map(|c| ToRos2::new(c).ok()).collect();
+    let mut want: std::collections::BTreeMap<String, Vec<Vec<u8>>> = Default::default();
+    let mut types: std::collections::BTreeMap<String, String> = Default::default();
+    for m in bag.messages(&Filter::default()).unwrap() {
+        let m = m.unwrap();
+        let c = &s.connections[m.conn];
+        let conv = convs[m.conn]
+            .as_ref()
+            .expect("every type of this bag converts");
+        types.insert(c.topic.clone(), conv.datatype.clone());
+        want.entry(c.topic.clone())
+            .or_default()
+            .push(conv.convert(&m.data).unwrap());
+    }
+    let count = |t: &[&str]| -> usize { t.iter().map(|t| want[*t].len()).sum() };
+    let small = ["/base_pose_ground_truth", "/base_scan"];
+    let clouds = "/luminar_pointcloud";
+    assert_eq!(types[clouds], "sensor_msgs/msg/PointCloud2");
+    assert!(count(&small) >= 10 && count(&[clouds]) >= 5);
+    let pairs: Vec<String> = small.iter().map(|t| format!("{t}={}", types[*t])).collect();
+    let script = format!(
+        "python3 \"$PEER\" sub rclpy.jsonl {} --count {} --timeout 60 > rclpy.log 2>&1 &\n\
+         python3 \"$PEER\" cyclone-sub cyclone.jsonl {clouds}=sensor_msgs/msg/PointCloud2 --count {} --timeout 60 > cyclone.log 2>&1 &\n\
+         ready rclpy.log cyclone.log\n\
+         \"$BAGSCOPE\" play --ros2 --to-ros2 -q --rate 2 --wait-for-subscribers --delay 2 '{}'\n\
+         wait\n",
+        pairs.join(" "),
+        count(&small),
+        count(&[clouds]),
+        bag_path.display()
+    );
+    in_netns(&dir, BIN, &script, Duration::from_secs(90));
+    let got = seen(&dir.join("rclpy.jsonl"));
+    for topic in small {
+        assert_same(
+            &of(&got, topic),
+            &want[topic],
+            &format!("{topic}: the converted bytes"),
+        );
+    }
+    let got = seen(&dir.join("cyclone.jsonl"));
+    assert_same(
+        &of(&got, clouds),
+        &want[clouds],
+        "the converted point clouds",
+    );
+}
+
+/// A CDR `tf2_msgs/msg/TFMessage` with one transform `parent` → `child`.
+fn tf_message(parent: &str, child: &str, x: f64) -> Vec<u8> {
+    let mut b = vec![0u8, 1, 0, 0];
+    let align = |b: &mut Vec<u8>, n: usize| {
+        while !(b.len() - 4).is_multiple_of(n) {
+            b.push(0);
+        }
+    };
+    let string = |b: &mut Vec<u8>, s: &str| {
+        align(b, 4);
+        b.extend_from_slice(&(s.len() as u32 + 1).to_le_bytes());
+        b.extend_from_slice(s.as_bytes());
+        b.push(0);
+    };
+    b.extend_from_slice(&1u32.to_le_bytes());
+    b.extend_from_slice(&100i32.to_le_bytes());
+    b.extend_from_slice(&5u32.to_le_bytes());
+    string(&mut b, parent);
+    string(&mut b, child);
+    align(&mut b, 8);
+    for v in [x, 2.0, 0.5, 0.0, 0.0, 0.0, 1.0] {
+        b.extend_from_slice(&f64::to_le_bytes(v));
+    }
+    b
+}
+
+/// A 6 s MCAP recording: `/tf_static` once at the start (transient-local, as robot state
+/// publishers offer it) and `/chatter` twice a second.
+fn tf_static_recording(path: &Path) -> Vec<u8> {
+    use bagscope::storage::mcap_writer::{McapOptions, McapWriter};
+    let mut w = McapWriter::create(
+        path,
+        McapOptions {
+            profile: "ros2".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let tf = w
+        .add_schema("tf2_msgs/msg/TFMessage", "ros2msg", b"")
+        .unwrap();
+    let st = w
+        .add_schema("std_msgs/msg/String", "ros2msg", b"string data\n")
+        .unwrap();
+    let qos = |d: &str| {
+        vec![(
+            "offered_qos_profiles".to_string(),
+            format!(
+                "- history: keep_last\n  depth: 1\n  reliability: reliable\n  durability: {d}\n"
+            ),
+        )]
+    };
+    let tf_ch = w
+        .add_channel(tf, "/tf_static", "cdr", &qos("transient_local"))
+        .unwrap();
+    let st_ch = w
+        .add_channel(st, "/chatter", "cdr", &qos("volatile"))
+        .unwrap();
+    let t0 = 1_700_000_000_000_000_000u64;
+    let tf_msg = tf_message("base_link", "laser", 0.25);
+    w.write(tf_ch, 0, t0, t0, &tf_msg).unwrap();
+    for i in 0..13u32 {
+        let t = t0 + u64::from(i) * 500_000_000;
+        let s = format!("tick {i}");
+        let mut m = vec![0u8, 1, 0, 0];
+        m.extend_from_slice(&(s.len() as u32 + 1).to_le_bytes());
+        m.extend_from_slice(s.as_bytes());
+        m.push(0);
+        w.write(st_ch, i, t, t, &m).unwrap();
+    }
+    w.finish().unwrap();
+    tf_msg
+}
+
+/// A subscriber that joins two seconds into the playback still gets `/tf_static`, which was
+/// published once at its start: the topic is played transient-local as it was recorded.
+#[test]
+fn a_late_subscriber_gets_the_transient_local_tf_static() {
+    let dir = common::temp_dir("ros2-tf-static");
+    let rec = dir.join("tf.mcap");
+    let tf_msg = tf_static_recording(&rec);
+    let script = format!(
+        "\"$BAGSCOPE\" play --ros2 -q '{}' > play.log 2>&1 &\n\
+         sleep 2\n\
+         python3 \"$PEER\" cyclone-sub late_cyclone.jsonl /tf_static=tf2_msgs/msg/TFMessage --transient-local --count 1 --timeout 20 > c.log 2>&1 &\n\
+         python3 \"$PEER\" sub late_rclpy.jsonl /chatter=std_msgs/msg/String --count 2 --timeout 20 > r.log 2>&1 &\n\
+         wait\n\
+         cat play.log >&2\n",
+        rec.display()
+    );
+    let out = in_netns(&dir, BIN, &script, Duration::from_secs(60));
+    let got = seen(&dir.join("late_cyclone.jsonl"));
+    assert_same(
+        &of(&got, "/tf_static"),
+        &[tf_msg],
+        &format!(
+            "the late reader got the static transform ({})",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    );
+    // The volatile topic is not replayed to it: what it gets is from after it joined.
+    let chatter = of(&seen(&dir.join("late_rclpy.jsonl")), "/chatter");
+    assert!(!chatter.is_empty());
+    assert!(
+        !chatter.iter().any(|m| m.ends_with(b"tick 0\0")),
+        "the late subscriber got the first /chatter message"
+    );
+}
+
+/// The messages a talker sent (from its log), in order.
+fn sent(path: &Path) -> Vec<Seen> {
+    seen(path)
+}
+
+fn recorded_bytes(path: &Path, topic: &str) -> Vec<Vec<u8>> {
+    recorded(path, &[topic]).into_iter().map(|m| m.2).collect()
+}
+
+/// `sent` as Fast DDS puts it on the wire: padded with zeros to a multiple of 4 bytes (what
+/// an rclpy subscriber receives too).
+fn padded(sent: &[u8]) -> Vec<u8> {
+    let mut v = sent.to_vec();
+    while !v.len().is_multiple_of(4) {
+        v.push(0);
+    }
+    v
+}
+
+/// An rclpy talker recorded by `bagscope record --ros2`: `bagscope check` passes, the bytes
+/// are those sent, as an rclpy subscriber beside it receives them, with the type's
+/// definition and the publisher's QoS.
+#[test]
+fn record_an_rclpy_talker() {
+    let dir = common::temp_dir("ros2-record");
+    let script = "\"$BAGSCOPE\" record --ros2 -q --topic /chatter -o out.mcap > rec.log 2>&1 &\n\
+         REC=$!\n\
+         python3 \"$PEER\" sub rclpy.jsonl /chatter=std_msgs/msg/String --count 40 --timeout 30 > sub.log 2>&1 &\n\
+         ready sub.log\n\
+         python3 \"$PEER\" pub /chatter 40 20 sent.jsonl --wait\n\
+         sleep 1\n\
+         kill -INT $REC\n\
+         wait $REC\n\
+         cat rec.log >&2\n\
+         \"$BAGSCOPE\" check out.mcap\n";
+    let out = in_netns(&dir, BIN, script, Duration::from_secs(90));
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert!(log.contains("OK"), "{log}");
+    let out_path: PathBuf = dir.join("out.mcap");
+    let sent: Vec<Vec<u8>> = sent(&dir.join("sent.jsonl"))
+        .into_iter()
+        .map(|s| padded(&s.data))
+        .collect();
+    assert_eq!(sent.len(), 40);
+    let got = recorded_bytes(&out_path, "/chatter");
+    assert_same(&got, &sent, "recorded vs sent");
+    assert_same(
+        &got,
+        &of(&seen(&dir.join("rclpy.jsonl")), "/chatter"),
+        "recorded vs an rclpy subscriber",
+    );
+    let bag = Bag::open(&out_path).unwrap();
+    let c = &bag.summary().connections[0];
+    assert_eq!(c.datatype, "std_msgs/msg/String");
+    assert_eq!(c.encoding, "cdr");
+    assert!(c.message_definition.contains("string data"), "{c:?}");
+    assert!(c.qos.contains("reliability: reliable"), "{}", c.qos);
+}
+
+/// A recorder killed with SIGKILL mid-recording leaves `OUT.active`, which holds every
+/// message sent more than a second before the kill.
+#[test]
+fn a_killed_ros2_recorder_leaves_every_message_older_than_a_second() {
+    let dir = common::temp_dir("ros2-record-kill");
+    let script = "\"$BAGSCOPE\" record --ros2 -q --topic /chatter -o out.mcap > rec.log 2>&1 &\n\
+         REC=$!\n\
+         python3 \"$PEER\" pub /chatter 200 20 sent.jsonl --wait &\n\
+         PUB=$!\n\
+         for _ in $(seq 200); do [ \"$(wc -l < sent.jsonl 2>/dev/null || echo 0)\" -ge 60 ] && break; sleep 0.05; done\n\
+         date +%s%N > killed_at\n\
+         kill -KILL $REC\n\
+         kill $PUB || true\n\
+         wait || true\n";
+    in_netns(&dir, BIN, script, Duration::from_secs(90));
+    let killed: u64 = std::fs::read_to_string(dir.join("killed_at"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let active = dir.join("out.mcap.active");
+    assert!(active.is_file(), "the killed recorder left out.mcap.active");
+    assert!(!dir.join("out.mcap").exists());
+    let sent = sent(&dir.join("sent.jsonl"));
+    let old: Vec<Vec<u8>> = sent
+        .iter()
+        .filter(|s| s.t + 1_000_000_000 < killed)
+        .map(|s| padded(&s.data))
+        .collect();
+    assert!(
+        old.len() >= 30,
+        "{} messages older than a second",
+        old.len()
+    );
+    let got = recorded_bytes(&active, "/chatter");
+    assert!(
+        got.len() >= old.len() && got[..old.len()] == old[..],
+        "{} recorded of {} sent more than a second before the kill",
+        got.len(),
+        old.len()
+    );
+}
