@@ -15,6 +15,7 @@ use bagscope::encoding::to_ros1::ToRos1;
 use bagscope::encoding::to_ros2::ToRos2;
 use bagscope::live::play::{self, Convert, Event, PlayOptions, Route, Sink};
 use bagscope::live::ros1::{Node, NodeOptions, TopicSpec};
+use bagscope::live::ros2::qos::History;
 use bagscope::live::ros2::{Participant, ParticipantOptions, Qos, QosOverrides};
 use bagscope::{merge, timefmt, Bag, Error};
 
@@ -126,6 +127,14 @@ fn ros2_specs(
         let mut qos = Qos::from_recorded(&c.qos).unwrap_or_default();
         if play::latching(c) {
             qos.transient_local = true;
+        }
+        // A volatile topic's writer keeps what its reliable subscribers have not acknowledged
+        // yet, however far behind they are (RustDDS's send window bounds it and holds the
+        // player up), so playing fast loses nothing; a recorded keep-last depth would drop
+        // what a slow subscriber has not read. Transient-local topics keep their recorded
+        // depth: it is how many messages a late subscriber gets.
+        if !qos.transient_local {
+            qos.history = History::KeepAll;
         }
         let qos = overrides.apply(&c.topic, overrides.apply(&topic, qos));
         let (datatype, conv) = if c.encoding == "cdr" {
@@ -320,7 +329,7 @@ pub fn run(a: &PlayArgs) -> bagscope::Result<ExitCode> {
                 "/clock",
                 "rosgraph_msgs/msg/Clock",
                 &Qos {
-                    history: bagscope::live::ros2::qos::History::KeepLast(1),
+                    history: History::KeepLast(1),
                     ..Qos::default()
                 },
             )?))),

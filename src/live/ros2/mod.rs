@@ -229,6 +229,10 @@ impl Participant {
     }
 }
 
+/// How long one message waits for a reliable subscriber's acknowledgements before it is
+/// given up.
+const PUBLISH_PATIENCE: Duration = Duration::from_secs(10);
+
 /// A topic's DDS writer.
 pub struct Publication {
     w: Mutex<Writer>,
@@ -256,8 +260,23 @@ impl Publication {
             .w
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        w.w.write(bytes::Bytes::copy_from_slice(cdr), None)
-            .map_err(|e| dds_err(&format!("publishing on {}", self.topic), e))
+        // A reliable writer's send window is bounded: while a subscriber has not acknowledged
+        // enough, `write` waits (100 ms at a time) and hands the message back. Waiting on is
+        // what keeps playback lossless (a slow subscriber holds the player up, as over ROS
+        // 1); a subscriber that acknowledges nothing for PUBLISH_PATIENCE loses the message.
+        let mut data = bytes::Bytes::copy_from_slice(cdr);
+        let started = std::time::Instant::now();
+        loop {
+            match w.w.write(data, None) {
+                Ok(()) => return Ok(()),
+                Err(rustdds::dds::result::WriteError::WouldBlock { data: back })
+                    if started.elapsed() < PUBLISH_PATIENCE =>
+                {
+                    data = back;
+                }
+                Err(e) => return Err(dds_err(&format!("publishing on {}", self.topic), e)),
+            }
+        }
     }
 
     /// Subscriptions matched now.

@@ -148,12 +148,12 @@ impl Qos {
 
     /// What a recorder asks for to match every one of `offers` (a reliable request does not
     /// match a best-effort writer, nor a transient-local one a volatile writer), keeping up to
-    /// 1,000 messages between reads.
+    /// every message until it is read (the recorder reads continuously).
     pub fn requested(offers: &[Qos]) -> Qos {
         Qos {
             reliable: !offers.is_empty() && offers.iter().all(|q| q.reliable),
             transient_local: !offers.is_empty() && offers.iter().all(|q| q.transient_local),
-            history: History::KeepLast(1000),
+            history: History::KeepAll,
         }
     }
 
