@@ -1555,3 +1555,127 @@ fn publish_toggle_sends_what_the_playhead_passes_to_a_live_ros1_subscriber() {
     h.run_steps(2);
     assert!(!h.state().doc.as_ref().unwrap().publish.active());
 }
+
+/// The Publish window onto a ROS 2 domain, with an rclpy subscriber (Fast DDS) as the peer:
+/// the test runs itself again inside a network namespace of its own with only loopback (DDS
+/// discovers by multicast), where a topic turned on publishes the message at the playhead
+/// when seeking while paused and those the playhead passes while playing, converted from the
+/// ROS 1 recording to ROS 2; the status line says the domain and the subscriber.
+#[test]
+fn publish_toggle_sends_to_a_live_ros2_subscriber() {
+    const NAME: &str = "publish_toggle_sends_to_a_live_ros2_subscriber";
+    if std::env::var_os("BAGSCOPE_TEST_IN_NETNS").is_none() {
+        common::ros2::require_peers();
+        let out = std::process::Command::new("unshare")
+            .args([
+                "--net",
+                "--",
+                "bash",
+                "-c",
+                "ip link set lo up && ip link set lo multicast on && exec \"$@\"",
+                "bash",
+            ])
+            .arg(std::env::current_exe().unwrap())
+            .args(["--exact", NAME, "--nocapture", "--test-threads", "1"])
+            .env("BAGSCOPE_TEST_IN_NETNS", "1")
+            .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+            .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+            .output()
+            .expect("unshare runs");
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success() && all.contains("1 passed"),
+            "the test in a network namespace of its own (needs root) failed:\n{all}"
+        );
+        return;
+    }
+    let dir = common::temp_dir("ui-publish-ros2");
+    let bag = dir.join("speed.bag");
+    let mut w = bagscope::BagWriter::create(&bag, bagscope::WriteOptions::default()).unwrap();
+    let c = w.add_connection(bagscope::ConnectionSpec {
+        topic: "/speed".into(),
+        datatype: "std_msgs/Float64".into(),
+        md5sum: "fdb28210bfa9d7c91146260178d9a584".into(),
+        message_definition: "float64 data\n".into(),
+        ..Default::default()
+    });
+    let t0 = 1_700_000_000_000_000_000u64;
+    for i in 0..20u64 {
+        w.write(c, t0 + i * 500_000_000, &(i as f64).to_le_bytes())
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let got_path = dir.join("got.jsonl");
+    let mut sub = std::process::Command::new("python3")
+        .arg(common::ros2::peer())
+        .args(["sub"])
+        .arg(&got_path)
+        .args([
+            "/speed=std_msgs/msg/Float64",
+            "--count",
+            "4",
+            "--timeout",
+            "60",
+        ])
+        .env("ROS_LOG_DIR", dir.join("roslog"))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("the rclpy subscriber starts");
+
+    let mut h = harness(Some(bag));
+    wait_for(&mut h, "indexing", indexed);
+    h.get_by_label("Publish…").click();
+    h.run_steps(4);
+    h.get_by_label("ROS 2").click();
+    h.run_steps(2);
+    assert!(h.state().doc.as_ref().unwrap().publish.ros2);
+    h.get_by(|n| {
+        n.role() == egui::accesskit::Role::CheckBox && n.label().as_deref() == Some("/speed")
+    })
+    .click();
+    h.run_steps(2);
+    wait_for(&mut h, "the rclpy subscriber to match", |a| {
+        let p = &a.doc.as_ref().unwrap().publish;
+        p.status
+            .as_ref()
+            .is_some_and(|s| s.topics.get(&0).is_some_and(|(subs, _)| *subs >= 1))
+    });
+    h.get_by_label_contains(
+        "Publishing to ROS 2 domain 0 (localhost only): 1 topic(s), 1 subscriber(s)",
+    );
+    // Discovery is two-sided: a moment for the subscriber to match this writer too.
+    std::thread::sleep(Duration::from_secs(1));
+    // Seeking while paused publishes the message at the playhead: 3.0 (at 1.5 s).
+    h.state_mut().apply(Cmd::SetPlayhead(t0 + 1_700_000_000));
+    h.run_steps(4);
+    std::thread::sleep(Duration::from_millis(500));
+    // Playing publishes the messages the playhead passes: 4.0, 5.0, 6.0, ...
+    h.state_mut().apply(Cmd::SetSpeed(4.0));
+    h.state_mut().apply(Cmd::TogglePlay);
+    let t = Instant::now();
+    while !got_path.exists() {
+        assert!(
+            t.elapsed() < Duration::from_secs(40),
+            "the subscriber got 4 messages"
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    h.state_mut().apply(Cmd::TogglePlay);
+    let _ = sub.wait();
+    let values: Vec<f64> = common::ros2::seen(&got_path)
+        .iter()
+        .map(|s| {
+            assert_eq!(s.data.len(), 12, "a CDR std_msgs/msg/Float64");
+            f64::from_le_bytes(s.data[4..12].try_into().unwrap())
+        })
+        .collect();
+    assert_eq!(values, [3.0, 4.0, 5.0, 6.0]);
+    h.state_mut().apply(Cmd::PublishDisconnect);
+    h.run_steps(2);
+    assert!(!h.state().doc.as_ref().unwrap().publish.active());
+}

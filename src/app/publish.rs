@@ -1,9 +1,9 @@
 //! The Publish window: a toggle per topic (every one off at first, so nothing reaches a live
-//! robot by accident) that publishes onto a ROS 1 graph the messages the playhead passes while
-//! playing, and the message at the playhead when stepping or seeking while paused, as rqt_bag
-//! does. A worker owns the ROS node (registering with the master, reading and publishing are
-//! I/O): the UI hands it what the playhead did and shows its status line (where it publishes,
-//! each topic's subscribers), never waiting for it.
+//! robot by accident) that publishes onto a ROS 1 graph or a ROS 2 domain the messages the
+//! playhead passes while playing, and the message at the playhead when stepping or seeking
+//! while paused, as rqt_bag does. A worker owns the ROS node or DDS participant (registering,
+//! discovery, reading and publishing are I/O): the UI hands it what the playhead did and shows
+//! its status line (where it publishes, each topic's subscribers), never waiting for it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -14,8 +14,10 @@ use super::job::{Handle, Requests, Service};
 use super::{Cmd, Doc};
 use crate::bag::{Bag, Filter};
 use crate::encoding::to_ros1::ToRos1;
-use crate::live::play::latching;
-use crate::live::ros1::{Node, NodeOptions, Publication, TopicSpec};
+use crate::encoding::to_ros2::ToRos2;
+use crate::live::play::{latching, Convert, Sink};
+use crate::live::ros1::{Node, NodeOptions, TopicSpec};
+use crate::live::ros2::{Participant, ParticipantOptions, Qos};
 
 /// Most messages one playhead move publishes (a jump while playing is not a flood).
 const SPAN_LIMIT: usize = 10_000;
@@ -35,10 +37,8 @@ pub enum Req {
 /// The worker's status line.
 #[derive(Debug, Clone, Default)]
 pub struct Status {
-    /// The master's address.
-    pub master: String,
-    /// The node's name.
-    pub node: String,
+    /// Where it publishes: the ROS 1 master and the node's name, or the ROS 2 domain.
+    pub target: String,
     /// Why it cannot publish (the master does not answer, a topic does not convert).
     pub error: Option<String>,
     /// Per topic: subscribers now and messages published.
@@ -52,6 +52,10 @@ pub struct PublishState {
     pub open: bool,
     /// The master as typed (empty: `ROS_MASTER_URI`, else localhost).
     pub master: String,
+    /// Publish onto a ROS 2 domain rather than a ROS 1 master.
+    pub ros2: bool,
+    /// The ROS 2 domain as typed (empty: `ROS_DOMAIN_ID`, else 0).
+    pub domain: String,
     /// Topics whose toggle is on.
     pub on: BTreeSet<usize>,
     /// The worker, once a toggle was turned on.
@@ -78,9 +82,13 @@ pub fn set(d: &mut Doc, ti: usize, on: bool, ctx: &egui::Context) {
     }
     if d.publish.service.is_none() && on {
         let bag = d.rec.bag.clone();
-        let master = d.publish.master.trim().to_string();
+        let target = if d.publish.ros2 {
+            Target::Ros2(d.publish.domain.trim().to_string())
+        } else {
+            Target::Ros1(d.publish.master.trim().to_string())
+        };
         match Service::spawn("publish", 256, 4, ctx, move |reqs, h| {
-            serve(&bag, &master, &reqs, h);
+            serve(&bag, &target, &reqs, h);
         }) {
             Ok(s) => d.publish.service = Some(s),
             Err(e) => {
@@ -138,24 +146,64 @@ pub fn update(d: &mut Doc) {
     d.publish.last = Some(now);
 }
 
-/// One topic's publication and the conversion its messages need (ROS 2 topics go out as ROS 1).
-struct Out {
-    publication: Arc<Publication>,
-    convert: Option<Arc<ToRos1>>,
+/// Where the worker publishes: a ROS 1 master (as typed) or a ROS 2 domain (as typed).
+enum Target {
+    Ros1(String),
+    Ros2(String),
 }
 
-/// The worker: a ROS 1 node publishing what the UI asks.
-fn serve(bag: &Bag, master: &str, reqs: &Requests<Req>, h: &Handle<Status>) {
-    let opts = NodeOptions::from_env("bagscope_app", Some(master).filter(|m| !m.is_empty()));
-    let mut status = Status {
-        master: opts.master.clone(),
-        node: opts.name.clone(),
-        ..Default::default()
-    };
-    let node = match Node::start(opts) {
-        Ok(n) => n,
+/// The worker's node or participant.
+enum Transport {
+    Ros1(Node),
+    Ros2(Participant),
+}
+
+/// One topic's publication, the conversion its messages need (to the other ROS), and how many
+/// were sent.
+struct Out {
+    sink: Arc<dyn Sink>,
+    convert: Option<Convert>,
+    sent: u64,
+}
+
+/// Joins the ROS 1 graph or the ROS 2 domain; the status line's "where".
+fn connect(target: &Target) -> Result<(Transport, String), String> {
+    match target {
+        Target::Ros1(master) => {
+            let opts = NodeOptions::from_env(
+                "bagscope_app",
+                Some(master.as_str()).filter(|m| !m.is_empty()),
+            );
+            let said = format!("the ROS 1 master at {} as {}", opts.master, opts.name);
+            let node = Node::start(opts).map_err(|e| format!("{said}: {e}"))?;
+            Ok((Transport::Ros1(node), said))
+        }
+        Target::Ros2(domain) => {
+            let domain = match domain.as_str() {
+                "" => None,
+                d => Some(
+                    d.parse::<u16>()
+                        .map_err(|_| format!("the ROS 2 domain {d:?} is not a number"))?,
+                ),
+            };
+            let opts = ParticipantOptions::from_env(domain).map_err(|e| e.to_string())?;
+            let said = format!("ROS 2 {}", opts.describe());
+            let p = Participant::new(opts).map_err(|e| format!("{said}: {e}"))?;
+            Ok((Transport::Ros2(p), said))
+        }
+    }
+}
+
+/// The worker: a ROS 1 node or DDS participant publishing what the UI asks.
+fn serve(bag: &Bag, target: &Target, reqs: &Requests<Req>, h: &Handle<Status>) {
+    let mut status = Status::default();
+    let transport = match connect(target) {
+        Ok((t, said)) => {
+            status.target = said;
+            t
+        }
         Err(e) => {
-            status.error = Some(e.to_string());
+            status.error = Some(e);
             h.send(status);
             return;
         }
@@ -182,7 +230,7 @@ fn serve(bag: &Bag, master: &str, reqs: &Requests<Req>, h: &Handle<Status>) {
                     if outs.contains_key(&ti) || errors.contains_key(&ti) {
                         continue;
                     }
-                    match advertise(&node, bag, ti) {
+                    match advertise(&transport, bag, ti) {
                         Ok(o) => {
                             outs.insert(ti, o);
                         }
@@ -210,7 +258,7 @@ fn serve(bag: &Bag, master: &str, reqs: &Requests<Req>, h: &Handle<Status>) {
                 if let Ok(it) = bag.messages(&f) {
                     for m in it.take(SPAN_LIMIT).flatten() {
                         let ti = topic_of.get(m.conn).copied().unwrap_or(usize::MAX);
-                        if let Some(o) = outs.get(&ti) {
+                        if let Some(o) = outs.get_mut(&ti) {
                             send(o, &m.data);
                         }
                     }
@@ -219,8 +267,8 @@ fn serve(bag: &Bag, master: &str, reqs: &Requests<Req>, h: &Handle<Status>) {
             Ok(Req::At(t)) => {
                 let Ok(tables) = bag.tables() else { continue };
                 for ti in &on {
-                    let Some(o) = outs.get(ti) else { continue };
                     let key = s.topics.get(*ti).and_then(|tp| last_at(&tables, tp, t));
+                    let Some(o) = outs.get_mut(ti) else { continue };
                     if let Some(m) = key.and_then(|k| bag.message(k.conn, k.entry).ok()) {
                         send(o, &m.data);
                     }
@@ -229,14 +277,7 @@ fn serve(bag: &Bag, master: &str, reqs: &Requests<Req>, h: &Handle<Status>) {
         }
         status.topics = on
             .iter()
-            .filter_map(|ti| {
-                outs.get(ti).map(|o| {
-                    (
-                        *ti,
-                        (o.publication.subscribers(), o.publication.published()),
-                    )
-                })
-            })
+            .filter_map(|ti| outs.get(ti).map(|o| (*ti, (o.sink.subscribers(), o.sent))))
             .collect();
         status.error = errors
             .iter()
@@ -246,20 +287,21 @@ fn serve(bag: &Bag, master: &str, reqs: &Requests<Req>, h: &Handle<Status>) {
     }
 }
 
-fn send(o: &Out, data: &crate::Bytes) {
+fn send(o: &mut Out, data: &crate::Bytes) {
     match &o.convert {
-        None => o.publication.publish(data),
-        Some(c) => {
-            if let Ok(v) = c.convert(data) {
-                o.publication.publish(&crate::Bytes::from_vec(v));
-            }
-        }
+        None => o.sink.publish(data),
+        Some(c) => match c.apply(data) {
+            Some(v) => o.sink.publish(&crate::Bytes::from_vec(v)),
+            None => return,
+        },
     }
+    o.sent += 1;
 }
 
-/// Advertises topic `ti` as its first connection was recorded (ROS 2 topics as their ROS 1
-/// counterparts).
-fn advertise(node: &Node, bag: &Bag, ti: usize) -> Result<Out, String> {
+/// Advertises topic `ti` as its first connection was recorded: over ROS 1 with its type,
+/// md5sum, definition and latching (ROS 2 topics converted); over ROS 2 with its recorded QoS
+/// (ROS 1 topics converted).
+fn advertise(transport: &Transport, bag: &Bag, ti: usize) -> Result<Out, String> {
     let s = bag.summary();
     let t = s.topics.get(ti).ok_or("no such topic")?;
     let c = t
@@ -267,6 +309,33 @@ fn advertise(node: &Node, bag: &Bag, ti: usize) -> Result<Out, String> {
         .first()
         .and_then(|&c| s.connections.get(c))
         .ok_or("the topic has no connection")?;
+    let node = match transport {
+        Transport::Ros1(node) => node,
+        Transport::Ros2(p) => {
+            let (datatype, convert) = match c.encoding.as_str() {
+                "cdr" => (c.datatype.clone(), None),
+                "ros1" => {
+                    let conv = ToRos2::new(c)
+                        .map_err(|e| format!("{} does not convert to ROS 2: {e}", c.topic))?;
+                    (conv.datatype.clone(), Some(Convert::ToRos2(Arc::new(conv))))
+                }
+                other => {
+                    return Err(format!(
+                        "{} is {other}-encoded, which ROS 2 topics do not carry",
+                        c.topic
+                    ))
+                }
+            };
+            let sink = p
+                .advertise(&c.topic, &datatype, &Qos::for_playing(c))
+                .map_err(|e| e.to_string())?;
+            return Ok(Out {
+                sink: Arc::new(sink),
+                convert,
+                sent: 0,
+            });
+        }
+    };
     let (spec, convert) = match c.encoding.as_str() {
         "ros1" => (
             TopicSpec {
@@ -289,7 +358,7 @@ fn advertise(node: &Node, bag: &Bag, ti: usize) -> Result<Out, String> {
                     definition: conv.definition.clone(),
                     latching: latching(c),
                 },
-                Some(Arc::new(conv)),
+                Some(Convert::ToRos1(Arc::new(conv))),
             )
         }
         other => {
@@ -299,10 +368,11 @@ fn advertise(node: &Node, bag: &Bag, ti: usize) -> Result<Out, String> {
             ))
         }
     };
-    let publication = node.advertise(spec).map_err(|e| e.to_string())?;
+    let sink = node.advertise(spec).map_err(|e| e.to_string())?;
     Ok(Out {
-        publication,
+        sink,
         convert,
+        sent: 0,
     })
 }
 
@@ -314,18 +384,35 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         .default_width(420.0)
         .show(ctx, |ui| {
             ui.label(
-                "Publishes onto a live ROS 1 system the messages the playhead passes while \
-                 playing, and the message at the playhead when stepping or seeking while paused.",
+                "Publishes onto a live ROS 1 system or ROS 2 domain the messages the playhead \
+                 passes while playing, and the message at the playhead when stepping or seeking \
+                 while paused.",
             );
+            let connected = d.publish.service.is_some();
+            ui.add_enabled_ui(!connected, |ui| {
+                ui.horizontal(|ui| {
+                    ui.radio_value(&mut d.publish.ros2, false, "ROS 1");
+                    ui.radio_value(&mut d.publish.ros2, true, "ROS 2");
+                });
+            });
             ui.horizontal(|ui| {
-                ui.label("Master:");
-                let connected = d.publish.service.is_some();
-                ui.add_enabled(
-                    !connected,
-                    egui::TextEdit::singleline(&mut d.publish.master)
-                        .hint_text("ROS_MASTER_URI")
-                        .desired_width(220.0),
-                );
+                if d.publish.ros2 {
+                    ui.label("Domain:");
+                    ui.add_enabled(
+                        !connected,
+                        egui::TextEdit::singleline(&mut d.publish.domain)
+                            .hint_text("ROS_DOMAIN_ID")
+                            .desired_width(120.0),
+                    );
+                } else {
+                    ui.label("Master:");
+                    ui.add_enabled(
+                        !connected,
+                        egui::TextEdit::singleline(&mut d.publish.master)
+                            .hint_text("ROS_MASTER_URI")
+                            .desired_width(220.0),
+                    );
+                }
                 if connected && ui.button("Disconnect").clicked() {
                     cmds.push(Cmd::PublishDisconnect);
                 }
@@ -334,9 +421,8 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 Some(st) => {
                     let subs: usize = st.topics.values().map(|(s, _)| *s).sum();
                     ui.label(format!(
-                        "Publishing to the ROS 1 master at {} as {}: {} topic(s), {} subscriber(s)",
-                        st.master,
-                        st.node,
+                        "Publishing to {}: {} topic(s), {} subscriber(s)",
+                        st.target,
                         st.topics.len(),
                         subs
                     ));

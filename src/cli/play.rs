@@ -123,19 +123,7 @@ fn ros2_specs(
             .get(&c.topic)
             .cloned()
             .unwrap_or_else(|| c.topic.clone());
-        // As recorded (rosbag2's offered profiles); ROS 1 latching as transient-local.
-        let mut qos = Qos::from_recorded(&c.qos).unwrap_or_default();
-        if play::latching(c) {
-            qos.transient_local = true;
-        }
-        // A volatile topic's writer keeps what its reliable subscribers have not acknowledged
-        // yet, however far behind they are (RustDDS's send window bounds it and holds the
-        // player up), so playing fast loses nothing; a recorded keep-last depth would drop
-        // what a slow subscriber has not read. Transient-local topics keep their recorded
-        // depth: it is how many messages a late subscriber gets.
-        if !qos.transient_local {
-            qos.history = History::KeepAll;
-        }
+        let qos = Qos::for_playing(c);
         let qos = overrides.apply(&c.topic, overrides.apply(&topic, qos));
         let (datatype, conv) = if c.encoding == "cdr" {
             (c.datatype.clone(), None)

@@ -134,6 +134,24 @@ impl Qos {
         Some(q)
     }
 
+    /// What a player offers for recorded connection `c`: its recorded profile
+    /// ([`Qos::from_recorded`], ROS 2's default where none is stored), transient-local where
+    /// ROS 1 latched it. A volatile topic's writer keeps whatever reliable subscribers have
+    /// not acknowledged yet, however far behind they are (RustDDS's send window bounds it and
+    /// holds the player up), so playing fast loses nothing, where a recorded keep-last depth
+    /// would drop what a slow subscriber has not read; a transient-local topic keeps its
+    /// recorded depth, which is how many messages a late subscriber gets.
+    pub fn for_playing(c: &crate::storage::Connection) -> Qos {
+        let mut q = Qos::from_recorded(&c.qos).unwrap_or_default();
+        if crate::live::play::latching(c) {
+            q.transient_local = true;
+        }
+        if !q.transient_local {
+            q.history = History::KeepAll;
+        }
+        q
+    }
+
     /// The QoS a discovered DDS writer offers (its history is not announced).
     pub fn offered_by(d: &rustdds::discovery::PublicationBuiltinTopicData) -> Qos {
         Qos {
