@@ -328,6 +328,34 @@ fn record_an_rclpy_talker() {
     assert!(c.qos.contains("reliability: reliable"), "{}", c.qos);
 }
 
+/// A Cyclone DDS writer recorded by `bagscope record --ros2 --all`: the topic is found by
+/// discovery and its messages recorded as sent (a Cyclone sample serialized by Cyclone).
+#[test]
+fn record_a_cyclone_writer_found_by_discovery() {
+    let dir = common::temp_dir("ros2-record-cyclone");
+    let script = "\"$BAGSCOPE\" record --ros2 -q --all -o out.mcap > rec.log 2>&1 &\n\
+         REC=$!\n\
+         python3 \"$PEER\" cyclone-pub /cyclone_chatter 25 20 sent.jsonl\n\
+         kill -INT $REC\n\
+         wait $REC\n\
+         cat rec.log >&2\n";
+    in_netns(&dir, BIN, script, Duration::from_secs(90));
+    let sent: Vec<Vec<u8>> = sent(&dir.join("sent.jsonl"))
+        .into_iter()
+        .map(|s| padded(&s.data))
+        .collect();
+    assert_eq!(sent.len(), 25);
+    let out_path = dir.join("out.mcap");
+    assert_same(
+        &recorded_bytes(&out_path, "/cyclone_chatter"),
+        &sent,
+        "recorded vs what Cyclone sent",
+    );
+    let bag = Bag::open(&out_path).unwrap();
+    let t = bag.summary().topic("/cyclone_chatter").unwrap();
+    assert_eq!(t.datatype, "std_msgs/msg/String");
+}
+
 /// A recorder killed with SIGKILL mid-recording leaves `OUT.active`, which holds every
 /// message sent more than a second before the kill.
 #[test]

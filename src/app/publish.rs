@@ -420,12 +420,16 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             match &d.publish.status {
                 Some(st) => {
                     let subs: usize = st.topics.values().map(|(s, _)| *s).sum();
-                    ui.label(format!(
-                        "Publishing to {}: {} topic(s), {} subscriber(s)",
-                        st.target,
-                        st.topics.len(),
-                        subs
-                    ));
+                    if st.target.is_empty() {
+                        ui.label("Not connected.");
+                    } else {
+                        ui.label(format!(
+                            "Publishing to {}: {} topic(s), {} subscriber(s)",
+                            st.target,
+                            st.topics.len(),
+                            subs
+                        ));
+                    }
                     if let Some(e) = &st.error {
                         ui.colored_label(ui.visuals().error_fg_color, e);
                     }

@@ -6,6 +6,9 @@
   peer.py pub TOPIC COUNT HZ OUT [--wait]
       rclpy talker (std_msgs/msg/String "hello N"), after a subscriber matched with --wait; OUT
       gets the serialized bytes sent and when, rewritten after every message.
+  peer.py cyclone-pub TOPIC COUNT HZ OUT
+      Cyclone DDS writer of std_msgs/msg/String "cyclone N" (reliable, volatile), once a reader
+      matched; OUT as for pub.
   peer.py cyclone-sub OUT TOPIC=TYPE... [--count N] [--timeout S] [--transient-local]
       Cyclone DDS readers (types of tests/ros2/cyclone_types.py); OUT as for sub.
 
@@ -100,11 +103,50 @@ def rclpy_pub(a):
     rclpy.shutdown()
 
 
-def cyclone_sub(a):
+def cyclone_localhost():
     os.environ["CYCLONEDDS_URI"] = (
         "<CycloneDDS><Domain><General><Interfaces>"
         '<NetworkInterface name="lo"/></Interfaces></General></Domain></CycloneDDS>'
     )
+
+
+def cyclone_pub(a):
+    cyclone_localhost()
+    from cyclonedds.domain import DomainParticipant
+    from cyclonedds.topic import Topic
+    from cyclonedds.pub import DataWriter
+    from cyclonedds.core import Qos, Policy
+    from cyclonedds.util import duration
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import cyclone_types
+
+    dp = DomainParticipant(int(os.environ.get("ROS_DOMAIN_ID", "0")))
+    topic = Topic(dp, "rt/" + a.topic.lstrip("/"), cyclone_types.String)
+    qos = Qos(
+        Policy.Reliability.Reliable(duration(seconds=1)),
+        Policy.Durability.Volatile,
+        Policy.History.KeepLast(100),
+    )
+    w = DataWriter(dp, topic, qos=qos)
+    while w.get_publication_matched_status().current_count == 0:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    sent = []
+    for i in range(a.count):
+        m = cyclone_types.String(data=f"cyclone {i}")
+        w.write(m)
+        sent.append({"hex": m.serialize().hex(), "t": time.time_ns()})
+        time.sleep(1.0 / a.hz)
+    with open(a.out + ".tmp", "w") as f:
+        for s in sent:
+            f.write(json.dumps(s) + "\n")
+    os.replace(a.out + ".tmp", a.out)
+    time.sleep(1.0)
+
+
+def cyclone_sub(a):
+    cyclone_localhost()
     from cyclonedds.domain import DomainParticipant
     from cyclonedds.topic import Topic
     from cyclonedds.sub import DataReader
@@ -146,6 +188,11 @@ def main():
         s.add_argument("--timeout", type=float, default=20.0)
         s.add_argument("--transient-local", action="store_true")
         s.add_argument("--best-effort", action="store_true")
+    s = sp.add_parser("cyclone-pub")
+    s.add_argument("topic")
+    s.add_argument("count", type=int)
+    s.add_argument("hz", type=float)
+    s.add_argument("out")
     s = sp.add_parser("pub")
     s.add_argument("topic")
     s.add_argument("count", type=int)
@@ -153,7 +200,7 @@ def main():
     s.add_argument("out")
     s.add_argument("--wait", action="store_true")
     a = p.parse_args()
-    {"sub": rclpy_sub, "pub": rclpy_pub, "cyclone-sub": cyclone_sub}[a.cmd](a)
+    {"sub": rclpy_sub, "pub": rclpy_pub, "cyclone-sub": cyclone_sub, "cyclone-pub": cyclone_pub}[a.cmd](a)
 
 
 if __name__ == "__main__":
