@@ -1473,13 +1473,8 @@ fn open_url_opens_a_recording_over_http() {
     assert!(srv.state.requests.load(std::sync::atomic::Ordering::SeqCst) > 0);
 }
 
-/// The Publish window against a real ROS 1 graph (Debian's roscore, `rostopic echo` as the
-/// subscriber): every toggle starts off; a topic turned on publishes the message at the
-/// playhead when seeking while paused and the messages the playhead passes while playing;
-/// the status line says where it publishes and how many subscribers the topic has.
-#[test]
-fn publish_toggle_sends_what_the_playhead_passes_to_a_live_ros1_subscriber() {
-    let dir = common::temp_dir("ui-publish");
+/// A ROS 1 bag of `/speed` (std_msgs/Float64): 0.0, 1.0, ... 19.0 every half second from t0.
+fn speed_bag(dir: &Path) -> (PathBuf, u64) {
     let bag = dir.join("speed.bag");
     let mut w = bagscope::BagWriter::create(&bag, bagscope::WriteOptions::default()).unwrap();
     let c = w.add_connection(bagscope::ConnectionSpec {
@@ -1495,6 +1490,17 @@ fn publish_toggle_sends_what_the_playhead_passes_to_a_live_ros1_subscriber() {
             .unwrap();
     }
     w.finish().unwrap();
+    (bag, t0)
+}
+
+/// The Publish window against a real ROS 1 graph (Debian's roscore, `rostopic echo` as the
+/// subscriber): every toggle starts off; a topic turned on publishes the message at the
+/// playhead when seeking while paused and the messages the playhead passes while playing;
+/// the status line says where it publishes and how many subscribers the topic has.
+#[test]
+fn publish_toggle_sends_what_the_playhead_passes_to_a_live_ros1_subscriber() {
+    let dir = common::temp_dir("ui-publish");
+    let (bag, t0) = speed_bag(&dir);
 
     let m = common::ros1::Master::start(&dir);
     let mut echo = m.command("rostopic");
@@ -1594,21 +1600,7 @@ fn publish_toggle_sends_to_a_live_ros2_subscriber() {
         return;
     }
     let dir = common::temp_dir("ui-publish-ros2");
-    let bag = dir.join("speed.bag");
-    let mut w = bagscope::BagWriter::create(&bag, bagscope::WriteOptions::default()).unwrap();
-    let c = w.add_connection(bagscope::ConnectionSpec {
-        topic: "/speed".into(),
-        datatype: "std_msgs/Float64".into(),
-        md5sum: "fdb28210bfa9d7c91146260178d9a584".into(),
-        message_definition: "float64 data\n".into(),
-        ..Default::default()
-    });
-    let t0 = 1_700_000_000_000_000_000u64;
-    for i in 0..20u64 {
-        w.write(c, t0 + i * 500_000_000, &(i as f64).to_le_bytes())
-            .unwrap();
-    }
-    w.finish().unwrap();
+    let (bag, t0) = speed_bag(&dir);
     let got_path = dir.join("got.jsonl");
     let mut sub = std::process::Command::new("python3")
         .arg(common::ros2::peer())
