@@ -479,14 +479,9 @@ impl Source for Ros2Source<'_> {
         loop {
             let mut got = 0usize;
             for (sub, key) in &mut self.subs {
-                while got < 4096 {
-                    match sub.take()? {
-                        Some(s) => {
-                            f(key, s.time_ns, &s.data)?;
-                            got += 1;
-                        }
-                        None => break,
-                    }
+                for s in sub.take(4096)? {
+                    f(key, s.time_ns, &s.data)?;
+                    got += 1;
                 }
             }
             if got > 0 || Instant::now() >= until {
@@ -499,8 +494,14 @@ impl Source for Ros2Source<'_> {
 
     fn rest(&mut self, f: &mut OnMessage<'_>) -> Result<()> {
         for (sub, key) in &mut self.subs {
-            while let Some(s) = sub.take()? {
-                f(key, s.time_ns, &s.data)?;
+            loop {
+                let batch = sub.take(4096)?;
+                if batch.is_empty() {
+                    break;
+                }
+                for s in batch {
+                    f(key, s.time_ns, &s.data)?;
+                }
             }
         }
         Ok(())

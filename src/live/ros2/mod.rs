@@ -178,7 +178,7 @@ impl Participant {
     /// A subscription to `topic` with type `datatype` and `qos` (ask for no more than the
     /// publishers offer: [`Qos::requested`]).
     pub fn subscribe(&self, topic: &str, datatype: &str, qos: &Qos) -> Result<Subscription> {
-        let q = qos.policies();
+        let q = qos.reader_policies();
         let t = self.topic(topic, datatype, &q)?;
         let s = self
             .dp
@@ -331,16 +331,21 @@ pub struct Subscription {
 }
 
 impl Subscription {
-    /// The next message received, if any (never waits).
-    pub fn take(&mut self) -> Result<Option<Sample>> {
-        match self.r.take_next_sample() {
-            Ok(Some(s)) => Ok(Some(Sample {
+    /// Up to `max` of the messages received so far, oldest first (never waits). RustDDS
+    /// scans its whole cache on each take, so messages are taken in batches.
+    pub fn take(&mut self, max: usize) -> Result<Vec<Sample>> {
+        let now = crate::live::now_ns();
+        let batch = self
+            .r
+            .take(max, rustdds::ReadCondition::any())
+            .map_err(|e| dds_err(&format!("reading {}", self.topic), e))?;
+        Ok(batch
+            .into_iter()
+            .map(|s| Sample {
                 data: s.into_value(),
-                time_ns: crate::live::now_ns(),
-            })),
-            Ok(None) => Ok(None),
-            Err(e) => Err(dds_err(&format!("reading {}", self.topic), e)),
-        }
+                time_ns: now,
+            })
+            .collect())
     }
 }
 

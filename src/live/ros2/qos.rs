@@ -6,11 +6,14 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use rustdds::policy::{Durability, History as DdsHistory, Reliability};
+use rustdds::policy::{Durability, History as DdsHistory, Reliability, ResourceLimits};
 use rustdds::{QosPolicies, QosPolicyBuilder};
 use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::error::{Error, Result};
+
+/// Messages a keep-all reader holds unread per topic.
+const READER_MAX_SAMPLES: i32 = 65_536;
 
 /// A history policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,9 +178,30 @@ impl Qos {
         }
     }
 
-    /// RustDDS's policies for this profile (an unknown history keeps the last 10).
+    /// RustDDS's policies for a writer of this profile (an unknown history keeps the last 10).
     pub fn policies(&self) -> QosPolicies {
-        let b = QosPolicyBuilder::new()
+        self.builder().build()
+    }
+
+    /// RustDDS's policies for a reader of this profile: as [`Qos::policies`], and a reader that
+    /// keeps every message keeps up to 65,536 of them unread per topic (RustDDS's own default
+    /// is 64, which drops messages a recorder has not taken yet during a burst).
+    pub fn reader_policies(&self) -> QosPolicies {
+        let b = self.builder();
+        match self.history {
+            History::KeepAll => b
+                .resource_limits(ResourceLimits {
+                    max_samples: READER_MAX_SAMPLES,
+                    max_instances: 1,
+                    max_samples_per_instance: READER_MAX_SAMPLES,
+                })
+                .build(),
+            _ => b.build(),
+        }
+    }
+
+    fn builder(&self) -> QosPolicyBuilder {
+        QosPolicyBuilder::new()
             .reliability(if self.reliable {
                 Reliability::Reliable {
                     max_blocking_time: rustdds::Duration::from_millis(100),
@@ -196,8 +220,7 @@ impl Qos {
                 },
                 History::KeepAll => DdsHistory::KeepAll,
                 History::Unknown => DdsHistory::KeepLast { depth: 10 },
-            });
-        b.build()
+            })
     }
 
     /// This profile as rosbag2 records it (`offered_qos_profiles`, Jazzy's names, one
