@@ -33,6 +33,12 @@ pub fn require_peers() {
 /// namespace cannot be made, or the script fails (with its output).
 pub fn in_netns(dir: &Path, bin: &str, script: &str, limit: Duration) -> Output {
     require_peers();
+    // One namespace at a time: the tests measure delivery and spans on 2 cores, and each runs
+    // a player, a recorder and Python peers.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let full = format!(
         "set -euo pipefail\n\
          ip link set lo up\n\
