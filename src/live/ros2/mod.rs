@@ -211,22 +211,6 @@ impl Participant {
             })
             .collect()
     }
-
-    /// The ROS 2 subscriptions discovered so far.
-    pub fn subscriptions(&self) -> Vec<Endpoint> {
-        self.dp
-            .discovered_readers()
-            .into_iter()
-            .filter_map(|r| {
-                let d = &r.subscription_topic_data;
-                Some(Endpoint {
-                    topic: ros_topic(d.topic_name())?,
-                    datatype: ros_type(d.type_name())?,
-                    qos: Qos::default(),
-                })
-            })
-            .collect()
-    }
 }
 
 /// How long one message waits for a reliable subscriber's acknowledgements before it is
