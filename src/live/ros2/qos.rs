@@ -155,10 +155,12 @@ impl Qos {
         q
     }
 
-    /// The QoS a discovered DDS writer offers (its history is not announced).
+    /// The QoS a discovered DDS writer offers (its history is not announced; a policy it does
+    /// not announce is the DDS default: reliable, volatile).
     pub fn offered_by(d: &rustdds::discovery::PublicationBuiltinTopicData) -> Qos {
         Qos {
-            reliable: matches!(d.reliability, Some(Reliability::Reliable { .. })),
+            // Absent from the announcement means the DDS default, reliable for a writer.
+            reliable: !matches!(d.reliability, Some(Reliability::BestEffort)),
             transient_local: matches!(
                 d.durability,
                 Some(Durability::TransientLocal | Durability::Transient | Durability::Persistent)
