@@ -1671,3 +1671,131 @@ fn publish_toggle_sends_to_a_live_ros2_subscriber() {
     h.run_steps(2);
     assert!(!h.state().doc.as_ref().unwrap().publish.active());
 }
+
+/// Live against a real ROS 1 graph (Debian's roscore, `rostopic pub` as the publisher): Find
+/// topics lists what is published, Start records into the cache and the document fills in
+/// as messages arrive (the timeline's counts, the inspector at the newest message, a plotted
+/// series that keeps its points while it is read again); the view follows the newest time
+/// unless scrolled back, Follow brings it back; Stop finishes the file, which holds every
+/// message counted, and Save as copies it out.
+#[test]
+fn live_records_a_ros1_graph_and_the_view_fills_in() {
+    let dir = common::temp_dir("ui-live");
+    let m = common::ros1::Master::start(&dir);
+    let mut publisher = m.command("rostopic");
+    publisher.args(["pub", "-r", "20", "/speed", "std_msgs/Float64", "data: 2.5"]);
+    let _pub = common::ros1::spawn(publisher, "rostopic pub", &dir.join("pub.log"));
+    m.wait_for("/speed", true);
+
+    let mut h = harness(None);
+    h.state_mut().live.dir = Some(dir.join("cache"));
+    h.get_by_label("Live…").click();
+    h.run_steps(4);
+    h.state_mut().live.master = m.uri.clone();
+    h.get_by_label("Find topics").click();
+    h.run_steps(2);
+    wait_for(&mut h, "the topics found", |a| a.live.found.is_some());
+    let found = h.state().live.found.clone().unwrap().unwrap();
+    assert!(
+        found.contains(&("/speed".to_string(), "std_msgs/Float64".to_string())),
+        "{found:?}"
+    );
+    assert!(h.state().live.picked.contains("/speed"));
+    h.get_by_label("Start").click();
+    h.run_steps(2);
+    wait_for(&mut h, "the first messages on the timeline", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| indexed(a) && d.rec.bag.summary().topic("/speed").is_some())
+    });
+    h.get_by_label_contains("Live from the ROS 1 master at");
+    let count = |a: &App| {
+        let d = a.doc.as_ref().unwrap();
+        let ti = d
+            .rec
+            .bag
+            .summary()
+            .topics
+            .iter()
+            .position(|t| t.name == "/speed")
+            .unwrap();
+        d.rec.times(ti).map_or(0, |v| v.len())
+    };
+    let n1 = count(h.state());
+    assert!(n1 > 0);
+    // The inspector shows the newest message; a plotted field keeps filling in.
+    let ti = topic_index(&h, "/speed");
+    h.state_mut().apply(Cmd::SelectTopic(Some(ti)));
+    h.state_mut().apply(Cmd::AddSeries("/speed.data".into()));
+    wait_for(&mut h, "the inspector", inspected);
+    h.get_by_label_contains("2.5");
+    wait_for(&mut h, "the series", |a| {
+        a.doc
+            .as_ref()
+            .unwrap()
+            .plots
+            .series
+            .first()
+            .is_some_and(|s| s.done)
+    });
+    let p1 = h.state().doc.as_ref().unwrap().plots.series[0].points.len();
+    wait_for(&mut h, "more messages on the timeline", |a| {
+        count(a) > n1 + 20
+    });
+    wait_for(&mut h, "more points in the plot", |a| {
+        let s = &a.doc.as_ref().unwrap().plots.series[0];
+        s.done && s.points.len() > p1 + 20
+    });
+    {
+        let d = h.state().doc.as_ref().unwrap();
+        let (a, b) = d.rec.range();
+        assert_eq!(d.nav.playhead, b, "the playhead is at the newest message");
+        assert!(d.nav.view.1 >= (b - a) as f64 - 1.0, "{:?}", d.nav.view);
+        assert_eq!(d.plots.series[0].points.len(), count(h.state()));
+        assert!(d.plots.series[0].points.iter().all(|p| p.y == 2.5));
+    }
+    // Scrolled back, the view stays where the user put it.
+    let dur = {
+        let (a, b) = h.state().doc.as_ref().unwrap().rec.range();
+        (b - a) as f64
+    };
+    h.state_mut().apply(Cmd::SetView(0.0, dur / 2.0));
+    let n2 = count(h.state());
+    wait_for(&mut h, "another reading", |a| count(a) > n2 + 10);
+    assert_eq!(h.state().doc.as_ref().unwrap().nav.view, (0.0, dur / 2.0));
+    assert!(!h.state().live.session.as_ref().unwrap().follow);
+    h.get_by_label("Follow").click();
+    h.run_steps(2);
+    {
+        let d = h.state().doc.as_ref().unwrap();
+        let (a, b) = d.rec.range();
+        assert_eq!(d.nav.view.1, (b - a) as f64);
+    }
+    // Stop finishes the file: every message counted is in it.
+    h.get_by_label("Stop").click();
+    h.run_steps(2);
+    wait_for(&mut h, "the file finished and read", |a| {
+        let s = a.live.session.as_ref().unwrap();
+        s.end.is_some() && a.doc.as_ref().is_some_and(|d| d.rec.path == s.file) && indexed(a)
+    });
+    let s = h.state().live.session.as_ref().unwrap();
+    assert!(matches!(s.end, Some(Ok(()))), "{:?}", s.end);
+    assert!(s.file.is_file() && !s.file.with_extension("bag.active").exists());
+    let recorded = s.stats.topics.get("/speed").copied().unwrap();
+    let file = s.file.clone();
+    let bag = bagscope::Bag::open(&file).unwrap();
+    let t = bag.summary().topic("/speed").unwrap();
+    assert_eq!(t.message_count, recorded);
+    assert_eq!(count(h.state()) as u64, recorded);
+    h.get_by_label_contains("Recorded");
+    // Save as copies it out.
+    let kept = dir.join("kept.bag");
+    h.state_mut().apply(Cmd::LiveSaveTo(kept.clone()));
+    wait_for(&mut h, "the copy", |a| a.live.saved.is_some());
+    assert_eq!(h.state().live.saved.clone().unwrap().unwrap(), kept);
+    assert_eq!(std::fs::read(&kept).unwrap(), std::fs::read(&file).unwrap());
+    h.get_by_label("Live…").click();
+    h.run_steps(4);
+    h.get_by_label("Save as…");
+    h.get_by_label_contains("Saved as");
+}

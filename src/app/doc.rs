@@ -239,6 +239,37 @@ impl Doc {
     }
 }
 
+impl Doc {
+    /// Whether `rec` has the same topics and connections, in the same order, as the recording
+    /// shown: then it can take its place with every panel kept (a live recording that grew).
+    pub fn same_topics(&self, rec: &Recording) -> bool {
+        let (a, b) = (self.rec.bag.summary(), rec.bag.summary());
+        a.connections.len() == b.connections.len()
+            && a.topics.len() == b.topics.len()
+            && a.topics
+                .iter()
+                .zip(&b.topics)
+                .all(|(x, y)| x.name == y.name && x.datatype == y.datatype)
+    }
+
+    /// Takes `rec`, a newer state of the recording shown with the same topics (see
+    /// [`Doc::same_topics`]): navigation, selections and panels stay; each panel's workers
+    /// read the new state, and what a panel shows stays until they have.
+    pub fn take_newer(&mut self, rec: Recording, ctx: &egui::Context) {
+        self.rec = rec;
+        self.timeline.forget_data();
+        self.insp.worker = None;
+        self.images.forget_worker();
+        super::log::refresh(self, ctx);
+        super::plot::refresh(self, ctx);
+        super::tf::refresh(self, ctx);
+        self.timing.forget_data();
+        if self.publish.active() {
+            super::publish::disconnect(self);
+        }
+    }
+}
+
 /// The last message of `topic` (over its connections) at or before `t`, in `tables`.
 pub fn last_at(tables: &crate::MessageTables, topic: &crate::Topic, t: u64) -> Option<InspectKey> {
     let mut best: Option<InspectKey> = None;

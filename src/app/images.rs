@@ -169,6 +169,15 @@ pub struct ImagesState {
 }
 
 impl ImagesState {
+    /// Drops the worker (it reads a recording replaced by a newer state of it); each panel
+    /// keeps its picture until the next worker sends one.
+    pub fn forget_worker(&mut self) {
+        self.worker = None;
+        for p in &mut self.panels {
+            p.asked = None;
+        }
+    }
+
     /// Opens a panel on topic `ti`.
     pub fn open(&mut self, ti: usize) {
         self.next_id += 1;

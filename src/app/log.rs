@@ -45,6 +45,9 @@ pub struct LogState {
     last_playhead: u64,
     /// The worker reading the log topics, until done (dropping it cancels the work).
     job: Option<Job<LogEvent>>,
+    /// The lines of a newer state of a growing recording being read: they replace these
+    /// when complete, so the panel never empties in between.
+    next: Option<Box<LogState>>,
 }
 
 impl Default for LogState {
@@ -65,6 +68,7 @@ impl Default for LogState {
             worst: None,
             last_playhead: 0,
             job: None,
+            next: None,
         }
     }
 }
@@ -81,12 +85,17 @@ fn level_index(l: Level) -> usize {
 
 /// Starts reading the recording's log topics, if it has any.
 pub fn start(d: &mut Doc, ctx: &egui::Context) {
-    let topics = crate::ops::log::log_topics(&d.rec.bag);
+    start_into(&mut d.log, &d.rec.bag, ctx);
+}
+
+/// Starts reading `bag`'s log topics into `st`.
+fn start_into(st: &mut LogState, bag: &crate::Bag, ctx: &egui::Context) {
+    let topics = crate::ops::log::log_topics(bag);
     if topics.is_empty() {
-        d.log.done = Some(Ok(0));
+        st.done = Some(Ok(0));
         return;
     }
-    let bag = d.rec.bag.clone();
+    let bag = bag.clone();
     let job = Job::spawn("log", 8, ctx, move |h| {
         let r = crate::ops::log::read_logs(&bag, &topics, h.cancel_flag(), &mut |lines| {
             h.send(LogEvent::Lines(lines))
@@ -94,43 +103,70 @@ pub fn start(d: &mut Doc, ctx: &egui::Context) {
         h.send(LogEvent::Done(r.map_err(|e| e.to_string())));
     });
     match job {
-        Ok(j) => d.log.job = Some(j),
-        Err(e) => d.log.done = Some(Err(e)),
+        Ok(j) => st.job = Some(j),
+        Err(e) => st.done = Some(Err(e)),
     }
+}
+
+/// Reads the lines again from the recording just reloaded (a live recording grew): the lines
+/// shown stay until the new ones are all read, and the filters are kept.
+pub fn refresh(d: &mut Doc, ctx: &egui::Context) {
+    let mut next = LogState::default();
+    start_into(&mut next, &d.rec.bag, ctx);
+    d.log.next = Some(Box::new(next));
 }
 
 /// Takes what the worker read (never blocks).
 pub fn poll(d: &mut Doc) {
-    let Some(job) = &mut d.log.job else { return };
+    poll_state(&mut d.log);
+    let Some(next) = &mut d.log.next else { return };
+    poll_state(next);
+    if next.job.is_none() {
+        if let Some(mut n) = d.log.next.take() {
+            // What the user set meanwhile stays.
+            let old = std::mem::take(&mut d.log);
+            n.open = old.open;
+            n.show = old.show;
+            n.node = old.node;
+            n.text = old.text;
+            n.follow = old.follow;
+            n.last_playhead = old.last_playhead;
+            d.log = *n;
+        }
+    }
+}
+
+/// Takes what `st`'s worker read.
+fn poll_state(st: &mut LogState) {
+    let Some(job) = &mut st.job else { return };
     let mut finished = false;
     for _ in 0..16 {
         match job.take() {
             Some(LogEvent::Lines(v)) => {
                 for l in &v {
                     if l.level.rank() >= 2 {
-                        d.log
-                            .marks
+                        st.marks
                             .entry(l.topic)
                             .or_default()
                             .push((l.time_ns, l.level));
                     }
-                    d.log.counts[level_index(l.level)] += 1;
-                    if d.log.worst.is_none_or(|w| l.level.rank() > w.rank()) {
-                        d.log.worst = Some(l.level);
+                    st.counts[level_index(l.level)] += 1;
+                    if st.worst.is_none_or(|w| l.level.rank() > w.rank()) {
+                        st.worst = Some(l.level);
                     }
-                    if let Err(i) = d.log.nodes.binary_search(&l.node) {
-                        d.log.nodes.insert(i, l.node.clone());
+                    if let Err(i) = st.nodes.binary_search(&l.node) {
+                        st.nodes.insert(i, l.node.clone());
                     }
                 }
-                d.log.lines.extend(v);
+                st.lines.extend(v);
             }
             Some(LogEvent::Done(r)) => {
-                d.log.done = Some(r);
+                st.done = Some(r);
                 finished = true;
                 break;
             }
             None if job.ended() => {
-                d.log.done = Some(Err("the log reader stopped unexpectedly".into()));
+                st.done = Some(Err("the log reader stopped unexpectedly".into()));
                 finished = true;
                 break;
             }
@@ -138,7 +174,7 @@ pub fn poll(d: &mut Doc) {
         }
     }
     if finished {
-        d.log.job = None;
+        st.job = None;
     }
 }
 

@@ -8,6 +8,7 @@ pub mod images;
 mod inspector;
 pub mod job;
 pub mod layout;
+pub mod live;
 pub mod log;
 pub mod persist;
 pub mod plot;
@@ -104,6 +105,20 @@ pub enum Cmd {
     SetPublish(usize, bool),
     /// Stop publishing (the node leaves the ROS graph, every toggle goes off).
     PublishDisconnect,
+    /// Show or hide the Live window.
+    ShowLive(bool),
+    /// Look for the topics published on the Live window's master or domain.
+    LiveFindTopics,
+    /// Start recording live (the recording shown is closed).
+    LiveStart,
+    /// Stop recording live (the file is finished and stays shown).
+    LiveStop,
+    /// Show the newest time of the live recording again.
+    LiveFollow,
+    /// Ask where to save the live recording.
+    LiveSaveAs,
+    /// Save the live recording there.
+    LiveSaveTo(PathBuf),
     /// Search for the Find window's query.
     Find,
     /// Move the playhead to the next (`true`) or previous hit of the last search.
@@ -154,6 +169,8 @@ pub struct App {
     dialog: Option<Job<Option<Vec<PathBuf>>>>,
     /// The dialog shown adds to the timeline (instead of opening).
     adding: bool,
+    /// The Live window and recording.
+    pub live: live::LiveState,
     ctx: egui::Context,
 }
 
@@ -205,6 +222,7 @@ impl App {
             show_info: false,
             dialog: None,
             adding: false,
+            live: Default::default(),
             ctx: egui::Context::default(),
         };
         if let Some(b) = bag {
@@ -274,6 +292,23 @@ impl App {
                     publish::set(d, ti, on, &self.ctx);
                 }
             }
+            Cmd::ShowLive(b) => self.live.open = b,
+            Cmd::LiveFindTopics => live::find_topics(&mut self.live, &self.ctx),
+            Cmd::LiveStart => live::start(self),
+            Cmd::LiveStop => live::stop(&mut self.live),
+            Cmd::LiveFollow => {
+                if let (Some(s), Some(d)) = (&mut self.live.session, &mut self.doc) {
+                    s.follow = true;
+                    let (a, b) = d.rec.range();
+                    let dur = b.saturating_sub(a) as f64;
+                    let w = d.nav.view.1 - d.nav.view.0;
+                    d.nav.view = ((dur - w).max(0.0), dur.max(1.0));
+                    d.nav.playhead = b;
+                    d.nav.play_pos = b as f64;
+                }
+            }
+            Cmd::LiveSaveAs => live::save_as(&mut self.live, &self.ctx),
+            Cmd::LiveSaveTo(p) => live::save_to(&mut self.live, p, &self.ctx),
             Cmd::Open(p) => {
                 let label = shown_path(&p);
                 self.start_loading(crate::merge::parts_of(&[p]), label);
@@ -533,6 +568,7 @@ impl App {
         if done {
             self.loader = None;
         }
+        live::poll(self);
         if let Some(d) = &mut self.doc {
             log::poll(d);
             find::poll(d);
@@ -733,6 +769,9 @@ impl App {
                     if d.publish.open {
                         publish::show(ui.ctx(), d, &mut cmds);
                     }
+                    if self.live.open {
+                        live::show(ui.ctx(), &mut self.live, &mut cmds);
+                    }
                     if d.recordings.open && d.rec.parts.len() > 1 {
                         recordings_window(ui.ctx(), d, &mut cmds);
                     }
@@ -744,6 +783,9 @@ impl App {
                     Some(p) => preview_screen(ui, &p),
                     None => self.start_screen(ui),
                 });
+                if self.live.open {
+                    live::show(ui.ctx(), &mut self.live, &mut self.cmds);
+                }
             }
         }
         if self.show_info {
@@ -765,6 +807,11 @@ impl App {
         if self.busy() {
             ui.ctx()
                 .request_repaint_after(std::time::Duration::from_millis(50));
+        }
+        if self.live.running() {
+            // The counts and the file grow without input.
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(250));
         }
     }
 

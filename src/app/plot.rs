@@ -86,6 +86,9 @@ pub struct Series {
     pub note: Option<String>,
     /// The worker extracting it, until done (dropping it cancels the work).
     job: Option<Job<Part>>,
+    /// Points of a newer state of the recording being read (they replace `points` when
+    /// complete).
+    incoming: Option<Vec<PlotPoint>>,
     pyramid: Option<Pyramid>,
     /// Decimated points for the last view.
     cache: Option<(DecimationKey, Vec<PlotPoint>)>,
@@ -142,29 +145,7 @@ pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), St
     }
     // Compile now so a bad path is reported at once, not by the worker.
     crate::ops::series::compile(&d.rec.bag, &fp).map_err(|e| e.to_string())?;
-    let bag = d.rec.bag.clone();
-    let start = d.rec.bag.summary().start_ns.unwrap_or(0);
-    let fp2 = fp.clone();
-    let job = Job::spawn("series", 64, ctx, move |h| {
-        let threads = crate::settings::default_threads();
-        let send = |pts: &[crate::ops::series::Point]| {
-            let v: Vec<PlotPoint> = pts
-                .iter()
-                .filter_map(|p| {
-                    p.value
-                        .as_f64()
-                        .map(|y| PlotPoint::new((p.time_ns - start) as f64 / 1e9, y))
-                })
-                .collect();
-            // Waits when the UI is behind: the channel is bounded.
-            h.send(Part::Points(v));
-        };
-        let r = field_series(&bag, &fp2, None, None, threads, h.cancel_flag(), &send);
-        h.send(Part::Done(
-            r.map(|s| (s.missing, s.problems))
-                .map_err(|e| e.to_string()),
-        ));
-    })?;
+    let job = spawn_series(&d.rec.bag, fp, ctx)?;
     let n = d.plots.series.len();
     d.plots.series.push(Series {
         name: path.to_string(),
@@ -175,10 +156,65 @@ pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), St
         done: false,
         note: None,
         job: Some(job),
+        incoming: None,
         pyramid: None,
         cache: None,
     });
     Ok(())
+}
+
+/// A worker extracting `fp` from `bag`.
+fn spawn_series(bag: &crate::Bag, fp: FieldPath, ctx: &egui::Context) -> Result<Job<Part>, String> {
+    let bag = bag.clone();
+    let start = bag.summary().start_ns.unwrap_or(0);
+    Job::spawn("series", 64, ctx, move |h| {
+        let threads = crate::settings::default_threads();
+        let send = |pts: &[crate::ops::series::Point]| {
+            let v: Vec<PlotPoint> = pts
+                .iter()
+                .filter_map(|p| {
+                    p.value
+                        .as_f64()
+                        .map(|y| PlotPoint::new((p.time_ns.saturating_sub(start)) as f64 / 1e9, y))
+                })
+                .collect();
+            // Waits when the UI is behind: the channel is bounded.
+            h.send(Part::Points(v));
+        };
+        let r = field_series(&bag, &fp, None, None, threads, h.cancel_flag(), &send);
+        h.send(Part::Done(
+            r.map(|s| (s.missing, s.problems))
+                .map_err(|e| e.to_string()),
+        ));
+    })
+}
+
+/// Extracts every field series again from the recording just reloaded (a live recording
+/// grew): the points shown stay until the new ones are all read. Series made from points
+/// at hand (stamp delays, tracks) stay as they are.
+pub fn refresh(d: &mut Doc, ctx: &egui::Context) {
+    let bag = d.rec.bag.clone();
+    for s in &mut d.plots.series {
+        let Ok(fp) = FieldPath::parse(&s.path) else {
+            continue;
+        };
+        if fp.segments.is_empty() || bag.summary().topic(&fp.topic).is_none() {
+            continue;
+        }
+        match spawn_series(&bag, fp, ctx) {
+            Ok(j) => {
+                // A series still being read the first time starts over; a complete one keeps
+                // its points until the new ones are in.
+                if s.done {
+                    s.incoming = Some(Vec::new());
+                } else {
+                    s.points.clear();
+                }
+                s.job = Some(j);
+            }
+            Err(e) => s.note = Some(e),
+        }
+    }
 }
 
 /// Adds a complete series from points already at hand (x: seconds since the bag's start),
@@ -205,6 +241,7 @@ impl Series {
             done: true,
             note: None,
             job: None,
+            incoming: None,
             cache: None,
         }
     }
@@ -217,11 +254,17 @@ pub fn poll(d: &mut Doc) {
         let mut got = false;
         for _ in 0..256 {
             match job.take() {
-                Some(Part::Points(v)) => {
-                    s.points.extend_from_slice(&v);
-                    got = true;
-                }
+                Some(Part::Points(v)) => match &mut s.incoming {
+                    Some(next) => next.extend_from_slice(&v),
+                    None => {
+                        s.points.extend_from_slice(&v);
+                        got = true;
+                    }
+                },
                 Some(Part::Done(r)) => {
+                    if let Some(next) = s.incoming.take() {
+                        s.points = next;
+                    }
                     match r {
                         Ok((missing, problems)) => {
                             let mut notes = problems;
@@ -240,6 +283,7 @@ pub fn poll(d: &mut Doc) {
                     break;
                 }
                 None if job.ended() => {
+                    s.incoming = None;
                     s.note = Some("the worker stopped unexpectedly".into());
                     s.done = true;
                     s.job = None;

@@ -147,13 +147,13 @@ pub fn update(d: &mut Doc) {
 }
 
 /// Where the worker publishes: a ROS 1 master (as typed) or a ROS 2 domain (as typed).
-enum Target {
+pub(super) enum Target {
     Ros1(String),
     Ros2(String),
 }
 
 /// The worker's node or participant.
-enum Transport {
+pub(super) enum Transport {
     Ros1(Node),
     Ros2(Participant),
 }
@@ -167,7 +167,7 @@ struct Out {
 }
 
 /// Joins the ROS 1 graph or the ROS 2 domain; the status line's "where".
-fn connect(target: &Target) -> Result<(Transport, String), String> {
+pub(super) fn connect(target: &Target) -> Result<(Transport, String), String> {
     match target {
         Target::Ros1(master) => {
             let opts = NodeOptions::from_env(

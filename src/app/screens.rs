@@ -12,6 +12,13 @@ impl App {
                 "A fast inspector and timeline viewer for ROS recordings: ROS 1 bags (2.0, 1.2), rosbag2 (SQLite, MCAP) and MCAP files.",
             );
             ui.add_space(20.0);
+            if self.live.running() {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("Recording live: the timeline appears with the first messages on disk.");
+                });
+                ui.add_space(20.0);
+            }
             if ui.button("Open a bag…").clicked() {
                 self.cmds.push(Cmd::OpenDialog);
             }

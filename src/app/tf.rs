@@ -87,6 +87,19 @@ fn start(d: &mut Doc, ctx: &egui::Context) {
     if d.tf.history.is_some() || d.tf.job.is_some() {
         return;
     }
+    read(d, ctx);
+}
+
+/// Reads the transforms again from the recording just reloaded (a live recording grew), if
+/// they were read: the history shown stays until the new one is in.
+pub fn refresh(d: &mut Doc, ctx: &egui::Context) {
+    if d.tf.history.is_some() || d.tf.job.is_some() {
+        read(d, ctx);
+    }
+}
+
+/// Starts a worker reading every transform of the recording.
+fn read(d: &mut Doc, ctx: &egui::Context) {
     let bag = d.rec.bag.clone();
     let job = Job::spawn("tf", 1, ctx, move |h| {
         h.send(TfHistory::read(&bag, None, h.cancel_flag()).map_err(|e| e.to_string()));

@@ -65,6 +65,13 @@ impl App {
         if ui.button("Demo bag").clicked() {
             self.cmds.push(Cmd::OpenDemo);
         }
+        if ui
+            .button("Live…")
+            .on_hover_text("Record from a live ROS 1 master or ROS 2 domain and watch it grow")
+            .clicked()
+        {
+            self.cmds.push(Cmd::ShowLive(!self.live.open));
+        }
         egui::containers::menu::MenuButton::new("Definitions")
             .config(typed)
             .ui(ui, |ui| {
@@ -91,6 +98,9 @@ impl App {
     /// The recording's warnings, what is being opened, the indexing progress, the last error
     /// and notice.
     fn status_lines(&mut self, ui: &mut egui::Ui) {
+        if let Some(s) = &self.live.session {
+            live::status(ui, s, &mut self.cmds);
+        }
         if let Some(d) = &self.doc {
             // Warnings of a recovered bag: visible, never blocking.
             let w = &d.rec.warnings;

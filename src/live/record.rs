@@ -80,6 +80,8 @@ pub enum Select {
     Matching(Vec<String>, Vec<regex::Regex>),
     /// Every topic.
     All,
+    /// Every topic but these (the app's Live: those seen and not picked).
+    Except(Vec<String>),
 }
 
 impl Select {
@@ -90,13 +92,14 @@ impl Select {
                 t.iter().any(|x| x == topic) || r.iter().any(|r| r.is_match(topic))
             }
             Select::All => true,
+            Select::Except(t) => !t.iter().any(|x| x == topic),
         }
     }
 
     fn named(&self) -> &[String] {
         match self {
             Select::Topics(t) | Select::Matching(t, _) => t,
-            Select::All => &[],
+            Select::All | Select::Except(_) => &[],
         }
     }
 

@@ -68,6 +68,15 @@ pub struct TimelineState {
     pub thumbs: thumbs::Thumbs,
 }
 
+impl TimelineState {
+    /// Forgets what was worked out of the recording's data (the densities) and the
+    /// thumbnail worker reading it, keeping the thumbnails made: the recording grew.
+    pub fn forget_data(&mut self) {
+        self.cache.clear();
+        self.thumbs.forget_worker();
+    }
+}
+
 impl Default for TimelineState {
     fn default() -> Self {
         TimelineState {

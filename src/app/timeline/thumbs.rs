@@ -101,6 +101,13 @@ impl Thumbs {
         self.cache.get(key).map(|t| t.as_ref())
     }
 
+    /// Drops the worker (it reads a recording replaced by a newer state of it); the thumbnails
+    /// made stay, and those asked for are asked again of the next worker.
+    pub fn forget_worker(&mut self) {
+        self.worker = None;
+        self.asked.clear();
+    }
+
     /// Asks for the thumbnails in `missing` (those on screen without one), nearest first.
     pub fn request(&mut self, bag: &Bag, ctx: &egui::Context, missing: Vec<InspectKey>) {
         let fresh: Vec<InspectKey> = missing

@@ -55,6 +55,13 @@ impl Default for TimingState {
 }
 
 impl TimingState {
+    /// Forgets the gaps and any stamp-delay series being read (the recording grew); the
+    /// factor stays.
+    pub fn forget_data(&mut self) {
+        self.gaps = Gaps::default();
+        self.job = None;
+    }
+
     /// Whether the gaps of the latest topic and factor are being worked out.
     pub fn gaps_busy(&self) -> bool {
         self.gaps.job.is_some()
