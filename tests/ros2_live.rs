@@ -18,7 +18,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_bagscope");
 /// Each message of `topics` in `path` (time order): topic, time, bytes.
 fn recorded(path: &Path, topics: &[&str]) -> Vec<(String, u64, Vec<u8>)> {
     let bag = Bag::open(path).unwrap();
-    let s = bag.summary();
     let conns = bag
         .connections_of_topics(&topics.iter().map(|t| t.to_string()).collect::<Vec<_>>())
         .unwrap();
@@ -26,17 +25,7 @@ fn recorded(path: &Path, topics: &[&str]) -> Vec<(String, u64, Vec<u8>)> {
         connections: Some(conns),
         ..Default::default()
     };
-    bag.messages(&f)
-        .unwrap()
-        .map(|m| {
-            let m = m.unwrap();
-            (
-                s.connections[m.conn].topic.clone(),
-                m.time_ns,
-                m.data.to_vec(),
-            )
-        })
-        .collect()
+    common::messages_of(&bag, &f)
 }
 
 /// `got`'s messages of `topic`, in arrival order.

@@ -1562,6 +1562,43 @@ fn publish_toggle_sends_what_the_playhead_passes_to_a_live_ros1_subscriber() {
     assert!(!h.state().doc.as_ref().unwrap().publish.active());
 }
 
+/// DDS discovers by multicast: a ROS 2 test runs itself again (this test binary, test `name`
+/// alone) inside a network namespace of its own with only loopback, and fails if it cannot
+/// make one (needs root). True in the outer run, where the test has then been run; false
+/// inside, where the test goes on.
+fn rerun_in_own_netns(name: &str) -> bool {
+    if std::env::var_os("BAGSCOPE_TEST_IN_NETNS").is_some() {
+        return false;
+    }
+    common::ros2::require_peers();
+    let out = std::process::Command::new("unshare")
+        .args([
+            "--net",
+            "--",
+            "bash",
+            "-c",
+            "ip link set lo up && ip link set lo multicast on && exec \"$@\"",
+            "bash",
+        ])
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads", "1"])
+        .env("BAGSCOPE_TEST_IN_NETNS", "1")
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+        .output()
+        .expect("unshare runs");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && all.contains("1 passed"),
+        "the test in a network namespace of its own (needs root) failed:\n{all}"
+    );
+    true
+}
+
 /// The Publish window onto a ROS 2 domain, with an rclpy subscriber (Fast DDS) as the peer:
 /// the test runs itself again inside a network namespace of its own with only loopback (DDS
 /// discovers by multicast), where a topic turned on publishes the message at the playhead
@@ -1569,34 +1606,7 @@ fn publish_toggle_sends_what_the_playhead_passes_to_a_live_ros1_subscriber() {
 /// ROS 1 recording to ROS 2; the status line says the domain and the subscriber.
 #[test]
 fn publish_toggle_sends_to_a_live_ros2_subscriber() {
-    const NAME: &str = "publish_toggle_sends_to_a_live_ros2_subscriber";
-    if std::env::var_os("BAGSCOPE_TEST_IN_NETNS").is_none() {
-        common::ros2::require_peers();
-        let out = std::process::Command::new("unshare")
-            .args([
-                "--net",
-                "--",
-                "bash",
-                "-c",
-                "ip link set lo up && ip link set lo multicast on && exec \"$@\"",
-                "bash",
-            ])
-            .arg(std::env::current_exe().unwrap())
-            .args(["--exact", NAME, "--nocapture", "--test-threads", "1"])
-            .env("BAGSCOPE_TEST_IN_NETNS", "1")
-            .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-            .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
-            .output()
-            .expect("unshare runs");
-        let all = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            out.status.success() && all.contains("1 passed"),
-            "the test in a network namespace of its own (needs root) failed:\n{all}"
-        );
+    if rerun_in_own_netns("publish_toggle_sends_to_a_live_ros2_subscriber") {
         return;
     }
     let dir = common::temp_dir("ui-publish-ros2");
@@ -1798,4 +1808,99 @@ fn live_records_a_ros1_graph_and_the_view_fills_in() {
     h.run_steps(4);
     h.get_by_label("Save as…");
     h.get_by_label_contains("Saved as");
+}
+
+/// Live from a ROS 2 domain (in a network namespace of its own), with an rclpy talker (Fast
+/// DDS) as the publisher: Find topics discovers it, Start records it into MCAP and the
+/// document fills in; every message recorded is one the talker sent, in order and none
+/// missing between the first and the last.
+#[test]
+fn live_records_a_ros2_domain() {
+    if rerun_in_own_netns("live_records_a_ros2_domain") {
+        return;
+    }
+    let dir = common::temp_dir("ui-live-ros2");
+    let sent = dir.join("sent.jsonl");
+    let mut talker = std::process::Command::new("python3")
+        .arg(common::ros2::peer())
+        .args(["pub", "/chatter", "400", "20"])
+        .arg(&sent)
+        .env("ROS_LOG_DIR", dir.join("roslog"))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("the rclpy talker starts");
+    let t = Instant::now();
+    while !sent.exists() {
+        assert!(t.elapsed() < Duration::from_secs(30), "the talker started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let mut h = harness(None);
+    h.state_mut().live.dir = Some(dir.join("cache"));
+    h.get_by_label("Live…").click();
+    h.run_steps(4);
+    h.get_by_label("ROS 2").click();
+    h.run_steps(2);
+    h.get_by_label("Find topics").click();
+    h.run_steps(2);
+    wait_for(&mut h, "the topics found", |a| a.live.found.is_some());
+    let found = h.state().live.found.clone().unwrap().unwrap();
+    assert!(
+        found.contains(&("/chatter".to_string(), "std_msgs/msg/String".to_string())),
+        "{found:?}"
+    );
+    h.get_by_label("Start").click();
+    h.run_steps(2);
+    wait_for(&mut h, "the first messages on the timeline", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| indexed(a) && d.rec.bag.summary().topic("/chatter").is_some())
+    });
+    h.get_by_label_contains("Live from ROS 2 domain 0 (localhost only)");
+    let count = |a: &App| {
+        a.doc
+            .as_ref()
+            .and_then(|d| {
+                d.rec
+                    .bag
+                    .summary()
+                    .topic("/chatter")
+                    .map(|t| t.message_count)
+            })
+            .unwrap_or(0)
+    };
+    let n1 = count(h.state());
+    let ti = topic_index(&h, "/chatter");
+    h.state_mut().apply(Cmd::SelectTopic(Some(ti)));
+    wait_for(&mut h, "more messages", |a| count(a) > n1 + 20);
+    wait_for(&mut h, "the inspector", inspected);
+    h.get_by_label_contains("\"hello ");
+    h.get_by_label("Stop").click();
+    h.run_steps(2);
+    wait_for(&mut h, "the file finished and read", |a| {
+        let s = a.live.session.as_ref().unwrap();
+        s.end.is_some() && a.doc.as_ref().is_some_and(|d| d.rec.path == s.file) && indexed(a)
+    });
+    let s = h.state().live.session.as_ref().unwrap();
+    assert!(matches!(s.end, Some(Ok(()))), "{:?}", s.end);
+    assert_eq!(s.file.extension().unwrap(), "mcap");
+    let bag = bagscope::Bag::open(&s.file).unwrap();
+    let got = common::messages(&bag);
+    // std_msgs/msg/String "hello N": 4 bytes of encapsulation, a length, the text, a NUL.
+    let numbers: Vec<u64> = got
+        .iter()
+        .map(|(topic, _, data)| {
+            assert_eq!(topic, "/chatter");
+            let len = u32::from_le_bytes(data[4..8].try_into().unwrap()) as usize;
+            let text = std::str::from_utf8(&data[8..8 + len - 1]).unwrap();
+            text.strip_prefix("hello ").unwrap().parse().unwrap()
+        })
+        .collect();
+    assert!(numbers.len() as u64 > n1 + 20);
+    assert!(
+        numbers.windows(2).all(|w| w[1] == w[0] + 1),
+        "in order, none missing: {numbers:?}"
+    );
+    let _ = talker.kill();
+    let _ = talker.wait();
 }

@@ -85,6 +85,9 @@ pub struct Session {
     final_loaded: bool,
     /// The view follows the newest time (false once the user scrolled back).
     pub follow: bool,
+    /// The panels of the recording shown at the start (image panels, plotted fields, the
+    /// log), opened as their topics appear.
+    pub wanted: layout::Layout,
 }
 
 impl Session {
@@ -220,6 +223,9 @@ pub fn start(app: &mut App) {
         select,
     };
     let target = live.target();
+    // What the user looked at goes on looking: the same panels, for the same topics live (a
+    // recording of the robot, or the recording being played into the graph).
+    let wanted = app.doc.as_ref().map(layout::capture).unwrap_or_default();
     let job = Job::spawn("live", 16, &app.ctx, move |h| run(&target, &opts, h))
         .unwrap_or_else(|e| Job::done(Event::Finished(Err(e))));
     live.session = Some(Session {
@@ -233,6 +239,7 @@ pub fn start(app: &mut App) {
         loaded: 0,
         final_loaded: false,
         follow: true,
+        wanted,
     });
     live.saved = None;
     live.open = false;
@@ -279,6 +286,26 @@ fn run(target: &Target, opts: &RecordOptions, h: &Handle<Event>) {
 pub fn stop(live: &mut LiveState) {
     if let Some(s) = &live.session {
         s.job.cancel();
+    }
+}
+
+/// At exit: stops a recording and lets the recorder finish its file (a few seconds at most;
+/// the window is gone, nothing waits on this thread any more). A file not finished in time is
+/// left as `NAME.active`, which bagscope opens and recovers.
+pub fn finish(live: &mut LiveState) {
+    let Some(s) = &mut live.session else { return };
+    if !s.running() {
+        return;
+    }
+    s.job.cancel();
+    let end = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < end {
+        match s.job.wait(Duration::from_millis(100)) {
+            Some(Event::Finished(_)) => return,
+            Some(_) => {}
+            None if s.job.ended() => return,
+            None => {}
+        }
     }
 }
 
@@ -366,7 +393,13 @@ pub fn poll(app: &mut App) {
                 }
                 LoadEvent::Indexed(ix) => {
                     if let Some(mut d) = pending.take() {
-                        d.rec.warnings = d.rec.bag.warnings();
+                        // A file being written has no index yet: the reader's notes on
+                        // recovering it are expected, not news (the finished file has one).
+                        d.rec.warnings = if s.final_loaded {
+                            d.rec.bag.warnings()
+                        } else {
+                            Vec::new()
+                        };
                         d.rec.hist = std::sync::Arc::clone(&ix.hist);
                         d.rec.indexed = Some(ix);
                         d.rec.index_end = Some(Ok(()));
@@ -390,10 +423,46 @@ pub fn poll(app: &mut App) {
     }
     if let Some(new) = swap {
         let follow = show_newer(app, new);
-        if let Some(s) = &mut app.live.session {
+        if let (Some(s), Some(d)) = (&mut app.live.session, &mut app.doc) {
             s.follow = follow;
+            for p in open_wanted(d, &mut s.wanted) {
+                app.cmds.push(Cmd::AddSeries(p));
+            }
         }
     }
+}
+
+/// Opens the panels of `wanted` whose topics are in `d` now (topics appear as their first
+/// messages arrive), taking them out of `wanted`; returns the series to plot.
+fn open_wanted(d: &mut Doc, wanted: &mut layout::Layout) -> Vec<String> {
+    let s = d.rec.bag.summary().clone();
+    let index = |name: &str| s.topics.iter().position(|t| t.name == name);
+    wanted.images.retain(|name| match index(name) {
+        Some(ti) => {
+            if !d.images.panels.iter().any(|p| p.topic == ti) {
+                d.images.open(ti);
+            }
+            false
+        }
+        None => true,
+    });
+    if wanted.log && !crate::ops::log::log_topics(&d.rec.bag).is_empty() {
+        d.log.open = true;
+        wanted.log = false;
+    }
+    let mut plot = Vec::new();
+    wanted.series.retain(|path| {
+        let topic = crate::encoding::FieldPath::parse(path).map(|f| f.topic);
+        match topic {
+            Ok(t) if index(&t).is_some() => {
+                plot.push(path.clone());
+                false
+            }
+            Ok(_) => true,
+            Err(_) => false,
+        }
+    });
+    plot
 }
 
 /// Puts `new`, the growing recording read again, in place of the one shown, keeping the

@@ -924,6 +924,10 @@ impl eframe::App for App {
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         App::save(self, storage);
     }
+
+    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
+        live::finish(&mut self.live);
+    }
 }
 
 /// Runs the app in a window.

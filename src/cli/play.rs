@@ -374,15 +374,7 @@ pub fn run(a: &PlayArgs) -> bagscope::Result<ExitCode> {
         rate: a.rate,
         looped: a.looped,
         clock_hz: a.clock,
-        // DDS discovery is two-sided: a subscriber matched here may not have matched this
-        // writer yet, and a volatile reader drops what was written before it did. Half a
-        // second lets the other side catch up before the first message.
-        delay: Duration::from_secs_f64(a.delay.max(0.0))
-            + if a.ros2 && a.wait_for_subscribers {
-                Duration::from_millis(500)
-            } else {
-                Duration::ZERO
-            },
+        delay: Duration::from_secs_f64(a.delay.max(0.0)),
         wait_for_subscribers: a.wait_for_subscribers,
         paused: a.paused,
     };

@@ -21,6 +21,12 @@ pub trait Sink: Send + Sync {
     fn subscribers(&self) -> usize;
     /// Waits until what was published has been written out, at most `timeout`.
     fn drain(&self, timeout: Duration);
+    /// How long to wait, once every subscriber is matched here, before the first message, so
+    /// the subscribers have matched this publisher too (none for a transport where a match is
+    /// one connection).
+    fn settle(&self) -> Duration {
+        Duration::ZERO
+    }
 }
 
 impl Sink for super::ros1::Publication {
@@ -284,6 +290,13 @@ pub fn play(
             }
             std::thread::sleep(Duration::from_millis(10));
         }
+        let settle = routes
+            .iter()
+            .flatten()
+            .map(|r| r.sink.settle())
+            .max()
+            .unwrap_or_default();
+        std::thread::sleep(settle);
     }
     if !opts.delay.is_zero() {
         std::thread::sleep(opts.delay);

@@ -60,8 +60,13 @@ pub fn nth_of_topic(bag: &bagscope::Bag, topic: &str, n: usize) -> Option<bagsco
 
 /// (topic, receive time, bytes) of every message of `bag`, in the order it reads them.
 pub fn messages(bag: &bagscope::Bag) -> Vec<(String, u64, Vec<u8>)> {
+    messages_of(bag, &bagscope::Filter::default())
+}
+
+/// `bag`'s messages that `f` lets through as (topic, time, bytes), in time order.
+pub fn messages_of(bag: &bagscope::Bag, f: &bagscope::Filter) -> Vec<(String, u64, Vec<u8>)> {
     let s = bag.summary();
-    bag.messages(&bagscope::Filter::default())
+    bag.messages(f)
         .expect("messages")
         .map(|m| {
             let m = m.expect("message");

@@ -172,6 +172,7 @@ impl Participant {
         Ok(Publication {
             w: Mutex::new(Writer { w, matched: 0 }),
             topic: topic.to_string(),
+            warned: Default::default(),
         })
     }
 
@@ -221,7 +222,12 @@ const PUBLISH_PATIENCE: Duration = Duration::from_secs(10);
 pub struct Publication {
     w: Mutex<Writer>,
     topic: String,
+    /// A failed write was reported.
+    warned: std::sync::atomic::AtomicBool,
 }
+
+/// How long a player waits, once its subscribers are matched, before the first message.
+const SETTLE: Duration = Duration::from_millis(500);
 
 struct Writer {
     w: rustdds::no_key::DataWriter<bytes::Bytes, RawOut>,
@@ -395,11 +401,19 @@ impl DefaultDecoder<Vec<u8>> for RawIn {
 
 impl crate::live::play::Sink for Publication {
     fn publish(&self, data: &Bytes) {
-        // Refusals are counted by the caller's conversion; a failed write is reported once.
+        // Refusals are counted by the caller's conversion; a failed write is reported once
+        // per topic.
         if let Err(e) = Publication::publish(self, data) {
-            static SAID: std::sync::Once = std::sync::Once::new();
-            SAID.call_once(|| eprintln!("bagscope: warning: {e}"));
+            if !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                eprintln!("bagscope: warning: {e}");
+            }
         }
+    }
+    fn settle(&self) -> Duration {
+        // DDS discovery is two-sided: a subscriber matched here may not have matched this
+        // writer yet, and a volatile reader drops what was written before it did. Half a
+        // second lets the other side catch up before the first message.
+        SETTLE
     }
     fn subscribers(&self) -> usize {
         Publication::subscribers(self)
