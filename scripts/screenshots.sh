@@ -122,4 +122,32 @@ xdotool mousemove 1100 700 click 1        # playhead
 xdotool mousemove 5 990
 shot tf 1
 kill $APP; wait $APP 2>/dev/null || true
-echo "wrote $OUT/{demo,log,find,plots,export,start,two,ros2,recovered,tf}.png"
+# Live: the demo played into a roscore on loopback by `bagscope play --ros1 --loop`, recorded
+# live by the app (which opens the demo with its cameras first, and keeps them at Start).
+if command -v roscore >/dev/null; then
+  fresh
+  PORT=11399
+  export ROS_MASTER_URI=http://127.0.0.1:$PORT ROS_IP=127.0.0.1 ROS_HOME=$TMP/roshome
+  roscore -p $PORT >/dev/null 2>&1 & CORE=$!
+  sleep 4
+  "$BIN" play "$TMP/demo.bag" --ros1 --loop -q >/dev/null 2>&1 & PLAY=$!
+  "$BIN" & APP=$!
+  sleep 4
+  focus
+  xdotool mousemove 516 12 click 1        # Live…
+  sleep 1.5
+  xdotool mousemove 341 137 click 1       # Find topics
+  sleep 3
+  xdotool mousemove 44 414 click 1        # Start
+  sleep 3
+  xdotool mousemove 69 267 click 1        # /imu/data in the tree: the inspector
+  sleep 2
+  xdotool mousemove 1302 446 click 1      # angular_velocity.z: plotted
+  sleep 0.5
+  xdotool mousemove 1302 537 click 1      # linear_acceleration.y: plotted
+  xdotool mousemove 1500 990
+  shot live 12
+  kill $APP $PLAY; wait $APP $PLAY 2>/dev/null || true
+  kill $CORE; wait $CORE 2>/dev/null || true
+fi
+echo "wrote $OUT/{demo,log,find,plots,export,start,two,ros2,recovered,tf,live}.png"
