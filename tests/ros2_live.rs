@@ -277,25 +277,35 @@ fn padded(sent: &[u8]) -> Vec<u8> {
     v
 }
 
-/// An rclpy talker recorded by `bagscope record --ros2`: `bagscope check` passes, the bytes
+/// An rclpy talker recorded by `bagscope record --ros2` as MCAP and as rosbag2 directories of
+/// SQLite and of MCAP files: `bagscope check` passes, the bytes
 /// are those sent, as an rclpy subscriber beside it receives them, with the type's
 /// definition and the publisher's QoS.
 #[test]
 fn record_an_rclpy_talker() {
     let dir = common::temp_dir("ros2-record");
+    // Three recorders at once: MCAP, and rosbag2 directories of SQLite and of MCAP files.
     let script = "\"$BAGSCOPE\" record --ros2 -q --topic /chatter -o out.mcap > rec.log 2>&1 &\n\
          REC=$!\n\
+         \"$BAGSCOPE\" record --ros2 -q --topic /chatter --format rosbag2-sqlite3 --compression zstd -o out_db3 > rec_db3.log 2>&1 &\n\
+         REC2=$!\n\
+         \"$BAGSCOPE\" record --ros2 -q --topic /chatter --format rosbag2-mcap -o out_r2 > rec_r2.log 2>&1 &\n\
+         REC3=$!\n\
          python3 \"$PEER\" sub rclpy.jsonl /chatter=std_msgs/msg/String --count 40 --timeout 30 > sub.log 2>&1 &\n\
+         SUB=$!\n\
          ready sub.log\n\
-         python3 \"$PEER\" pub /chatter 40 20 sent.jsonl --wait\n\
+         python3 \"$PEER\" pub /chatter 40 20 sent.jsonl --wait 4\n\
+         wait $SUB\n\
          sleep 1\n\
-         kill -INT $REC\n\
-         wait $REC\n\
-         cat rec.log >&2\n\
-         \"$BAGSCOPE\" check out.mcap\n";
+         kill -INT $REC $REC2 $REC3\n\
+         wait $REC $REC2 $REC3\n\
+         cat rec.log rec_db3.log rec_r2.log >&2\n\
+         \"$BAGSCOPE\" check out.mcap\n\
+         \"$BAGSCOPE\" check out_db3\n\
+         \"$BAGSCOPE\" check out_r2\n";
     let out = in_netns(&dir, BIN, script, Duration::from_secs(90));
     let log = String::from_utf8_lossy(&out.stdout);
-    assert!(log.contains("OK"), "{log}");
+    assert_eq!(log.matches("OK").count(), 3, "{log}");
     let out_path: PathBuf = dir.join("out.mcap");
     let sent: Vec<Vec<u8>> = sent(&dir.join("sent.jsonl"))
         .into_iter()
@@ -315,6 +325,29 @@ fn record_an_rclpy_talker() {
     assert_eq!(c.encoding, "cdr");
     assert!(c.message_definition.contains("string data"), "{c:?}");
     assert!(c.qos.contains("reliability: reliable"), "{}", c.qos);
+    // The rosbag2 directories: metadata.yaml and their storage, the same messages, the type,
+    // its definition and the QoS.
+    for (name, file) in [("out_db3", "out_db3_0.db3"), ("out_r2", "out_r2_0.mcap")] {
+        let d = dir.join(name);
+        assert!(
+            d.join("metadata.yaml").is_file() && d.join(file).is_file(),
+            "{name}"
+        );
+        assert!(!dir.join(format!("{name}.active")).exists());
+        assert_same(
+            &recorded_bytes(&d, "/chatter"),
+            &sent,
+            &format!("{name} vs sent"),
+        );
+        let bag = Bag::open(&d).unwrap();
+        let c = &bag.summary().connections[0];
+        assert_eq!(c.datatype, "std_msgs/msg/String", "{name}");
+        assert!(
+            c.message_definition.contains("string data"),
+            "{name}: {c:?}"
+        );
+        assert!(c.qos.contains("reliability: reliable"), "{name}: {}", c.qos);
+    }
 }
 
 /// A Cyclone DDS writer recorded by `bagscope record --ros2 --all`: the topic is found by
@@ -400,18 +433,22 @@ fn a_flood_played_into_the_recorder_loses_nothing() {
     }
 }
 
-/// A recorder killed with SIGKILL mid-recording leaves `OUT.active`, which holds every
-/// message sent more than a second before the kill.
+/// A recorder killed with SIGKILL mid-recording leaves `OUT.active` (a file, or a rosbag2
+/// directory), which holds every message sent more than a second before the kill.
 #[test]
 fn a_killed_ros2_recorder_leaves_every_message_older_than_a_second() {
     let dir = common::temp_dir("ros2-record-kill");
     let script = "\"$BAGSCOPE\" record --ros2 -q --topic /chatter -o out.mcap > rec.log 2>&1 &\n\
          REC=$!\n\
-         python3 \"$PEER\" pub /chatter 200 20 sent.jsonl --wait &\n\
+         \"$BAGSCOPE\" record --ros2 -q --topic /chatter --format rosbag2-sqlite3 -o out_db3 > rec_db3.log 2>&1 &\n\
+         REC2=$!\n\
+         \"$BAGSCOPE\" record --ros2 -q --topic /chatter --format rosbag2-mcap -o out_r2 > rec_r2.log 2>&1 &\n\
+         REC3=$!\n\
+         python3 \"$PEER\" pub /chatter 200 20 sent.jsonl --wait 3 &\n\
          PUB=$!\n\
          for _ in $(seq 200); do [ \"$(wc -l < sent.jsonl 2>/dev/null || echo 0)\" -ge 60 ] && break; sleep 0.05; done\n\
          date +%s%N > killed_at\n\
-         kill -KILL $REC\n\
+         kill -KILL $REC $REC2 $REC3\n\
          kill $PUB || true\n\
          wait || true\n";
     in_netns(&dir, BIN, script, Duration::from_secs(90));
@@ -434,11 +471,19 @@ fn a_killed_ros2_recorder_leaves_every_message_older_than_a_second() {
         "{} messages older than a second",
         old.len()
     );
-    let got = recorded_bytes(&active, "/chatter");
-    assert!(
-        got.len() >= old.len() && got[..old.len()] == old[..],
-        "{} recorded of {} sent more than a second before the kill",
-        got.len(),
-        old.len()
-    );
+    // A rosbag2 recorder leaves its directory as OUT.active: committed SQLite, an MCAP file
+    // with its chunks closed; bagscope opens the directory without its metadata.yaml.
+    let db3 = dir.join("out_db3.active");
+    let r2 = dir.join("out_r2.active");
+    assert!(db3.join("out_db3_0.db3").is_file() && r2.join("out_r2_0.mcap.active").is_file());
+    for path in [active, db3, r2] {
+        let got = recorded_bytes(&path, "/chatter");
+        assert!(
+            got.len() >= old.len() && got[..old.len()] == old[..],
+            "{}: {} recorded of {} sent more than a second before the kill",
+            path.display(),
+            got.len(),
+            old.len()
+        );
+    }
 }

@@ -45,13 +45,16 @@ pub struct RecordArgs {
     /// The ROS 2 domain (0 to 232).
     #[arg(long, requires = "ros2")]
     pub domain: Option<u16>,
-    /// bag or mcap (ROS 1: bag by default; ROS 2: mcap).
+    /// bag, mcap, rosbag2-sqlite3 or rosbag2-mcap (ROS 1: bag by default; ROS 2: mcap). A
+    /// rosbag2 recording is the directory OUT (OUT.active while recording), ROS 2 only.
     #[arg(long)]
     pub format: Option<String>,
-    /// Chunk compression: none, lz4, bz2 (bag) or zstd (mcap).
+    /// Compression: none, lz4, bz2 (bag chunks), zstd (mcap chunks; rosbag2-sqlite3: each
+    /// message; rosbag2-mcap's chunks are always zstd).
     #[arg(long, default_value = "none")]
     pub compression: String,
-    /// Start a new file every this many megabytes (OUT_0.bag, OUT_1.bag, ...).
+    /// Start a new file every this many megabytes (OUT_0.bag, OUT_1.bag, ...; rosbag2: files
+    /// of the one directory).
     #[arg(long, value_name = "MB")]
     pub split_size: Option<u64>,
     /// Start a new file every this many seconds.

@@ -19,6 +19,9 @@ use crate::error::{Error, Result};
 use crate::storage::mcap_writer::{McapOptions, McapWriter};
 use crate::storage::ros1::record::Compression;
 use crate::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
+use crate::storage::rosbag2_writer::{
+    Rosbag2Compression, Rosbag2Options, Rosbag2Storage, Rosbag2Writer, TopicSpec as Rosbag2Topic,
+};
 
 /// How often the open chunk is closed and written out.
 const FLUSH_EVERY: Duration = Duration::from_millis(500);
@@ -32,32 +35,44 @@ const BACKLOG: usize = 1 << 16;
 pub enum Format {
     /// A ROS 1 bag (2.0).
     Bag,
-    /// An MCAP file (`ros1` profile).
+    /// An MCAP file (`ros1` or `ros2` profile).
     Mcap,
+    /// A rosbag2 directory of SQLite files (ROS 2 only).
+    Rosbag2Sqlite,
+    /// A rosbag2 directory of MCAP files (ROS 2 only).
+    Rosbag2Mcap,
 }
 
 impl Format {
-    /// `bag` or `mcap`.
+    /// `bag`, `mcap`, `rosbag2-sqlite3` or `rosbag2-mcap`.
     pub fn parse(s: &str) -> Result<Format> {
         match s {
             "bag" => Ok(Format::Bag),
             "mcap" => Ok(Format::Mcap),
+            "rosbag2-sqlite3" | "sqlite3" => Ok(Format::Rosbag2Sqlite),
+            "rosbag2-mcap" => Ok(Format::Rosbag2Mcap),
             other => Err(Error::Invalid(format!(
-                "a ROS 1 recording is written as bag or mcap, not {other:?}"
+                "a recording is written as bag, mcap, rosbag2-sqlite3 or rosbag2-mcap, not {other:?}"
             ))),
         }
     }
 
-    /// The chunk compression `name` (none, lz4, bz2 for a bag; none, lz4, zstd for MCAP).
+    /// Whether it is a rosbag2 directory.
+    pub fn is_rosbag2(self) -> bool {
+        matches!(self, Format::Rosbag2Sqlite | Format::Rosbag2Mcap)
+    }
+
+    /// The compression `name` (none, lz4, bz2 for a bag's chunks; none, lz4, zstd for MCAP's;
+    /// none or zstd for rosbag2: each SQLite row compressed, MCAP storage chunks always zstd).
     pub fn compression(self, name: &str) -> Result<Compression> {
         let c = match name {
             "none" | "" => Compression::None,
-            "lz4" => Compression::Lz4,
+            "lz4" if !self.is_rosbag2() => Compression::Lz4,
             "bz2" if self == Format::Bag => Compression::Bz2,
-            "zstd" if self == Format::Mcap => Compression::Zstd,
+            "zstd" if self != Format::Bag => Compression::Zstd,
             other => {
                 return Err(Error::Invalid(format!(
-                    "compression {other:?} does not apply: a bag takes none, lz4 or bz2; MCAP none, lz4 or zstd"
+                    "compression {other:?} does not apply: a bag takes none, lz4 or bz2; MCAP none, lz4 or zstd; rosbag2 none or zstd"
                 )))
             }
         };
@@ -68,6 +83,8 @@ impl Format {
         match self {
             Format::Bag => "bag",
             Format::Mcap => "mcap",
+            // A directory: named as given.
+            Format::Rosbag2Sqlite | Format::Rosbag2Mcap => "",
         }
     }
 }
@@ -175,6 +192,7 @@ impl ConnKey {
 enum Writer {
     Bag(BagWriter),
     Mcap(McapWriter, u32),
+    Rosbag2(Box<Rosbag2Writer>),
 }
 
 /// One output file being written.
@@ -206,6 +224,39 @@ impl Out {
                 )?,
                 0,
             ),
+            Format::Rosbag2Sqlite | Format::Rosbag2Mcap => {
+                if profile != "ros2" {
+                    return Err(Error::Invalid(
+                        "a rosbag2 recording holds ROS 2 (CDR) messages: record from ROS 1 as bag or mcap".into(),
+                    ));
+                }
+                Writer::Rosbag2(Box::new(Rosbag2Writer::create_active(
+                    path,
+                    Rosbag2Options {
+                        storage: if opts.format == Format::Rosbag2Sqlite {
+                            Rosbag2Storage::Sqlite3
+                        } else {
+                            Rosbag2Storage::Mcap
+                        },
+                        // SQLite rows compressed one by one, as rosbag2's MESSAGE mode; the
+                        // MCAP storage's chunks are zstd already.
+                        compression: if opts.compression == Compression::Zstd
+                            && opts.format == Format::Rosbag2Sqlite
+                        {
+                            Rosbag2Compression::Message
+                        } else {
+                            Rosbag2Compression::None
+                        },
+                        // rosbag2 splits into files of one directory.
+                        split_bytes: opts.split_size,
+                        split_ns: opts
+                            .split_duration
+                            .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+                        ros_distro: std::env::var("ROS_DISTRO").unwrap_or_default(),
+                        ..Default::default()
+                    },
+                )?))
+            }
         };
         Ok(Out {
             w,
@@ -248,6 +299,16 @@ impl Out {
                 }
                 u32::from(w.add_channel(schema, &key.topic, key.encoding, &meta)?)
             }
+            Writer::Rosbag2(w) => {
+                let t = w.add_topic(Rosbag2Topic {
+                    name: key.topic.clone(),
+                    datatype: key.datatype.clone(),
+                    serialization_format: key.encoding.into(),
+                    qos: key.qos.clone(),
+                    definition: key.definition.clone(),
+                });
+                u32::try_from(t).map_err(|_| Error::Invalid("too many topics".into()))?
+            }
         })
     }
 
@@ -275,6 +336,7 @@ impl Out {
                     u16::try_from(id).map_err(|_| Error::Invalid("too many channels".into()))?;
                 w.write(ch, *seq, time_ns, time_ns, data)?;
             }
+            Writer::Rosbag2(w) => w.write(id as usize, time_ns, data)?,
         }
         self.bytes += data.len() as u64;
         stats.messages += 1;
@@ -292,6 +354,7 @@ impl Out {
         match &mut self.w {
             Writer::Bag(w) => w.flush(),
             Writer::Mcap(w, _) => w.flush(),
+            Writer::Rosbag2(w) => w.flush(),
         }
     }
 
@@ -299,6 +362,7 @@ impl Out {
         match self.w {
             Writer::Bag(w) => w.finish(),
             Writer::Mcap(w, _) => w.finish(),
+            Writer::Rosbag2(w) => w.finish(),
         }
     }
 }
@@ -544,7 +608,8 @@ fn record(
     stop: &AtomicBool,
     on_progress: &mut dyn FnMut(&RecordStats),
 ) -> Result<RecordStats> {
-    let split = opts.split_size.is_some() || opts.split_duration.is_some();
+    let split =
+        !opts.format.is_rosbag2() && (opts.split_size.is_some() || opts.split_duration.is_some());
     let mut part = 0u32;
     let ext = opts.format.extension();
     let profile = source.profile();
@@ -574,7 +639,8 @@ fn record(
             last_flush = Instant::now();
             on_progress(&stats);
         }
-        let full = opts.split_size.is_some_and(|s| out.bytes >= s)
+        // rosbag2 splits into files of its one directory itself.
+        let full = !opts.format.is_rosbag2() && opts.split_size.is_some_and(|s| out.bytes >= s)
             || opts
                 .split_duration
                 .is_some_and(|d| out.started.elapsed() >= d);

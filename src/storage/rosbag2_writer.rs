@@ -157,6 +157,8 @@ pub struct Rosbag2Writer {
     files: Vec<FileStat>,
     current: Current,
     done: bool,
+    /// Written as `target.active` by a live recorder: kept when dropped unfinished.
+    active: bool,
 }
 
 fn yaml_str(s: &str) -> String {
@@ -209,7 +211,50 @@ impl Rosbag2Writer {
             files: Vec::new(),
             current: Current::None,
             done: false,
+            active: false,
         })
+    }
+
+    /// Starts writing a recording from a live system: built in the directory `target.active`
+    /// (renamed to `target` when finished); a recorder killed before then leaves that directory
+    /// with everything [`Rosbag2Writer::flush`] wrote: SQLite files committed, MCAP files
+    /// (`NAME_0.mcap.active`) with every chunk closed. bagscope opens it without its
+    /// metadata.yaml.
+    pub fn create_active(target: impl AsRef<Path>, opts: Rosbag2Options) -> Result<Rosbag2Writer> {
+        let target = target.as_ref().to_path_buf();
+        let active = crate::storage::ros1::writer::active_path_for(&target);
+        if active.exists() {
+            return Err(Error::Invalid(format!(
+                "{} exists (a recording being written, or one a killed recorder left): not overwritten",
+                active.display()
+            )));
+        }
+        let mut w = Rosbag2Writer::create(&target, opts)?;
+        let _ = std::fs::remove_dir_all(&w.tmp);
+        std::fs::create_dir_all(&active).map_err(|e| Error::Open {
+            path: active.clone(),
+            source: e,
+        })?;
+        w.tmp = active;
+        w.active = true;
+        Ok(w)
+    }
+
+    /// Hands everything written so far to the operating system: the SQLite transaction is
+    /// committed (and a new one begun), the MCAP file's chunk closed.
+    pub fn flush(&mut self) -> Result<()> {
+        let r = match &mut self.current {
+            Current::None => Ok(()),
+            Current::Sqlite {
+                conn,
+                pending,
+                data,
+                ..
+            } => insert_pending(conn, pending, data)
+                .and_then(|_| conn.execute_batch("COMMIT; BEGIN;")),
+            Current::Mcap { w, .. } => return w.flush(),
+        };
+        r.map_err(|e| self.storage_err(e))
     }
 
     /// Adds a topic; its index is what [`Rosbag2Writer::write`] takes.
@@ -278,14 +323,16 @@ impl Rosbag2Writer {
                 }
             }
             Rosbag2Storage::Mcap => {
-                let w = McapWriter::create(
-                    &path,
-                    McapOptions {
-                        compression: Compression::Zstd,
-                        chunk_size: 1 << 20,
-                        profile: "ros2".into(),
-                    },
-                )?;
+                let mo = McapOptions {
+                    compression: Compression::Zstd,
+                    chunk_size: 1 << 20,
+                    profile: "ros2".into(),
+                };
+                let w = if self.active {
+                    McapWriter::create_active(&path, mo)?
+                } else {
+                    McapWriter::create(&path, mo)?
+                };
                 Current::Mcap {
                     w: Box::new(w),
                     bytes: 0,
@@ -563,7 +610,7 @@ fn sql_quote(s: &str) -> String {
 
 impl Drop for Rosbag2Writer {
     fn drop(&mut self) {
-        if !self.done {
+        if !self.done && !self.active {
             self.current = Current::None;
             let _ = std::fs::remove_dir_all(&self.tmp);
         }

@@ -82,7 +82,7 @@ def rclpy_pub(a):
     node = rclpy.create_node("bagscope_test_talker")
     pub = node.create_publisher(String, a.topic, 10)
     if a.wait:
-        while pub.get_subscription_count() == 0:
+        while pub.get_subscription_count() < a.wait:
             rclpy.spin_once(node, timeout_sec=0.05)
         # The subscriber has seen this publisher once it has been matched here for a moment.
         time.sleep(0.5)
@@ -198,7 +198,8 @@ def main():
     s.add_argument("count", type=int)
     s.add_argument("hz", type=float)
     s.add_argument("out")
-    s.add_argument("--wait", action="store_true")
+    # --wait: until a subscriber is matched; --wait N: until N are.
+    s.add_argument("--wait", nargs="?", const=1, default=0, type=int)
     a = p.parse_args()
     {"sub": rclpy_sub, "pub": rclpy_pub, "cyclone-sub": cyclone_sub, "cyclone-pub": cyclone_pub}[a.cmd](a)
 

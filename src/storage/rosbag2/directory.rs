@@ -134,7 +134,7 @@ pub(crate) fn open_file(path: &Path) -> Result<(Vec<Source>, Opened)> {
 
 pub(crate) fn is_storage_file(p: &Path) -> bool {
     let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    [".db3", ".mcap", ".db3.zstd", ".mcap.zstd"]
+    [".db3", ".mcap", ".db3.zstd", ".mcap.zstd", ".mcap.active"]
         .iter()
         .any(|e| n.ends_with(e))
 }
