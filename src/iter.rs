@@ -10,6 +10,7 @@ use std::thread::JoinHandle;
 
 use crate::bag::{Bag, Filter, IndexEntry, Message, MessageTables};
 use crate::error::{Error, Result};
+use crate::storage::ChunkKind;
 
 /// An uncompressed chunk at least this large whose wanted messages average at least
 /// [`ALONE_BYTES_PER_MESSAGE`] of it each is read record by record ([`Messages`]).
@@ -140,10 +141,151 @@ pub struct Messages {
     workers: Vec<JoinHandle<()>>,
     total: usize,
     done: bool,
+    /// Reading chunk by chunk in file order instead of merging the tables (see [`Stream`]).
+    stream: Option<Stream>,
 }
 
+/// Every wanted message of MCAP chunks that do not overlap in time, read chunk by chunk in
+/// file order: each chunk's Message records are found by walking its records once it is
+/// decompressed (read ahead on the prefetch threads) and sorted by time within the chunk, so
+/// neither the whole file's message tables nor a merge across connections is needed. The
+/// order is the merge's: time, then chunk, then place in the chunk.
+struct Stream {
+    /// Chunks to read, in file (and time) order.
+    order: Vec<u32>,
+    /// The next of `order` to read.
+    next: usize,
+    /// Per connection: wanted.
+    want: Vec<bool>,
+    /// Per storage file: channel id to connection index.
+    by_id: Vec<HashMap<u32, usize>>,
+    /// The chunk being yielded.
+    cur: Option<Current>,
+}
+
+/// A chunk being yielded by a [`Stream`]: its index, its data, its messages (time, offset,
+/// connection) sorted, and the position in them.
+type Current = (u32, Arc<Vec<u8>>, Vec<(u64, u32, usize)>, usize);
+
 impl Messages {
+    /// The [`Stream`] for `filter`, when it applies: every message (no time window) of MCAP
+    /// chunks whose message counts are known and whose times do not overlap in file order.
+    fn stream_for(bag: &Bag, filter: &Filter) -> Option<(Stream, usize)> {
+        if filter.start_ns.is_some() || filter.end_ns.is_some() {
+            return None;
+        }
+        let s = bag.summary();
+        // MCAP only: a ROS 1 chunk's record headers (field=value pairs) cost more to walk than
+        // its table entries, which its index data records give without the chunk.
+        if s.chunks.is_empty() || s.chunks.iter().any(|c| c.kind != ChunkKind::Mcap) {
+            return None;
+        }
+        let mut want = vec![filter.connections.is_none(); s.connections.len()];
+        if let Some(cs) = &filter.connections {
+            for &c in cs {
+                *want.get_mut(c)? = true;
+            }
+        }
+        let mut order = Vec::new();
+        let mut total = 0usize;
+        let mut last_end: Option<u64> = None;
+        for (i, ch) in s.chunks.iter().enumerate() {
+            if ch.counts.is_empty() {
+                return None;
+            }
+            let n: u64 = ch
+                .counts
+                .iter()
+                .filter(|&&(c, _)| want.get(c as usize).copied().unwrap_or(false))
+                .map(|&(_, n)| u64::from(n))
+                .sum();
+            if n == 0 {
+                continue;
+            }
+            if last_end.is_some_and(|e| e > ch.start_ns) || ch.start_ns > ch.end_ns {
+                return None;
+            }
+            last_end = Some(ch.end_ns);
+            total += usize::try_from(n).ok()?;
+            order.push(u32::try_from(i).ok()?);
+        }
+        let mut by_id: Vec<HashMap<u32, usize>> = vec![HashMap::new(); s.files.len().max(1)];
+        for (ci, c) in s.connections.iter().enumerate() {
+            by_id.get_mut(c.file as usize)?.insert(c.id, ci);
+        }
+        Some((
+            Stream {
+                order,
+                next: 0,
+                want,
+                by_id,
+                cur: None,
+            },
+            total,
+        ))
+    }
+
+    /// The next message of the stream.
+    fn stream_next(&mut self) -> Option<Result<Message>> {
+        loop {
+            let st = self.stream.as_mut()?;
+            if let Some((c, data, msgs, pos)) = &mut st.cur {
+                if let Some(&(time_ns, offset, conn)) = msgs.get(*pos) {
+                    *pos += 1;
+                    let chunk = *c;
+                    let ch = &self.bag.summary().chunks[chunk as usize];
+                    return Some(crate::storage::message_in_data(
+                        data.clone(),
+                        ch,
+                        conn,
+                        IndexEntry {
+                            time_ns,
+                            chunk,
+                            offset,
+                        },
+                    ));
+                }
+                let c = *c;
+                st.cur = None;
+                if let Some(p) = &self.prefetch {
+                    p.release(c);
+                }
+            }
+            let &c = st.order.get(st.next)?;
+            st.next += 1;
+            let data = match &self.prefetch {
+                Some(p) => p.get(&self.bag, c),
+                None => self.bag.decompress_chunk(c as usize).map(Arc::new),
+            };
+            let data = match data {
+                Ok(d) => d,
+                Err(e) => return Some(Err(e)),
+            };
+            let ch = &self.bag.summary().chunks[c as usize];
+            let by_id = st.by_id.get(ch.file as usize);
+            let want = &st.want;
+            let mut msgs: Vec<(u64, u32, usize)> = Vec::with_capacity(ch.message_count() as usize);
+            let on_msg = |id: u32, e: IndexEntry, _: &[u8]| {
+                if let Some(&ci) = by_id.and_then(|m| m.get(&id)) {
+                    if want[ci] {
+                        msgs.push((e.time_ns, e.offset, ci));
+                    }
+                }
+            };
+            let r = crate::storage::mcap::scan_chunk_messages(&data, ch.pos, on_msg);
+            if let Err(e) = r {
+                return Some(Err(e));
+            }
+            // Mostly in order already: the sort is a pass.
+            msgs.sort_unstable_by_key(|&(t, off, _)| (t, off));
+            st.cur = Some((c, data, msgs, 0));
+        }
+    }
+
     pub(crate) fn new(bag: Bag, filter: &Filter, threads: usize) -> Result<Messages> {
+        if let Some((stream, total)) = Self::stream_for(&bag, filter) {
+            return Self::streaming(bag, threads, stream, total);
+        }
         let tables = bag.tables_for(filter)?;
         let owner = bag.clone();
         let s = owner.summary();
@@ -244,6 +386,47 @@ impl Messages {
             workers,
             total,
             done: false,
+            stream: None,
+        })
+    }
+
+    /// The iteration of a [`Stream`]: the prefetch threads decompress its chunks in order.
+    fn streaming(bag: Bag, threads: usize, stream: Stream, total: usize) -> Result<Messages> {
+        let nchunks = bag.summary().chunks.len();
+        let mut workers = Vec::new();
+        let prefetch = if stream.order.len() > 1 && threads > 0 {
+            let p = Arc::new(Prefetch {
+                order: stream.order.clone(),
+                conns: None,
+                next: AtomicUsize::new(0),
+                state: Mutex::new(State::default()),
+                cv: Condvar::new(),
+                window: threads * 2 + 2,
+            });
+            for i in 0..threads {
+                let (p, b) = (p.clone(), bag.clone());
+                let h = std::thread::Builder::new()
+                    .name(format!("bagscope-decompress-{i}"))
+                    .spawn(move || p.worker(&b))?;
+                workers.push(h);
+            }
+            Some(p)
+        } else {
+            None
+        };
+        Ok(Messages {
+            bag,
+            tables: Arc::new(MessageTables::default()),
+            cursors: Vec::new(),
+            heap: BinaryHeap::new(),
+            remaining: Vec::new(),
+            held: vec![None; nchunks],
+            alone: Vec::new(),
+            prefetch,
+            workers,
+            total,
+            done: false,
+            stream: Some(stream),
         })
     }
 
@@ -291,6 +474,9 @@ impl Iterator for Messages {
     fn next(&mut self) -> Option<Self::Item> {
         if self.done {
             return None;
+        }
+        if self.stream.is_some() {
+            return self.stream_next();
         }
         // The earliest head is replaced by its connection's next entry in place (one sift),
         // or removed when that connection is done.

@@ -333,3 +333,81 @@ fn a_chunk_index_whose_compressed_size_disagrees_with_its_chunk() {
         assert!(!r.stdout.contains("remain"), "{}", r.stdout);
     }
 }
+
+/// Every message of a recording, as `(connection, time, bytes)`, or the first error.
+fn read_all(
+    bag: &bagscope::Bag,
+    f: &bagscope::Filter,
+) -> Result<Vec<(usize, u64, Vec<u8>)>, String> {
+    let mut v = Vec::new();
+    for m in bag.messages(f).map_err(|e| e.to_string())? {
+        let m = m.map_err(|e| e.to_string())?;
+        v.push((m.conn, m.time_ns, m.data.to_vec()));
+    }
+    Ok(v)
+}
+
+/// Reading every message chunk by chunk in file order (no tables, no merge) gives what the
+/// merge of the message tables gives, message for message, for every MCAP file of the corpus
+/// (the tables are used when a time window is asked for: a window from 0 is all of it).
+#[test]
+fn reading_chunk_by_chunk_gives_the_merge_order_on_every_corpus_mcap() {
+    same_both_ways(common::corpus2_dir(), "mcap", 100, 10_000);
+}
+
+/// Reads every file with extension `ext` under `root` (below 64 MiB) both ways and compares.
+fn same_both_ways(root: std::path::PathBuf, ext: &str, min_files: usize, min_messages: usize) {
+    let mut files = Vec::new();
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == ext)
+                && std::fs::metadata(&p).unwrap().len() < 64 << 20
+            {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() > min_files, "{} .{ext} files", files.len());
+    let (mut compared, mut messages) = (0, 0);
+    for f in &files {
+        let Ok(bag) = bagscope::Bag::open(f) else {
+            continue;
+        };
+        let all = read_all(&bag, &bagscope::Filter::default());
+        let bag = bagscope::Bag::open(f).unwrap();
+        let merged = read_all(
+            &bag,
+            &bagscope::Filter {
+                start_ns: Some(0),
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            all.is_ok(),
+            merged.is_ok(),
+            "{}: {all:?} / {merged:?}",
+            f.display()
+        );
+        if let (Ok(a), Ok(b)) = (&all, &merged) {
+            assert!(
+                a == b,
+                "{}: {} vs {} messages, first difference at {:?}",
+                f.display(),
+                a.len(),
+                b.len(),
+                a.iter().zip(b).position(|(x, y)| x != y)
+            );
+            messages += a.len();
+        }
+        compared += 1;
+    }
+    assert!(
+        compared > min_files && messages > min_messages,
+        "{compared} files, {messages} messages"
+    );
+}
