@@ -28,6 +28,9 @@ struct State {
     stop: bool,
 }
 
+/// A prefetch started (none when not worth it) and its threads.
+type Started = (Option<Arc<Prefetch>>, Vec<JoinHandle<()>>);
+
 struct Prefetch {
     order: Vec<u32>,
     /// The connections read when not all are: a block of SQLite rows is then read with their
@@ -40,6 +43,36 @@ struct Prefetch {
 }
 
 impl Prefetch {
+    /// Starts `threads` threads reading chunks `order` ahead (none for a single chunk or no
+    /// thread), of connections `conns` only where given.
+    fn start(
+        bag: &Bag,
+        order: Vec<u32>,
+        conns: Option<Vec<usize>>,
+        threads: usize,
+    ) -> Result<Started> {
+        let mut workers = Vec::new();
+        if order.len() <= 1 || threads == 0 {
+            return Ok((None, workers));
+        }
+        let p = Arc::new(Prefetch {
+            order,
+            conns,
+            next: AtomicUsize::new(0),
+            state: Mutex::new(State::default()),
+            cv: Condvar::new(),
+            window: threads * 2 + 2,
+        });
+        for i in 0..threads {
+            let (p, b) = (p.clone(), bag.clone());
+            let h = std::thread::Builder::new()
+                .name(format!("bagscope-decompress-{i}"))
+                .spawn(move || p.worker(&b))?;
+            workers.push(h);
+        }
+        Ok((Some(p), workers))
+    }
+
     /// Chunk `c`'s data, as far as the iteration reads it.
     fn load(&self, bag: &Bag, c: u32) -> Ready {
         match &self.conns {
@@ -351,29 +384,10 @@ impl Messages {
             .map(|(_, c)| c)
             .filter(|&c| bag.chunk_is_buffered(c) && !alone[c as usize])
             .collect();
-        let mut workers = Vec::new();
-        let prefetch = if real.len() > 1 && threads > 0 {
-            let all = filter.connections.is_none()
-                || filter.connections.as_ref().map(Vec::len) == Some(s.connections.len());
-            let p = Arc::new(Prefetch {
-                order: real,
-                conns: (!all).then(|| filter.connections.clone()).flatten(),
-                next: AtomicUsize::new(0),
-                state: Mutex::new(State::default()),
-                cv: Condvar::new(),
-                window: threads * 2 + 2,
-            });
-            for i in 0..threads {
-                let (p, b) = (p.clone(), bag.clone());
-                let h = std::thread::Builder::new()
-                    .name(format!("bagscope-decompress-{i}"))
-                    .spawn(move || p.worker(&b))?;
-                workers.push(h);
-            }
-            Some(p)
-        } else {
-            None
-        };
+        let all = filter.connections.is_none()
+            || filter.connections.as_ref().map(Vec::len) == Some(s.connections.len());
+        let conns = (!all).then(|| filter.connections.clone()).flatten();
+        let (prefetch, workers) = Prefetch::start(&bag, real, conns, threads)?;
         Ok(Messages {
             bag,
             tables,
@@ -393,27 +407,7 @@ impl Messages {
     /// The iteration of a [`Stream`]: the prefetch threads decompress its chunks in order.
     fn streaming(bag: Bag, threads: usize, stream: Stream, total: usize) -> Result<Messages> {
         let nchunks = bag.summary().chunks.len();
-        let mut workers = Vec::new();
-        let prefetch = if stream.order.len() > 1 && threads > 0 {
-            let p = Arc::new(Prefetch {
-                order: stream.order.clone(),
-                conns: None,
-                next: AtomicUsize::new(0),
-                state: Mutex::new(State::default()),
-                cv: Condvar::new(),
-                window: threads * 2 + 2,
-            });
-            for i in 0..threads {
-                let (p, b) = (p.clone(), bag.clone());
-                let h = std::thread::Builder::new()
-                    .name(format!("bagscope-decompress-{i}"))
-                    .spawn(move || p.worker(&b))?;
-                workers.push(h);
-            }
-            Some(p)
-        } else {
-            None
-        };
+        let (prefetch, workers) = Prefetch::start(&bag, stream.order.clone(), None, threads)?;
         Ok(Messages {
             bag,
             tables: Arc::new(MessageTables::default()),

@@ -379,10 +379,10 @@ fn record_a_cyclone_writer_found_by_discovery() {
 }
 
 /// 20,000 small messages played at 10 kHz (`--rate 1`) into `bagscope record --ros2`: every
-/// one arrives, in order per topic (the player waits on the writers' acknowledgement windows;
-/// the recorder's readers keep what it has not taken yet). The release build keeps up flat
-/// out (scripts/bench_ros2.py); this debug build of the recorder, with the namespace tests'
-/// other processes on the same 2 cores, lost a few dozen of the last messages at 50 kHz once.
+/// one arrives, in order per topic (the player waits on the writers' acknowledgement windows
+/// and, at the end, lingers half a second for repairs; the recorder's readers keep what it has
+/// not taken yet). With both cores busy (two `yes` loops beside it) the last few messages were
+/// lost in 2 of 8 runs before the player lingered, none in 6 runs since.
 #[test]
 fn a_flood_played_into_the_recorder_loses_nothing() {
     let dir = common::temp_dir("ros2-flood");
@@ -410,18 +410,35 @@ fn a_flood_played_into_the_recorder_loses_nothing() {
         "\"$BAGSCOPE\" record --ros2 -q --regex '^/flood_' -o out.mcap > rec.log 2>&1 &\n\
          REC=$!\n\
          sleep 1\n\
-         \"$BAGSCOPE\" play --ros2 --to-ros2 -q --rate 1 --wait-for-subscribers '{}'\n\
+         \"$BAGSCOPE\" play --ros2 --to-ros2 --rate 1 --wait-for-subscribers '{}'\n\
          sleep 2\n\
          kill -INT $REC\n\
-         wait $REC\n",
+         wait $REC\n\
+         cat rec.log >&2\n",
         bag_path.display()
     );
-    in_netns(&dir, BIN, &script, Duration::from_secs(90));
+    let out = in_netns(&dir, BIN, &script, Duration::from_secs(90));
     let got = recorded(
         &dir.join("out.mcap"),
         &["/flood_0", "/flood_1", "/flood_2", "/flood_3"],
     );
-    assert_eq!(got.len(), 20_000, "every message recorded");
+    if got.len() != 20_000 {
+        // Which were lost: the first, the last, or between.
+        let mut seen = vec![false; 20_000];
+        for m in &got {
+            let v = f64::from_le_bytes(m.2[4..12].try_into().unwrap()) as usize;
+            if let Some(x) = seen.get_mut(v) {
+                *x = true;
+            }
+        }
+        let lost: Vec<usize> = (0..20_000).filter(|&i| !seen[i]).collect();
+        panic!(
+            "{} of 20,000 recorded; lost: {:?}\n{}",
+            got.len(),
+            &lost[..lost.len().min(40)],
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     for k in 0..4u64 {
         let values: Vec<f64> = got
             .iter()

@@ -1682,6 +1682,34 @@ fn publish_toggle_sends_to_a_live_ros2_subscriber() {
     assert!(!h.state().doc.as_ref().unwrap().publish.active());
 }
 
+/// Opens the Live window (recordings into `dir`/cache), picks ROS 2 when `ros2`, finds the
+/// topics (`topic` of type `datatype` among them), starts, and waits for the first messages
+/// of `topic` on the timeline.
+fn start_live(h: &mut Harness<'_, App>, dir: &Path, ros2: bool, topic: &str, datatype: &str) {
+    h.state_mut().live.dir = Some(dir.join("cache"));
+    h.get_by_label("Live…").click();
+    h.run_steps(4);
+    if ros2 {
+        h.get_by_label("ROS 2").click();
+        h.run_steps(2);
+    }
+    h.get_by_label("Find topics").click();
+    h.run_steps(2);
+    wait_for(h, "the topics found", |a| a.live.found.is_some());
+    let found = h.state().live.found.clone().unwrap().unwrap();
+    assert!(
+        found.contains(&(topic.to_string(), datatype.to_string())),
+        "{found:?}"
+    );
+    h.get_by_label("Start").click();
+    h.run_steps(2);
+    wait_for(h, "the first messages on the timeline", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| indexed(a) && d.rec.bag.summary().topic(topic).is_some())
+    });
+}
+
 /// Live against a real ROS 1 graph (Debian's roscore, `rostopic pub` as the publisher): Find
 /// topics lists what is published, Start records into the cache and the document fills in
 /// as messages arrive (the timeline's counts, the inspector at the newest message, a plotted
@@ -1698,26 +1726,9 @@ fn live_records_a_ros1_graph_and_the_view_fills_in() {
     m.wait_for("/speed", true);
 
     let mut h = harness(None);
-    h.state_mut().live.dir = Some(dir.join("cache"));
-    h.get_by_label("Live…").click();
-    h.run_steps(4);
     h.state_mut().live.master = m.uri.clone();
-    h.get_by_label("Find topics").click();
-    h.run_steps(2);
-    wait_for(&mut h, "the topics found", |a| a.live.found.is_some());
-    let found = h.state().live.found.clone().unwrap().unwrap();
-    assert!(
-        found.contains(&("/speed".to_string(), "std_msgs/Float64".to_string())),
-        "{found:?}"
-    );
+    start_live(&mut h, &dir, false, "/speed", "std_msgs/Float64");
     assert!(h.state().live.picked.contains("/speed"));
-    h.get_by_label("Start").click();
-    h.run_steps(2);
-    wait_for(&mut h, "the first messages on the timeline", |a| {
-        a.doc
-            .as_ref()
-            .is_some_and(|d| indexed(a) && d.rec.bag.summary().topic("/speed").is_some())
-    });
     h.get_by_label_contains("Live from the ROS 1 master at");
     let count = |a: &App| {
         let d = a.doc.as_ref().unwrap();
@@ -1836,26 +1847,7 @@ fn live_records_a_ros2_domain() {
     }
 
     let mut h = harness(None);
-    h.state_mut().live.dir = Some(dir.join("cache"));
-    h.get_by_label("Live…").click();
-    h.run_steps(4);
-    h.get_by_label("ROS 2").click();
-    h.run_steps(2);
-    h.get_by_label("Find topics").click();
-    h.run_steps(2);
-    wait_for(&mut h, "the topics found", |a| a.live.found.is_some());
-    let found = h.state().live.found.clone().unwrap().unwrap();
-    assert!(
-        found.contains(&("/chatter".to_string(), "std_msgs/msg/String".to_string())),
-        "{found:?}"
-    );
-    h.get_by_label("Start").click();
-    h.run_steps(2);
-    wait_for(&mut h, "the first messages on the timeline", |a| {
-        a.doc
-            .as_ref()
-            .is_some_and(|d| indexed(a) && d.rec.bag.summary().topic("/chatter").is_some())
-    });
+    start_live(&mut h, &dir, true, "/chatter", "std_msgs/msg/String");
     h.get_by_label_contains("Live from ROS 2 domain 0 (localhost only)");
     let count = |a: &App| {
         a.doc

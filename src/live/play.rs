@@ -616,6 +616,15 @@ fn schedule(
     for r in routes.iter().flatten() {
         r.sink.drain(Duration::from_secs(10));
     }
+    // A DDS writer also answers what its subscribers ask again for a moment before it goes
+    // (seen on a loaded machine: the last few messages otherwise missing).
+    let settle = routes
+        .iter()
+        .flatten()
+        .map(|r| r.sink.settle())
+        .max()
+        .unwrap_or_default();
+    std::thread::sleep(settle);
     Ok(report)
 }
 

@@ -25,6 +25,10 @@ use crate::storage::rosbag2_writer::{
 
 /// How often the open chunk is closed and written out.
 const FLUSH_EVERY: Duration = Duration::from_millis(500);
+/// When asked to stop, messages are still taken until none has come for this long...
+const STOP_QUIET: Duration = Duration::from_millis(300);
+/// ... or this long has passed.
+const STOP_MAX: Duration = Duration::from_secs(3);
 /// How often the master is asked for new topics (`--all`, `--regex`).
 const DISCOVER_EVERY: Duration = Duration::from_millis(500);
 /// Messages received and not yet written before the receiving threads wait.
@@ -651,7 +655,20 @@ fn record(
             stats.files.push(done.finish()?);
         }
     }
-    // What had arrived when asked to stop is written too.
+    // What reaches this side when asked to stop is written too: received until nothing more
+    // has come for STOP_QUIET (at most STOP_MAX; a busy machine's sockets and DDS threads
+    // may still hold what a player sent just before), then whatever is left.
+    let asked = Instant::now();
+    let mut last = Instant::now();
+    while asked.elapsed() < STOP_MAX && last.elapsed() < STOP_QUIET {
+        let before = stats.messages;
+        source.receive(Duration::from_millis(20), &mut |key, t, data| {
+            out.write(key, t, data, &mut stats)
+        })?;
+        if stats.messages > before {
+            last = Instant::now();
+        }
+    }
     source.rest(&mut |key, t, data| out.write(key, t, data, &mut stats))?;
     stats.files.push(out.finish()?);
     on_progress(&stats);
