@@ -207,7 +207,9 @@ impl Messages {
         if filter.start_ns.is_some() || filter.end_ns.is_some() {
             return None;
         }
-        let s = bag.summary();
+        // The quick summary: a recording whose rows are read later (rosbag2 SQLite) is not
+        // read whole here just to find it has no MCAP chunks.
+        let s = bag.quick_summary();
         // MCAP only: a ROS 1 chunk's record headers (field=value pairs) cost more to walk than
         // its table entries, which its index data records give without the chunk.
         if s.chunks.is_empty() || s.chunks.iter().any(|c| c.kind != ChunkKind::Mcap) {
