@@ -409,6 +409,9 @@ impl Messages {
     /// The iteration of a [`Stream`]: the prefetch threads decompress its chunks in order.
     fn streaming(bag: Bag, threads: usize, stream: Stream, total: usize) -> Result<Messages> {
         let nchunks = bag.summary().chunks.len();
+        // On one core a read-ahead thread only takes turns with this one: the chunks are then
+        // decompressed here, as they are reached.
+        let threads = if threads < 2 { 0 } else { threads };
         let (prefetch, workers) = Prefetch::start(&bag, stream.order.clone(), None, threads)?;
         Ok(Messages {
             bag,
