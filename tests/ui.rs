@@ -1710,6 +1710,18 @@ fn start_live(h: &mut Harness<'_, App>, dir: &Path, ros2: bool, topic: &str, dat
     });
 }
 
+/// Clicks Stop and waits until the recording is finished and shown from its final file.
+fn stop_live(h: &mut Harness<'_, App>) {
+    h.get_by_label("Stop").click();
+    h.run_steps(2);
+    wait_for(h, "the file finished and read", |a| {
+        let s = a.live.session.as_ref().unwrap();
+        s.end.is_some() && a.doc.as_ref().is_some_and(|d| d.rec.path == s.file) && indexed(a)
+    });
+    let s = h.state().live.session.as_ref().unwrap();
+    assert!(matches!(s.end, Some(Ok(()))), "{:?}", s.end);
+}
+
 /// Live against a real ROS 1 graph (Debian's roscore, `rostopic pub` as the publisher): Find
 /// topics lists what is published, Start records into the cache and the document fills in
 /// as messages arrive (the timeline's counts, the inspector at the newest message, a plotted
@@ -1794,14 +1806,8 @@ fn live_records_a_ros1_graph_and_the_view_fills_in() {
         assert_eq!(d.nav.view.1, (b - a) as f64);
     }
     // Stop finishes the file: every message counted is in it.
-    h.get_by_label("Stop").click();
-    h.run_steps(2);
-    wait_for(&mut h, "the file finished and read", |a| {
-        let s = a.live.session.as_ref().unwrap();
-        s.end.is_some() && a.doc.as_ref().is_some_and(|d| d.rec.path == s.file) && indexed(a)
-    });
+    stop_live(&mut h);
     let s = h.state().live.session.as_ref().unwrap();
-    assert!(matches!(s.end, Some(Ok(()))), "{:?}", s.end);
     assert!(s.file.is_file() && !s.file.with_extension("bag.active").exists());
     let recorded = s.stats.topics.get("/speed").copied().unwrap();
     let file = s.file.clone();
@@ -1868,14 +1874,8 @@ fn live_records_a_ros2_domain() {
     wait_for(&mut h, "more messages", |a| count(a) > n1 + 20);
     wait_for(&mut h, "the inspector", inspected);
     assert!(h.query_all_by_label_contains("\"hello ").count() >= 1);
-    h.get_by_label("Stop").click();
-    h.run_steps(2);
-    wait_for(&mut h, "the file finished and read", |a| {
-        let s = a.live.session.as_ref().unwrap();
-        s.end.is_some() && a.doc.as_ref().is_some_and(|d| d.rec.path == s.file) && indexed(a)
-    });
+    stop_live(&mut h);
     let s = h.state().live.session.as_ref().unwrap();
-    assert!(matches!(s.end, Some(Ok(()))), "{:?}", s.end);
     assert_eq!(s.file.extension().unwrap(), "mcap");
     let bag = bagscope::Bag::open(&s.file).unwrap();
     let got = common::messages(&bag);

@@ -204,12 +204,6 @@ pub fn start(app: &mut App) {
         }
     };
     let dir = live.dir.clone().unwrap_or_else(cache_dir);
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        live.session = None;
-        app.error = Some(format!("cannot make {}: {e}", dir.display()));
-        return;
-    }
-    prune(&dir);
     let stamp = stamp();
     let format = if live.ros2 { Format::Mcap } else { Format::Bag };
     let ext = if live.ros2 { "mcap" } else { "bag" };
@@ -226,7 +220,7 @@ pub fn start(app: &mut App) {
     // What the user looked at goes on looking: the same panels, for the same topics live (a
     // recording of the robot, or the recording being played into the graph).
     let wanted = app.doc.as_ref().map(layout::capture).unwrap_or_default();
-    let job = Job::spawn("live", 16, &app.ctx, move |h| run(&target, &opts, h))
+    let job = Job::spawn("live", 16, &app.ctx, move |h| run(&dir, &target, &opts, h))
         .unwrap_or_else(|e| Job::done(Event::Finished(Err(e))));
     live.session = Some(Session {
         job,
@@ -259,9 +253,17 @@ fn stamp() -> String {
     )
 }
 
-/// The recorder: joins the graph or domain and records until the session is dropped or
-/// stopped (the job's cancel flag).
-fn run(target: &Target, opts: &RecordOptions, h: &Handle<Event>) {
+/// The recorder: makes room in the cache directory `dir`, joins the graph or domain and
+/// records until the session is dropped or stopped (the job's cancel flag).
+fn run(dir: &Path, target: &Target, opts: &RecordOptions, h: &Handle<Event>) {
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        h.send(Event::Finished(Err(format!(
+            "cannot make {}: {e}",
+            dir.display()
+        ))));
+        return;
+    }
+    prune(dir);
     let (t, said) = match connect(target) {
         Ok(x) => x,
         Err(e) => {

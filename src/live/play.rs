@@ -290,13 +290,7 @@ pub fn play(
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        let settle = routes
-            .iter()
-            .flatten()
-            .map(|r| r.sink.settle())
-            .max()
-            .unwrap_or_default();
-        std::thread::sleep(settle);
+        std::thread::sleep(settle(routes));
     }
     if !opts.delay.is_zero() {
         std::thread::sleep(opts.delay);
@@ -618,14 +612,18 @@ fn schedule(
     }
     // A DDS writer also answers what its subscribers ask again for a moment before it goes
     // (seen on a loaded machine: the last few messages otherwise missing).
-    let settle = routes
+    std::thread::sleep(settle(routes));
+    Ok(report)
+}
+
+/// The longest settle of the routes' sinks ([`Sink::settle`]).
+fn settle(routes: &[Option<Route>]) -> Duration {
+    routes
         .iter()
         .flatten()
         .map(|r| r.sink.settle())
         .max()
-        .unwrap_or_default();
-    std::thread::sleep(settle);
-    Ok(report)
+        .unwrap_or_default()
 }
 
 fn sleep_until(t: Instant) {
