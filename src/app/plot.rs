@@ -89,6 +89,9 @@ pub struct Series {
     /// Points of a newer state of the recording being read (they replace `points` when
     /// complete).
     incoming: Option<Vec<PlotPoint>>,
+    /// Made from points at hand (a stamp delay, a track), not read from a field: not read
+    /// again when the recording grows.
+    derived: bool,
     pyramid: Option<Pyramid>,
     /// Decimated points for the last view.
     cache: Option<(DecimationKey, Vec<PlotPoint>)>,
@@ -157,6 +160,7 @@ pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), St
         note: None,
         job: Some(job),
         incoming: None,
+        derived: false,
         pyramid: None,
         cache: None,
     });
@@ -190,11 +194,11 @@ fn spawn_series(bag: &crate::Bag, fp: FieldPath, ctx: &egui::Context) -> Result<
 }
 
 /// Extracts every field series again from the recording just reloaded (a live recording
-/// grew): the points shown stay until the new ones are all read. Series made from points
-/// at hand (stamp delays, tracks) stay as they are.
+/// grew): the points shown stay until the new ones are all read (and stay if the reading
+/// fails). Series made from points at hand (stamp delays, tracks) stay as they are.
 pub fn refresh(d: &mut Doc, ctx: &egui::Context) {
     let bag = d.rec.bag.clone();
-    for s in &mut d.plots.series {
+    for s in d.plots.series.iter_mut().filter(|s| !s.derived) {
         let Ok(fp) = FieldPath::parse(&s.path) else {
             continue;
         };
@@ -242,6 +246,7 @@ impl Series {
             note: None,
             job: None,
             incoming: None,
+            derived: true,
             cache: None,
         }
     }
@@ -262,11 +267,14 @@ pub fn poll(d: &mut Doc) {
                     }
                 },
                 Some(Part::Done(r)) => {
-                    if let Some(next) = s.incoming.take() {
-                        s.points = next;
-                    }
+                    // A newer reading replaces the points only when it completed: one that
+                    // failed leaves those shown.
+                    let next = s.incoming.take();
                     match r {
                         Ok((missing, problems)) => {
+                            if let Some(next) = next {
+                                s.points = next;
+                            }
                             let mut notes = problems;
                             if missing > 0 {
                                 notes.push(format!("absent from {missing} messages"));
