@@ -350,6 +350,106 @@ fn record_an_rclpy_talker() {
     }
 }
 
+/// A type bagscope does not ship (`nav_msgs/msg/Goals`, new in Jazzy) recorded from an rclpy
+/// talker: its definition is the one the talker's node gives through
+/// `~/get_type_description`, so the recording decodes anywhere; the messages that arrived
+/// while it was asked for are written with their own receive times; rosbag2's metadata keeps
+/// the type's hash. A talker whose node offers no type description is recorded raw, its type
+/// named, and decodes with the type on the search path.
+#[test]
+fn a_type_is_recorded_with_its_publishers_description() {
+    let dir = common::temp_dir("ros2-typedesc");
+    std::fs::create_dir_all(dir.join("msgs/nav_msgs/msg")).unwrap();
+    std::fs::write(
+        dir.join("msgs/nav_msgs/msg/Goals.msg"),
+        "std_msgs/Header header\ngeometry_msgs/PoseStamped[] goals\n",
+    )
+    .unwrap();
+    let script = "\"$BAGSCOPE\" record --ros2 --topic /goals -o goals.mcap > rec.log 2>&1 &\n\
+         REC=$!\n\
+         \"$BAGSCOPE\" record --ros2 --topic /goals --format rosbag2-sqlite3 -o goals_db3 > rec_db3.log 2>&1 &\n\
+         REC2=$!\n\
+         python3 \"$PEER\" sub rclpy.jsonl /goals=nav_msgs/msg/Goals --count 20 --timeout 30 > sub.log 2>&1 &\n\
+         SUB=$!\n\
+         ready sub.log\n\
+         python3 \"$PEER\" pub /goals 20 20 sent.jsonl --wait 3 --type nav_msgs/msg/Goals\n\
+         wait $SUB\n\
+         sleep 1\n\
+         kill -INT $REC $REC2\n\
+         wait $REC $REC2\n\
+         \"$BAGSCOPE\" record --ros2 --topic /plain -o plain.mcap > rec_plain.log 2>&1 &\n\
+         REC=$!\n\
+         python3 \"$PEER\" pub /plain 10 20 sent_plain.jsonl --wait 1 --type nav_msgs/msg/Goals --no-type-description\n\
+         sleep 1\n\
+         kill -INT $REC\n\
+         wait $REC\n\
+         cat rec.log rec_db3.log rec_plain.log >&2\n\
+         \"$BAGSCOPE\" check goals.mcap\n\
+         \"$BAGSCOPE\" check goals_db3\n\
+         \"$BAGSCOPE\" echo goals.mcap --topic /goals | tail -12\n\
+         echo ---plain\n\
+         \"$BAGSCOPE\" echo plain.mcap --msg-path msgs | tail -12\n";
+    let out = in_netns(&dir, BIN, script, Duration::from_secs(90));
+    let log = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(log.matches("OK").count(), 2, "{log}");
+    assert!(
+        err.contains(
+            "/goals: definition of nav_msgs/msg/Goals from its publisher's node /bagscope_test_talker"
+        ),
+        "{err}"
+    );
+    assert_eq!(seen(&dir.join("sent.jsonl")).len(), 20);
+    // The bytes on the wire, as an rclpy subscriber received them (a Goals message has
+    // alignment padding, which rclpy's serializer leaves as it finds it in memory: the
+    // bytes it reports sending differ there).
+    let wire = of(&seen(&dir.join("rclpy.jsonl")), "/goals");
+    assert_eq!(wire.len(), 20);
+    for path in [dir.join("goals.mcap"), dir.join("goals_db3")] {
+        let got = recorded(&path, &["/goals"]);
+        assert_same(
+            &got.iter().map(|m| m.2.clone()).collect::<Vec<_>>(),
+            &wire,
+            &format!("{} vs an rclpy subscriber", path.display()),
+        );
+        // Sent at 20 Hz: the receive times of the messages held while the description was
+        // asked for are their own, not the time they were written.
+        let s = span(got.iter().map(|m| m.1));
+        assert!(s > 0.8, "{}: span {s}", path.display());
+        let bag = Bag::open(&path).unwrap();
+        let c = &bag.summary().connections[0];
+        assert_eq!(c.datatype, "nav_msgs/msg/Goals");
+        assert!(
+            c.message_definition
+                .starts_with("std_msgs/msg/Header header\ngeometry_msgs/msg/PoseStamped[] goals\n")
+                && c.message_definition
+                    .contains("MSG: geometry_msgs/msg/Quaternion\n"),
+            "{}",
+            c.message_definition
+        );
+    }
+    // Decoded from the description: the last message has 19 goals, the last at x = 18.
+    let goals = log.split("---plain").next().unwrap();
+    assert!(
+        goals.contains("frame_id: \"map\"") && goals.contains("x: 18.0"),
+        "{log}"
+    );
+    let meta = std::fs::read_to_string(dir.join("goals_db3/metadata.yaml")).unwrap();
+    assert!(meta.contains("type_description_hash: \"RIHS01_"), "{meta}");
+    // No description: raw, the type named, decoded with the type on the search path.
+    assert!(
+        err.contains("/plain: no definition of nav_msgs/msg/Goals on the search path or shipped and its publisher's node did not describe it"),
+        "{err}"
+    );
+    let bag = Bag::open(dir.join("plain.mcap")).unwrap();
+    let c = &bag.summary().connections[0];
+    assert_eq!(c.datatype, "nav_msgs/msg/Goals");
+    assert_eq!(c.message_definition, "");
+    assert_eq!(bag.summary().message_count, 10);
+    let plain = log.split("---plain").nth(1).unwrap();
+    assert!(plain.contains("x: 8.0"), "{log}");
+}
+
 /// A Cyclone DDS writer recorded by `bagscope record --ros2 --all`: the topic is found by
 /// discovery and its messages recorded as sent (a Cyclone sample serialized by Cyclone).
 #[test]

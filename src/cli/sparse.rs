@@ -268,6 +268,7 @@ fn write_rosbag2_sqlite(out: &Path, messages: u64) -> Result<()> {
             serialization_format: "cdr".into(),
             qos: String::new(),
             definition: definition.clone(),
+            type_hash: String::new(),
         }));
     }
     let mut data = Vec::with_capacity(32);

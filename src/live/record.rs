@@ -12,7 +12,8 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use super::ros1::{Node, Received};
-use super::ros2::{Endpoint, Participant, Qos, Subscription};
+use super::ros2::typedesc::{self, Describer, Outcome};
+use super::ros2::{Endpoint, Participant, Qos, Sample, Subscription};
 use crate::definition::msg::Dialect;
 use crate::definition::sources::lookup;
 use crate::error::{Error, Result};
@@ -174,6 +175,8 @@ struct ConnKey {
     latching: bool,
     /// ROS 2: the publishers' QoS as rosbag2 records it (`offered_qos_profiles`).
     qos: String,
+    /// ROS 2: the type's hash as a publisher announced it (`RIHS01_…`), or empty.
+    type_hash: String,
 }
 
 impl ConnKey {
@@ -189,6 +192,7 @@ impl ConnKey {
             callerid: h.get("callerid").unwrap_or("").to_string(),
             latching: h.get("latching") == Some("1"),
             qos: String::new(),
+            type_hash: String::new(),
         }
     }
 }
@@ -282,7 +286,10 @@ impl Out {
             }),
             Writer::Mcap(w, _) => {
                 let schema = match (key.encoding, key.definition.is_empty()) {
-                    ("cdr", true) => 0,
+                    // Recorded raw: a schema of no encoding (MCAP's "no schema is
+                    // available") names the type, whose definition a reader may find on its
+                    // own search path.
+                    ("cdr", true) => w.add_schema(&key.datatype, "", b"")?,
                     ("cdr", false) => {
                         w.add_schema(&key.datatype, "ros2msg", key.definition.as_bytes())?
                     }
@@ -310,6 +317,7 @@ impl Out {
                     serialization_format: key.encoding.into(),
                     qos: key.qos.clone(),
                     definition: key.definition.clone(),
+                    type_hash: key.type_hash.clone(),
                 });
                 u32::try_from(t).map_err(|_| Error::Invalid("too many topics".into()))?
             }
@@ -480,9 +488,26 @@ pub fn record_ros1(
 struct Ros2Source<'a> {
     participant: &'a Participant,
     subs: Vec<(Subscription, ConnKey)>,
+    /// Subscriptions whose definition is being asked of the publisher's node: what arrives
+    /// meanwhile is kept here with its receive time and written once the definition is known.
+    pending: Vec<Pending>,
+    describer: Describer,
     subscribed: HashSet<String>,
     notes: Vec<String>,
 }
+
+/// A subscription waiting for its publisher's type description.
+struct Pending {
+    sub: Subscription,
+    key: ConnKey,
+    hash: String,
+    held: Vec<Sample>,
+    held_bytes: usize,
+}
+
+/// Messages of a topic held while its type description is asked for, at most: past this
+/// the search path's or the shipped definition is used.
+const HELD_MAX_BYTES: usize = 64 << 20;
 
 impl Ros2Source<'_> {
     /// Subscribes to `topic`, asking for what its publishers offer.
@@ -495,15 +520,6 @@ impl Ros2Source<'_> {
         let sub = self
             .participant
             .subscribe(topic, &datatype, &Qos::requested(&qos))?;
-        let definition = match lookup(&datatype, Dialect::Ros2) {
-            Some((text, _)) => text,
-            None => {
-                self.notes.push(format!(
-                    "{topic}: no definition of {datatype} on the search path or shipped: recorded raw (its type named, no schema)"
-                ));
-                String::new()
-            }
-        };
         // What the publishers offered, as rosbag2 records it.
         let mut recorded = String::new();
         for q in &qos {
@@ -514,12 +530,100 @@ impl Ros2Source<'_> {
             datatype,
             encoding: "cdr",
             md5sum: String::new(),
-            definition,
+            definition: String::new(),
             callerid: String::new(),
             latching: false,
             qos: recorded,
+            type_hash: offers
+                .iter()
+                .find_map(|e| e.type_hash.clone())
+                .unwrap_or_default(),
         };
+        // The publisher's own description of its type comes first, where its node offers
+        // one (ROS 2 Iron and later announce the type's hash).
+        if let Some((e, hash)) = offers.iter().find_map(|e| Some((e, e.type_hash.clone()?))) {
+            self.describer.ask(&key.datatype, &hash, e.guid);
+            self.pending.push(Pending {
+                sub,
+                key,
+                hash,
+                held: Vec::new(),
+                held_bytes: 0,
+            });
+            return Ok(());
+        }
+        let key = self.with_definition(key, None);
         self.subs.push((sub, key));
+        Ok(())
+    }
+
+    /// `key` with its definition: the publisher's node's description where there is one
+    /// (the search path's or shipped text instead where it has the same fields, for its
+    /// constants and comments), else the search path's or the shipped one, else none (raw).
+    fn with_definition(&mut self, mut key: ConnKey, described: Option<&Outcome>) -> ConnKey {
+        let local = lookup(&key.datatype, Dialect::Ros2).map(|(text, _)| text);
+        let (topic, datatype) = (&key.topic, &key.datatype);
+        key.definition = match (described, local) {
+            (Some(Ok(d)), Some(local))
+                if typedesc::shape(datatype, &local) == typedesc::shape(datatype, &d.text) =>
+            {
+                local
+            }
+            (Some(Ok(d)), local) => {
+                self.notes.push(format!(
+                    "{topic}: definition of {datatype} from its publisher's node {}{}",
+                    d.node,
+                    if local.is_some() {
+                        " (its fields differ from the search path's or shipped definition)"
+                    } else {
+                        ""
+                    }
+                ));
+                d.text.clone()
+            }
+            (_, Some(local)) => local,
+            (outcome, None) => {
+                let why = match outcome {
+                    Some(Err(why)) => {
+                        format!(" and its publisher's node did not describe it ({why})")
+                    }
+                    _ => String::new(),
+                };
+                self.notes.push(format!(
+                    "{topic}: no definition of {datatype} on the search path or shipped{why}: recorded raw (its type named, no schema)"
+                ));
+                String::new()
+            }
+        };
+        key
+    }
+
+    /// Asks on for type descriptions; topics whose definition is known (or given up on) are
+    /// recorded from now on, what they held written first.
+    fn settle_pending(&mut self, f: &mut OnMessage<'_>) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.describer.poll(self.participant);
+        let mut i = 0;
+        while i < self.pending.len() {
+            let p = &mut self.pending[i];
+            for s in p.sub.take(4096)? {
+                p.held_bytes += s.data.len();
+                p.held.push(s);
+            }
+            let outcome = self.describer.outcome(&p.key.datatype, &p.hash).cloned();
+            if outcome.is_none() && p.held_bytes < HELD_MAX_BYTES {
+                i += 1;
+                continue;
+            }
+            let p = self.pending.swap_remove(i);
+            let key = self.with_definition(p.key, outcome.as_ref());
+            for s in &p.held {
+                f(&key, s.time_ns, &s.data)?;
+            }
+            self.subs.push((p.sub, key));
+        }
         Ok(())
     }
 }
@@ -548,6 +652,7 @@ impl Source for Ros2Source<'_> {
     fn receive(&mut self, wait: Duration, f: &mut OnMessage<'_>) -> Result<()> {
         let until = Instant::now() + wait;
         loop {
+            self.settle_pending(f)?;
             let mut got = 0usize;
             for (sub, key) in &mut self.subs {
                 for s in sub.take(4096)? {
@@ -564,6 +669,11 @@ impl Source for Ros2Source<'_> {
     }
 
     fn rest(&mut self, f: &mut OnMessage<'_>) -> Result<()> {
+        // Descriptions still asked for are waited for (each gives up after its patience).
+        while !self.pending.is_empty() {
+            self.settle_pending(f)?;
+            std::thread::sleep(Duration::from_millis(5));
+        }
         for (sub, key) in &mut self.subs {
             loop {
                 let batch = sub.take(4096)?;
@@ -597,6 +707,8 @@ pub fn record_ros2(
     let mut source = Ros2Source {
         participant,
         subs: Vec::new(),
+        pending: Vec::new(),
+        describer: Describer::default(),
         subscribed: HashSet::new(),
         notes: Vec::new(),
     };

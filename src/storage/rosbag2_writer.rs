@@ -69,6 +69,8 @@ pub struct TopicSpec {
     pub qos: String,
     /// The `ros2msg` definition (with its dependencies), or empty.
     pub definition: String,
+    /// The type's hash as its publisher announced it (`RIHS01_…`), or empty.
+    pub type_hash: String,
 }
 
 struct FileStat {
@@ -438,8 +440,8 @@ impl Rosbag2Writer {
                     None => {
                         let id = ids.iter().flatten().count() as i64 + 1;
                         conn.execute(
-                            "INSERT INTO topics(id, name, type, serialization_format, offered_qos_profiles, type_description_hash) VALUES (?1, ?2, ?3, ?4, ?5, '')",
-                            rusqlite::params![id, spec.name, spec.datatype, spec.serialization_format, spec.qos],
+                            "INSERT INTO topics(id, name, type, serialization_format, offered_qos_profiles, type_description_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                            rusqlite::params![id, spec.name, spec.datatype, spec.serialization_format, spec.qos, spec.type_hash],
                         )
                         .map_err(|e| Error::Storage { path: PathBuf::from(&spec.name), reason: format!("writing SQLite: {e}") })?;
                         if !spec.definition.is_empty() {
@@ -452,8 +454,8 @@ impl Rosbag2Writer {
                                 .unwrap_or(0);
                             if known == 0 {
                                 conn.execute(
-                                    "INSERT INTO message_definitions(topic_type, encoding, encoded_message_definition, type_description_hash) VALUES (?1, 'ros2msg', ?2, '')",
-                                    rusqlite::params![spec.datatype, spec.definition],
+                                    "INSERT INTO message_definitions(topic_type, encoding, encoded_message_definition, type_description_hash) VALUES (?1, 'ros2msg', ?2, ?3)",
+                                    rusqlite::params![spec.datatype, spec.definition, spec.type_hash],
                                 )
                                 .map_err(|e| Error::Storage { path: PathBuf::from(&spec.name), reason: format!("writing SQLite: {e}") })?;
                             }
@@ -573,7 +575,11 @@ impl Rosbag2Writer {
                 yaml_str(&t.serialization_format)
             );
             let _ = writeln!(y, "        offered_qos_profiles: {}", yaml_str(&t.qos));
-            let _ = writeln!(y, "        type_description_hash: \"\"");
+            let _ = writeln!(
+                y,
+                "        type_description_hash: {}",
+                yaml_str(&t.type_hash)
+            );
             let _ = writeln!(y, "      message_count: {n}");
         }
         let (fmt, mode) = match self.opts.compression {

@@ -3,9 +3,11 @@
   peer.py sub OUT TOPIC=TYPE... [--count N] [--timeout S] [--transient-local] [--best-effort]
       rclpy raw subscriptions; OUT gets one JSON line per message: topic, hex bytes, receive
       time (ns); written when N messages arrived in all or at the timeout.
-  peer.py pub TOPIC COUNT HZ OUT [--wait]
-      rclpy talker (std_msgs/msg/String "hello N"), after a subscriber matched with --wait; OUT
-      gets the serialized bytes sent and when, rewritten after every message.
+  peer.py pub TOPIC COUNT HZ OUT [--wait [N]] [--type T] [--no-type-description]
+      rclpy talker (std_msgs/msg/String "hello N", or nav_msgs/msg/Goals), after N subscribers
+      matched with --wait, spinning between messages (so it answers ~/get_type_description,
+      which --no-type-description turns off);
+      OUT gets the serialized bytes sent and when, rewritten after every message.
   peer.py cyclone-pub TOPIC COUNT HZ OUT
       Cyclone DDS writer of std_msgs/msg/String "cyclone N" (reliable, volatile), once a reader
       matched; OUT as for pub.
@@ -73,24 +75,54 @@ def rclpy_sub(a):
     rclpy.shutdown()
 
 
+def talker_message(ros_type, i):
+    """Message i of the talker: std_msgs/msg/String "hello i", or nav_msgs/msg/Goals with i
+    goals at x = 0..i-1 in frame "map" (a type bagscope does not ship)."""
+    if ros_type == "std_msgs/msg/String":
+        from std_msgs.msg import String
+
+        return String(data=f"hello {i}")
+    if ros_type == "nav_msgs/msg/Goals":
+        from geometry_msgs.msg import PoseStamped
+        from nav_msgs.msg import Goals
+
+        m = Goals()
+        m.header.frame_id = "map"
+        m.header.stamp.sec = i
+        for k in range(i):
+            g = PoseStamped()
+            g.header.frame_id = "map"
+            g.pose.position.x = float(k)
+            g.pose.orientation.w = 1.0
+            m.goals.append(g)
+        return m
+    raise SystemExit(f"the talker does not publish {ros_type}")
+
+
 def rclpy_pub(a):
     import rclpy
     from rclpy.serialization import serialize_message
-    from std_msgs.msg import String
 
     rclpy.init()
-    node = rclpy.create_node("bagscope_test_talker")
-    pub = node.create_publisher(String, a.topic, 10)
+    overrides = []
+    if a.no_type_description:
+        from rclpy.parameter import Parameter
+
+        overrides = [Parameter("start_type_description_service", value=False)]
+    node = rclpy.create_node("bagscope_test_talker", parameter_overrides=overrides)
+    pub = node.create_publisher(msg_class(a.type), a.topic, 10)
     if a.wait:
         while pub.get_subscription_count() < a.wait:
             rclpy.spin_once(node, timeout_sec=0.05)
         # The subscriber has seen this publisher once it has been matched here for a moment.
-        time.sleep(0.5)
+        end = time.time() + 0.5
+        while time.time() < end:
+            rclpy.spin_once(node, timeout_sec=0.05)
     sent = []
     period = 1.0 / a.hz
     next_t = time.time()
     for i in range(a.count):
-        m = String(data=f"hello {i}")
+        m = talker_message(a.type, i)
         pub.publish(m)
         sent.append({"hex": serialize_message(m).hex(), "t": time.time_ns()})
         with open(a.out + ".tmp", "w") as f:
@@ -98,7 +130,10 @@ def rclpy_pub(a):
                 f.write(json.dumps(s) + "\n")
         os.replace(a.out + ".tmp", a.out)
         next_t += period
-        time.sleep(max(0.0, next_t - time.time()))
+        # Spinning between messages, as a node does, answers its services (the recorder
+        # asks ~/get_type_description).
+        while time.time() < next_t:
+            rclpy.spin_once(node, timeout_sec=max(0.0, next_t - time.time()))
     node.destroy_node()
     rclpy.shutdown()
 
@@ -200,6 +235,8 @@ def main():
     s.add_argument("out")
     # --wait: until a subscriber is matched; --wait N: until N are.
     s.add_argument("--wait", nargs="?", const=1, default=0, type=int)
+    s.add_argument("--type", default="std_msgs/msg/String")
+    s.add_argument("--no-type-description", action="store_true")
     a = p.parse_args()
     {"sub": rclpy_sub, "pub": rclpy_pub, "cyclone-sub": cyclone_sub, "cyclone-pub": cyclone_pub}[a.cmd](a)
 

@@ -8,6 +8,7 @@
 //! deserializer puts the header back in front, so what is recorded is what the publisher sent.
 
 pub mod qos;
+pub mod typedesc;
 
 pub use qos::{Qos, QosOverrides};
 
@@ -119,6 +120,10 @@ pub struct Endpoint {
     pub datatype: String,
     /// Its QoS.
     pub qos: Qos,
+    /// The writer's GUID (its prefix names the participant of its node).
+    pub guid: rustdds::GUID,
+    /// The type hash it announces (`RIHS01_…`, ROS 2 Iron and later).
+    pub type_hash: Option<String>,
 }
 
 /// One DDS participant: the node's presence on the domain.
@@ -208,6 +213,8 @@ impl Participant {
                     topic: ros_topic(&d.topic_name)?,
                     datatype: ros_type(&d.type_name)?,
                     qos: Qos::offered_by(d),
+                    guid: w.writer_proxy.remote_writer_guid,
+                    type_hash: typedesc::type_hash(&w.user_data),
                 })
             })
             .collect()

@@ -102,6 +102,8 @@ impl Sink {
                     } else {
                         String::new()
                     },
+                    // Recordings do not carry the hash through bagscope's reader.
+                    type_hash: String::new(),
                 }) as u32)
             }
         }
