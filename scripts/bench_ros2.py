@@ -6,6 +6,7 @@ network namespace of its own with only loopback (run as root; the script re-runs
     python3 scripts/gen_live_bags.py --out bench-bags --only small   # once
     cargo build --release
     python3 scripts/bench_ros2.py bench-bags [N]
+    python3 scripts/bench_ros2.py bench-bags lateness [reliable|best_effort]
 
 The messages: live_small.bag's 200,000 std_msgs/Float64 on 10 topics recorded within 2 s,
 played by `bagscope play --ros2 --to-ros2` at rates 0.5, 1 and 20 (50 kHz, 100 kHz and 2 MHz
@@ -15,6 +16,12 @@ same number of std_msgs/msg/Float64 published by an rclpy node in a loop as fast
 node counting messages); the rate is what it received over the span of its receive times, the
 publisher's rate is messages over the wall time of its loop. N (default 3) runs of each,
 interleaved; medians.
+
+`lateness`: `bagscope play --ros2 --to-ros2 --rate 1` of live_mixed.bag (scripts/
+gen_live_bags.py: a 1080p rgb8 camera at 30 Hz, an IMU at 200 Hz, 50 small topics at 10 Hz,
+60 s, 11 GB) with an rclpy node subscribed (raw) to the camera and the IMU (reliable, or
+best-effort as asked; keep last 10); the player reports each message's lateness against its
+schedule, the subscriber what it received of each topic.
 """
 import json
 import os
@@ -68,6 +75,51 @@ while time.time() - last < 4.0 or not ts:
         seen = len(ts); last = time.time()
 open(out, "w").write(json.dumps([len(ts), (ts[-1] - ts[0]) if ts else 0]))
 '''.replace('import sys,', 'import json, sys,')
+
+
+RCLPY_HZ = r'''
+import json, sys, time, rclpy
+from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy
+from sensor_msgs.msg import Image, Imu
+out, rel = sys.argv[1], sys.argv[2]
+rclpy.init(); node = rclpy.create_node("bench_hz")
+qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+                 reliability=ReliabilityPolicy.RELIABLE if rel == "reliable" else ReliabilityPolicy.BEST_EFFORT)
+got = {"/camera/image_raw": [], "/imu": []}
+for t, ty in [("/camera/image_raw", Image), ("/imu", Imu)]:
+    node.create_subscription(ty, t, lambda m, t=t: got[t].append(time.time()), qos, raw=True)
+print("ready", flush=True)
+end = None
+while True:
+    rclpy.spin_once(node, timeout_sec=0.05)
+    last = max((v[-1] for v in got.values() if v), default=None)
+    if last is not None and time.time() - last > 5.0:
+        break
+res = {t: [len(v), (v[-1] - v[0]) if len(v) > 1 else 0] for t, v in got.items()}
+open(out, "w").write(json.dumps(res))
+'''
+
+
+def lateness(bags, rel):
+    bag = bags / 'live_mixed.bag'
+    with tempfile.TemporaryDirectory(prefix='bagscope-bench-ros2-') as tmp:
+        tmp = Path(tmp)
+        out, log = tmp / 'hz.json', tmp / 'hz.log'
+        sub = subprocess.Popen([sys.executable, '-c', RCLPY_HZ, str(out), rel],
+                               stdout=open(log, 'w'), stderr=subprocess.STDOUT)
+        for _ in range(300):
+            if 'ready' in log.read_text():
+                break
+            time.sleep(0.1)
+        r = subprocess.run([str(BIN), 'play', '--ros2', '--to-ros2', '-q', '--delay', '3',
+                            str(bag)], capture_output=True, text=True)
+        sub.wait(300)
+        print(f'lateness, bagscope play --ros2 --to-ros2 of {bag.name} at rate 1 '
+              f'(1080p rgb8 at 30 Hz, IMU 200 Hz, 50 small topics at 10 Hz, 60 s), '
+              f'an rclpy subscriber ({rel}) on the camera and the IMU:')
+        print('   ' + ' '.join(r.stderr.strip().splitlines()[-1:]))
+        for t, (n, span) in json.loads(out.read_text()).items():
+            print(f'   {t}: {n} received, {n / span if span else 0:.2f} Hz')
 
 
 def isolated():
@@ -137,6 +189,9 @@ def main():
     os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
                       RMW_IMPLEMENTATION='rmw_fastrtps_cpp')
     bags = Path(sys.argv[1] if len(sys.argv) > 1 else 'bench-bags')
+    if len(sys.argv) > 2 and sys.argv[2] == 'lateness':
+        lateness(bags, sys.argv[3] if len(sys.argv) > 3 else 'reliable')
+        return
     reps = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     n = 200_000
     print(f'bagscope play --ros2 vs rclpy publisher: {n} std_msgs/Float64 on 10 topics, '

@@ -526,6 +526,12 @@ impl std::ops::Deref for Bytes {
     }
 }
 
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
 /// One message read from the bag.
 #[derive(Debug, Clone)]
 pub struct Message {

@@ -246,6 +246,20 @@ impl Publication {
     /// Publishes one recorded CDR message (with its encapsulation header); a message that is
     /// not little-endian CDR, which is all ROS 2 writes, is refused.
     pub fn publish(&self, cdr: &[u8]) -> Result<()> {
+        self.check(cdr)?;
+        self.write(bytes::Bytes::copy_from_slice(cdr))
+    }
+
+    /// As [`Publication::publish`], without copying the message: RustDDS holds on to the
+    /// buffer it is part of until every subscriber has it (a 6 MB camera frame copied on the
+    /// player's thread made the messages after it late).
+    pub fn publish_shared(&self, cdr: &Bytes) -> Result<()> {
+        self.check(cdr)?;
+        self.write(bytes::Bytes::from_owner(cdr.clone()))
+    }
+
+    /// Refuses a message that is not little-endian CDR, which is all ROS 2 writes.
+    fn check(&self, cdr: &[u8]) -> Result<()> {
         if cdr.len() < 4 || cdr[..2] != RepresentationIdentifier::CDR_LE.to_bytes() {
             return Err(Error::Invalid(format!(
                 "a message of {} does not start with a little-endian CDR header ({:02x?})",
@@ -253,6 +267,10 @@ impl Publication {
                 &cdr[..cdr.len().min(4)]
             )));
         }
+        Ok(())
+    }
+
+    fn write(&self, mut data: bytes::Bytes) -> Result<()> {
         let w = self
             .w
             .lock()
@@ -261,7 +279,6 @@ impl Publication {
         // enough, `write` waits (100 ms at a time) and hands the message back. Waiting on is
         // what keeps playback lossless (a slow subscriber holds the player up, as over ROS
         // 1); a subscriber that acknowledges nothing for PUBLISH_PATIENCE loses the message.
-        let mut data = bytes::Bytes::copy_from_slice(cdr);
         let started = std::time::Instant::now();
         loop {
             match w.w.write(data, None) {
@@ -410,7 +427,7 @@ impl crate::live::play::Sink for Publication {
     fn publish(&self, data: &Bytes) {
         // Refusals are counted by the caller's conversion; a failed write is reported once
         // per topic.
-        if let Err(e) = Publication::publish(self, data) {
+        if let Err(e) = Publication::publish_shared(self, data) {
             if !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
                 eprintln!("bagscope: warning: {e}");
             }
