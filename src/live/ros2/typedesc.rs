@@ -98,7 +98,13 @@ pub struct Describer {
     asks: Vec<Ask>,
     /// Outcomes by (type, hash), each asked once.
     done: HashMap<(String, String), Outcome>,
+    /// When the graph's service readers were last looked at.
+    last_scan: Option<Instant>,
 }
+
+/// How often the graph is looked at for the nodes to ask (each look copies every reader
+/// discovered).
+const SCAN_EVERY: Duration = Duration::from_millis(50);
 
 impl Describer {
     /// Starts asking for `datatype` (`pkg/msg/Type`) with hash `hash`, as published by the
@@ -138,7 +144,12 @@ impl Describer {
         if self.asks.is_empty() {
             return;
         }
-        let nodes = service_nodes(p);
+        let nodes = if self.last_scan.is_none_or(|t| t.elapsed() >= SCAN_EVERY) {
+            self.last_scan = Some(Instant::now());
+            service_nodes(p)
+        } else {
+            Vec::new()
+        };
         for a in &mut self.asks {
             for node in nodes
                 .iter()
