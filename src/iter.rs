@@ -318,6 +318,10 @@ impl Messages {
     }
 
     pub(crate) fn new(bag: Bag, filter: &Filter, threads: usize) -> Result<Messages> {
+        // On one core a read-ahead thread only takes turns with this one: the chunks are then
+        // decompressed here, as they are reached (a remote recording asks for more threads,
+        // which wait on the network rather than the core).
+        let threads = if threads < 2 { 0 } else { threads };
         if let Some((stream, total)) = Self::stream_for(&bag, filter) {
             return Self::streaming(bag, threads, stream, total);
         }
@@ -409,9 +413,6 @@ impl Messages {
     /// The iteration of a [`Stream`]: the prefetch threads decompress its chunks in order.
     fn streaming(bag: Bag, threads: usize, stream: Stream, total: usize) -> Result<Messages> {
         let nchunks = bag.summary().chunks.len();
-        // On one core a read-ahead thread only takes turns with this one: the chunks are then
-        // decompressed here, as they are reached.
-        let threads = if threads < 2 { 0 } else { threads };
         let (prefetch, workers) = Prefetch::start(&bag, stream.order.clone(), None, threads)?;
         Ok(Messages {
             bag,
@@ -442,9 +443,6 @@ impl Messages {
             // A record that does not frame: the chunk is read, which gives the error its place.
             return self.bag.message_via_chunk(conn, entry);
         }
-        let Some(p) = &self.prefetch else {
-            return self.bag.message_via_chunk(conn, entry);
-        };
         if !self.bag.chunk_is_buffered(entry.chunk) {
             return self.bag.message_via_chunk(conn, entry);
         }
@@ -452,7 +450,13 @@ impl Messages {
         let data = match &self.held[c] {
             Some(d) => d.clone(),
             None => {
-                let d = p.get(&self.bag, entry.chunk)?;
+                let d = match &self.prefetch {
+                    Some(p) => p.get(&self.bag, entry.chunk)?,
+                    // No read-ahead (one core, or a single chunk): decompressed here and held
+                    // until its last message, as a read-ahead thread's would be (not left in
+                    // the bag's chunk cache).
+                    None => Arc::new(self.bag.decompress_chunk(c)?),
+                };
                 self.held[c] = Some(d.clone());
                 d
             }
@@ -461,7 +465,9 @@ impl Messages {
         self.remaining[c] = self.remaining[c].saturating_sub(1);
         if self.remaining[c] == 0 {
             self.held[c] = None;
-            p.release(entry.chunk);
+            if let Some(p) = &self.prefetch {
+                p.release(entry.chunk);
+            }
         }
         m
     }
@@ -513,5 +519,58 @@ impl Drop for Messages {
         for h in self.workers.drain(..) {
             let _ = h.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every message, as read with `threads` read-ahead threads (0: inline).
+    fn read(
+        path: &std::path::Path,
+        threads: usize,
+    ) -> Vec<std::result::Result<(usize, u64, Vec<u8>), String>> {
+        let Ok(bag) = Bag::open(path) else {
+            return Vec::new();
+        };
+        let Ok(it) = Messages::new(bag, &Filter::default(), threads) else {
+            return Vec::new();
+        };
+        it.map(|m| {
+            m.map(|m| (m.conn, m.time_ns, m.data.to_vec()))
+                .map_err(|e| e.to_string())
+        })
+        .collect()
+    }
+
+    /// Chunks decompressed inline (one core) and held until their last message give what the
+    /// read-ahead threads give, message for message, errors included, on every ROS 1 bag of
+    /// the corpus.
+    #[test]
+    fn inline_reading_gives_what_read_ahead_gives_on_the_ros1_corpus() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bags");
+        assert!(root.is_dir(), "the corpus is missing: {}", root.display());
+        let mut stack = vec![root];
+        let (mut files, mut messages) = (0, 0);
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "bag")
+                    && std::fs::metadata(&p).map_or(0, |m| m.len()) < 64 << 20
+                {
+                    let inline = read(&p, 0);
+                    assert!(inline == read(&p, 2), "{}", p.display());
+                    files += 1;
+                    messages += inline.len();
+                }
+            }
+        }
+        assert!(
+            files > 50 && messages > 10_000,
+            "{files} bags, {messages} messages"
+        );
     }
 }
