@@ -526,11 +526,11 @@ impl Drop for Messages {
 mod tests {
     use super::*;
 
+    /// A message read (connection, time, bytes) or the error in its place.
+    type Read = std::result::Result<(usize, u64, Vec<u8>), String>;
+
     /// Every message, as read with `threads` read-ahead threads (0: inline).
-    fn read(
-        path: &std::path::Path,
-        threads: usize,
-    ) -> Vec<std::result::Result<(usize, u64, Vec<u8>), String>> {
+    fn read(path: &std::path::Path, threads: usize) -> Vec<Read> {
         let Ok(bag) = Bag::open(path) else {
             return Vec::new();
         };
