@@ -314,6 +314,20 @@ impl Bag {
         }
     }
 
+    /// A time window of a rosbag2 SQLite recording whose rows are not read yet, read through
+    /// the database's timestamp index instead of a scan of every row: `None` where that does
+    /// not apply (see [`crate::storage::rosbag2::window_rows`]).
+    pub(crate) fn sqlite_window(
+        &self,
+        filter: &Filter,
+    ) -> Option<crate::storage::rosbag2::WindowRows> {
+        if self.inner.summary.get().is_some() || !self.quick_summary().rows_pending {
+            return None;
+        }
+        let deferred = self.inner.deferred.lock().ok()?;
+        crate::storage::rosbag2::window_rows(deferred.as_ref()?, self.inner.files.first()?, filter)
+    }
+
     /// The whole tables of a recording whose summary a scan for some connections completed:
     /// its rows read again. `None` where that is not the case.
     fn complete_tables(&self) -> Option<Result<Arc<MessageTables>>> {

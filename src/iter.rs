@@ -176,6 +176,9 @@ pub struct Messages {
     done: bool,
     /// Reading chunk by chunk in file order instead of merging the tables (see [`Stream`]).
     stream: Option<Stream>,
+    /// A time window of a rosbag2 SQLite recording read through its timestamp index, the
+    /// rows not scanned.
+    window: Option<crate::storage::rosbag2::WindowRows>,
 }
 
 /// Every wanted message of MCAP chunks that do not overlap in time, read chunk by chunk in
@@ -322,6 +325,12 @@ impl Messages {
         // decompressed here, as they are reached (a remote recording asks for more threads,
         // which wait on the network rather than the core).
         let threads = if threads < 2 { 0 } else { threads };
+        if let Some(w) = bag.sqlite_window(filter) {
+            let mut m = Self::empty(bag);
+            m.total = w.rows_in_window();
+            m.window = Some(w);
+            return Ok(m);
+        }
         if let Some((stream, total)) = Self::stream_for(&bag, filter) {
             return Self::streaming(bag, threads, stream, total);
         }
@@ -407,6 +416,7 @@ impl Messages {
             total,
             done: false,
             stream: None,
+            window: None,
         })
     }
 
@@ -427,7 +437,27 @@ impl Messages {
             total,
             done: false,
             stream: Some(stream),
+            window: None,
         })
+    }
+
+    /// An iteration of nothing yet, over `bag`.
+    fn empty(bag: Bag) -> Messages {
+        Messages {
+            bag,
+            tables: Arc::new(MessageTables::default()),
+            cursors: Vec::new(),
+            heap: BinaryHeap::new(),
+            remaining: Vec::new(),
+            held: Vec::new(),
+            alone: Vec::new(),
+            prefetch: None,
+            workers: Vec::new(),
+            total: 0,
+            done: false,
+            stream: None,
+            window: None,
+        }
     }
 
     /// Number of messages the iteration yields in all.
@@ -482,6 +512,9 @@ impl Iterator for Messages {
         }
         if self.stream.is_some() {
             return self.stream_next();
+        }
+        if let Some(w) = &mut self.window {
+            return w.next();
         }
         // The earliest head is replaced by its connection's next entry in place (one sift),
         // or removed when that connection is done.

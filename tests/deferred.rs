@@ -268,3 +268,94 @@ fn swap_count(text: &str, name: &str, from: u64, to: u64) -> String {
         &text[k + old.len()..]
     )
 }
+
+/// A time window of a recording whose rows are not read yet is read through the database's
+/// timestamp index (as rosbag2's reader does): the same messages, in the same order, as the
+/// tables give, for every topic or some, plain or zstd per message, with the rows still
+/// unread afterwards; the same field series; and a window read after the tables are built
+/// goes through them.
+#[test]
+fn a_time_window_is_read_through_the_timestamp_index() {
+    let tmp = common::temp_dir("window");
+    for (name, r2) in [
+        ("plain", Rosbag2Compression::None),
+        ("per-message-zstd", Rosbag2Compression::Message),
+    ] {
+        let rec = recording(&tmp, name, r2);
+        let eager = Bag::open(db3_of(&rec)).unwrap();
+        let s = eager.summary().clone();
+        let (t0, t1) = (s.start_ns.unwrap(), s.end_ns.unwrap());
+        let third = (t1 - t0) / 3;
+        let some = vec![0, s.connections.len() - 1];
+        for (start, end, conns) in [
+            (Some(t0 + third), Some(t0 + 2 * third), None),
+            (Some(t0 + third), None, Some(some.clone())),
+            (None, Some(t0 + third), Some(vec![1])),
+            // An end exactly at a message's time leaves it out; a start at one keeps it.
+            (Some(t0), Some(t1), None),
+        ] {
+            let f = Filter {
+                connections: conns.clone(),
+                start_ns: start,
+                end_ns: end,
+            };
+            let read = |b: &Bag| -> (usize, Vec<(usize, u64, Vec<u8>)>) {
+                let it = b.messages(&f).unwrap();
+                let total = it.total();
+                (
+                    total,
+                    it.map(|m| {
+                        let m = m.unwrap();
+                        (m.conn, m.time_ns, m.data.to_vec())
+                    })
+                    .collect(),
+                )
+            };
+            let (want_total, want) = read(&eager);
+            let lazy = Bag::open(&rec).unwrap();
+            assert!(lazy.quick_summary().rows_pending);
+            let (total, got) = read(&lazy);
+            assert!(!want.is_empty(), "{name} {f:?}");
+            assert_eq!(got.len(), want.len(), "{name} {f:?}");
+            assert!(got == want, "{name} {f:?}: the messages differ");
+            assert_eq!(total, want_total, "{name} {f:?}");
+            assert!(
+                lazy.quick_summary().rows_pending && lazy.tables_if_built().is_none(),
+                "{name} {f:?}: the window was read without the row scan"
+            );
+        }
+        // A field series of a window: the same points, the rows still unread.
+        let scan = s
+            .topics
+            .iter()
+            .find(|t| t.datatype.ends_with("LaserScan"))
+            .unwrap();
+        let path = bagscope::encoding::FieldPath::parse(&format!("{}.angle_increment", scan.name))
+            .unwrap();
+        let series = |b: &Bag| {
+            let s = bagscope::ops::series::field_series(
+                b,
+                &path,
+                Some(t0 + third),
+                Some(t1),
+                2,
+                &AtomicBool::new(false),
+                &|_| {},
+            )
+            .unwrap();
+            assert!(!s.points.is_empty());
+            format!("{:?} {}", s.points, s.missing)
+        };
+        let lazy = Bag::open(&rec).unwrap();
+        assert_eq!(series(&lazy), series(&eager), "{name}");
+        assert!(lazy.quick_summary().rows_pending, "{name}");
+        // Once the tables are built, a window goes through them.
+        lazy.tables().unwrap();
+        let f = Filter {
+            start_ns: Some(t0 + third),
+            ..Default::default()
+        };
+        let n = lazy.messages(&f).unwrap().count();
+        assert_eq!(n, eager.messages(&f).unwrap().count(), "{name}");
+    }
+}

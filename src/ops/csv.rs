@@ -88,7 +88,8 @@ pub fn write_csv(
         return Err(Error::Cancelled);
     }
     let refs: Vec<&[Point]> = all.iter().map(Vec::as_slice).collect();
-    let start = bag.summary().start_ns.unwrap_or(0);
+    // (The quick summary: a rosbag2 SQLite recording's rows are not all read for its start.)
+    let start = bag.quick_summary().start_ns.unwrap_or(0);
     let mut text = String::with_capacity(1 << 20);
     text.push_str(match time {
         TimeColumn::EpochNs => "time_ns",

@@ -117,14 +117,20 @@ fn series_pass(
     let mut conns: Vec<usize> = extractors.iter().map(|(_, ci, _)| *ci).collect();
     conns.sort_unstable();
     conns.dedup();
-    // (Rows not read yet, of a rosbag2 SQLite recording: these connections' are kept as the
-    // scan passes them, and given back by read_chunk_for.)
-    // A window of an indexed recording reads the indexes of its chunks only.
-    let tables = bag.tables_for(&crate::Filter {
+    let filter = crate::Filter {
         connections: Some(conns.clone()),
         start_ns,
         end_ns,
-    })?;
+    };
+    // A time window of a rosbag2 SQLite recording whose rows are not read yet: its rows
+    // through the database's timestamp index, none other read.
+    if let Some(rows) = bag.sqlite_window(&filter) {
+        return series_of_rows(rows, paths.len(), &extractors, problems, cancel, on_part);
+    }
+    // (Rows not read yet, of a rosbag2 SQLite recording: these connections' are kept as the
+    // scan passes them, and given back by read_chunk_for.)
+    // A window of an indexed recording reads the indexes of its chunks only.
+    let tables = bag.tables_for(&filter)?;
     let s = bag.summary();
     let lo = start_ns.unwrap_or(0);
     let hi = end_ns.unwrap_or(u64::MAX);
@@ -250,6 +256,61 @@ fn series_pass(
                 missing: miss.into_inner() as u64,
                 problems,
             }
+        })
+        .collect())
+}
+
+/// The series of `paths` (`npaths` of them) from messages read in time order.
+fn series_of_rows(
+    rows: impl Iterator<Item = Result<crate::Message>>,
+    npaths: usize,
+    extractors: &[(usize, usize, Extractor)],
+    mut problems: Vec<Vec<String>>,
+    cancel: &AtomicBool,
+    on_part: &(dyn Fn(usize, &[Point]) + Sync),
+) -> Result<Vec<Series>> {
+    let mut points: Vec<Vec<Point>> = vec![Vec::new(); npaths];
+    let mut missing = vec![0u64; npaths];
+    for m in rows {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        // A row that does not read is every path's problem (as a chunk that does not is).
+        let m = match m {
+            Ok(m) => m,
+            Err(e) => {
+                for p in &mut problems {
+                    p.push(e.to_string());
+                }
+                continue;
+            }
+        };
+        for (pi, ci, ex) in extractors {
+            if *ci != m.conn {
+                continue;
+            }
+            match ex.extract(&m.data) {
+                Some(value) => points[*pi].push(Point {
+                    time_ns: m.time_ns,
+                    value,
+                }),
+                None => missing[*pi] += 1,
+            }
+        }
+    }
+    for (pi, p) in points.iter().enumerate() {
+        if !p.is_empty() {
+            on_part(pi, p);
+        }
+    }
+    Ok(points
+        .into_iter()
+        .zip(missing)
+        .zip(problems)
+        .map(|((points, missing), problems)| Series {
+            points,
+            missing,
+            problems,
         })
         .collect())
 }

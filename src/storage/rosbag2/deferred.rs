@@ -30,6 +30,8 @@ pub(super) struct ScannedRows {
     pub(super) per: Vec<Vec<IndexEntry>>,
     pub(super) unknown: u64,
     pub(super) captured: HashMap<u32, Vec<u8>>,
+    /// Taken from bagscope's index cache, not scanned.
+    pub(super) from_cache: bool,
 }
 
 impl ScannedRows {
@@ -69,6 +71,20 @@ impl RowsToScan {
     ) -> Result<ScannedRows> {
         let path = src.shown_path.as_path();
         let ncon = self.ncon;
+        // Scanned once before: the index cache's copy (every connection's entries).
+        if let Some(c) = self
+            .key
+            .as_ref()
+            .and_then(|k| crate::storage::index_cache::load_rows(k, ncon))
+        {
+            return Ok(ScannedRows {
+                chunks: c.chunks,
+                per: c.per,
+                unknown: c.unknown,
+                captured: HashMap::new(),
+                from_cache: true,
+            });
+        }
         let by_topic_id = &self.by_topic_id;
         let bytes = std::sync::atomic::AtomicUsize::new(0);
         let given_up = std::sync::atomic::AtomicBool::new(false);
@@ -122,6 +138,7 @@ impl RowsToScan {
             per: vec![Vec::new(); ncon],
             unknown: 0,
             captured: HashMap::new(),
+            from_cache: false,
         };
         let scans = if let Some(scans) = direct_scan {
             scans
@@ -254,6 +271,7 @@ pub(crate) fn complete(
         ));
     };
     let mut scan = d.rows.scan(s, capture)?;
+    let from_cache = scan.from_cache;
     let captured = std::mem::take(&mut scan.captured);
     let captured = capture.filter(|_| !captured.is_empty()).map(|c| {
         let mut conns = c.to_vec();
@@ -262,6 +280,11 @@ pub(crate) fn complete(
         (conns, captured)
     });
     let mut warnings = Vec::new();
+    if from_cache {
+        warnings.push(
+            "rows read from bagscope's index cache (the file was scanned once before)".into(),
+        );
+    }
     let (mut chunks, per) = scan.into_blocks(&mut warnings, s.zstd_messages);
     for c in &mut chunks {
         c.file = 0;

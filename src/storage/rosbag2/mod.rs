@@ -47,9 +47,11 @@ mod directory;
 mod metadata;
 mod rows;
 mod sqlite;
+mod window;
 
 pub(crate) use deferred::*;
 pub use directory::*;
 pub use metadata::*;
 pub(crate) use rows::*;
 pub(crate) use sqlite::*;
+pub(crate) use window::*;

@@ -422,9 +422,6 @@ pub(super) fn open_sqlite(
     } else {
         None
     };
-    let cached = key
-        .as_ref()
-        .and_then(|k| crate::storage::index_cache::load_rows(k, connections.len()));
     // The rows read from the file's pages where they can be (not a private copy with its WAL:
     // the pages there are not the database until SQLite applies the log).
     let direct = if wal_copy || !crate::settings::get().direct_sqlite_reads {
@@ -443,11 +440,17 @@ pub(super) fn open_sqlite(
             .as_deref()
             .is_some_and(|d| d.starts_with(ZSTD_MAGIC));
     // A recording whose metadata.yaml the database bears out opens without reading its rows:
-    // the summary is metadata.yaml's, the scan waits for the first call that needs it.
-    let quick = match (meta, &direct, &cached) {
-        (Some(m), Some(_), None) => quick_counts(&conn, m, &connections, lo, hi),
+    // the summary is metadata.yaml's, the scan (or the index cache's copy of it) waits for
+    // the first call that needs it, which a time window read through the timestamp index
+    // may never make.
+    let quick = match (meta, &direct) {
+        (Some(m), Some(_)) => quick_counts(&conn, m, &connections, lo, hi),
         _ => None,
     };
+    let cached = key
+        .as_ref()
+        .filter(|_| quick.is_none())
+        .and_then(|k| crate::storage::index_cache::load_rows(k, connections.len()));
     let mut src = SqliteSource {
         conns: {
             let mut v = vec![Mutex::new(conn)];
@@ -498,6 +501,7 @@ pub(super) fn open_sqlite(
                 per: c.per,
                 unknown: c.unknown,
                 captured: HashMap::new(),
+                from_cache: true,
             }
         } else {
             rows.scan(&src, None)?
