@@ -197,6 +197,9 @@ struct Stream {
     by_id: Vec<HashMap<u32, usize>>,
     /// The chunk being yielded.
     cur: Option<Current>,
+    /// The time window: messages from `lo` (inclusive) to `hi` (exclusive).
+    lo: u64,
+    hi: u64,
 }
 
 /// A chunk being yielded by a [`Stream`]: its index, its data, its messages (time, offset,
@@ -204,12 +207,18 @@ struct Stream {
 type Current = (u32, Arc<Vec<u8>>, Vec<(u64, u32, usize)>, usize);
 
 impl Messages {
-    /// The [`Stream`] for `filter`, when it applies: every message (no time window) of MCAP
-    /// chunks whose message counts are known and whose times do not overlap in file order.
-    fn stream_for(bag: &Bag, filter: &Filter) -> Option<(Stream, usize)> {
-        if filter.start_ns.is_some() || filter.end_ns.is_some() {
+    /// The [`Stream`] for `filter`, when it applies: the messages of MCAP chunks whose
+    /// message counts are known and whose times do not overlap in file order; with `window`,
+    /// those of a time window too (the count then counts every message of the chunks the
+    /// window touches).
+    fn stream_for(bag: &Bag, filter: &Filter, window: bool) -> Option<(Stream, usize)> {
+        if !window && (filter.start_ns.is_some() || filter.end_ns.is_some()) {
             return None;
         }
+        let (lo, hi) = (
+            filter.start_ns.unwrap_or(0),
+            filter.end_ns.unwrap_or(u64::MAX),
+        );
         // The quick summary: a recording whose rows are read later (rosbag2 SQLite) is not
         // read whole here just to find it has no MCAP chunks.
         let s = bag.quick_summary();
@@ -243,6 +252,10 @@ impl Messages {
             if last_end.is_some_and(|e| e > ch.start_ns) || ch.start_ns > ch.end_ns {
                 return None;
             }
+            if ch.end_ns < lo || ch.start_ns >= hi {
+                last_end = Some(ch.end_ns);
+                continue;
+            }
             last_end = Some(ch.end_ns);
             total += usize::try_from(n).ok()?;
             order.push(u32::try_from(i).ok()?);
@@ -258,6 +271,8 @@ impl Messages {
                 want,
                 by_id,
                 cur: None,
+                lo,
+                hi,
             },
             total,
         ))
@@ -301,11 +316,11 @@ impl Messages {
             };
             let ch = &self.bag.summary().chunks[c as usize];
             let by_id = st.by_id.get(ch.file as usize);
-            let want = &st.want;
+            let (want, lo, hi) = (&st.want, st.lo, st.hi);
             let mut msgs: Vec<(u64, u32, usize)> = Vec::with_capacity(ch.message_count() as usize);
             let on_msg = |id: u32, e: IndexEntry, _: &[u8]| {
                 if let Some(&ci) = by_id.and_then(|m| m.get(&id)) {
-                    if want[ci] {
+                    if want[ci] && e.time_ns >= lo && e.time_ns < hi {
                         msgs.push((e.time_ns, e.offset, ci));
                     }
                 }
@@ -331,7 +346,7 @@ impl Messages {
             m.window = Some(w);
             return Ok(m);
         }
-        if let Some((stream, total)) = Self::stream_for(&bag, filter) {
+        if let Some((stream, total)) = Self::stream_for(&bag, filter, false) {
             return Self::streaming(bag, threads, stream, total);
         }
         let tables = bag.tables_for(filter)?;
@@ -439,6 +454,33 @@ impl Messages {
             stream: Some(stream),
             window: None,
         })
+    }
+
+    /// A time window of an MCAP recording read chunk by chunk (see [`Stream`]): only the
+    /// chunks the window touches are read, and no message index. `None` where it does not
+    /// apply (no window, chunks overlapping in time, not MCAP). Its [`Messages::total`] counts
+    /// every message of those chunks, not only the window's.
+    pub(crate) fn window_stream(bag: &Bag, filter: &Filter, threads: usize) -> Option<Messages> {
+        if filter.start_ns.is_none() && filter.end_ns.is_none() {
+            return None;
+        }
+        let (stream, total) = Self::stream_for(bag, filter, true)?;
+        // Uncompressed chunks with cores to spare: the tables' path, which reads the window's
+        // messages in place (each chunk's index, then its wanted records only), is faster
+        // (26 against 31 ms for a 10 s window of one topic of 5 M messages); on one core, or
+        // with chunks to decompress anyway, this one is (36 against 28 ms, 53 against 47).
+        let s = bag.summary();
+        let uncompressed = stream.order.iter().all(|&c| {
+            s.chunks
+                .get(c as usize)
+                .and_then(|ch| ch.layout())
+                .is_some_and(|l| l.compression == crate::Compression::None)
+        });
+        if uncompressed && threads >= 2 {
+            return None;
+        }
+        let threads = if threads < 2 { 0 } else { threads };
+        Self::streaming(bag.clone(), threads, stream, total).ok()
     }
 
     /// An iteration of nothing yet, over `bag`.
@@ -575,6 +617,69 @@ mod tests {
                 .map_err(|e| e.to_string())
         })
         .collect()
+    }
+
+    /// A time window read chunk by chunk (no message index) gives what the tables give,
+    /// message for message, on every MCAP file of the corpus it applies to.
+    #[test]
+    fn a_window_read_chunk_by_chunk_gives_what_the_tables_give_on_the_mcap_corpus() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bags2");
+        assert!(root.is_dir(), "the corpus is missing: {}", root.display());
+        let mut stack = vec![root];
+        let (mut files, mut messages) = (0, 0);
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                    continue;
+                }
+                if p.extension().is_none_or(|x| x != "mcap")
+                    || std::fs::metadata(&p).map_or(0, |m| m.len()) >= 64 << 20
+                {
+                    continue;
+                }
+                let Ok(bag) = Bag::open(&p) else { continue };
+                let s = bag.summary();
+                let (Some(t0), Some(t1)) = (s.start_ns, s.end_ns) else {
+                    continue;
+                };
+                let f = Filter {
+                    start_ns: Some(t0 + (t1 - t0) / 3),
+                    end_ns: Some(t0 + 2 * (t1 - t0) / 3),
+                    connections: None,
+                };
+                let Some(w) = Messages::window_stream(&bag, &f, 0) else {
+                    continue;
+                };
+                let got: Vec<Read> = w
+                    .map(|m| {
+                        m.map(|m| (m.conn, m.time_ns, m.data.to_vec()))
+                            .map_err(|e| e.to_string())
+                    })
+                    .collect();
+                let want: Vec<Read> = Messages::new(bag.clone(), &f, 2)
+                    .unwrap()
+                    .map(|m| {
+                        m.map(|m| (m.conn, m.time_ns, m.data.to_vec()))
+                            .map_err(|e| e.to_string())
+                    })
+                    .collect();
+                assert!(
+                    got == want,
+                    "{}: {} vs {}",
+                    p.display(),
+                    got.len(),
+                    want.len()
+                );
+                files += 1;
+                messages += got.len();
+            }
+        }
+        assert!(
+            files > 50 && messages > 1_000,
+            "{files} files, {messages} messages"
+        );
     }
 
     /// Chunks decompressed inline (one core) and held until their last message give what the

@@ -127,6 +127,12 @@ fn series_pass(
     if let Some(rows) = bag.sqlite_window(&filter) {
         return series_of_rows(rows, paths.len(), &extractors, problems, cancel, on_part);
     }
+    // A time window of an MCAP recording whose chunks follow each other in time: the chunks
+    // it touches, decompressed ahead, and no message index read.
+    let read_ahead = bag.reader_threads(threads.max(1));
+    if let Some(msgs) = crate::iter::Messages::window_stream(bag, &filter, read_ahead) {
+        return series_of_rows(msgs, paths.len(), &extractors, problems, cancel, on_part);
+    }
     // (Rows not read yet, of a rosbag2 SQLite recording: these connections' are kept as the
     // scan passes them, and given back by read_chunk_for.)
     // A window of an indexed recording reads the indexes of its chunks only.

@@ -150,12 +150,14 @@ impl WindowRows {
                             ),
                         })
                     }
-                    Err(e) => return Err(Error::Storage {
-                        path: self.path.clone(),
-                        reason: format!(
+                    Err(e) => {
+                        return Err(Error::Storage {
+                            path: self.path.clone(),
+                            reason: format!(
                             "message row {id} is not a zstd frame (message-mode compression): {e}"
                         ),
-                    }),
+                        })
+                    }
                 }
             } else {
                 raw.to_vec()
