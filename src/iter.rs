@@ -604,14 +604,7 @@ mod tests {
     /// A message read (connection, time, bytes) or the error in its place.
     type Read = std::result::Result<(usize, u64, Vec<u8>), String>;
 
-    /// Every message, as read with `threads` read-ahead threads (0: inline).
-    fn read(path: &std::path::Path, threads: usize) -> Vec<Read> {
-        let Ok(bag) = Bag::open(path) else {
-            return Vec::new();
-        };
-        let Ok(it) = Messages::new(bag, &Filter::default(), threads) else {
-            return Vec::new();
-        };
+    fn collect(it: Messages) -> Vec<Read> {
         it.map(|m| {
             m.map(|m| (m.conn, m.time_ns, m.data.to_vec()))
                 .map_err(|e| e.to_string())
@@ -619,62 +612,68 @@ mod tests {
         .collect()
     }
 
-    /// A time window read chunk by chunk (no message index) gives what the tables give,
-    /// message for message, on every MCAP file of the corpus it applies to.
-    #[test]
-    fn a_window_read_chunk_by_chunk_gives_what_the_tables_give_on_the_mcap_corpus() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bags2");
+    /// Every message, as read with `threads` read-ahead threads (0: inline).
+    fn read(path: &std::path::Path, threads: usize) -> Vec<Read> {
+        let Ok(bag) = Bag::open(path) else {
+            return Vec::new();
+        };
+        Messages::new(bag, &Filter::default(), threads).map_or_else(|_| Vec::new(), collect)
+    }
+
+    /// The files of the corpus `dir` (`../shared/DIR`) with extension `ext`, below 64 MiB;
+    /// panics when the corpus is missing.
+    fn corpus(dir: &str, ext: &str) -> Vec<std::path::PathBuf> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared")
+            .join(dir);
         assert!(root.is_dir(), "the corpus is missing: {}", root.display());
-        let mut stack = vec![root];
-        let (mut files, mut messages) = (0, 0);
+        let (mut stack, mut out) = (vec![root], Vec::new());
         while let Some(d) = stack.pop() {
             for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
                 let p = e.path();
                 if p.is_dir() {
                     stack.push(p);
-                    continue;
-                }
-                if p.extension().is_none_or(|x| x != "mcap")
-                    || std::fs::metadata(&p).map_or(0, |m| m.len()) >= 64 << 20
+                } else if p.extension().is_some_and(|x| x == ext)
+                    && std::fs::metadata(&p).map_or(0, |m| m.len()) < 64 << 20
                 {
-                    continue;
+                    out.push(p);
                 }
-                let Ok(bag) = Bag::open(&p) else { continue };
-                let s = bag.summary();
-                let (Some(t0), Some(t1)) = (s.start_ns, s.end_ns) else {
-                    continue;
-                };
-                let f = Filter {
-                    start_ns: Some(t0 + (t1 - t0) / 3),
-                    end_ns: Some(t0 + 2 * (t1 - t0) / 3),
-                    connections: None,
-                };
-                let Some(w) = Messages::window_stream(&bag, &f, 0) else {
-                    continue;
-                };
-                let got: Vec<Read> = w
-                    .map(|m| {
-                        m.map(|m| (m.conn, m.time_ns, m.data.to_vec()))
-                            .map_err(|e| e.to_string())
-                    })
-                    .collect();
-                let want: Vec<Read> = Messages::new(bag.clone(), &f, 2)
-                    .unwrap()
-                    .map(|m| {
-                        m.map(|m| (m.conn, m.time_ns, m.data.to_vec()))
-                            .map_err(|e| e.to_string())
-                    })
-                    .collect();
-                assert!(
-                    got == want,
-                    "{}: {} vs {}",
-                    p.display(),
-                    got.len(),
-                    want.len()
-                );
-                files += 1;
-                messages += got.len();
             }
+        }
+        out.sort();
+        out
+    }
+
+    /// A time window read chunk by chunk (no message index) gives what the tables give,
+    /// message for message, on every MCAP file of the corpus it applies to.
+    #[test]
+    fn a_window_read_chunk_by_chunk_gives_what_the_tables_give_on_the_mcap_corpus() {
+        let (mut files, mut messages) = (0, 0);
+        for p in corpus("bags2", "mcap") {
+            let Ok(bag) = Bag::open(&p) else { continue };
+            let s = bag.summary();
+            let (Some(t0), Some(t1)) = (s.start_ns, s.end_ns) else {
+                continue;
+            };
+            let f = Filter {
+                start_ns: Some(t0 + (t1 - t0) / 3),
+                end_ns: Some(t0 + 2 * (t1 - t0) / 3),
+                connections: None,
+            };
+            let Some(w) = Messages::window_stream(&bag, &f, 0) else {
+                continue;
+            };
+            let got = collect(w);
+            let want = collect(Messages::new(bag.clone(), &f, 2).unwrap());
+            assert!(
+                got == want,
+                "{}: {} vs {}",
+                p.display(),
+                got.len(),
+                want.len()
+            );
+            files += 1;
+            messages += got.len();
         }
         assert!(
             files > 50 && messages > 1_000,
@@ -687,24 +686,12 @@ mod tests {
     /// the corpus.
     #[test]
     fn inline_reading_gives_what_read_ahead_gives_on_the_ros1_corpus() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bags");
-        assert!(root.is_dir(), "the corpus is missing: {}", root.display());
-        let mut stack = vec![root];
         let (mut files, mut messages) = (0, 0);
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p.extension().is_some_and(|x| x == "bag")
-                    && std::fs::metadata(&p).map_or(0, |m| m.len()) < 64 << 20
-                {
-                    let inline = read(&p, 0);
-                    assert!(inline == read(&p, 2), "{}", p.display());
-                    files += 1;
-                    messages += inline.len();
-                }
-            }
+        for p in corpus("bags", "bag") {
+            let inline = read(&p, 0);
+            assert!(inline == read(&p, 2), "{}", p.display());
+            files += 1;
+            messages += inline.len();
         }
         assert!(
             files > 50 && messages > 10_000,

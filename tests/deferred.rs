@@ -56,6 +56,30 @@ fn db3_of(dir: &Path) -> PathBuf {
         .unwrap()
 }
 
+/// The laser scans' `angle_increment` series of `b` between `start` and `end`: its points
+/// (printed) and how many messages lacked the field.
+fn scan_series(b: &Bag, start: Option<u64>, end: Option<u64>) -> (String, usize) {
+    let scan = b
+        .quick_summary()
+        .topics
+        .iter()
+        .find(|t| t.datatype.ends_with("LaserScan"))
+        .unwrap();
+    let path =
+        bagscope::encoding::FieldPath::parse(&format!("{}.angle_increment", scan.name)).unwrap();
+    let s = bagscope::ops::series::field_series(
+        b,
+        &path,
+        start,
+        end,
+        2,
+        &AtomicBool::new(false),
+        &|_| {},
+    )
+    .unwrap();
+    (format!("{:?} {}", s.points, s.missing), s.points.len())
+}
+
 #[test]
 fn a_recording_its_metadata_bears_out_opens_before_its_rows_are_read() {
     let tmp = common::temp_dir("deferred");
@@ -125,21 +149,10 @@ fn a_recording_its_metadata_bears_out_opens_before_its_rows_are_read() {
             .iter()
             .find(|t| t.datatype.ends_with("LaserScan"))
             .unwrap();
-        let path = bagscope::encoding::FieldPath::parse(&format!("{}.angle_increment", scan.name))
-            .unwrap();
         let series = |b: &Bag| {
-            let s = bagscope::ops::series::field_series(
-                b,
-                &path,
-                None,
-                None,
-                2,
-                &AtomicBool::new(false),
-                &|_| {},
-            )
-            .unwrap();
-            assert_eq!(s.points.len() as u64, scan.message_count);
-            format!("{:?}", s.points)
+            let (text, n) = scan_series(b, None, None);
+            assert_eq!(n as u64, scan.message_count);
+            text
         };
         assert_eq!(series(&fresh), series(&eager), "{name}");
         assert_eq!(every_message(&fresh), every_message(&eager), "{name}");
@@ -325,26 +338,10 @@ fn a_time_window_is_read_through_the_timestamp_index() {
             );
         }
         // A field series of a window: the same points, the rows still unread.
-        let scan = s
-            .topics
-            .iter()
-            .find(|t| t.datatype.ends_with("LaserScan"))
-            .unwrap();
-        let path = bagscope::encoding::FieldPath::parse(&format!("{}.angle_increment", scan.name))
-            .unwrap();
         let series = |b: &Bag| {
-            let s = bagscope::ops::series::field_series(
-                b,
-                &path,
-                Some(t0 + third),
-                Some(t1),
-                2,
-                &AtomicBool::new(false),
-                &|_| {},
-            )
-            .unwrap();
-            assert!(!s.points.is_empty());
-            format!("{:?} {}", s.points, s.missing)
+            let (text, n) = scan_series(b, Some(t0 + third), Some(t1));
+            assert!(n > 0);
+            text
         };
         let lazy = Bag::open(&rec).unwrap();
         assert_eq!(series(&lazy), series(&eager), "{name}");
