@@ -439,21 +439,10 @@ impl Messages {
     fn streaming(bag: Bag, threads: usize, stream: Stream, total: usize) -> Result<Messages> {
         let nchunks = bag.summary().chunks.len();
         let (prefetch, workers) = Prefetch::start(&bag, stream.order.clone(), None, threads)?;
-        Ok(Messages {
-            bag,
-            tables: Arc::new(MessageTables::default()),
-            cursors: Vec::new(),
-            heap: BinaryHeap::new(),
-            remaining: Vec::new(),
-            held: vec![None; nchunks],
-            alone: Vec::new(),
-            prefetch,
-            workers,
-            total,
-            done: false,
-            stream: Some(stream),
-            window: None,
-        })
+        let mut m = Self::empty(bag);
+        m.held = vec![None; nchunks];
+        (m.prefetch, m.workers, m.total, m.stream) = (prefetch, workers, total, Some(stream));
+        Ok(m)
     }
 
     /// A time window of an MCAP recording read chunk by chunk (see [`Stream`]): only the

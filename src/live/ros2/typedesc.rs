@@ -395,21 +395,19 @@ impl<'a> Reader<'a> {
     fn u8(&mut self) -> std::result::Result<u8, String> {
         Ok(self.take(1, 1)?[0])
     }
+    /// The next `N` bytes, aligned to `N`, in little-endian order.
+    fn le<const N: usize>(&mut self) -> std::result::Result<[u8; N], String> {
+        let mut b: [u8; N] = self.take(N, N)?.try_into().map_err(|_| "short")?;
+        if self.be {
+            b.reverse();
+        }
+        Ok(b)
+    }
     fn u32(&mut self) -> std::result::Result<u32, String> {
-        let b: [u8; 4] = self.take(4, 4)?.try_into().map_err(|_| "u32")?;
-        Ok(if self.be {
-            u32::from_be_bytes(b)
-        } else {
-            u32::from_le_bytes(b)
-        })
+        self.le().map(u32::from_le_bytes)
     }
     fn u64(&mut self) -> std::result::Result<u64, String> {
-        let b: [u8; 8] = self.take(8, 8)?.try_into().map_err(|_| "u64")?;
-        Ok(if self.be {
-            u64::from_be_bytes(b)
-        } else {
-            u64::from_le_bytes(b)
-        })
+        self.le().map(u64::from_le_bytes)
     }
     fn string(&mut self) -> std::result::Result<String, String> {
         let n = self.u32()? as usize;

@@ -322,25 +322,7 @@ impl BlockBuf<'_> {
         if self.zstd {
             let mut raw = Vec::new();
             fill(&mut raw)?;
-            let dec = zstd::stream::read::Decoder::new(&raw[..])
-                .and_then(|d| d.take(MAX_MESSAGE + 1).read_to_end(&mut self.buf));
-            let bad = |reason: String| Error::Storage {
-                path: self.path.to_path_buf(),
-                reason,
-            };
-            match dec {
-                Ok(n) if (n as u64) <= MAX_MESSAGE => {}
-                Ok(_) => {
-                    return Err(bad(format!(
-                        "message row {id} decompresses to more than {MAX_MESSAGE} bytes"
-                    )))
-                }
-                Err(e) => {
-                    return Err(bad(format!(
-                        "message row {id} is not a zstd frame (message-mode compression): {e}"
-                    )))
-                }
-            }
+            unzstd_message(&raw, id, self.path, &mut self.buf)?;
         } else {
             fill(&mut self.buf)?;
         }
@@ -454,4 +436,24 @@ pub(crate) fn message_in_rows(
         publish_ns: entry.time_ns,
         sequence: 0,
     })
+}
+
+/// Appends row `id`'s payload `raw`, a zstd frame (rosbag2's message-mode compression),
+/// decompressed to `out`: at most [`MAX_MESSAGE`] bytes, else an error naming the row.
+pub(super) fn unzstd_message(raw: &[u8], id: i64, path: &Path, out: &mut Vec<u8>) -> Result<()> {
+    let bad = |reason: String| Error::Storage {
+        path: path.to_path_buf(),
+        reason,
+    };
+    match zstd::stream::read::Decoder::new(raw)
+        .and_then(|d| d.take(MAX_MESSAGE + 1).read_to_end(out))
+    {
+        Ok(n) if (n as u64) <= MAX_MESSAGE => Ok(()),
+        Ok(_) => Err(bad(format!(
+            "message row {id} decompresses to more than {MAX_MESSAGE} bytes"
+        ))),
+        Err(e) => Err(bad(format!(
+            "message row {id} is not a zstd frame (message-mode compression): {e}"
+        ))),
+    }
 }

@@ -138,27 +138,8 @@ impl WindowRows {
                 .unwrap_or(&[]);
             let data = if self.zstd {
                 let mut out = Vec::new();
-                match zstd::stream::read::Decoder::new(raw)
-                    .and_then(|d| d.take(MAX_MESSAGE + 1).read_to_end(&mut out))
-                {
-                    Ok(n) if (n as u64) <= MAX_MESSAGE => out,
-                    Ok(_) => {
-                        return Err(Error::Storage {
-                            path: self.path.clone(),
-                            reason: format!(
-                                "message row {id} decompresses to more than {MAX_MESSAGE} bytes"
-                            ),
-                        })
-                    }
-                    Err(e) => {
-                        return Err(Error::Storage {
-                            path: self.path.clone(),
-                            reason: format!(
-                            "message row {id} is not a zstd frame (message-mode compression): {e}"
-                        ),
-                        })
-                    }
-                }
+                unzstd_message(raw, id, &self.path, &mut out)?;
+                out
             } else {
                 raw.to_vec()
             };
