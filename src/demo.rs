@@ -303,9 +303,10 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
             chunk_size: 768 * 1024,
         },
     )?;
-    let [imu, odom, tf, scan, image, depth, overhead, battery, cmd, log] = connections(&mut w)?;
+    let [imu, odom, tf, scan, image, depth, overhead, battery, cmd, log, points, plan, markers, tf_static] =
+        connections(&mut w)?;
     // (period ns, phase ns, which)
-    let streams: [(u64, u64, u32); 10] = [
+    let streams: [(u64, u64, u32); 14] = [
         (10_000_000, 1_000_000, imu),
         (20_000_000, 3_000_000, odom),
         (20_000_000, 4_000_000, tf),
@@ -316,10 +317,15 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
         (5_000_000_000, 19_000_000, log),
         (200_000_000, 12_000_000, depth),
         (1_000_000_000, 23_000_000, overhead),
+        (200_000_000, 9_000_000, points),
+        (1_000_000_000, 29_000_000, plan),
+        (1_000_000_000, 31_000_000, markers),
+        // Once, first: the map's place of the odometry frame.
+        (u64::MAX / 2, 0, tf_static),
     ];
     let end = DEMO_START_NS + u64::from(seconds) * 1_000_000_000;
     let mut next: Vec<u64> = streams.iter().map(|s| DEMO_START_NS + s.1).collect();
-    let mut seq = [0u32; 10];
+    let mut seq = [0u32; 14];
     let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
     let mut n = 0u64;
     while let Some((k, &t)) = next.iter().enumerate().min_by_key(|(_, t)| **t) {
@@ -338,15 +344,16 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
         w.write(conn, recv, &s.0)?;
         n += 1;
         seq[k] += 1;
-        next[k] = t + period;
+        next[k] = t.saturating_add(period);
     }
     w.finish()?;
     Ok(n)
 }
 
 /// The demo's connections, each with its definition and publisher: imu, odom, tf, scan, the
-/// front camera, its depth, the overhead camera (jpeg), battery, cmd_vel, rosout.
-fn connections(w: &mut BagWriter) -> Result<[u32; 10]> {
+/// front camera, its depth, the overhead camera (jpeg), battery, cmd_vel, rosout, the lidar's
+/// point cloud, the planned path, the planner's markers, the static transforms.
+fn connections(w: &mut BagWriter) -> Result<[u32; 14]> {
     let mut add = |topic: &str, datatype: &str, text: String, caller: &str| -> Result<u32> {
         let md5 = MsgDef::parse(datatype, &text)
             .map(|d| Plan::new(d).md5)
@@ -357,9 +364,24 @@ fn connections(w: &mut BagWriter) -> Result<[u32; 10]> {
             md5sum: md5,
             message_definition: text,
             callerid: Some(caller.into()),
-            latching: false,
+            latching: topic == "/tf_static",
         }))
     };
+    let tf_def = def(
+        "geometry_msgs/TransformStamped[] transforms\n",
+        &[
+            "MSG: geometry_msgs/TransformStamped\nHeader header\nstring child_frame_id # the frame id of the child frame\nTransform transform\n",
+            HEADER,
+            "MSG: geometry_msgs/Transform\nVector3 translation\nQuaternion rotation\n",
+            VECTOR3,
+            QUATERNION,
+        ],
+    );
+    let pose_deps = [
+        "MSG: geometry_msgs/Pose\nPoint position\nQuaternion orientation\n",
+        POINT,
+        QUATERNION,
+    ];
     let imu = add(
         "/imu/data",
         "sensor_msgs/Imu",
@@ -390,16 +412,7 @@ fn connections(w: &mut BagWriter) -> Result<[u32; 10]> {
     let tf = add(
         "/tf",
         "tf2_msgs/TFMessage",
-        def(
-            "geometry_msgs/TransformStamped[] transforms\n",
-            &[
-                "MSG: geometry_msgs/TransformStamped\nHeader header\nstring child_frame_id # the frame id of the child frame\nTransform transform\n",
-                HEADER,
-                "MSG: geometry_msgs/Transform\nVector3 translation\nQuaternion rotation\n",
-                VECTOR3,
-                QUATERNION,
-            ],
-        ),
+        tf_def.clone(),
         "/robot_state_publisher",
     )?;
     let scan = add(
@@ -455,8 +468,56 @@ fn connections(w: &mut BagWriter) -> Result<[u32; 10]> {
         "/rosout",
     )?;
 
+    let points = add(
+        "/lidar/points",
+        "sensor_msgs/PointCloud2",
+        def(
+            "Header header\nuint32 height\nuint32 width\nPointField[] fields\nbool    is_bigendian\nuint32  point_step\nuint32  row_step\nuint8[] data\nbool is_dense\n",
+            &[
+                HEADER,
+                "MSG: sensor_msgs/PointField\nuint8 INT8    = 1\nuint8 UINT8   = 2\nuint8 INT16   = 3\nuint8 UINT16  = 4\nuint8 INT32   = 5\nuint8 UINT32  = 6\nuint8 FLOAT32 = 7\nuint8 FLOAT64 = 8\nstring name\nuint32 offset\nuint8  datatype\nuint32 count\n",
+            ],
+        ),
+        "/lidar",
+    )?;
+    let mut path_deps = vec![
+        "MSG: geometry_msgs/PoseStamped\nHeader header\nPose pose\n",
+        HEADER,
+    ];
+    path_deps.extend(pose_deps);
+    let plan = add(
+        "/plan",
+        "nav_msgs/Path",
+        def(
+            "Header header\ngeometry_msgs/PoseStamped[] poses\n",
+            &path_deps,
+        ),
+        "/planner",
+    )?;
+    let mut marker_deps = vec![
+        "MSG: visualization_msgs/Marker\nuint8 ARROW=0\nuint8 CUBE=1\nuint8 SPHERE=2\nuint8 CYLINDER=3\nuint8 LINE_STRIP=4\nuint8 LINE_LIST=5\nuint8 CUBE_LIST=6\nuint8 SPHERE_LIST=7\nuint8 POINTS=8\nuint8 TEXT_VIEW_FACING=9\nuint8 MESH_RESOURCE=10\nuint8 TRIANGLE_LIST=11\nuint8 ADD=0\nuint8 MODIFY=0\nuint8 DELETE=2\nuint8 DELETEALL=3\nHeader header\nstring ns\nint32 id\nint32 type\nint32 action\ngeometry_msgs/Pose pose\ngeometry_msgs/Vector3 scale\nstd_msgs/ColorRGBA color\nduration lifetime\nbool frame_locked\ngeometry_msgs/Point[] points\nstd_msgs/ColorRGBA[] colors\nstring text\nstring mesh_resource\nbool mesh_use_embedded_materials\n",
+        HEADER,
+    ];
+    marker_deps.extend(pose_deps);
+    marker_deps.extend([
+        VECTOR3,
+        "MSG: std_msgs/ColorRGBA\nfloat32 r\nfloat32 g\nfloat32 b\nfloat32 a\n",
+    ]);
+    let markers = add(
+        "/planner/markers",
+        "visualization_msgs/MarkerArray",
+        def("visualization_msgs/Marker[] markers\n", &marker_deps),
+        "/planner",
+    )?;
+    let tf_static = add(
+        "/tf_static",
+        "tf2_msgs/TFMessage",
+        tf_def,
+        "/static_transform_publisher",
+    )?;
     Ok([
-        imu, odom, tf, scan, image, depth, overhead, battery, cmd, log,
+        imu, odom, tf, scan, image, depth, overhead, battery, cmd, log, points, plan, markers,
+        tf_static,
     ])
 }
 
@@ -544,6 +605,24 @@ fn fill(s: &mut Ser, k: usize, q: u32, t: u64, p: &Pose, noise: &mut Noise) -> R
         6 => {
             s.vec3([p.v, 0.0, 0.0]).vec3([0.0, 0.0, p.w]);
         }
+        10 => lidar_cloud(s, q, t, p),
+        11 => {
+            let ahead = plan_ahead(ts);
+            s.header(q, t, "odom").u32(ahead.len() as u32);
+            for (i, a) in ahead.iter().enumerate() {
+                s.header(i as u32, t, "odom")
+                    .vec3([a.x, a.y, 0.0])
+                    .quat_yaw(a.yaw);
+            }
+        }
+        12 => planner_markers(s, q, t, ts),
+        13 => {
+            s.u32(1);
+            s.header(0, t, "map")
+                .str("odom")
+                .vec3(MAP_ODOM)
+                .quat_yaw(0.0);
+        }
         _ => log_line(s, q, t, ts, p),
     }
     Ok(())
@@ -584,6 +663,152 @@ fn laser_scan(s: &mut Ser, q: u32, t: u64, p: &Pose, noise: &mut Noise) {
     }
 }
 
+/// Where the odometry frame starts in the map.
+const MAP_ODOM: [f64; 3] = [0.5, 0.25, 0.0];
+
+/// The planner's path: the next 10 s of the figure of eight, a pose every half second.
+fn plan_ahead(ts: f64) -> Vec<Pose> {
+    (1..=20).map(|i| pose_at(ts + f64::from(i) * 0.5)).collect()
+}
+
+/// A 3D lidar 0.25 m above the base: 180 beams round × 12 rings from -15° to +18°, each
+/// meeting the room's walls, floor or nothing; x, y, z and intensity as float32, 16 bytes a
+/// point, one row.
+fn lidar_cloud(s: &mut Ser, q: u32, t: u64, p: &Pose) {
+    let (az, rings) = (180usize, 12usize);
+    let mut data = Vec::with_capacity(az * rings * 16);
+    let mut n = 0u32;
+    let h = 0.25;
+    for r in 0..rings {
+        let el = (-15.0 + 3.0 * r as f64).to_radians();
+        for i in 0..az {
+            let a = 2.0 * PI * i as f64 / az as f64;
+            let (dist, wall, along) = cast(p.x, p.y, p.yaw + a);
+            let horiz = dist;
+            // Up or down along the beam: the floor (z = -h in the lidar's frame) or the wall.
+            let range = if el < 0.0 && h / (-el).tan() < horiz {
+                h / (-el).sin()
+            } else {
+                let z = horiz * el.tan();
+                if z + h > WALL_H {
+                    continue;
+                }
+                horiz / el.cos()
+            };
+            let (x, y, z) = (
+                range * el.cos() * a.cos(),
+                range * el.cos() * a.sin(),
+                range * el.sin(),
+            );
+            let intensity = if el < 0.0 && h / (-el).tan() < horiz {
+                20.0
+            } else {
+                60.0 + 30.0 * wall as f64 + 40.0 * (along.rem_euclid(1.0) < 0.08) as u8 as f64
+            };
+            for v in [x, y, z, intensity] {
+                data.extend_from_slice(&(v as f32).to_le_bytes());
+            }
+            n += 1;
+        }
+    }
+    s.header(q, t, "laser").u32(1).u32(n).u32(4);
+    for (i, name) in ["x", "y", "z", "intensity"].iter().enumerate() {
+        s.str(name).u32(4 * i as u32).u8(7).u32(1);
+    }
+    s.u8(0).u32(16).u32(16 * n).u32(data.len() as u32);
+    s.0.extend_from_slice(&data);
+    s.u8(1);
+}
+
+/// One marker of the planner's array.
+struct Mk<'a> {
+    ns: &'a str,
+    id: i32,
+    kind: i32,
+    at: [f64; 3],
+    yaw: f64,
+    scale: [f64; 3],
+    color: [f32; 4],
+    points: &'a [[f64; 3]],
+    text: &'a str,
+}
+
+fn marker(s: &mut Ser, q: u32, t: u64, m: &Mk) {
+    s.header(q, t, "odom").str(m.ns);
+    s.0.extend_from_slice(&m.id.to_le_bytes());
+    s.0.extend_from_slice(&m.kind.to_le_bytes());
+    s.u32(0);
+    s.vec3(m.at).quat_yaw(m.yaw).vec3(m.scale);
+    for c in m.color {
+        s.f32(c);
+    }
+    // A lifetime of 2 s: a marker the planner stops sending goes away.
+    s.u32(2).u32(0).u8(0);
+    s.u32(m.points.len() as u32);
+    for &p in m.points {
+        s.vec3(p);
+    }
+    s.u32(0).str(m.text).str("").u8(0);
+}
+
+/// The planner's markers: the goal as an arrow, its name above it, the planned path as a line
+/// strip, and a pillar in a corner of the room.
+fn planner_markers(s: &mut Ser, q: u32, t: u64, ts: f64) {
+    let ahead = plan_ahead(ts);
+    let goal = &ahead[ahead.len() - 1];
+    let line: Vec<[f64; 3]> = ahead.iter().map(|a| [a.x, a.y, 0.05]).collect();
+    let ms = [
+        Mk {
+            ns: "goal",
+            id: 0,
+            kind: 0,
+            at: [goal.x, goal.y, 0.1],
+            yaw: goal.yaw,
+            scale: [0.8, 0.12, 0.12],
+            color: [0.2, 1.0, 0.3, 1.0],
+            points: &[],
+            text: "",
+        },
+        Mk {
+            ns: "goal",
+            id: 1,
+            kind: 9,
+            at: [goal.x, goal.y, 0.6],
+            yaw: 0.0,
+            scale: [0.0, 0.0, 0.3],
+            color: [1.0, 1.0, 1.0, 1.0],
+            points: &[],
+            text: &format!("goal {:.0} s ahead", 10.0),
+        },
+        Mk {
+            ns: "plan",
+            id: 0,
+            kind: 4,
+            at: [0.0; 3],
+            yaw: 0.0,
+            scale: [0.05, 0.0, 0.0],
+            color: [1.0, 0.6, 0.1, 1.0],
+            points: &line,
+            text: "",
+        },
+        Mk {
+            ns: "obstacles",
+            id: 0,
+            kind: 3,
+            at: [-4.3, 2.3, 0.5],
+            yaw: 0.0,
+            scale: [0.4, 0.4, 1.0],
+            color: [0.9, 0.2, 0.2, 0.9],
+            points: &[],
+            text: "",
+        },
+    ];
+    s.u32(ms.len() as u32);
+    for m in &ms {
+        marker(s, q, t, m);
+    }
+}
+
 /// A rosout line: every sixth a battery warning, the others the lap and the odometry.
 fn log_line(s: &mut Ser, q: u32, t: u64, ts: f64, p: &Pose) {
     let (level, msg) = if q % 6 == 5 {
@@ -610,7 +835,7 @@ pub fn demo_path() -> std::path::PathBuf {
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
-    base.join("bagscope").join("demo-v2.bag")
+    base.join("bagscope").join("demo-v3.bag")
 }
 
 /// The demo bag's path, writing it first if it is not there yet.

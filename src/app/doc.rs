@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::topics::{self, timing};
 use super::worker::{self, DefInfo, Histogram, Indexed, InspectKey};
-use super::{export, find, images, inspector, log, plot, tf, timeline};
+use super::{export, find, images, inspector, log, plot, scene, tf, timeline};
 use crate::bag::TablesProgress;
 use crate::Bag;
 
@@ -145,6 +145,8 @@ pub struct Doc {
     pub find: find::FindState,
     /// The TF window.
     pub tf: tf::TfState,
+    /// 3D panels.
+    pub scene: scene::SceneState,
     /// The Publish window (toggles per topic, the worker publishing onto ROS 1).
     pub publish: super::publish::PublishState,
     /// The Timing section.
@@ -201,6 +203,7 @@ impl Doc {
             log: Default::default(),
             find: Default::default(),
             tf: Default::default(),
+            scene: Default::default(),
             publish: Default::default(),
             timing: Default::default(),
             tree: Default::default(),
@@ -260,6 +263,7 @@ impl Doc {
         self.timeline.forget_data();
         self.insp.worker = None;
         self.images.forget_worker();
+        self.scene.forget_worker();
         super::log::refresh(self, ctx);
         super::plot::refresh(self, ctx);
         super::tf::refresh(self, ctx);

@@ -13,6 +13,7 @@ pub mod log;
 pub mod persist;
 pub mod plot;
 pub mod publish;
+pub mod scene;
 mod screens;
 mod style;
 pub mod tf;
@@ -93,6 +94,11 @@ pub enum Cmd {
     ExportCsv,
     /// Open an image panel on a topic.
     OpenImage(usize),
+    /// Open a 3D panel (with every topic it draws), or add a topic to the first one.
+    OpenScene(Option<usize>),
+    /// Select the topic of a connection and move the playhead to a message of it (ns): what
+    /// the inspector then shows.
+    InspectMessage(usize, u64),
     /// Show or hide the log panel.
     ShowLog(bool),
     /// Show or hide the Find window.
@@ -766,6 +772,9 @@ impl App {
                     if d.tf.open {
                         tf::show(ui.ctx(), d, &mut cmds);
                     }
+                    if !d.scene.panels.is_empty() {
+                        scene::show(ui.ctx(), d, &mut cmds);
+                    }
                     if d.publish.open {
                         publish::show(ui.ctx(), d, &mut cmds);
                     }
@@ -797,6 +806,7 @@ impl App {
         self.request_inspection();
         if let Some(d) = &mut self.doc {
             images::update(d, ui.ctx());
+            scene::update(d, ui.ctx(), &mut self.cmds);
             publish::update(d);
             if d.publish.active() {
                 // The subscriber counts change without input.
@@ -874,6 +884,23 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
         }
         Cmd::FitAll => d.nav.view = (0.0, (b - a).max(1) as f64),
         Cmd::OpenImage(ti) if ti < d.rec.bag.summary().topics.len() => d.images.open(ti),
+        Cmd::OpenScene(ti) => scene::open(d, ti),
+        Cmd::InspectMessage(conn, t) => {
+            let topic = d
+                .rec
+                .bag
+                .summary()
+                .topics
+                .iter()
+                .position(|tp| tp.connections.contains(&conn));
+            if topic.is_some() {
+                d.nav.selected = topic;
+            }
+            let (s, e) = d.rec.range();
+            d.nav.playhead = t.clamp(s, e);
+            d.nav.play_pos = d.nav.playhead as f64;
+            d.nav.playing = false;
+        }
         Cmd::ShowLog(b) => d.log.open = b,
         Cmd::ShowTf(b) => d.tf.open = b && d.rec.has_tf,
         Cmd::ShowPublish(b) => d.publish.open = b,
@@ -942,6 +969,8 @@ pub fn run(bags: Vec<PathBuf>) -> eframe::Result<()> {
                 eframe::icon_data::from_png_bytes(include_bytes!("../../assets/icon.png"))
                     .unwrap_or_default(),
             )),
+        // The 3D panels draw with depth testing into the window's framebuffer.
+        depth_buffer: 24,
         ..Default::default()
     };
     eframe::run_native(

@@ -83,7 +83,7 @@ fn start_track(d: &mut Doc, h: &Arc<TfHistory>, ctx: &egui::Context) {
 }
 
 /// Starts reading the transforms, once.
-fn start(d: &mut Doc, ctx: &egui::Context) {
+pub fn start(d: &mut Doc, ctx: &egui::Context) {
     if d.tf.history.is_some() || d.tf.job.is_some() {
         return;
     }
@@ -111,7 +111,7 @@ fn read(d: &mut Doc, ctx: &egui::Context) {
 }
 
 /// Takes the workers' answers (never blocks); a finished track goes to the plots as commands.
-fn poll(d: &mut Doc, cmds: &mut Vec<Cmd>) {
+pub fn poll(d: &mut Doc, cmds: &mut Vec<Cmd>) {
     if let Some(job) = &mut d.tf.track {
         match job.take() {
             Some(Ok(series)) => {

@@ -235,6 +235,13 @@ fn window_buttons(ui: &mut egui::Ui, d: &Doc, show_info: bool, cmds: &mut Vec<Cm
     {
         cmds.push(Cmd::ShowTf(!d.tf.open));
     }
+    if ui
+        .button("3D")
+        .on_hover_text("A 3D view at the playhead: clouds, scans, markers, poses, maps and frames")
+        .clicked()
+    {
+        cmds.push(Cmd::OpenScene(None));
+    }
     if ui.button("Export…").clicked() {
         cmds.push(Cmd::ShowExport(!d.export.open));
     }

@@ -12,6 +12,7 @@ pub mod gen;
 pub mod image;
 pub mod info;
 pub mod log;
+pub mod scene;
 pub mod series;
 pub mod tf;
 pub mod timing;

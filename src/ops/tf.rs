@@ -44,6 +44,17 @@ impl Pose {
         }
     }
 
+    /// A point of this frame in the parent's frame.
+    pub fn apply(&self, p: [f64; 3]) -> [f64; 3] {
+        let r = rotate(self.q, p);
+        [self.t[0] + r[0], self.t[1] + r[1], self.t[2] + r[2]]
+    }
+
+    /// A direction of this frame in the parent's frame (rotation only).
+    pub fn turn(&self, v: [f64; 3]) -> [f64; 3] {
+        rotate(self.q, v)
+    }
+
     /// The inverse transform.
     pub fn inverse(&self) -> Pose {
         let qi = [-self.q[0], -self.q[1], -self.q[2], self.q[3]];

@@ -189,6 +189,14 @@ fn topic_row(ui: &mut egui::Ui, d: &Doc, ti: usize, label: &str, cmds: &mut Vec<
         {
             cmds.push(Cmd::OpenImage(ti));
         }
+        if crate::ops::scene::Kind::of(&t.datatype).is_some()
+            && ui
+                .small_button("3D")
+                .on_hover_text("Show this topic in a 3D panel")
+                .clicked()
+        {
+            cmds.push(Cmd::OpenScene(Some(ti)));
+        }
     });
 }
 

@@ -8,7 +8,7 @@
 
 mod compressed;
 mod raw;
-mod render;
+pub(crate) mod render;
 
 pub use compressed::{decode_compressed, encode_jpeg, encode_png, encode_png16, sniff, Compressed};
 pub use raw::decode_raw;
