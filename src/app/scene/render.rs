@@ -6,8 +6,9 @@
 use std::sync::Arc;
 
 use three_d::{
-    Blend, ClearState, Context, Cull, DepthTest, InstanceBuffer, Program, RenderStates,
-    RenderTarget, ScissorBox, VertexBuffer, Viewport, WriteMask,
+    Blend, ClearState, Context, Cull, DepthTest, DepthTexture2D, InstanceBuffer, Interpolation,
+    Program, RenderStates, RenderTarget, ScissorBox, Texture2D, VertexBuffer, Viewport,
+    WriteMask, Wrapping,
 };
 
 use crate::ops::scene::Scene;
@@ -239,6 +240,38 @@ impl Renderer {
         };
         RenderTarget::screen(&self.ctx, screen.0, screen.1).clear_partially(scissor, clear);
         self.ctx.set_scissor(scissor);
+        self.draw_into(gpu, view, viewport);
+    }
+
+    /// Draws `gpu` into a `w` × `h` picture of its own (not the window), rows from the top:
+    /// what a saved view and the pixel tests see.
+    pub fn draw_offscreen(&self, gpu: &Gpu, view: &View, w: u32, h: u32) -> Vec<[u8; 4]> {
+        let color = Texture2D::new_empty::<[u8; 4]>(
+            &self.ctx,
+            w,
+            h,
+            Interpolation::Nearest,
+            Interpolation::Nearest,
+            None,
+            Wrapping::ClampToEdge,
+            Wrapping::ClampToEdge,
+        );
+        let depth =
+            DepthTexture2D::new::<f32>(&self.ctx, w, h, Wrapping::ClampToEdge, Wrapping::ClampToEdge);
+        let target = RenderTarget::new(color.as_color_target(None), depth.as_depth_target());
+        let [r, g, b, a] = view.clear.unwrap_or([0.0, 0.0, 0.0, 1.0]);
+        target
+            .clear(ClearState::color_and_depth(r, g, b, a, 1.0))
+            .write::<three_d::CoreError>(|| {
+                self.draw_into(gpu, view, Viewport::new_at_origo(w, h));
+                Ok(())
+            })
+            .ok();
+        target.read_color()
+    }
+
+    /// Draws `gpu` into `viewport` of the framebuffer bound now (a render target's `write`).
+    pub fn draw_into(&self, gpu: &Gpu, view: &View, viewport: Viewport) {
         let vp = three_d::Mat4::from(view.view_proj);
         let size = three_d::vec2(viewport.width as f32 / 2.0, viewport.height as f32 / 2.0);
         let states = RenderStates {

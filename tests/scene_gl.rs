@@ -1,0 +1,308 @@
+//! The 3D panel's renderer on a real GL context: a window of eframe's glow renderer under X
+//! (Xvfb with Mesa's llvmpipe when there is no display; started here when `DISPLAY` is unset),
+//! scenes drawn into a picture of their own and read back, each thing where and in the colour
+//! the scene puts it. Also the scene built from the demo recording, through its transforms,
+//! drawn and seen.
+//!
+//! A test binary of its own with `main` (`harness = false`): winit opens windows on the main
+//! thread only.
+
+use std::process::{Child, Command};
+use std::sync::{Arc, Mutex};
+
+use bagscope::app::scene::camera::Camera;
+use bagscope::app::scene::render::Renderer;
+use bagscope::ops::scene::{PointSet, Scene};
+
+type Check = Box<dyn FnOnce(&Renderer) -> Result<(), String> + Send>;
+
+/// A picture of `s` seen by `cam`, `w` × `h`, black background.
+fn draw(r: &Renderer, s: &Scene, cam: &Camera, w: u32, h: u32) -> Vec<[u8; 4]> {
+    let mut v = cam.view(w as f32, h as f32);
+    v.clear = Some([0.0, 0.0, 0.0, 1.0]);
+    let gpu = r.upload(s);
+    r.draw_offscreen(&gpu, &v, w, h)
+}
+
+/// The camera straight above the origin looking down, +x to the right and +y up, `half`
+/// metres from the middle to the top edge.
+fn top_down(half: f32) -> Camera {
+    Camera {
+        target: [0.0; 3],
+        yaw: -std::f32::consts::FRAC_PI_2,
+        pitch: 0.0,
+        dist: half / 25f32.to_radians().tan(),
+        top: true,
+    }
+}
+
+fn px(img: &[[u8; 4]], w: u32, x: i64, y: i64) -> [u8; 4] {
+    img[(y * w as i64 + x) as usize]
+}
+
+/// The middle of the pixels of colour close to `c` (within 40 a channel), and how many.
+fn find(img: &[[u8; 4]], w: u32, c: [u8; 3]) -> Option<(f64, f64, usize)> {
+    let (mut sx, mut sy, mut n) = (0.0, 0.0, 0usize);
+    for (i, p) in img.iter().enumerate() {
+        if (0..3).all(|k| (i32::from(p[k]) - i32::from(c[k])).abs() <= 40) {
+            sx += (i as u32 % w) as f64;
+            sy += (i as u32 / w) as f64;
+            n += 1;
+        }
+    }
+    (n > 0).then(|| (sx / n as f64 + 0.5, sy / n as f64 + 0.5, n))
+}
+
+fn near(got: (f64, f64, usize), want: (f64, f64), what: &str) -> Result<(), String> {
+    if (got.0 - want.0).abs() > 1.5 || (got.1 - want.1).abs() > 1.5 {
+        return Err(format!("{what} at ({:.1}, {:.1}), wanted ({:.1}, {:.1})", got.0, got.1, want.0, want.1));
+    }
+    Ok(())
+}
+
+/// Points of known colours land on the pixels a top-down view puts them at, at the size asked.
+fn points_land_where_they_are(r: &Renderer) -> Result<(), String> {
+    let (w, h) = (200u32, 160u32);
+    // 2 m from the middle to the top: 40 px a metre.
+    let cam = top_down(2.0);
+    let mut s = Scene::default();
+    s.points.push(PointSet {
+        size: 6.0,
+        pos: vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.5], [-1.5, -1.0, 0.0]],
+        color: vec![[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255], [255, 255, 0, 255]],
+        ..Default::default()
+    });
+    let img = draw(r, &s, &cam, w, h);
+    let (cx, cy) = (100.0, 80.0);
+    let red = find(&img, w, [255, 0, 0]).ok_or("the red point is not drawn")?;
+    near(red, (cx, cy), "red point at the origin")?;
+    // A 6 px point covers about 28 pixels (a disc of radius 3).
+    if !(18..=40).contains(&red.2) {
+        return Err(format!("the 6 px point covers {} pixels", red.2));
+    }
+    near(find(&img, w, [0, 255, 0]).ok_or("no green point")?, (cx + 40.0, cy), "green point at x = 1 m")?;
+    near(find(&img, w, [0, 0, 255]).ok_or("no blue point")?, (cx, cy - 40.0), "blue point at y = 1 m")?;
+    near(find(&img, w, [255, 255, 0]).ok_or("no yellow point")?, (cx - 60.0, cy + 40.0), "yellow point at (-1.5, -1)")?;
+    // Elsewhere the background.
+    if px(&img, w, 5, 5) != [0, 0, 0, 255] {
+        return Err(format!("the background is {:?}", px(&img, w, 5, 5)));
+    }
+    Ok(())
+}
+
+/// A cube marker seen from above covers its square, a nearer thing hides a farther one, and a
+/// line is drawn between its ends.
+fn solids_and_lines(r: &Renderer) -> Result<(), String> {
+    let (w, h) = (200u32, 160u32);
+    let cam = top_down(2.0);
+    let mut s = Scene::default();
+    let at = |x, y, z| bagscope::ops::tf::Pose { t: [x, y, z], q: [0.0, 0.0, 0.0, 1.0] };
+    // A 1 m cube at (-1, 0), its top at z = 0.5; a small cube above its middle, nearer the eye.
+    s.cube(&at(-1.0, 0.0, 0.0), [1.0, 1.0, 1.0], [200, 200, 200, 255]);
+    s.cube(&at(-1.0, 0.0, 1.0), [0.25, 0.25, 0.25], [250, 40, 250, 255]);
+    // A line from (0.5, -1) to (1.5, -1).
+    s.line([0.5, -1.0, 0.0], [1.5, -1.0, 0.0], [0, 255, 255, 255], 0.0);
+    let img = draw(r, &s, &cam, w, h);
+    // The big cube's top (lit, so a grey between the shades) spans x 40..80, y 60..100.
+    let top = px(&img, w, 50, 70);
+    if !(top[0] > 100 && top[0] == top[1] && top[1] == top[2]) {
+        return Err(format!("the cube's top is {top:?}"));
+    }
+    for (x, y) in [(36, 80), (84, 80), (60, 56), (60, 104)] {
+        if px(&img, w, x, y) != [0, 0, 0, 255] {
+            return Err(format!("({x}, {y}), outside the cube, is {:?}", px(&img, w, x, y)));
+        }
+    }
+    let pink = find(&img, w, [250, 40, 250]).ok_or("the small cube above is hidden")?;
+    near(pink, (60.0, 80.0), "small cube")?;
+    if !(80..=120).contains(&pink.2) {
+        return Err(format!("the 10 px cube covers {} pixels", pink.2));
+    }
+    let cyan = find(&img, w, [0, 255, 255]).ok_or("the line is not drawn")?;
+    near(cyan, (140.0, 120.0), "line's middle")?;
+    if cyan.2 < 35 {
+        return Err(format!("the 40 px line covers only {} pixels", cyan.2));
+    }
+    Ok(())
+}
+
+/// The demo recording's scene at 60 s in `map`: the lidar's cloud on the room's walls and
+/// floor (placed through odom -> base_link -> laser at its stamp), the goal marker where the
+/// planner put it, both drawn.
+fn demo_scene(r: &Renderer) -> Result<(), String> {
+    use bagscope::ops::scene::{Builder, Frames, Kind, Layer, Request};
+    let dir = std::env::temp_dir().join(format!("bagscope-scene-gl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let p = dir.join("demo.bag");
+    bagscope::demo::write_demo(&p, 70).map_err(|e| e.to_string())?;
+    let bag = bagscope::Bag::open(&p).map_err(|e| e.to_string())?;
+    let tables = bag.tables().map_err(|e| e.to_string())?;
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let tf = bagscope::ops::tf::TfHistory::read(&bag, None, &cancel).map_err(|e| e.to_string())?;
+    let t = bag.summary().start_ns.unwrap_or(0) + 60_000_000_000;
+    let mut b = Builder::new(bag, tables, Some(Arc::new(tf)));
+    let mut cloud = Layer::new("/lidar/points", Kind::Cloud2, 0);
+    cloud.paint = String::new();
+    cloud.color = [255, 0, 0, 255];
+    let req = Request {
+        t,
+        fixed: "map".into(),
+        layers: vec![cloud, Layer::new("/planner/markers", Kind::Markers, 1)],
+        frames: Frames { axes: false, names: false, links: false, ..Default::default() },
+        grid: 0,
+    };
+    let scene = b.build(&req, &cancel);
+    let _ = std::fs::remove_dir_all(&dir);
+    if scene.point_count() < 1000 {
+        return Err(format!("{} points: {:?}", scene.point_count(), scene.status));
+    }
+    // Seen from above, the room (10 × 6 m, odom 0.5 m right and 0.25 m up of map) fills the
+    // middle: red on its edges, nothing far outside.
+    let cam = Camera { target: [0.5, 0.25, 0.0], ..top_down(4.0) };
+    let (w, h) = (320u32, 240u32);
+    let img = draw(r, &scene, &cam, w, h);
+    // 30 px a metre: the walls x = ±5 (odom) at columns 10 and 310, y = ±3 at rows 30 and 210.
+    let is_red = |p: &[u8; 4]| p[0] > 200 && p[1] < 60;
+    let band = |x0: i64, x1: i64, y0: i64, y1: i64| {
+        (y0..=y1)
+            .flat_map(|y| (x0..=x1).map(move |x| (x, y)))
+            .filter(|&(x, y)| is_red(&px(&img, w, x, y)))
+            .count()
+    };
+    for (name, n) in [
+        ("x = 5", band(306, 314, 40, 200)),
+        ("x = -5", band(6, 14, 40, 200)),
+        ("y = 3", band(20, 300, 26, 34)),
+        ("y = -3", band(20, 300, 206, 214)),
+    ] {
+        if n < 60 {
+            return Err(format!("{n} cloud pixels on the wall {name}"));
+        }
+    }
+    let outside = img
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| {
+            let (x, y) = ((*i as u32 % w) as i64, (*i as u32 / w) as i64);
+            is_red(p) && !((5..=315).contains(&x) && (25..=215).contains(&y))
+        })
+        .count();
+    if outside > 0 {
+        return Err(format!("{outside} cloud pixels outside the room"));
+    }
+    // The goal arrow (green) 10 s ahead on the figure of eight, in odom shifted into map.
+    let green = find(&img, w, [51, 255, 76]).ok_or("the goal marker is not drawn")?;
+    let a = 2.0 * std::f64::consts::PI / 60.0;
+    let (gx, gy) = (4.0 * (a * 70.0).sin(), 2.0 * (2.0 * a * 70.0).sin());
+    if (green.0 - (160.0 + 30.0 * gx)).abs() > 12.0 || (green.1 - (120.0 - 30.0 * gy)).abs() > 12.0 {
+        return Err(format!("the goal marker at {green:?}, wanted near odom ({gx:.2}, {gy:.2})"));
+    }
+    Ok(())
+}
+
+fn start_display() -> Option<Child> {
+    if std::env::var_os("DISPLAY").is_some() {
+        return None;
+    }
+    let n = 90 + std::process::id() % 100;
+    let x = Command::new("Xvfb")
+        .args([format!(":{n}"), "-screen".into(), "0".into(), "640x480x24".into(), "-nolisten".into(), "tcp".into()])
+        .spawn()
+        .unwrap_or_else(|e| panic!("no DISPLAY and Xvfb cannot start ({e}): install xvfb"));
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    // SAFETY-free: set before any thread of ours reads the environment.
+    unsafe_free_set_display(n);
+    Some(x)
+}
+
+fn unsafe_free_set_display(n: u32) {
+    // `std::env::set_var` is not `unsafe` on edition 2021.
+    std::env::set_var("DISPLAY", format!(":{n}"));
+}
+
+struct TestApp {
+    tests: Vec<(&'static str, Check)>,
+    results: Arc<Mutex<Vec<(String, Result<(), String>)>>>,
+}
+
+impl eframe::App for TestApp {
+    fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
+        if self.tests.is_empty() {
+            return;
+        }
+        let gl = frame.gl().cloned();
+        let mut out = Vec::new();
+        match gl.map(Renderer::new) {
+            Some(Ok(r)) => {
+                for (name, t) in self.tests.drain(..) {
+                    out.push((name.to_string(), t(&r)));
+                }
+            }
+            other => {
+                let why = match other {
+                    Some(Err(e)) => e,
+                    _ => "no GL context".into(),
+                };
+                for (name, _) in self.tests.drain(..) {
+                    out.push((name.to_string(), Err(why.clone())));
+                }
+            }
+        }
+        if let Ok(mut r) = self.results.lock() {
+            r.extend(out);
+        }
+        ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+    }
+}
+
+fn main() {
+    // `cargo test -- --list` and filters from the harness: nothing to list but the one group.
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
+        println!("scene_gl: test");
+        return;
+    }
+    let mut xvfb = start_display();
+    let tests: Vec<(&'static str, Check)> = vec![
+        ("points_land_where_they_are", Box::new(points_land_where_they_are)),
+        ("solids_and_lines", Box::new(solids_and_lines)),
+        ("demo_scene", Box::new(demo_scene)),
+    ];
+    let n = tests.len();
+    let results = Arc::new(Mutex::new(Vec::new()));
+    let app = TestApp { tests, results: Arc::clone(&results) };
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default().with_inner_size([320.0, 240.0]),
+        depth_buffer: 24,
+        ..Default::default()
+    };
+    let run = eframe::run_native("bagscope scene_gl", options, Box::new(|_| Ok(Box::new(app))));
+    if let Some(x) = &mut xvfb {
+        let _ = x.kill();
+        let _ = x.wait();
+    }
+    if let Err(e) = run {
+        panic!("the GL window could not run: {e}");
+    }
+    let results = results.lock().map(|r| r.clone()).unwrap_or_default();
+    let mut failed = 0;
+    for (name, r) in &results {
+        match r {
+            Ok(()) => println!("test {name} ... ok"),
+            Err(e) => {
+                failed += 1;
+                println!("test {name} ... FAILED\n    {e}");
+            }
+        }
+    }
+    let passed = results.len() - failed;
+    let missing = n - results.len();
+    println!(
+        "\ntest result: {}. {passed} passed; {} failed; 0 ignored; 0 measured; 0 filtered out\n",
+        if failed + missing == 0 { "ok" } else { "FAILED" },
+        failed + missing
+    );
+    if failed + missing > 0 {
+        std::process::exit(1);
+    }
+}
