@@ -679,11 +679,13 @@ fn lidar_cloud(s: &mut Ser, q: u32, t: u64, p: &Pose) {
     let mut data = Vec::with_capacity(az * rings * 16);
     let mut n = 0u32;
     let h = 0.25;
+    // The lidar sits 12 cm ahead of the base (base_link -> laser).
+    let (lx, ly) = (p.x + 0.12 * p.yaw.cos(), p.y + 0.12 * p.yaw.sin());
     for r in 0..rings {
         let el = (-15.0 + 3.0 * r as f64).to_radians();
         for i in 0..az {
             let a = 2.0 * PI * i as f64 / az as f64;
-            let (dist, wall, along) = cast(p.x, p.y, p.yaw + a);
+            let (dist, wall, along) = cast(lx, ly, p.yaw + a);
             let horiz = dist;
             // Up or down along the beam: the floor (z = -h in the lidar's frame) or the wall.
             let range = if el < 0.0 && h / (-el).tan() < horiz {

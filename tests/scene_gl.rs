@@ -55,7 +55,10 @@ fn find(img: &[[u8; 4]], w: u32, c: [u8; 3]) -> Option<(f64, f64, usize)> {
 
 fn near(got: (f64, f64, usize), want: (f64, f64), what: &str) -> Result<(), String> {
     if (got.0 - want.0).abs() > 1.5 || (got.1 - want.1).abs() > 1.5 {
-        return Err(format!("{what} at ({:.1}, {:.1}), wanted ({:.1}, {:.1})", got.0, got.1, want.0, want.1));
+        return Err(format!(
+            "{what} at ({:.1}, {:.1}), wanted ({:.1}, {:.1})",
+            got.0, got.1, want.0, want.1
+        ));
     }
     Ok(())
 }
@@ -68,8 +71,18 @@ fn points_land_where_they_are(r: &Renderer) -> Result<(), String> {
     let mut s = Scene::default();
     s.points.push(PointSet {
         size: 6.0,
-        pos: vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.5], [-1.5, -1.0, 0.0]],
-        color: vec![[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255], [255, 255, 0, 255]],
+        pos: vec![
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.5],
+            [-1.5, -1.0, 0.0],
+        ],
+        color: vec![
+            [255, 0, 0, 255],
+            [0, 255, 0, 255],
+            [0, 0, 255, 255],
+            [255, 255, 0, 255],
+        ],
         ..Default::default()
     });
     let img = draw(r, &s, &cam, w, h);
@@ -80,9 +93,21 @@ fn points_land_where_they_are(r: &Renderer) -> Result<(), String> {
     if !(18..=40).contains(&red.2) {
         return Err(format!("the 6 px point covers {} pixels", red.2));
     }
-    near(find(&img, w, [0, 255, 0]).ok_or("no green point")?, (cx + 40.0, cy), "green point at x = 1 m")?;
-    near(find(&img, w, [0, 0, 255]).ok_or("no blue point")?, (cx, cy - 40.0), "blue point at y = 1 m")?;
-    near(find(&img, w, [255, 255, 0]).ok_or("no yellow point")?, (cx - 60.0, cy + 40.0), "yellow point at (-1.5, -1)")?;
+    near(
+        find(&img, w, [0, 255, 0]).ok_or("no green point")?,
+        (cx + 40.0, cy),
+        "green point at x = 1 m",
+    )?;
+    near(
+        find(&img, w, [0, 0, 255]).ok_or("no blue point")?,
+        (cx, cy - 40.0),
+        "blue point at y = 1 m",
+    )?;
+    near(
+        find(&img, w, [255, 255, 0]).ok_or("no yellow point")?,
+        (cx - 60.0, cy + 40.0),
+        "yellow point at (-1.5, -1)",
+    )?;
     // Elsewhere the background.
     if px(&img, w, 5, 5) != [0, 0, 0, 255] {
         return Err(format!("the background is {:?}", px(&img, w, 5, 5)));
@@ -96,7 +121,10 @@ fn solids_and_lines(r: &Renderer) -> Result<(), String> {
     let (w, h) = (200u32, 160u32);
     let cam = top_down(2.0);
     let mut s = Scene::default();
-    let at = |x, y, z| bagscope::ops::tf::Pose { t: [x, y, z], q: [0.0, 0.0, 0.0, 1.0] };
+    let at = |x, y, z| bagscope::ops::tf::Pose {
+        t: [x, y, z],
+        q: [0.0, 0.0, 0.0, 1.0],
+    };
     // A 1 m cube at (-1, 0), its top at z = 0.5; a small cube above its middle, nearer the eye.
     s.cube(&at(-1.0, 0.0, 0.0), [1.0, 1.0, 1.0], [200, 200, 200, 255]);
     s.cube(&at(-1.0, 0.0, 1.0), [0.25, 0.25, 0.25], [250, 40, 250, 255]);
@@ -110,7 +138,10 @@ fn solids_and_lines(r: &Renderer) -> Result<(), String> {
     }
     for (x, y) in [(36, 80), (84, 80), (60, 56), (60, 104)] {
         if px(&img, w, x, y) != [0, 0, 0, 255] {
-            return Err(format!("({x}, {y}), outside the cube, is {:?}", px(&img, w, x, y)));
+            return Err(format!(
+                "({x}, {y}), outside the cube, is {:?}",
+                px(&img, w, x, y)
+            ));
         }
     }
     let pink = find(&img, w, [250, 40, 250]).ok_or("the small cube above is hidden")?;
@@ -148,17 +179,29 @@ fn demo_scene(r: &Renderer) -> Result<(), String> {
         t,
         fixed: "map".into(),
         layers: vec![cloud, Layer::new("/planner/markers", Kind::Markers, 1)],
-        frames: Frames { axes: false, names: false, links: false, ..Default::default() },
+        frames: Frames {
+            axes: false,
+            names: false,
+            links: false,
+            ..Default::default()
+        },
         grid: 0,
     };
     let scene = b.build(&req, &cancel);
     let _ = std::fs::remove_dir_all(&dir);
     if scene.point_count() < 1000 {
-        return Err(format!("{} points: {:?}", scene.point_count(), scene.status));
+        return Err(format!(
+            "{} points: {:?}",
+            scene.point_count(),
+            scene.status
+        ));
     }
     // Seen from above, the room (10 × 6 m, odom 0.5 m right and 0.25 m up of map) fills the
     // middle: red on its edges, nothing far outside.
-    let cam = Camera { target: [0.5, 0.25, 0.0], ..top_down(4.0) };
+    let cam = Camera {
+        target: [0.5, 0.25, 0.0],
+        ..top_down(4.0)
+    };
     let (w, h) = (320u32, 240u32);
     let img = draw(r, &scene, &cam, w, h);
     // 30 px a metre: the walls x = ±5 (odom) at columns 10 and 310, y = ±3 at rows 30 and 210.
@@ -194,8 +237,11 @@ fn demo_scene(r: &Renderer) -> Result<(), String> {
     let green = find(&img, w, [51, 255, 76]).ok_or("the goal marker is not drawn")?;
     let a = 2.0 * std::f64::consts::PI / 60.0;
     let (gx, gy) = (4.0 * (a * 70.0).sin(), 2.0 * (2.0 * a * 70.0).sin());
-    if (green.0 - (160.0 + 30.0 * gx)).abs() > 12.0 || (green.1 - (120.0 - 30.0 * gy)).abs() > 12.0 {
-        return Err(format!("the goal marker at {green:?}, wanted near odom ({gx:.2}, {gy:.2})"));
+    if (green.0 - (160.0 + 30.0 * gx)).abs() > 12.0 || (green.1 - (120.0 - 30.0 * gy)).abs() > 12.0
+    {
+        return Err(format!(
+            "the goal marker at {green:?}, wanted near odom ({gx:.2}, {gy:.2})"
+        ));
     }
     Ok(())
 }
@@ -206,7 +252,14 @@ fn start_display() -> Option<Child> {
     }
     let n = 90 + std::process::id() % 100;
     let x = Command::new("Xvfb")
-        .args([format!(":{n}"), "-screen".into(), "0".into(), "640x480x24".into(), "-nolisten".into(), "tcp".into()])
+        .args([
+            format!(":{n}"),
+            "-screen".into(),
+            "0".into(),
+            "640x480x24".into(),
+            "-nolisten".into(),
+            "tcp".into(),
+        ])
         .spawn()
         .unwrap_or_else(|e| panic!("no DISPLAY and Xvfb cannot start ({e}): install xvfb"));
     std::thread::sleep(std::time::Duration::from_millis(800));
@@ -264,19 +317,29 @@ fn main() {
     }
     let mut xvfb = start_display();
     let tests: Vec<(&'static str, Check)> = vec![
-        ("points_land_where_they_are", Box::new(points_land_where_they_are)),
+        (
+            "points_land_where_they_are",
+            Box::new(points_land_where_they_are),
+        ),
         ("solids_and_lines", Box::new(solids_and_lines)),
         ("demo_scene", Box::new(demo_scene)),
     ];
     let n = tests.len();
     let results = Arc::new(Mutex::new(Vec::new()));
-    let app = TestApp { tests, results: Arc::clone(&results) };
+    let app = TestApp {
+        tests,
+        results: Arc::clone(&results),
+    };
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default().with_inner_size([320.0, 240.0]),
         depth_buffer: 24,
         ..Default::default()
     };
-    let run = eframe::run_native("bagscope scene_gl", options, Box::new(|_| Ok(Box::new(app))));
+    let run = eframe::run_native(
+        "bagscope scene_gl",
+        options,
+        Box::new(|_| Ok(Box::new(app))),
+    );
     if let Some(x) = &mut xvfb {
         let _ = x.kill();
         let _ = x.wait();
@@ -299,7 +362,11 @@ fn main() {
     let missing = n - results.len();
     println!(
         "\ntest result: {}. {passed} passed; {} failed; 0 ignored; 0 measured; 0 filtered out\n",
-        if failed + missing == 0 { "ok" } else { "FAILED" },
+        if failed + missing == 0 {
+            "ok"
+        } else {
+            "FAILED"
+        },
         failed + missing
     );
     if failed + missing > 0 {

@@ -341,12 +341,59 @@ impl TfHistory {
         out
     }
 
-    /// `frame`'s pose in the root of its tree at `t`, and that root.
-    fn in_root(&self, frame: usize, t: u64) -> (usize, Pose) {
+    /// The transform of `frame` from its parent at `t`, interpolated (translation linearly,
+    /// rotation along the shorter arc) between the samples either side of `t` when both have
+    /// the same parent, as tf2 looks transforms up; the last one at or before `t` otherwise.
+    pub fn sample_between(&self, frame: usize, t: u64) -> Option<Sample> {
+        let a = self.sample_at(frame, t)?;
+        if self.is_static.get(frame).copied().unwrap_or(false) || a.time_ns == t {
+            return Some(a);
+        }
+        let v = self.samples.get(frame)?;
+        let i = v.partition_point(|s| s.time_ns <= t);
+        let Some(b) = v
+            .get(i)
+            .filter(|b| b.parent == a.parent && b.time_ns > a.time_ns)
+        else {
+            return Some(a);
+        };
+        let f = (t - a.time_ns) as f64 / (b.time_ns - a.time_ns) as f64;
+        let lerp = |x: f64, y: f64| x + (y - x) * f;
+        let (qa, mut qb) = (a.pose.q, b.pose.q);
+        if qa.iter().zip(&qb).map(|(x, y)| x * y).sum::<f64>() < 0.0 {
+            qb = qb.map(|x| -x);
+        }
+        let mut q = [0.0; 4];
+        for k in 0..4 {
+            q[k] = lerp(qa[k], qb[k]);
+        }
+        let n = q.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-12);
+        Some(Sample {
+            time_ns: t,
+            parent: a.parent,
+            pose: Pose {
+                t: [
+                    lerp(a.pose.t[0], b.pose.t[0]),
+                    lerp(a.pose.t[1], b.pose.t[1]),
+                    lerp(a.pose.t[2], b.pose.t[2]),
+                ],
+                q: q.map(|x| x / n),
+            },
+        })
+    }
+
+    /// `frame`'s pose in the root of its tree at `t`, and that root; each transform
+    /// interpolated when `between`.
+    fn in_root_by(&self, frame: usize, t: u64, between: bool) -> (usize, Pose) {
         let mut pose = Pose::IDENTITY;
         let mut f = frame;
         for _ in 0..self.frames.len() {
-            match self.sample_at(f, t) {
+            let s = if between {
+                self.sample_between(f, t)
+            } else {
+                self.sample_at(f, t)
+            };
+            match s {
                 Some(s) if s.parent as usize != frame => {
                     pose = s.pose.then(&pose);
                     f = s.parent as usize;
@@ -360,9 +407,30 @@ impl TfHistory {
     /// The pose of `source` in `target`'s frame at `t` (what `tf_echo target source` prints),
     /// or why there is none.
     pub fn lookup(&self, target: &str, source: &str, t: u64) -> std::result::Result<Pose, TfError> {
+        self.lookup_by(target, source, t, false)
+    }
+
+    /// As [`TfHistory::lookup`], each transform interpolated between its samples either side
+    /// of `t` ([`TfHistory::sample_between`]): where a sensor's data was at its stamp.
+    pub fn lookup_between(
+        &self,
+        target: &str,
+        source: &str,
+        t: u64,
+    ) -> std::result::Result<Pose, TfError> {
+        self.lookup_by(target, source, t, true)
+    }
+
+    fn lookup_by(
+        &self,
+        target: &str,
+        source: &str,
+        t: u64,
+        between: bool,
+    ) -> std::result::Result<Pose, TfError> {
         let (a, b) = (self.named(target)?, self.named(source)?);
-        let (ra, pa) = self.in_root(a, t);
-        let (rb, pb) = self.in_root(b, t);
+        let (ra, pa) = self.in_root_by(a, t, between);
+        let (rb, pb) = self.in_root_by(b, t, between);
         if ra != rb {
             let mut why = Vec::new();
             for (name, f, r) in [(target, a, ra), (source, b, rb)] {

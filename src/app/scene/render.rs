@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use three_d::{
     Blend, ClearState, Context, Cull, DepthTest, DepthTexture2D, InstanceBuffer, Interpolation,
-    Program, RenderStates, RenderTarget, ScissorBox, Texture2D, VertexBuffer, Viewport,
-    WriteMask, Wrapping,
+    Program, RenderStates, RenderTarget, ScissorBox, Texture2D, VertexBuffer, Viewport, Wrapping,
+    WriteMask,
 };
 
 use crate::ops::scene::Scene;
@@ -256,8 +256,13 @@ impl Renderer {
             Wrapping::ClampToEdge,
             Wrapping::ClampToEdge,
         );
-        let depth =
-            DepthTexture2D::new::<f32>(&self.ctx, w, h, Wrapping::ClampToEdge, Wrapping::ClampToEdge);
+        let depth = DepthTexture2D::new::<f32>(
+            &self.ctx,
+            w,
+            h,
+            Wrapping::ClampToEdge,
+            Wrapping::ClampToEdge,
+        );
         let target = RenderTarget::new(color.as_color_target(None), depth.as_depth_target());
         let [r, g, b, a] = view.clear.unwrap_or([0.0, 0.0, 0.0, 1.0]);
         target

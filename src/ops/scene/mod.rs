@@ -481,6 +481,10 @@ impl Builder {
         if from.is_none() && out.len() > 1 {
             out.drain(..out.len() - 1);
         }
+        // A decay shorter than the gap between messages still shows the latest.
+        if out.is_empty() && from.is_some() {
+            return self.sources(topic, None, to);
+        }
         out
     }
 
@@ -513,7 +517,7 @@ impl Builder {
                 "no transform from {frame} to {fixed}: the recording has no TF"
             ));
         };
-        tf.lookup(fixed, frame, t)
+        tf.lookup_between(fixed, frame, t)
             .map_err(|e| format!("no transform from {frame} to {fixed}: {e}"))
     }
 
