@@ -95,10 +95,15 @@ fn bagscope_tf_prints_the_tree_and_a_lookup() {
     let out = common::bagscope(&[&"tf", &p, &"--at", &"+10"]).ok();
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[0].starts_with("transform tree at "), "{out}");
-    assert_eq!(lines[1], "odom");
-    assert!(lines[2].starts_with("  base_link  xyz ["), "{out}");
+    // The map's static transform to odom, then the robot's chain.
+    assert_eq!(lines[1], "map");
     assert!(
-        lines[3].starts_with("    laser  xyz [0.1200, 0.0000, 0.2500]"),
+        lines[2].starts_with("  odom  xyz [0.5000, 0.2500, 0.0000]") && lines[2].ends_with("(static)"),
+        "{out}"
+    );
+    assert!(lines[3].starts_with("    base_link  xyz ["), "{out}");
+    assert!(
+        lines[4].starts_with("      laser  xyz [0.1200, 0.0000, 0.2500]"),
         "{out}"
     );
     // The laser in odom: base_link's pose at that time, the laser 12 cm ahead, 25 cm up.
