@@ -53,23 +53,31 @@ pub fn namespace_of(p: &Path) -> String {
 }
 
 /// Whether the parts are one recording split in files: the same topics and types, each part
-/// starting after the one before ends, none shifted.
+/// starting after the one before ends, none shifted. A topic of one message a part (a latched
+/// `/tf_static`, a robot description) may be missing from parts after the one it was recorded
+/// in, as a recorder writes it once.
 pub fn is_split_set(summaries: &[&Summary], parts: &[Part]) -> bool {
     if parts.iter().any(|p| p.offset_ns != 0) {
         return false;
     }
-    let key = |s: &Summary| {
-        let mut v: Vec<(String, String)> = s
-            .topics
+    let mut types: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+    for s in summaries {
+        for t in &s.topics {
+            if *types.entry(&t.name).or_insert(&t.datatype) != t.datatype.as_str() {
+                return false;
+            }
+        }
+    }
+    for name in types.keys() {
+        let counts: Vec<Option<u64>> = summaries
             .iter()
-            .map(|t| (t.name.clone(), t.datatype.clone()))
+            .map(|s| s.topic(name).map(|t| t.message_count))
             .collect();
-        v.sort();
-        v
-    };
-    let k0 = key(summaries[0]);
-    if summaries.iter().any(|s| key(s) != k0) {
-        return false;
+        let everywhere = counts.iter().all(Option::is_some);
+        let once = counts.iter().all(|c| c.is_none_or(|n| n <= 1));
+        if !everywhere && !once {
+            return false;
+        }
     }
     let mut ranges: Vec<(u64, u64)> = summaries
         .iter()

@@ -98,7 +98,8 @@ fn bagscope_tf_prints_the_tree_and_a_lookup() {
     // The map's static transform to odom, then the robot's chain.
     assert_eq!(lines[1], "map");
     assert!(
-        lines[2].starts_with("  odom  xyz [0.5000, 0.2500, 0.0000]") && lines[2].ends_with("(static)"),
+        lines[2].starts_with("  odom  xyz [0.5000, 0.2500, 0.0000]")
+            && lines[2].ends_with("(static)"),
         "{out}"
     );
     assert!(lines[3].starts_with("    base_link  xyz ["), "{out}");

@@ -375,12 +375,12 @@ fn plot_from_the_inspector_and_export_a_range() {
     let dir = common::temp_dir("ui-plot");
     let p = dir.join("demo.bag");
     bagscope::demo::write_demo(&p, 20).unwrap();
-    // The value the inspector will show after one step: the bag starts with the first imu
-    // message, so → goes to the second.
+    // The value the inspector will show after one step: the bag starts with the static
+    // transform, so → goes to the first imu message.
     let bag = bagscope::Bag::open(&p).unwrap();
     let conn = bag.summary().topic("/imu/data").unwrap().connections[0];
     let plan = bagscope::encoding::Plan::for_connection(&bag.summary().connections[conn]).unwrap();
-    let m = bag.nth_message(conn, 1).unwrap();
+    let m = bag.nth_message(conn, 0).unwrap();
     let ex = bagscope::encoding::Extractor::new(
         &plan,
         &bagscope::encoding::FieldPath::parse("linear_acceleration.z")
@@ -500,8 +500,9 @@ fn image_panels_follow_the_playhead() {
     let bag = bagscope::Bag::open(&p).unwrap();
     let mut h = harness(Some(p));
     wait_for(&mut h, "indexing", indexed);
-    // Three camera topics and the laser scan, each with an image button in the tree.
-    assert_eq!(h.get_all_by_label("image").count(), 4);
+    // Three camera topics, the laser scan and the lidar's cloud, each with an image button in
+    // the tree.
+    assert_eq!(h.get_all_by_label("image").count(), 5);
     let topics: Vec<String> = {
         let d = h.state().doc.as_ref().unwrap();
         bagscope::app::images::image_topics(d)
@@ -772,6 +773,7 @@ fn persisted_sample() -> bagscope::app::persist::Persisted {
                 images: vec!["/cam".into()],
                 series: vec!["/imu.linear_acceleration.x".into()],
                 log: true,
+                scenes: Vec::new(),
             },
         )]
         .into(),
@@ -922,6 +924,13 @@ fn a_layout_is_reapplied_to_a_recording_with_the_same_topics() {
     h.state_mut()
         .apply(Cmd::AddSeries("/battery/voltage.data".into()));
     h.state_mut().apply(Cmd::ShowLog(true));
+    h.state_mut().apply(Cmd::OpenScene(None));
+    {
+        let sc = &mut h.state_mut().doc.as_mut().unwrap().scene.panels[0].settings;
+        sc.fixed = "odom".into();
+        sc.layers[0].decay_s = 2.0;
+        sc.camera.top = true;
+    }
     h.run_steps(2);
     // Every widget of the log window and the plot's series list can be reached by name (the
     // log's node list had none: the harness failed whenever it settled with the log open).
@@ -947,6 +956,12 @@ fn a_layout_is_reapplied_to_a_recording_with_the_same_topics() {
     assert_eq!(d.plots.series[0].path, "/battery/voltage.data");
     assert_eq!(d.plots.series[0].points.len(), 12, "12 s at 1 Hz");
     assert!(d.log.open);
+    let sc = &d.scene.panels[0].settings;
+    assert_eq!(
+        (sc.fixed.as_str(), sc.layers[0].decay_s, sc.camera.top),
+        ("odom", 2.0, true)
+    );
+    assert_eq!(sc.layers.len(), 5);
 }
 
 #[test]
@@ -1305,12 +1320,13 @@ fn the_tf_window_follows_the_playhead() {
     wait_for(&mut h, "the transforms", |app| {
         app.doc.as_ref().is_some_and(|d| d.tf.history.is_some())
     });
-    // The tree at +10 s and the laser's pose in odom, as `bagscope tf` gives them.
+    // The tree at +10 s and the laser's pose in the tree's root (map), as `bagscope tf`
+    // gives them.
     for f in ["base_link", "laser"] {
         assert!(h.query_all_by_label(f).count() >= 1, "{f}");
     }
     assert!(
-        h.query_all_by_label_contains("Transform tree at +10.000 s (3 frames")
+        h.query_all_by_label_contains("Transform tree at +10.000 s (4 frames")
             .count()
             >= 1
     );
@@ -1320,7 +1336,7 @@ fn the_tf_window_follows_the_playhead() {
         &"--at",
         &"+10",
         &"--target",
-        &"odom",
+        &"map",
         &"--source",
         &"laser",
     ])
@@ -1357,9 +1373,9 @@ fn the_tf_window_follows_the_playhead() {
     assert_eq!(
         names,
         [
-            "laser in odom: x (m)",
-            "laser in odom: y (m)",
-            "laser in odom: yaw (°)"
+            "laser in map: x (m)",
+            "laser in map: y (m)",
+            "laser in map: yaw (°)"
         ]
     );
     assert!(
@@ -1896,4 +1912,127 @@ fn live_records_a_ros2_domain() {
     );
     let _ = talker.kill();
     let _ = talker.wait();
+}
+
+fn panel(a: &App) -> &bagscope::app::scene::ScenePanel {
+    &a.doc.as_ref().unwrap().scene.panels[0]
+}
+
+/// The 3D panel on the demo: opened from the bar with every drawable topic, a fixed frame
+/// picked from the tree, changed to another, hovering a lidar point and a frame shows what and
+/// where, clicking a marker moves the inspector to its message.
+#[test]
+fn a_3d_panel_follows_the_playhead_in_a_fixed_frame() {
+    let dir = common::temp_dir("ui-scene");
+    let p = dir.join("demo.bag");
+    bagscope::demo::write_demo(&p, 20).unwrap();
+    let mut h = harness(Some(p));
+    wait_for(&mut h, "indexing", indexed);
+    let start = h.state().doc.as_ref().unwrap().rec.range().0;
+    h.state_mut()
+        .apply(Cmd::SetPlayhead(start + 12_000_000_000));
+    // The bar's button (each drawable topic's row has one too).
+    h.get_all_by_label("3D").next().unwrap().click();
+    wait_for(&mut h, "the scene", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.scene.panels.first().is_some_and(|p| p.scene.is_some()))
+    });
+    // Every drawable topic is a layer; the fixed frame is the tree's map.
+    for t in [
+        "/lidar/points",
+        "/odom",
+        "/plan",
+        "/planner/markers",
+        "/scan",
+    ] {
+        assert!(h.query_by_label(t).is_some(), "no layer {t}");
+    }
+    wait_for(&mut h, "map as fixed frame", |a| {
+        panel(a).scene.as_ref().is_some_and(|s| s.fixed == "map")
+    });
+    let s = panel(h.state()).scene.clone().unwrap();
+    assert!(s.point_count() > 2000, "{}", s.point_count());
+    assert_eq!(s.status[3].text, "4 markers");
+    assert!(
+        h.query_by_label("2084 of 2084 points").is_some() || s.status[0].text.ends_with("points")
+    );
+    // The fixed frame changed to odom: the scene is built again there.
+    h.get_by_label("Fixed frame").click();
+    h.run_steps(2);
+    h.get_all_by_label("odom").last().unwrap().click();
+    wait_for(&mut h, "the scene in odom", |a| {
+        panel(a).scene.as_ref().is_some_and(|s| s.fixed == "odom")
+    });
+    let s = panel(h.state()).scene.clone().unwrap();
+    // Hover: a frame's pick, then a lidar point away from every pick.
+    let (rect, cam) = {
+        let p = panel(h.state());
+        (p.rect, p.settings.camera)
+    };
+    let ppp = h.ctx.pixels_per_point();
+    let view = cam.view(rect.width() * ppp, rect.height() * ppp);
+    let at = |q: [f32; 3]| {
+        cam.project(&view, q, rect)
+            .filter(|p| rect.shrink(4.0).contains(*p))
+    };
+    let base = s
+        .picks
+        .iter()
+        .find(|k| k.what.starts_with("frame base_link"))
+        .unwrap();
+    h.event(Event::PointerMoved(
+        at(base.pos).expect("base_link in view"),
+    ));
+    h.run_steps(3);
+    let hover = panel(h.state())
+        .hover
+        .clone()
+        .expect("something under the pointer");
+    assert!(hover.starts_with("frame base_link in odom"), "{hover}");
+    let picks: Vec<Pos2> = s.picks.iter().filter_map(|k| at(k.pos)).collect();
+    let lidar = s.points.iter().find(|p| p.layer == 0).unwrap();
+    let point = lidar
+        .pos
+        .iter()
+        .filter_map(|q| at(*q))
+        .find(|p| picks.iter().all(|k| k.distance(*p) > 12.0))
+        .expect("a lidar point in view");
+    h.event(Event::PointerMoved(point));
+    h.run_steps(3);
+    let hover = panel(h.state())
+        .hover
+        .clone()
+        .expect("a point under the pointer");
+    assert!(hover.starts_with("/lidar/points point"), "{hover}");
+    assert!(hover.ends_with("in odom"), "{hover}");
+    // Clicking the goal marker moves the inspector to its message.
+    let goal = s
+        .picks
+        .iter()
+        .find(|k| k.what.contains("goal/0 (ARROW)"))
+        .unwrap();
+    let src = goal.source.unwrap();
+    let gp = at(goal.pos).expect("the goal in view");
+    h.event(Event::PointerMoved(gp));
+    h.run_steps(2);
+    h.event(Event::PointerButton {
+        pos: gp,
+        button: PointerButton::Primary,
+        pressed: true,
+        modifiers: Modifiers::NONE,
+    });
+    h.event(Event::PointerButton {
+        pos: gp,
+        button: PointerButton::Primary,
+        pressed: false,
+        modifiers: Modifiers::NONE,
+    });
+    h.run_steps(3);
+    let d = h.state().doc.as_ref().unwrap();
+    assert_eq!(d.nav.playhead, src.entry.time_ns);
+    assert_eq!(
+        d.rec.bag.summary().topics[d.nav.selected.unwrap()].name,
+        "/planner/markers"
+    );
 }

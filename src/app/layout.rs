@@ -1,4 +1,4 @@
-//! Layouts: the image panels, plotted fields and log panel of a recording, remembered in the
+//! Layouts: the image panels, plotted fields, log panel and 3D panels of a recording, remembered in the
 //! app's storage under the recording's set of topics and types, and re-applied to any
 //! recording with the same set (the next run of the same robot).
 
@@ -15,6 +15,8 @@ pub struct Layout {
     pub series: Vec<String>,
     /// The log panel open.
     pub log: bool,
+    /// The 3D panels: layers, fixed frame, camera.
+    pub scenes: Vec<super::scene::Settings>,
 }
 
 /// The key of a recording's topic set: md5 of its sorted `name type` lines.
@@ -49,6 +51,7 @@ pub fn capture(d: &Doc) -> Layout {
             .map(|x| x.path.clone())
             .collect(),
         log: d.log.open,
+        scenes: d.scene.panels.iter().map(|p| p.settings.clone()).collect(),
     }
 }
 
@@ -63,5 +66,9 @@ pub fn apply(d: &mut Doc, l: &Layout) -> Vec<String> {
         }
     }
     d.log.open = l.log;
+    d.scene.panels.clear();
+    for sc in &l.scenes {
+        d.scene.open_with(sc.clone());
+    }
     l.series.clone()
 }

@@ -355,7 +355,7 @@ fn panel(
         _ => tf_frames.to_vec(),
     };
     ui.horizontal_wrapped(|ui| {
-        ui.label("Fixed frame");
+        let label = ui.label("Fixed frame");
         egui::ComboBox::from_id_salt(("scene-fixed", p.id))
             .selected_text(if p.settings.fixed.is_empty() {
                 "(none)"
@@ -366,8 +366,10 @@ fn panel(
                 for f in &frames {
                     ui.selectable_value(&mut p.settings.fixed, f.clone(), f);
                 }
-            });
-        ui.label("Follow");
+            })
+            .response
+            .labelled_by(label.id);
+        let label = ui.label("Follow");
         egui::ComboBox::from_id_salt(("scene-follow", p.id))
             .selected_text(if p.settings.follow.is_empty() {
                 "(nothing)"
@@ -379,7 +381,9 @@ fn panel(
                 for f in &frames {
                     ui.selectable_value(&mut p.settings.follow, f.clone(), f);
                 }
-            });
+            })
+            .response
+            .labelled_by(label.id);
         ui.toggle_value(&mut p.settings.camera.top, "Top-down")
             .on_hover_text("Look straight down, without perspective");
         if ui
@@ -415,13 +419,12 @@ fn layers(ui: &mut egui::Ui, p: &mut ScenePanel, topics: &[(String, String)], fr
     for (i, l) in p.settings.layers.iter_mut().enumerate() {
         let st = status.get(i);
         ui.horizontal(|ui| {
-            ui.checkbox(&mut l.visible, "");
             let mut c = rgba(l.color);
             if ui.color_edit_button_srgba(&mut c).changed() {
                 l.color = c.to_srgba_unmultiplied();
             }
-            ui.label(egui::RichText::new(&l.topic).strong())
-                .on_hover_text(format!("{:?}", l.kind));
+            ui.checkbox(&mut l.visible, egui::RichText::new(&l.topic).strong())
+                .on_hover_text(format!("{:?}: drawn or not", l.kind));
             if ui
                 .small_button("x")
                 .on_hover_text("Remove this layer")
@@ -441,7 +444,7 @@ fn layers(ui: &mut egui::Ui, p: &mut ScenePanel, topics: &[(String, String)], fr
             }
             if l.kind.is_points() {
                 ui.horizontal(|ui| {
-                    ui.label("Colour");
+                    let label = ui.label("Colour");
                     let fields: Vec<String> = st.map(|s| s.fields.clone()).unwrap_or_default();
                     egui::ComboBox::from_id_salt(("paint", i))
                         .selected_text(if l.paint.is_empty() { "flat" } else { &l.paint })
@@ -463,7 +466,9 @@ fn layers(ui: &mut egui::Ui, p: &mut ScenePanel, topics: &[(String, String)], fr
                             {
                                 ui.selectable_value(&mut l.paint, f.clone(), f);
                             }
-                        });
+                        })
+                        .response
+                        .labelled_by(label.id);
                     if let Some((lo, hi)) = st.and_then(|s| s.range) {
                         ui.weak(format!("{lo:.2} … {hi:.2}"));
                     }
@@ -479,7 +484,7 @@ fn layers(ui: &mut egui::Ui, p: &mut ScenePanel, topics: &[(String, String)], fr
             }
             if l.kind != Kind::Map {
                 ui.horizontal(|ui| {
-                    ui.label("Decay");
+                    let label = ui.label("Decay");
                     ui.add(
                         egui::DragValue::new(&mut l.decay_s)
                             .range(0.0..=600.0)
@@ -530,7 +535,7 @@ fn layers(ui: &mut egui::Ui, p: &mut ScenePanel, topics: &[(String, String)], fr
         );
     });
     ui.horizontal(|ui| {
-        ui.label("Trail of");
+        let label = ui.label("Trail of");
         egui::ComboBox::from_id_salt(("trail", p.id))
             .selected_text(if f.trail.is_empty() {
                 "(none)"
@@ -542,7 +547,9 @@ fn layers(ui: &mut egui::Ui, p: &mut ScenePanel, topics: &[(String, String)], fr
                 for n in frames {
                     ui.selectable_value(&mut f.trail, n.clone(), n);
                 }
-            });
+            })
+            .response
+            .labelled_by(label.id);
     });
     if let Some(s) = &p.scene {
         ui.weak(&s.frames_status.text);
