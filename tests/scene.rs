@@ -2,6 +2,8 @@
 //! refused with what is wrong), markers kept as RViz keeps them, and scenes of the demo
 //! recording placed through its transform history, with decay.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::sync::atomic::AtomicBool;
@@ -364,7 +366,7 @@ fn decay_keeps_the_messages_of_the_last_seconds() {
                 s.status[0].text,
                 format!(
                     "{want} messages, {} points",
-                    fmt_thousands(s.points[0].pos.len())
+                    bagscope::ops::scene::thousands(s.points[0].pos.len())
                 )
             );
         }
@@ -376,18 +378,6 @@ fn decay_keeps_the_messages_of_the_last_seconds() {
             "{got} points a message, {per} in one"
         );
     }
-}
-
-fn fmt_thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[test]

@@ -15,6 +15,8 @@ use bagscope::app::scene::render::Renderer;
 use bagscope::ops::scene::{PointSet, Scene};
 
 type Check = Box<dyn FnOnce(&Renderer) -> Result<(), String> + Send>;
+/// Each test's name and how it ended.
+type Results = Arc<Mutex<Vec<(String, Result<(), String>)>>>;
 
 /// A picture of `s` seen by `cam`, `w` × `h`, black background.
 fn draw(r: &Renderer, s: &Scene, cam: &Camera, w: u32, h: u32) -> Vec<[u8; 4]> {
@@ -263,19 +265,14 @@ fn start_display() -> Option<Child> {
         .spawn()
         .unwrap_or_else(|e| panic!("no DISPLAY and Xvfb cannot start ({e}): install xvfb"));
     std::thread::sleep(std::time::Duration::from_millis(800));
-    // SAFETY-free: set before any thread of ours reads the environment.
-    unsafe_free_set_display(n);
-    Some(x)
-}
-
-fn unsafe_free_set_display(n: u32) {
-    // `std::env::set_var` is not `unsafe` on edition 2021.
+    // Set before any other thread is started (`set_var` is safe on edition 2021).
     std::env::set_var("DISPLAY", format!(":{n}"));
+    Some(x)
 }
 
 struct TestApp {
     tests: Vec<(&'static str, Check)>,
-    results: Arc<Mutex<Vec<(String, Result<(), String>)>>>,
+    results: Results,
 }
 
 impl eframe::App for TestApp {

@@ -39,7 +39,11 @@ impl Default for Camera {
 
 impl Camera {
     fn eye(&self) -> [f32; 3] {
-        let pitch = if self.top { 1.5707 } else { self.pitch };
+        let pitch = if self.top {
+            std::f32::consts::FRAC_PI_2 - 1e-4
+        } else {
+            self.pitch
+        };
         let (c, s) = (pitch.cos(), pitch.sin());
         [
             self.target[0] + self.dist * c * self.yaw.cos(),
@@ -172,8 +176,8 @@ impl Camera {
                 let nd = (self.dist * factor).clamp(0.05, 1e5);
                 let f = nd / self.dist;
                 if let Some(g) = at {
-                    for i in 0..2 {
-                        self.target[i] = g[i] + (self.target[i] - g[i]) * f;
+                    for (t, g) in self.target.iter_mut().zip(g).take(2) {
+                        *t = g + (*t - g) * f;
                     }
                 }
                 self.dist = nd;

@@ -474,12 +474,13 @@ fn layers(ui: &mut egui::Ui, p: &mut ScenePanel, topics: &[(String, String)], fr
                     }
                 });
                 ui.horizontal(|ui| {
-                    ui.label("Size");
+                    let label = ui.label("Size");
                     ui.add(
                         egui::DragValue::new(&mut l.point_size)
                             .range(1.0..=20.0)
                             .suffix(" px"),
-                    );
+                    )
+                    .labelled_by(label.id);
                 });
             }
             if l.kind != Kind::Map {
@@ -491,6 +492,7 @@ fn layers(ui: &mut egui::Ui, p: &mut ScenePanel, topics: &[(String, String)], fr
                             .speed(0.1)
                             .suffix(" s"),
                     )
+                    .labelled_by(label.id)
                     .on_hover_text(
                         "Keep the messages of the last this many seconds (0: the latest only)",
                     );

@@ -98,17 +98,22 @@ void main() {
 }
 "#;
 
+/// A point set on the GPU: positions, colours, size, whether in metres, count.
+type PointBuffers = (
+    InstanceBuffer<[f32; 3]>,
+    InstanceBuffer<[u8; 4]>,
+    f32,
+    bool,
+    u32,
+);
+/// Triangles on the GPU: corners, colours, count.
+type TriBuffers = (VertexBuffer<[f32; 3]>, VertexBuffer<[u8; 4]>, u32);
+
 /// A scene's buffers on the GPU.
 pub struct Gpu {
-    points: Vec<(
-        InstanceBuffer<[f32; 3]>,
-        InstanceBuffer<[u8; 4]>,
-        f32,
-        bool,
-        u32,
-    )>,
+    points: Vec<PointBuffers>,
     lines: Option<LineBuffers>,
-    tris: Option<(VertexBuffer<[f32; 3]>, VertexBuffer<[u8; 4]>, u32)>,
+    tris: Option<TriBuffers>,
 }
 
 struct LineBuffers {
