@@ -245,7 +245,11 @@ pub fn update(d: &mut Doc, ctx: &egui::Context, cmds: &mut Vec<Cmd>) {
     while let Some(r) = w.take() {
         if let Some(p) = st.panels.iter_mut().find(|p| p.id == r.panel) {
             if p.settings.fixed.is_empty() {
-                p.settings.fixed = pick_fixed(&r.scene.frame_names, tf.as_deref());
+                p.settings.fixed = if r.scene.fixed.is_empty() {
+                    pick_fixed(&r.scene.frame_names, tf.as_deref())
+                } else {
+                    r.scene.fixed.clone()
+                };
             }
             p.scene = Some(r.scene);
         }

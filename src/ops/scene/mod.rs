@@ -420,6 +420,8 @@ pub struct Builder {
     replays: HashMap<String, Replay>,
     /// The recording's span (ns), to tell stamps on its clock.
     span: (u64, u64),
+    /// With no fixed frame asked for: the first frame met, which everything is drawn in.
+    adopted: std::cell::RefCell<Option<String>>,
 }
 
 /// Clouds kept decoded (points) across scenes.
@@ -442,6 +444,7 @@ impl Builder {
             cloud_points: 0,
             replays: HashMap::new(),
             span,
+            adopted: std::cell::RefCell::new(None),
         }
     }
 
@@ -509,6 +512,18 @@ impl Builder {
     /// The transform taking `frame` to `fixed` at `t`.
     fn place(&self, fixed: &str, frame: &str, t: u64) -> Result<Pose, String> {
         let frame = frame.trim_start_matches('/');
+        // No fixed frame (a recording without transforms): the first frame met is it.
+        let adopted;
+        let fixed = if fixed.is_empty() {
+            adopted = self
+                .adopted
+                .borrow_mut()
+                .get_or_insert_with(|| frame.to_string())
+                .clone();
+            adopted.as_str()
+        } else {
+            fixed
+        };
         if frame.is_empty() || frame == fixed {
             return Ok(Pose::IDENTITY);
         }
@@ -570,6 +585,12 @@ impl Builder {
             scene.status.push(st);
             if cancel.load(Ordering::Relaxed) {
                 break;
+            }
+        }
+        if req.fixed.is_empty() {
+            if let Some(f) = self.adopted.borrow().clone() {
+                scene.frame_names.push(f.clone());
+                scene.fixed = f;
             }
         }
         self.frames(&mut scene, req);
