@@ -476,7 +476,7 @@ fn picture(w: u32, h: u32, k: u32) -> Vec<u8> {
 /// Decode time per frame size, then the app playing a 1920×1080 jpeg topic at 30 Hz with an
 /// image panel open (20 s, 600 frames written here with bagscope's writer).
 fn camera(n: usize) {
-    use bagscope::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
+    use bagscope::storage::ros1::writer::ConnectionSpec;
     for (w, h) in [(640u32, 480u32), (1280, 720), (1920, 1080)] {
         let jpeg = bagscope::ops::image::encode_jpeg(w, h, &picture(w, h, 1), 85).expect("jpeg");
         let rgb = picture(w, h, 2);
@@ -504,17 +504,7 @@ fn camera(n: usize) {
             jpeg.len() / 1024
         );
     }
-    let dir = std::env::temp_dir().join(format!("bagscope-ui-camera-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("camera.bag");
-    let mut w = BagWriter::create(
-        &path,
-        WriteOptions {
-            compression: bagscope::Compression::None,
-            ..Default::default()
-        },
-    )
-    .expect("create");
+    let (dir, path, mut w) = bench_bag("camera", bagscope::Compression::None);
     let def = "Header header\nstring format\nuint8[] data\n================================================================================\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n";
     let c = w.add_connection(ConnectionSpec {
         topic: "/camera/image/compressed".into(),
@@ -582,18 +572,8 @@ fn camera(n: usize) {
 /// 200 topics in 20 namespaces, 5,000 Float64 messages each: the timeline draws only the rows
 /// on screen and the tree stays cheap.
 fn wide(n: usize) {
-    use bagscope::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
-    let dir = std::env::temp_dir().join(format!("bagscope-ui-frame-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("wide.bag");
-    let mut w = BagWriter::create(
-        &path,
-        WriteOptions {
-            compression: bagscope::Compression::Lz4,
-            ..Default::default()
-        },
-    )
-    .expect("create");
+    use bagscope::storage::ros1::writer::ConnectionSpec;
+    let (dir, path, mut w) = bench_bag("wide", bagscope::Compression::Lz4);
     let conns: Vec<u32> = (0..200)
         .map(|i| {
             w.add_connection(ConnectionSpec {
@@ -640,22 +620,33 @@ fn wide(n: usize) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A recording of a 1,000,000-point cloud at 10 Hz (xyz float32, 7 s) and a 10,000-marker
-/// array at 1 Hz, written here; frames of the app with a 3D panel on it while playing with a
-/// 5 s decay, then on the markers alone, then scrubbing (a new playhead every frame).
-fn scene(n: usize) {
-    use bagscope::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
-    let dir = std::env::temp_dir().join(format!("bagscope-ui-scene-{}", std::process::id()));
+/// A ROS 1 bag `name` being written in a temporary directory of its own (removed by the
+/// caller), with `compression`.
+fn bench_bag(
+    name: &str,
+    compression: bagscope::Compression,
+) -> (PathBuf, PathBuf, bagscope::storage::ros1::writer::BagWriter) {
+    use bagscope::storage::ros1::writer::{BagWriter, WriteOptions};
+    let dir = std::env::temp_dir().join(format!("bagscope-ui-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("scene.bag");
-    let mut w = BagWriter::create(
+    let path = dir.join(format!("{name}.bag"));
+    let w = BagWriter::create(
         &path,
         WriteOptions {
-            compression: bagscope::Compression::None,
+            compression,
             ..Default::default()
         },
     )
     .expect("create");
+    (dir, path, w)
+}
+
+/// A recording of a 1,000,000-point cloud at 10 Hz (xyz float32, 7 s) and a 10,000-marker
+/// array at 1 Hz, written here; frames of the app with a 3D panel on it while playing with a
+/// 5 s decay, then on the markers alone, then scrubbing (a new playhead every frame).
+fn scene(n: usize) {
+    use bagscope::storage::ros1::writer::ConnectionSpec;
+    let (dir, path, mut w) = bench_bag("scene", bagscope::Compression::None);
     const HEADER: &str = "================================================================================\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n";
     let cloud_def = format!("Header header\nuint32 height\nuint32 width\nPointField[] fields\nbool is_bigendian\nuint32 point_step\nuint32 row_step\nuint8[] data\nbool is_dense\n{HEADER}================================================================================\nMSG: sensor_msgs/PointField\nuint8 INT8=1\nuint8 UINT8=2\nuint8 INT16=3\nuint8 UINT16=4\nuint8 INT32=5\nuint8 UINT32=6\nuint8 FLOAT32=7\nuint8 FLOAT64=8\nstring name\nuint32 offset\nuint8 datatype\nuint32 count\n");
     let marker_def = format!("visualization_msgs/Marker[] markers\n================================================================================\nMSG: visualization_msgs/Marker\nHeader header\nstring ns\nint32 id\nint32 type\nint32 action\ngeometry_msgs/Pose pose\ngeometry_msgs/Vector3 scale\nstd_msgs/ColorRGBA color\nduration lifetime\nbool frame_locked\ngeometry_msgs/Point[] points\nstd_msgs/ColorRGBA[] colors\nstring text\nstring mesh_resource\nbool mesh_use_embedded_materials\n{HEADER}================================================================================\nMSG: geometry_msgs/Pose\nPoint position\nQuaternion orientation\n================================================================================\nMSG: geometry_msgs/Point\nfloat64 x\nfloat64 y\nfloat64 z\n================================================================================\nMSG: geometry_msgs/Quaternion\nfloat64 x\nfloat64 y\nfloat64 z\nfloat64 w\n================================================================================\nMSG: geometry_msgs/Vector3\nfloat64 x\nfloat64 y\nfloat64 z\n================================================================================\nMSG: std_msgs/ColorRGBA\nfloat32 r\nfloat32 g\nfloat32 b\nfloat32 a\n");

@@ -64,6 +64,19 @@ fn cloud_msg(
     (plan, node)
 }
 
+/// float32 fields one after the other from byte 0.
+fn f32_fields<'a>(names: &[&'a str]) -> Vec<Field<'a>> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| Field {
+            name,
+            offset: 4 * i as u32,
+            datatype: 7,
+        })
+        .collect()
+}
+
 #[test]
 fn clouds_of_any_layout_and_byte_order_read_alike() {
     let pts = [[1.0f64, 2.0, 3.0], [-4.5, 0.25, 9.0], [0.0, -1.0, -2.0]];
@@ -75,28 +88,7 @@ fn clouds_of_any_layout_and_byte_order_read_alike() {
         }
         le.extend_from_slice(&(i as f32 * 10.0).to_le_bytes());
     }
-    let f32s = [
-        Field {
-            name: "x",
-            offset: 0,
-            datatype: 7,
-        },
-        Field {
-            name: "y",
-            offset: 4,
-            datatype: 7,
-        },
-        Field {
-            name: "z",
-            offset: 8,
-            datatype: 7,
-        },
-        Field {
-            name: "intensity",
-            offset: 12,
-            datatype: 7,
-        },
-    ];
+    let f32s = f32_fields(&["x", "y", "z", "intensity"]);
     let (plan, node) = cloud_msg(&f32s, false, 16, 3, 1, 48, &le);
     let a = cloud2(&plan.def, &node, &Paint::Field("intensity".into())).unwrap();
     assert_eq!(a.frame, "lidar");
@@ -177,28 +169,7 @@ fn packed_rgb_is_read_as_colours() {
         }
         d.extend_from_slice(&rgb.to_le_bytes());
     }
-    let fields = [
-        Field {
-            name: "x",
-            offset: 0,
-            datatype: 7,
-        },
-        Field {
-            name: "y",
-            offset: 4,
-            datatype: 7,
-        },
-        Field {
-            name: "z",
-            offset: 8,
-            datatype: 7,
-        },
-        Field {
-            name: "rgb",
-            offset: 12,
-            datatype: 7,
-        },
-    ];
+    let fields = f32_fields(&["x", "y", "z", "rgb"]);
     let (plan, node) = cloud_msg(&fields, false, 16, 2, 1, 32, &d);
     let c = cloud2(&plan.def, &node, &Paint::Rgb).unwrap();
     assert_eq!(c.rgb, vec![[255, 128, 0, 255], [0, 16, 255, 255]]);

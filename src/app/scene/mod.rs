@@ -336,7 +336,8 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         egui::Window::new(title.trim())
             .id(egui::Id::unique(("scene-panel", p.id)))
             .open(&mut open)
-            .default_size([760.0, 520.0])
+            .default_size([980.0, 640.0])
+            .default_pos([340.0 + 30.0 * i as f32, 60.0 + 30.0 * i as f32])
             .resizable(true)
             .show(ctx, |ui| {
                 panel(ui, p, &topics, &tf_frames, waiting, &gl, cmds);
