@@ -552,3 +552,29 @@ fn the_corpus_clouds_and_scans_are_drawn() {
         );
     }
 }
+
+#[test]
+fn hostile_cloud_sizes_cost_nothing() {
+    let d = vec![0u8; 32];
+    let f = |name, offset, datatype| Field {
+        name,
+        offset,
+        datatype,
+    };
+    // Four billion empty rows; a field at an offset near the end of the address space.
+    let (plan, node) = cloud_msg(&[f("x", 0, 7), f("y", 4, 7)], false, 8, 0, u32::MAX, 0, &d);
+    let t0 = std::time::Instant::now();
+    assert!(cloud2(&plan.def, &node, &Paint::Flat)
+        .unwrap()
+        .xyz
+        .is_empty());
+    assert!(t0.elapsed().as_millis() < 500);
+    let (plan, node) = cloud_msg(&[f("x", 0, 7), f("y", u32::MAX, 7)], false, 8, 4, 1, 32, &d);
+    assert!(cloud2(&plan.def, &node, &Paint::Flat)
+        .unwrap_err()
+        .contains("does not fit"));
+    // A billion points claimed over 32 bytes: what the data holds.
+    let (plan, node) = cloud_msg(&[f("x", 0, 7), f("y", 4, 7)], false, 8, 1 << 30, 1, 0, &d);
+    let c = cloud2(&plan.def, &node, &Paint::Flat).unwrap();
+    assert_eq!(c.xyz.len(), 4);
+}

@@ -124,7 +124,7 @@ pub fn cloud2(def: &MsgDef, node: &Node, paint: &Paint) -> Result<Points, String
             let datatype = dt as u8;
             let size = prim_size(datatype)
                 .ok_or_else(|| format!("field {name}: unknown datatype {dt}"))?;
-            if offset + size > step {
+            if offset.saturating_add(size) > step {
                 return Err(format!(
                     "field {name} at byte {offset} ({size} bytes) does not fit a point of {step} bytes"
                 ));
@@ -176,6 +176,10 @@ pub fn cloud2(def: &MsgDef, node: &Node, paint: &Paint) -> Result<Points, String
         fields: names,
         ..Default::default()
     };
+    if claimed == 0 {
+        out.note = "0 points".into();
+        return Ok(out);
+    }
     let want = claimed.min(MAX_POINTS);
     out.xyz.reserve(want.min(data.len() / step));
     let axis = match paint {
