@@ -753,14 +753,16 @@ fn scene(n: usize) {
         let d = b.app.doc.as_mut().expect("open");
         let s = &mut d.scene.panels[0].settings;
         s.fixed = "map".into();
-        s.layers[0].decay_s = 5.0;
-        s.layers[1].visible = false;
+        for l in &mut s.layers {
+            l.decay_s = if l.topic == "/points" { 5.0 } else { 0.0 };
+            l.visible = l.topic == "/points";
+        }
     }
     let builds = |b: &Bench| {
         b.app
             .doc
             .as_ref()
-            .and_then(|d| d.scene.panels[0].scene.as_ref())
+            .and_then(|d| d.scene.panels.first()?.scene.as_ref())
             .map(|s| (s.build_ms, s.point_count(), s.tri_pos.len() / 3))
     };
     let run = |b: &mut Bench, n: usize, scrub: bool| {
@@ -808,8 +810,9 @@ fn scene(n: usize) {
     {
         let d = b.app.doc.as_mut().expect("open");
         let s = &mut d.scene.panels[0].settings;
-        s.layers[0].visible = false;
-        s.layers[1].visible = true;
+        for l in &mut s.layers {
+            l.visible = l.topic == "/markers";
+        }
     }
     let (f, wk) = run(&mut b, n / 2, true);
     report("3D, 10,000 markers, scrubbing", f);
@@ -817,12 +820,20 @@ fn scene(n: usize) {
     {
         let d = b.app.doc.as_mut().expect("open");
         let s = &mut d.scene.panels[0].settings;
-        s.layers[0].visible = true;
-        s.layers[0].decay_s = 0.0;
+        for l in &mut s.layers {
+            l.visible = true;
+            l.decay_s = 0.0;
+        }
     }
     let (f, wk) = run(&mut b, n / 2, true);
     report("3D, cloud + markers, scrubbing", f);
     say("cloud and markers", &wk);
+    // The same scrubbing with the 3D panel closed: what the rest of the app costs.
+    if let Some(d) = b.app.doc.as_mut() {
+        d.scene.panels.clear();
+    }
+    let (f, _) = run(&mut b, n / 2, true);
+    report("no 3D panel, scrubbing", f);
     drop(b);
     let _ = std::fs::remove_dir_all(&dir);
 }

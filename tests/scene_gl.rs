@@ -248,6 +248,48 @@ fn demo_scene(r: &Renderer) -> Result<(), String> {
     Ok(())
 }
 
+/// A million points (a ring of a lidar's returns): uploaded and drawn, the ring's pixels lit
+/// and its middle empty; the time to upload and to draw printed (software GL here).
+fn a_million_points(r: &Renderer) -> Result<(), String> {
+    let n = 1_000_000usize;
+    let mut s = Scene::default();
+    s.points.push(PointSet {
+        size: 2.0,
+        pos: (0..n)
+            .map(|i| {
+                let a = i as f32 * 0.000_628_3;
+                let rr = 1.0 + (i % 32) as f32 * 0.02;
+                [rr * a.cos(), rr * a.sin(), 0.0]
+            })
+            .collect(),
+        color: vec![[255, 255, 255, 255]; n],
+        ..Default::default()
+    });
+    let cam = top_down(2.0);
+    let (w, h) = (320u32, 240u32);
+    let mut v = cam.view(w as f32, h as f32);
+    v.clear = Some([0.0, 0.0, 0.0, 1.0]);
+    let t0 = std::time::Instant::now();
+    let gpu = r.upload(&s);
+    let t1 = std::time::Instant::now();
+    let img = r.draw_offscreen(&gpu, &v, w, h);
+    let t2 = std::time::Instant::now();
+    let lit = |x: i64, y: i64| px(&img, w, x, y)[0] > 200;
+    // 60 px a metre: the ring spans radii 60..97 px round (160, 120).
+    if !(lit(160 + 70, 120) && lit(160, 120 - 80) && lit(160 - 90, 120)) {
+        return Err("the ring is not drawn".into());
+    }
+    if lit(160, 120) || lit(160 + 30, 120) {
+        return Err("the middle of the ring is drawn".into());
+    }
+    println!(
+        "    1,000,000 points: upload {:.1} ms, draw and read back {:.1} ms",
+        (t1 - t0).as_secs_f64() * 1e3,
+        (t2 - t1).as_secs_f64() * 1e3
+    );
+    Ok(())
+}
+
 fn start_display() -> Option<Child> {
     if std::env::var_os("DISPLAY").is_some() {
         return None;
@@ -320,6 +362,7 @@ fn main() {
         ),
         ("solids_and_lines", Box::new(solids_and_lines)),
         ("demo_scene", Box::new(demo_scene)),
+        ("a_million_points", Box::new(a_million_points)),
     ];
     let n = tests.len();
     let results = Arc::new(Mutex::new(Vec::new()));

@@ -251,6 +251,8 @@ pub fn update(d: &mut Doc, ctx: &egui::Context, cmds: &mut Vec<Cmd>) {
                     r.scene.fixed.clone()
                 };
             }
+            // The scene replaced goes back to the builder's pool when its last holder lets
+            // go (see `ops::scene::Scene`'s drop): nothing freed here.
             p.scene = Some(r.scene);
         }
     }

@@ -290,9 +290,123 @@ pub struct Scene {
     pub frame_names: Vec<String>,
     /// Time to build (ms).
     pub build_ms: f64,
+    /// Point buffers of an earlier scene, emptied, to fill again.
+    spare: Vec<(Vec<[f32; 3]>, Vec<Rgba>)>,
+}
+
+/// Scenes no longer shown, handed to [`recycler`]'s thread by [`Scene`]'s `drop` (moving their
+/// buffers, nothing freed where they were dropped), kept for the next scene to fill again: a
+/// scene of millions of points is neither freed nor allocated anew ten times a second, so no
+/// thread (the UI's least) waits while the kernel unmaps and maps hundreds of megabytes.
+fn recycler() -> Option<&'static std::sync::Mutex<std::sync::mpsc::Sender<Scene>>> {
+    static R: std::sync::OnceLock<Option<std::sync::Mutex<std::sync::mpsc::Sender<Scene>>>> =
+        std::sync::OnceLock::new();
+    R.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Scene>();
+        std::thread::Builder::new()
+            .name("bagscope-scene-recycle".into())
+            .spawn(move || {
+                for mut s in rx {
+                    s.empty_into_spare();
+                    let mut pool = pool().lock().unwrap_or_else(|e| e.into_inner());
+                    // Two scenes' buffers are kept; more are freed here.
+                    if pool.len() < 2 {
+                        pool.push(s);
+                    }
+                }
+            })
+            .ok()
+            .map(|_| std::sync::Mutex::new(tx))
+    })
+    .as_ref()
+}
+
+fn pool() -> &'static std::sync::Mutex<Vec<Scene>> {
+    static P: std::sync::OnceLock<std::sync::Mutex<Vec<Scene>>> = std::sync::OnceLock::new();
+    P.get_or_init(|| std::sync::Mutex::new(Vec::new()))
+}
+
+/// Scenes smaller than this are freed where they are dropped.
+const RECYCLE_BYTES: usize = 4 << 20;
+
+impl Drop for Scene {
+    fn drop(&mut self) {
+        if self.bytes() < RECYCLE_BYTES {
+            return;
+        }
+        let Some(r) = recycler() else { return };
+        let s = std::mem::take(self);
+        if let Ok(tx) = r.lock() {
+            let _ = tx.send(s);
+        }
+    }
 }
 
 impl Scene {
+    /// A scene to fill: an earlier one's buffers when there is one.
+    pub fn reuse() -> Scene {
+        let old = pool().lock().ok().and_then(|mut p| p.pop());
+        old.unwrap_or_default()
+    }
+
+    /// About how many bytes its buffers hold.
+    fn bytes(&self) -> usize {
+        let pts: usize = self
+            .points
+            .iter()
+            .map(|p| p.pos.capacity() * 12 + p.color.capacity() * 4)
+            .sum();
+        let spare: usize = self
+            .spare
+            .iter()
+            .map(|(a, b)| a.capacity() * 12 + b.capacity() * 4)
+            .sum();
+        pts + spare
+            + (self.line_a.capacity() + self.line_b.capacity() + self.tri_pos.capacity()) * 12
+            + (self.line_color.capacity() + self.line_width.capacity() + self.tri_color.capacity())
+                * 4
+    }
+
+    /// Empties every buffer, keeping its memory; the point sets' go to `spare`.
+    fn empty_into_spare(&mut self) {
+        for p in self.points.drain(..) {
+            let (mut a, mut b) = (p.pos, p.color);
+            a.clear();
+            b.clear();
+            self.spare.push((a, b));
+        }
+        self.spare
+            .sort_by_key(|(a, _)| std::cmp::Reverse(a.capacity()));
+        self.line_a.clear();
+        self.line_b.clear();
+        self.line_color.clear();
+        self.line_width.clear();
+        self.tri_pos.clear();
+        self.tri_color.clear();
+        self.labels.clear();
+        self.picks.clear();
+        self.status.clear();
+        self.frame_names.clear();
+        self.frames_status = Status::default();
+    }
+
+    /// An empty point set, on an earlier scene's buffers when there are some (the largest).
+    fn point_set(&mut self, size: f32, metres: bool, layer: usize) -> PointSet {
+        let (pos, color) = if self.spare.is_empty() {
+            Default::default()
+        } else {
+            self.spare.remove(0)
+        };
+        PointSet {
+            size,
+            metres,
+            pos,
+            color,
+            layer,
+            source: None,
+        }
+    }
+
     /// A line segment.
     pub fn line(&mut self, a: [f64; 3], b: [f64; 3], color: Rgba, width_m: f64) {
         self.line_a.push(shapes::f32s(a));
@@ -306,12 +420,8 @@ impl Scene {
         let size = size as f32;
         let fits = |s: &PointSet| s.metres && s.size == size && s.layer == usize::MAX;
         if !self.points.last().is_some_and(fits) {
-            self.points.push(PointSet {
-                size,
-                metres: true,
-                layer: usize::MAX,
-                ..Default::default()
-            });
+            let set = self.point_set(size, true, usize::MAX);
+            self.points.push(set);
         }
         if let Some(s) = self.points.last_mut() {
             s.pos.push(shapes::f32s(p));
@@ -564,11 +674,9 @@ impl Builder {
     /// returns what it had.
     pub fn build(&mut self, req: &Request, cancel: &AtomicBool) -> Scene {
         let t0 = std::time::Instant::now();
-        let mut scene = Scene {
-            t: req.t,
-            fixed: req.fixed.clone(),
-            ..Default::default()
-        };
+        let mut scene = Scene::reuse();
+        scene.t = req.t;
+        scene.fixed = req.fixed.clone();
         if req.grid > 0 {
             grid(&mut scene, req.grid);
         }
@@ -625,11 +733,7 @@ impl Builder {
                     (Kind::Scan, Paint::Field(_)) => Paint::Field("value".into()),
                     (_, p) => p,
                 };
-                let mut set = PointSet {
-                    size: layer.point_size,
-                    layer: li,
-                    ..Default::default()
-                };
+                let mut set = scene.point_set(layer.point_size, false, li);
                 let mut values: Vec<f32> = Vec::new();
                 let mut clouds = 0;
                 // The newest first, so a cap leaves out the oldest.
@@ -707,7 +811,9 @@ impl Builder {
                 } else if clouds == 0 && srcs.is_empty() {
                     st.text = "no message yet".into();
                 }
-                if !set.pos.is_empty() {
+                if set.pos.is_empty() {
+                    scene.spare.push((set.pos, set.color));
+                } else {
                     scene.points.push(set);
                 }
             }
