@@ -150,4 +150,30 @@ if command -v roscore >/dev/null; then
   kill $APP $PLAY; wait $APP $PLAY 2>/dev/null || true
   kill $CORE; wait $CORE 2>/dev/null || true
 fi
-echo "wrote $OUT/{demo,log,find,plots,export,start,two,ros2,recovered,tf,live}.png"
+# 3D: the demo at 2:16 in map (the lidar's cloud, the scan, the planner's markers and path,
+# the frames), then top-down; a real lidar (embag's Luminar cloud, no transforms: drawn in its
+# own frame).
+fresh
+"$BIN" "$TMP/demo.bag" & APP=$!
+sleep 4
+focus
+xdotool mousemove 1060 88 click 1         # playhead at 2:16
+sleep 1
+xdotool mousemove 951 12 click 1          # 3D
+xdotool mousemove 5 990
+shot scene-demo 3
+xdotool mousemove 722 111 click 1         # Top-down
+xdotool mousemove 5 990
+shot scene-topdown 1.5
+kill $APP; wait $APP 2>/dev/null || true
+fresh
+"$BIN" ../shared/bags/embag/test.bag & APP=$!
+sleep 4
+focus
+xdotool mousemove 735 88 click 1          # playhead at 0.7 s, a cloud
+sleep 1
+xdotool mousemove 906 12 click 1          # 3D
+xdotool mousemove 5 990
+shot scene-lidar 4
+kill $APP; wait $APP 2>/dev/null || true
+echo "wrote $OUT/{demo,log,find,plots,export,start,two,ros2,recovered,tf,live,scene-demo,scene-topdown,scene-lidar}.png"

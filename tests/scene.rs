@@ -222,7 +222,7 @@ fn broken_cloud_layouts_are_refused_with_what_is_wrong() {
     let c = cloud2(&plan.def, &node, &Paint::Flat).unwrap();
     assert_eq!(c.xyz.len(), 8);
     assert!(
-        c.note.contains("8 of 1000 points (the data holds 8)"),
+        c.note.contains("8 of 1,000 points (the data holds 8)"),
         "{}",
         c.note
     );

@@ -253,6 +253,12 @@ pub fn update(d: &mut Doc, ctx: &egui::Context, cmds: &mut Vec<Cmd>) {
             }
             // The scene replaced goes back to the builder's pool when its last holder lets
             // go (see `ops::scene::Scene`'s drop): nothing freed here.
+            // The first scene of a panel with the camera untouched: framed.
+            if p.scene.is_none() && p.settings.camera == Camera::default() {
+                if let Some(b) = r.scene.content_bounds() {
+                    p.settings.camera.fit(b);
+                }
+            }
             p.scene = Some(r.scene);
         }
     }

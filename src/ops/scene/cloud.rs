@@ -95,9 +95,9 @@ impl Reader {
 }
 
 fn count_note(read: usize, claimed: usize, held: usize) -> String {
-    let mut s = format!("{read} of {claimed} points");
+    let mut s = format!("{} of {} points", super::thousands(read), super::thousands(claimed));
     if held < claimed {
-        s.push_str(&format!(" (the data holds {held})"));
+        s.push_str(&format!(" (the data holds {})", super::thousands(held)));
     }
     s
 }

@@ -446,8 +446,6 @@ impl Scene {
 
     /// The box holding everything drawn, if anything is.
     pub fn bounds(&self) -> Option<([f32; 3], [f32; 3])> {
-        let mut lo = [f32::INFINITY; 3];
-        let mut hi = [f32::NEG_INFINITY; 3];
         let all = self
             .points
             .iter()
@@ -455,14 +453,27 @@ impl Scene {
             .chain(&self.line_a)
             .chain(&self.line_b)
             .chain(&self.tri_pos);
-        for p in all {
-            for i in 0..3 {
-                lo[i] = lo[i].min(p[i]);
-                hi[i] = hi[i].max(p[i]);
-            }
-        }
-        (lo[0] <= hi[0]).then_some((lo, hi))
+        bounds_of(all)
     }
+
+    /// The box holding the points and solids (not the lines of a ground grid or a trail), else
+    /// everything.
+    pub fn content_bounds(&self) -> Option<([f32; 3], [f32; 3])> {
+        bounds_of(self.points.iter().flat_map(|s| s.pos.iter()).chain(&self.tri_pos))
+            .or_else(|| self.bounds())
+    }
+}
+
+fn bounds_of<'a>(all: impl Iterator<Item = &'a [f32; 3]>) -> Option<([f32; 3], [f32; 3])> {
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    for p in all {
+        for i in 0..3 {
+            lo[i] = lo[i].min(p[i]);
+            hi[i] = hi[i].max(p[i]);
+        }
+    }
+    (lo[0] <= hi[0]).then_some((lo, hi))
 }
 
 /// A count with thousands separators ("1,234,567").
