@@ -95,7 +95,11 @@ impl Reader {
 }
 
 fn count_note(read: usize, claimed: usize, held: usize) -> String {
-    let mut s = format!("{} of {} points", super::thousands(read), super::thousands(claimed));
+    let mut s = format!(
+        "{} of {} points",
+        super::thousands(read),
+        super::thousands(claimed)
+    );
     if held < claimed {
         s.push_str(&format!(" (the data holds {})", super::thousands(held)));
     }

@@ -459,8 +459,13 @@ impl Scene {
     /// The box holding the points and solids (not the lines of a ground grid or a trail), else
     /// everything.
     pub fn content_bounds(&self) -> Option<([f32; 3], [f32; 3])> {
-        bounds_of(self.points.iter().flat_map(|s| s.pos.iter()).chain(&self.tri_pos))
-            .or_else(|| self.bounds())
+        bounds_of(
+            self.points
+                .iter()
+                .flat_map(|s| s.pos.iter())
+                .chain(&self.tri_pos),
+        )
+        .or_else(|| self.bounds())
     }
 }
 
