@@ -777,3 +777,85 @@ fn maps_frustums_covariances_and_paths_land_where_their_fields_say() {
         s.status
     );
 }
+
+/// Foxglove's own schemas (protobuf, written by Foxglove's SDK: `tests/py/foxglove_scene.py`):
+/// `FrameTransform`s make the transform tree, a `PointCloud` with its own pose and a uint8
+/// field, a `SceneUpdate`'s cube, arrow and text placed through it, an entity deleted, a
+/// `PoseInFrame`.
+#[test]
+fn foxglove_schemas_are_drawn_as_their_ros_equivalents() {
+    let dir = common::temp_dir("scene-foxglove");
+    let file = dir.join("fg.mcap");
+    let o = std::process::Command::new("python3")
+        .arg("tests/py/foxglove_scene.py")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "Foxglove's SDK (pip install foxglove-sdk; .ci/run installs it) wrote no file: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let bag = Bag::open(&file).unwrap();
+    let tables = bag.tables().unwrap();
+    assert_eq!(bagscope::ops::tf::tf_topics(&bag).len(), 1);
+    let tf = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
+    assert_eq!(tf.bad, 0);
+    let t0 = 1_700_000_000_000_000_000u64;
+    // Half way between the transforms at 0 s and 1 s: (2, 0.5, 0), turned 90° about z.
+    let p = tf
+        .lookup_between("world", "base", t0 + 500_000_000)
+        .unwrap();
+    assert!(
+        (p.t[0] - 2.0).abs() < 1e-9 && (p.t[1] - 0.5).abs() < 1e-9,
+        "{p:?}"
+    );
+    let mut b = Builder::new(bag, tables, Some(Arc::new(tf)));
+    let cancel = AtomicBool::new(false);
+    let mut cloud = Layer::new("/cloud", Kind::of("foxglove.PointCloud").unwrap(), 0);
+    cloud.paint = "intensity".into();
+    let layers = vec![
+        cloud,
+        Layer::new("/scene", Kind::of("foxglove.SceneUpdate").unwrap(), 1),
+        Layer::new("/pose", Kind::of("foxglove.PoseInFrame").unwrap(), 2),
+    ];
+    let s = b.build(&request(t0 + 700_000_000, "world", layers.clone()), &cancel);
+    for st in &s.status {
+        assert!(st.problems.is_empty(), "{:?}", s.status);
+    }
+    // The cloud's points (1, 0, 0), (0, 2, 0), (0, 0, 3) lifted 1 m by its pose, in base at
+    // its stamp: x -> y, y -> -x, then (2, 0.5, 0).
+    let near = |a: [f32; 3], b: [f32; 3]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-4);
+    let pts = &s.points[0].pos;
+    let want = [[2.0, 1.5, 1.0], [0.0, 0.5, 1.0], [2.0, 0.5, 4.0]];
+    assert_eq!(pts.len(), 3);
+    for (p, w) in pts.iter().zip(want) {
+        assert!(near(*p, w), "{pts:?}");
+    }
+    assert_eq!(
+        s.status[0].range,
+        Some((10.0, 30.0)),
+        "painted by the uint8 intensity"
+    );
+    assert_eq!(s.status[1].text, "3 markers");
+    let pick = |s: &bagscope::ops::scene::Scene, what: &str| {
+        s.picks
+            .iter()
+            .find(|k| k.what.contains(what))
+            .map(|k| k.pos)
+    };
+    assert_eq!(pick(&s, "box/0 (CUBE) in world"), Some([1.0, 0.0, 0.0]));
+    assert!(near(
+        pick(&s, "arrow/0 (ARROW) in base").unwrap(),
+        [2.0, 0.5, 0.0]
+    ));
+    assert!(s
+        .labels
+        .iter()
+        .any(|l| l.text == "hello" && l.pos == [0.0, 0.0, 2.0]));
+    assert_eq!(pick(&s, "/pose pose in world"), Some([0.0, 3.0, 0.0]));
+    // After the deletion at 1.5 s the box is gone.
+    let s = b.build(&request(t0 + 1_600_000_000, "world", layers), &cancel);
+    assert_eq!(s.status[1].text, "2 markers");
+    assert!(pick(&s, "box/0").is_none());
+}

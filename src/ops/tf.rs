@@ -131,10 +131,13 @@ pub struct FrameAt {
     pub depth: usize,
 }
 
-/// Whether a type is a transform message.
+/// Whether a type is a transform message: ROS's `TFMessage` (`tf/tfMessage`), or Foxglove's
+/// `foxglove.FrameTransform(s)`.
 pub fn is_tf_type(datatype: &str) -> bool {
     let base = datatype.rsplit('/').next().unwrap_or(datatype);
     base.eq_ignore_ascii_case("tfMessage")
+        || datatype == "foxglove.FrameTransform"
+        || datatype == "foxglove.FrameTransforms"
 }
 
 /// The transform topics of a recording (every topic of a transform type).
@@ -160,16 +163,27 @@ fn text(def: &MsgDef, n: &Node, name: &str) -> Option<String> {
     }
 }
 
-/// The (parent, child, pose) of each transform of a decoded `TFMessage`.
+/// The (parent, child, pose) of each transform of a decoded `TFMessage`, or of Foxglove's
+/// `FrameTransform` (one) or `FrameTransforms` (a list).
 fn transforms(def: &MsgDef, node: &Node) -> Option<Vec<(String, String, Pose)>> {
-    let Some(Value::Array(items)) = field(def, node, "transforms") else {
-        return None;
+    let one;
+    let items: &[Node] = match field(def, node, "transforms") {
+        Some(Value::Array(items)) => items,
+        _ if node.field(def, "parent_frame_id").is_some() => {
+            one = [node.clone()];
+            &one
+        }
+        _ => return None,
     };
     let mut out = Vec::with_capacity(items.len());
     for ts in items {
-        let parent = text(def, ts.field(def, "header")?, "frame_id")?;
+        // ROS: header.frame_id, child_frame_id, transform; Foxglove: parent_frame_id,
+        // child_frame_id, translation and rotation at the top.
+        let (parent, tr) = match ts.field(def, "header") {
+            Some(h) => (text(def, h, "frame_id")?, ts.field(def, "transform")?),
+            None => (text(def, ts, "parent_frame_id")?, ts),
+        };
         let child = text(def, ts, "child_frame_id")?;
-        let tr = ts.field(def, "transform")?;
         let (v, r) = (tr.field(def, "translation")?, tr.field(def, "rotation")?);
         let t = [num(def, v, "x")?, num(def, v, "y")?, num(def, v, "z")?];
         let mut q = [

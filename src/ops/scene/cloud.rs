@@ -106,44 +106,139 @@ fn count_note(read: usize, claimed: usize, held: usize) -> String {
     s
 }
 
-/// A `sensor_msgs/PointCloud2`. A layout that does not fit its data (a field past the point, a
-/// row shorter than its points, no x/y/z) is refused with what is wrong.
+/// How a cloud's points are laid out: each field's name, offset and ROS `PointField`
+/// datatype; bytes a point, points a row, rows, bytes a row; byte order.
+struct Layout {
+    fields: Vec<(String, usize, u8)>,
+    step: usize,
+    width: usize,
+    height: usize,
+    row_step: usize,
+    big: bool,
+}
+
+/// A `sensor_msgs/PointCloud2`, or Foxglove's `foxglove.PointCloud` (told apart by its
+/// `point_stride`). A layout that does not fit its data (a field past the point, a row shorter
+/// than its points, no x/y/z) is refused with what is wrong.
 pub fn cloud2(def: &MsgDef, node: &Node, paint: &Paint) -> Result<Points, String> {
     let (frame, stamp) = header(def, node);
+    let Some(Value::Bytes(data)) = sub(def, node, "data").map(|n| &n.value) else {
+        return Err("no uint8[] data field".into());
+    };
+    if node.field(def, "point_stride").is_some() {
+        return foxglove_cloud(def, node, data, paint, frame, stamp);
+    }
     let step = num(def, node, "point_step").ok_or("no point_step field")? as usize;
     let width = num(def, node, "width").ok_or("no width field")? as usize;
     let height = num(def, node, "height").ok_or("no height field")? as usize;
     let row_step = num(def, node, "row_step").unwrap_or(0.0) as usize;
     let big = num(def, node, "is_bigendian").unwrap_or(0.0) != 0.0;
+    let mut fields = Vec::new();
+    for f in items(def, node, "fields") {
+        let name = text(def, f, "name").unwrap_or_default();
+        let offset = num(def, f, "offset").ok_or("a field without an offset")? as usize;
+        let dt = num(def, f, "datatype").ok_or("a field without a datatype")?;
+        if !(0.0..=255.0).contains(&dt) {
+            return Err(format!("field {name}: unknown datatype {dt}"));
+        }
+        fields.push((name, offset, dt as u8));
+    }
+    let layout = Layout {
+        fields,
+        step,
+        width,
+        height,
+        row_step,
+        big,
+    };
+    read_points(&layout, data, paint, frame, stamp)
+}
+
+/// Foxglove's point cloud: fields typed 1 UINT8, 2 INT8, 3 UINT16, 4 INT16, 5 UINT32, 6 INT32,
+/// 7 FLOAT32, 8 FLOAT64, little-endian, `point_stride` bytes a point, the points placed by the
+/// cloud's `pose` in its frame.
+fn foxglove_cloud(
+    def: &MsgDef,
+    node: &Node,
+    data: &[u8],
+    paint: &Paint,
+    frame: String,
+    stamp: Option<u64>,
+) -> Result<Points, String> {
+    let step = num(def, node, "point_stride").ok_or("no point_stride")? as usize;
+    let mut fields = Vec::new();
+    for f in items(def, node, "fields") {
+        let name = text(def, f, "name").unwrap_or_default();
+        let offset = num(def, f, "offset").unwrap_or(0.0) as usize;
+        let ty = num(def, f, "type").unwrap_or(0.0);
+        // The same sizes as ROS's PointField, the signed and unsigned codes swapped.
+        let datatype = match ty as i64 {
+            1 => 2,
+            2 => 1,
+            3 => 4,
+            4 => 3,
+            5 => 6,
+            6 => 5,
+            7 => 7,
+            8 => 8,
+            _ => return Err(format!("field {name}: unknown type {ty}")),
+        };
+        fields.push((name, offset, datatype));
+    }
+    let width = if step == 0 { 0 } else { data.len() / step };
+    let layout = Layout {
+        fields,
+        step,
+        width,
+        height: 1,
+        row_step: width * step,
+        big: false,
+    };
+    let mut out = read_points(&layout, data, paint, frame, stamp)?;
+    if let Some(p) = sub(def, node, "pose").and_then(|p| super::read::pose(def, p)) {
+        if p != crate::ops::tf::Pose::IDENTITY {
+            for v in &mut out.xyz {
+                let q = p.apply([f64::from(v[0]), f64::from(v[1]), f64::from(v[2])]);
+                *v = [q[0] as f32, q[1] as f32, q[2] as f32];
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn read_points(
+    l: &Layout,
+    data: &[u8],
+    paint: &Paint,
+    frame: String,
+    stamp: Option<u64>,
+) -> Result<Points, String> {
+    let (step, width, height, big) = (l.step, l.width, l.height, l.big);
     if step == 0 {
         return Err("point_step is 0".into());
     }
     let mut names = Vec::new();
     let mut find = |want: &[&str]| -> Result<Option<(Reader, String)>, String> {
         let mut found = None;
-        for f in items(def, node, "fields") {
-            let name = text(def, f, "name").unwrap_or_default();
-            let offset = num(def, f, "offset").ok_or("a field without an offset")? as usize;
-            let dt = num(def, f, "datatype").ok_or("a field without a datatype")?;
-            let datatype = dt as u8;
-            let size = prim_size(datatype)
-                .ok_or_else(|| format!("field {name}: unknown datatype {dt}"))?;
+        for (name, offset, datatype) in &l.fields {
+            let size = prim_size(*datatype)
+                .ok_or_else(|| format!("field {name}: unknown datatype {datatype}"))?;
             if offset.saturating_add(size) > step {
                 return Err(format!(
                     "field {name} at byte {offset} ({size} bytes) does not fit a point of {step} bytes"
                 ));
             }
-            if want.is_empty() && !names.contains(&name) {
+            if want.is_empty() && !names.contains(name) {
                 names.push(name.clone());
             }
             if found.is_none() && want.contains(&name.as_str()) {
                 found = Some((
                     Reader {
-                        offset,
-                        datatype,
+                        offset: *offset,
+                        datatype: *datatype,
                         big,
                     },
-                    name,
+                    name.clone(),
                 ));
             }
         }
@@ -160,13 +255,10 @@ pub fn cloud2(def: &MsgDef, node: &Node, paint: &Paint) -> Result<Points, String
         Paint::Field(f) if f == "x" || f == "y" || f == "z" => None,
         Paint::Field(f) => find(&[f.as_str()])?,
     };
-    let Some(Value::Bytes(data)) = sub(def, node, "data").map(|n| &n.value) else {
-        return Err("no uint8[] data field".into());
-    };
-    let row_step = if height <= 1 && row_step == 0 {
+    let row_step = if height <= 1 && l.row_step == 0 {
         width * step
     } else {
-        row_step
+        l.row_step
     };
     if height > 1 && row_step < width.saturating_mul(step) {
         return Err(format!(

@@ -44,8 +44,12 @@ pub struct Marker {
     pub text: String,
 }
 
-/// The markers of a `Marker` or `MarkerArray` message (told apart by a `markers` field).
+/// The markers of a `Marker` or `MarkerArray` message (told apart by a `markers` field), or
+/// of Foxglove's `foxglove.SceneUpdate` (see [`scene_update`]).
 pub fn parse(def: &MsgDef, node: &Node) -> Result<Vec<Marker>, String> {
+    if node.field(def, "entities").is_some() {
+        return Ok(scene_update(def, node));
+    }
     if node.field(def, "markers").is_some() {
         return items(def, node, "markers")
             .iter()
@@ -89,6 +93,160 @@ fn one(def: &MsgDef, node: &Node) -> Result<Marker, String> {
             .collect(),
         text: text(def, node, "text").unwrap_or_default(),
     })
+}
+
+/// A Foxglove `SceneUpdate` as markers: its deletions first (`MATCHING_ID` removes the entity's
+/// namespace, `ALL` everything), then each entity replacing what its id had: every primitive a
+/// marker in the namespace of the entity's id (cubes, spheres, cylinders, arrows, lines as
+/// strips, loops or lists with their indices, triangle lists, texts; models are files outside
+/// the recording and are left out).
+pub fn scene_update(def: &MsgDef, node: &Node) -> Vec<Marker> {
+    let mut out = Vec::new();
+    let blank = |ns: String, action: i64| Marker {
+        ns,
+        id: 0,
+        kind: 0,
+        action,
+        frame: String::new(),
+        stamp: None,
+        pose: Pose::IDENTITY,
+        scale: [1.0; 3],
+        color: [255; 4],
+        lifetime_ns: 0,
+        frame_locked: false,
+        points: Vec::new(),
+        colors: Vec::new(),
+        text: String::new(),
+    };
+    for d in items(def, node, "deletions") {
+        let id = text(def, d, "id").unwrap_or_default();
+        if num(def, d, "type").unwrap_or(0.0) as i64 == 1 {
+            out.push(blank(String::new(), 3));
+        } else {
+            // An empty namespace would mean all: an entity id is never empty here.
+            out.push(blank(format!("\u{1}{id}"), 3));
+        }
+    }
+    for e in items(def, node, "entities") {
+        let (frame, stamp) = header(def, e);
+        let ns = format!("\u{1}{}", text(def, e, "id").unwrap_or_default());
+        out.push(blank(ns.clone(), 3));
+        let lifetime_ns = sub(def, e, "lifetime")
+            .and_then(|l| nanos(def, l))
+            .unwrap_or(0);
+        let frame_locked = num(def, e, "frame_locked").unwrap_or(0.0) != 0.0;
+        let mut n = 0i64;
+        let mut push = |kind: i64,
+                        p: &Node,
+                        scale: [f64; 3],
+                        points: Vec<[f64; 3]>,
+                        colors: Vec<[u8; 4]>,
+                        t: String| {
+            let mut m = blank(ns.clone(), 0);
+            m.id = n;
+            n += 1;
+            m.kind = kind;
+            m.frame = frame.clone();
+            m.stamp = stamp;
+            m.pose = sub(def, p, "pose")
+                .and_then(|q| pose(def, q))
+                .unwrap_or(Pose::IDENTITY);
+            m.scale = scale;
+            m.color = sub(def, p, "color")
+                .and_then(|c| color(def, c))
+                .unwrap_or([255; 4]);
+            m.lifetime_ns = lifetime_ns;
+            m.frame_locked = frame_locked;
+            m.points = points;
+            m.colors = colors;
+            m.text = t;
+            out.push(m);
+        };
+        let size = |p: &Node| {
+            sub(def, p, "size")
+                .and_then(|s| vec3(def, s))
+                .unwrap_or([1.0; 3])
+        };
+        for (field, kind) in [("cubes", 1), ("spheres", 2), ("cylinders", 3)] {
+            for p in items(def, e, field) {
+                push(kind, p, size(p), Vec::new(), Vec::new(), String::new());
+            }
+        }
+        for p in items(def, e, "arrows") {
+            let g = |f: &str| num(def, p, f).unwrap_or(0.0);
+            let len = g("shaft_length") + g("head_length");
+            push(
+                0,
+                p,
+                [g("shaft_diameter"), g("head_diameter"), g("head_length")],
+                vec![[0.0; 3], [len, 0.0, 0.0]],
+                Vec::new(),
+                String::new(),
+            );
+        }
+        let listed = |p: &Node| -> (Vec<[f64; 3]>, Vec<[u8; 4]>) {
+            let pts: Vec<[f64; 3]> = items(def, p, "points")
+                .iter()
+                .filter_map(|q| vec3(def, q))
+                .collect();
+            let cols: Vec<[u8; 4]> = items(def, p, "colors")
+                .iter()
+                .filter_map(|c| color(def, c))
+                .collect();
+            let idx: Vec<usize> = super::read::numbers(def, p, "indices")
+                .into_iter()
+                .map(|i| i as usize)
+                .collect();
+            if idx.is_empty() {
+                return (pts, cols);
+            }
+            let pick = |v: &[[f64; 3]]| idx.iter().filter_map(|&i| v.get(i).copied()).collect();
+            let pick_c = |v: &[[u8; 4]]| idx.iter().filter_map(|&i| v.get(i).copied()).collect();
+            (
+                pick(&pts),
+                if cols.is_empty() { cols } else { pick_c(&cols) },
+            )
+        };
+        for p in items(def, e, "lines") {
+            let (mut pts, mut cols) = listed(p);
+            let ty = num(def, p, "type").unwrap_or(0.0) as i64;
+            if ty == 1 && !pts.is_empty() {
+                pts.push(pts[0]);
+                if !cols.is_empty() {
+                    cols.push(cols[0]);
+                }
+            }
+            let scale_invariant = num(def, p, "scale_invariant").unwrap_or(0.0) != 0.0;
+            let w = if scale_invariant {
+                0.0
+            } else {
+                num(def, p, "thickness").unwrap_or(0.0)
+            };
+            push(
+                if ty == 2 { 5 } else { 4 },
+                p,
+                [w, 0.0, 0.0],
+                pts,
+                cols,
+                String::new(),
+            );
+        }
+        for p in items(def, e, "triangles") {
+            let (pts, cols) = listed(p);
+            push(11, p, [1.0; 3], pts, cols, String::new());
+        }
+        for p in items(def, e, "texts") {
+            let scale_invariant = num(def, p, "scale_invariant").unwrap_or(0.0) != 0.0;
+            let h = if scale_invariant {
+                0.0
+            } else {
+                num(def, p, "font_size").unwrap_or(0.0)
+            };
+            let t = text(def, p, "text").unwrap_or_default();
+            push(9, p, [0.0, 0.0, h], Vec::new(), Vec::new(), t);
+        }
+    }
+    out
 }
 
 /// A marker standing, with when it arrived and which message it came from.

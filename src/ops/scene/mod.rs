@@ -65,10 +65,15 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The kind of a message type, if the scene draws it.
+    /// The kind of a message type, if the scene draws it (ROS's types, and Foxglove's own
+    /// schemas of the same things).
     pub fn of(datatype: &str) -> Option<Kind> {
         let t = datatype.replace("/msg/", "/");
         Some(match t.as_str() {
+            "foxglove.PointCloud" => Kind::Cloud2,
+            "foxglove.SceneUpdate" => Kind::Markers,
+            "foxglove.PoseInFrame" => Kind::Pose,
+            "foxglove.PosesInFrame" => Kind::PoseArray,
             "sensor_msgs/PointCloud2" => Kind::Cloud2,
             "sensor_msgs/PointCloud" => Kind::Cloud1,
             "sensor_msgs/LaserScan" => Kind::Scan,
@@ -915,7 +920,7 @@ impl Builder {
                         what: format!(
                             "{} {}/{} ({}) in {}",
                             layer.topic,
-                            m.ns,
+                            m.ns.trim_start_matches('\u{1}'),
                             m.id,
                             marker_type(m.kind),
                             if m.frame.is_empty() {

@@ -30,10 +30,14 @@ pub fn nanos(def: &MsgDef, node: &Node) -> Option<i128> {
         Value::Time { sec, nsec } => Some(i128::from(*sec) * 1_000_000_000 + i128::from(*nsec)),
         Value::Duration { sec, nsec } => Some(i128::from(*sec) * 1_000_000_000 + i128::from(*nsec)),
         Value::Message { .. } => {
-            let s = num(def, node, "sec").or_else(|| num(def, node, "secs"))?;
+            // ROS 2 `sec`/`nanosec`, protobuf's `seconds`/`nanos`, JSON's `sec`/`nsec`.
+            let s = num(def, node, "sec")
+                .or_else(|| num(def, node, "secs"))
+                .or_else(|| num(def, node, "seconds"))?;
             let n = num(def, node, "nanosec")
                 .or_else(|| num(def, node, "nsec"))
                 .or_else(|| num(def, node, "nsecs"))
+                .or_else(|| num(def, node, "nanos"))
                 .unwrap_or(0.0);
             Some(s as i128 * 1_000_000_000 + n as i128)
         }
@@ -42,13 +46,14 @@ pub fn nanos(def: &MsgDef, node: &Node) -> Option<i128> {
 }
 
 /// `header.frame_id` (without a leading `/`) and `header.stamp` (ns; `None` when zero or
-/// absent).
+/// absent); Foxglove's schemas have `frame_id` and `timestamp` at the top instead.
 pub fn header(def: &MsgDef, node: &Node) -> (String, Option<u64>) {
-    let Some(h) = sub(def, node, "header") else {
-        return (String::new(), None);
+    let (h, stamp_field) = match sub(def, node, "header") {
+        Some(h) => (h, "stamp"),
+        None => (node, "timestamp"),
     };
     let frame = text(def, h, "frame_id").unwrap_or_default();
-    let stamp = sub(def, h, "stamp")
+    let stamp = sub(def, h, stamp_field)
         .and_then(|s| nanos(def, s))
         .and_then(|n| u64::try_from(n).ok())
         .filter(|&n| n > 0);
