@@ -185,7 +185,7 @@ fn foxglove_cloud(
         };
         fields.push((name, offset, datatype));
     }
-    let width = if step == 0 { 0 } else { data.len() / step };
+    let width = data.len().checked_div(step).unwrap_or(0);
     let layout = Layout {
         fields,
         step,
