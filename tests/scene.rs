@@ -859,3 +859,91 @@ fn foxglove_schemas_are_drawn_as_their_ros_equivalents() {
     assert_eq!(s.status[1].text, "2 markers");
     assert!(pick(&s, "box/0").is_none());
 }
+
+/// Every marker type, written by rosbags (`tests/py/rosbags_markers.py`): each drawn as its
+/// shape, then one deleted and one modified, then all deleted.
+#[test]
+fn every_marker_type_written_by_rosbags_is_drawn() {
+    let dir = common::temp_dir("scene-rosbags-markers");
+    let file = dir.join("markers.bag");
+    let o = std::process::Command::new("python3")
+        .arg("tests/py/rosbags_markers.py")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "rosbags (pip install rosbags; .ci/run installs it) wrote no bag: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let bag = Bag::open(&file).unwrap();
+    let tables = bag.tables().unwrap();
+    let mut b = Builder::new(bag, tables, None);
+    let cancel = AtomicBool::new(false);
+    let t0 = 1_700_000_000_000_000_000u64;
+    let at = |b: &mut Builder, s: u64| {
+        let l = Layer::new("/markers", Kind::Markers, 0);
+        b.build(
+            &request(t0 + s * 1_000_000_000 + 500_000_000, "map", vec![l]),
+            &cancel,
+        )
+    };
+    let s = at(&mut b, 1);
+    assert_eq!(s.status[0].text, "12 markers", "{:?}", s.status);
+    assert!(s.status[0].problems.is_empty());
+    // Solids (arrow, cube, sphere, cylinder, cube list, sphere list, the mesh's box, the
+    // triangle list) as triangles over x = 0 .. 22; strips and lists as lines; points; text.
+    let tri_x = |lo: f32, hi: f32| {
+        s.tri_pos
+            .iter()
+            .filter(|p| p[0] >= lo && p[0] <= hi)
+            .count()
+    };
+    for (i, what) in [
+        (0, "arrow"),
+        (1, "cube"),
+        (2, "sphere"),
+        (3, "cylinder"),
+        (6, "cube list"),
+        (7, "sphere list"),
+        (10, "mesh box"),
+        (11, "triangle list"),
+    ] {
+        let x = 2.0 * i as f32;
+        assert!(
+            tri_x(x - 0.3, x + 1.1) > 0,
+            "no triangles for the {what} at x = {x}"
+        );
+    }
+    // Line strip through 4 points: 3 segments; line list of 4 points: 2.
+    let lines_x = |x: f32| {
+        s.line_a
+            .iter()
+            .filter(|p| (p[0] - x).abs() <= 1.0 + 1e-4 && p[0] >= x)
+            .count()
+    };
+    assert_eq!(lines_x(8.0), 3);
+    assert_eq!(lines_x(10.0), 2);
+    let pts: Vec<_> = s.points.iter().filter(|p| p.metres).collect();
+    assert_eq!(pts.len(), 1);
+    assert_eq!(pts[0].pos.len(), 4);
+    assert_eq!(pts[0].size, 0.5);
+    assert!(s
+        .labels
+        .iter()
+        .any(|l| l.text == "hi" && l.pos == [18.0, 0.0, 0.0]));
+    // At 2 s: id 3 deleted, id 0 blue.
+    let s = at(&mut b, 2);
+    assert_eq!(s.status[0].text, "11 markers");
+    assert!(!s.picks.iter().any(|k| k.what.contains("all/3 ")));
+    let arrow = s
+        .tri_color
+        .iter()
+        .zip(&s.tri_pos)
+        .find(|(_, p)| p[0] < 0.6)
+        .unwrap()
+        .0;
+    assert!(arrow[2] > 100 && arrow[0] == 0, "{arrow:?}");
+    // At 3 s: DELETEALL.
+    assert_eq!(at(&mut b, 3).status[0].text, "0 markers");
+}

@@ -540,6 +540,37 @@ fn layers(ui: &mut egui::Ui, p: &mut ScenePanel, topics: &[(String, String)], fr
         ui.checkbox(&mut f.names, "names");
         ui.checkbox(&mut f.links, "links");
     });
+    // Which frames: all, or those ticked.
+    let shown = if f.only.is_empty() {
+        "all frames".to_string()
+    } else {
+        format!("{} of {} frames", f.only.len(), frames.len())
+    };
+    ui.menu_button(shown, |ui| {
+        if ui.button("All").clicked() {
+            f.only.clear();
+        }
+        for n in frames {
+            let mut on = f.only.is_empty() || f.only.contains(n);
+            if ui.checkbox(&mut on, n).changed() {
+                if f.only.is_empty() {
+                    f.only = frames.to_vec();
+                }
+                if on {
+                    f.only.push(n.clone());
+                } else {
+                    f.only.retain(|x| x != n);
+                }
+                f.only.sort();
+                f.only.dedup();
+                if f.only.len() == frames.len() {
+                    f.only.clear();
+                }
+            }
+        }
+    })
+    .response
+    .on_hover_text("The frames drawn (axes, names, links)");
     ui.horizontal(|ui| {
         ui.label("Axes");
         ui.add(
