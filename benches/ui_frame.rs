@@ -51,6 +51,17 @@ impl Bench {
 }
 
 impl Bench {
+    /// The app with `path` open, its tables built.
+    fn indexed(path: &std::path::Path) -> Bench {
+        let mut b = Bench {
+            ctx: egui::Context::default(),
+            app: App::new(None, Some(path.to_path_buf())),
+            t: 0.0,
+        };
+        b.until_indexed();
+        b
+    }
+
     /// Draws frames (as a 60 Hz display would, the indexer running between them) until the
     /// message tables are published.
     fn until_indexed(&mut self) {
@@ -537,12 +548,7 @@ fn camera(n: usize) {
         w.write(c, t, &m).expect("write");
     }
     w.finish().expect("finish");
-    let mut b = Bench {
-        ctx: egui::Context::default(),
-        app: App::new(None, Some(path.clone())),
-        t: 0.0,
-    };
-    b.until_indexed();
+    let mut b = Bench::indexed(&path);
     b.app.apply(Cmd::OpenImage(0));
     b.app.apply(Cmd::FitAll);
     let run = |b: &mut Bench, n: usize| {
@@ -594,12 +600,7 @@ fn wide(n: usize) {
         }
     }
     w.finish().expect("finish");
-    let mut b = Bench {
-        ctx: egui::Context::default(),
-        app: App::new(None, Some(path.clone())),
-        t: 0.0,
-    };
-    b.until_indexed();
+    let mut b = Bench::indexed(&path);
     let topics = b
         .app
         .doc
@@ -742,12 +743,7 @@ fn scene(n: usize) {
         }
     }
     w.finish().expect("finish");
-    let mut b = Bench {
-        ctx: egui::Context::default(),
-        app: App::new(None, Some(path.clone())),
-        t: 0.0,
-    };
-    b.until_indexed();
+    let mut b = Bench::indexed(&path);
     b.app.apply(Cmd::OpenScene(None));
     {
         let d = b.app.doc.as_mut().expect("open");

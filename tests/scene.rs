@@ -778,6 +778,21 @@ fn maps_frustums_covariances_and_paths_land_where_their_fields_say() {
     );
 }
 
+/// Runs `tests/py/SCRIPT OUT`, a fixture written by a peer's own library; fails loudly when the
+/// peer is missing.
+fn peer_fixture(script: &str, out: &std::path::Path, peer: &str) {
+    let o = std::process::Command::new("python3")
+        .arg(format!("tests/py/{script}"))
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{peer}; .ci/run installs it) wrote nothing: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// Foxglove's own schemas (protobuf, written by Foxglove's SDK: `tests/py/foxglove_scene.py`):
 /// `FrameTransform`s make the transform tree, a `PointCloud` with its own pose and a uint8
 /// field, a `SceneUpdate`'s cube, arrow and text placed through it, an entity deleted, a
@@ -786,15 +801,10 @@ fn maps_frustums_covariances_and_paths_land_where_their_fields_say() {
 fn foxglove_schemas_are_drawn_as_their_ros_equivalents() {
     let dir = common::temp_dir("scene-foxglove");
     let file = dir.join("fg.mcap");
-    let o = std::process::Command::new("python3")
-        .arg("tests/py/foxglove_scene.py")
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "Foxglove's SDK (pip install foxglove-sdk; .ci/run installs it) wrote no file: {}",
-        String::from_utf8_lossy(&o.stderr)
+    peer_fixture(
+        "foxglove_scene.py",
+        &file,
+        "Foxglove's SDK (pip install foxglove-sdk)",
     );
     let bag = Bag::open(&file).unwrap();
     let tables = bag.tables().unwrap();
@@ -866,16 +876,7 @@ fn foxglove_schemas_are_drawn_as_their_ros_equivalents() {
 fn every_marker_type_written_by_rosbags_is_drawn() {
     let dir = common::temp_dir("scene-rosbags-markers");
     let file = dir.join("markers.bag");
-    let o = std::process::Command::new("python3")
-        .arg("tests/py/rosbags_markers.py")
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "rosbags (pip install rosbags; .ci/run installs it) wrote no bag: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    peer_fixture("rosbags_markers.py", &file, "rosbags (pip install rosbags)");
     let bag = Bag::open(&file).unwrap();
     let tables = bag.tables().unwrap();
     let mut b = Builder::new(bag, tables, None);
