@@ -104,6 +104,8 @@ fn worker(bag: crate::Bag, ctx: &egui::Context) -> Result<SceneWorker, String> {
 struct GlState {
     renderer: Option<Result<render::Renderer, String>>,
     uploaded: Vec<(u64, Arc<Scene>, render::Gpu)>,
+    /// The panels open this frame: a closed one's buffers are let go at the next draw.
+    open: Vec<u64>,
 }
 
 struct Shared(Mutex<GlState>);
@@ -144,6 +146,11 @@ impl SceneState {
         for p in &mut self.panels {
             p.asked = None;
         }
+    }
+
+    /// Whether the scene worker runs (while a panel is open).
+    pub fn working(&self) -> bool {
+        self.worker.is_some()
     }
 
     /// Opens a panel with `settings`.
@@ -214,10 +221,12 @@ fn pick_fixed(names: &[String], tf: Option<&TfHistory>) -> String {
 /// Asks for each panel's scene at the playhead and takes what the worker finished. Never
 /// blocks.
 pub fn update(d: &mut Doc, ctx: &egui::Context, cmds: &mut Vec<Cmd>) {
+    d.scene.panels.retain(|p| p.open);
     if d.scene.panels.is_empty() {
+        // The last panel closed: the worker ends, and its decoded clouds with it.
+        d.scene.worker = None;
         return;
     }
-    d.scene.panels.retain(|p| p.open);
     if d.rec.has_tf {
         super::tf::start(d, ctx);
         super::tf::poll(d, cmds);
@@ -331,6 +340,10 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     } else {
         None
     };
+    // Only the UI thread takes this lock (paint callbacks run on it too): never a wait.
+    if let Ok(mut st) = gl.0.lock() {
+        st.open = d.scene.panels.iter().map(|p| p.id).collect();
+    }
     for (i, p) in d.scene.panels.iter_mut().enumerate() {
         let title = format!(
             "3D {}",
@@ -664,6 +677,8 @@ fn view(
     let cb = eframe::egui_glow::CallbackFn::new(move |info, painter| {
         let Ok(mut st) = gl2.0.lock() else { return };
         let st = &mut *st;
+        let open = &st.open;
+        st.uploaded.retain(|(id, _, _)| open.contains(id));
         let r = st
             .renderer
             .get_or_insert_with(|| render::Renderer::new(Arc::clone(painter.gl())));

@@ -311,12 +311,26 @@ fn recycler() -> Option<&'static std::sync::Mutex<std::sync::mpsc::Sender<Scene>
         std::thread::Builder::new()
             .name("bagscope-scene-recycle".into())
             .spawn(move || {
-                for mut s in rx {
-                    s.empty_into_spare();
-                    let mut pool = pool().lock().unwrap_or_else(|e| e.into_inner());
-                    // Two scenes' buffers are kept; more are freed here.
-                    if pool.len() < 2 {
-                        pool.push(s);
+                use std::sync::mpsc::RecvTimeoutError;
+                loop {
+                    match rx.recv_timeout(std::time::Duration::from_secs(RECYCLE_KEEP_S)) {
+                        Ok(mut s) => {
+                            s.empty_into_spare();
+                            let mut pool = pool().lock().unwrap_or_else(|e| e.into_inner());
+                            // Two scenes' buffers are kept; more are freed here.
+                            if pool.len() < 2 {
+                                pool.push(s);
+                            }
+                        }
+                        // No scene for a while (the panels closed, or showing a still
+                        // playhead): what is kept is freed, here.
+                        Err(RecvTimeoutError::Timeout) => {
+                            let old = std::mem::take(
+                                &mut *pool().lock().unwrap_or_else(|e| e.into_inner()),
+                            );
+                            drop(old);
+                        }
+                        Err(RecvTimeoutError::Disconnected) => break,
                     }
                 }
             })
@@ -330,6 +344,9 @@ fn pool() -> &'static std::sync::Mutex<Vec<Scene>> {
     static P: std::sync::OnceLock<std::sync::Mutex<Vec<Scene>>> = std::sync::OnceLock::new();
     P.get_or_init(|| std::sync::Mutex::new(Vec::new()))
 }
+
+/// Kept scenes' buffers are freed after this many seconds without a new one.
+const RECYCLE_KEEP_S: u64 = 10;
 
 /// Scenes smaller than this are freed where they are dropped.
 const RECYCLE_BYTES: usize = 4 << 20;
