@@ -491,13 +491,30 @@ impl Bag {
 
     /// Reads and decompresses chunk `idx` without the cache.
     pub fn decompress_chunk(&self, idx: usize) -> Result<Vec<u8>> {
+        self.decompress_chunk_reusing(idx, Vec::new(), &mut Vec::new())
+    }
+
+    /// Like [`Bag::decompress_chunk`], into `out`, the buffer of a chunk read before (its
+    /// memory is neither allocated nor zeroed again), with `scratch` holding the compressed
+    /// bytes: reading every chunk of a recording in turn reuses the same few buffers.
+    pub(crate) fn decompress_chunk_reusing(
+        &self,
+        idx: usize,
+        mut out: Vec<u8>,
+        scratch: &mut Vec<u8>,
+    ) -> Result<Vec<u8>> {
         let ch = self.chunk(idx)?;
         let file = self.source(ch)?;
         if let Some(r) = crate::storage::read_unframed(file, ch) {
             return r;
         }
         let l = self.chunk_layout(idx)?;
-        let raw = read_at(file, l.data_pos, l.data_len as usize)?;
+        let raw = if l.compression == crate::Compression::None {
+            &mut out
+        } else {
+            &mut *scratch
+        };
+        crate::storage::read_at_into(file, l.data_pos, l.data_len as usize, raw)?;
         if (raw.len() as u64) < l.data_len {
             return Err(Error::Truncated {
                 kind: RecordKind::Chunk,
@@ -506,12 +523,12 @@ impl Bag {
                 available: raw.len() as u64,
             });
         }
-        Ok(
-            match compression::decompress(l.compression, &raw, l.size, ch.pos)? {
-                std::borrow::Cow::Borrowed(_) => raw,
-                std::borrow::Cow::Owned(v) => v,
-            },
-        )
+        if l.compression == crate::Compression::None {
+            // Checks the declared size (nothing is copied).
+            compression::decompress(l.compression, &out, l.size, ch.pos)?;
+            return Ok(out);
+        }
+        compression::decompress_into(l.compression, scratch, l.size, ch.pos, out)
     }
 
     /// Chunk `idx` of the summary, or an error naming it.

@@ -24,6 +24,7 @@ pub mod migrate;
 mod path;
 mod plan;
 pub mod protobuf;
+mod skip;
 mod text;
 pub mod to_ros1;
 pub mod to_ros2;

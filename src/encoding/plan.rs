@@ -15,6 +15,9 @@ pub struct Plan {
     pub md5: String,
     /// How messages are laid out on the wire.
     pub wire: Wire,
+    /// The definition compiled for [`Self::validates`], at its first use (after `wire` is
+    /// settled); `None` inside where the decoder's walk does it.
+    pub(super) skip: std::sync::OnceLock<Option<skip::Skip>>,
 }
 
 /// The wire format a [`Plan`] decodes.
@@ -101,6 +104,7 @@ impl Plan {
             min: min.into_iter().map(|m| m.unwrap_or(0)).collect(),
             md5,
             wire: Wire::Ros1,
+            skip: std::sync::OnceLock::new(),
         }
     }
 
@@ -122,6 +126,7 @@ impl Plan {
                 Some(p) => Wire::Protobuf(std::sync::Arc::new(p)),
                 None => Wire::Json,
             },
+            skip: std::sync::OnceLock::new(),
         }
     }
 
@@ -303,6 +308,14 @@ impl Plan {
         if self.is_foreign() {
             return self.decode(data).is_ok();
         }
+        match self.skip.get_or_init(|| skip::Skip::compile(self)) {
+            Some(s) => s.validates(data),
+            None => self.validates_walk(data),
+        }
+    }
+
+    /// [`Self::validates`] by the decoder's own walk.
+    pub(super) fn validates_walk(&self, data: &[u8]) -> bool {
         let mut d = Decoder::new(self, data);
         if self.is_cdr() && d.cdr_header().is_err() {
             return false;

@@ -26,6 +26,46 @@ pub fn decompress(
     }
 }
 
+/// Like [`decompress`], into `out` (a buffer of an earlier chunk, reused: its memory is
+/// neither allocated nor zeroed again), with `out` handed back. zstd is decompressed in one
+/// call into `out`'s memory; every error, and every other compression, goes the way of
+/// [`decompress`], which says exactly what is wrong.
+pub fn decompress_into(
+    compression: Compression,
+    data: &[u8],
+    size: u32,
+    chunk_pos: u64,
+    mut out: Vec<u8>,
+) -> Result<Vec<u8>> {
+    let want = size as usize;
+    // A forged size past what the bytes present can expand to is not reserved: the
+    // streaming decoder grows its buffer as output arrives instead.
+    let plausible = data.len().saturating_mul(256).saturating_add(1 << 16);
+    if compression == Compression::Zstd && u64::from(size) <= MAX_CHUNK_SIZE && want <= plausible {
+        out.clear();
+        out.reserve_exact(want);
+        let n = ZSTD.with(|z| {
+            let mut z = z.borrow_mut();
+            if z.is_none() {
+                *z = zstd::bulk::Decompressor::new().ok();
+            }
+            z.as_mut().map(|d| d.decompress_to_buffer(data, &mut out))
+        });
+        if let Some(Ok(n)) = n {
+            if n == want {
+                return Ok(out);
+            }
+        }
+    }
+    Ok(decompress(compression, data, size, chunk_pos)?.into_owned())
+}
+
+thread_local! {
+    /// Each thread's zstd decompression context, made once (its tables are reused).
+    static ZSTD: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// Decompresses as much as possible: returns what was produced and the error that stopped it,
 /// if any. The recovery scan uses this on truncated chunks.
 pub fn decompress_lenient(
@@ -190,5 +230,40 @@ mod tests {
             assert!(err.is_some());
             assert_eq!(&part[..], &data[..part.len()]);
         }
+    }
+
+    /// zstd into a reused buffer: the same bytes as the streaming decoder, whatever the buffer
+    /// held before; a wrong declared size, a cut stream or a forged size is the same error.
+    #[test]
+    fn zstd_into_a_reused_buffer_checks_as_the_stream_does() {
+        let data: Vec<u8> = (0..300_000u32)
+            .flat_map(|i| (i % 997).to_le_bytes())
+            .collect();
+        let z = compress(Compression::Zstd, &data).unwrap();
+        let n = data.len() as u32;
+        for reuse in [Vec::new(), vec![7u8; 10], vec![9u8; 2_000_000]] {
+            let out = decompress_into(Compression::Zstd, &z, n, 0, reuse).unwrap();
+            assert_eq!(out, data);
+        }
+        for (size, cut) in [
+            (n - 1, z.len()),
+            (n + 1, z.len()),
+            (n, z.len() / 2),
+            (u32::MAX, z.len()),
+        ] {
+            let into = decompress_into(Compression::Zstd, &z[..cut], size, 3, vec![1u8; 4 << 20]);
+            let stream = decompress(Compression::Zstd, &z[..cut], size, 3).map(|c| c.into_owned());
+            assert_eq!(
+                into.unwrap_err().to_string(),
+                stream.unwrap_err().to_string(),
+                "{size} {cut}"
+            );
+        }
+        // Other compressions go the streaming way.
+        let l = compress(Compression::Lz4, &data).unwrap();
+        assert_eq!(
+            decompress_into(Compression::Lz4, &l, n, 0, vec![5; 3]).unwrap(),
+            data
+        );
     }
 }

@@ -494,6 +494,58 @@ pub fn check_read(s: &Summary) -> CheckRead {
     }
 }
 
+/// Each chunk's own index, read beside the chunk without the tables of the whole recording:
+/// where every chunk of an indexed recording keeps the records that list its messages right
+/// after it (MCAP's message indexes), a check compares each chunk with its own, on all cores.
+pub(crate) struct OwnIndexes {
+    /// Per storage file, a channel id's connection.
+    by_file: Vec<std::collections::HashMap<u32, usize>>,
+}
+
+/// What a chunk's own index says.
+pub(crate) enum OwnIndex {
+    /// It lists these entries (connection, entry), handed over in the caller's buffer.
+    Listed,
+    /// The chunk has none (a stretch of an unchunked file): its records are its index.
+    None,
+    /// It cannot be used, for the reason given (as the tables' warning says it: the tables
+    /// would be built from the chunk's records).
+    Unusable(String),
+}
+
+impl OwnIndexes {
+    /// For the recording `s`, where its storage keeps such indexes.
+    pub(crate) fn for_summary(s: &Summary) -> Option<OwnIndexes> {
+        let mcap = !s.chunks.is_empty() && s.chunks.iter().all(|c| c.kind == ChunkKind::Mcap);
+        (s.indexed && mcap).then(|| OwnIndexes {
+            by_file: mcap::connections_by_file(s),
+        })
+    }
+
+    /// The index of chunk `ch` (index `chunk`) in `src`, into `entries`, with `region` to
+    /// read it into.
+    pub(crate) fn read(
+        &self,
+        src: &Source,
+        ch: &Chunk,
+        chunk: u32,
+        region: &mut Vec<u8>,
+        entries: &mut Vec<(usize, IndexEntry)>,
+    ) -> OwnIndex {
+        entries.clear();
+        let empty = std::collections::HashMap::new();
+        let by_id = self.by_file.get(ch.file as usize).unwrap_or(&empty);
+        match mcap::read_chunk_index(src, ch, region) {
+            Ok(false) => OwnIndex::None,
+            Ok(true) => match mcap::chunk_index_entries(region, ch, chunk, by_id, entries) {
+                Ok(()) => OwnIndex::Listed,
+                Err(w) => OwnIndex::Unusable(w),
+            },
+            Err(e) => OwnIndex::Unusable(mcap::index_unusable(ch, &e)),
+        }
+    }
+}
+
 /// Every message record of a chunk's decompressed data (ROS 1 or MCAP records), with its
 /// connection id, table entry and bytes: what a check compares with the index.
 pub fn chunk_messages(

@@ -57,7 +57,13 @@ pub(crate) fn read_at_into(
         return Ok(());
     };
     let len = clamp_to_file(file, pos, len)?;
-    buf.resize(len, 0);
+    if buf.capacity() < len {
+        // A fresh buffer allocated zeroed (large ones come as zero pages, no memset).
+        *buf = vec![0u8; len];
+    } else {
+        // A buffer reused: only a part it did not hold is zeroed before the read.
+        buf.resize(len, 0);
+    }
     let filled = pread_full(file, buf, pos)?;
     buf.truncate(filled);
     Ok(())

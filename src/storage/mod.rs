@@ -42,7 +42,7 @@ mod io;
 pub(crate) use dispatch::{
     build_tables, chunk_layout, message_in_data, message_in_record, open_file,
     read_for_connections, read_message_alone, read_unframed, recognise, record_len, tables_by_time,
-    ChunkReader, Opened, ReadWindow, Recognised,
+    ChunkReader, Opened, OwnIndex, OwnIndexes, ReadWindow, Recognised,
 };
 pub use dispatch::{check_read, chunk_messages, definitions_required, CheckRead};
 pub(crate) use io::{pread_full, read_ahead_on, read_at, read_at_into, Source};

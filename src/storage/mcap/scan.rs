@@ -424,6 +424,83 @@ pub(crate) fn scan_chunk_messages(
     })
 }
 
+/// A Message record of a chunk's uncompressed records, found by walking them: its fields and
+/// where its payload lies, so that it is sliced out later without its header read again.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MessageAt {
+    /// The channel id the record carries.
+    pub channel: u16,
+    pub sequence: u32,
+    pub log_ns: u64,
+    pub publish_ns: u64,
+    /// Where the record starts in the records (its opcode).
+    pub offset: u32,
+    /// Where its payload starts and ends in the records.
+    pub start: u32,
+    pub end: u32,
+}
+
+/// Calls `f` with each Message record of a chunk's uncompressed records, in order: what the
+/// stream of a whole recording reads (each header parsed once). Records past 4 GiB of the
+/// chunk (beyond what an offset of the tables holds) are an error.
+pub(crate) fn scan_chunk_message_records(
+    data: &[u8],
+    chunk_pos: u64,
+    mut f: impl FnMut(MessageAt),
+) -> Result<()> {
+    walk_records(data, chunk_pos, |off, op, c| {
+        if op != opcode::MESSAGE {
+            return Ok(());
+        }
+        let at = Location::InChunk {
+            chunk_pos,
+            offset: off as u64,
+        };
+        let (Some(head), Ok(offset), Ok(end)) = (
+            c.get(..MESSAGE_HEADER),
+            u32::try_from(off),
+            u32::try_from(off + 9 + c.len()),
+        ) else {
+            return Err(if c.len() < MESSAGE_HEADER {
+                Error::Truncated {
+                    kind: RecordKind::Mcap("Message"),
+                    at,
+                    needed: MESSAGE_HEADER as u64,
+                    available: c.len() as u64,
+                }
+            } else {
+                Error::Malformed {
+                    kind: RecordKind::Mcap("Message"),
+                    at,
+                    reason: "lies past the 4 GiB a chunk offset can address".into(),
+                }
+            });
+        };
+        let u64_at = |i: usize| {
+            u64::from_le_bytes([
+                head[i],
+                head[i + 1],
+                head[i + 2],
+                head[i + 3],
+                head[i + 4],
+                head[i + 5],
+                head[i + 6],
+                head[i + 7],
+            ])
+        };
+        f(MessageAt {
+            channel: u16::from_le_bytes([head[0], head[1]]),
+            sequence: u32::from_le_bytes([head[2], head[3], head[4], head[5]]),
+            log_ns: u64_at(6),
+            publish_ns: u64_at(14),
+            offset,
+            start: offset + (9 + MESSAGE_HEADER) as u32,
+            end,
+        });
+        Ok(())
+    })
+}
+
 /// Calls `f(offset, opcode, content)` for each record of a chunk's uncompressed records.
 pub(super) fn walk_records(
     data: &[u8],

@@ -10,12 +10,7 @@ pub(crate) fn build_tables(
     progress: &mut dyn FnMut(TablesProgress, &ChunkEntries) -> bool,
 ) -> Result<MessageTables> {
     let s = bag.summary();
-    let by_file_id: HashMap<(u32, u32), usize> = s
-        .connections
-        .iter()
-        .enumerate()
-        .map(|(i, c)| ((c.file, c.id), i))
-        .collect();
+    let by_file = connections_by_file(s);
     let mut per_connection: Vec<Vec<IndexEntry>> = s
         .connections
         .iter()
@@ -36,16 +31,7 @@ pub(crate) fn build_tables(
     // A chunk's message indexes follow it (stretches of unchunked files have none): read
     // ahead on reader threads, parsed here in chunk order.
     let read_index = |j: usize, region: &mut Vec<u8>| -> Result<bool> {
-        let ch = &s.chunks[todo[j]];
-        if ch.index_pos == 0 {
-            return Ok(false);
-        }
-        let src = sources[j];
-        let file_len = src.len().unwrap_or(0);
-        let want = (ch.message_count() * 16 + ch.counts.len() as u64 * 15)
-            .min(file_len.saturating_sub(ch.index_pos));
-        read_at_into(src, ch.index_pos, want as usize, region)?;
-        Ok(true)
+        read_chunk_index(sources[j], &s.chunks[todo[j]], region)
     };
     crate::storage::read_ahead_on(
         bag.file().is_remote(),
@@ -54,43 +40,22 @@ pub(crate) fn build_tables(
         |j, read, region| {
             let i = todo[j];
             let ch = &s.chunks[i];
-            let by_id: HashMap<u32, usize> = by_file_id
-                .iter()
-                .filter(|((f, _), _)| *f == ch.file)
-                .map(|(&(_, id), &ci)| (id, ci))
-                .collect();
-            // Counts come from the file: reserve no more than its bytes can hold.
+            let Some(by_id) = by_file.get(ch.file as usize) else {
+                return Err(Error::NotFound(format!("no storage file {}", ch.file)));
+            };
             let entries = &mut ce.entries;
             entries.clear();
-            entries.reserve(
-                ch.message_count()
-                    .min(region.len() as u64 / 16 + 1)
-                    .min(1 << 24) as usize,
-            );
-            let ok = match read.and_then(|indexed| {
-                if indexed {
-                    parse_message_indexes(region, ch.index_pos, i as u32, &by_id, entries)
-                        .map(|()| true)
-                } else {
-                    Ok(false)
-                }
-            }) {
+            let ok = match read.map_err(|e| index_unusable(ch, &e)) {
                 Ok(false) => false,
-                Ok(true) if entries.len() as u64 == ch.message_count() => true,
-                Ok(true) => {
-                    warnings.push(format!(
-                    "message indexes of the chunk at byte {} list {} messages, the chunk index {}; rebuilt from the chunk",
-                    ch.pos,
-                    entries.len(),
-                    ch.message_count()
-                ));
-                    false
-                }
-                Err(e) => {
-                    warnings.push(format!(
-                    "message indexes of the chunk at byte {} are unusable ({e}); rebuilt from the chunk",
-                    ch.pos
-                ));
+                Ok(true) => match chunk_index_entries(region, ch, i as u32, by_id, entries) {
+                    Ok(()) => true,
+                    Err(w) => {
+                        warnings.push(w);
+                        false
+                    }
+                },
+                Err(w) => {
+                    warnings.push(w);
                     false
                 }
             };
@@ -141,6 +106,68 @@ pub(crate) fn build_tables(
     };
     t.sort();
     Ok(t)
+}
+
+/// Per storage file, a channel id's connection.
+pub(crate) fn connections_by_file(s: &Summary) -> Vec<HashMap<u32, usize>> {
+    let mut by_file = vec![HashMap::new(); s.files.len().max(1)];
+    for (i, c) in s.connections.iter().enumerate() {
+        let f = c.file as usize;
+        if by_file.len() <= f {
+            by_file.resize(f + 1, HashMap::new());
+        }
+        by_file[f].insert(c.id, i);
+    }
+    by_file
+}
+
+/// Reads the message index records that follow chunk `ch` into `region`: `false` where it
+/// has none (a stretch of an unchunked file).
+pub(crate) fn read_chunk_index(src: &Source, ch: &Chunk, region: &mut Vec<u8>) -> Result<bool> {
+    if ch.index_pos == 0 {
+        return Ok(false);
+    }
+    let file_len = src.len().unwrap_or(0);
+    let want = (ch.message_count() * 16 + ch.counts.len() as u64 * 15)
+        .min(file_len.saturating_sub(ch.index_pos));
+    read_at_into(src, ch.index_pos, want as usize, region)?;
+    Ok(true)
+}
+
+/// The entries (connection, entry) the message index records `region` of chunk `ch` (index
+/// `chunk`) list, `by_id` giving a channel's connection; or the warning that says why they
+/// cannot be used, as the tables give it (the chunk is then read for its records).
+pub(crate) fn chunk_index_entries(
+    region: &[u8],
+    ch: &Chunk,
+    chunk: u32,
+    by_id: &HashMap<u32, usize>,
+    entries: &mut Vec<(usize, IndexEntry)>,
+) -> std::result::Result<(), String> {
+    // Counts come from the file: reserve no more than its bytes can hold.
+    entries.clear();
+    entries.reserve(
+        ch.message_count()
+            .min(region.len() as u64 / 16 + 1)
+            .min(1 << 24) as usize,
+    );
+    match parse_message_indexes(region, ch.index_pos, chunk, by_id, entries) {
+        Ok(()) if entries.len() as u64 == ch.message_count() => Ok(()),
+        Ok(()) => Err(format!(
+            "message indexes of the chunk at byte {} list {} messages, the chunk index {}; rebuilt from the chunk",
+            ch.pos,
+            entries.len(),
+            ch.message_count()
+        )),
+        Err(e) => Err(index_unusable(ch, &e)),
+    }
+}
+
+pub(crate) fn index_unusable(ch: &Chunk, e: &Error) -> String {
+    format!(
+        "message indexes of the chunk at byte {} are unusable ({e}); rebuilt from the chunk",
+        ch.pos
+    )
 }
 
 pub(super) fn parse_message_indexes(
