@@ -171,7 +171,7 @@ pub fn for_each_chunk_parallel(
     }
     std::thread::scope(|s| {
         for _ in 0..threads {
-            s.spawn(&work);
+            s.spawn(work);
         }
     });
 }
