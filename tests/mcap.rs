@@ -153,6 +153,7 @@ fn check_compares_every_chunk_record_with_the_index() {
     );
     // A Message record's channel id changed to one no Channel defines: named.
     bytes[at + 9 + 6] ^= 1;
+    let id = [bytes[at + 9], bytes[at + 10]];
     bytes[at + 9] = 0xee;
     bytes[at + 10] = 0xee;
     std::fs::write(&out, &bytes).unwrap();
@@ -164,6 +165,25 @@ fn check_compares_every_chunk_record_with_the_index() {
         "{:?}",
         r.problems
     );
+    // The chunk's message indexes made unreadable (the first one's opcode changed): a warning,
+    // as the tables give it, and the chunk still read whole, every message counted.
+    bytes[at + 9..at + 11].copy_from_slice(&id);
+    bytes[ch.index_pos as usize] = 0x7f;
+    std::fs::write(&out, &bytes).unwrap();
+    let b = Bag::open(&out).unwrap();
+    let r = bagscope::ops::check::check(&b, 2, None).unwrap();
+    let want = format!(
+        "message indexes of the chunk at byte {} list 0 messages, the chunk index {}; rebuilt from the chunk",
+        ch.pos,
+        ch.message_count()
+    );
+    assert!(
+        r.problems.iter().any(|p| p == &format!("warning: {want}")),
+        "{:?}",
+        r.problems
+    );
+    assert_eq!(r.messages, b.summary().message_count);
+    assert!(b.tables().unwrap().warnings.contains(&want));
 }
 
 /// A binary schema (a protobuf `FileDescriptorSet` is not UTF-8) is kept byte for byte, and an
