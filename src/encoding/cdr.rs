@@ -22,22 +22,29 @@ pub(crate) fn prim_align(p: Primitive) -> usize {
     }
 }
 
+/// The byte order (big endian?) and largest alignment of a CDR encapsulation header's first two
+/// bytes; `None` where it is not plain CDR.
+pub(crate) fn encapsulation(a: u8, b: u8) -> Option<(bool, usize)> {
+    match (a, b) {
+        (0, 0) => Some((true, 8)),
+        (0, 1) => Some((false, 8)),
+        // XCDR2 plain (final types): 8-byte values align to 4.
+        (0, 6) => Some((true, 4)),
+        (0, 7) => Some((false, 4)),
+        _ => None,
+    }
+}
+
 impl Decoder<'_, '_> {
     /// Reads the 4-byte CDR encapsulation header: representation and endianness.
     pub(super) fn cdr_header(&mut self) -> Result<(), DecodeError> {
         let h = self.take(4)?;
-        let (be, max_align) = match (h[0], h[1]) {
-            (0, 0) => (true, 8),
-            (0, 1) => (false, 8),
-            // XCDR2 plain (final types): 8-byte values align to 4.
-            (0, 6) => (true, 4),
-            (0, 7) => (false, 4),
-            (a, b) => {
-                self.pos = 0;
-                return Err(self.err(format!(
-                    "CDR encapsulation {a:#04x} {b:#04x} is not plain CDR (0x0000/0x0001 XCDR1, 0x0006/0x0007 XCDR2)"
-                )));
-            }
+        let Some((be, max_align)) = encapsulation(h[0], h[1]) else {
+            let (a, b) = (h[0], h[1]);
+            self.pos = 0;
+            return Err(self.err(format!(
+                "CDR encapsulation {a:#04x} {b:#04x} is not plain CDR (0x0000/0x0001 XCDR1, 0x0006/0x0007 XCDR2)"
+            )));
         };
         self.be = be;
         self.max_align = max_align;

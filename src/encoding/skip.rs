@@ -73,13 +73,10 @@ impl Skip {
             let Some(h) = data.get(..4) else {
                 return false;
             };
-            (w.be, w.max_align) = match (h[0], h[1]) {
-                (0, 0) => (true, 8),
-                (0, 1) => (false, 8),
-                (0, 6) => (true, 4),
-                (0, 7) => (false, 4),
-                _ => return false,
+            let Some(e) = crate::encoding::cdr::encapsulation(h[0], h[1]) else {
+                return false;
             };
+            (w.be, w.max_align) = e;
             (w.pos, w.origin) = (4, 4);
         }
         if w.run(&self.ops, self.cdr).is_none() {
