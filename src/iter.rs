@@ -43,6 +43,24 @@ struct Loaded {
 /// A chunk loaded, or its error with its kind kept (a `Truncated` stays one).
 type Ready = Result<Loaded>;
 
+/// The buffers of a chunk finished with, for the next chunk loaded: its data and its slots
+/// (both large enough that a fresh allocation of each per chunk costs page faults).
+#[derive(Default)]
+struct Spare {
+    data: Vec<u8>,
+    slots: Vec<Slot>,
+}
+
+impl Loaded {
+    /// Its buffers, when nothing else holds its data any more.
+    fn into_spare(self) -> Option<Spare> {
+        Arc::try_unwrap(self.data).ok().map(|data| Spare {
+            data,
+            slots: self.slots,
+        })
+    }
+}
+
 /// How an iteration loads a chunk: of some connections only (a block of SQLite rows is then
 /// read with their rows only: a `csv` of one topic copies that topic's payloads, not every
 /// row's), and for a [`Stream`] with its wanted messages found and sorted.
@@ -55,6 +73,8 @@ struct Loader {
 struct StreamIndex {
     /// Per storage file, per channel id: the connection index when wanted, else `NONE`.
     by_id: Vec<Vec<u32>>,
+    /// Per chunk, how many of its messages are of wanted connections (from its counts).
+    wanted: Vec<u32>,
     /// The time window: messages from `lo` (inclusive) to `hi` (exclusive).
     lo: u64,
     hi: u64,
@@ -65,15 +85,15 @@ impl StreamIndex {
 }
 
 impl Loader {
-    /// Chunk `c`, into `reuse` (a buffer of a chunk finished with) where it is read whole,
-    /// `scratch` holding its compressed bytes.
-    fn load(&self, bag: &Bag, c: u32, reuse: Vec<u8>, scratch: &mut Vec<u8>) -> Ready {
+    /// Chunk `c`, into `reuse` (the buffers of a chunk finished with) where it is read
+    /// whole, `scratch` holding its compressed bytes.
+    fn load(&self, bag: &Bag, c: u32, reuse: Spare, scratch: &mut Vec<u8>) -> Ready {
         let data = match &self.conns {
             Some(conns) => bag.read_chunk_for(c as usize, conns)?,
-            None => bag.decompress_chunk_reusing(c as usize, reuse, scratch)?,
+            None => bag.decompress_chunk_reusing(c as usize, reuse.data, scratch)?,
         };
         let slots = match &self.index {
-            Some(ix) => ix.slots(bag, c, &data)?,
+            Some(ix) => ix.slots(bag, c, &data, reuse.slots)?,
             None => Vec::new(),
         };
         Ok(Loaded {
@@ -86,8 +106,8 @@ impl Loader {
 impl StreamIndex {
     /// The wanted messages of chunk `c` (its records `data`), sorted as the merge of the
     /// tables yields them: by time, then place in the chunk (mostly in order already: the
-    /// sort is a pass).
-    fn slots(&self, bag: &Bag, c: u32, data: &[u8]) -> Result<Vec<Slot>> {
+    /// sort is a pass). Into `slots`, a vector of a chunk finished with.
+    fn slots(&self, bag: &Bag, c: u32, data: &[u8], mut slots: Vec<Slot>) -> Result<Vec<Slot>> {
         let s = bag.summary();
         let ch = s
             .chunks
@@ -100,7 +120,9 @@ impl StreamIndex {
         let (lo, hi) = (self.lo, self.hi);
         // The count comes from the file: no more than the records' bytes can hold (a
         // Message record takes 31 bytes at least).
-        let mut slots = Vec::with_capacity(ch.message_count().min(data.len() as u64 / 31) as usize);
+        let wanted = self.wanted.get(c as usize).copied().unwrap_or(0) as usize;
+        slots.clear();
+        slots.reserve(wanted.min(data.len() / 31));
         crate::storage::mcap::scan_chunk_message_records(data, ch.pos, |m| {
             let conn = ids
                 .get(usize::from(m.channel))
@@ -132,7 +154,7 @@ struct State {
     /// Chunks claimed and not yet released: at most `window` of them.
     live: HashSet<u32>,
     /// Buffers of chunks finished with, for the next chunks read.
-    spare: Vec<Vec<u8>>,
+    spare: Vec<Spare>,
     stop: bool,
 }
 
@@ -242,12 +264,12 @@ impl Prefetch {
         }
     }
 
-    /// Chunk `c` is finished with; its buffer, when nothing else holds it, serves again.
-    fn release(&self, c: u32, data: Option<Arc<Vec<u8>>>) {
+    /// Chunk `c` is finished with; its buffers, when nothing else holds them, serve again.
+    fn release(&self, c: u32, spare: Option<Spare>) {
         if let Ok(mut st) = self.state.lock() {
             st.ready.remove(&c);
             st.live.remove(&c);
-            if let Some(buf) = data.and_then(|d| Arc::try_unwrap(d).ok()) {
+            if let Some(buf) = spare {
                 if st.spare.len() < self.window {
                     st.spare.push(buf);
                 }
@@ -276,8 +298,8 @@ pub struct Messages {
     workers: Vec<JoinHandle<()>>,
     /// How chunks are loaded, here or by the read-ahead threads.
     loader: Arc<Loader>,
-    /// Without read-ahead: the buffer of the chunk finished last, and the compressed bytes'.
-    spare: Vec<u8>,
+    /// Without read-ahead: the buffers of the chunk finished last, and the compressed bytes'.
+    spare: Spare,
     scratch: Vec<u8>,
     total: usize,
     done: bool,
@@ -335,6 +357,7 @@ impl Messages {
             }
         }
         let mut order = Vec::new();
+        let mut wanted = vec![0u32; s.chunks.len()];
         let mut total = 0usize;
         let mut last_end: Option<u64> = None;
         for (i, ch) in s.chunks.iter().enumerate() {
@@ -358,6 +381,7 @@ impl Messages {
                 continue;
             }
             last_end = Some(ch.end_ns);
+            wanted[i] = u32::try_from(n).unwrap_or(u32::MAX);
             total += usize::try_from(n).ok()?;
             order.push(u32::try_from(i).ok()?);
         }
@@ -383,7 +407,12 @@ impl Messages {
                 next: 0,
                 cur: None,
             },
-            StreamIndex { by_id, lo, hi },
+            StreamIndex {
+                by_id,
+                wanted,
+                lo,
+                hi,
+            },
             total,
         ))
     }
@@ -414,13 +443,10 @@ impl Messages {
                 }
             }
             if let Some((c, loaded, _)) = st.cur.take() {
+                let spare = loaded.into_spare();
                 match &self.prefetch {
-                    Some(p) => p.release(c, Some(loaded.data)),
-                    None => {
-                        if let Ok(buf) = Arc::try_unwrap(loaded.data) {
-                            self.spare = buf;
-                        }
-                    }
+                    Some(p) => p.release(c, spare),
+                    None => self.spare = spare.unwrap_or_default(),
                 }
             }
             let &c = st.order.get(st.next)?;
@@ -541,7 +567,7 @@ impl Messages {
             prefetch,
             workers,
             loader,
-            spare: Vec::new(),
+            spare: Spare::default(),
             scratch: Vec::new(),
             total,
             done: false,
@@ -603,7 +629,7 @@ impl Messages {
                 conns: None,
                 index: None,
             }),
-            spare: Vec::new(),
+            spare: Spare::default(),
             scratch: Vec::new(),
             total: 0,
             done: false,
@@ -638,7 +664,7 @@ impl Messages {
                     // until its last message, as a read-ahead thread's would be (not left in
                     // the bag's chunk cache).
                     None => {
-                        let reuse = std::mem::take(&mut self.spare);
+                        let reuse = std::mem::take(&mut self.spare.data);
                         let d = self
                             .bag
                             .decompress_chunk_reusing(c, reuse, &mut self.scratch)?;
@@ -652,14 +678,16 @@ impl Messages {
         let m = self.bag.message_in_buffer(data, conn, entry);
         self.remaining[c] = self.remaining[c].saturating_sub(1);
         if self.remaining[c] == 0 {
-            let d = self.held[c].take();
-            match &self.prefetch {
-                Some(p) => p.release(entry.chunk, d),
-                None => {
-                    if let Some(buf) = d.and_then(|d| Arc::try_unwrap(d).ok()) {
-                        self.spare = buf;
-                    }
+            let spare = self.held[c].take().and_then(|d| {
+                Loaded {
+                    data: d,
+                    slots: Vec::new(),
                 }
+                .into_spare()
+            });
+            match &self.prefetch {
+                Some(p) => p.release(entry.chunk, spare),
+                None => self.spare = spare.unwrap_or_default(),
             }
         }
         m

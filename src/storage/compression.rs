@@ -43,7 +43,10 @@ pub fn decompress_into(
     let plausible = data.len().saturating_mul(256).saturating_add(1 << 16);
     if compression == Compression::Zstd && u64::from(size) <= MAX_CHUNK_SIZE && want <= plausible {
         out.clear();
-        out.reserve_exact(want);
+        // With room for a somewhat larger chunk next (see `read_at_into`).
+        if out.capacity() < want {
+            out.reserve_exact(want.saturating_add(want / 8));
+        }
         let n = ZSTD.with(|z| {
             let mut z = z.borrow_mut();
             if z.is_none() {

@@ -57,13 +57,19 @@ pub(crate) fn read_at_into(
         return Ok(());
     };
     let len = clamp_to_file(file, pos, len)?;
-    if buf.capacity() < len {
+    // Room for a somewhat larger read next: chunks differ a little in size, and a buffer
+    // reused for them should not be replaced (its pages faulted in again) each time.
+    let room = len.saturating_add(len / 8);
+    if buf.capacity() == 0 {
         // A fresh buffer allocated zeroed (large ones come as zero pages, no memset).
-        *buf = vec![0u8; len];
-    } else {
-        // A buffer reused: only a part it did not hold is zeroed before the read.
-        buf.resize(len, 0);
+        *buf = vec![0u8; room];
+    } else if buf.capacity() < len {
+        // Grown where it lies when the allocator can (a large one is remapped, its pages
+        // kept).
+        buf.reserve_exact(room - buf.len());
     }
+    // A buffer reused: only a part it did not hold is zeroed before the read.
+    buf.resize(len, 0);
     let filled = pread_full(file, buf, pos)?;
     buf.truncate(filled);
     Ok(())
