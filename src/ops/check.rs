@@ -73,17 +73,29 @@ impl ConnLookup {
         l
     }
 
-    fn get(&self, file: u32, id: u32) -> Option<usize> {
-        let dense = self
-            .dense
-            .get(file as usize)
-            .and_then(|ids| ids.get(id as usize))
-            .copied()
-            .unwrap_or(0);
-        if dense > 0 {
-            return Some(dense as usize - 1);
+    /// The lookup of the records of one storage file (a chunk's: its table found once).
+    fn in_file(&self, file: u32) -> FileLookup<'_> {
+        FileLookup {
+            dense: self.dense.get(file as usize).map_or(&[], Vec::as_slice),
+            file,
+            all: self,
         }
-        self.sparse.get(&(file, id)).copied()
+    }
+}
+
+/// A [`ConnLookup`] for the records of one storage file.
+struct FileLookup<'a> {
+    dense: &'a [u32],
+    file: u32,
+    all: &'a ConnLookup,
+}
+
+impl FileLookup<'_> {
+    fn get(&self, id: u32) -> Option<usize> {
+        match self.dense.get(id as usize) {
+            Some(&v) if v > 0 => Some(v as usize - 1),
+            _ => self.all.sparse.get(&(self.file, id)).copied(),
+        }
     }
 }
 
@@ -356,8 +368,9 @@ fn check_chunk(
     let mut outside = 0u64;
     let problems = &mut out.problems;
     let (messages, bytes) = (&mut out.messages, &mut out.bytes);
+    let conn_index = conn_index.in_file(ch.file);
     let on_message = |id: u32, e: IndexEntry, d: &[u8]| {
-        let Some(ci) = conn_index.get(ch.file, id) else {
+        let Some(ci) = conn_index.get(id) else {
             problems.push(format!(
                 "message at byte {} of the chunk at byte {} names undefined connection {id}",
                 e.offset, ch.pos
@@ -612,15 +625,15 @@ mod tests {
             });
         }
         let l = ConnLookup::new(&s);
-        assert_eq!(l.get(0, 0), Some(0));
-        assert_eq!(l.get(0, 7), Some(1));
-        assert_eq!(l.get(1, 7), Some(2));
-        assert_eq!(l.get(0, 70_000), Some(3));
-        assert_eq!(l.get(2, u32::MAX), Some(4));
-        assert_eq!(l.get(0, 1), None);
-        assert_eq!(l.get(1, 0), None);
-        assert_eq!(l.get(5, 7), None);
-        assert_eq!(l.get(2, 0), None);
+        assert_eq!(l.in_file(0).get(0), Some(0));
+        assert_eq!(l.in_file(0).get(7), Some(1));
+        assert_eq!(l.in_file(1).get(7), Some(2));
+        assert_eq!(l.in_file(0).get(70_000), Some(3));
+        assert_eq!(l.in_file(2).get(u32::MAX), Some(4));
+        assert_eq!(l.in_file(0).get(1), None);
+        assert_eq!(l.in_file(1).get(0), None);
+        assert_eq!(l.in_file(5).get(7), None);
+        assert_eq!(l.in_file(2).get(0), None);
     }
 
     /// Shared out among threads, the digests are those of one pass, connection by connection.
