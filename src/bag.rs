@@ -12,11 +12,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{Error, Location, RecordKind, Result};
 use crate::storage::compression;
-pub(crate) use crate::storage::{read_at, Opened, Source};
 pub use crate::storage::{
     Bytes, Chunk, ChunkEntries, ChunkKind, Connection, Filter, IndexEntry, Message, MessageTables,
     Summary, TablesProgress, Topic, Version,
 };
+pub(crate) use crate::storage::{Opened, Source};
 
 /// Bounded cache of decompressed chunks, least recently used evicted first.
 struct ChunkCache {
@@ -729,6 +729,21 @@ impl Bag {
         entry: IndexEntry,
         min_len: u64,
     ) -> Option<Message> {
+        self.message_alone_into(conn, entry, min_len, &mut Vec::new(), Vec::new())
+            .map(|(m, _)| m)
+    }
+
+    /// [`Self::message_alone`], its record's first bytes read into `head` and the record into
+    /// `buf` (a record's buffer finished with: its memory is neither allocated nor zeroed
+    /// again), with the record's buffer handed back beside the message.
+    pub(crate) fn message_alone_into(
+        &self,
+        conn: usize,
+        entry: IndexEntry,
+        min_len: u64,
+        head: &mut Vec<u8>,
+        mut buf: Vec<u8>,
+    ) -> Option<(Message, Arc<Vec<u8>>)> {
         let idx = entry.chunk as usize;
         let ch = self.summary().chunks.get(idx)?;
         if !ch.kind.records_alone() {
@@ -742,13 +757,24 @@ impl Bag {
         let off = u64::from(entry.offset);
         let left = l.data_len.checked_sub(off)?;
         let pos = l.data_pos + off;
-        let head = read_at(src, pos, 4096.min(left as usize)).ok()?;
-        let total = crate::storage::record_len(ch.kind, &head)?;
+        crate::storage::read_at_into(src, pos, 4096.min(left as usize), head).ok()?;
+        let total = crate::storage::record_len(ch.kind, head)?;
         if total > left {
             return None;
         }
-        let rec = Arc::new(read_at(src, pos, total as usize).ok()?);
-        crate::storage::message_in_record(rec, ch, conn, entry)
+        // Read into the front of `buf`, which keeps its length: the part of it past what it
+        // held is zeroed once, not on each record of another size. Its bytes past the record
+        // are not read (the record's header bounds it).
+        let total = usize::try_from(total).ok()?;
+        if buf.len() < total {
+            buf.resize(total, 0);
+        }
+        if !crate::storage::read_exact_at(src, pos, &mut buf[..total]).ok()? {
+            return None;
+        }
+        let rec = Arc::new(buf);
+        let m = crate::storage::message_in_record(rec.clone(), ch, conn, entry)?;
+        Some((m, rec))
     }
 
     /// Whether a chunk's messages are read from its decompressed data (all but the raw

@@ -294,6 +294,12 @@ pub struct Messages {
     /// chunk: uncompressed ones where those messages are a small part of the chunk (a topic
     /// of IMU messages among camera images), so the chunk is neither copied nor cached.
     alone: Vec<bool>,
+    /// The record read alone last (its buffer serves the next one once its message is
+    /// dropped), and the buffer its first bytes are read into.
+    alone_last: Option<Arc<Vec<u8>>>,
+    alone_head: Vec<u8>,
+    /// A chunk whose last message was read, released at the next read.
+    finished: Option<(u32, Arc<Vec<u8>>)>,
     prefetch: Option<Arc<Prefetch>>,
     workers: Vec<JoinHandle<()>>,
     /// How chunks are loaded, here or by the read-ahead threads.
@@ -532,7 +538,11 @@ impl Messages {
                 let Some(l) = ch.layout() else {
                     return false;
                 };
+                // Every message of the chunk wanted, with read-ahead threads: the chunk is read
+                // whole on them (the same bytes, copied on another core).
+                let whole = threads > 0 && u64::from(remaining[c]) == ch.message_count();
                 remaining[c] > 0
+                    && !whole
                     && ch.kind.records_alone()
                     && l.compression == crate::Compression::None
                     && l.data_len >= ALONE_MIN_CHUNK
@@ -564,6 +574,9 @@ impl Messages {
             remaining,
             held: vec![None; s.chunks.len()],
             alone,
+            alone_last: None,
+            alone_head: Vec::new(),
+            finished: None,
             prefetch,
             workers,
             loader,
@@ -623,6 +636,9 @@ impl Messages {
             remaining: Vec::new(),
             held: Vec::new(),
             alone: Vec::new(),
+            alone_last: None,
+            alone_head: Vec::new(),
+            finished: None,
             prefetch: None,
             workers: Vec::new(),
             loader: Arc::new(Loader {
@@ -644,8 +660,17 @@ impl Messages {
     }
 
     fn read(&mut self, conn: usize, entry: IndexEntry) -> Result<Message> {
+        self.release_finished();
         if self.alone[entry.chunk as usize] {
-            if let Some(m) = self.bag.message_alone(conn, entry, 0) {
+            // Into the buffer of the record read last, when its message is dropped.
+            let buf = self
+                .alone_last
+                .take()
+                .and_then(|a| Arc::try_unwrap(a).ok())
+                .unwrap_or_default();
+            let head = &mut self.alone_head;
+            if let Some((m, rec)) = self.bag.message_alone_into(conn, entry, 0, head, buf) {
+                self.alone_last = Some(rec);
                 return Ok(m);
             }
             // A record that does not frame: the chunk is read, which gives the error its place.
@@ -678,19 +703,27 @@ impl Messages {
         let m = self.bag.message_in_buffer(data, conn, entry);
         self.remaining[c] = self.remaining[c].saturating_sub(1);
         if self.remaining[c] == 0 {
-            let spare = self.held[c].take().and_then(|d| {
-                Loaded {
-                    data: d,
-                    slots: Vec::new(),
-                }
-                .into_spare()
-            });
-            match &self.prefetch {
-                Some(p) => p.release(entry.chunk, spare),
-                None => self.spare = spare.unwrap_or_default(),
-            }
+            // Released on the next read: the message handed out now holds the chunk's data,
+            // which serves again only once that message is dropped.
+            self.finished = self.held[c].take().map(|d| (entry.chunk, d));
         }
         m
+    }
+
+    /// Releases the chunk finished with at the read before (see [`Self::read`]).
+    fn release_finished(&mut self) {
+        let Some((c, data)) = self.finished.take() else {
+            return;
+        };
+        let spare = Loaded {
+            data,
+            slots: Vec::new(),
+        }
+        .into_spare();
+        match &self.prefetch {
+            Some(p) => p.release(c, spare),
+            None => self.spare = spare.unwrap_or_default(),
+        }
     }
 }
 

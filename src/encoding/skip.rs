@@ -33,7 +33,7 @@ pub(crate) struct Skip {
     ops: Vec<Op>,
     cdr: bool,
     /// The program without loops over values, where it has none (see [`Straight`]).
-    straight: Option<Straight>,
+    straight: Option<Box<Straight>>,
 }
 
 /// A program with no loop over values: fixed runs between sequences of primitives (a string
@@ -149,7 +149,7 @@ impl Skip {
         };
         let mut ops = Vec::new();
         c.message(0, 0, &mut ops)?;
-        let straight = Straight::of(&ops);
+        let straight = Straight::of(&ops).map(Box::new);
         Some(Skip { ops, cdr, straight })
     }
 
@@ -489,14 +489,21 @@ mod tests {
         // XCDR1: a, 7 pad, x, u, 2 pad, f (12), k, 7 pad, v = 48.
         // XCDR2: a, 3 pad, x, u, 2 pad, f (12), k, 3 pad, v = 40.
         assert_eq!((s.head.0[0][0], s.head.0[1][0], s.tail.len()), (48, 40, 0));
-        for (header, len) in [([0u8, 1, 0, 0], 52usize), ([0, 7, 0, 0], 44), ([0, 0, 0, 0], 52)] {
+        for (header, len) in [
+            ([0u8, 1, 0, 0], 52usize),
+            ([0, 7, 0, 0], 44),
+            ([0, 0, 0, 0], 52),
+        ] {
             let mut data = header.to_vec();
             data.resize(len, 0);
             assert!(p.validates_walk(&data), "{header:?}: the sample is valid");
             assert!(agree(&p, &data) > 100);
         }
         let p = plan("uint8 a\nfloat64 x\nint32[2] i", false);
-        assert_eq!(Skip::compile(&p).unwrap().straight.unwrap().head.0, [[17; 8]; 2]);
+        assert_eq!(
+            Skip::compile(&p).unwrap().straight.unwrap().head.0,
+            [[17; 8]; 2]
+        );
         assert!(agree(&p, &[0; 17]) > 50);
     }
 
@@ -521,7 +528,7 @@ mod tests {
                 let pad = |data: &mut Vec<u8>, n: usize| {
                     if cdr {
                         let n = n.min(ma);
-                        while (data.len() - 4) % n != 0 {
+                        while !(data.len() - 4).is_multiple_of(n) {
                             data.push(0);
                         }
                     }
@@ -548,7 +555,10 @@ mod tests {
                 data.extend_from_slice(&u32b(0));
                 pad(&mut data, 4);
                 data.extend_from_slice(&[0; 4]);
-                assert!(p.validates_walk(&data), "cdr {cdr} {header:?}: the sample is valid");
+                assert!(
+                    p.validates_walk(&data),
+                    "cdr {cdr} {header:?}: the sample is valid"
+                );
                 assert!(agree(&p, &data) > 100);
             }
         }

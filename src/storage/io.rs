@@ -75,6 +75,20 @@ pub(crate) fn read_at_into(
     Ok(())
 }
 
+/// Fills `out` from `pos`; whether there were that many bytes. A file is read straight into
+/// `out` (a buffer reused keeps what it held past them, and is not zeroed first).
+pub(crate) fn read_exact_at(src: &Source, pos: u64, out: &mut [u8]) -> std::io::Result<bool> {
+    if let Source::File(file) = src {
+        return Ok(pread_full(file, out, pos)? == out.len());
+    }
+    let got = read_at(src, pos, out.len())?;
+    if got.len() < out.len() {
+        return Ok(false);
+    }
+    out.copy_from_slice(&got);
+    Ok(true)
+}
+
 /// `len`, or less: no more than the file has past `pos` (a length read from a damaged record may
 /// claim anything; fuzzing found one claiming more than memory can hold).
 fn clamp_to_file(file: &File, pos: u64, len: usize) -> std::io::Result<usize> {
