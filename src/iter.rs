@@ -184,7 +184,7 @@ impl Prefetch {
             next: AtomicUsize::new(0),
             state: Mutex::new(State::default()),
             cv: Condvar::new(),
-            window: threads * 2 + 2,
+            window: threads + 2,
         });
         for i in 0..threads {
             let (p, b) = (p.clone(), bag.clone());

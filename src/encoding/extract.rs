@@ -39,6 +39,9 @@ pub struct Extractor {
     /// A ROS 1 `time`/`duration` leaf named down to one of its halves (`.secs`, `.nsecs`, as
     /// `echo` prints them).
     part: Option<TimePart>,
+    /// CDR, a path without indexes: what comes before the field compiled (see
+    /// [`skip::Skip::compile_to`]), instead of the decoder's walk field by field.
+    seek: Option<Box<skip::Skip>>,
 }
 
 /// One half of a ROS 1 `time` or `duration`.
@@ -182,12 +185,21 @@ impl Extractor {
         }
         match leaf {
             Some(Primitive::String) => Err(err(format!("{walked} is a string, not a number"))),
-            Some(p) => Ok(Extractor {
-                plan: plan.clone(),
-                steps,
-                leaf: p,
-                part,
-            }),
+            Some(p) => {
+                let seek = if plan.is_cdr() && steps.iter().all(|s| s.index.is_none()) {
+                    let path: Vec<(usize, usize)> = steps.iter().map(|s| (s.ty, s.field)).collect();
+                    skip::Skip::compile_to(plan, &path).map(Box::new)
+                } else {
+                    None
+                };
+                Ok(Extractor {
+                    plan: plan.clone(),
+                    steps,
+                    leaf: p,
+                    part,
+                    seek,
+                })
+            }
             None if steps.is_empty() => Err(err("the path names no field".into())),
             None => Err(err(format!(
                 "{walked} is a message ({}); name one of its fields",
@@ -311,6 +323,10 @@ impl Extractor {
     fn extract_cdr(&self, data: &[u8]) -> Option<Value> {
         let mut d = Decoder::new(&self.plan, data);
         d.cdr_header().ok()?;
+        if let Some(s) = &self.seek {
+            d.pos = s.seek(data)?;
+            return Some(d.prim(self.leaf).ok()?.value);
+        }
         let last = self.steps.len().checked_sub(1)?;
         for (k, s) in self.steps.iter().enumerate() {
             let t = &self.plan.def.types[s.ty];

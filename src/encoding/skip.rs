@@ -153,6 +153,51 @@ impl Skip {
         Some(Skip { ops, cdr, straight })
     }
 
+    /// The program of what comes before a field: `path` names it, a (type, field index) per
+    /// level from the root, each field but the last a message (not an array). `None` where the
+    /// walk must do it.
+    pub(crate) fn compile_to(plan: &Plan, path: &[(usize, usize)]) -> Option<Skip> {
+        if !matches!(plan.wire, Wire::Cdr) {
+            return None;
+        }
+        let mut c = Compiler {
+            plan,
+            cdr: true,
+            count: 0,
+        };
+        let mut ops = Vec::new();
+        for (depth, &(ty, fi)) in path.iter().enumerate() {
+            for f in plan.def.types.get(ty)?.fields.get(..fi)? {
+                c.field(f, depth, &mut ops)?;
+            }
+        }
+        let straight = Straight::of(&ops).map(Box::new);
+        Some(Skip {
+            ops,
+            cdr: true,
+            straight,
+        })
+    }
+
+    /// Where the walk of a [`Self::compile_to`] program over `data` ends (where the field it
+    /// leads to starts, before its own alignment), if it does.
+    pub(crate) fn seek(&self, data: &[u8]) -> Option<usize> {
+        let mut w = Walk {
+            data,
+            pos: 0,
+            origin: 0,
+            be: false,
+            max_align: 8,
+        };
+        let h = data.get(..4)?;
+        (w.be, w.max_align) = crate::encoding::cdr::encapsulation(h[0], h[1])?;
+        (w.pos, w.origin) = (4, 4);
+        match &self.straight {
+            Some(s) => s.end(&mut w, true),
+            None => w.run(&self.ops, true).map(|()| w.pos),
+        }
+    }
+
     /// Whether the message `data` is walked over to its end (CDR: within the 3 bytes of end
     /// padding), as [`Plan::validates`] says.
     pub(crate) fn validates(&self, data: &[u8]) -> bool {
