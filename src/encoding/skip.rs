@@ -605,6 +605,19 @@ mod tests {
                     "cdr {cdr} {header:?}: the sample is valid"
                 );
                 assert!(agree(&p, &data) > 100);
+                // A field reached by the program of what comes before it (CDR) reads what
+                // decoding the whole message gives, and nothing else in any prefix.
+                for q in ["a", "x", "b", "tail"] {
+                    let fp = FieldPath::parse(&format!("/t.{q}")).unwrap();
+                    let x = Extractor::new(&p, &fp.segments).unwrap();
+                    assert!(x.extract(&data).is_some(), "{q}");
+                    assert_eq!(x.extract(&data), x.extract_decoded(&data), "{q} {header:?}");
+                    for cut in 0..data.len() {
+                        if let Some(v) = x.extract(&data[..cut]) {
+                            assert_eq!(Some(v), x.extract(&data), "{q} cut at {cut}");
+                        }
+                    }
+                }
             }
         }
         // A loop over other values leaves it to the program.
