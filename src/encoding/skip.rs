@@ -182,25 +182,18 @@ impl Skip {
     /// Where the walk of a [`Self::compile_to`] program over `data` ends (where the field it
     /// leads to starts, before its own alignment), if it does.
     pub(crate) fn seek(&self, data: &[u8]) -> Option<usize> {
-        let mut w = Walk {
-            data,
-            pos: 0,
-            origin: 0,
-            be: false,
-            max_align: 8,
-        };
-        let h = data.get(..4)?;
-        (w.be, w.max_align) = crate::encoding::cdr::encapsulation(h[0], h[1])?;
-        (w.pos, w.origin) = (4, 4);
-        match &self.straight {
-            Some(s) => s.end(&mut w, true),
-            None => w.run(&self.ops, true).map(|()| w.pos),
-        }
+        self.end(data)
     }
 
     /// Whether the message `data` is walked over to its end (CDR: within the 3 bytes of end
     /// padding), as [`Plan::validates`] says.
     pub(crate) fn validates(&self, data: &[u8]) -> bool {
+        let slack = if self.cdr { 3 } else { 0 };
+        self.end(data).is_some_and(|end| end + slack >= data.len())
+    }
+
+    /// Where the program's walk over `data` (after its CDR header) ends, if it does.
+    fn end(&self, data: &[u8]) -> Option<usize> {
         let mut w = Walk {
             data,
             pos: 0,
@@ -209,21 +202,14 @@ impl Skip {
             max_align: 8,
         };
         if self.cdr {
-            let Some(h) = data.get(..4) else {
-                return false;
-            };
-            let Some(e) = crate::encoding::cdr::encapsulation(h[0], h[1]) else {
-                return false;
-            };
-            (w.be, w.max_align) = e;
+            let h = data.get(..4)?;
+            (w.be, w.max_align) = crate::encoding::cdr::encapsulation(h[0], h[1])?;
             (w.pos, w.origin) = (4, 4);
         }
-        let slack = if self.cdr { 3 } else { 0 };
-        let end = match &self.straight {
+        match &self.straight {
             Some(s) => s.end(&mut w, self.cdr),
             None => w.run(&self.ops, self.cdr).map(|()| w.pos),
-        };
-        end.is_some_and(|end| end + slack >= data.len())
+        }
     }
 }
 
