@@ -765,6 +765,11 @@ impl Bag {
         // Read into the front of `buf`, which keeps its length: the part of it past what it
         // held is zeroed once, not on each record of another size. Its bytes past the record
         // are not read (the record's header bounds it).
+        // The chunk's length comes from the file: a record past the file's end is not
+        // allocated for (read_at_into clamps the same way).
+        if pos.checked_add(total)? > src.len().ok()? {
+            return None;
+        }
         let total = usize::try_from(total).ok()?;
         if buf.len() < total {
             buf.resize(total, 0);
