@@ -75,6 +75,8 @@ struct StreamIndex {
     by_id: Vec<Vec<u32>>,
     /// Per chunk, how many of its messages are of wanted connections (from its counts).
     wanted: Vec<u32>,
+    /// Per chunk, whether those are a quarter of its messages or fewer (see [`Loader::load`]).
+    sparse: Vec<bool>,
     /// The time window: messages from `lo` (inclusive) to `hi` (exclusive).
     lo: u64,
     hi: u64,
@@ -84,13 +86,34 @@ impl StreamIndex {
     const NONE: u32 = u32::MAX;
 }
 
+/// The buffers a thread loads chunks with, kept from chunk to chunk.
+#[derive(Default)]
+struct Work {
+    /// A chunk's compressed bytes.
+    compressed: Vec<u8>,
+    /// For a [`Stream`]: a chunk's records, whose wanted messages are copied out when they
+    /// are a small part of it (see [`Loader::load`]).
+    plain: Vec<u8>,
+}
+
 impl Loader {
     /// Chunk `c`, into `reuse` (the buffers of a chunk finished with) where it is read
-    /// whole, `scratch` holding its compressed bytes.
-    fn load(&self, bag: &Bag, c: u32, reuse: Spare, scratch: &mut Vec<u8>) -> Ready {
+    /// whole, with `work`'s buffers.
+    ///
+    /// For a [`Stream`], a chunk whose wanted messages are a quarter of its messages or
+    /// fewer (one topic of many in a time window) is read into `work.plain` and only those
+    /// messages are copied into `reuse`: the buffers handed to the reader stay small and the
+    /// chunk-sized one stays with this thread, its pages already in place (a 1 MB buffer
+    /// touched afresh costs 256 page faults).
+    fn load(&self, bag: &Bag, c: u32, reuse: Spare, work: &mut Work) -> Ready {
+        if let (None, Some(ix)) = (&self.conns, &self.index) {
+            if ix.sparse.get(c as usize).copied().unwrap_or(false) {
+                return ix.load_sparse(bag, c, reuse, work);
+            }
+        }
         let data = match &self.conns {
             Some(conns) => bag.read_chunk_for(c as usize, conns)?,
-            None => bag.decompress_chunk_reusing(c as usize, reuse.data, scratch)?,
+            None => bag.decompress_chunk_reusing(c as usize, reuse.data, &mut work.compressed)?,
         };
         let slots = match &self.index {
             Some(ix) => ix.slots(bag, c, &data, reuse.slots)?,
@@ -104,6 +127,28 @@ impl Loader {
 }
 
 impl StreamIndex {
+    /// Chunk `c` read into `work.plain`, its wanted messages copied into `reuse`.
+    fn load_sparse(&self, bag: &Bag, c: u32, reuse: Spare, work: &mut Work) -> Ready {
+        let plain = std::mem::take(&mut work.plain);
+        let data = bag.decompress_chunk_reusing(c as usize, plain, &mut work.compressed)?;
+        let mut slots = self.slots(bag, c, &data, reuse.slots)?;
+        let wanted: usize = slots.iter().map(|m| (m.end - m.start) as usize).sum();
+        let mut out = reuse.data;
+        out.clear();
+        out.reserve(wanted);
+        for m in &mut slots {
+            let at = out.len();
+            out.extend_from_slice(data.get(m.start as usize..m.end as usize).unwrap_or(&[]));
+            // Within `data`'s length, as the slots are: a u32 holds it.
+            (m.start, m.end) = (at as u32, out.len() as u32);
+        }
+        work.plain = data;
+        Ok(Loaded {
+            data: Arc::new(out),
+            slots,
+        })
+    }
+
     /// The wanted messages of chunk `c` (its records `data`), sorted as the merge of the
     /// tables yields them: by time, then place in the chunk (mostly in order already: the
     /// sort is a pass). Into `slots`, a vector of a chunk finished with.
@@ -156,6 +201,20 @@ struct State {
     /// Buffers of chunks finished with, for the next chunks read.
     spare: Vec<Spare>,
     stop: bool,
+    /// Read-ahead threads still running.
+    workers: usize,
+}
+
+/// Counts a read-ahead thread out when it ends, however it ends.
+struct Running<'a>(&'a Prefetch);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut st) = self.0.state.lock() {
+            st.workers = st.workers.saturating_sub(1);
+        }
+        self.0.cv.notify_all();
+    }
 }
 
 /// A prefetch started (none when not worth it) and its threads.
@@ -182,7 +241,10 @@ impl Prefetch {
             order,
             loader,
             next: AtomicUsize::new(0),
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                workers: threads,
+                ..State::default()
+            }),
             cv: Condvar::new(),
             window: threads + 2,
         });
@@ -197,7 +259,8 @@ impl Prefetch {
     }
 
     fn worker(self: &Arc<Self>, bag: &Bag) {
-        let mut scratch = Vec::new();
+        let _running = Running(self);
+        let mut work = Work::default();
         loop {
             let (c, reuse) = {
                 let Ok(mut st) = self.state.lock() else {
@@ -223,7 +286,7 @@ impl Prefetch {
                 st.live.insert(c);
                 (c, st.spare.pop().unwrap_or_default())
             };
-            let r = self.loader.load(bag, c, reuse, &mut scratch);
+            let r = self.loader.load(bag, c, reuse, &mut work);
             if let Ok(mut st) = self.state.lock() {
                 st.ready.insert(c, r);
             }
@@ -231,9 +294,11 @@ impl Prefetch {
         }
     }
 
-    /// Waits for chunk `c`, loading it here if no worker has taken it; each chunk is taken
-    /// once (an error stays for whoever asks again).
-    fn get(&self, bag: &Bag, c: u32) -> Ready {
+    /// Waits for chunk `c`, loading it here only if no read-ahead thread will take it (none
+    /// is left, or the window is full of chunks held); each chunk is taken once (an error
+    /// stays for whoever asks again). The threads already keep the cores busy: a load here
+    /// would only contend with them, in buffers of its own.
+    fn get(&self, bag: &Bag, c: u32, work: &mut Work) -> Ready {
         let lost = || Error::ThreadPanicked("a read-ahead thread");
         let mut st = self.state.lock().map_err(|_| lost())?;
         loop {
@@ -245,12 +310,12 @@ impl Prefetch {
                 }
                 None => {}
             }
-            if !st.claimed.contains(&c) {
+            if !st.claimed.contains(&c) && (st.workers == 0 || st.live.len() >= self.window) {
                 st.claimed.insert(c);
                 st.live.insert(c);
                 let reuse = st.spare.pop().unwrap_or_default();
                 drop(st);
-                let r = self.loader.load(bag, c, reuse, &mut Vec::new());
+                let r = self.loader.load(bag, c, reuse, work);
                 if let Err(e) = &r {
                     self.state
                         .lock()
@@ -304,9 +369,10 @@ pub struct Messages {
     workers: Vec<JoinHandle<()>>,
     /// How chunks are loaded, here or by the read-ahead threads.
     loader: Arc<Loader>,
-    /// Without read-ahead: the buffers of the chunk finished last, and the compressed bytes'.
+    /// Without read-ahead: the buffers of the chunk finished last; and the buffers of the
+    /// chunks loaded here.
     spare: Spare,
-    scratch: Vec<u8>,
+    work: Work,
     total: usize,
     done: bool,
     /// Reading chunk by chunk in file order instead of merging the tables (see [`Stream`]).
@@ -364,6 +430,7 @@ impl Messages {
         }
         let mut order = Vec::new();
         let mut wanted = vec![0u32; s.chunks.len()];
+        let mut sparse = vec![false; s.chunks.len()];
         let mut total = 0usize;
         let mut last_end: Option<u64> = None;
         for (i, ch) in s.chunks.iter().enumerate() {
@@ -388,6 +455,8 @@ impl Messages {
             }
             last_end = Some(ch.end_ns);
             wanted[i] = u32::try_from(n).unwrap_or(u32::MAX);
+            let all: u64 = ch.counts.iter().map(|&(_, n)| u64::from(n)).sum();
+            sparse[i] = n.saturating_mul(4) <= all;
             total += usize::try_from(n).ok()?;
             order.push(u32::try_from(i).ok()?);
         }
@@ -416,6 +485,7 @@ impl Messages {
             StreamIndex {
                 by_id,
                 wanted,
+                sparse,
                 lo,
                 hi,
             },
@@ -458,12 +528,12 @@ impl Messages {
             let &c = st.order.get(st.next)?;
             st.next += 1;
             let loaded = match &self.prefetch {
-                Some(p) => p.get(&self.bag, c),
+                Some(p) => p.get(&self.bag, c, &mut self.work),
                 None => self.loader.load(
                     &self.bag,
                     c,
                     std::mem::take(&mut self.spare),
-                    &mut self.scratch,
+                    &mut self.work,
                 ),
             };
             match loaded {
@@ -581,7 +651,7 @@ impl Messages {
             workers,
             loader,
             spare: Spare::default(),
-            scratch: Vec::new(),
+            work: Work::default(),
             total,
             done: false,
             stream: None,
@@ -646,7 +716,7 @@ impl Messages {
                 index: None,
             }),
             spare: Spare::default(),
-            scratch: Vec::new(),
+            work: Work::default(),
             total: 0,
             done: false,
             stream: None,
@@ -684,15 +754,17 @@ impl Messages {
             Some(d) => d.clone(),
             None => {
                 let d = match &self.prefetch {
-                    Some(p) => p.get(&self.bag, entry.chunk)?.data,
+                    Some(p) => p.get(&self.bag, entry.chunk, &mut self.work)?.data,
                     // No read-ahead (one core, or a single chunk): decompressed here and held
                     // until its last message, as a read-ahead thread's would be (not left in
                     // the bag's chunk cache).
                     None => {
                         let reuse = std::mem::take(&mut self.spare.data);
-                        let d = self
-                            .bag
-                            .decompress_chunk_reusing(c, reuse, &mut self.scratch)?;
+                        let d = self.bag.decompress_chunk_reusing(
+                            c,
+                            reuse,
+                            &mut self.work.compressed,
+                        )?;
                         Arc::new(d)
                     }
                 };
@@ -827,40 +899,99 @@ mod tests {
     }
 
     /// A time window read chunk by chunk (no message index) gives what the tables give,
-    /// message for message, on every MCAP file of the corpus it applies to.
+    /// message for message, on every MCAP file of the corpus it applies to: of every topic,
+    /// and of the topic with fewest messages alone (whose messages are copied out of their
+    /// chunks where they are few of them), inline and on read-ahead threads.
     #[test]
     fn a_window_read_chunk_by_chunk_gives_what_the_tables_give_on_the_mcap_corpus() {
-        let (mut files, mut messages) = (0, 0);
+        let (mut files, mut messages, mut sparse) = (0, 0, 0);
         for p in corpus("bags2", "mcap") {
             let Ok(bag) = Bag::open(&p) else { continue };
             let s = bag.summary();
             let (Some(t0), Some(t1)) = (s.start_ns, s.end_ns) else {
                 continue;
             };
-            let f = Filter {
-                start_ns: Some(t0 + (t1 - t0) / 3),
-                end_ns: Some(t0 + 2 * (t1 - t0) / 3),
-                connections: None,
-            };
-            let Some(w) = Messages::window_stream(&bag, &f, 0) else {
-                continue;
-            };
-            let got = collect(w);
-            let want = collect(Messages::new(bag.clone(), &f, 2).unwrap());
-            assert!(
-                got == want,
-                "{}: {} vs {}",
-                p.display(),
-                got.len(),
-                want.len()
-            );
-            files += 1;
-            messages += got.len();
+            let fewest = (0..s.connections.len())
+                .filter(|&c| s.connections[c].message_count > 0)
+                .min_by_key(|&c| s.connections[c].message_count);
+            for (connections, threads) in [(None, 0), (fewest.map(|c| vec![c]), 2)] {
+                let one = connections.is_some();
+                let f = Filter {
+                    start_ns: Some(t0 + (t1 - t0) / 3),
+                    end_ns: Some(t0 + 2 * (t1 - t0) / 3),
+                    connections,
+                };
+                let Some(w) = Messages::window_stream(&bag, &f, threads) else {
+                    continue;
+                };
+                if one {
+                    let ix = w.loader.index.as_ref().expect("a stream's index");
+                    sparse += ix.sparse.iter().filter(|&&s| s).count();
+                }
+                let got = collect(w);
+                let want = collect(Messages::new(bag.clone(), &f, 2).unwrap());
+                assert!(
+                    got == want,
+                    "{}: {} vs {}",
+                    p.display(),
+                    got.len(),
+                    want.len()
+                );
+                files += usize::from(!one);
+                messages += got.len();
+            }
         }
         assert!(
-            files > 50 && messages > 1_000,
-            "{files} files, {messages} messages"
+            files > 50 && messages > 1_000 && sparse > 0,
+            "{files} files, {messages} messages, {sparse} sparse chunks"
         );
+    }
+
+    /// The messages of a topic that is one of eight in its chunks are copied out of them
+    /// (inline and on read-ahead threads), and read as the tables read them, in every
+    /// compression.
+    #[test]
+    fn a_rare_topic_copied_out_of_its_chunks_reads_as_the_tables_read_it() {
+        use crate::storage::mcap_writer::{McapOptions, McapWriter};
+        let dir = std::env::temp_dir().join(format!("bagscope-sparse-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for compression in [
+            crate::Compression::None,
+            crate::Compression::Lz4,
+            crate::Compression::Zstd,
+        ] {
+            let path = dir.join(format!("{compression:?}.mcap"));
+            let opts = McapOptions {
+                compression,
+                chunk_size: 4096,
+                profile: String::new(),
+            };
+            let mut w = McapWriter::create(&path, opts).unwrap();
+            let ids: Vec<u16> = (0..8)
+                .map(|k| w.add_channel(0, &format!("/t{k}"), "raw", &[]).unwrap())
+                .collect();
+            for i in 0..4000u32 {
+                let data: Vec<u8> = (0..(i % 97) as u8).map(|b| b ^ i as u8).collect();
+                let t = 1_000_000_000 + u64::from(i) * 1_000_000;
+                w.write(ids[i as usize % 8], i, t, t, &data).unwrap();
+            }
+            w.finish().unwrap();
+            let bag = Bag::open(&path).unwrap();
+            let f = Filter {
+                start_ns: Some(1_500_000_000),
+                end_ns: Some(4_000_000_000),
+                connections: Some(vec![3]),
+            };
+            let want = collect(Messages::new(bag.clone(), &f, 0).unwrap());
+            assert_eq!(want.len(), 2500 / 8, "{compression:?}");
+            for threads in [0, 2] {
+                let w = Messages::window_stream(&bag, &f, threads).expect("a stream");
+                let ix = w.loader.index.as_ref().expect("a stream's index");
+                assert!(ix.sparse.iter().filter(|&&s| s).count() > 30);
+                assert!(collect(w) == want, "{compression:?}, {threads} threads");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Chunks decompressed inline (one core) and held until their last message give what the

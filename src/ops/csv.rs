@@ -72,25 +72,9 @@ pub fn write_csv(
             "{p}: a csv path starts with its topic, e.g. /imu.linear_acceleration.x"
         )));
     }
-    // Every path in one pass over the chunks.
-    let series = field_series_many(bag, paths, start_ns, end_ns, threads, cancel)?;
-    let mut all = Vec::with_capacity(series.len());
-    for (p, s) in paths.iter().zip(series) {
-        for pr in &s.problems {
-            warn(pr.clone());
-        }
-        if s.missing > 0 {
-            warn(format!("{p}: absent from {} messages", s.missing));
-        }
-        all.push(s.points);
-    }
-    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-        return Err(Error::Cancelled);
-    }
-    let refs: Vec<&[Point]> = all.iter().map(Vec::as_slice).collect();
     // (The quick summary: a rosbag2 SQLite recording's rows are not all read for its start.)
     let start = bag.quick_summary().start_ns.unwrap_or(0);
-    let mut text = String::with_capacity(1 << 20);
+    let mut text = String::with_capacity(1 << 16);
     text.push_str(match time {
         TimeColumn::EpochNs => "time_ns",
         TimeColumn::EpochSeconds => "time_s",
@@ -107,9 +91,12 @@ pub fn write_csv(
     }
     text.push('\n');
     let mut rows = 0;
-    for (t, row) in merge_rows(&refs) {
+    let mut add_row = |t: u64, row: &mut dyn Iterator<Item = Option<&Value>>| {
         match time {
-            TimeColumn::EpochNs => text.push_str(&t.to_string()),
+            TimeColumn::EpochNs => {
+                use std::fmt::Write as _;
+                let _ = write!(text, "{t}");
+            }
             TimeColumn::EpochSeconds => text.push_str(&crate::timefmt::secs(t)),
             TimeColumn::SinceStart => {
                 let d = t.saturating_sub(start);
@@ -124,14 +111,54 @@ pub fn write_csv(
         }
         text.push('\n');
         rows += 1;
-        if text.len() > (1 << 20) {
+        if text.len() >= 1 << 16 {
             sink.write_all(text.as_bytes())?;
             text.clear();
+        }
+        Ok::<(), Error>(())
+    };
+    // A window read in time order: each row written as its messages are read.
+    let streamed = crate::ops::series::rows_in_time_order(
+        bag,
+        paths,
+        (start_ns, end_ns),
+        threads,
+        cancel,
+        &mut |t, row| add_row(t, &mut row.iter().map(Option::as_ref)),
+    )?;
+    if let Some(read) = streamed {
+        for (p, (problems, missing)) in paths.iter().zip(read.problems.iter().zip(read.missing)) {
+            warn_path(p, problems, missing, warn);
+        }
+    } else {
+        // Every path in one pass over the chunks.
+        let series = field_series_many(bag, paths, start_ns, end_ns, threads, cancel)?;
+        let mut all = Vec::with_capacity(series.len());
+        for (p, s) in paths.iter().zip(series) {
+            warn_path(p, &s.problems, s.missing, warn);
+            all.push(s.points);
+        }
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let refs: Vec<&[Point]> = all.iter().map(Vec::as_slice).collect();
+        for (t, row) in merge_rows(&refs) {
+            add_row(t, &mut row.into_iter())?;
         }
     }
     sink.write_all(text.as_bytes())?;
     sink.flush()?;
     Ok(rows)
+}
+
+/// The warnings of path `p`: its problems, and the messages it was absent from.
+fn warn_path(p: &FieldPath, problems: &[String], missing: u64, warn: &mut dyn FnMut(String)) {
+    for pr in problems {
+        warn(pr.clone());
+    }
+    if missing > 0 {
+        warn(format!("{p}: absent from {missing} messages"));
+    }
 }
 
 /// A file written beside its target and renamed into place when dropped after a clean write.
@@ -199,5 +226,100 @@ impl Drop for AtomicFile {
         if self.file.take().is_some() {
             let _ = std::fs::remove_file(&self.tmp);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::mcap_writer::{McapOptions, McapWriter};
+
+    /// The CSV of `paths` in `[start, end)`, or of the whole recording.
+    fn csv(bag: &Bag, paths: &[&str], window: Option<(u64, u64)>) -> String {
+        let paths: Vec<FieldPath> = paths.iter().map(|p| FieldPath::parse(p).unwrap()).collect();
+        let opts = CsvOptions {
+            start_ns: window.map(|w| w.0),
+            end_ns: window.map(|w| w.1),
+            time: TimeColumn::EpochNs,
+        };
+        let mut out = Vec::new();
+        write_csv(
+            bag,
+            &paths,
+            opts,
+            &AtomicBool::new(false),
+            &mut out,
+            &mut |_| {},
+        )
+        .unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// Rows written as a window's messages are read (no series kept) are the rows the merge
+    /// of the series makes: two topics at shared times, a topic with repeated times, a path
+    /// absent from a topic's definition.
+    #[test]
+    fn rows_written_as_read_are_the_rows_of_the_merged_series() {
+        let dir = std::env::temp_dir().join(format!("bagscope-csv-rows-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("rows.mcap");
+        let opts = McapOptions {
+            compression: crate::Compression::Zstd,
+            chunk_size: 2048,
+            profile: "ros2".into(),
+        };
+        let mut w = McapWriter::create(&path, opts).unwrap();
+        let s = w
+            .add_schema("t/msg/V", "ros2msg", b"float64 x\nint32 k")
+            .unwrap();
+        let (a, b) = (
+            w.add_channel(s, "/a", "cdr", &[]).unwrap(),
+            w.add_channel(s, "/b", "cdr", &[]).unwrap(),
+        );
+        let msg = |x: f64, k: i32| {
+            let mut d = vec![0, 1, 0, 0];
+            d.extend_from_slice(&x.to_le_bytes());
+            d.extend_from_slice(&k.to_le_bytes());
+            d
+        };
+        for i in 0..3000u32 {
+            // /a twice at every third time; /b at every other time, shared with /a's.
+            let t = 1_000_000_000 + u64::from(i / 2) * 1_000_000;
+            w.write(a, i, t, t, &msg(f64::from(i) * 0.5, i as i32))
+                .unwrap();
+            if i % 3 == 0 {
+                w.write(a, i, t, t, &msg(-f64::from(i), 7)).unwrap();
+            }
+            if i % 2 == 0 {
+                w.write(b, i, t, t, &msg(0.25, -(i as i32))).unwrap();
+            }
+        }
+        w.finish().unwrap();
+        let bag = Bag::open(&path).unwrap();
+        let paths = ["/a.x", "/b.k", "/a.k", "/b.x"];
+        let (lo, hi) = (1_200_000_000, 2_100_000_000);
+        // The window is read in time order (the rows written as read).
+        let f: Vec<FieldPath> = paths.iter().map(|p| FieldPath::parse(p).unwrap()).collect();
+        let streamed = crate::ops::series::rows_in_time_order(
+            &bag,
+            &f,
+            (Some(lo), Some(hi)),
+            2,
+            &AtomicBool::new(false),
+            &mut |_, _| Ok(()),
+        )
+        .unwrap();
+        assert!(streamed.is_some());
+        let window = csv(&bag, &paths, Some((lo, hi)));
+        let whole = csv(&bag, &paths, None);
+        let mut want = whole.lines().take(1).collect::<Vec<_>>();
+        want.extend(whole.lines().skip(1).filter(|l| {
+            let t: u64 = l.split(',').next().unwrap().parse().unwrap();
+            (lo..hi).contains(&t)
+        }));
+        let got: Vec<&str> = window.lines().collect();
+        assert!(got.len() > 1000, "{} rows", got.len());
+        assert_eq!(got, want);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -96,18 +96,18 @@ pub fn field_series_many(
     series_pass(bag, paths, (start_ns, end_ns), threads, cancel, &|_, _| {})
 }
 
-/// Reads every path's series in one pass; `on_part` gets each chunk's points of each path
-/// (its index in `paths`).
-fn series_pass(
+/// One extractor per (path, connection): (path index, connection, extractor).
+type PathExtractors = Vec<(usize, usize, Extractor)>;
+
+/// The extractors of `paths`, each path's problems, and the filter of their connections in
+/// `[start_ns, end_ns)`.
+fn extractors_for(
     bag: &Bag,
     paths: &[FieldPath],
-    (start_ns, end_ns): (Option<u64>, Option<u64>),
-    threads: usize,
-    cancel: &AtomicBool,
-    on_part: &(dyn Fn(usize, &[Point]) + Sync),
-) -> Result<Vec<Series>> {
-    // One extractor per (path, connection): (path index, connection, extractor).
-    let mut extractors: Vec<(usize, usize, Extractor)> = Vec::new();
+    start_ns: Option<u64>,
+    end_ns: Option<u64>,
+) -> Result<(PathExtractors, Vec<Vec<String>>, crate::Filter)> {
+    let mut extractors: PathExtractors = Vec::new();
     let mut problems: Vec<Vec<String>> = Vec::with_capacity(paths.len());
     for (pi, path) in paths.iter().enumerate() {
         let (x, p) = compile(bag, path)?;
@@ -118,21 +118,135 @@ fn series_pass(
     conns.sort_unstable();
     conns.dedup();
     let filter = crate::Filter {
-        connections: Some(conns.clone()),
+        connections: Some(conns),
         start_ns,
         end_ns,
     };
+    Ok((extractors, problems, filter))
+}
+
+/// The messages of `filter`, a time window, in time order without the recording's tables,
+/// where the storage gives them so; `None` otherwise.
+fn in_time_order(
+    bag: &Bag,
+    filter: &crate::Filter,
+    threads: usize,
+) -> Option<Box<dyn Iterator<Item = Result<crate::Message>>>> {
     // A time window of a rosbag2 SQLite recording whose rows are not read yet: its rows
     // through the database's timestamp index, none other read.
-    if let Some(rows) = bag.sqlite_window(&filter) {
-        return series_of_rows(rows, paths.len(), &extractors, problems, cancel, on_part);
+    if let Some(rows) = bag.sqlite_window(filter) {
+        return Some(Box::new(rows));
     }
     // A time window of an MCAP recording whose chunks follow each other in time: the chunks
     // it touches, decompressed ahead, and no message index read.
     let read_ahead = bag.reader_threads(threads.max(1));
-    if let Some(msgs) = crate::iter::Messages::window_stream(bag, &filter, read_ahead) {
+    crate::iter::Messages::window_stream(bag, filter, read_ahead)
+        .map(|m| Box::new(m) as Box<dyn Iterator<Item = Result<crate::Message>>>)
+}
+
+/// What receives a row: its time and each path's value there, if it has one.
+pub type OnRow<'a> = dyn FnMut(u64, &[Option<Value>]) -> Result<()> + 'a;
+
+/// What [`rows_in_time_order`] found of each path (by its index in `paths`).
+#[derive(Debug, Clone, Default)]
+pub struct RowsRead {
+    /// Messages in which the path did not resolve.
+    pub missing: Vec<u64>,
+    /// Problems: connections whose definition does not have the path, unreadable messages.
+    pub problems: Vec<Vec<String>>,
+}
+
+/// The rows [`merge_rows`] makes of the series of `paths` in `[start_ns, end_ns)`, handed to
+/// `on_row` as the messages are read, where the recording gives a window's messages in time
+/// order (see [`field_series_many`]): no series is kept, and the rows are written while the
+/// read-ahead threads read on. `None` where it does not (read the series, then merge them).
+pub fn rows_in_time_order(
+    bag: &Bag,
+    paths: &[FieldPath],
+    (start_ns, end_ns): (Option<u64>, Option<u64>),
+    threads: usize,
+    cancel: &AtomicBool,
+    on_row: &mut OnRow<'_>,
+) -> Result<Option<RowsRead>> {
+    let (extractors, mut problems, filter) = extractors_for(bag, paths, start_ns, end_ns)?;
+    if filter.start_ns.is_none() && filter.end_ns.is_none() {
+        return Ok(None);
+    }
+    let Some(msgs) = in_time_order(bag, &filter, threads) else {
+        return Ok(None);
+    };
+    let n = paths.len();
+    let mut missing = vec![0u64; n];
+    // Each path's values at time `at`, not yet in a row: rows are made once a later time
+    // comes (as merge_rows makes them: the k-th row at a time takes each path's k-th value).
+    let mut pending: Vec<std::collections::VecDeque<Value>> = vec![Default::default(); n];
+    let mut row: Vec<Option<Value>> = vec![None; n];
+    let mut at: Option<u64> = None;
+    let mut flush = |at: Option<u64>,
+                     pending: &mut [std::collections::VecDeque<Value>],
+                     on_row: &mut OnRow<'_>|
+     -> Result<()> {
+        let Some(t) = at else { return Ok(()) };
+        loop {
+            let mut any = false;
+            for (cell, q) in row.iter_mut().zip(pending.iter_mut()) {
+                *cell = q.pop_front();
+                any |= cell.is_some();
+            }
+            if !any {
+                return Ok(());
+            }
+            on_row(t, &row)?;
+        }
+    };
+    for m in msgs {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let m = match m {
+            Ok(m) => m,
+            Err(e) => {
+                for p in &mut problems {
+                    p.push(e.to_string());
+                }
+                continue;
+            }
+        };
+        for (pi, ci, ex) in &extractors {
+            if *ci != m.conn {
+                continue;
+            }
+            match ex.extract(&m.data) {
+                Some(value) => {
+                    if at != Some(m.time_ns) {
+                        flush(at, &mut pending, on_row)?;
+                        at = Some(m.time_ns);
+                    }
+                    pending[*pi].push_back(value);
+                }
+                None => missing[*pi] += 1,
+            }
+        }
+    }
+    flush(at, &mut pending, on_row)?;
+    Ok(Some(RowsRead { missing, problems }))
+}
+
+/// Reads every path's series in one pass; `on_part` gets each chunk's points of each path
+/// (its index in `paths`).
+fn series_pass(
+    bag: &Bag,
+    paths: &[FieldPath],
+    (start_ns, end_ns): (Option<u64>, Option<u64>),
+    threads: usize,
+    cancel: &AtomicBool,
+    on_part: &(dyn Fn(usize, &[Point]) + Sync),
+) -> Result<Vec<Series>> {
+    let (extractors, problems, filter) = extractors_for(bag, paths, start_ns, end_ns)?;
+    if let Some(msgs) = in_time_order(bag, &filter, threads) {
         return series_of_rows(msgs, paths.len(), &extractors, problems, cancel, on_part);
     }
+    let conns = filter.connections.clone().unwrap_or_default();
     // (Rows not read yet, of a rosbag2 SQLite recording: these connections' are kept as the
     // scan passes them, and given back by read_chunk_for.)
     // A window of an indexed recording reads the indexes of its chunks only.
