@@ -98,8 +98,11 @@ pub fn single_threaded() -> bool {
 /// Threads used to decompress ahead: [`Settings::threads`] when set, else the machine's
 /// parallelism, at most 8.
 pub fn default_threads() -> usize {
+    // The machine's parallelism read once (each reading opens three cgroup files).
+    static MACHINE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     match read(|s| s.threads) {
-        0 => std::thread::available_parallelism().map_or(2, |n| n.get().min(8)),
+        0 => *MACHINE
+            .get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get().min(8))),
         n => n,
     }
 }

@@ -256,8 +256,8 @@ mod tests {
     }
 
     /// Rows written as a window's messages are read (no series kept) are the rows the merge
-    /// of the series makes: two topics at shared times, a topic with repeated times, a path
-    /// absent from a topic's definition.
+    /// of the series makes: two topics at shared times, a topic with repeated times (the k-th
+    /// row at a time takes each path's k-th value there).
     #[test]
     fn rows_written_as_read_are_the_rows_of_the_merged_series() {
         let dir = std::env::temp_dir().join(format!("bagscope-csv-rows-{}", std::process::id()));
