@@ -304,6 +304,7 @@ impl Plan {
     /// Whether [`Self::decode`] would decode `data`, found without building its value tree
     /// (no allocation): the same walk, skipping. `false` says nothing of where it fails; decode
     /// it for that.
+    #[inline]
     pub fn validates(&self, data: &[u8]) -> bool {
         if self.is_foreign() {
             return self.decode(data).is_ok();

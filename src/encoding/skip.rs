@@ -105,6 +105,7 @@ impl Straight {
     /// Where the walk of `w` (at its start) ends, if it does: the steps of
     /// [`Walk::run`] (a string's count, its bytes; a sequence's count, its padding, its
     /// values) with each run looked up.
+    #[inline]
     fn end(&self, w: &mut Walk<'_>, cdr: bool) -> Option<usize> {
         let k = usize::from(w.max_align != 8);
         let len = w.data.len();
@@ -187,12 +188,14 @@ impl Skip {
 
     /// Whether the message `data` is walked over to its end (CDR: within the 3 bytes of end
     /// padding), as [`Plan::validates`] says.
+    #[inline]
     pub(crate) fn validates(&self, data: &[u8]) -> bool {
         let slack = if self.cdr { 3 } else { 0 };
         self.end(data).is_some_and(|end| end + slack >= data.len())
     }
 
     /// Where the program's walk over `data` (after its CDR header) ends, if it does.
+    #[inline]
     fn end(&self, data: &[u8]) -> Option<usize> {
         let mut w = Walk {
             data,
@@ -315,6 +318,7 @@ struct Walk<'d> {
 }
 
 impl Walk<'_> {
+    #[inline]
     fn take(&mut self, n: usize) -> Option<()> {
         if n > self.data.len() - self.pos {
             return None;
@@ -323,6 +327,7 @@ impl Walk<'_> {
         Some(())
     }
 
+    #[inline]
     fn align(&mut self, n: usize) -> Option<()> {
         // Alignments are powers of two (checked when compiled): padding by a mask, not a
         // division (the division was most of the walk).
@@ -331,6 +336,7 @@ impl Walk<'_> {
         self.take(rel.wrapping_neg() & mask)
     }
 
+    #[inline]
     fn u32(&mut self, cdr: bool) -> Option<u32> {
         if cdr {
             self.align(4)?;

@@ -91,6 +91,7 @@ struct FileLookup<'a> {
 }
 
 impl FileLookup<'_> {
+    #[inline]
     fn get(&self, id: u32) -> Option<usize> {
         match self.dense.get(id as usize) {
             Some(&v) if v > 0 => Some(v as usize - 1),
@@ -553,6 +554,7 @@ impl DecodeCheck {
     }
 
     /// Decodes one message; a problem to report, if any.
+    #[inline]
     pub fn message(&self, conn: usize, time_ns: u64, data: &[u8]) -> Option<String> {
         let Some(Ok(plan)) = self.plans.get(conn) else {
             return None;
