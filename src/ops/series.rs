@@ -199,35 +199,21 @@ pub fn rows_in_time_order(
             on_row(t, &row)?;
         }
     };
-    for m in msgs {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::Cancelled);
-        }
-        let m = match m {
-            Ok(m) => m,
-            Err(e) => {
-                for p in &mut problems {
-                    p.push(e.to_string());
-                }
-                continue;
+    each_value(
+        msgs,
+        &extractors,
+        &mut problems,
+        &mut missing,
+        cancel,
+        |pi, t, value| {
+            if at != Some(t) {
+                flush(at, &mut pending, on_row)?;
+                at = Some(t);
             }
-        };
-        for (pi, ci, ex) in &extractors {
-            if *ci != m.conn {
-                continue;
-            }
-            match ex.extract(&m.data) {
-                Some(value) => {
-                    if at != Some(m.time_ns) {
-                        flush(at, &mut pending, on_row)?;
-                        at = Some(m.time_ns);
-                    }
-                    pending[*pi].push_back(value);
-                }
-                None => missing[*pi] += 1,
-            }
-        }
-    }
+            pending[pi].push_back(value);
+            Ok(())
+        },
+    )?;
     flush(at, &mut pending, on_row)?;
     Ok(Some(RowsRead { missing, problems }))
 }
@@ -380,6 +366,43 @@ fn series_pass(
         .collect())
 }
 
+/// Each value of each path (its index, the message's time, the value) of messages read in
+/// time order, to `f`; a message without the path counts in `missing`, one that does not read
+/// is every path's problem (as a chunk that does not is).
+fn each_value(
+    msgs: impl Iterator<Item = Result<crate::Message>>,
+    extractors: &[(usize, usize, Extractor)],
+    problems: &mut [Vec<String>],
+    missing: &mut [u64],
+    cancel: &AtomicBool,
+    mut f: impl FnMut(usize, u64, Value) -> Result<()>,
+) -> Result<()> {
+    for m in msgs {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let m = match m {
+            Ok(m) => m,
+            Err(e) => {
+                for p in problems.iter_mut() {
+                    p.push(e.to_string());
+                }
+                continue;
+            }
+        };
+        for (pi, ci, ex) in extractors {
+            if *ci != m.conn {
+                continue;
+            }
+            match ex.extract(&m.data) {
+                Some(value) => f(*pi, m.time_ns, value)?,
+                None => missing[*pi] += 1,
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The series of `paths` (`npaths` of them) from messages read in time order.
 fn series_of_rows(
     rows: impl Iterator<Item = Result<crate::Message>>,
@@ -391,33 +414,17 @@ fn series_of_rows(
 ) -> Result<Vec<Series>> {
     let mut points: Vec<Vec<Point>> = vec![Vec::new(); npaths];
     let mut missing = vec![0u64; npaths];
-    for m in rows {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::Cancelled);
-        }
-        // A row that does not read is every path's problem (as a chunk that does not is).
-        let m = match m {
-            Ok(m) => m,
-            Err(e) => {
-                for p in &mut problems {
-                    p.push(e.to_string());
-                }
-                continue;
-            }
-        };
-        for (pi, ci, ex) in extractors {
-            if *ci != m.conn {
-                continue;
-            }
-            match ex.extract(&m.data) {
-                Some(value) => points[*pi].push(Point {
-                    time_ns: m.time_ns,
-                    value,
-                }),
-                None => missing[*pi] += 1,
-            }
-        }
-    }
+    each_value(
+        rows,
+        extractors,
+        &mut problems,
+        &mut missing,
+        cancel,
+        |pi, time_ns, value| {
+            points[pi].push(Point { time_ns, value });
+            Ok(())
+        },
+    )?;
     for (pi, p) in points.iter().enumerate() {
         if !p.is_empty() {
             on_part(pi, p);
