@@ -762,20 +762,29 @@ impl Bag {
         if total > left {
             return None;
         }
-        // Read into the front of `buf`, which keeps its length: the part of it past what it
-        // held is zeroed once, not on each record of another size. Its bytes past the record
-        // are not read (the record's header bounds it).
-        // The chunk's length comes from the file: a record past the file's end is not
-        // allocated for (read_at_into clamps the same way).
-        if pos.checked_add(total)? > src.len().ok()? {
+        // Into the front of `buf`, which keeps its length: the part of it past what it held
+        // is zeroed once, not on each record of another size. Its bytes past the record are
+        // not read (the record's header bounds it). A record within the bytes read for its
+        // header is copied from them; a larger one is read, and the chunk's length coming from
+        // the file, one past the file's end is not allocated for (as read_at_into clamps).
+        let in_head = usize::try_from(total).ok().and_then(|t| head.get(..t));
+        if in_head.is_none()
+            && total > crate::storage::UNCLAMPED_READ as u64
+            && pos.checked_add(total)? > src.len().ok()?
+        {
             return None;
         }
         let total = usize::try_from(total).ok()?;
         if buf.len() < total {
             buf.resize(total, 0);
         }
-        if !crate::storage::read_exact_at(src, pos, &mut buf[..total]).ok()? {
-            return None;
+        match in_head {
+            Some(rec) => buf[..total].copy_from_slice(rec),
+            None => {
+                if !crate::storage::read_exact_at(src, pos, &mut buf[..total]).ok()? {
+                    return None;
+                }
+            }
         }
         let rec = Arc::new(buf);
         let m = crate::storage::message_in_record(rec.clone(), ch, conn, entry)?;

@@ -89,9 +89,17 @@ pub(crate) fn read_exact_at(src: &Source, pos: u64, out: &mut [u8]) -> std::io::
     Ok(true)
 }
 
+/// Reads of this many bytes or fewer are not clamped to the file's length first: what they
+/// allocate is small anyway, the read stops at the file's end, and the length is not asked of
+/// the file (a `statx`) for each record read alone.
+pub(crate) const UNCLAMPED_READ: usize = 64 << 10;
+
 /// `len`, or less: no more than the file has past `pos` (a length read from a damaged record may
 /// claim anything; fuzzing found one claiming more than memory can hold).
 fn clamp_to_file(file: &File, pos: u64, len: usize) -> std::io::Result<usize> {
+    if len <= UNCLAMPED_READ {
+        return Ok(len);
+    }
     let avail = file.metadata()?.len().saturating_sub(pos);
     Ok(len.min(usize::try_from(avail).unwrap_or(usize::MAX)))
 }

@@ -45,7 +45,9 @@ pub(crate) use dispatch::{
     ChunkReader, Opened, OwnIndex, OwnIndexes, ReadWindow, Recognised,
 };
 pub use dispatch::{check_read, chunk_messages, definitions_required, CheckRead};
-pub(crate) use io::{pread_full, read_ahead_on, read_at, read_at_into, read_exact_at, Source};
+pub(crate) use io::{
+    pread_full, read_ahead_on, read_at, read_at_into, read_exact_at, Source, UNCLAMPED_READ,
+};
 
 /// Format (storage and version) of a recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
