@@ -1,6 +1,7 @@
 //! Small behaviours of the command line: `csv -o -` is standard output, an attachment without
 //! a media type prints plainly, a ROS 1 `time` field takes `.secs`/`.nsecs` in a field path
-//! (as `echo` prints it), and a path into a number says what the number is in words.
+//! (as `echo` prints it), a path into a number says what the number is in words, and an output
+//! that is a pipe or a device is written in place.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -113,4 +114,75 @@ fn a_ros1_time_field_takes_secs_and_nsecs() {
         r.stderr
     );
     assert!(!r.stderr.contains("Some("), "{}", r.stderr);
+}
+
+/// `-o` naming a pipe (a FIFO, `>(gzip > out.gz)`, `/dev/stdout` on a pipe) or a device
+/// (`/dev/null`): written in place, never replaced by a file renamed over it (as root, a
+/// rename over /dev/null turns it into a regular file).
+#[test]
+fn an_output_that_is_a_pipe_is_written_in_place() {
+    let d = common::temp_dir("cli-fifo");
+    let bag = common::corpus_dir().join("rosbag.js/example.bag");
+    let fifo = d.join("out.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo");
+    let is_fifo = |p: &std::path::Path| {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::symlink_metadata(p).unwrap().file_type().is_fifo()
+    };
+    type Check<'a> = &'a dyn Fn(&[u8]);
+    let runs: [(&[&str], Check); 2] = [
+        (&["csv", "/turtle1/pose.x"], &|b: &[u8]| {
+            let text = std::str::from_utf8(b).unwrap();
+            assert_eq!(text.lines().count(), 1 + 1344);
+            assert!(text.starts_with("time_ns,/turtle1/pose.x\n"), "{text}");
+        }),
+        // MCAP is written front to back, so a pipe can take it.
+        (
+            &["export", "--format", "mcap", "-t", "/turtle1/pose"],
+            &|b: &[u8]| {
+                let copy = d.join("copy.mcap");
+                std::fs::write(&copy, b).unwrap();
+                let read = bagscope::Bag::open(&copy).unwrap();
+                assert_eq!(read.summary().message_count, 1344);
+                std::fs::remove_file(&copy).unwrap();
+            },
+        ),
+    ];
+    for (args, check) in runs {
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let (first, rest) = args.split_first().unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
+            .arg(first)
+            .arg(&bag)
+            .args(rest)
+            .arg("-o")
+            .arg(&fifo)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Before the reader is joined: a pipe renamed over would leave it waiting forever.
+        assert!(is_fifo(&fifo), "{args:?}: the pipe is still a pipe");
+        check(&reader.join().unwrap());
+        let left: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            left,
+            vec![std::ffi::OsString::from("out.fifo")],
+            "{args:?}: nothing else is left"
+        );
+    }
 }

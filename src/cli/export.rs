@@ -18,8 +18,9 @@ pub struct ExportArgs {
     /// The recordings to read (never written); several are merged in time order.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// The new recording (written under a temporary name, then renamed): `.bag`, `.mcap`,
-    /// or a directory name for rosbag2 or Parquet (see --format).
+    /// The new recording (written under a temporary name, then renamed; a device or a pipe
+    /// such as /dev/null is written in place): `.bag`, `.mcap`, or a directory name for
+    /// rosbag2 or Parquet (see --format).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Only these topics (repeatable).

@@ -314,9 +314,10 @@ pub fn generate(a: &SparseArgs) -> Result<()> {
     let t0 = Instant::now();
     let (messages, planned, image) = layout(a)?;
     let topics = topics()?;
-    let tmp = bagscope::storage::ros1::writer::temp_path_for(&a.out);
-    let file = File::create(&tmp).map_err(|e| Error::Open {
-        path: tmp.clone(),
+    // A device such as /dev/null is written in place (see `storage::output`).
+    let staged = bagscope::storage::output::Staged::new(&a.out);
+    let file = staged.create().map_err(|e| Error::Open {
+        path: staged.path().to_path_buf(),
         source: e,
     })?;
     let mut out = Out {
@@ -333,15 +334,17 @@ pub fn generate(a: &SparseArgs) -> Result<()> {
     };
     let done = r.and_then(|chunks| {
         let file = out.w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
-        file.set_len(out.pos)?;
-        drop(file);
-        std::fs::rename(&tmp, &a.out)?;
+        if !staged.in_place() {
+            file.set_len(out.pos)?;
+            drop(file);
+            std::fs::rename(staged.path(), staged.target())?;
+        }
         Ok(chunks)
     });
     let chunks = match done {
         Ok(n) => n,
         Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
+            staged.discard();
             return Err(e);
         }
     };

@@ -161,10 +161,11 @@ fn warn_path(p: &FieldPath, problems: &[String], missing: u64, warn: &mut dyn Fn
     }
 }
 
-/// A file written beside its target and renamed into place when dropped after a clean write.
+/// A file written beside its target and renamed into place by [`AtomicFile::commit`] after a
+/// clean write (a device such as `/dev/null` is written in place: see
+/// [`crate::storage::output`]).
 pub struct AtomicFile {
-    tmp: PathBuf,
-    target: PathBuf,
+    staged: crate::storage::output::Staged,
     file: Option<std::io::BufWriter<std::fs::File>>,
     failed: bool,
 }
@@ -172,11 +173,10 @@ pub struct AtomicFile {
 impl AtomicFile {
     /// Creates the temporary file.
     pub fn create(target: &Path) -> Result<AtomicFile> {
-        let tmp = crate::storage::ros1::writer::temp_path_for(target);
-        let f = std::fs::File::create(&tmp)?;
+        let staged = crate::storage::output::Staged::new(target);
+        let f = staged.create()?;
         Ok(AtomicFile {
-            tmp,
-            target: target.to_path_buf(),
+            staged,
             file: Some(std::io::BufWriter::new(f)),
             failed: false,
         })
@@ -208,15 +208,15 @@ impl AtomicFile {
             .take()
             .ok_or_else(|| Error::Invalid("already committed".into()))?;
         let f = f.into_inner().map_err(|e| Error::Io(e.into_error()))?;
-        f.sync_all()?;
         if self.failed {
+            self.staged.discard();
             return Err(Error::Invalid(format!(
                 "could not write {}",
-                self.target.display()
+                self.staged.target().display()
             )));
         }
-        std::fs::rename(&self.tmp, &self.target)?;
-        Ok(self.target.clone())
+        self.staged.commit(f)?;
+        Ok(self.staged.target().to_path_buf())
     }
 }
 
@@ -224,7 +224,7 @@ impl Drop for AtomicFile {
     /// An uncommitted file (after an error or a cancel) is removed: nothing partial is left.
     fn drop(&mut self) {
         if self.file.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
+            self.staged.discard();
         }
     }
 }

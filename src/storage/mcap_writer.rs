@@ -4,6 +4,7 @@
 //! The file is written to a temporary path beside the target and renamed into place by
 //! [`McapWriter::finish`]; dropped unfinished, it leaves nothing behind.
 
+use crate::storage::output::Staged;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -69,8 +70,7 @@ struct ChunkIndex {
 /// Writes an MCAP file.
 pub struct McapWriter {
     out: Option<BufWriter<File>>,
-    tmp: PathBuf,
-    target: PathBuf,
+    staged: Staged,
     opts: McapOptions,
     pos: u64,
     schemas: Vec<Vec<u8>>,
@@ -101,18 +101,14 @@ const IN_FLIGHT: usize = 2;
 impl McapWriter {
     /// Starts writing an MCAP file that will appear at `target` when finished.
     pub fn create(target: impl AsRef<Path>, opts: McapOptions) -> Result<McapWriter> {
-        let target = target.as_ref().to_path_buf();
-        let tmp = crate::storage::ros1::writer::temp_path_for(&target);
-        McapWriter::create_via(target, tmp, opts)
+        McapWriter::create_via(Staged::new(target.as_ref()), opts)
     }
 
     /// Starts writing a recording from a live system: written as `target.active` and renamed
     /// to `target` when finished; a recorder killed before then leaves the `.active` file with
     /// every chunk [`McapWriter::flush`] closed, which bagscope reads without its summary.
     pub fn create_active(target: impl AsRef<Path>, opts: McapOptions) -> Result<McapWriter> {
-        let target = target.as_ref().to_path_buf();
-        let tmp = crate::storage::ros1::writer::active_path_for(&target);
-        McapWriter::create_via(target, tmp, opts)
+        McapWriter::create_via(Staged::active(target.as_ref()), opts)
     }
 
     /// Closes the open chunk and hands everything written so far to the operating system.
@@ -126,7 +122,7 @@ impl McapWriter {
         Ok(())
     }
 
-    fn create_via(target: PathBuf, tmp: PathBuf, opts: McapOptions) -> Result<McapWriter> {
+    fn create_via(staged: Staged, opts: McapOptions) -> Result<McapWriter> {
         if opts.chunk_size == 0 {
             return Err(Error::Invalid("chunk size must be positive".into()));
         }
@@ -135,14 +131,13 @@ impl McapWriter {
                 "MCAP chunks are none, lz4 or zstd, not bz2".into(),
             ));
         }
-        let file = File::create(&tmp).map_err(|e| Error::Open {
-            path: tmp.clone(),
+        let file = staged.create().map_err(|e| Error::Open {
+            path: staged.path().to_path_buf(),
             source: e,
         })?;
         let mut w = McapWriter {
             out: Some(BufWriter::with_capacity(1 << 20, file)),
-            tmp,
-            target,
+            staged,
             opts,
             pos: 0,
             schemas: Vec::new(),
@@ -487,15 +482,15 @@ impl McapWriter {
             .out
             .take()
             .ok_or_else(|| Error::Invalid("writer already finished".into()))?;
-        crate::storage::ros1::writer::commit(out, &self.tmp, &self.target)?;
-        Ok(self.target.clone())
+        crate::storage::ros1::writer::commit(out, &self.staged)?;
+        Ok(self.staged.target().to_path_buf())
     }
 }
 
 impl Drop for McapWriter {
     fn drop(&mut self) {
         if self.out.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
+            self.staged.discard();
         }
     }
 }

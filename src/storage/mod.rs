@@ -29,6 +29,7 @@ pub mod compression;
 pub mod index_cache;
 pub mod mcap;
 pub mod mcap_writer;
+pub mod output;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod ros1;

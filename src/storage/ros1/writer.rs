@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::storage::compression;
+use crate::storage::output::Staged;
 use crate::storage::ros1::record::{self, op, put_field, put_record, split_ns, Compression};
 
 /// Options of a [`BagWriter`].
@@ -85,8 +86,7 @@ struct ChunkInfo {
 /// ```
 pub struct BagWriter {
     out: Option<BufWriter<File>>,
-    tmp: PathBuf,
-    target: PathBuf,
+    staged: Staged,
     opts: WriteOptions,
     conns: Vec<(ConnectionSpec, Vec<u8>)>,
     written_conn: Vec<bool>,
@@ -146,38 +146,18 @@ fn bag_header(index_pos: u64, conn_count: u32, chunk_count: u32) -> Vec<u8> {
     r
 }
 
-/// Flushes a finished file to disk and renames it from `tmp` into place at `target`.
-pub(crate) fn commit(out: BufWriter<File>, tmp: &Path, target: &Path) -> Result<()> {
+/// Flushes a finished file, syncs it and renames it into place (see [`Staged::commit`]).
+pub(crate) fn commit(out: BufWriter<File>, staged: &Staged) -> Result<()> {
     let file = out.into_inner().map_err(|e| Error::Io(e.into_error()))?;
-    file.sync_all()?;
-    drop(file);
-    std::fs::rename(tmp, target)?;
-    Ok(())
+    staged.commit(file)
 }
 
-/// A temporary path beside `target`, in the same directory so the rename is atomic.
-pub fn temp_path_for(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map_or_else(|| "bag".into(), |n| n.to_string_lossy().into_owned());
-    let dir = target.parent().unwrap_or(Path::new("."));
-    dir.join(format!(".{name}.{}.partial", std::process::id()))
-}
-
-/// `target.active`, where a recording from a live system is written until it is finished (the
-/// name `rosbag record` uses).
-pub fn active_path_for(target: &Path) -> PathBuf {
-    let mut p = target.as_os_str().to_owned();
-    p.push(".active");
-    PathBuf::from(p)
-}
+pub use crate::storage::output::{active_path_for, temp_path_for};
 
 impl BagWriter {
     /// Starts writing a bag that will appear at `target` when finished.
     pub fn create(target: impl AsRef<Path>, opts: WriteOptions) -> Result<BagWriter> {
-        let target = target.as_ref().to_path_buf();
-        let tmp = temp_path_for(&target);
-        BagWriter::create_via(target, tmp, opts)
+        BagWriter::create_via(Staged::new(target.as_ref()), opts)
     }
 
     /// Starts writing a recording from a live system: written as `target.active` (the name
@@ -185,20 +165,17 @@ impl BagWriter {
     /// then leaves the `.active` file with every chunk [`BagWriter::flush`] closed, which
     /// bagscope reads (and `export` rewrites) without its index.
     pub fn create_active(target: impl AsRef<Path>, opts: WriteOptions) -> Result<BagWriter> {
-        let target = target.as_ref().to_path_buf();
-        let tmp = active_path_for(&target);
-        BagWriter::create_via(target, tmp, opts)
+        BagWriter::create_via(Staged::active(target.as_ref()), opts)
     }
 
-    fn create_via(target: PathBuf, tmp: PathBuf, opts: WriteOptions) -> Result<BagWriter> {
+    fn create_via(staged: Staged, opts: WriteOptions) -> Result<BagWriter> {
         if opts.chunk_size == 0 {
             return Err(Error::Invalid("chunk size must be positive".into()));
         }
-        let file = File::create(&tmp)?;
+        let file = staged.create()?;
         let mut w = BagWriter {
             out: Some(BufWriter::with_capacity(1 << 20, file)),
-            tmp,
-            target,
+            staged,
             opts,
             conns: Vec::new(),
             written_conn: Vec::new(),
@@ -356,15 +333,15 @@ impl BagWriter {
             .ok_or_else(|| Error::Invalid("writer already finished".into()))?;
         out.seek(SeekFrom::Start(record::MAGIC_V2.len() as u64))?;
         out.write_all(&header)?;
-        commit(out, &self.tmp, &self.target)?;
-        Ok(self.target.clone())
+        commit(out, &self.staged)?;
+        Ok(self.staged.target().to_path_buf())
     }
 }
 
 impl Drop for BagWriter {
     fn drop(&mut self) {
         if self.out.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
+            self.staged.discard();
         }
     }
 }
