@@ -161,9 +161,10 @@ fn warn_path(p: &FieldPath, problems: &[String], missing: u64, warn: &mut dyn Fn
     }
 }
 
-/// A file written beside its target and renamed into place by [`AtomicFile::commit`] after a
-/// clean write (a device such as `/dev/null` is written in place: see
-/// [`crate::storage::output`]).
+/// A derived output (CSV, an image) written beside its target and renamed into place by
+/// [`AtomicFile::commit`] after a clean write, without waiting for the disk (see
+/// [`crate::storage::output::Staged::commit_unsynced`]); a device such as `/dev/null` is
+/// written in place.
 pub struct AtomicFile {
     staged: crate::storage::output::Staged,
     file: Option<std::io::BufWriter<std::fs::File>>,
@@ -201,7 +202,7 @@ impl Write for AtomicFile {
 }
 
 impl AtomicFile {
-    /// Flushes, syncs and renames the file into place.
+    /// Flushes the file and renames it into place.
     pub fn commit(mut self) -> Result<PathBuf> {
         let f = self
             .file
@@ -215,7 +216,7 @@ impl AtomicFile {
                 self.staged.target().display()
             )));
         }
-        self.staged.commit(f)?;
+        self.staged.commit_unsynced(f)?;
         Ok(self.staged.target().to_path_buf())
     }
 }
