@@ -1,12 +1,12 @@
 //! Where an output file is written while it is made.
 //!
-//! A file is written under a temporary name beside its target, synced and renamed into place
-//! only when it is finished: the target never holds a partial file, and an error or a cancel
-//! leaves nothing. A target that exists and is not a regular file or a directory (a device
-//! such as `/dev/null`, a FIFO, a terminal) is written in place instead, unsynced: renaming a
-//! file over it would replace the device itself. As root, `bagscope csv ... -o /dev/null`
-//! once turned `/dev/null` into a regular file, which then filled with whatever every other
-//! program threw away.
+//! A file is written under a temporary name beside its target and renamed into place only when
+//! it is finished (a recording synced to disk first, a derived output not): the target never
+//! holds a partial file, and an error or a cancel leaves nothing. A target that exists and is
+//! not a regular file or a directory (a device such as `/dev/null`, a FIFO, a terminal) is
+//! written in place instead, unsynced: renaming a file over it replaces the device itself. As
+//! root, a rename over `/dev/null` turns it into a regular file, which then fills with whatever
+//! every other program throws away (this machine's did, and CI failed on it).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
