@@ -99,7 +99,7 @@ impl Session {
     /// The file as it is on disk now.
     pub fn path_now(&self) -> PathBuf {
         if self.running() {
-            crate::storage::ros1::writer::active_path_for(&self.file)
+            crate::storage::output::active_path_for(&self.file)
         } else {
             self.file.clone()
         }

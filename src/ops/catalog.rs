@@ -693,7 +693,7 @@ fn topics_batch(rows: &[&TopicRow]) -> Result<RecordBatch> {
 
 /// Writes one table under a temporary name and renames it into place.
 fn write_parquet(path: &Path, batch: RecordBatch) -> Result<()> {
-    let tmp = crate::storage::ros1::writer::temp_path_for(path);
+    let tmp = crate::storage::output::temp_path_for(path);
     let file = File::create(&tmp).map_err(|e| Error::Open {
         path: tmp.clone(),
         source: e,

@@ -197,7 +197,7 @@ impl Rosbag2Writer {
         let stem = target
             .file_name()
             .map_or_else(|| "bag".into(), |n| n.to_string_lossy().into_owned());
-        let tmp = crate::storage::ros1::writer::temp_path_for(&target);
+        let tmp = crate::storage::output::temp_path_for(&target);
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp).map_err(|e| Error::Open {
             path: tmp.clone(),
@@ -224,7 +224,7 @@ impl Rosbag2Writer {
     /// metadata.yaml.
     pub fn create_active(target: impl AsRef<Path>, opts: Rosbag2Options) -> Result<Rosbag2Writer> {
         let target = target.as_ref().to_path_buf();
-        let active = crate::storage::ros1::writer::active_path_for(&target);
+        let active = crate::storage::output::active_path_for(&target);
         if active.exists() {
             return Err(Error::Invalid(format!(
                 "{} exists (a recording being written, or one a killed recorder left): not overwritten",

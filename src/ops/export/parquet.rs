@@ -248,7 +248,7 @@ pub fn export_parquet(
             out.display()
         )));
     }
-    let tmp = crate::storage::ros1::writer::temp_path_for(out);
+    let tmp = crate::storage::output::temp_path_for(out);
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(|e| Error::Open {
         path: tmp.clone(),

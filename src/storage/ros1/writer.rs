@@ -152,8 +152,6 @@ pub(crate) fn commit(out: BufWriter<File>, staged: &Staged) -> Result<()> {
     staged.commit(file)
 }
 
-pub use crate::storage::output::{active_path_for, temp_path_for};
-
 impl BagWriter {
     /// Starts writing a bag that will appear at `target` when finished.
     pub fn create(target: impl AsRef<Path>, opts: WriteOptions) -> Result<BagWriter> {
