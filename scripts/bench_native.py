@@ -6,7 +6,10 @@ Peers (built by this script into target/native/, from scripts/native/):
   ros1_read     Debian's C++ rosbag_storage (ros_comm), rosbag::View        (apt: librosbag-storage-dev pluginlib-dev)
   mcap_read     foxglove's `mcap` crate 0.26, its indexed reader, log-time order (cargo)
   rosbag2_read  rosbag2's SQLite read query through libsqlite3               (apt: libsqlite3-dev)
-Each reads every message (or one topic in a time window) in time order and copies its bytes.
+Each reads every message (or one topic in a time window) in time order. Where the peer's API
+lends a message's bytes (the mcap crate, SQLite), it looks at them as `bagscope bench --op
+iterate` looks at what `Messages::next_ref` lends (length counted, every 4096th byte summed);
+rosbag::View has no such form, so the C++ reader copies each message out.
 
     cargo build --release
     python3 ../shared/tools/gen_bench_bags.py --out bench-bags     # big_none.bag, medium_bz2.bag

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::error::{Error, Location, RecordKind, Result};
 use crate::storage::compression;
 pub use crate::storage::{
-    Bytes, Chunk, ChunkEntries, ChunkKind, Connection, Filter, IndexEntry, Message, MessageTables,
-    Summary, TablesProgress, Topic, Version,
+    Bytes, Chunk, ChunkEntries, ChunkKind, Connection, Filter, IndexEntry, Message, MessageRef,
+    MessageTables, Summary, TablesProgress, Topic, Version,
 };
 pub(crate) use crate::storage::{Opened, Source};
 

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use crate::bag::{Bag, Filter, IndexEntry, Message, MessageTables};
+use crate::bag::{Bag, Filter, IndexEntry, Message, MessageRef, MessageTables};
 use crate::error::{Error, Result};
 use crate::storage::ChunkKind;
 
@@ -49,6 +49,17 @@ type Ready = Result<Loaded>;
 struct Spare {
     data: Vec<u8>,
     slots: Vec<Slot>,
+}
+
+impl Slot {
+    /// Where the message is, in the tables' terms.
+    fn entry(&self, chunk: u32) -> IndexEntry {
+        IndexEntry {
+            time_ns: self.time_ns,
+            chunk,
+            offset: self.offset,
+        }
+    }
 }
 
 impl Loaded {
@@ -380,6 +391,8 @@ pub struct Messages {
     /// A time window of a rosbag2 SQLite recording read through its timestamp index, the
     /// rows not scanned.
     window: Option<crate::storage::rosbag2::WindowRows>,
+    /// The message [`Messages::next_ref`] lends where it is not read as a stream.
+    lent: Option<Message>,
 }
 
 /// Every wanted message of MCAP chunks that do not overlap in time, read chunk by chunk in
@@ -493,29 +506,15 @@ impl Messages {
         ))
     }
 
-    /// The next message of the stream.
-    fn stream_next(&mut self) -> Option<Result<Message>> {
+    /// Moves the stream on to its next message: `Some(Ok(()))` when [`Stream::cur`] holds it
+    /// (its slot just before the position), `None` at the end.
+    fn stream_advance(&mut self) -> Option<Result<()>> {
         loop {
             let st = self.stream.as_mut()?;
-            if let Some((chunk, loaded, pos)) = &mut st.cur {
-                if let Some(m) = loaded.slots.get(*pos) {
+            if let Some((_, loaded, pos)) = &mut st.cur {
+                if *pos < loaded.slots.len() {
                     *pos += 1;
-                    return Some(Ok(Message {
-                        conn: m.conn as usize,
-                        time_ns: m.time_ns,
-                        data: crate::storage::Bytes::slice(
-                            loaded.data.clone(),
-                            m.start as usize,
-                            m.end as usize,
-                        ),
-                        entry: IndexEntry {
-                            time_ns: m.time_ns,
-                            chunk: *chunk,
-                            offset: m.offset,
-                        },
-                        publish_ns: m.publish_ns,
-                        sequence: m.sequence,
-                    }));
+                    return Some(Ok(()));
                 }
             }
             if let Some((c, loaded, _)) = st.cur.take() {
@@ -545,6 +544,61 @@ impl Messages {
                     return Some(Err(e));
                 }
             }
+        }
+    }
+
+    /// The stream's current message (after [`Self::stream_advance`]), its chunk, its slot and
+    /// the chunk's data.
+    fn stream_current(&self) -> Option<(u32, &Slot, &Arc<Vec<u8>>)> {
+        let (chunk, loaded, pos) = self.stream.as_ref()?.cur.as_ref()?;
+        Some((*chunk, loaded.slots.get(pos.checked_sub(1)?)?, &loaded.data))
+    }
+
+    /// The next message of the stream.
+    fn stream_next(&mut self) -> Option<Result<Message>> {
+        if let Err(e) = self.stream_advance()? {
+            return Some(Err(e));
+        }
+        let (chunk, m, data) = self.stream_current()?;
+        Some(Ok(Message {
+            conn: m.conn as usize,
+            time_ns: m.time_ns,
+            data: crate::storage::Bytes::slice(data.clone(), m.start as usize, m.end as usize),
+            entry: m.entry(chunk),
+            publish_ns: m.publish_ns,
+            sequence: m.sequence,
+        }))
+    }
+
+    /// The next message, lent: where the chunk is read as a stream (MCAP chunks in file
+    /// order, see [`Stream`]) its bytes are borrowed from the chunk, so a reader that looks at
+    /// each message and moves on pays neither a reference count nor a copy per message; in
+    /// the other paths the message is read as [`Iterator::next`] reads it and lent from here.
+    /// Valid until the next call.
+    pub fn next_ref(&mut self) -> Option<Result<MessageRef<'_>>> {
+        if self.done {
+            return None;
+        }
+        if self.stream.is_some() {
+            if let Err(e) = self.stream_advance()? {
+                return Some(Err(e));
+            }
+            let (chunk, m, data) = self.stream_current()?;
+            return Some(Ok(MessageRef {
+                conn: m.conn as usize,
+                time_ns: m.time_ns,
+                data: data.get(m.start as usize..m.end as usize)?,
+                entry: m.entry(chunk),
+                publish_ns: m.publish_ns,
+                sequence: m.sequence,
+            }));
+        }
+        // The message lent before is dropped first: a chunk's buffer serves again once no
+        // message holds it (see `Self::read`).
+        self.lent = None;
+        match self.next()? {
+            Ok(m) => Some(Ok(self.lent.insert(m).borrowed())),
+            Err(e) => Some(Err(e)),
         }
     }
 
@@ -656,6 +710,7 @@ impl Messages {
             done: false,
             stream: None,
             window: None,
+            lent: None,
         })
     }
 
@@ -721,6 +776,7 @@ impl Messages {
             done: false,
             stream: None,
             window: None,
+            lent: None,
         }
     }
 
@@ -896,6 +952,62 @@ mod tests {
         }
         out.sort();
         out
+    }
+
+    /// `next_ref` lends what `next` gives (every field, and the error where there is one) on
+    /// the MCAP corpus (read as a stream) and the ROS 1 corpus (read through the tables), with
+    /// read-ahead threads and without.
+    #[test]
+    fn a_lent_message_is_the_message_the_iterator_gives() {
+        type Full = std::result::Result<(usize, u64, Vec<u8>, IndexEntry, u64, u32), String>;
+        let (mut files, mut streamed, mut messages) = (0, 0, 0);
+        for p in corpus("bags2", "mcap")
+            .into_iter()
+            .chain(corpus("bags", "bag"))
+        {
+            let Ok(bag) = Bag::open(&p) else { continue };
+            for threads in [0, 2] {
+                let (Ok(a), Ok(mut b)) = (
+                    Messages::new(bag.clone(), &Filter::default(), threads),
+                    Messages::new(bag.clone(), &Filter::default(), threads),
+                ) else {
+                    continue;
+                };
+                streamed += usize::from(b.stream.is_some());
+                let want: Vec<Full> = a
+                    .map(|m| {
+                        m.map(|m| {
+                            let d = m.data.to_vec();
+                            (m.conn, m.time_ns, d, m.entry, m.publish_ns, m.sequence)
+                        })
+                        .map_err(|e| e.to_string())
+                    })
+                    .collect();
+                let mut got: Vec<Full> = Vec::new();
+                while let Some(m) = b.next_ref() {
+                    got.push(
+                        m.map(|m| {
+                            let d = m.data.to_vec();
+                            (m.conn, m.time_ns, d, m.entry, m.publish_ns, m.sequence)
+                        })
+                        .map_err(|e| e.to_string()),
+                    );
+                }
+                assert!(
+                    got == want,
+                    "{}: {} vs {}",
+                    p.display(),
+                    got.len(),
+                    want.len()
+                );
+                files += 1;
+                messages += got.len();
+            }
+        }
+        assert!(
+            files > 100 && streamed > 50 && messages > 10_000,
+            "{files} files, {streamed} streamed, {messages} messages"
+        );
     }
 
     /// A time window read chunk by chunk (no message index) gives what the tables give,

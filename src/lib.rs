@@ -58,8 +58,8 @@ pub mod storage;
 pub mod timefmt;
 
 pub use bag::{
-    Bag, Bytes, Chunk, ChunkKind, Connection, Filter, IndexEntry, Message, MessageTables, Summary,
-    Topic, Version,
+    Bag, Bytes, Chunk, ChunkKind, Connection, Filter, IndexEntry, Message, MessageRef,
+    MessageTables, Summary, Topic, Version,
 };
 pub use error::{Error, Result};
 pub use storage::ros1::record::Compression;

@@ -115,7 +115,8 @@ pub fn bench(path: &Path, op: &str, runs: usize) -> bagscope::Result<ExitCode> {
         let unc = bag.uncompressed_size();
         let (s, (n, bytes)) = best(runs, || {
             let (mut n, mut bytes, mut sum) = (0u64, 0u64, 0u64);
-            for m in bag.messages(&filter)? {
+            let mut it = bag.messages(&filter)?;
+            while let Some(m) = it.next_ref() {
                 let m = m?;
                 n += 1;
                 bytes += m.data.len() as u64;

@@ -556,6 +556,53 @@ pub struct Message {
     pub sequence: u32,
 }
 
+/// One message as [`crate::iter::Messages::next_ref`] lends it: its bytes borrowed from the
+/// chunk being read, so neither a reference count nor a copy is paid per message. Made owned
+/// with [`MessageRef::to_owned_message`] when it must outlive the next call.
+#[derive(Debug, Clone, Copy)]
+pub struct MessageRef<'a> {
+    /// Index into [`Summary::connections`].
+    pub conn: usize,
+    /// Receive time (ns).
+    pub time_ns: u64,
+    /// The serialized message.
+    pub data: &'a [u8],
+    /// Where it is: chunk and offset.
+    pub entry: IndexEntry,
+    /// Publish time (ns); see [`Message::publish_ns`].
+    pub publish_ns: u64,
+    /// Sequence number; see [`Message::sequence`].
+    pub sequence: u32,
+}
+
+impl MessageRef<'_> {
+    /// The message with its bytes copied into a buffer of their own.
+    pub fn to_owned_message(&self) -> Message {
+        Message {
+            conn: self.conn,
+            time_ns: self.time_ns,
+            data: Bytes::from_vec(self.data.to_vec()),
+            entry: self.entry,
+            publish_ns: self.publish_ns,
+            sequence: self.sequence,
+        }
+    }
+}
+
+impl Message {
+    /// The message lent as a [`MessageRef`].
+    pub fn borrowed(&self) -> MessageRef<'_> {
+        MessageRef {
+            conn: self.conn,
+            time_ns: self.time_ns,
+            data: &self.data,
+            entry: self.entry,
+            publish_ns: self.publish_ns,
+            sequence: self.sequence,
+        }
+    }
+}
+
 /// Which messages to read.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
