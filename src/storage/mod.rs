@@ -37,6 +37,7 @@ pub mod rosbag2;
 pub mod rosbag2_writer;
 pub(crate) mod sqlite_file;
 
+mod bz2;
 mod dispatch;
 mod io;
 
