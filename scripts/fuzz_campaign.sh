@@ -14,7 +14,7 @@
 set -u
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LOGS="${1:-$ROOT/fuzz/logs}"
-TARGETS="${TARGETS:-decode decode_cdr parse_idl open_mcap open_old open_rosbag2 open_iterate}"
+TARGETS="${TARGETS:-decode decode_cdr parse_idl decode_bz2 open_mcap open_old open_rosbag2 open_iterate}"
 RUNS="${RUNS:-10000000}"
 SECONDS_EACH="${SECONDS_EACH:-1200}"
 mkdir -p "$LOGS"
@@ -24,6 +24,7 @@ export TMPDIR=/dev/shm RUSTC_BOOTSTRAP=1
 for t in $TARGETS; do
   case "$t" in
     decode|decode_cdr|parse_idl) len=4096 ;;
+    decode_bz2) len=262144 ;;
     *) len=16384 ;;
   esac
   mkdir -p "corpus/$t"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Seeds for the fuzz targets: fuzz/corpus/open_iterate from the small bags of ../shared/bags,
-fuzz/corpus/decode from a few definitions and messages.
+fuzz/corpus/decode from a few definitions and messages, fuzz/corpus/decode_bz2 from bz2 streams.
 
 Usage: python3 scripts/fuzz_seeds.py   (from the repository; corpora are kept out of git)
 open_iterate's first byte selects the magic line it prepends (0: 1.2, 1 or 2: 2.0, 3: none), so a
@@ -145,9 +145,23 @@ def main() -> None:
     for name, text, msg in hand:
         put('parse_idl', name.encode() + b'\n' + text.encode() + b'\0' + msg)
         i += 1
+    # decode_bz2: bz2 streams of runs, text, every byte value and random bytes, at block sizes
+    # 1 (several blocks) and 9.
+    import bz2
+    import random
+    rng = random.Random(7)
+    z = 0
+    samples = [b'', b'a', b'aaaa', b'aaaaa' * 60, bytes(range(256)) * 4,
+               b''.join(bytes([k % 7]) * (k % 300) for k in range(700)),
+               bytes(rng.getrandbits(8) for _ in range(3000)),
+               bytes(rng.choice(b'aab\x00\xff') for _ in range(130000))]
+    for sample in samples:
+        for level in (1, 9):
+            put('decode_bz2', bz2.compress(sample, level))
+            z += 1
     print(f'{n} bag seeds, {len(defs) * 3} decode seeds, {m} MCAP seeds, '
           f'{len(cdr_defs) * 3} CDR seeds, {r} rosbag2 seeds, {o} old-format seeds, '
-          f'{e} protobuf/JSON seeds, {i} IDL seeds')
+          f'{e} protobuf/JSON seeds, {i} IDL seeds, {z} bz2 seeds')
 
 
 if __name__ == '__main__':

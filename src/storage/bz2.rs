@@ -404,8 +404,8 @@ fn walk(block: &Block, out: &mut Vec<u8>, limit: usize) -> Res<()> {
         p = (e >> 8) as usize;
         un.push(e & 0xff, out);
     }
-    // Checked once the block is walked: a block makes at most 51 bytes a byte of its table
-    // (a run's count), so what is made past the limit is bounded.
+    // Checked once the block is walked: a block makes under 52 bytes a byte of its table
+    // (4 bytes and a count make at most 259), so what is made past the limit is bounded.
     if out.len() > limit {
         return Err("more bytes than the chunk declares".into());
     }
@@ -421,7 +421,7 @@ fn crc(data: &[u8]) -> u32 {
 
 /// Decodes the bzip2 stream at the start of `data` into `out` (cleared first), which must not
 /// grow past `limit` bytes. What follows the stream is not read.
-pub(crate) fn decode(data: &[u8], out: &mut Vec<u8>, limit: usize) -> Res<()> {
+pub fn decode(data: &[u8], out: &mut Vec<u8>, limit: usize) -> Res<()> {
     out.clear();
     let mut b = Bits::new(data);
     if (b.read(8), b.read(8), b.read(8)) != (u32::from(b'B'), u32::from(b'Z'), u32::from(b'h')) {

@@ -25,6 +25,7 @@ use std::sync::Arc;
 use crate::error::{Error, Location, RecordKind, Result};
 use crate::storage::ros1::record::Compression;
 
+pub mod bz2;
 pub mod compression;
 pub mod index_cache;
 pub mod mcap;
@@ -37,7 +38,6 @@ pub mod rosbag2;
 pub mod rosbag2_writer;
 pub(crate) mod sqlite_file;
 
-mod bz2;
 mod dispatch;
 mod io;
 
