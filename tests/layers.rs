@@ -34,6 +34,7 @@ const ROOT_ITEMS: &[(&str, &str)] = &[
     ("Connection", "storage"),
     ("IndexEntry", "storage"),
     ("Message", "storage"),
+    ("MessageRef", "storage"),
     ("MessageTables", "storage"),
     ("Summary", "storage"),
     ("Topic", "storage"),
