@@ -974,24 +974,16 @@ mod tests {
                     continue;
                 };
                 streamed += usize::from(b.stream.is_some());
+                let full = |m: MessageRef<'_>| {
+                    let d = m.data.to_vec();
+                    (m.conn, m.time_ns, d, m.entry, m.publish_ns, m.sequence)
+                };
                 let want: Vec<Full> = a
-                    .map(|m| {
-                        m.map(|m| {
-                            let d = m.data.to_vec();
-                            (m.conn, m.time_ns, d, m.entry, m.publish_ns, m.sequence)
-                        })
-                        .map_err(|e| e.to_string())
-                    })
+                    .map(|m| m.map(|m| full(m.borrowed())).map_err(|e| e.to_string()))
                     .collect();
                 let mut got: Vec<Full> = Vec::new();
                 while let Some(m) = b.next_ref() {
-                    got.push(
-                        m.map(|m| {
-                            let d = m.data.to_vec();
-                            (m.conn, m.time_ns, d, m.entry, m.publish_ns, m.sequence)
-                        })
-                        .map_err(|e| e.to_string()),
-                    );
+                    got.push(m.map(full).map_err(|e| e.to_string()));
                 }
                 assert!(
                     got == want,
