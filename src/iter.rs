@@ -52,13 +52,21 @@ struct Spare {
 }
 
 impl Slot {
-    /// Where the message is, in the tables' terms.
-    fn entry(&self, chunk: u32) -> IndexEntry {
-        IndexEntry {
+    /// The message in `data`, the chunk `chunk`'s bytes (`None` past their end, which the walk
+    /// that made the slot rules out).
+    fn lend<'a>(&self, chunk: u32, data: &'a [u8]) -> Option<MessageRef<'a>> {
+        Some(MessageRef {
+            conn: self.conn as usize,
             time_ns: self.time_ns,
-            chunk,
-            offset: self.offset,
-        }
+            data: data.get(self.start as usize..self.end as usize)?,
+            entry: IndexEntry {
+                time_ns: self.time_ns,
+                chunk,
+                offset: self.offset,
+            },
+            publish_ns: self.publish_ns,
+            sequence: self.sequence,
+        })
     }
 }
 
@@ -547,11 +555,12 @@ impl Messages {
         }
     }
 
-    /// The stream's current message (after [`Self::stream_advance`]), its chunk, its slot and
-    /// the chunk's data.
-    fn stream_current(&self) -> Option<(u32, &Slot, &Arc<Vec<u8>>)> {
+    /// The stream's current message (after [`Self::stream_advance`]), lent, and the chunk's
+    /// data it lies in with its slot.
+    fn stream_current(&self) -> Option<(MessageRef<'_>, &Arc<Vec<u8>>, &Slot)> {
         let (chunk, loaded, pos) = self.stream.as_ref()?.cur.as_ref()?;
-        Some((*chunk, loaded.slots.get(pos.checked_sub(1)?)?, &loaded.data))
+        let slot = loaded.slots.get(pos.checked_sub(1)?)?;
+        Some((slot.lend(*chunk, &loaded.data)?, &loaded.data, slot))
     }
 
     /// The next message of the stream.
@@ -559,15 +568,10 @@ impl Messages {
         if let Err(e) = self.stream_advance()? {
             return Some(Err(e));
         }
-        let (chunk, m, data) = self.stream_current()?;
-        Some(Ok(Message {
-            conn: m.conn as usize,
-            time_ns: m.time_ns,
-            data: crate::storage::Bytes::slice(data.clone(), m.start as usize, m.end as usize),
-            entry: m.entry(chunk),
-            publish_ns: m.publish_ns,
-            sequence: m.sequence,
-        }))
+        let (m, data, slot) = self.stream_current()?;
+        let bytes =
+            crate::storage::Bytes::slice(data.clone(), slot.start as usize, slot.end as usize);
+        Some(Ok(m.with_bytes(bytes)))
     }
 
     /// The next message, lent: where the chunk is read as a stream (MCAP chunks in file
@@ -583,15 +587,7 @@ impl Messages {
             if let Err(e) = self.stream_advance()? {
                 return Some(Err(e));
             }
-            let (chunk, m, data) = self.stream_current()?;
-            return Some(Ok(MessageRef {
-                conn: m.conn as usize,
-                time_ns: m.time_ns,
-                data: data.get(m.start as usize..m.end as usize)?,
-                entry: m.entry(chunk),
-                publish_ns: m.publish_ns,
-                sequence: m.sequence,
-            }));
+            return self.stream_current().map(|(m, _, _)| Ok(m));
         }
         // The message lent before is dropped first: a chunk's buffer serves again once no
         // message holds it (see `Self::read`).

@@ -38,15 +38,6 @@ pub fn decompress_into(
     mut out: Vec<u8>,
 ) -> Result<Vec<u8>> {
     let want = size as usize;
-    // bz2: bagscope's decoder of a whole chunk (see `super::bz2`); on any error the chunk
-    // goes the way of [`decompress`], through libbz2, which gives the error.
-    if compression == Compression::Bz2
-        && u64::from(size) <= MAX_CHUNK_SIZE
-        && super::bz2::decode(data, &mut out, want).is_ok()
-        && out.len() == want
-    {
-        return Ok(out);
-    }
     // A forged size past what the bytes present can expand to is not reserved: the
     // streaming decoder grows its buffer as output arrives instead.
     let plausible = data.len().saturating_mul(256).saturating_add(1 << 16);
@@ -134,6 +125,12 @@ fn decompress_lenient_into(
             read_exact_size(&mut dec, size, data.len(), err, out)
         }
         Compression::Bz2 => {
+            // bagscope's decoder of a whole chunk (see `super::bz2`) first; on any error the
+            // chunk goes through libbz2, which gives the error and what it could decode.
+            let mut out = out;
+            if super::bz2::decode(data, &mut out, size).is_ok() && out.len() == size {
+                return (Cow::Owned(out), None);
+            }
             // Straight from the slice (a `BufRead`): no copy through a reader's buffer.
             let mut dec = bzip2::bufread::BzDecoder::new(data);
             read_exact_size(&mut dec, size, data.len(), err, out)

@@ -579,10 +579,16 @@ pub struct MessageRef<'a> {
 impl MessageRef<'_> {
     /// The message with its bytes copied into a buffer of their own.
     pub fn to_owned_message(&self) -> Message {
+        self.with_bytes(Bytes::from_vec(self.data.to_vec()))
+    }
+
+    /// The message holding `data` (its bytes, held elsewhere) as its bytes.
+    pub(crate) fn with_bytes(&self, data: Bytes) -> Message {
+        debug_assert!(*data == *self.data);
         Message {
             conn: self.conn,
             time_ns: self.time_ns,
-            data: Bytes::from_vec(self.data.to_vec()),
+            data,
             entry: self.entry,
             publish_ns: self.publish_ns,
             sequence: self.sequence,
