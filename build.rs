@@ -6,15 +6,19 @@
 //! 10 s `csv` window of an uncompressed MCAP is a 20 ms process. Linked without `-pie` the
 //! linker resolves them once: 2.55 ms and 181 page faults (`perf stat -r 20`). The code is
 //! still compiled position-independent, and shared libraries, heap and stack stay randomised;
-//! only the executable's own load address is fixed (as in Go's default executables). The
-//! library, its tests and the Python module are unaffected (`rustc-link-arg-bins` reaches this
-//! package's executables only).
+//! only the executable's own load address is fixed (as in Go's default executables). That is
+//! a hardening given up: a memory bug in one of the C libraries a recording reaches (libzstd,
+//! libbz2, SQLite) would find the executable's code at a known place. `BAGSCOPE_PIE=1 cargo
+//! build --release` links a PIE as before. The library, its tests and the Python module are
+//! unaffected (`rustc-link-arg-bins` reaches this package's executables only).
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=BAGSCOPE_PIE");
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
-    if os == "linux" && (env == "gnu" || env == "musl") {
+    let pie = std::env::var("BAGSCOPE_PIE").is_ok_and(|v| v == "1");
+    if os == "linux" && (env == "gnu" || env == "musl") && !pie {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
 }

@@ -1,7 +1,8 @@
 //! Small behaviours of the command line: `csv -o -` is standard output, an attachment without
 //! a media type prints plainly, a ROS 1 `time` field takes `.secs`/`.nsecs` in a field path
 //! (as `echo` prints it), a path into a number says what the number is in words, and an output
-//! that is a pipe or a device is written in place.
+//! that is a pipe or a device is written in place, and the executable is linked without PIE
+//! (its start; see `build.rs`).
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -185,4 +186,20 @@ fn an_output_that_is_a_pipe_is_written_in_place() {
             "{args:?}: nothing else is left"
         );
     }
+}
+
+/// On Linux the executable is linked position-dependent (`build.rs`): an ELF of type
+/// `ET_EXEC`, whose start costs no relative relocations (unless built with `BAGSCOPE_PIE=1`).
+#[cfg(target_os = "linux")]
+#[test]
+fn the_executable_is_linked_without_pie() {
+    let elf = std::fs::read(env!("CARGO_BIN_EXE_bagscope")).unwrap();
+    assert_eq!(&elf[..4], b"\x7fELF");
+    let e_type = u16::from_le_bytes([elf[16], elf[17]]);
+    let want = if option_env!("BAGSCOPE_PIE") == Some("1") {
+        3
+    } else {
+        2
+    };
+    assert_eq!(e_type, want, "ELF type (2: ET_EXEC, 3: ET_DYN)");
 }
