@@ -1,4 +1,4 @@
-//! Links the `bagscope` executable as a position-dependent executable on Linux.
+//! Links the `bagscope` executable as a position-dependent executable on Linux (glibc).
 //!
 //! As a PIE, the dynamic loader applied 84,000 relative relocations to the binary at every start
 //! (pointers in vtables, string tables and panic locations, 2 MB of `.rela.dyn`), copying the
@@ -18,7 +18,8 @@ fn main() {
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
     let pie = std::env::var("BAGSCOPE_PIE").is_ok_and(|v| v == "1");
-    if os == "linux" && (env == "gnu" || env == "musl") && !pie {
+    // glibc targets only: musl's are linked static-pie, which `-no-pie` would contradict.
+    if os == "linux" && env == "gnu" && !pie {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
 }

@@ -188,9 +188,9 @@ fn an_output_that_is_a_pipe_is_written_in_place() {
     }
 }
 
-/// On Linux the executable is linked position-dependent (`build.rs`): an ELF of type
+/// On Linux (glibc) the executable is linked position-dependent (`build.rs`): an ELF of type
 /// `ET_EXEC`, whose start costs no relative relocations (unless built with `BAGSCOPE_PIE=1`).
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]
 fn the_executable_is_linked_without_pie() {
     let elf = std::fs::read(env!("CARGO_BIN_EXE_bagscope")).unwrap();
