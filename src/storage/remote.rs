@@ -247,6 +247,10 @@ pub(crate) fn store_for(
         )
     };
     let parsed = url::Url::parse(url).map_err(|e| bad(format!("not a URL ({e})")))?;
+    // TLS is rustls on ring (Cargo.toml says why); reqwest is built without a provider of its
+    // own and takes the process default, which is set once here (an error only says one is
+    // set already: ours from an earlier store, or the embedding program's own).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|e| bad(e.to_string()))?;
     // Every store's builder (types of their own, no common trait) with our retries and client
     // options, built.
