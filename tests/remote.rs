@@ -94,3 +94,80 @@ fn credentials_in_a_location_are_never_shown() {
         "{e}"
     );
 }
+
+/// A self-signed certificate for 127.0.0.1 and its key (`NAME-cert.pem`, `NAME-key.pem` in
+/// `dir`), made by the `openssl` command.
+fn self_signed(dir: &std::path::Path, name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let cert = dir.join(format!("{name}-cert.pem"));
+    let key = dir.join(format!("{name}-key.pem"));
+    let out = std::process::Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-nodes", "-days", "2"])
+        .args([
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-subj",
+            "/CN=127.0.0.1",
+        ])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("the openssl command (Debian's openssl package) makes the test's certificate");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (cert, key)
+}
+
+/// TLS is rustls on ring with the provider bagscope installs: a recording behind a
+/// certificate the system trusts (here: the one `SSL_CERT_FILE` names) reads as the local
+/// file; behind one it does not, it is refused with an error, not read and not a panic.
+#[test]
+fn over_https_a_trusted_certificate_reads_and_an_unknown_one_is_refused() {
+    let dir = common::temp_dir("remote-https");
+    let bag = dir.join("run.bag");
+    common::write_fixture(&bag, bagscope::Compression::Lz4, 4000, 500);
+    let (cert, key) = self_signed(&dir, "server");
+    let srv = common::http::serve_tls(dir.to_path_buf(), &cert, &key);
+    let url = format!("{}/run.bag", srv.url);
+    let info = |trust: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
+            .args(["info", &url])
+            .env("SSL_CERT_FILE", trust)
+            .env_remove("SSL_CERT_DIR")
+            .env("BAGSCOPE_RETRIES", "0")
+            .env("BAGSCOPE_INDEX_DIR", "off")
+            .output()
+            .unwrap()
+    };
+    let local = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
+        .arg("info")
+        .arg(&bag)
+        .env("BAGSCOPE_INDEX_DIR", "off")
+        .output()
+        .unwrap();
+    let trusted = info(&cert);
+    let text = String::from_utf8_lossy(&trusted.stdout);
+    assert!(
+        trusted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&trusted.stderr)
+    );
+    // The same report but for the path.
+    let local_text = String::from_utf8_lossy(&local.stdout);
+    let body = |t: &str| t.lines().skip(1).map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(body(&text), body(&local_text));
+    assert!(text.contains("500"), "{text}");
+    assert!(srv.state.requests.load(Ordering::SeqCst) >= 2);
+    // A trust store without that certificate: refused at the handshake.
+    let (other, _) = self_signed(&dir, "other");
+    let refused = info(&other);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains(&url) && !err.contains("panicked"), "{err}");
+}

@@ -1,10 +1,11 @@
 //! A small HTTP/1.1 server on 127.0.0.1 for the remote tests: serves the files of a directory
 //! with `HEAD` and single `Range` requests (206, `Content-Range`, an `ETag`), counts requests,
-//! and fails on demand (answers 500, or drops the connection after half the body).
+//! and fails on demand (answers 500, or drops the connection after half the body); over TLS
+//! too (rustls on ring, as the client), with a certificate and key given as PEM files.
 
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -25,16 +26,47 @@ pub struct Server {
 
 /// Serves `root` on a free port of 127.0.0.1 from a thread (a thread per connection).
 pub fn serve(root: PathBuf) -> Server {
+    serve_with(root, None)
+}
+
+/// [`serve`] over TLS (`https://`), with the certificate chain and key of these PEM files.
+pub fn serve_tls(root: PathBuf, cert_pem: &Path, key_pem: &Path) -> Server {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs = CertificateDer::pem_file_iter(cert_pem)
+        .expect("certificate file")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("certificate PEM");
+    let key = PrivateKeyDer::from_pem_file(key_pem).expect("key PEM");
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("TLS versions")
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .expect("certificate and key");
+    serve_with(root, Some(Arc::new(config)))
+}
+
+fn serve_with(root: PathBuf, tls: Option<Arc<rustls::ServerConfig>>) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-    let url = format!("http://{}", listener.local_addr().expect("local addr"));
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let url = format!("{scheme}://{}", listener.local_addr().expect("local addr"));
     let state = Arc::new(State::default());
     let st = state.clone();
     std::thread::spawn(move || {
         for conn in listener.incoming().flatten() {
             let root = root.clone();
             let st = st.clone();
+            let tls = tls.clone();
             std::thread::spawn(move || {
-                let _ = handle(conn, &root, &st);
+                let _ = match tls {
+                    None => handle(conn, &root, &st),
+                    Some(config) => rustls::ServerConnection::new(config)
+                        .map_err(std::io::Error::other)
+                        .and_then(|c| handle(rustls::StreamOwned::new(c, conn), &root, &st)),
+                };
             });
         }
     });
@@ -46,10 +78,11 @@ fn take(a: &AtomicUsize) -> bool {
         .is_ok()
 }
 
-fn handle(conn: TcpStream, root: &std::path::Path, st: &State) -> std::io::Result<()> {
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut out = conn;
+fn handle<S: Read + Write>(conn: S, root: &Path, st: &State) -> std::io::Result<()> {
+    let mut reader = BufReader::new(conn);
     loop {
+        // The answer before is sent whole (TLS holds what is written until flushed).
+        reader.get_mut().flush()?;
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 {
             return Ok(());
@@ -74,6 +107,8 @@ fn handle(conn: TcpStream, root: &std::path::Path, st: &State) -> std::io::Resul
             }
         }
         st.requests.fetch_add(1, Ordering::SeqCst);
+        // (Every byte of the request is read: what the reader holds now is the next one's.)
+        let out = reader.get_mut();
         let get = method == "GET";
         if get && take(&st.fail_500) {
             out.write_all(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\nfail")?;

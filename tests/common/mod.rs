@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+#[cfg(feature = "remote")]
 pub mod http;
 pub mod images;
 pub mod mcap;
