@@ -99,10 +99,189 @@ struct StreamIndex {
     /// The time window: messages from `lo` (inclusive) to `hi` (exclusive).
     lo: u64,
     hi: u64,
+    /// Sparse chunks walked record by record, their message indexes not telling where the
+    /// wanted messages are (none given, or one that disagrees with the records).
+    walked: AtomicUsize,
 }
 
 impl StreamIndex {
     const NONE: u32 = u32::MAX;
+}
+
+/// The bytes of a Message record's header before its payload (channel id, sequence, log and
+/// publish times).
+const MESSAGE_HEADER: usize = 2 + 4 + 8 + 8;
+
+/// How much of an uncompressed chunk [`read_pieces`] reads at a time: small enough to stay in
+/// a core's cache and to cost a reader thread few fresh pages, large enough that its reads are
+/// few (and under [`crate::storage::UNCLAMPED_READ`], so no length is asked of the file).
+const PIECE: u64 = 64 << 10;
+
+fn u64_at_of(b: &[u8], i: usize) -> Option<u64> {
+    b.get(i..i + 8)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_le_bytes)
+}
+
+/// The slot of the Message record at `rel` of `data`, if it is the one of channel `id` at time
+/// `t` that an index entry says is there; its payload from `start` to `end` of `data`.
+fn indexed_record(data: &[u8], rel: usize, id: u16, t: u64) -> Option<(Slot, u64)> {
+    let len = u64_at_of(data, rel + 1)?;
+    let head = data.get(rel + 9..rel + 9 + MESSAGE_HEADER)?;
+    if data.get(rel) != Some(&crate::storage::mcap::opcode::MESSAGE)
+        || len < MESSAGE_HEADER as u64
+        || head[..2] != id.to_le_bytes()
+        || u64_at_of(head, 6) != Some(t)
+    {
+        return None;
+    }
+    let slot = Slot {
+        time_ns: t,
+        publish_ns: u64_at_of(head, 14)?,
+        offset: 0,
+        start: 0,
+        end: 0,
+        sequence: u32::from_le_bytes([head[2], head[3], head[4], head[5]]),
+        conn: 0,
+    };
+    Some((slot, len))
+}
+
+/// The slots of `entries` (see [`Work::entries`]) in `data`, a chunk's records: `false`,
+/// with `slots` to be refilled, where a record is not the Message of the channel and time
+/// its index gives.
+fn slots_from_index(entries: &[(u64, u32, u32, u16)], data: &[u8], slots: &mut Vec<Slot>) -> bool {
+    slots.clear();
+    slots.reserve(entries.len());
+    for &(t, off, conn, id) in entries {
+        let rel = off as usize;
+        let Some((mut slot, len)) = indexed_record(data, rel, id, t) else {
+            return false;
+        };
+        let start = rel + 9 + MESSAGE_HEADER;
+        let end = (rel as u64 + 9).saturating_add(len);
+        let (Ok(s), Ok(e)) = (u32::try_from(start), u32::try_from(end)) else {
+            return false;
+        };
+        if end > data.len() as u64 {
+            return false;
+        }
+        (slot.offset, slot.start, slot.end, slot.conn) = (off, s, e, conn);
+        slots.push(slot);
+    }
+    true
+}
+
+/// The payloads of `slots` (in `data`) copied into `out`, the slots made to point there.
+fn copy_out(data: &[u8], slots: &mut [Slot], out: &mut Vec<u8>) {
+    let wanted: usize = slots.iter().map(|m| (m.end - m.start) as usize).sum();
+    out.reserve(wanted);
+    for m in slots {
+        let at = out.len();
+        out.extend_from_slice(data.get(m.start as usize..m.end as usize).unwrap_or(&[]));
+        // Within `data`'s length, as the slots are: a u32 holds it.
+        (m.start, m.end) = (at as u32, out.len() as u32);
+    }
+}
+
+/// The wanted messages (`work.entries`) of uncompressed chunk `c`, read from the file in
+/// pieces of at most [`PIECE`] bytes, each from a wanted record's start, into `work.plain`;
+/// their payloads copied into `out` as they come (one longer than what a piece holds, read
+/// straight into `out`), `slots` pointing there, in the order of the entries. `false` where a
+/// record is not what the index says it is (the chunk is then walked).
+fn read_pieces(
+    bag: &Bag,
+    c: u32,
+    layout: crate::storage::ChunkLayout,
+    work: &mut Work,
+    out: &mut Vec<u8>,
+    slots: &mut Vec<Slot>,
+) -> Result<bool> {
+    let ch = bag
+        .summary()
+        .chunks
+        .get(c as usize)
+        .ok_or_else(|| Error::NotFound(format!("no chunk {c}")))?;
+    let src = bag.source(ch)?;
+    let size = u64::from(layout.size);
+    let truncated = |needed: u64, available: u64| Error::Truncated {
+        kind: crate::error::RecordKind::Chunk,
+        at: crate::error::Location::File(ch.pos),
+        needed,
+        available,
+    };
+    let Work {
+        plain,
+        entries,
+        order,
+        ..
+    } = work;
+    order.clear();
+    order.extend(0..entries.len() as u32);
+    if !entries.is_sorted_by_key(|e| e.1) {
+        order.sort_unstable_by_key(|&i| entries[i as usize].1);
+    }
+    // The end of the record read last: the next starts there or after.
+    let mut done = 0u64;
+    let mut k = 0;
+    while let Some(&first) = order.get(k) {
+        let from = u64::from(entries[first as usize].1);
+        if from >= size || from < done {
+            return Ok(false);
+        }
+        let to = (from + PIECE).min(size);
+        crate::storage::read_at_into(src, layout.data_pos + from, (to - from) as usize, plain)?;
+        if (plain.len() as u64) < to - from {
+            return Err(truncated(to - from, plain.len() as u64));
+        }
+        while let Some(&i) = order.get(k) {
+            let (t, off, conn, id) = entries[i as usize];
+            let off = u64::from(off);
+            if off < done {
+                return Ok(false);
+            }
+            let rel = (off - from) as usize;
+            if rel + 9 + MESSAGE_HEADER > plain.len() {
+                // Its header is past this piece: the next piece starts with it.
+                break;
+            }
+            let Some((mut slot, len)) = indexed_record(plain, rel, id, t) else {
+                return Ok(false);
+            };
+            let end = (off + 9).saturating_add(len);
+            if end > size {
+                return Ok(false);
+            }
+            let at = out.len();
+            let body = rel + 9 + MESSAGE_HEADER;
+            match plain.get(body..(end - from) as usize) {
+                Some(b) => out.extend_from_slice(b),
+                None => {
+                    let n = (len as usize) - MESSAGE_HEADER;
+                    out.resize(at + n, 0);
+                    let pos = layout.data_pos + off + 9 + MESSAGE_HEADER as u64;
+                    if !crate::storage::read_exact_at(src, pos, &mut out[at..])? {
+                        return Err(truncated(end, size));
+                    }
+                }
+            }
+            let (Ok(s), Ok(e), Ok(o)) = (
+                u32::try_from(at),
+                u32::try_from(out.len()),
+                u32::try_from(off),
+            ) else {
+                return Ok(false);
+            };
+            (slot.offset, slot.start, slot.end, slot.conn) = (o, s, e, conn);
+            slots.push(slot);
+            done = end;
+            k += 1;
+        }
+    }
+    if !slots.is_sorted_by_key(|m| (m.time_ns, m.offset)) {
+        slots.sort_unstable_by_key(|m| (m.time_ns, m.offset));
+    }
+    Ok(true)
 }
 
 /// The buffers a thread loads chunks with, kept from chunk to chunk.
@@ -113,6 +292,13 @@ struct Work {
     /// For a [`Stream`]: a chunk's records, whose wanted messages are copied out when they
     /// are a small part of it (see [`Loader::load`]).
     plain: Vec<u8>,
+    /// A wanted channel's MessageIndex record.
+    index: Vec<u8>,
+    /// The wanted messages a chunk's message indexes list: (time, offset in the chunk,
+    /// connection, channel id).
+    entries: Vec<(u64, u32, u32, u16)>,
+    /// `entries` by place in the chunk (indices into it).
+    order: Vec<u32>,
 }
 
 impl Loader {
@@ -147,25 +333,139 @@ impl Loader {
 
 impl StreamIndex {
     /// Chunk `c` read into `work.plain`, its wanted messages copied into `reuse`.
+    ///
+    /// Where the summary says where the wanted channels' MessageIndex records lie, those
+    /// (a few KB) say which messages are wanted: a chunk with none in the window is not read
+    /// at all, an uncompressed one is read in pieces from wanted record to wanted record
+    /// ([`read_pieces`]), and no chunk is walked record by record. A message index that
+    /// disagrees with the records it points at (a damaged or hand-made file) is set aside
+    /// and the chunk walked.
     fn load_sparse(&self, bag: &Bag, c: u32, reuse: Spare, work: &mut Work) -> Ready {
-        let plain = std::mem::take(&mut work.plain);
-        let data = bag.decompress_chunk_reusing(c as usize, plain, &mut work.compressed)?;
-        let mut slots = self.slots(bag, c, &data, reuse.slots)?;
-        let wanted: usize = slots.iter().map(|m| (m.end - m.start) as usize).sum();
-        let mut out = reuse.data;
+        let (mut out, mut slots) = (reuse.data, reuse.slots);
         out.clear();
-        out.reserve(wanted);
-        for m in &mut slots {
-            let at = out.len();
-            out.extend_from_slice(data.get(m.start as usize..m.end as usize).unwrap_or(&[]));
-            // Within `data`'s length, as the slots are: a u32 holds it.
-            (m.start, m.end) = (at as u32, out.len() as u32);
+        slots.clear();
+        // A compressed chunk decompressed for its index, kept for the walk should the index
+        // not agree with it.
+        let mut data = None;
+        if self.index_entries(bag, c, work) {
+            if work.entries.is_empty() {
+                return Ok(Loaded {
+                    data: Arc::new(out),
+                    slots,
+                });
+            }
+            let layout = bag.chunk_layout(c as usize)?;
+            if layout.compression == crate::Compression::None
+                && u64::from(layout.size) == layout.data_len
+            {
+                if read_pieces(bag, c, layout, work, &mut out, &mut slots)? {
+                    return Ok(Loaded {
+                        data: Arc::new(out),
+                        slots,
+                    });
+                }
+                out.clear();
+                slots.clear();
+            } else {
+                let plain = std::mem::take(&mut work.plain);
+                let d = bag.decompress_chunk_reusing(c as usize, plain, &mut work.compressed)?;
+                if slots_from_index(&work.entries, &d, &mut slots) {
+                    copy_out(&d, &mut slots, &mut out);
+                    work.plain = d;
+                    return Ok(Loaded {
+                        data: Arc::new(out),
+                        slots,
+                    });
+                }
+                data = Some(d);
+            }
         }
+        self.walked.fetch_add(1, Ordering::Relaxed);
+        let data = match data {
+            Some(d) => d,
+            None => {
+                let plain = std::mem::take(&mut work.plain);
+                bag.decompress_chunk_reusing(c as usize, plain, &mut work.compressed)?
+            }
+        };
+        let mut slots = self.slots(bag, c, &data, slots)?;
+        copy_out(&data, &mut slots, &mut out);
         work.plain = data;
         Ok(Loaded {
             data: Arc::new(out),
             slots,
         })
+    }
+
+    /// The wanted messages of chunk `c` in the window, as the MessageIndex records of its
+    /// wanted channels list them (one read of each), sorted by time and place into
+    /// `work.entries`; `false` where they cannot say (the summary did not give where they
+    /// lie, a record that does not read as the summary describes it).
+    fn index_entries(&self, bag: &Bag, c: u32, work: &mut Work) -> bool {
+        let s = bag.summary();
+        let Some(ch) = s.chunks.get(c as usize) else {
+            return false;
+        };
+        if ch.kind != ChunkKind::Mcap || ch.index_pos == 0 || ch.index_at.len() != ch.counts.len() {
+            return false;
+        }
+        let Ok(src) = bag.source(ch) else {
+            return false;
+        };
+        let ids = self
+            .by_id
+            .get(ch.file as usize)
+            .map_or(&[][..], Vec::as_slice);
+        work.entries.clear();
+        for (&(conn, n), &at) in ch.counts.iter().zip(&ch.index_at) {
+            let Some(id) = s
+                .connections
+                .get(conn as usize)
+                .and_then(|k| u16::try_from(k.id).ok())
+            else {
+                return false;
+            };
+            if ids.get(usize::from(id)).copied() != Some(conn) {
+                continue;
+            }
+            // opcode, length, channel id, the records' length, 16 bytes a message.
+            let len = 15 + 16 * u64::from(n);
+            if at == u32::MAX || len > 1 << 30 {
+                return false;
+            }
+            let pos = ch.index_pos + u64::from(at);
+            if crate::storage::read_at_into(src, pos, len as usize, &mut work.index).is_err() {
+                return false;
+            }
+            let r = work.index.as_slice();
+            let said = r.get(9..11).map(|b| u16::from_le_bytes([b[0], b[1]]));
+            let recs = r
+                .get(11..15)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            if r.len() as u64 != len
+                || r.first() != Some(&crate::storage::mcap::opcode::MESSAGE_INDEX)
+                || u64_at_of(r, 1) != Some(len - 9)
+                || said != Some(id)
+                || recs.map(u64::from) != Some(16 * u64::from(n))
+            {
+                return false;
+            }
+            for e in r[15..].chunks_exact(16) {
+                let (Some(t), Some(o)) = (u64_at_of(e, 0), u64_at_of(e, 8)) else {
+                    return false;
+                };
+                let Ok(o) = u32::try_from(o) else {
+                    return false;
+                };
+                if t >= self.lo && t < self.hi {
+                    work.entries.push((t, o, conn, id));
+                }
+            }
+        }
+        if !work.entries.is_sorted_by_key(|e| (e.0, e.1)) {
+            work.entries.sort_unstable_by_key(|e| (e.0, e.1));
+        }
+        true
     }
 
     /// The wanted messages of chunk `c` (its records `data`), sorted as the merge of the
@@ -509,6 +809,7 @@ impl Messages {
                 sparse,
                 lo,
                 hi,
+                walked: AtomicUsize::new(0),
             },
             total,
         ))
@@ -1089,6 +1390,143 @@ mod tests {
                 let ix = w.loader.index.as_ref().expect("a stream's index");
                 assert!(ix.sparse.iter().filter(|&&s| s).count() > 30);
                 assert!(collect(w) == want, "{compression:?}, {threads} threads");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A recording of 1 MiB chunks where one topic of eight is wanted, some of its messages
+    /// longer than what [`read_pieces`] reads at a time: what the messages `(channel, time,
+    /// bytes)` written were, and the channel ids.
+    fn long_and_short(
+        path: &std::path::Path,
+        compression: crate::Compression,
+    ) -> Vec<(u16, u64, Vec<u8>)> {
+        use crate::storage::mcap_writer::{McapOptions, McapWriter};
+        let opts = McapOptions {
+            compression,
+            chunk_size: 1 << 20,
+            profile: String::new(),
+        };
+        let mut w = McapWriter::create(path, opts).unwrap();
+        let ids: Vec<u16> = (0..8)
+            .map(|k| w.add_channel(0, &format!("/t{k}"), "raw", &[]).unwrap())
+            .collect();
+        let mut written = Vec::new();
+        for i in 0..20_000u32 {
+            let ch = ids[i as usize % 8];
+            // Every 500th message of /t3 is 150 KB: it spans pieces.
+            let n = if i % 4000 == 3 {
+                150_000
+            } else {
+                (i % 97) as usize * 3
+            };
+            let data: Vec<u8> = (0..n).map(|b| (b as u32 ^ i) as u8).collect();
+            let t = 1_000_000_000 + u64::from(i) * 1_000_000;
+            w.write(ch, i, t, t, &data).unwrap();
+            written.push((ch, t, data));
+        }
+        w.finish().unwrap();
+        written
+    }
+
+    /// A window of one topic read through the chunks' message indexes (uncompressed chunks
+    /// in pieces, records longer than a piece among them; compressed ones decompressed
+    /// whole) gives the messages written, as the tables give them, and no chunk is walked.
+    #[test]
+    fn a_topic_found_by_its_message_index_reads_as_written() {
+        let dir = std::env::temp_dir().join(format!("bagscope-indexed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for compression in [crate::Compression::None, crate::Compression::Zstd] {
+            let path = dir.join(format!("{compression:?}.mcap"));
+            let written = long_and_short(&path, compression);
+            let bag = Bag::open(&path).unwrap();
+            let (lo, hi) = (3_000_000_000u64, 17_000_000_000u64);
+            let conn = bag
+                .summary()
+                .connections
+                .iter()
+                .position(|c| c.topic == "/t3")
+                .unwrap();
+            let f = Filter {
+                start_ns: Some(lo),
+                end_ns: Some(hi),
+                connections: Some(vec![conn]),
+            };
+            let id = bag.summary().connections[conn].id as u16;
+            let want: Vec<Read> = written
+                .iter()
+                .filter(|(c, t, _)| *c == id && *t >= lo && *t < hi)
+                .map(|(_, t, d)| Ok((conn, *t, d.clone())))
+                .collect();
+            assert_eq!(want.len(), 1750);
+            assert!(collect(Messages::new(bag.clone(), &f, 2).unwrap()) == want);
+            for threads in [0, 2] {
+                let w = Messages::window_stream(&bag, &f, threads).expect("a stream");
+                let loader = w.loader.clone();
+                assert!(collect(w) == want, "{compression:?}, {threads} threads");
+                let ix = loader.index.as_ref().expect("a stream's index");
+                assert_eq!(ix.walked.load(Ordering::Relaxed), 0, "{compression:?}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A message index that points where its message is not (one offset moved by a byte, one
+    /// time changed) is set aside: those chunks are walked, and the window still gives the
+    /// messages written.
+    #[test]
+    fn a_message_index_that_disagrees_with_its_chunk_is_set_aside() {
+        let dir = std::env::temp_dir().join(format!("bagscope-badindex-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for compression in [crate::Compression::None, crate::Compression::Zstd] {
+            let path = dir.join(format!("{compression:?}.mcap"));
+            let written = long_and_short(&path, compression);
+            let (conn, id, spots) = {
+                let bag = Bag::open(&path).unwrap();
+                let s = bag.summary();
+                let conn = s.connections.iter().position(|c| c.topic == "/t3").unwrap();
+                // The first entry of /t3's MessageIndex in each of the first two chunks.
+                let spots: Vec<u64> = s.chunks[..2]
+                    .iter()
+                    .map(|ch| {
+                        let k = ch
+                            .counts
+                            .iter()
+                            .position(|&(c, _)| c as usize == conn)
+                            .unwrap();
+                        ch.index_pos + u64::from(ch.index_at[k]) + 15
+                    })
+                    .collect();
+                (conn, s.connections[conn].id as u16, spots)
+            };
+            let mut bytes = std::fs::read(&path).unwrap();
+            // Chunk 0: the entry's offset moved a byte; chunk 1: its time changed.
+            let off = spots[0] as usize + 8;
+            let o = u64::from_le_bytes(bytes[off..off + 8].try_into().unwrap()) + 1;
+            bytes[off..off + 8].copy_from_slice(&o.to_le_bytes());
+            let at = spots[1] as usize;
+            let t = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) + 1;
+            bytes[at..at + 8].copy_from_slice(&t.to_le_bytes());
+            let bad = dir.join(format!("{compression:?}-bad.mcap"));
+            std::fs::write(&bad, &bytes).unwrap();
+            let bag = Bag::open(&bad).unwrap();
+            let f = Filter {
+                start_ns: Some(0),
+                end_ns: Some(u64::MAX),
+                connections: Some(vec![conn]),
+            };
+            let want: Vec<Read> = written
+                .iter()
+                .filter(|(c, _, _)| *c == id)
+                .map(|(_, t, d)| Ok((conn, *t, d.clone())))
+                .collect();
+            for threads in [0, 2] {
+                let w = Messages::window_stream(&bag, &f, threads).expect("a stream");
+                let loader = w.loader.clone();
+                assert!(collect(w) == want, "{compression:?}, {threads} threads");
+                let ix = loader.index.as_ref().expect("a stream's index");
+                assert_eq!(ix.walked.load(Ordering::Relaxed), 2, "{compression:?}");
             }
         }
         std::fs::remove_dir_all(&dir).unwrap();

@@ -182,6 +182,11 @@ pub struct Chunk {
     pub end_ns: u64,
     /// Messages per connection index.
     pub counts: Vec<(u32, u32)>,
+    /// MCAP, from the summary's chunk index: for each entry of `counts`, where that channel's
+    /// MessageIndex record starts, counted from `index_pos` (`u32::MAX` past 4 GiB of it), so
+    /// that one connection's messages can be found without walking the chunk. Empty where
+    /// the summary did not say (a scanned file, other storages).
+    pub index_at: Vec<u32>,
     /// Compression of the chunk data.
     pub compression: Compression,
     /// File offset of the chunk's (compressed) data. ROS 1: 0 while the chunk record's header

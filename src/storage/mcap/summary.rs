@@ -236,11 +236,12 @@ fn parse_chunk_indexes(
 ) -> Result<Option<(Vec<Chunk>, Vec<(u64, u64, u64)>)>> {
     // Each thread gathers its chunks' counts in one list (a vector per chunk made on a
     // thread grew that thread's heap a system call at a time); this thread hands them out.
-    // (chunks, counts, where each chunk's counts end, chunk indexes whose compressed_size
-    // disagrees with their chunk)
+    // (chunks, counts, where each count's message index lies, where each chunk's counts
+    // end, chunk indexes whose compressed_size disagrees with their chunk)
     type Part = (
         Vec<Chunk>,
         Vec<(u32, u32)>,
+        Vec<u32>,
         Vec<usize>,
         Vec<(u64, u64, u64)>,
     );
@@ -248,10 +249,12 @@ fn parse_chunk_indexes(
         let mut out = Vec::with_capacity(part.len());
         let mut offsets = Vec::new();
         let mut counts = Vec::new();
+        let mut index_at = Vec::new();
         let mut ends = Vec::with_capacity(part.len());
         let mut disagree = Vec::new();
         for &(at, c) in part {
-            match parse_chunk_index(c, at, dense, file_size, &mut offsets, &mut counts)? {
+            let lists = (&mut offsets, &mut counts, &mut index_at);
+            match parse_chunk_index(c, at, dense, file_size, lists)? {
                 Some((ch, index_said)) => {
                     if let Some(said) = index_said {
                         disagree.push((ch.pos, said, ch.data_len));
@@ -262,7 +265,7 @@ fn parse_chunk_indexes(
                 None => return Ok(None),
             }
         }
-        Ok(Some((out, counts, ends, disagree)))
+        Ok(Some((out, counts, index_at, ends, disagree)))
     };
     let threads = crate::settings::default_threads().min(4);
     let parts: Vec<Result<Option<Part>>> = if threads <= 1 || chunk_indexes.len() < 4096 {
@@ -287,11 +290,12 @@ fn parse_chunk_indexes(
     let mut disagree = Vec::new();
     for p in parts {
         match p? {
-            Some((v, counts, ends, d)) => {
+            Some((v, counts, index_at, ends, d)) => {
                 disagree.extend(d);
                 let mut from = 0;
                 for (mut ch, end) in v.into_iter().zip(ends) {
                     ch.counts = counts[from..end].to_vec();
+                    ch.index_at = index_at[from..end].to_vec();
                     from = end;
                     chunks.push(ch);
                 }
@@ -330,17 +334,28 @@ fn read_metadata(
     metadata
 }
 
+/// What [`parse_chunk_index`] fills: the channels' offsets (scratch), then the counts and
+/// where each count's MessageIndex record lies.
+type CountLists<'a> = (
+    &'a mut Vec<(u16, u64)>,
+    &'a mut Vec<(u32, u32)>,
+    &'a mut Vec<u32>,
+);
+
 /// One chunk index record of the summary as a chunk; `None` when the summary cannot stand for
 /// the chunk (a channel it does not define, no message index for a chunk of messages). With
 /// the chunk, the index's `compressed_size` where it is not the chunk record's own length
 /// (an early Python writer's), which is then taken from the record's length instead.
+///
+/// The chunk's counts (and where each count's MessageIndex record lies) go to the lists
+/// `(offsets, counts, index_at)`: the channels' offsets, a scratch list reused for every chunk,
+/// then the caller's flat lists, which it hands out to each chunk.
 pub(super) fn parse_chunk_index(
     c: &[u8],
     at: Location,
     dense: &[u32],
     file_size: u64,
-    offsets: &mut Vec<(u16, u64)>,
-    counts: &mut Vec<(u32, u32)>,
+    (offsets, counts, index_at): CountLists<'_>,
 ) -> Result<Option<(Chunk, Option<u64>)>> {
     let op = opcode::CHUNK_INDEX;
     let mut f = Fields::new(c, op, at);
@@ -436,6 +451,7 @@ pub(super) fn parse_chunk_index(
         let n = next.saturating_sub(off).saturating_sub(15) / 16;
         if n > 0 {
             counts.push((dense[usize::from(ch)], u32::try_from(n).unwrap_or(u32::MAX)));
+            index_at.push(u32::try_from(off.saturating_sub(mi_start)).unwrap_or(u32::MAX));
         }
     }
     Ok(Some((
