@@ -34,6 +34,22 @@ pub struct CsvOptions {
     pub time: TimeColumn,
 }
 
+/// `n` in decimal onto `out`, as `write!(out, "{n}")` writes it, without the formatting
+/// machinery (every row's time is one).
+fn push_decimal(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
+}
+
 /// One CSV cell: booleans as 0/1, floats as their shortest exact text.
 pub fn cell(v: &Value, out: &mut String) {
     use std::fmt::Write as _;
@@ -93,10 +109,7 @@ pub fn write_csv(
     let mut rows = 0;
     let mut add_row = |t: u64, row: &mut dyn Iterator<Item = Option<&Value>>| {
         match time {
-            TimeColumn::EpochNs => {
-                use std::fmt::Write as _;
-                let _ = write!(text, "{t}");
-            }
+            TimeColumn::EpochNs => push_decimal(&mut text, t),
             TimeColumn::EpochSeconds => text.push_str(&crate::timefmt::secs(t)),
             TimeColumn::SinceStart => {
                 let d = t.saturating_sub(start);
@@ -234,6 +247,22 @@ impl Drop for AtomicFile {
 mod tests {
     use super::*;
     use crate::storage::mcap_writer::{McapOptions, McapWriter};
+
+    /// A time written by hand is what the formatting machinery writes, at every length.
+    #[test]
+    fn a_time_in_decimal_is_what_format_gives() {
+        let mut n = 0u64;
+        let mut values = vec![0, 9, 10, u64::MAX, u64::MAX - 1, 1 << 63];
+        for _ in 0..20 {
+            values.extend([n, n + 1, n.saturating_sub(1)]);
+            n = n.saturating_mul(10).saturating_add(7);
+        }
+        for v in values {
+            let mut s = String::from("x");
+            push_decimal(&mut s, v);
+            assert_eq!(s, format!("x{v}"));
+        }
+    }
 
     /// The CSV of `paths` in `[start, end)`, or of the whole recording.
     fn csv(bag: &Bag, paths: &[&str], window: Option<(u64, u64)>) -> String {

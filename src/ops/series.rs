@@ -125,23 +125,49 @@ fn extractors_for(
     Ok((extractors, problems, filter))
 }
 
+/// A time window's messages in time order, read without the recording's tables.
+enum InOrder {
+    /// Rows of a rosbag2 SQLite recording.
+    Rows(Box<dyn Iterator<Item = Result<crate::Message>>>),
+    /// MCAP chunks read as a stream: each message lent from its chunk, not counted out.
+    Stream(Box<crate::iter::Messages>),
+}
+
+impl InOrder {
+    /// Each message (its connection, time and bytes), or the error in its place, to `f`.
+    fn for_each(self, mut f: impl FnMut(Result<(usize, u64, &[u8])>) -> Result<()>) -> Result<()> {
+        match self {
+            InOrder::Rows(rows) => {
+                for m in rows {
+                    match m {
+                        Ok(m) => f(Ok((m.conn, m.time_ns, &m.data)))?,
+                        Err(e) => f(Err(e))?,
+                    }
+                }
+            }
+            InOrder::Stream(mut s) => {
+                while let Some(m) = s.next_ref() {
+                    f(m.map(|m| (m.conn, m.time_ns, m.data)))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The messages of `filter`, a time window, in time order without the recording's tables,
 /// where the storage gives them so; `None` otherwise.
-fn in_time_order(
-    bag: &Bag,
-    filter: &crate::Filter,
-    threads: usize,
-) -> Option<Box<dyn Iterator<Item = Result<crate::Message>>>> {
+fn in_time_order(bag: &Bag, filter: &crate::Filter, threads: usize) -> Option<InOrder> {
     // A time window of a rosbag2 SQLite recording whose rows are not read yet: its rows
     // through the database's timestamp index, none other read.
     if let Some(rows) = bag.sqlite_window(filter) {
-        return Some(Box::new(rows));
+        return Some(InOrder::Rows(Box::new(rows)));
     }
     // A time window of an MCAP recording whose chunks follow each other in time: the chunks
     // it touches, decompressed ahead, and no message index read.
     let read_ahead = bag.reader_threads(threads.max(1));
     crate::iter::Messages::window_stream(bag, filter, read_ahead)
-        .map(|m| Box::new(m) as Box<dyn Iterator<Item = Result<crate::Message>>>)
+        .map(|m| InOrder::Stream(Box::new(m)))
 }
 
 /// What receives a row: its time and each path's value there, if it has one.
@@ -370,42 +396,42 @@ fn series_pass(
 /// time order, to `f`; a message without the path counts in `missing`, one that does not read
 /// is every path's problem (as a chunk that does not is).
 fn each_value(
-    msgs: impl Iterator<Item = Result<crate::Message>>,
+    msgs: InOrder,
     extractors: &[(usize, usize, Extractor)],
     problems: &mut [Vec<String>],
     missing: &mut [u64],
     cancel: &AtomicBool,
     mut f: impl FnMut(usize, u64, Value) -> Result<()>,
 ) -> Result<()> {
-    for m in msgs {
+    msgs.for_each(|m| {
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::Cancelled);
         }
-        let m = match m {
+        let (conn, time_ns, data) = match m {
             Ok(m) => m,
             Err(e) => {
                 for p in problems.iter_mut() {
                     p.push(e.to_string());
                 }
-                continue;
+                return Ok(());
             }
         };
         for (pi, ci, ex) in extractors {
-            if *ci != m.conn {
+            if *ci != conn {
                 continue;
             }
-            match ex.extract(&m.data) {
-                Some(value) => f(*pi, m.time_ns, value)?,
+            match ex.extract(data) {
+                Some(value) => f(*pi, time_ns, value)?,
                 None => missing[*pi] += 1,
             }
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// The series of `paths` (`npaths` of them) from messages read in time order.
 fn series_of_rows(
-    rows: impl Iterator<Item = Result<crate::Message>>,
+    rows: InOrder,
     npaths: usize,
     extractors: &[(usize, usize, Extractor)],
     mut problems: Vec<Vec<String>>,
