@@ -321,6 +321,28 @@ impl Extractor {
     /// CDR: the decoder's walk to the field, skipping what comes before it (no value tree;
     /// what follows the field is not read, as for ROS 1).
     fn extract_cdr(&self, data: &[u8]) -> Option<Value> {
+        // A fixed-size primitive at the end of a walk: aligned and read in place, as the
+        // decoder reads one (a row of a plot or a CSV is one per message).
+        if let (Some(s), Some(sz)) = (&self.seek, self.leaf.size()) {
+            let h = data.get(..4)?;
+            let (be, max_align) = crate::encoding::cdr::encapsulation(h[0], h[1])?;
+            let mut pos = s.seek(data)?;
+            let a = crate::encoding::cdr::prim_align(self.leaf).min(max_align);
+            if a > 1 {
+                pos += (a - pos.checked_sub(4)? % a) % a;
+            }
+            let b = data.get(pos..pos.checked_add(sz)?)?;
+            if be && sz > 1 {
+                let mut swapped = [0u8; 8];
+                let swapped = swapped.get_mut(..sz)?;
+                swapped.copy_from_slice(b);
+                for c in swapped.chunks_exact_mut(crate::encoding::cdr::prim_align(self.leaf)) {
+                    c.reverse();
+                }
+                return Some(read_prim(self.leaf, swapped));
+            }
+            return Some(read_prim(self.leaf, b));
+        }
         let mut d = Decoder::new(&self.plan, data);
         d.cdr_header().ok()?;
         if let Some(s) = &self.seek {

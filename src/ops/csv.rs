@@ -61,6 +61,13 @@ pub fn cell(v: &Value, out: &mut String) {
         Value::F64(x) if !x.is_finite() => {
             let _ = write!(out, "{x}");
         }
+        // As Value's Display writes them, one dispatch fewer (a cell of every row).
+        Value::F64(x) => {
+            let _ = write!(out, "{x:?}");
+        }
+        Value::F32(x) => {
+            let _ = write!(out, "{x:?}");
+        }
         other => {
             let _ = write!(out, "{other}");
         }
