@@ -234,6 +234,7 @@ fn read_pieces(
         if (plain.len() as u64) < to - from {
             return Err(truncated(to - from, plain.len() as u64));
         }
+        let piece_starts = k;
         while let Some(&i) = order.get(k) {
             let (t, off, conn, id) = entries[i as usize];
             let off = u64::from(off);
@@ -242,6 +243,10 @@ fn read_pieces(
             }
             let rel = (off - from) as usize;
             if rel + 9 + MESSAGE_HEADER > plain.len() {
+                if k == piece_starts {
+                    // Not even the record a piece starts with has its header in the chunk.
+                    return Ok(false);
+                }
                 // Its header is past this piece: the next piece starts with it.
                 break;
             }
@@ -1473,8 +1478,8 @@ mod tests {
     }
 
     /// A message index that points where its message is not (one offset moved by a byte, one
-    /// time changed) is set aside: those chunks are walked, and the window still gives the
-    /// messages written.
+    /// time changed, one offset a few bytes before the chunk's end) is set aside: those chunks
+    /// are walked, and the window still gives the messages written.
     #[test]
     fn a_message_index_that_disagrees_with_its_chunk_is_set_aside() {
         let dir = std::env::temp_dir().join(format!("bagscope-badindex-{}", std::process::id()));
@@ -1486,8 +1491,9 @@ mod tests {
                 let bag = Bag::open(&path).unwrap();
                 let s = bag.summary();
                 let conn = s.connections.iter().position(|c| c.topic == "/t3").unwrap();
-                // The first entry of /t3's MessageIndex in each of the first two chunks.
-                let spots: Vec<u64> = s.chunks[..2]
+                // The first entry of /t3's MessageIndex in each of the first three chunks, and
+                // the third one's size.
+                let spots: Vec<(u64, u32)> = s.chunks[..3]
                     .iter()
                     .map(|ch| {
                         let k = ch
@@ -1495,19 +1501,22 @@ mod tests {
                             .iter()
                             .position(|&(c, _)| c as usize == conn)
                             .unwrap();
-                        ch.index_pos + u64::from(ch.index_at[k]) + 15
+                        (ch.index_pos + u64::from(ch.index_at[k]) + 15, ch.size)
                     })
                     .collect();
                 (conn, s.connections[conn].id as u16, spots)
             };
             let mut bytes = std::fs::read(&path).unwrap();
-            // Chunk 0: the entry's offset moved a byte; chunk 1: its time changed.
-            let off = spots[0] as usize + 8;
+            // Chunk 0: the entry's offset moved a byte; chunk 1: its time changed; chunk 2: its
+            // offset 5 bytes before the chunk's end.
+            let off = spots[0].0 as usize + 8;
             let o = u64::from_le_bytes(bytes[off..off + 8].try_into().unwrap()) + 1;
             bytes[off..off + 8].copy_from_slice(&o.to_le_bytes());
-            let at = spots[1] as usize;
+            let at = spots[1].0 as usize;
             let t = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) + 1;
             bytes[at..at + 8].copy_from_slice(&t.to_le_bytes());
+            let off = spots[2].0 as usize + 8;
+            bytes[off..off + 8].copy_from_slice(&(u64::from(spots[2].1) - 5).to_le_bytes());
             let bad = dir.join(format!("{compression:?}-bad.mcap"));
             std::fs::write(&bad, &bytes).unwrap();
             let bag = Bag::open(&bad).unwrap();
@@ -1526,7 +1535,7 @@ mod tests {
                 let loader = w.loader.clone();
                 assert!(collect(w) == want, "{compression:?}, {threads} threads");
                 let ix = loader.index.as_ref().expect("a stream's index");
-                assert_eq!(ix.walked.load(Ordering::Relaxed), 2, "{compression:?}");
+                assert_eq!(ix.walked.load(Ordering::Relaxed), 3, "{compression:?}");
             }
         }
         std::fs::remove_dir_all(&dir).unwrap();
