@@ -102,6 +102,9 @@ struct StreamIndex {
     /// Sparse chunks walked record by record, their message indexes not telling where the
     /// wanted messages are (none given, or one that disagrees with the records).
     walked: AtomicUsize,
+    /// Blocks of rosbag2 SQLite rows: the tables that say each row's connection and time
+    /// (a block's rows hold neither), and the connections wanted.
+    rows: Option<(Arc<MessageTables>, Vec<usize>)>,
 }
 
 impl StreamIndex {
@@ -111,6 +114,73 @@ impl StreamIndex {
 /// The bytes of a Message record's header before its payload (channel id, sequence, log and
 /// publish times).
 const MESSAGE_HEADER: usize = 2 + 4 + 8 + 8;
+
+/// The rows of block `c` (its buffer `data`, as `rosbag2::read_rows` lays it out: a count,
+/// then each row's start and length, then the payloads) of connections `conns`, as the tables
+/// place them, sorted as the merge of the tables yields them (time, then row). A block's
+/// entries are one run of each connection's table: the blocks do not overlap in time (see
+/// [`Messages::rows_stream_for`]).
+fn rows_slots(
+    bag: &Bag,
+    tables: &MessageTables,
+    conns: &[usize],
+    c: u32,
+    data: &[u8],
+    mut slots: Vec<Slot>,
+) -> Result<Vec<Slot>> {
+    let s = bag.summary();
+    let ch = s
+        .chunks
+        .get(c as usize)
+        .ok_or_else(|| Error::NotFound(format!("no chunk {c}")))?;
+    let word = |i: usize| {
+        data.get(i..i + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let gone = |k: u32| {
+        Error::NotFound(format!(
+            "row {k} of the block from message id {} is gone (the database changed since it was opened)",
+            ch.first_row
+        ))
+    };
+    let rows = word(0).unwrap_or(0);
+    slots.clear();
+    slots.reserve(ch.message_count().min(u64::from(rows)) as usize);
+    for &conn in conns {
+        let Some(t) = tables.per_connection.get(conn) else {
+            continue;
+        };
+        let from = t.partition_point(|e| (e.time_ns, e.chunk) < (ch.start_ns, c));
+        let to = t.partition_point(|e| (e.time_ns, e.chunk) <= (ch.end_ns, c));
+        for e in &t[from..to.max(from)] {
+            if e.chunk != c {
+                continue;
+            }
+            let k = e.offset;
+            let at = 4 + 8 * k as usize;
+            let (Some(start), Some(len)) = (word(at), word(at + 4)) else {
+                return Err(gone(k));
+            };
+            let end = u64::from(start) + u64::from(len);
+            if k >= rows || len == u32::MAX || end > data.len() as u64 {
+                return Err(gone(k));
+            }
+            slots.push(Slot {
+                time_ns: e.time_ns,
+                publish_ns: e.time_ns,
+                offset: k,
+                start,
+                end: end as u32,
+                sequence: 0,
+                conn: conn as u32,
+            });
+        }
+    }
+    if !slots.is_sorted_by_key(|m| (m.time_ns, m.offset)) {
+        slots.sort_unstable_by_key(|m| (m.time_ns, m.offset));
+    }
+    Ok(slots)
+}
 
 /// How much of an uncompressed chunk [`read_pieces`] reads at a time: small enough to stay in
 /// a core's cache and to cost a reader thread few fresh pages, large enough that its reads are
@@ -477,6 +547,9 @@ impl StreamIndex {
     /// tables yields them: by time, then place in the chunk (mostly in order already: the
     /// sort is a pass). Into `slots`, a vector of a chunk finished with.
     fn slots(&self, bag: &Bag, c: u32, data: &[u8], mut slots: Vec<Slot>) -> Result<Vec<Slot>> {
+        if let Some((tables, conns)) = &self.rows {
+            return rows_slots(bag, tables, conns, c, data, slots);
+        }
         let s = bag.summary();
         let ch = s
             .chunks
@@ -815,6 +888,61 @@ impl Messages {
                 lo,
                 hi,
                 walked: AtomicUsize::new(0),
+                rows: None,
+            },
+            total,
+        ))
+    }
+
+    /// Every message of a rosbag2 SQLite recording as a [`Stream`] of its blocks of rows, where
+    /// the blocks follow each other in time (rows written in time order, as recorders write
+    /// them): each block's rows are placed and sorted on the read-ahead threads, from the
+    /// tables, so the reader does not merge the connections' tables message by message.
+    /// `None` for a window or some connections (those read fewer rows through the tables), or
+    /// blocks that overlap in time.
+    fn rows_stream_for(
+        bag: &Bag,
+        tables: &Arc<MessageTables>,
+        filter: &Filter,
+    ) -> Option<(Stream, StreamIndex, usize)> {
+        if filter.start_ns.is_some() || filter.end_ns.is_some() || filter.connections.is_some() {
+            return None;
+        }
+        let s = bag.summary();
+        if s.chunks.is_empty() || s.chunks.iter().any(|c| c.kind != ChunkKind::Rows) {
+            return None;
+        }
+        let mut order = Vec::new();
+        let mut wanted = vec![0u32; s.chunks.len()];
+        let mut last_end: Option<u64> = None;
+        for (i, ch) in s.chunks.iter().enumerate() {
+            let n = ch.message_count();
+            if n == 0 {
+                continue;
+            }
+            if ch.start_ns > ch.end_ns || last_end.is_some_and(|e| e > ch.start_ns) {
+                return None;
+            }
+            last_end = Some(ch.end_ns);
+            wanted[i] = u32::try_from(n).unwrap_or(u32::MAX);
+            order.push(u32::try_from(i).ok()?);
+        }
+        let total = tables.per_connection.iter().map(Vec::len).sum();
+        let conns = (0..s.connections.len()).collect();
+        Some((
+            Stream {
+                order,
+                next: 0,
+                cur: None,
+            },
+            StreamIndex {
+                by_id: Vec::new(),
+                sparse: vec![false; wanted.len()],
+                wanted,
+                lo: 0,
+                hi: u64::MAX,
+                walked: AtomicUsize::new(0),
+                rows: Some((tables.clone(), conns)),
             },
             total,
         ))
@@ -919,6 +1047,9 @@ impl Messages {
             return Self::streaming(bag, threads, stream, index, total);
         }
         let tables = bag.tables_for(filter)?;
+        if let Some((stream, index, total)) = Self::rows_stream_for(&bag, &tables, filter) {
+            return Self::streaming(bag, threads, stream, index, total);
+        }
         let owner = bag.clone();
         let s = owner.summary();
         let conns: Vec<usize> = match &filter.connections {
@@ -1398,6 +1529,43 @@ mod tests {
             }
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Every message of each rosbag2 SQLite recording of the corpus, read as a stream of its
+    /// blocks of rows (where they follow each other in time), is what the merge of the tables
+    /// gives, inline and on read-ahead threads.
+    #[test]
+    fn sqlite_rows_read_as_a_stream_give_what_the_merge_gives() {
+        let (mut streamed, mut messages) = (0, 0);
+        for p in corpus("bags2", "db3") {
+            let Ok(bag) = Bag::open(&p) else { continue };
+            let every = Filter {
+                connections: Some((0..bag.summary().connections.len()).collect()),
+                ..Filter::default()
+            };
+            let Ok(merged) = Messages::new(bag.clone(), &every, 2) else {
+                continue;
+            };
+            assert!(merged.stream.is_none());
+            let want = collect(merged);
+            for threads in [0, 2] {
+                let m = Messages::new(bag.clone(), &Filter::default(), threads).unwrap();
+                streamed += usize::from(m.stream.is_some());
+                let got = collect(m);
+                assert!(
+                    got == want,
+                    "{}: {} vs {}",
+                    p.display(),
+                    got.len(),
+                    want.len()
+                );
+                messages += got.len();
+            }
+        }
+        assert!(
+            streamed > 10 && messages > 1000,
+            "{streamed} streamed, {messages} messages"
+        );
     }
 
     /// A recording of 1 MiB chunks where one topic of eight is wanted, some of its messages
