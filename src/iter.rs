@@ -796,6 +796,17 @@ struct Stream {
     cur: Option<(u32, Loaded, usize)>,
 }
 
+impl Stream {
+    /// A stream of chunks `order`, none read yet.
+    fn of(order: Vec<u32>) -> Stream {
+        Stream {
+            order,
+            next: 0,
+            cur: None,
+        }
+    }
+}
+
 impl Messages {
     /// The [`Stream`] for `filter`, when it applies: the messages of MCAP chunks whose
     /// message counts are known and whose times do not overlap in file order; with `window`,
@@ -876,11 +887,7 @@ impl Messages {
             ids[id] = v;
         }
         Some((
-            Stream {
-                order,
-                next: 0,
-                cur: None,
-            },
+            Stream::of(order),
             StreamIndex {
                 by_id,
                 wanted,
@@ -930,11 +937,7 @@ impl Messages {
         let total = tables.per_connection.iter().map(Vec::len).sum();
         let conns = (0..s.connections.len()).collect();
         Some((
-            Stream {
-                order,
-                next: 0,
-                cur: None,
-            },
+            Stream::of(order),
             StreamIndex {
                 by_id: Vec::new(),
                 sparse: vec![false; wanted.len()],
@@ -1603,6 +1606,18 @@ mod tests {
         written
     }
 
+    /// The window `f` read as a stream, inline and on read-ahead threads, gives `want`, with
+    /// `walked` sparse chunks walked record by record.
+    fn window_reads(bag: &Bag, f: &Filter, want: &[Read], walked: usize, what: &str) {
+        for threads in [0, 2] {
+            let w = Messages::window_stream(bag, f, threads).expect("a stream");
+            let loader = w.loader.clone();
+            assert!(collect(w) == want, "{what}, {threads} threads");
+            let ix = loader.index.as_ref().expect("a stream's index");
+            assert_eq!(ix.walked.load(Ordering::Relaxed), walked, "{what}");
+        }
+    }
+
     /// A window of one topic read through the chunks' message indexes (uncompressed chunks
     /// in pieces, records longer than a piece among them; compressed ones decompressed
     /// whole) gives the messages written, as the tables give them, and no chunk is walked.
@@ -1634,13 +1649,7 @@ mod tests {
                 .collect();
             assert_eq!(want.len(), 1750);
             assert!(collect(Messages::new(bag.clone(), &f, 2).unwrap()) == want);
-            for threads in [0, 2] {
-                let w = Messages::window_stream(&bag, &f, threads).expect("a stream");
-                let loader = w.loader.clone();
-                assert!(collect(w) == want, "{compression:?}, {threads} threads");
-                let ix = loader.index.as_ref().expect("a stream's index");
-                assert_eq!(ix.walked.load(Ordering::Relaxed), 0, "{compression:?}");
-            }
+            window_reads(&bag, &f, &want, 0, &format!("{compression:?}"));
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -1698,13 +1707,7 @@ mod tests {
                 .filter(|(c, _, _)| *c == id)
                 .map(|(_, t, d)| Ok((conn, *t, d.clone())))
                 .collect();
-            for threads in [0, 2] {
-                let w = Messages::window_stream(&bag, &f, threads).expect("a stream");
-                let loader = w.loader.clone();
-                assert!(collect(w) == want, "{compression:?}, {threads} threads");
-                let ix = loader.index.as_ref().expect("a stream's index");
-                assert_eq!(ix.walked.load(Ordering::Relaxed), 3, "{compression:?}");
-            }
+            window_reads(&bag, &f, &want, 3, &format!("{compression:?}"));
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
