@@ -475,7 +475,8 @@ impl StreamIndex {
     /// The wanted messages of chunk `c` in the window, as the MessageIndex records of its
     /// wanted channels list them (one read of each), sorted by time and place into
     /// `work.entries`; `false` where they cannot say (the summary did not give where they
-    /// lie, a record that does not read as the summary describes it).
+    /// lie, a record that does not read as the summary describes it) or should not be asked
+    /// (a remote recording).
     fn index_entries(&self, bag: &Bag, c: u32, work: &mut Work) -> bool {
         let s = bag.summary();
         let Some(ch) = s.chunks.get(c as usize) else {
@@ -484,9 +485,14 @@ impl StreamIndex {
         if ch.kind != ChunkKind::Mcap || ch.index_pos == 0 || ch.index_at.len() != ch.counts.len() {
             return false;
         }
+        // A remote recording's chunk is one request, its message index another (and the
+        // pieces more): there the chunk is read whole and walked.
         let Ok(src) = bag.source(ch) else {
             return false;
         };
+        if src.is_remote() {
+            return false;
+        }
         let ids = self
             .by_id
             .get(ch.file as usize)
