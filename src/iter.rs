@@ -10,6 +10,7 @@ use std::thread::JoinHandle;
 
 use crate::bag::{Bag, Filter, IndexEntry, Message, MessageRef, MessageTables};
 use crate::error::{Error, Result};
+use crate::storage::mcap::MessageAt;
 use crate::storage::ChunkKind;
 
 /// An uncompressed chunk at least this large whose wanted messages average at least
@@ -111,10 +112,6 @@ impl StreamIndex {
     const NONE: u32 = u32::MAX;
 }
 
-/// The bytes of a Message record's header before its payload (channel id, sequence, log and
-/// publish times).
-const MESSAGE_HEADER: usize = 2 + 4 + 8 + 8;
-
 /// The rows of block `c` (its buffer `data`, as `rosbag2::read_rows` lays it out: a count,
 /// then each row's start and length, then the payloads) of connections `conns`, as the tables
 /// place them, sorted as the merge of the tables yields them (time, then row). A block's
@@ -133,19 +130,8 @@ fn rows_slots(
         .chunks
         .get(c as usize)
         .ok_or_else(|| Error::NotFound(format!("no chunk {c}")))?;
-    let word = |i: usize| {
-        data.get(i..i + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    let gone = |k: u32| {
-        Error::NotFound(format!(
-            "row {k} of the block from message id {} is gone (the database changed since it was opened)",
-            ch.first_row
-        ))
-    };
-    let rows = word(0).unwrap_or(0);
     slots.clear();
-    slots.reserve(ch.message_count().min(u64::from(rows)) as usize);
+    slots.reserve(ch.message_count().min(data.len() as u64 / 8) as usize);
     for &conn in conns {
         let Some(t) = tables.per_connection.get(conn) else {
             continue;
@@ -157,20 +143,14 @@ fn rows_slots(
                 continue;
             }
             let k = e.offset;
-            let at = 4 + 8 * k as usize;
-            let (Some(start), Some(len)) = (word(at), word(at + 4)) else {
-                return Err(gone(k));
-            };
-            let end = u64::from(start) + u64::from(len);
-            if k >= rows || len == u32::MAX || end > data.len() as u64 {
-                return Err(gone(k));
-            }
+            let (start, end) = crate::storage::rosbag2::row_in_block(data, k)
+                .ok_or_else(|| crate::storage::rosbag2::row_gone(ch, k))?;
             slots.push(Slot {
                 time_ns: e.time_ns,
                 publish_ns: e.time_ns,
                 offset: k,
                 start,
-                end: end as u32,
+                end,
                 sequence: 0,
                 conn: conn as u32,
             });
@@ -193,28 +173,26 @@ fn u64_at_of(b: &[u8], i: usize) -> Option<u64> {
         .map(u64::from_le_bytes)
 }
 
-/// The slot of the Message record at `rel` of `data`, if it is the one of channel `id` at time
-/// `t` that an index entry says is there; its payload from `start` to `end` of `data`.
-fn indexed_record(data: &[u8], rel: usize, id: u16, t: u64) -> Option<(Slot, u64)> {
-    let len = u64_at_of(data, rel + 1)?;
-    let head = data.get(rel + 9..rel + 9 + MESSAGE_HEADER)?;
-    if data.get(rel) != Some(&crate::storage::mcap::opcode::MESSAGE)
-        || len < MESSAGE_HEADER as u64
-        || head[..2] != id.to_le_bytes()
-        || u64_at_of(head, 6) != Some(t)
-    {
-        return None;
+/// The Message record at `rel` of `data`, if it is the one of channel `id` at time `t` that an
+/// index entry says is there (its payload may run past `data`'s end).
+fn indexed_record(data: &[u8], rel: usize, id: u16, t: u64) -> Option<MessageAt> {
+    crate::storage::mcap::message_record_at(data, rel).filter(|m| m.channel == id && m.log_ns == t)
+}
+
+impl Slot {
+    /// The slot of message `m` of connection `conn`, at `offset` in its chunk, its payload
+    /// from `start` to `end` of what the reader is handed.
+    fn of(m: &MessageAt, conn: u32, offset: u32, (start, end): (u32, u32)) -> Slot {
+        Slot {
+            time_ns: m.log_ns,
+            publish_ns: m.publish_ns,
+            offset,
+            start,
+            end,
+            sequence: m.sequence,
+            conn,
+        }
     }
-    let slot = Slot {
-        time_ns: t,
-        publish_ns: u64_at_of(head, 14)?,
-        offset: 0,
-        start: 0,
-        end: 0,
-        sequence: u32::from_le_bytes([head[2], head[3], head[4], head[5]]),
-        conn: 0,
-    };
-    Some((slot, len))
 }
 
 /// The slots of `entries` (see [`Work::entries`]) in `data`, a chunk's records: `false`,
@@ -224,20 +202,12 @@ fn slots_from_index(entries: &[(u64, u32, u32, u16)], data: &[u8], slots: &mut V
     slots.clear();
     slots.reserve(entries.len());
     for &(t, off, conn, id) in entries {
-        let rel = off as usize;
-        let Some((mut slot, len)) = indexed_record(data, rel, id, t) else {
-            return false;
-        };
-        let start = rel + 9 + MESSAGE_HEADER;
-        let end = (rel as u64 + 9).saturating_add(len);
-        let (Ok(s), Ok(e)) = (u32::try_from(start), u32::try_from(end)) else {
-            return false;
-        };
-        if end > data.len() as u64 {
-            return false;
+        match indexed_record(data, off as usize, id, t) {
+            Some(m) if m.end as usize <= data.len() => {
+                slots.push(Slot::of(&m, conn, off, (m.start, m.end)));
+            }
+            _ => return false,
         }
-        (slot.offset, slot.start, slot.end, slot.conn) = (off, s, e, conn);
-        slots.push(slot);
     }
     true
 }
@@ -312,7 +282,7 @@ fn read_pieces(
                 return Ok(false);
             }
             let rel = (off - from) as usize;
-            if rel + 9 + MESSAGE_HEADER > plain.len() {
+            if rel + 9 + crate::storage::mcap::MESSAGE_HEADER > plain.len() {
                 if k == piece_starts {
                     // Not even the record a piece starts with has its header in the chunk.
                     return Ok(false);
@@ -320,21 +290,20 @@ fn read_pieces(
                 // Its header is past this piece: the next piece starts with it.
                 break;
             }
-            let Some((mut slot, len)) = indexed_record(plain, rel, id, t) else {
+            let Some(m) = indexed_record(plain, rel, id, t) else {
                 return Ok(false);
             };
-            let end = (off + 9).saturating_add(len);
+            // Where it ends in the chunk.
+            let end = from + u64::from(m.end);
             if end > size {
                 return Ok(false);
             }
             let at = out.len();
-            let body = rel + 9 + MESSAGE_HEADER;
-            match plain.get(body..(end - from) as usize) {
+            match plain.get(m.start as usize..m.end as usize) {
                 Some(b) => out.extend_from_slice(b),
                 None => {
-                    let n = (len as usize) - MESSAGE_HEADER;
-                    out.resize(at + n, 0);
-                    let pos = layout.data_pos + off + 9 + MESSAGE_HEADER as u64;
+                    out.resize(at + (m.end - m.start) as usize, 0);
+                    let pos = layout.data_pos + from + u64::from(m.start);
                     if !crate::storage::read_exact_at(src, pos, &mut out[at..])? {
                         return Err(truncated(end, size));
                     }
@@ -347,8 +316,7 @@ fn read_pieces(
             ) else {
                 return Ok(false);
             };
-            (slot.offset, slot.start, slot.end, slot.conn) = (o, s, e, conn);
-            slots.push(slot);
+            slots.push(Slot::of(&m, conn, o, (s, e)));
             done = end;
             k += 1;
         }
@@ -482,7 +450,7 @@ impl StreamIndex {
         let Some(ch) = s.chunks.get(c as usize) else {
             return false;
         };
-        if ch.kind != ChunkKind::Mcap || ch.index_pos == 0 || ch.index_at.len() != ch.counts.len() {
+        if ch.kind != ChunkKind::Mcap {
             return false;
         }
         // A remote recording's chunk is one request, its message index another (and the
@@ -498,40 +466,22 @@ impl StreamIndex {
             .get(ch.file as usize)
             .map_or(&[][..], Vec::as_slice);
         work.entries.clear();
-        for (&(conn, n), &at) in ch.counts.iter().zip(&ch.index_at) {
+        for (k, &(conn, _)) in ch.counts.iter().enumerate() {
             let Some(id) = s
                 .connections
                 .get(conn as usize)
-                .and_then(|k| u16::try_from(k.id).ok())
+                .and_then(|c| u16::try_from(c.id).ok())
             else {
                 return false;
             };
             if ids.get(usize::from(id)).copied() != Some(conn) {
                 continue;
             }
-            // opcode, length, channel id, the records' length, 16 bytes a message.
-            let len = 15 + 16 * u64::from(n);
-            if at == u32::MAX || len > 1 << 30 {
+            let Some(recs) = crate::storage::mcap::channel_index(src, ch, k, id, &mut work.index)
+            else {
                 return false;
-            }
-            let pos = ch.index_pos + u64::from(at);
-            if crate::storage::read_at_into(src, pos, len as usize, &mut work.index).is_err() {
-                return false;
-            }
-            let r = work.index.as_slice();
-            let said = r.get(9..11).map(|b| u16::from_le_bytes([b[0], b[1]]));
-            let recs = r
-                .get(11..15)
-                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-            if r.len() as u64 != len
-                || r.first() != Some(&crate::storage::mcap::opcode::MESSAGE_INDEX)
-                || u64_at_of(r, 1) != Some(len - 9)
-                || said != Some(id)
-                || recs.map(u64::from) != Some(16 * u64::from(n))
-            {
-                return false;
-            }
-            for e in r[15..].chunks_exact(16) {
+            };
+            for e in recs.chunks_exact(16) {
                 let (Some(t), Some(o)) = (u64_at_of(e, 0), u64_at_of(e, 8)) else {
                     return false;
                 };
@@ -1612,6 +1562,22 @@ mod tests {
         written
     }
 
+    /// `f` on the recording [`long_and_short`] writes, in uncompressed chunks and in zstd ones
+    /// (its path, its chunks' compression, the messages written), in a temporary directory.
+    fn each_long_and_short(
+        name: &str,
+        f: impl Fn(&std::path::Path, crate::Compression, Vec<(u16, u64, Vec<u8>)>),
+    ) {
+        let dir = std::env::temp_dir().join(format!("bagscope-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for compression in [crate::Compression::None, crate::Compression::Zstd] {
+            let path = dir.join(format!("{compression:?}.mcap"));
+            let written = long_and_short(&path, compression);
+            f(&path, compression, written);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// The window `f` read as a stream, inline and on read-ahead threads, gives `want`, with
     /// `walked` sparse chunks walked record by record.
     fn window_reads(bag: &Bag, f: &Filter, want: &[Read], walked: usize, what: &str) {
@@ -1629,12 +1595,8 @@ mod tests {
     /// whole) gives the messages written, as the tables give them, and no chunk is walked.
     #[test]
     fn a_topic_found_by_its_message_index_reads_as_written() {
-        let dir = std::env::temp_dir().join(format!("bagscope-indexed-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        for compression in [crate::Compression::None, crate::Compression::Zstd] {
-            let path = dir.join(format!("{compression:?}.mcap"));
-            let written = long_and_short(&path, compression);
-            let bag = Bag::open(&path).unwrap();
+        each_long_and_short("indexed", |path, compression, written| {
+            let bag = Bag::open(path).unwrap();
             let (lo, hi) = (3_000_000_000u64, 17_000_000_000u64);
             let conn = bag
                 .summary()
@@ -1656,8 +1618,7 @@ mod tests {
             assert_eq!(want.len(), 1750);
             assert!(collect(Messages::new(bag.clone(), &f, 2).unwrap()) == want);
             window_reads(&bag, &f, &want, 0, &format!("{compression:?}"));
-        }
-        std::fs::remove_dir_all(&dir).unwrap();
+        });
     }
 
     /// A message index that points where its message is not (one offset moved by a byte, one
@@ -1665,13 +1626,9 @@ mod tests {
     /// are walked, and the window still gives the messages written.
     #[test]
     fn a_message_index_that_disagrees_with_its_chunk_is_set_aside() {
-        let dir = std::env::temp_dir().join(format!("bagscope-badindex-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        for compression in [crate::Compression::None, crate::Compression::Zstd] {
-            let path = dir.join(format!("{compression:?}.mcap"));
-            let written = long_and_short(&path, compression);
+        each_long_and_short("badindex", |path, compression, written| {
             let (conn, id, spots) = {
-                let bag = Bag::open(&path).unwrap();
+                let bag = Bag::open(path).unwrap();
                 let s = bag.summary();
                 let conn = s.connections.iter().position(|c| c.topic == "/t3").unwrap();
                 // The first entry of /t3's MessageIndex in each of the first three chunks, and
@@ -1689,7 +1646,7 @@ mod tests {
                     .collect();
                 (conn, s.connections[conn].id as u16, spots)
             };
-            let mut bytes = std::fs::read(&path).unwrap();
+            let mut bytes = std::fs::read(path).unwrap();
             // Chunk 0: the entry's offset moved a byte; chunk 1: its time changed; chunk 2: its
             // offset 5 bytes before the chunk's end.
             let off = spots[0].0 as usize + 8;
@@ -1700,7 +1657,7 @@ mod tests {
             bytes[at..at + 8].copy_from_slice(&t.to_le_bytes());
             let off = spots[2].0 as usize + 8;
             bytes[off..off + 8].copy_from_slice(&(u64::from(spots[2].1) - 5).to_le_bytes());
-            let bad = dir.join(format!("{compression:?}-bad.mcap"));
+            let bad = path.with_extension("bad.mcap");
             std::fs::write(&bad, &bytes).unwrap();
             let bag = Bag::open(&bad).unwrap();
             let f = Filter {
@@ -1714,8 +1671,7 @@ mod tests {
                 .map(|(_, t, d)| Ok((conn, *t, d.clone())))
                 .collect();
             window_reads(&bag, &f, &want, 3, &format!("{compression:?}"));
-        }
-        std::fs::remove_dir_all(&dir).unwrap();
+        });
     }
 
     /// Chunks decompressed inline (one core) and held until their last message give what the

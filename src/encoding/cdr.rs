@@ -12,6 +12,7 @@
 
 use super::Decoder;
 use crate::definition::msg::Primitive;
+use crate::encoding::{read_prim, Value};
 use crate::error::DecodeError;
 
 /// CDR alignment of a primitive (strings align their length).
@@ -20,6 +21,33 @@ pub(crate) fn prim_align(p: Primitive) -> usize {
         Primitive::Time | Primitive::Duration | Primitive::String => 4,
         _ => p.size().unwrap_or(1),
     }
+}
+
+/// The padding before an `n`-byte-aligned value at `rel` bytes past the CDR origin, where no
+/// alignment exceeds `max_align`.
+#[inline]
+pub(crate) fn padding(rel: usize, n: usize, max_align: usize) -> usize {
+    let n = n.min(max_align);
+    if n <= 1 {
+        return 0;
+    }
+    (n - rel % n) % n
+}
+
+/// A fixed-size primitive from its bytes as stored: read in place, or its bytes swapped on a
+/// stack copy when the data is big-endian.
+#[inline]
+pub(crate) fn prim_value(p: Primitive, bytes: &[u8], big_endian: bool) -> Value {
+    let sz = bytes.len();
+    if !big_endian || sz <= 1 || sz > 8 {
+        return read_prim(p, bytes);
+    }
+    let mut a = [0u8; 8];
+    a[..sz].copy_from_slice(bytes);
+    for c in a[..sz].chunks_exact_mut(prim_align(p)) {
+        c.reverse();
+    }
+    read_prim(p, &a[..sz])
 }
 
 /// The byte order (big endian?) and largest alignment of a CDR encapsulation header's first two
@@ -57,9 +85,7 @@ impl Decoder<'_, '_> {
         if !self.plan.is_cdr() || n <= 1 {
             return Ok(());
         }
-        let n = n.min(self.max_align);
-        let rel = self.pos - self.origin;
-        let pad = (n - rel % n) % n;
+        let pad = padding(self.pos - self.origin, n, self.max_align);
         if pad > 0 {
             self.take(pad)?;
         }

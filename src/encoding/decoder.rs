@@ -106,18 +106,8 @@ impl<'p, 'd> Decoder<'p, 'd> {
                 // One value: read in place (no buffer), its bytes swapped on a stack copy when
                 // the CDR data is big-endian.
                 let sz = p.size().unwrap_or(0);
-                let swap = self.be && self.plan.is_cdr() && sz > 1;
-                let bytes = self.take(sz)?;
-                let value = if swap {
-                    let mut a = [0u8; 8];
-                    a[..sz].copy_from_slice(bytes);
-                    for c in a[..sz].chunks_exact_mut(prim_align(p)) {
-                        c.reverse();
-                    }
-                    read_prim(p, &a[..sz])
-                } else {
-                    read_prim(p, bytes)
-                };
+                let swap = self.be && self.plan.is_cdr();
+                let value = crate::encoding::cdr::prim_value(p, self.take(sz)?, swap);
                 Ok(b.prim(value, start, self.pos as u32))
             }
         }

@@ -326,22 +326,16 @@ impl Extractor {
         if let (Some(s), Some(sz)) = (&self.seek, self.leaf.size()) {
             let h = data.get(..4)?;
             let (be, max_align) = crate::encoding::cdr::encapsulation(h[0], h[1])?;
-            let mut pos = s.seek(data)?;
-            let a = crate::encoding::cdr::prim_align(self.leaf).min(max_align);
-            if a > 1 {
-                pos += (a - pos.checked_sub(4)? % a) % a;
-            }
+            let pos = s.seek(data)?;
+            let align = crate::encoding::cdr::prim_align(self.leaf);
+            let pos = pos + crate::encoding::cdr::padding(pos.checked_sub(4)?, align, max_align);
             let b = data.get(pos..pos.checked_add(sz)?)?;
-            if be && sz > 1 {
-                let mut swapped = [0u8; 8];
-                let swapped = swapped.get_mut(..sz)?;
-                swapped.copy_from_slice(b);
-                for c in swapped.chunks_exact_mut(crate::encoding::cdr::prim_align(self.leaf)) {
-                    c.reverse();
-                }
-                return Some(read_prim(self.leaf, swapped));
-            }
-            return Some(read_prim(self.leaf, b));
+            // (Little-endian, the usual case, read here: the call is the most of it.)
+            return Some(if be {
+                crate::encoding::cdr::prim_value(self.leaf, b, true)
+            } else {
+                read_prim(self.leaf, b)
+            });
         }
         let mut d = Decoder::new(&self.plan, data);
         d.cdr_header().ok()?;

@@ -192,7 +192,7 @@ pub(super) fn parse_channel(c: &[u8], at: Location) -> Result<Channel> {
 }
 
 /// The fixed fields of a message record's content, before its data.
-pub(super) const MESSAGE_HEADER: usize = 2 + 4 + 8 + 8;
+pub(crate) const MESSAGE_HEADER: usize = 2 + 4 + 8 + 8;
 
 /// Schemas and channels as they are met, turned into connections in first-seen order.
 #[derive(Default)]

@@ -476,29 +476,48 @@ pub(crate) fn scan_chunk_message_records(
                 }
             });
         };
-        let u64_at = |i: usize| {
-            u64::from_le_bytes([
-                head[i],
-                head[i + 1],
-                head[i + 2],
-                head[i + 3],
-                head[i + 4],
-                head[i + 5],
-                head[i + 6],
-                head[i + 7],
-            ])
-        };
-        f(MessageAt {
-            channel: u16::from_le_bytes([head[0], head[1]]),
-            sequence: u32::from_le_bytes([head[2], head[3], head[4], head[5]]),
-            log_ns: u64_at(6),
-            publish_ns: u64_at(14),
-            offset,
-            start: offset + (9 + MESSAGE_HEADER) as u32,
-            end,
-        });
+        f(message_at(head, offset, end));
         Ok(())
     })
+}
+
+/// The Message record whose fixed fields are `head` ([`MESSAGE_HEADER`] bytes), starting at
+/// `offset` and ending at `end`.
+#[inline]
+fn message_at(head: &[u8], offset: u32, end: u32) -> MessageAt {
+    let u64_at = |i: usize| {
+        head.get(i..i + 8)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u64::from_le_bytes)
+    };
+    MessageAt {
+        channel: u16::from_le_bytes([head[0], head[1]]),
+        sequence: u32::from_le_bytes([head[2], head[3], head[4], head[5]]),
+        log_ns: u64_at(6),
+        publish_ns: u64_at(14),
+        offset,
+        start: offset + (9 + MESSAGE_HEADER) as u32,
+        end,
+    }
+}
+
+/// The Message record at `off` of (a part of) a chunk's records `data`: `None` where no
+/// Message record's opcode, length and fixed fields are there. Its payload may run past the
+/// end of `data` (a piece of a chunk), which the caller checks against `end`. Positions are
+/// from the start of `data` (a u32 holds them: `data` is at most a chunk).
+#[inline]
+pub(crate) fn message_record_at(data: &[u8], off: usize) -> Option<MessageAt> {
+    let len = data
+        .get(off + 1..off + 9)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_le_bytes)?;
+    let head = data.get(off + 9..off + 9 + MESSAGE_HEADER)?;
+    if data.get(off) != Some(&opcode::MESSAGE) || len < MESSAGE_HEADER as u64 {
+        return None;
+    }
+    let offset = u32::try_from(off).ok()?;
+    let end = u32::try_from((off as u64 + 9).checked_add(len)?).ok()?;
+    Some(message_at(head, offset, end))
 }
 
 /// Calls `f(offset, opcode, content)` for each record of a chunk's uncompressed records.

@@ -170,6 +170,53 @@ pub(crate) fn index_unusable(ch: &Chunk, e: &Error) -> String {
     )
 }
 
+/// A MessageIndex record's content `c`: its channel id and its records, 16 bytes each (log
+/// time, offset in the chunk's records).
+fn message_index_record(c: &[u8], at: Location) -> Result<(u16, &[u8])> {
+    let mut f = Fields::new(c, opcode::MESSAGE_INDEX, at);
+    let ch = f.u16("channel_id")?;
+    let recs = f.bytes32("records")?;
+    if recs.len() % 16 != 0 {
+        return Err(Error::Malformed {
+            kind: RecordKind::Mcap("MessageIndex"),
+            at,
+            reason: format!(
+                "its records take {} bytes, not a multiple of 16",
+                recs.len()
+            ),
+        });
+    }
+    Ok((ch, recs))
+}
+
+/// The records (16 bytes each: log time, offset in the chunk's records) of the MessageIndex
+/// record of channel `id` that the `k`-th of chunk `ch`'s counts stands for, read alone
+/// into `buf` (one read, where the summary's chunk index says it lies): `None` where the
+/// summary does not say, or the bytes there are not that channel's record of that count.
+pub(crate) fn channel_index<'a>(
+    src: &Source,
+    ch: &Chunk,
+    k: usize,
+    id: u16,
+    buf: &'a mut Vec<u8>,
+) -> Option<&'a [u8]> {
+    let (&(_, n), &at) = (ch.counts.get(k)?, ch.index_at.get(k)?);
+    // opcode, length, channel id, the records' length, 16 bytes a message.
+    let len = 15 + 16 * u64::from(n);
+    if ch.index_pos == 0 || at == u32::MAX || len > MAX_CHUNK_SIZE {
+        return None;
+    }
+    let pos = ch.index_pos + u64::from(at);
+    read_at_into(src, pos, len as usize, buf).ok()?;
+    let (&op, rest) = buf.split_first()?;
+    let said = rest.get(..8)?.try_into().ok().map(u64::from_le_bytes)?;
+    if buf.len() as u64 != len || op != opcode::MESSAGE_INDEX || said != len - 9 {
+        return None;
+    }
+    let (ch_id, recs) = message_index_record(&buf[9..], Location::File(pos)).ok()?;
+    (ch_id == id && recs.len() as u64 == 16 * u64::from(n)).then_some(recs)
+}
+
 pub(super) fn parse_message_indexes(
     region: &[u8],
     region_pos: u64,
@@ -193,9 +240,7 @@ pub(super) fn parse_message_indexes(
                 available: (region.len() - off) as u64,
             });
         };
-        let mut f = Fields::new(c, op, at);
-        let ch = f.u16("channel_id")?;
-        let recs = f.bytes32("records")?;
+        let (ch, recs) = message_index_record(c, at)?;
         let Some(&ci) = by_id.get(&u32::from(ch)) else {
             return Err(Error::Malformed {
                 kind: RecordKind::Mcap("MessageIndex"),
@@ -203,16 +248,6 @@ pub(super) fn parse_message_indexes(
                 reason: format!("names channel {ch}, which the summary does not define"),
             });
         };
-        if recs.len() % 16 != 0 {
-            return Err(Error::Malformed {
-                kind: RecordKind::Mcap("MessageIndex"),
-                at,
-                reason: format!(
-                    "its records take {} bytes, not a multiple of 16",
-                    recs.len()
-                ),
-            });
-        }
         for r in recs.chunks_exact(16) {
             let t = u64::from_le_bytes(r[..8].try_into().unwrap_or([0; 8]));
             let o = u64::from_le_bytes(r[8..].try_into().unwrap_or([0; 8]));

@@ -397,6 +397,30 @@ pub(crate) fn read_rows(src: &Source, ch: &Chunk, topics: Option<&[i64]>) -> Res
     Ok(out.buf)
 }
 
+/// Where row `k`'s payload lies in `buf`, a block read by [`read_rows`] (a count, then each
+/// row's start and length, then the payloads): `None` where the block has no such row.
+pub(crate) fn row_in_block(buf: &[u8], k: u32) -> Option<(u32, u32)> {
+    let word = |i: usize| -> Option<u32> {
+        buf.get(i..i + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    if k >= word(0)? {
+        return None;
+    }
+    let at = 4 + 8 * k as usize;
+    let (start, len) = (word(at)?, word(at + 4)?);
+    let end = start.checked_add(len).filter(|_| len != u32::MAX)?;
+    (end as usize <= buf.len()).then_some((start, end))
+}
+
+/// The error of row `k` of block `ch` that [`row_in_block`] does not find.
+pub(crate) fn row_gone(ch: &Chunk, k: u32) -> Error {
+    Error::NotFound(format!(
+        "row {k} of the block from message id {} is gone (the database changed since it was opened)",
+        ch.first_row
+    ))
+}
+
 /// The message at row `entry.offset` of a block read by [`read_rows`].
 pub(crate) fn message_in_rows(
     buf: Arc<Vec<u8>>,
@@ -404,34 +428,12 @@ pub(crate) fn message_in_rows(
     conn: usize,
     entry: IndexEntry,
 ) -> Result<Message> {
-    let k = entry.offset as usize;
-    let word = |i: usize| -> Option<u32> {
-        buf.get(i..i + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    let n = word(0).unwrap_or(0) as usize;
-    let missing = || {
-        Error::NotFound(format!(
-            "row {k} of the block from message id {} is gone (the database changed since it was opened)",
-            ch.first_row
-        ))
-    };
-    if k >= n {
-        return Err(missing());
-    }
-    let start = word(4 + 8 * k).ok_or_else(missing)? as usize;
-    let len = word(8 + 8 * k).ok_or_else(missing)?;
-    if len == u32::MAX {
-        return Err(missing());
-    }
-    let len = len as usize;
-    if start + len > buf.len() {
-        return Err(missing());
-    }
+    let (start, end) =
+        row_in_block(&buf, entry.offset).ok_or_else(|| row_gone(ch, entry.offset))?;
     Ok(Message {
         conn,
         time_ns: entry.time_ns,
-        data: Bytes::slice(buf, start, start + len),
+        data: Bytes::slice(buf, start as usize, end as usize),
         entry,
         publish_ns: entry.time_ns,
         sequence: 0,
