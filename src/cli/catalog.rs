@@ -6,10 +6,12 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-/// Catalog every recording under some directories (recognised by content) into Parquet tables
-/// a query engine reads: `recordings.parquet` (one row each) and `topics.parquet` (one row per
-/// recording and topic). Incremental: recordings unchanged since the catalog already in the
-/// output directory are not read again.
+/// Catalog every recording under some directories into Parquet tables (`recordings`,
+/// `topics`) a query engine reads; incremental.
+//
+// Recordings are recognised by content; `recordings.parquet` has one row each and
+// `topics.parquet` one per recording and topic. Recordings unchanged since the catalog already
+// in the output directory are not read again.
 #[derive(Args, Debug)]
 pub struct CatalogArgs {
     /// Directories (walked) and recordings.

@@ -56,8 +56,10 @@ pub(super) fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<
         return Ok(None);
     }
     // Channel id to connection index, as a table: looked up for every channel of every chunk
-    // (a hash lookup each was most of the time of opening a large file).
-    let mut dense = vec![u32::MAX; usize::from(u16::MAX) + 1];
+    // (a hash lookup each was most of the time of opening a large file). As long as the
+    // largest id, not every id: 65,536 entries were 64 pages to fault in and fill.
+    let ids = cat.by_id.keys().max().map_or(0, |&m| usize::from(m) + 1);
+    let mut dense = vec![u32::MAX; ids];
     for (&id, &i) in &cat.by_id {
         dense[usize::from(id)] = i as u32;
     }
@@ -245,7 +247,10 @@ fn parse_chunk_indexes(
         Vec<usize>,
         Vec<(u64, u64, u64)>,
     );
-    let parse = |part: &[(Location, &[u8])]| -> Result<Option<Part>> {
+    // `own`: each chunk given its counts here, the lists serving as scratch (on this thread;
+    // lists grown for the whole file and then copied out were a hundred pages more to fault
+    // in when opening a file of 300 chunks of 50 channels).
+    let parse = |part: &[(Location, &[u8])], own: bool| -> Result<Option<Part>> {
         let mut out = Vec::with_capacity(part.len());
         let mut offsets = Vec::new();
         let mut counts = Vec::new();
@@ -255,9 +260,15 @@ fn parse_chunk_indexes(
         for &(at, c) in part {
             let lists = (&mut offsets, &mut counts, &mut index_at);
             match parse_chunk_index(c, at, dense, file_size, lists)? {
-                Some((ch, index_said)) => {
+                Some((mut ch, index_said)) => {
                     if let Some(said) = index_said {
                         disagree.push((ch.pos, said, ch.data_len));
+                    }
+                    if own {
+                        ch.counts = counts.clone();
+                        ch.index_at = index_at.clone();
+                        counts.clear();
+                        index_at.clear();
                     }
                     out.push(ch);
                     ends.push(counts.len());
@@ -267,15 +278,20 @@ fn parse_chunk_indexes(
         }
         Ok(Some((out, counts, index_at, ends, disagree)))
     };
+    if chunk_indexes.len() < 4096 {
+        return Ok(
+            parse(chunk_indexes, true)?.map(|(chunks, _, _, _, disagree)| (chunks, disagree))
+        );
+    }
     let threads = crate::settings::default_threads().min(4);
-    let parts: Vec<Result<Option<Part>>> = if threads <= 1 || chunk_indexes.len() < 4096 {
-        vec![parse(chunk_indexes)]
+    let parts: Vec<Result<Option<Part>>> = if threads <= 1 {
+        vec![parse(chunk_indexes, false)]
     } else {
         let per = chunk_indexes.len().div_ceil(threads);
         std::thread::scope(|sc| {
             let handles: Vec<_> = chunk_indexes
                 .chunks(per)
-                .map(|p| sc.spawn(move || parse(p)))
+                .map(|p| sc.spawn(move || parse(p, false)))
                 .collect();
             handles
                 .into_iter()
@@ -334,6 +350,12 @@ fn read_metadata(
     metadata
 }
 
+/// The connection index of channel `id` in the table `dense`, `u32::MAX` for a channel the
+/// summary does not define.
+fn conn_of(dense: &[u32], id: u16) -> u32 {
+    dense.get(usize::from(id)).copied().unwrap_or(u32::MAX)
+}
+
 /// What [`parse_chunk_index`] fills: the channels' offsets (scratch), then the counts and
 /// where each count's MessageIndex record lies.
 type CountLists<'a> = (
@@ -387,7 +409,7 @@ pub(super) fn parse_chunk_index(
     for e in offsets_bytes.chunks_exact(10) {
         let ch = u16::from_le_bytes([e[0], e[1]]);
         let off = u64::from_le_bytes([e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9]]);
-        if dense[usize::from(ch)] == u32::MAX {
+        if conn_of(dense, ch) == u32::MAX {
             return Ok(None);
         }
         sorted &= off >= prev;
@@ -450,7 +472,7 @@ pub(super) fn parse_chunk_index(
         let next = offsets.get(k + 1).map_or(mi_end, |&(_, o)| o);
         let n = next.saturating_sub(off).saturating_sub(15) / 16;
         if n > 0 {
-            counts.push((dense[usize::from(ch)], u32::try_from(n).unwrap_or(u32::MAX)));
+            counts.push((conn_of(dense, ch), u32::try_from(n).unwrap_or(u32::MAX)));
             index_at.push(u32::try_from(off.saturating_sub(mi_start)).unwrap_or(u32::MAX));
         }
     }
