@@ -51,7 +51,10 @@ pub fn run(a: &CsvArgs) -> bagscope::Result<ExitCode> {
     // `-o -` is standard output, as the usual convention has it.
     match out.filter(|o| o.as_os_str() != "-") {
         Some(o) => {
-            if std::fs::canonicalize(o).ok() == std::fs::canonicalize(bag_path).ok() {
+            // An output that does not exist yet is not the bag (nor is any output of a
+            // recording that is not a local file: both unresolved compared equal).
+            let existing = std::fs::canonicalize(o).ok();
+            if existing.is_some() && existing == std::fs::canonicalize(bag_path).ok() {
                 return Err(Error::Invalid(format!(
                     "{} is the bag being read; choose another output",
                     o.display()

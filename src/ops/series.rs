@@ -37,9 +37,7 @@ pub type Extractors = Vec<(usize, Extractor)>;
 pub fn compile(bag: &Bag, path: &FieldPath) -> Result<(Extractors, Vec<String>)> {
     // Connections only: the same before the rows of a recording are read.
     let s = bag.quick_summary();
-    let topic = s
-        .topic(&path.topic)
-        .ok_or_else(|| Error::NotFound(format!("no topic {:?} in the bag", path.topic)))?;
+    let topic = topic_of(&s, path)?;
     let mut out = Vec::new();
     let mut problems = Vec::new();
     for &ci in &topic.connections {
@@ -57,6 +55,12 @@ pub fn compile(bag: &Bag, path: &FieldPath) -> Result<(Extractors, Vec<String>)>
         return Err(Error::Invalid(problems.join("; ")));
     }
     Ok((out, problems))
+}
+
+/// The topic of `path`.
+fn topic_of<'a>(s: &'a crate::Summary, path: &FieldPath) -> Result<&'a crate::storage::Topic> {
+    s.topic(&path.topic)
+        .ok_or_else(|| Error::NotFound(format!("no topic {:?} in the bag", path.topic)))
 }
 
 /// Reads the series of `path` within `[start_ns, end_ns)` on `threads` threads; `on_part` gets
@@ -194,13 +198,30 @@ pub fn rows_in_time_order(
     cancel: &AtomicBool,
     on_row: &mut OnRow<'_>,
 ) -> Result<Option<RowsRead>> {
-    let (extractors, mut problems, filter) = extractors_for(bag, paths, start_ns, end_ns)?;
-    if filter.start_ns.is_none() && filter.end_ns.is_none() {
+    if start_ns.is_none() && end_ns.is_none() {
         return Ok(None);
     }
+    // The window is read ahead while the paths are compiled (their definitions parsed): every
+    // connection of the paths' topics, those whose definition lacks a path read and passed over
+    // as `each_value` passes over any message no extractor takes.
+    let mut conns = Vec::new();
+    {
+        let s = bag.quick_summary();
+        for p in paths {
+            conns.extend_from_slice(&topic_of(&s, p)?.connections);
+        }
+    }
+    conns.sort_unstable();
+    conns.dedup();
+    let filter = crate::Filter {
+        connections: Some(conns),
+        start_ns,
+        end_ns,
+    };
     let Some(msgs) = in_time_order(bag, &filter, threads) else {
         return Ok(None);
     };
+    let (extractors, mut problems, _) = extractors_for(bag, paths, start_ns, end_ns)?;
     let n = paths.len();
     let mut missing = vec![0u64; n];
     // Each path's values at time `at`, not yet in a row: rows are made once a later time
