@@ -73,6 +73,32 @@ fn a_failing_server_is_retried_then_a_clear_error() {
     assert!(e.contains("no such object"), "{e}");
 }
 
+/// `bagscope csv` of a recording over HTTP into a new file: it once compared the output's
+/// canonical path with the recording's, both unresolved (a URL, a file not yet written), found
+/// them equal and refused to write.
+#[test]
+fn a_csv_of_a_remote_recording_is_written_as_the_local_files_is() {
+    let dir = common::temp_dir("remote-csv");
+    common::write_fixture(&dir.join("run.bag"), bagscope::Compression::Lz4, 4000, 300);
+    let srv = common::http::serve(dir.to_path_buf());
+    let csv = |bag: &str, out: &std::path::Path| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
+            .args(["csv", bag, "/a.data", "/b.data", "-o"])
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(out).unwrap()
+    };
+    let local = csv(
+        dir.join("run.bag").to_str().unwrap(),
+        &dir.join("local.csv"),
+    );
+    let remote = csv(&format!("{}/run.bag", srv.url), &dir.join("remote.csv"));
+    assert_eq!(remote, local);
+    assert_eq!(local.lines().count(), 301);
+}
+
 #[test]
 fn credentials_in_a_location_are_never_shown() {
     let dir = common::temp_dir("remote-creds");
