@@ -620,7 +620,10 @@ impl Prefetch {
                     return;
                 };
                 loop {
-                    if st.stop {
+                    // Done once every chunk is claimed: a thread that waited for room in the
+                    // window only to find nothing left kept the reader waiting at the end, on
+                    // its wake-up and exit, when the reader joined it.
+                    if st.stop || self.next.load(Ordering::Relaxed) >= self.order.len() {
                         return;
                     }
                     if st.live.len() < self.window {
