@@ -224,6 +224,22 @@ pub fn rows_in_time_order(
     let (extractors, mut problems, _) = extractors_for(bag, paths, start_ns, end_ns)?;
     let n = paths.len();
     let mut missing = vec![0u64; n];
+    if n == 1 {
+        // One path: each value is a row of its own, as the merge makes it, with nothing held.
+        let mut row = [None];
+        each_value(
+            msgs,
+            &extractors,
+            &mut problems,
+            &mut missing,
+            cancel,
+            |_, t, value| {
+                row[0] = Some(value);
+                on_row(t, &row)
+            },
+        )?;
+        return Ok(Some(RowsRead { missing, problems }));
+    }
     // Each path's values at time `at`, not yet in a row: rows are made once a later time
     // comes (as merge_rows makes them: the k-th row at a time takes each path's k-th value).
     let mut pending: Vec<std::collections::VecDeque<Value>> = vec![Default::default(); n];
