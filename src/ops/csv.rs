@@ -36,18 +36,8 @@ pub struct CsvOptions {
 
 /// `n` in decimal onto `out`, as `write!(out, "{n}")` writes it, without the formatting
 /// machinery (every row's time is one).
-fn push_decimal(out: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
+fn push_decimal(out: &mut String, n: u64) {
+    out.push_str(itoa::Buffer::new().format(n));
 }
 
 /// One CSV cell: booleans as 0/1, floats as their shortest exact text.
