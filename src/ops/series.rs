@@ -37,7 +37,7 @@ pub type Extractors = Vec<(usize, Extractor)>;
 pub fn compile(bag: &Bag, path: &FieldPath) -> Result<(Extractors, Vec<String>)> {
     // Connections only: the same before the rows of a recording are read.
     let s = bag.quick_summary();
-    let topic = topic_of(&s, path)?;
+    let topic = topic_of(s, path)?;
     let mut out = Vec::new();
     let mut problems = Vec::new();
     for &ci in &topic.connections {
@@ -118,15 +118,19 @@ fn extractors_for(
         extractors.extend(x.into_iter().map(|(ci, e)| (pi, ci, e)));
         problems.push(p);
     }
-    let mut conns: Vec<usize> = extractors.iter().map(|(_, ci, _)| *ci).collect();
+    let conns = extractors.iter().map(|(_, ci, _)| *ci).collect();
+    Ok((extractors, problems, filter_of(conns, start_ns, end_ns)))
+}
+
+/// The filter of connections `conns` (in any order, repeated or not) in `[start_ns, end_ns)`.
+fn filter_of(mut conns: Vec<usize>, start_ns: Option<u64>, end_ns: Option<u64>) -> crate::Filter {
     conns.sort_unstable();
     conns.dedup();
-    let filter = crate::Filter {
+    crate::Filter {
         connections: Some(conns),
         start_ns,
         end_ns,
-    };
-    Ok((extractors, problems, filter))
+    }
 }
 
 /// A time window's messages in time order, read without the recording's tables.
@@ -208,16 +212,10 @@ pub fn rows_in_time_order(
     {
         let s = bag.quick_summary();
         for p in paths {
-            conns.extend_from_slice(&topic_of(&s, p)?.connections);
+            conns.extend_from_slice(&topic_of(s, p)?.connections);
         }
     }
-    conns.sort_unstable();
-    conns.dedup();
-    let filter = crate::Filter {
-        connections: Some(conns),
-        start_ns,
-        end_ns,
-    };
+    let filter = filter_of(conns, start_ns, end_ns);
     let Some(msgs) = in_time_order(bag, &filter, threads) else {
         return Ok(None);
     };
