@@ -278,30 +278,28 @@ fn parse_chunk_indexes(
         }
         Ok(Some((out, counts, index_at, ends, disagree)))
     };
-    if chunk_indexes.len() < 4096 {
+    // (The machine's cores looked up only for a file with enough chunks to share out.)
+    if chunk_indexes.len() < 4096 || crate::settings::default_threads() <= 1 {
         return Ok(
             parse(chunk_indexes, true)?.map(|(chunks, _, _, _, disagree)| (chunks, disagree))
         );
     }
-    let threads = crate::settings::default_threads().min(4);
-    let parts: Vec<Result<Option<Part>>> = if threads <= 1 {
-        vec![parse(chunk_indexes, false)]
-    } else {
-        let per = chunk_indexes.len().div_ceil(threads);
-        std::thread::scope(|sc| {
-            let handles: Vec<_> = chunk_indexes
-                .chunks(per)
-                .map(|p| sc.spawn(move || parse(p, false)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or(Err(Error::ThreadPanicked("a summary-reading thread")))
-                })
-                .collect()
-        })
-    };
+    let per = chunk_indexes
+        .len()
+        .div_ceil(crate::settings::default_threads().min(4));
+    let parts: Vec<Result<Option<Part>>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = chunk_indexes
+            .chunks(per)
+            .map(|p| sc.spawn(move || parse(p, false)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or(Err(Error::ThreadPanicked("a summary-reading thread")))
+            })
+            .collect()
+    });
     let mut chunks = Vec::with_capacity(chunk_indexes.len());
     let mut disagree = Vec::new();
     for p in parts {
