@@ -1309,6 +1309,18 @@ mod tests {
     /// A message read (connection, time, bytes) or the error in its place.
     type Read = std::result::Result<(usize, u64, Vec<u8>), String>;
 
+    /// Asserts that the messages read from `p`, `got`, are `want` (saying how many of each if
+    /// not).
+    fn same<T: PartialEq>(p: &std::path::Path, got: &[T], want: &[T]) {
+        assert!(
+            got == want,
+            "{}: {} vs {}",
+            p.display(),
+            got.len(),
+            want.len()
+        );
+    }
+
     fn collect(it: Messages) -> Vec<Read> {
         it.map(|m| {
             m.map(|m| (m.conn, m.time_ns, m.data.to_vec()))
@@ -1380,13 +1392,7 @@ mod tests {
                 while let Some(m) = b.next_ref() {
                     got.push(m.map(full).map_err(|e| e.to_string()));
                 }
-                assert!(
-                    got == want,
-                    "{}: {} vs {}",
-                    p.display(),
-                    got.len(),
-                    want.len()
-                );
+                same(&p, &got, &want);
                 files += 1;
                 messages += got.len();
             }
@@ -1429,13 +1435,7 @@ mod tests {
                 }
                 let got = collect(w);
                 let want = collect(Messages::new(bag.clone(), &f, 2).unwrap());
-                assert!(
-                    got == want,
-                    "{}: {} vs {}",
-                    p.display(),
-                    got.len(),
-                    want.len()
-                );
+                same(&p, &got, &want);
                 files += usize::from(!one);
                 messages += got.len();
             }
@@ -1514,13 +1514,7 @@ mod tests {
                 let m = Messages::new(bag.clone(), &Filter::default(), threads).unwrap();
                 streamed += usize::from(m.stream.is_some());
                 let got = collect(m);
-                assert!(
-                    got == want,
-                    "{}: {} vs {}",
-                    p.display(),
-                    got.len(),
-                    want.len()
-                );
+                same(&p, &got, &want);
                 messages += got.len();
             }
         }

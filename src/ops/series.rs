@@ -2,6 +2,7 @@
 //! over chunks and handed over in increments (one chunk's points at a time) so a plot can fill
 //! in while it runs.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -222,44 +223,12 @@ pub fn rows_in_time_order(
     let (extractors, mut problems, _) = extractors_for(bag, paths, start_ns, end_ns)?;
     let n = paths.len();
     let mut missing = vec![0u64; n];
-    if n == 1 {
-        // One path: each value is a row of its own, as the merge makes it, with nothing held.
-        let mut row = [None];
-        each_value(
-            msgs,
-            &extractors,
-            &mut problems,
-            &mut missing,
-            cancel,
-            |_, t, value| {
-                row[0] = Some(value);
-                on_row(t, &row)
-            },
-        )?;
-        return Ok(Some(RowsRead { missing, problems }));
-    }
     // Each path's values at time `at`, not yet in a row: rows are made once a later time
     // comes (as merge_rows makes them: the k-th row at a time takes each path's k-th value).
-    let mut pending: Vec<std::collections::VecDeque<Value>> = vec![Default::default(); n];
+    // With one path each value is a row of its own, handed on as it comes, nothing held.
+    let mut pending: Vec<VecDeque<Value>> = vec![VecDeque::new(); n];
     let mut row: Vec<Option<Value>> = vec![None; n];
     let mut at: Option<u64> = None;
-    let mut flush = |at: Option<u64>,
-                     pending: &mut [std::collections::VecDeque<Value>],
-                     on_row: &mut OnRow<'_>|
-     -> Result<()> {
-        let Some(t) = at else { return Ok(()) };
-        loop {
-            let mut any = false;
-            for (cell, q) in row.iter_mut().zip(pending.iter_mut()) {
-                *cell = q.pop_front();
-                any |= cell.is_some();
-            }
-            if !any {
-                return Ok(());
-            }
-            on_row(t, &row)?;
-        }
-    };
     each_value(
         msgs,
         &extractors,
@@ -267,16 +236,42 @@ pub fn rows_in_time_order(
         &mut missing,
         cancel,
         |pi, t, value| {
+            if n == 1 {
+                row[0] = Some(value);
+                return on_row(t, &row);
+            }
             if at != Some(t) {
-                flush(at, &mut pending, on_row)?;
+                flush_rows(at, &mut pending, &mut row, on_row)?;
                 at = Some(t);
             }
             pending[pi].push_back(value);
             Ok(())
         },
     )?;
-    flush(at, &mut pending, on_row)?;
+    flush_rows(at, &mut pending, &mut row, on_row)?;
     Ok(Some(RowsRead { missing, problems }))
+}
+
+/// The rows of time `at` (if any) from each path's values held in `pending`, through `row`, to
+/// `on_row`: the k-th row takes each path's k-th value.
+fn flush_rows(
+    at: Option<u64>,
+    pending: &mut [VecDeque<Value>],
+    row: &mut [Option<Value>],
+    on_row: &mut OnRow<'_>,
+) -> Result<()> {
+    let Some(t) = at else { return Ok(()) };
+    loop {
+        let mut any = false;
+        for (cell, q) in row.iter_mut().zip(pending.iter_mut()) {
+            *cell = q.pop_front();
+            any |= cell.is_some();
+        }
+        if !any {
+            return Ok(());
+        }
+        on_row(t, row)?;
+    }
 }
 
 /// Reads every path's series in one pass; `on_part` gets each chunk's points of each path
