@@ -128,6 +128,22 @@ impl<'a> Fields<'a> {
         let n = self.u32(what)?;
         self.take(u64::from(n), what)
     }
+    /// A length-prefixed field of `size`-byte entries (a length that is not a multiple of
+    /// `size` is an error).
+    pub(super) fn entries32(&mut self, what: &str, size: usize) -> Result<&'a [u8]> {
+        let b = self.bytes32(what)?;
+        if b.len() % size != 0 {
+            return Err(Error::Malformed {
+                kind: self.kind,
+                at: self.at,
+                reason: format!(
+                    "field {what} has {} bytes, not a multiple of its {size}-byte entries",
+                    b.len()
+                ),
+            });
+        }
+        Ok(b)
+    }
     pub(super) fn map_str(&mut self, what: &str) -> Result<Vec<(String, String)>> {
         let b = self.bytes32(what)?;
         let mut f = Fields {
@@ -370,5 +386,41 @@ pub(super) fn compression_of(name: &str, at: Location) -> Result<Compression> {
             },
             name: other.to_string(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A field of fixed-size entries reads whole entries only; a length between two counts
+    /// is an error naming the record, where it is and the field.
+    #[test]
+    fn a_field_of_entries_is_whole_entries_or_an_error() {
+        let at = Location::File(1234);
+        let field = |n: u32| {
+            let mut b = n.to_le_bytes().to_vec();
+            b.extend(std::iter::repeat_n(7u8, n as usize));
+            b
+        };
+        let whole = field(20);
+        let mut f = Fields::new(&whole, opcode::CHUNK_INDEX, at);
+        assert_eq!(
+            f.entries32("message_index_offsets", 10)
+                .map(<[u8]>::len)
+                .ok(),
+            Some(20)
+        );
+        let cut = field(15);
+        let mut f = Fields::new(&cut, opcode::MESSAGE_INDEX, at);
+        let e = f
+            .entries32("records", 16)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("MessageIndex") && e.contains("1234") && e.contains("records has 15 bytes"),
+            "{e}"
+        );
     }
 }

@@ -383,17 +383,7 @@ pub(super) fn parse_chunk_index(
     let end = f.u64("message_end_time")?;
     let chunk_start = f.u64("chunk_start_offset")?;
     let chunk_len = f.u64("chunk_length")?;
-    let offsets_bytes = f.bytes32("message_index_offsets")?;
-    if offsets_bytes.len() % 10 != 0 {
-        return Err(Error::Malformed {
-            kind: RecordKind::Mcap("ChunkIndex"),
-            at,
-            reason: format!(
-                "message_index_offsets has {} bytes, not a multiple of 10",
-                offsets_bytes.len()
-            ),
-        });
-    }
+    let offsets_bytes = f.entries32("message_index_offsets", 10)?;
     let mi_len = f.u64("message_index_length")?;
     let comp = f.string("compression")?;
     let csize = f.u64("compressed_size")?;

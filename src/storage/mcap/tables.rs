@@ -175,17 +175,7 @@ pub(crate) fn index_unusable(ch: &Chunk, e: &Error) -> String {
 fn message_index_record(c: &[u8], at: Location) -> Result<(u16, &[u8])> {
     let mut f = Fields::new(c, opcode::MESSAGE_INDEX, at);
     let ch = f.u16("channel_id")?;
-    let recs = f.bytes32("records")?;
-    if recs.len() % 16 != 0 {
-        return Err(Error::Malformed {
-            kind: RecordKind::Mcap("MessageIndex"),
-            at,
-            reason: format!(
-                "its records take {} bytes, not a multiple of 16",
-                recs.len()
-            ),
-        });
-    }
+    let recs = f.entries32("records", 16)?;
     Ok((ch, recs))
 }
 
