@@ -156,9 +156,7 @@ fn rows_slots(
             });
         }
     }
-    if !slots.is_sorted_by_key(|m| (m.time_ns, m.offset)) {
-        slots.sort_unstable_by_key(|m| (m.time_ns, m.offset));
-    }
+    Slot::in_merge_order(&mut slots);
     Ok(slots)
 }
 
@@ -167,12 +165,6 @@ fn rows_slots(
 /// few (and under [`crate::storage::UNCLAMPED_READ`], so no length is asked of the file).
 const PIECE: u64 = 64 << 10;
 
-fn u64_at_of(b: &[u8], i: usize) -> Option<u64> {
-    b.get(i..i + 8)
-        .and_then(|b| b.try_into().ok())
-        .map(u64::from_le_bytes)
-}
-
 /// The Message record at `rel` of `data`, if it is the one of channel `id` at time `t` that an
 /// index entry says is there (its payload may run past `data`'s end).
 fn indexed_record(data: &[u8], rel: usize, id: u16, t: u64) -> Option<MessageAt> {
@@ -180,6 +172,14 @@ fn indexed_record(data: &[u8], rel: usize, id: u16, t: u64) -> Option<MessageAt>
 }
 
 impl Slot {
+    /// `slots` in the order the merge of the tables yields messages: time, then place in the
+    /// chunk (mostly so already: then a pass).
+    fn in_merge_order(slots: &mut [Slot]) {
+        if !slots.is_sorted_by_key(|m| (m.time_ns, m.offset)) {
+            slots.sort_unstable_by_key(|m| (m.time_ns, m.offset));
+        }
+    }
+
     /// The slot of message `m` of connection `conn`, at `offset` in its chunk, its payload
     /// from `start` to `end` of what the reader is handed.
     fn of(m: &MessageAt, conn: u32, offset: u32, (start, end): (u32, u32)) -> Slot {
@@ -321,9 +321,7 @@ fn read_pieces(
             k += 1;
         }
     }
-    if !slots.is_sorted_by_key(|m| (m.time_ns, m.offset)) {
-        slots.sort_unstable_by_key(|m| (m.time_ns, m.offset));
-    }
+    Slot::in_merge_order(slots);
     Ok(true)
 }
 
@@ -481,10 +479,7 @@ impl StreamIndex {
             else {
                 return false;
             };
-            for e in recs.chunks_exact(16) {
-                let (Some(t), Some(o)) = (u64_at_of(e, 0), u64_at_of(e, 8)) else {
-                    return false;
-                };
+            for (t, o) in crate::storage::mcap::index_records(recs) {
                 let Ok(o) = u32::try_from(o) else {
                     return false;
                 };
@@ -538,9 +533,7 @@ impl StreamIndex {
                 });
             }
         })?;
-        if !slots.is_sorted_by_key(|m| (m.time_ns, m.offset)) {
-            slots.sort_unstable_by_key(|m| (m.time_ns, m.offset));
-        }
+        Slot::in_merge_order(&mut slots);
         Ok(slots)
     }
 }

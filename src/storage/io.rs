@@ -249,3 +249,19 @@ pub(crate) fn pread(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<us
     use std::os::windows::fs::FileExt;
     file.seek_read(buf, pos)
 }
+
+/// Reads a little-endian u32 at `pos`, if there are 4 bytes.
+#[inline]
+pub fn le_u32(b: &[u8], pos: usize) -> Option<u32> {
+    let s = b.get(pos..pos.checked_add(4)?)?;
+    Some(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+}
+
+/// Reads a little-endian u64 at `pos`, if there are 8 bytes.
+#[inline]
+pub fn le_u64(b: &[u8], pos: usize) -> Option<u64> {
+    let s = b.get(pos..pos.checked_add(8)?)?;
+    let mut a = [0u8; 8];
+    a.copy_from_slice(s);
+    Some(u64::from_le_bytes(a))
+}

@@ -48,7 +48,8 @@ pub(crate) use dispatch::{
 };
 pub use dispatch::{check_read, chunk_messages, definitions_required, CheckRead};
 pub(crate) use io::{
-    pread_full, read_ahead_on, read_at, read_at_into, read_exact_at, Source, UNCLAMPED_READ,
+    le_u32, le_u64, pread_full, read_ahead_on, read_at, read_at_into, read_exact_at, Source,
+    UNCLAMPED_READ,
 };
 
 /// Format (storage and version) of a recording.

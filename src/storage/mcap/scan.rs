@@ -485,16 +485,12 @@ pub(crate) fn scan_chunk_message_records(
 /// `offset` and ending at `end`.
 #[inline]
 fn message_at(head: &[u8], offset: u32, end: u32) -> MessageAt {
-    let u64_at = |i: usize| {
-        head.get(i..i + 8)
-            .and_then(|b| b.try_into().ok())
-            .map_or(0, u64::from_le_bytes)
-    };
+    use crate::storage::{le_u32, le_u64};
     MessageAt {
         channel: u16::from_le_bytes([head[0], head[1]]),
-        sequence: u32::from_le_bytes([head[2], head[3], head[4], head[5]]),
-        log_ns: u64_at(6),
-        publish_ns: u64_at(14),
+        sequence: le_u32(head, 2).unwrap_or(0),
+        log_ns: le_u64(head, 6).unwrap_or(0),
+        publish_ns: le_u64(head, 14).unwrap_or(0),
         offset,
         start: offset + (9 + MESSAGE_HEADER) as u32,
         end,
@@ -507,10 +503,7 @@ fn message_at(head: &[u8], offset: u32, end: u32) -> MessageAt {
 /// from the start of `data` (a u32 holds them: `data` is at most a chunk).
 #[inline]
 pub(crate) fn message_record_at(data: &[u8], off: usize) -> Option<MessageAt> {
-    let len = data
-        .get(off + 1..off + 9)
-        .and_then(|b| b.try_into().ok())
-        .map(u64::from_le_bytes)?;
+    let len = crate::storage::le_u64(data, off + 1)?;
     let head = data.get(off + 9..off + 9 + MESSAGE_HEADER)?;
     if data.get(off) != Some(&opcode::MESSAGE) || len < MESSAGE_HEADER as u64 {
         return None;

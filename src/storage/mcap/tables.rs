@@ -199,12 +199,20 @@ pub(crate) fn channel_index<'a>(
     let pos = ch.index_pos + u64::from(at);
     read_at_into(src, pos, len as usize, buf).ok()?;
     let (&op, rest) = buf.split_first()?;
-    let said = rest.get(..8)?.try_into().ok().map(u64::from_le_bytes)?;
+    let said = crate::storage::le_u64(rest, 0)?;
     if buf.len() as u64 != len || op != opcode::MESSAGE_INDEX || said != len - 9 {
         return None;
     }
     let (ch_id, recs) = message_index_record(&buf[9..], Location::File(pos)).ok()?;
     (ch_id == id && recs.len() as u64 == 16 * u64::from(n)).then_some(recs)
+}
+
+/// The entries of a MessageIndex record's records (see [`message_index_record`]): each
+/// message's log time and offset in the chunk's records.
+pub(crate) fn index_records(recs: &[u8]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    use crate::storage::le_u64;
+    recs.chunks_exact(16)
+        .map(|r| (le_u64(r, 0).unwrap_or(0), le_u64(r, 8).unwrap_or(0)))
 }
 
 pub(super) fn parse_message_indexes(
@@ -238,9 +246,7 @@ pub(super) fn parse_message_indexes(
                 reason: format!("names channel {ch}, which the summary does not define"),
             });
         };
-        for r in recs.chunks_exact(16) {
-            let t = u64::from_le_bytes(r[..8].try_into().unwrap_or([0; 8]));
-            let o = u64::from_le_bytes(r[8..].try_into().unwrap_or([0; 8]));
+        for (t, o) in index_records(recs) {
             let offset = u32::try_from(o).map_err(|_| Error::Malformed {
                 kind: RecordKind::Mcap("MessageIndex"),
                 at,

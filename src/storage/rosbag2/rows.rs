@@ -400,15 +400,12 @@ pub(crate) fn read_rows(src: &Source, ch: &Chunk, topics: Option<&[i64]>) -> Res
 /// Where row `k`'s payload lies in `buf`, a block read by [`read_rows`] (a count, then each
 /// row's start and length, then the payloads): `None` where the block has no such row.
 pub(crate) fn row_in_block(buf: &[u8], k: u32) -> Option<(u32, u32)> {
-    let word = |i: usize| -> Option<u32> {
-        buf.get(i..i + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    if k >= word(0)? {
+    use crate::storage::le_u32;
+    if k >= le_u32(buf, 0)? {
         return None;
     }
     let at = 4 + 8 * k as usize;
-    let (start, len) = (word(at)?, word(at + 4)?);
+    let (start, len) = (le_u32(buf, at)?, le_u32(buf, at + 4)?);
     let end = start.checked_add(len).filter(|_| len != u32::MAX)?;
     (end as usize <= buf.len()).then_some((start, end))
 }
