@@ -165,6 +165,20 @@ pub struct DecodeError {
     pub offset: usize,
     /// What went wrong.
     pub reason: String,
+    /// Which part of the message is at fault.
+    pub kind: DecodeErrorKind,
+}
+
+/// Which part of a message did not decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DecodeErrorKind {
+    /// A field's bytes: too few, or a value its type cannot hold.
+    #[default]
+    Content,
+    /// CDR's four-byte encapsulation header: missing, or not plain CDR.
+    Encapsulation,
+    /// Bytes left after the last field (beyond CDR's padding to four bytes).
+    Trailing,
 }
 
 impl fmt::Display for DecodeError {
@@ -371,7 +385,9 @@ pub enum Error {
         start: String,
     },
     /// A bag version that bagscope recognises but cannot read.
-    #[error("bag format {version} is recognised but not supported (bagscope reads 2.0 and 1.2)")]
+    #[error(
+        "bag format {version} is not one bagscope reads (ROS 1 bags 2.0, 1.2, 1.1, 1.0 and 0)"
+    )]
     UnsupportedVersion {
         /// The version named in the magic line.
         version: String,

@@ -5,6 +5,10 @@
 //! namespace named after each file (`/run1/odom`, `/run2/odom`), so the tree groups them and a
 //! plot can show the same field of both. Each part can be shifted in time (to compare two runs
 //! from the same start); the shift applies to every time the joined bag reports.
+//!
+//! [`Bag::open_many_with`] with [`TopicNames::Kept`] keeps every topic's name whatever the
+//! parts are, as rosbags' `AnyReader` does: the connections of one topic in several recordings
+//! are then that topic's connections side by side.
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +23,16 @@ pub struct Part {
     pub path: PathBuf,
     /// Added to every time of this recording (ns).
     pub offset_ns: i64,
+}
+
+/// How the topics of several recordings that are not one split set are named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TopicNames {
+    /// Under a namespace named after each recording's file (`/run1/odom`): the app's rule.
+    #[default]
+    ByRecording,
+    /// As recorded: one topic's connections of every recording under its one name.
+    Kept,
 }
 
 fn shift(t: u64, off: i64) -> u64 {
@@ -92,6 +106,12 @@ impl Bag {
     /// shift is simply [`Bag::open`]. The parts may be of different kinds of storage. The joined
     /// bag's message tables are built here.
     pub fn open_many(parts: &[Part]) -> Result<Bag> {
+        Self::open_many_with(parts, TopicNames::ByRecording)
+    }
+
+    /// [`Bag::open_many`], the topics of recordings that are not one split set named as
+    /// `naming` says.
+    pub fn open_many_with(parts: &[Part], naming: TopicNames) -> Result<Bag> {
         match parts {
             [] => return Err(Error::Invalid("no recording to open".into())),
             [p] if p.offset_ns == 0 => return Bag::open(&p.path),
@@ -108,6 +128,7 @@ impl Bag {
         let v0 = bags[0].summary().version;
         let summaries: Vec<&Summary> = bags.iter().map(|b| b.summary()).collect();
         let split = is_split_set(&summaries, parts);
+        let prefixed = !split && naming == TopicNames::ByRecording;
         let mut names: Vec<String> = Vec::new();
         for p in parts {
             let base = namespace_of(&p.path);
@@ -155,7 +176,7 @@ impl Bag {
                 .file_name()
                 .map_or(String::new(), |n| n.to_string_lossy().into_owned());
             for mut c in ps.connections {
-                if !split {
+                if prefixed {
                     c.topic = format!(
                         "/{}{}",
                         names[k],
@@ -242,6 +263,11 @@ impl Bag {
             0,
             if split {
                 format!("{} files of one split recording, joined", parts.len())
+            } else if !prefixed {
+                format!(
+                    "{} recordings on one timeline, topics under their recorded names",
+                    parts.len()
+                )
             } else {
                 format!(
                     "{} recordings on one timeline, under {}",

@@ -26,6 +26,7 @@ from ._bagscope import (  # noqa: F401
     FileError,
     Message,
     Messages,
+    MissingFileError,
     Msg,
     NotARecordingError,
     NotFoundError,
@@ -50,4 +51,5 @@ __all__ = [
     "DecodeError",
     "NotFoundError",
     "FileError",
+    "MissingFileError",
 ]

@@ -28,18 +28,42 @@ class DefinitionError(Error):
 class DecodeError(Error):
     """A message whose bytes do not fit its definition."""
 
+    kind: str
+    """Which part is at fault (from ``Recording.decode``): ``"content"``, ``"encapsulation"`` (CDR's
+    header) or ``"trailing"`` (bytes left after the last field)."""
+
 class NotFoundError(Error):
     """A topic, connection or field the recording does not have."""
 
-class FileError(Error):
+class FileError(Error, OSError):
     """The operating system refused to open or read a file."""
+
+class MissingFileError(FileError, FileNotFoundError):
+    """A file or directory that does not exist."""
 
 def open(
     path_or_paths: Union[_Path, Sequence[_Path]],
     msg_path: Optional[Union[_Path, Sequence[_Path]]] = None,
+    *,
+    keep_topic_names: bool = False,
 ) -> Recording:
-    """Opens a recording (a list: several on one timeline): a local path, or an ``s3://``,
-    ``gs://``, ``az://`` or ``http(s)://`` location (credentials from each cloud's environment)."""
+    """Opens a recording (a list: several on one timeline, each recording's topics under a
+    namespace named after its file, or with ``keep_topic_names`` under their own names): a local
+    path, or an ``s3://``, ``gs://``, ``az://`` or ``http(s)://`` location (credentials from each
+    cloud's environment)."""
+
+def sniff(path: _Path) -> Optional[str]:
+    """The kind of recording at a local path told by its first bytes: ``"ros1"``, ``"mcap"``,
+    ``"rosbag2"``, or None."""
+
+def set_classes(rec: Recording, make: Optional[Any]) -> None:
+    """Messages of ``rec`` made as instances of ``make(name, field_names, constants)``."""
+
+def connection_details(rec: Recording) -> list[dict[str, Any]]:
+    """Per connection: ``file``, ``type_hash`` (stated), ``computed_hash``, ``qos``."""
+
+def readable(rec: Recording) -> tuple[bool, list[str]]:
+    """Whether the recording has anything to read, and its warnings."""
 
 class Topic:
     name: str
@@ -105,6 +129,7 @@ class Recording:
         start_ns: Optional[int] = None,
         end_ns: Optional[int] = None,
         raw: bool = False,
+        connections: Optional[Sequence[int]] = None,
     ) -> Messages: ...
     def series(
         self,

@@ -1,4 +1,4 @@
-"""A drop-in for the common use of rosbags' ``AnyReader``: scripts switch by changing one import.
+"""A drop-in for rosbags' ``AnyReader``: scripts switch by changing one import.
 
 ::
 
@@ -10,20 +10,151 @@
             msg = reader.deserialize(rawdata, connection.msgtype)
             print(timestamp, msg.header.frame_id)
 
-Connections, topics and times have rosbags' names (``msgtype`` as ``pkg/msg/Type`` for ROS 1
-too, ``msgcount``, ``digest``, ``start_time``, ``end_time`` one past the last message); decoded
-messages have the field names of their definitions, times with ``sec`` and ``nanosec``.
+What it keeps of rosbags (held to rosbags' own ``test_anyreader.py`` in CI):
+
+- the life cycle: the constructor checks its paths (none, a missing one: ``FileNotFoundError``,
+  one that is no recording: ``AnyReaderError``), ``open()`` reads them (a second ``open()``
+  raises), ``close()`` forgets the connections, and use before ``open()`` or after ``close()``
+  raises "AnyReader is not open";
+- several recordings are read as one, each topic under its own name with the connections of
+  every recording (``bagscope.open(list)`` and the app put each recording's topics under a
+  namespace of its own instead);
+- ``Connection``, ``MessageDefinition``, ``TopicInfo``, ``ConnectionExtRosbag1/2`` and ``Qos`` with
+  rosbags' fields: ``msgtype`` as ``pkg/msg/Type``, ``digest`` the md5sum (ROS 1) or the REP 2011
+  type hash (ROS 2: as recorded, else computed from the definition as rosbag2 computes it), a
+  stated hash that disagrees with the definition refused;
+- messages as dataclass instances with ``__msgtype__`` (``dataclasses.asdict``, ``replace``,
+  ``fields`` work), numeric arrays (``uint8[]`` too) as numpy arrays, times as
+  ``builtin_interfaces/msg/Time`` with ``sec`` and ``nanosec``;
+- errors with rosbags' phrase for the same failure, then bagscope's account of what and where.
+
+Where it differs: definitions the recording does not store come from bagscope's search path and
+shipped interfaces, so no ``default_typestore`` is needed (one given is accepted and unused);
+ROS 1 bags and rosbag2 recordings may be mixed; it reads what bagscope reads (damaged and
+unindexed bags, ROS 1 bag versions before 2.0, zstd storage files).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+import keyword
+from contextlib import ExitStack
+from enum import Enum
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional, Sequence, Union
+from typing import Any, Iterable, Iterator, NamedTuple, Optional, Sequence, Union
 
-from . import Error, Message, open as _open
+from . import DecodeError, Error, MissingFileError, open as _open
+from . import _bagscope
 
-AnyReaderError = Error
+
+class AnyReaderError(Error):
+    """What the reader could not do: rosbags' phrase, then bagscope's account."""
+
+
+class MessageDefinitionFormat(Enum):
+    """The language of a stored definition."""
+
+    NONE = 0
+    MSG = 1
+    IDL = 2
+
+
+class MessageDefinition(NamedTuple):
+    """The definition as stored: its format and its text."""
+
+    format: MessageDefinitionFormat
+    data: str
+
+
+class ConnectionExtRosbag1(NamedTuple):
+    callerid: Optional[str]
+    latching: Optional[int]
+
+
+class QosHistory(Enum):
+    SYSTEM_DEFAULT = 0
+    KEEP_LAST = 1
+    KEEP_ALL = 2
+    UNKNOWN = 3
+
+
+class QosReliability(Enum):
+    SYSTEM_DEFAULT = 0
+    RELIABLE = 1
+    BEST_EFFORT = 2
+    UNKNOWN = 3
+    BEST_AVAILABLE = 4
+
+
+class QosDurability(Enum):
+    SYSTEM_DEFAULT = 0
+    TRANSIENT_LOCAL = 1
+    VOLATILE = 2
+    UNKNOWN = 3
+    BEST_AVAILABLE = 4
+
+
+class QosLiveliness(Enum):
+    SYSTEM_DEFAULT = 0
+    AUTOMATIC = 1
+    MANUAL_BY_NODE = 2
+    MANUAL_BY_TOPIC = 3
+    UNKNOWN = 4
+    BEST_AVAILABLE = 5
+
+
+class QosTime(NamedTuple):
+    sec: int
+    nsec: int
+
+
+class Qos(NamedTuple):
+    """One QoS profile a publisher offered."""
+
+    history: QosHistory
+    depth: int
+    reliability: QosReliability
+    durability: QosDurability
+    deadline: QosTime
+    lifespan: QosTime
+    liveliness: QosLiveliness
+    liveliness_lease_duration: QosTime
+    avoid_ros_namespace_conventions: bool
+
+
+class ConnectionExtRosbag2(NamedTuple):
+    serialization_format: str
+    offered_qos_profiles: list
+
+
+class Connection(NamedTuple):
+    """One connection (a publisher's topic and type) of one recording (its ``owner``)."""
+
+    id: int
+    topic: str
+    msgtype: str
+    msgdef: MessageDefinition
+    digest: str
+    msgcount: int
+    ext: Any
+    owner: object
+
+
+class TopicInfo(NamedTuple):
+    msgtype: Optional[str]
+    msgdef: MessageDefinition
+    msgcount: int
+    connections: list
+
+
+class Recording:
+    """The ``owner`` of a connection: one of the paths the reader was given."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __repr__(self) -> str:
+        return f"Recording({str(self.path)!r})"
 
 
 def _ros2_name(datatype: str) -> str:
@@ -32,126 +163,218 @@ def _ros2_name(datatype: str) -> str:
     return f"{parts[0]}/msg/{parts[1]}" if len(parts) == 2 else datatype
 
 
-@dataclass(frozen=True)
-class MessageDefinition:
-    """The definition as stored: its format (``MSG``, ``IDL``, ...) and its text."""
-
-    format: str
-    data: str
+_CLASSES: dict = {}
 
 
-@dataclass(frozen=True)
-class ConnectionExtRosbag1:
-    callerid: Optional[str]
-    latching: Optional[int]
+def _message_class(name: str, keys: list, constants: Optional[dict]) -> type:
+    """The dataclass of a message type (one per name and fields, shared by every reader)."""
+    msgtype = _ros2_name(name)
+    key = (msgtype, tuple(keys))
+    cls = _CLASSES.get(key)
+    if cls is None:
+        fields = [k + "_" if keyword.iskeyword(k) else k for k in keys]
+        namespace: dict = {"__msgtype__": msgtype}
+        for k, v in (constants or {}).items():
+            if k not in fields:
+                namespace[k] = v
+        cls = dataclasses.make_dataclass(msgtype.replace("/", "__"), fields, namespace=namespace)
+        cls.__module__ = __name__
+        _CLASSES[key] = cls
+    return cls
 
 
-@dataclass(eq=False)
-class Connection:
-    """One connection (publisher and type of a topic) of the recording."""
+def _qos(p: dict) -> Qos:
+    def enum(cls, name):
+        return cls.__members__.get(name.upper(), cls.UNKNOWN)
 
-    id: int
-    topic: str
-    msgtype: str
-    msgdef: MessageDefinition
-    digest: str
-    msgcount: int
-    ext: Any = None
-    owner: Any = None
-    index: int = field(default=0, repr=False)
+    return Qos(
+        enum(QosHistory, p["history"]),
+        p["depth"],
+        enum(QosReliability, p["reliability"]),
+        enum(QosDurability, p["durability"]),
+        QosTime(*p["deadline"]),
+        QosTime(*p["lifespan"]),
+        enum(QosLiveliness, p["liveliness"]),
+        QosTime(*p["liveliness_lease_duration"]),
+        p["avoid_ros_namespace_conventions"],
+    )
 
 
-@dataclass
-class TopicInfo:
-    msgtype: Optional[str]
-    msgdef: Optional[MessageDefinition]
-    msgcount: int
-    connections: list[Connection]
+_FORMATS = {"": "MSG", "ros1msg": "MSG", "ros2msg": "MSG", "ros2idl": "IDL", "omgidl": "IDL"}
 
 
 class _Raw(bytes):
     """A message's bytes, remembering the message so ``deserialize`` decodes it once."""
 
-    _message: Message
+    _message: Any
 
 
 class AnyReader:
-    """Reads the recordings at ``paths`` (ROS 1 bags, rosbag2 directories, MCAP files) as one."""
+    """Reads the recordings at ``paths`` (ROS 1 bags, rosbag2 directories or storage files, MCAP
+    files) as one, in time order."""
 
-    def __init__(self, paths: Sequence[Union[str, Path]], default_typestore: Any = None):
+    def __init__(self, paths: Sequence[Union[str, Path]], *, default_typestore: Any = None):
+        if not paths:
+            raise AnyReaderError("Must call with at least one path.")
         self.paths = [Path(p) for p in paths]
+        if missing := [x for x in self.paths if not x.exists()]:
+            raise MissingFileError(f"The following paths are missing: {missing!r}")
+        for p in self.paths:
+            if _bagscope.sniff(p) is None and p.suffix not in (".bag", ".mcap", ".db3"):
+                raise AnyReaderError(
+                    f"Unrecognized storage format {p.suffix!r}: {p} is neither a ROS 1 bag, an "
+                    "MCAP file nor a rosbag2 recording (told by its first bytes)"
+                )
+        self.is2 = any(_bagscope.sniff(p) != "ros1" for p in self.paths)
+        self.default_typestore = default_typestore
+        self.stack: Optional[ExitStack] = None
         self.connections: list[Connection] = []
-        self.topics: dict[str, TopicInfo] = {}
-        self._rec = None
-        self._by_index: dict[int, Connection] = {}
-        self.isopen = False
+        self._rec: Any = None
+        self._index: dict = {}
+        self._conns: list[Connection] = []
+
+    def _check_open(self) -> None:
+        if not self.stack:
+            raise AnyReaderError("AnyReader is not open.")
 
     def open(self) -> None:
-        if self.isopen:
-            return
+        """Opens the recordings."""
+        if self.stack:
+            raise AnyReaderError("AnyReader is already open.")
+        stack = ExitStack()
+        try:
+            self._open(stack)
+        except BaseException as err:
+            stack.close()
+            self._rec, self._conns, self._index, self.connections = None, [], {}, []
+            if isinstance(err, AnyReaderError) or not isinstance(err, Error):
+                raise
+            raise AnyReaderError(self._phrase(err)) from err
+        self.stack = stack
+
+    def _phrase(self, err: Error) -> str:
+        """rosbags' phrase for a recording that did not open, then bagscope's text."""
+        for p in self.paths:
+            if p.is_file() and p.stat().st_size == 0:
+                return f"File {str(p)!r} seems to be empty. ({err})"
+        return f"Could not open {', '.join(map(str, self.paths))}: {err}"
+
+    def _open(self, stack: ExitStack) -> None:
         p = self.paths
-        self._rec = _open(p[0] if len(p) == 1 else p)
-        self.connections = []
-        for c in self._rec.connections:
-            fmt = {"": "MSG", "ros1msg": "MSG", "ros2msg": "MSG", "ros2idl": "IDL"}.get(
-                c["schema_encoding"], c["schema_encoding"].upper()
+        rec = _open(p[0] if len(p) == 1 else p, keep_topic_names=True)
+        stack.callback(rec.close)
+        readable, warnings = _bagscope.readable(rec)
+        if not readable:
+            raise AnyReaderError(
+                f"File {str(p[0])!r} seems to be empty: nothing readable in it ({'; '.join(warnings)})"
             )
-            ext = None
+        _bagscope.set_classes(rec, _message_class)
+        owners = [Recording(x) for x in p]
+        roots = [x.resolve() for x in p]
+
+        def owner_of(file: Optional[str]) -> Recording:
+            if file is not None and len(owners) > 1:
+                f = Path(file).resolve()
+                for o, r in zip(owners, roots):
+                    if f == r or r in f.parents:
+                        return o
+            return owners[0]
+
+        conns = []
+        for c, d in zip(rec.connections, _bagscope.connection_details(rec)):
+            msgtype = _ros2_name(c["type"])
+            text = c["definition"]
+            fmt = MessageDefinitionFormat[
+                _FORMATS.get(c["schema_encoding"], "NONE") if text.strip() else "NONE"
+            ]
             if c["encoding"] == "ros1":
-                ext = ConnectionExtRosbag1(c["callerid"] or None, int(c["latching"]))
-            conn = Connection(
-                id=c["id"],
-                topic=c["topic"],
-                msgtype=_ros2_name(c["type"]),
-                msgdef=MessageDefinition(fmt, c["definition"]),
-                digest=c["md5sum"],
-                msgcount=c["count"],
-                ext=ext,
-                owner=self,
-                index=c["index"],
-            )
-            self.connections.append(conn)
-            self._by_index[conn.index] = conn
-        self.topics = {}
-        for conn in self.connections:
-            t = self.topics.get(conn.topic)
-            if t is None:
-                self.topics[conn.topic] = TopicInfo(conn.msgtype, conn.msgdef, conn.msgcount, [conn])
+                digest = c["md5sum"]
+                ext: Any = ConnectionExtRosbag1(c["callerid"] or None, int(c["latching"]))
             else:
-                t.msgcount += conn.msgcount
-                t.connections.append(conn)
-        self.isopen = True
+                stated, computed = d["type_hash"], d["computed_hash"]
+                if stated and computed and fmt != MessageDefinitionFormat.NONE and stated != computed:
+                    raise AnyReaderError(
+                        f"Message type {msgtype!r} hash mismatch {computed} != {stated}: the "
+                        f"definition stored for {c['topic']} is not the one the recording's "
+                        "type hash was computed from"
+                    )
+                digest = stated or computed or ""
+                ext = ConnectionExtRosbag2(c["encoding"], [_qos(q) for q in d["qos"]])
+            conn = Connection(
+                c["id"], c["topic"], msgtype, MessageDefinition(fmt, text), digest, c["count"],
+                ext, owner_of(d["file"]),
+            )
+            conns.append(conn)
+        self._rec = rec
+        self._conns = conns
+        self._index = {self._key(c): i for i, c in enumerate(conns)}
+        self.connections = list(conns)
+
+    @staticmethod
+    def _key(c: Connection) -> tuple:
+        return (id(c.owner), c.id, c.topic, c.msgtype)
 
     def close(self) -> None:
-        if self._rec is not None:
-            self._rec.close()
-        self._rec = None
-        self.isopen = False
+        """Closes the recordings and forgets their connections."""
+        self._check_open()
+        stack, self.stack = self.stack, None
+        self.connections = []
+        self._conns, self._index, self._rec = [], {}, None
+        assert stack is not None
+        stack.close()
 
     def __enter__(self) -> "AnyReader":
         self.open()
         return self
 
-    def __exit__(self, *args: object) -> None:
+    def __exit__(self, *args: object) -> bool:
         self.close()
+        return False
 
     @property
     def start_time(self) -> int:
         """The first message's time (ns)."""
-        return self._rec.start_ns if self._rec.start_ns is not None else 2**63 - 1
+        self._check_open()
+        s = self._rec.start_ns
+        return s if s is not None else 2**63 - 1
 
     @property
     def end_time(self) -> int:
         """One past the last message's time (ns)."""
-        return self._rec.end_ns + 1 if self._rec.end_ns is not None else 0
+        self._check_open()
+        e = self._rec.end_ns
+        return e + 1 if e is not None else 0
 
     @property
     def duration(self) -> int:
+        """From the first message to one past the last (ns)."""
+        self._check_open()
         return self.end_time - self.start_time
 
     @property
     def message_count(self) -> int:
-        return sum(c.msgcount for c in self.connections)
+        self._check_open()
+        return sum(c.msgcount for c in self._conns)
+
+    @property
+    def topics(self) -> dict[str, TopicInfo]:
+        """Each topic (in name order) with its connections in every recording."""
+        self._check_open()
+        by_name: dict[str, list[Connection]] = {}
+        for c in self._conns:
+            by_name.setdefault(c.topic, []).append(c)
+        out = {}
+        for name in sorted(by_name):
+            cs = by_name[name]
+            types = {c.msgtype for c in cs}
+            defs = {c.msgdef for c in cs}
+            out[name] = TopicInfo(
+                types.pop() if len(types) == 1 else None,
+                defs.pop() if len(defs) == 1 else MessageDefinition(MessageDefinitionFormat.NONE, ""),
+                sum(c.msgcount for c in cs),
+                cs,
+            )
+        return out
 
     def messages(
         self,
@@ -161,23 +384,39 @@ class AnyReader:
     ) -> Iterator[tuple[Connection, int, bytes]]:
         """``(connection, timestamp, rawdata)`` in time order, of ``connections`` (all when
         empty), with ``start <= timestamp < stop``."""
-        wanted = list(connections) or self.connections
-        indexes = {c.index for c in wanted}
-        topics = sorted({c.topic for c in wanted})
-        for m in self._rec.messages(topics=topics, start_ns=start, end_ns=stop):
-            if m.conn not in indexes:
-                continue
+        self._check_open()
+        wanted = [self._index[self._key(c)] for c in connections if self._key(c) in self._index]
+        if connections and not wanted:
+            return
+        rec, conns = self._rec, self._conns
+        it = rec.messages(start_ns=start, end_ns=stop, connections=wanted or None)
+        for m in it:
             raw = _Raw(m.data)
             raw._message = m
-            yield self._by_index[m.conn], m.time_ns, raw
+            yield conns[m.conn], m.time_ns, raw
 
-    def deserialize(self, rawdata: bytes, typename: str) -> Any:
-        """The message ``rawdata`` holds, decoded with the definition of ``typename`` in the
+    def deserialize(self, rawdata: bytes, typ: str) -> Any:
+        """The message ``rawdata`` holds, decoded with the definition of ``typ`` in the
         recording."""
+        self._check_open()
+        name = _ros2_name(typ)
         m = getattr(rawdata, "_message", None)
-        if m is not None:
-            return m.msg
-        for c in self.connections:
-            if c.msgtype == typename or c.msgtype == _ros2_name(typename):
-                return self._rec.decode(c.index, bytes(rawdata))
-        raise AnyReaderError(f"the recording has no connection of type {typename}")
+        if m is not None and self._conns[m.conn].msgtype == name:
+            index = m.conn
+        else:
+            index = next((i for i, c in enumerate(self._conns) if c.msgtype == name), None)
+            m = None
+        if index is None:
+            raise AnyReaderError(f"Could not deserialize {typ!r}: the recording has no type {name}")
+        cdr = isinstance(self._conns[index].ext, ConnectionExtRosbag2)
+        try:
+            return m.msg if m is not None else self._rec.decode(index, bytes(rawdata))
+        except DecodeError as err:
+            kind = getattr(err, "kind", "content")
+            if kind == "encapsulation":
+                phrase = "Invalid or unsupported CDR encapsulation."
+            elif kind == "trailing":
+                phrase = f"{'CDR' if cdr else 'ROS1'} message size mismatch for {typ!r}."
+            else:
+                phrase = f"Could not deserialize {typ!r}:"
+            raise AnyReaderError(f"{phrase} {err}") from err

@@ -13,6 +13,8 @@ use bagscope::definition::msg::{MsgDef, Primitive};
 use bagscope::encoding::{FieldPath, Node, Plan, Value};
 use bagscope::{Bag, Filter};
 
+mod dropin;
+
 pyo3::create_exception!(
     bagscope,
     Error,
@@ -49,19 +51,64 @@ pyo3::create_exception!(
     Error,
     "A topic, connection or field that the recording does not have."
 );
-pyo3::create_exception!(
-    bagscope,
-    FileError,
-    Error,
-    "The operating system refused to open or read a file."
-);
+/// `FileError` (a `bagscope.Error` and an `OSError`: the operating system refused to open or
+/// read a file) and `MissingFileError` (also a `FileNotFoundError`), made at import: Python
+/// classes of two bases, which `create_exception!` does not make.
+static FILE_ERRORS: pyo3::sync::PyOnceLock<(Py<PyAny>, Py<PyAny>)> = pyo3::sync::PyOnceLock::new();
+
+fn file_errors(py: Python<'_>) -> PyResult<&(Py<PyAny>, Py<PyAny>)> {
+    FILE_ERRORS.get_or_try_init(py, || {
+        let ty = py.import("builtins")?.getattr("type")?;
+        let class = |name: &str, bases: (Bound<'_, PyAny>, Bound<'_, PyAny>), doc: &str| {
+            let d = PyDict::new(py);
+            d.set_item("__module__", "bagscope")?;
+            d.set_item("__doc__", doc)?;
+            PyResult::Ok(ty.call1((name, bases, d))?.unbind())
+        };
+        let file = class(
+            "FileError",
+            (
+                py.get_type::<Error>().into_any(),
+                py.get_type::<pyo3::exceptions::PyOSError>().into_any(),
+            ),
+            "The operating system refused to open or read a file (an OSError too).",
+        )?;
+        let missing = class(
+            "MissingFileError",
+            (
+                file.bind(py).clone(),
+                py.get_type::<pyo3::exceptions::PyFileNotFoundError>()
+                    .into_any(),
+            ),
+            "A file or directory that does not exist (a FileNotFoundError too).",
+        )?;
+        Ok((file, missing))
+    })
+}
+
+/// A `FileError` (or, for a path that does not exist, a `MissingFileError`) saying `msg`.
+fn file_error(missing: bool, msg: String) -> PyErr {
+    Python::attach(|py| match file_errors(py) {
+        Ok((file, absent)) => {
+            let class = if missing { absent } else { file };
+            match class.bind(py).call1((msg,)) {
+                Ok(e) => PyErr::from_value(e),
+                Err(e) => e,
+            }
+        }
+        Err(e) => e,
+    })
+}
 
 /// The Python exception for a library error, by its kind.
 fn to_py(e: bagscope::Error) -> PyErr {
     use bagscope::Error as E;
     let msg = e.to_string();
     match e {
-        E::Io(_) | E::Open { .. } => FileError::new_err(msg),
+        E::Io(ref e) => file_error(e.kind() == std::io::ErrorKind::NotFound, msg),
+        E::Open { ref source, .. } => {
+            file_error(source.kind() == std::io::ErrorKind::NotFound, msg)
+        }
         E::EmptyFile | E::HeaderOnly { .. } | E::NotABag { .. } | E::UnsupportedVersion { .. } => {
             NotARecordingError::new_err(msg)
         }
@@ -94,12 +141,16 @@ fn paths_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
 /// merged in time order), as the app does. `msg_path`: a directory or a list of directories of
 /// ROS packages searched for definitions a recording does not store (as `--msg-path`; set for
 /// the process).
+/// `keep_topic_names`: several recordings keep their topics' names (one topic's connections of
+/// every recording under its one name, as rosbags' `AnyReader` has them) instead of each
+/// recording's topics under a namespace named after its file.
 #[pyfunction]
-#[pyo3(signature = (path_or_paths, msg_path=None))]
+#[pyo3(signature = (path_or_paths, msg_path=None, *, keep_topic_names=false))]
 fn open(
     py: Python<'_>,
     path_or_paths: &Bound<'_, PyAny>,
     msg_path: Option<&Bound<'_, PyAny>>,
+    keep_topic_names: bool,
 ) -> PyResult<Recording> {
     let paths = paths_of(path_or_paths)?;
     if let Some(m) = msg_path {
@@ -111,17 +162,28 @@ fn open(
             if paths.len() == 1 {
                 Bag::open(&paths[0])
             } else {
-                Bag::open_many(&bagscope::merge::parts_of(&paths))
+                let naming = if keep_topic_names {
+                    bagscope::merge::TopicNames::Kept
+                } else {
+                    bagscope::merge::TopicNames::ByRecording
+                };
+                Bag::open_many_with(&bagscope::merge::parts_of(&paths), naming)
             }
         })
         .map_err(to_py)?;
-    Ok(Recording { bag: Some(bag) })
+    Ok(Recording {
+        bag: Some(bag),
+        classes: None,
+    })
 }
 
 /// An open recording. A context manager: `with bagscope.open(p) as r: ...`.
 #[pyclass(module = "bagscope")]
 struct Recording {
     bag: Option<Bag>,
+    /// Makes the class of each message type (`dropin::set_classes`): messages are then its
+    /// instances, `uint8` arrays numpy arrays, as rosbags has them.
+    classes: Option<Py<PyAny>>,
 }
 
 impl Recording {
@@ -211,7 +273,8 @@ impl Recording {
     /// The messages in time order (of some topics, within `[start_ns, end_ns)`), read as the
     /// iteration goes: memory stays bounded however large the recording. With `raw`, the
     /// messages are not decoded (`.msg` is None).
-    #[pyo3(signature = (topics=None, start_ns=None, end_ns=None, raw=false))]
+    /// `connections`: only these connections (indexes into `connections`), of the topics given.
+    #[pyo3(signature = (topics=None, start_ns=None, end_ns=None, raw=false, connections=None))]
     fn messages(
         &self,
         py: Python<'_>,
@@ -219,14 +282,22 @@ impl Recording {
         start_ns: Option<u64>,
         end_ns: Option<u64>,
         raw: bool,
+        connections: Option<Vec<usize>>,
     ) -> PyResult<Messages> {
         let bag = self.bag()?.clone();
         let it = py
             .detach(|| {
-                let connections = match &topics {
+                let mut wanted = match &topics {
                     Some(t) => Some(bag.connections_of_topics(t)?),
                     None => None,
                 };
+                if let Some(only) = &connections {
+                    wanted = Some(match wanted {
+                        Some(w) => w.into_iter().filter(|c| only.contains(c)).collect(),
+                        None => only.clone(),
+                    });
+                }
+                let connections = wanted;
                 bag.messages(&Filter {
                     connections,
                     start_ns,
@@ -241,6 +312,7 @@ impl Recording {
             raw,
             ready: Mutex::new(std::collections::VecDeque::new()),
             names: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
+            classes: self.classes.as_ref().map(|c| c.clone_ref(py)),
             topics: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
             plans: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
         })
@@ -412,18 +484,22 @@ impl Recording {
     }
 
     /// Decodes `data` (a message's bytes as stored) with connection `conn`'s definition.
+    /// A message that does not decode raises `DecodeError`, whose `kind` says which part is at
+    /// fault: `"content"`, `"encapsulation"` (CDR's header) or `"trailing"` (bytes left over).
     fn decode(&self, py: Python<'_>, conn: usize, data: &[u8]) -> PyResult<Py<PyAny>> {
         let bag = self.bag()?;
         let (plan, _) = bag.plan(conn).map_err(|e| to_py(e.into()))?;
         let node = py
             .detach(|| plan.decode(data))
-            .map_err(|e| to_py(e.into()))?;
-        to_python(py, &plan.def, &node)
+            .map_err(|e| dropin::decode_error(py, e))?;
+        let classes = self.classes.as_ref().map(|c| c.bind(py));
+        to_python_with(py, &Names::new(py, &plan.def, classes)?, &node)
     }
 
     /// Closes the recording (its files are released when nothing else holds them).
     fn close(&mut self) {
         self.bag = None;
+        self.classes = None;
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -660,6 +736,8 @@ struct Messages {
     ready: Mutex<std::collections::VecDeque<bagscope::Result<bagscope::Message>>>,
     /// Each connection's names as Python objects, made when its first message comes.
     names: Vec<std::sync::OnceLock<Option<Arc<Names>>>>,
+    /// The recording's maker of message classes, if set.
+    classes: Option<Py<PyAny>>,
     /// Each connection's topic as a Python string, likewise.
     topics: Vec<std::sync::OnceLock<Py<pyo3::types::PyString>>>,
     /// Each connection's plan (or why it has none), likewise.
@@ -737,8 +815,12 @@ impl Messages {
         };
         let names = match &plan {
             Some(Ok(p)) => self.names.get(m.conn).and_then(|cell| {
-                cell.get_or_init(|| Names::new(py, &p.def).ok().map(Arc::new))
-                    .clone()
+                cell.get_or_init(|| {
+                    Names::new(py, &p.def, self.classes.as_ref().map(|c| c.bind(py)))
+                        .ok()
+                        .map(Arc::new)
+                })
+                .clone()
             }),
             _ => None,
         };
@@ -837,6 +919,9 @@ struct Shape {
     index: Py<PyDict>,
     /// The type's constants (`Log.ERROR`), attributes too but not fields.
     constants: Option<Py<PyDict>>,
+    /// The class its messages are made of, where a recording has a maker of classes; a `Msg`
+    /// otherwise.
+    class: Option<Py<PyAny>>,
 }
 
 impl Shape {
@@ -859,6 +944,7 @@ impl Shape {
             keys,
             index: index.unbind(),
             constants,
+            class: None,
         })
     }
 }
@@ -993,6 +1079,12 @@ fn plain(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
 
 /// A `Msg` of `shape` with `values` in its fields' order.
 fn msg(py: Python<'_>, shape: &Arc<Shape>, values: Vec<Py<PyAny>>) -> PyResult<Py<PyAny>> {
+    if let Some(class) = &shape.class {
+        return Ok(class
+            .bind(py)
+            .call1(pyo3::types::PyTuple::new(py, values)?)?
+            .unbind());
+    }
     Ok(Py::new(
         py,
         Msg {
@@ -1102,34 +1194,37 @@ fn prims_to_numpy(py: Python<'_>, p: Primitive, le: &[u8], names: &Names) -> PyR
 /// message's conversion then makes no key strings and no constants' dicts of its own).
 struct Names {
     types: Vec<Arc<Shape>>,
+    /// `uint8` arrays as numpy arrays rather than `bytes` (messages made of classes).
+    numpy_bytes: bool,
     /// A ROS 1 `time` and `duration`, as `Msg`s with `sec` and `nanosec`.
     time: Arc<Shape>,
     duration: Arc<Shape>,
 }
 
 impl Names {
-    fn new(py: Python<'_>, def: &MsgDef) -> PyResult<Names> {
+    /// `classes`: the recording's maker of message classes, called once a type with its name,
+    /// field names and constants.
+    fn new(py: Python<'_>, def: &MsgDef, classes: Option<&Bound<'_, PyAny>>) -> PyResult<Names> {
+        let shape = |name: &str, keys: &[&str], constants: Option<Py<PyDict>>| {
+            let mut s = Shape::new(py, name, keys, constants)?;
+            if let Some(make) = classes {
+                let c = s.constants.as_ref().map(|c| c.clone_ref(py));
+                s.class = Some(make.call1((name, keys.to_vec(), c))?.unbind());
+            }
+            PyResult::Ok(Arc::new(s))
+        };
         Ok(Names {
             types: def
                 .types
                 .iter()
                 .map(|t| {
                     let keys: Vec<&str> = t.fields.iter().map(|f| f.name.as_str()).collect();
-                    Ok(Arc::new(Shape::new(py, &t.name, &keys, constants(py, t)?)?))
+                    shape(&t.name, &keys, constants(py, t)?)
                 })
                 .collect::<PyResult<_>>()?,
-            time: Arc::new(Shape::new(
-                py,
-                "builtin_interfaces/Time",
-                &["sec", "nanosec"],
-                None,
-            )?),
-            duration: Arc::new(Shape::new(
-                py,
-                "builtin_interfaces/Duration",
-                &["sec", "nanosec"],
-                None,
-            )?),
+            numpy_bytes: classes.is_some(),
+            time: shape("builtin_interfaces/Time", &["sec", "nanosec"], None)?,
+            duration: shape("builtin_interfaces/Duration", &["sec", "nanosec"], None)?,
         })
     }
 }
@@ -1187,6 +1282,9 @@ impl bagscope::encoding::Build for PyBuild<'_, '_> {
         self.keep(r.map_err(PyErr::from))
     }
     fn bytes(&mut self, bytes: &[u8], _: u32, _: u32) -> Self::Out {
+        if self.names.numpy_bytes {
+            return PyArray1::from_slice(self.py, bytes).into_any().unbind();
+        }
         PyBytes::new(self.py, bytes).into_any().unbind()
     }
     fn prims(&mut self, p: Primitive, le: &[u8], _: u32, _: u32) -> Self::Out {
@@ -1208,7 +1306,7 @@ impl bagscope::encoding::Build for PyBuild<'_, '_> {
 
 /// A decoded value as Python objects (see [`to_python_with`]).
 fn to_python(py: Python<'_>, def: &MsgDef, node: &Node) -> PyResult<Py<PyAny>> {
-    to_python_with(py, &Names::new(py, def)?, node)
+    to_python_with(py, &Names::new(py, def, None)?, node)
 }
 
 /// A decoded value tree as Python objects, made as [`PyBuild`] makes them from the bytes.
@@ -1258,6 +1356,7 @@ fn scalar_to_python(py: Python<'_>, names: &Names, v: &Value) -> PyResult<Py<PyA
 fn _bagscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(open, m)?)?;
+    dropin::register(m)?;
     m.add_class::<Recording>()?;
     m.add_class::<Topic>()?;
     m.add_class::<Messages>()?;
@@ -1270,7 +1369,9 @@ fn _bagscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DefinitionError", py.get_type::<DefinitionError>())?;
     m.add("DecodeError", py.get_type::<DecodeError>())?;
     m.add("NotFoundError", py.get_type::<NotFoundError>())?;
-    m.add("FileError", py.get_type::<FileError>())?;
+    let (file, missing) = file_errors(py)?;
+    m.add("FileError", file)?;
+    m.add("MissingFileError", missing)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

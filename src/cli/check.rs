@@ -39,6 +39,11 @@ pub fn run(a: &CheckArgs) -> bagscope::Result<ExitCode> {
         let hook = |ci: usize, t: u64, d: &[u8]| dc.message(ci, t, d);
         let mut r = check_bag(&bag, threads, Some(&hook))?;
         r.problems.extend(dc.summary_problems(bag.summary()));
+        r.problems.extend(
+            bagscope::ops::info::type_hash_warnings(&bag)
+                .into_iter()
+                .map(|w| format!("warning: {w}")),
+        );
         let secs = t0.elapsed().as_secs_f64();
         let warnings = bag.warnings();
         let problems: Vec<&String> = r.problems.iter().collect();

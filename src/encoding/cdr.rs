@@ -66,13 +66,17 @@ pub(crate) fn encapsulation(a: u8, b: u8) -> Option<(bool, usize)> {
 impl Decoder<'_, '_> {
     /// Reads the 4-byte CDR encapsulation header: representation and endianness.
     pub(super) fn cdr_header(&mut self) -> Result<(), DecodeError> {
-        let h = self.take(4)?;
+        let encapsulation_err = |mut e: DecodeError| {
+            e.kind = crate::error::DecodeErrorKind::Encapsulation;
+            e
+        };
+        let h = self.take(4).map_err(encapsulation_err)?;
         let Some((be, max_align)) = encapsulation(h[0], h[1]) else {
             let (a, b) = (h[0], h[1]);
             self.pos = 0;
-            return Err(self.err(format!(
+            return Err(encapsulation_err(self.err(format!(
                 "CDR encapsulation {a:#04x} {b:#04x} is not plain CDR (0x0000/0x0001 XCDR1, 0x0006/0x0007 XCDR2)"
-            )));
+            ))));
         };
         self.be = be;
         self.max_align = max_align;

@@ -54,6 +54,7 @@ impl<'p, 'd> Decoder<'p, 'd> {
             path,
             offset: self.pos,
             reason,
+            kind: crate::error::DecodeErrorKind::Content,
         }
     }
 

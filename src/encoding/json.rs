@@ -97,6 +97,7 @@ pub fn decode(def: &MsgDef, data: &[u8]) -> Result<Node, DecodeError> {
         path: String::new(),
         offset: 0,
         reason: format!("not JSON: {e}"),
+        kind: crate::error::DecodeErrorKind::Content,
     })?;
     let end = data.len() as u32;
     let mut path = Vec::new();
@@ -115,6 +116,7 @@ fn object(
         path: path.join("."),
         offset: 0,
         reason,
+        kind: crate::error::DecodeErrorKind::Content,
     };
     if depth > MAX_DEPTH {
         return Err(err(path, "objects nested too deep".into()));
@@ -176,6 +178,7 @@ fn one(
         path: path.join("."),
         offset: 0,
         reason: format!("{what} expected, found {x}"),
+        kind: crate::error::DecodeErrorKind::Content,
     };
     Ok(match ty {
         FieldType::Message(t) => object(def, *t, x, end, path, depth + 1)?.value,

@@ -357,6 +357,7 @@ impl Plan {
                 path: String::new(),
                 offset: d.pos,
                 reason: format!("{} trailing bytes after the last field", data.len() - d.pos),
+                kind: crate::error::DecodeErrorKind::Trailing,
             });
         }
         Ok(root)

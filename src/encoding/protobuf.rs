@@ -579,6 +579,7 @@ impl Schema {
             path: path.join("."),
             offset,
             reason: reason.to_string(),
+            kind: crate::error::DecodeErrorKind::Content,
         };
         if depth > MAX_DEPTH {
             return Err(err(path, base, WireError::TooDeep));

@@ -66,6 +66,38 @@ pub fn type_note(bag: &Bag, ci: usize) -> String {
     }
 }
 
+/// The REP 2011 hash (`RIHS01_…`) of connection `ci`'s type, computed from its definition as
+/// rosbag2 computes it; `None` for a connection that is not ROS 2 (CDR) or whose definition is
+/// not at hand, an error for a definition with a type ROS 2 has not.
+pub fn type_hash(bag: &Bag, ci: usize) -> Option<std::result::Result<String, String>> {
+    let c = bag.quick_summary().connections.get(ci)?;
+    if c.encoding != "cdr" {
+        return None;
+    }
+    let (plan, _) = bag.plan(ci).ok()?;
+    Some(crate::definition::hash::rihs01(&plan.def))
+}
+
+/// A warning for each connection whose recorded type hash is not its stored definition's (the
+/// definition then is not the one the publisher had; rosbags refuses such a recording).
+pub fn type_hash_warnings(bag: &Bag) -> Vec<String> {
+    let mut out = Vec::new();
+    for (ci, c) in bag.quick_summary().connections.iter().enumerate() {
+        if c.type_hash.is_empty() || c.message_definition.trim().is_empty() {
+            continue;
+        }
+        if let Some(Ok(h)) = type_hash(bag, ci) {
+            if h != c.type_hash {
+                out.push(format!(
+                    "{} ({}): the recording states type hash {}, its stored definition hashes to {h}",
+                    c.topic, c.datatype, c.type_hash
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// What `bagscope info` prints, warnings included; `freq` measures rates from the tables.
 pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
     // Rates need every message's time (the tables); the rest is what is known at open.
@@ -233,11 +265,12 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
         }
         outln!(out, "{label} {name}: {line}");
     }
-    let warnings = if freq {
+    let mut warnings = if freq {
         bag.warnings()
     } else {
         bag.quick_warnings()
     };
+    warnings.extend(type_hash_warnings(bag));
     for (i, w) in warnings.iter().enumerate() {
         let label = if i == 0 {
             "warnings:   "
@@ -276,6 +309,12 @@ pub fn summary_json(bag: &Bag, freq: bool) -> Result<serde_json::Value> {
         }
         topics.push(o);
     }
+    let mut warnings = if freq {
+        bag.warnings()
+    } else {
+        bag.quick_warnings()
+    };
+    warnings.extend(type_hash_warnings(bag));
     Ok(json!({
         "path": s.path.display().to_string(),
         "version": s.version.as_str(),
@@ -293,12 +332,13 @@ pub fn summary_json(bag: &Bag, freq: bool) -> Result<serde_json::Value> {
             "callerid": c.callerid, "latching": c.latching, "messages": c.message_count,
             "encoding": c.encoding, "schema_encoding": c.schema_encoding,
             "definition": type_note(bag, ci), "qos": c.qos, "file": c.file,
+            "type_hash": c.type_hash,
         })).collect::<Vec<_>>(),
         "files": s.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
         "storage": s.storage_facts.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
         "attachments": s.attachments.iter().map(|(n, m, z)| json!({"name": n, "media_type": m, "size": z})).collect::<Vec<_>>(),
         "metadata": s.metadata.iter().map(|(n, kv)| json!({"name": n, "metadata": kv.iter().cloned().collect::<std::collections::BTreeMap<_, _>>()})).collect::<Vec<_>>(),
         "topics": topics,
-        "warnings": if freq { bag.warnings() } else { bag.quick_warnings() },
+        "warnings": warnings,
     }))
 }

@@ -79,6 +79,33 @@ pub(crate) enum Recognised {
     File(Source),
 }
 
+/// The kind of recording at a local `path`, told as [`recognise`] tells it (by content, not by
+/// name) but without opening it: `"ros1"` (a ROS 1 bag of any version), `"mcap"`, `"rosbag2"`
+/// (a directory, its `metadata.yaml`, a SQLite or zstd storage file). `None` for a file whose
+/// first bytes are no recording's, an empty one included. Only the first kilobyte is read.
+pub fn sniff(path: &Path) -> std::io::Result<Option<&'static str>> {
+    if path.is_dir() {
+        return Ok(Some("rosbag2"));
+    }
+    let src = Source::File(File::open(path)?);
+    let head = read_at(&src, 0, 1024).map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(if head.starts_with(b"\x89MCAP") {
+        Some("mcap")
+    } else if head.starts_with(rosbag2::SQLITE_MAGIC)
+        || head.starts_with(rosbag2::ZSTD_MAGIC)
+        || (!head.is_empty() && rosbag2::looks_like_metadata(path, &head))
+    {
+        Some("rosbag2")
+    } else if head.starts_with(b"#ROS")
+        || head.starts_with(b"##MULTILOG##")
+        || ros1::old::classify(&head).is_some()
+    {
+        Some("ros1")
+    } else {
+        None
+    })
+}
+
 /// Recognises a recording by its content (not its name) and opens what is not a single ROS 1
 /// bag or MCAP file.
 pub(crate) fn recognise(path: &Path) -> Result<Recognised> {
@@ -293,11 +320,8 @@ pub(crate) fn open_file(path: &Path, file: &Source) -> Result<Opened> {
     if head.starts_with(mcap::MAGIC) {
         let mut opened = mcap::open(file, path, file_size)?;
         if opened.profile == "ros2" && opened.summary.metadata.iter().any(|m| m.0 == "rosbag2") {
-            opened.summary.warnings.insert(
-                0,
-                "single storage file, no metadata.yaml: a rosbag2 MCAP file opened on its own"
-                    .into(),
-            );
+            let (k, v) = crate::storage::rosbag2::ALONE_FACT;
+            opened.summary.storage_facts.insert(0, (k.into(), v.into()));
         }
         return Ok(opened);
     }

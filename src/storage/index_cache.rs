@@ -24,7 +24,7 @@ use crate::storage::{
 
 /// Recordings smaller than this are scanned again rather than cached.
 pub const MIN_SIZE: u64 = 64 << 20;
-const MAGIC: &[u8] = b"BAGSCOPE-INDEX 2\n";
+const MAGIC: &[u8] = b"BAGSCOPE-INDEX 3\n";
 
 /// What identifies the recording a sidecar belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -261,6 +261,7 @@ pub(crate) fn store(
             &c.schema_encoding,
             &c.qos,
             &c.distro,
+            &c.type_hash,
         ] {
             w.str(x);
         }
@@ -341,15 +342,15 @@ pub(crate) fn load(key: &Key, path: &Path) -> Option<Opened> {
     let indexed = r.u8()? != 0;
     let index_pos = r.u64()?;
     let profile = r.str()?;
-    let n = r.len(4 + 9 * 8 + 2)?;
+    let n = r.len(4 + 10 * 8 + 2)?;
     let mut connections = Vec::with_capacity(n);
     for _ in 0..n {
         let id = r.u32()?;
-        let mut s = [(); 8].map(|_| String::new());
+        let mut s = [(); 9].map(|_| String::new());
         for x in &mut s {
             *x = r.str()?;
         }
-        let [topic, datatype, md5sum, message_definition, encoding, schema_encoding, qos, distro] =
+        let [topic, datatype, md5sum, message_definition, encoding, schema_encoding, qos, distro, type_hash] =
             s;
         let schema_data = r.bytes()?;
         let callerid = match r.u8()? {
@@ -372,6 +373,7 @@ pub(crate) fn load(key: &Key, path: &Path) -> Option<Opened> {
             qos,
             file: 0,
             distro,
+            type_hash,
         });
     }
     let n = r.len(8 * 7 + 4 + 1)?;

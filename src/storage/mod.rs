@@ -46,7 +46,7 @@ pub(crate) use dispatch::{
     read_for_connections, read_message_alone, read_unframed, recognise, record_len, tables_by_time,
     ChunkReader, Opened, OwnIndex, OwnIndexes, ReadWindow, Recognised,
 };
-pub use dispatch::{check_read, chunk_messages, definitions_required, CheckRead};
+pub use dispatch::{check_read, chunk_messages, definitions_required, sniff, CheckRead};
 pub(crate) use io::{
     le_u32, le_u64, pread_full, read_ahead_on, read_at, read_at_into, read_exact_at, Source,
     UNCLAMPED_READ,
@@ -169,6 +169,10 @@ pub struct Connection {
     pub file: u32,
     /// The ROS distro that recorded it, where the recording says (rosbag2).
     pub distro: String,
+    /// The type's REP 2011 hash (`RIHS01_…`) as the recording states it (rosbag2's
+    /// `type_description_hash`), or empty. [`crate::definition::hash`] computes it from the
+    /// definition.
+    pub type_hash: String,
 }
 
 /// A chunk: its place in the file and what it holds. Format 1.2 files are split into raw

@@ -135,6 +135,8 @@ pub(super) struct Resolved {
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Base {
     Prim(Primitive, Option<u64>),
+    /// A primitive written with its own word (`byte` for `octet`, `char`).
+    Word(Primitive, &'static str),
     Struct(Vec<String>),
     Enum(Vec<String>, Primitive),
 }
@@ -165,6 +167,7 @@ impl<'a> Compiler<'a> {
         };
         Ok(match ty {
             TypeSpec::Prim(p) => plain(Base::Prim(*p, None)),
+            TypeSpec::Word(p, w) => plain(Base::Word(*p, w)),
             TypeSpec::String(b) => plain(Base::Prim(
                 Primitive::String,
                 b.as_ref().map(|e| self.scope.bound(scope, e)).transpose()?,
@@ -330,6 +333,7 @@ impl<'a> Compiler<'a> {
                         (p, _) => p.name().to_string(),
                     },
                 ),
+                Base::Word(p, w) => (FieldType::Primitive(*p), w.to_string()),
                 Base::Struct(sp) => (FieldType::Message(self.struct_index(sp)), type_name(sp)),
                 Base::Enum(ep, width) => {
                     let ename = ep.last().cloned().unwrap_or_default();
@@ -400,7 +404,7 @@ impl<'a> Compiler<'a> {
                         Base::Prim(p, Some(b)) if p == Primitive::String => {
                             (p, format!("string<={b}"))
                         }
-                        Base::Prim(p, _) => (p, p.name().to_string()),
+                        Base::Prim(p, _) | Base::Word(p, _) => (p, p.name().to_string()),
                         Base::Enum(_, w) => (w, w.name().to_string()),
                         Base::Struct(_) => {
                             return Err(

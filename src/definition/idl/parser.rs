@@ -8,6 +8,9 @@ use super::*;
 #[derive(Debug, Clone)]
 pub(super) enum TypeSpec {
     Prim(Primitive),
+    /// A primitive that keeps its own word: `octet` (written `byte`, as `.msg` names an
+    /// octet) and `char`, which a type hash tells from `uint8`.
+    Word(Primitive, &'static str),
     /// `string` or `string<N>`.
     String(Option<Expr>),
     Sequence(Box<TypeSpec>, Option<Expr>),
@@ -502,7 +505,12 @@ impl Parser {
                 let p = match word.as_str() {
                     "short" | "int16" => Some(Primitive::I16),
                     "int8" => Some(Primitive::I8),
-                    "uint8" | "octet" | "char" => Some(Primitive::U8),
+                    "uint8" => Some(Primitive::U8),
+                    "octet" | "char" => {
+                        self.pos += 1;
+                        let w = if word == "char" { "char" } else { "byte" };
+                        return Ok(TypeSpec::Word(Primitive::U8, w));
+                    }
                     "uint16" => Some(Primitive::U16),
                     "int32" => Some(Primitive::I32),
                     "uint32" => Some(Primitive::U32),

@@ -304,6 +304,7 @@ impl Catalog {
                     qos,
                     file: 0,
                     distro: String::new(),
+                    type_hash: String::new(),
                 }
             })
             .collect()

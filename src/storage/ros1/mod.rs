@@ -58,13 +58,17 @@ pub(crate) fn classify_magic(head: &[u8]) -> Result<Version> {
     if head.starts_with(b"#ROSLOG V1.0") || head.starts_with(b"##MULTILOG##") {
         return Ok(Version::V1_0);
     }
-    for (magic, version) in [
-        (&b"#ROSBAG V"[..], "2.x (unknown minor version)"),
-        (b"#ROSRECORD V", "1.x (unknown minor version)"),
-    ] {
-        if head.starts_with(magic) {
+    for magic in [&b"#ROSBAG V"[..], b"#ROSRECORD V"] {
+        if let Some(rest) = head.strip_prefix(magic) {
+            // The version as the magic line names it (`3.0` of `#ROSBAG V3.0`).
+            let v: Vec<u8> = rest
+                .iter()
+                .take_while(|&&b| b != b'\n')
+                .take(16)
+                .copied()
+                .collect();
             return Err(Error::UnsupportedVersion {
-                version: version.into(),
+                version: String::from_utf8_lossy(&v).escape_debug().to_string(),
             });
         }
     }

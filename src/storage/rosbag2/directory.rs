@@ -122,15 +122,22 @@ pub(super) fn same_dir(a: &Path, b: &Path) -> bool {
 }
 
 /// Opens a single storage file (`.db3`, `.db3.zstd`, `.mcap.zstd`) as a recording.
+/// Every topic, type, definition and message is in the file: that it is read without its
+/// `metadata.yaml` is a fact of the storage (`info` lists it), not a warning.
 pub(crate) fn open_file(path: &Path) -> Result<(Vec<Source>, Opened)> {
-    open_files(
-        path,
-        &[path.to_path_buf()],
-        None,
-        vec!["single storage file, no metadata.yaml".into()],
-        &|_| None,
-    )
+    let (files, mut opened) = open_files(path, &[path.to_path_buf()], None, Vec::new(), &|_| None)?;
+    opened
+        .summary
+        .storage_facts
+        .insert(0, (ALONE_FACT.0.into(), ALONE_FACT.1.into()));
+    Ok((files, opened))
 }
+
+/// The storage fact of a storage file read on its own: (name, value).
+pub(crate) const ALONE_FACT: (&str, &str) = (
+    "metadata.yaml",
+    "none: a rosbag2 storage file read on its own (it holds every topic and message)",
+);
 
 pub(crate) fn is_storage_file(p: &Path) -> bool {
     let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -298,6 +305,14 @@ pub(super) fn open_files(
         facts.push(("ros_distro".into(), distro));
     }
     if let Some(m) = meta {
+        // The type hash metadata.yaml states where the storage did not (an MCAP file).
+        for c in &mut summary.connections {
+            if c.type_hash.is_empty() {
+                if let Some(h) = m.type_hashes.get(&c.topic) {
+                    c.type_hash = h.clone();
+                }
+            }
+        }
         facts.push(("metadata.yaml version".into(), m.version.to_string()));
         compare_metadata(m, &summary, &mut warnings);
         if let Some(lost) = missing(m, &summary, files_listed_missing) {

@@ -32,6 +32,8 @@ pub struct Metadata {
     pub ros_distro: String,
     /// Per topic: type, serialization format, QoS text, message count.
     pub topics: BTreeMap<String, (String, String, String, u64)>,
+    /// Per topic: the type's REP 2011 hash, `type_description_hash` (version 7 on), if given.
+    pub type_hashes: BTreeMap<String, String>,
 }
 
 pub(super) fn yaml_text(y: &Yaml) -> String {
@@ -69,7 +71,7 @@ pub fn parse_metadata(text: &str, path: &Path) -> Result<Metadata> {
         .filter(|y| !y.is_badvalue())
         .ok_or_else(|| Error::Storage {
             path: path.to_path_buf(),
-            reason: "no `rosbag2_bagfile_information` mapping: not a rosbag2 metadata.yaml".into(),
+            reason: "a metadata key is missing: no `rosbag2_bagfile_information` mapping, so not a rosbag2 metadata.yaml".into(),
         })?;
     let mut m = Metadata {
         version: yaml_int(&info["version"]).unwrap_or(0) as i64,
@@ -102,6 +104,10 @@ pub fn parse_metadata(text: &str, path: &Path) -> Result<Metadata> {
             }
             let qos = yaml_text(&meta["offered_qos_profiles"]);
             let count = yaml_int(&t["message_count"]).unwrap_or(0).max(0) as u64;
+            let hash = yaml_text(&meta["type_description_hash"]);
+            if !hash.is_empty() {
+                m.type_hashes.insert(name.clone(), hash);
+            }
             m.topics
                 .insert(name, (yaml_text(&meta["type"]), format, qos, count));
         }
@@ -147,6 +153,108 @@ pub fn qos_summary(text: &str) -> String {
         s.push_str(&format!(" ({} publishers)", list.len()));
     }
     s
+}
+
+/// One QoS profile a publisher offered, as rosbag2 records it: policies by their lower-case
+/// names (`keep_last`, `reliable`, `transient_local`, `automatic`; `unknown` for a number
+/// outside the enum), durations as (seconds, nanoseconds).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct QosProfile {
+    /// `history`.
+    pub history: String,
+    /// `depth`.
+    pub depth: i64,
+    /// `reliability`.
+    pub reliability: String,
+    /// `durability`.
+    pub durability: String,
+    /// `deadline`.
+    pub deadline: (i64, i64),
+    /// `lifespan`.
+    pub lifespan: (i64, i64),
+    /// `liveliness`.
+    pub liveliness: String,
+    /// `liveliness_lease_duration`.
+    pub liveliness_lease_duration: (i64, i64),
+    /// `avoid_ros_namespace_conventions`.
+    pub avoid_ros_namespace_conventions: bool,
+}
+
+/// The QoS profiles of recorded QoS text (either YAML form: enum numbers of versions 4-8,
+/// names of version 9); none for text that is not such a list.
+pub fn qos_profiles(text: &str) -> Vec<QosProfile> {
+    let Ok(docs) = YamlLoader::load_from_str(text) else {
+        return Vec::new();
+    };
+    let Some(list) = docs.first().and_then(|d| d.as_vec()) else {
+        return Vec::new();
+    };
+    let policy = |v: &Yaml, table: &[&str]| -> String {
+        match yaml_int(v) {
+            Some(i) => usize::try_from(i)
+                .ok()
+                .and_then(|i| table.get(i))
+                .map_or("unknown".into(), |s| s.to_string()),
+            None => yaml_text(v).to_lowercase(),
+        }
+    };
+    let time = |v: &Yaml| -> (i64, i64) {
+        let n = |k: &str| {
+            yaml_int(&v[k])
+                .and_then(|x| i64::try_from(x).ok())
+                .unwrap_or(0)
+        };
+        (n("sec"), n("nsec"))
+    };
+    list.iter()
+        .map(|p| QosProfile {
+            history: policy(
+                &p["history"],
+                &["system_default", "keep_last", "keep_all", "unknown"],
+            ),
+            depth: yaml_int(&p["depth"])
+                .and_then(|x| i64::try_from(x).ok())
+                .unwrap_or(0),
+            reliability: policy(
+                &p["reliability"],
+                &[
+                    "system_default",
+                    "reliable",
+                    "best_effort",
+                    "unknown",
+                    "best_available",
+                ],
+            ),
+            durability: policy(
+                &p["durability"],
+                &[
+                    "system_default",
+                    "transient_local",
+                    "volatile",
+                    "unknown",
+                    "best_available",
+                ],
+            ),
+            deadline: time(&p["deadline"]),
+            lifespan: time(&p["lifespan"]),
+            liveliness: policy(
+                &p["liveliness"],
+                &[
+                    "system_default",
+                    "automatic",
+                    "manual_by_node",
+                    "manual_by_topic",
+                    "unknown",
+                    "best_available",
+                ],
+            ),
+            liveliness_lease_duration: time(&p["liveliness_lease_duration"]),
+            avoid_ros_namespace_conventions: matches!(
+                &p["avoid_ros_namespace_conventions"],
+                Yaml::Boolean(true)
+            ),
+        })
+        .collect()
 }
 
 /// QoS text with whitespace and quoting removed, to compare the YAML-in-YAML forms.

@@ -623,21 +623,18 @@ fn read_schema(conn: &rusqlite::Connection, path: &Path) -> Result<Schema> {
         }
     };
     let q = format!(
-        "SELECT id, name, type, {}, {} FROM topics ORDER BY id",
+        "SELECT id, name, type, {}, {}, {} FROM topics ORDER BY id",
         col("serialization_format"),
-        col("offered_qos_profiles")
+        col("offered_qos_profiles"),
+        col("type_description_hash")
     );
-    let topics: Vec<(i64, String, String, String, String)> = conn
+    type TopicRow = (i64, String, String, String, String, String);
+    let topics: Vec<TopicRow> = conn
         .prepare(&q)
         .and_then(|mut s| {
             s.query_map([], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get::<_, Option<String>>(1)?.unwrap_or_default(),
-                    r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-                    r.get::<_, Option<String>>(3)?.unwrap_or_default(),
-                    r.get::<_, Option<String>>(4)?.unwrap_or_default(),
-                ))
+                let text = |i| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default);
+                Ok((r.get(0)?, text(1)?, text(2)?, text(3)?, text(4)?, text(5)?))
             })?
             .collect::<rusqlite::Result<Vec<_>>>()
         })
@@ -669,7 +666,7 @@ fn read_schema(conn: &rusqlite::Connection, path: &Path) -> Result<Schema> {
     };
     let mut by_topic_id: HashMap<i64, usize> = HashMap::new();
     let mut connections = Vec::with_capacity(topics.len());
-    for (id, name, ty, fmt, qos) in topics {
+    for (id, name, ty, fmt, qos, type_hash) in topics {
         let (schema_encoding, def) = defs.get(&ty).cloned().unwrap_or_default();
         by_topic_id.insert(id, connections.len());
         connections.push(Connection {
@@ -680,6 +677,7 @@ fn read_schema(conn: &rusqlite::Connection, path: &Path) -> Result<Schema> {
             encoding: if fmt.is_empty() { "cdr".into() } else { fmt },
             schema_encoding,
             qos,
+            type_hash,
             ..Default::default()
         });
     }
