@@ -142,3 +142,70 @@ fn a_read_ahead_error_keeps_its_kind() {
         );
     }
 }
+
+/// Messages of a bag, all of them, with the error of the first that does not read.
+fn messages_of(p: &std::path::Path) -> Result<Vec<(u64, Vec<u8>)>, String> {
+    let bag = Bag::open(p).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for m in bag
+        .messages(&Filter::default())
+        .map_err(|e| e.to_string())?
+    {
+        let m = m.map_err(|e| e.to_string())?;
+        out.push((m.time_ns, m.data.to_vec()));
+    }
+    Ok(out)
+}
+
+/// What ROS's C++ reader and rosbags read, bagscope reads: a bag header record without its
+/// data-length field (its padding then reads as the length), and an index entry that points
+/// at the connection record just before its message (the reader skips connection records
+/// there, as `readMessageDataHeaderFromBuffer` does).
+#[test]
+fn what_ros_reads_of_a_header_without_data_length_and_offsets_at_connections() {
+    let d = common::temp_dir("ros-reads");
+    let good = d.join("good.bag");
+    common::write_fixture(&good, Compression::None, 1 << 20, 30);
+    let bytes = std::fs::read(&good).unwrap();
+    let want = messages_of(&good).unwrap();
+    assert_eq!(want.len(), 30);
+
+    // The bag header's data length replaced by padding: nothing after it moves.
+    let magic = b"#ROSBAG V2.0\n".len();
+    let hlen = u32::from_le_bytes(bytes[magic..magic + 4].try_into().unwrap()) as usize;
+    let mut no_len = bytes.clone();
+    no_len[magic + 4 + hlen..magic + 8 + hlen].copy_from_slice(b"    ");
+    let p = d.join("no-data-length.bag");
+    std::fs::write(&p, &no_len).unwrap();
+    assert_eq!(messages_of(&p).unwrap(), want);
+    let bag = Bag::open(&p).unwrap();
+    assert!(
+        bag.warnings()
+            .iter()
+            .any(|w| w.contains("data length is missing or wrong")),
+        "{:?}",
+        bag.warnings()
+    );
+
+    // The first message's index entry moved to the connection record before it (offset 0 of
+    // the chunk): its 8 time bytes then the offset, the one occurrence of those time bytes
+    // followed by an offset past the connection record.
+    let t0 = want[0].0;
+    let tb: Vec<u8> = [(t0 / 1_000_000_000) as u32, (t0 % 1_000_000_000) as u32]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let at: Vec<usize> = (0..bytes.len() - 12)
+        .filter(|&i| bytes[i..i + 8] == tb[..])
+        .filter(|&i| {
+            let off = u32::from_le_bytes(bytes[i + 8..i + 12].try_into().unwrap());
+            (64..1 << 20).contains(&off)
+        })
+        .collect();
+    assert_eq!(at.len(), 1, "the index entry of the first message");
+    let mut at_conn = bytes.clone();
+    at_conn[at[0] + 8..at[0] + 12].copy_from_slice(&0u32.to_le_bytes());
+    let p = d.join("offset-at-connection.bag");
+    std::fs::write(&p, &at_conn).unwrap();
+    assert_eq!(messages_of(&p).unwrap(), want);
+}

@@ -308,3 +308,51 @@ fn a_sqlite_recording_with_ros2idl_definitions() {
     let after = common::bagscope(&[&"echo", &bag, &"--json"]).ok();
     assert_eq!(after, before);
 }
+
+/// OMG IDL `char` arrays and sequences are text (DDS recorders write names so): shown and
+/// exported up to the first NUL, where rosidl's `.msg` `char` (a `uint8`) stays a number.
+#[test]
+fn idl_char_arrays_are_text() {
+    let d = common::temp_dir("idl-char");
+    let p = d.join("chars.mcap");
+    let idl =
+        "module dds { struct Name { char name[8]; sequence<char> note; char c; octet o[2]; }; };";
+    let mut c = Cdr::new(false);
+    c.0.extend_from_slice(b"abc\0\0\0\0\0");
+    c.put(5u32.to_le_bytes());
+    c.0.extend_from_slice(b"hello");
+    c.0.extend_from_slice(b"x\x01\x02");
+    std::fs::write(
+        &p,
+        file(&[
+            schema(1, "dds::Name", "omgidl", idl),
+            channel(1, 1, "/name", "cdr"),
+            message(1, 0, 1_000, &c.0),
+        ]),
+    )
+    .unwrap();
+    let out = common::bagscope(&[&"echo", &p, &"--json"]).ok();
+    assert_eq!(
+        out.trim(),
+        r#"{"time_ns": 1000, "topic": "/name", "message": {"name": "abc", "note": "hello", "c": 120, "o": "AQI="}}"#
+    );
+    // The raw bytes stay: the value's range covers the whole array, NULs included.
+    let bag = bagscope::Bag::open(&p).unwrap();
+    let plan = bagscope::encoding::Plan::for_connection(&bag.summary().connections[0]).unwrap();
+    let m = bag
+        .messages(&bagscope::Filter::default())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let node = plan.decode(&m.data).unwrap();
+    let bagscope::encoding::Value::Message { fields, .. } = &node.value else {
+        panic!("{node:?}");
+    };
+    assert_eq!((fields[0].start, fields[0].end), (4, 12));
+    // A `.msg` char is a number.
+    let def = bagscope::definition::msg::MsgDef::parse("t/C", "char[3] c").unwrap();
+    let plan = bagscope::encoding::Plan::new(def);
+    let node = plan.decode(b"ab\0").unwrap();
+    assert!(format!("{node:?}").contains("Bytes"), "{node:?}");
+}

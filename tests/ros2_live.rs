@@ -89,6 +89,85 @@ fn mcap_plays_to_rclpy_and_cyclone_byte_for_byte() {
     play_talker_to_both_peers(&rec, "mcap");
 }
 
+/// A recording rosbags wrote (CDR payloads of 10 to 13 bytes, not padded to a multiple of
+/// four as Fast DDS pads what it sends) played to an rclpy subscriber: it receives exactly
+/// what it receives when rclpy itself publishes the same serialized bytes
+/// (`Publisher.publish` of bytes over Fast DDS): the recording's bytes, then the zeros that
+/// pad them to a multiple of four.
+#[test]
+fn play_delivers_what_rclpy_delivers_of_unpadded_recordings() {
+    let dir = common::temp_dir("ros2-play-unpadded");
+    let rec = dir.join("rosbags");
+    let texts = ["a", "ab", "abc", "abcd", "hello world"];
+    let write = [
+        "from rosbags.rosbag2 import Writer",
+        "from rosbags.typesys import Stores, get_typestore",
+        "store = get_typestore(Stores.LATEST)",
+        "String = store.types['std_msgs/msg/String']",
+        "with Writer(REC, version=Writer.VERSION_LATEST) as w:",
+        "    c = w.add_connection('/topic', 'std_msgs/msg/String', typestore=store)",
+        "    for i, t in enumerate(TEXTS):",
+        "        data = store.serialize_cdr(String(data=t), 'std_msgs/msg/String')",
+        "        w.write(c, 10**9 + i * 10**8, bytes(data))",
+    ]
+    .join("\n")
+    .replace("REC", &format!("{:?}", rec.display().to_string()))
+    .replace("TEXTS", &format!("{texts:?}"));
+    let out = std::process::Command::new("python3")
+        .args(["-c", &write])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want: Vec<Vec<u8>> = recorded(&rec, &["/topic"])
+        .into_iter()
+        .map(|m| m.2)
+        .collect();
+    assert_eq!(want.len(), texts.len());
+    assert!(want.iter().any(|m| m.len() % 4 != 0), "payloads not padded");
+    let lines: String = want
+        .iter()
+        .map(|m| {
+            let hex: String = m.iter().map(|b| format!("{b:02x}")).collect();
+            format!("{{\"hex\": \"{hex}\"}}\n")
+        })
+        .collect();
+    std::fs::write(dir.join("recorded.jsonl"), lines).unwrap();
+    let n = texts.len();
+    let script = format!(
+        "python3 \"$PEER\" sub played.jsonl /topic=std_msgs/msg/String --count {n} --timeout 40 > a.log 2>&1 &\n\
+         ready a.log\n\
+         \"$BAGSCOPE\" play --ros2 -q --topic /topic --wait-for-subscribers '{}'\n\
+         wait\n\
+         python3 \"$PEER\" sub published.jsonl /topic=std_msgs/msg/String --count {n} --timeout 40 > b.log 2>&1 &\n\
+         ready b.log\n\
+         python3 \"$PEER\" pub-raw /topic recorded.jsonl\n\
+         wait\n",
+        rec.display()
+    );
+    in_netns(&dir, BIN, &script, Duration::from_secs(120));
+    let played: Vec<Vec<u8>> = seen(&dir.join("played.jsonl"))
+        .into_iter()
+        .map(|s| s.data)
+        .collect();
+    let published: Vec<Vec<u8>> = seen(&dir.join("published.jsonl"))
+        .into_iter()
+        .map(|s| s.data)
+        .collect();
+    assert_same(
+        &played,
+        &published,
+        "played by bagscope vs published by rclpy",
+    );
+    for (got, rec) in played.iter().zip(&want) {
+        assert_eq!(&got[..rec.len()], &rec[..], "the recording's bytes first");
+        assert!(got[rec.len()..].iter().all(|&b| b == 0) && got.len() == rec.len().div_ceil(4) * 4);
+    }
+}
+
 /// A ROS 1 bag (a real lidar recording: odometry, laser scans, 1.1 MB point clouds) played
 /// with --to-ros2: rclpy receives the odometry and scans, a Cyclone DDS reader the point
 /// clouds, each message as bagscope's conversion makes it. (The clouds go to Cyclone: a Fast

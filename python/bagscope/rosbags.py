@@ -284,9 +284,9 @@ class AnyReader:
         for c, d in zip(rec.connections, _bagscope.connection_details(rec)):
             msgtype = _ros2_name(c["type"])
             text = c["definition"]
-            fmt = MessageDefinitionFormat[
-                _FORMATS.get(c["schema_encoding"], "NONE") if text.strip() else "NONE"
-            ]
+            # A schema stated as a language is that format even when empty (std_msgs/msg/Empty).
+            stated = text.strip() or c["schema_encoding"]
+            fmt = MessageDefinitionFormat[_FORMATS.get(c["schema_encoding"], "NONE") if stated else "NONE"]
             if c["encoding"] == "ros1":
                 digest = c["md5sum"]
                 ext: Any = ConnectionExtRosbag1(c["callerid"] or None, int(c["latching"]))

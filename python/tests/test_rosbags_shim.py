@@ -110,3 +110,196 @@ def test_deserialize_without_the_message_it_came_with(bags_dir):
     with Ours([bags_dir / "bag-reader-java/Float64.bag"]) as r:
         (conn, _, raw), = list(r.messages())
         assert r.deserialize(bytes(raw), conn.msgtype).data == pytest.approx(1.003062456558312, abs=0)
+
+
+# What rosbags' own tests cannot reach (test_rosbags_suite.py runs those): recordings made
+# here with rosbags' writers, read through the drop-in.
+
+from rosbags.rosbag1 import Writer as Writer1
+from rosbags.rosbag2 import Writer as Writer2
+from rosbags.typesys import Stores, get_typestore
+
+import bagscope
+from bagscope.rosbags import AnyReaderError
+
+STORE = get_typestore(Stores.LATEST)
+
+
+def _ros1_bags(d):
+    """rosbags' test_anyreader1 layout: three bags over the same topics, overlapping in time."""
+    paths = [d / "ros1_1.bag", d / "ros1_2.bag", d / "ros1_3.bag"]
+    with Writer1(paths[0]) as w:
+        t1 = w.add_connection("/topic1", "std_msgs/msg/Int8", typestore=STORE)
+        t2 = w.add_connection("/topic2", "std_msgs/msg/Int16", typestore=STORE)
+        w.write(t1, 1, b"\x01")
+        w.write(t2, 2, b"\x02\x00")
+        w.write(t1, 9, b"\x09")
+    with Writer1(paths[1]) as w:
+        t1 = w.add_connection("/topic1", "std_msgs/msg/Int8", typestore=STORE)
+        w.write(t1, 5, b"\x05")
+    with Writer1(paths[2]) as w:
+        t2 = w.add_connection("/topic2", "std_msgs/msg/Int16", typestore=STORE)
+        w.write(t2, 15, b"\x15\x00")
+    return paths
+
+
+def test_several_recordings_keep_their_topic_names(tmp_path):
+    paths = _ros1_bags(tmp_path)
+    with Ours(paths) as r:
+        assert (r.start_time, r.end_time, r.duration, r.message_count) == (1, 16, 15, 5)
+        assert list(r.topics) == ["/topic1", "/topic2"]
+        assert [len(r.topics[t].connections) for t in r.topics] == [2, 2]
+        assert [r.topics[t].msgcount for t in r.topics] == [3, 2]
+        got = [(c.topic, t, bytes(raw), r.deserialize(raw, c.msgtype).data) for c, t, raw in r.messages()]
+        assert got == [
+            ("/topic1", 1, b"\x01", 1), ("/topic2", 2, b"\x02\x00", 2), ("/topic1", 5, b"\x05", 5),
+            ("/topic1", 9, b"\x09", 9), ("/topic2", 15, b"\x15\x00", 21),
+        ]
+        # Each connection's owner is its own recording; filtering by connections works.
+        owners = {c.owner.path.name for c in r.topics["/topic1"].connections}
+        assert owners == {"ros1_1.bag", "ros1_2.bag"}
+        only = r.topics["/topic1"].connections
+        assert [t for _, t, _ in r.messages(connections=only)] == [1, 5, 9]
+        assert [t for _, t, _ in r.messages(connections=only[1:])] == [5]
+    # bagscope.open of several keeps the app's rule: each recording under a namespace.
+    with bagscope.open(paths) as rec:
+        assert "/ros1_1/topic1" in {t.name for t in rec.topics}
+
+
+def test_the_life_cycle_and_errors_are_rosbags(tmp_path):
+    paths = _ros1_bags(tmp_path)
+    with pytest.raises(AnyReaderError, match="at least one"):
+        Ours([])
+    with pytest.raises(FileNotFoundError, match="missing"):
+        Ours([tmp_path / "nope.bag"])
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(AnyReaderError, match="Unrecognized storage format"):
+        Ours([tmp_path / "notes.txt"])
+    r = Ours(paths[:1])
+    for use in (lambda: r.topics, lambda: next(r.messages()), lambda: r.start_time, r.close):
+        with pytest.raises(AnyReaderError, match="not open"):
+            use()
+    r.open()
+    with pytest.raises(AnyReaderError, match="already open"):
+        r.open()
+    assert len(r.connections) == 2
+    r.close()
+    assert r.connections == []
+    with pytest.raises(AnyReaderError, match="not open"):
+        r.close()
+    # bagscope's own errors fit Python's: a missing file is an OSError and a FileNotFoundError.
+    with pytest.raises(OSError):
+        bagscope.open(tmp_path / "nope.bag")
+    with pytest.raises(FileNotFoundError):
+        bagscope.open(tmp_path / "nope.bag")
+    with pytest.raises(bagscope.Error):
+        bagscope.open(tmp_path / "nope.bag")
+
+
+def test_messages_are_dataclasses_with_numpy_arrays(tmp_path):
+    path = tmp_path / "imu"
+    Imu = STORE.types["sensor_msgs/msg/Imu"]
+    Header = STORE.types["std_msgs/msg/Header"]
+    Time = STORE.types["builtin_interfaces/msg/Time"]
+    Quaternion = STORE.types["geometry_msgs/msg/Quaternion"]
+    Vector3 = STORE.types["geometry_msgs/msg/Vector3"]
+    Img = STORE.types["sensor_msgs/msg/CompressedImage"]
+    imu = Imu(Header(Time(3, 4), "imu"), Quaternion(0.0, 0.0, 0.0, 1.0), np.arange(9.0),
+              Vector3(1.0, 2.0, 3.0), np.zeros(9), Vector3(0.0, 0.0, 9.8), np.ones(9))
+    img = Img(Header(Time(5, 6), "cam"), "jpeg", np.array([1, 2, 255], dtype=np.uint8))
+    with Writer2(path, version=Writer2.VERSION_LATEST) as w:
+        c1 = w.add_connection("/imu", "sensor_msgs/msg/Imu", typestore=STORE)
+        c2 = w.add_connection("/img", "sensor_msgs/msg/CompressedImage", typestore=STORE)
+        w.write(c1, 1, bytes(STORE.serialize_cdr(imu, "sensor_msgs/msg/Imu")))
+        w.write(c2, 2, bytes(STORE.serialize_cdr(img, "sensor_msgs/msg/CompressedImage")))
+    with Ours([path]) as r:
+        (c, _, raw), (c2_, _, raw2) = list(r.messages())
+        m = r.deserialize(raw, c.msgtype)
+        m2 = r.deserialize(raw2, c2_.msgtype)
+    assert dataclasses.is_dataclass(m) and m.__msgtype__ == "sensor_msgs/msg/Imu"
+    assert m.header.stamp.__msgtype__ == "builtin_interfaces/msg/Time"
+    assert (m.header.stamp.sec, m.header.stamp.nanosec, m.header.frame_id) == (3, 4, "imu")
+    assert isinstance(m.orientation_covariance, np.ndarray) and m.orientation_covariance.dtype == np.float64
+    assert m.orientation_covariance.tolist() == list(range(9))
+    assert isinstance(m2.data, np.ndarray) and m2.data.dtype == np.uint8 and m2.data.tolist() == [1, 2, 255]
+    d = dataclasses.asdict(m2)
+    assert d["format"] == "jpeg" and d["header"]["stamp"] == {"sec": 5, "nanosec": 6}
+    assert [f.name for f in dataclasses.fields(m.header)] == ["stamp", "frame_id"]
+    moved = dataclasses.replace(m.header, frame_id="base")
+    assert moved.frame_id == "base" and moved.stamp == m.header.stamp
+    assert m.linear_acceleration == type(m.linear_acceleration)(0.0, 0.0, 9.8)
+    # The same field values as rosbags' own classes have.
+    assert fields(m) == fields(STORE.deserialize_cdr(raw, "sensor_msgs/msg/Imu"))
+
+
+def test_ros2_connections_carry_format_qos_and_type_hash(tmp_path, bags2_dir):
+    # A recording that states its hashes (rosbags writes them into metadata.yaml).
+    path = tmp_path / "stated"
+    types = ["sensor_msgs/msg/Imu", "sensor_msgs/msg/PointCloud2", "nav_msgs/msg/Odometry",
+             "diagnostic_msgs/msg/DiagnosticArray", "std_msgs/msg/Char", "std_msgs/msg/Empty",
+             "tf2_msgs/msg/TFMessage", "visualization_msgs/msg/MarkerArray"]
+    with Writer2(path, version=Writer2.VERSION_LATEST) as w:
+        for i, t in enumerate(types):
+            w.add_connection(f"/t{i}", t, typestore=STORE)
+    with Ours([path]) as r:
+        for c in r.connections:
+            assert c.digest == STORE.hash_rihs01(c.msgtype), c.msgtype
+            assert c.msgdef.format.name == "MSG"
+            assert c.ext.serialization_format == "cdr"
+    # An MCAP that rosbag2 wrote, opened alone: no hash stated, bagscope computes rosbag2's.
+    mcap = bags2_dir / "rosbags-rs/test_bag_mcap"
+    files = sorted(mcap.glob("*.mcap"))
+    with Ours(files[:1]) as r:
+        assert r.connections
+        for c in r.connections:
+            assert c.digest.startswith("RIHS01_")
+            if c.msgtype in STORE.fielddefs:
+                assert c.digest == STORE.hash_rihs01(c.msgtype), c.msgtype
+            assert isinstance(c.ext.offered_qos_profiles, list)
+        qos = [q for c in r.connections for q in c.ext.offered_qos_profiles]
+        assert qos and all(q.history.name in ("KEEP_LAST", "KEEP_ALL", "SYSTEM_DEFAULT", "UNKNOWN") for q in qos)
+    # Opened alone it is complete: a storage fact, not a warning.
+    with bagscope.open(files[0]) as rec:
+        info = rec.info()
+        assert not any("metadata.yaml" in w for w in info["warnings"]), info["warnings"]
+        assert "metadata.yaml" in info["storage"]
+
+
+def test_a_stated_type_hash_that_disagrees_is_refused(tmp_path):
+    path = tmp_path / "bag"
+    with Writer2(path, version=9) as w:
+        conn = w.add_connection("/x", "x/msg/X", msgdef="uint8 foo", rihs01="RIHS01_" + "0" * 64)
+        w.write(conn, 42, b"\x00\x01\x00\x00\x07")
+    r = Ours([path])
+    with pytest.raises(AnyReaderError, match="hash mismatch"):
+        r.open()
+    assert not r.stack and r.connections == []
+    with bagscope.open(path) as rec:
+        assert any("type hash" in w for w in rec.info()["warnings"]), rec.info()["warnings"]
+
+
+def test_a_file_with_nothing_readable_is_refused(tmp_path):
+    import io
+    from mcap.writer import Writer
+
+    buf = io.BytesIO()
+    w = Writer(buf)
+    w.start(profile="ros2", library="test")
+    w.finish()
+    whole = buf.getvalue()
+    header_end = 9 + int.from_bytes(whole[9:17], "little") + 8
+    (tmp_path / "magic.mcap").write_bytes(whole[:9])
+    (tmp_path / "header.mcap").write_bytes(whole[:header_end])
+    (tmp_path / "whole.mcap").write_bytes(whole)
+    for name in ("magic.mcap", "header.mcap"):
+        with pytest.raises(AnyReaderError, match="seems to be empty"):
+            Ours([tmp_path / name]).open()
+    with Ours([tmp_path / "whole.mcap"]) as r:
+        assert r.connections == [] and r.message_count == 0
+
+
+def test_a_newer_bag_version_is_named_as_it_is(tmp_path):
+    p = tmp_path / "v3.bag"
+    p.write_bytes(b"#ROSBAG V3.0\n" + b"\0" * 64)
+    with pytest.raises(bagscope.NotARecordingError, match="bag format 3.0 is not one bagscope reads"):
+        bagscope.open(p)

@@ -211,3 +211,60 @@ pub fn rihs01(def: &MsgDef) -> Result<String, String> {
     }
     Ok(format!("RIHS01_{hex}"))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn hash(name: &str, text: &str) -> String {
+        rihs01(&MsgDef::parse_dialect(name, text, super::super::msg::Dialect::Ros2).unwrap())
+            .unwrap()
+    }
+
+    /// Hashes ROS 2 publishes (`ros2 interface show --hash`, rosbag2's metadata of Jazzy
+    /// recordings): a string, a nested type with its references, bounds and arrays.
+    #[test]
+    fn known_hashes() {
+        assert_eq!(
+            hash("std_msgs/msg/String", "string data"),
+            "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
+        );
+        let header = "builtin_interfaces/Time stamp\nstring frame_id\n\
+            ================================================================================\n\
+            MSG: builtin_interfaces/Time\nint32 sec\nuint32 nanosec\n";
+        assert_eq!(
+            hash("std_msgs/msg/Header", header),
+            "RIHS01_f49fb3ae2cf070f793645ff749683ac6b06203e41c891e17701b1cb597ce6a01"
+        );
+        // A ROS 1 type has no hash.
+        let def =
+            MsgDef::parse("std_msgs/Header", "uint32 seq\ntime stamp\nstring frame_id").unwrap();
+        assert!(rihs01(&def)
+            .unwrap_err()
+            .contains("time has no ROS 2 counterpart"));
+    }
+
+    #[test]
+    fn empty_types_bounds_and_arrays_change_the_hash() {
+        let a = hash("t/msg/A", "");
+        assert_eq!(
+            a,
+            hash("t/msg/A", "uint8 structure_needs_at_least_one_member")
+        );
+        let kinds = [
+            "int32 x",
+            "int32[3] x",
+            "int32[] x",
+            "int32[<=3] x",
+            "string<=5 x",
+            "string<=5[<=2] x",
+            "byte x",
+            "char x",
+            "uint8 x",
+        ];
+        let hashes: std::collections::BTreeSet<String> =
+            kinds.iter().map(|k| hash("t/msg/A", k)).collect();
+        assert_eq!(hashes.len(), kinds.len());
+    }
+}

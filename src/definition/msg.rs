@@ -216,6 +216,10 @@ impl MsgType {
 pub struct MsgDef {
     /// The types; `types[0]` is the message's own type.
     pub types: Vec<MsgType>,
+    /// Fields of type `char` (written `char` in [`Field::type_text`]) hold characters, not
+    /// numbers: OMG IDL's `char`, where an array of them is text (DDS recorders write names
+    /// so). A `.msg` `char` is a `uint8` and stays a number.
+    pub chars_are_text: bool,
 }
 
 /// A field or constant line before type resolution.
@@ -502,7 +506,10 @@ impl MsgDef {
                 constants: r.constants.clone(),
             });
         }
-        let def = MsgDef { types };
+        let def = MsgDef {
+            types,
+            chars_are_text: false,
+        };
         def.check_recursion()?;
         Ok(def)
     }

@@ -245,6 +245,12 @@ impl<'p, 'd> Decoder<'p, 'd> {
             (FieldType::Primitive(Primitive::U8), _) => {
                 let bytes = self.take(count as usize)?;
                 let end = self.pos as u32;
+                if self.plan.def.chars_are_text && f.type_text.starts_with("char") {
+                    // Text up to the first NUL (a fixed array is padded with them); the
+                    // value's range still covers every byte.
+                    let n = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len());
+                    return Ok(b.string(&bytes[..n], start, end));
+                }
                 Ok(b.bytes(bytes, start, end))
             }
             (FieldType::Primitive(p), Some(sz)) => {

@@ -29,7 +29,10 @@ pub fn compile(schema: &str, name: &str) -> Result<MsgDef, DefError> {
     let mut types = Vec::new();
     // The one thing that fails: objects nested deeper than MAX_DEPTH.
     object_type(&s, name, &mut types, 0).ok_or_else(|| err("objects nested too deep".into()))?;
-    Ok(MsgDef { types })
+    Ok(MsgDef {
+        types,
+        chars_are_text: false,
+    })
 }
 
 /// Adds the type of object schema `s` (and those of its nested objects); returns its index.

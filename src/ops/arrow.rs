@@ -224,6 +224,18 @@ impl Col {
     /// The column of field `f` (arrays wrapped around the element).
     fn field(def: &MsgDef, f: &Field, choice: &Choice) -> Option<(DataType, Col)> {
         let bytes = matches!(f.ty, FieldType::Primitive(Primitive::U8));
+        // An IDL `char` array is text (decoded up to its first NUL).
+        if bytes
+            && def.chars_are_text
+            && f.array != ArrayKind::Scalar
+            && f.type_text.starts_with("char")
+        {
+            let col = Col::Str {
+                off: vec![0],
+                data: Vec::new(),
+            };
+            return Some((DataType::Utf8, col));
+        }
         match f.array {
             ArrayKind::Scalar => Col::element(def, f, choice),
             ArrayKind::Variable if bytes => Some((

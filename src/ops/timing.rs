@@ -108,7 +108,7 @@ pub fn gaps_by(n: usize, at: impl Fn(usize) -> u64, factor: f64) -> (Option<u64>
 /// Reads `header.stamp` as ns: a ROS 1 `time`, or ROS 2's `builtin_interfaces/Time`.
 enum StampReader {
     Time(Extractor),
-    SecNsec(Extractor, Extractor),
+    SecNsec(Box<(Extractor, Extractor)>),
 }
 
 impl StampReader {
@@ -137,7 +137,7 @@ impl StampReader {
         let sec = Extractor::new(plan, &p(&format!("{base}.sec"))?)?;
         let nsec = Extractor::new(plan, &p(&format!("{base}.nanosec"))?)
             .or_else(|_| Extractor::new(plan, &p(&format!("{base}.nsec"))?))?;
-        Ok(StampReader::SecNsec(sec, nsec))
+        Ok(StampReader::SecNsec(Box::new((sec, nsec))))
     }
 
     fn read(&self, data: &[u8]) -> Option<i128> {
@@ -148,7 +148,8 @@ impl StampReader {
                 }
                 _ => None,
             },
-            StampReader::SecNsec(s, n) => {
+            StampReader::SecNsec(pair) => {
+                let (s, n) = &**pair;
                 let sec = match s.extract(data)? {
                     Value::I32(v) => i128::from(v),
                     Value::U32(v) => i128::from(v),

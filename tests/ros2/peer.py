@@ -138,6 +138,30 @@ def rclpy_pub(a):
     rclpy.shutdown()
 
 
+def rclpy_pub_raw(a):
+    """Publishes the serialized messages of a JSON-lines file (`hex`), as they are, through
+    rclpy's own `Publisher.publish` of bytes."""
+    import rclpy
+
+    rclpy.init()
+    node = rclpy.create_node("bagscope_test_raw_talker")
+    pub = node.create_publisher(msg_class(a.type), a.topic, 10)
+    while pub.get_subscription_count() < 1:
+        rclpy.spin_once(node, timeout_sec=0.05)
+    end = time.time() + 0.5
+    while time.time() < end:
+        rclpy.spin_once(node, timeout_sec=0.05)
+    with open(a.messages) as f:
+        for line in f:
+            pub.publish(bytes.fromhex(json.loads(line)["hex"]))
+            rclpy.spin_once(node, timeout_sec=0.02)
+    end = time.time() + 1.0
+    while time.time() < end:
+        rclpy.spin_once(node, timeout_sec=0.05)
+    node.destroy_node()
+    rclpy.shutdown()
+
+
 def cyclone_localhost():
     os.environ["CYCLONEDDS_URI"] = (
         "<CycloneDDS><Domain><General><Interfaces>"
@@ -237,8 +261,18 @@ def main():
     s.add_argument("--wait", nargs="?", const=1, default=0, type=int)
     s.add_argument("--type", default="std_msgs/msg/String")
     s.add_argument("--no-type-description", action="store_true")
+    s = sp.add_parser("pub-raw")
+    s.add_argument("topic")
+    s.add_argument("messages")
+    s.add_argument("--type", default="std_msgs/msg/String")
     a = p.parse_args()
-    {"sub": rclpy_sub, "pub": rclpy_pub, "cyclone-sub": cyclone_sub, "cyclone-pub": cyclone_pub}[a.cmd](a)
+    {
+        "sub": rclpy_sub,
+        "pub": rclpy_pub,
+        "pub-raw": rclpy_pub_raw,
+        "cyclone-sub": cyclone_sub,
+        "cyclone-pub": cyclone_pub,
+    }[a.cmd](a)
 
 
 if __name__ == "__main__":

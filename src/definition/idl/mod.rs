@@ -91,7 +91,10 @@ pub fn parse(datatype: &str, text: &str) -> Result<MsgDef, DefError> {
         });
         k += 1;
     }
-    let def = MsgDef { types };
+    let def = MsgDef {
+        types,
+        chars_are_text: true,
+    };
     def.check_recursion()?;
     Ok(def)
 }

@@ -15,7 +15,7 @@ pub(super) type ConvertOutcome = (
 /// What the export loop hands its writer thread.
 pub(super) enum Cmd {
     /// A connection, whose id is the number of connections added before it.
-    Add(Connection),
+    Add(Box<Connection>),
     /// A message on an added connection, with its sequence number.
     Write(u32, crate::Message, u32),
 }

@@ -120,7 +120,7 @@ pub(super) fn convert_stage(
                         Some(&id) if shared => id,
                         _ => {
                             written_conns += 1;
-                            cmds.push(Cmd::Add(c));
+                            cmds.push(Cmd::Add(Box::new(c)));
                             let id = local_ids;
                             local_ids += 1;
                             by_topic.insert(key, id);

@@ -78,6 +78,10 @@ pub(crate) fn classify_magic(head: &[u8]) -> Result<Version> {
     })
 }
 
+/// Connection records skipped at an index entry's offset before its message is looked for
+/// no further (a chunk has one before a connection's first message).
+const MAX_CONNECTIONS_BEFORE: usize = 16;
+
 /// Slices the message record at `entry.offset` out of a decompressed chunk.
 pub(crate) fn message_in_chunk(
     buf: Arc<Vec<u8>>,
@@ -85,17 +89,27 @@ pub(crate) fn message_in_chunk(
     conn: usize,
     entry: IndexEntry,
 ) -> Result<Message> {
-    let off = entry.offset as usize;
-    let at = Location::InChunk {
-        chunk_pos,
-        offset: off as u64,
+    let mut off = entry.offset as usize;
+    // An index entry may point at the connection record just before its message (some
+    // writers give the offset from before writing it): ROS's own reader skips connection
+    // records there (`readMessageDataHeaderFromBuffer`), and so does this one.
+    let mut skipped = 0;
+    let rec = loop {
+        let at = Location::InChunk {
+            chunk_pos,
+            offset: off as u64,
+        };
+        let rec = frame_record(&buf, off, at)?;
+        match ChunkRecord::parse(rec.header, at)? {
+            ChunkRecord::Message(_) => break rec,
+            ChunkRecord::Connection if skipped < MAX_CONNECTIONS_BEFORE => {
+                skipped += 1;
+                off += rec.len;
+            }
+            ChunkRecord::Connection => return Err(not_a_message(at, op::CONNECTION)),
+            ChunkRecord::Other(o) => return Err(not_a_message(at, o)),
+        }
     };
-    let rec = frame_record(&buf, off, at)?;
-    match ChunkRecord::parse(rec.header, at)? {
-        ChunkRecord::Message(_) => {}
-        ChunkRecord::Connection => return Err(not_a_message(at, op::CONNECTION)),
-        ChunkRecord::Other(o) => return Err(not_a_message(at, o)),
-    }
     let start = off + 4 + rec.header.len() + 4;
     let end = start + rec.data.len();
     Ok(Message {
@@ -118,6 +132,17 @@ fn not_a_message(at: Location, found: u8) -> Error {
     }
 }
 
+/// The bag header's fields from its record's header alone (its length and bytes), whatever
+/// follows them.
+fn header_fields_alone(head: &[u8], at: Location) -> Option<BagHeader> {
+    let hlen = le_u32(head, 0)? as usize;
+    let h = head.get(4..4usize.checked_add(hlen)?)?;
+    if record::header_op(h, at).ok()? != op::BAG_HEADER {
+        return None;
+    }
+    BagHeader::parse(h, at).ok()
+}
+
 /// Opens a format 2.0 bag from its index, or recovers it by a linear scan.
 pub(crate) fn open_v2(file: &Source, path: &Path, file_size: u64) -> Result<Opened> {
     let magic_len = record::MAGIC_V2.len() as u64;
@@ -136,12 +161,24 @@ pub(crate) fn open_v2(file: &Source, path: &Path, file_size: u64) -> Result<Open
         BagHeader::parse(r.header, at)
     }) {
         Ok(h) => Some(h),
-        Err(e) => {
-            // The bag header is padded to 4096 bytes; a file cut inside it still may have its
-            // header fields, so try them before giving up on the index.
-            warnings.push(format!("bag header: {e}"));
-            None
-        }
+        // A bag header record written without its data-length field (the padding then reads
+        // as one, and runs past the file): ROS's C++ reader and rosbags take its fields and
+        // seek to `index_pos`, never using the data; so does this one.
+        Err(e) => match header_fields_alone(&head, at) {
+            Some(h) if h.index_pos > 0 && h.index_pos <= file_size => {
+                warnings.push(format!(
+                    "bag header: {e}; its data length is missing or wrong (the padding read as one): its fields were read, the records found through the index at {}",
+                    h.index_pos
+                ));
+                Some(h)
+            }
+            _ => {
+                // The bag header is padded to 4096 bytes; a file cut inside it still may have
+                // its header fields, so try them before giving up on the index.
+                warnings.push(format!("bag header: {e}"));
+                None
+            }
+        },
     };
     let Some(header) = header else {
         return crate::storage::ros1::scan::scan_v2(file, path, file_size, None, warnings);

@@ -650,8 +650,11 @@ fn read_schema(conn: &rusqlite::Connection, path: &Path) -> Result<Schema> {
                     .collect::<rusqlite::Result<Vec<_>>>()
             })
             .map_err(sql_err(path, "reading the message_definitions table"))?;
+        // An empty text is kept with its language: an empty `ros2msg` is std_msgs/msg/Empty's
+        // definition (a definition of nothing is looked up elsewhere first).
         for (t, enc, text) in rows {
-            if !text.trim().is_empty() {
+            let have = defs.get(&t).is_some_and(|d| !d.1.trim().is_empty());
+            if !have {
                 defs.insert(t, (enc, text));
             }
         }
