@@ -108,6 +108,21 @@ fn keelson_protobuf_messages_decode_as_google_decodes_them() {
     assert_eq!(cross_check(&file), 2172);
 }
 
+/// protobufjs writes field type names relative to their scope (`Mode`, `CountsEntry`,
+/// `bagscope.test.Inner`, `test.Inner`), which descriptor.proto allows: resolved by protobuf's
+/// scoping, the messages decode as Google's library (which resolves them the same way) decodes
+/// them.
+#[test]
+fn relative_protobuf_type_names_decode_as_google_decodes_them() {
+    if !protobuf_available() {
+        return;
+    }
+    let dir = common::temp_dir("protobuf-relative");
+    let file = dir.join("relative.mcap");
+    python(&[&"tests/py/protobuf_fixture.py", &file, &"--relative"]);
+    assert_eq!(cross_check(&file), 40);
+}
+
 #[test]
 fn every_protobuf_field_kind_decodes_as_google_decodes_it() {
     if !protobuf_available() {

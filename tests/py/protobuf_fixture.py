@@ -4,7 +4,11 @@ repeated messages, packed and unpacked numbers, a map, a proto3 optional and a o
 with Google's protobuf library (the schema made in code as a FileDescriptorProto) and the mcap
 package's writer; tests/encodings.rs decodes it with bagscope and with protobuf_json.py.
 
-Usage: python3 tests/py/protobuf_fixture.py OUT.mcap
+Usage: python3 tests/py/protobuf_fixture.py OUT.mcap [--relative]
+
+With --relative, field type names are written relative to their scope, as protobufjs writes
+them (`Mode`, `CountsEntry`, `bagscope.test.Inner`, `test.Inner`), which descriptor.proto
+allows; Google's library resolves them by protobuf's scoping when it builds the classes.
 """
 import sys
 
@@ -14,7 +18,16 @@ from mcap.writer import Writer
 F = descriptor_pb2.FieldDescriptorProto
 
 
-def build():
+RELATIVE = {
+    'mode': 'Mode',
+    'inner': 'Inner',
+    'inners': 'bagscope.test.Inner',
+    'counts': 'CountsEntry',
+    'c_inner': 'test.Inner',
+}
+
+
+def build(relative=False):
     fd = descriptor_pb2.FileDescriptorProto(name='bagscope_test.proto', package='bagscope.test',
                                             syntax='proto3')
     mode = fd.enum_type.add(name='Mode')
@@ -56,6 +69,10 @@ def build():
     m.oneof_decl.add(name='_opt')
     m.field.add(name='opt', number=26, type=F.TYPE_INT32, label=F.LABEL_OPTIONAL, oneof_index=1,
                 proto3_optional=True)
+    if relative:
+        for f in m.field:
+            if f.name in RELATIVE:
+                f.type_name = RELATIVE[f.name]
     fds = descriptor_pb2.FileDescriptorSet(file=[fd])
     pool = descriptor_pool.DescriptorPool()
     pool.Add(fd)
@@ -105,7 +122,7 @@ def messages(cls):
 
 
 def main():
-    fds, cls = build()
+    fds, cls = build(relative='--relative' in sys.argv[2:])
     with open(sys.argv[1], 'wb') as fh:
         w = Writer(fh)
         w.start('', 'bagscope test')
