@@ -231,7 +231,7 @@ class AnyReader:
         self.connections: list[Connection] = []
         self._rec: Any = None
         self._index: dict = {}
-        self._conns: list[Connection] = []
+        self._of: list = []
 
     def _check_open(self) -> None:
         if not self.stack:
@@ -246,7 +246,7 @@ class AnyReader:
             self._open(stack)
         except BaseException as err:
             stack.close()
-            self._rec, self._conns, self._index, self.connections = None, [], {}, []
+            self._rec, self._of, self._index, self.connections = None, [], {}, []
             if isinstance(err, AnyReaderError) or not isinstance(err, Error):
                 raise
             raise AnyReaderError(self._phrase(err)) from err
@@ -280,8 +280,11 @@ class AnyReader:
                         return o
             return owners[0]
 
-        conns = []
-        for c, d in zip(rec.connections, _bagscope.connection_details(rec)):
+        # One Connection per bagscope connection, except that a rosbag2 recording's topic is one
+        # connection over all its storage files (bagscope has one per file), as rosbags has it.
+        merged: dict = {}
+        groups: list[tuple[Connection, list[int]]] = []
+        for i, (c, d) in enumerate(zip(rec.connections, _bagscope.connection_details(rec))):
             msgtype = _ros2_name(c["type"])
             text = c["definition"]
             # A schema stated as a language is that format even when empty (std_msgs/msg/Empty).
@@ -289,7 +292,8 @@ class AnyReader:
             fmt = MessageDefinitionFormat[_FORMATS.get(c["schema_encoding"], "NONE") if stated else "NONE"]
             if c["encoding"] == "ros1":
                 digest = c["md5sum"]
-                ext: Any = ConnectionExtRosbag1(c["callerid"] or None, int(c["latching"]))
+                latching = int(c["latching"]) if d["latching_stated"] else None
+                ext: Any = ConnectionExtRosbag1(c["callerid"] or None, latching)
             else:
                 stated, computed = d["type_hash"], d["computed_hash"]
                 if stated and computed and fmt != MessageDefinitionFormat.NONE and stated != computed:
@@ -304,11 +308,21 @@ class AnyReader:
                 c["id"], c["topic"], msgtype, MessageDefinition(fmt, text), digest, c["count"],
                 ext, owner_of(d["file"]),
             )
-            conns.append(conn)
+            if isinstance(ext, ConnectionExtRosbag2):
+                k = (id(conn.owner), conn.topic, conn.msgtype)
+                if k in merged:
+                    g = groups[merged[k]]
+                    groups[merged[k]] = (g[0]._replace(msgcount=g[0].msgcount + conn.msgcount), g[1] + [i])
+                    continue
+                merged[k] = len(groups)
+            groups.append((conn, [i]))
         self._rec = rec
-        self._conns = conns
-        self._index = {self._key(c): i for i, c in enumerate(conns)}
-        self.connections = list(conns)
+        self._of = [None] * len(rec.connections)
+        for conn, indexes in groups:
+            for i in indexes:
+                self._of[i] = conn
+        self._index = {self._key(conn): indexes for conn, indexes in groups}
+        self.connections = [conn for conn, _ in groups]
 
     @staticmethod
     def _key(c: Connection) -> tuple:
@@ -319,7 +333,7 @@ class AnyReader:
         self._check_open()
         stack, self.stack = self.stack, None
         self.connections = []
-        self._conns, self._index, self._rec = [], {}, None
+        self._of, self._index, self._rec = [], {}, None
         assert stack is not None
         stack.close()
 
@@ -354,14 +368,14 @@ class AnyReader:
     @property
     def message_count(self) -> int:
         self._check_open()
-        return sum(c.msgcount for c in self._conns)
+        return sum(c.msgcount for c in self.connections)
 
     @property
     def topics(self) -> dict[str, TopicInfo]:
         """Each topic (in name order) with its connections in every recording."""
         self._check_open()
         by_name: dict[str, list[Connection]] = {}
-        for c in self._conns:
+        for c in self.connections:
             by_name.setdefault(c.topic, []).append(c)
         out = {}
         for name in sorted(by_name):
@@ -385,10 +399,10 @@ class AnyReader:
         """``(connection, timestamp, rawdata)`` in time order, of ``connections`` (all when
         empty), with ``start <= timestamp < stop``."""
         self._check_open()
-        wanted = [self._index[self._key(c)] for c in connections if self._key(c) in self._index]
+        wanted = [i for c in connections for i in self._index.get(self._key(c), ())]
         if connections and not wanted:
             return
-        rec, conns = self._rec, self._conns
+        rec, conns = self._rec, self._of
         it = rec.messages(start_ns=start, end_ns=stop, connections=wanted or None)
         for m in it:
             raw = _Raw(m.data)
@@ -401,14 +415,14 @@ class AnyReader:
         self._check_open()
         name = _ros2_name(typ)
         m = getattr(rawdata, "_message", None)
-        if m is not None and self._conns[m.conn].msgtype == name:
+        if m is not None and self._of[m.conn].msgtype == name:
             index = m.conn
         else:
-            index = next((i for i, c in enumerate(self._conns) if c.msgtype == name), None)
+            index = next((i for i, c in enumerate(self._of) if c.msgtype == name), None)
             m = None
         if index is None:
             raise AnyReaderError(f"Could not deserialize {typ!r}: the recording has no type {name}")
-        cdr = isinstance(self._conns[index].ext, ConnectionExtRosbag2)
+        cdr = isinstance(self._of[index].ext, ConnectionExtRosbag2)
         try:
             return m.msg if m is not None else self._rec.decode(index, bytes(rawdata))
         except DecodeError as err:

@@ -63,6 +63,7 @@ fn connection_details<'py>(
         let d = PyDict::new(py);
         d.set_item("file", s.files.get(c.file as usize))?;
         d.set_item("type_hash", &c.type_hash)?;
+        d.set_item("latching_stated", c.latching_stated)?;
         let computed = py.detach(|| bagscope::ops::info::type_hash(bag, i));
         d.set_item("computed_hash", computed.and_then(Result::ok))?;
         let mut qos = Vec::new();

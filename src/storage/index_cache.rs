@@ -273,7 +273,7 @@ pub(crate) fn store(
             }
             None => w.u8(0),
         }
-        w.u8(u8::from(c.latching));
+        w.u8(u8::from(c.latching) | (u8::from(c.latching_stated) << 1));
     }
     w.len(s.chunks.len());
     for c in &s.chunks {
@@ -357,7 +357,8 @@ pub(crate) fn load(key: &Key, path: &Path) -> Option<Opened> {
             0 => None,
             _ => Some(r.str()?),
         };
-        let latching = r.u8()? != 0;
+        let flags = r.u8()?;
+        let (latching, latching_stated) = (flags & 1 != 0, flags & 2 != 0);
         connections.push(Connection {
             id,
             topic,
@@ -366,6 +367,7 @@ pub(crate) fn load(key: &Key, path: &Path) -> Option<Opened> {
             message_definition,
             callerid,
             latching,
+            latching_stated,
             message_count: 0,
             encoding,
             schema_encoding,

@@ -153,6 +153,9 @@ pub struct Connection {
     pub callerid: Option<String>,
     /// Latching publisher.
     pub latching: bool,
+    /// Whether the recording says if the publisher was latching (a ROS 1 connection header's
+    /// `latching` field, which some publishers leave out).
+    pub latching_stated: bool,
     /// Number of messages on this connection.
     pub message_count: u64,
     /// How messages are serialized: `ros1`, `cdr`, `protobuf`, `json`, ...

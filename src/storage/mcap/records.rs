@@ -298,6 +298,7 @@ impl Catalog {
                     schema_data,
                     callerid: meta("callerid"),
                     latching: meta("latching").is_some_and(|v| v == "1" || v == "true"),
+                    latching_stated: meta("latching").is_some(),
                     message_count: 0,
                     encoding: c.message_encoding.clone(),
                     schema_encoding,

@@ -29,6 +29,7 @@ impl From<ConnectionRecord> for Connection {
             message_definition: c.message_definition,
             callerid: c.callerid,
             latching: c.latching,
+            latching_stated: c.latching_stated,
             encoding: "ros1".into(),
             schema_encoding: "ros1msg".into(),
             ..Default::default()

@@ -346,6 +346,8 @@ pub struct ConnectionRecord {
     pub callerid: Option<String>,
     /// Whether the publisher was latching.
     pub latching: bool,
+    /// Whether the header has a `latching` field at all.
+    pub latching_stated: bool,
 }
 
 impl ConnectionRecord {
@@ -376,7 +378,10 @@ impl ConnectionRecord {
                 b"md5sum" => out.md5sum = field_string(v),
                 b"message_definition" => out.message_definition = field_string(v),
                 b"callerid" => out.callerid = Some(field_string(v)),
-                b"latching" => out.latching = v == b"1",
+                b"latching" => {
+                    out.latching = v == b"1";
+                    out.latching_stated = true;
+                }
                 _ => {}
             }
         }
@@ -575,6 +580,8 @@ pub struct V12Header {
     pub time_ns: u64,
     /// `latching` field, if present.
     pub latching: bool,
+    /// Whether the `latching` field is present.
+    pub latching_stated: bool,
     /// `callerid` field, if present.
     pub callerid: Option<String>,
     /// `index_pos` (op 0x03).
@@ -607,7 +614,10 @@ impl V12Header {
                 b"def" => out.def = field_string(v),
                 b"sec" => sec = field_u32(v, k, at, "sec")?,
                 b"nsec" => nsec = field_u32(v, k, at, "nsec")?,
-                b"latching" => out.latching = v == b"1",
+                b"latching" => {
+                    out.latching = v == b"1";
+                    out.latching_stated = true;
+                }
                 b"callerid" => out.callerid = Some(field_string(v)),
                 b"index_pos" => out.index_pos = field_u64(v, k, at, "index_pos")?,
                 b"count" => out.count = field_u32(v, k, at, "count")?,

@@ -126,6 +126,7 @@ impl Builder {
             message_definition: def.unwrap_or_default().to_string(),
             callerid: h.callerid.clone(),
             latching: h.latching,
+            latching_stated: h.latching_stated,
             message_count: 0,
             encoding: "ros1".into(),
             schema_encoding: "ros1msg".into(),
