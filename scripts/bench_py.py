@@ -67,8 +67,12 @@ def ours_iterate(bag, topics):
     return n
 
 
-def peer_iterate(bag, topics):
-    from rosbags.highlevel import AnyReader
+def peer_iterate(bag, topics, dropin=False):
+    """rosbags' AnyReader, or (dropin) bagscope's drop-in for it, with the same script."""
+    if dropin:
+        from bagscope.rosbags import AnyReader
+    else:
+        from rosbags.highlevel import AnyReader
     n = 0
     with AnyReader([Path(bag)]) as r:
         conns = [c for c in r.connections if topics is None or c.topic in topics]
@@ -169,8 +173,11 @@ def main():
                          'rosbags-dataframe get_dataframe'))
         t1, n1 = best(lambda: ours_iterate(bag, [topic]))
         t2, n2 = best(lambda: peer_iterate(bag, [topic]))
-        assert n1 == n2
+        t3, n3 = best(lambda: peer_iterate(bag, [topic], dropin=True))
+        assert n1 == n2 == n3
         rows.append((f'{name}: iterate and decode {topic} ({n1} messages)', t1, t2,
+                     'rosbags AnyReader + deserialize'))
+        rows.append((f'{name}: the same through bagscope.rosbags.AnyReader', t3, t2,
                      'rosbags AnyReader + deserialize'))
     whole = [('big_none', big), ('medium_bz2', heavy)]
     if '--full' in sys.argv:
@@ -181,8 +188,11 @@ def main():
             continue
         t1, n1 = best(lambda: ours_iterate(bag, None), runs=1)
         t2, n2 = best(lambda: peer_iterate(bag, None), runs=1)
-        assert n1 == n2
+        t3, n3 = best(lambda: peer_iterate(bag, None, dropin=True), runs=1)
+        assert n1 == n2 == n3
         rows.append((f'{name}: iterate and decode every message ({n1})', t1, t2,
+                     'rosbags AnyReader + deserialize'))
+        rows.append((f'{name}: the same through bagscope.rosbags.AnyReader', t3, t2,
                      'rosbags AnyReader + deserialize'))
     zstd = bags / 'many_small_zstd.mcap'
     if zstd.exists():

@@ -162,7 +162,11 @@ fn clear_errors_for_files_that_are_not_bags() {
             "not a recording bagscope knows",
         ),
         ("roslog.bag", b"#ROSLOG V1.0\n1\n", "truncated"),
-        ("future.bag", b"#ROSBAG V3.0\n", "not supported"),
+        (
+            "future.bag",
+            b"#ROSBAG V3.0\n",
+            "bag format 3.0 is not one bagscope reads",
+        ),
     ];
     for (name, bytes, msg) in cases {
         let p = d.join(name);

@@ -178,7 +178,18 @@ fn check_recording(dir: &std::path::Path, name: &str, e: &Value) -> Result<(), S
             }
         }
     }
-    let anomalies = e["anomalies"].as_array().map_or(0, Vec::len);
+    // A rosbag2 storage file read without its metadata.yaml is complete (it holds every topic
+    // and message): bagscope says so as a storage fact, not a warning.
+    let alone = bag
+        .summary()
+        .storage_facts
+        .iter()
+        .any(|(k, v)| k == "metadata.yaml" && v.starts_with("none"));
+    let anomalies = e["anomalies"].as_array().map_or(0, |a| {
+        a.iter()
+            .filter(|x| !(alone && x.as_str() == Some("single storage file, no metadata.yaml")))
+            .count()
+    });
     if anomalies > 0 && bag.warnings().is_empty() {
         return Err(format!("{anomalies} anomalies expected, no warning given"));
     }

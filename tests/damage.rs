@@ -208,4 +208,12 @@ fn what_ros_reads_of_a_header_without_data_length_and_offsets_at_connections() {
     let p = d.join("offset-at-connection.bag");
     std::fs::write(&p, &at_conn).unwrap();
     assert_eq!(messages_of(&p).unwrap(), want);
+    // `check` says so as a warning, every message accounted for.
+    let bag = Bag::open(&p).unwrap();
+    let r = bagscope::ops::check::check(&bag, 1, None).unwrap();
+    assert_eq!(r.messages, 30);
+    assert_eq!(
+        r.problems,
+        ["warning: chunk at byte 4109: 1 index entries point at the connection record just before their message; read past it, as ROS's own reader does"]
+    );
 }

@@ -406,6 +406,15 @@ fn check_chunk(
         ));
     }
     if let Some(want) = want.filter(|&w| w != found) {
+        if found.0 == want.0 {
+            if let Some(k) = entries_at_connections(bag, i, data, found) {
+                out.problems.push(format!(
+                    "warning: chunk at byte {}: {k} index entries point at the connection record just before their message; read past it, as ROS's own reader does",
+                    ch.pos
+                ));
+                return out;
+            }
+        }
         out.problems.push(format!(
             "chunk at byte {}: its records hold {} messages, the index lists {}{}",
             ch.pos,
@@ -419,6 +428,32 @@ fn check_chunk(
         ));
     }
     out
+}
+
+/// How many of chunk `i`'s index entries point at the connection record before their message
+/// (ROS 1), where with each such entry read past it (as ROS's reader and bagscope's read it)
+/// the index lists exactly the messages the chunk holds (`found`: their count and digest);
+/// `None` where that does not explain the difference.
+fn entries_at_connections(bag: &Bag, i: usize, data: &[u8], found: (u64, u64)) -> Option<usize> {
+    let ch = &bag.summary().chunks[i];
+    if ch.kind != crate::storage::ChunkKind::Ros1 {
+        return None;
+    }
+    let tables = bag.tables_if_built()?;
+    let (mut resolved, mut moved) = ((0u64, 0u64), 0usize);
+    for (ci, t) in tables.per_connection.iter().enumerate() {
+        for e in t.iter().filter(|e| e.chunk as usize == i) {
+            let (off, skipped) =
+                crate::storage::ros1::message_at(data, ch.pos, e.offset as usize).ok()?;
+            let offset = u32::try_from(off).ok()?;
+            resolved.0 += 1;
+            resolved.1 = resolved
+                .1
+                .wrapping_add(digest(ci, &IndexEntry { offset, ..*e }));
+            moved += usize::from(skipped > 0);
+        }
+    }
+    (resolved == found && moved > 0).then_some(moved)
 }
 
 /// Adds what chunk `i`'s check found to the report.

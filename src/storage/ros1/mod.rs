@@ -83,26 +83,21 @@ pub(crate) fn classify_magic(head: &[u8]) -> Result<Version> {
 /// no further (a chunk has one before a connection's first message).
 const MAX_CONNECTIONS_BEFORE: usize = 16;
 
-/// Slices the message record at `entry.offset` out of a decompressed chunk.
-pub(crate) fn message_in_chunk(
-    buf: Arc<Vec<u8>>,
-    chunk_pos: u64,
-    conn: usize,
-    entry: IndexEntry,
-) -> Result<Message> {
-    let mut off = entry.offset as usize;
-    // An index entry may point at the connection record just before its message (some
-    // writers give the offset from before writing it): ROS's own reader skips connection
-    // records there (`readMessageDataHeaderFromBuffer`), and so does this one.
-    let mut skipped = 0;
-    let rec = loop {
+/// Where the message record an index entry's `offset` names starts in a decompressed chunk,
+/// and how many connection records were skipped to reach it. An index entry may point at the
+/// connection record just before its message (some writers give the offset from before
+/// writing it): ROS's own reader skips connection records there
+/// (`readMessageDataHeaderFromBuffer`), and so does this one.
+pub(crate) fn message_at(buf: &[u8], chunk_pos: u64, offset: usize) -> Result<(usize, usize)> {
+    let (mut off, mut skipped) = (offset, 0);
+    loop {
         let at = Location::InChunk {
             chunk_pos,
             offset: off as u64,
         };
-        let rec = frame_record(&buf, off, at)?;
+        let rec = frame_record(buf, off, at)?;
         match ChunkRecord::parse(rec.header, at)? {
-            ChunkRecord::Message(_) => break rec,
+            ChunkRecord::Message(_) => return Ok((off, skipped)),
             ChunkRecord::Connection if skipped < MAX_CONNECTIONS_BEFORE => {
                 skipped += 1;
                 off += rec.len;
@@ -110,7 +105,22 @@ pub(crate) fn message_in_chunk(
             ChunkRecord::Connection => return Err(not_a_message(at, op::CONNECTION)),
             ChunkRecord::Other(o) => return Err(not_a_message(at, o)),
         }
+    }
+}
+
+/// Slices the message record at `entry.offset` out of a decompressed chunk.
+pub(crate) fn message_in_chunk(
+    buf: Arc<Vec<u8>>,
+    chunk_pos: u64,
+    conn: usize,
+    entry: IndexEntry,
+) -> Result<Message> {
+    let (off, _) = message_at(&buf, chunk_pos, entry.offset as usize)?;
+    let at = Location::InChunk {
+        chunk_pos,
+        offset: off as u64,
     };
+    let rec = frame_record(&buf, off, at)?;
     let start = off + 4 + rec.header.len() + 4;
     let end = start + rec.data.len();
     Ok(Message {
