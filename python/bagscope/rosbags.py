@@ -203,12 +203,6 @@ def _qos(p: dict) -> Qos:
 _FORMATS = {"": "MSG", "ros1msg": "MSG", "ros2msg": "MSG", "ros2idl": "IDL", "omgidl": "IDL"}
 
 
-class _Raw(bytes):
-    """A message's bytes, remembering the message so ``deserialize`` decodes it once."""
-
-    _message: Any
-
-
 class AnyReader:
     """Reads the recordings at ``paths`` (ROS 1 bags, rosbag2 directories or storage files, MCAP
     files) as one, in time order."""
@@ -232,6 +226,7 @@ class AnyReader:
         self._rec: Any = None
         self._index: dict = {}
         self._of: list = []
+        self._last: tuple = (None, None)
 
     def _check_open(self) -> None:
         if not self.stack:
@@ -405,8 +400,10 @@ class AnyReader:
         rec, conns = self._rec, self._of
         it = rec.messages(start_ns=start, end_ns=stop, connections=wanted or None)
         for m in it:
-            raw = _Raw(m.data)
-            raw._message = m
+            raw = m.data
+            # The message the bytes came with, so that `deserialize` of them (the common next
+            # step) takes its decoding rather than looking the type up again.
+            self._last = (raw, m)
             yield conns[m.conn], m.time_ns, raw
 
     def deserialize(self, rawdata: bytes, typ: str) -> Any:
@@ -414,8 +411,8 @@ class AnyReader:
         recording."""
         self._check_open()
         name = _ros2_name(typ)
-        m = getattr(rawdata, "_message", None)
-        if m is not None and self._of[m.conn].msgtype == name:
+        raw, m = self._last
+        if raw is rawdata and self._of[m.conn].msgtype == name:
             index = m.conn
         else:
             index = next((i for i, c in enumerate(self._of) if c.msgtype == name), None)
