@@ -97,7 +97,7 @@ fn readable(py: Python<'_>, rec: PyRef<'_, Recording>) -> PyResult<(bool, Vec<St
     let bag = rec.bag()?;
     let s = py.detach(|| bag.summary());
     let empty = s.connections.is_empty() && s.message_count == 0;
-    Ok((!(empty && !s.indexed), bag.warnings()))
+    Ok((!empty || s.indexed, bag.warnings()))
 }
 
 /// Adds the drop-in's functions to the native module.
