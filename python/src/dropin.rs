@@ -8,23 +8,8 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::{file_error, DecodeError, Recording};
+use super::{file_error, Recording};
 
-/// `DecodeError` for a message that does not decode, with `kind`: `"content"`,
-/// `"encapsulation"` or `"trailing"`.
-pub(super) fn decode_error(py: Python<'_>, e: bagscope::error::DecodeError) -> PyErr {
-    use bagscope::error::DecodeErrorKind as K;
-    let kind = match e.kind {
-        K::Content => "content",
-        K::Encapsulation => "encapsulation",
-        K::Trailing => "trailing",
-    };
-    let err = DecodeError::new_err(e.to_string());
-    if let Err(set) = err.value(py).setattr("kind", kind) {
-        return set;
-    }
-    err
-}
 
 /// The kind of recording at a local path, told by content without opening it: `"ros1"`,
 /// `"mcap"`, `"rosbag2"`, or None for a file that is none (an empty one included).

@@ -110,8 +110,24 @@ pub(super) fn to_py(e: bagscope::Error) -> PyErr {
         | E::TooLarge { .. }
         | E::Storage { .. } => DamagedError::new_err(msg),
         E::Definition(_) => DefinitionError::new_err(msg),
-        E::Decode(_) => DecodeError::new_err(msg),
+        E::Decode(d) => Python::attach(|py| decode_error(py, d)),
         E::NotFound(_) | E::Path(_) => NotFoundError::new_err(msg),
         _ => Error::new_err(msg),
     }
+}
+
+/// `DecodeError` for a message that does not decode, with `kind`: `"content"`,
+/// `"encapsulation"` or `"trailing"`.
+pub(super) fn decode_error(py: Python<'_>, e: bagscope::error::DecodeError) -> PyErr {
+    use bagscope::error::DecodeErrorKind as K;
+    let kind = match e.kind {
+        K::Content => "content",
+        K::Encapsulation => "encapsulation",
+        K::Trailing => "trailing",
+    };
+    let err = DecodeError::new_err(e.to_string());
+    if let Err(set) = err.value(py).setattr("kind", kind) {
+        return set;
+    }
+    err
 }

@@ -387,7 +387,7 @@ impl Recording {
         let (plan, _) = bag.plan(conn).map_err(|e| to_py(e.into()))?;
         let node = py
             .detach(|| plan.decode(data))
-            .map_err(|e| dropin::decode_error(py, e))?;
+            .map_err(|e| errors::decode_error(py, e))?;
         let classes = self.classes.as_ref().map(|c| c.bind(py));
         to_python_with(py, &Names::new(py, &plan.def, classes)?, &node)
     }
