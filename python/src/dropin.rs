@@ -10,7 +10,6 @@ use pyo3::types::PyDict;
 
 use super::{file_error, Recording};
 
-
 /// The kind of recording at a local path, told by content without opening it: `"ros1"`,
 /// `"mcap"`, `"rosbag2"`, or None for a file that is none (an empty one included).
 #[pyfunction]
