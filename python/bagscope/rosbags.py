@@ -172,7 +172,15 @@ def _message_class(name: str, keys: list, constants: Optional[dict]) -> type:
     key = (msgtype, tuple(keys))
     cls = _CLASSES.get(key)
     if cls is None:
-        fields = [k + "_" if keyword.iskeyword(k) else k for k in keys]
+        # rosbags appends `_` to a field named like a Python keyword; a name that is no
+        # identifier at all (a JSON schema's `max-speed`) has its other characters made `_`.
+        fields = []
+        for k in keys:
+            f = k if k.isidentifier() else "_" + "".join(c if c.isalnum() else "_" for c in k)
+            f = f + "_" if keyword.iskeyword(f) else f
+            while f in fields:
+                f += "_"
+            fields.append(f)
         namespace: dict = {"__msgtype__": msgtype}
         for k, v in (constants or {}).items():
             if k not in fields:
@@ -213,13 +221,14 @@ class AnyReader:
         self.paths = [Path(p) for p in paths]
         if missing := [x for x in self.paths if not x.exists()]:
             raise MissingFileError(f"The following paths are missing: {missing!r}")
-        for p in self.paths:
-            if _bagscope.sniff(p) is None and p.suffix not in (".bag", ".mcap", ".db3"):
+        kinds = [_bagscope.sniff(p) for p in self.paths]
+        for p, kind in zip(self.paths, kinds):
+            if kind is None and p.suffix not in (".bag", ".mcap", ".db3"):
                 raise AnyReaderError(
                     f"Unrecognized storage format {p.suffix!r}: {p} is neither a ROS 1 bag, an "
                     "MCAP file nor a rosbag2 recording (told by its first bytes)"
                 )
-        self.is2 = any(_bagscope.sniff(p) != "ros1" for p in self.paths)
+        self.is2 = any(kind != "ros1" for kind in kinds)
         self.default_typestore = default_typestore
         self.stack: Optional[ExitStack] = None
         self.connections: list[Connection] = []

@@ -54,7 +54,7 @@ fn connection_details<'py>(
         for q in bagscope::storage::rosbag2::qos_profiles(&c.qos) {
             let p = PyDict::new(py);
             p.set_item("history", q.history)?;
-            p.set_item("depth", q.depth)?;
+            p.set_item("depth", q.depth.unwrap_or(0))?;
             p.set_item("reliability", q.reliability)?;
             p.set_item("durability", q.durability)?;
             p.set_item("deadline", q.deadline)?;

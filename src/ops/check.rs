@@ -443,7 +443,7 @@ fn entries_at_connections(bag: &Bag, i: usize, data: &[u8], found: (u64, u64)) -
     let (mut resolved, mut moved) = ((0u64, 0u64), 0usize);
     for (ci, t) in tables.per_connection.iter().enumerate() {
         for e in t.iter().filter(|e| e.chunk as usize == i) {
-            let (off, skipped) =
+            let (off, _, skipped) =
                 crate::storage::ros1::message_at(data, ch.pos, e.offset as usize).ok()?;
             let offset = u32::try_from(off).ok()?;
             resolved.0 += 1;

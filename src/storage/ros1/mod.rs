@@ -13,7 +13,7 @@ use crate::storage::{
 };
 use record::{
     frame_record, le_u32, op, BagHeader, ChunkHeader, ChunkInfoRecord, ChunkRecord,
-    ConnectionRecord, IndexDataHeader, INDEX_ENTRY_V1,
+    ConnectionRecord, IndexDataHeader, RawRecord, INDEX_ENTRY_V1,
 };
 
 pub(crate) mod old;
@@ -84,11 +84,15 @@ pub(crate) fn classify_magic(head: &[u8]) -> Result<Version> {
 const MAX_CONNECTIONS_BEFORE: usize = 16;
 
 /// Where the message record an index entry's `offset` names starts in a decompressed chunk,
-/// and how many connection records were skipped to reach it. An index entry may point at the
+/// the record, and how many connection records were skipped to reach it. An index entry may point at the
 /// connection record just before its message (some writers give the offset from before
 /// writing it): ROS's own reader skips connection records there
 /// (`readMessageDataHeaderFromBuffer`), and so does this one.
-pub(crate) fn message_at(buf: &[u8], chunk_pos: u64, offset: usize) -> Result<(usize, usize)> {
+pub(crate) fn message_at(
+    buf: &[u8],
+    chunk_pos: u64,
+    offset: usize,
+) -> Result<(usize, RawRecord<'_>, usize)> {
     let (mut off, mut skipped) = (offset, 0);
     loop {
         let at = Location::InChunk {
@@ -97,7 +101,7 @@ pub(crate) fn message_at(buf: &[u8], chunk_pos: u64, offset: usize) -> Result<(u
         };
         let rec = frame_record(buf, off, at)?;
         match ChunkRecord::parse(rec.header, at)? {
-            ChunkRecord::Message(_) => return Ok((off, skipped)),
+            ChunkRecord::Message(_) => return Ok((off, rec, skipped)),
             ChunkRecord::Connection if skipped < MAX_CONNECTIONS_BEFORE => {
                 skipped += 1;
                 off += rec.len;
@@ -115,12 +119,7 @@ pub(crate) fn message_in_chunk(
     conn: usize,
     entry: IndexEntry,
 ) -> Result<Message> {
-    let (off, _) = message_at(&buf, chunk_pos, entry.offset as usize)?;
-    let at = Location::InChunk {
-        chunk_pos,
-        offset: off as u64,
-    };
-    let rec = frame_record(&buf, off, at)?;
+    let (off, rec, _) = message_at(&buf, chunk_pos, entry.offset as usize)?;
     let start = off + 4 + rec.header.len() + 4;
     let end = start + rec.data.len();
     Ok(Message {

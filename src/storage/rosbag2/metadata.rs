@@ -115,36 +115,21 @@ pub fn parse_metadata(text: &str, path: &Path) -> Result<Metadata> {
     Ok(m)
 }
 
-/// A one-line summary of recorded QoS profiles (either YAML form: enum numbers of versions
-/// 4-8, names of version 9): reliability, durability, history and depth of the first profile.
+/// A one-line summary of recorded QoS profiles (either YAML form, see [`qos_profiles`]):
+/// reliability, durability, history and depth of the first profile; text that is not YAML, its
+/// first line.
 pub fn qos_summary(text: &str) -> String {
-    let Ok(docs) = YamlLoader::load_from_str(text) else {
+    let Some(list) = parse_qos(text) else {
         return text.lines().next().unwrap_or("").to_string();
-    };
-    let Some(list) = docs.first().and_then(|d| d.as_vec()) else {
-        return String::new();
-    };
-    let name = |key: &str, v: &Yaml| -> String {
-        let n = yaml_int(v);
-        let table: &[&str] = match key {
-            "reliability" => &["system_default", "reliable", "best_effort", "unknown"],
-            "durability" => &["system_default", "transient_local", "volatile", "unknown"],
-            "history" => &["system_default", "keep_last", "keep_all", "unknown"],
-            _ => &[],
-        };
-        match n {
-            Some(i) if (i as usize) < table.len() && i >= 0 => table[i as usize].to_string(),
-            _ => yaml_text(v),
-        }
     };
     let mut parts = Vec::new();
     if let Some(p) = list.first() {
-        for key in ["reliability", "durability", "history"] {
-            if !p[key].is_badvalue() {
-                parts.push(name(key, &p[key]));
+        for v in [&p.reliability, &p.durability, &p.history] {
+            if !v.is_empty() {
+                parts.push(v.clone());
             }
         }
-        if let Some(d) = yaml_int(&p["depth"]) {
+        if let Some(d) = p.depth {
             parts.push(format!("depth {d}"));
         }
     }
@@ -157,13 +142,14 @@ pub fn qos_summary(text: &str) -> String {
 
 /// One QoS profile a publisher offered, as rosbag2 records it: policies by their lower-case
 /// names (`keep_last`, `reliable`, `transient_local`, `automatic`; `unknown` for a number
-/// outside the enum), durations as (seconds, nanoseconds).
+/// outside the enum; empty where the profile leaves one out), durations as (seconds,
+/// nanoseconds).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct QosProfile {
     /// `history`.
     pub history: String,
-    /// `depth`.
-    pub depth: i64,
+    /// `depth`, where given.
+    pub depth: Option<i64>,
     /// `reliability`.
     pub reliability: String,
     /// `durability`.
@@ -183,11 +169,14 @@ pub struct QosProfile {
 /// The QoS profiles of recorded QoS text (either YAML form: enum numbers of versions 4-8,
 /// names of version 9); none for text that is not such a list.
 pub fn qos_profiles(text: &str) -> Vec<QosProfile> {
-    let Ok(docs) = YamlLoader::load_from_str(text) else {
-        return Vec::new();
-    };
+    parse_qos(text).unwrap_or_default()
+}
+
+/// [`qos_profiles`], or `None` for text that is not YAML.
+fn parse_qos(text: &str) -> Option<Vec<QosProfile>> {
+    let docs = YamlLoader::load_from_str(text).ok()?;
     let Some(list) = docs.first().and_then(|d| d.as_vec()) else {
-        return Vec::new();
+        return Some(Vec::new());
     };
     let policy = |v: &Yaml, table: &[&str]| -> String {
         match yaml_int(v) {
@@ -206,55 +195,55 @@ pub fn qos_profiles(text: &str) -> Vec<QosProfile> {
         };
         (n("sec"), n("nsec"))
     };
-    list.iter()
-        .map(|p| QosProfile {
-            history: policy(
-                &p["history"],
-                &["system_default", "keep_last", "keep_all", "unknown"],
-            ),
-            depth: yaml_int(&p["depth"])
-                .and_then(|x| i64::try_from(x).ok())
-                .unwrap_or(0),
-            reliability: policy(
-                &p["reliability"],
-                &[
-                    "system_default",
-                    "reliable",
-                    "best_effort",
-                    "unknown",
-                    "best_available",
-                ],
-            ),
-            durability: policy(
-                &p["durability"],
-                &[
-                    "system_default",
-                    "transient_local",
-                    "volatile",
-                    "unknown",
-                    "best_available",
-                ],
-            ),
-            deadline: time(&p["deadline"]),
-            lifespan: time(&p["lifespan"]),
-            liveliness: policy(
-                &p["liveliness"],
-                &[
-                    "system_default",
-                    "automatic",
-                    "manual_by_node",
-                    "manual_by_topic",
-                    "unknown",
-                    "best_available",
-                ],
-            ),
-            liveliness_lease_duration: time(&p["liveliness_lease_duration"]),
-            avoid_ros_namespace_conventions: matches!(
-                &p["avoid_ros_namespace_conventions"],
-                Yaml::Boolean(true)
-            ),
-        })
-        .collect()
+    Some(
+        list.iter()
+            .map(|p| QosProfile {
+                history: policy(
+                    &p["history"],
+                    &["system_default", "keep_last", "keep_all", "unknown"],
+                ),
+                depth: yaml_int(&p["depth"]).and_then(|x| i64::try_from(x).ok()),
+                reliability: policy(
+                    &p["reliability"],
+                    &[
+                        "system_default",
+                        "reliable",
+                        "best_effort",
+                        "unknown",
+                        "best_available",
+                    ],
+                ),
+                durability: policy(
+                    &p["durability"],
+                    &[
+                        "system_default",
+                        "transient_local",
+                        "volatile",
+                        "unknown",
+                        "best_available",
+                    ],
+                ),
+                deadline: time(&p["deadline"]),
+                lifespan: time(&p["lifespan"]),
+                liveliness: policy(
+                    &p["liveliness"],
+                    &[
+                        "system_default",
+                        "automatic",
+                        "manual_by_node",
+                        "manual_by_topic",
+                        "unknown",
+                        "best_available",
+                    ],
+                ),
+                liveliness_lease_duration: time(&p["liveliness_lease_duration"]),
+                avoid_ros_namespace_conventions: matches!(
+                    &p["avoid_ros_namespace_conventions"],
+                    Yaml::Boolean(true)
+                ),
+            })
+            .collect(),
+    )
 }
 
 /// QoS text with whitespace and quoting removed, to compare the YAML-in-YAML forms.
@@ -262,4 +251,43 @@ pub(super) fn qos_norm(q: &str) -> String {
     q.chars()
         .filter(|c| !c.is_whitespace() && *c != '"' && *c != '\'')
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both YAML forms rosbag2 writes (enum numbers, versions 4-8; names, version 9), several
+    /// publishers, a policy left out, a number outside its enum.
+    #[test]
+    fn qos_profiles_and_their_summary() {
+        let v8 = "- history: 1\n  depth: 10\n  reliability: 1\n  durability: 1\n  deadline:\n    sec: 2147483647\n    nsec: 4294967295\n  lifespan:\n    sec: 10\n    nsec: 0\n  liveliness: 1\n  liveliness_lease_duration:\n    sec: 0\n    nsec: 0\n  avoid_ros_namespace_conventions: false\n- history: 9\n  reliability: 2\n";
+        let p = qos_profiles(v8);
+        assert_eq!(p.len(), 2);
+        assert_eq!(
+            (p[0].history.as_str(), p[0].depth, p[0].reliability.as_str()),
+            ("keep_last", Some(10), "reliable")
+        );
+        assert_eq!(
+            (p[0].deadline, p[0].lifespan),
+            ((2147483647, 4294967295), (10, 0))
+        );
+        assert_eq!(
+            (p[0].durability.as_str(), p[0].liveliness.as_str()),
+            ("transient_local", "automatic")
+        );
+        assert_eq!(
+            (p[1].history.as_str(), p[1].depth, p[1].durability.as_str()),
+            ("unknown", None, "")
+        );
+        assert_eq!(
+            qos_summary(v8),
+            "reliable, transient_local, keep_last, depth 10 (2 publishers)"
+        );
+        let v9 =
+            "- history: keep_all\n  depth: 0\n  reliability: best_effort\n  durability: volatile\n";
+        assert_eq!(qos_summary(v9), "best_effort, volatile, keep_all, depth 0");
+        assert_eq!(qos_summary("not: [yaml"), "not: [yaml");
+        assert!(qos_profiles("not: [yaml").is_empty());
+    }
 }
