@@ -269,7 +269,7 @@ def test_ros2_connections_carry_format_qos_and_type_hash(tmp_path, bags2_dir):
         assert "metadata.yaml" in info["storage"]
 
 
-def test_a_stated_type_hash_that_disagrees_is_refused(tmp_path):
+def test_a_stated_type_hash_that_disagrees_is_refused(tmp_path, cli):
     path = tmp_path / "bag"
     with Writer2(path, version=9) as w:
         conn = w.add_connection("/x", "x/msg/X", msgdef="uint8 foo", rihs01="RIHS01_" + "0" * 64)
@@ -280,6 +280,15 @@ def test_a_stated_type_hash_that_disagrees_is_refused(tmp_path):
     assert not r.stack and r.connections == []
     with bagscope.open(path) as rec:
         assert any("type hash" in w for w in rec.info()["warnings"]), rec.info()["warnings"]
+    # `info` and `check` say so as a warning: a rosbag2 recording whose messages all read is
+    # not damaged.
+    import subprocess
+
+    info = subprocess.run([cli, "info", path], capture_output=True, text=True, check=True).stdout
+    assert "states type hash RIHS01_000" in info, info
+    run = subprocess.run([cli, "check", path], capture_output=True, text=True)
+    assert run.returncode == 0 and "OK (1 warnings)" in run.stdout, run.stdout
+    assert "warning: /x (x/msg/X): the recording states type hash" in run.stdout, run.stdout
 
 
 def test_a_file_with_nothing_readable_is_refused(tmp_path):
