@@ -350,6 +350,26 @@ fn idl_char_arrays_are_text() {
         panic!("{node:?}");
     };
     assert_eq!((fields[0].start, fields[0].end), (4, 12));
+    // Exported as text too: an Arrow (Parquet) string column, the octets a binary one.
+    let mut batches =
+        bagscope::ops::arrow::TopicBatches::new(&bag, "/name", None, None, None).unwrap();
+    let batch = batches.next_batch().unwrap().unwrap();
+    let schema = batch.schema();
+    let types: Vec<String> = schema
+        .fields()
+        .iter()
+        .map(|f| format!("{}: {}", f.name(), f.data_type()))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "time_ns: Int64",
+            "name: Utf8",
+            "note: Utf8",
+            "c: UInt8",
+            "o: FixedSizeBinary(2)"
+        ]
+    );
     // A `.msg` char is a number.
     let def = bagscope::definition::msg::MsgDef::parse("t/C", "char[3] c").unwrap();
     let plan = bagscope::encoding::Plan::new(def);

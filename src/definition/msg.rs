@@ -602,6 +602,16 @@ impl MsgDef {
     pub fn md5(&self) -> String {
         self.md5_of(0)
     }
+
+    /// Whether field `f` (of one of these types) holds text though it is stored as `uint8`s:
+    /// an OMG IDL `char` array or sequence (see [`MsgDef::chars_are_text`]), decoded up to its
+    /// first NUL.
+    pub fn is_char_text(&self, f: &Field) -> bool {
+        self.chars_are_text
+            && f.array != ArrayKind::Scalar
+            && f.ty == FieldType::Primitive(Primitive::U8)
+            && (f.type_text == "char" || f.type_text.starts_with("char["))
+    }
 }
 
 #[cfg(test)]

@@ -245,7 +245,7 @@ impl<'p, 'd> Decoder<'p, 'd> {
             (FieldType::Primitive(Primitive::U8), _) => {
                 let bytes = self.take(count as usize)?;
                 let end = self.pos as u32;
-                if self.plan.def.chars_are_text && f.type_text.starts_with("char") {
+                if self.plan.def.is_char_text(f) {
                     // Text up to the first NUL (a fixed array is padded with them); the
                     // value's range still covers every byte.
                     let n = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len());

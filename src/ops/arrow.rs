@@ -225,11 +225,7 @@ impl Col {
     fn field(def: &MsgDef, f: &Field, choice: &Choice) -> Option<(DataType, Col)> {
         let bytes = matches!(f.ty, FieldType::Primitive(Primitive::U8));
         // An IDL `char` array is text (decoded up to its first NUL).
-        if bytes
-            && def.chars_are_text
-            && f.array != ArrayKind::Scalar
-            && f.type_text.starts_with("char")
-        {
+        if def.is_char_text(f) {
             let col = Col::Str {
                 off: vec![0],
                 data: Vec::new(),
