@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes assets/interfaces/<distro>.msgs: the standard ROS message definitions bagscope ships,
+"""Writes crates/bagscope-reader/interfaces/<distro>.msgs: the standard ROS message definitions bagscope ships,
 for recordings that store none (rosbag2 SQLite before iron, ROS 1 bags before 1.2).
 
 The definitions are those of the public interface packages (Apache-2.0 / BSD), as the `rosbags`
@@ -13,7 +13,7 @@ import pathlib
 from rosbags.typesys import Stores, get_typestore
 from rosbags.typesys.base import Nodetype
 
-OUT = pathlib.Path(__file__).resolve().parent.parent / "assets" / "interfaces"
+OUT = pathlib.Path(__file__).resolve().parent.parent / "crates" / "bagscope-reader" / "interfaces"
 DISTROS = {
     "ros1_noetic": Stores.ROS1_NOETIC,
     "ros2_dashing": Stores.ROS2_DASHING,

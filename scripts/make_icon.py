@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Draws assets/icon.png (128x128), the window icon: the app in miniature, timeline rows of
+"""Draws crates/bagscope-app/assets/icon.png (128x128), the window icon: the app in miniature, timeline rows of
 message density in the topic colours and a red playhead. Pure Python (zlib), no image library.
 
 Usage: python3 scripts/make_icon.py
@@ -10,7 +10,7 @@ import zlib
 from pathlib import Path
 
 N = 128
-OUT = Path(__file__).resolve().parent.parent / 'assets' / 'icon.png'
+OUT = Path(__file__).resolve().parent.parent / 'crates' / 'bagscope-app' / 'assets' / 'icon.png'
 ROWS = [(240, 128, 128), (140, 180, 250), (200, 230, 150), (240, 160, 230), (150, 230, 230)]
 
 

@@ -1,66 +1,29 @@
-//! bagscope: read and recover ROS recordings (ROS 1 bags of every format, rosbag2 directories
-//! with SQLite or MCAP storage, standalone MCAP), decode their messages (ROS 1 serialization,
-//! CDR) from the definitions stored in them or found elsewhere, write ROS 1 bags.
+//! bagscope: see, replay and analyse robot recordings (ROS 1 bags of every format, rosbag2
+//! directories with SQLite or MCAP storage, standalone MCAP).
 //!
-//! Layers (`ARCHITECTURE.md` is the map): [`error`], [`settings`] → [`storage`] (formats, one
-//! interface) → [`definition`] (message definitions) → [`encoding`] (bytes to values) →
-//! [`bag`] (an open recording: tables, cache, message and range access) → [`ops`] (check,
-//! series, csv, export, info, ...); the app and the command line sit on top.
+//! This crate is the `bagscope` executable (the desktop app and the command line) and one
+//! name for the crates under it, each of which can be used alone (`ARCHITECTURE.md` is the
+//! map):
 //!
-//! Open a recording, list its topics, read one topic's messages in time order and decode
-//! them (here the demo recording bagscope writes):
-//!
-//! ```
-//! # let dir = std::env::temp_dir().join(format!("bagscope-doc-lib-{}", std::process::id()));
-//! # std::fs::create_dir_all(&dir)?;
-//! # let path = dir.join("demo.bag");
-//! # bagscope::demo::write_demo(&path, 2)?;
-//! let bag = bagscope::Bag::open(&path)?;
-//! for t in &bag.summary().topics {
-//!     println!("{} {} {}", t.name, t.datatype, t.message_count);
-//! }
-//! let odom = bag.connections_of_topics(&["/odom"])?;
-//! let filter = bagscope::Filter {
-//!     connections: Some(odom),
-//!     ..Default::default()
-//! };
-//! let mut n = 0;
-//! for m in bag.messages(&filter)? {
-//!     let m = m?;
-//!     let (plan, _) = bag.plan(m.conn)?;
-//!     let decoded = plan.decode(&m.data)?;
-//!     assert_eq!(plan.def.root().name, "nav_msgs/Odometry");
-//!     assert!(decoded.field(&plan.def, "pose").is_some());
-//!     n += 1;
-//! }
-//! assert_eq!(n, 100, "2 s of odometry at 50 Hz");
-//! # std::fs::remove_dir_all(&dir)?;
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! - [`bagscope_reader`]: storage, definitions, encodings, the open recording ([`Bag`]),
+//!   several recordings as one; re-exported here module by module ([`storage`], [`bag`], ...);
+//! - [`ops`] (`bagscope-ops`): operations over an open recording, and [`demo`];
+//! - [`live`] (`bagscope-live`): playing onto and recording from live ROS 1 and ROS 2 systems;
+//! - `app` (`bagscope-app`, feature `gui`): the desktop app.
 
-// No unsafe code: memory safety rests on the compiler, which is also why the fuzz campaign
-// may run without AddressSanitizer (scripts/fuzz_campaign.sh).
 #![forbid(unsafe_code)]
 
 #[cfg(feature = "gui")]
-pub mod app;
-pub mod bag;
-pub mod definition;
-pub mod demo;
-pub mod encoding;
-pub mod error;
-pub mod iter;
-pub mod live;
-pub mod merge;
-pub mod ops;
-pub mod settings;
-pub mod storage;
-pub mod timefmt;
-
-pub use bag::{
-    Bag, Bytes, Chunk, ChunkKind, Connection, Filter, IndexEntry, Message, MessageRef,
-    MessageTables, Summary, Topic, Version,
+pub use bagscope_app as app;
+pub use bagscope_live as live;
+pub use bagscope_ops as ops;
+pub use bagscope_ops::demo;
+pub use bagscope_reader;
+pub use bagscope_reader::{
+    bag, definition, encoding, error, iter, merge, settings, storage, timefmt,
 };
-pub use error::{Error, Result};
-pub use storage::ros1::record::Compression;
-pub use storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
+pub use bagscope_reader::{
+    Bag, BagWriter, Bytes, Chunk, ChunkKind, Compression, Connection, ConnectionSpec, Error,
+    Filter, IndexEntry, Message, MessageRef, MessageTables, Result, Summary, Topic, Version,
+    WriteOptions,
+};

@@ -487,7 +487,9 @@ fn plot_from_the_inspector_and_export_a_range() {
 
 #[test]
 fn the_window_icon_decodes() {
-    let icon = eframe::icon_data::from_png_bytes(include_bytes!("../assets/icon.png")).unwrap();
+    let icon =
+        eframe::icon_data::from_png_bytes(include_bytes!("../crates/bagscope-app/assets/icon.png"))
+            .unwrap();
     assert_eq!((icon.width, icon.height), (128, 128));
     assert_eq!(icon.rgba.len(), 128 * 128 * 4);
 }

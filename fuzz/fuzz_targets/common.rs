@@ -2,7 +2,7 @@
 //! JSON, which must parse), `validates` agrees with it, and every field path's extractor
 //! returns, giving what decoding the whole message gives where that decodes.
 
-use bagscope::encoding::{leaf_paths, to_json, Extractor, FieldPath, Plan};
+use bagscope_reader::encoding::{leaf_paths, to_json, Extractor, FieldPath, Plan};
 
 pub fn check_plan(plan: &Plan, msg: &[u8]) {
     let decoded = plan.decode(msg);

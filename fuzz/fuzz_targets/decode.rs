@@ -3,8 +3,8 @@
 //! field path's extractor must return, never panic, hang or allocate without bound.
 #![no_main]
 
-use bagscope::definition::msg::MsgDef;
-use bagscope::encoding::{to_json, to_yaml, Extractor, FieldPath, Plan};
+use bagscope_reader::definition::msg::MsgDef;
+use bagscope_reader::encoding::{to_json, to_yaml, Extractor, FieldPath, Plan};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
         to_yaml(&plan.def, &node.value, 0, &mut s);
     }
     // Every primitive field (arrays at their last element), a few levels deep.
-    for p in bagscope::encoding::leaf_paths(&plan.def, "", -1, (4, 64), &|_| true) {
+    for p in bagscope_reader::encoding::leaf_paths(&plan.def, "", -1, (4, 64), &|_| true) {
         if let Ok(fp) = FieldPath::parse(&p) {
             if let Ok(ex) = Extractor::new(&plan, &fp.segments) {
                 let _ = ex.extract(msg);

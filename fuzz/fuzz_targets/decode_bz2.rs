@@ -10,7 +10,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let limit = 1 << 22;
     let mut out = Vec::new();
-    let ours = bagscope::storage::bz2::decode(data, &mut out, limit);
+    let ours = bagscope_reader::storage::bz2::decode(data, &mut out, limit);
     // A block makes under 52 bytes a byte of its table past the limit (see `walk`).
     assert!(out.len() <= limit + 52 * 900_000);
     if ours.is_ok() {

@@ -4,8 +4,8 @@
 //! never panic; where the message decodes, each extractor gives the value decoding gives.
 #![no_main]
 
-use bagscope::definition::msg::{Dialect, MsgDef};
-use bagscope::encoding::Plan;
+use bagscope_reader::definition::msg::{Dialect, MsgDef};
+use bagscope_reader::encoding::Plan;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common.rs"]

@@ -5,7 +5,7 @@
 //! extractor must return, never panic; `validates` agrees with `decode`.
 #![no_main]
 
-use bagscope::encoding::Plan;
+use bagscope_reader::encoding::Plan;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common.rs"]
@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
             return;
         };
         let msg = &rest[2 + n..];
-        let Some(root) = bagscope::encoding::protobuf::message_types(set)
+        let Some(root) = bagscope_reader::encoding::protobuf::message_types(set)
             .into_iter()
             .next()
         else {

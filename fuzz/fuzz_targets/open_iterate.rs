@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     // The single-threaded mode: no read-ahead or check threads per execution.
-    bagscope::settings::set_threads(1);
+    bagscope_reader::settings::set_threads(1);
     // Start from a real magic line most of the time so the fuzzer reaches the record parsers.
     let mut bytes = Vec::with_capacity(data.len() + 16);
     match data.first().map(|b| b % 4) {
@@ -16,12 +16,12 @@ fuzz_target!(|data: &[u8]| {
     }
     bytes.extend_from_slice(data.get(1..).unwrap_or_default());
     // From memory: no file per execution.
-    if let Ok(bag) = bagscope::Bag::from_bytes("fuzz.bag", bytes) {
-        if let Ok(it) = bag.messages(&bagscope::Filter::default()) {
+    if let Ok(bag) = bagscope_reader::Bag::from_bytes("fuzz.bag", bytes) {
+        if let Ok(it) = bag.messages(&bagscope_reader::Filter::default()) {
             for m in it.take(100_000) {
                 let _ = m;
             }
         }
-        let _ = bagscope::ops::check::check(&bag, 1, None);
+        let _ = bagscope_reader::check::check(&bag, 1, None);
     }
 });

@@ -3,13 +3,13 @@
 //! and checking every chunk must return, never panic, hang or allocate without bound.
 #![no_main]
 
-use bagscope::{Bag, Filter};
+use bagscope_reader::{Bag, Filter};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     // The single-threaded mode: no read-ahead or check threads per execution.
-    bagscope::settings::set_threads(1);
-    let mut bytes = bagscope::storage::mcap::MAGIC.to_vec();
+    bagscope_reader::settings::set_threads(1);
+    let mut bytes = bagscope_reader::storage::mcap::MAGIC.to_vec();
     bytes.extend_from_slice(data);
     let Ok(bag) = Bag::from_bytes("fuzz.mcap", bytes) else {
         return;
@@ -20,5 +20,5 @@ fuzz_target!(|data: &[u8]| {
             let _ = m;
         }
     }
-    let _ = bagscope::ops::check::check(&bag, 1, None);
+    let _ = bagscope_reader::check::check(&bag, 1, None);
 });

@@ -6,11 +6,11 @@
 //! never panic, hang or allocate without bound.
 #![no_main]
 
-use bagscope::{Bag, Filter};
+use bagscope_reader::{Bag, Filter};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    bagscope::settings::set_threads(1);
+    bagscope_reader::settings::set_threads(1);
     let mut bytes = Vec::with_capacity(data.len() + 16);
     match data.first().map(|b| b % 4) {
         Some(0) => bytes.extend_from_slice(b"#ROSRECORD V1.1\n"),
@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
         .summary()
         .connections
         .iter()
-        .map(|c| bagscope::encoding::Plan::for_connection(c).ok())
+        .map(|c| bagscope_reader::encoding::Plan::for_connection(c).ok())
         .collect();
     if let Ok(it) = bag.messages(&Filter::default()) {
         for m in it.take(100_000).flatten() {
@@ -35,5 +35,5 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    let _ = bagscope::ops::check::check(&bag, 1, None);
+    let _ = bagscope_reader::check::check(&bag, 1, None);
 });

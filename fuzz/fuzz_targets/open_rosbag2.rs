@@ -4,12 +4,12 @@
 //! tables and every message must return, never panic, hang or allocate without bound.
 #![no_main]
 
-use bagscope::{Bag, Filter};
+use bagscope_reader::{Bag, Filter};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     // The single-threaded mode: no read-ahead or check threads per execution.
-    bagscope::settings::set_threads(1);
+    bagscope_reader::settings::set_threads(1);
     let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
     let dir = std::env::temp_dir().join(format!("bagscope-fuzz-r2-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -5,7 +5,7 @@
 //! path's extractor gives what decoding the whole message gives where that decodes.
 #![no_main]
 
-use bagscope::encoding::Plan;
+use bagscope_reader::encoding::Plan;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common.rs"]
@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let msg = data.get(split + 1..).unwrap_or(&[]);
     let (name, idl) = text.split_once('\n').unwrap_or(("", text));
-    let def = match bagscope::definition::idl::parse(name, idl) {
+    let def = match bagscope_reader::definition::idl::parse(name, idl) {
         Ok(d) => d,
         Err(e) => {
             assert!(!e.reason.is_empty());

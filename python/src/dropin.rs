@@ -14,7 +14,7 @@ use super::{file_error, Recording};
 /// `"mcap"`, `"rosbag2"`, or None for a file that is none (an empty one included).
 #[pyfunction]
 fn sniff(path: PathBuf) -> PyResult<Option<&'static str>> {
-    bagscope::storage::sniff(&path).map_err(|e| {
+    bagscope_reader::storage::sniff(&path).map_err(|e| {
         file_error(
             e.kind() == std::io::ErrorKind::NotFound,
             format!("{}: {e}", path.display()),
@@ -48,10 +48,10 @@ fn connection_details<'py>(
         d.set_item("file", s.files.get(c.file as usize))?;
         d.set_item("type_hash", &c.type_hash)?;
         d.set_item("latching_stated", c.latching_stated)?;
-        let computed = py.detach(|| bagscope::ops::info::type_hash(bag, i));
+        let computed = py.detach(|| bagscope_ops::info::type_hash(bag, i));
         d.set_item("computed_hash", computed.and_then(Result::ok))?;
         let mut qos = Vec::new();
-        for q in bagscope::storage::rosbag2::qos_profiles(&c.qos) {
+        for q in bagscope_reader::storage::rosbag2::qos_profiles(&c.qos) {
             let p = PyDict::new(py);
             p.set_item("history", q.history)?;
             p.set_item("depth", q.depth.unwrap_or(0))?;

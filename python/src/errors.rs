@@ -91,8 +91,8 @@ pub(super) fn file_error(missing: bool, msg: String) -> PyErr {
 }
 
 /// The Python exception for a library error, by its kind.
-pub(super) fn to_py(e: bagscope::Error) -> PyErr {
-    use bagscope::Error as E;
+pub(super) fn to_py(e: bagscope_reader::Error) -> PyErr {
+    use bagscope_reader::Error as E;
     let msg = e.to_string();
     match e {
         E::Io(ref e) => file_error(e.kind() == std::io::ErrorKind::NotFound, msg),
@@ -118,8 +118,8 @@ pub(super) fn to_py(e: bagscope::Error) -> PyErr {
 
 /// `DecodeError` for a message that does not decode, with `kind`: `"content"`,
 /// `"encapsulation"` or `"trailing"`.
-pub(super) fn decode_error(py: Python<'_>, e: bagscope::error::DecodeError) -> PyErr {
-    use bagscope::error::DecodeErrorKind as K;
+pub(super) fn decode_error(py: Python<'_>, e: bagscope_reader::error::DecodeError) -> PyErr {
+    use bagscope_reader::error::DecodeErrorKind as K;
     let kind = match e.kind {
         K::Content => "content",
         K::Encapsulation => "encapsulation",

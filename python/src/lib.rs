@@ -9,9 +9,9 @@ use pyo3::exceptions::{PyAttributeError, PyKeyError, PyStopIteration};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use bagscope::definition::msg::{MsgDef, Primitive};
-use bagscope::encoding::{FieldPath, Node, Plan, Value};
-use bagscope::{Bag, Filter};
+use bagscope_reader::definition::msg::{MsgDef, Primitive};
+use bagscope_reader::encoding::{FieldPath, Node, Plan, Value};
+use bagscope_reader::{Bag, Filter};
 
 mod dropin;
 
@@ -51,7 +51,7 @@ fn open(
     let paths = paths_of(path_or_paths)?;
     if let Some(m) = msg_path {
         let dirs = paths_of(m)?;
-        bagscope::settings::update(|s| s.msg_path = dirs);
+        bagscope_reader::settings::update(|s| s.msg_path = dirs);
     }
     let bag = py
         .detach(|| {
@@ -59,11 +59,11 @@ fn open(
                 Bag::open(&paths[0])
             } else {
                 let naming = if keep_topic_names {
-                    bagscope::merge::TopicNames::Kept
+                    bagscope_reader::merge::TopicNames::Kept
                 } else {
-                    bagscope::merge::TopicNames::ByRecording
+                    bagscope_reader::merge::TopicNames::ByRecording
                 };
-                Bag::open_many_with(&bagscope::merge::parts_of(&paths), naming)
+                Bag::open_many_with(&bagscope_reader::merge::parts_of(&paths), naming)
             }
         })
         .map_err(to_py)?;
@@ -97,7 +97,7 @@ impl Recording {
     #[getter]
     fn path<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let p = self.bag()?.quick_summary().path.clone();
-        if bagscope::storage::remote::is_url(&p) {
+        if bagscope_reader::storage::remote::is_url(&p) {
             return Ok(pyo3::types::PyString::new(py, &p.to_string_lossy()).into_any());
         }
         p.into_pyobject(py).map(|o| o.into_any())
@@ -121,7 +121,7 @@ impl Recording {
                     definition: t
                         .connections
                         .first()
-                        .map(|&c| bagscope::ops::info::type_note(bag, c))
+                        .map(|&c| bagscope_ops::info::type_note(bag, c))
                         .unwrap_or_default(),
                     connections: t.connections.len(),
                 }
@@ -160,7 +160,7 @@ impl Recording {
     fn info(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let bag = self.bag()?;
         let j = py
-            .detach(|| bagscope::ops::info::summary_json(bag, false))
+            .detach(|| bagscope_ops::info::summary_json(bag, false))
             .map_err(to_py)?;
         let json = py.import("json")?;
         Ok(json.call_method1("loads", (j.to_string(),))?.unbind())
@@ -233,22 +233,22 @@ impl Recording {
             .map(|p| FieldPath::parse(p).map_err(|e| to_py(e.into())))
             .collect::<PyResult<_>>()?;
         let (times, columns) = py
-            .detach(|| -> bagscope::Result<(Vec<i64>, Vec<Vec<f64>>)> {
+            .detach(|| -> bagscope_reader::Result<(Vec<i64>, Vec<Vec<f64>>)> {
                 let cancel = std::sync::atomic::AtomicBool::new(false);
-                let threads = bagscope::settings::default_threads();
+                let threads = bagscope_reader::settings::default_threads();
                 // Every path in one pass over the chunks.
-                let all: Vec<Vec<bagscope::ops::series::Point>> =
-                    bagscope::ops::series::field_series_many(
+                let all: Vec<Vec<bagscope_reader::series::Point>> =
+                    bagscope_reader::series::field_series_many(
                         bag, &fps, start_ns, end_ns, threads, &cancel,
                     )?
                     .into_iter()
                     .map(|s| s.points)
                     .collect();
-                let refs: Vec<&[bagscope::ops::series::Point]> =
+                let refs: Vec<&[bagscope_reader::series::Point]> =
                     all.iter().map(|v| v.as_slice()).collect();
                 let mut times = Vec::new();
                 let mut columns = vec![Vec::new(); refs.len()];
-                for (t, row) in bagscope::ops::series::merge_rows(&refs) {
+                for (t, row) in bagscope_reader::series::merge_rows(&refs) {
                     times.push(i64::try_from(t).unwrap_or(i64::MAX));
                     for (c, v) in columns.iter_mut().zip(row) {
                         c.push(v.and_then(Value::as_f64).unwrap_or(f64::NAN));
@@ -279,8 +279,8 @@ impl Recording {
     ) -> PyResult<Py<PyAny>> {
         let bag = self.bag()?;
         let (schema, batches, skipped) = py
-            .detach(|| -> bagscope::Result<_> {
-                let mut tb = bagscope::ops::arrow::TopicBatches::new(
+            .detach(|| -> bagscope_reader::Result<_> {
+                let mut tb = bagscope_ops::arrow::TopicBatches::new(
                     bag,
                     topic,
                     fields.as_deref(),
@@ -337,7 +337,7 @@ impl Recording {
     ) -> PyResult<ArrowStream> {
         let bag = self.bag()?.clone();
         // The topic and fields checked now, not when a consumer first reads.
-        py.detach(|| bagscope::ops::arrow::topic_schema(&bag, topic, fields.as_deref()))
+        py.detach(|| bagscope_ops::arrow::topic_schema(&bag, topic, fields.as_deref()))
             .map_err(to_py)?;
         Ok(ArrowStream {
             source: StreamSource::Topic {
@@ -446,7 +446,7 @@ fn warn_skipped(py: Python<'_>, topic: &str, skipped: &(usize, Option<String>)) 
 
 /// A topic's batches, counting the messages left out as the consumer reads.
 struct Counted {
-    inner: bagscope::ops::arrow::TopicBatches,
+    inner: bagscope_ops::arrow::TopicBatches,
     skipped: Skipped,
 }
 
@@ -529,7 +529,7 @@ impl ArrowStream {
             } => {
                 let tb = py
                     .detach(|| {
-                        bagscope::ops::arrow::TopicBatches::new(
+                        bagscope_ops::arrow::TopicBatches::new(
                             bag,
                             topic,
                             fields.as_deref(),
@@ -562,7 +562,7 @@ impl ArrowStream {
             StreamSource::Topic {
                 bag, topic, fields, ..
             } => py
-                .detach(|| bagscope::ops::arrow::topic_schema(bag, topic, fields.as_deref()))
+                .detach(|| bagscope_ops::arrow::topic_schema(bag, topic, fields.as_deref()))
                 .map_err(to_py)?,
         };
         let ffi = arrow_schema::ffi::FFI_ArrowSchema::try_from(schema.as_ref())
@@ -609,7 +609,7 @@ impl Topic {
     #[getter]
     fn rate(&self, py: Python<'_>) -> PyResult<Option<f64>> {
         let r = py
-            .detach(|| bagscope::ops::info::topic_rates(&self.bag, &self.name))
+            .detach(|| bagscope_ops::info::topic_rates(&self.bag, &self.name))
             .map_err(to_py)?;
         Ok(r.map(|(med, _, _)| med))
     }
@@ -626,10 +626,10 @@ impl Topic {
 #[pyclass(module = "bagscope")]
 struct Messages {
     bag: Bag,
-    it: Mutex<bagscope::iter::Messages>,
+    it: Mutex<bagscope_reader::iter::Messages>,
     raw: bool,
     /// Messages taken from `it` and not yet handed out.
-    ready: Mutex<std::collections::VecDeque<bagscope::Result<bagscope::Message>>>,
+    ready: Mutex<std::collections::VecDeque<bagscope_reader::Result<bagscope_reader::Message>>>,
     /// Each connection's names as Python objects, made when its first message comes.
     names: Vec<std::sync::OnceLock<Option<Arc<Names>>>>,
     /// The recording's maker of message classes, if set.
@@ -667,7 +667,7 @@ impl Messages {
                                     }
                                 }
                             }
-                            Err(_) => batch.push_back(Err(bagscope::Error::ThreadPanicked(
+                            Err(_) => batch.push_back(Err(bagscope_reader::Error::ThreadPanicked(
                                 "a message iterator",
                             ))),
                         }
@@ -677,7 +677,9 @@ impl Messages {
                 }
                 ready.pop_front()
             }
-            Err(_) => Some(Err(bagscope::Error::ThreadPanicked("a message iterator"))),
+            Err(_) => Some(Err(bagscope_reader::Error::ThreadPanicked(
+                "a message iterator",
+            ))),
         };
         let m = match next {
             None => return Err(PyStopIteration::new_err(())),
@@ -744,7 +746,7 @@ struct Message {
     /// The connection's index in the recording.
     #[pyo3(get)]
     conn: usize,
-    data: bagscope::Bytes,
+    data: bagscope_reader::Bytes,
     plan: Option<Result<Arc<Plan>, String>>,
     /// The connection's names as Python objects, shared by its messages.
     names: Option<Arc<Names>>,
@@ -994,7 +996,7 @@ fn msg(py: Python<'_>, shape: &Arc<Shape>, values: Vec<Py<PyAny>>) -> PyResult<P
 /// A type's constants with their values as numbers, booleans or strings.
 fn constants(
     py: Python<'_>,
-    t: &bagscope::definition::msg::MsgType,
+    t: &bagscope_reader::definition::msg::MsgType,
 ) -> PyResult<Option<Py<PyDict>>> {
     if t.constants.is_empty() {
         return Ok(None);
@@ -1165,7 +1167,7 @@ impl<'py, 'n> PyBuild<'py, 'n> {
     }
 }
 
-impl bagscope::encoding::Build for PyBuild<'_, '_> {
+impl bagscope_reader::encoding::Build for PyBuild<'_, '_> {
     type Out = Py<PyAny>;
     fn prim(&mut self, value: Value, _: u32, _: u32) -> Self::Out {
         let r = scalar_to_python(self.py, self.names, &value);
@@ -1208,7 +1210,7 @@ fn to_python(py: Python<'_>, def: &MsgDef, node: &Node) -> PyResult<Py<PyAny>> {
 /// A decoded value tree as Python objects, made as [`PyBuild`] makes them from the bytes.
 fn to_python_with(py: Python<'_>, names: &Names, node: &Node) -> PyResult<Py<PyAny>> {
     let mut b = PyBuild::new(py, names);
-    let v = bagscope::encoding::replay(node, &mut b);
+    let v = bagscope_reader::encoding::replay(node, &mut b);
     b.finish(v)
 }
 

@@ -1,0 +1,74 @@
+//! Layouts: the image panels, plotted fields, log panel and 3D panels of a recording, remembered in the
+//! app's storage under the recording's set of topics and types, and re-applied to any
+//! recording with the same set (the next run of the same robot).
+
+use super::Doc;
+use bagscope_reader::Summary;
+
+/// What is re-applied.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Layout {
+    /// Topics with an image panel, in order.
+    pub images: Vec<String>,
+    /// Plotted field paths, in order.
+    pub series: Vec<String>,
+    /// The log panel open.
+    pub log: bool,
+    /// The 3D panels: layers, fixed frame, camera.
+    pub scenes: Vec<super::scene::Settings>,
+}
+
+/// The key of a recording's topic set: md5 of its sorted `name type` lines.
+pub fn key(s: &Summary) -> String {
+    let mut lines: Vec<String> = s
+        .topics
+        .iter()
+        .map(|t| format!("{} {}", t.name, t.datatype))
+        .collect();
+    lines.sort();
+    format!("{:x}", md5::compute(lines.join("\n")))
+}
+
+/// The layout of an open recording.
+pub fn capture(d: &Doc) -> Layout {
+    let s = d.rec.bag.summary();
+    Layout {
+        images: d
+            .images
+            .panels
+            .iter()
+            .filter_map(|p| s.topics.get(p.topic).map(|t| t.name.clone()))
+            .collect(),
+        series: d
+            .plots
+            .series
+            .iter()
+            .filter(|x| {
+                bagscope_reader::encoding::FieldPath::parse(&x.path)
+                    .is_ok_and(|f| !f.segments.is_empty() && s.topic(&f.topic).is_some())
+            })
+            .map(|x| x.path.clone())
+            .collect(),
+        log: d.log.open,
+        scenes: d.scene.panels.iter().map(|p| p.settings.clone()).collect(),
+    }
+}
+
+/// Opens the layout's image panels and log panel; its series wait for the tables
+/// (returned, to be plotted then).
+pub fn apply(d: &mut Doc, l: &Layout) -> Vec<String> {
+    let s = d.rec.bag.summary().clone();
+    d.images.panels.clear();
+    for name in &l.images {
+        if let Some(ti) = s.topics.iter().position(|t| t.name == *name) {
+            d.images.open(ti);
+        }
+    }
+    d.log.open = l.log;
+    d.scene.panels.clear();
+    for sc in &l.scenes {
+        d.scene.open_with(sc.clone());
+    }
+    l.series.clone()
+}

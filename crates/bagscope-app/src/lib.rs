@@ -1,0 +1,1003 @@
+//! The desktop app: one module per panel; panels read the state and push [`Cmd`]s, which
+//! [`App::apply`] carries out in one place after the frame's panels have run.
+
+#![forbid(unsafe_code)]
+
+mod doc;
+pub mod export;
+pub mod find;
+pub mod images;
+mod inspector;
+pub mod job;
+pub mod layout;
+pub mod live;
+pub mod log;
+pub mod persist;
+pub mod plot;
+pub mod publish;
+pub mod scene;
+mod screens;
+mod style;
+pub mod tf;
+pub mod timeline;
+mod top_bar;
+mod topics;
+pub mod worker;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bagscope_reader::timefmt;
+
+pub use doc::{Doc, Nav, Recording, RecordingsState};
+use job::Job;
+use persist::Persisted;
+use screens::{preview_screen, recordings_window};
+use worker::{LoadEvent, Loader};
+
+/// Most files kept in the recent list.
+const RECENT_MAX: usize = 10;
+
+/// What panels ask for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cmd {
+    /// Open a bag file.
+    Open(PathBuf),
+    /// Open several recordings on one timeline, each with its time shift.
+    OpenMany(Vec<bagscope_reader::merge::Part>),
+    /// Show the Open dialog to add a recording to the timeline.
+    AddDialog,
+    /// Show or hide the Recordings window (time shifts of several recordings).
+    ShowRecordings(bool),
+    /// Reopen the recordings on the timeline shifted to start together (worked out on the
+    /// loader thread: it opens each).
+    AlignStarts,
+    /// Open (writing it first if needed) the demo bag.
+    OpenDemo,
+    /// Show the Open dialog (a file).
+    OpenDialog,
+    /// Show the Open dialog for a folder (a rosbag2 recording).
+    OpenFolderDialog,
+    /// Close the bag.
+    Close,
+    /// Stop building the message tables.
+    CancelIndexing,
+    /// Select a topic (index into the summary's topics) or none.
+    SelectTopic(Option<usize>),
+    /// Show or hide a topic's timeline row.
+    SetVisible(usize, bool),
+    /// Show or hide every topic.
+    SetAllVisible(bool),
+    /// Move the playhead (ns, clamped to the bag).
+    SetPlayhead(u64),
+    /// Step to the next (`true`) or previous message of the selected topic, or of any topic.
+    Step(bool),
+    /// Play or pause.
+    TogglePlay,
+    /// Playback speed.
+    SetSpeed(f32),
+    /// The selected range (ns), or none.
+    SetSelection(Option<(u64, u64)>),
+    /// The visible time window (ns, as offsets from the bag start, fractional).
+    SetView(f64, f64),
+    /// Show the whole bag.
+    FitAll,
+    /// Show the bag info window.
+    ShowInfo(bool),
+    /// Set the message search path (directories separated as in PATH) and reopen.
+    SetMsgPath(String),
+    /// Plot a field path (`/imu.linear_acceleration.x`).
+    AddSeries(String),
+    /// Show the export window.
+    ShowExport(bool),
+    /// Export the bag as the export window is set.
+    ExportBag,
+    /// Export the plotted series to CSV as the export window is set.
+    ExportCsv,
+    /// Open an image panel on a topic.
+    OpenImage(usize),
+    /// Open a 3D panel (with every topic it draws), or add a topic to the first one.
+    OpenScene(Option<usize>),
+    /// Select the topic of a connection and move the playhead to a message of it (ns): what
+    /// the inspector then shows.
+    InspectMessage(usize, u64),
+    /// Show or hide the log panel.
+    ShowLog(bool),
+    /// Show or hide the Find window.
+    ShowFind(bool),
+    /// Show or hide the TF window.
+    ShowTf(bool),
+    /// Show or hide the Publish window.
+    ShowPublish(bool),
+    /// Turn a topic's Publish toggle on or off.
+    SetPublish(usize, bool),
+    /// Stop publishing (the node leaves the ROS graph, every toggle goes off).
+    PublishDisconnect,
+    /// Show or hide the Live window.
+    ShowLive(bool),
+    /// Look for the topics published on the Live window's master or domain.
+    LiveFindTopics,
+    /// Start recording live (the recording shown is closed).
+    LiveStart,
+    /// Stop recording live (the file is finished and stays shown).
+    LiveStop,
+    /// Show the newest time of the live recording again.
+    LiveFollow,
+    /// Ask where to save the live recording.
+    LiveSaveAs,
+    /// Save the live recording there.
+    LiveSaveTo(PathBuf),
+    /// Search for the Find window's query.
+    Find,
+    /// Move the playhead to the next (`true`) or previous hit of the last search.
+    FindStep(bool),
+    /// Set or clear the second cursor (ns).
+    SetCursor2(Option<u64>),
+    /// Bookmark a time (ns).
+    AddBookmark(u64),
+    /// Remove the i-th bookmark.
+    RemoveBookmark(usize),
+    /// Plot a topic's header.stamp minus its receive time.
+    PlotStampDelay(usize),
+    /// Plot a series worked out elsewhere (a TF track, stamp delays): its name and points
+    /// (x: seconds since the start).
+    AddPoints(String, Vec<egui_plot::PlotPoint>),
+}
+
+/// The application.
+pub struct App {
+    /// The open bag.
+    pub doc: Option<Doc>,
+    /// A bag being opened.
+    loader: Option<Loader>,
+    /// What is being opened (for the status line).
+    pub opening: Option<String>,
+    /// What is known of the recording being opened before its rows are read.
+    pub preview: Option<Arc<bagscope_reader::Summary>>,
+    /// The last error, shown until dismissed.
+    pub error: Option<String>,
+    /// A passing notice.
+    pub notice: Option<String>,
+    /// Recently opened files, newest first.
+    pub recent: Vec<PathBuf>,
+    /// Commands queued this frame.
+    pub cmds: Vec<Cmd>,
+    /// Bag info window open.
+    pub show_info: bool,
+    /// The message search path set in the app (directories separated as in PATH), as edited.
+    pub msg_path: String,
+    /// The location typed in "Open URL…" (`s3://`, `gs://`, `az://`, `http(s)://`).
+    pub url_input: String,
+    /// Bookmarks per file (canonical path), of the files not open now.
+    pub bookmarks: std::collections::BTreeMap<String, Vec<(u64, String)>>,
+    /// Layouts per topic set ([`layout::key`]), of the recordings not open now.
+    pub layouts: std::collections::BTreeMap<String, layout::Layout>,
+    /// Series of a re-applied layout, plotted once the tables are built.
+    pending_series: Vec<String>,
+    dialog: Option<Job<Option<Vec<PathBuf>>>>,
+    /// The dialog shown adds to the timeline (instead of opening).
+    adding: bool,
+    /// The Live window and recording.
+    pub live: live::LiveState,
+    ctx: egui::Context,
+}
+
+/// Puts the app's message search path in front of the command line's `--msg-path` and the
+/// environment's.
+fn apply_msg_path(text: &str) {
+    static FROM_CLI: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    let cli = FROM_CLI.get_or_init(|| bagscope_reader::settings::get().msg_path);
+    let mut dirs: Vec<PathBuf> = std::env::split_paths(text.trim())
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect();
+    dirs.extend(cli.iter().cloned());
+    bagscope_reader::settings::update(|s| s.msg_path = dirs);
+}
+
+/// A path as the app shows it: a remote location without its credentials.
+pub(crate) fn shown_path(p: &std::path::Path) -> String {
+    #[cfg(feature = "remote")]
+    if bagscope_reader::storage::remote::is_url(p) {
+        return bagscope_reader::storage::remote::shown(&p.to_string_lossy());
+    }
+    p.display().to_string()
+}
+
+impl App {
+    /// A new app; `bag` is opened on the first frame when given.
+    pub fn new(storage: Option<&dyn eframe::Storage>, bag: Option<PathBuf>) -> App {
+        let Persisted {
+            recent,
+            msg_path,
+            bookmarks,
+            layouts,
+        } = Persisted::load(storage);
+        apply_msg_path(&msg_path);
+        let mut app = App {
+            msg_path,
+            url_input: String::new(),
+            bookmarks,
+            layouts,
+            pending_series: Vec::new(),
+            doc: None,
+            loader: None,
+            opening: None,
+            preview: None,
+            error: None,
+            notice: None,
+            recent,
+            cmds: Vec::new(),
+            show_info: false,
+            dialog: None,
+            adding: false,
+            live: Default::default(),
+            ctx: egui::Context::default(),
+        };
+        if let Some(b) = bag {
+            app.cmds.push(Cmd::Open(b));
+        }
+        app
+    }
+
+    /// Every file's bookmarks, the open one's as they are now.
+    pub fn all_bookmarks(&self) -> std::collections::BTreeMap<String, Vec<(u64, String)>> {
+        let mut m = self.bookmarks.clone();
+        if let Some(d) = &self.doc {
+            let k = d.rec.canonical.display().to_string();
+            if d.nav.bookmarks.is_empty() {
+                m.remove(&k);
+            } else {
+                m.insert(k, d.nav.bookmarks.clone());
+            }
+        }
+        m
+    }
+
+    /// Every layout, the open recording's as it is now.
+    pub fn all_layouts(&self) -> std::collections::BTreeMap<String, layout::Layout> {
+        let mut m = self.layouts.clone();
+        if let Some(d) = &self.doc {
+            m.insert(layout::key(d.rec.bag.summary()), layout::capture(d));
+        }
+        m
+    }
+
+    /// Whether a bag is being opened or indexed.
+    pub fn busy(&self) -> bool {
+        self.loader.is_some()
+    }
+
+    fn start_loading(&mut self, parts: Vec<bagscope_reader::merge::Part>, label: String) {
+        self.start_loading_with(parts, false, label);
+    }
+
+    fn start_loading_with(
+        &mut self,
+        parts: Vec<bagscope_reader::merge::Part>,
+        align: bool,
+        label: String,
+    ) {
+        // Dropping the loader cancels it.
+        self.loader = None;
+        self.error = None;
+        self.preview = None;
+        self.opening = Some(label);
+        self.loader = Some(worker::loader(parts, align, &self.ctx));
+    }
+
+    /// Puts a file (its canonical path, from the loader) first in the recent list.
+    fn remember(&mut self, p: PathBuf, demo: bool) {
+        if demo {
+            return;
+        }
+        // A remote location is kept as it may be shown (no user information or query).
+        let p = PathBuf::from(shown_path(&p));
+        self.recent.retain(|x| *x != p);
+        self.recent.insert(0, p);
+        self.recent.truncate(RECENT_MAX);
+    }
+
+    /// Carries out one command.
+    pub fn apply(&mut self, cmd: Cmd) {
+        match cmd {
+            Cmd::SetPublish(ti, on) => {
+                if let Some(d) = &mut self.doc {
+                    publish::set(d, ti, on, &self.ctx);
+                }
+            }
+            Cmd::ShowLive(b) => self.live.open = b,
+            Cmd::LiveFindTopics => live::find_topics(&mut self.live, &self.ctx),
+            Cmd::LiveStart => live::start(self),
+            Cmd::LiveStop => live::stop(&mut self.live),
+            Cmd::LiveFollow => {
+                if let (Some(s), Some(d)) = (&mut self.live.session, &mut self.doc) {
+                    s.follow = true;
+                    let (a, b) = d.rec.range();
+                    let dur = b.saturating_sub(a) as f64;
+                    let w = d.nav.view.1 - d.nav.view.0;
+                    d.nav.view = ((dur - w).max(0.0), dur.max(1.0));
+                    d.nav.playhead = b;
+                    d.nav.play_pos = b as f64;
+                }
+            }
+            Cmd::LiveSaveAs => live::save_as(&mut self.live, &self.ctx),
+            Cmd::LiveSaveTo(p) => live::save_to(&mut self.live, p, &self.ctx),
+            Cmd::Open(p) => {
+                let label = shown_path(&p);
+                self.start_loading(bagscope_reader::merge::parts_of(&[p]), label);
+            }
+            Cmd::OpenMany(parts) => {
+                let label = parts
+                    .iter()
+                    .map(|p| p.path.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" + ");
+                self.start_loading(parts, label);
+            }
+            Cmd::OpenDemo => self.start_loading(Vec::new(), "demo bag".into()),
+            Cmd::AlignStarts => {
+                if let Some(d) = &self.doc {
+                    let parts = d.rec.parts.clone();
+                    self.start_loading_with(parts, true, "aligning the recordings".into());
+                }
+            }
+            Cmd::ShowRecordings(b) => {
+                if let Some(d) = &mut self.doc {
+                    d.recordings.open = b;
+                }
+            }
+            Cmd::OpenDialog | Cmd::OpenFolderDialog | Cmd::AddDialog => {
+                let folder = cmd == Cmd::OpenFolderDialog;
+                self.adding = cmd == Cmd::AddDialog;
+                let r = Job::spawn("file-dialog", 1, &self.ctx, move |h| {
+                    let dialog = rfd::FileDialog::new();
+                    // Several files may be chosen: they go on one timeline.
+                    let f = if folder {
+                        dialog
+                            .set_title("Open a rosbag2 recording (its folder)")
+                            .pick_folder()
+                            .map(|p| vec![p])
+                    } else {
+                        dialog
+                            .add_filter(
+                                "Recordings",
+                                &["bag", "active", "orig", "mcap", "db3", "zstd", "yaml"],
+                            )
+                            .add_filter("All files", &["*"])
+                            .pick_files()
+                            .filter(|v| !v.is_empty())
+                    };
+                    h.send(f);
+                });
+                match r {
+                    Ok(j) => self.dialog = Some(j),
+                    Err(e) => self.error = Some(format!("cannot show the Open dialog: {e}")),
+                }
+            }
+            Cmd::Close => {
+                self.bookmarks = self.all_bookmarks();
+                self.layouts = self.all_layouts();
+                self.loader = None;
+                self.doc = None;
+                self.opening = None;
+            }
+            Cmd::CancelIndexing => {
+                if let Some(l) = &self.loader {
+                    l.cancel();
+                }
+            }
+            Cmd::ShowInfo(b) => self.show_info = b,
+            Cmd::SetMsgPath(p) => {
+                self.msg_path = p;
+                apply_msg_path(&self.msg_path);
+                // Definitions are resolved when a recording opens: open it again.
+                if let Some(d) = &self.doc {
+                    let path = d.rec.path.clone();
+                    self.cmds.push(Cmd::Open(path));
+                }
+            }
+            Cmd::AddSeries(p) => {
+                if let Some(d) = &mut self.doc {
+                    if let Err(e) = plot::add_series(d, &p, &self.ctx) {
+                        self.error = Some(format!("cannot plot {p}: {e}"));
+                    }
+                }
+            }
+            Cmd::ShowExport(b) => {
+                if let Some(d) = &mut self.doc {
+                    d.export.open = b;
+                }
+            }
+            Cmd::ExportBag => {
+                if let Some(d) = &mut self.doc {
+                    export::start_bag_export(d, &self.ctx);
+                }
+            }
+            Cmd::AddPoints(name, points) => {
+                if let Some(d) = &mut self.doc {
+                    plot::add_points(d, &name, points);
+                }
+            }
+            Cmd::PlotStampDelay(ti) => {
+                if let Some(d) = &mut self.doc {
+                    topics::timing::plot_stamp_delay(d, ti, &self.ctx);
+                }
+            }
+            Cmd::Find => {
+                if let Some(d) = &mut self.doc {
+                    find::start(d, &self.ctx);
+                }
+            }
+            Cmd::ExportCsv => {
+                if let Some(d) = &mut self.doc {
+                    export::start_csv_export(d, &self.ctx);
+                }
+            }
+            other => {
+                if let Some(d) = &mut self.doc {
+                    apply_doc(d, other);
+                }
+            }
+        }
+    }
+
+    fn poll(&mut self) {
+        if let Some(job) = &mut self.dialog {
+            match job.take() {
+                Some(Some(mut chosen)) => {
+                    self.dialog = None;
+                    let cmd = match (&self.doc, self.adding) {
+                        (Some(d), true) => {
+                            let mut parts = d.rec.parts.clone();
+                            for p in chosen {
+                                parts = add_part(&parts, p);
+                            }
+                            Cmd::OpenMany(parts)
+                        }
+                        _ if chosen.len() == 1 => Cmd::Open(chosen.remove(0)),
+                        _ => Cmd::OpenMany(bagscope_reader::merge::parts_of(&chosen)),
+                    };
+                    self.apply(cmd);
+                }
+                Some(None) => {
+                    self.dialog = None;
+                    self.notice = Some(
+                        "No file chosen. If no dialog appeared, this desktop has no file portal: drop a bag on the window or pass it on the command line.".into(),
+                    );
+                }
+                None if job.ended() => self.dialog = None,
+                None => {}
+            }
+        }
+        let mut done = false;
+        // A bounded number of events a frame keeps the frame short.
+        for _ in 0..64 {
+            if done {
+                break;
+            }
+            let Some(l) = &mut self.loader else { break };
+            let Some(ev) = l.take() else {
+                // A loader that stopped without a last word (it panicked).
+                if l.ended() {
+                    self.error = Some("the loader stopped unexpectedly".into());
+                    done = true;
+                }
+                break;
+            };
+            {
+                match ev {
+                    LoadEvent::Opened {
+                        bag,
+                        hist,
+                        parts,
+                        canonical,
+                        demo,
+                    } => {
+                        self.bookmarks = self.all_bookmarks();
+                        self.layouts = self.all_layouts();
+                        let mut doc = Doc::new(bag, hist);
+                        doc.recordings.offsets =
+                            parts.iter().map(|p| p.offset_ns as f64 / 1e9).collect();
+                        doc.recordings.open = parts.len() > 1;
+                        doc.rec.parts = parts;
+                        log::start(&mut doc, &self.ctx);
+                        doc.nav.bookmarks = self
+                            .bookmarks
+                            .get(&canonical.display().to_string())
+                            .cloned()
+                            .unwrap_or_default();
+                        doc.rec.canonical = canonical.clone();
+                        // A recording with the same topics as one seen before gets its layout;
+                        // the demo shows its cameras from the first frame.
+                        self.pending_series.clear();
+                        if let Some(l) = self.layouts.get(&layout::key(doc.rec.bag.summary())) {
+                            self.pending_series = layout::apply(&mut doc, l);
+                        } else if demo {
+                            for ti in images::image_topics(&doc) {
+                                if bagscope_ops::image::is_camera_type(
+                                    &doc.rec.bag.summary().topics[ti].datatype,
+                                ) {
+                                    doc.images.open(ti);
+                                }
+                            }
+                        }
+                        self.doc = Some(doc);
+                        self.opening = None;
+                        self.preview = None;
+                        self.remember(canonical, demo);
+                    }
+                    LoadEvent::Preview(s) => self.preview = Some(s),
+                    LoadEvent::Failed(e) => {
+                        self.error = Some(e);
+                        self.opening = None;
+                        self.preview = None;
+                        done = true;
+                    }
+                    LoadEvent::Progress(p, h) => {
+                        if let Some(d) = &mut self.doc {
+                            d.rec.progress = Some(p);
+                            d.rec.hist = h;
+                        }
+                    }
+                    LoadEvent::Indexed(ix) => {
+                        if let Some(d) = &mut self.doc {
+                            d.rec.warnings = d.rec.bag.warnings();
+                            d.rec.hist = Arc::clone(&ix.hist);
+                            d.rec.indexed = Some(ix);
+                            d.rec.index_end = Some(Ok(()));
+                            d.rec.progress = None;
+                        }
+                        for p in std::mem::take(&mut self.pending_series) {
+                            self.cmds.push(Cmd::AddSeries(p));
+                        }
+                        done = true;
+                    }
+                    LoadEvent::Definitions(v) => {
+                        if let Some(d) = &mut self.doc {
+                            d.rec.defs = Some(v);
+                        }
+                    }
+                    LoadEvent::Info(info) => {
+                        if let Some(d) = &mut self.doc {
+                            d.rec.info_text = Some(info);
+                        }
+                    }
+                    LoadEvent::Cancelled => {
+                        if let Some(d) = &mut self.doc {
+                            d.rec.index_end = Some(Err("indexing cancelled".into()));
+                        }
+                        done = true;
+                    }
+                    LoadEvent::IndexFailed(e) => {
+                        if let Some(d) = &mut self.doc {
+                            d.rec.index_end = Some(Err(e.clone()));
+                        }
+                        self.error = Some(format!("indexing failed: {e}"));
+                        done = true;
+                    }
+                }
+            }
+        }
+        if done {
+            self.loader = None;
+        }
+        live::poll(self);
+        if let Some(d) = &mut self.doc {
+            log::poll(d);
+            find::poll(d);
+            topics::timing::poll(d, &mut self.cmds);
+            if let Some(w) = &mut d.insp.worker {
+                while let Some(r) = w.take() {
+                    d.insp.shown = Some(r);
+                }
+                w.flush();
+            }
+        }
+    }
+
+    fn handle_drops(&mut self, ui: &egui::Ui) {
+        let dropped: Vec<PathBuf> = ui.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        });
+        match dropped.len() {
+            0 => {}
+            1 => self.cmds.extend(dropped.into_iter().map(Cmd::Open)),
+            _ => self
+                .cmds
+                .push(Cmd::OpenMany(bagscope_reader::merge::parts_of(&dropped))),
+        }
+    }
+
+    fn keyboard(&mut self, ui: &egui::Ui) {
+        if self.doc.is_none() {
+            return;
+        }
+        use egui::Key;
+        // Find works from anywhere, the query box included.
+        // Shift+F3 first: a key without Shift also matches the event with it.
+        let (ctrl_f, shift_f3, f3) = ui.input_mut(|i| {
+            (
+                i.consume_key(egui::Modifiers::COMMAND, Key::F),
+                i.consume_key(egui::Modifiers::SHIFT, Key::F3),
+                i.consume_key(egui::Modifiers::NONE, Key::F3),
+            )
+        });
+        if ctrl_f {
+            self.cmds.push(Cmd::ShowFind(true));
+        }
+        if f3 || shift_f3 {
+            self.cmds.push(Cmd::FindStep(f3));
+        }
+        if ui.ctx().egui_wants_keyboard_input() {
+            return;
+        }
+        let (space, left, right, home, end, bkey) = ui.input_mut(|i| {
+            (
+                i.consume_key(egui::Modifiers::NONE, Key::Space),
+                i.consume_key(egui::Modifiers::NONE, Key::ArrowLeft),
+                i.consume_key(egui::Modifiers::NONE, Key::ArrowRight),
+                i.consume_key(egui::Modifiers::NONE, Key::Home),
+                i.consume_key(egui::Modifiers::NONE, Key::End),
+                i.consume_key(egui::Modifiers::NONE, Key::B),
+            )
+        });
+        let Some(d) = &self.doc else { return };
+        let (a, b) = d.rec.range();
+        if space {
+            self.cmds.push(Cmd::TogglePlay);
+        }
+        if bkey {
+            self.cmds.push(Cmd::AddBookmark(d.nav.playhead));
+        }
+        if left {
+            self.cmds.push(Cmd::Step(false));
+        }
+        if right {
+            self.cmds.push(Cmd::Step(true));
+        }
+        if home {
+            self.cmds.push(Cmd::SetPlayhead(a));
+        }
+        if end {
+            self.cmds.push(Cmd::SetPlayhead(b));
+        }
+    }
+
+    fn advance_playback(&mut self, ui: &egui::Ui) {
+        let Some(d) = &mut self.doc else { return };
+        if !d.nav.playing {
+            return;
+        }
+        let dt = ui.input(|i| i.stable_dt).min(0.1) as f64;
+        let (_, end) = d.rec.range();
+        d.nav.play_pos += dt * 1e9 * f64::from(d.nav.speed);
+        if d.nav.play_pos >= end as f64 {
+            d.nav.play_pos = end as f64;
+            d.nav.playing = false;
+        }
+        d.nav.playhead = d.nav.play_pos as u64;
+        ui.ctx().request_repaint();
+    }
+
+    fn request_inspection(&mut self) {
+        let Some(d) = &mut self.doc else { return };
+        let key = d
+            .nav
+            .selected
+            .and_then(|t| d.rec.message_at(t, d.nav.playhead));
+        if key != d.insp.key {
+            d.insp.key = key;
+            if let Some(k) = key {
+                if d.insp.worker.is_none() {
+                    match worker::inspector(d.rec.bag.clone(), &self.ctx) {
+                        Ok(w) => d.insp.worker = Some(w),
+                        Err(e) => self.error = Some(e),
+                    }
+                }
+                if let Some(w) = &mut d.insp.worker {
+                    w.ask(k, |_, _| true);
+                }
+            }
+        }
+    }
+
+    /// The whole UI for one frame.
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        if self.ctx != *ui.ctx() {
+            self.ctx = ui.ctx().clone();
+        }
+        self.poll();
+        self.handle_drops(ui);
+        self.keyboard(ui);
+        self.advance_playback(ui);
+        self.top_bar(ui);
+        match self.doc.is_some() {
+            true => {
+                let mut cmds = std::mem::take(&mut self.cmds);
+                if let Some(d) = &mut self.doc {
+                    // The side panels never take the timeline's room: a long topic name or
+                    // string value is clipped (the inspector scrolls sideways) rather than
+                    // widening its panel.
+                    let w = ui.available_width();
+                    egui::Panel::left("topics")
+                        .resizable(true)
+                        .default_size(330.0)
+                        .max_size((w * 0.3).max(200.0))
+                        .show(ui, |ui| topics::show(ui, d, &mut cmds));
+                    egui::Panel::right("inspector")
+                        .resizable(true)
+                        .default_size(420.0)
+                        .max_size((w * 0.35).max(240.0))
+                        .show(ui, |ui| inspector::show(ui, d, &mut cmds));
+                    egui::CentralPanel::default().show(ui, |ui| {
+                        // Two panels by id: egui remembers a panel's size, so the one-line bar
+                        // shown without series would otherwise keep the plots squeezed.
+                        let panel = if d.plots.series.is_empty() {
+                            egui::Panel::bottom("plots-bar").default_size(60.0)
+                        } else {
+                            let h = ui.available_height();
+                            // With image panels too, the plots take less.
+                            let share = if d.images.panels.is_empty() {
+                                0.55
+                            } else {
+                                0.38
+                            };
+                            egui::Panel::bottom("plots")
+                                .default_size((h * share).max(260.0))
+                                .min_size(200.0)
+                                .max_size((h * 0.6).max(260.0))
+                        };
+                        panel
+                            .resizable(true)
+                            .show(ui, |ui| plot::show(ui, d, &mut cmds));
+                        if !d.images.panels.is_empty() {
+                            // The timeline keeps at least a third of what is left.
+                            let h = ui.available_height();
+                            egui::Panel::top("images")
+                                .resizable(true)
+                                .default_size((h * 0.45).max(220.0).min(h * 0.6))
+                                .min_size(140.0)
+                                .max_size((h * 0.66).max(160.0))
+                                .show(ui, |ui| images::show(ui, d, &mut cmds));
+                        }
+                        timeline::show(ui, d, &mut cmds);
+                    });
+                    if d.export.open {
+                        export::show(ui.ctx(), d, &mut cmds);
+                    }
+                    if d.log.open {
+                        log::show(ui.ctx(), d, &mut cmds);
+                    }
+                    if d.find.open {
+                        find::show(ui.ctx(), d, &mut cmds);
+                    }
+                    if d.tf.open {
+                        tf::show(ui.ctx(), d, &mut cmds);
+                    }
+                    if !d.scene.panels.is_empty() {
+                        scene::show(ui.ctx(), d, &mut cmds);
+                    }
+                    if d.publish.open {
+                        publish::show(ui.ctx(), d, &mut cmds);
+                    }
+                    if self.live.open {
+                        live::show(ui.ctx(), &mut self.live, &mut cmds);
+                    }
+                    if d.recordings.open && d.rec.parts.len() > 1 {
+                        recordings_window(ui.ctx(), d, &mut cmds);
+                    }
+                }
+                self.cmds.append(&mut cmds);
+            }
+            false => {
+                egui::CentralPanel::default().show(ui, |ui| match self.preview.clone() {
+                    Some(p) => preview_screen(ui, &p),
+                    None => self.start_screen(ui),
+                });
+                if self.live.open {
+                    live::show(ui.ctx(), &mut self.live, &mut self.cmds);
+                }
+            }
+        }
+        if self.show_info {
+            self.info_window(ui);
+        }
+        for c in std::mem::take(&mut self.cmds) {
+            self.apply(c);
+        }
+        self.request_inspection();
+        if let Some(d) = &mut self.doc {
+            images::update(d, ui.ctx());
+            scene::update(d, ui.ctx(), &mut self.cmds);
+            publish::update(d);
+            if d.publish.active() {
+                // The subscriber counts change without input.
+                ui.ctx()
+                    .request_repaint_after(std::time::Duration::from_millis(500));
+            }
+        }
+        if self.busy() {
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(50));
+        }
+        if self.live.running() {
+            // The counts and the file grow without input.
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(250));
+        }
+    }
+
+    /// What is kept between runs, the open recording's bookmarks and layout as they are now.
+    pub fn persisted(&self) -> Persisted {
+        Persisted {
+            recent: self.recent.clone(),
+            msg_path: self.msg_path.clone(),
+            bookmarks: self.all_bookmarks(),
+            layouts: self.all_layouts(),
+        }
+    }
+
+    /// Saves what is kept between runs.
+    pub fn save(&self, storage: &mut dyn eframe::Storage) {
+        self.persisted().save(storage);
+    }
+}
+
+fn apply_doc(d: &mut Doc, cmd: Cmd) {
+    let (a, b) = d.rec.range();
+    match cmd {
+        Cmd::SelectTopic(t) => d.nav.selected = t,
+        Cmd::SetVisible(t, v) => {
+            if let Some(x) = d.nav.visible.get_mut(t) {
+                *x = v;
+            }
+        }
+        Cmd::SetAllVisible(v) => d.nav.visible.iter_mut().for_each(|x| *x = v),
+        Cmd::SetPlayhead(t) => {
+            d.nav.playhead = t.clamp(a, b.max(a));
+            d.nav.play_pos = d.nav.playhead as f64;
+        }
+        Cmd::Step(fwd) => {
+            if let Some(t) = d.step(fwd) {
+                d.nav.playhead = t;
+                d.nav.play_pos = t as f64;
+                d.nav.playing = false;
+            }
+        }
+        Cmd::TogglePlay => {
+            if !d.nav.playing && d.nav.playhead >= b {
+                d.nav.playhead = a;
+            }
+            d.nav.playing = !d.nav.playing;
+            d.nav.play_pos = d.nav.playhead as f64;
+        }
+        Cmd::SetSpeed(s) => d.nav.speed = s.clamp(0.1, 10.0),
+        Cmd::SetSelection(r) => {
+            d.nav.selection = r.map(|(x, y)| {
+                let (x, y) = (x.min(y), x.max(y));
+                (x.clamp(a, b), y.clamp(a, b))
+            })
+        }
+        Cmd::SetView(x, y) => {
+            let dur = (b - a).max(1) as f64;
+            let w = (y - x).clamp(1e3, dur * 1.2);
+            let x = x.clamp(-dur * 0.1, dur - w * 0.5);
+            d.nav.view = (x, x + w);
+        }
+        Cmd::FitAll => d.nav.view = (0.0, (b - a).max(1) as f64),
+        Cmd::OpenImage(ti) if ti < d.rec.bag.summary().topics.len() => d.images.open(ti),
+        Cmd::OpenScene(ti) => scene::open(d, ti),
+        Cmd::InspectMessage(conn, t) => {
+            let topic = d
+                .rec
+                .bag
+                .summary()
+                .topics
+                .iter()
+                .position(|tp| tp.connections.contains(&conn));
+            if topic.is_some() {
+                d.nav.selected = topic;
+            }
+            let (s, e) = d.rec.range();
+            d.nav.playhead = t.clamp(s, e);
+            d.nav.play_pos = d.nav.playhead as f64;
+            d.nav.playing = false;
+        }
+        Cmd::ShowLog(b) => d.log.open = b,
+        Cmd::ShowTf(b) => d.tf.open = b && d.rec.has_tf,
+        Cmd::ShowPublish(b) => d.publish.open = b,
+        Cmd::PublishDisconnect => publish::disconnect(d),
+        Cmd::ShowFind(b) => {
+            d.find.focus_query = b && !d.find.open;
+            d.find.open = b;
+        }
+        Cmd::SetCursor2(t) => d.nav.cursor2 = t.map(|t| t.clamp(a, b.max(a))),
+        Cmd::AddBookmark(t) => {
+            let t = t.clamp(a, b.max(a));
+            if !d.nav.bookmarks.iter().any(|x| x.0 == t) {
+                let n = d.nav.bookmarks.len() + 1;
+                d.nav.bookmarks.push((t, format!("Bookmark {n}")));
+                d.nav.bookmarks.sort_by_key(|x| x.0);
+            }
+        }
+        Cmd::RemoveBookmark(i) if i < d.nav.bookmarks.len() => {
+            d.nav.bookmarks.remove(i);
+        }
+        Cmd::FindStep(fwd) => {
+            if let Some(t) = d.find.next_from(d.nav.playhead, fwd) {
+                d.nav.playhead = t;
+                d.nav.play_pos = t as f64;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The parts with one more recording (a path already there is not added twice).
+fn add_part(
+    parts: &[bagscope_reader::merge::Part],
+    p: PathBuf,
+) -> Vec<bagscope_reader::merge::Part> {
+    let mut v = parts.to_vec();
+    if !v.iter().any(|x| x.path == p) {
+        v.push(bagscope_reader::merge::Part {
+            path: p,
+            offset_ns: 0,
+        });
+    }
+    v
+}
+
+impl eframe::App for App {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        App::ui(self, ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        App::save(self, storage);
+    }
+
+    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
+        live::finish(&mut self.live);
+    }
+}
+
+/// Runs the app in a window.
+pub fn run(bags: Vec<PathBuf>) -> eframe::Result<()> {
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("bagscope")
+            .with_inner_size([1600.0, 1000.0])
+            .with_drag_and_drop(true)
+            .with_icon(std::sync::Arc::new(
+                // Made by scripts/make_icon.py; a PNG that is ours, so it always decodes.
+                eframe::icon_data::from_png_bytes(include_bytes!("../assets/icon.png"))
+                    .unwrap_or_default(),
+            )),
+        // The 3D panels draw with depth testing into the window's framebuffer.
+        depth_buffer: 24,
+        ..Default::default()
+    };
+    eframe::run_native(
+        "bagscope",
+        options,
+        Box::new(move |cc| {
+            let mut app = App::new(cc.storage, None);
+            match bags.len() {
+                // The first run, nothing opened before: the demo recording, not an empty window.
+                0 if app.recent.is_empty() => app.cmds.push(Cmd::OpenDemo),
+                0 => {}
+                1 => app.cmds.extend(bags.into_iter().map(Cmd::Open)),
+                _ => app
+                    .cmds
+                    .push(Cmd::OpenMany(bagscope_reader::merge::parts_of(&bags))),
+            }
+            Ok(Box::new(app))
+        }),
+    )
+}

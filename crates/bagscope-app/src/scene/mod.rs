@@ -1,0 +1,823 @@
+//! 3D panels: windows that show the recording's clouds, scans, markers, poses, paths, maps and
+//! frames at the playhead in a fixed frame the user picks. Each panel's scene is built on the
+//! scene worker ([`bagscope_ops::scene::Builder`]), the newest playhead winning; the UI thread
+//! only uploads the finished arrays and draws them through eframe's GL context
+//! ([`render`]), and projects the few labels and pickable things for text and hover.
+
+pub mod camera;
+pub mod render;
+
+use std::sync::{Arc, Mutex};
+
+use egui::{Color32, Pos2, Rect, Sense};
+
+use self::camera::Camera;
+use super::job::{Requests, Service};
+use super::{Cmd, Doc};
+use bagscope_ops::scene::{self, Builder, Frames, Kind, Layer, Request, Scene};
+use bagscope_ops::tf::TfHistory;
+
+/// A panel's settings, kept with the layout.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// The frame everything is drawn in (empty: chosen from the tree).
+    pub fixed: String,
+    /// Layers, one per topic.
+    pub layers: Vec<Layer>,
+    /// The TF tree's part.
+    pub frames: Frames,
+    /// Ground grid cells a side (0: none).
+    pub grid: u32,
+    /// The camera.
+    pub camera: Camera,
+    /// A frame the camera follows (empty: none).
+    pub follow: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            fixed: String::new(),
+            layers: Vec::new(),
+            frames: Frames::default(),
+            grid: 20,
+            camera: Camera::default(),
+            follow: String::new(),
+        }
+    }
+}
+
+struct Ask {
+    panel: u64,
+    req: Request,
+    tf: Option<Arc<TfHistory>>,
+}
+
+struct Reply {
+    panel: u64,
+    scene: Arc<Scene>,
+}
+
+type SceneWorker = Service<Ask, Reply>;
+
+fn worker(bag: bagscope_reader::Bag, ctx: &egui::Context) -> Result<SceneWorker, String> {
+    Service::spawn("scene", 16, 4, ctx, move |reqs: Requests<Ask>, h| {
+        let Ok(tables) = bag.tables() else { return };
+        let mut builders: Vec<(u64, Builder)> = Vec::new();
+        while let Some(first) = reqs.recv() {
+            let mut latest = vec![first];
+            while let Some(r) = reqs.try_recv() {
+                latest.retain(|x| x.panel != r.panel);
+                latest.push(r);
+            }
+            for a in latest {
+                let b = match builders.iter().position(|(p, _)| *p == a.panel) {
+                    Some(i) => &mut builders[i].1,
+                    None => {
+                        builders.push((
+                            a.panel,
+                            Builder::new(bag.clone(), Arc::clone(&tables), None),
+                        ));
+                        let Some(last) = builders.last_mut() else {
+                            return;
+                        };
+                        &mut last.1
+                    }
+                };
+                b.set_tf(a.tf);
+                let scene = Arc::new(b.build(&a.req, h.cancel_flag()));
+                if !h.send(Reply {
+                    panel: a.panel,
+                    scene,
+                }) {
+                    return;
+                }
+            }
+        }
+    })
+}
+
+/// The GL side shared by every panel: the programs, made on the first paint, and each panel's
+/// uploaded scene. Touched only by paint callbacks, which run on the UI thread.
+#[derive(Default)]
+struct GlState {
+    renderer: Option<Result<render::Renderer, String>>,
+    uploaded: Vec<(u64, Arc<Scene>, render::Gpu)>,
+    /// The panels open this frame: a closed one's buffers are let go at the next draw.
+    open: Vec<u64>,
+}
+
+struct Shared(Mutex<GlState>);
+
+/// One 3D panel.
+pub struct ScenePanel {
+    /// Its id (stable while open).
+    pub id: u64,
+    /// Still open.
+    pub open: bool,
+    /// What the user set.
+    pub settings: Settings,
+    asked: Option<Request>,
+    /// The scene shown.
+    pub scene: Option<Arc<Scene>>,
+    /// What is under the pointer.
+    pub hover: Option<String>,
+    /// The worker's message, if it failed.
+    pub error: Option<String>,
+    /// Where the view was drawn last frame.
+    pub rect: Rect,
+}
+
+/// Every 3D panel of a recording, and their worker.
+#[derive(Default)]
+pub struct SceneState {
+    /// Open panels.
+    pub panels: Vec<ScenePanel>,
+    worker: Option<SceneWorker>,
+    next_id: u64,
+    gl: Option<Arc<Shared>>,
+}
+
+impl SceneState {
+    /// Drops the worker (the recording was replaced by a newer state of it).
+    pub fn forget_worker(&mut self) {
+        self.worker = None;
+        for p in &mut self.panels {
+            p.asked = None;
+        }
+    }
+
+    /// Whether the scene worker runs (while a panel is open).
+    pub fn working(&self) -> bool {
+        self.worker.is_some()
+    }
+
+    /// Opens a panel with `settings`.
+    pub fn open_with(&mut self, settings: Settings) {
+        self.next_id += 1;
+        self.panels.push(ScenePanel {
+            id: self.next_id,
+            open: true,
+            settings,
+            asked: None,
+            scene: None,
+            hover: None,
+            error: None,
+            rect: Rect::NOTHING,
+        });
+    }
+}
+
+/// The layers a first panel shows: every topic the scene draws.
+pub fn default_settings(d: &Doc) -> Settings {
+    let s = d.rec.bag.summary();
+    let mut set = Settings::default();
+    for t in &s.topics {
+        if let Some(k) = Kind::of(&t.datatype) {
+            let n = set.layers.len();
+            set.layers.push(Layer::new(&t.name, k, n));
+        }
+    }
+    set
+}
+
+/// Opens a 3D panel on the recording, with every drawable topic, or with `topic` only.
+pub fn open(d: &mut Doc, topic: Option<usize>) {
+    let mut set = default_settings(d);
+    if let Some(ti) = topic {
+        if let Some(t) = d.rec.bag.summary().topics.get(ti) {
+            // An existing panel gains the topic instead of a second panel opening.
+            let name = t.name.clone();
+            if let Some(p) = d.scene.panels.first_mut() {
+                if let Some(l) = p.settings.layers.iter_mut().find(|l| l.topic == name) {
+                    l.visible = true;
+                }
+                return;
+            }
+            for l in &mut set.layers {
+                l.visible = l.topic == name;
+            }
+        }
+    }
+    d.scene.open_with(set);
+}
+
+/// The fixed frame a panel starts with: `map`, `odom`, else a root of the tree.
+fn pick_fixed(names: &[String], tf: Option<&TfHistory>) -> String {
+    for f in ["map", "odom", "world"] {
+        if names.iter().any(|n| n == f) {
+            return f.to_string();
+        }
+    }
+    if let Some(tf) = tf {
+        if let Some(root) = tf.tree_at(u64::MAX).first() {
+            return tf.frames[root.frame].clone();
+        }
+    }
+    names.first().cloned().unwrap_or_default()
+}
+
+/// Asks for each panel's scene at the playhead and takes what the worker finished. Never
+/// blocks.
+pub fn update(d: &mut Doc, ctx: &egui::Context, cmds: &mut Vec<Cmd>) {
+    d.scene.panels.retain(|p| p.open);
+    if d.scene.panels.is_empty() {
+        // The last panel closed: the worker ends, and its decoded clouds with it.
+        d.scene.worker = None;
+        return;
+    }
+    if d.rec.has_tf {
+        super::tf::start(d, ctx);
+        super::tf::poll(d, cmds);
+    }
+    // The transforms, once read (or none in the recording).
+    let tf_ready = !d.rec.has_tf || d.tf.history.is_some() || d.tf.error.is_some();
+    if d.rec.indexed.is_none() || !tf_ready {
+        return;
+    }
+    if d.scene.worker.is_none() {
+        match worker(d.rec.bag.clone(), ctx) {
+            Ok(w) => d.scene.worker = Some(w),
+            Err(e) => {
+                for p in &mut d.scene.panels {
+                    p.error = Some(e.clone());
+                }
+                return;
+            }
+        }
+    }
+    let tf = d.tf.history.clone();
+    let t = d.nav.playhead;
+    let st = &mut d.scene;
+    let Some(w) = st.worker.as_mut() else { return };
+    while let Some(r) = w.take() {
+        if let Some(p) = st.panels.iter_mut().find(|p| p.id == r.panel) {
+            if p.settings.fixed.is_empty() {
+                p.settings.fixed = if r.scene.fixed.is_empty() {
+                    pick_fixed(&r.scene.frame_names, tf.as_deref())
+                } else {
+                    r.scene.fixed.clone()
+                };
+            }
+            // The scene replaced goes back to the builder's pool when its last holder lets
+            // go (see `ops::scene::Scene`'s drop): nothing freed here.
+            // The first scene of a panel with the camera untouched: framed.
+            if p.scene.is_none() && p.settings.camera == Camera::default() {
+                if let Some(b) = r.scene.content_bounds() {
+                    p.settings.camera.fit(b);
+                }
+            }
+            p.scene = Some(r.scene);
+        }
+    }
+    for p in &mut st.panels {
+        let s = &p.settings;
+        let fixed = if s.fixed.is_empty() {
+            pick_fixed(&[], tf.as_deref())
+        } else {
+            s.fixed.clone()
+        };
+        let mut frames = s.frames.clone();
+        if !s.follow.is_empty() && !frames.only.is_empty() && !frames.only.contains(&s.follow) {
+            frames.only.push(s.follow.clone());
+        }
+        let req = Request {
+            t,
+            fixed,
+            layers: s.layers.clone(),
+            frames,
+            grid: s.grid,
+        };
+        if p.asked.as_ref() != Some(&req) {
+            p.asked = Some(req.clone());
+            w.ask(
+                Ask {
+                    panel: p.id,
+                    req,
+                    tf: tf.clone(),
+                },
+                |a, b| a.panel == b.panel,
+            );
+        }
+    }
+    w.flush();
+}
+
+fn rgba(c: [u8; 4]) -> Color32 {
+    Color32::from_rgba_unmultiplied(c[0], c[1], c[2], c[3])
+}
+
+/// Shows every 3D panel as a window.
+pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
+    let gl = Arc::clone(
+        d.scene
+            .gl
+            .get_or_insert_with(|| Arc::new(Shared(Mutex::new(GlState::default())))),
+    );
+    let topics: Vec<(String, String)> = d
+        .rec
+        .bag
+        .summary()
+        .topics
+        .iter()
+        .filter(|t| Kind::of(&t.datatype).is_some())
+        .map(|t| (t.name.clone(), t.datatype.clone()))
+        .collect();
+    let tf_frames: Vec<String> =
+        d.tf.history
+            .as_ref()
+            .map(|h| {
+                let mut v = h.frames.clone();
+                v.sort();
+                v
+            })
+            .unwrap_or_default();
+    let waiting = if d.rec.indexed.is_none() {
+        Some("waiting for the message tables")
+    } else if d.rec.has_tf && d.tf.history.is_none() && d.tf.error.is_none() {
+        Some("reading the transforms")
+    } else {
+        None
+    };
+    // Only the UI thread takes this lock (paint callbacks run on it too): never a wait.
+    if let Ok(mut st) = gl.0.lock() {
+        st.open = d.scene.panels.iter().map(|p| p.id).collect();
+    }
+    for (i, p) in d.scene.panels.iter_mut().enumerate() {
+        let title = format!(
+            "3D {}",
+            if i == 0 {
+                String::new()
+            } else {
+                format!("{}", i + 1)
+            }
+        );
+        let mut open = p.open;
+        egui::Window::new(title.trim())
+            .id(egui::Id::unique(("scene-panel", p.id)))
+            .open(&mut open)
+            .default_size([980.0, 640.0])
+            .default_pos([340.0 + 30.0 * i as f32, 60.0 + 30.0 * i as f32])
+            .resizable(true)
+            .show(ctx, |ui| {
+                panel(ui, p, &topics, &tf_frames, waiting, &gl, cmds);
+            });
+        p.open = open;
+    }
+}
+
+fn panel(
+    ui: &mut egui::Ui,
+    p: &mut ScenePanel,
+    topics: &[(String, String)],
+    tf_frames: &[String],
+    waiting: Option<&str>,
+    gl: &Arc<Shared>,
+    cmds: &mut Vec<Cmd>,
+) {
+    let frames: Vec<String> = match &p.scene {
+        Some(s) if !s.frame_names.is_empty() => s.frame_names.clone(),
+        _ => tf_frames.to_vec(),
+    };
+    ui.horizontal_wrapped(|ui| {
+        let label = ui.label("Fixed frame");
+        egui::ComboBox::from_id_salt(("scene-fixed", p.id))
+            .selected_text(if p.settings.fixed.is_empty() {
+                "(none)"
+            } else {
+                p.settings.fixed.as_str()
+            })
+            .show_ui(ui, |ui| {
+                for f in &frames {
+                    ui.selectable_value(&mut p.settings.fixed, f.clone(), f);
+                }
+            })
+            .response
+            .labelled_by(label.id);
+        let label = ui.label("Follow");
+        egui::ComboBox::from_id_salt(("scene-follow", p.id))
+            .selected_text(if p.settings.follow.is_empty() {
+                "(nothing)"
+            } else {
+                p.settings.follow.as_str()
+            })
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut p.settings.follow, String::new(), "(nothing)");
+                for f in &frames {
+                    ui.selectable_value(&mut p.settings.follow, f.clone(), f);
+                }
+            })
+            .response
+            .labelled_by(label.id);
+        ui.toggle_value(&mut p.settings.camera.top, "Top-down")
+            .on_hover_text("Look straight down, without perspective");
+        if ui
+            .button("Fit")
+            .on_hover_text("Frame everything drawn")
+            .clicked()
+        {
+            if let Some(b) = p.scene.as_ref().and_then(|s| s.bounds()) {
+                p.settings.camera.fit(b);
+            }
+        }
+    });
+    egui::Panel::left(("scene-layers", p.id))
+        .resizable(true)
+        .default_size(230.0)
+        .show(ui, |ui| {
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                layers(ui, p, topics, &frames);
+            });
+        });
+    egui::CentralPanel::default().show(ui, |ui| {
+        view(ui, p, waiting, gl, cmds);
+    });
+}
+
+fn layers(ui: &mut egui::Ui, p: &mut ScenePanel, topics: &[(String, String)], frames: &[String]) {
+    let status = p
+        .scene
+        .as_ref()
+        .map(|s| s.status.clone())
+        .unwrap_or_default();
+    let mut remove = None;
+    for (i, l) in p.settings.layers.iter_mut().enumerate() {
+        let st = status.get(i);
+        ui.horizontal(|ui| {
+            let mut c = rgba(l.color);
+            if ui.color_edit_button_srgba(&mut c).changed() {
+                l.color = c.to_srgba_unmultiplied();
+            }
+            ui.checkbox(&mut l.visible, egui::RichText::new(&l.topic).strong())
+                .on_hover_text(format!("{:?}: drawn or not", l.kind));
+            if ui
+                .small_button("x")
+                .on_hover_text("Remove this layer")
+                .clicked()
+            {
+                remove = Some(i);
+            }
+        });
+        ui.indent(("layer", i), |ui| {
+            if let Some(st) = st {
+                if !st.text.is_empty() {
+                    ui.weak(&st.text);
+                }
+                for pr in &st.problems {
+                    ui.colored_label(Color32::from_rgb(240, 170, 60), pr);
+                }
+            }
+            if l.kind.is_points() {
+                ui.horizontal(|ui| {
+                    let label = ui.label("Colour");
+                    let fields: Vec<String> = st.map(|s| s.fields.clone()).unwrap_or_default();
+                    egui::ComboBox::from_id_salt(("paint", i))
+                        .selected_text(if l.paint.is_empty() { "flat" } else { &l.paint })
+                        .show_ui(ui, |ui| {
+                            ui.selectable_value(&mut l.paint, String::new(), "flat");
+                            for f in ["x", "y", "z"] {
+                                ui.selectable_value(&mut l.paint, f.to_string(), f);
+                            }
+                            if l.kind == Kind::Scan {
+                                ui.selectable_value(
+                                    &mut l.paint,
+                                    "value".to_string(),
+                                    "intensity (or range)",
+                                );
+                            }
+                            for f in fields
+                                .iter()
+                                .filter(|f| !["x", "y", "z"].contains(&f.as_str()))
+                            {
+                                ui.selectable_value(&mut l.paint, f.clone(), f);
+                            }
+                        })
+                        .response
+                        .labelled_by(label.id);
+                    if let Some((lo, hi)) = st.and_then(|s| s.range) {
+                        ui.weak(format!("{lo:.2} … {hi:.2}"));
+                    }
+                });
+                ui.horizontal(|ui| {
+                    let label = ui.label("Size");
+                    ui.add(
+                        egui::DragValue::new(&mut l.point_size)
+                            .range(1.0..=20.0)
+                            .suffix(" px"),
+                    )
+                    .labelled_by(label.id);
+                });
+            }
+            if l.kind != Kind::Map {
+                ui.horizontal(|ui| {
+                    let label = ui.label("Decay");
+                    ui.add(
+                        egui::DragValue::new(&mut l.decay_s)
+                            .range(0.0..=600.0)
+                            .speed(0.1)
+                            .suffix(" s"),
+                    )
+                    .labelled_by(label.id)
+                    .on_hover_text(
+                        "Keep the messages of the last this many seconds (0: the latest only)",
+                    );
+                });
+            }
+        });
+    }
+    if let Some(i) = remove {
+        p.settings.layers.remove(i);
+    }
+    let missing: Vec<&(String, String)> = topics
+        .iter()
+        .filter(|(t, _)| !p.settings.layers.iter().any(|l| l.topic == *t))
+        .collect();
+    if !missing.is_empty() {
+        ui.menu_button("Add layer", |ui| {
+            for (t, ty) in missing {
+                if ui.button(format!("{t}  ({ty})")).clicked() {
+                    if let Some(k) = Kind::of(ty) {
+                        let n = p.settings.layers.len();
+                        p.settings.layers.push(Layer::new(t, k, n));
+                    }
+                }
+            }
+        });
+    }
+    ui.separator();
+    ui.strong("TF");
+    let f = &mut p.settings.frames;
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut f.axes, "axes");
+        ui.checkbox(&mut f.names, "names");
+        ui.checkbox(&mut f.links, "links");
+    });
+    // Which frames: all, or those ticked.
+    let shown = if f.only.is_empty() {
+        "all frames".to_string()
+    } else {
+        format!("{} of {} frames", f.only.len(), frames.len())
+    };
+    ui.menu_button(shown, |ui| {
+        if ui.button("All").clicked() {
+            f.only.clear();
+        }
+        for n in frames {
+            let mut on = f.only.is_empty() || f.only.contains(n);
+            if ui.checkbox(&mut on, n).changed() {
+                if f.only.is_empty() {
+                    f.only = frames.to_vec();
+                }
+                if on {
+                    f.only.push(n.clone());
+                } else {
+                    f.only.retain(|x| x != n);
+                }
+                f.only.sort();
+                f.only.dedup();
+                if f.only.len() == frames.len() {
+                    f.only.clear();
+                }
+            }
+        }
+    })
+    .response
+    .on_hover_text("The frames drawn (axes, names, links)");
+    ui.horizontal(|ui| {
+        ui.label("Axes");
+        ui.add(
+            egui::DragValue::new(&mut f.size)
+                .range(0.05..=10.0)
+                .speed(0.02)
+                .suffix(" m"),
+        );
+    });
+    ui.horizontal(|ui| {
+        let label = ui.label("Trail of");
+        egui::ComboBox::from_id_salt(("trail", p.id))
+            .selected_text(if f.trail.is_empty() {
+                "(none)"
+            } else {
+                &f.trail
+            })
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut f.trail, String::new(), "(none)");
+                for n in frames {
+                    ui.selectable_value(&mut f.trail, n.clone(), n);
+                }
+            })
+            .response
+            .labelled_by(label.id);
+    });
+    if let Some(s) = &p.scene {
+        ui.weak(&s.frames_status.text);
+        for pr in &s.frames_status.problems {
+            ui.colored_label(Color32::from_rgb(240, 170, 60), pr);
+        }
+    }
+    ui.horizontal(|ui| {
+        ui.label("Grid");
+        ui.add(
+            egui::DragValue::new(&mut p.settings.grid)
+                .range(0..=500)
+                .suffix(" m"),
+        );
+    });
+    if let Some(s) = &p.scene {
+        ui.separator();
+        ui.weak(format!(
+            "{} points · {} lines · {} triangles · built in {:.1} ms",
+            s.point_count(),
+            s.line_a.len(),
+            s.tri_pos.len() / 3,
+            s.build_ms
+        ));
+    }
+}
+
+fn view(
+    ui: &mut egui::Ui,
+    p: &mut ScenePanel,
+    waiting: Option<&str>,
+    gl: &Arc<Shared>,
+    cmds: &mut Vec<Cmd>,
+) {
+    let (rect, resp) = ui.allocate_exact_size(ui.available_size(), Sense::click_and_drag());
+    p.rect = rect;
+    let painter = ui.painter_at(rect);
+    painter.rect_filled(rect, 0.0, Color32::from_rgb(24, 26, 30));
+    // Follow: the camera's target on the followed frame.
+    if let Some(s) = &p.scene {
+        if !p.settings.follow.is_empty() {
+            let want = format!("frame {} in", p.settings.follow);
+            if let Some(pk) = s.picks.iter().find(|k| k.what.starts_with(&want)) {
+                p.settings.camera.target = pk.pos;
+            }
+        }
+    }
+    let cam = &mut p.settings.camera;
+    cam.input(ui, &resp, rect);
+    let Some(scene) = p.scene.clone() else {
+        painter.text(
+            rect.center(),
+            egui::Align2::CENTER_CENTER,
+            waiting.unwrap_or("building the scene…"),
+            egui::FontId::proportional(14.0),
+            Color32::GRAY,
+        );
+        return;
+    };
+    let ppp = ui.ctx().pixels_per_point();
+    let cam = *cam;
+    let view = cam.view(rect.width() * ppp, rect.height() * ppp);
+    let panel = p.id;
+    let gl2 = Arc::clone(gl);
+    let sc = Arc::clone(&scene);
+    let cb = eframe::egui_glow::CallbackFn::new(move |info, painter| {
+        let Ok(mut st) = gl2.0.lock() else { return };
+        let st = &mut *st;
+        let open = &st.open;
+        st.uploaded.retain(|(id, _, _)| open.contains(id));
+        let r = st
+            .renderer
+            .get_or_insert_with(|| render::Renderer::new(Arc::clone(painter.gl())));
+        let Ok(r) = r else { return };
+        match st.uploaded.iter().position(|(id, _, _)| *id == panel) {
+            Some(i) if Arc::ptr_eq(&st.uploaded[i].1, &sc) => {}
+            Some(i) => st.uploaded[i] = (panel, Arc::clone(&sc), r.upload(&sc)),
+            None => st.uploaded.push((panel, Arc::clone(&sc), r.upload(&sc))),
+        }
+        let Some((_, _, gpu)) = st.uploaded.iter().find(|(id, _, _)| *id == panel) else {
+            return;
+        };
+        let vp = info.viewport_in_pixels();
+        let viewport = three_d::Viewport {
+            x: vp.left_px,
+            y: vp.from_bottom_px,
+            width: vp.width_px.max(1) as u32,
+            height: vp.height_px.max(1) as u32,
+        };
+        let screen = (info.screen_size_px[0], info.screen_size_px[1]);
+        r.draw(gpu, &view, viewport, screen);
+    });
+    painter.add(egui::PaintCallback {
+        rect,
+        callback: Arc::new(cb),
+    });
+    if let Some(Err(e)) = gl.0.lock().ok().as_ref().and_then(|g| g.renderer.as_ref()) {
+        painter.text(
+            rect.center(),
+            egui::Align2::CENTER_CENTER,
+            format!("3D drawing is not available: {e}"),
+            egui::FontId::proportional(14.0),
+            Color32::LIGHT_RED,
+        );
+    }
+    // Labels, facing the viewer.
+    for l in scene.labels.iter().take(2_000) {
+        if let Some(at) = cam.project(&view, l.pos, rect) {
+            if rect.contains(at) {
+                let size = if l.height > 0.0 {
+                    (l.height * view.px_per_m / cam.depth(l.pos).max(1e-3) / ppp).clamp(8.0, 48.0)
+                } else {
+                    12.0
+                };
+                painter.text(
+                    at + egui::vec2(4.0, -4.0),
+                    egui::Align2::LEFT_BOTTOM,
+                    &l.text,
+                    egui::FontId::proportional(size),
+                    rgba(l.color),
+                );
+            }
+        }
+    }
+    // Hover: the nearest pickable thing or point within a few pixels.
+    p.hover = None;
+    if let Some(pos) = resp.hover_pos() {
+        if let Some((text, source)) = pick(&scene, &cam, &view, rect, pos) {
+            painter.text(
+                pos + egui::vec2(12.0, 12.0),
+                egui::Align2::LEFT_TOP,
+                &text,
+                egui::FontId::monospace(12.0),
+                Color32::WHITE,
+            );
+            if resp.clicked() {
+                if let Some(s) = source {
+                    cmds.push(Cmd::InspectMessage(s.conn, s.entry.time_ns));
+                }
+            }
+            p.hover = Some(text);
+        }
+    }
+    painter.text(
+        rect.left_bottom() + egui::vec2(6.0, -6.0),
+        egui::Align2::LEFT_BOTTOM,
+        format!(
+            "{} · {}",
+            scene.fixed,
+            if cam.top {
+                "top-down"
+            } else {
+                "drag: orbit · right-drag: pan · wheel: zoom"
+            }
+        ),
+        egui::FontId::proportional(11.0),
+        Color32::GRAY,
+    );
+}
+
+/// The thing under the pointer: a marker, pose or frame within 8 px, else the nearest point of
+/// a cloud within 5 px (each set looked at through at most 200,000 of its points).
+fn pick(
+    scene: &Scene,
+    cam: &Camera,
+    view: &render::View,
+    rect: Rect,
+    at: Pos2,
+) -> Option<(String, Option<scene::Source>)> {
+    let mut best: Option<(f32, String, Option<scene::Source>)> = None;
+    for k in &scene.picks {
+        if let Some(s) = cam.project(view, k.pos, rect) {
+            let d = s.distance(at);
+            if d < 8.0 && best.as_ref().is_none_or(|b| d < b.0) {
+                best = Some((
+                    d,
+                    format!(
+                        "{}\n({:.3}, {:.3}, {:.3})",
+                        k.what, k.pos[0], k.pos[1], k.pos[2]
+                    ),
+                    k.source,
+                ));
+            }
+        }
+    }
+    if best.is_some() {
+        return best.map(|b| (b.1, b.2));
+    }
+    let mut near: Option<(f32, [f32; 3], usize)> = None;
+    for (si, set) in scene.points.iter().enumerate() {
+        let step = set.pos.len().div_ceil(200_000).max(1);
+        for q in set.pos.iter().step_by(step) {
+            if let Some(s) = cam.project(view, *q, rect) {
+                let d = s.distance(at);
+                if d < 5.0 && near.is_none_or(|n| d < n.0) {
+                    near = Some((d, *q, si));
+                }
+            }
+        }
+    }
+    near.map(|(_, q, si)| {
+        let set = &scene.points[si];
+        let topic = scene.status.get(set.layer).map_or("", |s| s.topic.as_str());
+        (
+            format!(
+                "{topic} point\n({:.3}, {:.3}, {:.3}) in {}",
+                q[0], q[1], q[2], scene.fixed
+            ),
+            set.source,
+        )
+    })
+}

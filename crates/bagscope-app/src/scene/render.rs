@@ -1,0 +1,334 @@
+//! Drawing a [`Scene`] with the GPU through eframe's own GL context: three-d wraps glow's calls
+//! in safe functions, so none of this is `unsafe`. Points are instanced quads (round, a size in
+//! pixels or metres), lines instanced quads a pixel or a marker's width wide, triangles as they
+//! are. The UI thread only uploads what the worker built ([`Renderer::upload`]) and draws it.
+
+use std::sync::Arc;
+
+use three_d::{
+    Blend, ClearState, Context, Cull, DepthTest, DepthTexture2D, InstanceBuffer, Interpolation,
+    Program, RenderStates, RenderTarget, ScissorBox, Texture2D, VertexBuffer, Viewport, Wrapping,
+    WriteMask,
+};
+
+use bagscope_ops::scene::Scene;
+
+const POINT_VS: &str = r#"
+uniform mat4 viewProj;
+uniform vec2 viewport;
+uniform float size;
+uniform float metres;
+uniform float pxPerM;
+in vec2 corner;
+in vec3 pos;
+in uvec4 color;
+out vec4 col;
+out vec2 uv;
+void main() {
+    vec4 c = viewProj * vec4(pos, 1.0);
+    float px = metres > 0.5 ? max(size * pxPerM / max(c.w, 1e-6), 1.0) : size;
+    c.xy += corner * px / viewport * c.w;
+    gl_Position = c;
+    col = vec4(color) / 255.0;
+    uv = corner;
+}
+"#;
+
+const POINT_FS: &str = r#"
+in vec4 col;
+in vec2 uv;
+layout (location = 0) out vec4 outColor;
+void main() {
+    if (dot(uv, uv) > 1.0) discard;
+    outColor = col;
+}
+"#;
+
+const LINE_VS: &str = r#"
+uniform mat4 viewProj;
+uniform vec2 viewport;
+uniform float pxPerM;
+in vec2 corner;
+in vec3 a;
+in vec3 b;
+in uvec4 color;
+in float width;
+out vec4 col;
+void main() {
+    vec4 ca = viewProj * vec4(a, 1.0);
+    vec4 cb = viewProj * vec4(b, 1.0);
+    const float eps = 1e-4;
+    // A segment crossing the camera's plane is cut there.
+    if (ca.w < eps && cb.w < eps) {
+        gl_Position = vec4(2.0, 2.0, 2.0, 1.0);
+        col = vec4(0.0);
+        return;
+    }
+    if (ca.w < eps) ca = mix(ca, cb, (eps - ca.w) / (cb.w - ca.w));
+    if (cb.w < eps) cb = mix(cb, ca, (eps - cb.w) / (ca.w - cb.w));
+    vec2 sa = ca.xy / ca.w * viewport;
+    vec2 sb = cb.xy / cb.w * viewport;
+    vec2 d = sb - sa;
+    d = length(d) > 1e-6 ? normalize(d) : vec2(1.0, 0.0);
+    vec2 n = vec2(-d.y, d.x);
+    vec4 c = corner.x < 0.5 ? ca : cb;
+    float px = (width > 0.0 ? max(width * pxPerM / c.w, 1.5) : 1.5) * 0.5;
+    c.xy += n * corner.y * px / viewport * c.w;
+    gl_Position = c;
+    col = vec4(color) / 255.0;
+}
+"#;
+
+const PLAIN_FS: &str = r#"
+in vec4 col;
+layout (location = 0) out vec4 outColor;
+void main() {
+    outColor = col;
+}
+"#;
+
+const TRI_VS: &str = r#"
+uniform mat4 viewProj;
+in vec3 pos;
+in uvec4 color;
+out vec4 col;
+void main() {
+    gl_Position = viewProj * vec4(pos, 1.0);
+    col = vec4(color) / 255.0;
+}
+"#;
+
+/// A point set on the GPU: positions, colours, size, whether in metres, count.
+type PointBuffers = (
+    InstanceBuffer<[f32; 3]>,
+    InstanceBuffer<[u8; 4]>,
+    f32,
+    bool,
+    u32,
+);
+/// Triangles on the GPU: corners, colours, count.
+type TriBuffers = (VertexBuffer<[f32; 3]>, VertexBuffer<[u8; 4]>, u32);
+
+/// A scene's buffers on the GPU.
+pub struct Gpu {
+    points: Vec<PointBuffers>,
+    lines: Option<LineBuffers>,
+    tris: Option<TriBuffers>,
+}
+
+struct LineBuffers {
+    a: InstanceBuffer<[f32; 3]>,
+    b: InstanceBuffer<[f32; 3]>,
+    color: InstanceBuffer<[u8; 4]>,
+    width: InstanceBuffer<f32>,
+    n: u32,
+}
+
+/// How the scene is seen: the view-projection matrix (column major) and how many pixels a
+/// metre at `w = 1` spans.
+#[derive(Debug, Clone, Copy)]
+pub struct View {
+    /// Projection × view.
+    pub view_proj: [[f32; 4]; 4],
+    /// Pixels per metre at clip `w = 1` (the focal length in pixels for a perspective view).
+    pub px_per_m: f32,
+    /// The background, or `None` to keep what is there.
+    pub clear: Option<[f32; 4]>,
+}
+
+/// The programs and the shared quad, made once per GL context.
+pub struct Renderer {
+    ctx: Context,
+    point: Program,
+    line: Program,
+    tri: Program,
+    quad: VertexBuffer<[f32; 2]>,
+    line_quad: VertexBuffer<[f32; 2]>,
+}
+
+impl Renderer {
+    /// Compiles the programs on eframe's GL context.
+    pub fn new(gl: Arc<three_d::context::Context>) -> Result<Renderer, String> {
+        let ctx = Context::from_gl_context(gl).map_err(|e| e.to_string())?;
+        let prog =
+            |vs: &str, fs: &str| Program::from_source(&ctx, vs, fs).map_err(|e| e.to_string());
+        let quad = VertexBuffer::new_with_data(
+            &ctx,
+            &[
+                [-1.0f32, -1.0],
+                [1.0, -1.0],
+                [1.0, 1.0],
+                [-1.0, -1.0],
+                [1.0, 1.0],
+                [-1.0, 1.0],
+            ],
+        );
+        let line_quad = VertexBuffer::new_with_data(
+            &ctx,
+            &[
+                [0.0f32, -1.0],
+                [1.0, -1.0],
+                [1.0, 1.0],
+                [0.0, -1.0],
+                [1.0, 1.0],
+                [0.0, 1.0],
+            ],
+        );
+        Ok(Renderer {
+            point: prog(POINT_VS, POINT_FS)?,
+            line: prog(LINE_VS, PLAIN_FS)?,
+            tri: prog(TRI_VS, PLAIN_FS)?,
+            quad,
+            line_quad,
+            ctx,
+        })
+    }
+
+    /// The three-d context (for tests that draw into a texture of their own).
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// Uploads a scene.
+    pub fn upload(&self, s: &Scene) -> Gpu {
+        let c = &self.ctx;
+        let points = s
+            .points
+            .iter()
+            .filter(|p| !p.pos.is_empty() && p.pos.len() == p.color.len())
+            .map(|p| {
+                (
+                    InstanceBuffer::new_with_data(c, &p.pos),
+                    InstanceBuffer::new_with_data(c, &p.color),
+                    p.size,
+                    p.metres,
+                    p.pos.len() as u32,
+                )
+            })
+            .collect();
+        let n = s.line_a.len();
+        let lines =
+            (n > 0 && s.line_b.len() == n && s.line_color.len() == n && s.line_width.len() == n)
+                .then(|| LineBuffers {
+                    a: InstanceBuffer::new_with_data(c, &s.line_a),
+                    b: InstanceBuffer::new_with_data(c, &s.line_b),
+                    color: InstanceBuffer::new_with_data(c, &s.line_color),
+                    width: InstanceBuffer::new_with_data(c, &s.line_width),
+                    n: n as u32,
+                });
+        let tris = (!s.tri_pos.is_empty() && s.tri_pos.len() == s.tri_color.len()).then(|| {
+            (
+                VertexBuffer::new_with_data(c, &s.tri_pos),
+                VertexBuffer::new_with_data(c, &s.tri_color),
+                s.tri_pos.len() as u32,
+            )
+        });
+        Gpu {
+            points,
+            lines,
+            tris,
+        }
+    }
+
+    /// Draws `gpu` into `viewport` of the bound framebuffer (of `screen` size in pixels),
+    /// clearing that rectangle's depth (and colour when the view says so) first.
+    pub fn draw(&self, gpu: &Gpu, view: &View, viewport: Viewport, screen: (u32, u32)) {
+        let scissor = ScissorBox {
+            x: viewport.x,
+            y: viewport.y,
+            width: viewport.width,
+            height: viewport.height,
+        };
+        let clear = match view.clear {
+            Some([r, g, b, a]) => ClearState::color_and_depth(r, g, b, a, 1.0),
+            None => ClearState::depth(1.0),
+        };
+        RenderTarget::screen(&self.ctx, screen.0, screen.1).clear_partially(scissor, clear);
+        self.ctx.set_scissor(scissor);
+        self.draw_into(gpu, view, viewport);
+    }
+
+    /// Draws `gpu` into a `w` × `h` picture of its own (not the window), rows from the top:
+    /// what a saved view and the pixel tests see.
+    pub fn draw_offscreen(&self, gpu: &Gpu, view: &View, w: u32, h: u32) -> Vec<[u8; 4]> {
+        let color = Texture2D::new_empty::<[u8; 4]>(
+            &self.ctx,
+            w,
+            h,
+            Interpolation::Nearest,
+            Interpolation::Nearest,
+            None,
+            Wrapping::ClampToEdge,
+            Wrapping::ClampToEdge,
+        );
+        let depth = DepthTexture2D::new::<f32>(
+            &self.ctx,
+            w,
+            h,
+            Wrapping::ClampToEdge,
+            Wrapping::ClampToEdge,
+        );
+        let target = RenderTarget::new(color.as_color_target(None), depth.as_depth_target());
+        let [r, g, b, a] = view.clear.unwrap_or([0.0, 0.0, 0.0, 1.0]);
+        target
+            .clear(ClearState::color_and_depth(r, g, b, a, 1.0))
+            .write::<three_d::CoreError>(|| {
+                self.draw_into(gpu, view, Viewport::new_at_origo(w, h));
+                Ok(())
+            })
+            .ok();
+        target.read_color()
+    }
+
+    /// Draws `gpu` into `viewport` of the framebuffer bound now (a render target's `write`).
+    pub fn draw_into(&self, gpu: &Gpu, view: &View, viewport: Viewport) {
+        let vp = three_d::Mat4::from(view.view_proj);
+        let size = three_d::vec2(viewport.width as f32 / 2.0, viewport.height as f32 / 2.0);
+        let states = RenderStates {
+            depth_test: DepthTest::LessOrEqual,
+            write_mask: WriteMask::default(),
+            blend: Blend::TRANSPARENCY,
+            cull: Cull::None,
+        };
+        if let Some((pos, color, n)) = &gpu.tris {
+            let p = &self.tri;
+            p.use_uniform("viewProj", vp);
+            p.use_vertex_attribute("pos", pos);
+            p.use_vertex_attribute("color", color);
+            p.draw_arrays(states, viewport, *n);
+        }
+        if let Some(l) = &gpu.lines {
+            let p = &self.line;
+            p.use_uniform("viewProj", vp);
+            p.use_uniform("viewport", size);
+            p.use_uniform("pxPerM", view.px_per_m);
+            p.use_vertex_attribute("corner", &self.line_quad);
+            p.use_instance_attribute("a", &l.a);
+            p.use_instance_attribute("b", &l.b);
+            p.use_instance_attribute("color", &l.color);
+            p.use_instance_attribute("width", &l.width);
+            p.draw_arrays_instanced(states, viewport, 6, l.n);
+        }
+        let p = &self.point;
+        for (pos, color, sz, metres, n) in &gpu.points {
+            // Point sizes are diameters; the quad's corners are at ±1, so half of it.
+            p.use_uniform("viewProj", vp);
+            p.use_uniform("viewport", size);
+            p.use_uniform("pxPerM", view.px_per_m);
+            p.use_uniform("size", *sz / 2.0);
+            p.use_uniform("metres", if *metres { 1.0f32 } else { 0.0 });
+            p.use_vertex_attribute("corner", &self.quad);
+            p.use_instance_attribute("pos", pos);
+            p.use_instance_attribute("color", color);
+            p.draw_arrays_instanced(
+                RenderStates {
+                    blend: Blend::Disabled,
+                    ..states
+                },
+                viewport,
+                6,
+                *n,
+            );
+        }
+    }
+}

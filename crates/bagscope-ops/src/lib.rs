@@ -1,0 +1,25 @@
+//! Operations over any open recording, through [`bagscope_reader::Bag`] alone: `check` (read and
+//! verify everything), `series` (one field over time), `csv`, `export`, `info`, `gen`
+//! (typed code from a recording's definitions), `image` (camera messages to pixels), `log` (rosout over a recording), `find` (messages where a field meets a condition), `timing` (periods, gaps, stamp delays).
+
+#![forbid(unsafe_code)]
+
+pub mod arrow;
+pub mod catalog;
+pub mod csv;
+pub mod export;
+pub mod find;
+pub mod gen;
+pub mod image;
+pub mod info;
+pub mod log;
+pub mod scene;
+pub mod tf;
+pub mod timing;
+pub mod topdown;
+
+pub mod demo;
+
+// Reading and verifying everything, and a field over time, are the reader's (they work on a
+// chunk's records); named here too, where the other operations are.
+pub use bagscope_reader::{check, series};

@@ -1,0 +1,1254 @@
+//! A 3D scene of a recording at one time: point clouds, laser scans, markers, poses, paths,
+//! maps, camera frustums and the TF tree, each message placed in a fixed frame through the
+//! recording's transform history ([`TfHistory`]). What the app's 3D panel draws; built on a
+//! worker into plain arrays (points, lines, triangles, labels) that the renderer uploads as
+//! they are.
+//!
+//! A message is placed by the transform at its `header.stamp` where the stamp lies on the
+//! recording's clock (within the recording's span, as it does for a live recording), else at
+//! the time it was recorded (a simulation clock, or no stamp). A marker with `frame_locked`
+//! follows its frame at the scene's time. An object whose transform is missing is left out and
+//! its layer says why.
+
+pub mod cloud;
+pub mod markers;
+pub mod read;
+pub mod shapes;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use self::cloud::{Paint, Points};
+use self::markers::Markers;
+use crate::tf::{Pose, TfHistory};
+use bagscope_reader::encoding::Plan;
+use bagscope_reader::storage::{IndexEntry, MessageTables};
+use bagscope_reader::Bag;
+
+/// A colour, 8-bit RGBA.
+pub type Rgba = [u8; 4];
+
+/// Most points a scene draws; the oldest clouds of a long decay are left out beyond it.
+pub const MAX_SCENE_POINTS: usize = 20_000_000;
+/// Most triangles a scene draws (markers, maps); beyond, the layer says what was left out.
+pub const MAX_TRIANGLES: usize = 6_000_000;
+/// Most cells of a map drawn on a side: a larger grid is drawn coarser.
+const MAP_SIDE: usize = 1024;
+
+/// What a layer draws, by its message type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Kind {
+    /// `sensor_msgs/PointCloud2`.
+    Cloud2,
+    /// `sensor_msgs/PointCloud`.
+    Cloud1,
+    /// `sensor_msgs/LaserScan`.
+    Scan,
+    /// `visualization_msgs/Marker` or `MarkerArray`.
+    Markers,
+    /// `nav_msgs/Odometry`.
+    Odometry,
+    /// `geometry_msgs/PoseStamped`.
+    Pose,
+    /// `geometry_msgs/PoseWithCovarianceStamped`.
+    PoseCov,
+    /// `geometry_msgs/PoseArray`.
+    PoseArray,
+    /// `nav_msgs/Path`.
+    Path,
+    /// `nav_msgs/OccupancyGrid`.
+    Map,
+    /// `sensor_msgs/CameraInfo`.
+    Camera,
+}
+
+impl Kind {
+    /// The kind of a message type, if the scene draws it (ROS's types, and Foxglove's own
+    /// schemas of the same things).
+    pub fn of(datatype: &str) -> Option<Kind> {
+        let t = datatype.replace("/msg/", "/");
+        Some(match t.as_str() {
+            "foxglove.PointCloud" => Kind::Cloud2,
+            "foxglove.SceneUpdate" => Kind::Markers,
+            "foxglove.PoseInFrame" => Kind::Pose,
+            "foxglove.PosesInFrame" => Kind::PoseArray,
+            "sensor_msgs/PointCloud2" => Kind::Cloud2,
+            "sensor_msgs/PointCloud" => Kind::Cloud1,
+            "sensor_msgs/LaserScan" => Kind::Scan,
+            "visualization_msgs/Marker" | "visualization_msgs/MarkerArray" => Kind::Markers,
+            "nav_msgs/Odometry" => Kind::Odometry,
+            "geometry_msgs/PoseStamped" => Kind::Pose,
+            "geometry_msgs/PoseWithCovarianceStamped" => Kind::PoseCov,
+            "geometry_msgs/PoseArray" => Kind::PoseArray,
+            "nav_msgs/Path" => Kind::Path,
+            "nav_msgs/OccupancyGrid" => Kind::Map,
+            "sensor_msgs/CameraInfo" => Kind::Camera,
+            _ => return None,
+        })
+    }
+
+    /// Whether its messages are points (painted, sized, decayed).
+    pub fn is_points(self) -> bool {
+        matches!(self, Kind::Cloud2 | Kind::Cloud1 | Kind::Scan)
+    }
+}
+
+/// One layer as the user set it.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Layer {
+    /// Its topic.
+    pub topic: String,
+    /// What it draws.
+    pub kind: Kind,
+    /// Drawn.
+    pub visible: bool,
+    /// Points: painted by (`""` flat, `"rgb"` packed colour, else a field's value).
+    pub paint: String,
+    /// The flat colour (points, arrows, paths).
+    pub color: Rgba,
+    /// Points: size in pixels.
+    pub point_size: f32,
+    /// Keep the messages of the last this many seconds (0: only the latest).
+    pub decay_s: f32,
+}
+
+impl Layer {
+    /// A layer on `topic` of `kind` with the defaults a first look wants: clouds painted by
+    /// their height, scans by intensity or range, one of a few colours by `index`.
+    pub fn new(topic: &str, kind: Kind, index: usize) -> Layer {
+        const PALETTE: [Rgba; 6] = [
+            [255, 200, 40, 255],
+            [80, 200, 255, 255],
+            [255, 90, 200, 255],
+            [120, 255, 120, 255],
+            [255, 140, 60, 255],
+            [180, 140, 255, 255],
+        ];
+        Layer {
+            topic: topic.to_string(),
+            kind,
+            visible: true,
+            paint: match kind {
+                Kind::Cloud2 | Kind::Cloud1 => "z".into(),
+                Kind::Scan => "value".into(),
+                _ => String::new(),
+            },
+            color: PALETTE[index % PALETTE.len()],
+            point_size: 3.0,
+            decay_s: 0.0,
+        }
+    }
+
+    fn paint(&self) -> Paint {
+        match self.paint.as_str() {
+            "" | "flat" => Paint::Flat,
+            "rgb" | "rgba" => Paint::Rgb,
+            f => Paint::Field(f.to_string()),
+        }
+    }
+}
+
+/// What the TF tree adds to a scene.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Frames {
+    /// Each frame's axes.
+    pub axes: bool,
+    /// Their names.
+    pub names: bool,
+    /// A line from each frame to its parent.
+    pub links: bool,
+    /// Only these frames (empty: all).
+    pub only: Vec<String>,
+    /// Length of the axes (m).
+    pub size: f32,
+    /// A frame whose trail over the whole recording is drawn (empty: none).
+    pub trail: String,
+}
+
+impl Default for Frames {
+    fn default() -> Self {
+        Frames {
+            axes: true,
+            names: true,
+            links: true,
+            only: Vec::new(),
+            size: 0.5,
+            trail: String::new(),
+        }
+    }
+}
+
+/// A scene to build.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The time (ns, the recording's clock).
+    pub t: u64,
+    /// The frame everything is drawn in.
+    pub fixed: String,
+    /// The layers.
+    pub layers: Vec<Layer>,
+    /// The TF tree's part.
+    pub frames: Frames,
+    /// A ground grid of this many 1 m cells a side (0: none).
+    pub grid: u32,
+}
+
+/// A set of points of one size.
+#[derive(Debug, Clone, Default)]
+pub struct PointSet {
+    /// Size in pixels, or in metres when `metres`.
+    pub size: f32,
+    /// See `size`.
+    pub metres: bool,
+    /// Positions (fixed frame).
+    pub pos: Vec<[f32; 3]>,
+    /// Colours.
+    pub color: Vec<Rgba>,
+    /// The layer it belongs to (`usize::MAX` for markers' points without one).
+    pub layer: usize,
+    /// The newest message it holds.
+    pub source: Option<Source>,
+}
+
+/// A label drawn facing the viewer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Label {
+    /// Where (fixed frame).
+    pub pos: [f32; 3],
+    /// What.
+    pub text: String,
+    /// Colour.
+    pub color: Rgba,
+    /// Height in metres (0: the UI's own size).
+    pub height: f32,
+}
+
+/// A thing the pointer can pick: a marker, a pose, a frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pick {
+    /// Where (fixed frame).
+    pub pos: [f32; 3],
+    /// What it is ("/markers goal/0 (ARROW) in map").
+    pub what: String,
+    /// Its message.
+    pub source: Option<Source>,
+}
+
+/// Where a drawn thing came from: a message of the recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Source {
+    /// Connection.
+    pub conn: usize,
+    /// Its place.
+    pub entry: IndexEntry,
+}
+
+/// How one layer fared.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Status {
+    /// The layer's topic.
+    pub topic: String,
+    /// What it drew ("3 clouds, 36,000 points").
+    pub text: String,
+    /// What it could not draw, and why.
+    pub problems: Vec<String>,
+    /// Fields its points can be painted by.
+    pub fields: Vec<String>,
+    /// The range its values were painted over.
+    pub range: Option<(f32, f32)>,
+}
+
+/// A built scene: everything in the fixed frame.
+#[derive(Debug, Clone, Default)]
+pub struct Scene {
+    /// The time it shows.
+    pub t: u64,
+    /// Its fixed frame.
+    pub fixed: String,
+    /// Point sets.
+    pub points: Vec<PointSet>,
+    /// Line segments: ends.
+    pub line_a: Vec<[f32; 3]>,
+    /// See `line_a`.
+    pub line_b: Vec<[f32; 3]>,
+    /// Line colours.
+    pub line_color: Vec<Rgba>,
+    /// Line widths in metres (0: thin).
+    pub line_width: Vec<f32>,
+    /// Triangles: three corners each.
+    pub tri_pos: Vec<[f32; 3]>,
+    /// A colour per corner.
+    pub tri_color: Vec<Rgba>,
+    /// Labels.
+    pub labels: Vec<Label>,
+    /// Things to pick.
+    pub picks: Vec<Pick>,
+    /// Per layer of the request: how it fared.
+    pub status: Vec<Status>,
+    /// The TF tree's part: how it fared.
+    pub frames_status: Status,
+    /// Frames known at this time (for the fixed frame's list).
+    pub frame_names: Vec<String>,
+    /// Time to build (ms).
+    pub build_ms: f64,
+    /// Point buffers of an earlier scene, emptied, to fill again.
+    spare: Vec<(Vec<[f32; 3]>, Vec<Rgba>)>,
+}
+
+/// Scenes no longer shown, handed to [`recycler`]'s thread by [`Scene`]'s `drop` (moving their
+/// buffers, nothing freed where they were dropped), kept for the next scene to fill again: a
+/// scene of millions of points is neither freed nor allocated anew ten times a second, so no
+/// thread (the UI's least) waits while the kernel unmaps and maps hundreds of megabytes.
+fn recycler() -> Option<&'static std::sync::Mutex<std::sync::mpsc::Sender<Scene>>> {
+    static R: std::sync::OnceLock<Option<std::sync::Mutex<std::sync::mpsc::Sender<Scene>>>> =
+        std::sync::OnceLock::new();
+    R.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Scene>();
+        std::thread::Builder::new()
+            .name("bagscope-scene-recycle".into())
+            .spawn(move || {
+                use std::sync::mpsc::RecvTimeoutError;
+                loop {
+                    match rx.recv_timeout(std::time::Duration::from_secs(RECYCLE_KEEP_S)) {
+                        Ok(mut s) => {
+                            s.empty_into_spare();
+                            let mut pool = pool().lock().unwrap_or_else(|e| e.into_inner());
+                            // Two scenes' buffers are kept; more are freed here.
+                            if pool.len() < 2 {
+                                pool.push(s);
+                            }
+                        }
+                        // No scene for a while (the panels closed, or showing a still
+                        // playhead): what is kept is freed, here.
+                        Err(RecvTimeoutError::Timeout) => {
+                            let old = std::mem::take(
+                                &mut *pool().lock().unwrap_or_else(|e| e.into_inner()),
+                            );
+                            drop(old);
+                        }
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+            })
+            .ok()
+            .map(|_| std::sync::Mutex::new(tx))
+    })
+    .as_ref()
+}
+
+fn pool() -> &'static std::sync::Mutex<Vec<Scene>> {
+    static P: std::sync::OnceLock<std::sync::Mutex<Vec<Scene>>> = std::sync::OnceLock::new();
+    P.get_or_init(|| std::sync::Mutex::new(Vec::new()))
+}
+
+/// Kept scenes' buffers are freed after this many seconds without a new one.
+const RECYCLE_KEEP_S: u64 = 10;
+
+/// Scenes smaller than this are freed where they are dropped.
+const RECYCLE_BYTES: usize = 4 << 20;
+
+impl Drop for Scene {
+    fn drop(&mut self) {
+        if self.bytes() < RECYCLE_BYTES {
+            return;
+        }
+        let Some(r) = recycler() else { return };
+        let s = std::mem::take(self);
+        if let Ok(tx) = r.lock() {
+            let _ = tx.send(s);
+        }
+    }
+}
+
+impl Scene {
+    /// A scene to fill: an earlier one's buffers when there is one.
+    pub fn reuse() -> Scene {
+        let old = pool().lock().ok().and_then(|mut p| p.pop());
+        old.unwrap_or_default()
+    }
+
+    /// About how many bytes its buffers hold.
+    fn bytes(&self) -> usize {
+        let pts: usize = self
+            .points
+            .iter()
+            .map(|p| p.pos.capacity() * 12 + p.color.capacity() * 4)
+            .sum();
+        let spare: usize = self
+            .spare
+            .iter()
+            .map(|(a, b)| a.capacity() * 12 + b.capacity() * 4)
+            .sum();
+        pts + spare
+            + (self.line_a.capacity() + self.line_b.capacity() + self.tri_pos.capacity()) * 12
+            + (self.line_color.capacity() + self.line_width.capacity() + self.tri_color.capacity())
+                * 4
+    }
+
+    /// Empties every buffer, keeping its memory; the point sets' go to `spare`.
+    fn empty_into_spare(&mut self) {
+        for p in self.points.drain(..) {
+            let (mut a, mut b) = (p.pos, p.color);
+            a.clear();
+            b.clear();
+            self.spare.push((a, b));
+        }
+        self.spare
+            .sort_by_key(|(a, _)| std::cmp::Reverse(a.capacity()));
+        self.line_a.clear();
+        self.line_b.clear();
+        self.line_color.clear();
+        self.line_width.clear();
+        self.tri_pos.clear();
+        self.tri_color.clear();
+        self.labels.clear();
+        self.picks.clear();
+        self.status.clear();
+        self.frame_names.clear();
+        self.frames_status = Status::default();
+    }
+
+    /// An empty point set, on an earlier scene's buffers when there are some (the largest).
+    fn point_set(&mut self, size: f32, metres: bool, layer: usize) -> PointSet {
+        let (pos, color) = if self.spare.is_empty() {
+            Default::default()
+        } else {
+            self.spare.remove(0)
+        };
+        PointSet {
+            size,
+            metres,
+            pos,
+            color,
+            layer,
+            source: None,
+        }
+    }
+
+    /// A line segment.
+    pub fn line(&mut self, a: [f64; 3], b: [f64; 3], color: Rgba, width_m: f64) {
+        self.line_a.push(shapes::f32s(a));
+        self.line_b.push(shapes::f32s(b));
+        self.line_color.push(color);
+        self.line_width.push(width_m as f32);
+    }
+
+    /// A point `size` metres wide (a marker's POINTS).
+    pub fn point(&mut self, p: [f64; 3], color: Rgba, size: f64) {
+        let size = size as f32;
+        let fits = |s: &PointSet| s.metres && s.size == size && s.layer == usize::MAX;
+        if !self.points.last().is_some_and(fits) {
+            let set = self.point_set(size, true, usize::MAX);
+            self.points.push(set);
+        }
+        if let Some(s) = self.points.last_mut() {
+            s.pos.push(shapes::f32s(p));
+            s.color.push(color);
+        }
+    }
+
+    /// A label.
+    pub fn label(&mut self, p: [f64; 3], text: &str, color: Rgba, height: f64) {
+        self.labels.push(Label {
+            pos: shapes::f32s(p),
+            text: text.to_string(),
+            color,
+            height: height as f32,
+        });
+    }
+
+    /// Number of points drawn.
+    pub fn point_count(&self) -> usize {
+        self.points.iter().map(|s| s.pos.len()).sum()
+    }
+
+    /// The box holding everything drawn, if anything is.
+    pub fn bounds(&self) -> Option<([f32; 3], [f32; 3])> {
+        let all = self
+            .points
+            .iter()
+            .flat_map(|s| s.pos.iter())
+            .chain(&self.line_a)
+            .chain(&self.line_b)
+            .chain(&self.tri_pos);
+        bounds_of(all)
+    }
+
+    /// The box holding the points and solids (not the lines of a ground grid or a trail), else
+    /// everything.
+    pub fn content_bounds(&self) -> Option<([f32; 3], [f32; 3])> {
+        bounds_of(
+            self.points
+                .iter()
+                .flat_map(|s| s.pos.iter())
+                .chain(&self.tri_pos),
+        )
+        .or_else(|| self.bounds())
+    }
+}
+
+fn bounds_of<'a>(all: impl Iterator<Item = &'a [f32; 3]>) -> Option<([f32; 3], [f32; 3])> {
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    for p in all {
+        for i in 0..3 {
+            lo[i] = lo[i].min(p[i]);
+            hi[i] = hi[i].max(p[i]);
+        }
+    }
+    (lo[0] <= hi[0]).then_some((lo, hi))
+}
+
+/// A count with thousands separators ("1,234,567").
+pub fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A rotation and translation as `f32`, for moving many points.
+struct Fast {
+    m: [[f32; 3]; 3],
+    t: [f32; 3],
+}
+
+impl Fast {
+    fn new(p: &Pose) -> Fast {
+        let c = |v| shapes::f32s(p.turn(v));
+        let (x, y, z) = (c([1.0, 0.0, 0.0]), c([0.0, 1.0, 0.0]), c([0.0, 0.0, 1.0]));
+        Fast {
+            m: [[x[0], y[0], z[0]], [x[1], y[1], z[1]], [x[2], y[2], z[2]]],
+            t: shapes::f32s(p.t),
+        }
+    }
+
+    #[inline]
+    fn apply(&self, v: [f32; 3]) -> [f32; 3] {
+        let m = &self.m;
+        [
+            m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2] + self.t[0],
+            m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2] + self.t[1],
+            m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2] + self.t[2],
+        ]
+    }
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct CloudKey {
+    source: Source,
+    paint: Paint,
+}
+
+/// A layer's markers replayed up to some time.
+struct Replay {
+    /// The time replayed to (exclusive bound of what was applied: every message at or before).
+    upto: u64,
+    state: Markers<Source>,
+}
+
+/// Builds scenes of one recording, keeping what later scenes reuse: the decoding plans, the
+/// decoded clouds of the last seconds, and each marker layer's state.
+pub struct Builder {
+    bag: Bag,
+    tables: Arc<MessageTables>,
+    tf: Option<Arc<TfHistory>>,
+    plans: HashMap<usize, Result<Arc<Plan>, String>>,
+    clouds: Vec<(CloudKey, Arc<Points>)>,
+    cloud_points: usize,
+    replays: HashMap<String, Replay>,
+    /// The recording's span (ns), to tell stamps on its clock.
+    span: (u64, u64),
+    /// With no fixed frame asked for: the first frame met, which everything is drawn in.
+    adopted: std::cell::RefCell<Option<String>>,
+}
+
+/// Clouds kept decoded (points) across scenes.
+const CACHE_POINTS: usize = 40_000_000;
+
+impl Builder {
+    /// A builder over `bag` (its tables built) and, when it has one, its transform history.
+    pub fn new(bag: Bag, tables: Arc<MessageTables>, tf: Option<Arc<TfHistory>>) -> Builder {
+        let s = bag.summary();
+        let span = (
+            s.start_ns.unwrap_or(0).saturating_sub(5_000_000_000),
+            s.end_ns.unwrap_or(u64::MAX).saturating_add(5_000_000_000),
+        );
+        Builder {
+            bag,
+            tables,
+            tf,
+            plans: HashMap::new(),
+            clouds: Vec::new(),
+            cloud_points: 0,
+            replays: HashMap::new(),
+            span,
+            adopted: std::cell::RefCell::new(None),
+        }
+    }
+
+    /// Swaps in the transform history once it has been read.
+    pub fn set_tf(&mut self, tf: Option<Arc<TfHistory>>) {
+        self.tf = tf;
+    }
+
+    fn plan(&mut self, conn: usize) -> Result<Arc<Plan>, String> {
+        let bag = &self.bag;
+        self.plans
+            .entry(conn)
+            .or_insert_with(|| bag.plan(conn).map(|(p, _)| p).map_err(|e| e.to_string()))
+            .clone()
+    }
+
+    /// The messages of `topic` recorded in `[from, to]`, in time order; with `from == None`,
+    /// the last one at or before `to`.
+    fn sources(&self, topic: &str, from: Option<u64>, to: u64) -> Vec<Source> {
+        let s = self.bag.summary();
+        let Some(tp) = s.topics.iter().find(|t| t.name == topic) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for &c in &tp.connections {
+            let Some(v) = self.tables.per_connection.get(c) else {
+                continue;
+            };
+            let end = v.partition_point(|e| e.time_ns <= to);
+            let start = match from {
+                Some(f) => v.partition_point(|e| e.time_ns < f),
+                None => end.saturating_sub(1),
+            };
+            out.extend(v[start..end].iter().map(|&entry| Source { conn: c, entry }));
+        }
+        out.sort_by_key(|s| s.entry.time_ns);
+        if from.is_none() && out.len() > 1 {
+            out.drain(..out.len() - 1);
+        }
+        // A decay shorter than the gap between messages still shows the latest.
+        if out.is_empty() && from.is_some() {
+            return self.sources(topic, None, to);
+        }
+        out
+    }
+
+    fn decode(
+        &mut self,
+        src: Source,
+    ) -> Result<(Arc<Plan>, bagscope_reader::encoding::Node), String> {
+        let plan = self.plan(src.conn)?;
+        let m = self
+            .bag
+            .message(src.conn, src.entry)
+            .map_err(|e| e.to_string())?;
+        let node = plan.decode(&m.data).map_err(|e| e.to_string())?;
+        Ok((plan, node))
+    }
+
+    /// The time a message is placed at: its stamp where that is on the recording's clock.
+    fn when(&self, stamp: Option<u64>, received: u64) -> u64 {
+        match stamp {
+            Some(s) if s >= self.span.0 && s <= self.span.1 => s,
+            _ => received,
+        }
+    }
+
+    /// The transform taking `frame` to `fixed` at `t`.
+    fn place(&self, fixed: &str, frame: &str, t: u64) -> Result<Pose, String> {
+        let frame = frame.trim_start_matches('/');
+        // No fixed frame (a recording without transforms): the first frame met is it.
+        let adopted;
+        let fixed = if fixed.is_empty() {
+            adopted = self
+                .adopted
+                .borrow_mut()
+                .get_or_insert_with(|| frame.to_string())
+                .clone();
+            adopted.as_str()
+        } else {
+            fixed
+        };
+        if frame.is_empty() || frame == fixed {
+            return Ok(Pose::IDENTITY);
+        }
+        let Some(tf) = &self.tf else {
+            return Err(format!(
+                "no transform from {frame} to {fixed}: the recording has no TF"
+            ));
+        };
+        tf.lookup_between(fixed, frame, t)
+            .map_err(|e| format!("no transform from {frame} to {fixed}: {e}"))
+    }
+
+    fn cloud(&mut self, kind: Kind, src: Source, paint: &Paint) -> Result<Arc<Points>, String> {
+        let key = CloudKey {
+            source: src,
+            paint: paint.clone(),
+        };
+        if let Some((_, p)) = self.clouds.iter().find(|(k, _)| *k == key) {
+            return Ok(Arc::clone(p));
+        }
+        let (plan, node) = self.decode(src)?;
+        let def = &plan.def;
+        let p = Arc::new(match kind {
+            Kind::Cloud2 => cloud::cloud2(def, &node, paint)?,
+            Kind::Cloud1 => cloud::cloud1(def, &node, paint)?,
+            _ => cloud::scan(def, &node)?,
+        });
+        self.cloud_points += p.xyz.len();
+        self.clouds.push((key, Arc::clone(&p)));
+        while self.cloud_points > CACHE_POINTS && self.clouds.len() > 1 {
+            let (_, old) = self.clouds.remove(0);
+            self.cloud_points -= old.xyz.len();
+        }
+        Ok(p)
+    }
+
+    /// Builds the scene `req` asks for. Checks `cancel` between messages: a cancelled build
+    /// returns what it had.
+    pub fn build(&mut self, req: &Request, cancel: &AtomicBool) -> Scene {
+        let t0 = std::time::Instant::now();
+        let mut scene = Scene::reuse();
+        scene.t = req.t;
+        scene.fixed = req.fixed.clone();
+        if req.grid > 0 {
+            grid(&mut scene, req.grid);
+        }
+        for (i, layer) in req.layers.iter().enumerate() {
+            let mut st = Status {
+                topic: layer.topic.clone(),
+                ..Default::default()
+            };
+            if layer.visible {
+                self.layer(&mut scene, req, i, layer, &mut st, cancel);
+            } else {
+                st.text = "hidden".into();
+            }
+            scene.status.push(st);
+            if cancel.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+        if req.fixed.is_empty() {
+            if let Some(f) = self.adopted.borrow().clone() {
+                scene.frame_names.push(f.clone());
+                scene.fixed = f;
+            }
+        }
+        self.frames(&mut scene, req);
+        scene.build_ms = t0.elapsed().as_secs_f64() * 1e3;
+        scene
+    }
+
+    fn layer(
+        &mut self,
+        scene: &mut Scene,
+        req: &Request,
+        li: usize,
+        layer: &Layer,
+        st: &mut Status,
+        cancel: &AtomicBool,
+    ) {
+        let from = (layer.decay_s > 0.0).then(|| {
+            req.t
+                .saturating_sub((f64::from(layer.decay_s) * 1e9) as u64)
+        });
+        let mut problems: Vec<String> = Vec::new();
+        let mut note = |p: String| {
+            if !problems.contains(&p) {
+                problems.push(p);
+            }
+        };
+        match layer.kind {
+            k if k.is_points() => {
+                let srcs = self.sources(&layer.topic, from, req.t);
+                let paint = match (k, layer.paint()) {
+                    // A scan is valued by intensity or range whatever the field's name.
+                    (Kind::Scan, Paint::Field(_)) => Paint::Field("value".into()),
+                    (_, p) => p,
+                };
+                let mut set = scene.point_set(layer.point_size, false, li);
+                let mut values: Vec<f32> = Vec::new();
+                let mut clouds = 0;
+                // The newest first, so a cap leaves out the oldest.
+                for &src in srcs.iter().rev() {
+                    if cancel.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let pts = match self.cloud(k, src, &paint) {
+                        Ok(p) => p,
+                        Err(e) => {
+                            note(format!("{e} (message at {})", src.entry.time_ns));
+                            continue;
+                        }
+                    };
+                    if st.fields.is_empty() {
+                        st.fields = pts.fields.clone();
+                    }
+                    let at = self.when(pts.stamp, src.entry.time_ns);
+                    let pose = match self.place(&req.fixed, &pts.frame, at) {
+                        Ok(p) => p,
+                        Err(e) => {
+                            note(e);
+                            continue;
+                        }
+                    };
+                    if set.pos.len() + pts.xyz.len() > MAX_SCENE_POINTS {
+                        note(format!(
+                            "only the newest {} points are drawn",
+                            thousands(set.pos.len())
+                        ));
+                        break;
+                    }
+                    let f = Fast::new(&pose);
+                    set.pos.extend(pts.xyz.iter().map(|&v| f.apply(v)));
+                    if !pts.rgb.is_empty() && paint == Paint::Rgb {
+                        set.color.extend_from_slice(&pts.rgb);
+                    } else if pts.value.len() == pts.xyz.len() && !matches!(paint, Paint::Flat) {
+                        values.extend_from_slice(&pts.value);
+                    } else {
+                        values.extend(std::iter::repeat_n(f32::NAN, pts.xyz.len()));
+                    }
+                    if set.source.is_none() {
+                        set.source = Some(src);
+                    }
+                    clouds += 1;
+                    if st.text.is_empty() {
+                        st.text = pts.note.clone();
+                    }
+                }
+                // Colours by value over the values' own range.
+                if set.color.len() != set.pos.len() {
+                    // Mixed: rgb clouds came first (newest); the rest by value.
+                    let (lo, hi) = values
+                        .iter()
+                        .filter(|v| v.is_finite())
+                        .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
+                            (a.min(v), b.max(v))
+                        });
+                    if lo <= hi {
+                        st.range = Some((lo, hi));
+                    }
+                    let span = if hi > lo { hi - lo } else { 1.0 };
+                    set.color.extend(values.iter().map(|&v| {
+                        if v.is_finite() {
+                            let [r, g, b] = crate::image::render::turbo((v - lo) / span);
+                            [r, g, b, 255]
+                        } else {
+                            layer.color
+                        }
+                    }));
+                    set.color.truncate(set.pos.len());
+                }
+                if clouds > 1 {
+                    st.text = format!("{clouds} messages, {} points", thousands(set.pos.len()));
+                } else if clouds == 0 && srcs.is_empty() {
+                    st.text = "no message yet".into();
+                }
+                if set.pos.is_empty() {
+                    scene.spare.push((set.pos, set.color));
+                } else {
+                    scene.points.push(set);
+                }
+            }
+            Kind::Markers => self.markers(scene, req, layer, st, &mut note, cancel),
+            _ => {
+                let srcs = self.sources(&layer.topic, from, req.t);
+                if srcs.is_empty() {
+                    st.text = "no message yet".into();
+                }
+                let mut drawn = 0;
+                for &src in srcs.iter().rev().take(10_000) {
+                    if cancel.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    match self.other(scene, req, layer, src) {
+                        Ok(n) => drawn += n,
+                        Err(e) => note(e),
+                    }
+                }
+                if !srcs.is_empty() {
+                    st.text = format!("{} messages, {drawn} drawn", srcs.len());
+                }
+            }
+        }
+        st.problems = problems;
+    }
+
+    fn markers(
+        &mut self,
+        scene: &mut Scene,
+        req: &Request,
+        layer: &Layer,
+        st: &mut Status,
+        note: &mut impl FnMut(String),
+        cancel: &AtomicBool,
+    ) {
+        let mut replay = match self.replays.remove(&layer.topic) {
+            Some(r) if r.upto <= req.t => r,
+            // Back in time: replayed from the start.
+            _ => Replay {
+                upto: 0,
+                state: Markers::default(),
+            },
+        };
+        let from = if replay.upto == 0 { 0 } else { replay.upto + 1 };
+        let srcs = if from > req.t {
+            Vec::new()
+        } else {
+            self.sources(&layer.topic, Some(from), req.t)
+        };
+        for src in srcs {
+            if cancel.load(Ordering::Relaxed) {
+                // Not complete: not kept.
+                return;
+            }
+            match self
+                .decode(src)
+                .and_then(|(plan, node)| markers::parse(&plan.def, &node))
+            {
+                Ok(ms) => replay.state.apply(ms, src.entry.time_ns, &src),
+                Err(e) => note(e),
+            }
+        }
+        replay.upto = req.t;
+        let mut n = 0;
+        for s in replay.state.at(req.t) {
+            let m = &s.marker;
+            let at = if m.frame_locked {
+                req.t
+            } else {
+                self.when(m.stamp, s.received)
+            };
+            match self.place(&req.fixed, &m.frame, at) {
+                Ok(p) => {
+                    if scene.tri_pos.len() / 3 > MAX_TRIANGLES {
+                        note(format!("only {n} markers drawn: too many triangles"));
+                        break;
+                    }
+                    markers::draw(scene, m, &p);
+                    let pos = p.apply(m.pose.t);
+                    scene.picks.push(Pick {
+                        pos: shapes::f32s(pos),
+                        what: format!(
+                            "{} {}/{} ({}) in {}",
+                            layer.topic,
+                            m.ns.trim_start_matches('\u{1}'),
+                            m.id,
+                            marker_type(m.kind),
+                            if m.frame.is_empty() {
+                                &req.fixed
+                            } else {
+                                &m.frame
+                            }
+                        ),
+                        source: Some(s.source),
+                    });
+                    n += 1;
+                }
+                Err(e) => note(e),
+            }
+        }
+        st.text = format!("{n} markers");
+        self.replays.insert(layer.topic.clone(), replay);
+    }
+
+    /// Poses, paths, maps and camera frustums: the number of things drawn.
+    fn other(
+        &mut self,
+        scene: &mut Scene,
+        req: &Request,
+        layer: &Layer,
+        src: Source,
+    ) -> Result<usize, String> {
+        use read::{header, items, numbers, pose, sub};
+        let (plan, node) = self.decode(src)?;
+        let def = &plan.def;
+        let (frame, stamp) = header(def, &node);
+        let at = self.when(stamp, src.entry.time_ns);
+        let place = self.place(&req.fixed, &frame, at)?;
+        let col = layer.color;
+        let pick = |scene: &mut Scene, p: [f64; 3], what: String| {
+            scene.picks.push(Pick {
+                pos: shapes::f32s(p),
+                what,
+                source: Some(src),
+            })
+        };
+        let frame_name = if frame.is_empty() {
+            req.fixed.clone()
+        } else {
+            frame.clone()
+        };
+        Ok(match layer.kind {
+            Kind::Odometry | Kind::PoseCov | Kind::Pose => {
+                // Odometry and PoseWithCovariance nest the pose once more.
+                let outer = sub(def, &node, "pose").ok_or("no pose field")?;
+                let (p, cov) = match sub(def, outer, "pose") {
+                    Some(inner) => (pose(def, inner), numbers(def, outer, "covariance")),
+                    None => (pose(def, outer), Vec::new()),
+                };
+                let p = place.then(&p.ok_or("a pose that is not a number")?);
+                scene.pose_arrow(&p, 1.0, col);
+                if cov.len() == 36 {
+                    covariance(scene, &p, &place, &cov, col);
+                }
+                pick(scene, p.t, format!("{} pose in {frame_name}", layer.topic));
+                1
+            }
+            Kind::PoseArray => {
+                let ps = items(def, &node, "poses");
+                for q in ps {
+                    if let Some(q) = pose(def, q) {
+                        scene.pose_arrow(&place.then(&q), 0.5, col);
+                    }
+                }
+                ps.len()
+            }
+            Kind::Path => {
+                let ps: Vec<[f64; 3]> = items(def, &node, "poses")
+                    .iter()
+                    .filter_map(|s| sub(def, s, "pose").and_then(|p| pose(def, p)))
+                    .map(|p| place.apply(p.t))
+                    .collect();
+                for w in ps.windows(2) {
+                    scene.line(w[0], w[1], col, 0.0);
+                }
+                if let Some(&last) = ps.last() {
+                    pick(
+                        scene,
+                        last,
+                        format!(
+                            "{} path end ({} poses) in {frame_name}",
+                            layer.topic,
+                            ps.len()
+                        ),
+                    );
+                }
+                ps.len()
+            }
+            Kind::Map => map(scene, def, &node, &place)?,
+            Kind::Camera => {
+                let k = numbers(def, &node, "K");
+                let k = if k.len() == 9 {
+                    k
+                } else {
+                    numbers(def, &node, "k")
+                };
+                let w = read::num(def, &node, "width").unwrap_or(0.0);
+                let h = read::num(def, &node, "height").unwrap_or(0.0);
+                if k.len() != 9 || k[0] <= 0.0 || k[4] <= 0.0 || w <= 0.0 || h <= 0.0 {
+                    return Err("camera info without a calibration (K, width, height)".into());
+                }
+                // The image's corners at 1 m (optical frame: z forward).
+                let corner =
+                    |u: f64, v: f64| place.apply([(u - k[2]) / k[0], (v - k[5]) / k[4], 1.0]);
+                let c = [
+                    corner(0.0, 0.0),
+                    corner(w, 0.0),
+                    corner(w, h),
+                    corner(0.0, h),
+                ];
+                for i in 0..4 {
+                    scene.line(place.t, c[i], col, 0.0);
+                    scene.line(c[i], c[(i + 1) % 4], col, 0.0);
+                }
+                1
+            }
+            _ => 0,
+        })
+    }
+
+    /// The TF tree at the scene's time: axes, names, links, and a frame's trail.
+    fn frames(&mut self, scene: &mut Scene, req: &Request) {
+        let Some(tf) = self.tf.clone() else {
+            scene.frames_status.text = "the recording has no transforms".into();
+            return;
+        };
+        let f = &req.frames;
+        let tree = tf.tree_at(req.t);
+        scene.frame_names = tree.iter().map(|x| tf.frames[x.frame].clone()).collect();
+        scene.frame_names.sort();
+        let mut drawn = 0;
+        let mut missing = 0;
+        for x in &tree {
+            let name = &tf.frames[x.frame];
+            if !f.only.is_empty() && !f.only.contains(name) {
+                continue;
+            }
+            let Ok(p) = tf.lookup(&req.fixed, name, req.t) else {
+                missing += 1;
+                continue;
+            };
+            if f.axes {
+                scene.axes(&p, f64::from(f.size));
+            }
+            if f.names {
+                scene.label(p.t, name, [230, 230, 230, 255], 0.0);
+            }
+            if f.links {
+                if let Some(s) = x.from_parent {
+                    if let Ok(pp) = tf.lookup(&req.fixed, &tf.frames[s.parent as usize], req.t) {
+                        scene.line(pp.t, p.t, [200, 200, 120, 160], 0.0);
+                    }
+                }
+            }
+            scene.picks.push(Pick {
+                pos: shapes::f32s(p.t),
+                what: format!("frame {name} in {}", req.fixed),
+                source: None,
+            });
+            drawn += 1;
+        }
+        scene.frames_status.text = format!("{drawn} frames");
+        if missing > 0 {
+            scene
+                .frames_status
+                .problems
+                .push(format!("{missing} frames not connected to {}", req.fixed));
+        }
+        if !f.trail.is_empty() {
+            match tf.track(&req.fixed, &f.trail, 20_000) {
+                Ok(track) => {
+                    let pts: Vec<[f64; 3]> = track.iter().map(|(_, p)| p.t).collect();
+                    for w in pts.windows(2) {
+                        scene.line(w[0], w[1], [120, 220, 255, 255], 0.0);
+                    }
+                }
+                Err(e) => scene
+                    .frames_status
+                    .problems
+                    .push(format!("no trail of {}: {e}", f.trail)),
+            }
+        }
+    }
+}
+
+/// A marker type's name.
+pub fn marker_type(k: i64) -> &'static str {
+    match k {
+        0 => "ARROW",
+        1 => "CUBE",
+        2 => "SPHERE",
+        3 => "CYLINDER",
+        4 => "LINE_STRIP",
+        5 => "LINE_LIST",
+        6 => "CUBE_LIST",
+        7 => "SPHERE_LIST",
+        8 => "POINTS",
+        9 => "TEXT_VIEW_FACING",
+        10 => "MESH_RESOURCE",
+        11 => "TRIANGLE_LIST",
+        _ => "unknown",
+    }
+}
+
+/// A ground grid of `n` 1 m cells a side on z = 0.
+fn grid(scene: &mut Scene, n: u32) {
+    let h = f64::from(n) / 2.0;
+    for i in 0..=n {
+        let v = f64::from(i) - h;
+        let c = [110, 110, 110, 140];
+        scene.line([-h, v, 0.0], [h, v, 0.0], c, 0.0);
+        scene.line([v, -h, 0.0], [v, h, 0.0], c, 0.0);
+    }
+}
+
+/// The 1-sigma ellipse of a pose's x/y covariance (in the pose's parent frame) as a line loop.
+fn covariance(scene: &mut Scene, p: &Pose, place: &Pose, cov: &[f64], col: Rgba) {
+    let (a, b, c) = (cov[0], cov[1], cov[7]);
+    if !(a.is_finite() && b.is_finite() && c.is_finite()) || a < 0.0 || c < 0.0 {
+        return;
+    }
+    // Eigen-decomposition of [[a, b], [b, c]].
+    let tr = (a + c) / 2.0;
+    let d = (((a - c) / 2.0).powi(2) + b * b).sqrt();
+    let (l1, l2) = ((tr + d).max(0.0).sqrt(), (tr - d).max(0.0).sqrt());
+    let th = 0.5 * (2.0 * b).atan2(a - c);
+    let z = p.t;
+    let mut prev = None;
+    for i in 0..=32 {
+        let u = std::f64::consts::TAU * f64::from(i) / 32.0;
+        let (x, y) = (l1 * u.cos(), l2 * u.sin());
+        let (dx, dy) = (x * th.cos() - y * th.sin(), x * th.sin() + y * th.cos());
+        let d = place.turn([dx, dy, 0.0]);
+        let q = [z[0] + d[0], z[1] + d[1], z[2] + d[2]];
+        if let Some(pv) = prev {
+            scene.line(pv, q, col, 0.0);
+        }
+        prev = Some(q);
+    }
+}
+
+/// A `nav_msgs/OccupancyGrid` on its plane: free cells light, occupied dark, unknown left out;
+/// a grid of more than [`MAP_SIDE`] cells a side drawn by blocks (the most occupied cell of
+/// each). The number of cells drawn.
+fn map(
+    scene: &mut Scene,
+    def: &bagscope_reader::definition::msg::MsgDef,
+    node: &bagscope_reader::encoding::Node,
+    place: &Pose,
+) -> Result<usize, String> {
+    use read::{num, pose, sub};
+    let info = sub(def, node, "info").ok_or("no info field")?;
+    let res = num(def, info, "resolution").ok_or("no resolution")?;
+    let w = num(def, info, "width").ok_or("no width")? as usize;
+    let h = num(def, info, "height").ok_or("no height")? as usize;
+    let origin = sub(def, info, "origin")
+        .and_then(|o| pose(def, o))
+        .unwrap_or(Pose::IDENTITY);
+    let cells: &[u8] = match sub(def, node, "data").map(|n| &n.value) {
+        Some(bagscope_reader::encoding::Value::Prims(_, b))
+        | Some(bagscope_reader::encoding::Value::Bytes(b)) => b,
+        _ => return Err("no int8[] data field".into()),
+    };
+    if !(res > 0.0 && res.is_finite()) {
+        return Err(format!("map resolution {res} is not positive"));
+    }
+    if cells.len() < w.saturating_mul(h) {
+        return Err(format!(
+            "map of {w}×{h} cells holds only {} values",
+            cells.len()
+        ));
+    }
+    let block = w.max(h).div_ceil(MAP_SIDE).max(1);
+    let at = place.then(&origin);
+    let mut drawn = 0;
+    for by in (0..h).step_by(block) {
+        for bx in (0..w).step_by(block) {
+            let mut v: i16 = -1;
+            for y in by..(by + block).min(h) {
+                for x in bx..(bx + block).min(w) {
+                    v = v.max(i16::from(cells[y * w + x] as i8));
+                }
+            }
+            if v < 0 {
+                continue;
+            }
+            let g = (235.0 - 2.1 * f64::from(v.min(100))) as u8;
+            let col = [g, g, g, 230];
+            let (x0, y0) = (bx as f64 * res, by as f64 * res);
+            let (x1, y1) = (
+                ((bx + block).min(w)) as f64 * res,
+                ((by + block).min(h)) as f64 * res,
+            );
+            let c = [
+                at.apply([x0, y0, 0.0]),
+                at.apply([x1, y0, 0.0]),
+                at.apply([x1, y1, 0.0]),
+                at.apply([x0, y1, 0.0]),
+            ];
+            scene.triangle_colored([c[0], c[1], c[2]], [col; 3]);
+            scene.triangle_colored([c[0], c[2], c[3]], [col; 3]);
+            drawn += 1;
+        }
+    }
+    Ok(drawn)
+}

@@ -1,0 +1,113 @@
+//! The crates keep their layers and their weight: each depends only on the bagscope crates
+//! below it (reader → operations, live → app → the `bagscope` binary), and the reader, the
+//! crate a Rust user adds to read recordings, stays small and free of the GUI, the command
+//! line, DDS, Parquet and an async runtime.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+/// Each crate of `crates/` and the bagscope crates it may depend on.
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("bagscope-reader", &[]),
+    ("bagscope-ops", &["bagscope-reader"]),
+    ("bagscope-live", &["bagscope-reader"]),
+    (
+        "bagscope-app",
+        &["bagscope-reader", "bagscope-ops", "bagscope-live"],
+    ),
+];
+
+/// The bagscope crates named in the `[dependencies]` table of a Cargo.toml.
+fn bagscope_dependencies(manifest: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut in_deps = false;
+    for line in manifest.lines() {
+        let l = line.trim();
+        if l.starts_with('[') {
+            in_deps = l == "[dependencies]";
+            continue;
+        }
+        if in_deps && l.starts_with("bagscope-") {
+            let name: String = l
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '-')
+                .collect();
+            out.insert(name);
+        }
+    }
+    out
+}
+
+#[test]
+fn each_crate_depends_only_on_the_crates_below_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut seen = BTreeSet::new();
+    for e in std::fs::read_dir(root.join("crates")).unwrap() {
+        let dir = e.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let Some((_, allowed)) = ALLOWED.iter().find(|(n, _)| *n == name) else {
+            panic!("crates/{name} has no place in this test's layers");
+        };
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        for dep in bagscope_dependencies(&manifest) {
+            assert!(
+                allowed.contains(&dep.as_str()),
+                "crates/{name} depends on {dep}, which is not below it"
+            );
+        }
+        seen.insert(name);
+    }
+    assert_eq!(seen.len(), ALLOWED.len(), "a crate of this test is gone");
+}
+
+#[test]
+fn the_reader_has_a_small_dependency_tree() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "tree",
+            "-p",
+            "bagscope-reader",
+            "--no-default-features",
+            "-e",
+            "normal,build",
+            "--prefix",
+            "none",
+            "--offline",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cargo tree: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let names: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect();
+    for banned in [
+        "egui",
+        "eframe",
+        "clap",
+        "rustdds",
+        "parquet",
+        "tokio",
+        "arrow-array",
+        "image",
+    ] {
+        assert!(
+            !names.contains(banned),
+            "the reader depends on {banned} (through {names:?})"
+        );
+    }
+    assert!(
+        names.len() <= 60,
+        "the reader's tree has {} crates, over 60: {names:?}",
+        names.len()
+    );
+}
