@@ -4,7 +4,7 @@ count of requests per method and path, added latency, answers of 500 and connect
 mid-body on demand.
 
 Run on its own (`python3 range_server.py DIR [--latency-ms N] [--port P]`) it serves until
-killed and prints its URL: what `scripts/bench_remote.py` uses.
+killed and prints its URL: what `scripts/bench/remote.py` uses.
 """
 
 from __future__ import annotations

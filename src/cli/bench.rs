@@ -1,5 +1,5 @@
 //! `bagscope bench BAG`: times the library's operations on one bag and prints JSON, for
-//! `scripts/bench.py`, which runs the peer library beside it.
+//! `scripts/bench/ros1.py`, which runs the peer library beside it.
 
 use std::path::Path;
 use std::process::ExitCode;

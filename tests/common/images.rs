@@ -1,5 +1,5 @@
 //! Image fixtures written with bagscope's writer: one topic per encoding family with the pixels
-//! expected back (shared by tests/images.rs and the UI test).
+//! expected back (shared by tests/corpus/images.rs and the UI test).
 #![allow(dead_code, clippy::unwrap_used)]
 
 use bagscope::ops::image::{encode_jpeg, encode_png16, Pixels};

@@ -608,7 +608,7 @@ impl DecodeCheck {
         })
     }
 
-    /// Problems with definitions (unparseable, md5 mismatch) and failure counts, once a check
+    /// Problems with definitions (unparsable, md5 mismatch) and failure counts, once a check
     /// has run.
     pub fn summary_problems(&self, summary: &crate::Summary) -> Vec<String> {
         let mut out = Vec::new();

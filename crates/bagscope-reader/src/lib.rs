@@ -52,7 +52,7 @@
 //! ```
 
 // No unsafe code: memory safety rests on the compiler, which is also why the fuzz campaign
-// may run without AddressSanitizer (scripts/fuzz_campaign.sh).
+// may run without AddressSanitizer (scripts/dev/fuzz_campaign.sh).
 #![forbid(unsafe_code)]
 
 pub mod bag;

@@ -173,14 +173,14 @@ impl Camera {
             let factor = (-scroll * 0.0015).exp() / zoom;
             if (factor - 1.0).abs() > 1e-4 {
                 let at = resp.hover_pos().and_then(|p| self.ground(rect, p));
-                let nd = (self.dist * factor).clamp(0.05, 1e5);
-                let f = nd / self.dist;
+                let next = (self.dist * factor).clamp(0.05, 1e5);
+                let f = next / self.dist;
                 if let Some(g) = at {
                     for (t, g) in self.target.iter_mut().zip(g).take(2) {
                         *t = g + (*t - g) * f;
                     }
                 }
-                self.dist = nd;
+                self.dist = next;
             }
         }
     }

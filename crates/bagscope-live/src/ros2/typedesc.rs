@@ -692,13 +692,11 @@ mod tests {
             bagscope_reader::definition::msg::Dialect::Ros2,
         )
         .unwrap();
-        let described = text
-            .split("MSG: std_msgs/msg/Header\n")
-            .nth(1)
-            .unwrap()
-            .to_string()
-            + &"=".repeat(80)
-            + "\nMSG: builtin_interfaces/msg/Time\nint32 sec\nuint32 nanosec\n";
+        let described = text.split("MSG: std_msgs/msg/Header\n").nth(1).unwrap();
+        let described = format!(
+            "{described}{}\nMSG: builtin_interfaces/msg/Time\nint32 sec\nuint32 nanosec\n",
+            "=".repeat(80)
+        );
         assert_eq!(
             shape("std_msgs/msg/Header", &shipped),
             shape("std_msgs/msg/Header", &described)

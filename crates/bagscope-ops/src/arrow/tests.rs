@@ -1,3 +1,5 @@
+use arrow_array::{Int32Array, ListArray, StringArray, TimestampNanosecondArray};
+
 use super::*;
 use arrow_array::Array;
 

@@ -5,7 +5,7 @@
 //! Search order: the directories of [`crate::settings::Settings::msg_path`] (`--msg-path`, the app's
 //! setting), then `BAGSCOPE_MSG_PATH`, then each `AMENT_PREFIX_PATH` prefix's `share/`, then
 //! `ROS_PACKAGE_PATH`; in each, `PKG/msg/Type.msg` is looked for. Then the shipped
-//! definitions (`crates/bagscope-reader/interfaces/*.msgs`, written by `scripts/dump_interfaces.py`).
+//! definitions (`crates/bagscope-reader/interfaces/*.msgs`, written by `scripts/data/interfaces.py`).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;

@@ -290,7 +290,7 @@ impl Messages {
     }
 
     /// The next message, lent: where the chunk is read as a stream (MCAP chunks in file
-    /// order, see [`Stream`]) its bytes are borrowed from the chunk, so a reader that looks at
+    /// order, see `Stream`) its bytes are borrowed from the chunk, so a reader that looks at
     /// each message and moves on pays neither a reference count nor a copy per message; in
     /// the other paths the message is read as [`Iterator::next`] reads it and lent from here.
     /// Valid until the next call.

@@ -33,115 +33,6 @@ fn read(path: &std::path::Path, threads: usize) -> Vec<Read> {
     Messages::new(bag, &Filter::default(), threads).map_or_else(|_| Vec::new(), collect)
 }
 
-/// The files of the corpus `dir` (`../shared/DIR`) with extension `ext`, below 64 MiB;
-/// panics when the corpus is missing.
-fn corpus(dir: &str, ext: &str) -> Vec<std::path::PathBuf> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared")
-        .join(dir);
-    assert!(root.is_dir(), "the corpus is missing: {}", root.display());
-    let (mut stack, mut out) = (vec![root], Vec::new());
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == ext)
-                && std::fs::metadata(&p).map_or(0, |m| m.len()) < 64 << 20
-            {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// `next_ref` lends what `next` gives (every field, and the error where there is one) on
-/// the MCAP corpus (read as a stream) and the ROS 1 corpus (read through the tables), with
-/// read-ahead threads and without.
-#[test]
-fn a_lent_message_is_the_message_the_iterator_gives() {
-    type Full = std::result::Result<(usize, u64, Vec<u8>, IndexEntry, u64, u32), String>;
-    let (mut files, mut streamed, mut messages) = (0, 0, 0);
-    for p in corpus("bags2", "mcap")
-        .into_iter()
-        .chain(corpus("bags", "bag"))
-    {
-        let Ok(bag) = Bag::open(&p) else { continue };
-        for threads in [0, 2] {
-            let (Ok(a), Ok(mut b)) = (
-                Messages::new(bag.clone(), &Filter::default(), threads),
-                Messages::new(bag.clone(), &Filter::default(), threads),
-            ) else {
-                continue;
-            };
-            streamed += usize::from(b.stream.is_some());
-            let full = |m: MessageRef<'_>| {
-                let d = m.data.to_vec();
-                (m.conn, m.time_ns, d, m.entry, m.publish_ns, m.sequence)
-            };
-            let want: Vec<Full> = a
-                .map(|m| m.map(|m| full(m.borrowed())).map_err(|e| e.to_string()))
-                .collect();
-            let mut got: Vec<Full> = Vec::new();
-            while let Some(m) = b.next_ref() {
-                got.push(m.map(full).map_err(|e| e.to_string()));
-            }
-            same(&p, &got, &want);
-            files += 1;
-            messages += got.len();
-        }
-    }
-    assert!(
-        files > 100 && streamed > 50 && messages > 10_000,
-        "{files} files, {streamed} streamed, {messages} messages"
-    );
-}
-
-/// A time window read chunk by chunk (no message index) gives what the tables give,
-/// message for message, on every MCAP file of the corpus it applies to: of every topic,
-/// and of the topic with fewest messages alone (whose messages are copied out of their
-/// chunks where they are few of them), inline and on read-ahead threads.
-#[test]
-fn a_window_read_chunk_by_chunk_gives_what_the_tables_give_on_the_mcap_corpus() {
-    let (mut files, mut messages, mut sparse) = (0, 0, 0);
-    for p in corpus("bags2", "mcap") {
-        let Ok(bag) = Bag::open(&p) else { continue };
-        let s = bag.summary();
-        let (Some(t0), Some(t1)) = (s.start_ns, s.end_ns) else {
-            continue;
-        };
-        let fewest = (0..s.connections.len())
-            .filter(|&c| s.connections[c].message_count > 0)
-            .min_by_key(|&c| s.connections[c].message_count);
-        for (connections, threads) in [(None, 0), (fewest.map(|c| vec![c]), 2)] {
-            let one = connections.is_some();
-            let f = Filter {
-                start_ns: Some(t0 + (t1 - t0) / 3),
-                end_ns: Some(t0 + 2 * (t1 - t0) / 3),
-                connections,
-            };
-            let Some(w) = Messages::window_stream(&bag, &f, threads) else {
-                continue;
-            };
-            if one {
-                let ix = w.loader.index.as_ref().expect("a stream's index");
-                sparse += ix.sparse.iter().filter(|&&s| s).count();
-            }
-            let got = collect(w);
-            let want = collect(Messages::new(bag.clone(), &f, 2).unwrap());
-            same(&p, &got, &want);
-            files += usize::from(!one);
-            messages += got.len();
-        }
-    }
-    assert!(
-        files > 50 && messages > 1_000 && sparse > 0,
-        "{files} files, {messages} messages, {sparse} sparse chunks"
-    );
-}
-
 /// The messages of a topic that is one of eight in its chunks are copied out of them
 /// (inline and on read-ahead threads), and read as the tables read them, in every
 /// compression.
@@ -187,37 +78,6 @@ fn a_rare_topic_copied_out_of_its_chunks_reads_as_the_tables_read_it() {
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// Every message of each rosbag2 SQLite recording of the corpus, read as a stream of its
-/// blocks of rows (where they follow each other in time), is what the merge of the tables
-/// gives, inline and on read-ahead threads.
-#[test]
-fn sqlite_rows_read_as_a_stream_give_what_the_merge_gives() {
-    let (mut streamed, mut messages) = (0, 0);
-    for p in corpus("bags2", "db3") {
-        let Ok(bag) = Bag::open(&p) else { continue };
-        let every = Filter {
-            connections: Some((0..bag.summary().connections.len()).collect()),
-            ..Filter::default()
-        };
-        let Ok(merged) = Messages::new(bag.clone(), &every, 2) else {
-            continue;
-        };
-        assert!(merged.stream.is_none());
-        let want = collect(merged);
-        for threads in [0, 2] {
-            let m = Messages::new(bag.clone(), &Filter::default(), threads).unwrap();
-            streamed += usize::from(m.stream.is_some());
-            let got = collect(m);
-            same(&p, &got, &want);
-            messages += got.len();
-        }
-    }
-    assert!(
-        streamed > 10 && messages > 1000,
-        "{streamed} streamed, {messages} messages"
-    );
 }
 
 /// A recording of 1 MiB chunks where one topic of eight is wanted, some of its messages
@@ -367,20 +227,165 @@ fn a_message_index_that_disagrees_with_its_chunk_is_set_aside() {
     });
 }
 
-/// Chunks decompressed inline (one core) and held until their last message give what the
-/// read-ahead threads give, message for message, errors included, on every ROS 1 bag of
-/// the corpus.
-#[test]
-fn inline_reading_gives_what_read_ahead_gives_on_the_ros1_corpus() {
-    let (mut files, mut messages) = (0, 0);
-    for p in corpus("bags", "bag") {
-        let inline = read(&p, 0);
-        assert!(inline == read(&p, 2), "{}", p.display());
-        files += 1;
-        messages += inline.len();
+/// The tests over the shared corpora (`../shared`): the corpus tier (`cargo xtask test corpus`).
+mod shared_corpus {
+    use super::*;
+
+    /// The files of the corpus `dir` (`../shared/DIR`) with extension `ext`, below 64 MiB;
+    /// panics when the corpus is missing.
+    fn corpus(dir: &str, ext: &str) -> Vec<std::path::PathBuf> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared")
+            .join(dir);
+        assert!(root.is_dir(), "the corpus is missing: {}", root.display());
+        let (mut stack, mut out) = (vec![root], Vec::new());
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == ext)
+                    && std::fs::metadata(&p).map_or(0, |m| m.len()) < 64 << 20
+                {
+                    out.push(p);
+                }
+            }
+        }
+        out.sort();
+        out
     }
-    assert!(
-        files > 50 && messages > 10_000,
-        "{files} bags, {messages} messages"
-    );
+
+    /// `next_ref` lends what `next` gives (every field, and the error where there is one) on
+    /// the MCAP corpus (read as a stream) and the ROS 1 corpus (read through the tables), with
+    /// read-ahead threads and without.
+    #[test]
+    fn a_lent_message_is_the_message_the_iterator_gives() {
+        type Full = std::result::Result<(usize, u64, Vec<u8>, IndexEntry, u64, u32), String>;
+        let (mut files, mut streamed, mut messages) = (0, 0, 0);
+        for p in corpus("bags2", "mcap")
+            .into_iter()
+            .chain(corpus("bags", "bag"))
+        {
+            let Ok(bag) = Bag::open(&p) else { continue };
+            for threads in [0, 2] {
+                let (Ok(a), Ok(mut b)) = (
+                    Messages::new(bag.clone(), &Filter::default(), threads),
+                    Messages::new(bag.clone(), &Filter::default(), threads),
+                ) else {
+                    continue;
+                };
+                streamed += usize::from(b.stream.is_some());
+                let full = |m: MessageRef<'_>| {
+                    let d = m.data.to_vec();
+                    (m.conn, m.time_ns, d, m.entry, m.publish_ns, m.sequence)
+                };
+                let want: Vec<Full> = a
+                    .map(|m| m.map(|m| full(m.borrowed())).map_err(|e| e.to_string()))
+                    .collect();
+                let mut got: Vec<Full> = Vec::new();
+                while let Some(m) = b.next_ref() {
+                    got.push(m.map(full).map_err(|e| e.to_string()));
+                }
+                same(&p, &got, &want);
+                files += 1;
+                messages += got.len();
+            }
+        }
+        assert!(
+            files > 100 && streamed > 50 && messages > 10_000,
+            "{files} files, {streamed} streamed, {messages} messages"
+        );
+    }
+
+    /// A time window read chunk by chunk (no message index) gives what the tables give,
+    /// message for message, on every MCAP file of the corpus it applies to: of every topic,
+    /// and of the topic with fewest messages alone (whose messages are copied out of their
+    /// chunks where they are few of them), inline and on read-ahead threads.
+    #[test]
+    fn a_window_read_chunk_by_chunk_gives_what_the_tables_give_on_the_mcap_corpus() {
+        let (mut files, mut messages, mut sparse) = (0, 0, 0);
+        for p in corpus("bags2", "mcap") {
+            let Ok(bag) = Bag::open(&p) else { continue };
+            let s = bag.summary();
+            let (Some(t0), Some(t1)) = (s.start_ns, s.end_ns) else {
+                continue;
+            };
+            let fewest = (0..s.connections.len())
+                .filter(|&c| s.connections[c].message_count > 0)
+                .min_by_key(|&c| s.connections[c].message_count);
+            for (connections, threads) in [(None, 0), (fewest.map(|c| vec![c]), 2)] {
+                let one = connections.is_some();
+                let f = Filter {
+                    start_ns: Some(t0 + (t1 - t0) / 3),
+                    end_ns: Some(t0 + 2 * (t1 - t0) / 3),
+                    connections,
+                };
+                let Some(w) = Messages::window_stream(&bag, &f, threads) else {
+                    continue;
+                };
+                if one {
+                    let ix = w.loader.index.as_ref().expect("a stream's index");
+                    sparse += ix.sparse.iter().filter(|&&s| s).count();
+                }
+                let got = collect(w);
+                let want = collect(Messages::new(bag.clone(), &f, 2).unwrap());
+                same(&p, &got, &want);
+                files += usize::from(!one);
+                messages += got.len();
+            }
+        }
+        assert!(
+            files > 50 && messages > 1_000 && sparse > 0,
+            "{files} files, {messages} messages, {sparse} sparse chunks"
+        );
+    }
+
+    /// Every message of each rosbag2 SQLite recording of the corpus, read as a stream of its
+    /// blocks of rows (where they follow each other in time), is what the merge of the tables
+    /// gives, inline and on read-ahead threads.
+    #[test]
+    fn sqlite_rows_read_as_a_stream_give_what_the_merge_gives() {
+        let (mut streamed, mut messages) = (0, 0);
+        for p in corpus("bags2", "db3") {
+            let Ok(bag) = Bag::open(&p) else { continue };
+            let every = Filter {
+                connections: Some((0..bag.summary().connections.len()).collect()),
+                ..Filter::default()
+            };
+            let Ok(merged) = Messages::new(bag.clone(), &every, 2) else {
+                continue;
+            };
+            assert!(merged.stream.is_none());
+            let want = collect(merged);
+            for threads in [0, 2] {
+                let m = Messages::new(bag.clone(), &Filter::default(), threads).unwrap();
+                streamed += usize::from(m.stream.is_some());
+                let got = collect(m);
+                same(&p, &got, &want);
+                messages += got.len();
+            }
+        }
+        assert!(
+            streamed > 10 && messages > 1000,
+            "{streamed} streamed, {messages} messages"
+        );
+    }
+
+    /// Chunks decompressed inline (one core) and held until their last message give what the
+    /// read-ahead threads give, message for message, errors included, on every ROS 1 bag of
+    /// the corpus.
+    #[test]
+    fn inline_reading_gives_what_read_ahead_gives_on_the_ros1_corpus() {
+        let (mut files, mut messages) = (0, 0);
+        for p in corpus("bags", "bag") {
+            let inline = read(&p, 0);
+            assert!(inline == read(&p, 2), "{}", p.display());
+            files += 1;
+            messages += inline.len();
+        }
+        assert!(
+            files > 50 && messages > 10_000,
+            "{files} bags, {messages} messages"
+        );
+    }
 }

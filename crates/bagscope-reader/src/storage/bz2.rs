@@ -1,7 +1,7 @@
 //! A bzip2 decoder for a chunk read whole: its input is one slice and its output one buffer of
 //! known size, which lets it do what libbz2's streaming decoder cannot.
 //!
-//! - Huffman codes are decoded through a table of the next [`FAST_BITS`] bits (libbz2 walks
+//! - Huffman codes are decoded through a table of the next `FAST_BITS` bits (libbz2 walks
 //!   the code lengths one bit at a time), from a 64-bit window refilled eight bytes at once.
 //! - A block's table is reused from the chunk before (per thread), not allocated and faulted in
 //!   again (7 MB of tables a chunk cost 308,000 page faults over the benchmark bag).
@@ -543,75 +543,82 @@ mod tests {
         }
     }
 
-    /// Every bz2 chunk of the ROS 1 corpus (written by rosbag, rosbag.js, MATLAB) decodes to
-    /// what libbz2 makes of it.
-    #[test]
-    fn decodes_the_corpus_bz2_chunks_as_libbz2_does() {
-        use std::io::Read;
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bags");
-        assert!(root.is_dir(), "the corpus is missing: {}", root.display());
-        let (mut stack, mut chunks) = (vec![root], 0);
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).unwrap().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                    continue;
-                }
-                if p.extension().is_none_or(|x| x != "bag") {
-                    continue;
-                }
-                let f = std::fs::read(&p).unwrap();
-                if !f.starts_with(b"#ROSBAG V2.0\n") {
-                    continue;
-                }
-                // Records: header length, header (length-prefixed name=value fields), data.
-                let le = |at: usize| {
-                    f.get(at..at + 4)
-                        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-                };
-                let mut pos = 13;
-                while let Some(hl) = le(pos) {
-                    let Some(header) = f.get(pos + 4..pos + 4 + hl) else {
-                        break;
-                    };
-                    let Some(dl) = le(pos + 4 + hl) else { break };
-                    let Some(data) = f.get(pos + 8 + hl..pos + 8 + hl + dl) else {
-                        break;
-                    };
-                    pos += 8 + hl + dl;
-                    let mut fields = std::collections::HashMap::new();
-                    let mut i = 0;
-                    while let Some(n) = header
-                        .get(i..i + 4)
-                        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-                    {
-                        let Some(kv) = header.get(i + 4..i + 4 + n) else {
-                            break;
-                        };
-                        if let Some(eq) = kv.iter().position(|&c| c == b'=') {
-                            fields.insert(kv[..eq].to_vec(), kv[eq + 1..].to_vec());
-                        }
-                        i += 4 + n;
-                    }
-                    if fields.get(&b"op"[..]).map(Vec::as_slice) != Some(&[5u8][..])
-                        || fields.get(&b"compression"[..]).map(Vec::as_slice) != Some(&b"bz2"[..])
-                    {
+    /// The tests over the shared corpora (`../shared`): the corpus tier.
+    mod shared_corpus {
+        use super::*;
+
+        /// Every bz2 chunk of the ROS 1 corpus (written by rosbag, rosbag.js, MATLAB) decodes to
+        /// what libbz2 makes of it.
+        #[test]
+        fn decodes_the_corpus_bz2_chunks_as_libbz2_does() {
+            use std::io::Read;
+            let root =
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bags");
+            assert!(root.is_dir(), "the corpus is missing: {}", root.display());
+            let (mut stack, mut chunks) = (vec![root], 0);
+            while let Some(d) = stack.pop() {
+                for e in std::fs::read_dir(&d).unwrap().flatten() {
+                    let p = e.path();
+                    if p.is_dir() {
+                        stack.push(p);
                         continue;
                     }
-                    let mut want = Vec::new();
-                    bzip2::read::BzDecoder::new(data)
-                        .read_to_end(&mut want)
-                        .unwrap();
-                    let mut got = Vec::new();
-                    decode(data, &mut got, want.len())
-                        .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-                    assert!(got == want, "{}", p.display());
-                    chunks += 1;
+                    if p.extension().is_none_or(|x| x != "bag") {
+                        continue;
+                    }
+                    let f = std::fs::read(&p).unwrap();
+                    if !f.starts_with(b"#ROSBAG V2.0\n") {
+                        continue;
+                    }
+                    // Records: header length, header (length-prefixed name=value fields), data.
+                    let le = |at: usize| {
+                        f.get(at..at + 4)
+                            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+                    };
+                    let mut pos = 13;
+                    while let Some(hl) = le(pos) {
+                        let Some(header) = f.get(pos + 4..pos + 4 + hl) else {
+                            break;
+                        };
+                        let Some(dl) = le(pos + 4 + hl) else { break };
+                        let Some(data) = f.get(pos + 8 + hl..pos + 8 + hl + dl) else {
+                            break;
+                        };
+                        pos += 8 + hl + dl;
+                        let mut fields = std::collections::HashMap::new();
+                        let mut i = 0;
+                        while let Some(n) = header
+                            .get(i..i + 4)
+                            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+                        {
+                            let Some(kv) = header.get(i + 4..i + 4 + n) else {
+                                break;
+                            };
+                            if let Some(eq) = kv.iter().position(|&c| c == b'=') {
+                                fields.insert(kv[..eq].to_vec(), kv[eq + 1..].to_vec());
+                            }
+                            i += 4 + n;
+                        }
+                        if fields.get(&b"op"[..]).map(Vec::as_slice) != Some(&[5u8][..])
+                            || fields.get(&b"compression"[..]).map(Vec::as_slice)
+                                != Some(&b"bz2"[..])
+                        {
+                            continue;
+                        }
+                        let mut want = Vec::new();
+                        bzip2::read::BzDecoder::new(data)
+                            .read_to_end(&mut want)
+                            .unwrap();
+                        let mut got = Vec::new();
+                        decode(data, &mut got, want.len())
+                            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                        assert!(got == want, "{}", p.display());
+                        chunks += 1;
+                    }
                 }
             }
+            assert!(chunks >= 40, "{chunks} bz2 chunks");
         }
-        assert!(chunks >= 40, "{chunks} bz2 chunks");
     }
 
     /// Damaged streams give an error, never a panic, and never data other than the original.

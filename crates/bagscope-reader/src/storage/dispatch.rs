@@ -79,7 +79,7 @@ pub(crate) enum Recognised {
     File(Source),
 }
 
-/// The kind of recording at a local `path`, told as [`recognise`] tells it (by content, not by
+/// The kind of recording at a local `path`, told as `recognise` tells it (by content, not by
 /// name) but without opening it: `"ros1"` (a ROS 1 bag of any version), `"mcap"`, `"rosbag2"`
 /// (a directory, its `metadata.yaml`, a SQLite or zstd storage file). `None` for a file whose
 /// first bytes are no recording's, an empty one included. Only the first kilobyte is read.

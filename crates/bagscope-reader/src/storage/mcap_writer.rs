@@ -450,7 +450,7 @@ impl McapWriter {
             })
             .collect();
         group(&mut summary, opcode::CHUNK_INDEX, &cis);
-        let mis: Vec<Vec<u8>> = self
+        let metadata_indexes: Vec<Vec<u8>> = self
             .metadata
             .iter()
             .map(|(pos, len, name)| {
@@ -463,7 +463,7 @@ impl McapWriter {
                 r
             })
             .collect();
-        group(&mut summary, opcode::METADATA_INDEX, &mis);
+        group(&mut summary, opcode::METADATA_INDEX, &metadata_indexes);
         let summary_offset_start = summary_start + summary.len() as u64;
         for (op, start, len) in &groups {
             let mut c = vec![*op];

@@ -12,7 +12,7 @@
 //! ([`scrub`]).
 //!
 //! The client is asynchronous; its requests run on a small runtime of our own
-//! ([`runtime`]), and every reader waits on its own request (reader threads issue theirs side by
+//! (`runtime`), and every reader waits on its own request (reader threads issue theirs side by
 //! side).
 
 use std::collections::HashMap;
@@ -446,7 +446,7 @@ struct Blocks {
     ahead: u64,
 }
 
-/// A remote object read by ranges, as a [`super::Source`].
+/// A remote object read by ranges, as a `Source`.
 pub struct RemoteFile {
     url: String,
     store: Arc<dyn ObjectStore>,

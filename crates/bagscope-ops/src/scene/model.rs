@@ -1,0 +1,499 @@
+//! What a scene is: its layers as the user sets them, the request a worker builds from, and the
+//! scene built (points, lines, triangles, labels), with its buffers recycled between scenes.
+
+use bagscope_reader::storage::IndexEntry;
+
+use super::cloud::Paint;
+use super::shapes;
+
+/// A colour, 8-bit RGBA.
+pub type Rgba = [u8; 4];
+
+/// Most points a scene draws; the oldest clouds of a long decay are left out beyond it.
+pub const MAX_SCENE_POINTS: usize = 20_000_000;
+/// Most triangles a scene draws (markers, maps); beyond, the layer says what was left out.
+pub const MAX_TRIANGLES: usize = 6_000_000;
+/// Most cells of a map drawn on a side: a larger grid is drawn coarser.
+pub(super) const MAP_SIDE: usize = 1024;
+
+/// What a layer draws, by its message type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Kind {
+    /// `sensor_msgs/PointCloud2`.
+    Cloud2,
+    /// `sensor_msgs/PointCloud`.
+    Cloud1,
+    /// `sensor_msgs/LaserScan`.
+    Scan,
+    /// `visualization_msgs/Marker` or `MarkerArray`.
+    Markers,
+    /// `nav_msgs/Odometry`.
+    Odometry,
+    /// `geometry_msgs/PoseStamped`.
+    Pose,
+    /// `geometry_msgs/PoseWithCovarianceStamped`.
+    PoseCov,
+    /// `geometry_msgs/PoseArray`.
+    PoseArray,
+    /// `nav_msgs/Path`.
+    Path,
+    /// `nav_msgs/OccupancyGrid`.
+    Map,
+    /// `sensor_msgs/CameraInfo`.
+    Camera,
+}
+
+impl Kind {
+    /// The kind of a message type, if the scene draws it (ROS's types, and Foxglove's own
+    /// schemas of the same things).
+    pub fn of(datatype: &str) -> Option<Kind> {
+        let t = datatype.replace("/msg/", "/");
+        Some(match t.as_str() {
+            "foxglove.PointCloud" => Kind::Cloud2,
+            "foxglove.SceneUpdate" => Kind::Markers,
+            "foxglove.PoseInFrame" => Kind::Pose,
+            "foxglove.PosesInFrame" => Kind::PoseArray,
+            "sensor_msgs/PointCloud2" => Kind::Cloud2,
+            "sensor_msgs/PointCloud" => Kind::Cloud1,
+            "sensor_msgs/LaserScan" => Kind::Scan,
+            "visualization_msgs/Marker" | "visualization_msgs/MarkerArray" => Kind::Markers,
+            "nav_msgs/Odometry" => Kind::Odometry,
+            "geometry_msgs/PoseStamped" => Kind::Pose,
+            "geometry_msgs/PoseWithCovarianceStamped" => Kind::PoseCov,
+            "geometry_msgs/PoseArray" => Kind::PoseArray,
+            "nav_msgs/Path" => Kind::Path,
+            "nav_msgs/OccupancyGrid" => Kind::Map,
+            "sensor_msgs/CameraInfo" => Kind::Camera,
+            _ => return None,
+        })
+    }
+
+    /// Whether its messages are points (painted, sized, decayed).
+    pub fn is_points(self) -> bool {
+        matches!(self, Kind::Cloud2 | Kind::Cloud1 | Kind::Scan)
+    }
+}
+
+/// One layer as the user set it.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Layer {
+    /// Its topic.
+    pub topic: String,
+    /// What it draws.
+    pub kind: Kind,
+    /// Drawn.
+    pub visible: bool,
+    /// Points: painted by (`""` flat, `"rgb"` packed colour, else a field's value).
+    pub paint: String,
+    /// The flat colour (points, arrows, paths).
+    pub color: Rgba,
+    /// Points: size in pixels.
+    pub point_size: f32,
+    /// Keep the messages of the last this many seconds (0: only the latest).
+    pub decay_s: f32,
+}
+
+impl Layer {
+    /// A layer on `topic` of `kind` with the defaults a first look wants: clouds painted by
+    /// their height, scans by intensity or range, one of a few colours by `index`.
+    pub fn new(topic: &str, kind: Kind, index: usize) -> Layer {
+        const PALETTE: [Rgba; 6] = [
+            [255, 200, 40, 255],
+            [80, 200, 255, 255],
+            [255, 90, 200, 255],
+            [120, 255, 120, 255],
+            [255, 140, 60, 255],
+            [180, 140, 255, 255],
+        ];
+        Layer {
+            topic: topic.to_string(),
+            kind,
+            visible: true,
+            paint: match kind {
+                Kind::Cloud2 | Kind::Cloud1 => "z".into(),
+                Kind::Scan => "value".into(),
+                _ => String::new(),
+            },
+            color: PALETTE[index % PALETTE.len()],
+            point_size: 3.0,
+            decay_s: 0.0,
+        }
+    }
+
+    pub(super) fn paint(&self) -> Paint {
+        match self.paint.as_str() {
+            "" | "flat" => Paint::Flat,
+            "rgb" | "rgba" => Paint::Rgb,
+            f => Paint::Field(f.to_string()),
+        }
+    }
+}
+
+/// What the TF tree adds to a scene.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Frames {
+    /// Each frame's axes.
+    pub axes: bool,
+    /// Their names.
+    pub names: bool,
+    /// A line from each frame to its parent.
+    pub links: bool,
+    /// Only these frames (empty: all).
+    pub only: Vec<String>,
+    /// Length of the axes (m).
+    pub size: f32,
+    /// A frame whose trail over the whole recording is drawn (empty: none).
+    pub trail: String,
+}
+
+impl Default for Frames {
+    fn default() -> Self {
+        Frames {
+            axes: true,
+            names: true,
+            links: true,
+            only: Vec::new(),
+            size: 0.5,
+            trail: String::new(),
+        }
+    }
+}
+
+/// A scene to build.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The time (ns, the recording's clock).
+    pub t: u64,
+    /// The frame everything is drawn in.
+    pub fixed: String,
+    /// The layers.
+    pub layers: Vec<Layer>,
+    /// The TF tree's part.
+    pub frames: Frames,
+    /// A ground grid of this many 1 m cells a side (0: none).
+    pub grid: u32,
+}
+
+/// A set of points of one size.
+#[derive(Debug, Clone, Default)]
+pub struct PointSet {
+    /// Size in pixels, or in metres when `metres`.
+    pub size: f32,
+    /// See `size`.
+    pub metres: bool,
+    /// Positions (fixed frame).
+    pub pos: Vec<[f32; 3]>,
+    /// Colours.
+    pub color: Vec<Rgba>,
+    /// The layer it belongs to (`usize::MAX` for markers' points without one).
+    pub layer: usize,
+    /// The newest message it holds.
+    pub source: Option<Source>,
+}
+
+/// A label drawn facing the viewer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Label {
+    /// Where (fixed frame).
+    pub pos: [f32; 3],
+    /// What.
+    pub text: String,
+    /// Colour.
+    pub color: Rgba,
+    /// Height in metres (0: the UI's own size).
+    pub height: f32,
+}
+
+/// A thing the pointer can pick: a marker, a pose, a frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pick {
+    /// Where (fixed frame).
+    pub pos: [f32; 3],
+    /// What it is ("/markers goal/0 (ARROW) in map").
+    pub what: String,
+    /// Its message.
+    pub source: Option<Source>,
+}
+
+/// Where a drawn thing came from: a message of the recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Source {
+    /// Connection.
+    pub conn: usize,
+    /// Its place.
+    pub entry: IndexEntry,
+}
+
+/// How one layer fared.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Status {
+    /// The layer's topic.
+    pub topic: String,
+    /// What it drew ("3 clouds, 36,000 points").
+    pub text: String,
+    /// What it could not draw, and why.
+    pub problems: Vec<String>,
+    /// Fields its points can be painted by.
+    pub fields: Vec<String>,
+    /// The range its values were painted over.
+    pub range: Option<(f32, f32)>,
+}
+
+/// A built scene: everything in the fixed frame.
+#[derive(Debug, Clone, Default)]
+pub struct Scene {
+    /// The time it shows.
+    pub t: u64,
+    /// Its fixed frame.
+    pub fixed: String,
+    /// Point sets.
+    pub points: Vec<PointSet>,
+    /// Line segments: ends.
+    pub line_a: Vec<[f32; 3]>,
+    /// See `line_a`.
+    pub line_b: Vec<[f32; 3]>,
+    /// Line colours.
+    pub line_color: Vec<Rgba>,
+    /// Line widths in metres (0: thin).
+    pub line_width: Vec<f32>,
+    /// Triangles: three corners each.
+    pub tri_pos: Vec<[f32; 3]>,
+    /// A colour per corner.
+    pub tri_color: Vec<Rgba>,
+    /// Labels.
+    pub labels: Vec<Label>,
+    /// Things to pick.
+    pub picks: Vec<Pick>,
+    /// Per layer of the request: how it fared.
+    pub status: Vec<Status>,
+    /// The TF tree's part: how it fared.
+    pub frames_status: Status,
+    /// Frames known at this time (for the fixed frame's list).
+    pub frame_names: Vec<String>,
+    /// Time to build (ms).
+    pub build_ms: f64,
+    /// Point buffers of an earlier scene, emptied, to fill again.
+    pub(super) spare: Vec<(Vec<[f32; 3]>, Vec<Rgba>)>,
+}
+
+/// Scenes no longer shown, handed to [`recycler`]'s thread by [`Scene`]'s `drop` (moving their
+/// buffers, nothing freed where they were dropped), kept for the next scene to fill again: a
+/// scene of millions of points is neither freed nor allocated anew ten times a second, so no
+/// thread (the UI's least) waits while the kernel unmaps and maps hundreds of megabytes.
+pub(super) fn recycler() -> Option<&'static std::sync::Mutex<std::sync::mpsc::Sender<Scene>>> {
+    static R: std::sync::OnceLock<Option<std::sync::Mutex<std::sync::mpsc::Sender<Scene>>>> =
+        std::sync::OnceLock::new();
+    R.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Scene>();
+        std::thread::Builder::new()
+            .name("bagscope-scene-recycle".into())
+            .spawn(move || {
+                use std::sync::mpsc::RecvTimeoutError;
+                loop {
+                    match rx.recv_timeout(std::time::Duration::from_secs(RECYCLE_KEEP_S)) {
+                        Ok(mut s) => {
+                            s.empty_into_spare();
+                            let mut pool = pool().lock().unwrap_or_else(|e| e.into_inner());
+                            // Two scenes' buffers are kept; more are freed here.
+                            if pool.len() < 2 {
+                                pool.push(s);
+                            }
+                        }
+                        // No scene for a while (the panels closed, or showing a still
+                        // playhead): what is kept is freed, here.
+                        Err(RecvTimeoutError::Timeout) => {
+                            let old = std::mem::take(
+                                &mut *pool().lock().unwrap_or_else(|e| e.into_inner()),
+                            );
+                            drop(old);
+                        }
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+            })
+            .ok()
+            .map(|_| std::sync::Mutex::new(tx))
+    })
+    .as_ref()
+}
+
+pub(super) fn pool() -> &'static std::sync::Mutex<Vec<Scene>> {
+    static P: std::sync::OnceLock<std::sync::Mutex<Vec<Scene>>> = std::sync::OnceLock::new();
+    P.get_or_init(|| std::sync::Mutex::new(Vec::new()))
+}
+
+/// Kept scenes' buffers are freed after this many seconds without a new one.
+pub(super) const RECYCLE_KEEP_S: u64 = 10;
+
+/// Scenes smaller than this are freed where they are dropped.
+pub(super) const RECYCLE_BYTES: usize = 4 << 20;
+
+impl Drop for Scene {
+    fn drop(&mut self) {
+        if self.bytes() < RECYCLE_BYTES {
+            return;
+        }
+        let Some(r) = recycler() else { return };
+        let s = std::mem::take(self);
+        if let Ok(tx) = r.lock() {
+            let _ = tx.send(s);
+        }
+    }
+}
+
+impl Scene {
+    /// A scene to fill: an earlier one's buffers when there is one.
+    pub fn reuse() -> Scene {
+        let old = pool().lock().ok().and_then(|mut p| p.pop());
+        old.unwrap_or_default()
+    }
+
+    /// About how many bytes its buffers hold.
+    pub(super) fn bytes(&self) -> usize {
+        let pts: usize = self
+            .points
+            .iter()
+            .map(|p| p.pos.capacity() * 12 + p.color.capacity() * 4)
+            .sum();
+        let spare: usize = self
+            .spare
+            .iter()
+            .map(|(a, b)| a.capacity() * 12 + b.capacity() * 4)
+            .sum();
+        pts + spare
+            + (self.line_a.capacity() + self.line_b.capacity() + self.tri_pos.capacity()) * 12
+            + (self.line_color.capacity() + self.line_width.capacity() + self.tri_color.capacity())
+                * 4
+    }
+
+    /// Empties every buffer, keeping its memory; the point sets' go to `spare`.
+    pub(super) fn empty_into_spare(&mut self) {
+        for p in self.points.drain(..) {
+            let (mut a, mut b) = (p.pos, p.color);
+            a.clear();
+            b.clear();
+            self.spare.push((a, b));
+        }
+        self.spare
+            .sort_by_key(|(a, _)| std::cmp::Reverse(a.capacity()));
+        self.line_a.clear();
+        self.line_b.clear();
+        self.line_color.clear();
+        self.line_width.clear();
+        self.tri_pos.clear();
+        self.tri_color.clear();
+        self.labels.clear();
+        self.picks.clear();
+        self.status.clear();
+        self.frame_names.clear();
+        self.frames_status = Status::default();
+    }
+
+    /// An empty point set, on an earlier scene's buffers when there are some (the largest).
+    pub(super) fn point_set(&mut self, size: f32, metres: bool, layer: usize) -> PointSet {
+        let (pos, color) = if self.spare.is_empty() {
+            Default::default()
+        } else {
+            self.spare.remove(0)
+        };
+        PointSet {
+            size,
+            metres,
+            pos,
+            color,
+            layer,
+            source: None,
+        }
+    }
+
+    /// A line segment.
+    pub fn line(&mut self, a: [f64; 3], b: [f64; 3], color: Rgba, width_m: f64) {
+        self.line_a.push(shapes::f32s(a));
+        self.line_b.push(shapes::f32s(b));
+        self.line_color.push(color);
+        self.line_width.push(width_m as f32);
+    }
+
+    /// A point `size` metres wide (a marker's POINTS).
+    pub fn point(&mut self, p: [f64; 3], color: Rgba, size: f64) {
+        let size = size as f32;
+        let fits = |s: &PointSet| s.metres && s.size == size && s.layer == usize::MAX;
+        if !self.points.last().is_some_and(fits) {
+            let set = self.point_set(size, true, usize::MAX);
+            self.points.push(set);
+        }
+        if let Some(s) = self.points.last_mut() {
+            s.pos.push(shapes::f32s(p));
+            s.color.push(color);
+        }
+    }
+
+    /// A label.
+    pub fn label(&mut self, p: [f64; 3], text: &str, color: Rgba, height: f64) {
+        self.labels.push(Label {
+            pos: shapes::f32s(p),
+            text: text.to_string(),
+            color,
+            height: height as f32,
+        });
+    }
+
+    /// Number of points drawn.
+    pub fn point_count(&self) -> usize {
+        self.points.iter().map(|s| s.pos.len()).sum()
+    }
+
+    /// The box holding everything drawn, if anything is.
+    pub fn bounds(&self) -> Option<([f32; 3], [f32; 3])> {
+        let all = self
+            .points
+            .iter()
+            .flat_map(|s| s.pos.iter())
+            .chain(&self.line_a)
+            .chain(&self.line_b)
+            .chain(&self.tri_pos);
+        bounds_of(all)
+    }
+
+    /// The box holding the points and solids (not the lines of a ground grid or a trail), else
+    /// everything.
+    pub fn content_bounds(&self) -> Option<([f32; 3], [f32; 3])> {
+        bounds_of(
+            self.points
+                .iter()
+                .flat_map(|s| s.pos.iter())
+                .chain(&self.tri_pos),
+        )
+        .or_else(|| self.bounds())
+    }
+}
+
+pub(super) fn bounds_of<'a>(
+    all: impl Iterator<Item = &'a [f32; 3]>,
+) -> Option<([f32; 3], [f32; 3])> {
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    for p in all {
+        for i in 0..3 {
+            lo[i] = lo[i].min(p[i]);
+            hi[i] = hi[i].max(p[i]);
+        }
+    }
+    (lo[0] <= hi[0]).then_some((lo, hi))
+}
+
+/// A count with thousands separators ("1,234,567").
+pub fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

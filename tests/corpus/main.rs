@@ -1,0 +1,28 @@
+//! Integration tests over the shared corpora (`../shared/bags`, `../shared/bags2`) and the peer
+//! readers and writers `.ci/run` installs (rosbags, the mcap package, protobuf, the Foxglove SDK,
+//! an HTTP server on loopback) (`cargo xtask test corpus`).
+#![allow(clippy::unwrap_used)]
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cli_small;
+mod convert;
+mod damaged_mcap_rosbag2;
+mod damaged_other_storages;
+mod decode;
+mod encodings;
+mod export;
+mod gen;
+mod idl;
+mod images;
+mod log;
+mod mcap;
+mod merge;
+mod migrate;
+mod peer_rosbags;
+mod remote;
+mod ros1_corpus;
+mod ros2_mcap_corpus;
+mod scene;
+mod tf;

@@ -1,0 +1,131 @@
+//! A 3D panel following the playhead in a fixed frame.
+
+use bagscope::app::{App, Cmd};
+use egui::{Event, Modifiers, PointerButton, Pos2};
+use egui_kittest::kittest::Queryable;
+
+use crate::common;
+use crate::*;
+
+fn panel(a: &App) -> &bagscope::app::scene::ScenePanel {
+    &a.doc.as_ref().unwrap().scene.panels[0]
+}
+
+/// The 3D panel on the demo: opened from the bar with every drawable topic, a fixed frame
+/// picked from the tree, changed to another, hovering a lidar point and a frame shows what and
+/// where, clicking a marker moves the inspector to its message.
+#[test]
+fn a_3d_panel_follows_the_playhead_in_a_fixed_frame() {
+    let dir = common::temp_dir("ui-scene");
+    let p = dir.join("demo.bag");
+    bagscope::demo::write_demo(&p, 20).unwrap();
+    let mut h = harness(Some(p));
+    wait_for(&mut h, "indexing", indexed);
+    let start = h.state().doc.as_ref().unwrap().rec.range().0;
+    h.state_mut()
+        .apply(Cmd::SetPlayhead(start + 12_000_000_000));
+    // The bar's button (each drawable topic's row has one too).
+    h.get_all_by_label("3D").next().unwrap().click();
+    wait_for(&mut h, "the scene", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.scene.panels.first().is_some_and(|p| p.scene.is_some()))
+    });
+    // Every drawable topic is a layer; the fixed frame is the tree's map.
+    for t in [
+        "/lidar/points",
+        "/odom",
+        "/plan",
+        "/planner/markers",
+        "/scan",
+    ] {
+        assert!(h.query_by_label(t).is_some(), "no layer {t}");
+    }
+    wait_for(&mut h, "map as fixed frame", |a| {
+        panel(a).scene.as_ref().is_some_and(|s| s.fixed == "map")
+    });
+    let s = panel(h.state()).scene.clone().unwrap();
+    assert!(s.point_count() > 2000, "{}", s.point_count());
+    assert_eq!(s.status[3].text, "4 markers");
+    assert!(
+        h.query_by_label("2084 of 2084 points").is_some() || s.status[0].text.ends_with("points")
+    );
+    // The fixed frame changed to odom: the scene is built again there.
+    h.get_by_label("Fixed frame").click();
+    h.run_steps(2);
+    h.get_all_by_label("odom").last().unwrap().click();
+    wait_for(&mut h, "the scene in odom", |a| {
+        panel(a).scene.as_ref().is_some_and(|s| s.fixed == "odom")
+    });
+    let s = panel(h.state()).scene.clone().unwrap();
+    // Hover: a frame's pick, then a lidar point away from every pick.
+    let (rect, cam) = {
+        let p = panel(h.state());
+        (p.rect, p.settings.camera)
+    };
+    let ppp = h.ctx.pixels_per_point();
+    let view = cam.view(rect.width() * ppp, rect.height() * ppp);
+    let at = |q: [f32; 3]| {
+        cam.project(&view, q, rect)
+            .filter(|p| rect.shrink(4.0).contains(*p))
+    };
+    let base = s
+        .picks
+        .iter()
+        .find(|k| k.what.starts_with("frame base_link"))
+        .unwrap();
+    h.event(Event::PointerMoved(
+        at(base.pos).expect("base_link in view"),
+    ));
+    h.run_steps(3);
+    let hover = panel(h.state())
+        .hover
+        .clone()
+        .expect("something under the pointer");
+    assert!(hover.starts_with("frame base_link in odom"), "{hover}");
+    let picks: Vec<Pos2> = s.picks.iter().filter_map(|k| at(k.pos)).collect();
+    let lidar = s.points.iter().find(|p| p.layer == 0).unwrap();
+    let point = lidar
+        .pos
+        .iter()
+        .filter_map(|q| at(*q))
+        .find(|p| picks.iter().all(|k| k.distance(*p) > 12.0))
+        .expect("a lidar point in view");
+    h.event(Event::PointerMoved(point));
+    h.run_steps(3);
+    let hover = panel(h.state())
+        .hover
+        .clone()
+        .expect("a point under the pointer");
+    assert!(hover.starts_with("/lidar/points point"), "{hover}");
+    assert!(hover.ends_with("in odom"), "{hover}");
+    // Clicking the goal marker moves the inspector to its message.
+    let goal = s
+        .picks
+        .iter()
+        .find(|k| k.what.contains("goal/0 (ARROW)"))
+        .unwrap();
+    let src = goal.source.unwrap();
+    let gp = at(goal.pos).expect("the goal in view");
+    h.event(Event::PointerMoved(gp));
+    h.run_steps(2);
+    h.event(Event::PointerButton {
+        pos: gp,
+        button: PointerButton::Primary,
+        pressed: true,
+        modifiers: Modifiers::NONE,
+    });
+    h.event(Event::PointerButton {
+        pos: gp,
+        button: PointerButton::Primary,
+        pressed: false,
+        modifiers: Modifiers::NONE,
+    });
+    h.run_steps(3);
+    let d = h.state().doc.as_ref().unwrap();
+    assert_eq!(d.nav.playhead, src.entry.time_ns);
+    assert_eq!(
+        d.rec.bag.summary().topics[d.nav.selected.unwrap()].name,
+        "/planner/markers"
+    );
+}

@@ -1,0 +1,15 @@
+//! Integration tests that need nothing beyond the repository: fixtures are written by bagscope or
+//! made in the test (`cargo xtask test unit`).
+#![allow(clippy::unwrap_used)]
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod crates;
+mod damaged_ros1;
+mod deferred;
+mod docs;
+mod play;
+mod rosbag2_layout;
+mod undecodable;
+mod writer;

@@ -1,0 +1,160 @@
+//! `cargo xtask`: the project's tasks.
+//!
+//! `cargo xtask test TIER` runs one tier of the tests (`TESTING.md` says what each needs):
+//!
+//! - `unit`: nothing beyond the repository and the Rust toolchain (no `../shared`, no
+//!   network, no ROS, no display): every crate's unit tests (less those over the shared
+//!   corpora, in modules named `shared_corpus`), the doc tests, `tests/unit`, `tests/scale`,
+//!   the reader's layer check;
+//! - `corpus`: the shared corpora (`../shared/bags`, `../shared/bags2`) and the peer tools
+//!   `.ci/run` installs: `tests/corpus`, `tests/sqlite`, the unit tests of the corpora;
+//! - `live`: live ROS 1 and ROS 2 graphs (roscore, rclpy, network namespaces): `tests/live`;
+//! - `gui`: the app driven headless (`tests/gui`), its renderer on a real GL context under
+//!   Xvfb (`tests/scene_gl`), and every benchmark once in its short mode;
+//! - `all`: everything built first (one build of every target), then each tier in turn.
+//!
+//! `cargo xtask docs` writes the command-line reference (`docs/cli-reference.md`) anew from
+//! the binary's `--help` (a unit test fails while it differs).
+
+use std::process::{Command, ExitCode};
+
+/// The crates `cargo test` means here (not the Python module, the fuzz targets or this).
+const EXCLUDE: &[&str] = &[
+    "--exclude",
+    "bagscope-python",
+    "--exclude",
+    "bagscope-fuzz",
+    "--exclude",
+    "xtask",
+];
+
+/// One `cargo` run: the arguments, then the test binaries' own after `--`.
+struct Run {
+    args: Vec<&'static str>,
+    test_args: Vec<&'static str>,
+}
+
+fn run(args: &[&'static str], test_args: &[&'static str]) -> Run {
+    Run {
+        args: args.to_vec(),
+        test_args: test_args.to_vec(),
+    }
+}
+
+/// What `cargo` runs for `tier`.
+fn tier(name: &str) -> Option<Vec<Run>> {
+    let ws = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut v = vec!["test", "--workspace"];
+        v.extend_from_slice(EXCLUDE);
+        v.extend_from_slice(extra);
+        v
+    };
+    Some(match name {
+        "unit" => vec![
+            run(
+                &ws(&[
+                    "--lib", "--bins", "--test", "unit", "--test", "scale", "--test", "layers",
+                ]),
+                &["--skip", "shared_corpus::"],
+            ),
+            run(&ws(&["--doc"]), &[]),
+        ],
+        "corpus" => vec![
+            run(&ws(&["--lib"]), &["shared_corpus::"]),
+            run(&["test", "--test", "corpus", "--test", "sqlite"], &[]),
+        ],
+        "live" => vec![run(&["test", "--test", "live"], &[])],
+        "gui" => vec![
+            run(&["test", "--test", "gui", "--test", "scene_gl"], &[]),
+            // A benchmark run as a test is its short mode (no `--bench` argument).
+            run(&["test", "--bench", "ui_frame"], &[]),
+        ],
+        _ => return None,
+    })
+}
+
+fn cargo(r: &Run) -> bool {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut c = Command::new(cargo);
+    c.args(&r.args);
+    if !r.test_args.is_empty() {
+        c.arg("--").args(&r.test_args);
+    }
+    eprintln!("xtask: cargo {}", {
+        let mut s = r.args.join(" ");
+        if !r.test_args.is_empty() {
+            s.push_str(" -- ");
+            s.push_str(&r.test_args.join(" "));
+        }
+        s
+    });
+    c.status().is_ok_and(|s| s.success())
+}
+
+fn usage() -> ExitCode {
+    eprintln!("usage: cargo xtask test unit|corpus|live|gui|all\n       cargo xtask docs");
+    ExitCode::from(2)
+}
+
+/// `cargo xtask docs`: the reference written by the test that checks it.
+fn docs() -> ExitCode {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let ok = Command::new(cargo)
+        .args(["test", "--test", "unit", "--", "docs::the_cli_reference"])
+        .env("BAGSCOPE_BLESS", "1")
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        eprintln!("xtask: wrote docs/cli-reference.md");
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() == 1 && args[0] == "docs" {
+        return docs();
+    }
+    let [verb, which] = args.as_slice() else {
+        return usage();
+    };
+    if verb != "test" {
+        return usage();
+    }
+    let tiers: Vec<&str> = if which == "all" {
+        vec!["unit", "corpus", "live", "gui"]
+    } else {
+        vec![which.as_str()]
+    };
+    let mut runs = Vec::new();
+    if which == "all" {
+        // Every target built at once (the build uses both cores; the tiers then only run).
+        let mut build = vec!["test", "--no-run", "--workspace", "--all-targets"];
+        build.extend_from_slice(EXCLUDE);
+        runs.push(run(&build, &[]));
+    }
+    for t in tiers {
+        let Some(r) = tier(t) else {
+            return usage();
+        };
+        runs.extend(r);
+    }
+    let mut failed = Vec::new();
+    for r in &runs {
+        if !cargo(r) {
+            failed.push(r.args.join(" "));
+            // A build that fails leaves nothing to run.
+            if r.args.contains(&"--no-run") {
+                break;
+            }
+        }
+    }
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("xtask: failed: {}", failed.join("; "));
+        ExitCode::FAILURE
+    }
+}
