@@ -112,7 +112,7 @@ struct Asked<'a> {
 /// `bagscope export`: one or several recordings, merged in time order, to any format.
 fn export(a: Asked<'_>) -> bagscope::Result<ExitCode> {
     use bagscope::ops::export::OutputFormat;
-    use bagscope::storage::rosbag2_writer::Rosbag2Compression;
+    use bagscope::storage::rosbag2::writer::Rosbag2Compression;
     let mut bags = Vec::new();
     for p in a.inputs {
         let bag = Bag::open(p)?;

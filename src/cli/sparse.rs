@@ -229,7 +229,7 @@ fn layout(a: &SparseArgs) -> Result<(u64, u64, u64)> {
 /// Point, one every 50 µs): SQLite keeps every byte it is given, so it cannot be sparse, and
 /// its size is that of its rows.
 fn write_rosbag2_sqlite(out: &Path, messages: u64) -> Result<()> {
-    use bagscope::storage::rosbag2_writer::{
+    use bagscope::storage::rosbag2::writer::{
         Rosbag2Options, Rosbag2Storage, Rosbag2Writer, TopicSpec,
     };
     let t0 = Instant::now();

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use bagscope::ops::export::{export, export_many, ExportOptions, OutputFormat};
-use bagscope::storage::rosbag2_writer::Rosbag2Compression;
+use bagscope::storage::rosbag2::writer::Rosbag2Compression;
 use bagscope::{Bag, Compression, Filter, WriteOptions};
 
 /// (topic, time, bytes) of every message, in time order (ties by topic and bytes, since

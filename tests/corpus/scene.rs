@@ -506,7 +506,7 @@ fn the_corpus_clouds_and_scans_are_drawn() {
                 tp.name,
                 st.problems
             );
-            // Independently: the top-down image's reader (ops::topdown, older code of its own)
+            // Independently: the top-down image's reader (ops::image::topdown, older code of its own)
             // counts the finite points too ("point cloud, N of M points").
             let (plan, _) = bag.plan(*c).unwrap();
             let node = plan.decode(&bag.message(*c, *e).unwrap().data).unwrap();
@@ -522,12 +522,12 @@ fn the_corpus_clouds_and_scans_are_drawn() {
             };
             let want = match kind {
                 Kind::Cloud2 => counted(
-                    &bagscope::ops::topdown::cloud(&plan.def, &node)
+                    &bagscope::ops::image::topdown::cloud(&plan.def, &node)
                         .unwrap()
                         .encoding,
                 ),
                 Kind::Scan => counted(
-                    &bagscope::ops::topdown::scan(&plan.def, &node)
+                    &bagscope::ops::image::topdown::scan(&plan.def, &node)
                         .unwrap()
                         .encoding,
                 ),

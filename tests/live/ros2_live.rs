@@ -257,7 +257,7 @@ fn tf_message(parent: &str, child: &str, x: f64) -> Vec<u8> {
 /// A 6 s MCAP recording: `/tf_static` once at the start (transient-local, as robot state
 /// publishers offer it) and `/chatter` twice a second.
 fn tf_static_recording(path: &Path) -> Vec<u8> {
-    use bagscope::storage::mcap_writer::{McapOptions, McapWriter};
+    use bagscope::storage::mcap::writer::{McapOptions, McapWriter};
     let mut w = McapWriter::create(
         path,
         McapOptions {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use bagscope::ops::export::{export, ExportOptions, OutputFormat};
-use bagscope::storage::rosbag2_writer::Rosbag2Compression;
+use bagscope::storage::rosbag2::writer::Rosbag2Compression;
 use bagscope::{Bag, Filter};
 
 /// A rosbag2 SQLite recording written by bagscope from its demo bag (several topics and types,

@@ -72,7 +72,9 @@ impl Recording {
     /// The message of topic `ti` at or before `t`.
     pub fn message_at(&self, ti: usize, t: u64) -> Option<InspectKey> {
         let ix = self.indexed.as_ref()?;
-        last_at(&ix.tables, self.bag.summary().topics.get(ti)?, t)
+        ix.tables
+            .last_at(self.bag.summary().topics.get(ti)?, t)
+            .map(|(conn, entry)| InspectKey { conn, entry })
     }
 
     /// The first message of topic `ti`, once indexed.
@@ -272,25 +274,4 @@ impl Doc {
             super::publish::disconnect(self);
         }
     }
-}
-
-/// The last message of `topic` (over its connections) at or before `t`, in `tables`.
-pub fn last_at(
-    tables: &bagscope_reader::MessageTables,
-    topic: &bagscope_reader::Topic,
-    t: u64,
-) -> Option<InspectKey> {
-    let mut best: Option<InspectKey> = None;
-    for &c in &topic.connections {
-        let es = tables.per_connection.get(c)?;
-        let k = es.partition_point(|e| e.time_ns <= t);
-        if k == 0 {
-            continue;
-        }
-        let e = es[k - 1];
-        if best.is_none_or(|b| e.time_ns >= b.entry.time_ns) {
-            best = Some(InspectKey { conn: c, entry: e });
-        }
-    }
-    best
 }

@@ -9,7 +9,7 @@ use super::{Cmd, Doc};
 use bagscope_ops::csv::{write_csv, AtomicFile, TimeColumn};
 use bagscope_ops::export::{export, ExportOptions, OutputFormat};
 use bagscope_reader::encoding::FieldPath;
-use bagscope_reader::storage::rosbag2_writer::Rosbag2Compression;
+use bagscope_reader::storage::rosbag2::writer::Rosbag2Compression;
 use bagscope_reader::{timefmt, Compression, Filter, WriteOptions};
 
 /// What an export job ends with: what it wrote, or why it did not.

@@ -566,7 +566,13 @@ impl App {
         self.request_inspection();
         if let Some(d) = &mut self.doc {
             images::update(d, ui.ctx());
-            scene::update(d, ui.ctx(), &mut self.cmds);
+            // The transform history is the recording's, read once for whichever panel needs
+            // it (the TF window, the 3D panels): started and taken here, not by a panel.
+            if d.tf.open || (d.rec.has_tf && !d.scene.panels.is_empty()) {
+                tf::start(d, ui.ctx());
+                tf::poll(d, &mut self.cmds);
+            }
+            scene::update(d, ui.ctx());
             publish::update(d);
             if d.publish.active() {
                 // The subscriber counts change without input.

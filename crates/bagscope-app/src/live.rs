@@ -15,7 +15,7 @@ use super::publish::{connect, Target, Transport};
 use super::worker::{self, LoadEvent, Loader};
 use super::{layout, App, Cmd, Doc};
 use bagscope_live::record::{self, Format, RecordOptions, RecordStats, Select};
-use bagscope_reader::storage::ros1::record::Compression;
+use bagscope_reader::storage::compression::Compression;
 
 /// How often the growing recording is read again, at most.
 const RELOAD_EVERY: Duration = Duration::from_secs(1);

@@ -9,7 +9,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::doc::last_at;
 use super::job::{Handle, Requests, Service};
 use super::{Cmd, Doc};
 use bagscope_live::play::{latching, Convert, Sink};
@@ -267,9 +266,9 @@ fn serve(bag: &Bag, target: &Target, reqs: &Requests<Req>, h: &Handle<Status>) {
             Ok(Req::At(t)) => {
                 let Ok(tables) = bag.tables() else { continue };
                 for ti in &on {
-                    let key = s.topics.get(*ti).and_then(|tp| last_at(&tables, tp, t));
+                    let key = s.topics.get(*ti).and_then(|tp| tables.last_at(tp, t));
                     let Some(o) = outs.get_mut(ti) else { continue };
-                    if let Some(m) = key.and_then(|k| bag.message(k.conn, k.entry).ok()) {
+                    if let Some(m) = key.and_then(|(conn, entry)| bag.message(conn, entry).ok()) {
                         send(o, &m.data);
                     }
                 }

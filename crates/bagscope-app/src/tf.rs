@@ -177,8 +177,6 @@ fn frame_choice(ui: &mut egui::Ui, id: &str, frames: &[String], value: &mut Stri
 
 /// The TF window.
 pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
-    start(d, ctx);
-    poll(d, cmds);
     let mut open = d.tf.open;
     let t = d.nav.playhead;
     let start_ns = d.rec.bag.summary().start_ns.unwrap_or(0);

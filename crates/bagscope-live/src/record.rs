@@ -17,10 +17,10 @@ use super::ros2::{Endpoint, Participant, Qos, Sample, Subscription};
 use bagscope_reader::definition::msg::Dialect;
 use bagscope_reader::definition::sources::lookup;
 use bagscope_reader::error::{Error, Result};
-use bagscope_reader::storage::mcap_writer::{McapOptions, McapWriter};
-use bagscope_reader::storage::ros1::record::Compression;
+use bagscope_reader::storage::compression::Compression;
+use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
 use bagscope_reader::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
-use bagscope_reader::storage::rosbag2_writer::{
+use bagscope_reader::storage::rosbag2::writer::{
     Rosbag2Compression, Rosbag2Options, Rosbag2Storage, Rosbag2Writer, TopicSpec as Rosbag2Topic,
 };
 

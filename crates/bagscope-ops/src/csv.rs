@@ -243,7 +243,7 @@ impl Drop for AtomicFile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bagscope_reader::storage::mcap_writer::{McapOptions, McapWriter};
+    use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
 
     /// A time written by hand is what the formatting machinery writes, at every length.
     #[test]

@@ -16,7 +16,6 @@ pub mod log;
 pub mod scene;
 pub mod tf;
 pub mod timing;
-pub mod topdown;
 
 pub mod demo;
 

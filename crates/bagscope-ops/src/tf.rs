@@ -148,10 +148,6 @@ pub fn tf_topics(bag: &Bag) -> Vec<usize> {
         .collect()
 }
 
-fn num(def: &MsgDef, n: &Node, name: &str) -> Option<f64> {
-    field(def, n, name).and_then(Value::as_f64)
-}
-
 fn text(def: &MsgDef, n: &Node, name: &str) -> Option<String> {
     match field(def, n, name)? {
         Value::String(s) => Some(
@@ -185,12 +181,16 @@ fn transforms(def: &MsgDef, node: &Node) -> Option<Vec<(String, String, Pose)>> 
         };
         let child = text(def, ts, "child_frame_id")?;
         let (v, r) = (tr.field(def, "translation")?, tr.field(def, "rotation")?);
-        let t = [num(def, v, "x")?, num(def, v, "y")?, num(def, v, "z")?];
+        let t = [
+            v.number(def, "x")?,
+            v.number(def, "y")?,
+            v.number(def, "z")?,
+        ];
         let mut q = [
-            num(def, r, "x")?,
-            num(def, r, "y")?,
-            num(def, r, "z")?,
-            num(def, r, "w")?,
+            r.number(def, "x")?,
+            r.number(def, "y")?,
+            r.number(def, "z")?,
+            r.number(def, "w")?,
         ];
         // Normalised as tf2 does; a zero quaternion is taken as no rotation.
         let n = q.iter().map(|c| c * c).sum::<f64>().sqrt();

@@ -60,17 +60,18 @@ pub mod check;
 pub mod definition;
 pub mod encoding;
 pub mod error;
-pub mod iter;
-pub mod merge;
 pub mod series;
 pub mod settings;
 pub mod storage;
 pub mod timefmt;
 
+// The iterator and several recordings as one live with the open recording (`bag/`); named
+// here too, as they always were.
+pub use bag::{iter, merge};
 pub use bag::{
     Bag, Bytes, Chunk, ChunkKind, Connection, Filter, IndexEntry, Message, MessageRef,
     MessageTables, Summary, Topic, Version,
 };
 pub use error::{Error, Result};
-pub use storage::ros1::record::Compression;
+pub use storage::compression::Compression;
 pub use storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};

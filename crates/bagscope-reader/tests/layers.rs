@@ -27,6 +27,8 @@ const LAYERS: &[(&str, u8)] = &[
 /// The items the crate root re-exports, by the module that defines them.
 const ROOT_ITEMS: &[(&str, &str)] = &[
     ("Bag", "bag"),
+    ("iter", "bag"),
+    ("merge", "bag"),
     ("Bytes", "bag"),
     ("Filter", "bag"),
     ("Chunk", "storage"),

@@ -224,18 +224,14 @@ fn pick_fixed(names: &[String], tf: Option<&TfHistory>) -> String {
 
 /// Asks for each panel's scene at the playhead and takes what the worker finished. Never
 /// blocks.
-pub fn update(d: &mut Doc, ctx: &egui::Context, cmds: &mut Vec<Cmd>) {
+pub fn update(d: &mut Doc, ctx: &egui::Context) {
     d.scene.panels.retain(|p| p.open);
     if d.scene.panels.is_empty() {
         // The last panel closed: the worker ends, and its decoded clouds with it.
         d.scene.worker = None;
         return;
     }
-    if d.rec.has_tf {
-        super::tf::start(d, ctx);
-        super::tf::poll(d, cmds);
-    }
-    // The transforms, once read (or none in the recording).
+    // The transforms, once the app has read them (or none in the recording).
     let tf_ready = !d.rec.has_tf || d.tf.history.is_some() || d.tf.error.is_some();
     if d.rec.indexed.is_none() || !tf_ready {
         return;

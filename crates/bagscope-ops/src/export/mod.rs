@@ -19,10 +19,10 @@ use std::sync::Arc;
 use bagscope_reader::bag::{Bag, Connection, Filter};
 use bagscope_reader::error::ConvertError;
 use bagscope_reader::error::{Error, Result};
-use bagscope_reader::storage::mcap_writer::{McapOptions, McapWriter};
-use bagscope_reader::storage::ros1::record::Compression;
+use bagscope_reader::storage::compression::Compression;
+use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
 use bagscope_reader::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
-use bagscope_reader::storage::rosbag2_writer::{
+use bagscope_reader::storage::rosbag2::writer::{
     Rosbag2Compression, Rosbag2Options, Rosbag2Storage, Rosbag2Writer, TopicSpec,
 };
 

@@ -9,6 +9,7 @@
 mod compressed;
 mod raw;
 pub(crate) mod render;
+pub mod topdown;
 
 pub use compressed::{decode_compressed, encode_jpeg, encode_png, encode_png16, sniff, Compressed};
 pub use raw::decode_raw;
@@ -40,7 +41,7 @@ pub enum Pixels {
     F32(Vec<f32>),
     /// An occupancy grid's cells, top row first: 0 (free) to 100 (occupied), -1 unknown.
     Occupancy(Vec<i8>),
-    /// A scan's or cloud's points from above (see [`crate::topdown`]): range or height, NaN
+    /// A scan's or cloud's points from above (see [`crate::image::topdown`]): range or height, NaN
     /// where no point fell (0 is a value here, not "no reading").
     Points(Vec<f32>),
 }
@@ -193,10 +194,10 @@ pub fn from_node(def: &MsgDef, node: &Node) -> Result<Image, ImageError> {
         return occupancy_grid(def, info, cells);
     }
     if node.field(def, "angle_increment").is_some() && node.field(def, "ranges").is_some() {
-        return crate::topdown::scan(def, node);
+        return crate::image::topdown::scan(def, node);
     }
     if node.field(def, "point_step").is_some() && node.field(def, "fields").is_some() {
-        return crate::topdown::cloud(def, node);
+        return crate::image::topdown::cloud(def, node);
     }
     let data = bytes(field(def, node, "data"))
         .ok_or_else(|| ImageError::field("data", "no uint8[] data field"))?;

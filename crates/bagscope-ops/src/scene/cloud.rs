@@ -2,7 +2,7 @@
 //! padding), `sensor_msgs/LaserScan` and `sensor_msgs/PointCloud`, in the sensor's frame, with
 //! the values or colours they are painted by.
 
-use super::read::{header, items, num, numbers, sub, text, vec3};
+use super::read::{header, items, numbers, sub, text, vec3};
 use bagscope_reader::definition::msg::MsgDef;
 use bagscope_reader::encoding::{Node, Value};
 
@@ -128,16 +128,20 @@ pub fn cloud2(def: &MsgDef, node: &Node, paint: &Paint) -> Result<Points, String
     if node.field(def, "point_stride").is_some() {
         return foxglove_cloud(def, node, data, paint, frame, stamp);
     }
-    let step = num(def, node, "point_step").ok_or("no point_step field")? as usize;
-    let width = num(def, node, "width").ok_or("no width field")? as usize;
-    let height = num(def, node, "height").ok_or("no height field")? as usize;
-    let row_step = num(def, node, "row_step").unwrap_or(0.0) as usize;
-    let big = num(def, node, "is_bigendian").unwrap_or(0.0) != 0.0;
+    let step = node
+        .number(def, "point_step")
+        .ok_or("no point_step field")? as usize;
+    let width = node.number(def, "width").ok_or("no width field")? as usize;
+    let height = node.number(def, "height").ok_or("no height field")? as usize;
+    let row_step = node.number(def, "row_step").unwrap_or(0.0) as usize;
+    let big = node.number(def, "is_bigendian").unwrap_or(0.0) != 0.0;
     let mut fields = Vec::new();
     for f in items(def, node, "fields") {
         let name = text(def, f, "name").unwrap_or_default();
-        let offset = num(def, f, "offset").ok_or("a field without an offset")? as usize;
-        let dt = num(def, f, "datatype").ok_or("a field without a datatype")?;
+        let offset = f.number(def, "offset").ok_or("a field without an offset")? as usize;
+        let dt = f
+            .number(def, "datatype")
+            .ok_or("a field without a datatype")?;
         if !(0.0..=255.0).contains(&dt) {
             return Err(format!("field {name}: unknown datatype {dt}"));
         }
@@ -165,12 +169,12 @@ fn foxglove_cloud(
     frame: String,
     stamp: Option<u64>,
 ) -> Result<Points, String> {
-    let step = num(def, node, "point_stride").ok_or("no point_stride")? as usize;
+    let step = node.number(def, "point_stride").ok_or("no point_stride")? as usize;
     let mut fields = Vec::new();
     for f in items(def, node, "fields") {
         let name = text(def, f, "name").unwrap_or_default();
-        let offset = num(def, f, "offset").unwrap_or(0.0) as usize;
-        let ty = num(def, f, "type").unwrap_or(0.0);
+        let offset = f.number(def, "offset").unwrap_or(0.0) as usize;
+        let ty = f.number(def, "type").unwrap_or(0.0);
         // The same sizes as ROS's PointField, the signed and unsigned codes swapped.
         let datatype = match ty as i64 {
             1 => 2,
@@ -320,10 +324,12 @@ fn read_points(
 /// valued by its intensity when the scan has them, else by its range.
 pub fn scan(def: &MsgDef, node: &Node) -> Result<Points, String> {
     let (frame, stamp) = header(def, node);
-    let a0 = num(def, node, "angle_min").ok_or("no angle_min field")?;
-    let da = num(def, node, "angle_increment").ok_or("no angle_increment field")?;
-    let lo = num(def, node, "range_min").unwrap_or(0.0);
-    let hi = num(def, node, "range_max").unwrap_or(f64::INFINITY);
+    let a0 = node.number(def, "angle_min").ok_or("no angle_min field")?;
+    let da = node
+        .number(def, "angle_increment")
+        .ok_or("no angle_increment field")?;
+    let lo = node.number(def, "range_min").unwrap_or(0.0);
+    let hi = node.number(def, "range_max").unwrap_or(f64::INFINITY);
     let ranges = numbers(def, node, "ranges");
     let intensities = numbers(def, node, "intensities");
     let by_intensity = intensities.len() == ranges.len() && !ranges.is_empty();

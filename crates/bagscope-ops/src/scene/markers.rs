@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::read::{color, header, items, nanos, num, pose, sub, text, vec3};
+use super::read::{color, header, items, nanos, pose, sub, text, vec3};
 use super::{Rgba, Scene};
 use crate::tf::Pose;
 use bagscope_reader::definition::msg::MsgDef;
@@ -61,7 +61,7 @@ pub fn parse(def: &MsgDef, node: &Node) -> Result<Vec<Marker>, String> {
 
 fn one(def: &MsgDef, node: &Node) -> Result<Marker, String> {
     let (frame, stamp) = header(def, node);
-    let int = |n: &str| num(def, node, n).map(|v| v as i64);
+    let int = |n: &str| node.number(def, n).map(|v| v as i64);
     let pose = sub(def, node, "pose")
         .and_then(|p| pose(def, p))
         .unwrap_or(Pose::IDENTITY);
@@ -82,7 +82,7 @@ fn one(def: &MsgDef, node: &Node) -> Result<Marker, String> {
         lifetime_ns: sub(def, node, "lifetime")
             .and_then(|l| nanos(def, l))
             .unwrap_or(0),
-        frame_locked: num(def, node, "frame_locked").unwrap_or(0.0) != 0.0,
+        frame_locked: node.number(def, "frame_locked").unwrap_or(0.0) != 0.0,
         points: items(def, node, "points")
             .iter()
             .filter_map(|p| vec3(def, p))
@@ -120,7 +120,7 @@ pub fn scene_update(def: &MsgDef, node: &Node) -> Vec<Marker> {
     };
     for d in items(def, node, "deletions") {
         let id = text(def, d, "id").unwrap_or_default();
-        if num(def, d, "type").unwrap_or(0.0) as i64 == 1 {
+        if d.number(def, "type").unwrap_or(0.0) as i64 == 1 {
             out.push(blank(String::new(), 3));
         } else {
             // An empty namespace would mean all: an entity id is never empty here.
@@ -134,7 +134,7 @@ pub fn scene_update(def: &MsgDef, node: &Node) -> Vec<Marker> {
         let lifetime_ns = sub(def, e, "lifetime")
             .and_then(|l| nanos(def, l))
             .unwrap_or(0);
-        let frame_locked = num(def, e, "frame_locked").unwrap_or(0.0) != 0.0;
+        let frame_locked = e.number(def, "frame_locked").unwrap_or(0.0) != 0.0;
         let mut n = 0i64;
         let mut push = |kind: i64,
                         p: &Node,
@@ -173,7 +173,7 @@ pub fn scene_update(def: &MsgDef, node: &Node) -> Vec<Marker> {
             }
         }
         for p in items(def, e, "arrows") {
-            let g = |f: &str| num(def, p, f).unwrap_or(0.0);
+            let g = |f: &str| p.number(def, f).unwrap_or(0.0);
             let len = g("shaft_length") + g("head_length");
             push(
                 0,
@@ -209,18 +209,18 @@ pub fn scene_update(def: &MsgDef, node: &Node) -> Vec<Marker> {
         };
         for p in items(def, e, "lines") {
             let (mut pts, mut cols) = listed(p);
-            let ty = num(def, p, "type").unwrap_or(0.0) as i64;
+            let ty = p.number(def, "type").unwrap_or(0.0) as i64;
             if ty == 1 && !pts.is_empty() {
                 pts.push(pts[0]);
                 if !cols.is_empty() {
                     cols.push(cols[0]);
                 }
             }
-            let scale_invariant = num(def, p, "scale_invariant").unwrap_or(0.0) != 0.0;
+            let scale_invariant = p.number(def, "scale_invariant").unwrap_or(0.0) != 0.0;
             let w = if scale_invariant {
                 0.0
             } else {
-                num(def, p, "thickness").unwrap_or(0.0)
+                p.number(def, "thickness").unwrap_or(0.0)
             };
             push(
                 if ty == 2 { 5 } else { 4 },
@@ -236,11 +236,11 @@ pub fn scene_update(def: &MsgDef, node: &Node) -> Vec<Marker> {
             push(11, p, [1.0; 3], pts, cols, String::new());
         }
         for p in items(def, e, "texts") {
-            let scale_invariant = num(def, p, "scale_invariant").unwrap_or(0.0) != 0.0;
+            let scale_invariant = p.number(def, "scale_invariant").unwrap_or(0.0) != 0.0;
             let h = if scale_invariant {
                 0.0
             } else {
-                num(def, p, "font_size").unwrap_or(0.0)
+                p.number(def, "font_size").unwrap_or(0.0)
             };
             let t = text(def, p, "text").unwrap_or_default();
             push(9, p, [0.0, 0.0, h], Vec::new(), Vec::new(), t);

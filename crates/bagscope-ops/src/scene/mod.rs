@@ -560,8 +560,8 @@ impl Builder {
                 } else {
                     numbers(def, &node, "k")
                 };
-                let w = read::num(def, &node, "width").unwrap_or(0.0);
-                let h = read::num(def, &node, "height").unwrap_or(0.0);
+                let w = node.number(def, "width").unwrap_or(0.0);
+                let h = node.number(def, "height").unwrap_or(0.0);
                 if k.len() != 9 || k[0] <= 0.0 || k[4] <= 0.0 || w <= 0.0 || h <= 0.0 {
                     return Err("camera info without a calibration (K, width, height)".into());
                 }
@@ -714,11 +714,11 @@ fn map(
     node: &bagscope_reader::encoding::Node,
     place: &Pose,
 ) -> Result<usize, String> {
-    use read::{num, pose, sub};
+    use read::{pose, sub};
     let info = sub(def, node, "info").ok_or("no info field")?;
-    let res = num(def, info, "resolution").ok_or("no resolution")?;
-    let w = num(def, info, "width").ok_or("no width")? as usize;
-    let h = num(def, info, "height").ok_or("no height")? as usize;
+    let res = info.number(def, "resolution").ok_or("no resolution")?;
+    let w = info.number(def, "width").ok_or("no width")? as usize;
+    let h = info.number(def, "height").ok_or("no height")? as usize;
     let origin = sub(def, info, "origin")
         .and_then(|o| pose(def, o))
         .unwrap_or(Pose::IDENTITY);

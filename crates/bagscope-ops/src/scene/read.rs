@@ -11,11 +11,6 @@ pub fn sub<'a>(def: &MsgDef, node: &'a Node, name: &str) -> Option<&'a Node> {
     node.field(def, name)
 }
 
-/// Field `name` as a number.
-pub fn num(def: &MsgDef, node: &Node, name: &str) -> Option<f64> {
-    sub(def, node, name)?.value.as_f64()
-}
-
 /// Field `name` as text.
 pub fn text(def: &MsgDef, node: &Node, name: &str) -> Option<String> {
     match &sub(def, node, name)?.value {
@@ -31,13 +26,15 @@ pub fn nanos(def: &MsgDef, node: &Node) -> Option<i128> {
         Value::Duration { sec, nsec } => Some(i128::from(*sec) * 1_000_000_000 + i128::from(*nsec)),
         Value::Message { .. } => {
             // ROS 2 `sec`/`nanosec`, protobuf's `seconds`/`nanos`, JSON's `sec`/`nsec`.
-            let s = num(def, node, "sec")
-                .or_else(|| num(def, node, "secs"))
-                .or_else(|| num(def, node, "seconds"))?;
-            let n = num(def, node, "nanosec")
-                .or_else(|| num(def, node, "nsec"))
-                .or_else(|| num(def, node, "nsecs"))
-                .or_else(|| num(def, node, "nanos"))
+            let s = node
+                .number(def, "sec")
+                .or_else(|| node.number(def, "secs"))
+                .or_else(|| node.number(def, "seconds"))?;
+            let n = node
+                .number(def, "nanosec")
+                .or_else(|| node.number(def, "nsec"))
+                .or_else(|| node.number(def, "nsecs"))
+                .or_else(|| node.number(def, "nanos"))
                 .unwrap_or(0.0);
             Some(s as i128 * 1_000_000_000 + n as i128)
         }
@@ -63,9 +60,9 @@ pub fn header(def: &MsgDef, node: &Node) -> (String, Option<u64>) {
 /// `x`, `y`, `z` of a vector or point.
 pub fn vec3(def: &MsgDef, node: &Node) -> Option<[f64; 3]> {
     Some([
-        num(def, node, "x")?,
-        num(def, node, "y")?,
-        num(def, node, "z").unwrap_or(0.0),
+        node.number(def, "x")?,
+        node.number(def, "y")?,
+        node.number(def, "z").unwrap_or(0.0),
     ])
 }
 
@@ -73,10 +70,10 @@ pub fn vec3(def: &MsgDef, node: &Node) -> Option<[f64; 3]> {
 /// identity, as RViz takes it.
 pub fn quat(def: &MsgDef, node: &Node) -> Option<[f64; 4]> {
     let q = [
-        num(def, node, "x")?,
-        num(def, node, "y")?,
-        num(def, node, "z")?,
-        num(def, node, "w")?,
+        node.number(def, "x")?,
+        node.number(def, "y")?,
+        node.number(def, "z")?,
+        node.number(def, "w")?,
     ];
     let n = q.iter().map(|v| v * v).sum::<f64>().sqrt();
     if !n.is_finite() || n < 1e-9 {
@@ -99,7 +96,10 @@ pub fn pose(def: &MsgDef, node: &Node) -> Option<Pose> {
 
 /// A `std_msgs/ColorRGBA` as 8-bit RGBA.
 pub fn color(def: &MsgDef, node: &Node) -> Option<[u8; 4]> {
-    let c = |n: &str| num(def, node, n).map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8);
+    let c = |n: &str| {
+        node.number(def, n)
+            .map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8)
+    };
     Some([c("r")?, c("g")?, c("b")?, c("a").unwrap_or(255)])
 }
 

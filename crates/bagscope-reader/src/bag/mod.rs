@@ -19,6 +19,8 @@ pub use crate::storage::{
 pub(crate) use crate::storage::{Opened, Source};
 
 mod deferred;
+pub mod iter;
+pub mod merge;
 mod message;
 
 /// Bounded cache of decompressed chunks, least recently used evicted first.

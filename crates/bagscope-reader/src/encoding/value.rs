@@ -110,6 +110,12 @@ pub(crate) fn read_prim(p: Primitive, b: &[u8]) -> Value {
 }
 
 impl Node {
+    /// Field `name` of this message node as a number (`None` where there is no such field or
+    /// it is not a number).
+    pub fn number(&self, def: &MsgDef, name: &str) -> Option<f64> {
+        self.field(def, name)?.value.as_f64()
+    }
+
     /// Field `name` of this message node (`None` if it is not a message or has no such field).
     pub fn field<'a>(&'a self, def: &MsgDef, name: &str) -> Option<&'a Node> {
         let Value::Message { ty, fields } = &self.value else {

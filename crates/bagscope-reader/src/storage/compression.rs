@@ -4,7 +4,41 @@ use std::borrow::Cow;
 use std::io::Read;
 
 use crate::error::{Error, Result};
-use crate::storage::ros1::record::Compression;
+
+/// The compression of a chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Compression {
+    /// Uncompressed chunk.
+    #[default]
+    None,
+    /// LZ4 frame (roslz4).
+    Lz4,
+    /// bzip2.
+    Bz2,
+    /// zstd (MCAP chunks, rosbag2 files and messages; never in ROS 1 bags).
+    Zstd,
+}
+
+impl Compression {
+    /// The name as written in the `compression` field.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Lz4 => "lz4",
+            Self::Bz2 => "bz2",
+            Self::Zstd => "zstd",
+        }
+    }
+    /// Parses a `compression` field or a command-line name.
+    pub fn from_name(s: &[u8]) -> Option<Self> {
+        match s {
+            b"none" | b"" => Some(Self::None),
+            b"lz4" => Some(Self::Lz4),
+            b"bz2" => Some(Self::Bz2),
+            _ => None,
+        }
+    }
+}
 
 /// Largest uncompressed chunk bagscope accepts (rosbag's chunks are 768 KiB by default; real
 /// bags with one huge message reach tens of MiB).

@@ -17,7 +17,7 @@ use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::storage::ros1::record::Compression;
+use crate::storage::compression::Compression;
 use crate::storage::{
     Chunk, ChunkKind, Connection, IndexEntry, MessageTables, Opened, Summary, Version,
 };

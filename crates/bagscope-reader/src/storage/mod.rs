@@ -15,7 +15,7 @@
 //! - [`rosbag2`]: rosbag2 directories (metadata.yaml, split files, SQLite or MCAP storage,
 //!   zstd in file or message mode);
 //! - [`compression`]: the chunk compressions (lz4, bz2, zstd) with bounded output;
-//! - writers: [`ros1::writer`] (2.0 bags), [`mcap_writer`], [`rosbag2_writer`].
+//! - writers: [`ros1::writer`] (2.0 bags), [`mcap::writer`], [`rosbag2::writer`].
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -23,20 +23,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::error::{Error, Location, RecordKind, Result};
-use crate::storage::ros1::record::Compression;
+use crate::storage::compression::Compression;
 
 pub mod bz2;
 pub mod compression;
 pub mod index_cache;
 pub mod mcap;
-pub mod mcap_writer;
 pub mod output;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod ros1;
 pub mod rosbag2;
-pub mod rosbag2_writer;
-pub(crate) mod sqlite_file;
 
 mod dispatch;
 mod io;
@@ -428,6 +425,24 @@ pub struct MessageTables {
 }
 
 impl MessageTables {
+    /// The last message of `topic` (over its connections) at or before `t`: its connection
+    /// and entry (the later connection's where two share a time).
+    pub fn last_at(&self, topic: &Topic, t: u64) -> Option<(usize, IndexEntry)> {
+        let mut best: Option<(usize, IndexEntry)> = None;
+        for &c in &topic.connections {
+            let es = self.per_connection.get(c)?;
+            let k = es.partition_point(|e| e.time_ns <= t);
+            if k == 0 {
+                continue;
+            }
+            let e = es[k - 1];
+            if best.is_none_or(|(_, b)| e.time_ns >= b.time_ns) {
+                best = Some((c, e));
+            }
+        }
+        best
+    }
+
     /// Total number of entries.
     pub fn len(&self) -> usize {
         self.per_connection.iter().map(Vec::len).sum()

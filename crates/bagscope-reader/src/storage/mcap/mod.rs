@@ -16,8 +16,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::{Error, Location, RecordKind, Result};
+use crate::storage::compression::Compression;
 use crate::storage::compression::MAX_CHUNK_SIZE;
-use crate::storage::ros1::record::Compression;
 use crate::storage::{
     read_at, read_at_into, Bytes, Chunk, ChunkEntries, ChunkKind, Connection, IndexEntry, Message,
     MessageTables, Opened, Source, Summary, TablesProgress, Version,
@@ -27,6 +27,7 @@ mod records;
 mod scan;
 mod summary;
 mod tables;
+pub mod writer;
 
 pub use records::*;
 pub(crate) use scan::*;

@@ -4,6 +4,7 @@
 //! recovery scan, the fuzz targets and the tests share it.
 
 use crate::error::{Error, Location, RecordKind, Result};
+use crate::storage::compression::Compression;
 
 /// Record op codes (the `op` header field).
 pub mod op {
@@ -251,41 +252,6 @@ impl BagHeader {
             return Err(missing(k, at, "index_pos"));
         }
         Ok(out)
-    }
-}
-
-/// The compression of a chunk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub enum Compression {
-    /// Uncompressed chunk.
-    #[default]
-    None,
-    /// LZ4 frame (roslz4).
-    Lz4,
-    /// bzip2.
-    Bz2,
-    /// zstd (MCAP chunks, rosbag2 files and messages; never in ROS 1 bags).
-    Zstd,
-}
-
-impl Compression {
-    /// The name as written in the `compression` field.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::None => "none",
-            Self::Lz4 => "lz4",
-            Self::Bz2 => "bz2",
-            Self::Zstd => "zstd",
-        }
-    }
-    /// Parses a `compression` field or a command-line name.
-    pub fn from_name(s: &[u8]) -> Option<Self> {
-        match s {
-            b"none" | b"" => Some(Self::None),
-            b"lz4" => Some(Self::Lz4),
-            b"bz2" => Some(Self::Bz2),
-            _ => None,
-        }
     }
 }
 

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::error::{Error, Location, RecordKind, Result};
-use crate::storage::ros1::record::{self, le_u32, le_u64, op, Compression, V12Header};
+use crate::storage::compression::Compression;
+use crate::storage::ros1::record::{self, le_u32, le_u64, op, V12Header};
 use crate::storage::{
     read_at, Chunk, Connection, IndexEntry, MessageTables, Opened, Summary, Version,
 };

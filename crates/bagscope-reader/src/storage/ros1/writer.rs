@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::storage::compression;
+use crate::storage::compression::Compression;
 use crate::storage::output::Staged;
-use crate::storage::ros1::record::{self, op, put_field, put_record, split_ns, Compression};
+use crate::storage::ros1::record::{self, op, put_field, put_record, split_ns};
 
 /// Options of a [`BagWriter`].
 #[derive(Debug, Clone, Copy)]

@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex};
 use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::error::{Error, Result};
-use crate::storage::ros1::record::Compression;
-use crate::storage::sqlite_file::{columns, leading_ints, Column, Leaf, Row, SqliteFile};
+use crate::storage::compression::Compression;
+use crate::storage::rosbag2::sqlite_file::{columns, leading_ints, Column, Leaf, Row, SqliteFile};
 use crate::storage::{
     Bytes, Chunk, ChunkKind, Connection, IndexEntry, Message, MessageTables, Opened, Source,
     Summary, Version,
@@ -47,7 +47,9 @@ mod directory;
 mod metadata;
 mod rows;
 mod sqlite;
+pub(crate) mod sqlite_file;
 mod window;
+pub mod writer;
 
 pub(crate) use deferred::*;
 pub use directory::*;

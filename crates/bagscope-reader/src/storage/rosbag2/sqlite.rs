@@ -160,7 +160,7 @@ thread_local! {
     static PAGES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// The `messages` table of a database, read from its b-tree pages (see [`crate::storage::sqlite_file`]).
+/// The `messages` table of a database, read from its b-tree pages (see [`crate::storage::rosbag2::sqlite_file`]).
 #[derive(Debug)]
 pub(crate) struct Direct {
     pub(super) file: SqliteFile,

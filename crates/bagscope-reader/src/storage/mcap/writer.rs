@@ -11,8 +11,8 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::storage::compression::Compression;
 use crate::storage::mcap::{opcode, MAGIC};
-use crate::storage::ros1::record::Compression;
 
 /// Options of an [`McapWriter`].
 #[derive(Debug, Clone)]

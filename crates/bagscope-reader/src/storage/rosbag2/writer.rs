@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::storage::mcap_writer::{McapOptions, McapWriter};
-use crate::storage::ros1::record::Compression;
+use crate::storage::compression::Compression;
+use crate::storage::mcap::writer::{McapOptions, McapWriter};
 
 /// The storage plugin of a rosbag2 recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

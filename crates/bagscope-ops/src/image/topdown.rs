@@ -28,13 +28,12 @@ pub fn value_name(encoding: &str) -> &'static str {
     }
 }
 
+/// Field `name` as a number, which the image needs.
 fn num(def: &MsgDef, node: &Node, name: &str) -> Result<f64, ImageError> {
-    field(def, node, name)
-        .and_then(Value::as_f64)
-        .ok_or_else(|| ImageError::Field {
-            field: name.to_string(),
-            reason: format!("no number field {name}"),
-        })
+    node.number(def, name).ok_or_else(|| ImageError::Field {
+        field: name.to_string(),
+        reason: format!("no number field {name}"),
+    })
 }
 
 /// Rasterises `(x, y, value)` points into a [`SIZE`]² image centred on the sensor, each point

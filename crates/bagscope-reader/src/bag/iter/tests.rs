@@ -38,7 +38,7 @@ fn read(path: &std::path::Path, threads: usize) -> Vec<Read> {
 /// compression.
 #[test]
 fn a_rare_topic_copied_out_of_its_chunks_reads_as_the_tables_read_it() {
-    use crate::storage::mcap_writer::{McapOptions, McapWriter};
+    use crate::storage::mcap::writer::{McapOptions, McapWriter};
     let dir = std::env::temp_dir().join(format!("bagscope-sparse-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for compression in [
@@ -87,7 +87,7 @@ fn long_and_short(
     path: &std::path::Path,
     compression: crate::Compression,
 ) -> Vec<(u16, u64, Vec<u8>)> {
-    use crate::storage::mcap_writer::{McapOptions, McapWriter};
+    use crate::storage::mcap::writer::{McapOptions, McapWriter};
     let opts = McapOptions {
         compression,
         chunk_size: 1 << 20,
