@@ -34,6 +34,7 @@ pub mod output;
 pub mod remote;
 pub mod ros1;
 pub mod rosbag2;
+pub(crate) mod stream;
 
 mod dispatch;
 mod io;
