@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::Bag;
 use crate::error::Result;
+use crate::storage::rosbag2::Completed;
 use crate::storage::{Filter, MessageTables, Summary};
 
 impl Bag {
@@ -29,55 +30,30 @@ impl Bag {
     /// The block of rows `idx` kept by the row scan for exactly connections `conns`, taken:
     /// `None` when it was not kept.
     pub(super) fn take_captured(&self, idx: u32, conns: &[usize]) -> Option<Vec<u8>> {
-        let mut c = self.inner.captured.lock().ok()?;
-        let (kept, blocks) = c.as_mut()?;
-        let mut want = conns.to_vec();
-        want.sort_unstable();
-        want.dedup();
-        if *kept != want {
-            return None;
-        }
-        let b = blocks.remove(&idx);
-        if blocks.is_empty() {
-            *c = None;
-        }
-        b
+        self.inner.pending.take_captured(idx, conns)
     }
 
     /// Runs the deferred row scan: the complete summary, and the tables (or why not).
     pub(super) fn complete_summary(&self, capture: Option<&[usize]>) -> Summary {
         let quick = self.inner.quick.clone().unwrap_or_default();
-        let Ok(mut deferred) = self.inner.deferred.lock() else {
-            return quick;
-        };
-        let (Some(d), Some(src)) = (deferred.as_ref(), self.inner.files.first()) else {
-            return quick;
-        };
-        match crate::storage::rosbag2::complete(d, src, &quick, capture) {
-            Ok((s, mut t, captured)) => {
-                t.sort();
-                match capture {
-                    // Tables of those connections only: the scan is kept for the rest.
-                    Some(c) => {
-                        let mut c = c.to_vec();
-                        c.sort_unstable();
-                        c.dedup();
-                        if let Ok(mut p) = self.inner.partial.lock() {
-                            *p = Some((c, Arc::new(t)));
-                        }
-                    }
-                    None => {
-                        *deferred = None;
-                        let _ = self.inner.tables.set(Arc::new(t));
-                    }
+        match self
+            .inner
+            .pending
+            .complete(self.inner.files.first(), &quick, capture)
+        {
+            Completed::Nothing => quick,
+            Completed::Done(s, t, Some(conns)) => {
+                // Tables of those connections only: the scan is kept for the rest.
+                if let Ok(mut p) = self.inner.partial.lock() {
+                    *p = Some((conns, Arc::new(t)));
                 }
-                if let Ok(mut c) = self.inner.captured.lock() {
-                    *c = captured;
-                }
-                s
+                *s
             }
-            Err(e) => {
-                *deferred = None;
+            Completed::Done(s, t, None) => {
+                let _ = self.inner.tables.set(Arc::new(t));
+                *s
+            }
+            Completed::Failed(e) => {
                 let mut s = quick;
                 s.rows_pending = false;
                 s.warnings.push(format!("the rows could not be read: {e}"));
@@ -97,29 +73,22 @@ impl Bag {
         if self.inner.summary.get().is_some() || !self.quick_summary().rows_pending {
             return None;
         }
-        let deferred = self.inner.deferred.lock().ok()?;
-        crate::storage::rosbag2::window_rows(deferred.as_ref()?, self.inner.files.first()?, filter)
+        self.inner.pending.window(self.inner.files.first(), filter)
     }
 
     /// The whole tables of a recording whose summary a scan for some connections completed:
     /// its rows read again. `None` where that is not the case.
     pub(super) fn complete_tables(&self) -> Option<Result<Arc<MessageTables>>> {
         let s = self.summary();
-        let mut deferred = self.inner.deferred.lock().ok()?;
-        if let Some(t) = self.inner.tables.get() {
-            return Some(Ok(t.clone()));
+        let t =
+            self.inner
+                .pending
+                .complete_tables(self.inner.files.first(), s, &self.inner.tables)?;
+        if t.is_ok() {
+            if let Ok(mut p) = self.inner.partial.lock() {
+                *p = None;
+            }
         }
-        let d = deferred.as_ref()?;
-        let src = self.inner.files.first()?;
-        Some(
-            crate::storage::rosbag2::complete_tables(d, src, s).map(|mut t| {
-                t.sort();
-                *deferred = None;
-                if let Ok(mut p) = self.inner.partial.lock() {
-                    *p = None;
-                }
-                self.inner.tables.get_or_init(|| Arc::new(t)).clone()
-            }),
-        )
+        Some(t)
     }
 }

@@ -64,14 +64,11 @@ pub(crate) struct Inner {
     summary: OnceLock<Summary>,
     /// The summary given at open when the row scan is deferred (`rows_pending`).
     quick: Option<Summary>,
-    /// The deferred row scan (rosbag2 SQLite), taken by the first call that completes the
-    /// summary.
-    deferred: Mutex<Option<crate::storage::rosbag2::Deferred>>,
+    /// A deferred row scan (rosbag2 SQLite) and what it kept, rosbag2's to hold until the
+    /// summary and tables are complete.
+    pending: crate::storage::rosbag2::Pending,
     /// Why the deferred row scan failed: the tables are then this error.
     scan_error: OnceLock<Error>,
-    /// Blocks of rows the deferred scan kept for the connections about to be read, each
-    /// taken once (see [`Bag::take_captured`]).
-    captured: Mutex<Option<crate::storage::rosbag2::Captured>>,
     /// The tables of some connections only (sorted), made by a scan that completed the
     /// summary for them; the whole tables are then read on first need.
     partial: Mutex<Option<(Vec<usize>, Arc<MessageTables>)>>,
@@ -200,9 +197,8 @@ impl Bag {
                 files,
                 summary,
                 quick,
-                deferred: Mutex::new(opened.deferred),
+                pending: crate::storage::rosbag2::Pending::new(opened.deferred),
                 scan_error: OnceLock::new(),
-                captured: Mutex::new(None),
                 partial: Mutex::new(None),
                 index_pos: opened.index_pos,
                 tables,
