@@ -24,5 +24,6 @@ mod peer_rosbags;
 mod remote;
 mod ros1_corpus;
 mod ros2_mcap_corpus;
+mod rosbag2_layout;
 mod scene;
 mod tf;

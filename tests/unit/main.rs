@@ -10,6 +10,5 @@ mod damaged_ros1;
 mod deferred;
 mod docs;
 mod play;
-mod rosbag2_layout;
 mod undecodable;
 mod writer;

@@ -559,7 +559,9 @@ fn schedule(
                 let due = a.due(time_ns);
                 if let (Some(period), Some(c)) = (clock_period, &clock) {
                     if next_clock <= now {
-                        c.publish(&clock_message(a.bag_at(now)));
+                        // Never past the message not yet published (a late wake-up would
+                        // put the clock ahead of it, or past the recording's end).
+                        c.publish(&clock_message(a.bag_at(now).min(time_ns)));
                         next_clock = now + period;
                         continue;
                     }
