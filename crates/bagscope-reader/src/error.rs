@@ -478,6 +478,9 @@ pub enum Error {
     /// A field path that does not parse or does not fit the message type.
     #[error(transparent)]
     Path(#[from] PathError),
+    /// An expression that does not parse or does not fit the message types.
+    #[error(transparent)]
+    Expr(#[from] crate::expr::ExprError),
     /// A message definition or schema that does not compile.
     #[error(transparent)]
     Definition(#[from] DefError),
@@ -581,6 +584,7 @@ impl Clone for Error {
             Error::Invalid(s) => Error::Invalid(s.clone()),
             Error::Arg(e) => Error::Arg(e.clone()),
             Error::Path(e) => Error::Path(e.clone()),
+            Error::Expr(e) => Error::Expr(e.clone()),
             Error::Definition(e) => Error::Definition(e.clone()),
             Error::Decode(e) => Error::Decode(e.clone()),
             Error::Convert(e) => Error::Convert(e.clone()),

@@ -60,6 +60,7 @@ pub mod check;
 pub mod definition;
 pub mod encoding;
 pub mod error;
+pub mod expr;
 pub mod series;
 pub mod settings;
 pub mod storage;

@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::bag::{Bag, IndexEntry};
-use crate::encoding::{Extractor, FieldPath, Value};
+use crate::encoding::{FieldPath, Value};
 use crate::error::{Error, Result};
+use crate::expr::{Getter, MsgPath, Vars};
 
 /// One sample.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,38 +31,92 @@ pub struct Series {
     pub problems: Vec<String>,
 }
 
-/// One extractor per connection (index into the summary's connections) of a topic.
-pub type Extractors = Vec<(usize, Extractor)>;
+/// One getter per connection (index into the summary's connections) of a topic.
+pub type Extractors = Vec<(usize, Getter)>;
+
+/// One path to read: parsed, the text it was parsed from (for errors' positions) and the
+/// values of its `$variables`.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    /// The path (its modifiers are not the reader's: see [`crate::expr::expr_series`]).
+    pub path: &'a MsgPath,
+    /// The expression it was parsed from.
+    pub text: &'a str,
+    /// Variables.
+    pub vars: &'a Vars,
+}
 
 /// Compiles `path` for each connection of its topic; connections with other definitions each
 /// get their own extractor. Fails only when no connection has the path.
 pub fn compile(bag: &Bag, path: &FieldPath) -> Result<(Extractors, Vec<String>)> {
+    let (mp, text) = (MsgPath::from(path), path.to_string());
+    let vars = Vars::new();
+    compile_source(
+        bag,
+        Source {
+            path: &mp,
+            text: &text,
+            vars: &vars,
+        },
+    )
+}
+
+/// [`compile`] for a path of an expression.
+pub fn compile_source(bag: &Bag, src: Source<'_>) -> Result<(Extractors, Vec<String>)> {
     // Connections only: the same before the rows of a recording are read.
     let s = bag.quick_summary();
-    let topic = topic_of(s, path)?;
+    let topic = topic_of(s, &src.path.topic)?;
     let mut out = Vec::new();
     let mut problems = Vec::new();
+    let mut first: Option<Error> = None;
     for &ci in &topic.connections {
         let c = &s.connections[ci];
-        let r = bag
-            .plan(ci)
-            .map_err(Error::from)
-            .and_then(|(p, _)| Extractor::new(&p, &path.segments).map_err(Error::from));
+        let r = bag.plan(ci).map_err(Error::from).and_then(|(p, _)| {
+            crate::expr::compile(&p, src.path, src.vars, src.text).map_err(Error::from)
+        });
         match r {
             Ok(e) => out.push((ci, e)),
-            Err(e) => problems.push(format!("{path} on connection {}: {e}", c.id)),
+            Err(e) => {
+                problems.push(format!("{} on connection {}: {e}", src.text, c.id));
+                first.get_or_insert(e);
+            }
         }
     }
     if out.is_empty() {
+        // One connection (the usual case): its error as it is, pointing into the text.
+        if let (Some(e), 1) = (first, problems.len()) {
+            return Err(e);
+        }
         return Err(Error::Invalid(problems.join("; ")));
     }
     Ok((out, problems))
 }
 
-/// The topic of `path`.
-fn topic_of<'a>(s: &'a crate::Summary, path: &FieldPath) -> Result<&'a crate::storage::Topic> {
-    s.topic(&path.topic)
-        .ok_or_else(|| Error::NotFound(format!("no topic {:?} in the bag", path.topic)))
+/// The topic named `topic`.
+fn topic_of<'a>(s: &'a crate::Summary, topic: &str) -> Result<&'a crate::storage::Topic> {
+    if topic.is_empty() {
+        return Err(Error::Invalid(
+            "the path names no topic: start it with one (/topic.field)".into(),
+        ));
+    }
+    s.topic(topic)
+        .ok_or_else(|| Error::NotFound(format!("no topic {topic:?} in the bag")))
+}
+
+/// `paths` as sources (owned parts in `keep`).
+fn owned_sources(paths: &[FieldPath]) -> Vec<(MsgPath, String)> {
+    paths
+        .iter()
+        .map(|p| (MsgPath::from(p), p.to_string()))
+        .collect()
+}
+
+/// Sources borrowing `owned`.
+fn sources<'a>(owned: &'a [(MsgPath, String)], vars: &'a Vars) -> Vec<Source<'a>> {
+    owned
+        .iter()
+        .map(|(path, text)| Source { path, text, vars })
+        .collect()
 }
 
 /// Reads the series of `path` within `[start_ns, end_ns)` on `threads` threads; `on_part` gets
@@ -76,9 +131,11 @@ pub fn field_series(
     cancel: &AtomicBool,
     on_part: &(dyn Fn(&[Point]) + Sync),
 ) -> Result<Series> {
+    let owned = owned_sources(std::slice::from_ref(path));
+    let vars = Vars::new();
     let mut v = series_pass(
         bag,
-        std::slice::from_ref(path),
+        &sources(&owned, &vars),
         (start_ns, end_ns),
         threads,
         cancel,
@@ -98,24 +155,33 @@ pub fn field_series_many(
     threads: usize,
     cancel: &AtomicBool,
 ) -> Result<Vec<Series>> {
-    series_pass(bag, paths, (start_ns, end_ns), threads, cancel, &|_, _| {})
+    let owned = owned_sources(paths);
+    let vars = Vars::new();
+    series_pass(
+        bag,
+        &sources(&owned, &vars),
+        (start_ns, end_ns),
+        threads,
+        cancel,
+        &|_, _| {},
+    )
 }
 
 /// One extractor per (path, connection): (path index, connection, extractor).
-type PathExtractors = Vec<(usize, usize, Extractor)>;
+type PathExtractors = Vec<(usize, usize, Getter)>;
 
 /// The extractors of `paths`, each path's problems, and the filter of their connections in
 /// `[start_ns, end_ns)`.
 fn extractors_for(
     bag: &Bag,
-    paths: &[FieldPath],
+    paths: &[Source<'_>],
     start_ns: Option<u64>,
     end_ns: Option<u64>,
 ) -> Result<(PathExtractors, Vec<Vec<String>>, crate::Filter)> {
     let mut extractors: PathExtractors = Vec::new();
     let mut problems: Vec<Vec<String>> = Vec::with_capacity(paths.len());
     for (pi, path) in paths.iter().enumerate() {
-        let (x, p) = compile(bag, path)?;
+        let (x, p) = compile_source(bag, *path)?;
         extractors.extend(x.into_iter().map(|(ci, e)| (pi, ci, e)));
         problems.push(p);
     }
@@ -203,6 +269,27 @@ pub fn rows_in_time_order(
     cancel: &AtomicBool,
     on_row: &mut OnRow<'_>,
 ) -> Result<Option<RowsRead>> {
+    let owned = owned_sources(paths);
+    let vars = Vars::new();
+    rows_in_time_order_of(
+        bag,
+        &sources(&owned, &vars),
+        (start_ns, end_ns),
+        threads,
+        cancel,
+        on_row,
+    )
+}
+
+/// [`rows_in_time_order`] of the paths of expressions.
+pub fn rows_in_time_order_of(
+    bag: &Bag,
+    paths: &[Source<'_>],
+    (start_ns, end_ns): (Option<u64>, Option<u64>),
+    threads: usize,
+    cancel: &AtomicBool,
+    on_row: &mut OnRow<'_>,
+) -> Result<Option<RowsRead>> {
     if start_ns.is_none() && end_ns.is_none() {
         return Ok(None);
     }
@@ -213,7 +300,7 @@ pub fn rows_in_time_order(
     {
         let s = bag.quick_summary();
         for p in paths {
-            conns.extend_from_slice(&topic_of(s, p)?.connections);
+            conns.extend_from_slice(&topic_of(s, &p.path.topic)?.connections);
         }
     }
     let filter = filter_of(conns, start_ns, end_ns);
@@ -276,9 +363,9 @@ fn flush_rows(
 
 /// Reads every path's series in one pass; `on_part` gets each chunk's points of each path
 /// (its index in `paths`).
-fn series_pass(
+pub(crate) fn series_pass(
     bag: &Bag,
-    paths: &[FieldPath],
+    paths: &[Source<'_>],
     (start_ns, end_ns): (Option<u64>, Option<u64>),
     threads: usize,
     cancel: &AtomicBool,
@@ -345,18 +432,22 @@ fn series_pass(
         };
         let mut pts: Vec<Vec<Point>> = paths.iter().map(|_| Vec::new()).collect();
         let mut miss = vec![0usize; paths.len()];
+        let mut vals = Vec::new();
         for &(xi, e) in entries {
             let (pi, ci, ex) = &extractors[xi];
             let m = match &buf {
                 Some(b) => bag.message_in_buffer(Arc::clone(b), *ci, e),
                 None => bag.message(*ci, e),
             };
-            match m.map(|m| ex.extract(&m.data)) {
-                Ok(Some(value)) => pts[*pi].push(Point {
+            match m.map(|m| {
+                vals.clear();
+                ex.values(&m.data, &mut vals);
+            }) {
+                Ok(()) if vals.is_empty() => miss[*pi] += 1,
+                Ok(()) => pts[*pi].extend(vals.drain(..).map(|value| Point {
                     time_ns: e.time_ns,
                     value,
-                }),
-                Ok(None) => miss[*pi] += 1,
+                })),
                 Err(err) => {
                     miss[*pi] += 1;
                     if let Ok(mut v) = errs.lock() {
@@ -372,6 +463,7 @@ fn series_pass(
             if p.is_empty() {
                 continue;
             }
+            // (Stable: the values of one message keep their order.)
             p.sort_by_key(|p| p.time_ns);
             on_part(pi, &p);
             if let Ok(mut a) = all[pi].lock() {
@@ -427,12 +519,13 @@ fn series_pass(
 /// is every path's problem (as a chunk that does not is).
 fn each_value(
     msgs: InOrder,
-    extractors: &[(usize, usize, Extractor)],
+    extractors: &[(usize, usize, Getter)],
     problems: &mut [Vec<String>],
     missing: &mut [u64],
     cancel: &AtomicBool,
     mut f: impl FnMut(usize, u64, Value) -> Result<()>,
 ) -> Result<()> {
+    let mut vals = Vec::new();
     msgs.for_each(|m| {
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::Cancelled);
@@ -450,9 +543,13 @@ fn each_value(
             if *ci != conn {
                 continue;
             }
-            match ex.extract(data) {
-                Some(value) => f(*pi, time_ns, value)?,
-                None => missing[*pi] += 1,
+            vals.clear();
+            ex.values(data, &mut vals);
+            if vals.is_empty() {
+                missing[*pi] += 1;
+            }
+            for value in vals.drain(..) {
+                f(*pi, time_ns, value)?;
             }
         }
         Ok(())
@@ -463,7 +560,7 @@ fn each_value(
 fn series_of_rows(
     rows: InOrder,
     npaths: usize,
-    extractors: &[(usize, usize, Extractor)],
+    extractors: &[(usize, usize, Getter)],
     mut problems: Vec<Vec<String>>,
     cancel: &AtomicBool,
     on_part: &(dyn Fn(usize, &[Point]) + Sync),
