@@ -5,7 +5,7 @@
 //! ```text
 //! /imu.linear_acceleration.x                       a field
 //! /scan.ranges[0:9]   /tf.transforms[-1]           slices (both ends included), negative indexes
-//! /diag.status[:]{level>=2}{name=='motor'}.level   filters, ANDed
+//! /diag.status[:]{level>=2}{name=='motor'}.level   filters, joined by and
 //! "/odd.topic".value  /arr.items[$i]               quoted topics, $variables
 //! /imu.orientation.yaw_deg   /odom.twist.twist.linear.norm      virtual fields
 //! /imu.angular_velocity.z.@derivative.@movavg(0.5s)                 modifiers, chained

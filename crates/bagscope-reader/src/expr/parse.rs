@@ -272,7 +272,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `{a.b==1}`, `{a==1 && b<2}`, `{x>0}{y>0}`: each condition a filter of its own (ANDed).
+    /// `{a.b==1}`, `{a==1 && b<2}`, `{x>0}{y>0}`: each condition a filter of its own (joined by and).
     fn filters(&mut self, segs: &mut Vec<Seg>) -> Result<(), ExprError> {
         while self.peek() == Some('{') {
             let open = self.pos;
