@@ -20,7 +20,7 @@ pub use bagscope_ops as ops;
 pub use bagscope_ops::demo;
 pub use bagscope_reader;
 pub use bagscope_reader::{
-    bag, definition, encoding, error, iter, merge, settings, storage, timefmt,
+    bag, definition, encoding, error, expr, iter, merge, settings, storage, timefmt,
 };
 pub use bagscope_reader::{
     Bag, BagWriter, Bytes, Chunk, ChunkKind, Compression, Connection, ConnectionSpec, Error,

@@ -60,3 +60,69 @@ pub fn time_range(
     };
     Ok((p(start)?, p(end)?))
 }
+
+/// What expressions are evaluated with: `--var`, `--let`, `--interp`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ExprEnv {
+    /// A variable for `$NAME` in indexes, slices, filters and formulas: NAME=VALUE (a number,
+    /// true, false, or text). Repeatable.
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// A named series for `$NAME` in formulas: NAME=EXPRESSION. Repeatable.
+    #[arg(long = "let", value_name = "NAME=EXPRESSION")]
+    pub lets: Vec<String>,
+    /// How a formula's series are aligned on the union of their times: hold (each keeps its
+    /// last value) or linear (interpolated).
+    #[arg(long, default_value = "hold")]
+    pub interp: String,
+}
+
+impl ExprEnv {
+    /// The environment, or what is wrong with an option.
+    pub fn env(&self) -> bagscope::Result<bagscope::expr::Env> {
+        use bagscope::expr::{Env, Expr, Lit};
+        let split = |s: &str, what: &'static str| -> bagscope::Result<(String, String)> {
+            match s.split_once('=') {
+                Some((n, v))
+                    if !n.trim().is_empty()
+                        && n.trim()
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+                {
+                    Ok((n.trim().to_string(), v.trim().to_string()))
+                }
+                _ => Err(bagscope::error::ArgError::new(
+                    what,
+                    s,
+                    format!("{s:?}: expected NAME=VALUE"),
+                )
+                .into()),
+            }
+        };
+        let mut env = Env {
+            interp: self
+                .interp
+                .parse()
+                .map_err(|e: String| bagscope::error::ArgError::new("--interp", &self.interp, e))?,
+            ..Env::default()
+        };
+        for v in &self.vars {
+            let (name, value) = split(v, "--var")?;
+            let lit = if let Ok(i) = value.parse::<i64>() {
+                Lit::Int(i)
+            } else if let Ok(f) = value.parse::<f64>() {
+                Lit::Float(f)
+            } else if value == "true" || value == "false" {
+                Lit::Bool(value == "true")
+            } else {
+                Lit::Str(value)
+            };
+            env.vars.insert(name, lit);
+        }
+        for l in &self.lets {
+            let (name, text) = split(l, "--let")?;
+            env.named.push((name, Expr::parse(&text)?));
+        }
+        Ok(env)
+    }
+}

@@ -1,4 +1,4 @@
-//! `bagscope csv`: field series as CSV, rows at the union of their times.
+//! `bagscope csv`: series of expressions as CSV, rows at the union of their times.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -6,20 +6,24 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 
-use bagscope::encoding::FieldPath;
-use bagscope::ops::csv::{write_csv, AtomicFile};
+use bagscope::ops::csv::{write_csv_columns, AtomicFile, Column};
 use bagscope::{Bag, Error};
 
-use super::args::{time_range, Range};
+use super::args::{time_range, ExprEnv, Range};
 
-/// Field series as CSV: time_ns and one column per path (/topic.field.sub[3].x).
+/// Series as CSV: time_ns and one column per expression: a path (/topic.field.sub[3].x), with
+/// modifiers (/imu.angular_velocity.z.@derivative.@movavg(0.5s)), or a formula
+/// (NAME=/run1/odom.twist.twist.linear.x - /run2/odom.twist.twist.linear.x). See
+/// docs/expressions.md.
 #[derive(Args, Debug)]
 pub struct CsvArgs {
     /// The recording (ROS 1 bag, MCAP file, rosbag2 directory or file).
     pub bag: PathBuf,
-    /// Field paths.
+    /// Expressions, one a column (NAME=EXPRESSION heads it NAME).
     #[arg(required = true)]
     pub paths: Vec<String>,
+    #[command(flatten)]
+    pub env: ExprEnv,
     /// Write here (atomically) instead of to standard output.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -33,9 +37,10 @@ pub fn run(a: &CsvArgs) -> bagscope::Result<ExitCode> {
     let (start, end) = a.range.as_strs();
     let bag = Bag::open(bag_path)?;
     let (start_ns, end_ns) = time_range(&bag, start, end)?;
+    let env = a.env.env()?;
     let parsed = paths
         .iter()
-        .map(|p| FieldPath::parse(p).map_err(Error::from))
+        .map(|p| Column::parse(p).map_err(Error::from))
         .collect::<bagscope::Result<Vec<_>>>()?;
     let cancel = AtomicBool::new(false);
     let mut warned = 0u64;
@@ -61,12 +66,12 @@ pub fn run(a: &CsvArgs) -> bagscope::Result<ExitCode> {
                 )));
             }
             let mut f = AtomicFile::create(o)?;
-            write_csv(&bag, &parsed, opts, &cancel, &mut f, &mut warn)?;
+            write_csv_columns(&bag, &parsed, &env, opts, &cancel, &mut f, &mut warn)?;
             f.commit()?;
         }
         None => {
             let mut so = std::io::BufWriter::new(std::io::stdout().lock());
-            match write_csv(&bag, &parsed, opts, &cancel, &mut so, &mut warn) {
+            match write_csv_columns(&bag, &parsed, &env, opts, &cancel, &mut so, &mut warn) {
                 // A closed pipe (`| head`) ends the output quietly.
                 Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
                 r => {

@@ -9,7 +9,7 @@ use clap::Args;
 use bagscope::encoding::{to_json, to_yaml, Plan};
 use bagscope::{timefmt, Bag, Error, Filter};
 
-use super::args::{time_range, Range};
+use super::args::{time_range, ExprEnv, Range};
 
 /// Print messages in time order, decoded from their definitions (ROS 1, CDR, protobuf,
 /// JSON).
@@ -26,6 +26,13 @@ pub struct EchoArgs {
     /// Stop after this many messages (as `rostopic echo -n`).
     #[arg(long = "count", short = 'n')]
     pub count: Option<u64>,
+    /// Only messages where this path gives a value, its filters passing:
+    /// `/diagnostics{status[0].level>=2}`, `/odom{twist.twist.linear.x>0.5}`, or without a
+    /// topic (`{header.frame_id=='map'}`) on every topic echoed. See docs/expressions.md.
+    #[arg(long)]
+    pub filter: Option<String>,
+    #[command(flatten)]
+    pub env: ExprEnv,
     #[command(flatten)]
     pub range: Range,
 }
@@ -39,10 +46,22 @@ pub fn run(a: &EchoArgs) -> bagscope::Result<ExitCode> {
         eprintln!("bagscope: warning: {w}");
     }
     let (start_ns, end_ns) = time_range(&bag, start, end)?;
+    let env = a.env.env()?;
+    let filter_path = match &a.filter {
+        Some(f) => Some((f.as_str(), bagscope::expr::parse_path(f)?)),
+        None => None,
+    };
+    // A filter naming its topic echoes that topic (with those asked for).
+    let mut topics = topics.to_vec();
+    if let Some((_, p)) = &filter_path {
+        if !p.topic.is_empty() && !topics.contains(&p.topic) {
+            topics.push(p.topic.clone());
+        }
+    }
     let connections = if topics.is_empty() {
         None
     } else {
-        Some(bag.connections_of_topics(topics)?)
+        Some(bag.connections_of_topics(&topics)?)
     };
     let s = bag.summary();
     let plans: Vec<Result<Plan, Error>> = s
@@ -50,6 +69,49 @@ pub fn run(a: &EchoArgs) -> bagscope::Result<ExitCode> {
         .iter()
         .map(|c| Plan::for_connection(c).map_err(Error::from))
         .collect();
+    // Per connection, the filter compiled for it; `None` where the filter does not apply (another
+    // topic: its messages pass).
+    let matchers: Vec<Option<Result<bagscope::expr::Getter, Error>>> = s
+        .connections
+        .iter()
+        .zip(&plans)
+        .enumerate()
+        .map(|(ci, (_, plan))| {
+            let (text, p) = filter_path.as_ref()?;
+            if connections.as_ref().is_some_and(|cs| !cs.contains(&ci)) {
+                return None;
+            }
+            if !p.topic.is_empty()
+                && s.topic(&p.topic)
+                    .is_none_or(|t| !t.connections.contains(&ci))
+            {
+                return None;
+            }
+            Some(match plan {
+                Ok(plan) => {
+                    bagscope::expr::compile_match(plan, p, &env.vars, text).map_err(Error::from)
+                }
+                Err(e) => Err(e.clone()),
+            })
+        })
+        .collect();
+    if let (Some((_, p)), true) = (&filter_path, matchers.iter().flatten().all(|m| m.is_err())) {
+        // It fits no connection: say why (the first one's reason, pointing into the filter).
+        match matchers.iter().flatten().next() {
+            Some(Err(e)) => return Err(e.clone()),
+            _ => {
+                return Err(Error::Invalid(format!(
+                    "the filter's topic {:?} is not in the recording",
+                    p.topic
+                )))
+            }
+        }
+    }
+    for (c, m) in s.connections.iter().zip(&matchers) {
+        if let Some(Err(e)) = m {
+            eprintln!("bagscope: warning: {} (connection {}): the filter does not apply, its messages are left out: {e}", c.topic, c.id);
+        }
+    }
     let filter = Filter {
         connections,
         start_ns,
@@ -66,6 +128,11 @@ pub fn run(a: &EchoArgs) -> bagscope::Result<ExitCode> {
             break;
         }
         let m = m?;
+        match &matchers[m.conn] {
+            Some(Ok(g)) if !g.matches(&m.data) => continue,
+            Some(Err(_)) => continue,
+            _ => {}
+        }
         let c = &s.connections[m.conn];
         let decoded = match &plans[m.conn] {
             Ok(p) => p.decode(&m.data).map(|n| (p, n)).map_err(Error::from),

@@ -9,7 +9,67 @@ use std::sync::atomic::AtomicBool;
 use bagscope_reader::bag::Bag;
 use bagscope_reader::encoding::{FieldPath, Value};
 use bagscope_reader::error::{Error, Result};
-use bagscope_reader::series::{field_series_many, merge_rows, Point};
+use bagscope_reader::expr::{expr_series, Env, Expr, ExprError, MsgPath, Node};
+use bagscope_reader::series::{merge_rows, Point, Source};
+
+/// A column: its heading and its expression.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    /// The heading (the expression as written, or the name given it).
+    pub name: String,
+    /// What it holds.
+    pub expr: Expr,
+}
+
+impl Column {
+    /// `EXPR`, or `NAME=EXPR` to head the column NAME.
+    ///
+    /// ```
+    /// use bagscope_ops::csv::Column;
+    /// let c = Column::parse("speed=hypot(/odom.v.x, /odom.v.y)").unwrap();
+    /// assert_eq!(c.name, "speed");
+    /// assert_eq!(Column::parse("/imu.a.x.@derivative").unwrap().name, "/imu.a.x.@derivative");
+    /// ```
+    pub fn parse(text: &str) -> std::result::Result<Column, ExprError> {
+        let text = text.trim();
+        let ident = text
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|&i| i > 0 && !text.starts_with(|c: char| c.is_ascii_digit()));
+        if let Some(i) = ident {
+            let rest = &text[i..];
+            let eq = rest.trim_start();
+            if eq.starts_with('=') && !eq.starts_with("==") {
+                let expr_text = eq[1..].trim_start();
+                let name = text[..i].to_string();
+                return Expr::parse(expr_text)
+                    .map(|expr| Column { name, expr })
+                    .map_err(|mut e| {
+                        // Point into the whole column as written.
+                        let shift = text.len() - expr_text.len();
+                        e.at += shift;
+                        e.text = text.to_string();
+                        e
+                    });
+            }
+        }
+        Ok(Column {
+            name: text.to_string(),
+            expr: Expr::parse(text)?,
+        })
+    }
+
+    /// The column of a field path.
+    pub fn of_path(p: &FieldPath) -> Column {
+        let text = p.to_string();
+        Column {
+            name: text.clone(),
+            expr: Expr {
+                text,
+                root: Node::Path(MsgPath::from(p)),
+            },
+        }
+    }
+}
 
 /// How the time column is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -74,17 +134,33 @@ pub fn write_csv(
     sink: &mut dyn Write,
     warn: &mut dyn FnMut(String),
 ) -> Result<usize> {
+    if let Some(p) = paths.iter().find(|p| p.topic.is_empty()) {
+        return Err(Error::Invalid(format!(
+            "{p}: a csv path starts with its topic, e.g. /imu.linear_acceleration.x"
+        )));
+    }
+    let cols: Vec<Column> = paths.iter().map(Column::of_path).collect();
+    write_csv_columns(bag, &cols, &Env::default(), opts, cancel, sink, warn)
+}
+
+/// [`write_csv`] of columns of expressions, evaluated with `env`. Columns that are paths alone
+/// over a time window are written as the messages are read; others are read into series (one
+/// pass for all) and merged.
+pub fn write_csv_columns(
+    bag: &Bag,
+    cols: &[Column],
+    env: &Env,
+    opts: CsvOptions,
+    cancel: &AtomicBool,
+    sink: &mut dyn Write,
+    warn: &mut dyn FnMut(String),
+) -> Result<usize> {
     let CsvOptions {
         start_ns,
         end_ns,
         time,
     } = opts;
     let threads = bagscope_reader::settings::default_threads();
-    if let Some(p) = paths.iter().find(|p| p.topic.is_empty()) {
-        return Err(Error::Invalid(format!(
-            "{p}: a csv path starts with its topic, e.g. /imu.linear_acceleration.x"
-        )));
-    }
     // (The quick summary: a rosbag2 SQLite recording's rows are not all read for its start.)
     let start = bag.quick_summary().start_ns.unwrap_or(0);
     let mut text = String::with_capacity(1 << 16);
@@ -93,13 +169,12 @@ pub fn write_csv(
         TimeColumn::EpochSeconds => "time_s",
         TimeColumn::SinceStart => "time_since_start_s",
     });
-    for p in paths {
-        let p = p.to_string();
+    for c in cols {
         text.push(',');
-        if p.contains([',', '"']) {
-            text.push_str(&format!("\"{}\"", p.replace('"', "\"\"")));
+        if c.name.contains([',', '"']) {
+            text.push_str(&format!("\"{}\"", c.name.replace('"', "\"\"")));
         } else {
-            text.push_str(&p);
+            text.push_str(&c.name);
         }
     }
     text.push('\n');
@@ -127,25 +202,39 @@ pub fn write_csv(
         }
         Ok::<(), Error>(())
     };
-    // A window read in time order: each row written as its messages are read.
-    let streamed = bagscope_reader::series::rows_in_time_order(
-        bag,
-        paths,
-        (start_ns, end_ns),
-        threads,
-        cancel,
-        &mut |t, row| add_row(t, &mut row.iter().map(Option::as_ref)),
-    )?;
+    // Paths alone, a window read in time order: each row written as its messages are read.
+    let plain: Option<Vec<Source<'_>>> = cols
+        .iter()
+        .map(|c| {
+            c.expr.plain_path().map(|path| Source {
+                path,
+                text: &c.expr.text,
+                vars: &env.vars,
+            })
+        })
+        .collect();
+    let streamed = match &plain {
+        Some(sources) => bagscope_reader::series::rows_in_time_order_of(
+            bag,
+            sources,
+            (start_ns, end_ns),
+            threads,
+            cancel,
+            &mut |t, row| add_row(t, &mut row.iter().map(Option::as_ref)),
+        )?,
+        None => None,
+    };
     if let Some(read) = streamed {
-        for (p, (problems, missing)) in paths.iter().zip(read.problems.iter().zip(read.missing)) {
-            warn_path(p, problems, missing, warn);
+        for (c, (problems, missing)) in cols.iter().zip(read.problems.iter().zip(read.missing)) {
+            warn_path(&c.name, problems, missing, warn);
         }
     } else {
         // Every path in one pass over the chunks.
-        let series = field_series_many(bag, paths, start_ns, end_ns, threads, cancel)?;
+        let exprs: Vec<Expr> = cols.iter().map(|c| c.expr.clone()).collect();
+        let series = expr_series(bag, &exprs, env, (start_ns, end_ns), threads, cancel)?;
         let mut all = Vec::with_capacity(series.len());
-        for (p, s) in paths.iter().zip(series) {
-            warn_path(p, &s.problems, s.missing, warn);
+        for (c, s) in cols.iter().zip(series) {
+            warn_path(&c.name, &s.problems, s.missing, warn);
             all.push(s.points);
         }
         if cancel.load(std::sync::atomic::Ordering::Relaxed) {
@@ -162,7 +251,7 @@ pub fn write_csv(
 }
 
 /// The warnings of path `p`: its problems, and the messages it was absent from.
-fn warn_path(p: &FieldPath, problems: &[String], missing: u64, warn: &mut dyn FnMut(String)) {
+fn warn_path(p: &str, problems: &[String], missing: u64, warn: &mut dyn FnMut(String)) {
     for pr in problems {
         warn(pr.clone());
     }

@@ -443,7 +443,7 @@ pub(crate) fn series_pass(
                 vals.clear();
                 ex.values(&m.data, &mut vals);
             }) {
-                Ok(()) if vals.is_empty() => miss[*pi] += 1,
+                Ok(()) if vals.is_empty() => miss[*pi] += usize::from(!ex.filters()),
                 Ok(()) => pts[*pi].extend(vals.drain(..).map(|value| Point {
                     time_ns: e.time_ns,
                     value,
@@ -545,7 +545,7 @@ fn each_value(
             }
             vals.clear();
             ex.values(data, &mut vals);
-            if vals.is_empty() {
+            if vals.is_empty() && !ex.filters() {
                 missing[*pi] += 1;
             }
             for value in vals.drain(..) {

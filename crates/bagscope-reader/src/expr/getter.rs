@@ -158,6 +158,19 @@ impl Getter {
         matches!(&self.kind, Kind::Tree(_, steps) if steps.iter().any(|s| matches!(s, Step::Slice(..))))
     }
 
+    /// Whether the path has filters (a message without a value is then one filtered out, not
+    /// one missing the path).
+    pub fn filters(&self) -> bool {
+        matches!(&self.kind, Kind::Tree(_, steps) if steps.iter().any(|s| matches!(s, Step::Filter(_))))
+    }
+
+    /// Whether the path gives a value in the message (its filters pass).
+    pub fn matches(&self, data: &[u8]) -> bool {
+        let mut out = Vec::new();
+        self.values(data, &mut out);
+        !out.is_empty()
+    }
+
     /// Whether each message is decoded whole (slices, filters).
     pub fn decodes(&self) -> bool {
         matches!(self.kind, Kind::Tree(..))
@@ -381,6 +394,28 @@ enum Ty {
 /// Compiles the segments of `p` (its modifiers are the series') against `plan`; `text` is
 /// the expression `p` was parsed from (for the errors' positions).
 pub fn compile(plan: &Plan, p: &MsgPath, vars: &Vars, text: &str) -> Result<Getter, ExprError> {
+    compile_with(plan, p, vars, text, false)
+}
+
+/// [`compile`] for a path that selects messages (`echo --filter`): it may end anywhere (at a
+/// message, a string, an array), and a message matches where it gives a value
+/// ([`Getter::matches`]).
+pub fn compile_match(
+    plan: &Plan,
+    p: &MsgPath,
+    vars: &Vars,
+    text: &str,
+) -> Result<Getter, ExprError> {
+    compile_with(plan, p, vars, text, true)
+}
+
+fn compile_with(
+    plan: &Plan,
+    p: &MsgPath,
+    vars: &Vars,
+    text: &str,
+    any_end: bool,
+) -> Result<Getter, ExprError> {
     let err = |at: usize, reason: String| ExprError {
         text: text.to_string(),
         at,
@@ -535,6 +570,11 @@ pub fn compile(plan: &Plan, p: &MsgPath, vars: &Vars, text: &str) -> Result<Gett
                 fast = None;
             }
         }
+    }
+    if any_end && (array.is_some() || matches!(ty, Ty::Msg(_) | Ty::Prim(Primitive::String))) {
+        return Ok(Getter {
+            kind: Kind::Tree(plan.clone(), steps),
+        });
     }
     if let Some(a) = array {
         return Err(err(

@@ -40,7 +40,7 @@ mod tests;
 
 pub use ast::{Arg, BinOp, Bound, CmpOp, Cond, Lit, Modifier, MsgPath, Node, Seg};
 pub use eval::{combine, eval, Interp, Leaves, Val, FUNCTIONS};
-pub use getter::{compile, Getter, Vars, Virtual, VIRTUAL_FIELDS};
+pub use getter::{compile, compile_match, Getter, Vars, Virtual, VIRTUAL_FIELDS};
 pub use modifier::{apply, unary, Points, MODIFIERS};
 pub use read::{expr_series, Env};
 

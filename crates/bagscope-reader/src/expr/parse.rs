@@ -160,7 +160,7 @@ impl<'a> Parser<'a> {
     fn path_rest(&mut self, topic: String, at: usize, bare: bool) -> Result<MsgPath, ExprError> {
         let mut segs = Vec::new();
         // A path without its topic starts with a field name, no `.` before it.
-        let mut first = bare && topic.is_empty();
+        let mut first = bare && topic.is_empty() && self.peek() != Some('{');
         loop {
             if self.rest().starts_with(".@") {
                 break;
