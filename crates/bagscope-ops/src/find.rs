@@ -1,12 +1,15 @@
 //! Find the messages where a field meets a condition: `/odom.twist.twist.linear.x > 0.5`,
 //! `/battery.data crosses 12.2`, `/rosout.msg contains "battery"` (case-insensitive, in every
-//! string under the path; a bare topic searches all its strings).
+//! string under the path; a bare topic searches all its strings). The left side of a
+//! comparison is any expression (`/imu.orientation.yaw_deg > 30`,
+//! `/a/odom.twist.twist.linear.x - /b/odom.twist.twist.linear.x crosses 0`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use bagscope_reader::bag::Bag;
 use bagscope_reader::encoding::{FieldPath, Node, Value};
 use bagscope_reader::error::{ArgError, Error, Result};
+use bagscope_reader::expr::{expr_series, Env, Expr};
 use bagscope_reader::Filter;
 
 /// A comparison.
@@ -47,7 +50,10 @@ impl Op {
 /// A parsed query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
-    /// The field (or, for `contains`, the subtree or topic).
+    /// The expression compared (not for `contains`).
+    pub expr: Option<Expr>,
+    /// For `contains`, the subtree or topic searched; for a comparison, the expression's
+    /// first topic (and its fields where it is a field path).
     pub path: FieldPath,
     /// The comparison.
     pub op: Op,
@@ -71,14 +77,18 @@ pub fn parse_query(q: &str) -> std::result::Result<Query, ArgError> {
     let err = |reason: String| ArgError::new("query", q, reason);
     let (i, word, op) = Op::WRITTEN
         .iter()
-        .filter_map(|&(w, op)| q.find(w).map(|i| (i, w, op)))
+        .filter_map(|&(w, op)| top_level_find(q, w).map(|i| (i, w, op)))
         .min_by_key(|&(i, w, _)| (i, std::cmp::Reverse(w.len())))
         .ok_or_else(|| {
             err(format!(
                 "{q:?}: expected PATH OP VALUE with OP one of > >= < <= == != crosses contains"
             ))
         })?;
-    let path = FieldPath::parse(q[..i].trim()).map_err(|e| err(e.reason))?;
+    let left = q[..i].trim();
+    if op != Op::Contains {
+        return comparison(q, left, op, q[i + word.len()..].trim());
+    }
+    let path = FieldPath::parse(left).map_err(|e| err(e.reason))?;
     if path.topic.is_empty() {
         return Err(err(format!(
             "{q:?}: the path must start with its topic (/topic.field)"
@@ -94,13 +104,41 @@ pub fn parse_query(q: &str) -> std::result::Result<Query, ArgError> {
             return Err(err(format!("{q:?}: nothing to search for")));
         }
         return Ok(Query {
+            expr: None,
             path,
             op,
             number: 0.0,
             text: text.to_lowercase(),
         });
     }
-    if path.segments.is_empty() {
+    Err(err(format!("{q:?}: expected PATH contains TEXT")))
+}
+
+/// The first place of `w` in `q` outside brackets, braces, parentheses and quotes.
+fn top_level_find(q: &str, w: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    for (i, c) in q.char_indices() {
+        match (quote, c) {
+            (Some(qc), _) if c == qc => quote = None,
+            (Some(_), _) => continue,
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '[' | '{' | '(') => depth += 1,
+            (None, ']' | '}' | ')') => depth -= 1,
+            _ => {}
+        }
+        if quote.is_none() && depth == 0 && q[i..].starts_with(w) {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// `EXPRESSION OP NUMBER`.
+fn comparison(q: &str, left: &str, op: Op, value: &str) -> std::result::Result<Query, ArgError> {
+    let err = |reason: String| ArgError::new("query", q, reason);
+    let expr = Expr::parse(left).map_err(|e| err(e.to_string()))?;
+    if expr.plain_path().is_some_and(|p| p.segs.is_empty()) {
         return Err(err(format!(
             "{q:?}: compare a field, not the whole message"
         )));
@@ -108,7 +146,15 @@ pub fn parse_query(q: &str) -> std::result::Result<Query, ArgError> {
     let number: f64 = value
         .parse()
         .map_err(|_| err(format!("{q:?}: {value:?} is not a number")))?;
+    let path = FieldPath::parse(left).unwrap_or_else(|_| FieldPath {
+        topic: expr
+            .topics()
+            .first()
+            .map_or(String::new(), |t| t.to_string()),
+        segments: Vec::new(),
+    });
     Ok(Query {
+        expr: Some(expr),
         path,
         op,
         number,
@@ -134,8 +180,19 @@ pub fn find(bag: &Bag, q: &Query, cancel: &AtomicBool) -> Result<(Vec<Hit>, bool
         return find_text(bag, q, cancel);
     }
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let series =
-        bagscope_reader::series::field_series(bag, &q.path, None, None, threads, cancel, &|_| {})?;
+    let Some(expr) = &q.expr else {
+        return Err(Error::Invalid("a comparison without its expression".into()));
+    };
+    let series = expr_series(
+        bag,
+        std::slice::from_ref(expr),
+        &Env::default(),
+        (None, None),
+        threads,
+        cancel,
+    )?
+    .pop()
+    .unwrap_or_default();
     if cancel.load(Ordering::Relaxed) {
         return Err(Error::Cancelled);
     }
@@ -242,5 +299,11 @@ mod tests {
         assert!(parse_query("odom.x > 1").is_err());
         assert!(parse_query("/odom.x > one").is_err());
         assert!(parse_query("/odom.x").is_err());
+        let q = parse_query("/diag.status[:]{level>=2}.level == 2").unwrap();
+        assert_eq!((q.op, q.number), (Op::Eq, 2.0));
+        let q = parse_query("/a.x - /b.x crosses 0").unwrap();
+        assert_eq!((q.op, q.path.topic.as_str()), (Op::Crosses, "/a"));
+        let e = parse_query("/a.x.@derivative(2) > 1").unwrap_err();
+        assert!(e.reason.contains("column"), "{e}");
     }
 }
