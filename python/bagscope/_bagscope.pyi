@@ -1,7 +1,7 @@
 """Type stubs of bagscope's native module."""
 
 from os import PathLike
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -46,6 +46,7 @@ def open(
     msg_path: Optional[Union[_Path, Sequence[_Path]]] = None,
     *,
     keep_topic_names: bool = False,
+    offsets_ns: Optional[Sequence[int]] = None,
 ) -> Recording:
     """Opens a recording (a list: several on one timeline, each recording's topics under a
     namespace named after its file, or with ``keep_topic_names`` under their own names): a local
@@ -136,6 +137,9 @@ class Recording:
         paths: Sequence[str],
         start_ns: Optional[int] = None,
         end_ns: Optional[int] = None,
+        vars: Optional[Mapping[str, Union[int, float, bool, str]]] = None,
+        named: Optional[Mapping[str, str]] = None,
+        interp: str = "hold",
     ) -> dict[str, np.ndarray]: ...
     def to_arrow(
         self,

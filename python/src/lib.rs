@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use numpy::PyArray1;
-use pyo3::exceptions::PyStopIteration;
+use pyo3::exceptions::{PyStopIteration, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use bagscope_reader::encoding::{FieldPath, Plan, Value};
+use bagscope_reader::encoding::{Plan, Value};
 use bagscope_reader::{Bag, Filter};
 
 mod arrow;
@@ -43,22 +43,38 @@ fn paths_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
 /// `keep_topic_names`: several recordings keep their topics' names (one topic's connections of
 /// every recording under its one name, as rosbags' `AnyReader` has them) instead of each
 /// recording's topics under a namespace named after its file.
+/// `offsets_ns`: with several recordings, the nanoseconds added to each one's times (to compare
+/// runs from one start, as the app's offsets do).
 #[pyfunction]
-#[pyo3(signature = (path_or_paths, msg_path=None, *, keep_topic_names=false))]
+#[pyo3(signature = (path_or_paths, msg_path=None, *, keep_topic_names=false, offsets_ns=None))]
 fn open(
     py: Python<'_>,
     path_or_paths: &Bound<'_, PyAny>,
     msg_path: Option<&Bound<'_, PyAny>>,
     keep_topic_names: bool,
+    offsets_ns: Option<Vec<i64>>,
 ) -> PyResult<Recording> {
     let paths = paths_of(path_or_paths)?;
+    let mut parts = bagscope_reader::merge::parts_of(&paths);
+    if let Some(offs) = offsets_ns {
+        if offs.len() != parts.len() {
+            return Err(PyValueError::new_err(format!(
+                "offsets_ns: {} offsets for {} recordings",
+                offs.len(),
+                parts.len()
+            )));
+        }
+        for (p, o) in parts.iter_mut().zip(offs) {
+            p.offset_ns = o;
+        }
+    }
     if let Some(m) = msg_path {
         let dirs = paths_of(m)?;
         bagscope_reader::settings::update(|s| s.msg_path = dirs);
     }
     let bag = py
         .detach(|| {
-            if paths.len() == 1 {
+            if paths.len() == 1 && parts[0].offset_ns == 0 {
                 Bag::open(&paths[0])
             } else {
                 let naming = if keep_topic_names {
@@ -66,7 +82,7 @@ fn open(
                 } else {
                     bagscope_reader::merge::TopicNames::ByRecording
                 };
-                Bag::open_many_with(&bagscope_reader::merge::parts_of(&paths), naming)
+                Bag::open_many_with(&parts, naming)
             }
         })
         .map_err(to_py)?;
@@ -217,32 +233,71 @@ impl Recording {
         })
     }
 
-    /// Field series, one per path as the command line takes them (`/imu.linear_acceleration.x`,
-    /// `/tf.transforms[-1].transform.translation.z`): a dict of numpy arrays, `"time_ns"`
-    /// (int64) and one float64 array per path, rows at the union of the paths' times as `csv`
-    /// writes them (NaN where a path has no value at a row's time). Read through the
-    /// library's extractors: no message is decoded whole.
-    #[pyo3(signature = (paths, start_ns=None, end_ns=None))]
+    /// Series of expressions, one per column as `bagscope csv` takes them: paths
+    /// (`/imu.linear_acceleration.x`, `/tf.transforms[-1].transform.translation.z`), paths with
+    /// filters, slices and modifiers (`/imu.angular_velocity.z.@derivative.@movavg(0.5s)`),
+    /// formulas (`speed=hypot(/odom.v.x, /odom.v.y)`; see docs/expressions.md). A dict of numpy
+    /// arrays: `"time_ns"` (int64) and one float64 array per column (keyed by its text, or by
+    /// NAME for `NAME=EXPR`), rows at the union of the columns' times as `csv` writes them
+    /// (NaN where a column has no value at a row's time). `vars`: values of `$variables`;
+    /// `named`: named series for `$name` in formulas; `interp`: "hold" or "linear". Paths of
+    /// fields and indexes are read in place: no message is decoded whole.
+    #[pyo3(signature = (paths, start_ns=None, end_ns=None, vars=None, named=None, interp="hold"))]
+    #[allow(clippy::too_many_arguments)]
     fn series<'py>(
         &self,
         py: Python<'py>,
         paths: Vec<String>,
         start_ns: Option<u64>,
         end_ns: Option<u64>,
+        vars: Option<std::collections::HashMap<String, Bound<'py, PyAny>>>,
+        named: Option<std::collections::HashMap<String, String>>,
+        interp: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
+        use bagscope_reader::expr::{Env, Expr, Lit};
         let bag = self.bag()?;
-        let fps: Vec<FieldPath> = paths
+        let expr_err = |e: bagscope_reader::expr::ExprError| to_py(e.into());
+        let cols: Vec<bagscope_ops::csv::Column> = paths
             .iter()
-            .map(|p| FieldPath::parse(p).map_err(|e| to_py(e.into())))
+            .map(|p| bagscope_ops::csv::Column::parse(p).map_err(expr_err))
             .collect::<PyResult<_>>()?;
+        let mut env = Env {
+            interp: interp.parse().map_err(PyValueError::new_err)?,
+            ..Env::default()
+        };
+        for (k, v) in vars.unwrap_or_default() {
+            let lit = if let Ok(b) = v.extract::<bool>() {
+                Lit::Bool(b)
+            } else if let Ok(i) = v.extract::<i64>() {
+                Lit::Int(i)
+            } else if let Ok(f) = v.extract::<f64>() {
+                Lit::Float(f)
+            } else if let Ok(s) = v.extract::<String>() {
+                Lit::Str(s)
+            } else {
+                return Err(PyValueError::new_err(format!(
+                    "vars[{k:?}]: a number, a bool or a str"
+                )));
+            };
+            env.vars.insert(k, lit);
+        }
+        for (k, text) in named.unwrap_or_default() {
+            env.named.push((k, Expr::parse(&text).map_err(expr_err)?));
+        }
+        let exprs: Vec<Expr> = cols.iter().map(|c| c.expr.clone()).collect();
         let (times, columns) = py
             .detach(|| -> bagscope_reader::Result<(Vec<i64>, Vec<Vec<f64>>)> {
                 let cancel = std::sync::atomic::AtomicBool::new(false);
                 let threads = bagscope_reader::settings::default_threads();
                 // Every path in one pass over the chunks.
                 let all: Vec<Vec<bagscope_reader::series::Point>> =
-                    bagscope_reader::series::field_series_many(
-                        bag, &fps, start_ns, end_ns, threads, &cancel,
+                    bagscope_reader::expr::expr_series(
+                        bag,
+                        &exprs,
+                        &env,
+                        (start_ns, end_ns),
+                        threads,
+                        &cancel,
                     )?
                     .into_iter()
                     .map(|s| s.points)
@@ -262,8 +317,8 @@ impl Recording {
             .map_err(to_py)?;
         let d = PyDict::new(py);
         d.set_item("time_ns", PyArray1::from_vec(py, times))?;
-        for (p, c) in paths.iter().zip(columns) {
-            d.set_item(p, PyArray1::from_vec(py, c))?;
+        for (c, v) in cols.iter().zip(columns) {
+            d.set_item(&c.name, PyArray1::from_vec(py, v))?;
         }
         Ok(d)
     }
