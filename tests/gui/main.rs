@@ -8,6 +8,7 @@
 mod common;
 mod encodings_and_url;
 mod export_window;
+mod expressions;
 mod image_encodings;
 mod image_panels;
 mod log_and_find;

@@ -217,7 +217,8 @@ impl App {
             Cmd::AddSeries(p) => {
                 if let Some(d) = &mut self.doc {
                     if let Err(e) = plot::add_series(d, &p, &self.ctx) {
-                        self.error = Some(format!("cannot plot {p}: {e}"));
+                        // Under the path box, in monospace: the caret lines up.
+                        d.plots.error = Some(format!("cannot plot: {e}"));
                     }
                 }
             }

@@ -6,9 +6,8 @@ use std::path::PathBuf;
 
 use super::job::{Handle, Job};
 use super::{Cmd, Doc};
-use bagscope_ops::csv::{write_csv, AtomicFile, TimeColumn};
+use bagscope_ops::csv::{write_csv_columns, AtomicFile, Column, TimeColumn};
 use bagscope_ops::export::{export, ExportOptions, OutputFormat};
-use bagscope_reader::encoding::FieldPath;
 use bagscope_reader::storage::rosbag2::writer::Rosbag2Compression;
 use bagscope_reader::{timefmt, Compression, Filter, WriteOptions};
 
@@ -230,11 +229,12 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
 
 /// Starts writing the plotted series as CSV.
 pub fn start_csv_export(d: &mut Doc, ctx: &egui::Context) {
-    let paths: Vec<FieldPath> = d
+    let paths: Vec<Column> = d
         .plots
         .series
         .iter()
-        .filter_map(|s| FieldPath::parse(&s.path).ok())
+        .filter_map(|s| Column::parse(&s.path).ok())
+        .filter(|c| !c.expr.paths().is_empty())
         .collect();
     if paths.is_empty() {
         d.export.job = Some(Run {
@@ -256,15 +256,22 @@ pub fn start_csv_export(d: &mut Doc, ctx: &egui::Context) {
     d.export.job = Some(spawn(what, ctx, move |h| {
         let cancel = h.cancel_flag();
         // Groups: one file, or one per topic.
-        let mut groups: Vec<(PathBuf, Vec<FieldPath>)> = Vec::new();
+        let mut groups: Vec<(PathBuf, Vec<Column>)> = Vec::new();
         if per_topic {
             let stem = out
                 .file_stem()
                 .map_or_else(|| "series".into(), |s| s.to_string_lossy().into_owned());
             let dir = out.parent().map(PathBuf::from).unwrap_or_default();
+            // (A formula goes with its first topic.)
+            let topic = |c: &Column| {
+                c.expr
+                    .topics()
+                    .first()
+                    .map_or(String::new(), |t| t.to_string())
+            };
             for p in &paths {
-                let name = format!("{stem}{}.csv", p.topic.replace('/', "_"));
-                match groups.iter_mut().find(|g| g.1[0].topic == p.topic) {
+                let name = format!("{stem}{}.csv", topic(p).replace('/', "_"));
+                match groups.iter_mut().find(|g| topic(&g.1[0]) == topic(p)) {
                     Some(g) => g.1.push(p.clone()),
                     None => groups.push((dir.join(name), vec![p.clone()])),
                 }
@@ -280,9 +287,10 @@ pub fn start_csv_export(d: &mut Doc, ctx: &egui::Context) {
                 return Err(format!("{} is the bag being read", file.display()));
             }
             let mut f = AtomicFile::create(&file).map_err(|e| e.to_string())?;
-            let rows = write_csv(
+            let rows = write_csv_columns(
                 &bag,
                 &ps,
+                &bagscope_reader::expr::Env::default(),
                 bagscope_ops::csv::CsvOptions {
                     start_ns,
                     end_ns,

@@ -45,8 +45,9 @@ pub fn capture(d: &Doc) -> Layout {
             .series
             .iter()
             .filter(|x| {
-                bagscope_reader::encoding::FieldPath::parse(&x.path)
-                    .is_ok_and(|f| !f.segments.is_empty() && s.topic(&f.topic).is_some())
+                bagscope_reader::expr::Expr::parse(&x.path).is_ok_and(|e| {
+                    !e.paths().is_empty() && e.topics().iter().all(|t| s.topic(t).is_some())
+                })
             })
             .map(|x| x.path.clone())
             .collect(),

@@ -7,6 +7,8 @@
 use egui::Color32;
 use egui_plot::{GridInput, GridMark, Line, Plot, PlotPoint, PlotPoints, Span, VLine};
 
+mod expr;
+
 use super::job::Job;
 use super::{Cmd, Doc};
 use bagscope_ops::series::field_series;
@@ -107,6 +109,11 @@ pub struct PlotState {
     pub linked: bool,
     /// The path being typed.
     pub input: String,
+    /// Why the last expression added could not be plotted (with a caret under the place).
+    pub error: Option<String>,
+    /// The pointer was over the completions last frame (they stay while it is: a click there
+    /// takes the focus from the box).
+    over_completions: bool,
     /// Numeric field paths of every topic, for completion.
     completions: Option<Vec<String>>,
     /// The x range each plot showed last frame (unlinked plots keep their own).
@@ -122,6 +129,8 @@ impl Default for PlotState {
             plots: 1,
             linked: true,
             input: String::new(),
+            error: None,
+            over_completions: false,
             completions: None,
             last_x: Default::default(),
             rects: Vec::new(),
@@ -140,15 +149,21 @@ const PALETTE: [Color32; 8] = [
     Color32::from_rgb(237, 100, 166),
 ];
 
-/// Starts extracting `path` in the background.
+/// Starts extracting the series of `path` (a field path, or any expression) in the
+/// background.
 pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), String> {
-    let fp = FieldPath::parse(path).map_err(|e| e.to_string())?;
-    if d.rec.bag.summary().topic(&fp.topic).is_none() {
-        return Err(format!("no topic {:?} in the bag", fp.topic));
+    let e = bagscope_reader::expr::Expr::parse(path).map_err(|e| e.to_string())?;
+    for t in e.topics() {
+        if d.rec.bag.summary().topic(t).is_none() {
+            return Err(format!("no topic {t:?} in the bag"));
+        }
     }
     // Compile now so a bad path is reported at once, not by the worker.
-    bagscope_ops::series::compile(&d.rec.bag, &fp).map_err(|e| e.to_string())?;
-    let job = spawn_series(&d.rec.bag, fp, ctx)?;
+    expr::check(&d.rec.bag, &e)?;
+    let job = match expr::field_path(&e) {
+        Some(fp) => spawn_series(&d.rec.bag, fp, ctx)?,
+        None => expr::spawn(&d.rec.bag, e, ctx)?,
+    };
     let n = d.plots.series.len();
     d.plots.series.push(Series {
         name: path.to_string(),
@@ -164,6 +179,7 @@ pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), St
         pyramid: None,
         cache: None,
     });
+    d.plots.error = None;
     Ok(())
 }
 
@@ -203,13 +219,17 @@ fn spawn_series(
 pub fn refresh(d: &mut Doc, ctx: &egui::Context) {
     let bag = d.rec.bag.clone();
     for s in d.plots.series.iter_mut().filter(|s| !s.derived) {
-        let Ok(fp) = FieldPath::parse(&s.path) else {
+        let Ok(e) = bagscope_reader::expr::Expr::parse(&s.path) else {
             continue;
         };
-        if fp.segments.is_empty() || bag.summary().topic(&fp.topic).is_none() {
+        if e.paths().is_empty() || e.topics().iter().any(|t| bag.summary().topic(t).is_none()) {
             continue;
         }
-        match spawn_series(&bag, fp, ctx) {
+        let job = match expr::field_path(&e) {
+            Some(fp) => spawn_series(&bag, fp, ctx),
+            None => expr::spawn(&bag, e, ctx),
+        };
+        match job {
             Ok(j) => {
                 // A series still being read the first time starts over; a complete one keeps
                 // its points until the new ones are in.
@@ -395,6 +415,7 @@ fn completions(d: &Doc) -> Vec<String> {
             ));
         }
     }
+    expr::with_virtual_fields(&mut out);
     out
 }
 
@@ -442,13 +463,14 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
 /// The path box (with completions from the definitions), Add, + plot, linked.
 fn input_row(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     ui.horizontal(|ui| {
-        ui.strong("Plots");
+        let label = ui.strong("Plots");
         let r = ui.add(
             egui::TextEdit::singleline(&mut d.plots.input)
-                .hint_text("/topic.field.x — or click a number in the inspector")
+                .hint_text("/topic.field.x, .@derivative, a - b … — or click a number in the inspector")
                 // Room left for the buttons and the checkbox after it in a narrow panel.
                 .desired_width((ui.available_width() - 260.0).clamp(120.0, 320.0)),
-        );
+        )
+        .labelled_by(label.id);
         let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
         if (ui.button("Add").clicked() || enter) && !d.plots.input.trim().is_empty() {
             cmds.push(Cmd::AddSeries(d.plots.input.trim().to_string()));
@@ -462,33 +484,52 @@ fn input_row(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             d.plots.plots += 1;
         }
         ui.checkbox(&mut d.plots.linked, "linked to timeline");
-        // Completion from the definitions.
-        if !d.plots.input.is_empty() && r.has_focus() {
+        // Completion from the definitions: paths, virtual fields, modifiers after `.@`, the
+        // fields of the elements inside a filter.
+        let over = std::mem::take(&mut d.plots.over_completions);
+        if !d.plots.input.is_empty() && (r.has_focus() || over) {
             if d.plots.completions.is_none() {
                 d.plots.completions = Some(completions(d));
             }
-            let q = d.plots.input.to_lowercase();
-            let hits: Vec<String> = d
-                .plots
-                .completions
-                .iter()
-                .flatten()
-                .filter(|c| c.to_lowercase().contains(&q))
-                .take(8)
-                .cloned()
-                .collect();
+            let hits = expr::suggest(
+                &d.plots.input,
+                d.plots.completions.as_deref().unwrap_or_default(),
+            );
             if !hits.is_empty() {
-                egui::Popup::from_response(&r).open(true).show(|ui| {
-                    for h in hits {
-                        if ui.button(&h).clicked() {
-                            cmds.push(Cmd::AddSeries(h.clone()));
-                            d.plots.input.clear();
+                egui::Popup::from_response(&r)
+                    .open(true)
+                    .close_behavior(egui::PopupCloseBehavior::IgnoreClicks)
+                    .show(|ui| {
+                    for (label, input, plot_now) in hits {
+                        if ui.button(&label).clicked() {
+                            if plot_now {
+                                cmds.push(Cmd::AddSeries(input));
+                                d.plots.input.clear();
+                            } else {
+                                // Typing goes on after what was completed.
+                                let end = egui::text::CCursor::new(input.chars().count());
+                                d.plots.input = input;
+                                r.request_focus();
+                                if let Some(mut st) = egui::TextEdit::load_state(ui.ctx(), r.id) {
+                                    st.cursor.set_char_range(Some(egui::text::CCursorRange::one(end)));
+                                    st.store(ui.ctx(), r.id);
+                                }
+                            }
                         }
                     }
+                    // (After the buttons: the rect they took.)
+                    d.plots.over_completions = ui.ui_contains_pointer();
                 });
             }
         }
     });
+    if let Some(e) = &d.plots.error {
+        ui.label(
+            egui::RichText::new(e)
+                .monospace()
+                .color(ui.visuals().warn_fg_color),
+        );
+    }
 }
 
 /// The series: colour, name, which plot, points so far, notes, Remove.

@@ -1,0 +1,234 @@
+//! Plotted expressions: paths with filters, slices and modifiers, and formulas, read on a
+//! worker (the whole series, then handed over in parts); and the path box's completion of
+//! paths, virtual fields, modifiers and the fields inside a filter.
+
+use egui_plot::PlotPoint;
+
+use super::super::job::Job;
+use super::Part;
+use bagscope_reader::encoding::{FieldPath, Segment};
+use bagscope_reader::expr::{Bound, Env, Expr, Seg, Vars, MODIFIERS};
+
+/// The field path of `e` where it is one path of fields and indexes with no modifier: read by
+/// the incremental reader, its points shown as the chunks come.
+pub(super) fn field_path(e: &Expr) -> Option<FieldPath> {
+    let p = e.plain_path()?;
+    let segments = p
+        .segs
+        .iter()
+        .map(|s| match s {
+            Seg::Field { name, .. } => Some(Segment::Field(name.clone())),
+            Seg::Slice {
+                start: Bound::Int(i),
+                single: true,
+                ..
+            } => Some(Segment::Index(*i)),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(FieldPath {
+        topic: p.topic.clone(),
+        segments,
+    })
+}
+
+/// Whether every path of `e` fits its topic's definitions: the first error, pointing into
+/// the text, where one does not.
+pub(super) fn check(bag: &bagscope_reader::Bag, e: &Expr) -> Result<(), String> {
+    if e.paths().is_empty() {
+        return Err("the formula reads no path: name at least one (/topic.field)".into());
+    }
+    let vars = Vars::new();
+    for p in e.paths() {
+        let mut bare = p.clone();
+        bare.mods.clear();
+        let src = bagscope_reader::series::Source {
+            path: &bare,
+            text: &e.text,
+            vars: &vars,
+        };
+        bagscope_ops::series::compile_source(bag, src).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// A worker reading the series of `e`: its points (x: seconds since `start`), NaNs left out.
+pub(super) fn spawn(
+    bag: &bagscope_reader::Bag,
+    e: Expr,
+    ctx: &egui::Context,
+) -> Result<Job<Part>, String> {
+    let bag = bag.clone();
+    let start = bag.summary().start_ns.unwrap_or(0);
+    Job::spawn("expression", 64, ctx, move |h| {
+        let threads = bagscope_reader::settings::default_threads();
+        let r = bagscope_reader::expr::expr_series(
+            &bag,
+            std::slice::from_ref(&e),
+            &Env::default(),
+            (None, None),
+            threads,
+            h.cancel_flag(),
+        );
+        match r {
+            Ok(mut v) => {
+                let s = v.pop().unwrap_or_default();
+                for part in s.points.chunks(1 << 16) {
+                    let pts: Vec<PlotPoint> = part
+                        .iter()
+                        .filter_map(|p| {
+                            let y = p.value.as_f64().filter(|y| y.is_finite())?;
+                            Some(PlotPoint::new(
+                                p.time_ns.saturating_sub(start) as f64 / 1e9,
+                                y,
+                            ))
+                        })
+                        .collect();
+                    // (A closed channel: the series was removed.)
+                    if !h.send(Part::Points(pts)) {
+                        return;
+                    }
+                }
+                h.send(Part::Done(Ok((s.missing, s.problems))));
+            }
+            Err(err) => {
+                h.send(Part::Done(Err(err.to_string())));
+            }
+        }
+    })
+}
+
+/// Virtual fields beside the paths that have their components: `roll`, `pitch`, `yaw` (and
+/// `_deg`) of a quaternion, `norm` of a vector.
+pub(super) fn with_virtual_fields(paths: &mut Vec<String>) {
+    let mut extra = Vec::new();
+    for p in paths.iter() {
+        let Some(base) = p.strip_suffix(".x") else {
+            continue;
+        };
+        let has = |c: &str| paths.iter().any(|q| q.strip_suffix(c) == Some(base));
+        if has(".y") && has(".z") && has(".w") {
+            for v in ["roll", "pitch", "yaw", "roll_deg", "pitch_deg", "yaw_deg"] {
+                extra.push(format!("{base}.{v}"));
+            }
+        } else if has(".y") {
+            extra.push(format!("{base}.norm"));
+        }
+    }
+    paths.extend(extra);
+}
+
+/// Completions of the text being typed (its last token): (what the list shows, the input it
+/// makes, whether that is a path to plot at once).
+pub(super) fn suggest(input: &str, paths: &[String]) -> Vec<(String, String, bool)> {
+    let cut = input.rfind([' ', '(', ',']).map_or(0, |i| i + 1);
+    let (head, token) = input.split_at(cut);
+    let alone = head.trim().is_empty();
+    if token.is_empty() {
+        return Vec::new();
+    }
+    // A modifier: `.@der` → `.@derivative`.
+    if let Some(at) = token.rfind(".@") {
+        let partial = &token[at + 2..];
+        return MODIFIERS
+            .iter()
+            .filter(|m| m.0.starts_with(partial))
+            .take(8)
+            .map(|(name, args, what)| {
+                let written = if args.is_empty() {
+                    name.to_string()
+                } else {
+                    // The first form of the arguments, `(0.5s)`.
+                    format!("{name}{}", args.split(" or ").next().unwrap_or(""))
+                };
+                let label = format!(".@{written} — {what}");
+                (label, format!("{head}{}.@{written}", &token[..at]), false)
+            })
+            .collect();
+    }
+    // A field inside a filter: `/t.items[:]{la` → `{label`.
+    if token.matches('{').count() > token.matches('}').count() {
+        let Some(open) = token.rfind('{') else {
+            return Vec::new();
+        };
+        let (base, partial) = (&token[..open], &token[open + 1..]);
+        // The element's fields, as the list writes them (`[0]` for any index or slice).
+        let mut element = String::new();
+        let mut in_bracket = false;
+        for c in base.chars() {
+            match c {
+                '[' => {
+                    in_bracket = true;
+                    element.push_str("[0]");
+                }
+                ']' => in_bracket = false,
+                _ if in_bracket => {}
+                _ => element.push(c),
+            }
+        }
+        element.push('.');
+        let mut out: Vec<(String, String, bool)> = Vec::new();
+        for p in paths {
+            let Some(rel) = p.strip_prefix(&element) else {
+                continue;
+            };
+            if rel.starts_with(partial) && !out.iter().any(|o| o.0 == rel) {
+                out.push((rel.to_string(), format!("{head}{base}{{{rel}"), false));
+            }
+            if out.len() >= 8 {
+                break;
+            }
+        }
+        return out;
+    }
+    let q = token.to_lowercase();
+    paths
+        .iter()
+        .filter(|c| c.to_lowercase().contains(&q))
+        .take(8)
+        .map(|c| (c.clone(), format!("{head}{c}"), alone))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completes_paths_modifiers_and_fields_in_filters() {
+        let mut paths: Vec<String> = [
+            "/imu.orientation.x",
+            "/imu.orientation.y",
+            "/imu.orientation.z",
+            "/imu.orientation.w",
+            "/imu.angular_velocity.x",
+            "/imu.angular_velocity.y",
+            "/imu.angular_velocity.z",
+            "/d.status[0].level",
+            "/d.status[0].values[0].key",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        with_virtual_fields(&mut paths);
+        assert!(paths.contains(&"/imu.orientation.yaw_deg".to_string()));
+        assert!(paths.contains(&"/imu.angular_velocity.norm".to_string()));
+        let s = suggest("/imu.orientation.ya", &paths);
+        assert_eq!(s[0].1, "/imu.orientation.yaw");
+        assert!(s[0].2);
+        let s = suggest("/imu.angular_velocity.z.@mov", &paths);
+        assert_eq!(s[0].1, "/imu.angular_velocity.z.@movavg(0.5s)");
+        assert!(!s[0].2);
+        let s = suggest("/d.status[:]{le", &paths);
+        assert_eq!(s[0].1, "/d.status[:]{level");
+        let s = suggest(
+            "hypot(/imu.angular_velocity.x, /imu.angular_velocity.y",
+            &paths,
+        );
+        assert_eq!(
+            s[0].1,
+            "hypot(/imu.angular_velocity.x, /imu.angular_velocity.y"
+        );
+        assert!(!s[0].2, "inside a formula the choice goes into the box");
+    }
+}

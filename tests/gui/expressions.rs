@@ -1,0 +1,113 @@
+//! Expressions in the plot's path box: typed with completion (a virtual field, then a
+//! modifier), plotted; a formula; a bad one answered under the box with a caret.
+
+use egui::accesskit::Role;
+use egui::Key;
+use egui_kittest::kittest::{NodeT, Queryable};
+
+use crate::common;
+use crate::*;
+
+/// The plot's path box.
+fn path_box<'a>(h: &'a Harness<'_, bagscope::app::App>) -> egui_kittest::Node<'a> {
+    h.query_all_by_label("Plots")
+        .find(|n| n.accesskit_node().role() == Role::TextInput)
+        .expect("the plot's path box")
+}
+
+fn type_in(h: &mut Harness<'_, bagscope::app::App>, text: &str) {
+    path_box(h).focus();
+    h.run_steps(1);
+    path_box(h).type_text(text);
+    h.run_steps(2);
+}
+
+fn done(n: usize) -> impl Fn(&bagscope::app::App) -> bool {
+    move |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.plots.series.len() == n && d.plots.series.iter().all(|s| s.done))
+    }
+}
+
+#[test]
+fn an_expression_typed_with_completion_becomes_a_plot() {
+    let dir = common::temp_dir("ui-expr");
+    let p = dir.join("demo.bag");
+    bagscope::demo::write_demo(&p, 20).unwrap();
+    let mut h = harness(Some(p.clone()));
+    wait_for(&mut h, "indexing", indexed);
+    // A virtual field, completed and plotted at once.
+    type_in(&mut h, "/imu/data.orientation.ya");
+    // (The pointer comes to the completion before it clicks, as a hand moves.)
+    h.get_by_label("/imu/data.orientation.yaw").hover();
+    h.run_steps(1);
+    h.get_by_label("/imu/data.orientation.yaw").click();
+    h.run_steps(2);
+    wait_for(&mut h, "the yaw series", done(1));
+    // A modifier, completed into the box, then Enter.
+    type_in(&mut h, "/imu/data.angular_velocity.z.@deriv");
+    h.get_by_label_contains(".@derivative").click();
+    h.run_steps(2);
+    assert_eq!(
+        h.state().doc.as_ref().unwrap().plots.input,
+        "/imu/data.angular_velocity.z.@derivative"
+    );
+    type_in(&mut h, ".@movavg(0.5s)");
+    h.key_press(Key::Enter);
+    h.run_steps(2);
+    wait_for(&mut h, "the derived series", done(2));
+    // A formula.
+    type_in(
+        &mut h,
+        "hypot(/imu/data.linear_acceleration.x, /imu/data.linear_acceleration.y) * 2",
+    );
+    h.key_press(Key::Enter);
+    h.run_steps(2);
+    wait_for(&mut h, "the formula", done(3));
+    let d = h.state().doc.as_ref().unwrap();
+    let [yaw, deriv, formula] = &d.plots.series[..] else {
+        panic!("three series")
+    };
+    assert_eq!(yaw.path, "/imu/data.orientation.yaw");
+    assert_eq!(yaw.points.len(), 2000, "20 s at 100 Hz");
+    assert!(yaw.points.iter().all(|p| p.y.abs() <= std::f64::consts::PI));
+    assert_eq!(
+        deriv.path,
+        "/imu/data.angular_velocity.z.@derivative.@movavg(0.5s)"
+    );
+    assert_eq!(
+        deriv.points.len(),
+        1999,
+        "the first sample has no derivative"
+    );
+    assert!(deriv.note.is_none(), "{:?}", deriv.note);
+    assert_eq!(formula.points.len(), 2000);
+    assert!(formula.points.iter().all(|p| p.y >= 0.0));
+    // What the library computes from the same recording, independently of the app.
+    let bag = bagscope::Bag::open(&p).unwrap();
+    let e = bagscope::expr::Expr::parse(&deriv.path).unwrap();
+    let want = bagscope::expr::expr_series(
+        &bag,
+        &[e],
+        &Default::default(),
+        (None, None),
+        2,
+        &Default::default(),
+    )
+    .unwrap();
+    let start = bag.summary().start_ns.unwrap();
+    for (got, w) in deriv.points.iter().zip(&want[0].points) {
+        assert_eq!(got.x, (w.time_ns - start) as f64 / 1e9);
+        assert_eq!(got.y, w.value.as_f64().unwrap());
+    }
+    // A bad expression: nothing is added, the error points at the place.
+    type_in(&mut h, "/imu/data.orientation.@movavg(fast)");
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    let d = h.state().doc.as_ref().unwrap();
+    assert_eq!(d.plots.series.len(), 3);
+    let err = d.plots.error.clone().unwrap_or_default();
+    assert!(err.contains("column 31") && err.ends_with("^"), "{err}");
+    assert!(h.query_all_by_label_contains("expected a number").count() >= 1);
+}
