@@ -35,13 +35,14 @@ pub struct CsvArgs {
 pub fn run(a: &CsvArgs) -> bagscope::Result<ExitCode> {
     let (bag_path, paths, out) = (a.bag.as_path(), a.paths.as_slice(), a.output.as_ref());
     let (start, end) = a.range.as_strs();
-    let bag = Bag::open(bag_path)?;
-    let (start_ns, end_ns) = time_range(&bag, start, end)?;
+    // The expressions first: a typo is answered before a recording is opened.
     let env = a.env.env()?;
     let parsed = paths
         .iter()
         .map(|p| Column::parse(p).map_err(Error::from))
         .collect::<bagscope::Result<Vec<_>>>()?;
+    let bag = Bag::open(bag_path)?;
+    let (start_ns, end_ns) = time_range(&bag, start, end)?;
     let cancel = AtomicBool::new(false);
     let mut warned = 0u64;
     let mut warn = |w: String| {

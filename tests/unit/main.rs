@@ -9,6 +9,7 @@ mod crates;
 mod damaged_ros1;
 mod deferred;
 mod docs;
+mod expr;
 mod play;
 mod undecodable;
 mod writer;
