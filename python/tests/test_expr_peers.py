@@ -52,9 +52,9 @@ def test_derivative_integral_and_moving_average(bags_dir):
     deriv = np.concatenate([[np.nan], np.diff(y) / dt])
     close(s[f"{p}.@derivative"], deriv)
     close(s[f"{p}.@integral"], cumulative_trapezoid(y, (t - t[0]) / 1e9, initial=0))
-    ser = pd.Series(y, index=pd.to_datetime(t, unit="ns"))
-    close(s[f"{p}.@movavg(0.5s)"], ser.rolling("0.5s").mean().to_numpy())
-    close(s[f"{p}.@movavg(10)"], ser.rolling(10).mean().to_numpy())
+    series = pd.Series(y, index=pd.to_datetime(t, unit="ns"))
+    close(s[f"{p}.@movavg(0.5s)"], series.rolling("0.5s").mean().to_numpy())
+    close(s[f"{p}.@movavg(10)"], series.rolling(10).mean().to_numpy())
     # Chained: the moving average of the derivative, against pandas over numpy's differences.
     with bagscope.open(path) as rec:
         chained = rec.series([f"{p}.@derivative.@movavg(0.5s)"])
