@@ -14,6 +14,7 @@
 //! tests/scene_gl.rs draws for real.
 //!
 //! `cargo bench --bench ui_frame [-- BAG]`; BAG defaults to bench-bags/many_small_lz4.bag.
+//! `cargo bench --bench ui_frame -- --derived-only [BAG]`: only the three derived series.
 //! `cargo bench --bench ui_frame -- --scale BAG`: the Scale figures on a (sparse) recording
 //! from `bagscope gen-sparse`.
 //! (make it with `python3 ../shared/tools/gen_bench_bags.py bench-bags`).
@@ -354,6 +355,10 @@ fn main() {
     }
     report("indexing", indexing);
     let n = frames();
+    if std::env::args().any(|a| a == "--derived-only") {
+        derived(&mut b, n);
+        return;
+    }
     let run = |b: &mut Bench, n: usize| (0..n).map(|_| b.frame()).collect::<Vec<_>>();
     b.app.apply(Cmd::FitAll);
     run(&mut b, 5);
@@ -405,6 +410,8 @@ fn main() {
     b.app.apply(Cmd::TogglePlay);
     run(&mut b, 5);
     report("3×1M points, playing", run(&mut b, n));
+    b.app.apply(Cmd::TogglePlay);
+    derived(&mut b, n);
 
     drop(b);
     if let Some(p) = demo {
@@ -414,6 +421,82 @@ fn main() {
     camera(n);
     two(n);
     scene(n);
+}
+
+/// Three derived series, each a formula of five topics with a modifier (about 950,000 points
+/// each on the benchmark bag): the frames while their workers read them, then drawn.
+fn derived(b: &mut Bench, n: usize) {
+    let has = |b: &Bench, t: &str| {
+        b.app
+            .doc
+            .as_ref()
+            .is_some_and(|d| d.rec.bag.summary().topic(t).is_some())
+    };
+    let five = |kind: &str, first: usize, field: &str, sep: &str| {
+        (0..5)
+            .map(|j| format!("/sensors/{kind}_{:02}.{field}", first + 10 * j))
+            .collect::<Vec<_>>()
+            .join(sep)
+    };
+    let exprs: Vec<String> = if has(b, "/sensors/value_09") {
+        vec![
+            format!(
+                "hypot({}).@derivative.@movavg(0.5s)",
+                five("value", 9, "data", ", ")
+            ),
+            format!("max({}).@lowpass(5hz)", five("point", 4, "point.x", ", ")),
+            format!("({}).@integral", five("point", 4, "point.y", " + ")),
+        ]
+    } else {
+        vec![
+            "/imu/data.angular_velocity.z.@derivative.@movavg(0.5s)".into(),
+            "/imu/data.orientation.yaw_deg".into(),
+            "hypot(/imu/data.linear_acceleration.x, /imu/data.linear_acceleration.y)".into(),
+        ]
+    };
+    if let Some(d) = b.app.doc.as_mut() {
+        d.plots.series.clear();
+    }
+    for e in &exprs {
+        b.app.apply(Cmd::AddSeries(e.clone()));
+    }
+    let t0 = Instant::now();
+    let mut reading = Vec::new();
+    loop {
+        reading.push(b.frame());
+        let d = b.app.doc.as_ref().expect("open");
+        assert!(d.plots.error.is_none(), "{:?}", d.plots.error);
+        if d.plots.series.len() == 3 && d.plots.series.iter().all(|s| s.done) {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "the series did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let d = b.app.doc.as_ref().expect("open");
+    let points: Vec<usize> = d.plots.series.iter().map(|s| s.points.len()).collect();
+    assert!(points.iter().all(|&p| p > 0), "{points:?}");
+    println!(
+        "3 derived series ({} points) read in {:.2} s while drawing",
+        points
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" + "),
+        t0.elapsed().as_secs_f64()
+    );
+    report("3 derived series, reading", reading);
+    b.app.apply(Cmd::FitAll);
+    (0..5).for_each(|_| {
+        b.frame();
+    });
+    report(
+        "3 derived series, zoomed out",
+        (0..n).map(|_| b.frame()).collect(),
+    );
+    report("3 derived series, zooming", zooming(b, n));
 }
 
 /// Two demo runs (3 minutes each) on one timeline, aligned, with the front camera of each in

@@ -73,23 +73,22 @@ pub(super) fn spawn(
         match r {
             Ok(mut v) => {
                 let s = v.pop().unwrap_or_default();
-                for part in s.points.chunks(1 << 16) {
-                    let pts: Vec<PlotPoint> = part
-                        .iter()
-                        .filter_map(|p| {
-                            let y = p.value.as_f64().filter(|y| y.is_finite())?;
-                            Some(PlotPoint::new(
-                                p.time_ns.saturating_sub(start) as f64 / 1e9,
-                                y,
-                            ))
-                        })
-                        .collect();
-                    // (A closed channel: the series was removed.)
-                    if !h.send(Part::Points(pts)) {
-                        return;
-                    }
+                let pts: Vec<PlotPoint> = s
+                    .points
+                    .iter()
+                    .filter_map(|p| {
+                        let y = p.value.as_f64().filter(|y| y.is_finite())?;
+                        Some(PlotPoint::new(
+                            p.time_ns.saturating_sub(start) as f64 / 1e9,
+                            y,
+                        ))
+                    })
+                    .collect();
+                // Sorted by time already; the pyramid is built here, off the UI thread.
+                let pyr = super::Pyramid::build(&pts);
+                if h.send(Part::Whole(pts, pyr)) {
+                    h.send(Part::Done(Ok((s.missing, s.problems))));
                 }
-                h.send(Part::Done(Ok((s.missing, s.problems))));
             }
             Err(err) => {
                 h.send(Part::Done(Err(err.to_string())));

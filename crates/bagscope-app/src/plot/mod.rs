@@ -18,6 +18,9 @@ use bagscope_reader::encoding::FieldPath;
 /// What a series worker sends.
 enum Part {
     Points(Vec<PlotPoint>),
+    /// Every point, sorted, with its pyramid built on the worker (an expression's series comes
+    /// whole: nothing is left for the UI thread to sort or build).
+    Whole(Vec<PlotPoint>, Pyramid),
     Done(Result<(u64, Vec<String>), String>),
 }
 
@@ -27,6 +30,8 @@ enum Part {
 struct Pyramid {
     /// Per level: (first x, last x, min y, max y) of each run.
     levels: Vec<Vec<[f64; 4]>>,
+    /// How many points it was built from.
+    points: usize,
 }
 
 /// The runs of the pyramid's first level are 2^FIRST_RUN points long.
@@ -58,7 +63,10 @@ impl Pyramid {
             cur = next;
         }
         levels.push(cur);
-        Pyramid { levels }
+        Pyramid {
+            levels,
+            points: p.len(),
+        }
     }
 
     /// Length of the runs of level `k`.
@@ -95,6 +103,8 @@ pub struct Series {
     /// again when the recording grows.
     derived: bool,
     pyramid: Option<Pyramid>,
+    /// The pyramid a worker built, until its reading is done.
+    built: Option<Pyramid>,
     /// Decimated points for the last view.
     cache: Option<(DecimationKey, Vec<PlotPoint>)>,
 }
@@ -177,6 +187,7 @@ pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), St
         incoming: None,
         derived: false,
         pyramid: None,
+        built: None,
         cache: None,
     });
     d.plots.error = None;
@@ -265,6 +276,7 @@ impl Series {
             color: PALETTE[0],
             plot: 0,
             pyramid: Some(Pyramid::build(&points)),
+            built: None,
             points,
             done: true,
             note: None,
@@ -283,6 +295,14 @@ pub fn poll(d: &mut Doc) {
         let mut got = false;
         for _ in 0..256 {
             match job.take() {
+                Some(Part::Whole(v, pyr)) => {
+                    match &mut s.incoming {
+                        Some(next) => *next = v,
+                        None => s.points = v,
+                    }
+                    s.built = Some(pyr);
+                    got = true;
+                }
                 Some(Part::Points(v)) => match &mut s.incoming {
                     Some(next) => next.extend_from_slice(&v),
                     None => {
@@ -307,8 +327,15 @@ pub fn poll(d: &mut Doc) {
                         }
                         Err(e) => s.note = Some(e),
                     }
-                    s.points.sort_by(|a, b| a.x.total_cmp(&b.x));
-                    s.pyramid = Some(Pyramid::build(&s.points));
+                    match s.built.take() {
+                        // (The points it was built from are those kept: a reading that
+                        // failed keeps the points shown and their pyramid.)
+                        Some(pyr) if s.points.len() == pyr.points => s.pyramid = Some(pyr),
+                        _ => {
+                            s.points.sort_by(|a, b| a.x.total_cmp(&b.x));
+                            s.pyramid = Some(Pyramid::build(&s.points));
+                        }
+                    }
                     s.done = true;
                     s.job = None;
                     s.cache = None;
