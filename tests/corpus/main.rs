@@ -13,6 +13,7 @@ mod damaged_other_storages;
 mod decode;
 mod encodings;
 mod export;
+mod foxglove_paths;
 mod gen;
 mod idl;
 mod images;
