@@ -1,5 +1,6 @@
 //! Expressions in the plot's path box: typed with completion (a virtual field, then a
-//! modifier), plotted; a formula; a bad one answered under the box with a caret.
+//! modifier), plotted; a formula; XY plots (a trajectory, a scan at the playhead against its
+//! index); a bad one answered under the box with a caret.
 
 use egui::accesskit::Role;
 use egui::Key;
@@ -101,12 +102,62 @@ fn an_expression_typed_with_completion_becomes_a_plot() {
         assert_eq!(got.x, (w.time_ns - start) as f64 / 1e9);
         assert_eq!(got.y, w.value.as_f64().unwrap());
     }
+    // XY: a trajectory over the whole recording, and the scan at the playhead against its
+    // index.
+    type_in(
+        &mut h,
+        "/odom.pose.pose.position.y vs /odom.pose.pose.position.x",
+    );
+    h.key_press(Key::Enter);
+    type_in(&mut h, "/scan.ranges[:] vs index");
+    h.key_press(Key::Enter);
+    h.run_steps(2);
+    let (a, _) = h.state().doc.as_ref().unwrap().rec.range();
+    h.state_mut()
+        .apply(bagscope::app::Cmd::SetPlayhead(a + 5_000_000_000));
+    wait_for(&mut h, "the XY plots", |a| {
+        a.doc.as_ref().is_some_and(|d| {
+            d.plots.xy.len() == 2 && d.plots.xy.iter().all(|s| !s.points.is_empty())
+        })
+    });
+    let d = h.state().doc.as_ref().unwrap();
+    assert!(
+        d.plots.xy[0].points.len() > 10,
+        "{}",
+        d.plots.xy[0].points.len()
+    );
+    assert!(!d.plots.xy[0].at_playhead && d.plots.xy[1].at_playhead);
+    // The scan at the playhead, as the library reads that message.
+    let topic = bag.summary().topic("/scan").unwrap();
+    let (c, e) = bag
+        .tables()
+        .unwrap()
+        .last_at(topic, a + 5_000_000_000)
+        .unwrap();
+    let m = bag.message(c, e).unwrap();
+    let plan = bagscope::encoding::Plan::for_connection(&bag.summary().connections[c]).unwrap();
+    let node = plan.decode(&m.data).unwrap();
+    let ranges = node
+        .at(
+            &plan.def,
+            &[bagscope::encoding::Segment::Field("ranges".into())],
+        )
+        .unwrap();
+    let n = ranges.value.len().unwrap();
+    let scan = &d.plots.xy[1].points;
+    let finite: Vec<f64> = (0..n)
+        .map(|i| ranges.value.element(i).unwrap().0.as_f64().unwrap())
+        .filter(|v| v.is_finite())
+        .collect();
+    assert_eq!(scan.len(), finite.len());
+    assert!(scan.iter().zip(&finite).all(|(p, v)| p.y == *v));
     // A bad expression: nothing is added, the error points at the place.
     type_in(&mut h, "/imu/data.orientation.@movavg(fast)");
     h.key_press(Key::Enter);
     h.run_steps(3);
     let d = h.state().doc.as_ref().unwrap();
     assert_eq!(d.plots.series.len(), 3);
+    assert_eq!(d.plots.xy.len(), 2);
     let err = d.plots.error.clone().unwrap_or_default();
     assert!(err.contains("column 31") && err.ends_with("^"), "{err}");
     assert!(h.query_all_by_label_contains("expected a number").count() >= 1);

@@ -8,6 +8,10 @@ use egui::Color32;
 use egui_plot::{GridInput, GridMark, Line, Plot, PlotPoint, PlotPoints, Span, VLine};
 
 mod expr;
+mod pyramid;
+mod xy;
+
+use pyramid::{decimate, Pyramid};
 
 use super::job::Job;
 use super::{Cmd, Doc};
@@ -22,57 +26,6 @@ enum Part {
     /// whole: nothing is left for the UI thread to sort or build).
     Whole(Vec<PlotPoint>, Pyramid),
     Done(Result<(u64, Vec<String>), String>),
-}
-
-/// Min/max of runs of 2^k consecutive points (sorted by time), for k = [`FIRST_RUN`], ...: 4
-/// bytes a point. Finer runs would help only views of fewer than 32 points a pixel column,
-/// which are drawn from the points themselves (at most some 60,000 of them).
-struct Pyramid {
-    /// Per level: (first x, last x, min y, max y) of each run.
-    levels: Vec<Vec<[f64; 4]>>,
-    /// How many points it was built from.
-    points: usize,
-}
-
-/// The runs of the pyramid's first level are 2^FIRST_RUN points long.
-const FIRST_RUN: u32 = 4;
-
-impl Pyramid {
-    fn build(p: &[PlotPoint]) -> Pyramid {
-        let mut levels: Vec<Vec<[f64; 4]>> = Vec::new();
-        let mut cur: Vec<[f64; 4]> = p
-            .chunks(1 << FIRST_RUN)
-            .map(|c| {
-                let (lo, hi) = c
-                    .iter()
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), q| {
-                        (lo.min(q.y), hi.max(q.y))
-                    });
-                [c[0].x, c[c.len() - 1].x, lo, hi]
-            })
-            .collect();
-        while cur.len() > 1 {
-            let next: Vec<[f64; 4]> = cur
-                .chunks(2)
-                .map(|c| {
-                    let (a, b) = (c[0], c[c.len() - 1]);
-                    [a[0], b[1], a[2].min(b[2]), a[3].max(b[3])]
-                })
-                .collect();
-            levels.push(cur);
-            cur = next;
-        }
-        levels.push(cur);
-        Pyramid {
-            levels,
-            points: p.len(),
-        }
-    }
-
-    /// Length of the runs of level `k`.
-    fn run(k: usize) -> usize {
-        1usize << (k + FIRST_RUN as usize)
-    }
 }
 
 /// The x range, width in pixels and point count a decimation was made for.
@@ -117,6 +70,8 @@ pub struct PlotState {
     pub plots: usize,
     /// The plots follow the timeline's zoom.
     pub linked: bool,
+    /// XY plots (`Y vs X`).
+    pub xy: Vec<xy::XySeries>,
     /// The path being typed.
     pub input: String,
     /// Why the last expression added could not be plotted (with a caret under the place).
@@ -138,6 +93,7 @@ impl Default for PlotState {
             series: Vec::new(),
             plots: 1,
             linked: true,
+            xy: Vec::new(),
             input: String::new(),
             error: None,
             over_completions: false,
@@ -162,6 +118,11 @@ const PALETTE: [Color32; 8] = [
 /// Starts extracting the series of `path` (a field path, or any expression) in the
 /// background.
 pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), String> {
+    if xy::split(path).is_some() {
+        xy::add(d, path, ctx)?;
+        d.plots.error = None;
+        return Ok(());
+    }
     let e = bagscope_reader::expr::Expr::parse(path).map_err(|e| e.to_string())?;
     for t in e.topics() {
         if d.rec.bag.summary().topic(t).is_none() {
@@ -357,67 +318,6 @@ pub fn poll(d: &mut Doc) {
     }
 }
 
-/// Min and max per pixel column of `s` over `[x0, x1]`, `px` columns.
-fn decimate(s: &Series, x0: f64, x1: f64, px: usize) -> Vec<PlotPoint> {
-    let w = (x1 - x0) / px as f64;
-    let mut lo = vec![f64::INFINITY; px];
-    let mut hi = vec![f64::NEG_INFINITY; px];
-    let col = |x: f64| -> Option<usize> {
-        let c = ((x - x0) / w).floor();
-        (c >= 0.0 && c < px as f64).then_some(c as usize)
-    };
-    let mut put = |x: f64, ylo: f64, yhi: f64| {
-        if let Some(c) = col(x) {
-            lo[c] = lo[c].min(ylo);
-            hi[c] = hi[c].max(yhi);
-        }
-    };
-    match &s.pyramid {
-        Some(pyr) if !s.points.is_empty() => {
-            let i0 = s.points.partition_point(|p| p.x < x0);
-            let i1 = s.points.partition_point(|p| p.x <= x1);
-            let n = i1.saturating_sub(i0);
-            // The coarsest level that still gives a few runs per column.
-            let mut level = None;
-            for (k, l) in pyr.levels.iter().enumerate() {
-                let run = Pyramid::run(k);
-                if n / run >= px * 2 {
-                    level = Some((k, l, run));
-                }
-            }
-            match level {
-                Some((_, l, run)) => {
-                    for r in &l[i0 / run..i1.div_ceil(run).min(l.len())] {
-                        let xm = (r[0] + r[1]) / 2.0;
-                        put(xm, r[2], r[3]);
-                    }
-                }
-                None => {
-                    for p in &s.points[i0..i1] {
-                        put(p.x, p.y, p.y);
-                    }
-                }
-            }
-        }
-        _ => {
-            for p in &s.points {
-                put(p.x, p.y, p.y);
-            }
-        }
-    }
-    let mut out = Vec::with_capacity(px * 2);
-    for c in 0..px {
-        if lo[c] <= hi[c] {
-            let x = x0 + w * (c as f64 + 0.5);
-            out.push(PlotPoint::new(x, lo[c]));
-            if hi[c] != lo[c] {
-                out.push(PlotPoint::new(x, hi[c]));
-            }
-        }
-    }
-    out
-}
-
 fn completions(d: &Doc) -> Vec<String> {
     let s = d.rec.bag.summary();
     let mut out = Vec::new();
@@ -450,9 +350,11 @@ fn completions(d: &Doc) -> Vec<String> {
 pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     poll(d);
     input_row(ui, d, cmds);
-    if d.plots.series.is_empty() {
+    xy::poll(d, ui.ctx());
+    if d.plots.series.is_empty() && d.plots.xy.is_empty() {
         ui.weak(
-            "No series yet: type a field path above, or click a numeric value in the inspector.",
+            "No series yet: type a field path or an expression above (`Y vs X` for an XY plot), \
+             or click a numeric value in the inspector.",
         );
         return;
     }
@@ -482,9 +384,12 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         px,
         width_px,
     };
-    for pi in 0..d.plots.plots {
-        one_plot(ui, d, cmds, pi, &frame);
+    if !d.plots.series.is_empty() {
+        for pi in 0..d.plots.plots {
+            one_plot(ui, d, cmds, pi, &frame);
+        }
     }
+    xy::show(ui, d, h);
 }
 
 /// The path box (with completions from the definitions), Add, + plot, linked.
