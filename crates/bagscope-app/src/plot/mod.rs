@@ -366,7 +366,16 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         .nav
         .selection
         .map(|(x, y)| ((x - a) as f64 / 1e9, (y - a) as f64 / 1e9));
-    let h = ((ui.available_height() - 4.0) / d.plots.plots as f32).max(60.0);
+    // The height shared by the time plots and the XY plots (each of those under a row of its
+    // own).
+    let time_plots = if d.plots.series.is_empty() {
+        0
+    } else {
+        d.plots.plots
+    };
+    let n = (time_plots + d.plots.xy.len()).max(1) as f32;
+    let rows = 32.0 * d.plots.xy.len() as f32;
+    let h = ((ui.available_height() - 4.0 - rows) / n).max(60.0);
     let px = ui.available_width().max(10.0) as usize;
     d.plots.rects.clear();
     // The width the plot frames get (the timeline's strip when linked): ticks are spaced for it.
@@ -390,6 +399,12 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         }
     }
     xy::show(ui, d, h);
+    // The panel keeps its size: what the plots leave stays empty (a panel sized by what it
+    // holds would shrink a little every frame).
+    let rest = ui.available_height();
+    if rest > 0.0 {
+        ui.add_space(rest);
+    }
 }
 
 /// The path box (with completions from the definitions), Add, + plot, linked.
