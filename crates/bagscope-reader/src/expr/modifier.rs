@@ -257,7 +257,7 @@ fn movavg_time(pts: Points, w: u64) -> Points {
         if v.is_finite() {
             acc.add(v);
         }
-        while from < i && t - pts[from].0 >= w {
+        while from < i && t.saturating_sub(pts[from].0) >= w {
             if pts[from].1.is_finite() {
                 acc.remove(pts[from].1);
             }

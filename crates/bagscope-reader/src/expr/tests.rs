@@ -398,3 +398,71 @@ fn formulas_align_on_the_union_of_times() {
     assert!(matches!(run("-2 ** 2", Interp::Hold), Val::Num(v) if v == -4.0));
     assert!(matches!(run("7 % 4 + max(1, 5, 3)", Interp::Hold), Val::Num(v) if v == 8.0));
 }
+
+/// Expressions made by mutating the documented ones (characters inserted, removed, replaced
+/// from the grammar's alphabet and beyond), each parsed, compiled against the definition and
+/// evaluated on the message, on a truncated message and as a formula: errors, never a panic.
+#[test]
+fn mutated_expressions_never_panic() {
+    let plan = Plan::new(MsgDef::parse("t/Rich", DEF).unwrap());
+    let msg = message();
+    let seeds = [
+        "/t.items[:]{status[0].level>=2}{label=='a'}.id.@derivative.@movavg(0.5s)",
+        "hypot(/t.xs[$i:$j], /t.vel.norm) - /t.orientation.yaw_deg ^ 2 % 3",
+        "\"/t\".\"vel\".x.@lowpass(5hz).@scale(-2.5e3)",
+        "(/t.fixed[-1] * $k).@integral / max(/t.raw[0], 1, /t.header.stamp.secs)",
+    ];
+    let alphabet: Vec<char> = "/.[]{}()$@:=!<>&'\"-+*^%, 0123456789aexyzé\\"
+        .chars()
+        .collect();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let vars = vars();
+    let mut parsed = 0;
+    for round in 0..20_000 {
+        let mut s: Vec<char> = seeds[round % seeds.len()].chars().collect();
+        for _ in 0..1 + next(4) {
+            let at = next(s.len() + 1);
+            match next(3) {
+                0 => s.insert(at, alphabet[next(alphabet.len())]),
+                1 if at < s.len() => {
+                    s.remove(at);
+                }
+                _ if at < s.len() => s[at] = alphabet[next(alphabet.len())],
+                _ => {}
+            }
+        }
+        let text: String = s.into_iter().collect();
+        let e = match Expr::parse(&text) {
+            Ok(e) => e,
+            Err(err) => {
+                assert!(err.at <= text.len(), "{text:?}: {err:?}");
+                let _ = err.to_string();
+                continue;
+            }
+        };
+        parsed += 1;
+        let mut series = Vec::new();
+        for p in e.paths() {
+            let mut pts = Vec::new();
+            if let Ok(g) = compile(&plan, p, &vars, &text) {
+                for (k, cut) in [msg.len(), msg.len() / 3, 1].into_iter().enumerate() {
+                    let mut out = Vec::new();
+                    g.values(&msg[..cut], &mut out);
+                    pts.extend(
+                        out.iter()
+                            .map(|v| (k as u64, v.as_f64().unwrap_or(f64::NAN))),
+                    );
+                }
+            }
+            series.push(pts);
+        }
+        let _ = eval(&e.root, &mut Fixed(series), Interp::Linear);
+    }
+    assert!(parsed > 1000, "{parsed} of the mutations parsed");
+}
