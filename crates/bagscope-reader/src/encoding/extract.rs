@@ -46,14 +46,14 @@ pub struct Extractor {
 
 /// One half of a ROS 1 `time` or `duration`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum TimePart {
+pub(crate) enum TimePart {
     Secs,
     Nsecs,
 }
 
 impl TimePart {
     /// The half a field name after a `time`/`duration` names (ROS 1's and ROS 2's spellings).
-    fn named(name: &str) -> Option<TimePart> {
+    pub(crate) fn named(name: &str) -> Option<TimePart> {
         match name {
             "secs" | "sec" => Some(TimePart::Secs),
             "nsecs" | "nsec" | "nanosec" => Some(TimePart::Nsecs),
@@ -61,7 +61,7 @@ impl TimePart {
         }
     }
 
-    fn of(self, v: Value) -> Option<Value> {
+    pub(crate) fn of(self, v: Value) -> Option<Value> {
         Some(match (self, v) {
             (TimePart::Secs, Value::Time { sec, .. }) => Value::U32(sec),
             (TimePart::Nsecs, Value::Time { nsec, .. }) => Value::U32(nsec),

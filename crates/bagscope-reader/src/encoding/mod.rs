@@ -36,6 +36,7 @@ use decoder::Decoder;
 pub use decoder::{replay, Build};
 
 pub use extract::Extractor;
+pub(crate) use extract::TimePart;
 pub use path::{leaf_paths, path_topic, FieldPath, Segment};
 pub use plan::{Plan, Wire};
 pub use text::{to_json, to_yaml};

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::ast::{Bound, CmpOp, Lit, MsgPath, Seg};
 use super::ExprError;
 use crate::definition::msg::{ArrayKind, FieldType, Primitive};
-use crate::encoding::{Extractor, Plan, Segment, Value};
+use crate::encoding::{Extractor, Plan, Segment, TimePart, Value};
 
 /// The values of `$variables`, by name.
 pub type Vars = HashMap<String, Lit>;
@@ -88,38 +88,11 @@ impl Virtual {
     }
 }
 
-/// One half of a ROS 1 `time` or `duration` (`.secs`, `.nsecs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Half {
-    Secs,
-    Nsecs,
-}
-
-impl Half {
-    fn named(name: &str) -> Option<Half> {
-        match name {
-            "secs" | "sec" => Some(Half::Secs),
-            "nsecs" | "nsec" | "nanosec" => Some(Half::Nsecs),
-            _ => None,
-        }
-    }
-
-    fn of(self, v: &Value) -> Option<Value> {
-        Some(match (self, v) {
-            (Half::Secs, Value::Time { sec, .. }) => Value::U32(*sec),
-            (Half::Nsecs, Value::Time { nsec, .. }) => Value::U32(*nsec),
-            (Half::Secs, Value::Duration { sec, .. }) => Value::I32(*sec),
-            (Half::Nsecs, Value::Duration { nsec, .. }) => Value::I32(*nsec),
-            _ => return None,
-        })
-    }
-}
-
 /// A step over a decoded value.
 #[derive(Debug, Clone)]
 enum Step {
     Field(usize),
-    Half(Half),
+    Half(TimePart),
     Index(i64),
     /// Both ends included; `None`: open.
     Slice(Option<i64>, Option<i64>),
@@ -227,7 +200,7 @@ fn walk(v: Value, steps: &[Step], out: &mut Vec<Value>) {
             }
         }
         Step::Half(h) => {
-            if let Some(x) = h.of(&v) {
+            if let Some(x) = h.of(v) {
                 walk(x, rest, out);
             }
         }
@@ -319,7 +292,7 @@ fn cond_value(v: &Value, steps: &[Step]) -> Option<Value> {
     };
     match (step, v) {
         (Step::Field(i), Value::Message { fields, .. }) => cond_value(&fields.get(*i)?.value, rest),
-        (Step::Half(h), _) => cond_value(&h.of(v)?, rest),
+        (Step::Half(h), _) => cond_value(&h.of(v.clone())?, rest),
         (Step::Index(i), Value::Array(items)) => {
             let k = resolve(*i, items.len())?;
             cond_value(&items[k].value, rest)
@@ -438,7 +411,7 @@ fn compile_with(
                 }
                 match ty {
                     Ty::Prim(pr @ (Primitive::Time | Primitive::Duration)) => {
-                        let Some(h) = Half::named(name) else {
+                        let Some(h) = TimePart::named(name) else {
                             return Err(err(
                                 *at,
                                 format!(
@@ -499,16 +472,7 @@ fn compile_with(
                             virt = Some((v, comps.to_vec()));
                             ty = Ty::Number;
                         } else {
-                            let names: Vec<&str> =
-                                def.fields.iter().map(|f| f.name.as_str()).collect();
-                            return Err(err(
-                                *at,
-                                format!(
-                                    "{} has no field {name:?} (fields: {})",
-                                    def.name,
-                                    names.join(", ")
-                                ),
-                            ));
+                            return Err(err(*at, no_field(def, name)));
                         }
                     }
                 }
@@ -623,6 +587,16 @@ fn compile_with(
     }
 }
 
+/// `TYPE has no field NAME (fields: ...)`.
+fn no_field(def: &crate::definition::msg::MsgType, name: &str) -> String {
+    let names: Vec<&str> = def.fields.iter().map(|f| f.name.as_str()).collect();
+    format!(
+        "{} has no field {name:?} (fields: {})",
+        def.name,
+        names.join(", ")
+    )
+}
+
 fn has(def: &crate::definition::msg::MsgType, name: &str) -> bool {
     def.fields.iter().any(|f| f.name == name)
 }
@@ -651,24 +625,15 @@ fn compile_cond(
                 }
                 match ty {
                     Ty::Prim(Primitive::Time | Primitive::Duration)
-                        if Half::named(name).is_some() =>
+                        if TimePart::named(name).is_some() =>
                     {
-                        steps.extend(Half::named(name).map(Step::Half));
+                        steps.extend(TimePart::named(name).map(Step::Half));
                         ty = Ty::Prim(Primitive::U32);
                     }
                     Ty::Msg(k) => {
                         let def = &types[k];
                         let Some(fi) = def.fields.iter().position(|f| f.name == *name) else {
-                            let names: Vec<&str> =
-                                def.fields.iter().map(|f| f.name.as_str()).collect();
-                            return Err(err(
-                                *at,
-                                format!(
-                                    "{} has no field {name:?} (fields: {})",
-                                    def.name,
-                                    names.join(", ")
-                                ),
-                            ));
+                            return Err(err(*at, no_field(def, name)));
                         };
                         let f = &def.fields[fi];
                         steps.push(Step::Field(fi));
