@@ -212,6 +212,45 @@ impl fmt::Display for PathError {
 
 impl std::error::Error for PathError {}
 
+/// Why an expression does not parse or compile: the text, the byte it points at and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExprError {
+    /// The expression as written.
+    pub text: String,
+    /// The byte offset in `text` the error points at.
+    pub at: usize,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl ExprError {
+    /// The column (1-based, in characters) the error points at.
+    pub fn column(&self) -> usize {
+        let at = self.at.min(self.text.len());
+        self.text
+            .char_indices()
+            .take_while(|(i, _)| *i < at)
+            .count()
+            + 1
+    }
+}
+
+impl fmt::Display for ExprError {
+    /// The reason and column, then the expression and a caret under the place.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let col = self.column();
+        write!(
+            f,
+            "{} (column {col})\n  {}\n  {}^",
+            self.reason,
+            self.text,
+            " ".repeat(col - 1)
+        )
+    }
+}
+
+impl std::error::Error for ExprError {}
+
 /// Why a type or a message does not convert: the types, the field, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConvertError {
@@ -480,7 +519,7 @@ pub enum Error {
     Path(#[from] PathError),
     /// An expression that does not parse or does not fit the message types.
     #[error(transparent)]
-    Expr(#[from] crate::expr::ExprError),
+    Expr(#[from] ExprError),
     /// A message definition or schema that does not compile.
     #[error(transparent)]
     Definition(#[from] DefError),

@@ -27,8 +27,6 @@
 //! assert!(err.to_string().contains("expected a number"));
 //! ```
 
-use std::fmt;
-
 mod ast;
 mod eval;
 mod getter;
@@ -44,44 +42,7 @@ pub use getter::{compile, compile_match, Getter, Vars, Virtual, VIRTUAL_FIELDS};
 pub use modifier::{apply, unary, Points, MODIFIERS};
 pub use read::{expr_series, Env};
 
-/// Why an expression does not parse or compile: the text, the byte it points at and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExprError {
-    /// The expression as written.
-    pub text: String,
-    /// The byte offset in `text` the error points at.
-    pub at: usize,
-    /// What is wrong.
-    pub reason: String,
-}
-
-impl ExprError {
-    /// The column (1-based, in characters) the error points at.
-    pub fn column(&self) -> usize {
-        let at = self.at.min(self.text.len());
-        self.text
-            .char_indices()
-            .take_while(|(i, _)| *i < at)
-            .count()
-            + 1
-    }
-}
-
-impl fmt::Display for ExprError {
-    /// The reason and column, then the expression and a caret under the place.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let col = self.column();
-        write!(
-            f,
-            "{} (column {col})\n  {}\n  {}^",
-            self.reason,
-            self.text,
-            " ".repeat(col - 1)
-        )
-    }
-}
-
-impl std::error::Error for ExprError {}
+pub use crate::error::ExprError;
 
 /// A parsed expression: a formula (one path alone is a formula too).
 #[derive(Debug, Clone, PartialEq)]
