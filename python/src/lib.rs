@@ -254,7 +254,8 @@ impl Recording {
         named: Option<std::collections::HashMap<String, String>>,
         interp: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        use bagscope_reader::expr::{Env, Expr, Lit};
+        use bagscope_reader::expr::{Expr, Lit};
+        use bagscope_reader::series::Env;
         let bag = self.bag()?;
         let expr_err = |e: bagscope_reader::expr::ExprError| to_py(e.into());
         let cols: Vec<bagscope_ops::csv::Column> = paths
@@ -291,7 +292,7 @@ impl Recording {
                 let threads = bagscope_reader::settings::default_threads();
                 // Every path in one pass over the chunks.
                 let all: Vec<Vec<bagscope_reader::series::Point>> =
-                    bagscope_reader::expr::expr_series(
+                    bagscope_reader::series::expr_series(
                         bag,
                         &exprs,
                         &env,

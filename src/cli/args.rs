@@ -79,8 +79,9 @@ pub struct ExprEnv {
 
 impl ExprEnv {
     /// The environment, or what is wrong with an option.
-    pub fn env(&self) -> bagscope::Result<bagscope::expr::Env> {
-        use bagscope::expr::{Env, Expr, Lit};
+    pub fn env(&self) -> bagscope::Result<bagscope::ops::series::Env> {
+        use bagscope::expr::{Expr, Lit};
+        use bagscope::ops::series::Env;
         let split = |s: &str, what: &'static str| -> bagscope::Result<(String, String)> {
             match s.split_once('=') {
                 Some((n, v))

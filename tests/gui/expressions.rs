@@ -88,7 +88,7 @@ fn an_expression_typed_with_completion_becomes_a_plot() {
     // What the library computes from the same recording, independently of the app.
     let bag = bagscope::Bag::open(&p).unwrap();
     let e = bagscope::expr::Expr::parse(&deriv.path).unwrap();
-    let want = bagscope::expr::expr_series(
+    let want = bagscope::ops::series::expr_series(
         &bag,
         &[e],
         &Default::default(),

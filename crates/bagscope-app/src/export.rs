@@ -290,7 +290,7 @@ pub fn start_csv_export(d: &mut Doc, ctx: &egui::Context) {
             let rows = write_csv_columns(
                 &bag,
                 &ps,
-                &bagscope_reader::expr::Env::default(),
+                &bagscope_reader::series::Env::default(),
                 bagscope_ops::csv::CsvOptions {
                     start_ns,
                     end_ns,

@@ -9,8 +9,8 @@ use std::sync::atomic::AtomicBool;
 use bagscope_reader::bag::Bag;
 use bagscope_reader::encoding::{FieldPath, Value};
 use bagscope_reader::error::{Error, Result};
-use bagscope_reader::expr::{expr_series, Env, Expr, ExprError, MsgPath, Node};
-use bagscope_reader::series::{merge_rows, Point, Source};
+use bagscope_reader::expr::{Expr, ExprError, MsgPath, Node};
+use bagscope_reader::series::{expr_series, merge_rows, Env, Point, Source};
 
 /// A column: its heading and its expression.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bagscope_reader::bag::Bag;
 use bagscope_reader::encoding::{FieldPath, Node, Value};
 use bagscope_reader::error::{ArgError, Error, Result};
-use bagscope_reader::expr::{expr_series, Env, Expr};
+use bagscope_reader::expr::Expr;
+use bagscope_reader::series::{expr_series, Env};
 use bagscope_reader::Filter;
 
 /// A comparison.

@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("storage", 1),
     ("definition", 2),
     ("encoding", 3),
+    ("expr", 3),
     ("bag", 4),
     ("iter", 4),
     ("merge", 4),

@@ -7,7 +7,8 @@ use egui_plot::PlotPoint;
 use super::super::job::Job;
 use super::Part;
 use bagscope_reader::encoding::{FieldPath, Segment};
-use bagscope_reader::expr::{Bound, Env, Expr, Seg, Vars, MODIFIERS};
+use bagscope_reader::expr::{Bound, Expr, Seg, Vars, MODIFIERS};
+use bagscope_reader::series::Env;
 
 /// The field path of `e` where it is one path of fields and indexes with no modifier: read by
 /// the incremental reader, its points shown as the chunks come.
@@ -62,7 +63,7 @@ pub(super) fn spawn(
     let start = bag.summary().start_ns.unwrap_or(0);
     Job::spawn("expression", 64, ctx, move |h| {
         let threads = bagscope_reader::settings::default_threads();
-        let r = bagscope_reader::expr::expr_series(
+        let r = bagscope_reader::series::expr_series(
             &bag,
             std::slice::from_ref(&e),
             &Env::default(),

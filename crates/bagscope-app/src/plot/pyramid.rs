@@ -10,7 +10,7 @@ use super::Series;
 /// which are drawn from the points themselves (at most some 60,000 of them).
 pub(super) struct Pyramid {
     /// Per level: (first x, last x, min y, max y) of each run.
-    levels: Vec<Vec<[f64; 4]>>,
+    pub(super) levels: Vec<Vec<[f64; 4]>>,
     /// How many points it was built from.
     pub(super) points: usize,
 }
@@ -51,7 +51,7 @@ impl Pyramid {
     }
 
     /// Length of the runs of level `k`.
-    fn run(k: usize) -> usize {
+    pub(super) fn run(k: usize) -> usize {
         1usize << (k + FIRST_RUN as usize)
     }
 }

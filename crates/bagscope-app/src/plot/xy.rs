@@ -10,7 +10,8 @@ use egui_plot::{Line, Plot, PlotPoint, PlotPoints, Points};
 
 use super::super::job::Job;
 use super::super::Doc;
-use bagscope_reader::expr::{expr_series, Env, Expr, Seg};
+use bagscope_reader::expr::{Expr, Seg};
+use bagscope_reader::series::{expr_series, Env};
 
 /// What an XY worker sends: the points, or why there are none.
 type XyPart = Result<Vec<PlotPoint>, String>;

@@ -16,7 +16,8 @@
 //! The grammar, every modifier and function are in the book (`docs/expressions.md`). A path
 //! is compiled per connection into a [`Getter`]: a path of fields and indexes reads its value in
 //! place, with no value tree; slices and filters decode the message. A formula's series are
-//! aligned on the union of their times ([`Interp`]).
+//! aligned on the union of their times ([`Interp`]); [`crate::series::expr_series`] reads
+//! expressions over a recording.
 //!
 //! ```
 //! use bagscope_reader::expr::Expr;
@@ -32,7 +33,6 @@ mod eval;
 mod getter;
 mod modifier;
 mod parse;
-mod read;
 #[cfg(test)]
 mod tests;
 
@@ -40,7 +40,6 @@ pub use ast::{Arg, BinOp, Bound, CmpOp, Cond, Lit, Modifier, MsgPath, Node, Seg}
 pub use eval::{combine, eval, Interp, Leaves, Val, FUNCTIONS};
 pub use getter::{compile, compile_match, Getter, Vars, Virtual, VIRTUAL_FIELDS};
 pub use modifier::{apply, unary, Points, MODIFIERS};
-pub use read::{expr_series, Env};
 
 pub use crate::error::ExprError;
 

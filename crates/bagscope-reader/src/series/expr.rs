@@ -3,14 +3,11 @@
 
 use std::sync::atomic::AtomicBool;
 
-use super::ast::{MsgPath, Seg};
-use super::eval::{eval, Interp, Leaves, Val};
-use super::modifier::{self, Points};
-use super::{Expr, Vars};
+use super::{series_pass, Point, Series, Source};
 use crate::bag::Bag;
 use crate::encoding::Value;
 use crate::error::{Error, Result};
-use crate::series::{series_pass, Point, Series, Source};
+use crate::expr::{apply, eval, Expr, Interp, Leaves, Lit, MsgPath, Points, Seg, Val, Vars};
 
 /// What expressions are evaluated with.
 #[derive(Debug, Clone, Default)]
@@ -181,7 +178,7 @@ impl Leaves for Ctx<'_> {
             .map(|p| (p.time_ns, p.value.as_f64().unwrap_or(f64::NAN)))
             .collect();
         for m in &p.mods {
-            pts = modifier::apply(m, pts);
+            pts = apply(m, pts);
         }
         Ok(pts)
     }
@@ -208,9 +205,9 @@ impl Leaves for Ctx<'_> {
             return Ok(v);
         }
         match self.env.vars.get(name) {
-            Some(super::Lit::Int(i)) => Ok(Val::Num(*i as f64)),
-            Some(super::Lit::Float(f)) => Ok(Val::Num(*f)),
-            Some(super::Lit::Bool(b)) => Ok(Val::Num(f64::from(u8::from(*b)))),
+            Some(Lit::Int(i)) => Ok(Val::Num(*i as f64)),
+            Some(Lit::Float(f)) => Ok(Val::Num(*f)),
+            Some(Lit::Bool(b)) => Ok(Val::Num(f64::from(u8::from(*b)))),
             Some(other) => Err(format!("${name} is {other:?}, not a number")),
             None => Err(format!("no series or variable named ${name}")),
         }

@@ -11,6 +11,10 @@ use crate::encoding::{FieldPath, Value};
 use crate::error::{Error, Result};
 use crate::expr::{Getter, MsgPath, Vars};
 
+mod expr;
+
+pub use expr::{expr_series, Env};
+
 /// One sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
@@ -38,7 +42,7 @@ pub type Extractors = Vec<(usize, Getter)>;
 /// values of its `$variables`.
 #[derive(Debug, Clone, Copy)]
 pub struct Source<'a> {
-    /// The path (its modifiers are not the reader's: see [`crate::expr::expr_series`]).
+    /// The path (its modifiers are not the reader's: see [`expr_series`]).
     pub path: &'a MsgPath,
     /// The expression it was parsed from.
     pub text: &'a str,
