@@ -102,6 +102,21 @@ fn an_expression_typed_with_completion_becomes_a_plot() {
         assert_eq!(got.x, (w.time_ns - start) as f64 / 1e9);
         assert_eq!(got.y, w.value.as_f64().unwrap());
     }
+    // A plotted series named, then used by its name in a formula.
+    h.state_mut().doc.as_mut().unwrap().plots.series[0].name = "yaw".into();
+    type_in(&mut h, "$yaw.@rad2deg - 90");
+    h.key_press(Key::Enter);
+    h.run_steps(2);
+    wait_for(&mut h, "the named series' formula", done(4));
+    let d = h.state().doc.as_ref().unwrap();
+    let (yaw, named) = (&d.plots.series[0], &d.plots.series[3]);
+    assert_eq!(named.points.len(), yaw.points.len());
+    assert!(named
+        .points
+        .iter()
+        .zip(&yaw.points)
+        .all(|(n, y)| n.x == y.x && (n.y - (y.y.to_degrees() - 90.0)).abs() < 1e-9));
+    h.state_mut().doc.as_mut().unwrap().plots.series.pop();
     // XY: a trajectory over the whole recording, and the scan at the playhead against its
     // index.
     type_in(

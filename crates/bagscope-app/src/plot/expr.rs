@@ -33,6 +33,31 @@ pub(super) fn field_path(e: &Expr) -> Option<FieldPath> {
     })
 }
 
+/// The series plotted under a name that is a `$name` (letters, digits, `_`): what a formula's
+/// `$name` refers to. Every `$name` of `e` must be one.
+/// (`names`: each plotted series' name and expression.)
+pub(super) fn env_of(names: &[(String, String)], e: &Expr) -> Result<Env, String> {
+    let mut env = Env::default();
+    for (name, path) in names {
+        let named = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if named {
+            if let Ok(x) = Expr::parse(path) {
+                env.named.push((name.clone(), x));
+            }
+        }
+    }
+    for v in e.root.vars() {
+        if !env.named.iter().any(|(n, _)| n == v) {
+            return Err(format!(
+                "no series named ${v}: name a plotted series {v} (the name box beside its colour)"
+            ));
+        }
+    }
+    Ok(env)
+}
+
 /// Whether every path of `e` fits its topic's definitions: the first error, pointing into
 /// the text, where one does not.
 pub(super) fn check(bag: &bagscope_reader::Bag, e: &Expr) -> Result<(), String> {
@@ -57,6 +82,7 @@ pub(super) fn check(bag: &bagscope_reader::Bag, e: &Expr) -> Result<(), String> 
 pub(super) fn spawn(
     bag: &bagscope_reader::Bag,
     e: Expr,
+    env: Env,
     ctx: &egui::Context,
 ) -> Result<Job<Part>, String> {
     let bag = bag.clone();
@@ -66,7 +92,7 @@ pub(super) fn spawn(
         let r = bagscope_reader::series::expr_series(
             &bag,
             std::slice::from_ref(&e),
-            &Env::default(),
+            &env,
             (None, None),
             threads,
             h.cancel_flag(),

@@ -87,6 +87,16 @@ pub struct PlotState {
     pub rects: Vec<egui::Rect>,
 }
 
+impl PlotState {
+    /// Each series' name and expression (what a formula's `$name` refers to).
+    fn names(&self) -> Vec<(String, String)> {
+        self.series
+            .iter()
+            .map(|s| (s.name.clone(), s.path.clone()))
+            .collect()
+    }
+}
+
 impl Default for PlotState {
     fn default() -> Self {
         PlotState {
@@ -133,7 +143,10 @@ pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), St
     expr::check(&d.rec.bag, &e)?;
     let job = match expr::field_path(&e) {
         Some(fp) => spawn_series(&d.rec.bag, fp, ctx)?,
-        None => expr::spawn(&d.rec.bag, e, ctx)?,
+        None => {
+            let env = expr::env_of(&d.plots.names(), &e)?;
+            expr::spawn(&d.rec.bag, e, env, ctx)?
+        }
     };
     let n = d.plots.series.len();
     d.plots.series.push(Series {
@@ -190,6 +203,7 @@ fn spawn_series(
 /// fails). Series made from points at hand (stamp delays, tracks) stay as they are.
 pub fn refresh(d: &mut Doc, ctx: &egui::Context) {
     let bag = d.rec.bag.clone();
+    let others = d.plots.names();
     for s in d.plots.series.iter_mut().filter(|s| !s.derived) {
         let Ok(e) = bagscope_reader::expr::Expr::parse(&s.path) else {
             continue;
@@ -199,7 +213,7 @@ pub fn refresh(d: &mut Doc, ctx: &egui::Context) {
         }
         let job = match expr::field_path(&e) {
             Some(fp) => spawn_series(&bag, fp, ctx),
-            None => expr::spawn(&bag, e, ctx),
+            None => expr::env_of(&others, &e).and_then(|env| expr::spawn(&bag, e, env, ctx)),
         };
         match job {
             Ok(j) => {
