@@ -427,9 +427,22 @@ fn compile_with(
                         ty = Ty::Prim(Primitive::U32);
                     }
                     Ty::Prim(_) | Ty::Number => {
+                        // The type in words, as `echo` names it (`a uint32`, `an int8`).
+                        let what = match ty {
+                            Ty::Prim(p) => p.name(),
+                            _ => "number",
+                        };
+                        let a = if what.starts_with(['i', 'u'])
+                            && what != "uint8"
+                            && what.starts_with("int")
+                        {
+                            "an"
+                        } else {
+                            "a"
+                        };
                         return Err(err(
                             *at,
-                            format!("{walked} is a number, it has no field {name:?}"),
+                            format!("{walked} is {a} {what}, it has no field {name:?}"),
                         ));
                     }
                     Ty::Msg(t) => {
