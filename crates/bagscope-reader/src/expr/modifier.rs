@@ -152,7 +152,7 @@ pub(crate) fn check(m: &Modifier) -> Result<(), String> {
     }
 }
 
-/// `m` (checked by [`check`]) applied to `pts`.
+/// `m` (a modifier as the parser accepts it) applied to `pts`.
 pub fn apply(m: &Modifier, pts: Points) -> Points {
     let secs = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e9;
     match (m.name.as_str(), m.args.as_slice()) {
