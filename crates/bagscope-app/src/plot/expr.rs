@@ -61,7 +61,7 @@ pub(super) fn env_of(names: &[(String, String)], e: &Expr) -> Result<Env, String
 /// Whether every path of `e` fits its topic's definitions: the first error, pointing into
 /// the text, where one does not.
 pub(super) fn check(bag: &bagscope_reader::Bag, e: &Expr) -> Result<(), String> {
-    if e.paths().is_empty() {
+    if e.paths().is_empty() && e.root.vars().is_empty() {
         return Err("the formula reads no path: name at least one (/topic.field)".into());
     }
     let vars = Vars::new();
