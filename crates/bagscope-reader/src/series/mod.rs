@@ -171,6 +171,9 @@ pub fn field_series_many(
     )
 }
 
+/// A path's points, a part a chunk: (chunk, its points).
+type ChunkParts = Vec<(usize, Vec<Point>)>;
+
 /// One extractor per (path, connection): (path index, connection, extractor).
 type PathExtractors = Vec<(usize, usize, Getter)>;
 
@@ -409,7 +412,9 @@ pub(crate) fn series_pass(
     let next = AtomicUsize::new(0);
     let missing: Vec<AtomicUsize> = paths.iter().map(|_| AtomicUsize::new(0)).collect();
     // Per path, each chunk's points.
-    let all: Vec<Mutex<Vec<Vec<Point>>>> = paths.iter().map(|_| Mutex::new(Vec::new())).collect();
+    // (Each with its chunk: put in chunk order after, so messages of one time keep the
+    // recording's order whatever thread read them first.)
+    let all: Vec<Mutex<ChunkParts>> = paths.iter().map(|_| Mutex::new(Vec::new())).collect();
     // Chunks that did not read (every path's problem) and messages that did not (their path's).
     let errs: Mutex<Vec<(Option<usize>, String)>> = Mutex::new(Vec::new());
     let run = || loop {
@@ -471,7 +476,7 @@ pub(crate) fn series_pass(
             p.sort_by_key(|p| p.time_ns);
             on_part(pi, &p);
             if let Ok(mut a) = all[pi].lock() {
-                a.push(p);
+                a.push((chunk, p));
             }
         }
     };
@@ -497,12 +502,9 @@ pub(crate) fn series_pass(
         .zip(problems)
         .enumerate()
         .map(|(pi, ((parts, miss), mut problems))| {
-            let mut points: Vec<Point> = parts
-                .into_inner()
-                .unwrap_or_default()
-                .into_iter()
-                .flatten()
-                .collect();
+            let mut parts = parts.into_inner().unwrap_or_default();
+            parts.sort_unstable_by_key(|(chunk, _)| *chunk);
+            let mut points: Vec<Point> = parts.into_iter().flat_map(|(_, p)| p).collect();
             points.sort_by_key(|p| p.time_ns);
             problems.extend(
                 errs.iter()
