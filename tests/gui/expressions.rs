@@ -117,6 +117,31 @@ fn an_expression_typed_with_completion_becomes_a_plot() {
         .zip(&yaw.points)
         .all(|(n, y)| n.x == y.x && (n.y - (y.y.to_degrees() - 90.0)).abs() < 1e-9));
     h.state_mut().doc.as_mut().unwrap().plots.series.pop();
+    // A variable in an index, set in the panel's variables box.
+    h.state_mut().doc.as_mut().unwrap().plots.vars = "i=3, unused='x'".into();
+    type_in(&mut h, "/scan.ranges[$i]");
+    h.key_press(Key::Enter);
+    h.run_steps(2);
+    wait_for(&mut h, "the series of a variable's index", done(4));
+    let want = bagscope::ops::series::expr_series(
+        &bag,
+        &[bagscope::expr::Expr::parse("/scan.ranges[3]").unwrap()],
+        &Default::default(),
+        (None, None),
+        2,
+        &Default::default(),
+    )
+    .unwrap();
+    let d = h.state().doc.as_ref().unwrap();
+    let got = &d.plots.series[3];
+    assert!(!want[0].points.is_empty());
+    assert_eq!(got.points.len(), want[0].points.len());
+    assert!(got
+        .points
+        .iter()
+        .zip(&want[0].points)
+        .all(|(g, w)| g.y == w.value.as_f64().unwrap()));
+    h.state_mut().doc.as_mut().unwrap().plots.series.pop();
     // XY: a trajectory over the whole recording, and the scan at the playhead against its
     // index.
     type_in(

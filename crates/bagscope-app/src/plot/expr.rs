@@ -7,7 +7,7 @@ use egui_plot::PlotPoint;
 use super::super::job::Job;
 use super::Part;
 use bagscope_reader::encoding::{FieldPath, Segment};
-use bagscope_reader::expr::{Bound, Expr, Seg, Vars, MODIFIERS};
+use bagscope_reader::expr::{Bound, Expr, Interp, Lit, Seg, Vars, MODIFIERS};
 use bagscope_reader::series::Env;
 
 /// The field path of `e` where it is one path of fields and indexes with no modifier: read by
@@ -36,8 +36,17 @@ pub(super) fn field_path(e: &Expr) -> Option<FieldPath> {
 /// The series plotted under a name that is a `$name` (letters, digits, `_`): what a formula's
 /// `$name` refers to. Every `$name` of `e` must be one.
 /// (`names`: each plotted series' name and expression.)
-pub(super) fn env_of(names: &[(String, String)], e: &Expr) -> Result<Env, String> {
-    let mut env = Env::default();
+pub(super) fn env_of(
+    names: &[(String, String)],
+    vars: &Vars,
+    interp: Interp,
+    e: &Expr,
+) -> Result<Env, String> {
+    let mut env = Env {
+        vars: vars.clone(),
+        interp,
+        ..Env::default()
+    };
     for (name, path) in names {
         let named = !name.is_empty()
             && !name.starts_with(|c: char| c.is_ascii_digit())
@@ -49,29 +58,59 @@ pub(super) fn env_of(names: &[(String, String)], e: &Expr) -> Result<Env, String
         }
     }
     for v in e.root.vars() {
-        if !env.named.iter().any(|(n, _)| n == v) {
+        if !env.named.iter().any(|(n, _)| n == v) && !env.vars.contains_key(v) {
             return Err(format!(
-                "no series named ${v}: name a plotted series {v} (the name box beside its colour)"
+                "no series or variable named ${v}: name a plotted series {v} (the box beside its colour), or set {v} in the variables"
             ));
         }
     }
     Ok(env)
 }
 
+/// The plot panel's variables, `i=2, name='motor', on=true`: numbers, booleans, text (quoted
+/// or not).
+pub(super) fn parse_vars(text: &str) -> Result<Vars, String> {
+    let mut out = Vars::new();
+    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let Some((name, value)) = item.split_once('=') else {
+            return Err(format!("variables: {item:?} is not NAME=VALUE"));
+        };
+        let (name, value) = (name.trim().trim_start_matches('$'), value.trim());
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("variables: {name:?} is not a name"));
+        }
+        let lit = if let Ok(i) = value.parse::<i64>() {
+            Lit::Int(i)
+        } else if let Ok(f) = value.parse::<f64>() {
+            Lit::Float(f)
+        } else if value == "true" || value == "false" {
+            Lit::Bool(value == "true")
+        } else {
+            let unquoted = value
+                .strip_prefix('\'')
+                .and_then(|v| v.strip_suffix('\''))
+                .or_else(|| value.strip_prefix('"').and_then(|v| v.strip_suffix('"')))
+                .unwrap_or(value);
+            Lit::Str(unquoted.to_string())
+        };
+        out.insert(name.to_string(), lit);
+    }
+    Ok(out)
+}
+
 /// Whether every path of `e` fits its topic's definitions: the first error, pointing into
 /// the text, where one does not.
-pub(super) fn check(bag: &bagscope_reader::Bag, e: &Expr) -> Result<(), String> {
+pub(super) fn check(bag: &bagscope_reader::Bag, e: &Expr, vars: &Vars) -> Result<(), String> {
     if e.paths().is_empty() && e.root.vars().is_empty() {
         return Err("the formula reads no path: name at least one (/topic.field)".into());
     }
-    let vars = Vars::new();
     for p in e.paths() {
         let mut bare = p.clone();
         bare.mods.clear();
         let src = bagscope_reader::series::Source {
             path: &bare,
             text: &e.text,
-            vars: &vars,
+            vars,
         };
         bagscope_ops::series::compile_source(bag, src).map_err(|e| e.to_string())?;
     }

@@ -72,6 +72,10 @@ pub struct PlotState {
     pub linked: bool,
     /// XY plots (`Y vs X`).
     pub xy: Vec<xy::XySeries>,
+    /// Variables for `$name` in expressions added after: `i=2, name='motor'`.
+    pub vars: String,
+    /// Formulas interpolate between samples (else each series holds its last value).
+    pub linear: bool,
     /// The path being typed.
     pub input: String,
     /// Why the last expression added could not be plotted (with a caret under the place).
@@ -88,6 +92,15 @@ pub struct PlotState {
 }
 
 impl PlotState {
+    /// How formulas align their series: linear, or each holding its last value.
+    fn interp(&self) -> bagscope_reader::expr::Interp {
+        if self.linear {
+            bagscope_reader::expr::Interp::Linear
+        } else {
+            bagscope_reader::expr::Interp::Hold
+        }
+    }
+
     /// Each series' name and expression (what a formula's `$name` refers to).
     fn names(&self) -> Vec<(String, String)> {
         self.series
@@ -104,6 +117,8 @@ impl Default for PlotState {
             plots: 1,
             linked: true,
             xy: Vec::new(),
+            vars: String::new(),
+            linear: false,
             input: String::new(),
             error: None,
             over_completions: false,
@@ -140,11 +155,12 @@ pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), St
         }
     }
     // Compile now so a bad path is reported at once, not by the worker.
-    expr::check(&d.rec.bag, &e)?;
+    let vars = expr::parse_vars(&d.plots.vars)?;
+    expr::check(&d.rec.bag, &e, &vars)?;
     let job = match expr::field_path(&e) {
         Some(fp) => spawn_series(&d.rec.bag, fp, ctx)?,
         None => {
-            let env = expr::env_of(&d.plots.names(), &e)?;
+            let env = expr::env_of(&d.plots.names(), &vars, d.plots.interp(), &e)?;
             expr::spawn(&d.rec.bag, e, env, ctx)?
         }
     };
@@ -204,6 +220,8 @@ fn spawn_series(
 pub fn refresh(d: &mut Doc, ctx: &egui::Context) {
     let bag = d.rec.bag.clone();
     let others = d.plots.names();
+    let vars = expr::parse_vars(&d.plots.vars).unwrap_or_default();
+    let interp = d.plots.interp();
     for s in d.plots.series.iter_mut().filter(|s| !s.derived) {
         let Ok(e) = bagscope_reader::expr::Expr::parse(&s.path) else {
             continue;
@@ -213,7 +231,8 @@ pub fn refresh(d: &mut Doc, ctx: &egui::Context) {
         }
         let job = match expr::field_path(&e) {
             Some(fp) => spawn_series(&bag, fp, ctx),
-            None => expr::env_of(&others, &e).and_then(|env| expr::spawn(&bag, e, env, ctx)),
+            None => expr::env_of(&others, &vars, interp, &e)
+                .and_then(|env| expr::spawn(&bag, e, env, ctx)),
         };
         match job {
             Ok(j) => {
@@ -445,6 +464,16 @@ fn input_row(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             d.plots.plots += 1;
         }
         ui.checkbox(&mut d.plots.linked, "linked to timeline");
+        let label = ui.label("vars");
+        ui.add(
+            egui::TextEdit::singleline(&mut d.plots.vars)
+                .hint_text("i=2, name='motor'")
+                .desired_width(110.0),
+        )
+        .labelled_by(label.id)
+        .on_hover_text("Values of $name in expressions added after (indexes, slices, filters, formulas)");
+        ui.checkbox(&mut d.plots.linear, "linear")
+            .on_hover_text("Formulas interpolate their series between samples (else each holds its last value)");
         // Completion from the definitions: paths, virtual fields, modifiers after `.@`, the
         // fields of the elements inside a filter.
         let over = std::mem::take(&mut d.plots.over_completions);

@@ -33,6 +33,8 @@ pub struct XySeries {
     /// Why the last reading failed.
     pub note: Option<String>,
     color: Color32,
+    /// The variables it was added with.
+    env: Env,
 }
 
 /// `Y vs X` split (outside brackets), when the text is written so.
@@ -52,6 +54,11 @@ fn has_slice(e: &Expr) -> bool {
 /// Adds the XY series `text` (`Y vs X`).
 pub fn add(d: &mut Doc, text: &str, ctx: &egui::Context) -> Result<(), String> {
     let (ys, xs) = split(text).ok_or("an XY plot is written Y vs X")?;
+    let env = Env {
+        vars: super::expr::parse_vars(&d.plots.vars)?,
+        interp: d.plots.interp(),
+        ..Env::default()
+    };
     let y = Expr::parse(ys).map_err(|e| e.to_string())?;
     let x = match xs {
         "index" => None,
@@ -63,7 +70,7 @@ pub fn add(d: &mut Doc, text: &str, ctx: &egui::Context) -> Result<(), String> {
                 return Err(format!("no topic {t:?} in the bag"));
             }
         }
-        super::expr::check(&d.rec.bag, e)?;
+        super::expr::check(&d.rec.bag, e, &env.vars)?;
     }
     let at_playhead = x.is_none() || has_slice(&y) || x.as_ref().is_some_and(has_slice);
     if at_playhead {
@@ -88,6 +95,7 @@ pub fn add(d: &mut Doc, text: &str, ctx: &egui::Context) -> Result<(), String> {
         job: None,
         note: None,
         color: super::PALETTE[(n + 3) % super::PALETTE.len()],
+        env,
     };
     if !at_playhead {
         s.job = Some(spawn(&d.rec.bag, &s, None, ctx)?);
@@ -106,10 +114,11 @@ fn spawn(
     let bag = bag.clone();
     let exprs: Vec<Expr> = std::iter::once(s.y.clone()).chain(s.x.clone()).collect();
     let at_playhead = s.at_playhead;
+    let env = s.env.clone();
     Job::spawn("xy", 1, ctx, move |h| {
         let threads = bagscope_reader::settings::default_threads();
         let w = window.map_or((None, None), |(a, b)| (Some(a), Some(b)));
-        let r = expr_series(&bag, &exprs, &Env::default(), w, threads, h.cancel_flag())
+        let r = expr_series(&bag, &exprs, &env, w, threads, h.cancel_flag())
             .map_err(|e| e.to_string())
             .map(|v| {
                 let num = |s: &bagscope_reader::series::Series| -> Vec<(u64, f64)> {
