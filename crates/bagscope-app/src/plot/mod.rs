@@ -442,13 +442,14 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
 
 /// The path box (with completions from the definitions), Add, + plot, linked.
 fn input_row(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
-    ui.horizontal(|ui| {
+    // (Wrapped: in a narrow panel the variables and toggles go to a second line.)
+    ui.horizontal_wrapped(|ui| {
         let label = ui.strong("Plots");
         let r = ui.add(
             egui::TextEdit::singleline(&mut d.plots.input)
                 .hint_text("/topic.field.x, .@derivative, a - b … — or click a number in the inspector")
                 // Room left for the buttons and the checkbox after it in a narrow panel.
-                .desired_width((ui.available_width() - 260.0).clamp(120.0, 320.0)),
+                .desired_width((ui.available_width() - 430.0).clamp(120.0, 320.0)),
         )
         .labelled_by(label.id);
         let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
@@ -468,7 +469,7 @@ fn input_row(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         ui.add(
             egui::TextEdit::singleline(&mut d.plots.vars)
                 .hint_text("i=2, name='motor'")
-                .desired_width(110.0),
+                .desired_width(90.0),
         )
         .labelled_by(label.id)
         .on_hover_text("Values of $name in expressions added after (indexes, slices, filters, formulas)");
