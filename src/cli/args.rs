@@ -109,15 +109,7 @@ impl ExprEnv {
         };
         for v in &self.vars {
             let (name, value) = split(v, "--var")?;
-            let lit = if let Ok(i) = value.parse::<i64>() {
-                Lit::Int(i)
-            } else if let Ok(f) = value.parse::<f64>() {
-                Lit::Float(f)
-            } else if value == "true" || value == "false" {
-                Lit::Bool(value == "true")
-            } else {
-                Lit::Str(value)
-            };
+            let lit = Lit::of_text(&value);
             env.vars.insert(name, lit);
         }
         for l in &self.lets {

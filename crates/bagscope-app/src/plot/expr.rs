@@ -79,20 +79,7 @@ pub(super) fn parse_vars(text: &str) -> Result<Vars, String> {
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return Err(format!("variables: {name:?} is not a name"));
         }
-        let lit = if let Ok(i) = value.parse::<i64>() {
-            Lit::Int(i)
-        } else if let Ok(f) = value.parse::<f64>() {
-            Lit::Float(f)
-        } else if value == "true" || value == "false" {
-            Lit::Bool(value == "true")
-        } else {
-            let unquoted = value
-                .strip_prefix('\'')
-                .and_then(|v| v.strip_suffix('\''))
-                .or_else(|| value.strip_prefix('"').and_then(|v| v.strip_suffix('"')))
-                .unwrap_or(value);
-            Lit::Str(unquoted.to_string())
-        };
+        let lit = Lit::of_text(value);
         out.insert(name.to_string(), lit);
     }
     Ok(out)

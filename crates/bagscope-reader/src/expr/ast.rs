@@ -16,6 +16,28 @@ pub enum Lit {
     Var(String),
 }
 
+impl Lit {
+    /// A variable's value as given on a command line or in the app's box: a whole number, a
+    /// number, `true`/`false`, else text (quotes, `'...'` or `"..."`, taken off).
+    pub fn of_text(value: &str) -> Lit {
+        let value = value.trim();
+        if let Ok(i) = value.parse::<i64>() {
+            Lit::Int(i)
+        } else if let Ok(f) = value.parse::<f64>() {
+            Lit::Float(f)
+        } else if value == "true" || value == "false" {
+            Lit::Bool(value == "true")
+        } else {
+            let unquoted = value
+                .strip_prefix('\'')
+                .and_then(|v| v.strip_suffix('\''))
+                .or_else(|| value.strip_prefix('"').and_then(|v| v.strip_suffix('"')))
+                .unwrap_or(value);
+            Lit::Str(unquoted.to_string())
+        }
+    }
+}
+
 /// One end of a slice (`[a:b]`) or an index (`[a]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Bound {
