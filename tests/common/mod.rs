@@ -9,6 +9,7 @@ pub mod images;
 pub mod mcap;
 pub mod ros1;
 pub mod ros2;
+pub mod video;
 
 use bagscope::{BagWriter, Compression, ConnectionSpec, WriteOptions};
 

@@ -28,3 +28,4 @@ mod ros2_mcap_corpus;
 mod rosbag2_layout;
 mod scene;
 mod tf;
+mod video;

@@ -16,6 +16,7 @@ pub mod log;
 pub mod scene;
 pub mod tf;
 pub mod timing;
+pub mod video;
 
 pub mod demo;
 

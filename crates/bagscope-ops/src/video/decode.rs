@@ -1,0 +1,149 @@
+//! The decoders behind one trait, so that one can be swapped for another: pure-Rust
+//! `rusty_h264` and `rusty_h265`, chosen because they decode x264 and x265 streams (B-frames,
+//! 10 bits) to the same samples as ffmpeg's libavcodec (the video tests check every frame).
+
+use super::yuv::{Planes, Yuv};
+use super::{Codec, Colour};
+
+/// A decoder of one codec: access units in, pictures out in display order.
+pub trait FrameDecoder: Send {
+    /// Decodes one access unit (Annex B), adding to `out` the pictures now due for display.
+    fn push(&mut self, au: &[u8], out: &mut Vec<Yuv>) -> Result<(), String>;
+    /// Ends the stream: every picture still held goes to `out`.
+    fn flush(&mut self, out: &mut Vec<Yuv>);
+}
+
+/// A fresh decoder for `codec`, its pictures read with `colour`.
+pub fn decoder_for(codec: Codec, colour: Colour) -> Box<dyn FrameDecoder> {
+    match codec {
+        Codec::H264 => Box::new(H264 {
+            dec: rusty_h264_decoder::Decoder::new(),
+            held: Vec::new(),
+            colour,
+        }),
+        Codec::H265 => Box::new(H265 {
+            dec: rusty_h265::Decoder::new(),
+            colour,
+        }),
+    }
+}
+
+/// H.264: `rusty_h264` gives pictures in decoding order with their picture order count;
+/// they are held until the next IDR (which restarts the count) or the end, then given in
+/// the order of their counts.
+struct H264 {
+    dec: rusty_h264_decoder::Decoder,
+    held: Vec<(i32, Yuv)>,
+    colour: Colour,
+}
+
+impl H264 {
+    fn release(&mut self, out: &mut Vec<Yuv>) {
+        self.held.sort_by_key(|h| h.0);
+        out.extend(self.held.drain(..).map(|h| h.1));
+    }
+}
+
+impl FrameDecoder for H264 {
+    fn push(&mut self, au: &[u8], out: &mut Vec<Yuv>) -> Result<(), String> {
+        if rusty_h264_decoder::au_is_idr(au) {
+            self.release(out);
+        }
+        // One message may hold several access units (and a decoder takes one at a time).
+        for unit in rusty_h264_decoder::split_access_units(au) {
+            if let Some(f) = self.dec.decode(unit).map_err(|e| e.to_string())? {
+                let chroma = (f.width.div_ceil(2), f.height.div_ceil(2));
+                let yuv = Yuv {
+                    width: f.width,
+                    height: f.height,
+                    chroma,
+                    bit_depth: 8,
+                    planes: Planes::U8([f.y, f.u, f.v]),
+                    colour: self.colour,
+                };
+                self.held.push((self.dec.last_poc(), yuv));
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, out: &mut Vec<Yuv>) {
+        self.release(out);
+    }
+}
+
+/// H.265: `rusty_h265` bumps its own picture buffer, so pictures come out in output order.
+struct H265 {
+    dec: rusty_h265::Decoder,
+    colour: Colour,
+}
+
+impl H265 {
+    fn drain(&mut self, out: &mut Vec<Yuv>) {
+        while let Ok(f) = self.dec.next_frame() {
+            out.push(h265_picture(&f, self.colour));
+        }
+    }
+}
+
+impl FrameDecoder for H265 {
+    fn push(&mut self, au: &[u8], out: &mut Vec<Yuv>) -> Result<(), String> {
+        let r = self.dec.push_annexb(au, None).map_err(|e| e.to_string());
+        self.drain(out);
+        r
+    }
+
+    fn flush(&mut self, out: &mut Vec<Yuv>) {
+        self.dec.flush();
+        self.drain(out);
+    }
+}
+
+/// A decoded H.265 picture cropped to its conformance window, 8-bit samples narrowed.
+fn h265_picture(f: &rusty_h265::Frame, colour: Colour) -> Yuv {
+    let p = &f.picture;
+    let (cx, cy, cw, ch) = p.crop;
+    let (sx, sy) = match p.chroma_format_idc {
+        1 => (2, 2),
+        2 => (2, 1),
+        _ => (1, 1),
+    };
+    let mono = p.chroma_format_idc == 0;
+    let rect = |i: usize| -> (usize, usize, usize, usize) {
+        if i == 0 {
+            (cx, cy, cw, ch)
+        } else if mono {
+            (0, 0, 0, 0)
+        } else {
+            (cx / sx, cy / sy, cw.div_ceil(sx), ch.div_ceil(sy))
+        }
+    };
+    let wide = p.bit_depth_luma > 8 || p.bit_depth_chroma > 8;
+    let cut = |i: usize| -> Vec<u16> {
+        let (x0, y0, w, h) = rect(i);
+        let plane = &p.planes[i];
+        let mut v = Vec::with_capacity(w * h);
+        for y in y0..y0 + h {
+            if y < plane.height {
+                let row = plane.row(y);
+                v.extend(row.iter().skip(x0).take(w));
+            }
+        }
+        v
+    };
+    let planes = if wide {
+        Planes::U16([cut(0), cut(1), cut(2)])
+    } else {
+        let narrow = |i: usize| cut(i).into_iter().map(|s| s as u8).collect::<Vec<u8>>();
+        Planes::U8([narrow(0), narrow(1), narrow(2)])
+    };
+    let (_, _, chroma_w, chroma_h) = rect(1);
+    Yuv {
+        width: cw,
+        height: ch,
+        chroma: (chroma_w, chroma_h),
+        bit_depth: p.bit_depth_luma,
+        planes,
+        colour,
+    }
+}

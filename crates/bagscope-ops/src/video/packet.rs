@@ -1,0 +1,96 @@
+//! A video packet out of a message: `foxglove.CompressedVideo` (`timestamp`, `frame_id`,
+//! `data`, `format`), `ffmpeg_image_transport_msgs/FFMPEGPacket` (`header`, `encoding`,
+//! `pts`, `flags`, `data`) and `sensor_msgs/CompressedImage` (`header`, `format`, `data`)
+//! whose data is an Annex B stream. In JSON the data is base64, as Foxglove's schemas say.
+
+use bagscope_reader::definition::msg::MsgDef;
+use bagscope_reader::encoding::{Node, Value};
+
+use super::{nal, Codec};
+
+/// A packet: one access unit of a video stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Packet {
+    /// The Annex B bytes.
+    pub data: Vec<u8>,
+    /// The codec its `format`/`encoding` names, or its parameter sets show.
+    pub codec: Option<Codec>,
+    /// What the message says its format is.
+    pub format: String,
+    /// FFMPEGPacket's `pts`, where set.
+    pub pts: Option<u64>,
+}
+
+/// Whether a type is a video stream by its name alone (a `CompressedImage` is one when its
+/// bytes are Annex B, which [`packet_of`] tells).
+pub fn is_video_type(datatype: &str) -> bool {
+    let base = datatype.rsplit(['/', '.']).next().unwrap_or(datatype);
+    matches!(base, "CompressedVideo" | "FFMPEGPacket")
+}
+
+/// The packet of a decoded message, or `None` when the message is not video (an image whose
+/// bytes are a JPEG, say).
+pub fn packet_of(def: &MsgDef, node: &Node) -> Option<Packet> {
+    let field = |n: &str| node.field(def, n).map(|x| &x.value);
+    let data = match field("data")? {
+        Value::Bytes(b) => b.clone(),
+        Value::String(s) => base64(s)?,
+        _ => return None,
+    };
+    if !nal::is_annex_b(&data) {
+        return None;
+    }
+    let text = |n: &str| match field(n) {
+        Some(Value::String(s)) => Some(String::from_utf8_lossy(s).into_owned()),
+        _ => None,
+    };
+    let format = text("format")
+        .or_else(|| text("encoding"))
+        .unwrap_or_default();
+    let codec = Codec::from_name(&format).or_else(|| nal::sniff(&data));
+    let pts = match field("pts") {
+        Some(Value::U64(v)) => Some(*v),
+        Some(Value::I64(v)) => u64::try_from(*v).ok(),
+        _ => None,
+    };
+    Some(Packet {
+        data,
+        codec,
+        format,
+        pts,
+    })
+}
+
+/// Standard base64 (with or without padding); `None` on anything else.
+fn base64(s: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let (mut acc, mut n) = (0u32, 0);
+    for &c in s {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'=' | b'\n' | b'\r' => continue,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        n += 6;
+        if n >= 8 {
+            n -= 8;
+            out.push((acc >> n) as u8);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_decodes() {
+        assert_eq!(super::base64(b"AAABZw==").unwrap(), vec![0, 0, 1, 0x67]);
+        assert_eq!(super::base64(b"AAABZw").unwrap(), vec![0, 0, 1, 0x67]);
+        assert!(super::base64(b"*").is_none());
+    }
+}

@@ -1,0 +1,210 @@
+//! Compressed video against ffmpeg: streams made by Debian's ffmpeg (x264 Baseline, x264 High
+//! with B-frames at 720p, x265 with B-frames, x265 Main 10; 300 frames, GOP 30), wrapped into
+//! an MCAP of protobuf `foxglove.CompressedVideo`, a ROS 2 MCAP of `FFMPEGPacket` and a ROS 1
+//! bag of `CompressedImage`; every frame bagscope decodes has the md5 of ffmpeg's
+//! single-thread decode of the same elementary stream, in order, from a sequential read and
+//! from 200 random seeks; a recording that starts mid-GOP shows nothing until its first
+//! keyframe; a corrupt packet costs its group only.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bagscope::ops::video::{Shown, Video, VideoIndex, DEFAULT_BUDGET};
+use bagscope::Bag;
+
+use crate::common;
+use crate::common::video::{self as v, Stream};
+
+fn index(path: &Path, topic: &str) -> (Bag, Arc<VideoIndex>) {
+    let bag = Bag::open(path).unwrap();
+    let ix = VideoIndex::build(&bag, topic, None).unwrap();
+    (bag, Arc::new(ix))
+}
+
+fn md5(shown: &Shown) -> Option<String> {
+    match shown {
+        Shown::Frame(f) => Some(v::md5_of(&f.raw())),
+        _ => None,
+    }
+}
+
+/// Every frame in order, then 200 seeks with a cache too small to hold more than a group.
+fn check_frames(path: &Path, topic: &str, s: &Stream) {
+    let (bag, ix) = index(path, topic);
+    assert_eq!(ix.codec, s.codec);
+    assert_eq!(ix.frames.len(), s.md5.len(), "{topic}: frames");
+    assert_eq!(ix.keys.len(), 10, "{topic}: a keyframe every 30 frames");
+    let mut video = Video::new(Arc::clone(&ix), DEFAULT_BUDGET);
+    for (n, want) in s.md5.iter().enumerate() {
+        let got = md5(&video.frame(&bag, n));
+        assert_eq!(got.as_deref(), Some(want.as_str()), "{topic}: frame {n}");
+    }
+    // Each decoded once (a group at a time, in order).
+    assert_eq!(video.decoded, s.md5.len() as u64);
+    let one = match video.frame(&bag, 0) {
+        Shown::Frame(f) => f.bytes(),
+        _ => unreachable!(),
+    };
+    let mut seeking = Video::new(Arc::clone(&ix), one * 40);
+    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    for _ in 0..200 {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let n = (rng % s.md5.len() as u64) as usize;
+        // The frame shown at that frame's time, as the panel asks for it.
+        let t = ix.time_of(n).unwrap() + 1000;
+        let at = ix.frame_at(t).unwrap();
+        assert_eq!(at, n);
+        let got = md5(&seeking.frame(&bag, at));
+        assert_eq!(
+            got.as_deref(),
+            Some(s.md5[n].as_str()),
+            "{topic}: seek to {n}"
+        );
+    }
+    assert!(seeking.evicted > 0, "the small cache let frames go");
+    assert!(video.errors.is_empty() && seeking.errors.is_empty());
+}
+
+#[test]
+fn x264_baseline_in_a_ros1_compressed_image_bag_decodes_as_ffmpeg_does() {
+    if !v::ffmpeg() {
+        return;
+    }
+    let s = v::stream("x264-baseline");
+    let dir = common::temp_dir("video-ros1");
+    let path = dir.join("camera.bag");
+    v::compressed_image_bag(&path, &s, &s.aus);
+    check_frames(&path, "/camera/h264", &s);
+}
+
+#[test]
+fn x264_high_with_b_frames_in_protobuf_compressed_video_decodes_as_ffmpeg_does() {
+    if !v::ffmpeg() {
+        return;
+    }
+    let s = v::stream("x264-high-b");
+    let dir = common::temp_dir("video-pb");
+    let path = dir.join("camera.mcap");
+    v::protobuf_mcap(&path, &s, &s.aus);
+    check_frames(&path, "/camera", &s);
+}
+
+#[test]
+fn x265_with_b_frames_in_ros2_ffmpeg_packets_decodes_as_ffmpeg_does() {
+    if !v::ffmpeg() {
+        return;
+    }
+    let s = v::stream("x265-b");
+    let dir = common::temp_dir("video-ros2");
+    let path = dir.join("camera.mcap");
+    v::ffmpeg_packet_mcap(&path, &s, &s.aus);
+    check_frames(&path, "/camera/ffmpeg", &s);
+}
+
+#[test]
+fn x265_main10_decodes_as_ffmpeg_does() {
+    if !v::ffmpeg() {
+        return;
+    }
+    let s = v::stream("x265-main10");
+    let dir = common::temp_dir("video-main10");
+    let path = dir.join("camera.mcap");
+    v::protobuf_mcap(&path, &s, &s.aus);
+    check_frames(&path, "/camera", &s);
+}
+
+/// A recording that starts on a P-frame (the first 10 packets cut): nothing until the first
+/// keyframe (and, for an H.265 CRA, its RASL pictures, which refer to what was cut), then
+/// ffmpeg's frames from it on.
+#[test]
+fn a_recording_starting_mid_gop_waits_for_its_first_keyframe() {
+    if !v::ffmpeg() {
+        return;
+    }
+    for name in ["x264-high-b", "x265-b"] {
+        let s = v::stream(name);
+        let dir = common::temp_dir(&format!("video-midgop-{name}"));
+        let path = dir.join("camera.mcap");
+        v::protobuf_mcap(&path, &s, &s.aus[10..]);
+        let (bag, ix) = index(&path, "/camera");
+        let k = ix.keys[0] as usize;
+        let rasl = s.aus[10 + k + 1..]
+            .iter()
+            .take_while(|a| bagscope::ops::video::nal::kind(s.codec, a).rasl)
+            .count();
+        let mut video = Video::new(ix, DEFAULT_BUDGET);
+        for n in 0..k + rasl {
+            assert!(
+                matches!(video.frame(&bag, n), Shown::Waiting),
+                "{name}: {n}"
+            );
+        }
+        for n in k + rasl..s.md5.len() - 10 {
+            let got = md5(&video.frame(&bag, n));
+            assert_eq!(
+                got.as_deref(),
+                Some(s.md5[n + 10].as_str()),
+                "{name}: frame {n}"
+            );
+        }
+    }
+}
+
+/// A packet cut short in the middle of the third group, and one of garbage after it: the
+/// frames of that group from it on (and an H.265 CRA's RASL pictures after it, which refer to
+/// it) are lost, said with the topic, time and codec; every other frame is ffmpeg's.
+#[test]
+fn a_corrupt_packet_costs_its_group_only() {
+    if !v::ffmpeg() {
+        return;
+    }
+    for name in ["x264-baseline", "x265-b"] {
+        let s = v::stream(name);
+        let mut aus = s.aus.clone();
+        let bad = 75;
+        let keep = aus[bad].len() / 3;
+        aus[bad].truncate(keep);
+        // A slice header and garbage: a picture by its NAL type, undecodable.
+        let header: &[u8] = match s.codec {
+            bagscope::ops::video::Codec::H264 => &[0, 0, 0, 1, 0x41],
+            bagscope::ops::video::Codec::H265 => &[0, 0, 0, 1, 0x02, 0x01],
+        };
+        aus[bad + 2] = [header, &[0xA7; 64][..]].concat();
+        let dir = common::temp_dir(&format!("video-corrupt-{name}"));
+        let path = dir.join("camera.mcap");
+        v::protobuf_mcap(&path, &s, &aus);
+        let (bag, ix) = index(&path, "/camera");
+        let group = ix.keys.partition_point(|&k| k as usize <= bad) - 1;
+        let from = ix.keys[group] as usize;
+        let next = ix.keys[group + 1] as usize;
+        let to = next
+            + s.aus[next + 1..]
+                .iter()
+                .take_while(|a| bagscope::ops::video::nal::kind(s.codec, a).rasl)
+                .count();
+        let mut video = Video::new(ix, DEFAULT_BUDGET);
+        let mut lost = 0;
+        for (n, want) in s.md5.iter().enumerate() {
+            match video.frame(&bag, n) {
+                Shown::Frame(f) => {
+                    if !(from..to).contains(&n) {
+                        assert_eq!(&v::md5_of(&f.raw()), want, "{name}: frame {n}");
+                    }
+                }
+                Shown::Lost(why) => {
+                    assert!((from..to).contains(&n), "{name}: frame {n} lost: {why}");
+                    assert!(
+                        why.contains("/camera") && why.contains(s.codec.name()),
+                        "{why}"
+                    );
+                    lost += 1;
+                }
+                Shown::Waiting => panic!("{name}: frame {n} waiting"),
+            }
+        }
+        assert!(lost > 0, "{name}: nothing lost");
+        assert!(!video.errors.is_empty());
+    }
+}
