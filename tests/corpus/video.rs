@@ -208,3 +208,145 @@ fn a_corrupt_packet_costs_its_group_only() {
         assert!(!video.errors.is_empty());
     }
 }
+
+/// Shown as RGB by the stream's own colour description, as ffmpeg converts it: BT.601 where
+/// the stream says nothing, BT.709 where it says so, limited and full range.
+#[test]
+fn frames_are_shown_in_rgb_as_ffmpeg_converts_them() {
+    if !v::ffmpeg() {
+        return;
+    }
+    let dir = common::temp_dir("video-rgb");
+    for (name, params) in [
+        ("unspecified", "colorprim=undef"),
+        ("bt709", "colormatrix=bt709:colorprim=bt709:transfer=bt709"),
+        (
+            "bt709-full",
+            "colormatrix=bt709:colorprim=bt709:transfer=bt709:fullrange=on",
+        ),
+    ] {
+        let h264 = dir.join(format!("{name}.h264"));
+        let st = std::process::Command::new("ffmpeg")
+            .args([
+                "-hide_banner",
+                "-loglevel",
+                "error",
+                "-y",
+                "-f",
+                "lavfi",
+                "-i",
+            ])
+            .arg("testsrc2=size=320x240:rate=30")
+            .args([
+                "-frames:v",
+                "3",
+                "-pix_fmt",
+                "yuv420p",
+                "-c:v",
+                "libx264",
+                "-x264-params",
+            ])
+            .arg(params)
+            .arg(&h264)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let rgb = std::process::Command::new("ffmpeg")
+            .args(["-hide_banner", "-loglevel", "error", "-threads", "1", "-i"])
+            .arg(&h264)
+            .args(["-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+            .output()
+            .unwrap()
+            .stdout;
+        let data = std::fs::read(&h264).unwrap();
+        let codec = bagscope::ops::video::Codec::H264;
+        let aus: Vec<Vec<u8>> = bagscope::ops::video::nal::access_units(codec, &data)
+            .into_iter()
+            .map(<[u8]>::to_vec)
+            .collect();
+        let s = v::Stream {
+            path: h264.clone(),
+            codec,
+            aus,
+            md5: Vec::new(),
+            pix_fmt: "yuv420p",
+        };
+        let path = dir.join(format!("{name}.mcap"));
+        v::protobuf_mcap(&path, &s, &s.aus);
+        let (bag, ix) = index(&path, "/camera");
+        let mut video = Video::new(ix, DEFAULT_BUDGET);
+        let Shown::Frame(f) = video.frame(&bag, 0) else {
+            panic!("{name}: no frame")
+        };
+        let diff = |ours: &[u8]| {
+            assert_eq!(ours.len() / 4, rgb.len() / 3);
+            let (mut worst, mut sum) = (0i32, 0u64);
+            for (a, b) in ours.chunks_exact(4).zip(rgb.chunks_exact(3)) {
+                for c in 0..3 {
+                    let d = (i32::from(a[c]) - i32::from(b[c])).abs();
+                    worst = worst.max(d);
+                    sum += d as u64;
+                }
+            }
+            (worst, sum as f64 / rgb.len() as f64)
+        };
+        let (worst, mean) = diff(&f.to_rgba());
+        // swscale's own rounding: within 3 levels, under one on average.
+        assert!(
+            worst <= 3 && mean < 1.0,
+            "{name}: worst {worst}, mean {mean}"
+        );
+        // Read with the other matrix or range, the colours are off: the test can fail.
+        let mut wrong = (*f).clone();
+        wrong.colour.matrix = if f.colour.matrix == 1 { 5 } else { 1 };
+        wrong.colour.full_range = !f.colour.full_range;
+        let (_, off) = diff(&wrong.to_rgba());
+        assert!(
+            off > 3.0,
+            "{name}: the wrong description is off by only {off}"
+        );
+        eprintln!(
+            "{name}: {} worst {worst} mean {mean:.3}, wrong {off:.1}",
+            f.colour.matrix_name()
+        );
+    }
+}
+
+/// The same packets written by Foxglove's own SDK (pip `foxglove-sdk`, protobuf
+/// `foxglove.CompressedVideo`): every frame is ffmpeg's.
+#[test]
+fn foxglove_sdk_written_video_decodes_as_ffmpeg_does() {
+    if !v::ffmpeg() {
+        return;
+    }
+    let ok = std::process::Command::new("python3")
+        .args(["-c", "import foxglove"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "foxglove-sdk missing on CI"
+        );
+        return;
+    }
+    let s = v::stream("x264-high-b");
+    let dir = common::temp_dir("video-sdk");
+    let aus = dir.join("aus.bin");
+    let mut b = Vec::new();
+    for au in &s.aus {
+        b.extend_from_slice(&(au.len() as u32).to_le_bytes());
+        b.extend_from_slice(au);
+    }
+    std::fs::write(&aus, b).unwrap();
+    let path = dir.join("sdk.mcap");
+    let st = std::process::Command::new("python3")
+        .arg("tests/py/foxglove_video.py")
+        .arg(&aus)
+        .arg(&path)
+        .arg("h264")
+        .status()
+        .unwrap();
+    assert!(st.success());
+    check_frames(&path, "/camera", &s);
+}
