@@ -1,7 +1,7 @@
 """Type stubs of bagscope's native module."""
 
 from os import PathLike
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -108,6 +108,14 @@ class ArrowStream:
     def skipped(self) -> tuple[int, Optional[str]]:
         """Messages that did not decode and were left out, and the first one's error."""
 
+class Frames(Iterator[Tuple[int, np.ndarray]]):
+    """A video topic's frames: ``(time_ns, rgb)``, ``rgb`` an ``(height, width, 3)`` uint8 array."""
+
+    def __iter__(self) -> Frames: ...
+    def __next__(self) -> Tuple[int, np.ndarray]: ...
+    @property
+    def total(self) -> int: ...
+
 class Recording:
     @property
     def path(self) -> Union[PathLike[str], str]:
@@ -132,6 +140,11 @@ class Recording:
         raw: bool = False,
         connections: Optional[Sequence[int]] = None,
     ) -> Messages: ...
+    def frames(
+        self, topic: str, start_ns: Optional[int] = None, end_ns: Optional[int] = None
+    ) -> Frames:
+        """A video topic's frames (H.264, H.265), decoded in-process in display order."""
+        ...
     def series(
         self,
         paths: Sequence[str],

@@ -16,6 +16,7 @@ mod arrow;
 mod dropin;
 mod errors;
 mod values;
+mod video;
 
 use arrow::{warn_skipped, ArrowStream, StreamSource};
 use values::{to_python, to_python_with, Msg, Names, PyBuild};
@@ -231,6 +232,23 @@ impl Recording {
             topics: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
             plans: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
         })
+    }
+
+    /// A video topic's frames (`foxglove.CompressedVideo`, `FFMPEGPacket`, H.264/H.265
+    /// `CompressedImage`), decoded in-process in display order: `(time_ns, rgb)` pairs, `rgb`
+    /// an `(height, width, 3)` uint8 array; frame N is shown from the N-th message's time.
+    /// `start_ns`/`end_ns` bound the frames' times.
+    #[pyo3(signature = (topic, start_ns=None, end_ns=None))]
+    fn frames(
+        &self,
+        py: Python<'_>,
+        topic: &str,
+        start_ns: Option<u64>,
+        end_ns: Option<u64>,
+    ) -> PyResult<video::Frames> {
+        let bag = self.bag()?.clone();
+        py.detach(|| video::Frames::open(bag, topic, start_ns, end_ns))
+            .map_err(to_py)
     }
 
     /// Series of expressions, one per column as `bagscope csv` takes them: paths
@@ -726,6 +744,7 @@ fn _bagscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Message>()?;
     m.add_class::<Msg>()?;
     m.add_class::<ArrowStream>()?;
+    m.add_class::<video::Frames>()?;
     m.add("Error", py.get_type::<Error>())?;
     m.add("NotARecordingError", py.get_type::<NotARecordingError>())?;
     m.add("DamagedError", py.get_type::<DamagedError>())?;

@@ -13,7 +13,8 @@ use super::args::{time_range, Render};
 
 /// One image message as a PNG: raw Image (every common encoding), CompressedImage (jpeg,
 /// png, compressedDepth), an OccupancyGrid map, a LaserScan or PointCloud2 seen from above;
-/// depth, float, ranges and heights through a colormap.
+/// depth, float, ranges and heights through a colormap; the frame of a video topic
+/// (CompressedVideo, FFMPEGPacket, H.264/H.265 CompressedImage) shown at that time.
 #[derive(Args, Debug)]
 pub struct ImageArgs {
     /// The recording.
@@ -23,7 +24,7 @@ pub struct ImageArgs {
     /// The message at or before this time (epoch seconds, or +S from the start).
     #[arg(long, conflicts_with = "index")]
     pub at: Option<String>,
-    /// The topic's N-th message (0-based; default 0).
+    /// The topic's N-th message (0-based; default 0); of a video topic, its N-th frame shown.
     #[arg(long)]
     pub index: Option<usize>,
     /// The PNG to write (atomically).
@@ -100,8 +101,19 @@ fn image(a: Asked) -> bagscope::Result<ExitCode> {
         .plan(conn)
         .map_err(|e| Error::Invalid(format!("{}: {e}", a.topic)))?;
     let m = bag.message(conn, entry)?;
-    let img = bagscope::ops::image::decode_message(&plan, &m.data)
-        .map_err(|e| Error::Invalid(format!("{} message at {time_ns}: {e}", a.topic)))?;
+    let packet = plan
+        .decode(&m.data)
+        .ok()
+        .and_then(|n| bagscope::ops::video::packet_of(&plan.def, &n));
+    let img = if packet.is_some() {
+        // A video topic: the frame shown at that message's time (its N-th frame for the
+        // N-th message), decoded from its keyframe.
+        let n = all.partition_point(|x| x.0 <= time_ns).saturating_sub(1);
+        video_frame(&bag, a.topic, n)?
+    } else {
+        bagscope::ops::image::decode_message(&plan, &m.data)
+            .map_err(|e| Error::Invalid(format!("{} message at {time_ns}: {e}", a.topic)))?
+    };
     let cmap = colormap_for(&img, a.colormap)?;
     let range = a.range.unwrap_or_else(|| img.default_range());
     let o = Orientation {
@@ -127,6 +139,29 @@ fn image(a: Asked) -> bagscope::Result<ExitCode> {
         timefmt::date(time_ns)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Frame `n` (display order) of a video topic as an RGBA image.
+fn video_frame(bag: &Bag, topic: &str, n: usize) -> bagscope::Result<bagscope::ops::image::Image> {
+    use bagscope::ops::video::{Shown, Video, VideoIndex, DEFAULT_BUDGET};
+    let ix = std::sync::Arc::new(VideoIndex::build(bag, topic, None)?);
+    let mut video = Video::new(std::sync::Arc::clone(&ix), DEFAULT_BUDGET);
+    let at = ix.time_of(n).unwrap_or(0);
+    match video.frame(bag, n) {
+        Shown::Frame(f) => Ok(bagscope::ops::image::Image {
+            width: f.width as u32,
+            height: f.height as u32,
+            encoding: format!("{} frame {n} ({})", ix.codec, f.colour.matrix_name()),
+            pixels: bagscope::ops::image::Pixels::Rgba(f.to_rgba()),
+            map: None,
+        }),
+        Shown::Waiting => Err(Error::NotFound(format!(
+            "{topic} at {}: frame {n} comes before the first keyframe (frame {}): nothing to show",
+            timefmt::date(at),
+            ix.keys.first().copied().unwrap_or(0)
+        ))),
+        Shown::Lost(why) => Err(Error::Invalid(why)),
+    }
 }
 
 /// The colormap asked for, else the image's default (turbo for depth and float).

@@ -74,7 +74,7 @@ pub enum Command {
     Gen(gen::GenArgs),
     /// One image message as a PNG: raw Image (every common encoding), CompressedImage (jpeg,
     /// png, compressedDepth), an OccupancyGrid map, a LaserScan or PointCloud2 seen from above;
-    /// depth, float, ranges and heights through a colormap.
+    /// depth, float, ranges and heights through a colormap; a video topic's frame.
     Image(image::ImageArgs),
     /// Every image of a topic (cameras, maps, scans and clouds from above) as numbered PNG
     /// files, in time order, decoded and written on all cores; as image_view's extract_images.

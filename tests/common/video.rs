@@ -249,12 +249,12 @@ pub fn ffmpeg_packet_mcap(path: &Path, s: &Stream, aus: &[Vec<u8>]) {
         let t = T0 + i as u64 * PERIOD;
         let mut c = vec![0u8, 1, 0, 0];
         let align = |c: &mut Vec<u8>, n: usize| {
-            while (c.len() - 4) % n != 0 {
+            while !(c.len() - 4).is_multiple_of(n) {
                 c.push(0);
             }
         };
         let string = |c: &mut Vec<u8>, s: &str| {
-            while (c.len() - 4) % 4 != 0 {
+            while !(c.len() - 4).is_multiple_of(4) {
                 c.push(0);
             }
             c.extend_from_slice(&(s.len() as u32 + 1).to_le_bytes());

@@ -137,7 +137,9 @@ impl Orientation {
 /// Whether a type is an image bagscope can show.
 pub fn is_image_type(datatype: &str) -> bool {
     let base = datatype.rsplit('/').next().unwrap_or(datatype);
-    is_camera_type(datatype) || matches!(base, "OccupancyGrid" | "LaserScan" | "PointCloud2")
+    is_camera_type(datatype)
+        || crate::video::is_video_type(datatype)
+        || matches!(base, "OccupancyGrid" | "LaserScan" | "PointCloud2")
 }
 
 /// Whether a type is a camera's image (`Image`, `CompressedImage`).

@@ -2,6 +2,7 @@
 //! `rusty_h264` and `rusty_h265`, chosen because they decode x264 and x265 streams (B-frames,
 //! 10 bits) to the same samples as ffmpeg's libavcodec (the video tests check every frame).
 
+use super::nal::SeqInfo;
 use super::yuv::{Planes, Yuv};
 use super::{Codec, Colour};
 
@@ -13,28 +14,32 @@ pub trait FrameDecoder: Send {
     fn flush(&mut self, out: &mut Vec<Yuv>);
 }
 
-/// A fresh decoder for `codec`, its pictures read with `colour`.
-pub fn decoder_for(codec: Codec, colour: Colour) -> Box<dyn FrameDecoder> {
+/// A fresh decoder for `codec`, for a stream whose sequence parameter set says `seq`.
+pub fn decoder_for(codec: Codec, seq: SeqInfo) -> Box<dyn FrameDecoder> {
     match codec {
         Codec::H264 => Box::new(H264 {
             dec: rusty_h264_decoder::Decoder::new(),
             held: Vec::new(),
-            colour,
+            colour: seq.colour,
+            // Not said: every picture of a group may wait (16 is the most a DPB holds).
+            reorder: seq.reorder.map_or(16, |r| r.min(16) as usize),
         }),
         Codec::H265 => Box::new(H265 {
             dec: rusty_h265::Decoder::new(),
-            colour,
+            colour: seq.colour,
         }),
     }
 }
 
-/// H.264: `rusty_h264` gives pictures in decoding order with their picture order count;
-/// they are held until the next IDR (which restarts the count) or the end, then given in
-/// the order of their counts.
+/// H.264: `rusty_h264` gives pictures in decoding order with their picture order count.
+/// They wait as a decoder's picture buffer holds them for output (C.4.5.3's "bumping"): while
+/// more than `max_num_reorder_frames` wait, the one of the lowest count is shown; an IDR
+/// (which restarts the count) or the end shows every one still waiting.
 struct H264 {
     dec: rusty_h264_decoder::Decoder,
     held: Vec<(i32, Yuv)>,
     colour: Colour,
+    reorder: usize,
 }
 
 impl H264 {
@@ -62,6 +67,15 @@ impl FrameDecoder for H264 {
                     colour: self.colour,
                 };
                 self.held.push((self.dec.last_poc(), yuv));
+                while self.held.len() > self.reorder {
+                    let (i, _) = self
+                        .held
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|(_, h)| h.0)
+                        .unwrap_or((0, &self.held[0]));
+                    out.push(self.held.remove(i).1);
+                }
             }
         }
         Ok(())

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use bagscope_reader::encoding::Plan;
 use bagscope_reader::{Bag, Filter, IndexEntry};
 
-use super::nal::{self, Kind};
-use super::{decoder_for, packet_of, Codec, Colour, FrameDecoder, Packet, VideoError, Yuv};
+use super::nal::{self, Kind, SeqInfo};
+use super::{decoder_for, packet_of, Codec, FrameDecoder, Packet, VideoError, Yuv};
 
 /// The cache's default size: half a gigabyte of decoded pictures (170 at 1080p).
 pub const DEFAULT_BUDGET: usize = 512 << 20;
@@ -40,8 +40,8 @@ pub struct VideoIndex {
     pub topic: String,
     /// Its codec.
     pub codec: Codec,
-    /// Its colour description (from the first sequence parameter set).
-    pub colour: Colour,
+    /// Its colour description and reordering (from the first sequence parameter set).
+    pub seq: SeqInfo,
     /// What its messages call their format.
     pub format: String,
     /// Every packet, in decoding (recorded) order.
@@ -76,7 +76,7 @@ impl VideoIndex {
         let mut ix = VideoIndex {
             topic: topic.to_string(),
             codec: Codec::H264,
-            colour: Colour::default(),
+            seq: SeqInfo::default(),
             format: String::new(),
             packets: Vec::new(),
             frames: Vec::new(),
@@ -85,7 +85,7 @@ impl VideoIndex {
             not_video: 0,
         };
         let mut codec = None;
-        let mut colour = None;
+        let mut seq = None;
         let mut last_params: Option<Arc<Vec<u8>>> = None;
         let messages = bag
             .messages(&Filter {
@@ -129,8 +129,8 @@ impl VideoIndex {
             if let Some(c) = codec {
                 let ps = parameter_sets(c, &pkt.data);
                 if !ps.is_empty() {
-                    if colour.is_none() {
-                        colour = nal::colour(c, &pkt.data);
+                    if seq.is_none() {
+                        seq = nal::seq_info(c, &pkt.data);
                     }
                     last_params = Some(Arc::new(ps));
                 } else if kind.key {
@@ -159,7 +159,7 @@ impl VideoIndex {
                 "no packet names its codec or carries parameter sets (h264, h265)".into()
             })
         })?;
-        ix.colour = colour.unwrap_or_default();
+        ix.seq = seq.unwrap_or_default();
         Ok(ix)
     }
 
@@ -319,7 +319,7 @@ impl Video {
             if !reusable {
                 let k = self.index.keys[ki] as usize;
                 self.live = Some(Live {
-                    dec: decoder_for(self.index.codec, self.index.colour),
+                    dec: decoder_for(self.index.codec, self.index.seq),
                     next_packet: key_packet,
                     next_frame: k + self.index.rasl_after(k),
                 });
@@ -332,20 +332,15 @@ impl Video {
         Shown::Waiting
     }
 
-    /// Decodes ahead of frame `n` (up to `ahead` frames, within its group of pictures) with
-    /// the decoder already there, so that playing forward finds the frames ready. Says
-    /// whether it decoded anything.
+    /// Decodes one frame ahead of frame `n` (at most `ahead` frames past it) with the decoder
+    /// already there, so that playing forward finds the frames ready. Says whether it decoded
+    /// anything; called again and again while a worker is idle.
     pub fn prefetch(&mut self, bag: &Bag, n: usize, ahead: usize) -> bool {
         let Some(live) = &self.live else {
             return false;
         };
-        let next_key = self
-            .index
-            .keys
-            .get(self.index.key_before(n).map_or(0, |k| k + 1))
-            .map_or(self.index.frames.len(), |&k| k as usize);
-        let target = (n + ahead).min(next_key.saturating_sub(1));
-        if live.next_frame > target || live.next_frame <= n.saturating_sub(1) {
+        let target = live.next_frame;
+        if target < n || target > n + ahead || target >= self.index.frames.len() {
             return false;
         }
         self.decode_to(bag, target);

@@ -92,10 +92,9 @@ fn h265_type(u: &[u8]) -> Option<u8> {
 /// them says nothing).
 pub fn sniff(data: &[u8]) -> Option<Codec> {
     for u in units(data) {
-        match h265_type(u) {
-            // VPS, SPS, PPS of H.265 (0x40 0x01, 0x42 0x01, 0x44 0x01).
-            Some(32..=34) => return Some(Codec::H265),
-            _ => {}
+        // VPS, SPS, PPS of H.265 (0x40 0x01, 0x42 0x01, 0x44 0x01).
+        if let Some(32..=34) = h265_type(u) {
+            return Some(Codec::H265);
         }
         if h264_type(u) == Some(7) {
             // profile_idc of a real H.264 profile.
@@ -227,18 +226,31 @@ impl Bits<'_> {
     }
 }
 
-/// The colour description of a packet's sequence parameter set, if it has one.
-pub fn colour(codec: Codec, data: &[u8]) -> Option<Colour> {
+/// What a sequence parameter set says that decoding and showing need.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SeqInfo {
+    /// How its samples become RGB.
+    pub colour: Colour,
+    /// H.264's `max_num_reorder_frames` (VUI bitstream restriction; 0 for Baseline, which has
+    /// no B-frames): how many pictures may wait for display. `None`: not said.
+    pub reorder: Option<u32>,
+}
+
+/// The sequence parameter set of a packet, if it has one.
+pub fn seq_info(codec: Codec, data: &[u8]) -> Option<SeqInfo> {
     for u in units(data) {
         match codec {
-            Codec::H264 if h264_type(u) == Some(7) => return h264_sps_colour(&unescape(&u[1..])),
+            Codec::H264 if h264_type(u) == Some(7) => return h264_sps(&unescape(&u[1..])),
             Codec::H265 if h265_type(u) == Some(33) => {
                 let rbsp = unescape(u.get(2..)?);
                 let sps = rusty_h265::ps::parse_sps(&rbsp).ok()?;
                 let vui = sps.vui.unwrap_or_default();
-                return Some(Colour {
-                    matrix: vui.matrix_coeffs,
-                    full_range: vui.video_full_range_flag,
+                return Some(SeqInfo {
+                    colour: Colour {
+                        matrix: vui.matrix_coeffs,
+                        full_range: vui.video_full_range_flag,
+                    },
+                    reorder: None,
                 });
             }
             _ => {}
@@ -247,9 +259,26 @@ pub fn colour(codec: Codec, data: &[u8]) -> Option<Colour> {
     None
 }
 
-/// `video_full_range_flag` and `matrix_coefficients` of an H.264 SPS's VUI (H.264 7.3.2.1.1
-/// and E.1.1); the defaults (limited range, unspecified matrix) where it has none.
-fn h264_sps_colour(rbsp: &[u8]) -> Option<Colour> {
+/// An H.264 VUI's `hrd_parameters()` (E.1.2), skipped.
+fn skip_hrd(r: &mut Bits) -> Option<()> {
+    let n = r.ue()?;
+    if n > 31 {
+        return None;
+    }
+    r.bits(8)?;
+    for _ in 0..=n {
+        r.ue()?;
+        r.ue()?;
+        r.bit()?;
+    }
+    r.bits(20)?;
+    Some(())
+}
+
+/// `video_full_range_flag`, `matrix_coefficients` and `max_num_reorder_frames` of an H.264
+/// SPS's VUI (H.264 7.3.2.1.1 and E.1.1); the defaults (limited range, unspecified matrix,
+/// reordering not said) where it has none.
+fn h264_sps(rbsp: &[u8]) -> Option<SeqInfo> {
     let mut r = Bits { data: rbsp, pos: 0 };
     let profile = r.bits(8)?;
     r.bits(16)?; // constraint flags, level
@@ -314,24 +343,63 @@ fn h264_sps_colour(rbsp: &[u8]) -> Option<Colour> {
             r.ue()?;
         }
     }
-    let mut c = Colour::default();
+    let mut info = SeqInfo {
+        reorder: (profile == 66).then_some(0),
+        ..SeqInfo::default()
+    };
+    if r.bit()? == 0 {
+        return Some(info);
+    }
+    if r.bit()? == 1 && r.bits(8)? == 255 {
+        r.bits(32)?;
+    }
     if r.bit()? == 1 {
-        if r.bit()? == 1 && r.bits(8)? == 255 {
-            r.bits(32)?;
-        }
+        r.bit()?;
+    }
+    if r.bit()? == 1 {
+        r.bits(3)?; // video_format
+        info.colour.full_range = r.bit()? == 1;
         if r.bit()? == 1 {
-            r.bit()?;
-        }
-        if r.bit()? == 1 {
-            r.bits(3)?; // video_format
-            c.full_range = r.bit()? == 1;
-            if r.bit()? == 1 {
-                r.bits(16)?; // colour_primaries, transfer_characteristics
-                c.matrix = r.bits(8)? as u8;
-            }
+            r.bits(16)?; // colour_primaries, transfer_characteristics
+            info.colour.matrix = r.bits(8)? as u8;
         }
     }
-    Some(c)
+    // What follows is only read for the reordering; a stream that ends early keeps the rest.
+    let rest = (|| {
+        if r.bit()? == 1 {
+            r.ue()?;
+            r.ue()?;
+        }
+        if r.bit()? == 1 {
+            r.bits(32)?;
+            r.bits(32)?;
+            r.bit()?;
+        }
+        let nal_hrd = r.bit()? == 1;
+        if nal_hrd {
+            skip_hrd(&mut r)?;
+        }
+        let vcl_hrd = r.bit()? == 1;
+        if vcl_hrd {
+            skip_hrd(&mut r)?;
+        }
+        if nal_hrd || vcl_hrd {
+            r.bit()?;
+        }
+        r.bit()?; // pic_struct_present_flag
+        if r.bit()? == 1 {
+            r.bit()?;
+            for _ in 0..4 {
+                r.ue()?;
+            }
+            return r.ue();
+        }
+        None
+    })();
+    if rest.is_some() {
+        info.reorder = rest;
+    }
+    Some(info)
 }
 
 #[cfg(test)]

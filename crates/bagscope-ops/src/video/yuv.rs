@@ -73,27 +73,71 @@ impl Yuv {
         let gu = fix(-2.0 * (1.0 - kb) * kb / kg / cs);
         let gv = fix(-2.0 * (1.0 - kr) * kr / kg / cs);
         let (y0, c0) = (y0 as i64, c0 as i64);
-        let (w, h) = (self.width, self.height);
-        let (cw, ch) = self.chroma;
+        let k = Coeffs {
+            y0,
+            c0,
+            yk,
+            rv,
+            bu,
+            gu,
+            gv,
+        };
+        match &self.planes {
+            Planes::U8(p) => k.convert(self.width, self.height, self.chroma, p),
+            Planes::U16(p) => k.convert(self.width, self.height, self.chroma, p),
+        }
+    }
+}
+
+/// The conversion's fixed-point coefficients.
+struct Coeffs {
+    y0: i64,
+    c0: i64,
+    yk: i64,
+    rv: i64,
+    bu: i64,
+    gu: i64,
+    gv: i64,
+}
+
+impl Coeffs {
+    fn convert<T: Copy + Into<i64>>(
+        &self,
+        w: usize,
+        h: usize,
+        (cw, ch): (usize, usize),
+        planes: &[Vec<T>; 3],
+    ) -> Vec<u8> {
         let sx = if cw == 0 { 1 } else { w.div_ceil(cw) };
         let sy = if ch == 0 { 1 } else { h.div_ceil(ch) };
         let mut out = vec![0u8; w * h * 4];
-        let get = |p: usize, i: usize| -> i64 {
-            match &self.planes {
-                Planes::U8(pl) => pl[p].get(i).map_or(0, |&v| i64::from(v)),
-                Planes::U16(pl) => pl[p].get(i).map_or(0, |&v| i64::from(v)),
-            }
-        };
         let clamp = |v: i64| ((v + 32768) >> 16).clamp(0, 255) as u8;
+        let (yp, up, vp) = (&planes[0], &planes[1], &planes[2]);
+        if w == 0 || yp.len() < w * h {
+            return out;
+        }
         for (row, line) in out.chunks_exact_mut(w * 4).enumerate() {
-            let crow = (row / sy).min(ch.saturating_sub(1)) * cw;
-            for (x, px) in line.chunks_exact_mut(4).enumerate() {
-                let yv = (get(0, row * w + x) - y0) * yk;
-                let ci = crow + (x / sx).min(cw.saturating_sub(1));
-                let (u, v) = (get(1, ci) - c0, get(2, ci) - c0);
-                px[0] = clamp(yv + rv * v);
-                px[1] = clamp(yv + gu * u + gv * v);
-                px[2] = clamp(yv + bu * u);
+            let ys = &yp[row * w..(row + 1) * w];
+            let c0 = (row / sy).min(ch.saturating_sub(1)) * cw;
+            let (us, vs) = match (up.get(c0..c0 + cw), vp.get(c0..c0 + cw)) {
+                (Some(u), Some(v)) if cw > 0 => (u, v),
+                // No chroma (monochrome): grey.
+                _ => {
+                    for (px, &y) in line.chunks_exact_mut(4).zip(ys) {
+                        let g = clamp((y.into() - self.y0) * self.yk);
+                        px.copy_from_slice(&[g, g, g, 255]);
+                    }
+                    continue;
+                }
+            };
+            for (x, (px, &y)) in line.chunks_exact_mut(4).zip(ys).enumerate() {
+                let yv = (y.into() - self.y0) * self.yk;
+                let ci = (x / sx).min(cw - 1);
+                let u = us[ci].into() - self.c0;
+                let v = vs[ci].into() - self.c0;
+                px[0] = clamp(yv + self.rv * v);
+                px[1] = clamp(yv + self.gu * u + self.gv * v);
+                px[2] = clamp(yv + self.bu * u);
                 px[3] = 255;
             }
         }

@@ -8,6 +8,8 @@ use std::time::Instant;
 
 use egui::{Color32, Pos2, Rect, Sense, Vec2};
 
+mod video;
+
 use super::job::{Requests, Service};
 use super::worker::InspectKey;
 use super::{Cmd, Doc};
@@ -65,7 +67,12 @@ pub fn default_cmap(img: &Image) -> Colormap {
     }
 }
 
-fn work(bag: &Bag, req: Request, cache: &mut Vec<(InspectKey, Arc<Image>)>) -> Reply {
+fn work(
+    bag: &Bag,
+    req: Request,
+    cache: &mut Vec<(InspectKey, Arc<Image>)>,
+    videos: &mut video::Videos,
+) -> Reply {
     let t0 = Instant::now();
     let cached = cache
         .iter()
@@ -74,7 +81,11 @@ fn work(bag: &Bag, req: Request, cache: &mut Vec<(InspectKey, Arc<Image>)>) -> R
     let (image, decode_ms) = match cached {
         Some(i) => (Ok(i), None),
         None => {
-            let r = super::worker::decode_image(bag, req.key).map(Arc::new);
+            let r = match videos.image(bag, req.key) {
+                Some(v) => v,
+                None => super::worker::decode_image(bag, req.key),
+            }
+            .map(Arc::new);
             if let Ok(i) = &r {
                 cache.push((req.key, Arc::clone(i)));
                 if cache.len() > 8 {
@@ -114,14 +125,24 @@ type ImageWorker = Service<Request, Reply>;
 fn image_worker(bag: Bag, ctx: &egui::Context) -> Result<ImageWorker, String> {
     Service::spawn("images", 16, 4, ctx, move |reqs: Requests<Request>, h| {
         let mut cache = Vec::new();
-        while let Some(first) = reqs.recv() {
+        let mut videos = video::Videos::default();
+        loop {
+            // While nothing is asked, video decodes ahead of the frames shown.
+            let first = match reqs.try_recv() {
+                Some(r) => r,
+                None if videos.prefetch(&bag) => continue,
+                None => match reqs.recv() {
+                    Some(r) => r,
+                    None => return,
+                },
+            };
             let mut latest: Vec<Request> = vec![first];
             while let Some(r) = reqs.try_recv() {
                 latest.retain(|x| x.panel != r.panel);
                 latest.push(r);
             }
             for r in latest {
-                if !h.send(work(&bag, r, &mut cache)) {
+                if !h.send(work(&bag, r, &mut cache, &mut videos)) {
                     return;
                 }
             }

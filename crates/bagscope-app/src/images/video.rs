@@ -1,0 +1,107 @@
+//! Video topics in image panels (`foxglove.CompressedVideo`, `FFMPEGPacket`, Annex B
+//! `CompressedImage`): the image worker builds a topic's keyframe table the first time a panel
+//! shows it, then decodes the frame at the playhead with the topic's [`Video`], which keeps
+//! its decoder between requests (playing forward decodes each packet once) and a cache of
+//! frames around the playhead. While no panel asks, the worker decodes a few frames ahead.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bagscope_ops::image::{Image, Pixels};
+use bagscope_ops::video::{is_video_type, packet_of, Shown, Video, VideoIndex, DEFAULT_BUDGET};
+use bagscope_reader::Bag;
+
+use crate::worker::InspectKey;
+
+/// Frames decoded ahead of the one shown, while the worker is idle.
+const AHEAD: usize = 12;
+
+enum Slot {
+    /// Images, not video.
+    NotVideo,
+    /// The keyframe table could not be made.
+    Failed(String),
+    /// Decoding; the last frame shown.
+    Ready(Box<Video>, usize),
+}
+
+/// The video topics the image worker has met.
+#[derive(Default)]
+pub struct Videos {
+    topics: HashMap<String, Slot>,
+}
+
+impl Videos {
+    /// The image to show for `key` if its topic is video (`None`: it is not).
+    pub fn image(&mut self, bag: &Bag, key: InspectKey) -> Option<Result<Image, String>> {
+        let conn = bag.summary().connections.get(key.conn)?.clone();
+        let slot = self
+            .topics
+            .entry(conn.topic.clone())
+            .or_insert_with(|| classify(bag, key, &conn.topic, &conn.datatype));
+        let (video, last) = match slot {
+            Slot::NotVideo => return None,
+            Slot::Failed(e) => return Some(Err(e.clone())),
+            Slot::Ready(v, last) => (v, last),
+        };
+        let ix = Arc::clone(&video.index);
+        // The frame shown at this message's time (the N-th frame from the N-th message on).
+        let n = ix.frame_at(key.entry.time_ns).unwrap_or(0);
+        *last = n;
+        Some(match video.frame(bag, n) {
+            Shown::Frame(f) => Ok(Image {
+                width: f.width as u32,
+                height: f.height as u32,
+                encoding: format!(
+                    "{} · frame {} of {} · {}{}",
+                    ix.codec,
+                    n + 1,
+                    ix.frames.len(),
+                    f.colour.matrix_name(),
+                    if f.bit_depth > 8 {
+                        format!(" · {}-bit shown 8-bit", f.bit_depth)
+                    } else {
+                        String::new()
+                    }
+                ),
+                pixels: Pixels::Rgba(f.to_rgba()),
+                map: None,
+            }),
+            Shown::Waiting => Err(format!(
+                "waiting for a keyframe (the first is frame {} of {})",
+                ix.keys.first().map_or(0, |&k| k + 1),
+                ix.frames.len()
+            )),
+            Shown::Lost(why) => Err(why),
+        })
+    }
+
+    /// Decodes one frame ahead of what a panel shows; says whether there was work.
+    pub fn prefetch(&mut self, bag: &Bag) -> bool {
+        self.topics.values_mut().any(|s| match s {
+            Slot::Ready(v, last) => v.prefetch(bag, *last, AHEAD),
+            _ => false,
+        })
+    }
+}
+
+/// Whether a topic is video (by its type, or a `CompressedImage` whose bytes are Annex B),
+/// and if so its keyframe table.
+fn classify(bag: &Bag, key: InspectKey, topic: &str, datatype: &str) -> Slot {
+    let video = is_video_type(datatype)
+        || (bagscope_ops::image::is_camera_type(datatype)
+            && bag.plan(key.conn).ok().is_some_and(|(plan, _)| {
+                bag.message(key.conn, key.entry)
+                    .ok()
+                    .and_then(|m| plan.decode(&m.data).ok())
+                    .and_then(|n| packet_of(&plan.def, &n))
+                    .is_some()
+            }));
+    if !video {
+        return Slot::NotVideo;
+    }
+    match VideoIndex::build(bag, topic, None) {
+        Ok(ix) => Slot::Ready(Box::new(Video::new(Arc::new(ix), DEFAULT_BUDGET)), 0),
+        Err(e) => Slot::Failed(e.to_string()),
+    }
+}
