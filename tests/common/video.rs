@@ -83,6 +83,13 @@ fn make(name: &str) -> Stream {
                 "30",
             ],
         ),
+        // A small one for the UI tests (90 frames).
+        "x264-small-b" => (
+            "320x240",
+            Codec::H264,
+            "yuv420p",
+            &["-c:v", "libx264", "-bf", "3", "-g", "30", "-sc_threshold", "0"],
+        ),
         "x264-high-b" => (
             "1280x720",
             Codec::H264,
@@ -145,7 +152,8 @@ fn make(name: &str) -> Stream {
             "-i",
         ])
         .arg(format!("testsrc2=size={size}:rate=30"))
-        .args(["-frames:v", "300", "-pix_fmt", pix_fmt])
+        .args(["-frames:v", if name == "x264-small-b" { "90" } else { "300" }])
+        .args(["-pix_fmt", pix_fmt])
         .args(args)
         .arg(&path)
         .status()
@@ -168,6 +176,32 @@ fn make(name: &str) -> Stream {
             "yuv420p10le"
         },
     }
+}
+
+/// ffmpeg's single-thread decode of a stream as RGB (rgb24), frame by frame.
+pub fn rgb_frames(path: &Path) -> Vec<u8> {
+    let out = Command::new("ffmpeg")
+        .args(["-hide_banner", "-loglevel", "error", "-threads", "1", "-i"])
+        .arg(path)
+        .args(["-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "ffmpeg rgb24 failed");
+    out.stdout
+}
+
+/// The largest and the mean difference of an RGBA image from an RGB one.
+pub fn rgb_diff(rgba: &[u8], rgb: &[u8]) -> (i32, f64) {
+    assert_eq!(rgba.len() / 4, rgb.len() / 3);
+    let (mut worst, mut sum) = (0i32, 0u64);
+    for (a, b) in rgba.chunks_exact(4).zip(rgb.chunks_exact(3)) {
+        for c in 0..3 {
+            let d = (i32::from(a[c]) - i32::from(b[c])).abs();
+            worst = worst.max(d);
+            sum += d as u64;
+        }
+    }
+    (worst, sum as f64 / rgb.len().max(1) as f64)
 }
 
 /// ffmpeg's single-thread decode of a stream: the md5 of each frame's planes.

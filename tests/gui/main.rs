@@ -20,6 +20,7 @@ mod scene_panel;
 mod tf_window;
 mod timing_layout_runs;
 mod tree_and_inspector;
+mod video_panel;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
