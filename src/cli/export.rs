@@ -26,9 +26,10 @@ pub struct ExportArgs {
     /// Only these topics (repeatable).
     #[arg(long = "topic", short = 't')]
     pub topics: Vec<String>,
-    /// bag, mcap, rosbag2-sqlite3, rosbag2-mcap, or parquet (a directory of decoded Parquet
-    /// files, one per topic, and per recording when several are given) (default: from the
-    /// output's extension; no extension: rosbag2-sqlite3).
+    /// bag, mcap, rosbag2-sqlite3, rosbag2-mcap, parquet (a directory of decoded Parquet
+    /// files, one per topic, and per recording when several are given), or mp4 (one video
+    /// topic's packets, not re-encoded, from the keyframe before the start to the keyframe
+    /// after the end) (default: from the output's extension; no extension: rosbag2-sqlite3).
     #[arg(long)]
     pub format: Option<String>,
     /// Compression: a bag none, lz4 (default) or bz2; MCAP none, lz4 or zstd (default);
@@ -109,6 +110,38 @@ struct Asked<'a> {
     migrate: Option<&'a Path>,
 }
 
+/// `bagscope export -o OUT.mp4 -t TOPIC`: a video topic's range muxed into an MP4 as it is.
+fn export_mp4(
+    bag: &Bag,
+    a: &Asked<'_>,
+    start_ns: Option<u64>,
+    end_ns: Option<u64>,
+) -> bagscope::Result<ExitCode> {
+    let [topic] = a.topics else {
+        return Err(Error::Invalid(
+            "an .mp4 holds one video topic: name it with --topic".into(),
+        ));
+    };
+    if a.inputs.len() > 1 || a.to_ros1 || a.to_ros2 || a.migrate.is_some() {
+        return Err(Error::Invalid(
+            "an .mp4 is written from one recording, as its packets are".into(),
+        ));
+    }
+    let ix = bagscope::ops::video::VideoIndex::build(bag, topic, None)?;
+    let w = bagscope::ops::video::mp4::write_mp4(bag, &ix, start_ns, end_ns, a.out)?;
+    println!(
+        "{}: {} frames ({} keyframes) of {topic}, {}×{} {}, {} bytes, not re-encoded",
+        a.out.display(),
+        w.frames,
+        w.keyframes,
+        w.width,
+        w.height,
+        ix.codec,
+        w.bytes
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `bagscope export`: one or several recordings, merged in time order, to any format.
 fn export(a: Asked<'_>) -> bagscope::Result<ExitCode> {
     use bagscope::ops::export::OutputFormat;
@@ -141,6 +174,14 @@ fn export(a: Asked<'_>) -> bagscope::Result<ExitCode> {
     };
     // With several inputs, +S times count from the earliest start.
     let (start_ns, end_ns) = time_range(first, a.start, a.end)?;
+    let mp4 = a.format == Some("mp4")
+        || (a.format.is_none()
+            && a.out
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("mp4")));
+    if mp4 {
+        return export_mp4(first, &a, start_ns, end_ns);
+    }
     let format = match a.format {
         Some(f) => OutputFormat::parse(f).ok_or_else(|| {
             Error::Invalid(format!(

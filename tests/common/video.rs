@@ -88,7 +88,16 @@ fn make(name: &str) -> Stream {
             "320x240",
             Codec::H264,
             "yuv420p",
-            &["-c:v", "libx264", "-bf", "3", "-g", "30", "-sc_threshold", "0"],
+            &[
+                "-c:v",
+                "libx264",
+                "-bf",
+                "3",
+                "-g",
+                "30",
+                "-sc_threshold",
+                "0",
+            ],
         ),
         "x264-high-b" => (
             "1280x720",
@@ -152,7 +161,10 @@ fn make(name: &str) -> Stream {
             "-i",
         ])
         .arg(format!("testsrc2=size={size}:rate=30"))
-        .args(["-frames:v", if name == "x264-small-b" { "90" } else { "300" }])
+        .args([
+            "-frames:v",
+            if name == "x264-small-b" { "90" } else { "300" },
+        ])
         .args(["-pix_fmt", pix_fmt])
         .args(args)
         .arg(&path)
@@ -183,7 +195,15 @@ pub fn rgb_frames(path: &Path) -> Vec<u8> {
     let out = Command::new("ffmpeg")
         .args(["-hide_banner", "-loglevel", "error", "-threads", "1", "-i"])
         .arg(path)
-        .args(["-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        .args([
+            "-fps_mode",
+            "passthrough",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "ffmpeg rgb24 failed");

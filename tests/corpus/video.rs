@@ -350,3 +350,61 @@ fn foxglove_sdk_written_video_decodes_as_ffmpeg_does() {
     assert!(st.success());
     check_frames(&path, "/camera", &s);
 }
+
+/// `bagscope export -o cut.mp4` of a video topic's range: the packets muxed as they are, from
+/// the keyframe before the start to the keyframe after the end; ffmpeg decodes the file to
+/// the very frames it decodes from the elementary stream.
+#[test]
+fn an_exported_mp4_decodes_with_ffmpeg_to_the_same_frames() {
+    if !v::ffmpeg() {
+        return;
+    }
+    for name in ["x264-high-b", "x265-b"] {
+        let s = v::stream(name);
+        let dir = common::temp_dir(&format!("video-mp4-{name}"));
+        let path = dir.join("camera.mcap");
+        v::protobuf_mcap(&path, &s, &s.aus);
+        let (bag, ix) = index(&path, "/camera");
+        // From frame 100 to frame 150: whole groups, the keyframes at or before 100 and after
+        // 150 (x264: 90..180; x265: from its keyframe before 100).
+        // Times between two messages (epoch seconds on the command line are floats).
+        let start = ix.time_of(100).unwrap() + v::PERIOD / 2;
+        let end = ix.time_of(150).unwrap() - v::PERIOD / 2;
+        let from = ix.keys[ix.keys.partition_point(|&k| k as usize <= 100) - 1] as usize;
+        let to = ix.keys[ix.keys.partition_point(|&k| (k as usize) < 150)] as usize;
+        let out = dir.join("cut.mp4");
+        let ran = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
+            .arg("export")
+            .arg(&path)
+            .arg("-o")
+            .arg(&out)
+            .args(["-t", "/camera", "--start"])
+            .arg(format!(
+                "{}.{:09}",
+                start / 1_000_000_000,
+                start % 1_000_000_000
+            ))
+            .arg("--end")
+            .arg(format!(
+                "{}.{:09}",
+                end / 1_000_000_000,
+                end % 1_000_000_000
+            ))
+            .output()
+            .unwrap();
+        assert!(
+            ran.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        let got = v::framemd5(&out, s.pix_fmt);
+        // An H.265 CRA's RASL pictures refer to the group before: not written.
+        let rasl = s.aus[from + 1..]
+            .iter()
+            .take_while(|a| bagscope::ops::video::nal::kind(s.codec, a).rasl)
+            .count();
+        assert_eq!(got.len(), to - from - rasl, "{name}: frames in the mp4");
+        assert_eq!(got, s.md5[from + rasl..to], "{name}");
+        drop(bag);
+    }
+}

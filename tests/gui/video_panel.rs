@@ -53,12 +53,15 @@ fn a_video_panel_shows_ffmpegs_frame_at_the_playhead() {
     assert!(h.query_all_by_label_contains("320×240 h264").count() >= 1);
     // Forward a frame at a time across the next keyframe (60), as playing does.
     for n in 46..66 {
-        h.state_mut().apply(Cmd::SetPlayhead(v::T0 + n as u64 * v::PERIOD));
+        h.state_mut()
+            .apply(Cmd::SetPlayhead(v::T0 + n as u64 * v::PERIOD));
         let px = shown(&mut h, n);
         let (worst, mean) = v::rgb_diff(&px, &rgb[n * frame..(n + 1) * frame]);
         assert!(worst <= 3 && mean < 1.0, "frame {n}: {worst} {mean}");
     }
-    assert!(h.state().doc.as_ref().unwrap().images.panels[0].error.is_none());
+    assert!(h.state().doc.as_ref().unwrap().images.panels[0]
+        .error
+        .is_none());
 }
 
 #[test]

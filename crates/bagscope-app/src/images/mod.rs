@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use egui::{Color32, Pos2, Rect, Sense, Vec2};
 
-mod video;
+pub(crate) mod video;
 
 use super::job::{Requests, Service};
 use super::worker::InspectKey;

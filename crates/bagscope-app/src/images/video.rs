@@ -25,20 +25,34 @@ enum Slot {
     Ready(Box<Video>, usize),
 }
 
-/// The video topics the image worker has met.
-#[derive(Default)]
+/// The video topics a worker has met.
 pub struct Videos {
     topics: HashMap<String, Slot>,
+    budget: usize,
+}
+
+impl Default for Videos {
+    fn default() -> Self {
+        Videos::budgeted(DEFAULT_BUDGET)
+    }
 }
 
 impl Videos {
+    /// Each topic's decoded frames kept within `budget` bytes.
+    pub fn budgeted(budget: usize) -> Videos {
+        Videos {
+            topics: HashMap::new(),
+            budget,
+        }
+    }
+
     /// The image to show for `key` if its topic is video (`None`: it is not).
     pub fn image(&mut self, bag: &Bag, key: InspectKey) -> Option<Result<Image, String>> {
         let conn = bag.summary().connections.get(key.conn)?.clone();
         let slot = self
             .topics
             .entry(conn.topic.clone())
-            .or_insert_with(|| classify(bag, key, &conn.topic, &conn.datatype));
+            .or_insert_with(|| classify(bag, key, &conn.topic, &conn.datatype, self.budget));
         let (video, last) = match slot {
             Slot::NotVideo => return None,
             Slot::Failed(e) => return Some(Err(e.clone())),
@@ -76,6 +90,33 @@ impl Videos {
         })
     }
 
+    /// A thumbnail's image for `key` if its topic is video: the keyframe at or before it,
+    /// decoded alone (`None`: not video).
+    pub fn keyframe(&mut self, bag: &Bag, key: InspectKey) -> Option<Result<Image, String>> {
+        let conn = bag.summary().connections.get(key.conn)?.clone();
+        let slot = self
+            .topics
+            .entry(conn.topic.clone())
+            .or_insert_with(|| classify(bag, key, &conn.topic, &conn.datatype, self.budget));
+        let video = match slot {
+            Slot::NotVideo => return None,
+            Slot::Failed(e) => return Some(Err(e.clone())),
+            Slot::Ready(v, _) => v,
+        };
+        let n = video.index.frame_at(key.entry.time_ns).unwrap_or(0);
+        Some(match video.keyframe(bag, n) {
+            Shown::Frame(f) => Ok(Image {
+                width: f.width as u32,
+                height: f.height as u32,
+                encoding: video.index.codec.to_string(),
+                pixels: Pixels::Rgba(f.to_rgba()),
+                map: None,
+            }),
+            Shown::Waiting => Err("before the first keyframe".into()),
+            Shown::Lost(why) => Err(why),
+        })
+    }
+
     /// Decodes one frame ahead of what a panel shows; says whether there was work.
     pub fn prefetch(&mut self, bag: &Bag) -> bool {
         self.topics.values_mut().any(|s| match s {
@@ -87,7 +128,7 @@ impl Videos {
 
 /// Whether a topic is video (by its type, or a `CompressedImage` whose bytes are Annex B),
 /// and if so its keyframe table.
-fn classify(bag: &Bag, key: InspectKey, topic: &str, datatype: &str) -> Slot {
+fn classify(bag: &Bag, key: InspectKey, topic: &str, datatype: &str, budget: usize) -> Slot {
     let video = is_video_type(datatype)
         || (bagscope_ops::image::is_camera_type(datatype)
             && bag.plan(key.conn).ok().is_some_and(|(plan, _)| {
@@ -101,7 +142,7 @@ fn classify(bag: &Bag, key: InspectKey, topic: &str, datatype: &str) -> Slot {
         return Slot::NotVideo;
     }
     match VideoIndex::build(bag, topic, None) {
-        Ok(ix) => Slot::Ready(Box::new(Video::new(Arc::new(ix), DEFAULT_BUDGET)), 0),
+        Ok(ix) => Slot::Ready(Box::new(Video::new(Arc::new(ix), budget)), 0),
         Err(e) => Slot::Failed(e.to_string()),
     }
 }

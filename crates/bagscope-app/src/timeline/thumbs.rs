@@ -39,6 +39,8 @@ fn spawn(bag: Bag, ctx: &egui::Context) -> Result<Service<Vec<InspectKey>, Made>
         ctx,
         move |reqs: Requests<Vec<InspectKey>>, h| {
             let mut want: Vec<InspectKey> = Vec::new();
+            // Video topics' thumbnails are their keyframes, decoded alone.
+            let mut videos = crate::images::video::Videos::budgeted(64 << 20);
             loop {
                 if want.is_empty() {
                     match reqs.recv() {
@@ -51,7 +53,11 @@ fn spawn(bag: Bag, ctx: &egui::Context) -> Result<Service<Vec<InspectKey>, Made>
                     want = w;
                 }
                 let key = want.remove(0);
-                let img = crate::worker::decode_image(&bag, key).ok().map(|i| {
+                let img = match videos.keyframe(&bag, key) {
+                    Some(v) => v,
+                    None => crate::worker::decode_image(&bag, key),
+                };
+                let img = img.ok().map(|i| {
                     let (w, h, px) = i.thumbnail(THUMB_PX);
                     egui::ColorImage::from_rgba_unmultiplied([w as usize, h as usize], &px)
                 });

@@ -8,8 +8,9 @@ use super::{Codec, Colour};
 
 /// A decoder of one codec: access units in, pictures out in display order.
 pub trait FrameDecoder: Send {
-    /// Decodes one access unit (Annex B), adding to `out` the pictures now due for display.
-    fn push(&mut self, au: &[u8], out: &mut Vec<Yuv>) -> Result<(), String>;
+    /// Decodes one access unit (Annex B), adding to `out` the pictures now due for display;
+    /// each picture carries the `tag` of the unit it was decoded from.
+    fn push(&mut self, au: &[u8], tag: i64, out: &mut Vec<Yuv>) -> Result<(), String>;
     /// Ends the stream: every picture still held goes to `out`.
     fn flush(&mut self, out: &mut Vec<Yuv>);
 }
@@ -50,7 +51,7 @@ impl H264 {
 }
 
 impl FrameDecoder for H264 {
-    fn push(&mut self, au: &[u8], out: &mut Vec<Yuv>) -> Result<(), String> {
+    fn push(&mut self, au: &[u8], tag: i64, out: &mut Vec<Yuv>) -> Result<(), String> {
         if rusty_h264_decoder::au_is_idr(au) {
             self.release(out);
         }
@@ -65,6 +66,7 @@ impl FrameDecoder for H264 {
                     bit_depth: 8,
                     planes: Planes::U8([f.y, f.u, f.v]),
                     colour: self.colour,
+                    tag,
                 };
                 self.held.push((self.dec.last_poc(), yuv));
                 while self.held.len() > self.reorder {
@@ -101,8 +103,11 @@ impl H265 {
 }
 
 impl FrameDecoder for H265 {
-    fn push(&mut self, au: &[u8], out: &mut Vec<Yuv>) -> Result<(), String> {
-        let r = self.dec.push_annexb(au, None).map_err(|e| e.to_string());
+    fn push(&mut self, au: &[u8], tag: i64, out: &mut Vec<Yuv>) -> Result<(), String> {
+        let r = self
+            .dec
+            .push_annexb(au, Some(tag))
+            .map_err(|e| e.to_string());
         self.drain(out);
         r
     }
@@ -159,5 +164,6 @@ fn h265_picture(f: &rusty_h265::Frame, colour: Colour) -> Yuv {
         bit_depth: p.bit_depth_luma,
         planes,
         colour,
+        tag: f.pts.unwrap_or(-1),
     }
 }

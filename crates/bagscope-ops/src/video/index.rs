@@ -51,7 +51,7 @@ pub struct VideoIndex {
     /// The frame numbers of the keyframes.
     pub keys: Vec<u32>,
     /// Parameter sets sent before a keyframe that lacks them (keyed by frame number).
-    params: HashMap<u32, Arc<Vec<u8>>>,
+    pub(super) params: HashMap<u32, Arc<Vec<u8>>>,
     /// Messages of the topic that held no video packet.
     pub not_video: u64,
 }
@@ -178,7 +178,7 @@ impl VideoIndex {
     }
 
     /// The keyframe (its place in [`VideoIndex::keys`]) at or before frame `n`.
-    fn key_before(&self, n: usize) -> Option<usize> {
+    pub(super) fn key_before(&self, n: usize) -> Option<usize> {
         self.keys
             .partition_point(|&k| k as usize <= n)
             .checked_sub(1)
@@ -186,7 +186,7 @@ impl VideoIndex {
 
     /// The RASL pictures right after keyframe frame `k`: shown before it, decodable only from
     /// the keyframe before.
-    fn rasl_after(&self, k: usize) -> usize {
+    pub(super) fn rasl_after(&self, k: usize) -> usize {
         let key = &self.packets[self.frames[k] as usize].kind;
         if key.closed {
             return 0;
@@ -332,6 +332,43 @@ impl Video {
         Shown::Waiting
     }
 
+    /// The keyframe at or before frame `n`, decoded alone (for thumbnails: no decoder is kept
+    /// and the live one is left as it is).
+    pub fn keyframe(&mut self, bag: &Bag, n: usize) -> Shown {
+        let ix = Arc::clone(&self.index);
+        let Some(ki) = ix.key_before(n) else {
+            return Shown::Waiting;
+        };
+        let k = ix.keys[ki] as usize;
+        // The keyframe's own picture shows after its RASL pictures.
+        let at = k + ix.rasl_after(k);
+        if let Some(s) = self.cached(at) {
+            return s;
+        }
+        let pr = ix.packets[ix.frames[k] as usize];
+        let mut data = match self.read(bag, &pr) {
+            Ok(p) => p.data,
+            Err(e) => return Shown::Lost(self.fail(pr.time_ns, e)),
+        };
+        if let Some(ps) = ix.params.get(&(k as u32)) {
+            data = [ps.as_slice(), &data].concat();
+        }
+        let mut dec = decoder_for(ix.codec, ix.seq);
+        let mut out = Vec::new();
+        if let Err(e) = dec.push(&data, k as i64, &mut out) {
+            return Shown::Lost(self.fail(pr.time_ns, format!("decoding failed: {e}")));
+        }
+        dec.flush(&mut out);
+        match out.pop() {
+            Some(f) => {
+                let f = Arc::new(f);
+                self.insert(at, Arc::clone(&f), n);
+                Shown::Frame(f)
+            }
+            None => Shown::Lost("the decoder gave no picture for the keyframe".into()),
+        }
+    }
+
     /// Decodes one frame ahead of frame `n` (at most `ahead` frames past it) with the decoder
     /// already there, so that playing forward finds the frames ready. Says whether it decoded
     /// anything; called again and again while a worker is idle.
@@ -395,7 +432,7 @@ impl Video {
                 }
             }
             live.next_packet += 1;
-            if let Err(e) = live.dec.push(&data, &mut out) {
+            if let Err(e) = live.dec.push(&data, p as i64, &mut out) {
                 let why = self.fail(pr.time_ns, format!("decoding failed: {e}"));
                 live.dec.flush(&mut out);
                 self.take(&mut live, &mut out, n);
@@ -455,6 +492,11 @@ impl Video {
             self.errors.push(e);
         }
         format!("{text} (lost until the next keyframe)")
+    }
+
+    /// A packet read and taken out of its message (the MP4 writer's way in).
+    pub(super) fn read_packet(&mut self, bag: &Bag, pr: &PacketRef) -> Result<Packet, String> {
+        self.read(bag, pr)
     }
 
     /// A packet read and taken out of its message.

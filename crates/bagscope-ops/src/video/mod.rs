@@ -11,13 +11,14 @@
 
 mod decode;
 mod index;
+pub mod mp4;
 pub mod nal;
 mod packet;
 pub mod proto;
 mod yuv;
 
 pub use decode::{decoder_for, FrameDecoder};
-pub use index::{Shown, Video, VideoIndex, DEFAULT_BUDGET};
+pub use index::{PacketRef, Shown, Video, VideoIndex, DEFAULT_BUDGET};
 pub use packet::{is_video_type, packet_of, Packet};
 pub use yuv::{Planes, Yuv};
 

@@ -28,6 +28,8 @@ pub struct Yuv {
     pub planes: Planes,
     /// How to read them as RGB.
     pub colour: Colour,
+    /// The tag of the access unit it came from (the packet's place in its topic).
+    pub tag: i64,
 }
 
 impl Yuv {
