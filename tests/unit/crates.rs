@@ -111,3 +111,59 @@ fn the_reader_has_a_small_dependency_tree() {
         names.len()
     );
 }
+
+/// Every package of the lock file carries a licence `deny.toml` allows (an `OR` needs one
+/// allowed alternative, an `AND` every part), as `cargo deny check licenses` would say.
+#[test]
+fn every_dependency_has_a_licence_deny_toml_allows() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let deny = std::fs::read_to_string(format!("{root}/deny.toml")).unwrap();
+    let list = &deny[deny.find("allow = [").unwrap()..];
+    let list = &list[..list.find(']').unwrap()];
+    let allowed: BTreeSet<&str> = list
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix('"')?.split('"').next())
+        .collect();
+    assert!(allowed.contains("BSD-2-Clause") && allowed.len() > 10, "{allowed:?}");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut seen = 0;
+    for p in meta["packages"].as_array().unwrap() {
+        // The workspace's own packages (no source) are this licence.
+        if p["source"].is_null() {
+            continue;
+        }
+        let name = p["name"].as_str().unwrap();
+        let licence = p["license"].as_str().unwrap_or_else(|| panic!("{name}: no licence"));
+        let ok = licence
+            .replace(['(', ')'], "")
+            .replace('/', " OR ")
+            .split(" AND ")
+            .all(|part| {
+                part.split(" OR ").any(|alt| {
+                    let alt = alt.trim();
+                    allowed.contains(alt)
+                        || alt
+                            .split(" WITH ")
+                            .next()
+                            .is_some_and(|base| allowed.contains(base.trim()))
+                })
+            });
+        assert!(ok, "{name}: licence {licence:?} is not allowed by deny.toml");
+        seen += 1;
+    }
+    assert!(seen > 300, "only {seen} packages");
+    let codecs = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["name"].as_str().is_some_and(|n| n.starts_with("rusty_h26")))
+        .count();
+    assert!(codecs >= 2, "the video decoders are in the tree");
+}
