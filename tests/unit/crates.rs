@@ -124,14 +124,21 @@ fn every_dependency_has_a_licence_deny_toml_allows() {
         .lines()
         .filter_map(|l| l.trim().strip_prefix('"')?.split('"').next())
         .collect();
-    assert!(allowed.contains("BSD-2-Clause") && allowed.len() > 10, "{allowed:?}");
+    assert!(
+        allowed.contains("BSD-2-Clause") && allowed.len() > 10,
+        "{allowed:?}"
+    );
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args(["metadata", "--format-version", "1", "--locked", "--offline"])
         .current_dir(root)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut seen = 0;
     for p in meta["packages"].as_array().unwrap() {
@@ -140,7 +147,9 @@ fn every_dependency_has_a_licence_deny_toml_allows() {
             continue;
         }
         let name = p["name"].as_str().unwrap();
-        let licence = p["license"].as_str().unwrap_or_else(|| panic!("{name}: no licence"));
+        let licence = p["license"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}: no licence"));
         let ok = licence
             .replace(['(', ')'], "")
             .replace('/', " OR ")
@@ -155,7 +164,10 @@ fn every_dependency_has_a_licence_deny_toml_allows() {
                             .is_some_and(|base| allowed.contains(base.trim()))
                 })
             });
-        assert!(ok, "{name}: licence {licence:?} is not allowed by deny.toml");
+        assert!(
+            ok,
+            "{name}: licence {licence:?} is not allowed by deny.toml"
+        );
         seen += 1;
     }
     assert!(seen > 300, "only {seen} packages");
@@ -163,7 +175,11 @@ fn every_dependency_has_a_licence_deny_toml_allows() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|p| p["name"].as_str().is_some_and(|n| n.starts_with("rusty_h26")))
+        .filter(|p| {
+            p["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("rusty_h26"))
+        })
         .count();
     assert!(codecs >= 2, "the video decoders are in the tree");
 }
