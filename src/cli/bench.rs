@@ -77,6 +77,17 @@ fn decode(path: &Path, runs: usize) -> bagscope::Result<serde_json::Value> {
 /// `decode`, or `all`).
 pub fn bench(path: &Path, op: &str, runs: usize) -> bagscope::Result<ExitCode> {
     let mut out = serde_json::Map::new();
+    if op == "video-decode" || op == "video-seek" {
+        let bag = Bag::open(path)?;
+        let v = if op == "video-decode" {
+            super::bench_video::decode(&bag, runs)?
+        } else {
+            super::bench_video::seek(&bag, runs)?
+        };
+        out.insert(op.into(), v);
+        println!("{}", serde_json::Value::Object(out));
+        return Ok(ExitCode::SUCCESS);
+    }
     let all = op == "all";
     if all || op == "summary" {
         let (s, n) = best(runs.max(5), || {

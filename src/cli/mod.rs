@@ -4,6 +4,7 @@
 
 mod args;
 mod bench;
+mod bench_video;
 mod catalog;
 mod check;
 mod csv;
@@ -139,7 +140,7 @@ pub enum Command {
     Bench {
         /// The recording (ROS 1 bag, MCAP file, rosbag2 directory or file).
         bag: PathBuf,
-        /// summary, tables, iterate, check or all.
+        /// summary, tables, iterate, check or all; video-decode, video-seek (--runs: seeks).
         #[arg(long, default_value = "all")]
         op: String,
         /// Runs; the best is reported.

@@ -155,6 +155,11 @@ impl VideoIndex {
         ix.codec = codec.ok_or_else(|| {
             err(if ix.packets.is_empty() {
                 format!("no video packet in {} messages", ix.not_video)
+            } else if !ix.format.is_empty() {
+                format!(
+                    "its packets are {:?}, which bagscope does not decode (h264, h265)",
+                    ix.format
+                )
             } else {
                 "no packet names its codec or carries parameter sets (h264, h265)".into()
             })
@@ -494,8 +499,8 @@ impl Video {
         format!("{text} (lost until the next keyframe)")
     }
 
-    /// A packet read and taken out of its message (the MP4 writer's way in).
-    pub(super) fn read_packet(&mut self, bag: &Bag, pr: &PacketRef) -> Result<Packet, String> {
+    /// A packet read and taken out of its message.
+    pub fn read_packet(&mut self, bag: &Bag, pr: &PacketRef) -> Result<Packet, String> {
         self.read(bag, pr)
     }
 

@@ -29,7 +29,8 @@ pub fn is_video_type(datatype: &str) -> bool {
 }
 
 /// The packet of a decoded message, or `None` when the message is not video (an image whose
-/// bytes are a JPEG, say).
+/// bytes are a JPEG, say). AV1 and VP9 packets are video of a codec bagscope does not decode
+/// (`codec` is `None`).
 pub fn packet_of(def: &MsgDef, node: &Node) -> Option<Packet> {
     let field = |n: &str| node.field(def, n).map(|x| &x.value);
     let data = match field("data")? {
@@ -37,9 +38,6 @@ pub fn packet_of(def: &MsgDef, node: &Node) -> Option<Packet> {
         Value::String(s) => base64(s)?,
         _ => return None,
     };
-    if !nal::is_annex_b(&data) {
-        return None;
-    }
     let text = |n: &str| match field(n) {
         Some(Value::String(s)) => Some(String::from_utf8_lossy(s).into_owned()),
         _ => None,
@@ -47,6 +45,13 @@ pub fn packet_of(def: &MsgDef, node: &Node) -> Option<Packet> {
     let format = text("format")
         .or_else(|| text("encoding"))
         .unwrap_or_default();
+    if !nal::is_annex_b(&data) {
+        // A codec bagscope does not decode is still video (and said so by name).
+        let f = format.to_ascii_lowercase();
+        if !["av1", "vp9", "vp8", "av01"].iter().any(|c| f.contains(c)) {
+            return None;
+        }
+    }
     let codec = Codec::from_name(&format).or_else(|| nal::sniff(&data));
     let pts = match field("pts") {
         Some(Value::U64(v)) => Some(*v),
