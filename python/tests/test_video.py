@@ -63,10 +63,9 @@ def test_frames_are_ffmpegs_frames(tmp_path):
     assert np.abs(frames[5][1].astype(int) - theirs[6].astype(int)).mean() > 2.0
 
 
-def test_frames_of_a_topic_that_is_not_video_is_an_error(tmp_path):
-    path = os.path.join(HERE, "..", "..", "..", "shared", "bags")
-    bags = sorted(f for f in os.listdir(path) if f.endswith(".bag"))
-    with bagscope.open(os.path.join(path, bags[0])) as rec:
-        topic = rec.topics()[0].name
+def test_frames_of_a_topic_that_is_not_video_is_an_error(bags_dir, expected):
+    name = next(n for n in sorted(expected) if expected[n].get("topics"))
+    with bagscope.open(bags_dir / name) as rec:
+        topic = rec.topics[0].name
         with pytest.raises(bagscope.Error, match="no video packet"):
             rec.frames(topic)
