@@ -475,3 +475,34 @@ fn damaged_packets_never_panic_the_decoders() {
         assert!(pictures > 0, "{name}: no picture from any damaged stream");
     }
 }
+
+/// The demo recording's video camera (encoded by bagscope's demo with the pure-Rust encoder):
+/// ffmpeg decodes its packets to the frames bagscope shows.
+#[test]
+fn the_demo_video_camera_decodes_as_ffmpeg_decodes_it() {
+    if !v::ffmpeg() {
+        return;
+    }
+    let dir = common::temp_dir("video-demo");
+    let path = dir.join("demo.bag");
+    bagscope::demo::write_demo(&path, 12).unwrap();
+    let (bag, ix) = index(&path, "/camera/front/h264");
+    assert_eq!(ix.codec, bagscope::ops::video::Codec::H264);
+    assert!(ix.keys.len() >= 6 && ix.keys[1] == 20, "{:?}", ix.keys);
+    let mut video = Video::new(Arc::clone(&ix), DEFAULT_BUDGET);
+    let mut stream = Vec::new();
+    for p in &ix.packets {
+        stream.extend(video.read_packet(&bag, p).unwrap().data);
+    }
+    let es = dir.join("demo.h264");
+    std::fs::write(&es, stream).unwrap();
+    let want = v::framemd5(&es, "yuv420p");
+    assert_eq!(want.len(), ix.frames.len());
+    for (n, w) in want.iter().enumerate() {
+        assert_eq!(
+            md5(&video.frame(&bag, n)).as_deref(),
+            Some(w.as_str()),
+            "frame {n}"
+        );
+    }
+}

@@ -15,9 +15,9 @@ fn image_panels_follow_the_playhead() {
     let bag = bagscope::Bag::open(&p).unwrap();
     let mut h = harness(Some(p));
     wait_for(&mut h, "indexing", indexed);
-    // Three camera topics, the laser scan and the lidar's cloud, each with an image button in
-    // the tree.
-    assert_eq!(h.get_all_by_label("image").count(), 5);
+    // Three camera topics, the H.264 video camera, the laser scan and the lidar's cloud, each
+    // with an image button in the tree.
+    assert_eq!(h.get_all_by_label("image").count(), 6);
     let topics: Vec<String> = {
         let d = h.state().doc.as_ref().unwrap();
         bagscope::app::images::image_topics(d)

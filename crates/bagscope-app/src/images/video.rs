@@ -130,7 +130,7 @@ impl Videos {
 /// and if so its keyframe table.
 fn classify(bag: &Bag, key: InspectKey, topic: &str, datatype: &str, budget: usize) -> Slot {
     let video = is_video_type(datatype)
-        || (bagscope_ops::image::is_camera_type(datatype)
+        || (datatype.rsplit('/').next() == Some("CompressedImage")
             && bag.plan(key.conn).ok().is_some_and(|(plan, _)| {
                 bag.message(key.conn, key.entry)
                     .ok()

@@ -1,5 +1,5 @@
 //! The demo bag: a few minutes of a small robot driving a figure of eight (imu, odometry, tf,
-//! laser scan, a front camera (colour and depth) and an overhead camera (jpeg), battery, velocity commands, log), written by bagscope's own
+//! laser scan, a front camera (colour and depth, and as H.264 video) and an overhead camera (jpeg), battery, velocity commands, log), written by bagscope's own
 //! writer so the app has something real to show with no bag at hand.
 
 use std::f64::consts::PI;
@@ -12,6 +12,7 @@ use bagscope_reader::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOpt
 use bagscope_reader::Compression;
 
 mod render;
+mod video;
 
 use render::{cast, render_depth, render_front, render_overhead, FRONT_H, FRONT_W, WALL_H};
 
@@ -135,10 +136,10 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
             chunk_size: 768 * 1024,
         },
     )?;
-    let [imu, odom, tf, scan, image, depth, overhead, battery, cmd, log, points, plan, markers, tf_static] =
+    let [imu, odom, tf, scan, image, depth, overhead, battery, cmd, log, points, plan, markers, tf_static, video] =
         connections(&mut w)?;
     // (period ns, phase ns, which)
-    let streams: [(u64, u64, u32); 14] = [
+    let streams: [(u64, u64, u32); 15] = [
         (10_000_000, 1_000_000, imu),
         (20_000_000, 3_000_000, odom),
         (20_000_000, 4_000_000, tf),
@@ -154,10 +155,12 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
         (1_000_000_000, 31_000_000, markers),
         // Once, first: the map's place of the odometry frame.
         (u64::MAX / 2, 0, tf_static),
+        (100_000_000, 15_000_000, video),
     ];
     let end = DEMO_START_NS + u64::from(seconds) * 1_000_000_000;
     let mut next: Vec<u64> = streams.iter().map(|s| DEMO_START_NS + s.1).collect();
-    let mut seq = [0u32; 14];
+    let mut seq = [0u32; 15];
+    let mut camera = video::Camera::new()?;
     let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
     let mut n = 0u64;
     while let Some((k, &t)) = next.iter().enumerate().min_by_key(|(_, t)| **t) {
@@ -172,7 +175,11 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
         let p = pose_at(ts);
         let mut s = Ser::default();
         let q = seq[k];
-        fill(&mut s, k, q, t, &p, &mut noise)?;
+        if k == 14 {
+            camera.frame(&mut s, t, &p)?;
+        } else {
+            fill(&mut s, k, q, t, &p, &mut noise)?;
+        }
         w.write(conn, recv, &s.0)?;
         n += 1;
         seq[k] += 1;
@@ -185,7 +192,7 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
 /// The demo's connections, each with its definition and publisher: imu, odom, tf, scan, the
 /// front camera, its depth, the overhead camera (jpeg), battery, cmd_vel, rosout, the lidar's
 /// point cloud, the planned path, the planner's markers, the static transforms.
-fn connections(w: &mut BagWriter) -> Result<[u32; 14]> {
+fn connections(w: &mut BagWriter) -> Result<[u32; 15]> {
     let mut add = |topic: &str, datatype: &str, text: String, caller: &str| -> Result<u32> {
         let md5 = MsgDef::parse(datatype, &text)
             .map(|d| Plan::new(d).md5)
@@ -347,9 +354,15 @@ fn connections(w: &mut BagWriter) -> Result<[u32; 14]> {
         tf_def,
         "/static_transform_publisher",
     )?;
+    let video = add(
+        "/camera/front/h264",
+        "foxglove_msgs/CompressedVideo",
+        "time timestamp\nstring frame_id\nuint8[] data\nstring format\n".into(),
+        "/camera_driver",
+    )?;
     Ok([
         imu, odom, tf, scan, image, depth, overhead, battery, cmd, log, points, plan, markers,
-        tf_static,
+        tf_static, video,
     ])
 }
 

@@ -33,6 +33,10 @@ pub fn is_video_type(datatype: &str) -> bool {
 /// (`codec` is `None`).
 pub fn packet_of(def: &MsgDef, node: &Node) -> Option<Packet> {
     let field = |n: &str| node.field(def, n).map(|x| &x.value);
+    // A raw image (`step`) whose first pixels are zeros is not a stream.
+    if field("step").is_some() {
+        return None;
+    }
     let data = match field("data")? {
         Value::Bytes(b) => b.clone(),
         Value::String(s) => base64(s)?,
