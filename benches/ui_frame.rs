@@ -6,7 +6,8 @@
 //!
 //! Last, the time to decode a camera frame of each common size, and frames while playing a
 //! 1920×1080 jpeg topic at 30 Hz with an image panel open, and two demo runs on one timeline
-//! with a camera panel each (`-- --camera-only` runs just these).
+//! with a camera panel each (`-- --camera-only` runs just these), and a 1080p H.264 camera
+//! with B-frames playing at 1× and 5× (`-- --video-only`, ui_frame/video.rs; needs ffmpeg).
 //!
 //! Then the 3D panel (`-- --scene-only` runs just these): a 1,000,000-point cloud at 10 Hz
 //! playing with a 5 s decay, 10,000 markers, and scrubbing; the UI thread's frames and the
@@ -23,6 +24,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bagscope::app::{App, Cmd};
+
+#[path = "ui_frame/video.rs"]
+mod video;
 
 struct Bench {
     ctx: egui::Context,
@@ -290,9 +294,14 @@ fn main() {
         scene(frames());
         return;
     }
+    if std::env::args().any(|a| a == "--video-only") {
+        video::video(frames());
+        return;
+    }
     if std::env::args().any(|a| a == "--camera-only") {
         camera(frames());
         two(frames());
+        video::video(frames());
         return;
     }
     let short = frames() < 300;
@@ -419,6 +428,7 @@ fn main() {
     }
     wide(n);
     camera(n);
+    video::video(n);
     two(n);
     scene(n);
 }
