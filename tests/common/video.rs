@@ -287,31 +287,13 @@ pub fn json_mcap(path: &Path, s: &Stream, aus: &[Vec<u8>]) {
         let m = serde_json::json!({
             "timestamp": {"sec": t / 1_000_000_000, "nsec": t % 1_000_000_000},
             "frame_id": "camera",
-            "data": base64(au),
+            "data": bagscope::encoding::base64::encode(au),
             "format": s.codec.name(),
         });
         w.write(ch, i as u32, t, t, m.to_string().as_bytes())
             .unwrap();
     }
     w.finish().unwrap();
-}
-
-fn base64(b: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(b.len() * 4 / 3 + 4);
-    for c in b.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for k in 0..4 {
-            if k <= c.len() {
-                out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 const FFMPEG_PACKET: &str = "std_msgs/Header header\nint32 width\nint32 height\nstring encoding\nuint64 pts\nuint8 flags\nbool is_bigendian\nuint8[] data\n================================================================================\nMSG: std_msgs/Header\nbuiltin_interfaces/Time stamp\nstring frame_id\n================================================================================\nMSG: builtin_interfaces/Time\nint32 sec\nuint32 nanosec\n";

@@ -39,7 +39,7 @@ pub fn packet_of(def: &MsgDef, node: &Node) -> Option<Packet> {
     }
     let data = match field("data")? {
         Value::Bytes(b) => b.clone(),
-        Value::String(s) => base64(s)?,
+        Value::String(s) => bagscope_reader::encoding::base64::decode(s)?,
         _ => return None,
     };
     let text = |n: &str| match field(n) {
@@ -68,38 +68,4 @@ pub fn packet_of(def: &MsgDef, node: &Node) -> Option<Packet> {
         format,
         pts,
     })
-}
-
-/// Standard base64 (with or without padding); `None` on anything else.
-fn base64(s: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    let (mut acc, mut n) = (0u32, 0);
-    for &c in s {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' | b'\n' | b'\r' => continue,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        n += 6;
-        if n >= 8 {
-            n -= 8;
-            out.push((acc >> n) as u8);
-        }
-    }
-    Some(out)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn base64_decodes() {
-        assert_eq!(super::base64(b"AAABZw==").unwrap(), vec![0, 0, 1, 0x67]);
-        assert_eq!(super::base64(b"AAABZw").unwrap(), vec![0, 0, 1, 0x67]);
-        assert!(super::base64(b"*").is_none());
-    }
 }

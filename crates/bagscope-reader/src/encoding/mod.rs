@@ -15,6 +15,7 @@ use std::fmt::{self, Write as _};
 use crate::definition::msg::{ArrayKind, Dialect, Field, FieldType, MsgDef, Primitive};
 use crate::error::{DecodeError, DefError, DefErrorKind, PathError};
 
+pub mod base64;
 pub mod cdr;
 mod convert;
 mod decoder;
@@ -52,7 +53,6 @@ const MAX_EMPTY_ELEMENTS: u64 = 1 << 20;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::text::base64;
     use super::*;
 
     fn plan(text: &str) -> Plan {
@@ -124,10 +124,11 @@ mod tests {
             ("foo", "Zm9v"),
             ("foob", "Zm9vYg=="),
         ] {
-            let mut s = String::new();
-            base64(i.as_bytes(), &mut s);
-            assert_eq!(s, o);
+            assert_eq!(super::base64::encode(i.as_bytes()), o);
+            assert_eq!(super::base64::decode(o.as_bytes()).unwrap(), i.as_bytes());
         }
+        assert_eq!(super::base64::decode(b"Zm9v\nYg").unwrap(), b"foob");
+        assert!(super::base64::decode(b"Zm*v").is_none());
     }
 
     #[test]

@@ -2,23 +2,6 @@
 
 use super::*;
 
-pub(super) fn base64(b: &[u8], out: &mut String) {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for c in b.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        let k = c.len() + 1;
-        for i in 0..4 {
-            if i < k {
-                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-}
-
 pub(super) fn json_str(s: &str, out: &mut String) {
     out.push('"');
     for ch in s.chars() {
@@ -77,7 +60,7 @@ pub fn to_json(def: &MsgDef, v: &Value, out: &mut String) {
         }
         Value::Bytes(b) => {
             out.push('"');
-            base64(b, out);
+            super::base64::encode_into(b, out);
             out.push('"');
         }
         Value::Prims(..) => {

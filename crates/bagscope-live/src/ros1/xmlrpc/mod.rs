@@ -123,7 +123,7 @@ impl Value {
             }
             Value::Bytes(b) => {
                 out.push_str("<base64>");
-                out.push_str(&base64(b));
+                bagscope_reader::encoding::base64::encode_into(b, out);
                 out.push_str("</base64>");
             }
             Value::Array(items) => {
@@ -167,48 +167,6 @@ fn escape(s: &str, out: &mut String) {
             c => out.push(c),
         }
     }
-}
-
-fn base64(b: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(b.len().div_ceil(3) * 4);
-    for c in b.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for k in 0..4 {
-            if k <= c.len() {
-                out.push(char::from(A[((n >> (18 - 6 * k)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-fn unbase64(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    let mut acc = 0u32;
-    let mut bits = 0;
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' | b' ' | b'\n' | b'\r' | b'\t' => continue,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
 }
 
 /// The document of a call of `method` with `params`.
@@ -471,7 +429,10 @@ impl Parser {
             }
             "base64" => {
                 let t = self.text_until(&name)?;
-                Value::Bytes(unbase64(&t).ok_or("base64 that does not decode")?)
+                Value::Bytes(
+                    bagscope_reader::encoding::base64::decode(t.as_bytes())
+                        .ok_or("base64 that does not decode")?,
+                )
             }
             "nil" => {
                 self.close("nil")?;
