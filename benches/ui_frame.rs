@@ -58,6 +58,17 @@ impl Bench {
 }
 
 impl Bench {
+    /// `n` frames as a 60 Hz display draws them (workers run between frames).
+    fn at_60hz(&mut self, n: usize) -> Vec<Duration> {
+        (0..n)
+            .map(|_| {
+                let el = self.frame();
+                std::thread::sleep(Duration::from_millis(16));
+                el
+            })
+            .collect()
+    }
+
     /// The app with `path` open, its tables built.
     fn indexed(path: &std::path::Path) -> Bench {
         let mut b = Bench {
@@ -677,19 +688,9 @@ fn camera(n: usize) {
     let mut b = Bench::indexed(&path);
     b.app.apply(Cmd::OpenImage(0));
     b.app.apply(Cmd::FitAll);
-    let run = |b: &mut Bench, n: usize| {
-        (0..n)
-            .map(|_| {
-                let el = b.frame();
-                // A 60 Hz display: the image worker runs between frames.
-                std::thread::sleep(Duration::from_millis(16));
-                el
-            })
-            .collect::<Vec<_>>()
-    };
-    run(&mut b, 10);
+    b.at_60hz(10);
     b.app.apply(Cmd::TogglePlay);
-    let f = run(&mut b, n);
+    let f = b.at_60hz(n);
     let d = b.app.doc.as_ref().expect("open");
     let p = &d.images.panels[0];
     let shown = p.frame.as_ref().map(|f| (f.image.width, f.image.height));

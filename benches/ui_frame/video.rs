@@ -4,7 +4,6 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 use bagscope::app::Cmd;
 use bagscope::ops::video::{nal, proto, Codec};
@@ -95,25 +94,15 @@ pub fn video(n: usize) {
     let mut b = Bench::indexed(&path);
     b.app.apply(Cmd::OpenImage(0));
     b.app.apply(Cmd::FitAll);
-    let run = |b: &mut Bench, n: usize| {
-        (0..n)
-            .map(|_| {
-                let el = b.frame();
-                // A 60 Hz display: the image worker runs between frames.
-                std::thread::sleep(Duration::from_millis(16));
-                el
-            })
-            .collect::<Vec<_>>()
-    };
-    run(&mut b, 30);
+    b.at_60hz(30);
     for speed in [1.0f32, 5.0] {
         let start = b.app.doc.as_ref().map_or(0, |d| d.rec.range().0);
         b.app.apply(Cmd::SetPlayhead(start));
-        run(&mut b, 10);
+        b.at_60hz(10);
         let from = shown(&b).unwrap_or(0);
         b.app.apply(Cmd::SetSpeed(speed));
         b.app.apply(Cmd::TogglePlay);
-        let f = run(&mut b, n / 2);
+        let f = b.at_60hz(n / 2);
         b.app.apply(Cmd::TogglePlay);
         let to = shown(&b).unwrap_or(0);
         report(&format!("image panel, 1080p h264 {speed}×"), f);

@@ -150,27 +150,8 @@ fn make(name: &str) -> Stream {
     };
     let ext = if codec == Codec::H264 { "h264" } else { "hevc" };
     let path = dir().join(format!("{name}.{ext}"));
-    let st = Command::new("ffmpeg")
-        .args([
-            "-hide_banner",
-            "-loglevel",
-            "error",
-            "-y",
-            "-f",
-            "lavfi",
-            "-i",
-        ])
-        .arg(format!("testsrc2=size={size}:rate=30"))
-        .args([
-            "-frames:v",
-            if name == "x264-small-b" { "90" } else { "300" },
-        ])
-        .args(["-pix_fmt", pix_fmt])
-        .args(args)
-        .arg(&path)
-        .status()
-        .unwrap();
-    assert!(st.success(), "ffmpeg made no {name}");
+    let frames = if name == "x264-small-b" { 90 } else { 300 };
+    encode(&path, size, frames, pix_fmt, args);
     let data = std::fs::read(&path).unwrap();
     let aus: Vec<Vec<u8>> = nal::access_units(codec, &data)
         .into_iter()
@@ -188,6 +169,27 @@ fn make(name: &str) -> Stream {
             "yuv420p10le"
         },
     }
+}
+
+/// `frames` of ffmpeg's moving test picture at `size`, 30 fps, encoded with `args` into `out`.
+pub fn encode(out: &Path, size: &str, frames: usize, pix_fmt: &str, args: &[&str]) {
+    let st = Command::new("ffmpeg")
+        .args([
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+        ])
+        .arg(format!("testsrc2=size={size}:rate=30"))
+        .args(["-frames:v", &frames.to_string(), "-pix_fmt", pix_fmt])
+        .args(args)
+        .arg(out)
+        .status()
+        .unwrap();
+    assert!(st.success(), "ffmpeg made no {}", out.display());
 }
 
 /// ffmpeg's single-thread decode of a stream as RGB (rgb24), frame by frame.

@@ -248,31 +248,13 @@ fn frames_are_shown_in_rgb_as_ffmpeg_converts_them() {
         ),
     ] {
         let h264 = dir.join(format!("{name}.h264"));
-        let st = std::process::Command::new("ffmpeg")
-            .args([
-                "-hide_banner",
-                "-loglevel",
-                "error",
-                "-y",
-                "-f",
-                "lavfi",
-                "-i",
-            ])
-            .arg("testsrc2=size=320x240:rate=30")
-            .args([
-                "-frames:v",
-                "3",
-                "-pix_fmt",
-                "yuv420p",
-                "-c:v",
-                "libx264",
-                "-x264-params",
-            ])
-            .arg(params)
-            .arg(&h264)
-            .status()
-            .unwrap();
-        assert!(st.success());
+        v::encode(
+            &h264,
+            "320x240",
+            3,
+            "yuv420p",
+            &["-c:v", "libx264", "-x264-params", params],
+        );
         let rgb = std::process::Command::new("ffmpeg")
             .args(["-hide_banner", "-loglevel", "error", "-threads", "1", "-i"])
             .arg(&h264)
