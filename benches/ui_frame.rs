@@ -69,6 +69,20 @@ impl Bench {
             .collect()
     }
 
+    /// Draws frames at 60 Hz until the first image panel shows a frame (at most 60 s).
+    fn until_shown(&mut self) {
+        let t0 = Instant::now();
+        while self
+            .app
+            .doc
+            .as_ref()
+            .is_none_or(|d| d.images.panels.first().is_none_or(|p| p.frame.is_none()))
+        {
+            self.at_60hz(1);
+            assert!(t0.elapsed() < Duration::from_secs(60), "no frame shown");
+        }
+    }
+
     /// The app with `path` open, its tables built.
     fn indexed(path: &std::path::Path) -> Bench {
         let mut b = Bench {
@@ -688,7 +702,9 @@ fn camera(n: usize) {
     let mut b = Bench::indexed(&path);
     b.app.apply(Cmd::OpenImage(0));
     b.app.apply(Cmd::FitAll);
-    b.at_60hz(10);
+    // The first frame is shown before playing starts (a slow machine, or the short mode's
+    // unoptimised build, takes longer than a few display frames to decode a 1080p jpeg).
+    b.until_shown();
     b.app.apply(Cmd::TogglePlay);
     let f = b.at_60hz(n);
     let d = b.app.doc.as_ref().expect("open");

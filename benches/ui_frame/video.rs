@@ -94,7 +94,7 @@ pub fn video(n: usize) {
     let mut b = Bench::indexed(&path);
     b.app.apply(Cmd::OpenImage(0));
     b.app.apply(Cmd::FitAll);
-    b.at_60hz(30);
+    b.until_shown();
     for speed in [1.0f32, 5.0] {
         let start = b.app.doc.as_ref().map_or(0, |d| d.rec.range().0);
         b.app.apply(Cmd::SetPlayhead(start));
