@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use bagscope::ops::video::{decoder_for, Shown, Video, VideoIndex, DEFAULT_BUDGET};
+use bagscope::ops::video::{decoder_for, PacketReader, Shown, Video, VideoIndex, DEFAULT_BUDGET};
 use bagscope::{Bag, Error};
 
 /// The recording's first video topic's keyframe table.
@@ -23,10 +23,10 @@ fn index(bag: &Bag) -> bagscope::Result<VideoIndex> {
 /// one decoder, pictures in display order (no RGB).
 pub fn decode(bag: &Bag, runs: usize) -> bagscope::Result<serde_json::Value> {
     let ix = Arc::new(index(bag)?);
-    let mut video = Video::new(Arc::clone(&ix), 0);
+    let mut reader = PacketReader::default();
     let mut packets = Vec::with_capacity(ix.packets.len());
     for p in &ix.packets {
-        packets.push(video.read_packet(bag, p).map_err(Error::Invalid)?.data);
+        packets.push(reader.read(bag, p).map_err(Error::Invalid)?.data);
     }
     let mut best = f64::INFINITY;
     let mut frames = 0;

@@ -46,13 +46,20 @@ impl Videos {
         }
     }
 
+    /// The topic of `key`'s connection, classified the first time it is met.
+    fn slot(&mut self, bag: &Bag, key: InspectKey) -> Option<&mut Slot> {
+        let summary = bag.summary();
+        let conn = summary.connections.get(key.conn)?;
+        if !self.topics.contains_key(&conn.topic) {
+            let slot = classify(bag, key, &conn.topic, &conn.datatype, self.budget);
+            self.topics.insert(conn.topic.clone(), slot);
+        }
+        self.topics.get_mut(&conn.topic)
+    }
+
     /// The image to show for `key` if its topic is video (`None`: it is not).
     pub fn image(&mut self, bag: &Bag, key: InspectKey) -> Option<Result<Image, String>> {
-        let conn = bag.summary().connections.get(key.conn)?.clone();
-        let slot = self
-            .topics
-            .entry(conn.topic.clone())
-            .or_insert_with(|| classify(bag, key, &conn.topic, &conn.datatype, self.budget));
+        let slot = self.slot(bag, key)?;
         let (video, last) = match slot {
             Slot::NotVideo => return None,
             Slot::Failed(e) => return Some(Err(e.clone())),
@@ -93,11 +100,7 @@ impl Videos {
     /// A thumbnail's image for `key` if its topic is video: the keyframe at or before it,
     /// decoded alone (`None`: not video).
     pub fn keyframe(&mut self, bag: &Bag, key: InspectKey) -> Option<Result<Image, String>> {
-        let conn = bag.summary().connections.get(key.conn)?.clone();
-        let slot = self
-            .topics
-            .entry(conn.topic.clone())
-            .or_insert_with(|| classify(bag, key, &conn.topic, &conn.datatype, self.budget));
+        let slot = self.slot(bag, key)?;
         let video = match slot {
             Slot::NotVideo => return None,
             Slot::Failed(e) => return Some(Err(e.clone())),

@@ -72,7 +72,7 @@ impl VideoIndex {
         let conns = bag
             .connections_of_topics(&[topic])
             .map_err(|e| err(e.to_string()))?;
-        let mut plans: HashMap<usize, Arc<Plan>> = HashMap::new();
+        let mut reader = PacketReader::default();
         let mut ix = VideoIndex {
             topic: topic.to_string(),
             codec: Codec::H264,
@@ -98,19 +98,7 @@ impl VideoIndex {
                 return Err(err("cancelled".into()));
             }
             let m = m.map_err(|e| err(e.to_string()))?;
-            let plan = match plans.get(&m.conn) {
-                Some(p) => Arc::clone(p),
-                None => {
-                    let (p, _) = bag.plan(m.conn).map_err(|e| err(e.to_string()))?;
-                    plans.insert(m.conn, Arc::clone(&p));
-                    p
-                }
-            };
-            let Some(pkt) = plan
-                .decode(&m.data)
-                .ok()
-                .and_then(|n| packet_of(&plan.def, &n))
-            else {
+            let Some(pkt) = reader.packet(bag, m.conn, &m.data).map_err(err)? else {
                 ix.not_video += 1;
                 continue;
             };
@@ -219,6 +207,41 @@ fn parameter_sets(codec: Codec, data: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Reads packets out of their messages, each connection's plan made once.
+#[derive(Default)]
+pub struct PacketReader {
+    plans: HashMap<usize, Arc<Plan>>,
+}
+
+impl PacketReader {
+    /// Connection `conn`'s plan.
+    fn plan(&mut self, bag: &Bag, conn: usize) -> Result<Arc<Plan>, String> {
+        if let Some(p) = self.plans.get(&conn) {
+            return Ok(Arc::clone(p));
+        }
+        let (p, _) = bag.plan(conn).map_err(|e| e.to_string())?;
+        self.plans.insert(conn, Arc::clone(&p));
+        Ok(p)
+    }
+
+    /// The packet of a message's bytes (`None`: not video).
+    fn packet(&mut self, bag: &Bag, conn: usize, data: &[u8]) -> Result<Option<Packet>, String> {
+        let plan = self.plan(bag, conn)?;
+        Ok(plan
+            .decode(data)
+            .ok()
+            .and_then(|n| packet_of(&plan.def, &n)))
+    }
+
+    /// The packet `pr` points at, read from the recording.
+    pub fn read(&mut self, bag: &Bag, pr: &PacketRef) -> Result<Packet, String> {
+        let plan = self.plan(bag, pr.conn)?;
+        let m = bag.message(pr.conn, pr.entry).map_err(|e| e.to_string())?;
+        let node = plan.decode(&m.data).map_err(|e| e.to_string())?;
+        packet_of(&plan.def, &node).ok_or_else(|| "the message holds no video packet".into())
+    }
+}
+
 /// What is shown for a frame.
 #[derive(Debug, Clone)]
 pub enum Shown {
@@ -250,7 +273,7 @@ pub struct Video {
     lost: BTreeMap<usize, String>,
     bytes: usize,
     budget: usize,
-    plans: HashMap<usize, Arc<Plan>>,
+    reader: PacketReader,
     live: Option<Live>,
     /// Pictures decoded so far.
     pub decoded: u64,
@@ -270,7 +293,7 @@ impl Video {
             lost: BTreeMap::new(),
             bytes: 0,
             budget,
-            plans: HashMap::new(),
+            reader: PacketReader::default(),
             live: None,
             decoded: 0,
             evicted: 0,
@@ -351,7 +374,7 @@ impl Video {
             return s;
         }
         let pr = ix.packets[ix.frames[k] as usize];
-        let mut data = match self.read(bag, &pr) {
+        let mut data = match self.reader.read(bag, &pr) {
             Ok(p) => p.data,
             Err(e) => return Shown::Lost(self.fail(pr.time_ns, e)),
         };
@@ -421,7 +444,7 @@ impl Video {
                 }
                 live.next_frame = frame;
             }
-            let mut data = match self.read(bag, pr) {
+            let mut data = match self.reader.read(bag, pr) {
                 Ok(pkt) => pkt.data,
                 Err(e) => {
                     let why = self.fail(pr.time_ns, e);
@@ -497,26 +520,6 @@ impl Video {
             self.errors.push(e);
         }
         format!("{text} (lost until the next keyframe)")
-    }
-
-    /// A packet read and taken out of its message.
-    pub fn read_packet(&mut self, bag: &Bag, pr: &PacketRef) -> Result<Packet, String> {
-        self.read(bag, pr)
-    }
-
-    /// A packet read and taken out of its message.
-    fn read(&mut self, bag: &Bag, pr: &PacketRef) -> Result<Packet, String> {
-        let plan = match self.plans.get(&pr.conn) {
-            Some(p) => Arc::clone(p),
-            None => {
-                let (p, _) = bag.plan(pr.conn).map_err(|e| e.to_string())?;
-                self.plans.insert(pr.conn, Arc::clone(&p));
-                p
-            }
-        };
-        let m = bag.message(pr.conn, pr.entry).map_err(|e| e.to_string())?;
-        let node = plan.decode(&m.data).map_err(|e| e.to_string())?;
-        packet_of(&plan.def, &node).ok_or_else(|| "the message holds no video packet".into())
     }
 
     fn insert(&mut self, n: usize, f: Arc<Yuv>, centre: usize) {

@@ -18,7 +18,7 @@ pub mod proto;
 mod yuv;
 
 pub use decode::{decoder_for, FrameDecoder};
-pub use index::{PacketRef, Shown, Video, VideoIndex, DEFAULT_BUDGET};
+pub use index::{PacketReader, PacketRef, Shown, Video, VideoIndex, DEFAULT_BUDGET};
 pub use packet::{is_video_type, packet_of, Packet};
 pub use yuv::{Planes, Yuv};
 

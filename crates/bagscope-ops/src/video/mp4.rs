@@ -11,7 +11,7 @@ use std::path::Path;
 
 use bagscope_reader::Bag;
 
-use super::index::{PacketRef, VideoIndex};
+use super::index::{PacketReader, PacketRef, VideoIndex};
 use super::{decoder_for, nal, Codec, VideoError};
 
 /// Media time units a second.
@@ -102,7 +102,7 @@ pub fn write_mp4(
         }
         picked.push(ix.frames[f] as usize);
     }
-    let mut reader = super::Video::new(std::sync::Arc::new(ix.clone()), 0);
+    let mut reader = PacketReader::default();
     let mut samples: Vec<(Vec<u8>, &PacketRef)> = Vec::with_capacity(picked.len());
     let mut params: Vec<Vec<u8>> = Vec::new();
     let mut dec = decoder_for(ix.codec, ix.seq);
@@ -111,7 +111,7 @@ pub fn write_mp4(
     let mut size = (0, 0);
     for (i, &p) in picked.iter().enumerate() {
         let pr = &ix.packets[p];
-        let pkt = reader.read_packet(bag, pr).map_err(|e| VideoError {
+        let pkt = reader.read(bag, pr).map_err(|e| VideoError {
             time_ns: Some(pr.time_ns),
             ..err(e)
         })?;
