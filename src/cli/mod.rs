@@ -19,6 +19,7 @@ mod keys;
 mod log;
 mod play;
 mod record;
+mod serve;
 mod sparse;
 mod tf;
 mod timing;
@@ -105,6 +106,10 @@ pub enum Command {
     /// file is written as OUT.active and renamed when recording ends (Ctrl-C); a recorder killed
     /// before leaves OUT.active, which bagscope reads.
     Record(record::RecordArgs),
+    /// Serve recordings to Foxglove and Lichtblick over the Foxglove WebSocket protocol:
+    /// channels with their schemas, messages as stored at --speed, each client with its own
+    /// subscriptions and playback (play, pause, seek, speed). 127.0.0.1 unless --host.
+    Serve(serve::ServeArgs),
     /// Write the demo bag (a small robot driving a figure of eight) to a file.
     Demo {
         /// Where to write it.
@@ -167,6 +172,7 @@ pub fn run(cmd: Command) -> ExitCode {
         Command::Timing(a) => timing::run(&a),
         Command::Play(a) => play::run(&a),
         Command::Record(a) => record::run(&a),
+        Command::Serve(a) => serve::run(&a),
         Command::Demo { out, seconds } => bagscope::demo::write_demo(&out, seconds).map(|n| {
             println!("{}: {n} messages", out.display());
             ExitCode::SUCCESS

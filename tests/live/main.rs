@@ -9,3 +9,4 @@ mod common;
 mod ros1_live;
 mod ros1_peer;
 mod ros2_live;
+mod serve;

@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod foxglove;
 pub mod play;
 pub mod record;
 pub mod ros1;

@@ -196,39 +196,6 @@ fn check_output(bag: &Bag, out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The definition to write for a connection: the stored one, else the one bagscope resolves
-/// (search path, shipped), with its language.
-fn definition_of(c: &Connection) -> (String, String) {
-    if !c.message_definition.trim().is_empty() {
-        let enc = if c.schema_encoding.is_empty() {
-            if c.encoding == "cdr" {
-                "ros2msg"
-            } else {
-                "ros1msg"
-            }
-        } else {
-            c.schema_encoding.as_str()
-        };
-        return (c.message_definition.clone(), enc.to_string());
-    }
-    let dialect = if c.encoding == "cdr" {
-        bagscope_reader::definition::msg::Dialect::Ros2
-    } else {
-        bagscope_reader::definition::msg::Dialect::Ros1
-    };
-    match bagscope_reader::definition::sources::lookup_for(&c.datatype, dialect, &c.distro) {
-        Some((text, _)) => (
-            text,
-            if dialect == bagscope_reader::definition::msg::Dialect::Ros2 {
-                "ros2msg".into()
-            } else {
-                "ros1msg".into()
-            },
-        ),
-        None => (String::new(), String::new()),
-    }
-}
-
 /// The connection written for `orig`, whose messages `conv` (if any) re-encodes.
 fn output_connection(orig: &Connection, conv: Option<&Transform>) -> Connection {
     match conv {

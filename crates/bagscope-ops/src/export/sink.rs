@@ -2,6 +2,7 @@
 //! with options made from the inputs, and the commands the converting stage sends it.
 
 use super::*;
+use bagscope_reader::definition::sources::definition_of;
 
 /// What the converting stage of an export found: the messages and bytes written, the
 /// connections written, and per (input, connection) the messages not converted (count, first

@@ -231,6 +231,39 @@ fn shipped_set_for(distro: &str) -> Option<&'static str> {
     })
 }
 
+/// The definition to write for a connection: the stored one, else the one bagscope resolves
+/// (search path, shipped), with its language.
+pub fn definition_of(c: &crate::storage::Connection) -> (String, String) {
+    if !c.message_definition.trim().is_empty() {
+        let enc = if c.schema_encoding.is_empty() {
+            if c.encoding == "cdr" {
+                "ros2msg"
+            } else {
+                "ros1msg"
+            }
+        } else {
+            c.schema_encoding.as_str()
+        };
+        return (c.message_definition.clone(), enc.to_string());
+    }
+    let dialect = if c.encoding == "cdr" {
+        Dialect::Ros2
+    } else {
+        Dialect::Ros1
+    };
+    match lookup_for(&c.datatype, dialect, &c.distro) {
+        Some((text, _)) => (
+            text,
+            if dialect == Dialect::Ros2 {
+                "ros2msg".into()
+            } else {
+                "ros1msg".into()
+            },
+        ),
+        None => (String::new(), String::new()),
+    }
+}
+
 /// Like [`lookup`], trying first the shipped set of `distro` (the distro that recorded it,
 /// where the recording says), where the wire format of a type changed between distros.
 pub fn lookup_for(datatype: &str, dialect: Dialect, distro: &str) -> Option<(String, DefSource)> {

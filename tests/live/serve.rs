@@ -1,0 +1,534 @@
+//! `bagscope serve` against the Foxglove SDK's own WebSocket server (pip foxglove-sdk) serving
+//! the same recordings to the same client: Foxglove's client library (npm
+//! @foxglove/ws-protocol, as Lichtblick ships it), fetched at test time. Then playback control,
+//! two clients at once, a client that never reads, and clients that break the protocol.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::common;
+
+/// The npm client's folder: the packages installed once, the script beside them.
+fn client_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("bagscope-fox-client-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = Command::new("npm")
+            .args(["install", "--silent", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&dir)
+            .args(["@foxglove/ws-protocol@0.8.0", "ws@8.18.3"])
+            .output()
+            .expect("npm (Node.js) runs: .ci/run's machine has it");
+        assert!(
+            out.status.success(),
+            "npm install: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js/foxglove_client.js");
+        std::fs::copy(script, dir.join("foxglove_client.js")).unwrap();
+        dir
+    })
+}
+
+/// What the client printed, one JSON object a line.
+fn client(url: &str, subprotocol: &str, opts: Value) -> Vec<Value> {
+    let out = Command::new("node")
+        .arg(client_dir().join("foxglove_client.js"))
+        .args([url, subprotocol, &opts.to_string()])
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "client: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn of_kind<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["kind"] == kind).collect()
+}
+
+/// A server process, killed when dropped.
+struct Served {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `bagscope serve --port 0 ARGS…`, once it listens.
+fn serve(args: &[&str]) -> Served {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bagscope"))
+        .args(["serve", "--port", "0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split_whitespace()
+        .find(|w| w.starts_with("ws://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    Served { child, url: addr }
+}
+
+/// The SDK's server on `recording` (tests/py/foxglove_serve_peer.py), once it listens.
+fn sdk_server(recording: &Path) -> Served {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/foxglove_serve_peer.py");
+    let mut child = Command::new("python3")
+        .arg(script)
+        .arg(recording)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port: u16 = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("foxglove-sdk server: {line:?}"));
+    Served {
+        child,
+        url: format!("ws://127.0.0.1:{port}"),
+    }
+}
+
+/// Channels by topic, and the messages: (time, topic, sha256) as received.
+type Stream = (
+    std::collections::BTreeMap<String, Vec<Value>>,
+    Vec<(u64, String, String)>,
+);
+
+fn stream(lines: &[Value]) -> Stream {
+    let mut channels = std::collections::BTreeMap::<String, Vec<Value>>::new();
+    for c in of_kind(lines, "channel") {
+        let v = json!([
+            c["encoding"],
+            c["schemaName"],
+            c["schemaEncoding"],
+            c["schemaSha"]
+        ]);
+        channels
+            .entry(c["topic"].as_str().unwrap().to_string())
+            .or_default()
+            .push(v);
+    }
+    for v in channels.values_mut() {
+        v.sort_by_key(|x| x.to_string());
+    }
+    let msgs = of_kind(lines, "msg")
+        .iter()
+        .map(|m| {
+            (
+                m["time"].as_str().unwrap().parse().unwrap(),
+                m["topic"].as_str().unwrap().to_string(),
+                m["sha"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (channels, msgs)
+}
+
+#[test]
+fn serve_gives_what_the_foxglove_sdk_server_gives() {
+    let c1 = common::corpus_dir();
+    let c2 = common::corpus2_dir();
+    for rec in [
+        c1.join("rosbag.js/example-lz4.bag"),
+        c2.join("lichtblick/example.mcap"),
+        c2.join("keelson/test.mcap"),
+        c2.join("rosbags-rs/test_bag_mcap/test_bag_mcap.mcap"),
+    ] {
+        let opts = json!({"idleMs": 1000, "maxMs": 60000});
+        let peer = sdk_server(&rec);
+        let want = client(&peer.url, "foxglove.sdk.v1", opts.clone());
+        drop(peer);
+        let ours = serve(&["--speed", "1000000", rec.to_str().unwrap()]);
+        let got = client(&ours.url, "foxglove.sdk.v1", opts.clone());
+        let old = client(&ours.url, "foxglove.websocket.v1", opts);
+        let (want_ch, mut want_msgs) = stream(&want);
+        let (got_ch, got_msgs) = stream(&got);
+        let name = rec.display();
+        assert!(!want_msgs.is_empty(), "{name}: the peer served nothing");
+        assert_eq!(got_ch.len(), want_ch.len(), "{name}: topics");
+        for (topic, want) in &want_ch {
+            assert_eq!(got_ch.get(topic), Some(want), "{name}: channel of {topic}");
+        }
+        assert!(
+            got_msgs.windows(2).all(|w| w[0].0 <= w[1].0),
+            "{name}: not in time order"
+        );
+        let mut sorted = got_msgs.clone();
+        sorted.sort();
+        want_msgs.sort();
+        assert_eq!(sorted.len(), want_msgs.len(), "{name}: message count");
+        assert!(sorted == want_msgs, "{name}: messages differ");
+        // The older subprotocol: the same stream, no playback control offered, and nothing the
+        // client library does not know (no error lines).
+        assert!(
+            stream(&old) == (got_ch, got_msgs),
+            "{name}: foxglove.websocket.v1 differs"
+        );
+        let info = &of_kind(&old, "serverInfo")[0]["info"];
+        assert_eq!(info["capabilities"], json!(["time"]));
+        for lines in [&got, &old] {
+            assert!(of_kind(lines, "error").is_empty(), "{name}: {lines:?}");
+            assert!(of_kind(lines, "state").is_empty(), "{name}: state unasked");
+        }
+        let info = &of_kind(&got, "serverInfo")[0]["info"];
+        assert_eq!(info["capabilities"], json!(["time", "playbackControl"]));
+        let first = want_msgs.first().unwrap().0;
+        let start = info["dataStartTime"]["sec"].as_u64().unwrap() * 1_000_000_000
+            + info["dataStartTime"]["nsec"].as_u64().unwrap();
+        assert_eq!(start, first, "{name}: dataStartTime");
+    }
+}
+
+/// Nanoseconds of a line's "time".
+fn ns(v: &Value) -> u64 {
+    v["time"].as_str().unwrap().parse().unwrap()
+}
+
+#[test]
+fn playback_control_pause_seek_speed() {
+    let rec = common::corpus_dir().join("rosbag.js/example-lz4.bag");
+    let bag = bagscope::Bag::open(&rec).unwrap();
+    let (start, end) = (
+        bag.summary().start_ns.unwrap(),
+        bag.summary().end_ns.unwrap(),
+    );
+    let seek = start + (end - start) * 3 / 4;
+    let first_after_seek = bag
+        .messages(&bagscope::Filter {
+            start_ns: Some(seek),
+            ..Default::default()
+        })
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .time_ns;
+    let ours = serve(&["--paused", rec.to_str().unwrap()]);
+    let lines = client(
+        &ours.url,
+        "foxglove.sdk.v1",
+        json!({
+            "idleMs": 1500,
+            "maxMs": 30000,
+            "actions": [
+                {"after": {"ms": 400}, "request": {"command": "play", "speed": 2, "id": "a"}},
+                {"after": {"messages": 300}, "request": {"command": "pause", "speed": 2, "id": "b"}},
+                {"after": {"ms": 500}, "request": {"command": "play", "speed": 4, "seek": seek.to_string(), "id": "c"}},
+            ],
+        }),
+    );
+    assert!(of_kind(&lines, "status").is_empty(), "{lines:?}");
+    // Nothing before the play request: the server started paused.
+    let pos = |pred: &dyn Fn(&Value) -> bool| lines.iter().position(pred).unwrap();
+    let req_a = pos(&|l| l["kind"] == "request" && l["id"] == "a");
+    assert!(lines[..req_a].iter().all(|l| l["kind"] != "msg"));
+    let states = of_kind(&lines, "state");
+    let by_id = |id: &str| *states.iter().find(|s| s["id"] == id).unwrap();
+    let (a, b, c) = (by_id("a"), by_id("b"), by_id("c"));
+    assert_eq!(
+        (a["status"].as_u64(), a["speed"].as_f64()),
+        (Some(0), Some(2.0))
+    );
+    assert_eq!(b["status"], 1);
+    assert_eq!(
+        (
+            c["status"].as_u64(),
+            c["speed"].as_f64(),
+            c["didSeek"].as_bool()
+        ),
+        (Some(0), Some(4.0), Some(true))
+    );
+    assert_eq!(ns(c), seek);
+    // Paused: no message between the pause's answer and the seek's request.
+    let state_b = pos(&|l| l["kind"] == "state" && l["id"] == "b");
+    let req_c = pos(&|l| l["kind"] == "request" && l["id"] == "c");
+    let late = lines[state_b..req_c]
+        .iter()
+        .filter(|l| l["kind"] == "msg")
+        .count();
+    assert_eq!(late, 0, "messages while paused");
+    // After the seek: the first message is the first at or after the time sought.
+    let state_c = pos(&|l| l["kind"] == "state" && l["id"] == "c");
+    let after: Vec<&Value> = lines[state_c..]
+        .iter()
+        .filter(|l| l["kind"] == "msg")
+        .collect();
+    assert_eq!(ns(after[0]), first_after_seek);
+    assert_eq!(ns(after.last().unwrap()), end);
+    // Speed 4: the recording's time passes four times as fast as the client's clock.
+    let data_ms = (ns(after.last().unwrap()) - ns(after[0])) as f64 / 1e6;
+    let wall_ms =
+        (after.last().unwrap()["wall"].as_f64().unwrap()) - after[0]["wall"].as_f64().unwrap();
+    assert!(
+        (wall_ms - data_ms / 4.0).abs() < 0.2 * data_ms / 4.0 + 150.0,
+        "speed 4: {data_ms} ms of data in {wall_ms} ms"
+    );
+    // The end is said, unasked for but to a client that asked for playback control.
+    let ended = states
+        .iter()
+        .find(|s| s["status"] == 3)
+        .expect("Ended state");
+    assert_eq!(ns(ended), end);
+}
+
+#[test]
+fn two_clients_their_own_topics() {
+    let rec = common::corpus_dir().join("rosbag.js/example-lz4.bag");
+    let bag = bagscope::Bag::open(&rec).unwrap();
+    let count = |topic: &str| {
+        bag.summary()
+            .topics
+            .iter()
+            .find(|t| t.name == topic)
+            .unwrap()
+            .message_count
+    };
+    let ours = serve(&["--speed", "20", rec.to_str().unwrap()]);
+    let url = ours.url.clone();
+    let other = std::thread::spawn(move || {
+        client(
+            &url,
+            "foxglove.websocket.v1",
+            json!({"topics": ["/rosout"], "idleMs": 3000}),
+        )
+    });
+    let one = client(
+        &ours.url,
+        "foxglove.sdk.v1",
+        json!({"topics": ["/turtle1/pose"], "idleMs": 3000}),
+    );
+    let two = other.join().unwrap();
+    for (lines, topic) in [(&one, "/turtle1/pose"), (&two, "/rosout")] {
+        let msgs = of_kind(lines, "msg");
+        assert!(msgs.iter().all(|m| m["topic"] == topic));
+        assert_eq!(msgs.len() as u64, count(topic), "{topic}");
+    }
+}
+
+/// The server's resident memory (kB).
+fn rss_kb(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_client_that_never_reads_does_not_grow_the_server() {
+    let rec = common::corpus_dir().join("navigation/gps_data.bag");
+    let ours = serve(&[
+        "--loop",
+        "--speed",
+        "1000000",
+        "--queue-mb",
+        "4",
+        rec.to_str().unwrap(),
+    ]);
+    let pid = ours.child.id();
+    let url = ours.url.clone();
+    let stalled = std::thread::spawn(move || {
+        client(
+            &url,
+            "foxglove.sdk.v1",
+            json!({"noRead": true, "maxMs": 6000, "idleMs": 60000}),
+        )
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    let before = rss_kb(pid);
+    std::thread::sleep(Duration::from_millis(3500));
+    let after = rss_kb(pid);
+    // Looping at full speed, the recording is sent again and again: without the bound the
+    // queue would grow by its 3.3 MB each pass.
+    assert!(
+        after < before + 32 * 1024,
+        "the server grew from {before} kB to {after} kB"
+    );
+    stalled.join().unwrap();
+    // Still serving.
+    let lines = client(&ours.url, "foxglove.sdk.v1", json!({"maxMessages": 10}));
+    assert_eq!(of_kind(&lines, "msg").len(), 10);
+}
+
+/// A raw connection: the handshake sent as given, the answer's head read.
+fn raw(url: &str, request: &[u8]) -> (TcpStream, String) {
+    let mut s = TcpStream::connect(url.trim_start_matches("ws://")).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(request).unwrap();
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && s.read(&mut b).unwrap_or(0) == 1 {
+        head.push(b[0]);
+    }
+    (s, String::from_utf8_lossy(&head).into_owned())
+}
+
+fn upgrade(protocol: &str) -> Vec<u8> {
+    format!(
+        "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+         Sec-WebSocket-Protocol: {protocol}\r\n\r\n"
+    )
+    .into_bytes()
+}
+
+/// A client frame, masked.
+fn frame(op: u8, payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0x80 | op];
+    if payload.len() < 126 {
+        f.push(0x80 | payload.len() as u8);
+    } else {
+        f.push(0x80 | 127);
+        f.extend_from_slice(&(payload.len() as u64).to_be_bytes());
+    }
+    f.extend_from_slice(&[1, 2, 3, 4]);
+    f.extend(
+        payload
+            .iter()
+            .enumerate()
+            .map(|(i, b)| b ^ [1, 2, 3, 4][i % 4]),
+    );
+    f
+}
+
+/// Reads server frames until a close frame; its code (None: the connection ended first).
+fn close_code(s: &mut TcpStream) -> Option<u16> {
+    loop {
+        let mut h = [0u8; 2];
+        s.read_exact(&mut h).ok()?;
+        let len = match h[1] & 0x7f {
+            126 => {
+                let mut b = [0u8; 2];
+                s.read_exact(&mut b).ok()?;
+                u64::from(u16::from_be_bytes(b))
+            }
+            127 => {
+                let mut b = [0u8; 8];
+                s.read_exact(&mut b).ok()?;
+                u64::from_be_bytes(b)
+            }
+            n => u64::from(n),
+        };
+        let mut p = vec![0u8; len as usize];
+        s.read_exact(&mut p).ok()?;
+        if h[0] & 0x0f == 0x8 {
+            return Some(u16::from_be_bytes([p[0], p[1]]));
+        }
+    }
+}
+
+#[test]
+fn bad_clients_get_an_answer_not_a_crash() {
+    let rec = common::corpus_dir().join("rosbag.js/example-lz4.bag");
+    let ours = serve(&[rec.to_str().unwrap()]);
+    let url = ours.url.as_str();
+    // Handshakes refused with an HTTP status that says why.
+    let (_, head) = raw(url, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(head.starts_with("HTTP/1.1 426"), "{head}");
+    let (_, head) = raw(url, &upgrade("graphql-ws"));
+    assert!(head.starts_with("HTTP/1.1 400"), "{head}");
+    let (_, head) = raw(url, b"\x16\x03\x01 not http at all\r\n\r\n");
+    assert!(head.starts_with("HTTP/1.1 400"), "{head}");
+    let (_, head) = raw(url, &upgrade("foxglove.websocket.v1"));
+    assert!(head.contains("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="), "{head}");
+    // Frames that break the protocol close the connection with the code that says why.
+    let cases: Vec<(Vec<u8>, u16)> = vec![
+        (vec![0x82, 0x01, 0x00], 1002),          // not masked
+        (frame(0x3, b""), 1002),                 // unknown opcode
+        (frame(0x1, &[0xc3, 0x28]), 1007),       // text not UTF-8
+        (frame(0x2, &vec![0u8; 2 << 20]), 1009), // over the 1 MB a client may send
+        (
+            {
+                let mut f = vec![0x82, 0xff];
+                f.extend_from_slice(&(1u64 << 62).to_be_bytes());
+                f
+            },
+            1009,
+        ), // 4 EB announced
+        (frame(0x8, &1000u16.to_be_bytes()), 1000), // a clean close
+    ];
+    for (bytes, code) in cases {
+        let (mut s, head) = raw(url, &upgrade("foxglove.sdk.v1"));
+        assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+        let _ = s.write_all(&bytes);
+        assert_eq!(
+            close_code(&mut s),
+            Some(code),
+            "{:?}",
+            &bytes[..bytes.len().min(12)]
+        );
+    }
+    // Valid frames with bad contents get a status, and the connection goes on.
+    let (mut s, _) = raw(url, &upgrade("foxglove.sdk.v1"));
+    for bad in [
+        frame(0x1, b"{not json"),
+        frame(
+            0x1,
+            br#"{"op":"subscribe","subscriptions":[{"id":1,"channelId":999}]}"#,
+        ),
+        frame(0x1, br#"{"op":"advertise","channels":[]}"#),
+        frame(0x2, &[0x03, 0x00]),
+        frame(0x2, &[0x42]),
+    ] {
+        s.write_all(&bad).unwrap();
+    }
+    s.write_all(&frame(0x8, &1000u16.to_be_bytes())).unwrap();
+    let mut bytes = Vec::new();
+    let _ = s.read_to_end(&mut bytes);
+    let texts = String::from_utf8_lossy(&bytes);
+    for said in [
+        "not JSON",
+        "no channel 999",
+        "advertise is not supported",
+        "playback control request of 1 bytes",
+        "unknown binary opcode 0x42",
+    ] {
+        assert!(texts.contains(said), "{said}");
+    }
+    // Random bytes after a handshake, many times over: the server answers a real client after.
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..200 {
+        let (mut s, _) = raw(url, &upgrade("foxglove.sdk.v1"));
+        let n = (seed % 300) as usize;
+        let junk: Vec<u8> = (0..n)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed as u8
+            })
+            .collect();
+        let _ = s.write_all(&junk);
+    }
+    let lines = client(url, "foxglove.sdk.v1", json!({"maxMessages": 5}));
+    assert_eq!(of_kind(&lines, "msg").len(), 5);
+}
