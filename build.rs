@@ -14,6 +14,7 @@
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    commit();
     println!("cargo:rerun-if-env-changed=BAGSCOPE_PIE");
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
@@ -21,5 +22,35 @@ fn main() {
     // glibc targets only: musl's are linked static-pie, which `-no-pie` would contradict.
     if os == "linux" && env == "gnu" && !pie {
         println!("cargo:rustc-link-arg-bins=-no-pie");
+    }
+}
+
+/// `BAGSCOPE_COMMIT`: the commit built (`git rev-parse`; the work tree's changes since are
+/// not said, as tracking them would rebuild the executable at every `git add`); BAGSCOPE_COMMIT from the environment where there is no git checkout (a source
+/// tarball); "unknown" otherwise. `bagscope --version` names it.
+fn commit() {
+    println!("cargo:rerun-if-env-changed=BAGSCOPE_COMMIT");
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = std::env::var("BAGSCOPE_COMMIT")
+        .ok()
+        .filter(|c| !c.is_empty())
+        .or_else(|| git(&["rev-parse", "--short=12", "HEAD"]))
+        .unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=BAGSCOPE_COMMIT={commit}");
+    // Built again when HEAD moves (a commit, a checkout).
+    if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
+        for f in ["HEAD", "packed-refs"] {
+            println!("cargo:rerun-if-changed={dir}/{f}");
+        }
+        if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"]) {
+            println!("cargo:rerun-if-changed={dir}/{r}");
+        }
     }
 }

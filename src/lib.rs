@@ -9,9 +9,16 @@
 //!   several recordings as one; re-exported here module by module ([`storage`], [`bag`], ...);
 //! - [`ops`] (`bagscope-ops`): operations over an open recording, and [`demo`];
 //! - [`live`] (`bagscope-live`): playing onto and recording from live ROS 1 and ROS 2 systems;
-//! - `app` (`bagscope-app`, feature `gui`): the desktop app.
+//! - `app` (`bagscope-app`, feature `gui`): the desktop app;
+//! - [`cli`]: the command line, [`cli::main`] the executable's whole body (the Python
+//!   package's `bagscope` command calls it too).
 
 #![forbid(unsafe_code)]
+
+// The command line's files name this crate `bagscope`, as they did inside the executable.
+extern crate self as bagscope;
+
+pub mod cli;
 
 #[cfg(feature = "gui")]
 pub use bagscope_app as app;

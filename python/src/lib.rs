@@ -733,10 +733,21 @@ impl Message {
 }
 
 /// The native module.
+/// The `bagscope` executable in this module: the command line and the desktop app, run on
+/// `argv` (the program's name first) with the GIL released; the exit status.
+#[pyfunction]
+fn _main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
+    use std::io::Write;
+    let code = py.detach(|| bagscope::cli::main(argv));
+    let _ = std::io::stdout().flush();
+    bagscope::cli::exit_status(code)
+}
+
 #[pymodule]
 fn _bagscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_function(wrap_pyfunction!(_main, m)?)?;
     dropin::register(m)?;
     m.add_class::<Recording>()?;
     m.add_class::<Topic>()?;

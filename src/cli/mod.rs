@@ -29,10 +29,18 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// The version and the commit it was built from (build.rs).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("BAGSCOPE_COMMIT"),
+    ")"
+);
+
 /// bagscope: a fast inspector and timeline viewer for robot recordings (ROS 1 bags, rosbag2,
 /// MCAP).
 #[derive(Parser, Debug)]
-#[command(version, about, args_conflicts_with_subcommands = true)]
+#[command(version = VERSION, about, args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -152,6 +160,54 @@ pub enum Command {
         #[arg(long, default_value_t = 3)]
         runs: usize,
     },
+}
+
+/// The executable: `args` (the program's name first) parsed, then the app or a verb.
+pub fn main<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let args = Cli::parse_from(args);
+    bagscope::settings::update(|s| s.msg_path = args.msg_path.clone());
+    match args.command {
+        Some(cmd) => run(cmd),
+        None => open_app(args.bags),
+    }
+}
+
+/// The exit status of `code` as a number (for a caller that exits itself: Python).
+pub fn exit_status(code: ExitCode) -> u8 {
+    (0..=u8::MAX)
+        .find(|&n| ExitCode::from(n) == code)
+        .unwrap_or(1)
+}
+
+/// Opens the window (the start screen, or `bag`).
+#[cfg(feature = "gui")]
+fn open_app(bags: Vec<std::path::PathBuf>) -> ExitCode {
+    match bagscope::app::run(bags) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bagscope: cannot open a window: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Built without the app: say so, and show what the command line does.
+#[cfg(not(feature = "gui"))]
+fn open_app(bags: Vec<std::path::PathBuf>) -> ExitCode {
+    use clap::CommandFactory;
+    if let Some(b) = bags.first() {
+        eprintln!(
+            "bagscope: built without the desktop app (feature \"gui\"); for a summary run: bagscope info {}",
+            b.display()
+        );
+        return ExitCode::from(2);
+    }
+    let _ = Cli::command().print_long_help();
+    ExitCode::SUCCESS
 }
 
 /// Runs a verb; `Ok(code)` is the process exit code.

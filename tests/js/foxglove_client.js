@@ -14,6 +14,7 @@
 //                                playback control requests, each once its trigger is met
 //                                (ms: since the previous action)
 //   noRead: false                subscribe, then stop reading the socket (a stalled client)
+//   summary: false               no line a message: one "summary" line at the end (benchmarks)
 // }
 "use strict";
 const { FoxgloveClient } = require("@foxglove/ws-protocol");
@@ -22,7 +23,7 @@ const crypto = require("crypto");
 
 const [url, subprotocol, optionsText] = process.argv.slice(2);
 const opts = Object.assign(
-  { topics: null, idleMs: 1500, maxMs: 30000, maxMessages: null, actions: [], noRead: false },
+  { topics: null, idleMs: 1500, maxMs: 30000, maxMessages: null, actions: [], noRead: false, summary: false },
   JSON.parse(optionsText || "{}"),
 );
 const t0 = Date.now();
@@ -34,6 +35,8 @@ const client = new FoxgloveClient({ ws });
 const channels = new Map();
 const subs = new Map();
 let count = 0;
+let bytes = 0;
+let firstWall = null;
 let lastMessage = null;
 let subscribed = false;
 let actionIndex = 0;
@@ -47,6 +50,9 @@ function finish(code) {
     ws.terminate();
   } catch (e) {}
   // stdout is a pipe, written asynchronously: exit once everything written has gone out.
+  if (opts.summary) {
+    out({ kind: "summary", messages: count, bytes, firstWall, lastWall: lastMessage === null ? null : lastMessage - t0 });
+  }
   process.stdout.write(JSON.stringify({ wall: Date.now() - t0, kind: "end", messages: count }) + "\n", () =>
     process.exit(code),
   );
@@ -142,6 +148,12 @@ client.on("message", (m) => {
   const c = subs.get(m.subscriptionId);
   count++;
   lastMessage = Date.now();
+  if (firstWall === null) firstWall = lastMessage - t0;
+  bytes += m.data.byteLength;
+  if (opts.summary) {
+    if (opts.maxMessages != null && count >= opts.maxMessages) finish(0);
+    return;
+  }
   const data = Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength);
   out({
     kind: "msg",

@@ -13,10 +13,15 @@
 //!   Xvfb (`tests/scene_gl`), and every benchmark once in its short mode;
 //! - `all`: everything built first (one build of every target), then each tier in turn.
 //!
+//! `cargo xtask dist [--dev]` makes a release's files in `dist/` (the wheel, the `.deb`, a
+//! `.tar.gz`, their checksums; `dist.rs`).
+//!
 //! `cargo xtask docs` writes the command-line reference (`docs/cli-reference.md`) anew from
 //! the binary's `--help` (a unit test fails while it differs).
 
 use std::process::{Command, ExitCode};
+
+mod dist;
 
 /// The crates `cargo test` means here (not the Python module, the fuzz targets or this).
 const EXCLUDE: &[&str] = &[
@@ -92,7 +97,10 @@ fn cargo(r: &Run) -> bool {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: cargo xtask test unit|corpus|live|gui|all\n       cargo xtask docs");
+    eprintln!(
+        "usage: cargo xtask test unit|corpus|live|gui|all\n       cargo xtask docs\n       \
+         cargo xtask dist [--dev]"
+    );
     ExitCode::from(2)
 }
 
@@ -116,6 +124,20 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() == 1 && args[0] == "docs" {
         return docs();
+    }
+    if args.first().is_some_and(|a| a == "dist") {
+        let dev = match &args[1..] {
+            [] => false,
+            [d] if d == "--dev" => true,
+            _ => return usage(),
+        };
+        return match dist::dist(dev) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("xtask: dist: {e}");
+                ExitCode::FAILURE
+            }
+        };
     }
     let [verb, which] = args.as_slice() else {
         return usage();

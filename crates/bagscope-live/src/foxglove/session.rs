@@ -19,8 +19,9 @@ use super::Shared;
 /// How long after a client's first subscription playback starts by itself: clients subscribe
 /// channel by channel, in a burst of messages.
 const SETTLE: Duration = Duration::from_millis(100);
-/// A `time` message at most once per this much recording time.
-const TIME_EVERY_NS: u64 = 10_000_000;
+/// A `time` message at most once per this much wall time (100 a second: the client's clock
+/// moves smoothly, and at a high speed the time messages do not outnumber the messages).
+const TIME_EVERY: Duration = Duration::from_millis(10);
 /// Frames the server itself must send (answers, pongs) queued at most; a client that sends
 /// more requests than it reads answers is closed.
 const MAX_CONTROL_FRAMES: usize = 4096;
@@ -139,7 +140,10 @@ impl Session<'_> {
         }
         q.data_bytes += n;
         q.data.push_back(f);
-        self.wake_writer.notify_one();
+        // The writer waits only on an empty queue: wake it only then.
+        if q.data.len() == 1 && q.control.is_empty() {
+            self.wake_writer.notify_one();
+        }
         true
     }
 
@@ -529,7 +533,7 @@ fn play(s: &Session<'_>) {
                 return;
             }
         };
-        let mut last_time_sent: Option<u64> = None;
+        let mut last_time_sent: Option<(Instant, u64)> = None;
         for m in it {
             let m = match m {
                 Ok(m) => m,
@@ -569,8 +573,8 @@ fn play(s: &Session<'_>) {
                     .unwrap_or_else(PoisonError::into_inner)
                     .0;
             }
-            if last_time_sent.is_none_or(|t| m.time_ns >= t.saturating_add(TIME_EVERY_NS)) {
-                last_time_sent = Some(m.time_ns);
+            if last_time_sent.is_none_or(|(w, t)| m.time_ns > t && w.elapsed() >= TIME_EVERY) {
+                last_time_sent = Some((Instant::now(), m.time_ns));
                 s.data(Frame::Binary(protocol::time(m.time_ns).to_vec(), None));
             }
             let sub = s

@@ -3,7 +3,7 @@
 //! fragmented, with pings and a close), and the server's frames written. Everything a client
 //! sends is bounded: the handshake's size, a message's size, a control frame's size.
 
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, IoSlice, Read, Write};
 
 use sha1::{Digest, Sha1};
 
@@ -282,13 +282,37 @@ pub fn header(op: Opcode, len: usize) -> ([u8; 10], usize) {
     (h, n)
 }
 
-/// Writes one unfragmented frame: its header, then the payload's parts in order.
+/// Writes one unfragmented frame: its header, then the payload's parts in order, in one
+/// vectored write where the writer takes it (a camera frame goes out with its headers in one
+/// system call, not a small segment and then the image).
 pub fn write_frame(w: &mut impl Write, op: Opcode, parts: &[&[u8]]) -> io::Result<()> {
     let len = parts.iter().map(|p| p.len()).sum();
     let (h, n) = header(op, len);
-    w.write_all(&h[..n])?;
-    for p in parts {
-        w.write_all(p)?;
+    let mut slices = [IoSlice::new(&[]); 4];
+    slices[0] = IoSlice::new(&h[..n]);
+    let mut k = 1;
+    for p in parts.iter().filter(|p| !p.is_empty()) {
+        if k == slices.len() {
+            // More parts than slices: the rest one by one.
+            write_all_vectored(w, &mut slices[..k])?;
+            k = 0;
+        }
+        slices[k] = IoSlice::new(p);
+        k += 1;
+    }
+    write_all_vectored(w, &mut slices[..k])
+}
+
+/// `Write::write_all_vectored` (not stable yet): every slice written, in order.
+fn write_all_vectored(w: &mut impl Write, mut bufs: &mut [IoSlice<'_>]) -> io::Result<()> {
+    IoSlice::advance_slices(&mut bufs, 0);
+    while !bufs.is_empty() {
+        match w.write_vectored(bufs) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut bufs, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
     }
     Ok(())
 }

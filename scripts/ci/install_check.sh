@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The release files as a user installs them (issue 50), from `cargo xtask dist --dev`'s dist/:
+#
+# - the wheel in a fresh virtual environment: `bagscope --version` names this commit,
+#   `bagscope info` of a corpus recording prints what the source build prints, the module
+#   imports, `python -m bagscope` runs, and the app from that install shows its window under Xvfb;
+# - the .deb with dpkg: its desktop entry passes desktop-file-validate, gio gives a .bag, an
+#   .mcap, a misnamed MCAP and a .db3 their content types, bagscope is the application for
+#   them, `gio open` of a recording starts bagscope on it; `dpkg -r` leaves none of its files.
+#
+# Run by .ci/run as root (dpkg). Needs Xvfb, desktop-file-utils, shared-mime-info, gio
+# (libglib2.0-bin) and x11-utils (xwininfo), which .ci/run installs.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+corpus=$root/../shared
+fail() { echo "install_check: $*" >&2; exit 1; }
+tmp=$(mktemp -d)
+xvfb_pid=
+cleanup() {
+    pkill -f "$tmp/" 2>/dev/null || true
+    [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+commit=$(git rev-parse --short=12 HEAD)
+bag=$corpus/bags/rosbag.js/example-lz4.bag
+mcap=$corpus/bags2/lichtblick/example.mcap
+db3=$corpus/bags2/mcap/chatter.db3
+
+# A display of our own for the windows below.
+display=:$((90 + RANDOM % 9))
+Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+xvfb_pid=$!
+export DISPLAY=$display
+for _ in $(seq 50); do xwininfo -root >/dev/null 2>&1 && break; sleep 0.1; done
+
+# Waits up to 30 s for a window named bagscope; its line of `xwininfo -tree`.
+window() {
+    for _ in $(seq 300); do
+        if w=$(xwininfo -root -tree 2>/dev/null | grep '"bagscope' | head -1) && [ -n "$w" ]; then
+            echo "$w"
+            return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
+# --- The wheel, in a fresh virtual environment.
+wheel=$(ls dist/bagscope-*.whl)
+python3 -m venv "$tmp/venv"
+"$tmp/venv/bin/pip" install --quiet --disable-pip-version-check "$wheel"
+v=$("$tmp/venv/bin/bagscope" --version)
+[[ $v == *"commit $commit"* ]] || fail "wheel: --version says '$v', not commit $commit"
+"$tmp/venv/bin/bagscope" info "$bag" >"$tmp/info-wheel.txt"
+target/debug/bagscope info "$bag" >"$tmp/info-source.txt"
+cmp -s "$tmp/info-wheel.txt" "$tmp/info-source.txt" || {
+    diff "$tmp/info-wheel.txt" "$tmp/info-source.txt" | head -20
+    fail "wheel: bagscope info differs from the source build's"
+}
+"$tmp/venv/bin/python" -c "import bagscope; r = bagscope.open('$bag'); assert sum(t.count for t in r.topics) > 0" \
+    || fail "wheel: import bagscope"
+"$tmp/venv/bin/python" -m bagscope --version | grep -q "commit $commit" || fail "wheel: python -m bagscope"
+HOME=$tmp/home "$tmp/venv/bin/bagscope" "$mcap" >"$tmp/app.log" 2>&1 &
+app=$!
+w=$(window) || { cat "$tmp/app.log"; fail "wheel: no bagscope window"; }
+echo "install_check: wheel's app window: $w"
+kill "$app"; wait "$app" 2>/dev/null || true
+echo "install_check: wheel $(basename "$wheel") ($(du -m "$wheel" | cut -f1) MB): ok"
+
+# --- The .deb.
+deb=$(ls dist/bagscope_*_amd64.deb)
+dpkg -i "$deb" >/dev/null
+files=$(dpkg -L bagscope | while read -r f; do [ -f "$f" ] && echo "$f"; done)
+/usr/bin/bagscope --version | grep -q "commit $commit" || fail "deb: /usr/bin/bagscope --version"
+desktop-file-validate /usr/share/applications/bagscope.desktop || fail "deb: desktop-file-validate"
+cp "$bag" "$tmp/run.bag"
+cp "$mcap" "$tmp/run.mcap"
+cp "$mcap" "$tmp/renamed.bag"
+cp "$mcap" "$tmp/no-extension"
+cp "$db3" "$tmp/run_0.db3"
+check_type() {
+    t=$(gio info -a standard::content-type "$1" | sed -n 's/.*content-type: //p')
+    [ "$t" = "$2" ] || fail "deb: gio gives $1 the type '$t', not $2"
+}
+check_type "$tmp/run.bag" application/x-rosbag
+check_type "$tmp/run.mcap" application/x-mcap
+check_type "$tmp/renamed.bag" application/x-mcap
+check_type "$tmp/no-extension" application/x-mcap
+check_type "$tmp/run_0.db3" application/x-rosbag2-sqlite
+for t in application/x-rosbag application/x-mcap application/x-rosbag2-sqlite; do
+    gio mime "$t" | grep -q "Default application.*bagscope.desktop" || fail "deb: gio mime $t"
+done
+HOME=$tmp/home gio open "$tmp/run.mcap"
+w=$(window) || fail "deb: gio open started no bagscope window"
+pgrep -f "^/usr/bin/bagscope $tmp/run.mcap" >/dev/null || fail "deb: gio open did not start /usr/bin/bagscope on the recording"
+echo "install_check: gio open's window: $w"
+pkill -f "^/usr/bin/bagscope $tmp/run.mcap" || true
+dpkg -r bagscope >/dev/null
+for f in $files; do
+    [ ! -e "$f" ] || fail "deb: $f left after dpkg -r"
+done
+if gio mime application/x-mcap 2>/dev/null | grep -q bagscope; then fail "deb: bagscope still handles application/x-mcap"; fi
+echo "install_check: deb $(basename "$deb") ($(du -m "$deb" | cut -f1) MB): ok"
