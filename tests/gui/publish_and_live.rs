@@ -443,3 +443,76 @@ fn live_records_a_ros2_domain() {
     let _ = talker.kill();
     let _ = talker.wait();
 }
+
+/// The Publish window's Foxglove section serves the open recording as `bagscope serve` does:
+/// Serve (port 0: any free one) shows the address, a WebSocket client of the Foxglove
+/// subprotocol is answered with `serverInfo` and the `/speed` channel with its schema, and
+/// "Stop serving" closes the client's connection.
+#[test]
+fn publish_window_serves_the_recording_to_a_foxglove_client() {
+    use std::io::{Read, Write};
+    let dir = common::temp_dir("ui-serve");
+    let (bag, _) = speed_bag(&dir);
+    let mut h = harness(Some(bag));
+    wait_for(&mut h, "indexing", indexed);
+    h.get_by_label("Publish…").click();
+    h.run_steps(4);
+    h.state_mut().doc.as_mut().unwrap().publish.serve.port = "0".into();
+    h.get_by_label("Serve").click();
+    h.run_steps(2);
+    wait_for(&mut h, "the server to listen", |a| {
+        a.doc.as_ref().unwrap().publish.serve.address().is_some()
+    });
+    let addr = h
+        .state()
+        .doc
+        .as_ref()
+        .unwrap()
+        .publish
+        .serve
+        .address()
+        .unwrap()
+        .to_string();
+    h.run_steps(2);
+    h.get_by_label_contains(&format!("Serving {addr} on 127.0.0.1"));
+    let mut s = std::net::TcpStream::connect(addr.trim_start_matches("ws://")).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(
+        b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+          Sec-WebSocket-Protocol: foxglove.sdk.v1\r\n\r\n",
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let t = Instant::now();
+    while !String::from_utf8_lossy(&got).contains(r#""topic":"/speed""#) {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{}",
+            String::from_utf8_lossy(&got)
+        );
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "closed: {}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 101"), "{text}");
+    assert!(text.contains(r#""op":"serverInfo""#) && text.contains("playbackControl"));
+    assert!(text.contains(r#""schemaName":"std_msgs/Float64""#) && text.contains("float64 data"));
+    h.get_by_label("Stop serving").click();
+    h.run_steps(2);
+    assert!(!h.state().doc.as_ref().unwrap().publish.serve.running());
+    // The server closes the connection: a close frame, then the end.
+    let t = Instant::now();
+    loop {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the connection stays open"
+        );
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+}

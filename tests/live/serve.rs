@@ -72,18 +72,23 @@ impl Drop for Served {
     }
 }
 
-/// `bagscope serve --port 0 ARGS…`, once it listens.
-fn serve(args: &[&str]) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bagscope"))
-        .args(["serve", "--port", "0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+/// `cmd` started with its output piped, and the first line it prints (once it listens).
+fn start(cmd: &mut Command) -> (Child, String) {
+    let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
+    (child, line)
+}
+
+/// `bagscope serve --port 0 ARGS…`, once it listens.
+fn serve(args: &[&str]) -> Served {
+    let (child, line) = start(
+        Command::new(env!("CARGO_BIN_EXE_bagscope"))
+            .args(["serve", "--port", "0"])
+            .args(args),
+    );
     let addr = line
         .split_whitespace()
         .find(|w| w.starts_with("ws://"))
@@ -95,17 +100,12 @@ fn serve(args: &[&str]) -> Served {
 /// The SDK's server on `recording` (tests/py/foxglove_serve_peer.py), once it listens.
 fn sdk_server(recording: &Path) -> Served {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/foxglove_serve_peer.py");
-    let mut child = Command::new("python3")
-        .arg(script)
-        .arg(recording)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let (child, line) = start(
+        Command::new("python3")
+            .arg(script)
+            .arg(recording)
+            .stdin(Stdio::piped()),
+    );
     let port: u16 = line
         .trim()
         .parse()

@@ -83,6 +83,10 @@ pub enum Cmd {
     SetPublish(usize, bool),
     /// Stop publishing (the node leaves the ROS graph, every toggle goes off).
     PublishDisconnect,
+    /// Serve the recording to Foxglove clients (the Publish window's port).
+    ServeStart,
+    /// Stop serving it.
+    ServeStop,
     /// Show or hide the Live window.
     ShowLive(bool),
     /// Look for the topics published on the Live window's master or domain.
@@ -121,6 +125,11 @@ impl App {
             Cmd::SetPublish(ti, on) => {
                 if let Some(d) = &mut self.doc {
                     publish::set(d, ti, on, &self.ctx);
+                }
+            }
+            Cmd::ServeStart => {
+                if let Some(d) = &mut self.doc {
+                    super::serve::start(&mut d.publish.serve, &d.rec.bag, &self.ctx);
                 }
             }
             Cmd::ShowLive(b) => self.live.open = b,
@@ -325,6 +334,7 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
         Cmd::ShowTf(b) => d.tf.open = b && d.rec.has_tf,
         Cmd::ShowPublish(b) => d.publish.open = b,
         Cmd::PublishDisconnect => publish::disconnect(d),
+        Cmd::ServeStop => super::serve::stop(&mut d.publish.serve),
         Cmd::ShowFind(b) => {
             d.find.focus_query = b && !d.find.open;
             d.find.open = b;

@@ -18,6 +18,7 @@ pub mod plot;
 pub mod publish;
 pub mod scene;
 mod screens;
+mod serve;
 mod style;
 pub mod tf;
 pub mod timeline;

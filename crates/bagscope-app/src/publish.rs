@@ -63,6 +63,8 @@ pub struct PublishState {
     pub status: Option<Status>,
     /// The playhead the worker last heard of.
     last: Option<u64>,
+    /// Serving the recording to Foxglove clients.
+    pub serve: super::serve::ServeState,
 }
 
 impl PublishState {
@@ -463,6 +465,8 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                         });
                     }
                 });
+            ui.separator();
+            super::serve::ui(ui, &mut d.publish.serve, cmds);
         });
     if open != d.publish.open {
         cmds.push(Cmd::ShowPublish(open));

@@ -229,4 +229,9 @@ impl Server {
     pub fn clients(&self) -> usize {
         self.active.load(Ordering::SeqCst)
     }
+
+    /// The count [`Server::clients`] reads, for another thread to read while this one runs.
+    pub fn clients_handle(&self) -> Arc<AtomicUsize> {
+        Arc::clone(&self.active)
+    }
 }
