@@ -11,7 +11,7 @@ bagscope serves at --speed 1e9 (as fast as it can); the SDK's server is fed by
 tests/py/foxglove_serve_peer.py, which reads the whole recording into memory first (rosbags for
 a ROS 1 bag) and then logs every message as fast as the SDK takes them, with a backlog that
 holds them all. Recordings: 10 s of bench-bags/many_small_lz4.bag (small messages on 50
-topics, cut with `bagscope export`) and 20 s of the demo recording (camera images, clouds).
+topics, cut with `bagscope export`) and 120 s of the demo recording (camera images, clouds: 75 MB of messages).
 Needs target/release/bagscope, Node.js and npm (the client's packages are installed into a
 temporary folder), the pip foxglove-sdk and rosbags.
 """
@@ -73,11 +73,11 @@ def main():
         subprocess.run([str(BAGSCOPE), "export", str(src), "-o", str(small), "--start", "+40",
                         "--end", "+50"], check=True, capture_output=True)
         demo = d / "demo.bag"
-        subprocess.run([str(BAGSCOPE), "demo", str(demo), "--seconds", "20"], check=True,
+        subprocess.run([str(BAGSCOPE), "demo", str(demo), "--seconds", "120"], check=True,
                        capture_output=True)
         rows = []
         for name, rec in [("many small messages (10 s of many_small_lz4)", small),
-                          ("demo recording, 20 s (images, clouds)", demo)]:
+                          ("demo recording, 120 s (images, clouds)", demo)]:
             best = {}
             for who, f in [("bagscope serve", ours), ("foxglove-sdk server", sdk)]:
                 results = [f(d, rec) for _ in range(runs)]
