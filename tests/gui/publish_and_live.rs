@@ -474,7 +474,7 @@ fn publish_window_serves_the_recording_to_a_foxglove_client() {
         .unwrap()
         .to_string();
     h.run_steps(2);
-    h.get_by_label_contains(&format!("Serving {addr} on 127.0.0.1"));
+    h.get_by_label_contains(&format!("Serving {addr}: 0 client(s)"));
     let mut s = std::net::TcpStream::connect(addr.trim_start_matches("ws://")).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     s.write_all(

@@ -154,7 +154,7 @@ pub fn ui(ui: &mut egui::Ui, s: &mut ServeState, cmds: &mut Vec<Cmd>) {
     ui.strong("Foxglove WebSocket");
     ui.label(
         "Serves this recording to Foxglove and Lichtblick (Open connection, Foxglove \
-         WebSocket): every client plays it on its own clock, as `bagscope serve` does.",
+         WebSocket): every client plays it on its own clock, as bagscope serve does.",
     );
     ui.horizontal(|ui| {
         ui.label("Port:");
@@ -175,7 +175,7 @@ pub fn ui(ui: &mut egui::Ui, s: &mut ServeState, cmds: &mut Vec<Cmd>) {
             Some(a) => {
                 let n = r.clients.as_ref().map_or(0, |c| c.load(Ordering::Relaxed));
                 ui.horizontal(|ui| {
-                    ui.label(format!("Serving {a} on 127.0.0.1: {n} client(s)"));
+                    ui.label(format!("Serving {a}: {n} client(s)"));
                     if ui.small_button("Copy").clicked() {
                         ui.ctx().copy_text(a.clone());
                     }
