@@ -532,3 +532,30 @@ fn bad_clients_get_an_answer_not_a_crash() {
     let lines = client(url, "foxglove.sdk.v1", json!({"maxMessages": 5}));
     assert_eq!(of_kind(&lines, "msg").len(), 5);
 }
+
+/// Two recordings on one timeline, one of them read over HTTP (a server on 127.0.0.1): the
+/// client gets every message of both, in time order, each recording's topics under a
+/// namespace of their own (as the app and `bagscope play` merge them).
+#[test]
+fn serves_several_recordings_one_of_them_remote() {
+    let dir = common::temp_dir("serve-remote");
+    let bag = common::corpus_dir().join("rosbag.js/example-lz4.bag");
+    std::fs::copy(&bag, dir.join("run.bag")).unwrap();
+    let mcap = common::corpus2_dir().join("lichtblick/example.mcap");
+    let srv = common::http::serve(dir.to_path_buf());
+    let url = format!("{}/run.bag", srv.url);
+    // The two were recorded eleven years apart: a speed that crosses the gap at once.
+    let ours = serve(&["--speed", "1e12", &url, mcap.to_str().unwrap()]);
+    let lines = client(&ours.url, "foxglove.sdk.v1", json!({"idleMs": 1500}));
+    let count = |p: &Path| bagscope::Bag::open(p).unwrap().summary().message_count;
+    let msgs = of_kind(&lines, "msg");
+    assert_eq!(msgs.len() as u64, count(&bag) + count(&mcap));
+    assert!(msgs.windows(2).all(|w| ns(w[0]) <= ns(w[1])));
+    let topics: std::collections::BTreeSet<&str> =
+        msgs.iter().map(|m| m["topic"].as_str().unwrap()).collect();
+    assert!(
+        topics.iter().any(|t| t.ends_with("/turtle1/pose")),
+        "{topics:?}"
+    );
+    assert!(topics.iter().any(|t| t.ends_with("mouse")), "{topics:?}");
+}

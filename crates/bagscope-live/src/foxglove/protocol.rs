@@ -317,6 +317,39 @@ mod tests {
             .contains("unknown binary opcode"));
     }
 
+    /// Random bytes, and random mutations of valid messages: an answer or an error, never a
+    /// panic.
+    #[test]
+    fn random_messages() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let valid = [
+            request(0, 2.0, Some(5), "abc"),
+            br#"{"op":"subscribe","subscriptions":[{"id":1,"channelId":4}]}"#.to_vec(),
+            br#"{"op":"unsubscribe","subscriptionIds":[1,2]}"#.to_vec(),
+        ];
+        for i in 0..20_000 {
+            let mut b: Vec<u8> = if i % 2 == 0 {
+                (0..next() % 80).map(|_| next() as u8).collect()
+            } else {
+                valid[i % 3].clone()
+            };
+            for _ in 0..(next() % 4) {
+                if !b.is_empty() {
+                    let k = (next() as usize) % b.len();
+                    b[k] = next() as u8;
+                }
+            }
+            let _ = parse_binary(&b);
+            let _ = parse_text(&String::from_utf8_lossy(&b));
+        }
+    }
+
     #[test]
     fn playback_state_layout() {
         let s = PlaybackState {
