@@ -8,20 +8,26 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use bagscope::live::foxglove::relay::{self, Hub};
 use bagscope::live::foxglove::{ServeOptions, Server};
+use bagscope::live::ros1::{Node, NodeOptions};
 use bagscope::{merge, Bag, Error};
 
 /// Serve recordings to Foxglove and Lichtblick (and any Foxglove WebSocket client): channels
 /// with their schemas and messages as stored, in time order at --speed, each client on its own
 /// clock with play, pause, seek and speed (`foxglove.sdk.v1` playback control; older clients
-/// speak `foxglove.websocket.v1`). Listens on 127.0.0.1 unless --host says otherwise. Ctrl-C
-/// stops.
+/// speak `foxglove.websocket.v1`). With --ros1, relays a live ROS 1 graph instead (every topic,
+/// as publishers appear). Listens on 127.0.0.1 unless --host says otherwise. Ctrl-C stops.
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// Recordings (ROS 1 bags, MCAP files, rosbag2 directories, s3:// or https:// ones);
     /// several are served merged on one timeline.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "ros1", conflicts_with = "ros1")]
     pub bags: Vec<PathBuf>,
+    /// Relay the live ROS 1 graph of the master at URI (default: ROS_MASTER_URI, else
+    /// http://localhost:11311/) rather than a recording.
+    #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "URI")]
+    pub ros1: Option<String>,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
@@ -49,6 +55,9 @@ pub struct ServeArgs {
 }
 
 pub fn run(a: &ServeArgs) -> Result<ExitCode, Error> {
+    if let Some(master) = &a.ros1 {
+        return relay(a, master);
+    }
     let bag = Bag::open_many(&merge::parts_of(&a.bags))?;
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
@@ -90,5 +99,48 @@ pub fn run(a: &ServeArgs) -> Result<ExitCode, Error> {
     );
     let _ = std::io::stdout().flush();
     server.run(&stop)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `serve --ros1`: the graph's topics relayed as they are published.
+fn relay(a: &ServeArgs, master: &str) -> Result<ExitCode, Error> {
+    let node = Node::start(NodeOptions::from_env(
+        "bagscope_serve",
+        Some(master).filter(|m| !m.is_empty()),
+    ))?;
+    let hub = Arc::new(Hub::default());
+    let server = Server::bind_live(
+        Arc::clone(&hub),
+        ServeOptions {
+            host: a.host.clone(),
+            port: a.port,
+            max_clients: a.max_clients.max(1),
+            queue_bytes: a.queue_mb.max(1) << 20,
+            name: format!("ROS 1 graph at {}", node.master_uri()),
+            ..ServeOptions::default()
+        },
+    )?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
+    println!(
+        "serving the ROS 1 graph at {} on ws://{} (Foxglove: Open connection → Foxglove WebSocket)",
+        node.master_uri(),
+        server.local_addr()?
+    );
+    let _ = std::io::stdout().flush();
+    std::thread::scope(|scope| {
+        let relayed = scope.spawn(|| {
+            let r = relay::run_ros1(&node, &hub, &stop);
+            // The graph gone (the master stopped, a shutdown asked): the server stops too.
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            r
+        });
+        let served = server.run(&stop);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let relayed = relayed.join().unwrap_or(Ok(()));
+        served.and(relayed)
+    })?;
     Ok(ExitCode::SUCCESS)
 }

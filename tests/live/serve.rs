@@ -559,3 +559,63 @@ fn serves_several_recordings_one_of_them_remote() {
     );
     assert!(topics.iter().any(|t| t.ends_with("mouse")), "{topics:?}");
 }
+
+/// `serve --ros1`: a live ROS 1 graph (Debian's roscore, `rostopic pub`) relayed to Foxglove's
+/// client library: the publisher's topic advertised with its type and definition as the
+/// publisher's connection header gives them, its messages byte for byte as published.
+#[test]
+fn serve_ros1_relays_a_live_graph() {
+    use sha2::Digest;
+    let dir = common::temp_dir("serve-ros1");
+    let m = common::ros1::Master::start(&dir);
+    let mut publ = m.command("rostopic");
+    publ.args([
+        "pub",
+        "-r",
+        "20",
+        "/chatter",
+        "std_msgs/String",
+        "data: hello foxglove",
+    ]);
+    let _publ = common::ros1::spawn(publ, "rostopic pub", &dir.join("pub.log"));
+    m.wait_for("/chatter", true);
+    let (child, line) = start(
+        m.command(env!("CARGO_BIN_EXE_bagscope"))
+            .args(["serve", "--port", "0", "--ros1"])
+            .arg(&m.uri),
+    );
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("ws://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    let ours = Served { child, url };
+    let lines = client(
+        &ours.url,
+        "foxglove.sdk.v1",
+        json!({"maxMessages": 5, "maxMs": 30000, "idleMs": 30000}),
+    );
+    let info = &of_kind(&lines, "serverInfo")[0]["info"];
+    assert_eq!(
+        info["capabilities"],
+        json!(["time"]),
+        "no playback of a live graph"
+    );
+    assert!(info.get("dataStartTime").is_none());
+    let ch = of_kind(&lines, "channel")
+        .into_iter()
+        .find(|c| c["topic"] == "/chatter")
+        .unwrap_or_else(|| panic!("no /chatter channel: {lines:?}"));
+    assert_eq!(
+        (&ch["encoding"], &ch["schemaName"], &ch["schemaEncoding"]),
+        (&json!("ros1"), &json!("std_msgs/String"), &json!("ros1msg"))
+    );
+    let mut want = (b"hello foxglove".len() as u32).to_le_bytes().to_vec();
+    want.extend_from_slice(b"hello foxglove");
+    let sha = format!("{:x}", sha2::Sha256::digest(&want));
+    let msgs = of_kind(&lines, "msg");
+    assert_eq!(msgs.len(), 5, "{lines:?}");
+    for m in msgs {
+        assert_eq!((&m["topic"], &m["sha"]), (&json!("/chatter"), &json!(sha)));
+    }
+}

@@ -107,7 +107,7 @@ pub enum Select {
 }
 
 impl Select {
-    fn wants(&self, topic: &str) -> bool {
+    pub(crate) fn wants(&self, topic: &str) -> bool {
         match self {
             Select::Topics(t) => t.iter().any(|x| x == topic),
             Select::Matching(t, r) => {
@@ -164,13 +164,13 @@ pub struct RecordStats {
 
 /// One publisher's connection as a file records it.
 #[derive(Clone, PartialEq, Eq, Hash)]
-struct ConnKey {
-    topic: String,
-    datatype: String,
+pub(crate) struct ConnKey {
+    pub(crate) topic: String,
+    pub(crate) datatype: String,
     /// `ros1` or `cdr`.
-    encoding: &'static str,
+    pub(crate) encoding: &'static str,
     md5sum: String,
-    definition: String,
+    pub(crate) definition: String,
     callerid: String,
     latching: bool,
     /// ROS 2: the publishers' QoS as rosbag2 records it (`offered_qos_profiles`).
@@ -394,10 +394,10 @@ fn split_path(out: &Path, n: Option<u32>, ext: &str) -> PathBuf {
 }
 
 /// What a source hands each message to: its connection, receive time and bytes.
-type OnMessage<'a> = dyn FnMut(&ConnKey, u64, &[u8]) -> Result<()> + 'a;
+pub(crate) type OnMessage<'a> = dyn FnMut(&ConnKey, u64, &[u8]) -> Result<()> + 'a;
 
-/// Where messages come from: a live graph's subscriptions.
-trait Source {
+/// Where messages come from: a live graph's subscriptions (a recorder's, or `serve --ros1`'s).
+pub(crate) trait Source {
     /// The MCAP profile of what it receives (`ros1`, `ros2`).
     fn profile(&self) -> &'static str;
     /// Subscribes to the topics `select` wants among those published now.
@@ -413,11 +413,24 @@ trait Source {
 }
 
 /// A ROS 1 node's subscriptions.
-struct Ros1Source<'a> {
+pub(crate) struct Ros1Source<'a> {
     node: &'a Node,
     tx: mpsc::SyncSender<Received>,
     rx: mpsc::Receiver<Received>,
     subscribed: HashSet<String>,
+}
+
+impl<'a> Ros1Source<'a> {
+    /// `node`'s subscriptions, none yet ([`Source::discover`] makes them).
+    pub(crate) fn new(node: &'a Node) -> Self {
+        let (tx, rx) = mpsc::sync_channel::<Received>(BACKLOG);
+        Ros1Source {
+            node,
+            tx,
+            rx,
+            subscribed: HashSet::new(),
+        }
+    }
 }
 
 impl Source for Ros1Source<'_> {

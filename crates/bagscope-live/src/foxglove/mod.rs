@@ -11,6 +11,7 @@
 //! its messages are dropped and it is told so.
 
 pub mod protocol;
+pub mod relay;
 mod session;
 pub mod ws;
 
@@ -68,9 +69,12 @@ impl Default for ServeOptions {
     }
 }
 
-/// What every session reads: the recording, its channels, the options.
+/// What every session reads: the recording, its channels, the options; or the live graph.
 pub(crate) struct Shared {
-    pub bag: Arc<Bag>,
+    /// The recording served (None: a live graph, `live`).
+    pub bag: Option<Arc<Bag>>,
+    /// The live graph relayed.
+    pub live: Option<Arc<relay::Hub>>,
     pub channels: Vec<Channel>,
     /// A connection's channel (index into `channels`), for each connection of the recording
     /// (None: not served).
@@ -144,22 +148,41 @@ impl Server {
                 opts.speed
             )));
         }
+        let (channels, channel_of) = channels_of(&bag, opts.connections.as_deref());
+        let s = bag.summary();
+        let range = (s.start_ns.unwrap_or(0), s.end_ns.unwrap_or(0));
+        Server::listen(Shared {
+            bag: Some(bag),
+            live: None,
+            channels,
+            channel_of,
+            range,
+            opts,
+        })
+    }
+
+    /// Binds `opts.host:opts.port` to relay what `hub` receives from a live graph
+    /// ([`relay::run_ros1`] feeds it): channels as publishers appear, messages as they arrive.
+    pub fn bind_live(hub: Arc<relay::Hub>, opts: ServeOptions) -> Result<Server> {
+        Server::listen(Shared {
+            bag: None,
+            live: Some(hub),
+            channels: Vec::new(),
+            channel_of: Vec::new(),
+            range: (0, 0),
+            opts,
+        })
+    }
+
+    fn listen(shared: Shared) -> Result<Server> {
+        let opts = &shared.opts;
         let listener = TcpListener::bind((opts.host.as_str(), opts.port)).map_err(|e| {
             Error::Invalid(format!("cannot listen on {}:{}: {e}", opts.host, opts.port))
         })?;
         listener.set_nonblocking(true)?;
-        let (channels, channel_of) = channels_of(&bag, opts.connections.as_deref());
-        let s = bag.summary();
-        let range = (s.start_ns.unwrap_or(0), s.end_ns.unwrap_or(0));
         Ok(Server {
             listener,
-            shared: Arc::new(Shared {
-                bag,
-                channels,
-                channel_of,
-                range,
-                opts,
-            }),
+            shared: Arc::new(shared),
             clients: Arc::default(),
             active: Arc::default(),
         })

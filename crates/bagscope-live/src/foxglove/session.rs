@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 use bagscope_reader::bag::Filter;
 use bagscope_reader::storage::Bytes;
 
-use super::protocol::{self, ClientMessage, Level, PlaybackRequest, PlaybackState, Status};
+use super::protocol::{
+    self, Channel, ClientMessage, Level, PlaybackRequest, PlaybackState, Status,
+};
+use super::relay::{self, Hub};
 use super::ws::{self, Incoming, Opcode, WsError};
 use super::Shared;
 
@@ -59,6 +62,8 @@ struct Queue {
 
 /// A client's playback and subscriptions, shared by its three threads.
 struct Control {
+    /// The channels advertised to this client (a live graph's grow as publishers appear).
+    channels: Vec<Channel>,
     /// Subscription id → channel index.
     subs: HashMap<u32, usize>,
     /// Channel index → subscription id.
@@ -179,6 +184,7 @@ pub(super) fn run(stream: TcpStream, shared: &Shared, full: bool, stopping: &Ato
         queue: Mutex::default(),
         wake_writer: Condvar::new(),
         ctl: Mutex::new(Control {
+            channels: channels.clone(),
             subs: HashMap::new(),
             by_channel: vec![None; channels.len()],
             status: if shared.opts.paused {
@@ -196,9 +202,10 @@ pub(super) fn run(stream: TcpStream, shared: &Shared, full: bool, stopping: &Ato
         }),
         wake_player: Condvar::new(),
     };
-    // Playback control is offered to the SDK's subprotocol only: older clients do not know
-    // the `playbackState` opcode.
-    let caps: &[&str] = if sdk {
+    // Playback control is offered to the SDK's subprotocol only (older clients do not know
+    // the `playbackState` opcode), and for a recording only.
+    let live = shared.live.as_deref();
+    let caps: &[&str] = if sdk && live.is_none() {
         &["time", "playbackControl"]
     } else {
         &["time"]
@@ -206,9 +213,11 @@ pub(super) fn run(stream: TcpStream, shared: &Shared, full: bool, stopping: &Ato
     session.control(Frame::Text(protocol::server_info(
         &shared.opts.name,
         caps,
-        Some(range),
+        live.is_none().then_some(range),
     )));
-    session.control(Frame::Text(protocol::advertise(channels)));
+    if live.is_none() {
+        session.control(Frame::Text(protocol::advertise(channels)));
+    }
     std::thread::scope(|scope| {
         let s = &session;
         scope.spawn(move || {
@@ -216,8 +225,9 @@ pub(super) fn run(stream: TcpStream, shared: &Shared, full: bool, stopping: &Ato
             s.close();
             let _ = stream.shutdown(std::net::Shutdown::Both);
         });
-        scope.spawn(move || {
-            play(s);
+        scope.spawn(move || match live {
+            Some(hub) => relay_to(s, hub),
+            None => play(s),
         });
         read_loop(
             s,
@@ -378,14 +388,13 @@ fn read_loop(s: &Session<'_>, r: &mut ws::Reader<BufReader<TcpStream>>, stopping
 
 /// Acts on one client message; false when the client must be closed.
 fn on_message(s: &Session<'_>, m: ClientMessage) -> bool {
-    let channels = &s.shared.channels;
     match m {
         ClientMessage::Subscribe(subs) => {
             let mut problems = Vec::new();
             {
                 let mut c = lock(&s.ctl);
                 for (id, channel_id) in subs {
-                    let Some(ch) = channels.iter().position(|c| c.id == channel_id) else {
+                    let Some(ch) = c.channels.iter().position(|c| c.id == channel_id) else {
                         problems.push(format!("subscribe: no channel {channel_id}"));
                         continue;
                     };
@@ -420,6 +429,10 @@ fn on_message(s: &Session<'_>, m: ClientMessage) -> bool {
             }
             problems.iter().all(|p| s.status(Level::Warning, p))
         }
+        ClientMessage::Playback(_) if s.shared.live.is_some() => s.status(
+            Level::Error,
+            "playback control: this server relays a live graph",
+        ),
         ClientMessage::Playback(req) => on_playback(s, &req),
         ClientMessage::Unsupported(op) => s.status(
             Level::Error,
@@ -526,7 +539,10 @@ fn play(s: &Session<'_>) {
             start_ns: Some(from),
             end_ns: None,
         };
-        let it = match s.shared.bag.messages(&filter) {
+        let Some(bag) = &s.shared.bag else {
+            return;
+        };
+        let it = match bag.messages(&filter) {
             Ok(it) => it,
             Err(e) => {
                 s.status(Level::Error, &format!("reading the recording: {e}"));
@@ -612,6 +628,48 @@ fn play(s: &Session<'_>) {
                 request_id: None,
             };
             let _ = s.in_order(Frame::Binary(state.encode(), None), true);
+        }
+    }
+}
+
+/// Relays a live graph's messages to this client: channels advertised as the hub finds them,
+/// messages of the channels subscribed to as they arrive.
+fn relay_to(s: &Session<'_>, hub: &Hub) {
+    let feed = hub.register();
+    let mut last_time: Option<Instant> = None;
+    loop {
+        if lock(&s.ctl).closed {
+            return;
+        }
+        let event = match feed.recv_timeout(Duration::from_millis(200)) {
+            Ok(e) => e,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+        };
+        match event {
+            relay::Event::Channel(i, c) => {
+                let text = protocol::advertise(std::slice::from_ref(&c));
+                let mut ctl = lock(&s.ctl);
+                if ctl.channels.len() == i {
+                    ctl.channels.push(c);
+                    ctl.by_channel.push(None);
+                }
+                drop(ctl);
+                if !s.control(Frame::Text(text)) {
+                    return;
+                }
+            }
+            relay::Event::Message(i, t, data) => {
+                if last_time.is_none_or(|w| w.elapsed() >= TIME_EVERY) {
+                    last_time = Some(Instant::now());
+                    s.data(Frame::Binary(protocol::time(t).to_vec(), None));
+                }
+                let sub = lock(&s.ctl).by_channel.get(i).copied().flatten();
+                if let Some(sub) = sub {
+                    let head = protocol::message_data_header(sub, t).to_vec();
+                    s.data(Frame::Binary(head, Some(data)));
+                }
+            }
         }
     }
 }

@@ -1,0 +1,127 @@
+//! `serve --ros1`: a live ROS 1 graph relayed to Foxglove clients. One thread (the hub) owns
+//! the node: it subscribes to every topic published (looking again each second), makes a
+//! channel of each publisher's type and definition as they appear, and hands every message
+//! to each connected client's bounded queue (a client that cannot keep up loses messages,
+//! never the hub's time or memory).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use bagscope_reader::error::Result;
+use bagscope_reader::storage::Bytes;
+
+use super::protocol::Channel;
+use crate::record::{Ros1Source, Select, Source};
+use crate::ros1::Node;
+
+/// What the hub tells a session.
+pub(super) enum Event {
+    /// A channel appeared (its index among the hub's channels, and it).
+    Channel(usize, Channel),
+    /// A message on a channel: its index, receive time, bytes.
+    Message(usize, u64, Bytes),
+}
+
+/// Events queued for one client at most; past this its messages are dropped.
+const CLIENT_EVENTS: usize = 16_384;
+
+#[derive(Default)]
+struct State {
+    channels: Vec<Channel>,
+    /// (topic, encoding, type, definition) → channel index.
+    keys: HashMap<(String, String, String, String), usize>,
+    clients: Vec<SyncSender<Event>>,
+}
+
+/// The live graph's channels and the clients listening.
+#[derive(Default)]
+pub struct Hub {
+    state: Mutex<State>,
+    dropped: std::sync::atomic::AtomicU64,
+}
+
+impl Hub {
+    /// A client's feed: every channel so far, then what comes.
+    pub(super) fn register(&self) -> Receiver<Event> {
+        let (tx, rx) = sync_channel(CLIENT_EVENTS);
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        for (i, c) in st.channels.iter().enumerate() {
+            // The queue is new and larger than any channel list a graph has.
+            let _ = tx.try_send(Event::Channel(i, c.clone()));
+        }
+        st.clients.push(tx);
+        rx
+    }
+
+    /// Messages dropped for clients that did not keep up.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    fn message(&self, topic: &str, encoding: &str, datatype: &str, def: &str, t: u64, d: &[u8]) {
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = (
+            topic.to_string(),
+            encoding.to_string(),
+            datatype.to_string(),
+            def.to_string(),
+        );
+        let i = match st.keys.get(&key) {
+            Some(&i) => i,
+            None => {
+                let i = st.channels.len();
+                let c = Channel {
+                    id: i as u64 + 1,
+                    topic: topic.to_string(),
+                    encoding: encoding.to_string(),
+                    schema_name: datatype.to_string(),
+                    schema_encoding: if encoding == "cdr" {
+                        "ros2msg"
+                    } else {
+                        "ros1msg"
+                    }
+                    .into(),
+                    schema: def.as_bytes().to_vec(),
+                };
+                st.channels.push(c.clone());
+                st.keys.insert(key, i);
+                // A new channel reaches every client (a full queue: that client is closed).
+                st.clients
+                    .retain(|tx| tx.try_send(Event::Channel(i, c.clone())).is_ok());
+                i
+            }
+        };
+        let data = Bytes::from_vec(d.to_vec());
+        let mut dropped = 0;
+        st.clients
+            .retain(|tx| match tx.try_send(Event::Message(i, t, data.clone())) {
+                Ok(()) => true,
+                Err(TrySendError::Full(_)) => {
+                    dropped += 1;
+                    true
+                }
+                Err(TrySendError::Disconnected(_)) => false,
+            });
+        self.dropped.fetch_add(dropped, Ordering::Relaxed);
+    }
+}
+
+/// Relays `node`'s graph into `hub` until `stop`.
+pub fn run_ros1(node: &Node, hub: &Hub, stop: &AtomicBool) -> Result<()> {
+    let mut source = Ros1Source::new(node);
+    let mut looked = None::<Instant>;
+    while !stop.load(Ordering::Relaxed) && !source.shutdown_requested() {
+        if looked.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+            source.discover(&Select::All)?;
+            looked = Some(Instant::now());
+        }
+        source.receive(Duration::from_millis(100), &mut |k, t, d| {
+            hub.message(&k.topic, k.encoding, &k.datatype, &k.definition, t, d);
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
