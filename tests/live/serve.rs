@@ -84,11 +84,16 @@ fn start(cmd: &mut Command) -> (Child, String) {
 
 /// `bagscope serve --port 0 ARGS…`, once it listens.
 fn serve(args: &[&str]) -> Served {
-    let (child, line) = start(
+    served(
         Command::new(env!("CARGO_BIN_EXE_bagscope"))
             .args(["serve", "--port", "0"])
             .args(args),
-    );
+    )
+}
+
+/// A `bagscope serve` command started, once it prints where it listens.
+fn served(cmd: &mut Command) -> Served {
+    let (child, line) = start(cmd);
     let addr = line
         .split_whitespace()
         .find(|w| w.starts_with("ws://"))
@@ -579,17 +584,11 @@ fn serve_ros1_relays_a_live_graph() {
     ]);
     let _publ = common::ros1::spawn(publ, "rostopic pub", &dir.join("pub.log"));
     m.wait_for("/chatter", true);
-    let (child, line) = start(
+    let ours = served(
         m.command(env!("CARGO_BIN_EXE_bagscope"))
             .args(["serve", "--port", "0", "--ros1"])
             .arg(&m.uri),
     );
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("ws://"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
-    let ours = Served { child, url };
     let lines = client(
         &ours.url,
         "foxglove.sdk.v1",
