@@ -78,6 +78,16 @@ pub fn in_netns(dir: &Path, bin: &str, script: &str, limit: Duration) -> Output 
     out
 }
 
+/// `sent` as Fast DDS puts it on the wire: padded with zeros to a multiple of 4 bytes (what
+/// an rclpy subscriber receives too).
+pub fn padded(sent: &[u8]) -> Vec<u8> {
+    let mut v = sent.to_vec();
+    while !v.len().is_multiple_of(4) {
+        v.push(0);
+    }
+    v
+}
+
 /// A message a peer received or sent: topic, bytes, time (ns).
 #[derive(Debug, Clone)]
 pub struct Seen {

@@ -15,6 +15,7 @@
 //                                (ms: since the previous action)
 //   noRead: false                subscribe, then stop reading the socket (a stalled client)
 //   summary: false               no line a message: one "summary" line at the end (benchmarks)
+//   schemaText: false            each channel's line carries its schema's text (not protobuf)
 // }
 "use strict";
 const { FoxgloveClient } = require("@foxglove/ws-protocol");
@@ -23,7 +24,16 @@ const crypto = require("crypto");
 
 const [url, subprotocol, optionsText] = process.argv.slice(2);
 const opts = Object.assign(
-  { topics: null, idleMs: 1500, maxMs: 30000, maxMessages: null, actions: [], noRead: false, summary: false },
+  {
+    topics: null,
+    idleMs: 1500,
+    maxMs: 30000,
+    maxMessages: null,
+    actions: [],
+    noRead: false,
+    summary: false,
+    schemaText: false,
+  },
   JSON.parse(optionsText || "{}"),
 );
 const t0 = Date.now();
@@ -130,6 +140,7 @@ client.on("advertise", (list) => {
       schemaName: c.schemaName,
       schemaEncoding: c.schemaEncoding ?? "",
       schemaSha: sha(Buffer.from(c.schema, c.schemaEncoding === "protobuf" ? "base64" : "utf8")),
+      ...(opts.schemaText && c.schemaEncoding !== "protobuf" ? { schema: c.schema } : {}),
     });
     if (opts.topics === null || opts.topics.includes(c.topic)) {
       subs.set(client.subscribe(c.id), c);

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use bagscope::encoding::to_ros2::ToRos2;
 use bagscope::{Bag, Filter};
-use common::ros2::{assert_same, in_netns, seen, Seen};
+use common::ros2::{assert_same, in_netns, padded, seen, Seen};
 
 const BIN: &str = env!("CARGO_BIN_EXE_bagscope");
 
@@ -344,16 +344,6 @@ fn sent(path: &Path) -> Vec<Seen> {
 
 fn recorded_bytes(path: &Path, topic: &str) -> Vec<Vec<u8>> {
     recorded(path, &[topic]).into_iter().map(|m| m.2).collect()
-}
-
-/// `sent` as Fast DDS puts it on the wire: padded with zeros to a multiple of 4 bytes (what
-/// an rclpy subscriber receives too).
-fn padded(sent: &[u8]) -> Vec<u8> {
-    let mut v = sent.to_vec();
-    while !v.len().is_multiple_of(4) {
-        v.push(0);
-    }
-    v
 }
 
 /// An rclpy talker recorded by `bagscope record --ros2` as MCAP and as rosbag2 directories of

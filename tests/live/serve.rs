@@ -618,3 +618,80 @@ fn serve_ros1_relays_a_live_graph() {
         assert_eq!((&m["topic"], &m["sha"]), (&json!("/chatter"), &json!(sha)));
     }
 }
+
+/// `serve --ros2`: a live ROS 2 domain (an rclpy talker on Fast DDS, in a network namespace
+/// of the test's own) relayed to Foxglove's client library: the topic advertised as `cdr`
+/// with its type and ROS 2 definition (the talker's node describes it), the messages byte for
+/// byte as an rclpy subscriber receives them, in the order sent; a topic not asked for (-t)
+/// is not relayed.
+#[test]
+fn serve_ros2_relays_a_live_domain() {
+    use common::ros2::{in_netns, padded, seen};
+    use sha2::Digest;
+    let dir = common::temp_dir("serve-ros2");
+    let client = client_dir().join("foxglove_client.js");
+    let opts = json!({"maxMessages": 20, "maxMs": 40000, "idleMs": 40000, "schemaText": true});
+    let script = format!(
+        "\"$BAGSCOPE\" serve --ros2 --port 8765 -t /chatter > serve.log 2> serve.err &\n\
+         SRV=$!\n\
+         for _ in $(seq 100); do grep -q ws:// serve.log && break; sleep 0.1; done\n\
+         python3 \"$PEER\" pub /other 80 20 other.jsonl > other.log 2>&1 &\n\
+         python3 \"$PEER\" pub /chatter 80 20 sent.jsonl --wait > pub.log 2>&1 &\n\
+         PUB=$!\n\
+         node '{}' ws://127.0.0.1:8765 foxglove.sdk.v1 '{opts}' > client.jsonl\n\
+         wait $PUB\n\
+         kill -INT $SRV\n\
+         wait $SRV\n\
+         cat serve.log serve.err pub.log >&2\n",
+        client.display()
+    );
+    let out = in_netns(
+        &dir,
+        env!("CARGO_BIN_EXE_bagscope"),
+        &script,
+        Duration::from_secs(90),
+    );
+    let lines: Vec<Value> = std::fs::read_to_string(dir.join("client.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("serving the ROS 2 "), "{log}");
+    let channels = of_kind(&lines, "channel");
+    assert_eq!(channels.len(), 1, "only /chatter: {lines:?}");
+    let ch = channels[0];
+    assert_eq!(
+        (
+            &ch["topic"],
+            &ch["encoding"],
+            &ch["schemaName"],
+            &ch["schemaEncoding"]
+        ),
+        (
+            &json!("/chatter"),
+            &json!("cdr"),
+            &json!("std_msgs/msg/String"),
+            &json!("ros2msg")
+        )
+    );
+    assert!(
+        ch["schema"].as_str().unwrap().contains("string data"),
+        "{ch}"
+    );
+    // What the talker sent, as it goes on the wire; the client's messages are a run of them.
+    let sent: Vec<String> = seen(&dir.join("sent.jsonl"))
+        .iter()
+        .map(|s| format!("{:x}", sha2::Sha256::digest(padded(&s.data))))
+        .collect();
+    let got: Vec<&str> = of_kind(&lines, "msg")
+        .iter()
+        .map(|m| m["sha"].as_str().unwrap())
+        .collect();
+    assert_eq!(got.len(), 20, "{lines:?}\n{log}");
+    let first = sent
+        .iter()
+        .position(|s| s == got[0])
+        .unwrap_or_else(|| panic!("a message the talker did not send: {lines:?}"));
+    assert_eq!(got, sent[first..first + 20].to_vec(), "in the order sent");
+}

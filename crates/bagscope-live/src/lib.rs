@@ -10,6 +10,7 @@ pub mod play;
 pub mod record;
 pub mod ros1;
 pub mod ros2;
+mod source;
 
 /// Now, ns since the Unix epoch (a received message's time).
 pub fn now_ns() -> u64 {

@@ -1,8 +1,10 @@
-//! `serve --ros1`: a live ROS 1 graph relayed to Foxglove clients. One thread (the hub) owns
-//! the node: it subscribes to every topic published (looking again each second), makes a
-//! channel of each publisher's type and definition as they appear, and hands every message
-//! to each connected client's bounded queue (a client that cannot keep up loses messages,
-//! never the hub's time or memory).
+//! `serve --ros1` and `serve --ros2`: a live ROS 1 graph or ROS 2 domain relayed to Foxglove
+//! clients. One thread owns the node (or DDS participant): it subscribes to the topics wanted
+//! as their publishers appear (looking again every half second), makes a channel of each
+//! publisher's type and definition as they appear (ROS 2: the publisher's node's type
+//! description where it offers one, as `record --ros2` does), and hands every message to each
+//! connected client's bounded queue (a client that cannot keep up loses messages, never the
+//! hub's time or memory).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,8 +16,10 @@ use bagscope_reader::error::Result;
 use bagscope_reader::storage::Bytes;
 
 use super::protocol::Channel;
-use crate::record::{Ros1Source, Select, Source};
+use crate::record::Select;
 use crate::ros1::Node;
+use crate::ros2::Participant;
+use crate::source::{Ros1Source, Ros2Source, Source, DISCOVER_EVERY};
 
 /// What the hub tells a session.
 pub(super) enum Event {
@@ -31,8 +35,8 @@ const CLIENT_EVENTS: usize = 16_384;
 #[derive(Default)]
 struct State {
     channels: Vec<Channel>,
-    /// (topic, encoding, type, definition) → channel index.
-    keys: HashMap<(String, String, String, String), usize>,
+    /// topic → its channels' (encoding, type, definition) and index.
+    keys: HashMap<String, Vec<(&'static str, String, String, usize)>>,
     clients: Vec<SyncSender<Event>>,
 }
 
@@ -61,16 +65,23 @@ impl Hub {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    fn message(&self, topic: &str, encoding: &str, datatype: &str, def: &str, t: u64, d: &[u8]) {
+    fn message(
+        &self,
+        topic: &str,
+        encoding: &'static str,
+        datatype: &str,
+        def: &str,
+        t: u64,
+        d: &[u8],
+    ) {
         let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let key = (
-            topic.to_string(),
-            encoding.to_string(),
-            datatype.to_string(),
-            def.to_string(),
-        );
-        let i = match st.keys.get(&key) {
-            Some(&i) => i,
+        let known = st.keys.get(topic).and_then(|cs| {
+            cs.iter()
+                .find(|(e, ty, df, _)| *e == encoding && ty == datatype && df == def)
+                .map(|c| c.3)
+        });
+        let i = match known {
+            Some(i) => i,
             None => {
                 let i = st.channels.len();
                 let c = Channel {
@@ -78,16 +89,22 @@ impl Hub {
                     topic: topic.to_string(),
                     encoding: encoding.to_string(),
                     schema_name: datatype.to_string(),
-                    schema_encoding: if encoding == "cdr" {
-                        "ros2msg"
-                    } else {
-                        "ros1msg"
+                    // A type without a definition (none known): named, no schema.
+                    schema_encoding: match encoding {
+                        _ if def.is_empty() => "",
+                        "cdr" => "ros2msg",
+                        _ => "ros1msg",
                     }
                     .into(),
                     schema: def.as_bytes().to_vec(),
                 };
                 st.channels.push(c.clone());
-                st.keys.insert(key, i);
+                st.keys.entry(topic.to_string()).or_default().push((
+                    encoding,
+                    datatype.to_string(),
+                    def.to_string(),
+                    i,
+                ));
                 // A new channel reaches every client (a full queue: that client is closed).
                 st.clients
                     .retain(|tx| tx.try_send(Event::Channel(i, c.clone())).is_ok());
@@ -109,19 +126,56 @@ impl Hub {
     }
 }
 
-/// Relays `node`'s graph into `hub` until `stop`.
-pub fn run_ros1(node: &Node, hub: &Hub, stop: &AtomicBool) -> Result<()> {
-    let mut source = Ros1Source::new(node);
+/// Relays `node`'s graph into `hub` until `stop` (or the master asks the node to shut down):
+/// the topics `select` wants.
+pub fn run_ros1(node: &Node, hub: &Hub, select: &Select, stop: &AtomicBool) -> Result<()> {
+    relay(
+        &mut Ros1Source::new(node, select)?,
+        hub,
+        select,
+        stop,
+        &mut |_| {},
+    )
+}
+
+/// Relays the DDS domain `participant` is on into `hub` until `stop`: the topics `select`
+/// wants. `on_note` hears how a topic's type came (its publisher's description, or none).
+pub fn run_ros2(
+    participant: &Participant,
+    hub: &Hub,
+    select: &Select,
+    stop: &AtomicBool,
+    on_note: &mut dyn FnMut(&str),
+) -> Result<()> {
+    relay(
+        &mut Ros2Source::new(participant),
+        hub,
+        select,
+        stop,
+        on_note,
+    )
+}
+
+fn relay(
+    source: &mut dyn Source,
+    hub: &Hub,
+    select: &Select,
+    stop: &AtomicBool,
+    on_note: &mut dyn FnMut(&str),
+) -> Result<()> {
     let mut looked = None::<Instant>;
     while !stop.load(Ordering::Relaxed) && !source.shutdown_requested() {
-        if looked.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-            source.discover(&Select::All)?;
+        if looked.is_none_or(|t| t.elapsed() >= DISCOVER_EVERY) {
+            source.discover(select)?;
             looked = Some(Instant::now());
         }
         source.receive(Duration::from_millis(100), &mut |k, t, d| {
             hub.message(&k.topic, k.encoding, &k.datatype, &k.definition, t, d);
             Ok(())
         })?;
+        for n in source.take_notes() {
+            on_note(&n);
+        }
     }
     Ok(())
 }
