@@ -86,6 +86,8 @@ fn open_url_opens_a_recording_over_http() {
     let url = format!("{}/run.bag", srv.url);
     let mut h = harness(None);
     h.run_steps(2);
+    h.get_by_label("File").click();
+    h.run_steps(2);
     h.get_by_label("Open URL…").click();
     h.run_steps(2);
     h.get_by_role(egui::accesskit::Role::TextInput).focus();

@@ -13,7 +13,7 @@ fn export_window_converts_ros2_to_a_ros1_bag() {
     let dir = common::temp_dir("ui-to-ros1");
     let mut h = harness(Some(common::corpus2_dir().join("rosbag2/humble_talker")));
     wait_for(&mut h, "indexing", indexed);
-    h.get_by_label("Export…").click();
+    menu(&mut h, "File", "Export…");
     h.run_steps(3);
     h.get_by_label("ROS 1 bag").click();
     h.run_steps(2);
@@ -45,7 +45,7 @@ fn export_window_splits_a_rosbag2_output_by_time() {
     let src = common::corpus2_dir().join("rosbag2/humble_talker");
     let mut h = harness(Some(src.clone()));
     wait_for(&mut h, "indexing", indexed);
-    h.get_by_label("Export…").click();
+    menu(&mut h, "File", "Export…");
     h.run_steps(3);
     assert!(
         h.query_by_label("split every").is_none(),

@@ -94,7 +94,7 @@ fn find_lists_hits_and_steps_the_playhead() {
     assert_eq!(expect.len(), 2, "{expect:?}");
     let mut h = harness(Some(p));
     wait_for(&mut h, "indexing", indexed);
-    h.get_by_label("Find…").click();
+    menu(&mut h, "Tools", "Find…");
     h.run_steps(4);
     h.check_accessibility();
     h.state_mut().doc.as_mut().unwrap().find.query = query.into();

@@ -12,6 +12,7 @@ mod expressions;
 mod image_encodings;
 mod image_panels;
 mod log_and_find;
+mod menus_and_palette;
 mod open_and_navigate;
 mod persisted;
 mod plot_and_export;
@@ -26,6 +27,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bagscope::app::App;
+use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
 
 pub(crate) fn harness(bag: Option<PathBuf>) -> Harness<'static, App> {
@@ -40,6 +42,28 @@ pub(crate) fn harness_with(
     Harness::builder()
         .with_size([1600.0, 1000.0])
         .build_ui_state(|ui, app: &mut App| app.ui(ui), App::new(storage, bag))
+}
+
+/// Clicks `item` in the menu bar's `menu` (File, View, Tools, Help).
+pub(crate) fn menu(h: &mut Harness<'_, App>, menu: &str, item: &str) {
+    h.get_by_label(menu).click();
+    h.run_steps(2);
+    // An item's label carries its shortcut after its name.
+    h.query_all_by_label_contains(item)
+        .find(|n| {
+            n.accesskit_node()
+                .label()
+                .is_some_and(|l| l == item || l.starts_with(&format!("{item} ")))
+        })
+        .unwrap_or_else(|| {
+            let seen: Vec<String> = h
+                .query_all_by_label_contains(item)
+                .filter_map(|n| n.accesskit_node().label())
+                .collect();
+            panic!("no {item} in {menu}: {seen:?}")
+        })
+        .click();
+    h.run_steps(2);
 }
 
 /// Waits for the export job the window started and returns how it ended.

@@ -76,7 +76,7 @@ fn plot_from_the_inspector_and_export_a_range() {
         let ti = s.topics.iter().position(|x| x.name == t).unwrap();
         h.state_mut().apply(Cmd::SetVisible(ti, true));
     }
-    h.get_by_label("Export…").click();
+    menu(&mut h, "File", "Export…");
     h.run_steps(3);
     assert!(
         h.state().doc.as_ref().unwrap().export.open,

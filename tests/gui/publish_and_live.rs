@@ -48,7 +48,7 @@ fn publish_toggle_sends_what_the_playhead_passes_to_a_live_ros1_subscriber() {
 
     let mut h = harness(Some(bag));
     wait_for(&mut h, "indexing", indexed);
-    h.get_by_label("Publish…").click();
+    menu(&mut h, "File", "Publish…");
     h.run_steps(4);
     let d = h.state().doc.as_ref().unwrap();
     assert!(d.publish.open && d.publish.on.is_empty() && !d.publish.active());
@@ -176,7 +176,7 @@ fn publish_toggle_sends_to_a_live_ros2_subscriber() {
 
     let mut h = harness(Some(bag));
     wait_for(&mut h, "indexing", indexed);
-    h.get_by_label("Publish…").click();
+    menu(&mut h, "File", "Publish…");
     h.run_steps(4);
     h.get_by_label("ROS 2").click();
     h.run_steps(2);
@@ -233,7 +233,7 @@ fn publish_toggle_sends_to_a_live_ros2_subscriber() {
 /// of `topic` on the timeline.
 fn start_live(h: &mut Harness<'_, App>, dir: &Path, ros2: bool, topic: &str, datatype: &str) {
     h.state_mut().live.dir = Some(dir.join("cache"));
-    h.get_by_label("Live…").click();
+    menu(h, "File", "Live…");
     h.run_steps(4);
     if ros2 {
         h.get_by_label("ROS 2").click();
@@ -368,7 +368,7 @@ fn live_records_a_ros1_graph_and_the_view_fills_in() {
     wait_for(&mut h, "the copy", |a| a.live.saved.is_some());
     assert_eq!(h.state().live.saved.clone().unwrap().unwrap(), kept);
     assert_eq!(std::fs::read(&kept).unwrap(), std::fs::read(&file).unwrap());
-    h.get_by_label("Live…").click();
+    menu(&mut h, "File", "Live…");
     h.run_steps(4);
     h.get_by_label("Save as…");
     h.get_by_label_contains("Saved as");
@@ -455,7 +455,7 @@ fn publish_window_serves_the_recording_to_a_foxglove_client() {
     let (bag, _) = speed_bag(&dir);
     let mut h = harness(Some(bag));
     wait_for(&mut h, "indexing", indexed);
-    h.get_by_label("Publish…").click();
+    menu(&mut h, "File", "Publish…");
     h.run_steps(4);
     h.state_mut().doc.as_mut().unwrap().publish.serve.port = "0".into();
     h.get_by_label("Serve").click();

@@ -24,8 +24,8 @@ fn a_3d_panel_follows_the_playhead_in_a_fixed_frame() {
     let start = h.state().doc.as_ref().unwrap().rec.range().0;
     h.state_mut()
         .apply(Cmd::SetPlayhead(start + 12_000_000_000));
-    // The bar's button (each drawable topic's row has one too).
-    h.get_all_by_label("3D").next().unwrap().click();
+    // View › 3D view (each drawable topic's row has a 3D button too).
+    menu(&mut h, "View", "3D view");
     wait_for(&mut h, "the scene", |a| {
         a.doc
             .as_ref()

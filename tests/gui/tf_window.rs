@@ -15,7 +15,7 @@ fn the_tf_window_follows_the_playhead() {
     wait_for(&mut h, "indexing", indexed);
     let a = h.state().doc.as_ref().unwrap().rec.range().0;
     h.state_mut().apply(Cmd::SetPlayhead(a + 10_000_000_000));
-    h.get_by_label("TF").click();
+    menu(&mut h, "View", "TF");
     h.run_steps(2);
     wait_for(&mut h, "the transforms", |app| {
         app.doc.as_ref().is_some_and(|d| d.tf.history.is_some())

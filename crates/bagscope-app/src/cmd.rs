@@ -30,6 +30,14 @@ pub enum Cmd {
     OpenFolderDialog,
     /// Close the bag.
     Close,
+    /// Open the recordings on the timeline again (their plots and panels stay).
+    Reload,
+    /// Close the window.
+    Quit,
+    /// Show or hide the command palette.
+    ShowPalette(bool),
+    /// Show or hide the Help window (every shortcut).
+    ShowHelp(bool),
     /// Stop building the message tables.
     CancelIndexing,
     /// Select a topic (index into the summary's topics) or none.
@@ -214,6 +222,21 @@ impl App {
                 }
             }
             Cmd::ShowInfo(b) => self.show_info = b,
+            Cmd::ShowHelp(b) => self.show_help = b,
+            Cmd::ShowPalette(b) => {
+                self.palette = crate::palette::Palette {
+                    open: b,
+                    ..Default::default()
+                }
+            }
+            Cmd::Quit => self.ctx.send_viewport_cmd(egui::ViewportCommand::Close),
+            Cmd::Reload => {
+                if let Some(d) = &self.doc {
+                    let parts = d.rec.parts.clone();
+                    let label = shown_path(&d.rec.path);
+                    self.start_loading(parts, label);
+                }
+            }
             Cmd::SetMsgPath(p) => {
                 self.msg_path = p;
                 apply_msg_path(&self.msg_path);

@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod actions;
 mod cmd;
 mod doc;
 pub mod export;
@@ -13,6 +14,7 @@ pub mod job;
 pub mod layout;
 pub mod live;
 pub mod log;
+pub mod palette;
 pub mod persist;
 pub mod plot;
 pub mod publish;
@@ -62,6 +64,10 @@ pub struct App {
     pub cmds: Vec<Cmd>,
     /// Bag info window open.
     pub show_info: bool,
+    /// Help window (the shortcuts) open.
+    pub show_help: bool,
+    /// The command palette.
+    pub palette: palette::Palette,
     /// The message search path set in the app (directories separated as in PATH), as edited.
     pub msg_path: String,
     /// The location typed in "Open URL…" (`s3://`, `gs://`, `az://`, `http(s)://`).
@@ -126,6 +132,8 @@ impl App {
             recent,
             cmds: Vec::new(),
             show_info: false,
+            show_help: false,
+            palette: palette::Palette::default(),
             dialog: None,
             adding: false,
             live: Default::default(),
@@ -367,59 +375,10 @@ impl App {
         }
     }
 
+    /// The shortcuts pressed: every one is an action of [`actions`].
     fn keyboard(&mut self, ui: &egui::Ui) {
-        if self.doc.is_none() {
-            return;
-        }
-        use egui::Key;
-        // Find works from anywhere, the query box included.
-        // Shift+F3 first: a key without Shift also matches the event with it.
-        let (ctrl_f, shift_f3, f3) = ui.input_mut(|i| {
-            (
-                i.consume_key(egui::Modifiers::COMMAND, Key::F),
-                i.consume_key(egui::Modifiers::SHIFT, Key::F3),
-                i.consume_key(egui::Modifiers::NONE, Key::F3),
-            )
-        });
-        if ctrl_f {
-            self.cmds.push(Cmd::ShowFind(true));
-        }
-        if f3 || shift_f3 {
-            self.cmds.push(Cmd::FindStep(f3));
-        }
-        if ui.ctx().egui_wants_keyboard_input() {
-            return;
-        }
-        let (space, left, right, home, end, bkey) = ui.input_mut(|i| {
-            (
-                i.consume_key(egui::Modifiers::NONE, Key::Space),
-                i.consume_key(egui::Modifiers::NONE, Key::ArrowLeft),
-                i.consume_key(egui::Modifiers::NONE, Key::ArrowRight),
-                i.consume_key(egui::Modifiers::NONE, Key::Home),
-                i.consume_key(egui::Modifiers::NONE, Key::End),
-                i.consume_key(egui::Modifiers::NONE, Key::B),
-            )
-        });
-        let Some(d) = &self.doc else { return };
-        let (a, b) = d.rec.range();
-        if space {
-            self.cmds.push(Cmd::TogglePlay);
-        }
-        if bkey {
-            self.cmds.push(Cmd::AddBookmark(d.nav.playhead));
-        }
-        if left {
-            self.cmds.push(Cmd::Step(false));
-        }
-        if right {
-            self.cmds.push(Cmd::Step(true));
-        }
-        if home {
-            self.cmds.push(Cmd::SetPlayhead(a));
-        }
-        if end {
-            self.cmds.push(Cmd::SetPlayhead(b));
-        }
+        let cmds = actions::pressed(self, ui.ctx());
+        self.cmds.extend(cmds);
     }
 
     fn advance_playback(&mut self, ui: &egui::Ui) {
@@ -561,6 +520,7 @@ impl App {
         if self.show_info {
             self.info_window(ui);
         }
+        self.palette(ui.ctx());
         for c in std::mem::take(&mut self.cmds) {
             self.apply(c);
         }

@@ -1,40 +1,76 @@
-//! The bar at the top of the window: opening, recent files, windows, play controls, the
-//! selected range and the status of the background work.
+//! The bar at the top of the window: the menus (File, View, Tools, Help, each item with its
+//! shortcut, from [`actions`](super::actions)), the recording's name and log level, then the
+//! status of the background work; and the Help window with every shortcut.
 
+use super::actions::{actions, Action, Menu};
 use super::*;
 
 impl App {
     pub(super) fn top_bar(&mut self, ui: &mut egui::Ui) {
         egui::Panel::top("menu").show(ui, |ui| {
-            ui.horizontal(|ui| {
-                self.open_menus(ui);
+            egui::MenuBar::new().ui(ui, |ui| {
+                let all = actions(self);
+                for menu in Menu::ALL {
+                    ui.menu_button(menu.name(), |ui| {
+                        for a in all.iter().filter(|a| a.menu == menu) {
+                            self.menu_item(ui, a);
+                            // What is not one command: typed locations, lists.
+                            match a.name {
+                                "Open folder…" => self.open_submenus(ui),
+                                "Command palette…" => self.definitions_menu(ui),
+                                _ => {}
+                            }
+                        }
+                        if menu == Menu::Help {
+                            ui.separator();
+                            ui.weak(format!("bagscope {}", env!("CARGO_PKG_VERSION")));
+                        }
+                    });
+                }
                 if let Some(d) = &self.doc {
-                    window_buttons(ui, d, self.show_info, &mut self.cmds);
+                    ui.separator();
+                    log_button(ui, d, &mut self.cmds);
+                    if d.rec.parts.len() > 1
+                        && ui
+                            .button(format!("Recordings ({})", d.rec.parts.len()))
+                            .on_hover_text("Their time shifts on the timeline")
+                            .clicked()
+                    {
+                        self.cmds.push(Cmd::ShowRecordings(!d.recordings.open));
+                    }
+                    ui.label(egui::RichText::new(shown_path(&d.rec.path)).strong())
+                        .on_hover_text(d.rec.path.display().to_string());
                 }
             });
             self.status_lines(ui);
         });
+        if self.show_help {
+            self.help_window(ui.ctx());
+        }
     }
 
-    /// Open…, Open folder…, Recent, Demo bag, Definitions (the message search path).
-    fn open_menus(&mut self, ui: &mut egui::Ui) {
-        ui.strong("bagscope");
-        if ui.button("Open…").clicked() {
-            self.cmds.push(Cmd::OpenDialog);
+    /// One action's menu item: its name, its shortcut beside it, greyed out where it cannot act.
+    fn menu_item(&mut self, ui: &mut egui::Ui, a: &Action) {
+        let mut b = egui::Button::new(a.name);
+        if let Some(k) = &a.keys {
+            b = b.shortcut_text(ui.ctx().format_shortcut(k));
         }
-        if ui
-            .button("Open folder…")
-            .on_hover_text("A rosbag2 recording: the folder with metadata.yaml")
-            .clicked()
-        {
-            self.cmds.push(Cmd::OpenFolderDialog);
+        let r = ui.add_enabled(a.cmd.is_some(), b).on_hover_text(a.hint);
+        if r.clicked() {
+            self.cmds.extend(a.cmd.clone());
+            ui.close();
         }
+    }
+
+    /// File: Open URL… and Recent.
+    fn open_submenus(&mut self, ui: &mut egui::Ui) {
         // Menus with a text field stay open while it is clicked into.
-        let typed = egui::containers::menu::MenuConfig::new()
-            .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside);
         #[cfg(feature = "remote")]
-        egui::containers::menu::MenuButton::new("Open URL…")
-            .config(typed.clone())
+        egui::containers::menu::SubMenuButton::new("Open URL…")
+            .config(
+                egui::containers::menu::MenuConfig::new()
+                    .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside),
+            )
             .ui(ui, |ui| {
             ui.label("A recording in object storage or on a web server:");
             ui.weak("s3://bucket/run.bag  gs://…  az://…  https://host/run.mcap  (a rosbag2 folder: its prefix)");
@@ -59,21 +95,19 @@ impl App {
             for p in &self.recent {
                 if ui.button(shown_path(p)).clicked() {
                     self.cmds.push(Cmd::Open(p.clone()));
+                    ui.close();
                 }
             }
         });
-        if ui.button("Demo bag").clicked() {
-            self.cmds.push(Cmd::OpenDemo);
-        }
-        if ui
-            .button("Live…")
-            .on_hover_text("Record from a live ROS 1 master or ROS 2 domain and watch it grow")
-            .clicked()
-        {
-            self.cmds.push(Cmd::ShowLive(!self.live.open));
-        }
-        egui::containers::menu::MenuButton::new("Definitions")
-            .config(typed)
+    }
+
+    /// Tools: Definitions (the message search path).
+    fn definitions_menu(&mut self, ui: &mut egui::Ui) {
+        egui::containers::menu::SubMenuButton::new("Definitions")
+            .config(
+                egui::containers::menu::MenuConfig::new()
+                    .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside),
+            )
             .ui(ui, |ui| {
                 ui.label(
                 "Message search path: folders of ROS packages (PKG/msg/Type.msg), separated by ':'",
@@ -93,6 +127,46 @@ impl App {
                     ui.monospace(d.display().to_string());
                 }
             });
+    }
+
+    /// Help: every action with its shortcut, by menu, and what the mouse does.
+    fn help_window(&mut self, ctx: &egui::Context) {
+        let mut open = true;
+        let all = actions(self);
+        egui::Window::new("Keyboard shortcuts")
+            .open(&mut open)
+            .default_pos([420.0, 90.0])
+            .default_width(520.0)
+            .show(ctx, |ui| {
+                egui::Grid::new("shortcuts").striped(true).show(ui, |ui| {
+                    for menu in Menu::ALL {
+                        for a in all.iter().filter(|a| a.menu == menu) {
+                            let Some(k) = &a.keys else { continue };
+                            ui.monospace(ctx.format_shortcut(k));
+                            ui.label(a.name.trim_end_matches('…'));
+                            ui.weak(menu.name());
+                            ui.end_row();
+                        }
+                    }
+                });
+                ui.separator();
+                ui.strong("On the timeline");
+                for (what, does) in [
+                    ("Click", "move the playhead"),
+                    ("Drag", "pan the visible window (on the time axis: scrub the playhead)"),
+                    ("Shift+drag", "select a range (Export and the plots use it); drag its edges to change it"),
+                    ("Wheel, pinch", "zoom around the pointer (over the names: scroll the rows)"),
+                    ("Double-click", "fit the whole recording"),
+                    ("Right-click", "the second cursor, a bookmark, the playhead there"),
+                ] {
+                    ui.horizontal(|ui| {
+                        ui.monospace(what);
+                        ui.label(does);
+                    });
+                }
+                ui.weak("Plain keys act when no text field has the keyboard; Ctrl keys and F-keys always.");
+            });
+        self.show_help = open;
     }
 
     /// The recording's warnings, what is being opened, the indexing progress, the last error
@@ -187,79 +261,19 @@ impl App {
     }
 }
 
-/// The buttons of an open recording: Log, Add to timeline…, Recordings, Find…, TF, Export…,
-/// Bag info, Close, and its path.
-fn window_buttons(ui: &mut egui::Ui, d: &Doc, show_info: bool, cmds: &mut Vec<Cmd>) {
+/// The log's count, coloured by its worst level: a click shows the log.
+fn log_button(ui: &mut egui::Ui, d: &Doc, cmds: &mut Vec<Cmd>) {
     let n = d.log.lines.len();
-    let worst = d.log.worst;
-    let label = match worst {
+    let label = match d.log.worst {
         Some(l) if n > 0 => egui::RichText::new(format!("Log ({n})"))
             .color(super::style::level_color(l, ui.visuals().text_color())),
         _ => egui::RichText::new(format!("Log ({n})")),
     };
     if ui
         .add_enabled(n > 0 || d.log.done.is_none(), egui::Button::new(label))
-        .on_hover_text("The recording's /rosout messages")
+        .on_hover_text("The recording's /rosout messages (Ctrl+L)")
         .clicked()
     {
         cmds.push(Cmd::ShowLog(!d.log.open));
     }
-    if ui
-        .button("Add to timeline…")
-        .on_hover_text(
-            "Open another recording beside this one (a split part, or another run to compare)",
-        )
-        .clicked()
-    {
-        cmds.push(Cmd::AddDialog);
-    }
-    if d.rec.parts.len() > 1
-        && ui
-            .button(format!("Recordings ({})", d.rec.parts.len()))
-            .clicked()
-    {
-        cmds.push(Cmd::ShowRecordings(!d.recordings.open));
-    }
-    if ui
-        .button("Find…")
-        .on_hover_text("Messages where a field meets a condition (Ctrl+F)")
-        .clicked()
-    {
-        cmds.push(Cmd::ShowFind(!d.find.open));
-    }
-    if d.rec.has_tf
-        && ui
-            .button("TF")
-            .on_hover_text("The transform tree at the playhead, and one frame's pose in another")
-            .clicked()
-    {
-        cmds.push(Cmd::ShowTf(!d.tf.open));
-    }
-    if ui
-        .button("3D")
-        .on_hover_text("A 3D view at the playhead: clouds, scans, markers, poses, maps and frames")
-        .clicked()
-    {
-        cmds.push(Cmd::OpenScene(None));
-    }
-    if ui.button("Export…").clicked() {
-        cmds.push(Cmd::ShowExport(!d.export.open));
-    }
-    if ui.button("Bag info").clicked() {
-        cmds.push(Cmd::ShowInfo(!show_info));
-    }
-    if ui.button("Close").clicked() {
-        cmds.push(Cmd::Close);
-    }
-    if ui
-        .button("Publish…")
-        .on_hover_text(
-            "Publish topics onto a live ROS 1 system as the playhead passes their messages",
-        )
-        .clicked()
-    {
-        cmds.push(Cmd::ShowPublish(!d.publish.open));
-    }
-    ui.separator();
-    ui.label(d.rec.path.display().to_string());
 }

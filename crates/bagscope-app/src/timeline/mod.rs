@@ -31,7 +31,7 @@ const AXIS_H: f32 = 30.0;
 /// The line under the rows that says which are shown, when not all fit.
 const FOOTER_H: f32 = 14.0;
 const NAME_W: f32 = 200.0;
-const SPEEDS: [f32; 9] = [0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 4.0, 5.0, 10.0];
+pub(crate) const SPEEDS: [f32; 9] = [0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 4.0, 5.0, 10.0];
 
 /// What a drag on the timeline does, decided when it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
