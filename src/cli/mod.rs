@@ -11,6 +11,7 @@ mod bench;
 mod bench_video;
 mod catalog;
 mod check;
+mod compare;
 mod csv;
 mod echo;
 mod export;
@@ -107,6 +108,9 @@ pub enum Command {
     /// A topic's timing: mean rate, median period, the gaps longer than a few periods, and
     /// `header.stamp` minus the receive time where messages have a header.
     Timing(timing::TimingArgs),
+    /// Runs side by side: per topic, messages, mean rate, longest gap, first and last time; for
+    /// each --field, min, mean, max and std; each run against the first (B − A).
+    Compare(compare::CompareArgs),
     /// Publish a recording's messages onto a live ROS 1 system (--ros1, the default) or ROS 2
     /// domain (--ros2) at their recorded times (scaled by --rate), byte for byte, with their
     /// types, md5sums, definitions and latching (ROS 1) or recorded QoS (ROS 2); no ROS install
@@ -230,6 +234,7 @@ pub fn run(cmd: Command) -> ExitCode {
         Command::Tf(a) => tf::run(&a),
         Command::Find(a) => find::run(&a),
         Command::Timing(a) => timing::run(&a),
+        Command::Compare(a) => compare::run(&a),
         Command::Play(a) => play::run(&a),
         Command::Record(a) => record::run(&a),
         Command::Serve(a) => serve::run(&a),

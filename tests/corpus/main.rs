@@ -7,6 +7,7 @@
 mod common;
 
 mod cli_small;
+mod compare;
 mod convert;
 mod damaged_mcap_rosbag2;
 mod damaged_other_storages;

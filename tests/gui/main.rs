@@ -6,6 +6,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod compare_runs;
 mod encodings_and_url;
 mod export_window;
 mod expressions;

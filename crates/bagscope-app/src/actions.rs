@@ -189,6 +189,13 @@ pub fn actions(app: &App) -> Vec<Action> {
         ),
         a(
             View,
+            "Compare runs",
+            None,
+            "The recordings on the timeline side by side: each topic's messages, rate, gaps; fields' statistics",
+            d.and_then(|d| when(d.rec.parts.len() > 1, Cmd::ShowCompare(true))),
+        ),
+        a(
+            View,
             "Fit the whole recording",
             ctrl(Key::Num0),
             "Show the whole timeline",

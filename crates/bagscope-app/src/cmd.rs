@@ -19,6 +19,8 @@ pub enum Cmd {
     AddDialog,
     /// Show or hide the Recordings window (time shifts of several recordings).
     ShowRecordings(bool),
+    /// Show or hide the Compare runs window.
+    ShowCompare(bool),
     /// Reopen the recordings on the timeline shifted to start together (worked out on the
     /// loader thread: it opens each).
     AlignStarts,
@@ -174,6 +176,11 @@ impl App {
                 if let Some(d) = &self.doc {
                     let parts = d.rec.parts.clone();
                     self.start_loading_with(parts, true, "aligning the recordings".into());
+                }
+            }
+            Cmd::ShowCompare(b) => {
+                if let Some(d) = &mut self.doc {
+                    d.compare.open = b;
                 }
             }
             Cmd::ShowRecordings(b) => {

@@ -157,6 +157,8 @@ pub struct Doc {
     pub tree: topics::TreeState,
     /// The Recordings window.
     pub recordings: RecordingsState,
+    /// The Compare runs window.
+    pub compare: super::compare::CompareState,
 }
 
 impl Doc {
@@ -210,6 +212,7 @@ impl Doc {
             timing: Default::default(),
             tree: Default::default(),
             recordings: Default::default(),
+            compare: Default::default(),
         }
     }
 

@@ -5,6 +5,7 @@
 
 pub mod actions;
 mod cmd;
+mod compare;
 mod doc;
 pub mod export;
 pub mod find;
@@ -347,6 +348,7 @@ impl App {
         if let Some(d) = &mut self.doc {
             log::poll(d);
             find::poll(d);
+            compare::poll(d);
             topics::timing::poll(d, &mut self.cmds);
             if let Some(w) = &mut d.insp.worker {
                 while let Some(r) = w.take() {
@@ -503,6 +505,9 @@ impl App {
                     }
                     if d.recordings.open && d.rec.parts.len() > 1 {
                         recordings_window(ui.ctx(), d, &mut cmds);
+                    }
+                    if d.compare.open && d.rec.parts.len() > 1 {
+                        compare::show(ui.ctx(), d, &mut cmds);
                     }
                 }
                 self.cmds.append(&mut cmds);

@@ -117,6 +117,15 @@ pub(super) fn recordings_window(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec
                     cmds.push(Cmd::OpenMany(v));
                 }
                 if ui
+                    .button("Compare…")
+                    .on_hover_text(
+                        "The runs side by side: messages, rates, gaps, fields' statistics",
+                    )
+                    .clicked()
+                {
+                    cmds.push(Cmd::ShowCompare(true));
+                }
+                if ui
                     .button("Align starts")
                     .on_hover_text("Shift every recording to start when the first does")
                     .clicked()

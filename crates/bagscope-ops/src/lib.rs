@@ -6,6 +6,7 @@
 
 pub mod arrow;
 pub mod catalog;
+pub mod compare;
 pub mod csv;
 pub mod export;
 pub mod find;

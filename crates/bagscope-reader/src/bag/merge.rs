@@ -66,6 +66,23 @@ pub fn namespace_of(p: &Path) -> String {
     s
 }
 
+/// Each part's namespace on a joined timeline ([`namespace_of`], numbered where two files
+/// have the same name: `run`, `run_2`).
+pub fn namespaces(parts: &[Part]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for p in parts {
+        let base = namespace_of(&p.path);
+        let mut n = base.clone();
+        let mut k = 2;
+        while names.contains(&n) {
+            n = format!("{base}_{k}");
+            k += 1;
+        }
+        names.push(n);
+    }
+    names
+}
+
 /// Whether the parts are one recording split in files: the same topics and types, each part
 /// starting after the one before ends, none shifted. A topic of one message a part (a latched
 /// `/tf_static`, a robot description) may be missing from parts after the one it was recorded
@@ -129,17 +146,7 @@ impl Bag {
         let summaries: Vec<&Summary> = bags.iter().map(|b| b.summary()).collect();
         let split = is_split_set(&summaries, parts);
         let prefixed = !split && naming == TopicNames::ByRecording;
-        let mut names: Vec<String> = Vec::new();
-        for p in parts {
-            let base = namespace_of(&p.path);
-            let mut n = base.clone();
-            let mut k = 2;
-            while names.contains(&n) {
-                n = format!("{base}_{k}");
-                k += 1;
-            }
-            names.push(n);
-        }
+        let names = namespaces(parts);
         let mut s = Summary {
             path: parts[0].path.clone(),
             version: v0,
