@@ -12,6 +12,7 @@ mod convert;
 mod damaged_mcap_rosbag2;
 mod damaged_other_storages;
 mod decode;
+mod diagnostics;
 mod encodings;
 mod export;
 mod foxglove_paths;

@@ -268,6 +268,9 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
         }
         outln!(out, "{label} {name}: {line}");
     }
+    if let Some(line) = diagnostics_line(bag, freq)? {
+        outln!(out, "diagnostics: {line}");
+    }
     let mut warnings = if freq {
         bag.warnings()
     } else {
@@ -283,6 +286,74 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
         outln!(out, "{label} {w}");
     }
     Ok(out)
+}
+
+/// The diagnostic statuses per level (`freq`: read them) or the diagnostic topics' message
+/// counts; none without diagnostic topics.
+fn diagnostics_line(bag: &Bag, freq: bool) -> Result<Option<String>> {
+    use crate::diagnostics::{diagnostic_topics, read_diagnostics, DiagLevel};
+    let topics = diagnostic_topics(bag);
+    if topics.is_empty() {
+        return Ok(None);
+    }
+    let s = bag.summary();
+    let names: Vec<&str> = topics.iter().map(|&t| s.topics[t].name.as_str()).collect();
+    if !freq {
+        let n: u64 = topics.iter().map(|&t| s.topics[t].message_count).sum();
+        return Ok(Some(format!(
+            "{} ({n} messages; --freq counts the statuses per level)",
+            names.join(", ")
+        )));
+    }
+    let d = read_diagnostics(bag, &topics, &std::sync::atomic::AtomicBool::new(false))?;
+    let c = d.counts();
+    let mut parts: Vec<String> = DiagLevel::ALL
+        .iter()
+        .map(|l| format!("{} {}", c[l.index()], l.name()))
+        .collect();
+    if c[4] > 0 {
+        parts.push(format!("{} other", c[4]));
+    }
+    Ok(Some(format!(
+        "{}: {} names, statuses {}",
+        names.join(", "),
+        d.tracks.len(),
+        parts.join(", ")
+    )))
+}
+
+/// The diagnostic statuses per level, for `--json` with `freq`.
+fn diagnostics_json(bag: &Bag) -> Result<serde_json::Value> {
+    use crate::diagnostics::{diagnostic_topics, read_diagnostics, DiagLevel};
+    let topics = diagnostic_topics(bag);
+    if topics.is_empty() {
+        return Ok(serde_json::Value::Null);
+    }
+    let d = read_diagnostics(bag, &topics, &std::sync::atomic::AtomicBool::new(false))?;
+    let c = d.counts();
+    let mut levels = serde_json::Map::new();
+    for l in DiagLevel::ALL {
+        levels.insert(l.name().to_lowercase(), json!(c[l.index()]));
+    }
+    levels.insert("other".into(), json!(c[4]));
+    Ok(json!({
+        "topics": topics.iter().map(|&t| &bag.summary().topics[t].name).collect::<Vec<_>>(),
+        "messages": d.messages,
+        "names": d.tracks.len(),
+        "statuses": levels,
+        "per_name": d.tracks.iter().map(|t| {
+            let mut o = serde_json::Map::new();
+            for l in DiagLevel::ALL {
+                if t.counts[l.index()] > 0 {
+                    o.insert(l.name().to_lowercase(), json!(t.counts[l.index()]));
+                }
+            }
+            if t.counts[4] > 0 {
+                o.insert("other".into(), json!(t.counts[4]));
+            }
+            (t.name.clone(), json!({"statuses": o, "worst": t.worst().map(|l| l.name())}))
+        }).collect::<serde_json::Map<_, _>>(),
+    }))
 }
 
 /// What `bagscope info --json` prints (and the Python package's `Recording.info()`): the
@@ -318,7 +389,13 @@ pub fn summary_json(bag: &Bag, freq: bool) -> Result<serde_json::Value> {
         bag.quick_warnings()
     };
     warnings.extend(type_hash_warnings(bag));
+    let diagnostics = if freq {
+        diagnostics_json(bag)?
+    } else {
+        serde_json::Value::Null
+    };
     Ok(json!({
+        "diagnostics": diagnostics,
         "path": s.path.display().to_string(),
         "version": s.version.as_str(),
         "indexed": s.indexed,
