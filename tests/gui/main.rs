@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod compare_runs;
+mod diagnostics_panel;
 mod encodings_and_url;
 mod export_window;
 mod expressions;

@@ -189,6 +189,13 @@ pub fn actions(app: &App) -> Vec<Action> {
         ),
         a(
             View,
+            "Diagnostics",
+            ctrl(Key::D),
+            "Each diagnostic status name's level over time, its message and values at the playhead",
+            d.and_then(|d| when(d.rec.has_diagnostics, Cmd::ShowDiagnostics(true))),
+        ),
+        a(
+            View,
             "Compare runs",
             None,
             "The recordings on the timeline side by side: each topic's messages, rate, gaps; fields' statistics",

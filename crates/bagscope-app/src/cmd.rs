@@ -19,6 +19,8 @@ pub enum Cmd {
     AddDialog,
     /// Show or hide the Recordings window (time shifts of several recordings).
     ShowRecordings(bool),
+    /// Show or hide the Diagnostics panel (read on first showing).
+    ShowDiagnostics(bool),
     /// Show or hide the Compare runs window.
     ShowCompare(bool),
     /// Reopen the recordings on the timeline shifted to start together (worked out on the
@@ -176,6 +178,14 @@ impl App {
                 if let Some(d) = &self.doc {
                     let parts = d.rec.parts.clone();
                     self.start_loading_with(parts, true, "aligning the recordings".into());
+                }
+            }
+            Cmd::ShowDiagnostics(b) => {
+                if let Some(d) = &mut self.doc {
+                    d.diag.open = b;
+                    if b {
+                        super::diagnostics::start(d, &self.ctx);
+                    }
                 }
             }
             Cmd::ShowCompare(b) => {

@@ -38,6 +38,8 @@ pub struct Recording {
     pub warnings: Vec<String>,
     /// Whether the recording has transform topics.
     pub has_tf: bool,
+    /// It has diagnostic topics (`diagnostic_msgs/DiagnosticArray`).
+    pub has_diagnostics: bool,
     /// The recordings on the timeline, with their time shifts (one for a single file).
     pub parts: Vec<bagscope_reader::merge::Part>,
     /// The first recording's canonical path: what bookmarks are kept under.
@@ -159,6 +161,8 @@ pub struct Doc {
     pub recordings: RecordingsState,
     /// The Compare runs window.
     pub compare: super::compare::CompareState,
+    /// The Diagnostics panel.
+    pub diag: super::diagnostics::DiagnosticsState,
 }
 
 impl Doc {
@@ -171,6 +175,7 @@ impl Doc {
         let export = export::ExportState::new(&s.path, s.version.is_ros1());
         let warnings = bag.warnings();
         let has_tf = !bagscope_ops::tf::tf_topics(&bag).is_empty();
+        let has_diagnostics = !bagscope_ops::diagnostics::diagnostic_topics(&bag).is_empty();
         Doc {
             rec: Recording {
                 defs: None,
@@ -184,6 +189,7 @@ impl Doc {
                 info_text: None,
                 warnings,
                 has_tf,
+                has_diagnostics,
                 parts: Vec::new(),
                 canonical: PathBuf::new(),
             },
@@ -213,6 +219,7 @@ impl Doc {
             tree: Default::default(),
             recordings: Default::default(),
             compare: Default::default(),
+            diag: Default::default(),
         }
     }
 

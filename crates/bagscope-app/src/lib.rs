@@ -6,6 +6,7 @@
 pub mod actions;
 mod cmd;
 mod compare;
+mod diagnostics;
 mod doc;
 pub mod export;
 pub mod find;
@@ -349,6 +350,7 @@ impl App {
             log::poll(d);
             find::poll(d);
             compare::poll(d);
+            diagnostics::poll(d);
             topics::timing::poll(d, &mut self.cmds);
             if let Some(w) = &mut d.insp.worker {
                 while let Some(r) = w.take() {
@@ -505,6 +507,9 @@ impl App {
                     }
                     if d.recordings.open && d.rec.parts.len() > 1 {
                         recordings_window(ui.ctx(), d, &mut cmds);
+                    }
+                    if d.diag.open {
+                        diagnostics::show(ui.ctx(), d, &mut cmds);
                     }
                     if d.compare.open && d.rec.parts.len() > 1 {
                         compare::show(ui.ctx(), d, &mut cmds);
