@@ -53,6 +53,10 @@ pub struct Cli {
     /// metadata.yaml or storage files; several go on one timeline (with none: the demo recording
     /// on the first run, then the start screen with the recent files).
     pub bags: Vec<PathBuf>,
+    /// A layout file to show the recordings with (bagscope's JSON, a Lichtblick/Foxglove
+    /// layout, a PlotJuggler XML).
+    #[arg(long, value_name = "FILE")]
+    pub layout: Option<PathBuf>,
     /// Directories of ROS packages (`PKG/msg/Type.msg`) searched for definitions a recording
     /// does not store, before BAGSCOPE_MSG_PATH, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and the
     /// definitions bagscope ships (repeatable).
@@ -180,7 +184,7 @@ where
     bagscope::settings::update(|s| s.msg_path = args.msg_path.clone());
     match args.command {
         Some(cmd) => run(cmd),
-        None => open_app(args.bags),
+        None => open_app(args.bags, args.layout),
     }
 }
 
@@ -193,8 +197,8 @@ pub fn exit_status(code: ExitCode) -> u8 {
 
 /// Opens the window (the start screen, or `bag`).
 #[cfg(feature = "gui")]
-fn open_app(bags: Vec<std::path::PathBuf>) -> ExitCode {
-    match bagscope::app::run(bags) {
+fn open_app(bags: Vec<std::path::PathBuf>, layout: Option<std::path::PathBuf>) -> ExitCode {
+    match bagscope::app::run(bags, layout) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bagscope: cannot open a window: {e}");
@@ -205,7 +209,7 @@ fn open_app(bags: Vec<std::path::PathBuf>) -> ExitCode {
 
 /// Built without the app: say so, and show what the command line does.
 #[cfg(not(feature = "gui"))]
-fn open_app(bags: Vec<std::path::PathBuf>) -> ExitCode {
+fn open_app(bags: Vec<std::path::PathBuf>, _layout: Option<std::path::PathBuf>) -> ExitCode {
     use clap::CommandFactory;
     if let Some(b) = bags.first() {
         eprintln!(

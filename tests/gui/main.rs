@@ -13,6 +13,7 @@ mod export_window;
 mod expressions;
 mod image_encodings;
 mod image_panels;
+mod layout_files;
 mod log_and_find;
 mod menus_and_palette;
 mod open_and_navigate;

@@ -112,6 +112,20 @@ pub fn actions(app: &App) -> Vec<Action> {
         ),
         a(
             File,
+            "Open layout…",
+            ctrl_shift(Key::L),
+            "Panels, plots, hidden topics, bookmarks from a layout file (bagscope's, Lichtblick's, PlotJuggler's)",
+            when(open, Cmd::OpenLayoutDialog),
+        ),
+        a(
+            File,
+            "Save layout…",
+            ctrl(Key::S),
+            "What is shown as a layout file to hand to a colleague",
+            when(open, Cmd::SaveLayoutDialog),
+        ),
+        a(
+            File,
             "Reload",
             key(Key::F5),
             "Open the recording again (the plots and panels stay)",

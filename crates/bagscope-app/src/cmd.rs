@@ -19,6 +19,14 @@ pub enum Cmd {
     AddDialog,
     /// Show or hide the Recordings window (time shifts of several recordings).
     ShowRecordings(bool),
+    /// Ask where to save the layout.
+    SaveLayoutDialog,
+    /// Ask which layout to open.
+    OpenLayoutDialog,
+    /// Save the layout of what is shown to a file.
+    SaveLayoutTo(PathBuf),
+    /// Open a layout file (bagscope's, Lichtblick's/Foxglove's or PlotJuggler's).
+    OpenLayoutFrom(PathBuf),
     /// Show or hide the Diagnostics panel (read on first showing).
     ShowDiagnostics(bool),
     /// Show or hide the Compare runs window.
@@ -180,6 +188,10 @@ impl App {
                     self.start_loading_with(parts, true, "aligning the recordings".into());
                 }
             }
+            Cmd::SaveLayoutDialog
+            | Cmd::OpenLayoutDialog
+            | Cmd::SaveLayoutTo(_)
+            | Cmd::OpenLayoutFrom(_) => self.layout_cmd(cmd),
             Cmd::ShowDiagnostics(b) => {
                 if let Some(d) = &mut self.doc {
                     d.diag.open = b;

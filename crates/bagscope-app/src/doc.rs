@@ -163,6 +163,12 @@ pub struct Doc {
     pub compare: super::compare::CompareState,
     /// The Diagnostics panel.
     pub diag: super::diagnostics::DiagnosticsState,
+    /// The layout file last opened on it (its unknown fields, its panels this recording lacks).
+    pub layout_kept: super::layout_file::LayoutFile,
+    /// Plotted paths of that layout whose topics this recording lacks.
+    pub layout_missing: Vec<String>,
+    /// What of that layout is not shown (missing topics, panels not imported).
+    pub layout_notes: Vec<String>,
 }
 
 impl Doc {
@@ -220,6 +226,9 @@ impl Doc {
             recordings: Default::default(),
             compare: Default::default(),
             diag: Default::default(),
+            layout_kept: Default::default(),
+            layout_missing: Vec::new(),
+            layout_notes: Vec::new(),
         }
     }
 

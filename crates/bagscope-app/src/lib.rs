@@ -14,6 +14,8 @@ pub mod images;
 mod inspector;
 pub mod job;
 pub mod layout;
+pub mod layout_file;
+mod layout_io;
 pub mod live;
 pub mod log;
 pub mod palette;
@@ -80,6 +82,10 @@ pub struct App {
     pub layouts: std::collections::BTreeMap<String, layout::Layout>,
     /// Series of a re-applied layout, plotted once the tables are built.
     pending_series: Vec<String>,
+    /// A layout file read, to apply to the recording being opened (its path and text).
+    pending_layout: Option<(PathBuf, String)>,
+    /// Layout dialogs, reads and writes under way.
+    layout_io: Vec<Job<layout_io::LayoutIo>>,
     dialog: Option<Job<Option<Vec<PathBuf>>>>,
     /// The dialog shown adds to the timeline (instead of opening).
     adding: bool,
@@ -125,6 +131,8 @@ impl App {
             bookmarks,
             layouts,
             pending_series: Vec::new(),
+            pending_layout: None,
+            layout_io: Vec::new(),
             doc: None,
             loader: None,
             opening: None,
@@ -206,6 +214,7 @@ impl App {
     }
 
     fn poll(&mut self) {
+        self.poll_layout();
         if let Some(job) = &mut self.dialog {
             match job.take() {
                 Some(Some(mut chosen)) => {
@@ -289,6 +298,9 @@ impl App {
                         self.opening = None;
                         self.preview = None;
                         self.remember(canonical, demo);
+                        if let Some((p, text)) = self.pending_layout.take() {
+                            self.apply_layout(&p, &text);
+                        }
                     }
                     LoadEvent::Preview(s) => self.preview = Some(s),
                     LoadEvent::Failed(e) => {
@@ -593,7 +605,7 @@ impl eframe::App for App {
 }
 
 /// Runs the app in a window.
-pub fn run(bags: Vec<PathBuf>) -> eframe::Result<()> {
+pub fn run(bags: Vec<PathBuf>, layout: Option<PathBuf>) -> eframe::Result<()> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("bagscope")
@@ -622,6 +634,8 @@ pub fn run(bags: Vec<PathBuf>) -> eframe::Result<()> {
                     .cmds
                     .push(Cmd::OpenMany(bagscope_reader::merge::parts_of(&bags))),
             }
+            // Read now, applied to the recording once it is open.
+            app.cmds.extend(layout.map(Cmd::OpenLayoutFrom));
             Ok(Box::new(app))
         }),
     )

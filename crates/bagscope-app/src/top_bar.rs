@@ -192,6 +192,19 @@ impl App {
                 });
             }
         }
+        if let Some(d) = &mut self.doc {
+            if !d.layout_notes.is_empty() {
+                ui.horizontal(|ui| {
+                    ui.colored_label(
+                        ui.visuals().warn_fg_color,
+                        format!("Layout: not shown: {}", d.layout_notes.join("; ")),
+                    );
+                    if ui.small_button("OK").clicked() {
+                        d.layout_notes.clear();
+                    }
+                });
+            }
+        }
         if let Some(o) = &self.opening {
             ui.horizontal(|ui| {
                 ui.spinner();
