@@ -67,3 +67,30 @@ def test_catalog_reproduces_info_and_is_incremental(bags_dir, bags2_dir, cli, tm
     os.utime(copy / "a.bag", ns=(0, 10**18))
     third = run_catalog(cli, [copy], tmp_path / "c2")
     assert "(1 read, 0 unchanged" in third, third
+
+
+def test_catalog_counts_diagnostics_and_lists_bookmarks(bags_dir, cli, tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    bag = runs / "husky.bag"
+    bag.symlink_to(bags_dir / "navigation" / "gps_data.bag")
+    info = json.loads(subprocess.run([str(cli), "info", "--json", "--freq", str(bag)],
+                                     check=True, capture_output=True, text=True).stdout)
+    start = info["start_ns"]
+    # A sidecar as docs/app.md and bagscope's writer have it.
+    (runs / "husky.bag.bookmarks.json").write_text(json.dumps({
+        "bagscope_bookmarks": 1,
+        "bookmarks": [{"start_ns": start + 2_500_000_000, "label": "power fault"},
+                      {"start_ns": start + 10_000_000_000, "end_ns": start + 12_000_000_000,
+                       "label": "hot"}]}))
+    out = tmp_path / "catalog"
+    run_catalog(cli, [runs], out)
+    row = duckdb.connect().sql(
+        f"SELECT diag_ok, diag_warn, diag_error, diag_stale, bookmarks "
+        f"FROM read_parquet('{out}/recordings.parquet')").fetchall()
+    assert len(row) == 1
+    ok, warn, error, stale, bookmarks = row[0]
+    s = info["diagnostics"]["statuses"]
+    assert (ok, warn, error, stale) == (s["ok"], s["warn"], s["error"], s["stale"])
+    assert error > 0
+    assert bookmarks == ["power fault @ +2.500 s", "hot @ +10.000..+12.000 s"]

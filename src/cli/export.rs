@@ -241,6 +241,8 @@ fn export(a: Asked<'_>) -> bagscope::Result<ExitCode> {
         strict_types: a.strict_types,
         to_ros1: a.to_ros1,
         migrate: a.migrate.map(Path::to_path_buf),
+        // The first recording's bookmarks (MCAP metadata records or its sidecar), carried.
+        notes: None,
     };
     if a.split_mb == Some(0) {
         return Err(Error::Invalid("--split-mb must be at least 1".into()));

@@ -53,6 +53,7 @@ fn opts(
         strict_types: false,
         to_ros1: false,
         migrate: None,
+        notes: None,
     }
 }
 

@@ -23,6 +23,7 @@ mod log;
 mod mcap;
 mod merge;
 mod migrate;
+mod notes;
 mod peer_rosbags;
 mod remote;
 mod ros1_corpus;

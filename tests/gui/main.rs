@@ -4,6 +4,7 @@
 #![cfg(feature = "gui")]
 #![allow(clippy::unwrap_used)]
 
+mod bookmarks_in_file;
 #[path = "../common/mod.rs"]
 mod common;
 mod compare_runs;

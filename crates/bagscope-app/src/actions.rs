@@ -126,6 +126,13 @@ pub fn actions(app: &App) -> Vec<Action> {
         ),
         a(
             File,
+            "Save bookmarks into the recording…",
+            None,
+            "MCAP: as metadata records (the file written again, then renamed over it); a bag or rosbag2: a sidecar JSON beside it",
+            d.and_then(|d| when(!d.nav.bookmarks.is_empty(), Cmd::SaveNotes)),
+        ),
+        a(
+            File,
             "Reload",
             key(Key::F5),
             "Open the recording again (the plots and panels stay)",

@@ -19,6 +19,10 @@ pub enum Cmd {
     AddDialog,
     /// Show or hide the Recordings window (time shifts of several recordings).
     ShowRecordings(bool),
+    /// Ask before writing the bookmarks into the recording.
+    SaveNotes,
+    /// Write them (asked).
+    SaveNotesConfirmed,
     /// Ask where to save the layout.
     SaveLayoutDialog,
     /// Ask which layout to open.
@@ -186,6 +190,16 @@ impl App {
                 if let Some(d) = &self.doc {
                     let parts = d.rec.parts.clone();
                     self.start_loading_with(parts, true, "aligning the recordings".into());
+                }
+            }
+            Cmd::SaveNotes => {
+                if let Some(d) = &mut self.doc {
+                    d.notes_io.asking = true;
+                }
+            }
+            Cmd::SaveNotesConfirmed => {
+                if let Some(d) = &mut self.doc {
+                    super::notes::start(d, &self.ctx);
                 }
             }
             Cmd::SaveLayoutDialog

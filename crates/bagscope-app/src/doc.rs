@@ -38,6 +38,8 @@ pub struct Recording {
     pub warnings: Vec<String>,
     /// Whether the recording has transform topics.
     pub has_tf: bool,
+    /// The bookmarks kept in the recording, as read (their ranges and colours).
+    pub notes: Vec<bagscope_ops::notes::Note>,
     /// It has diagnostic topics (`diagnostic_msgs/DiagnosticArray`).
     pub has_diagnostics: bool,
     /// The recordings on the timeline, with their time shifts (one for a single file).
@@ -169,6 +171,8 @@ pub struct Doc {
     pub layout_missing: Vec<String>,
     /// What of that layout is not shown (missing topics, panels not imported).
     pub layout_notes: Vec<String>,
+    /// Writing the bookmarks into the recording: asked (the confirmation shown), under way.
+    pub notes_io: super::notes::NotesState,
 }
 
 impl Doc {
@@ -196,6 +200,7 @@ impl Doc {
                 warnings,
                 has_tf,
                 has_diagnostics,
+                notes: Vec::new(),
                 parts: Vec::new(),
                 canonical: PathBuf::new(),
             },
@@ -229,6 +234,7 @@ impl Doc {
             layout_kept: Default::default(),
             layout_missing: Vec::new(),
             layout_notes: Vec::new(),
+            notes_io: Default::default(),
         }
     }
 

@@ -192,6 +192,8 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
             && matches!(st.format, OutputFormat::Ros1Bag | OutputFormat::Mcap)
             && !(st.to_ros2 && st.format == OutputFormat::Mcap),
         migrate: None,
+        // The bookmarks shown, with what the recording held of their ranges and colours.
+        notes: Some(crate::notes::of_doc(d)),
     };
     let bag = d.rec.bag.clone();
     let what = format!("export to {}", out.display());

@@ -18,6 +18,7 @@ pub mod layout_file;
 mod layout_io;
 pub mod live;
 pub mod log;
+pub mod notes;
 pub mod palette;
 pub mod persist;
 pub mod plot;
@@ -265,6 +266,7 @@ impl App {
                         parts,
                         canonical,
                         demo,
+                        notes,
                     } => {
                         self.bookmarks = self.all_bookmarks();
                         self.layouts = self.all_layouts();
@@ -280,6 +282,7 @@ impl App {
                             .cloned()
                             .unwrap_or_default();
                         doc.rec.canonical = canonical.clone();
+                        notes::take(&mut doc, notes, &mut self.error);
                         // A recording with the same topics as one seen before gets its layout;
                         // the demo shows its cameras from the first frame.
                         self.pending_series.clear();
@@ -363,6 +366,12 @@ impl App {
             find::poll(d);
             compare::poll(d);
             diagnostics::poll(d);
+            if let Some(r) = notes::poll(d) {
+                match r {
+                    Ok(p) => self.notice = Some(format!("Bookmarks written to {}", p.display())),
+                    Err(e) => self.error = Some(e),
+                }
+            }
             topics::timing::poll(d, &mut self.cmds);
             if let Some(w) = &mut d.insp.worker {
                 while let Some(r) = w.take() {
@@ -519,6 +528,9 @@ impl App {
                     }
                     if d.recordings.open && d.rec.parts.len() > 1 {
                         recordings_window(ui.ctx(), d, &mut cmds);
+                    }
+                    if d.notes_io.asking || d.notes_io.job.is_some() {
+                        notes::show(ui.ctx(), d, &mut cmds);
                     }
                     if d.diag.open {
                         diagnostics::show(ui.ctx(), d, &mut cmds);

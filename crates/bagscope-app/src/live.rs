@@ -378,6 +378,7 @@ pub fn poll(app: &mut App) {
                     canonical,
                     ..
                 } => {
+                    // (A live recording keeps no bookmarks of its own yet.)
                     let mut d = Doc::new(bag, hist);
                     d.rec.parts = parts;
                     d.rec.canonical = canonical;

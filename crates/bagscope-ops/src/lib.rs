@@ -15,6 +15,7 @@ pub mod gen;
 pub mod image;
 pub mod info;
 pub mod log;
+pub mod notes;
 pub mod scene;
 pub mod tf;
 pub mod timing;

@@ -335,6 +335,10 @@ pub struct RecordingRow {
     pub error: Option<String>,
     /// Log messages by severity: debug, info, warn, error, fatal.
     pub logs: [i64; 5],
+    /// Diagnostic statuses by level: OK, WARN, ERROR, STALE.
+    pub diagnostics: [i64; 4],
+    /// Bookmarks kept in the recording (MCAP metadata records, its sidecar): `label @ +S s`.
+    pub bookmarks: Vec<String>,
 }
 
 /// One row of the `topics` table.
@@ -475,6 +479,24 @@ fn describe(bag: &Bag, row: &mut RecordingRow) -> Result<Vec<TopicRow>> {
         })?;
     }
     row.logs = logs;
+    let diag = crate::diagnostics::diagnostic_topics(bag);
+    if !diag.is_empty() {
+        let d = crate::diagnostics::read_diagnostics(bag, &diag, &AtomicBool::new(false))?;
+        let c = d.counts();
+        row.diagnostics = [c[0], c[1], c[2], c[3]].map(|n| n as i64);
+    }
+    let start = s.start_ns.unwrap_or(0);
+    row.bookmarks = crate::notes::read_notes(bag)
+        .0
+        .iter()
+        .map(|n| {
+            let at = |t: u64| t.saturating_sub(start) as f64 / 1e9;
+            match n.end_ns {
+                Some(e) => format!("{} @ +{:.3}..+{:.3} s", n.label, at(n.start_ns), at(e)),
+                None => format!("{} @ +{:.3} s", n.label, at(n.start_ns)),
+            }
+        })
+        .collect();
     row.warnings = bag.warnings();
     row.damaged = !row.warnings.is_empty();
     Ok(topics)

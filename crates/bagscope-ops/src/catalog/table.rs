@@ -68,6 +68,14 @@ pub(super) fn recordings_batch(rows: &[&RecordingRow]) -> Result<RecordBatch> {
         warnings.append(true);
     }
     let level = |i: usize| ints(&move |r: &RecordingRow| Some(r.logs[i]));
+    let diag = |i: usize| ints(&move |r: &RecordingRow| Some(r.diagnostics[i]));
+    let mut bookmarks = ListBuilder::new(StringBuilder::new());
+    for r in rows {
+        for w in &r.bookmarks {
+            bookmarks.values().append_value(w);
+        }
+        bookmarks.append(true);
+    }
     RecordBatch::try_from_iter(vec![
         ("path", strings(&|r| Some(&r.path))),
         (
@@ -101,6 +109,11 @@ pub(super) fn recordings_batch(rows: &[&RecordingRow]) -> Result<RecordBatch> {
         ("log_warn", level(2)),
         ("log_error", level(3)),
         ("log_fatal", level(4)),
+        ("diag_ok", diag(0)),
+        ("diag_warn", diag(1)),
+        ("diag_error", diag(2)),
+        ("diag_stale", diag(3)),
+        ("bookmarks", Arc::new(bookmarks.finish()) as ArrayRef),
     ])
     .map_err(arrow_err)
 }
@@ -251,6 +264,9 @@ pub(super) fn recording_rows(b: &RecordBatch) -> Option<Vec<RecordingRow>> {
     let indexed = col::<BooleanArray>(b, "indexed")?;
     let damaged = col::<BooleanArray>(b, "damaged")?;
     let warnings = col::<ListArray>(b, "warnings")?;
+    // Not in catalogs written before diagnostics and bookmarks were: none.
+    let diags = ["diag_ok", "diag_warn", "diag_error", "diag_stale"].map(i);
+    let bookmarks = col::<ListArray>(b, "bookmarks");
     let mut out = Vec::new();
     for r in 0..b.num_rows() {
         let w = warnings.value(r);
@@ -281,6 +297,15 @@ pub(super) fn recording_rows(b: &RecordBatch) -> Option<Vec<RecordingRow>> {
             damaged: damaged.value(r),
             error: (!error.is_null(r)).then(|| error.value(r).to_string()),
             logs: levels.map(|a| a.value(r)),
+            diagnostics: diags.map(|a| a.map_or(0, |a| a.value(r))),
+            bookmarks: match bookmarks {
+                Some(l) => {
+                    let v = l.value(r);
+                    let v = v.as_any().downcast_ref::<StringArray>()?;
+                    (0..v.len()).map(|j| v.value(j).to_string()).collect()
+                }
+                None => Vec::new(),
+            },
         });
     }
     Some(out)

@@ -24,6 +24,8 @@ fn rows_survive_the_parquet_round_trip() {
         damaged: true,
         error: None,
         logs: [0, 1, 2, 3, 4],
+        diagnostics: [5, 6, 7, 8],
+        bookmarks: vec!["dock @ +1.500 s".into()],
     };
     let t = TopicRow {
         path: "/x/a.bag".into(),

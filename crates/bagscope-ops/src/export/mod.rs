@@ -123,6 +123,9 @@ pub struct ExportOptions {
     /// Migrate messages whose type has a different definition in this folder (of packages,
     /// a workspace, or `.msg` files) to that definition.
     pub migrate: Option<PathBuf>,
+    /// Bookmarks written with the messages (MCAP: metadata records; other formats: a sidecar
+    /// beside the output); `None`: the first recording's own. Those in the range only.
+    pub notes: Option<Vec<crate::notes::Note>>,
 }
 
 /// Progress of an export.
@@ -356,7 +359,33 @@ pub fn export_many(
     let Some((sink, (p, written_conns, unconverted))) = outcome else {
         return Err(Error::Cancelled);
     };
+    // The first recording's metadata records and bookmarks go along.
+    let (mut notes_out, _) = crate::notes::read_notes(first);
+    if let Some(n) = &opts.notes {
+        notes_out = n.clone();
+    }
+    let f = &opts.filter;
+    notes_out.retain(|n| {
+        f.start_ns.is_none_or(|s| n.start_ns >= s) && f.end_ns.is_none_or(|e| n.start_ns < e)
+    });
+    let mut records: Vec<(String, Vec<(String, String)>)> = first
+        .summary()
+        .metadata
+        .iter()
+        .filter(|(n, _)| n != crate::notes::METADATA_NAME)
+        .cloned()
+        .collect();
+    records.extend(
+        notes_out
+            .iter()
+            .map(|n| (crate::notes::METADATA_NAME.to_string(), n.to_pairs())),
+    );
+    let mut sink = sink;
+    let in_file = sink.add_metadata(&records)?;
     let path = sink.finish()?;
+    if !in_file && !notes_out.is_empty() {
+        crate::notes::write_sidecar(&path, &notes_out)?;
+    }
     progress(p);
     let unconverted = unconverted
         .into_iter()

@@ -118,6 +118,22 @@ impl Sink {
         }
     }
 
+    /// Writes metadata records (MCAP); `false` where the format holds none.
+    pub(super) fn add_metadata(
+        &mut self,
+        records: &[(String, Vec<(String, String)>)],
+    ) -> Result<bool> {
+        match self {
+            Sink::Mcap(w, _) => {
+                for (name, pairs) in records {
+                    w.add_metadata(name, pairs)?;
+                }
+                Ok(true)
+            }
+            Sink::Bag(_) | Sink::Rosbag2(_) => Ok(false),
+        }
+    }
+
     pub(super) fn finish(self) -> Result<PathBuf> {
         match self {
             Sink::Bag(w) => w.finish(),

@@ -1,0 +1,124 @@
+//! Bookmarks kept in the recording: read when it opens (MCAP metadata records, a sidecar
+//! beside a bag or rosbag2 recording) and shown with the app's own; written back when the
+//! user asks and confirms (File › Save bookmarks into the recording…), on a worker.
+
+use std::path::PathBuf;
+
+use bagscope_ops::notes::{in_file, sidecar_path, write_notes, Note};
+
+use super::job::Job;
+use super::{Cmd, Doc};
+
+/// Writing the bookmarks into the recording.
+#[derive(Default)]
+pub struct NotesState {
+    /// The confirmation is shown.
+    pub asking: bool,
+    /// The write under way.
+    pub job: Option<Job<Result<PathBuf, String>>>,
+}
+
+/// Takes the bookmarks read with the recording: shown with those the app kept for it.
+pub fn take(
+    d: &mut Doc,
+    (notes, problem): (Vec<Note>, Option<String>),
+    error: &mut Option<String>,
+) {
+    for n in &notes {
+        if !d
+            .nav
+            .bookmarks
+            .iter()
+            .any(|(t, l)| *t == n.start_ns && *l == n.label)
+        {
+            d.nav.bookmarks.push((n.start_ns, n.label.clone()));
+        }
+    }
+    d.nav.bookmarks.sort();
+    d.rec.notes = notes;
+    if let Some(p) = problem {
+        *error = Some(format!("bookmarks not read: {p}"));
+    }
+}
+
+/// The bookmarks shown as notes: with the range and colour the recording held for them.
+pub fn of_doc(d: &Doc) -> Vec<Note> {
+    d.nav
+        .bookmarks
+        .iter()
+        .map(|(t, l)| {
+            d.rec
+                .notes
+                .iter()
+                .find(|n| n.start_ns == *t && n.label == *l)
+                .cloned()
+                .unwrap_or_else(|| Note {
+                    start_ns: *t,
+                    end_ns: None,
+                    label: l.clone(),
+                    color: String::new(),
+                })
+        })
+        .collect()
+}
+
+/// Starts writing the bookmarks into the recording.
+pub fn start(d: &mut Doc, ctx: &egui::Context) {
+    d.notes_io.asking = false;
+    let (bag, notes) = (d.rec.bag.clone(), of_doc(d));
+    d.rec.notes = notes.clone();
+    let r = Job::spawn("notes", 1, ctx, move |h| {
+        h.send(write_notes(&bag, &notes, h.cancel_flag()).map_err(|e| e.to_string()));
+    });
+    match r {
+        Ok(j) => d.notes_io.job = Some(j),
+        Err(e) => d.notes_io.job = Some(Job::done(Err(e))),
+    }
+}
+
+/// What the write came to, once.
+pub fn poll(d: &mut Doc) -> Option<Result<PathBuf, String>> {
+    let r = d.notes_io.job.as_mut()?.take()?;
+    d.notes_io.job = None;
+    Some(r)
+}
+
+/// The confirmation, or the write under way.
+pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
+    let path = d.rec.bag.summary().path.clone();
+    let n = d.nav.bookmarks.len();
+    egui::Window::new("Save bookmarks into the recording")
+        .collapsible(false)
+        .resizable(false)
+        .anchor(egui::Align2::CENTER_TOP, [0.0, 120.0])
+        .show(ctx, |ui| {
+            if d.notes_io.job.is_some() {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("Writing…");
+                });
+                return;
+            }
+            if in_file(&d.rec.bag) {
+                ui.label(format!(
+                    "Write {n} bookmark(s) into {} as MCAP metadata records?",
+                    path.display()
+                ));
+                ui.weak("The recording is written again beside it (its messages byte for byte, its other metadata kept) and renamed over it: the file's present bytes are never written over, and a failure leaves it as it is.");
+            } else {
+                ui.label(format!(
+                    "Write {n} bookmark(s) to {}?",
+                    sidecar_path(&path).display()
+                ));
+                ui.weak("A ROS 1 bag or rosbag2 recording keeps them in this file beside it; the recording is not touched.");
+            }
+            ui.horizontal(|ui| {
+                if ui.button("Write").clicked() {
+                    cmds.push(Cmd::SaveNotesConfirmed);
+                }
+                if ui.button("Cancel").clicked() {
+                    d.notes_io.asking = false;
+                }
+            });
+        });
+}
