@@ -85,7 +85,7 @@ fn a_layout_saved_on_one_run_shows_the_same_on_another() {
     assert_eq!(v["log"], true);
     // A newer bagscope's field, which this one does not know.
     let mut newer = v.clone();
-    newer["state_rows"] = serde_json::json!([{"path": "/cmd_vel.linear.x"}]);
+    newer["future_panel"] = serde_json::json!([{"path": "/cmd_vel.linear.x"}]);
     let newer_path = dir.join("newer.json");
     std::fs::write(&newer_path, newer.to_string()).unwrap();
 

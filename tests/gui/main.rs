@@ -22,6 +22,7 @@ mod persisted;
 mod plot_and_export;
 mod publish_and_live;
 mod scene_panel;
+mod state_rows;
 mod tf_window;
 mod timing_layout_runs;
 mod tree_and_inspector;

@@ -31,6 +31,8 @@ pub enum Cmd {
     SaveLayoutTo(PathBuf),
     /// Open a layout file (bagscope's, Lichtblick's/Foxglove's or PlotJuggler's).
     OpenLayoutFrom(PathBuf),
+    /// Draw a field as a state row under the timeline.
+    AddStateRow(String),
     /// Show or hide the Diagnostics panel (read on first showing).
     ShowDiagnostics(bool),
     /// Show or hide the Compare runs window.
@@ -206,6 +208,11 @@ impl App {
             | Cmd::OpenLayoutDialog
             | Cmd::SaveLayoutTo(_)
             | Cmd::OpenLayoutFrom(_) => self.layout_cmd(cmd),
+            Cmd::AddStateRow(p) => {
+                if let Some(d) = &mut self.doc {
+                    super::timeline::states::add(d, p, &self.ctx);
+                }
+            }
             Cmd::ShowDiagnostics(b) => {
                 if let Some(d) = &mut self.doc {
                     d.diag.open = b;

@@ -165,6 +165,8 @@ pub struct Doc {
     pub compare: super::compare::CompareState,
     /// The Diagnostics panel.
     pub diag: super::diagnostics::DiagnosticsState,
+    /// The timeline's state rows.
+    pub states: timeline::states::StatesState,
     /// The layout file last opened on it (its unknown fields, its panels this recording lacks).
     pub layout_kept: super::layout_file::LayoutFile,
     /// Plotted paths of that layout whose topics this recording lacks.
@@ -231,6 +233,7 @@ impl Doc {
             recordings: Default::default(),
             compare: Default::default(),
             diag: Default::default(),
+            states: Default::default(),
             layout_kept: Default::default(),
             layout_missing: Vec::new(),
             layout_notes: Vec::new(),

@@ -49,6 +49,9 @@ pub struct LayoutFile {
     pub bookmarks: Vec<Bookmark>,
     #[serde(default)]
     pub windows: Windows,
+    /// Fields drawn as state rows under the timeline.
+    #[serde(default)]
+    pub state_rows: Vec<String>,
     /// Fields this bagscope does not know (a newer one's), written back as they came.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -63,6 +66,7 @@ impl Default for LayoutFile {
             offsets_s: Vec::new(),
             bookmarks: Vec::new(),
             windows: Windows::default(),
+            state_rows: Vec::new(),
             extra: Map::new(),
         }
     }
@@ -130,6 +134,7 @@ pub fn capture(d: &Doc) -> LayoutFile {
             diagnostics: d.diag.open,
             compare: d.compare.open,
         },
+        state_rows: d.states.rows.iter().map(|r| r.path.clone()).collect(),
         extra: kept.extra.clone(),
     }
 }
@@ -138,6 +143,8 @@ pub fn capture(d: &Doc) -> LayoutFile {
 pub struct Applied {
     /// Series to plot once the tables are built.
     pub series: Vec<String>,
+    /// Fields to draw as state rows.
+    pub state_rows: Vec<String>,
     /// The runs again with the layout's offsets (when they differ from the open ones).
     pub reopen: Option<Vec<bagscope_reader::merge::Part>>,
 }
@@ -198,8 +205,10 @@ pub fn apply(d: &mut Doc, f: &LayoutFile) -> Applied {
                 .collect::<Vec<_>>()
         })
         .filter(|v| *v != d.rec.parts);
+    d.states.rows.clear();
     Applied {
         series: plotted,
+        state_rows: f.state_rows.clone(),
         reopen,
     }
 }
@@ -375,7 +384,7 @@ mod tests {
   "log": true,
   "hidden_topics": ["/tf"],
   "bookmarks": [{"from_start_ns": 5000000000, "label": "turn"}],
-  "state_rows": [{"path": "/mode.data"}],
+  "future_rows": [{"path": "/mode.data"}],
   "zeta": 1.5
 }"#;
         let (f, notes) = parse(text, &summary(&[])).unwrap();
@@ -387,7 +396,7 @@ mod tests {
         let (g, _) = parse(&out, &summary(&[])).unwrap();
         assert_eq!(f, g);
         assert_eq!(g.to_json(), out, "byte for byte");
-        assert!(out.contains("\"state_rows\"") && out.contains("\"zeta\": 1.5"));
+        assert!(out.contains("\"future_rows\"") && out.contains("\"zeta\": 1.5"));
     }
 
     #[test]

@@ -125,6 +125,8 @@ impl App {
             self.cmds.push(Cmd::OpenMany(parts));
             return;
         }
+        self.cmds
+            .extend(applied.state_rows.into_iter().map(Cmd::AddStateRow));
         if d.rec.indexed.is_some() {
             self.cmds
                 .extend(applied.series.into_iter().map(Cmd::AddSeries));

@@ -366,6 +366,7 @@ impl App {
             find::poll(d);
             compare::poll(d);
             diagnostics::poll(d);
+            timeline::states::poll(d);
             if let Some(r) = notes::poll(d) {
                 match r {
                     Ok(p) => self.notice = Some(format!("Bookmarks written to {}", p.display())),

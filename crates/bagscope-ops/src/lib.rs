@@ -17,6 +17,7 @@ pub mod info;
 pub mod log;
 pub mod notes;
 pub mod scene;
+pub mod state;
 pub mod tf;
 pub mod timing;
 pub mod video;

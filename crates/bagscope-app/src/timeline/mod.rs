@@ -15,6 +15,7 @@ use bagscope_reader::timefmt;
 
 mod density;
 mod rows;
+pub mod states;
 pub mod thumbs;
 mod toolbar;
 
@@ -119,7 +120,11 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let rows: Vec<usize> = (0..d.rec.bag.summary().topics.len())
         .filter(|&t| d.nav.visible[t])
         .collect();
-    let full = ui.available_rect_before_wrap();
+    let whole = ui.available_rect_before_wrap();
+    // The state rows take the bottom.
+    let states_h = states::height(d).min(whole.height() * 0.5);
+    let full = Rect::from_min_max(whole.min, Pos2::new(whole.max.x, whole.max.y - states_h));
+    let states_area = Rect::from_min_max(Pos2::new(whole.min.x, full.max.y), whole.max);
     let strip = Rect::from_min_max(Pos2::new(full.left() + NAME_W, full.top()), full.max);
     let view = d.nav.view;
     let g = Geom {
@@ -145,12 +150,15 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     draw_axis(ui, &painter, &g);
     draw_rows(ui, d, cmds, &painter, &g, &rows, &heights, thumbs_on);
     draw_marks(ui, d, cmds, &painter, &g);
+    if states_h > 0.0 {
+        states::draw(ui, d, cmds, &g, states_area);
+    }
     // Hover read-out.
     if let Some(p) = resp.hover_pos() {
         let t = g.abs_of(p.x);
         resp.on_hover_text_at_pointer(format!("+{} s\n{} UTC", rel(d, t), timefmt::date(t)));
     }
-    ui.allocate_rect(full, Sense::hover());
+    ui.allocate_rect(whole, Sense::hover());
 }
 
 /// Where the timeline is drawn and how its time maps to x.

@@ -131,5 +131,22 @@ pub(super) fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         } else {
             ui.weak("shift-drag");
         }
+        ui.separator();
+        let r = ui.add(
+            egui::TextEdit::singleline(&mut d.states.input)
+                .desired_width(200.0)
+                .hint_text("state row: /mode.data"),
+        );
+        let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        if (ui
+            .small_button("+ state")
+            .on_hover_text("Draw a text, boolean or integer field as coloured bands of its values")
+            .clicked()
+            || enter)
+            && !d.states.input.trim().is_empty()
+        {
+            cmds.push(Cmd::AddStateRow(d.states.input.trim().to_string()));
+            d.states.input.clear();
+        }
     });
 }

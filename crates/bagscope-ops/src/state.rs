@@ -1,0 +1,183 @@
+//! A field as a state over time (a mode, a state machine's state, a flag): the runs of equal
+//! values of a string, boolean or integer field, each integer named by the constant of its
+//! definition that has its value (`uint8 MODE_AUTO=2` shows `MODE_AUTO`), for the timeline's
+//! state rows.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bagscope_reader::definition::msg::{FieldType, MsgDef};
+use bagscope_reader::encoding::{FieldPath, Node, Segment, Value};
+use bagscope_reader::{Bag, Error, Filter, Result};
+
+/// Distinct values a state takes at most (more: it is a signal to plot, not a state).
+pub const MAX_STATES: usize = 256;
+
+/// Equal values in a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateRun {
+    /// The first message's receive time (ns).
+    pub start_ns: u64,
+    /// The last one's.
+    pub last_ns: u64,
+    /// Index into [`StateTrack::labels`].
+    pub value: u32,
+}
+
+/// A field's states over the recording.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StateTrack {
+    pub runs: Vec<StateRun>,
+    /// Each distinct value's label, in order of first appearance.
+    pub labels: Vec<String>,
+    /// What did not read (connections without the path, ...).
+    pub problems: Vec<String>,
+}
+
+impl StateTrack {
+    /// The run in force at `t` (the last starting at or before it).
+    pub fn at(&self, t: u64) -> Option<&StateRun> {
+        let i = self.runs.partition_point(|r| r.start_ns <= t);
+        self.runs.get(i.checked_sub(1)?)
+    }
+}
+
+/// The type (index into `def.types`) holding the field `path` ends on.
+fn owner(def: &MsgDef, path: &FieldPath) -> Option<usize> {
+    let mut ty = 0usize;
+    let fields: Vec<&str> = path
+        .segments
+        .iter()
+        .filter_map(|s| match s {
+            Segment::Field(n) => Some(n.as_str()),
+            Segment::Index(_) => None,
+        })
+        .collect();
+    let (_, parents) = fields.split_last()?;
+    for name in parents {
+        let f = def.types.get(ty)?.fields.iter().find(|f| f.name == *name)?;
+        match f.ty {
+            FieldType::Message(i) => ty = i,
+            FieldType::Primitive(_) => return None,
+        }
+    }
+    Some(ty)
+}
+
+/// The value at `segments` of a decoded message.
+fn walk<'a>(def: &MsgDef, mut n: &'a Node, segments: &[Segment]) -> Option<&'a Value> {
+    for s in segments {
+        n = match s {
+            Segment::Field(name) => n.field(def, name)?,
+            Segment::Index(i) => match &n.value {
+                Value::Array(v) => {
+                    let k = if *i < 0 {
+                        v.len().checked_sub(i.unsigned_abs() as usize)?
+                    } else {
+                        *i as usize
+                    };
+                    v.get(k)?
+                }
+                _ => return None,
+            },
+        };
+    }
+    Some(&n.value)
+}
+
+/// How a value is shown: text as it is, booleans, numbers by the constant with their value.
+fn label(v: &Value, def: Option<(&MsgDef, usize)>) -> Option<String> {
+    let named = |x: Option<f64>, text: Option<&[u8]>| {
+        def.and_then(|(d, o)| {
+            d.types
+                .get(o)?
+                .constants_matching(x, text)
+                .first()
+                .map(|c| c.name.clone())
+        })
+    };
+    Some(match v {
+        Value::String(s) => String::from_utf8_lossy(s).into_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::F32(_) | Value::F64(_) | Value::Array(_) | Value::Message { .. } => return None,
+        _ => {
+            let x = v.as_f64()?;
+            named(Some(x), None).unwrap_or_else(|| format!("{x}"))
+        }
+    })
+}
+
+/// The states `path` (`/robot/mode.data`) takes over the recording.
+pub fn state_track(bag: &Bag, path: &str, cancel: &AtomicBool) -> Result<StateTrack> {
+    let p = FieldPath::parse(path).map_err(|e| Error::Invalid(format!("{path}: {}", e.reason)))?;
+    let topic = bag
+        .summary()
+        .topic(&p.topic)
+        .ok_or_else(|| Error::NotFound(format!("no topic {:?}", p.topic)))?;
+    let plan = topic
+        .connections
+        .first()
+        .and_then(|&c| bag.plan(c).ok())
+        .map(|(plan, _)| plan);
+    let def = plan.as_ref().map(|pl| &pl.def);
+    let own = def.and_then(|d| owner(d, &p).map(|o| (d, o)));
+    let mut t = StateTrack::default();
+    let mut index: HashMap<String, u32> = HashMap::new();
+    let mut missing = 0u64;
+    // Each message decoded (state topics are slow; a string needs its message decoded).
+    for m in bag.messages(&Filter {
+        connections: Some(topic.connections.clone()),
+        ..Default::default()
+    })? {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let m = m?;
+        let Ok((plan, _)) = bag.plan(m.conn) else {
+            missing += 1;
+            continue;
+        };
+        let Ok(node) = plan.decode(&m.data) else {
+            missing += 1;
+            continue;
+        };
+        let Some(v) = walk(&plan.def, &node, &p.segments) else {
+            missing += 1;
+            continue;
+        };
+        let Some(l) = label(v, own) else {
+            return Err(Error::Invalid(format!(
+                "{path} is not a text, boolean or integer field: plot it rather than draw it as states"
+            )));
+        };
+        let v = match index.get(&l) {
+            Some(&v) => v,
+            None => {
+                if t.labels.len() >= MAX_STATES {
+                    return Err(Error::Invalid(format!(
+                        "{path} takes more than {MAX_STATES} values: plot it rather than draw it as states"
+                    )));
+                }
+                t.labels.push(l.clone());
+                index.insert(l, t.labels.len() as u32 - 1);
+                t.labels.len() as u32 - 1
+            }
+        };
+        match t.runs.last_mut() {
+            Some(r) if r.value == v && m.time_ns >= r.last_ns => r.last_ns = m.time_ns,
+            _ => t.runs.push(StateRun {
+                start_ns: m.time_ns,
+                last_ns: m.time_ns,
+                value: v,
+            }),
+        }
+    }
+    if missing > 0 {
+        t.problems
+            .push(format!("{missing} messages without {path}"));
+    }
+    if t.runs.is_empty() && missing > 0 {
+        return Err(Error::Invalid(format!("no message has {path}")));
+    }
+    Ok(t)
+}
