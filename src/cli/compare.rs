@@ -21,9 +21,14 @@ pub struct CompareArgs {
     /// A numeric field to compare (`/imu.linear_acceleration.x`; repeatable).
     #[arg(long = "field", short = 'f')]
     pub fields: Vec<String>,
-    /// Each run's time zero: `start` (its first message) or a topic (its first message there,
-    /// the runs aligned on an event).
-    #[arg(long, default_value = "start", value_name = "start|TOPIC")]
+    /// Each run's time zero: `start` (its first message), a topic (its first message there,
+    /// the runs aligned on an event) or `bookmark:LABEL` (each run's bookmark of that label,
+    /// kept in the recording).
+    #[arg(
+        long,
+        default_value = "start",
+        value_name = "start|TOPIC|bookmark:LABEL"
+    )]
     pub align: String,
     /// Each run's time zero as seconds from its start (one per run, in order; a bookmark's
     /// time, say); overrides --align.
@@ -62,9 +67,11 @@ pub fn run(a: &CompareArgs) -> bagscope::Result<ExitCode> {
         Align::Start
     } else if a.align.starts_with('/') {
         Align::Topic(a.align.clone())
+    } else if let Some(label) = a.align.strip_prefix("bookmark:") {
+        Align::Bookmark(label.to_string())
     } else {
         return Err(Error::Invalid(format!(
-            "--align {:?}: `start` or a topic (/name)",
+            "--align {:?}: `start`, a topic (/name) or bookmark:LABEL",
             a.align
         )));
     };

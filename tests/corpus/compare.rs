@@ -115,6 +115,38 @@ fn compare_gives_what_pandas_gives() {
         let imu = &ours["topics"][2]["runs"];
         assert_ne!(imu[0]["count"], imu[1]["count"]);
     }
+    // Aligned on each run's own bookmark "turn" (kept beside each bag): the zeros are the
+    // bookmarks' times, every time shifted by the same.
+    let start_of = |p: &str| bagscope::Bag::open(p).unwrap().summary().start_ns.unwrap();
+    let (za, zb) = (start_of(&a) + 4_000_000_000, start_of(&b) + 1_500_000_000);
+    for (p, z) in [(&a, za), (&b, zb)] {
+        std::fs::write(
+            format!("{p}.bookmarks.json"),
+            serde_json::json!({"bagscope_bookmarks": 1, "bookmarks": [{"start_ns": z, "label": "turn"}]})
+                .to_string(),
+        )
+        .unwrap();
+    }
+    let by_start =
+        json_of(Command::new(BIN).args(["compare", &a, &b, "--json", "-t", "/imu/data"]));
+    let by_mark = json_of(Command::new(BIN).args([
+        "compare",
+        &a,
+        &b,
+        "--json",
+        "-t",
+        "/imu/data",
+        "--align",
+        "bookmark:turn",
+    ]));
+    assert_eq!(by_mark["zeros_ns"], serde_json::json!([za, zb]));
+    for (k, z) in [(0, za - start_of(&a)), (1, zb - start_of(&b))] {
+        let f0 = by_start["topics"][0]["runs"][k]["first_s"]
+            .as_f64()
+            .unwrap();
+        let f1 = by_mark["topics"][0]["runs"][k]["first_s"].as_f64().unwrap();
+        assert!((f0 - z as f64 / 1e9 - f1).abs() < 1e-9, "{f0} {f1}");
+    }
     // The text table: a block a topic, B − A beside.
     let out = Command::new(BIN)
         .args([
@@ -143,6 +175,7 @@ fn compare_gives_what_pandas_gives() {
             "/imu/data.linear_acceleration[",
         ),
         (vec!["--at", "1"], "--at gives 1 times for 2 runs"),
+        (vec!["--align", "bookmark:nope"], "no bookmark \"nope\""),
     ] {
         let out = Command::new(BIN)
             .args(["compare", &a, &b])

@@ -56,7 +56,8 @@ pub struct CompareState {
     pub open: bool,
     /// Numeric fields typed (`/imu.linear_acceleration.x`, separated by commas or spaces).
     pub fields: String,
-    /// Align on the first message of this topic (empty: each run's start).
+    /// Align on the first message of this topic (`/…`), or each run's bookmark of this label
+    /// (empty: each run's start).
     pub align_topic: String,
     pub measure: Measure,
     /// The comparison being worked out.
@@ -79,7 +80,9 @@ pub fn start(d: &mut Doc, ctx: &egui::Context) {
         .collect();
     let align = match d.compare.align_topic.trim() {
         "" => Align::Start,
-        t => Align::Topic(t.to_string()),
+        t if t.starts_with('/') => Align::Topic(t.to_string()),
+        // Anything else: the label of a bookmark each run keeps.
+        label => Align::Bookmark(label.to_string()),
     };
     d.compare.of = parts.clone();
     let r = Job::spawn("compare", 1, ctx, move |h| {
@@ -165,7 +168,7 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                     ui.label("Align on");
                     ui.add(
                         egui::TextEdit::singleline(&mut d.compare.align_topic)
-                            .hint_text("each run's start, or a topic's first message: /cmd_vel")
+                            .hint_text("each run's start; a topic's first message (/cmd_vel); a bookmark's label")
                             .desired_width(360.0),
                     );
                     ui.end_row();

@@ -23,8 +23,10 @@ pub enum Align {
     Start,
     /// The first message of this topic in it.
     Topic(String),
-    /// This time in it (ns since the epoch), one a run: a bookmark's, say.
+    /// This time in it (ns since the epoch), one a run.
     At(Vec<u64>),
+    /// Its bookmark of this label (kept in the recording: MCAP metadata, a sidecar).
+    Bookmark(String),
 }
 
 /// One topic in one run.
@@ -128,6 +130,14 @@ pub fn compare(
             Align::Topic(t) => *topic_times(b, t)?.first().ok_or_else(|| {
                 Error::NotFound(format!("{}: no message of {t} to align on", names[i]))
             })?,
+            Align::Bookmark(label) => crate::notes::read_notes(b)
+                .0
+                .iter()
+                .find(|n| n.label == *label)
+                .map(|n| n.start_ns)
+                .ok_or_else(|| {
+                    Error::NotFound(format!("{}: no bookmark {label:?} to align on", names[i]))
+                })?,
             Align::At(ts) => *ts.get(i).ok_or_else(|| {
                 Error::Invalid(format!(
                     "{} times to align on for {} runs",
@@ -234,6 +244,7 @@ impl Comparison {
                 Align::Start => "start".to_string(),
                 Align::Topic(t) => format!("first {t} message"),
                 Align::At(_) => "chosen time".to_string(),
+                Align::Bookmark(l) => format!("bookmark {l:?}"),
             }
         );
         let mut head = format!("{:<28}", "");
@@ -302,6 +313,7 @@ impl Comparison {
                 Align::Start => json!("start"),
                 Align::Topic(t) => json!({"topic": t}),
                 Align::At(ts) => json!({"at_ns": ts}),
+                Align::Bookmark(l) => json!({"bookmark": l}),
             },
             "topics": self.topics.iter().map(|(t, per)| json!({"topic": t, "runs": per.iter().map(topic).collect::<Vec<_>>()})).collect::<Vec<_>>(),
             "fields": self.fields.iter().map(|(f, per)| json!({"field": f, "runs": per.iter().map(field).collect::<Vec<_>>()})).collect::<Vec<_>>(),
