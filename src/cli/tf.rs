@@ -40,9 +40,9 @@ pub fn run(a: &TfArgs) -> bagscope::Result<ExitCode> {
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
     }
-    if bagscope::ops::tf::tf_topics(&bag).is_empty() {
+    if !bagscope::ops::tf::has_transforms(&bag) {
         eprintln!(
-            "bagscope: {} has no transform topic (tf2_msgs/TFMessage, tf/tfMessage)",
+            "bagscope: {} has no transform topic (tf2_msgs/TFMessage, tf/tfMessage) or robot description",
             path.display()
         );
         return Ok(ExitCode::from(1));
@@ -54,6 +54,21 @@ pub fn run(a: &TfArgs) -> bagscope::Result<ExitCode> {
     let h = bagscope::ops::tf::TfHistory::read(&bag, None, &AtomicBool::new(false))?;
     if h.bad > 0 {
         eprintln!("bagscope: {} transform message(s) did not decode", h.bad);
+    }
+    if let Some(p) = &h.robot.problem {
+        eprintln!("bagscope: the robot model is not used: {p}");
+    }
+    if !h.robot.frames.is_empty() {
+        eprintln!(
+            "bagscope: {} frame(s) from the robot description and joint states",
+            h.robot.frames.len()
+        );
+    }
+    if !h.robot.unknown_joints.is_empty() {
+        eprintln!(
+            "bagscope: joint states name joints the robot description does not have: {}",
+            h.robot.unknown_joints.join(", ")
+        );
     }
     if h.truncated {
         eprintln!(

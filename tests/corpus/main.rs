@@ -27,6 +27,7 @@ mod migrate;
 mod notes;
 mod peer_rosbags;
 mod remote;
+mod robot;
 mod ros1_corpus;
 mod ros2_mcap_corpus;
 mod rosbag2_layout;

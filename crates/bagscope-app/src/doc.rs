@@ -186,7 +186,7 @@ impl Doc {
         let n = s.topics.len();
         let export = export::ExportState::new(&s.path, s.version.is_ros1());
         let warnings = bag.warnings();
-        let has_tf = !bagscope_ops::tf::tf_topics(&bag).is_empty();
+        let has_tf = bagscope_ops::tf::has_transforms(&bag);
         let has_diagnostics = !bagscope_ops::diagnostics::diagnostic_topics(&bag).is_empty();
         Doc {
             rec: Recording {

@@ -16,6 +16,7 @@ pub mod image;
 pub mod info;
 pub mod log;
 pub mod notes;
+pub mod robot;
 pub mod scene;
 pub mod state;
 pub mod tf;

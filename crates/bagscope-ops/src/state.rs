@@ -64,25 +64,32 @@ fn owner(def: &MsgDef, path: &FieldPath) -> Option<usize> {
     Some(ty)
 }
 
-/// The value at `segments` of a decoded message.
-fn walk<'a>(def: &MsgDef, mut n: &'a Node, segments: &[Segment]) -> Option<&'a Value> {
-    for s in segments {
+/// The value at `segments` of a decoded message (an element of a numeric array read out of
+/// its bytes).
+fn walk(def: &MsgDef, mut n: &Node, segments: &[Segment]) -> Option<Value> {
+    for (k, s) in segments.iter().enumerate() {
         n = match s {
             Segment::Field(name) => n.field(def, name)?,
-            Segment::Index(i) => match &n.value {
-                Value::Array(v) => {
-                    let k = if *i < 0 {
-                        v.len().checked_sub(i.unsigned_abs() as usize)?
-                    } else {
-                        *i as usize
-                    };
-                    v.get(k)?
+            Segment::Index(i) => {
+                let len = n.value.len()?;
+                let at = if *i < 0 {
+                    len.checked_sub(i.unsigned_abs() as usize)?
+                } else {
+                    *i as usize
+                };
+                match &n.value {
+                    Value::Array(v) => v.get(at)?,
+                    // Bytes or numbers: the element is a leaf.
+                    other => {
+                        return (k + 1 == segments.len())
+                            .then(|| other.element(at).map(|(v, _)| v))
+                            .flatten()
+                    }
                 }
-                _ => return None,
-            },
+            }
         };
     }
-    Some(&n.value)
+    Some(n.value.clone())
 }
 
 /// How a value is shown: text as it is, booleans, numbers by the constant with their value.
@@ -145,7 +152,7 @@ pub fn state_track(bag: &Bag, path: &str, cancel: &AtomicBool) -> Result<StateTr
             missing += 1;
             continue;
         };
-        let Some(l) = label(v, own) else {
+        let Some(l) = label(&v, own) else {
             return Err(Error::Invalid(format!(
                 "{path} is not a text, boolean or integer field: plot it rather than draw it as states"
             )));

@@ -118,6 +118,9 @@ pub struct TfHistory {
     pub bad: u64,
     /// Whether reading stopped at [`MAX_SAMPLES`].
     pub truncated: bool,
+    /// The robot's frames added from its URDF and joint states (see
+    /// [`crate::robot::states::add_robot_frames`]).
+    pub robot: crate::robot::states::RobotFrames,
 }
 
 /// A frame as it stands at some time.
@@ -129,6 +132,17 @@ pub struct FrameAt {
     pub from_parent: Option<Sample>,
     /// Depth in the tree (roots 0).
     pub depth: usize,
+}
+
+/// Whether the recording has transforms: transform topics, or a robot description (whose
+/// fixed joints are transforms, and whose joint states give the others).
+pub fn has_transforms(bag: &Bag) -> bool {
+    !tf_topics(bag).is_empty()
+        || bag
+            .summary()
+            .topics
+            .iter()
+            .any(|t| t.name.trim_start_matches('/') == "robot_description")
 }
 
 /// Whether a type is a transform message: ROS's `TFMessage` (`tf/tfMessage`), or Foxglove's
@@ -205,8 +219,17 @@ fn transforms(def: &MsgDef, node: &Node) -> Option<Vec<(String, String, Pose)>> 
 }
 
 impl TfHistory {
-    /// Reads every transform of `topics` (all the recording's transform topics when `None`).
+    /// Reads every transform of `topics`; when `None`, all the recording's transform topics and
+    /// the robot's frames `/tf` lacks (from `/robot_description` and its joint states).
     pub fn read(bag: &Bag, topics: Option<&[usize]>, cancel: &AtomicBool) -> Result<TfHistory> {
+        let mut h = TfHistory::read_topics(bag, topics, cancel)?;
+        if topics.is_none() && !h.truncated {
+            h.robot = crate::robot::states::add_robot_frames(bag, &mut h, cancel)?;
+        }
+        Ok(h)
+    }
+
+    fn read_topics(bag: &Bag, topics: Option<&[usize]>, cancel: &AtomicBool) -> Result<TfHistory> {
         let s = bag.summary();
         let topics = topics.map_or_else(|| tf_topics(bag), <[usize]>::to_vec);
         let mut conns = Vec::new();

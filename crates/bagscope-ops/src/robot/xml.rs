@@ -1,0 +1,118 @@
+//! A small element tree over quick-xml's events: names, attributes and children with the line
+//! each element starts on, bounded in count and depth (text and comments are not kept).
+
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::Reader;
+
+/// Elements at most.
+const MAX_ELEMENTS: usize = 1 << 20;
+/// Nesting at most.
+const MAX_DEPTH: usize = 128;
+
+/// An element.
+#[derive(Debug, Default)]
+pub(crate) struct El {
+    pub(crate) name: String,
+    pub(crate) attrs: Vec<(String, String)>,
+    pub(crate) children: Vec<El>,
+    /// `line N`.
+    pub(crate) at: String,
+}
+
+impl El {
+    pub(crate) fn attr(&self, k: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(a, _)| a == k)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub(crate) fn child(&self, name: &str) -> Option<&El> {
+        self.children.iter().find(|c| c.name == name)
+    }
+
+    pub(crate) fn children_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a El> {
+        self.children.iter().filter(move |c| c.name == name)
+    }
+}
+
+fn line_of(text: &str, pos: u64) -> usize {
+    let pos = (pos as usize).min(text.len());
+    text.as_bytes()[..pos]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+fn element(text: &str, e: &BytesStart<'_>, pos: u64) -> Result<El, String> {
+    let at = format!("line {}", line_of(text, pos));
+    let name = e.local_name().into_inner().to_string();
+    let mut attrs = Vec::new();
+    for a in e.attributes() {
+        let a = a.map_err(|err| format!("{at}: {err}"))?;
+        let v = a
+            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+            .map_err(|err| format!("{at}: {err}"))?;
+        attrs.push((a.key.local_name().into_inner().to_string(), v.into_owned()));
+    }
+    Ok(El {
+        name,
+        attrs,
+        children: Vec::new(),
+        at,
+    })
+}
+
+/// The document's root element.
+pub(crate) fn parse(text: &str) -> Result<El, String> {
+    let mut r = Reader::from_str(text);
+    let mut stack: Vec<El> = Vec::new();
+    let mut root: Option<El> = None;
+    let mut count = 0usize;
+    loop {
+        let pos = r.buffer_position();
+        let ev = r
+            .read_event()
+            .map_err(|e| format!("not XML at line {}: {e}", line_of(text, r.error_position())))?;
+        let done = |el: El, stack: &mut Vec<El>, root: &mut Option<El>| match stack.last_mut() {
+            Some(p) => p.children.push(el),
+            None => {
+                if root.is_none() {
+                    *root = Some(el);
+                }
+            }
+        };
+        match ev {
+            Event::Start(_) | Event::Empty(_) if count >= MAX_ELEMENTS => {
+                return Err(format!("more than {MAX_ELEMENTS} elements"));
+            }
+            Event::Start(e) => {
+                count += 1;
+                if stack.len() >= MAX_DEPTH {
+                    return Err(format!(
+                        "nested more than {MAX_DEPTH} deep at line {}",
+                        line_of(text, pos)
+                    ));
+                }
+                stack.push(element(text, &e, pos)?);
+            }
+            Event::Empty(e) => {
+                count += 1;
+                let el = element(text, &e, pos)?;
+                done(el, &mut stack, &mut root);
+            }
+            Event::End(_) => {
+                if let Some(el) = stack.pop() {
+                    done(el, &mut stack, &mut root);
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if let Some(open) = stack.last() {
+        return Err(format!("<{}> at {} is not closed", open.name, open.at));
+    }
+    root.ok_or_else(|| "no element".to_string())
+}

@@ -1,0 +1,260 @@
+//! Robot models: real URDFs shipped by pybullet's `pybullet_data` (a KUKA iiwa, a Franka Panda
+//! with its mimic finger, R2-D2's continuous wheels and prismatic gripper, a UFactory xArm 6,
+//! the Minitaur quadruped), read by bagscope; every link's pose for random joint values equal
+//! to yourdfpy's forward kinematics within 1e-9 m and 1e-9 rad.
+
+use std::collections::HashMap;
+use std::process::Command;
+
+use bagscope::ops::robot::{JointKind, Model};
+use bagscope::ops::tf::Pose;
+
+use crate::common;
+
+fn pybullet_data() -> std::path::PathBuf {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import pybullet_data; print(pybullet_data.getDataPath())",
+        ])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "pybullet is missing (pip: pybullet yourdfpy; .ci/run installs them): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().into()
+}
+
+/// The rotation matrix of a unit quaternion, row-major.
+fn matrix(p: &Pose) -> [f64; 12] {
+    let [x, y, z, w] = p.q;
+    [
+        1.0 - 2.0 * (y * y + z * z),
+        2.0 * (x * y - z * w),
+        2.0 * (x * z + y * w),
+        p.t[0],
+        2.0 * (x * y + z * w),
+        1.0 - 2.0 * (x * x + z * z),
+        2.0 * (y * z - x * w),
+        p.t[1],
+        2.0 * (x * z - y * w),
+        2.0 * (y * z + x * w),
+        1.0 - 2.0 * (x * x + y * y),
+        p.t[2],
+    ]
+}
+
+#[test]
+fn link_poses_equal_yourdfpys() {
+    let data = pybullet_data();
+    let dir = common::temp_dir("robot-fk");
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut rand = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    for (name, links) in [
+        ("kuka_iiwa/model.urdf", 8),
+        ("franka_panda/panda.urdf", 13),
+        ("r2d2.urdf", 16),
+        ("xarm/xarm6_robot.urdf", 8),
+        ("quadruped/minitaur.urdf", 27),
+    ] {
+        let path = data.join(name);
+        let model = Model::parse(&std::fs::read_to_string(&path).unwrap())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(model.links.len(), links, "{name}");
+        // Random values of every moving joint that mimics none, within its limits.
+        let configs: Vec<HashMap<String, f64>> = (0..20)
+            .map(|_| {
+                model
+                    .joints
+                    .iter()
+                    .filter(|j| {
+                        j.mimic.is_none()
+                            && matches!(
+                                j.kind,
+                                JointKind::Revolute | JointKind::Continuous | JointKind::Prismatic
+                            )
+                    })
+                    .map(|j| {
+                        let (lo, hi) = j.limits.filter(|(l, h)| h > l).unwrap_or((-3.0, 3.0));
+                        (j.name.clone(), lo + (hi - lo) * rand())
+                    })
+                    .collect()
+            })
+            .collect();
+        let cfg = dir.join("configs.json");
+        std::fs::write(&cfg, serde_json::to_string(&configs).unwrap()).unwrap();
+        let out = Command::new("python3")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/py/urdf_fk.py"))
+            .arg(&path)
+            .arg(&cfg)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let theirs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(theirs["root"].as_str(), model.root(), "{name}");
+        let mut compared = 0;
+        for (k, values) in configs.iter().enumerate() {
+            let ours = model.link_poses(values);
+            let t = theirs["configs"][k].as_object().unwrap();
+            assert_eq!(ours.len(), t.len(), "{name}");
+            for (link, m) in t {
+                let m: Vec<f64> = m
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap())
+                    .collect();
+                let o = matrix(&ours[link]);
+                // 3×4 of the 4×4: the rotation (unitless, ~rad) and the translation (m).
+                let theirs12: Vec<f64> =
+                    (0..3).flat_map(|r| m[4 * r..4 * r + 4].to_vec()).collect();
+                for (i, (a, b)) in o.iter().zip(&theirs12).enumerate() {
+                    assert!(
+                        (a - b).abs() < 1e-9,
+                        "{name} config {k} link {link} [{i}]: {a} vs {b}"
+                    );
+                }
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, 20 * links, "{name}");
+    }
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// A recording of the KUKA iiwa as robot_state_publisher's inputs hold it: its URDF on a
+/// latched `/robot_description` and `/joint_states` at 10 Hz (with a joint the URDF does not
+/// have), no `/tf`: the links' frames are worked out from them, in the transform history
+/// `bagscope tf`, the TF window and the 3D panel read.
+#[test]
+fn a_recordings_robot_joins_its_transform_tree() {
+    use bagscope::bagscope_reader::definition::msg::Dialect;
+    use bagscope::bagscope_reader::definition::sources::lookup;
+    use bagscope::ops::tf::TfHistory;
+    use bagscope::{BagWriter, ConnectionSpec, WriteOptions};
+    use std::sync::atomic::AtomicBool;
+
+    let urdf = std::fs::read_to_string(pybullet_data().join("kuka_iiwa/model.urdf")).unwrap();
+    let model = Model::parse(&urdf).unwrap();
+    let dir = common::temp_dir("robot-tf");
+    let path = dir.join("iiwa.bag");
+    let mut w = BagWriter::create(&path, WriteOptions::default()).unwrap();
+    let desc = w.add_connection(ConnectionSpec {
+        topic: "/robot_description".into(),
+        datatype: "std_msgs/String".into(),
+        md5sum: "992ce8a1687cec8c8bd883ec73ca41d1".into(),
+        message_definition: "string data\n".into(),
+        callerid: Some("/robot_state_publisher".into()),
+        latching: true,
+    });
+    let (js_def, _) = lookup("sensor_msgs/JointState", Dialect::Ros1).expect("shipped");
+    let js = w.add_connection(ConnectionSpec {
+        topic: "/joint_states".into(),
+        datatype: "sensor_msgs/JointState".into(),
+        md5sum: "3066dcd76a6cfaef579bd0f34173e9fd".into(),
+        message_definition: js_def,
+        callerid: Some("/driver".into()),
+        latching: false,
+    });
+    const T0: u64 = 1_700_000_000_000_000_000;
+    let mut m = Vec::new();
+    put_str(&mut m, &urdf);
+    w.write(desc, T0, &m).unwrap();
+    let names: Vec<String> = (1..=7).map(|i| format!("lbr_iiwa_joint_{i}")).collect();
+    let mut sent = Vec::new();
+    for k in 0..50u32 {
+        let t = T0 + 1_000_000 + u64::from(k) * 100_000_000;
+        let values: Vec<f64> = (0..7).map(|i| ((k * 7 + i) as f64 * 0.37).sin()).collect();
+        let mut m = Vec::new();
+        m.extend_from_slice(&k.to_le_bytes());
+        m.extend_from_slice(&((t / 1_000_000_000) as u32).to_le_bytes());
+        m.extend_from_slice(&((t % 1_000_000_000) as u32).to_le_bytes());
+        put_str(&mut m, "");
+        m.extend_from_slice(&8u32.to_le_bytes());
+        for n in names.iter().map(String::as_str).chain(["gripper_x"]) {
+            put_str(&mut m, n);
+        }
+        m.extend_from_slice(&8u32.to_le_bytes());
+        for v in values.iter().chain([&0.0]) {
+            m.extend_from_slice(&v.to_le_bytes());
+        }
+        m.extend_from_slice(&0u32.to_le_bytes());
+        m.extend_from_slice(&0u32.to_le_bytes());
+        w.write(js, t, &m).unwrap();
+        sent.push((t, values));
+    }
+    w.finish().unwrap();
+    let bag = bagscope::Bag::open(&path).unwrap();
+    assert!(bagscope::ops::tf::has_transforms(&bag));
+    let h = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
+    assert_eq!(h.robot.problem, None);
+    assert_eq!(h.robot.unknown_joints, ["gripper_x"]);
+    assert_eq!(h.robot.frames.len(), 7);
+    for (t, values) in &sent {
+        let v: HashMap<String, f64> = names.iter().cloned().zip(values.iter().copied()).collect();
+        let want = model.link_poses(&v)["lbr_iiwa_link_7"];
+        let got = h.lookup("lbr_iiwa_link_0", "lbr_iiwa_link_7", *t).unwrap();
+        for i in 0..3 {
+            assert!(
+                (got.t[i] - want.t[i]).abs() < 1e-12,
+                "{t}: {got:?} {want:?}"
+            );
+        }
+        let dot: f64 = (0..4).map(|i| got.q[i] * want.q[i]).sum();
+        assert!((dot.abs() - 1.0).abs() < 1e-12, "{t}: {got:?} {want:?}");
+    }
+    // `bagscope tf`: the pose at the tenth joint state, and what it could not place.
+    let out = Command::new(env!("CARGO_BIN_EXE_bagscope"))
+        .args([
+            "tf",
+            "--target",
+            "lbr_iiwa_link_0",
+            "--source",
+            "lbr_iiwa_link_7",
+            "--at",
+        ])
+        // Half a millisecond after it, from the start (epoch seconds as f64 land a hair before).
+        .arg(format!("+{}", (sent[10].0 - T0) as f64 / 1e9 + 0.0005))
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: HashMap<String, f64> = names
+        .iter()
+        .cloned()
+        .zip(sent[10].1.iter().copied())
+        .collect();
+    let want = model.link_poses(&v)["lbr_iiwa_link_7"].t;
+    assert!(
+        text.contains(&format!(
+            "xyz [{:.4}, {:.4}, {:.4}]",
+            want[0], want[1], want[2]
+        )),
+        "{text} vs {want:?}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("7 frame(s) from the robot description") && err.contains("gripper_x"),
+        "{err}"
+    );
+}
