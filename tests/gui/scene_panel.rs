@@ -129,3 +129,42 @@ fn a_3d_panel_follows_the_playhead_in_a_fixed_frame() {
         "/planner/markers"
     );
 }
+
+/// Frame names and marker texts that would overlap are decluttered: seen from far away, the
+/// demo's TF tree (map, odom, base_link, its sensors) crowds into a few pixels, and no two
+/// labels drawn overlap; the rest are left out until the pointer comes near.
+#[test]
+fn labels_that_would_overlap_are_decluttered() {
+    let dir = common::temp_dir("ui-scene-labels");
+    let p = dir.join("demo.bag");
+    bagscope::demo::write_demo(&p, 20).unwrap();
+    let mut h = harness(Some(p));
+    wait_for(&mut h, "indexing", indexed);
+    let start = h.state().doc.as_ref().unwrap().rec.range().0;
+    h.state_mut()
+        .apply(Cmd::SetPlayhead(start + 12_000_000_000));
+    h.state_mut().apply(Cmd::OpenScene(None));
+    wait_for(&mut h, "the scene", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.scene.panels.first().is_some_and(|p| p.scene.is_some()))
+    });
+    for dist in [8.0f32, 400.0] {
+        h.state_mut().doc.as_mut().unwrap().scene.panels[0]
+            .settings
+            .camera
+            .dist = dist;
+        h.run_steps(4);
+        let p = panel(h.state());
+        let drawn = &p.labels_drawn;
+        assert!(!drawn.is_empty(), "{dist} m: no label drawn");
+        for (i, a) in drawn.iter().enumerate() {
+            for b in &drawn[i + 1..] {
+                assert!(!a.intersects(*b), "{dist} m: {a:?} and {b:?} overlap");
+            }
+        }
+        if dist > 100.0 {
+            assert!(p.labels_hidden > 0, "from far away some labels give way");
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! ([`render`]), and projects the few labels and pickable things for text and hover.
 
 pub mod camera;
+pub mod labels;
 pub mod render;
 
 use std::sync::{Arc, Mutex};
@@ -131,6 +132,9 @@ pub struct ScenePanel {
     pub error: Option<String>,
     /// Where the view was drawn last frame.
     pub rect: Rect,
+    /// The labels drawn last frame (where), and how many were left out as overlapping.
+    pub labels_drawn: Vec<Rect>,
+    pub labels_hidden: usize,
 }
 
 /// Every 3D panel of a recording, and their worker.
@@ -169,6 +173,8 @@ impl SceneState {
             hover: None,
             error: None,
             rect: Rect::NOTHING,
+            labels_drawn: Vec::new(),
+            labels_hidden: 0,
         });
     }
 }
@@ -513,23 +519,48 @@ fn view(
             Color32::LIGHT_RED,
         );
     }
-    // Labels, facing the viewer.
+    // Labels, facing the viewer: those that would overlap decluttered.
+    let pointer = resp.hover_pos();
+    let follow = p.settings.follow.clone();
+    let mut shown = Vec::new();
     for l in scene.labels.iter().take(2_000) {
-        if let Some(at) = cam.project(&view, l.pos, rect) {
-            if rect.contains(at) {
-                let size = if l.height > 0.0 {
-                    (l.height * view.px_per_m / cam.depth(l.pos).max(1e-3) / ppp).clamp(8.0, 48.0)
-                } else {
-                    12.0
-                };
-                painter.text(
-                    at + egui::vec2(4.0, -4.0),
-                    egui::Align2::LEFT_BOTTOM,
-                    &l.text,
-                    egui::FontId::proportional(size),
-                    rgba(l.color),
-                );
-            }
+        let Some(at) = cam
+            .project(&view, l.pos, rect)
+            .filter(|a| rect.contains(*a))
+        else {
+            continue;
+        };
+        let size = if l.height > 0.0 {
+            (l.height * view.px_per_m / cam.depth(l.pos).max(1e-3) / ppp).clamp(8.0, 48.0)
+        } else {
+            12.0
+        };
+        let galley = painter.layout_no_wrap(
+            l.text.clone(),
+            egui::FontId::proportional(size),
+            rgba(l.color),
+        );
+        let pos = at + egui::vec2(4.0, -4.0 - galley.size().y);
+        let first = labels::near(pointer, at) || (!follow.is_empty() && l.text == follow);
+        shown.push((
+            labels::Candidate {
+                rect: Rect::from_min_size(pos, galley.size()),
+                depth: cam.depth(l.pos),
+                first,
+            },
+            pos,
+            galley,
+        ));
+    }
+    let keep = labels::declutter(&shown.iter().map(|s| s.0).collect::<Vec<_>>());
+    p.labels_drawn.clear();
+    p.labels_hidden = 0;
+    for ((c, pos, galley), k) in shown.into_iter().zip(keep) {
+        if k {
+            p.labels_drawn.push(c.rect);
+            painter.galley(pos, galley, Color32::WHITE);
+        } else {
+            p.labels_hidden += 1;
         }
     }
     // Hover: the nearest pickable thing or point within a few pixels.
