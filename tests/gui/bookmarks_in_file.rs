@@ -15,6 +15,13 @@ fn bookmarks_saved_into_the_recording_come_back_in_a_fresh_app() {
     wait_for(&mut h, "indexing", indexed);
     let (a, _) = h.state().doc.as_ref().unwrap().rec.range();
     h.state_mut().apply(Cmd::AddBookmark(a + 3_000_000_000));
+    // A range, from the selection (Ctrl+B), in a colour of its own.
+    h.state_mut().apply(Cmd::SetSelection(Some((
+        a + 5_000_000_000,
+        a + 7_000_000_000,
+    ))));
+    h.run_steps(1);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::B);
     h.run_steps(2);
     menu(&mut h, "File", "Save bookmarks into the recording…");
     assert!(h.state().doc.as_ref().unwrap().notes_io.asking);
@@ -37,6 +44,12 @@ fn bookmarks_saved_into_the_recording_come_back_in_a_fresh_app() {
     let mut h = harness(Some(run));
     wait_for(&mut h, "indexing", indexed);
     let d = h.state().doc.as_ref().unwrap();
-    assert_eq!(d.nav.bookmarks.len(), 1);
+    assert_eq!(d.nav.bookmarks.len(), 2);
     assert_eq!(d.nav.bookmarks[0].0, a + 3_000_000_000);
+    let range = &d.rec.notes[1];
+    assert_eq!(
+        (range.start_ns, range.end_ns, range.label.as_str()),
+        (a + 5_000_000_000, Some(a + 7_000_000_000), "Range 2")
+    );
+    assert!(range.color.starts_with('#'));
 }

@@ -286,6 +286,13 @@ pub fn actions(app: &App) -> Vec<Action> {
             nav.map(|n| Cmd::AddBookmark(n.playhead)),
         ),
         a(
+            View,
+            "Bookmark the selected range",
+            ctrl(Key::B),
+            "A named range on the timeline, in a colour of its own (kept with the file, and in it when saved)",
+            d.and_then(|d| d.nav.selection.map(|_| Cmd::BookmarkSelection)),
+        ),
+        a(
             Tools,
             "Command palette…",
             ctrl(Key::K),

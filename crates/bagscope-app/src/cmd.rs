@@ -135,6 +135,8 @@ pub enum Cmd {
     SetCursor2(Option<u64>),
     /// Bookmark a time (ns).
     AddBookmark(u64),
+    /// Bookmark the selected range (a range bookmark, with a colour).
+    BookmarkSelection,
     /// Remove the i-th bookmark.
     RemoveBookmark(usize),
     /// Plot a topic's header.stamp minus its receive time.
@@ -419,6 +421,24 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
                 let n = d.nav.bookmarks.len() + 1;
                 d.nav.bookmarks.push((t, format!("Bookmark {n}")));
                 d.nav.bookmarks.sort_by_key(|x| x.0);
+            }
+        }
+        Cmd::BookmarkSelection => {
+            if let Some((x, y)) = d.nav.selection {
+                let (x, y) = (x.min(y), x.max(y));
+                let n = d.nav.bookmarks.len() + 1;
+                let label = format!("Range {n}");
+                // A range, in a colour of its own: kept with its end when written into the
+                // recording.
+                let color = ["#4da3ff", "#ff8c42", "#7bd389", "#d67bff"][n % 4].to_string();
+                d.rec.notes.push(bagscope_ops::notes::Note {
+                    start_ns: x,
+                    end_ns: Some(y),
+                    label: label.clone(),
+                    color,
+                });
+                d.nav.bookmarks.push((x, label));
+                d.nav.bookmarks.sort_by_key(|b| b.0);
             }
         }
         Cmd::RemoveBookmark(i) if i < d.nav.bookmarks.len() => {

@@ -447,10 +447,32 @@ fn draw_marks(ui: &egui::Ui, d: &Doc, cmds: &mut Vec<Cmd>, painter: &egui::Paint
     }
     for (i, (t, name)) in d.nav.bookmarks.iter().enumerate() {
         let x = g.x_of(t.saturating_sub(a) as f64);
+        // A range bookmark (read from the recording or made from a selection): its span on
+        // the axis, in its colour.
+        let note = d
+            .rec
+            .notes
+            .iter()
+            .find(|n| n.start_ns == *t && n.label == *name);
+        let c = note
+            .and_then(|n| Color32::from_hex(&n.color).ok())
+            .unwrap_or(Color32::from_rgb(120, 200, 255));
+        if let Some(e) = note.and_then(|n| n.end_ns) {
+            let x1 = g.x_of(e.saturating_sub(a) as f64).min(strip.right());
+            if x1 > strip.left() && x < strip.right() {
+                painter.rect_filled(
+                    Rect::from_min_max(
+                        Pos2::new(x.max(strip.left()), strip.top() + 12.0),
+                        Pos2::new(x1, strip.top() + 19.0),
+                    ),
+                    0.0,
+                    c.gamma_multiply(0.45),
+                );
+            }
+        }
         if x < strip.left() || x > strip.right() {
             continue;
         }
-        let c = Color32::from_rgb(120, 200, 255);
         painter.line_segment(
             [
                 Pos2::new(x, strip.top() + 12.0),
