@@ -198,7 +198,7 @@ impl App {
             }
             Cmd::SaveNotes => {
                 if let Some(d) = &mut self.doc {
-                    d.notes_io.asking = true;
+                    super::notes::ask(d);
                 }
             }
             Cmd::SaveNotesConfirmed => {

@@ -66,6 +66,9 @@ pub struct CompareState {
     pub shown: Option<Result<Comparison, String>>,
     /// The parts it was worked out for (worked out again when they change).
     pub of: Vec<Part>,
+    /// Their namespaces on the joined timeline (worked out with them: naming a part looks at
+    /// the file system, never done per frame).
+    pub names: Vec<String>,
 }
 
 /// Starts working out the comparison of `d`'s recordings as the window is set.
@@ -85,6 +88,7 @@ pub fn start(d: &mut Doc, ctx: &egui::Context) {
         label => Align::Bookmark(label.to_string()),
     };
     d.compare.of = parts.clone();
+    d.compare.names = namespaces(&parts);
     let r = Job::spawn("compare", 1, ctx, move |h| {
         let run = || -> Result<Comparison, String> {
             let bags = parts
@@ -149,16 +153,16 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let mut open = d.compare.open;
     let mut go =
         d.compare.shown.is_none() && d.compare.job.is_none() || d.compare.of != d.rec.parts;
-    let names = namespaces(&d.rec.parts);
+    let names = d.compare.names.clone();
     egui::Window::new("Compare runs")
         .open(&mut open)
         .default_width(640.0)
         .default_pos([ctx.content_rect().width() * 0.3, 90.0])
         .show(ctx, |ui| {
-            for (i, p) in d.rec.parts.iter().enumerate() {
+            for (i, (p, name)) in d.rec.parts.iter().zip(&names).enumerate() {
                 ui.horizontal(|ui| {
                     ui.strong(letter(i));
-                    ui.label(format!("= /{}/", names[i]))
+                    ui.label(format!("= /{name}/"))
                         .on_hover_text(p.path.display().to_string());
                 });
             }
@@ -291,6 +295,7 @@ fn table(
                                 let topic =
                                     |i: usize| path(i).split('.').next().unwrap_or("").to_string();
                                 let there = n == 2
+                                    && names.len() == 2
                                     && (0..2).all(|i| rec.bag.summary().topic(&topic(i)).is_some());
                                 if there
                                     && ui

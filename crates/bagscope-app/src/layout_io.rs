@@ -18,21 +18,6 @@ pub enum LayoutIo {
     Wrote(Result<PathBuf, String>),
 }
 
-/// Writes `text` to `to` through a temporary name beside it, renamed into place.
-fn write_atomically(to: &Path, text: &str) -> Result<PathBuf, String> {
-    let name = to
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| format!("{}: not a file name", to.display()))?;
-    let tmp = to.with_file_name(format!(".{name}.tmp"));
-    let r = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, to));
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    r.map(|()| to.to_path_buf())
-        .map_err(|e| format!("{}: {e}", to.display()))
-}
-
 impl App {
     fn layout_job(&mut self, name: &str, work: impl FnOnce() -> LayoutIo + Send + 'static) {
         match Job::spawn(name, 1, &self.ctx, move |h| {
@@ -68,7 +53,11 @@ impl App {
                 let Some(d) = &self.doc else { return };
                 let text = layout_file::capture(d).to_json();
                 self.layout_job("layout-write", move || {
-                    LayoutIo::Wrote(write_atomically(&p, &text))
+                    LayoutIo::Wrote(
+                        bagscope_reader::storage::write_atomically(&p, text.as_bytes())
+                            .map(|()| p.clone())
+                            .map_err(|e| format!("{}: {e}", p.display())),
+                    )
                 });
             }
             _ => {}

@@ -14,6 +14,9 @@ use super::{Cmd, Doc};
 pub struct NotesState {
     /// The confirmation is shown.
     pub asking: bool,
+    /// Where they would go, decided when asked (it looks at the file system): into the
+    /// MCAP file itself, or the sidecar at this path.
+    pub into: Option<Result<(), PathBuf>>,
     /// The write under way.
     pub job: Option<Job<Result<PathBuf, String>>>,
 }
@@ -83,6 +86,17 @@ pub fn poll(d: &mut Doc) -> Option<Result<PathBuf, String>> {
     Some(r)
 }
 
+/// Asks before writing: where they would go is decided here, once (on the command, not every
+/// frame the confirmation is drawn).
+pub fn ask(d: &mut Doc) {
+    d.notes_io.asking = true;
+    d.notes_io.into = Some(if in_file(&d.rec.bag) {
+        Ok(())
+    } else {
+        Err(sidecar_path(&d.rec.bag.summary().path))
+    });
+}
+
 /// The confirmation, or the write under way.
 pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let path = d.rec.bag.summary().path.clone();
@@ -99,17 +113,18 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 });
                 return;
             }
-            if in_file(&d.rec.bag) {
+            if let Some(Ok(())) = &d.notes_io.into {
                 ui.label(format!(
                     "Write {n} bookmark(s) into {} as MCAP metadata records?",
                     path.display()
                 ));
                 ui.weak("The recording is written again beside it (its messages byte for byte, its other metadata kept) and renamed over it: the file's present bytes are never written over, and a failure leaves it as it is.");
             } else {
-                ui.label(format!(
-                    "Write {n} bookmark(s) to {}?",
-                    sidecar_path(&path).display()
-                ));
+                let side = match &d.notes_io.into {
+                    Some(Err(side)) => side.clone(),
+                    _ => sidecar_path(&path),
+                };
+                ui.label(format!("Write {n} bookmark(s) to {}?", side.display()));
                 ui.weak("A ROS 1 bag or rosbag2 recording keeps them in this file beside it; the recording is not touched.");
             }
             ui.horizontal(|ui| {

@@ -140,20 +140,6 @@ pub fn read_notes(bag: &Bag) -> (Vec<Note>, Option<String>) {
     (notes, problem)
 }
 
-/// Writes `text` to `to` through a temporary name beside it, renamed into place.
-fn write_atomically(to: &Path, bytes: &[u8]) -> Result<()> {
-    let name = to
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = to.with_file_name(format!(".{name}.tmp"));
-    let r = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, to));
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    r.map_err(|e| Error::Invalid(format!("{}: {e}", to.display())))
-}
-
 /// Writes `notes` as the sidecar of the recording at `recording`.
 pub fn write_sidecar(recording: &Path, notes: &[Note]) -> Result<PathBuf> {
     let side = sidecar_path(recording);
@@ -163,7 +149,8 @@ pub fn write_sidecar(recording: &Path, notes: &[Note]) -> Result<PathBuf> {
     });
     let mut text = serde_json::to_vec_pretty(&doc).map_err(|e| Error::Invalid(e.to_string()))?;
     text.push(b'\n');
-    write_atomically(&side, &text)?;
+    bagscope_reader::storage::write_atomically(&side, &text)
+        .map_err(|e| Error::Invalid(format!("{}: {e}", side.display())))?;
     Ok(side)
 }
 

@@ -143,6 +143,7 @@ pub fn add_robot_frames(bag: &Bag, h: &mut TfHistory, cancel: &AtomicBool) -> Re
     if moving.is_empty() || conns.is_empty() {
         return Ok(out);
     }
+    let mut kept: usize = h.samples.iter().map(Vec::len).sum();
     let mut values: HashMap<String, f64> = HashMap::new();
     let mut added = vec![false; moving.len()];
     for m in bag.messages(&Filter {
@@ -180,7 +181,7 @@ pub fn add_robot_frames(bag: &Bag, h: &mut TfHistory, cancel: &AtomicBool) -> Re
             let Some(v) = model.value(&j.name, &values) else {
                 continue;
             };
-            if h.samples.iter().map(Vec::len).sum::<usize>() >= crate::tf::MAX_SAMPLES {
+            if kept >= crate::tf::MAX_SAMPLES {
                 h.truncated = true;
                 return Ok(out);
             }
@@ -191,6 +192,7 @@ pub fn add_robot_frames(bag: &Bag, h: &mut TfHistory, cancel: &AtomicBool) -> Re
                 pose: joint_pose(j, v),
             });
             added[k] = true;
+            kept += 1;
         }
     }
     out.frames.extend(

@@ -578,7 +578,9 @@ pub(crate) fn load_rows(key: &Key, connections: usize) -> Option<Rows> {
     })
 }
 
-fn write_atomically(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes `bytes` to `file` through a temporary name beside it (synced), renamed into place:
+/// a reader never sees a half-written file, and a failure leaves what was there.
+pub fn write_atomically(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(parent) = file.parent() {
         std::fs::create_dir_all(parent)?;
     }

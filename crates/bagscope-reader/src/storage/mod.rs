@@ -28,6 +28,7 @@ use crate::storage::compression::Compression;
 pub mod bz2;
 pub mod compression;
 pub mod index_cache;
+pub use index_cache::write_atomically;
 pub mod mcap;
 pub mod output;
 #[cfg(feature = "remote")]
