@@ -474,6 +474,9 @@ impl App {
                         .max_size((w * 0.35).max(240.0))
                         .show(ui, |ui| inspector::show(ui, d, &mut cmds));
                     egui::CentralPanel::default().show(ui, |ui| {
+                        // The image panels' first height from the whole middle (not what a
+                        // progress line left of it): the same view however it was opened.
+                        let middle = ui.max_rect().height();
                         // Two panels by id: egui remembers a panel's size, so the one-line bar
                         // shown without series would otherwise keep the plots squeezed.
                         let panel = if d.plots.series.is_empty() {
@@ -486,7 +489,10 @@ impl App {
                             } else {
                                 0.38
                             };
-                            egui::Panel::bottom("plots")
+                            // By id with whether images are open too: the sizes follow what
+                            // is shown, not the order it was opened in (a layout file's view
+                            // is the one built by hand).
+                            egui::Panel::bottom(("plots", d.images.panels.is_empty()))
                                 .default_size((h * share).max(260.0))
                                 .min_size(200.0)
                                 .max_size((h * 0.6).max(260.0))
@@ -497,9 +503,10 @@ impl App {
                         if !d.images.panels.is_empty() {
                             // The timeline keeps at least a third of what is left.
                             let h = ui.available_height();
-                            egui::Panel::top("images")
+                            let first = (middle - 60.0).max(0.0);
+                            egui::Panel::top(("images", d.plots.series.is_empty()))
                                 .resizable(true)
-                                .default_size((h * 0.45).max(220.0).min(h * 0.6))
+                                .default_size((first * 0.45).max(220.0).min(h * 0.6))
                                 .min_size(140.0)
                                 .max_size((h * 0.66).max(160.0))
                                 .show(ui, |ui| images::show(ui, d, &mut cmds));

@@ -523,9 +523,11 @@ fn panel_ui(
             {
                 cmds.push(Cmd::SetPlayhead(f.key.entry.time_ns));
             }
-            let dec = f
-                .decode_ms
-                .map_or(String::new(), |ms| format!(" · decoded in {ms:.1} ms"));
+            // Timings on hover: the line itself stays the same from one run to the next.
+            let timing = match f.decode_ms {
+                Some(ms) => format!("decoded in {ms:.1} ms, drawn in {:.1} ms", f.render_ms),
+                None => format!("from the cache, drawn in {:.1} ms", f.render_ms),
+            };
             let range = if f.image.is_scalar() {
                 format!(" · {:.4}…{:.4}", f.range.0, f.range.1)
             } else {
@@ -534,7 +536,7 @@ fn panel_ui(
             ui.add(
                 egui::Label::new(
                     egui::RichText::new(format!(
-                        "{}×{} {}{range}{dec}{}",
+                        "{}×{} {}{range}{}",
                         f.image.width,
                         f.image.height,
                         f.image.encoding,
@@ -549,7 +551,8 @@ fn panel_ui(
                     .weak(),
                 )
                 .truncate(),
-            );
+            )
+            .on_hover_text(timing);
         }
     });
     let hover = p
