@@ -290,6 +290,123 @@ fn a_million_points(r: &Renderer) -> Result<(), String> {
     Ok(())
 }
 
+/// Clouds stay on the GPU from one scene to the next: a scene that keeps a cloud and moves it
+/// uploads only its new cloud, draws the kept one where its new pose puts it, and paints by
+/// value as the CPU does (turbo over the layer's range), by packed colour, and flat.
+fn clouds_kept_on_the_gpu(r: &Renderer) -> Result<(), String> {
+    use bagscope::app::scene::render::CloudCache;
+    use bagscope::ops::scene::cloud::Points;
+    use bagscope::ops::scene::{CloudDraw, CloudPaint, Source};
+    use bagscope::storage::IndexEntry;
+    let cloud = |id: u64, value: f32, rgb: Option<[u8; 4]>, at: [f32; 2], paint| {
+        let mut p = Points {
+            xyz: vec![[0.0, 0.0, 0.0]],
+            value: vec![value],
+            rgb: rgb.into_iter().collect(),
+            ..Default::default()
+        };
+        p.measure();
+        let entry = IndexEntry {
+            time_ns: id,
+            chunk: 0,
+            offset: 0,
+        };
+        CloudDraw {
+            id,
+            layer: 0,
+            points: Arc::new(p),
+            pose: [
+                [1.0, 0.0, 0.0, 0.0],
+                [0.0, 1.0, 0.0, 0.0],
+                [0.0, 0.0, 1.0, 0.0],
+                [at[0], at[1], 0.0, 1.0],
+            ],
+            size: 8.0,
+            paint,
+            source: Source { conn: 0, entry },
+        }
+    };
+    let value = CloudPaint::Value {
+        lo: 0.0,
+        hi: 1.0,
+        flat: [255, 255, 255, 255],
+    };
+    let (w, h) = (200u32, 160u32);
+    // 40 px a metre, (0, 0) at pixel (100, 80), +y up.
+    let mut v = top_down(2.0).view(w as f32, h as f32);
+    v.clear = Some([0.0, 0.0, 0.0, 1.0]);
+    let pixel = |p: [f32; 2]| ((100.0 + 40.0 * p[0]) as i64, (80.0 - 40.0 * p[1]) as i64);
+    let mut cache = CloudCache::default();
+    let mut one = Scene::default();
+    one.clouds.push(cloud(1, 0.25, None, [-1.0, 0.0], value));
+    one.clouds.push(cloud(
+        2,
+        0.0,
+        Some([255, 0, 255, 255]),
+        [1.0, 0.0],
+        CloudPaint::Rgb,
+    ));
+    let img = r.draw_offscreen(&r.upload_with(&one, &mut cache), &v, w, h);
+    let (x, y) = pixel([-1.0, 0.0]);
+    let want = one.clouds[0].color(0);
+    let got = px(&img, w, x, y);
+    if (0..3).any(|k| (i32::from(got[k]) - i32::from(want[k])).abs() > 3) {
+        return Err(format!(
+            "a value of 0.25 painted {got:?} by the GPU, {want:?} by the CPU"
+        ));
+    }
+    let (x, y) = pixel([1.0, 0.0]);
+    if px(&img, w, x, y)[..3] != [255, 0, 255] {
+        return Err(format!("the packed colour drawn {:?}", px(&img, w, x, y)));
+    }
+    // The next scene: cloud 2 kept and moved, cloud 1 gone, cloud 3 new.
+    let mut two = Scene::default();
+    two.clouds.push(cloud(
+        2,
+        0.0,
+        Some([255, 0, 255, 255]),
+        [0.0, 1.0],
+        CloudPaint::Rgb,
+    ));
+    two.clouds.push(cloud(
+        3,
+        f32::NAN,
+        None,
+        [0.0, -1.0],
+        CloudPaint::Flat([0, 255, 0, 255]),
+    ));
+    let before = cache.uploaded_points;
+    let gpu = r.upload_with(&two, &mut cache);
+    if cache.uploaded_points - before != 1 {
+        return Err(format!(
+            "{} points uploaded for a scene with one new cloud of one point",
+            cache.uploaded_points - before
+        ));
+    }
+    cache.keep_only(&two.clouds.iter().map(|c| c.id).collect());
+    if cache.len() != 2 {
+        return Err(format!("{} clouds kept on the GPU, wanted 2", cache.len()));
+    }
+    let img = r.draw_offscreen(&gpu, &v, w, h);
+    let (x, y) = pixel([0.0, 1.0]);
+    if px(&img, w, x, y)[..3] != [255, 0, 255] {
+        return Err("the kept cloud is not where its new pose puts it".into());
+    }
+    let (x, y) = pixel([1.0, 0.0]);
+    if px(&img, w, x, y)[..3] != [0, 0, 0] {
+        return Err("the kept cloud is still drawn where it was".into());
+    }
+    let (x, y) = pixel([0.0, -1.0]);
+    if px(&img, w, x, y)[..3] != [0, 255, 0] {
+        return Err(format!("the flat cloud drawn {:?}", px(&img, w, x, y)));
+    }
+    let (x, y) = pixel([-1.0, 0.0]);
+    if px(&img, w, x, y)[..3] != [0, 0, 0] {
+        return Err("a cloud the scene no longer holds is drawn".into());
+    }
+    Ok(())
+}
+
 fn start_display() -> Option<Child> {
     if std::env::var_os("DISPLAY").is_some() {
         return None;
@@ -363,6 +480,7 @@ fn main() {
         ("solids_and_lines", Box::new(solids_and_lines)),
         ("demo_scene", Box::new(demo_scene)),
         ("a_million_points", Box::new(a_million_points)),
+        ("clouds_kept_on_the_gpu", Box::new(clouds_kept_on_the_gpu)),
     ];
     let n = tests.len();
     let results = Arc::new(Mutex::new(Vec::new()));

@@ -120,16 +120,21 @@ pub fn scene(n: usize) {
             l.visible = l.topic == "/points";
         }
     }
+    // (time shown, build ms, points, triangles) of the scene shown.
     let builds = |b: &Bench| {
         b.app
             .doc
             .as_ref()
             .and_then(|d| d.scene.panels.first()?.scene.as_ref())
-            .map(|s| (s.build_ms, s.point_count(), s.tri_pos.len() / 3))
+            .map(|s| (s.t, s.build_ms, s.point_count(), s.tri_pos.len() / 3))
     };
+    let playhead = |b: &Bench| b.app.doc.as_ref().map_or(0, |d| d.nav.playhead);
+    // Per scene: build ms, points, triangles, and ms from the playhead reaching its time to
+    // the scene being there for the UI to draw.
     let run = |b: &mut Bench, n: usize, scrub: bool| {
         let mut worker = Vec::new();
         let mut last = None;
+        let mut asked: std::collections::HashMap<u64, std::time::Instant> = Default::default();
         let (s, e) = b.app.doc.as_ref().map(|d| d.rec.range()).unwrap_or((0, 1));
         let frames = (0..n)
             .map(|i| {
@@ -137,10 +142,19 @@ pub fn scene(n: usize) {
                     let f = (i as u64 * 7919) % 1000;
                     b.app.apply(Cmd::SetPlayhead(s + (e - s) * f / 1000));
                 }
+                asked
+                    .entry(playhead(b))
+                    .or_insert_with(std::time::Instant::now);
                 let el = b.frame();
+                asked
+                    .entry(playhead(b))
+                    .or_insert_with(std::time::Instant::now);
                 if let Some(x) = builds(b) {
                     if last != Some(x) {
-                        worker.push(x);
+                        let wait = asked
+                            .get(&x.0)
+                            .map_or(f64::NAN, |t| t.elapsed().as_secs_f64() * 1e3);
+                        worker.push((x.1, x.2, x.3, wait));
                         last = Some(x);
                     }
                 }
@@ -151,17 +165,25 @@ pub fn scene(n: usize) {
             .collect::<Vec<_>>();
         (frames, worker)
     };
-    let say = |what: &str, worker: &[(f64, usize, usize)]| {
-        let mut ms: Vec<f64> = worker.iter().map(|w| w.0).collect();
-        ms.sort_by(f64::total_cmp);
-        if let (Some(mid), Some(max)) = (ms.get(ms.len() / 2), ms.last()) {
-            let pts = worker.iter().map(|w| w.1).max().unwrap_or(0);
-            let tris = worker.iter().map(|w| w.2).max().unwrap_or(0);
-            println!(
-                "  {what}: {} scenes built on the worker, median {mid:.0} ms, max {max:.0} ms; up to {pts} points, {tris} triangles",
-                ms.len()
-            );
-        }
+    let say = |what: &str, worker: &[(f64, usize, usize, f64)]| {
+        let q = |mut ms: Vec<f64>| {
+            ms.retain(|v| v.is_finite());
+            ms.sort_by(f64::total_cmp);
+            let at = |p: f64| {
+                ms.get(((ms.len() as f64 * p).ceil() as usize).saturating_sub(1))
+                    .copied()
+                    .unwrap_or(f64::NAN)
+            };
+            (at(0.5), at(0.99), ms.last().copied().unwrap_or(f64::NAN))
+        };
+        let (mid, p99, max) = q(worker.iter().map(|w| w.0).collect());
+        let (wmid, wp99, wmax) = q(worker.iter().map(|w| w.3).collect());
+        let pts = worker.iter().map(|w| w.1).max().unwrap_or(0);
+        let tris = worker.iter().map(|w| w.2).max().unwrap_or(0);
+        println!(
+            "  {what}: {} scenes built on the worker, median {mid:.1} ms, p99 {p99:.1} ms, max {max:.1} ms; playhead to scene ready median {wmid:.0} ms, p99 {wp99:.0} ms, max {wmax:.0} ms; up to {pts} points, {tris} triangles",
+            worker.len()
+        );
     };
     run(&mut b, 10, false);
     b.app.apply(Cmd::TogglePlay);

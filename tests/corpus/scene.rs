@@ -270,7 +270,7 @@ fn the_lidar_cloud_stays_on_the_room_as_the_robot_drives() {
             &cancel,
         );
         assert!(s.status[0].problems.is_empty(), "{:?}", s.status);
-        let pts = &s.points[0].pos;
+        let pts = &s.layer_points(0).pos;
         assert!(pts.len() > 1500, "{} points", pts.len());
         // The walls are at odom x = ±5, y = ±3 (odom is 0.5, 0.25 into the map), the floor at
         // z = 0: every point lies on one of them, whatever the robot's pose.
@@ -294,7 +294,7 @@ fn the_lidar_cloud_stays_on_the_room_as_the_robot_drives() {
             &request(start + secs * 1_000_000_000, "base_link", vec![layer]),
             &cancel,
         );
-        assert_eq!(own.points[0].pos.len(), pts.len());
+        assert_eq!(own.layer_points(0).pos.len(), pts.len());
     }
 }
 
@@ -337,13 +337,13 @@ fn decay_keeps_the_messages_of_the_last_seconds() {
                 s.status[0].text,
                 format!(
                     "{want} messages, {} points",
-                    bagscope::ops::scene::thousands(s.points[0].pos.len())
+                    bagscope::ops::scene::thousands(s.layer_points(0).pos.len())
                 )
             );
         }
         // Each message has about the same number of points.
-        let per = one.points[0].pos.len() as f64;
-        let got = s.points[0].pos.len() as f64 / want as f64;
+        let per = one.layer_points(0).pos.len() as f64;
+        let got = s.layer_points(0).pos.len() as f64 / want as f64;
         assert!(
             (got - per).abs() < per * 0.1,
             "{got} points a message, {per} in one"
@@ -536,7 +536,7 @@ fn the_corpus_clouds_and_scans_are_drawn() {
                     .xyz
                     .len(),
             };
-            let got = scene.points.first().map_or(0, |p| p.pos.len());
+            let got = scene.layer_points(0).pos.len();
             assert_eq!(got, want, "{file} {} at {}", tp.name, e.time_ns);
             assert!(
                 !scene.fixed.is_empty(),

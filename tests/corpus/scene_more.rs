@@ -273,7 +273,7 @@ fn foxglove_schemas_are_drawn_as_their_ros_equivalents() {
     // The cloud's points (1, 0, 0), (0, 2, 0), (0, 0, 3) lifted 1 m by its pose, in base at
     // its stamp: x -> y, y -> -x, then (2, 0.5, 0).
     let near = |a: [f32; 3], b: [f32; 3]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-4);
-    let pts = &s.points[0].pos;
+    let pts = &s.layer_points(0).pos;
     let want = [[2.0, 1.5, 1.0], [0.0, 0.5, 1.0], [2.0, 0.5, 4.0]];
     assert_eq!(pts.len(), 3);
     for (p, w) in pts.iter().zip(want) {

@@ -84,7 +84,7 @@ fn a_3d_panel_follows_the_playhead_in_a_fixed_frame() {
         .expect("something under the pointer");
     assert!(hover.starts_with("frame base_link in odom"), "{hover}");
     let picks: Vec<Pos2> = s.picks.iter().filter_map(|k| at(k.pos)).collect();
-    let lidar = s.points.iter().find(|p| p.layer == 0).unwrap();
+    let lidar = s.layer_points(0);
     let point = lidar
         .pos
         .iter()

@@ -109,6 +109,8 @@ fn worker(bag: bagscope_reader::Bag, ctx: &egui::Context) -> Result<SceneWorker,
 struct GlState {
     renderer: Option<Result<render::Renderer, String>>,
     uploaded: Vec<(u64, Arc<Scene>, render::Gpu)>,
+    /// The clouds on the GPU, shared by the panels: a new scene uploads only its new clouds.
+    clouds: render::CloudCache,
     /// The panels open this frame: a closed one's buffers are let go at the next draw.
     open: Vec<u64>,
 }
@@ -488,10 +490,26 @@ fn view(
             .renderer
             .get_or_insert_with(|| render::Renderer::new(Arc::clone(painter.gl())));
         let Ok(r) = r else { return };
-        match st.uploaded.iter().position(|(id, _, _)| *id == panel) {
-            Some(i) if Arc::ptr_eq(&st.uploaded[i].1, &sc) => {}
-            Some(i) => st.uploaded[i] = (panel, Arc::clone(&sc), r.upload(&sc)),
-            None => st.uploaded.push((panel, Arc::clone(&sc), r.upload(&sc))),
+        let fresh = match st.uploaded.iter().position(|(id, _, _)| *id == panel) {
+            Some(i) if Arc::ptr_eq(&st.uploaded[i].1, &sc) => false,
+            Some(i) => {
+                st.uploaded[i] = (panel, Arc::clone(&sc), r.upload_with(&sc, &mut st.clouds));
+                true
+            }
+            None => {
+                let gpu = r.upload_with(&sc, &mut st.clouds);
+                st.uploaded.push((panel, Arc::clone(&sc), gpu));
+                true
+            }
+        };
+        if fresh {
+            // The clouds no panel's scene holds any more leave the GPU.
+            let held: std::collections::HashSet<u64> = st
+                .uploaded
+                .iter()
+                .flat_map(|(_, s, _)| s.clouds.iter().map(|c| c.id))
+                .collect();
+            st.clouds.keep_only(&held);
         }
         let Some((_, _, gpu)) = st.uploaded.iter().find(|(id, _, _)| *id == panel) else {
             return;
@@ -627,27 +645,37 @@ fn pick(
     if best.is_some() {
         return best.map(|b| (b.1, b.2));
     }
-    let mut near: Option<(f32, [f32; 3], usize)> = None;
-    for (si, set) in scene.points.iter().enumerate() {
-        let step = set.pos.len().div_ceil(200_000).max(1);
-        for q in set.pos.iter().step_by(step) {
-            if let Some(s) = cam.project(view, *q, rect) {
-                let d = s.distance(at);
-                if d < 5.0 && near.is_none_or(|n| d < n.0) {
-                    near = Some((d, *q, si));
-                }
+    // (distance, point, layer, message)
+    let mut near: Option<(f32, [f32; 3], usize, Option<bagscope_ops::scene::Source>)> = None;
+    let mut consider = |q: [f32; 3], layer: usize, source: Option<bagscope_ops::scene::Source>| {
+        if let Some(s) = cam.project(view, q, rect) {
+            let d = s.distance(at);
+            if d < 5.0 && near.is_none_or(|n| d < n.0) {
+                near = Some((d, q, layer, source));
             }
         }
+    };
+    for set in &scene.points {
+        let step = set.pos.len().div_ceil(200_000).max(1);
+        for q in set.pos.iter().step_by(step) {
+            consider(*q, set.layer, set.source);
+        }
     }
-    near.map(|(_, q, si)| {
-        let set = &scene.points[si];
-        let topic = scene.status.get(set.layer).map_or("", |s| s.topic.as_str());
+    let all: usize = scene.clouds.iter().map(|c| c.points.xyz.len()).sum();
+    let step = all.div_ceil(200_000).max(1);
+    for c in &scene.clouds {
+        for q in c.points.xyz.iter().step_by(step) {
+            consider(c.place(*q), c.layer, Some(c.source));
+        }
+    }
+    near.map(|(_, q, layer, source)| {
+        let topic = scene.status.get(layer).map_or("", |s| s.topic.as_str());
         (
             format!(
                 "{topic} point\n({:.3}, {:.3}, {:.3}) in {}",
                 q[0], q[1], q[2], scene.fixed
             ),
-            set.source,
+            source,
         )
     })
 }

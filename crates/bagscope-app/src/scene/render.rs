@@ -3,6 +3,7 @@
 //! pixels or metres), lines instanced quads a pixel or a marker's width wide, triangles as they
 //! are. The UI thread only uploads what the worker built ([`Renderer::upload`]) and draws it.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use three_d::{
@@ -11,7 +12,7 @@ use three_d::{
     WriteMask,
 };
 
-use bagscope_ops::scene::Scene;
+use bagscope_ops::scene::{CloudDraw, CloudPaint, Scene};
 
 const POINT_VS: &str = r#"
 uniform mat4 viewProj;
@@ -30,6 +31,52 @@ void main() {
     c.xy += corner * px / viewport * c.w;
     gl_Position = c;
     col = vec4(color) / 255.0;
+    uv = corner;
+}
+"#;
+
+/// A cloud's points, placed by its pose and coloured here: `PAINT` 0 one colour, 1 the packed
+/// colour attribute, 2 the value through turbo over the layer's range (the polynomial of
+/// `bagscope_ops::image::render::turbo`); a value that is not finite in the flat colour.
+const CLOUD_VS: &str = r#"
+uniform mat4 viewProj;
+uniform mat4 model;
+uniform vec2 viewport;
+uniform float size;
+uniform vec4 flatColor;
+uniform vec2 range;
+in vec2 corner;
+in vec3 pos;
+#if PAINT == 1
+in uvec4 color;
+#elif PAINT == 2
+in float value;
+#endif
+out vec4 col;
+out vec2 uv;
+vec3 turbo(float x) {
+    x = clamp(x, 0.0, 1.0);
+    float x2 = x * x, x3 = x2 * x, x4 = x3 * x, x5 = x4 * x;
+    return clamp(vec3(
+        0.13572138 + 4.6153926 * x - 42.660324 * x2 + 132.13108 * x3 - 152.9424 * x4 + 59.28638 * x5,
+        0.09140261 + 2.1941884 * x + 4.8429666 * x2 - 14.185033 * x3 + 4.2772986 * x4 + 2.829566 * x5,
+        0.1066733 + 12.641946 * x - 60.58205 * x2 + 110.36277 * x3 - 89.90311 * x4 + 27.34825 * x5
+    ), 0.0, 1.0);
+}
+void main() {
+    vec4 c = viewProj * model * vec4(pos, 1.0);
+    c.xy += corner * size / viewport * c.w;
+    gl_Position = c;
+#if PAINT == 1
+    col = vec4(color) / 255.0;
+#elif PAINT == 2
+    float span = range.y > range.x ? range.y - range.x : 1.0;
+    // Not finite (NaN or infinite): the flat colour.
+    bool finite = value == value && abs(value) <= 3.4e38;
+    col = finite ? vec4(turbo((value - range.x) / span), 1.0) : flatColor;
+#else
+    col = flatColor;
+#endif
     uv = corner;
 }
 "#;
@@ -109,9 +156,44 @@ type PointBuffers = (
 /// Triangles on the GPU: corners, colours, count.
 type TriBuffers = (VertexBuffer<[f32; 3]>, VertexBuffer<[u8; 4]>, u32);
 
+/// One cloud's points on the GPU, uploaded once for as long as scenes hold it.
+pub struct CloudBuffers {
+    pos: InstanceBuffer<[f32; 3]>,
+    color: Option<InstanceBuffer<[u8; 4]>>,
+    value: Option<InstanceBuffer<f32>>,
+    n: u32,
+}
+
+/// The clouds on the GPU by [`CloudDraw::id`]: a scene uploads only the clouds the last one
+/// did not have, and those it no longer holds are let go ([`CloudCache::keep_only`]).
+#[derive(Default)]
+pub struct CloudCache {
+    by_id: HashMap<u64, Arc<CloudBuffers>>,
+    /// Points uploaded since made (what the tests and the benchmark read).
+    pub uploaded_points: u64,
+}
+
+impl CloudCache {
+    /// Lets go of every cloud but those of `ids`.
+    pub fn keep_only(&mut self, ids: &std::collections::HashSet<u64>) {
+        self.by_id.retain(|id, _| ids.contains(id));
+    }
+
+    /// How many clouds are on the GPU.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// None are.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+}
+
 /// A scene's buffers on the GPU.
 pub struct Gpu {
     points: Vec<PointBuffers>,
+    clouds: Vec<(Arc<CloudBuffers>, CloudDraw)>,
     lines: Option<LineBuffers>,
     tris: Option<TriBuffers>,
 }
@@ -140,6 +222,8 @@ pub struct View {
 pub struct Renderer {
     ctx: Context,
     point: Program,
+    /// Clouds: flat, packed colour, value.
+    cloud: [Program; 3],
     line: Program,
     tri: Program,
     quad: VertexBuffer<[f32; 2]>,
@@ -176,6 +260,11 @@ impl Renderer {
         );
         Ok(Renderer {
             point: prog(POINT_VS, POINT_FS)?,
+            cloud: [
+                prog(&format!("#define PAINT 0\n{CLOUD_VS}"), POINT_FS)?,
+                prog(&format!("#define PAINT 1\n{CLOUD_VS}"), POINT_FS)?,
+                prog(&format!("#define PAINT 2\n{CLOUD_VS}"), POINT_FS)?,
+            ],
             line: prog(LINE_VS, PLAIN_FS)?,
             tri: prog(TRI_VS, PLAIN_FS)?,
             quad,
@@ -189,9 +278,35 @@ impl Renderer {
         &self.ctx
     }
 
-    /// Uploads a scene.
+    /// Uploads a scene, every cloud anew.
     pub fn upload(&self, s: &Scene) -> Gpu {
+        self.upload_with(s, &mut CloudCache::default())
+    }
+
+    /// Uploads a scene: its clouds from `cache` where they are there (added to it where not),
+    /// the rest (markers, lines, solids: small) anew.
+    pub fn upload_with(&self, s: &Scene, cache: &mut CloudCache) -> Gpu {
         let c = &self.ctx;
+        let clouds = s
+            .clouds
+            .iter()
+            .filter(|d| !d.points.xyz.is_empty())
+            .map(|d| {
+                let b = cache.by_id.entry(d.id).or_insert_with(|| {
+                    let p = &d.points;
+                    cache.uploaded_points += p.xyz.len() as u64;
+                    Arc::new(CloudBuffers {
+                        pos: InstanceBuffer::new_with_data(c, &p.xyz),
+                        color: (p.rgb.len() == p.xyz.len())
+                            .then(|| InstanceBuffer::new_with_data(c, &p.rgb)),
+                        value: (p.value.len() == p.xyz.len())
+                            .then(|| InstanceBuffer::new_with_data(c, &p.value)),
+                        n: p.xyz.len() as u32,
+                    })
+                });
+                (Arc::clone(b), d.clone())
+            })
+            .collect();
         let points = s
             .points
             .iter()
@@ -225,6 +340,7 @@ impl Renderer {
         });
         Gpu {
             points,
+            clouds,
             lines,
             tris,
         }
@@ -309,6 +425,45 @@ impl Renderer {
             p.use_instance_attribute("width", &l.width);
             p.draw_arrays_instanced(states, viewport, 6, l.n);
         }
+        let solid = RenderStates {
+            blend: Blend::Disabled,
+            ..states
+        };
+        for (b, d) in &gpu.clouds {
+            let (p, flat, range) = match (d.paint, &b.color, &b.value) {
+                (CloudPaint::Rgb, Some(_), _) => (&self.cloud[1], [255; 4], (0.0, 1.0)),
+                (CloudPaint::Value { lo, hi, flat }, _, Some(_)) => {
+                    (&self.cloud[2], flat, (lo, hi))
+                }
+                (CloudPaint::Flat(c), _, _) | (CloudPaint::Value { flat: c, .. }, _, None) => {
+                    (&self.cloud[0], c, (0.0, 1.0))
+                }
+                (CloudPaint::Rgb, None, _) => (&self.cloud[0], [255; 4], (0.0, 1.0)),
+            };
+            p.use_uniform("viewProj", vp);
+            p.use_uniform("model", three_d::Mat4::from(d.pose));
+            p.use_uniform("viewport", size);
+            p.use_uniform("size", d.size / 2.0);
+            let f = |v: u8| f32::from(v) / 255.0;
+            // Each program uses what its painting needs.
+            p.use_uniform_if_required(
+                "flatColor",
+                three_d::vec4(f(flat[0]), f(flat[1]), f(flat[2]), f(flat[3])),
+            );
+            p.use_uniform_if_required("range", three_d::vec2(range.0, range.1));
+            p.use_vertex_attribute("corner", &self.quad);
+            p.use_instance_attribute("pos", &b.pos);
+            match (&b.color, &b.value) {
+                (Some(c), _) if std::ptr::eq(p, &self.cloud[1]) => {
+                    p.use_instance_attribute("color", c)
+                }
+                (_, Some(v)) if std::ptr::eq(p, &self.cloud[2]) => {
+                    p.use_instance_attribute("value", v)
+                }
+                _ => {}
+            }
+            p.draw_arrays_instanced(solid, viewport, 6, b.n);
+        }
         let p = &self.point;
         for (pos, color, sz, metres, n) in &gpu.points {
             // Point sizes are diameters; the quad's corners are at ±1, so half of it.
@@ -320,15 +475,7 @@ impl Renderer {
             p.use_vertex_attribute("corner", &self.quad);
             p.use_instance_attribute("pos", pos);
             p.use_instance_attribute("color", color);
-            p.draw_arrays_instanced(
-                RenderStates {
-                    blend: Blend::Disabled,
-                    ..states
-                },
-                viewport,
-                6,
-                *n,
-            );
+            p.draw_arrays_instanced(solid, viewport, 6, *n);
         }
     }
 }

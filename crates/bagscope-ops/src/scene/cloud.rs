@@ -38,6 +38,32 @@ pub struct Points {
     pub fields: Vec<String>,
     /// What was read ("12,000 of 12,000 points").
     pub note: String,
+    /// The finite values' lowest and highest ([`Points::measure`]).
+    pub range: Option<(f32, f32)>,
+    /// The box holding the points, in their frame ([`Points::measure`]).
+    pub bounds: Option<([f32; 3], [f32; 3])>,
+}
+
+impl Points {
+    /// Works out `range` and `bounds`, once, when the message is read: a scene then paints and
+    /// frames its clouds without going over their points again.
+    pub fn measure(&mut self) {
+        let (lo, hi) = self
+            .value
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            });
+        self.range = (lo <= hi).then_some((lo, hi));
+        self.bounds =
+            super::model::bounds_of(self.xyz.iter().filter(|p| p.iter().all(|c| c.is_finite())));
+    }
+
+    /// Bytes its arrays hold (what the cache of read clouds counts).
+    pub fn bytes(&self) -> usize {
+        self.xyz.len() * 12 + self.value.len() * 4 + self.rgb.len() * 4
+    }
 }
 
 /// PointField datatypes: size in bytes (1 INT8 ... 8 FLOAT64).

@@ -30,11 +30,11 @@ mod model;
 
 use model::MAP_SIDE;
 pub use model::{
-    thousands, Frames, Kind, Label, Layer, Pick, PointSet, Request, Rgba, Scene, Source, Status,
-    MAX_SCENE_POINTS, MAX_TRIANGLES,
+    thousands, CloudDraw, CloudPaint, Frames, Kind, Label, Layer, Pick, PointSet, Request, Rgba,
+    Scene, Source, Status, MAX_SCENE_POINTS, MAX_TRIANGLES,
 };
 
-/// A rotation and translation as `f32`, for moving many points.
+/// A rotation and translation as `f32`: where a cloud is placed.
 struct Fast {
     m: [[f32; 3]; 3],
     t: [f32; 3],
@@ -50,13 +50,14 @@ impl Fast {
         }
     }
 
-    #[inline]
-    fn apply(&self, v: [f32; 3]) -> [f32; 3] {
+    /// As a column-major 4 × 4 matrix.
+    fn mat4(&self) -> [[f32; 4]; 4] {
         let m = &self.m;
         [
-            m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2] + self.t[0],
-            m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2] + self.t[1],
-            m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2] + self.t[2],
+            [m[0][0], m[1][0], m[2][0], 0.0],
+            [m[0][1], m[1][1], m[2][1], 0.0],
+            [m[0][2], m[1][2], m[2][2], 0.0],
+            [self.t[0], self.t[1], self.t[2], 1.0],
         ]
     }
 }
@@ -81,8 +82,10 @@ pub struct Builder {
     tables: Arc<MessageTables>,
     tf: Option<Arc<TfHistory>>,
     plans: HashMap<usize, Result<Arc<Plan>, String>>,
+    /// Clouds read, oldest first, kept up to [`CACHE_BYTES`]: a message within a layer's
+    /// decay is read once, not once a scene.
     clouds: Vec<(CloudKey, Arc<Points>)>,
-    cloud_points: usize,
+    cloud_bytes: usize,
     replays: HashMap<String, Replay>,
     /// The recording's span (ns), to tell stamps on its clock.
     span: (u64, u64),
@@ -90,8 +93,10 @@ pub struct Builder {
     adopted: std::cell::RefCell<Option<String>>,
 }
 
-/// Clouds kept decoded (points) across scenes.
-const CACHE_POINTS: usize = 40_000_000;
+/// The memory budget of clouds kept read across scenes (bytes of positions, values and
+/// colours): 1 GiB, over twice what [`MAX_SCENE_POINTS`] points take, so every cloud a scene
+/// draws stays read; beyond it the oldest read go first.
+pub const CACHE_BYTES: usize = 1 << 30;
 
 impl Builder {
     /// A builder over `bag` (its tables built) and, when it has one, its transform history.
@@ -107,7 +112,7 @@ impl Builder {
             tf,
             plans: HashMap::new(),
             clouds: Vec::new(),
-            cloud_points: 0,
+            cloud_bytes: 0,
             replays: HashMap::new(),
             span,
             adopted: std::cell::RefCell::new(None),
@@ -215,16 +220,18 @@ impl Builder {
         }
         let (plan, node) = self.decode(src)?;
         let def = &plan.def;
-        let p = Arc::new(match kind {
+        let mut p = match kind {
             Kind::Cloud2 => cloud::cloud2(def, &node, paint)?,
             Kind::Cloud1 => cloud::cloud1(def, &node, paint)?,
             _ => cloud::scan(def, &node)?,
-        });
-        self.cloud_points += p.xyz.len();
+        };
+        p.measure();
+        let p = Arc::new(p);
+        self.cloud_bytes += p.bytes();
         self.clouds.push((key, Arc::clone(&p)));
-        while self.cloud_points > CACHE_POINTS && self.clouds.len() > 1 {
+        while self.cloud_bytes > CACHE_BYTES && self.clouds.len() > 1 {
             let (_, old) = self.clouds.remove(0);
-            self.cloud_points -= old.xyz.len();
+            self.cloud_bytes -= old.bytes();
         }
         Ok(p)
     }
@@ -292,9 +299,9 @@ impl Builder {
                     (Kind::Scan, Paint::Field(_)) => Paint::Field("value".into()),
                     (_, p) => p,
                 };
-                let mut set = scene.point_set(layer.point_size, false, li);
-                let mut values: Vec<f32> = Vec::new();
-                let mut clouds = 0;
+                let first = scene.clouds.len();
+                let mut drawn = 0usize;
+                let mut range: Option<(f32, f32)> = None;
                 // The newest first, so a cap leaves out the oldest.
                 for &src in srcs.iter().rev() {
                     if cancel.load(Ordering::Relaxed) {
@@ -318,62 +325,59 @@ impl Builder {
                             continue;
                         }
                     };
-                    if set.pos.len() + pts.xyz.len() > MAX_SCENE_POINTS {
+                    if drawn + pts.xyz.len() > MAX_SCENE_POINTS {
                         note(format!(
-                            "only the newest {} points are drawn",
-                            thousands(set.pos.len())
+                            "only the newest {} points are drawn (at most {} a scene)",
+                            thousands(drawn),
+                            thousands(MAX_SCENE_POINTS)
                         ));
+                        scene.clouds_dropped += 1;
                         break;
                     }
-                    let f = Fast::new(&pose);
-                    set.pos.extend(pts.xyz.iter().map(|&v| f.apply(v)));
-                    if !pts.rgb.is_empty() && paint == Paint::Rgb {
-                        set.color.extend_from_slice(&pts.rgb);
-                    } else if pts.value.len() == pts.xyz.len() && !matches!(paint, Paint::Flat) {
-                        values.extend_from_slice(&pts.value);
-                    } else {
-                        values.extend(std::iter::repeat_n(f32::NAN, pts.xyz.len()));
+                    let rgb = !pts.rgb.is_empty() && paint == Paint::Rgb;
+                    let valued =
+                        !rgb && pts.value.len() == pts.xyz.len() && !matches!(paint, Paint::Flat);
+                    if let (true, Some((a, b))) = (valued, pts.range) {
+                        range = Some(range.map_or((a, b), |(lo, hi)| (lo.min(a), hi.max(b))));
                     }
-                    if set.source.is_none() {
-                        set.source = Some(src);
-                    }
-                    clouds += 1;
+                    drawn += pts.xyz.len();
                     if st.text.is_empty() {
                         st.text = pts.note.clone();
                     }
-                }
-                // Colours by value over the values' own range.
-                if set.color.len() != set.pos.len() {
-                    // Mixed: rgb clouds came first (newest); the rest by value.
-                    let (lo, hi) = values
-                        .iter()
-                        .filter(|v| v.is_finite())
-                        .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
-                            (a.min(v), b.max(v))
-                        });
-                    if lo <= hi {
-                        st.range = Some((lo, hi));
-                    }
-                    let span = if hi > lo { hi - lo } else { 1.0 };
-                    set.color.extend(values.iter().map(|&v| {
-                        if v.is_finite() {
-                            let [r, g, b] = crate::image::render::turbo((v - lo) / span);
-                            [r, g, b, 255]
+                    scene.clouds.push(CloudDraw {
+                        id: cloud_id(k, src, &paint),
+                        layer: li,
+                        pose: Fast::new(&pose).mat4(),
+                        size: layer.point_size,
+                        paint: if rgb {
+                            CloudPaint::Rgb
+                        } else if valued {
+                            // The layer's range, set below once every cloud is in.
+                            CloudPaint::Value {
+                                lo: 0.0,
+                                hi: 1.0,
+                                flat: layer.color,
+                            }
                         } else {
-                            layer.color
-                        }
-                    }));
-                    set.color.truncate(set.pos.len());
+                            CloudPaint::Flat(layer.color)
+                        },
+                        points: pts,
+                        source: src,
+                    });
                 }
+                // Coloured by value over the values' own range, across the layer's clouds.
+                st.range = range;
+                let (lo, hi) = range.unwrap_or((0.0, 1.0));
+                for c in &mut scene.clouds[first..] {
+                    if let CloudPaint::Value { flat, .. } = c.paint {
+                        c.paint = CloudPaint::Value { lo, hi, flat };
+                    }
+                }
+                let clouds = scene.clouds.len() - first;
                 if clouds > 1 {
-                    st.text = format!("{clouds} messages, {} points", thousands(set.pos.len()));
+                    st.text = format!("{clouds} messages, {} points", thousands(drawn));
                 } else if clouds == 0 && srcs.is_empty() {
                     st.text = "no message yet".into();
-                }
-                if set.pos.is_empty() {
-                    scene.spare.push((set.pos, set.color));
-                } else {
-                    scene.points.push(set);
                 }
             }
             Kind::Markers => self.markers(scene, req, layer, st, &mut note, cancel),
@@ -647,6 +651,15 @@ impl Builder {
             }
         }
     }
+}
+
+/// A cloud's identity: its message, what it was read as and how it is painted (what the
+/// points read hold depends on the paint).
+fn cloud_id(kind: Kind, src: Source, paint: &Paint) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (kind, src, paint).hash(&mut h);
+    h.finish()
 }
 
 /// A marker type's name.

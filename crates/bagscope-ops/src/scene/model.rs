@@ -3,7 +3,9 @@
 
 use bagscope_reader::storage::IndexEntry;
 
-use super::cloud::Paint;
+use std::sync::Arc;
+
+use super::cloud::{Paint, Points};
 use super::shapes;
 
 /// A colour, 8-bit RGBA.
@@ -194,6 +196,93 @@ pub struct PointSet {
     pub source: Option<Source>,
 }
 
+/// How a cloud's points are coloured: by the GPU from what was read, so a new value range or
+/// colour costs no pass over the points.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CloudPaint {
+    /// One colour.
+    Flat(Rgba),
+    /// Each point's packed colour ([`Points::rgb`]).
+    Rgb,
+    /// Each point's value through turbo over `lo..hi` (the layer's range across its clouds); a
+    /// point without a finite value in `flat`.
+    Value {
+        /// The range's low end.
+        lo: f32,
+        /// Its high end.
+        hi: f32,
+        /// A point without a value.
+        flat: Rgba,
+    },
+}
+
+/// One message's points in a scene: kept as read, in the message's own frame, for as long as
+/// the message is within its layer's decay (the same [`Arc`] from one scene to the next, and
+/// the same `id`, which the renderer keeps its GPU buffers by), placed by `pose` and painted
+/// by `paint`, both worked out anew for each scene.
+#[derive(Debug, Clone)]
+pub struct CloudDraw {
+    /// The message and how it was read (the same for the same geometry).
+    pub id: u64,
+    /// The layer of the request it belongs to.
+    pub layer: usize,
+    /// Its points, in its frame.
+    pub points: Arc<Points>,
+    /// From its frame to the fixed frame, a column-major 4 × 4 matrix.
+    pub pose: [[f32; 4]; 4],
+    /// Point size in pixels.
+    pub size: f32,
+    /// How it is coloured.
+    pub paint: CloudPaint,
+    /// Its message.
+    pub source: Source,
+}
+
+impl CloudDraw {
+    /// A point of its frame in the fixed frame (as the GPU places it).
+    #[inline]
+    pub fn place(&self, v: [f32; 3]) -> [f32; 3] {
+        let m = &self.pose;
+        [
+            m[0][0] * v[0] + m[1][0] * v[1] + m[2][0] * v[2] + m[3][0],
+            m[0][1] * v[0] + m[1][1] * v[1] + m[2][1] * v[2] + m[3][1],
+            m[0][2] * v[0] + m[1][2] * v[1] + m[2][2] * v[2] + m[3][2],
+        ]
+    }
+
+    /// The colour of point `i` (as the GPU paints it).
+    pub fn color(&self, i: usize) -> Rgba {
+        match self.paint {
+            CloudPaint::Flat(c) => c,
+            CloudPaint::Rgb => self.points.rgb.get(i).copied().unwrap_or([255; 4]),
+            CloudPaint::Value { lo, hi, flat } => match self.points.value.get(i) {
+                Some(v) if v.is_finite() => {
+                    let span = if hi > lo { hi - lo } else { 1.0 };
+                    let [r, g, b] = crate::image::render::turbo((v - lo) / span);
+                    [r, g, b, 255]
+                }
+                _ => flat,
+            },
+        }
+    }
+
+    /// The corners of its points' box, in the fixed frame.
+    fn corners(&self) -> Vec<[f32; 3]> {
+        let Some((lo, hi)) = self.points.bounds else {
+            return Vec::new();
+        };
+        (0..8)
+            .map(|k| {
+                self.place([
+                    if k & 1 == 0 { lo[0] } else { hi[0] },
+                    if k & 2 == 0 { lo[1] } else { hi[1] },
+                    if k & 4 == 0 { lo[2] } else { hi[2] },
+                ])
+            })
+            .collect()
+    }
+}
+
 /// A label drawn facing the viewer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Label {
@@ -249,8 +338,12 @@ pub struct Scene {
     pub t: u64,
     /// Its fixed frame.
     pub fixed: String,
-    /// Point sets.
+    /// Point sets (markers' points, and whatever a caller adds).
     pub points: Vec<PointSet>,
+    /// The clouds and scans of the point layers, a message each.
+    pub clouds: Vec<CloudDraw>,
+    /// Clouds left out by the memory budget while within their decay: how many.
+    pub clouds_dropped: usize,
     /// Line segments: ends.
     pub line_a: Vec<[f32; 3]>,
     /// See `line_a`.
@@ -386,6 +479,8 @@ impl Scene {
         self.tri_pos.clear();
         self.tri_color.clear();
         self.labels.clear();
+        self.clouds.clear();
+        self.clouds_dropped = 0;
         self.picks.clear();
         self.status.clear();
         self.frame_names.clear();
@@ -443,15 +538,39 @@ impl Scene {
 
     /// Number of points drawn.
     pub fn point_count(&self) -> usize {
-        self.points.iter().map(|s| s.pos.len()).sum()
+        self.points.iter().map(|s| s.pos.len()).sum::<usize>()
+            + self
+                .clouds
+                .iter()
+                .map(|c| c.points.xyz.len())
+                .sum::<usize>()
+    }
+
+    /// The points a layer's clouds put in the fixed frame, with their colours, newest message
+    /// first: what the GPU draws of them, worked out on the CPU (for tests and exports).
+    pub fn layer_points(&self, layer: usize) -> PointSet {
+        let mut set = PointSet {
+            layer,
+            ..Default::default()
+        };
+        for c in self.clouds.iter().filter(|c| c.layer == layer) {
+            set.size = c.size;
+            set.source.get_or_insert(c.source);
+            set.pos.extend(c.points.xyz.iter().map(|&v| c.place(v)));
+            set.color
+                .extend((0..c.points.xyz.len()).map(|i| c.color(i)));
+        }
+        set
     }
 
     /// The box holding everything drawn, if anything is.
     pub fn bounds(&self) -> Option<([f32; 3], [f32; 3])> {
+        let corners = self.cloud_corners();
         let all = self
             .points
             .iter()
             .flat_map(|s| s.pos.iter())
+            .chain(&corners)
             .chain(&self.line_a)
             .chain(&self.line_b)
             .chain(&self.tri_pos);
@@ -461,13 +580,20 @@ impl Scene {
     /// The box holding the points and solids (not the lines of a ground grid or a trail), else
     /// everything.
     pub fn content_bounds(&self) -> Option<([f32; 3], [f32; 3])> {
+        let corners = self.cloud_corners();
         bounds_of(
             self.points
                 .iter()
                 .flat_map(|s| s.pos.iter())
+                .chain(&corners)
                 .chain(&self.tri_pos),
         )
         .or_else(|| self.bounds())
+    }
+
+    /// The corners of the clouds' boxes in the fixed frame.
+    fn cloud_corners(&self) -> Vec<[f32; 3]> {
+        self.clouds.iter().flat_map(|c| c.corners()).collect()
     }
 }
 
