@@ -33,5 +33,6 @@ mod ros2_mcap_corpus;
 mod rosbag2_layout;
 mod scene;
 mod scene_more;
+mod scene_steps;
 mod tf;
 mod video;

@@ -229,7 +229,7 @@ fn broken_cloud_layouts_are_refused_with_what_is_wrong() {
 }
 
 /// The demo recording of `secs` seconds, with its tables and transforms.
-fn demo(
+pub(crate) fn demo(
     secs: u32,
     name: &str,
 ) -> (
