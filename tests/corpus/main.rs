@@ -28,6 +28,7 @@ mod notes;
 mod peer_rosbags;
 mod remote;
 mod robot;
+mod robot_mesh;
 mod ros1_corpus;
 mod ros2_mcap_corpus;
 mod rosbag2_layout;

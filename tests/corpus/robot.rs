@@ -11,7 +11,7 @@ use bagscope::ops::tf::Pose;
 
 use crate::common;
 
-fn pybullet_data() -> std::path::PathBuf {
+pub(crate) fn pybullet_data() -> std::path::PathBuf {
     let out = Command::new("python3")
         .args([
             "-c",

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use crate::tf::Pose;
 
 pub mod kinematics;
+pub mod mesh;
 pub mod states;
 mod xml;
 

@@ -1,5 +1,5 @@
-//! A small element tree over quick-xml's events: names, attributes and children with the line
-//! each element starts on, bounded in count and depth (text and comments are not kept).
+//! A small element tree over quick-xml's events: names, attributes, children and text with the
+//! line each element starts on, bounded in count and depth (comments are not kept).
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
@@ -15,6 +15,8 @@ pub(crate) struct El {
     pub(crate) name: String,
     pub(crate) attrs: Vec<(String, String)>,
     pub(crate) children: Vec<El>,
+    /// Its text (and CDATA), trimmed of nothing.
+    pub(crate) text: String,
     /// `line N`.
     pub(crate) at: String,
 }
@@ -37,16 +39,33 @@ impl El {
 }
 
 fn line_of(text: &str, pos: u64) -> usize {
-    let pos = (pos as usize).min(text.len());
-    text.as_bytes()[..pos]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+    Lines::default().at(text, pos)
 }
 
-fn element(text: &str, e: &BytesStart<'_>, pos: u64) -> Result<El, String> {
-    let at = format!("line {}", line_of(text, pos));
+/// Line numbers of positions met in order: each byte counted once, not once an element.
+#[derive(Default)]
+struct Lines {
+    pos: usize,
+    line: usize,
+}
+
+impl Lines {
+    fn at(&mut self, text: &str, pos: u64) -> usize {
+        let pos = (pos as usize).min(text.len());
+        if pos < self.pos {
+            *self = Lines::default();
+        }
+        self.line += text.as_bytes()[self.pos..pos]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        self.pos = pos;
+        self.line + 1
+    }
+}
+
+fn element(lines: &mut Lines, text: &str, e: &BytesStart<'_>, pos: u64) -> Result<El, String> {
+    let at = format!("line {}", lines.at(text, pos));
     let name = e.local_name().into_inner().to_string();
     let mut attrs = Vec::new();
     for a in e.attributes() {
@@ -60,6 +79,7 @@ fn element(text: &str, e: &BytesStart<'_>, pos: u64) -> Result<El, String> {
         name,
         attrs,
         children: Vec::new(),
+        text: String::new(),
         at,
     })
 }
@@ -70,6 +90,7 @@ pub(crate) fn parse(text: &str) -> Result<El, String> {
     let mut stack: Vec<El> = Vec::new();
     let mut root: Option<El> = None;
     let mut count = 0usize;
+    let mut lines = Lines::default();
     loop {
         let pos = r.buffer_position();
         let ev = r
@@ -92,19 +113,29 @@ pub(crate) fn parse(text: &str) -> Result<El, String> {
                 if stack.len() >= MAX_DEPTH {
                     return Err(format!(
                         "nested more than {MAX_DEPTH} deep at line {}",
-                        line_of(text, pos)
+                        lines.at(text, pos)
                     ));
                 }
-                stack.push(element(text, &e, pos)?);
+                stack.push(element(&mut lines, text, &e, pos)?);
             }
             Event::Empty(e) => {
                 count += 1;
-                let el = element(text, &e, pos)?;
+                let el = element(&mut lines, text, &e, pos)?;
                 done(el, &mut stack, &mut root);
             }
             Event::End(_) => {
                 if let Some(el) = stack.pop() {
                     done(el, &mut stack, &mut root);
+                }
+            }
+            Event::Text(t) => {
+                if let Some(top) = stack.last_mut() {
+                    top.text.push_str(&t.xml10_content());
+                }
+            }
+            Event::CData(t) => {
+                if let Some(top) = stack.last_mut() {
+                    top.text.push_str(&t.xml10_content());
                 }
             }
             Event::Eof => break,

@@ -28,6 +28,7 @@ use bagscope_reader::Bag;
 
 mod model;
 
+pub(crate) use model::bounds_of;
 use model::MAP_SIDE;
 pub use model::{
     thousands, CloudDraw, CloudPaint, Frames, Kind, Label, Layer, Pick, PointSet, Request, Rgba,

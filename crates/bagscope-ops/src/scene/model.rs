@@ -597,7 +597,7 @@ impl Scene {
     }
 }
 
-pub(super) fn bounds_of<'a>(
+pub(crate) fn bounds_of<'a>(
     all: impl Iterator<Item = &'a [f32; 3]>,
 ) -> Option<([f32; 3], [f32; 3])> {
     let mut lo = [f32::INFINITY; 3];
