@@ -62,6 +62,11 @@ pub struct Cli {
     /// definitions bagscope ships (repeatable).
     #[arg(long = "msg-path", global = true)]
     pub msg_path: Vec<PathBuf>,
+    /// A URDF file to use as the robot model in place of the recordings' /robot_description:
+    /// its joints move its links in the transform tree (`tf`, the app) and the 3D panel draws
+    /// it; its meshes are looked for beside it and on the message search path.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub urdf: Option<PathBuf>,
 }
 
 /// The verbs; each one's arguments and body are in its own file.
@@ -182,6 +187,7 @@ where
 {
     let args = Cli::parse_from(args);
     bagscope::settings::update(|s| s.msg_path = args.msg_path.clone());
+    bagscope::ops::robot::set_urdf_file(args.urdf.clone());
     match args.command {
         Some(cmd) => run(cmd),
         None => open_app(args.bags, args.layout),

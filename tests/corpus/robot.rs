@@ -258,3 +258,227 @@ fn a_recordings_robot_joins_its_transform_tree() {
         "{err}"
     );
 }
+
+/// The KUKA iiwa's recording (its URDF, with its mesh files named by absolute path, and joint
+/// states) drawn by the 3D scene: every link's OBJ mesh, each triangle where the link's
+/// forward kinematics at that joint state and the visual's origin put it, in the fixed frame
+/// of its base; the collision STL meshes when asked; a mesh that is missing named and the rest
+/// drawn.
+#[test]
+fn the_robot_model_is_drawn_at_its_links() {
+    use bagscope::bagscope_reader::definition::msg::Dialect;
+    use bagscope::bagscope_reader::definition::sources::lookup;
+    use bagscope::ops::robot::{mesh, Geometry};
+    use bagscope::ops::scene::{Builder, Frames, Request};
+    use bagscope::ops::tf::TfHistory;
+    use bagscope::{BagWriter, ConnectionSpec, WriteOptions};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    let data = pybullet_data().join("kuka_iiwa");
+    let text = std::fs::read_to_string(data.join("model.urdf")).unwrap();
+    let urdf = text.replace(
+        "filename=\"meshes/",
+        &format!("filename=\"{}/meshes/", data.display()),
+    );
+    // The same with one mesh missing.
+    let broken = urdf.replace("meshes/link_3.obj", "meshes/link_3_gone.obj");
+    let model = Model::parse(&urdf).unwrap();
+    let names: Vec<String> = (1..=7).map(|i| format!("lbr_iiwa_joint_{i}")).collect();
+    let values: Vec<f64> = (0..7).map(|i| (i as f64 * 0.61).sin()).collect();
+    let dir = common::temp_dir("robot-scene");
+    let record = |file: &str, urdf: &str| {
+        let path = dir.join(file);
+        let mut w = BagWriter::create(&path, WriteOptions::default()).unwrap();
+        let desc = w.add_connection(ConnectionSpec {
+            topic: "/robot_description".into(),
+            datatype: "std_msgs/String".into(),
+            md5sum: "992ce8a1687cec8c8bd883ec73ca41d1".into(),
+            message_definition: "string data\n".into(),
+            callerid: None,
+            latching: true,
+        });
+        let (js_def, _) = lookup("sensor_msgs/JointState", Dialect::Ros1).expect("shipped");
+        let js = w.add_connection(ConnectionSpec {
+            topic: "/joint_states".into(),
+            datatype: "sensor_msgs/JointState".into(),
+            md5sum: "3066dcd76a6cfaef579bd0f34173e9fd".into(),
+            message_definition: js_def,
+            callerid: None,
+            latching: false,
+        });
+        const T0: u64 = 1_700_000_000_000_000_000;
+        let mut m = Vec::new();
+        put_str(&mut m, urdf);
+        w.write(desc, T0, &m).unwrap();
+        let mut m = Vec::new();
+        m.extend_from_slice(&[0u8; 12]);
+        put_str(&mut m, "");
+        m.extend_from_slice(&7u32.to_le_bytes());
+        for n in &names {
+            put_str(&mut m, n);
+        }
+        m.extend_from_slice(&7u32.to_le_bytes());
+        for v in &values {
+            m.extend_from_slice(&v.to_le_bytes());
+        }
+        m.extend_from_slice(&[0u8; 8]);
+        w.write(js, T0 + 1_000_000, &m).unwrap();
+        w.finish().unwrap();
+        let bag = bagscope::Bag::open(&path).unwrap();
+        let tables = bag.tables().unwrap();
+        let tf = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
+        (bag, tables, Arc::new(tf), T0 + 2_000_000)
+    };
+    let request = |t: u64, collision: bool| Request {
+        t,
+        fixed: "lbr_iiwa_link_0".into(),
+        layers: Vec::new(),
+        frames: Frames {
+            axes: false,
+            names: false,
+            links: false,
+            robot: true,
+            collision,
+            ..Frames::default()
+        },
+        grid: 0,
+    };
+    let v: HashMap<String, f64> = names.iter().cloned().zip(values.iter().copied()).collect();
+    let poses = model.link_poses(&v);
+    // Every triangle the scene should draw, in order: each link's shapes' mesh triangles.
+    let want = |collision: bool| -> Vec<[f64; 3]> {
+        let mut out = Vec::new();
+        for link in &model.links {
+            let shapes = if collision {
+                &link.collisions
+            } else {
+                &link.visuals
+            };
+            for s in shapes {
+                let Geometry::Mesh { filename, scale } = &s.geometry else {
+                    panic!("{}: the iiwa's shapes are meshes", link.name)
+                };
+                let m = mesh::load(std::path::Path::new(filename)).unwrap();
+                let at = poses[link.name.as_str()].then(&s.origin);
+                for p in &m.parts {
+                    for t in &p.tris {
+                        for c in t {
+                            out.push(at.apply([
+                                f64::from(c[0]) * scale[0],
+                                f64::from(c[1]) * scale[1],
+                                f64::from(c[2]) * scale[2],
+                            ]));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    };
+    let (bag, tables, tf, t) = record("iiwa.bag", &urdf);
+    let mut b = Builder::new(bag, tables, Some(tf));
+    let cancel = AtomicBool::new(false);
+    for collision in [false, true] {
+        let s = b.build(&request(t, collision), &cancel);
+        let r = &s.robot_status;
+        assert!(r.problems.is_empty(), "{r:?}");
+        let want = want(collision);
+        assert_eq!(s.tri_pos.len(), want.len(), "{r:?}");
+        assert!(
+            r.text.contains("8 links")
+                && r.text
+                    .contains(&bagscope::ops::scene::thousands(want.len() / 3)),
+            "{r:?}"
+        );
+        for (got, w) in s.tri_pos.iter().zip(&want) {
+            for k in 0..3 {
+                assert!(
+                    (f64::from(got[k]) - w[k]).abs() < 1e-5,
+                    "collision {collision}: {got:?} vs {w:?}"
+                );
+            }
+        }
+        // Links can be picked: the hand's pick is at its frame.
+        let hand = s
+            .picks
+            .iter()
+            .find(|p| p.what == "robot link lbr_iiwa_link_7 in lbr_iiwa_link_0")
+            .unwrap();
+        let at = poses["lbr_iiwa_link_7"].t;
+        assert!((0..3).all(|k| (f64::from(hand.pos[k]) - at[k]).abs() < 1e-5));
+    }
+    // A missing mesh: named, the other links drawn.
+    let (bag, tables, tf, t) = record("broken.bag", &broken);
+    let mut b = Builder::new(bag, tables, Some(tf));
+    let s = b.build(&request(t, false), &cancel);
+    let r = &s.robot_status;
+    assert_eq!(r.problems.len(), 1, "{r:?}");
+    assert!(
+        r.problems[0].contains("link_3_gone.obj") && r.problems[0].contains("no such file"),
+        "{r:?}"
+    );
+    assert!(s.tri_pos.len() > want(false).len() / 2, "{r:?}");
+}
+
+/// `--urdf FILE`: a recording of joint states alone gets its robot's frames from a URDF file
+/// the user gives (`bagscope tf`); a file that does not read says so and what is wrong.
+#[test]
+fn a_urdf_file_stands_in_for_the_recordings_description() {
+    use bagscope::bagscope_reader::definition::msg::Dialect;
+    use bagscope::bagscope_reader::definition::sources::lookup;
+    use bagscope::{BagWriter, ConnectionSpec, WriteOptions};
+
+    let urdf = pybullet_data().join("kuka_iiwa/model.urdf");
+    let dir = common::temp_dir("robot-urdf-flag");
+    let path = dir.join("joints.bag");
+    let mut w = BagWriter::create(&path, WriteOptions::default()).unwrap();
+    let (js_def, _) = lookup("sensor_msgs/JointState", Dialect::Ros1).expect("shipped");
+    let js = w.add_connection(ConnectionSpec {
+        topic: "/joint_states".into(),
+        datatype: "sensor_msgs/JointState".into(),
+        md5sum: "3066dcd76a6cfaef579bd0f34173e9fd".into(),
+        message_definition: js_def,
+        callerid: None,
+        latching: false,
+    });
+    let mut m = Vec::new();
+    m.extend_from_slice(&[0u8; 12]);
+    put_str(&mut m, "");
+    m.extend_from_slice(&7u32.to_le_bytes());
+    for i in 1..=7 {
+        put_str(&mut m, &format!("lbr_iiwa_joint_{i}"));
+    }
+    m.extend_from_slice(&7u32.to_le_bytes());
+    for i in 1..=7 {
+        m.extend_from_slice(&(if i == 2 { 0.5f64 } else { 0.0 }).to_le_bytes());
+    }
+    m.extend_from_slice(&[0u8; 8]);
+    w.write(js, 1_700_000_000_000_000_000, &m).unwrap();
+    w.finish().unwrap();
+    let tf = |urdf: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_bagscope"))
+            .args(["tf", "--urdf"])
+            .arg(urdf)
+            .args(["--target", "lbr_iiwa_link_0", "--source", "lbr_iiwa_link_2"])
+            .arg(&path)
+            .output()
+            .unwrap()
+    };
+    let out = tf(&urdf);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("frame(s) from the robot description"), "{err}");
+    // Joint 2 at 0.5 rad about y: link 2 lies 0.36 m up (joint 1's origin 0.1575, joint 2's
+    // 0.2025), turned by the joint's angle.
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("xyz [0.0000, 0.0000, 0.3600]"), "{text}");
+    let bad = dir.join("bad.urdf");
+    std::fs::write(&bad, "<robot name=\"x\"><link name=\"a\"></robot>").unwrap();
+    let out = tf(&bad);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the robot model is not used") && err.contains("bad.urdf"),
+        "{err}"
+    );
+}

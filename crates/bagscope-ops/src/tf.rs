@@ -135,9 +135,11 @@ pub struct FrameAt {
 }
 
 /// Whether the recording has transforms: transform topics, or a robot description (whose
-/// fixed joints are transforms, and whose joint states give the others).
+/// fixed joints are transforms, and whose joint states give the others), its own or a URDF
+/// file the user chose ([`crate::robot::set_urdf_file`]).
 pub fn has_transforms(bag: &Bag) -> bool {
     !tf_topics(bag).is_empty()
+        || crate::robot::urdf_file().is_some()
         || bag
             .summary()
             .topics

@@ -193,6 +193,27 @@ pub(super) fn layers(
             ui.colored_label(Color32::from_rgb(240, 170, 60), pr);
         }
     }
+    let robot = p
+        .scene
+        .as_ref()
+        .map(|s| &s.robot_status)
+        .filter(|r| !r.text.is_empty() || !r.problems.is_empty());
+    if robot.is_some() || !f.robot {
+        ui.separator();
+        ui.horizontal(|ui| {
+            ui.strong("Robot");
+            ui.checkbox(&mut f.robot, "model")
+                .on_hover_text("The URDF's links drawn at their frames");
+            ui.add_enabled(f.robot, egui::Checkbox::new(&mut f.collision, "collision"))
+                .on_hover_text("Its collision geometry rather than its visual");
+        });
+        if let Some(r) = robot.filter(|_| f.robot) {
+            ui.weak(&r.text).on_hover_text(format!("from {}", r.topic));
+            for pr in &r.problems {
+                ui.colored_label(Color32::from_rgb(240, 170, 60), pr);
+            }
+        }
+    }
     ui.horizontal(|ui| {
         ui.label("Grid");
         ui.add(

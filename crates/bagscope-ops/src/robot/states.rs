@@ -21,10 +21,14 @@ pub fn is_joint_state_type(datatype: &str) -> bool {
     )
 }
 
-/// The recording's robot model: the first `/robot_description` message (a `std_msgs/String`),
-/// with when it was recorded; `None` without one, an error for one that does not read.
+/// The recording's robot model: the URDF file the user chose ([`super::set_urdf_file`]),
+/// else the first `/robot_description` message (a `std_msgs/String`), with when it holds from;
+/// `None` without one, an error for one that does not read.
 pub fn robot_description(bag: &Bag) -> Option<std::result::Result<(Model, u64), String>> {
     let s = bag.summary();
+    if let Some(p) = super::urdf_file() {
+        return Some(super::read_urdf_file(&p).map(|m| (m, s.start_ns.unwrap_or(0))));
+    }
     let t = s.topics.iter().find(|t| {
         t.name.trim_start_matches('/') == "robot_description"
             && matches!(

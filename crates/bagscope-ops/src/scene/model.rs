@@ -133,9 +133,10 @@ impl Layer {
     }
 }
 
-/// What the TF tree adds to a scene.
+/// What the TF tree (and the robot model on it) adds to a scene.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
 pub struct Frames {
     /// Each frame's axes.
     pub axes: bool,
@@ -149,6 +150,10 @@ pub struct Frames {
     pub size: f32,
     /// A frame whose trail over the whole recording is drawn (empty: none).
     pub trail: String,
+    /// The robot model (URDF) drawn at its links' frames.
+    pub robot: bool,
+    /// Its collision geometry rather than its visual.
+    pub collision: bool,
 }
 
 impl Default for Frames {
@@ -160,6 +165,8 @@ impl Default for Frames {
             only: Vec::new(),
             size: 0.5,
             trail: String::new(),
+            robot: true,
+            collision: false,
         }
     }
 }
@@ -364,6 +371,8 @@ pub struct Scene {
     pub status: Vec<Status>,
     /// The TF tree's part: how it fared.
     pub frames_status: Status,
+    /// The robot model: how it fared (empty text: the recording has none).
+    pub robot_status: Status,
     /// Frames known at this time (for the fixed frame's list).
     pub frame_names: Vec<String>,
     /// Time to build (ms).
@@ -485,6 +494,7 @@ impl Scene {
         self.status.clear();
         self.frame_names.clear();
         self.frames_status = Status::default();
+        self.robot_status = Status::default();
     }
 
     /// An empty point set, on an earlier scene's buffers when there are some (the largest).
