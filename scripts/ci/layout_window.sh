@@ -102,7 +102,7 @@ shoot() {
         xdotool type --delay 20 '/imu/data.linear_acceleration.x'
         xdotool key Return
         sleep 0.5
-        xdotool mousemove 16 428 click 1 # /tf's box in the tree
+        xdotool mousemove 16 474 click 1 # /tf's box in the tree
         sleep 0.3
         xdotool mousemove 1400 700 click 1 # nothing (the inspector's empty space)
         sleep 0.3

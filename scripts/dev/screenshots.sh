@@ -13,7 +13,7 @@ TMP=$(mktemp -d)
 # The demo bag where the app keeps it (its cameras open at once), and a copy elsewhere.
 export XDG_CACHE_HOME=$TMP/cache
 mkdir -p "$XDG_CACHE_HOME/bagscope"
-DEMO=$XDG_CACHE_HOME/bagscope/demo-v3.bag
+DEMO=$XDG_CACHE_HOME/bagscope/demo-v4.bag
 "$BIN" demo "$DEMO" >/dev/null
 cp "$DEMO" "$TMP/demo.bag"
 "$BIN" demo "$TMP/run1.bag" --seconds 60 >/dev/null

@@ -103,8 +103,14 @@ fn bagscope_tf_prints_the_tree_and_a_lookup() {
         "{out}"
     );
     assert!(lines[3].starts_with("    base_link  xyz ["), "{out}");
+    // Under it the robot's caster (a fixed joint of its URDF), then the laser from /tf.
     assert!(
-        lines[4].starts_with("      laser  xyz [0.1200, 0.0000, 0.2500]"),
+        lines[4].starts_with("      caster  xyz [-0.1500, 0.0000, 0.0400]")
+            && lines[4].ends_with("(static)"),
+        "{out}"
+    );
+    assert!(
+        lines[5].starts_with("      laser  xyz [0.1200, 0.0000, 0.2500]"),
         "{out}"
     );
     // The laser in odom: base_link's pose at that time, the laser 12 cm ahead, 25 cm up.

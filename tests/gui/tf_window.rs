@@ -20,13 +20,14 @@ fn the_tf_window_follows_the_playhead() {
     wait_for(&mut h, "the transforms", |app| {
         app.doc.as_ref().is_some_and(|d| d.tf.history.is_some())
     });
-    // The tree at +10 s and the laser's pose in the tree's root (map), as `bagscope tf`
-    // gives them.
-    for f in ["base_link", "laser"] {
+    // The tree at +10 s and the deepest frame's pose in the tree's root (map), as `bagscope tf`
+    // gives them; the robot's own frames (the wheels, the mast and its camera) worked out
+    // from its URDF and joint states are in it too.
+    for f in ["base_link", "laser", "left_wheel", "camera_head"] {
         assert!(h.query_all_by_label(f).count() >= 1, "{f}");
     }
     assert!(
-        h.query_all_by_label_contains("Transform tree at +10.000 s (4 frames")
+        h.query_all_by_label_contains("Transform tree at +10.000 s (9 frames")
             .count()
             >= 1
     );
@@ -38,7 +39,9 @@ fn the_tf_window_follows_the_playhead() {
         &"--target",
         &"map",
         &"--source",
-        &"laser",
+        // The window's first choice: the deepest frame (the mast's camera, moved by the
+        // joint states).
+        &"camera_head",
     ])
     .ok();
     // The CLI's 4 decimals rounded to the window's 3.
@@ -61,7 +64,7 @@ fn the_tf_window_follows_the_playhead() {
         after <= before && before - after <= 20_000_000,
         "{before} -> {after}"
     );
-    // The laser's track in odom, as three plot series over the recording (50 Hz for 20 s).
+    // The camera's track in the map, as three plot series over the recording (50 Hz for 20 s).
     h.get_by_label("Plot x, y, yaw over time").click();
     wait_for(&mut h, "the track", |app| {
         app.doc
@@ -73,14 +76,20 @@ fn the_tf_window_follows_the_playhead() {
     assert_eq!(
         names,
         [
-            "laser in map: x (m)",
-            "laser in map: y (m)",
-            "laser in map: yaw (°)"
+            "camera_head in map: x (m)",
+            "camera_head in map: y (m)",
+            "camera_head in map: yaw (°)"
         ]
     );
+    // A point at each transform of its chain (the base's and the joints', 50 Hz each).
     assert!(
-        d.plots.series.iter().all(|s| s.points.len() == 1000),
-        "one a transform"
+        d.plots.series.iter().all(|s| s.points.len() >= 1000),
+        "{:?}",
+        d.plots
+            .series
+            .iter()
+            .map(|s| s.points.len())
+            .collect::<Vec<_>>()
     );
     // A recording without transforms has no TF button.
     let mut h = harness(Some(common::corpus_dir().join("ros_numpy/test.bag")));

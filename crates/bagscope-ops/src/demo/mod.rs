@@ -1,5 +1,5 @@
 //! The demo bag: a few minutes of a small robot driving a figure of eight (imu, odometry, tf,
-//! laser scan, a front camera (colour and depth, and as H.264 video) and an overhead camera (jpeg), battery, velocity commands, log), written by bagscope's own
+//! laser scan, a front camera (colour and depth, and as H.264 video) and an overhead camera (jpeg), battery, velocity commands, log, and the robot's own model and joint states), written by bagscope's own
 //! writer so the app has something real to show with no bag at hand.
 
 use std::f64::consts::PI;
@@ -12,6 +12,7 @@ use bagscope_reader::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOpt
 use bagscope_reader::Compression;
 
 mod render;
+mod robot;
 mod video;
 
 use render::{cast, render_depth, render_front, render_overhead, FRONT_H, FRONT_W, WALL_H};
@@ -136,10 +137,10 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
             chunk_size: 768 * 1024,
         },
     )?;
-    let [imu, odom, tf, scan, image, depth, overhead, battery, cmd, log, points, plan, markers, tf_static, video] =
+    let [imu, odom, tf, scan, image, depth, overhead, battery, cmd, log, points, plan, markers, tf_static, video, joints, description] =
         connections(&mut w)?;
     // (period ns, phase ns, which)
-    let streams: [(u64, u64, u32); 15] = [
+    let streams: [(u64, u64, u32); 17] = [
         (10_000_000, 1_000_000, imu),
         (20_000_000, 3_000_000, odom),
         (20_000_000, 4_000_000, tf),
@@ -156,10 +157,13 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
         // Once, first: the map's place of the odometry frame.
         (u64::MAX / 2, 0, tf_static),
         (100_000_000, 15_000_000, video),
+        (20_000_000, 5_000_000, joints),
+        // Once, first, latched: the robot's URDF.
+        (u64::MAX / 2, 0, description),
     ];
     let end = DEMO_START_NS + u64::from(seconds) * 1_000_000_000;
     let mut next: Vec<u64> = streams.iter().map(|s| DEMO_START_NS + s.1).collect();
-    let mut seq = [0u32; 15];
+    let mut seq = [0u32; 17];
     let mut camera = video::Camera::new()?;
     let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
     let mut n = 0u64;
@@ -192,7 +196,7 @@ pub fn write_demo(path: &Path, seconds: u32) -> Result<u64> {
 /// The demo's connections, each with its definition and publisher: imu, odom, tf, scan, the
 /// front camera, its depth, the overhead camera (jpeg), battery, cmd_vel, rosout, the lidar's
 /// point cloud, the planned path, the planner's markers, the static transforms.
-fn connections(w: &mut BagWriter) -> Result<[u32; 15]> {
+fn connections(w: &mut BagWriter) -> Result<[u32; 17]> {
     let mut add = |topic: &str, datatype: &str, text: String, caller: &str| -> Result<u32> {
         let md5 = MsgDef::parse(datatype, &text)
             .map(|d| Plan::new(d).md5)
@@ -203,7 +207,7 @@ fn connections(w: &mut BagWriter) -> Result<[u32; 15]> {
             md5sum: md5,
             message_definition: text,
             callerid: Some(caller.into()),
-            latching: topic == "/tf_static",
+            latching: topic == "/tf_static" || topic == "/robot_description",
         }))
     };
     let tf_def = def(
@@ -360,9 +364,39 @@ fn connections(w: &mut BagWriter) -> Result<[u32; 15]> {
         "time timestamp\nstring frame_id\nuint8[] data\nstring format\n".into(),
         "/camera_driver",
     )?;
+    let joints = add(
+        "/joint_states",
+        "sensor_msgs/JointState",
+        def(
+            "Header header\nstring[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\n",
+            &[HEADER],
+        ),
+        "/joint_state_publisher",
+    )?;
+    let description = add(
+        "/robot_description",
+        "std_msgs/String",
+        "string data\n".into(),
+        "/robot_state_publisher",
+    )?;
     Ok([
-        imu, odom, tf, scan, image, depth, overhead, battery, cmd, log, points, plan, markers,
-        tf_static, video,
+        imu,
+        odom,
+        tf,
+        scan,
+        image,
+        depth,
+        overhead,
+        battery,
+        cmd,
+        log,
+        points,
+        plan,
+        markers,
+        tf_static,
+        video,
+        joints,
+        description,
     ])
 }
 
@@ -467,6 +501,10 @@ fn fill(s: &mut Ser, k: usize, q: u32, t: u64, p: &Pose, noise: &mut Noise) -> R
                 .str("odom")
                 .vec3(MAP_ODOM)
                 .quat_yaw(0.0);
+        }
+        15 => robot::joint_state(s, q, t, ts, p),
+        16 => {
+            s.str(robot::URDF);
         }
         _ => log_line(s, q, t, ts, p),
     }
@@ -682,7 +720,7 @@ pub fn demo_path() -> std::path::PathBuf {
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
-    base.join("bagscope").join("demo-v3.bag")
+    base.join("bagscope").join("demo-v4.bag")
 }
 
 /// The demo bag's path, writing it first if it is not there yet.
