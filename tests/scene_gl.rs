@@ -290,6 +290,93 @@ fn a_million_points(r: &Renderer) -> Result<(), String> {
     Ok(())
 }
 
+/// The demo robot drawn from its URDF, seen from straight above in its own frame: the blue
+/// body (a box 0.42 × 0.3 m at the origin, lit from above) over exactly its footprint, a dark
+/// wheel at each side (y = ±0.17 m), the camera on the mast orange behind the middle.
+fn robot_from_its_urdf(r: &Renderer) -> Result<(), String> {
+    use bagscope::ops::scene::{Builder, Frames, Request};
+    let dir = std::env::temp_dir().join(format!("bagscope-scene-gl-robot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let p = dir.join("demo.bag");
+    bagscope::demo::write_demo(&p, 12).map_err(|e| e.to_string())?;
+    let bag = bagscope::Bag::open(&p).map_err(|e| e.to_string())?;
+    let tables = bag.tables().map_err(|e| e.to_string())?;
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let tf = bagscope::ops::tf::TfHistory::read(&bag, None, &cancel).map_err(|e| e.to_string())?;
+    // At 6 s the mast is panned 1.2 rad: its camera 0.24 m up, at the mast (-0.1, 0).
+    let t = bag.summary().start_ns.unwrap_or(0) + 6_000_000_000;
+    let mut b = Builder::new(bag, tables, Some(Arc::new(tf)));
+    let req = Request {
+        t,
+        fixed: "base_link".into(),
+        layers: Vec::new(),
+        frames: Frames {
+            axes: false,
+            names: false,
+            links: false,
+            ..Default::default()
+        },
+        grid: 0,
+    };
+    let scene = b.build(&req, &cancel);
+    let _ = std::fs::remove_dir_all(&dir);
+    let st = &scene.robot_status;
+    if !st.problems.is_empty() || !st.text.contains("7 links") {
+        return Err(format!("{st:?}"));
+    }
+    // 200 px a metre, base_link's origin at the middle (100, 100), +x right, +y up.
+    let (w, h) = (200u32, 200u32);
+    let img = draw(r, &scene, &top_down(0.5), w, h);
+    let close =
+        |p: [u8; 4], c: [u8; 3]| (0..3).all(|k| (i32::from(p[k]) - i32::from(c[k])).abs() <= 30);
+    // The body's top: (0.22, 0.42, 0.85) lit at 0.55 + 0.45 × 0.83 of itself.
+    let blue = [52, 99, 199];
+    let (mut lo, mut hi) = ((i64::MAX, i64::MAX), (i64::MIN, i64::MIN));
+    for y in 0..h as i64 {
+        for x in 0..w as i64 {
+            if close(px(&img, w, x, y), blue) {
+                lo = (lo.0.min(x), lo.1.min(y));
+                hi = (hi.0.max(x), hi.1.max(y));
+            }
+        }
+    }
+    // x from -0.21 to 0.21 m: columns 58..142; y from 0.15 to -0.15 m: rows 70..130.
+    for (got, want, what) in [
+        (lo.0, 58, "left edge"),
+        (hi.0, 141, "right edge"),
+        (lo.1, 70, "top edge"),
+        (hi.1, 129, "bottom edge"),
+    ] {
+        if (got - want).abs() > 2 {
+            return Err(format!(
+                "the body's {what} at {got}, wanted {want} (box {lo:?}..{hi:?})"
+            ));
+        }
+    }
+    // The wheels (0.12, 0.12, 0.12) beside it at y = ±0.17 m (rows 66 and 134), x = 0.06 m.
+    for row in [66, 134] {
+        let p = px(&img, w, 112, row);
+        if !(p[0] > 10 && p[0] < 60 && p[0] == p[2]) {
+            return Err(format!("no wheel at column 112, row {row}: {p:?}"));
+        }
+    }
+    // The camera head and the lidar (0.95, 0.62, 0.12): the head at the mast, 0.1 m behind
+    // the middle (column 80; the pan turns it about the mast), the lidar 0.12 m ahead (124).
+    let orange_near = |cx: i64, r: i64| {
+        (cx - r..=cx + r)
+            .flat_map(|x| (100 - r..=100 + r).map(move |y| (x, y)))
+            .filter(|&(x, y)| close(px(&img, w, x, y), [240, 160, 30]))
+            .count()
+    };
+    let (head, lidar) = (orange_near(80, 14), orange_near(124, 10));
+    if head < 100 || lidar < 150 {
+        return Err(format!(
+            "{head} orange pixels at the camera head, {lidar} at the lidar"
+        ));
+    }
+    Ok(())
+}
+
 /// Clouds stay on the GPU from one scene to the next: a scene that keeps a cloud and moves it
 /// uploads only its new cloud, draws the kept one where its new pose puts it, and paints by
 /// value as the CPU does (turbo over the layer's range), by packed colour, and flat.
@@ -481,6 +568,7 @@ fn main() {
         ("demo_scene", Box::new(demo_scene)),
         ("a_million_points", Box::new(a_million_points)),
         ("clouds_kept_on_the_gpu", Box::new(clouds_kept_on_the_gpu)),
+        ("robot_from_its_urdf", Box::new(robot_from_its_urdf)),
     ];
     let n = tests.len();
     let results = Arc::new(Mutex::new(Vec::new()));
