@@ -8,6 +8,9 @@ use bagscope::app::Cmd;
 
 use super::{bench_bag, report, Bench};
 
+#[path = "robot.rs"]
+mod robot;
+
 /// A recording of a 1,000,000-point cloud at 10 Hz (xyz float32, 7 s) and a 10,000-marker
 /// array at 1 Hz, written here; frames of the app with a 3D panel on it while playing with a
 /// 5 s decay, then on the markers alone, then scrubbing (a new playhead every frame).
@@ -220,4 +223,5 @@ pub fn scene(n: usize) {
     report("no 3D panel, scrubbing", f);
     drop(b);
     let _ = std::fs::remove_dir_all(&dir);
+    robot::robot(n);
 }

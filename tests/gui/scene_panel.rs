@@ -168,3 +168,54 @@ fn labels_that_would_overlap_are_decluttered() {
         }
     }
 }
+
+/// The demo robot's joint states in the inspector: a table of each joint's position (radians
+/// and degrees), velocity and effort at the playhead, the values of the message there; a click
+/// on a position plots that joint.
+#[test]
+fn joint_states_show_as_a_table_of_joints() {
+    let dir = common::temp_dir("ui-joints");
+    let p = dir.join("demo.bag");
+    bagscope::demo::write_demo(&p, 20).unwrap();
+    let mut h = harness(Some(p.clone()));
+    wait_for(&mut h, "indexing", indexed);
+    let start = h.state().doc.as_ref().unwrap().rec.range().0;
+    h.state_mut()
+        .apply(Cmd::SetPlayhead(start + 10_000_000_000));
+    let ti = topic_index(&h, "/joint_states");
+    h.state_mut().apply(Cmd::SelectTopic(Some(ti)));
+    wait_for(&mut h, "the joint state", inspected);
+    h.run_steps(2);
+    h.get_by_label("Joints (4)");
+    // The message at the playhead, as `bagscope echo` prints it.
+    let echo = common::bagscope(&[&"echo", &p, &"-t", &"/joint_states", &"--json"]).ok();
+    let at = start + 10_000_000_000;
+    let msg: serde_json::Value = echo
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .take_while(|v| v["time_ns"].as_u64().unwrap() <= at)
+        .last()
+        .unwrap();
+    let names = msg["message"]["name"].as_array().unwrap();
+    let pos = msg["message"]["position"].as_array().unwrap();
+    assert_eq!(names.len(), 4);
+    for (n, v) in names.iter().zip(pos) {
+        let v = v.as_f64().unwrap();
+        h.get_by_label(n.as_str().unwrap());
+        h.get_by_label(&format!("{v:.4}"));
+        h.get_by_label(&format!("{:.2}°", v.to_degrees()));
+    }
+    // The mast's pan plotted by a click on its position.
+    let pan = pos[2].as_f64().unwrap();
+    h.get_by_label(&format!("{pan:.4}")).click();
+    h.run_steps(3);
+    let d = h.state().doc.as_ref().unwrap();
+    assert!(
+        d.plots
+            .series
+            .iter()
+            .any(|s| s.name == "/joint_states.position[2]"),
+        "{:?}",
+        d.plots.series.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
+}

@@ -514,6 +514,9 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             } else {
                 ui.available_height()
             };
+            if bagscope_ops::robot::states::is_joint_state_type(&c.datatype) {
+                joints(ui, &plan, node, &topic, cx.cmds);
+            }
             egui::ScrollArea::both()
                 .id_salt("inspector-tree")
                 .max_height(tree_h)
@@ -560,6 +563,62 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     if hovered.is_some() {
         d.insp.view.highlight = hovered;
     }
+}
+
+/// A joint state as a table: each joint's position (radians and degrees: a revolute joint's
+/// angle; metres for a prismatic one), velocity and effort; a click on a position plots it.
+fn joints(
+    ui: &mut egui::Ui,
+    plan: &bagscope_reader::encoding::Plan,
+    node: &bagscope_reader::encoding::Node,
+    topic: &str,
+    cmds: &mut Vec<Cmd>,
+) {
+    let Some(list) = bagscope_ops::robot::states::joint_state(&plan.def, node) else {
+        return;
+    };
+    let num = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.4}"));
+    egui::CollapsingHeader::new(format!("Joints ({})", list.len()))
+        .id_salt("inspector-joints")
+        .default_open(true)
+        .show(ui, |ui| {
+            egui::ScrollArea::vertical()
+                .id_salt("inspector-joints-scroll")
+                .max_height(ui.available_height() * 0.4)
+                .show(ui, |ui| {
+                    egui::Grid::new("inspector-joints-grid")
+                        .striped(true)
+                        .show(ui, |ui| {
+                            for h in ["joint", "position", "", "velocity", "effort"] {
+                                ui.weak(h);
+                            }
+                            ui.end_row();
+                            for (i, j) in list.iter().enumerate() {
+                                ui.monospace(&j.name);
+                                let pos = ui
+                                    .add(
+                                        egui::Label::new(
+                                            egui::RichText::new(num(j.position)).monospace(),
+                                        )
+                                        .sense(egui::Sense::click()),
+                                    )
+                                    .on_hover_text(format!("Plot {topic}.position[{i}]"));
+                                if pos.clicked() {
+                                    cmds.push(Cmd::AddSeries(format!("{topic}.position[{i}]")));
+                                }
+                                ui.weak(
+                                    j.position.map_or(String::new(), |v| {
+                                        format!("{:.2}°", v.to_degrees())
+                                    }),
+                                );
+                                ui.monospace(num(j.velocity));
+                                ui.monospace(num(j.effort));
+                                ui.end_row();
+                            }
+                        });
+                });
+        });
+    ui.separator();
 }
 
 #[cfg(test)]

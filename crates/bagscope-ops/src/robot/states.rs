@@ -58,6 +58,47 @@ pub fn robot_description(bag: &Bag) -> Option<std::result::Result<(Model, u64), 
     Some(first())
 }
 
+/// One joint of a joint state message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JointValue {
+    pub name: String,
+    /// Its position (rad or m), if the message gives one.
+    pub position: Option<f64>,
+    pub velocity: Option<f64>,
+    pub effort: Option<f64>,
+}
+
+/// Each joint a `sensor_msgs/JointState` names, with what it gives of it (its arrays may be
+/// shorter than its names, or empty).
+pub fn joint_state(
+    def: &bagscope_reader::definition::msg::MsgDef,
+    n: &bagscope_reader::encoding::Node,
+) -> Option<Vec<JointValue>> {
+    let Some(Value::Array(names)) = field(def, n, "name") else {
+        return None;
+    };
+    let at = |f: &str, i: usize| {
+        field(def, n, f)
+            .and_then(|a| a.element(i))
+            .and_then(|(v, _)| v.as_f64())
+    };
+    Some(
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, a)| JointValue {
+                name: match &a.value {
+                    Value::String(s) => String::from_utf8_lossy(s).into_owned(),
+                    _ => String::new(),
+                },
+                position: at("position", i),
+                velocity: at("velocity", i),
+                effort: at("effort", i),
+            })
+            .collect(),
+    )
+}
+
 /// A joint state's names and positions.
 fn joint_values(
     def: &bagscope_reader::definition::msg::MsgDef,
