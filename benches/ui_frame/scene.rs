@@ -138,6 +138,8 @@ pub fn scene(n: usize) {
         let mut worker = Vec::new();
         let mut last = None;
         let mut asked: std::collections::HashMap<u64, std::time::Instant> = Default::default();
+        // Every cloud (message) the scenes held: each read once.
+        let mut clouds: std::collections::HashSet<u64> = Default::default();
         let (s, e) = b.app.doc.as_ref().map(|d| d.rec.range()).unwrap_or((0, 1));
         let frames = (0..n)
             .map(|i| {
@@ -158,6 +160,14 @@ pub fn scene(n: usize) {
                             .get(&x.0)
                             .map_or(f64::NAN, |t| t.elapsed().as_secs_f64() * 1e3);
                         worker.push((x.1, x.2, x.3, wait));
+                        if let Some(sc) = b
+                            .app
+                            .doc
+                            .as_ref()
+                            .and_then(|d| d.scene.panels.first()?.scene.as_ref())
+                        {
+                            clouds.extend(sc.clouds.iter().map(|c| c.id));
+                        }
                         last = Some(x);
                     }
                 }
@@ -166,9 +176,9 @@ pub fn scene(n: usize) {
                 el
             })
             .collect::<Vec<_>>();
-        (frames, worker)
+        (frames, worker, clouds.len())
     };
-    let say = |what: &str, worker: &[(f64, usize, usize, f64)]| {
+    let say = |what: &str, (worker, clouds): (&[(f64, usize, usize, f64)], usize)| {
         let q = |mut ms: Vec<f64>| {
             ms.retain(|v| v.is_finite());
             ms.sort_by(f64::total_cmp);
@@ -184,15 +194,15 @@ pub fn scene(n: usize) {
         let pts = worker.iter().map(|w| w.1).max().unwrap_or(0);
         let tris = worker.iter().map(|w| w.2).max().unwrap_or(0);
         println!(
-            "  {what}: {} scenes built on the worker, median {mid:.1} ms, p99 {p99:.1} ms, max {max:.1} ms; playhead to scene ready median {wmid:.0} ms, p99 {wp99:.0} ms, max {wmax:.0} ms; up to {pts} points, {tris} triangles",
+            "  {what}: {} scenes built on the worker, median {mid:.1} ms, p99 {p99:.1} ms, max {max:.1} ms; playhead to scene ready median {wmid:.0} ms, p99 {wp99:.0} ms, max {wmax:.0} ms; up to {pts} points, {tris} triangles; {clouds} cloud messages read",
             worker.len()
         );
     };
     run(&mut b, 10, false);
     b.app.apply(Cmd::TogglePlay);
-    let (f, wk) = run(&mut b, n, false);
+    let (f, wk, c) = run(&mut b, n, false);
     report("3D, 1M-pt cloud 10 Hz, 5 s decay, playing", f);
-    say("cloud", &wk);
+    say("cloud", (&wk, c));
     b.app.apply(Cmd::TogglePlay);
     {
         let d = b.app.doc.as_mut().expect("open");
@@ -201,9 +211,9 @@ pub fn scene(n: usize) {
             l.visible = l.topic == "/markers";
         }
     }
-    let (f, wk) = run(&mut b, n / 2, true);
+    let (f, wk, c) = run(&mut b, n / 2, true);
     report("3D, 10,000 markers, scrubbing", f);
-    say("markers", &wk);
+    say("markers", (&wk, c));
     {
         let d = b.app.doc.as_mut().expect("open");
         let s = &mut d.scene.panels[0].settings;
@@ -212,14 +222,14 @@ pub fn scene(n: usize) {
             l.decay_s = 0.0;
         }
     }
-    let (f, wk) = run(&mut b, n / 2, true);
+    let (f, wk, c) = run(&mut b, n / 2, true);
     report("3D, cloud + markers, scrubbing", f);
-    say("cloud and markers", &wk);
+    say("cloud and markers", (&wk, c));
     // The same scrubbing with the 3D panel closed: what the rest of the app costs.
     if let Some(d) = b.app.doc.as_mut() {
         d.scene.panels.clear();
     }
-    let (f, _) = run(&mut b, n / 2, true);
+    let (f, _, _) = run(&mut b, n / 2, true);
     report("no 3D panel, scrubbing", f);
     drop(b);
     let _ = std::fs::remove_dir_all(&dir);
