@@ -5,7 +5,7 @@ use egui::Color32;
 
 use bagscope_ops::scene::{Kind, Layer};
 
-use super::{rgba, ScenePanel};
+use super::{auto_axes, rgba, ScenePanel};
 
 pub(super) fn layers(
     ui: &mut egui::Ui,
@@ -163,7 +163,13 @@ pub(super) fn layers(
     .on_hover_text("The frames drawn (axes, names, links)");
     ui.horizontal(|ui| {
         ui.label("Axes");
-        ui.add(
+        ui.checkbox(&mut p.settings.axes_auto, "auto")
+            .on_hover_text("Their length follows the view as you zoom");
+        if p.settings.axes_auto {
+            f.size = auto_axes(p.settings.camera.dist);
+        }
+        ui.add_enabled(
+            !p.settings.axes_auto,
             egui::DragValue::new(&mut f.size)
                 .range(0.05..=10.0)
                 .speed(0.02)

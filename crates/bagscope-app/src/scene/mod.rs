@@ -38,6 +38,9 @@ pub struct Settings {
     pub camera: Camera,
     /// A frame the camera follows (empty: none).
     pub follow: String,
+    /// The axes' length follows the view (a power of two near a twentieth of the camera's
+    /// distance) rather than `frames.size`.
+    pub axes_auto: bool,
 }
 
 impl Default for Settings {
@@ -49,6 +52,7 @@ impl Default for Settings {
             grid: 20,
             camera: Camera::default(),
             follow: String::new(),
+            axes_auto: true,
         }
     }
 }
@@ -101,6 +105,13 @@ fn worker(bag: bagscope_reader::Bag, ctx: &egui::Context) -> Result<SceneWorker,
             }
         }
     })
+}
+
+/// The axes' length for a camera `dist` metres away: a power of two near a twentieth of it
+/// (within 2 cm and 64 m), so zooming builds the scene again only when it crosses one.
+pub fn auto_axes(dist: f32) -> f32 {
+    let want = (dist / 20.0).clamp(0.02, 64.0);
+    2f32.powi(want.log2().round() as i32)
 }
 
 /// The GL side shared by every panel: the programs, made on the first paint, and each panel's
@@ -287,6 +298,9 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
             s.fixed.clone()
         };
         let mut frames = s.frames.clone();
+        if s.axes_auto {
+            frames.size = auto_axes(s.camera.dist);
+        }
         if !s.follow.is_empty() && !frames.only.is_empty() && !frames.only.contains(&s.follow) {
             frames.only.push(s.follow.clone());
         }
@@ -678,4 +692,20 @@ fn pick(
             source,
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn axes_follow_the_view_in_powers_of_two() {
+        use super::auto_axes;
+        // A twentieth of the distance, to the nearest power of two.
+        assert_eq!(auto_axes(10.0), 0.5);
+        assert_eq!(auto_axes(20.0), 1.0);
+        assert_eq!(auto_axes(160.0), 8.0);
+        // Zooming a little keeps the size (no new scene); bounded both ways.
+        assert_eq!(auto_axes(11.0), auto_axes(12.0));
+        assert_eq!(auto_axes(0.01), 2f32.powi(-6));
+        assert_eq!(auto_axes(1e6), 64.0);
+    }
 }

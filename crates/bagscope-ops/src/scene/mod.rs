@@ -281,6 +281,15 @@ impl Builder {
                 Some(Ok(rb)) => {
                     scene.robot_status =
                         rb.draw(&mut scene, req, |link| self.place(&req.fixed, link, req.t));
+                    if let Some(tf) = &self.tf {
+                        let r = &tf.robot;
+                        if !r.unknown_joints.is_empty() {
+                            scene.robot_status.problems.push(format!(
+                                "the joint states name joints the URDF does not have: {}",
+                                r.unknown_joints.join(", ")
+                            ));
+                        }
+                    }
                 }
                 Some(Err(e)) => {
                     scene.robot_status = Status {
