@@ -383,12 +383,13 @@ fn robot_from_its_urdf(r: &Renderer) -> Result<(), String> {
 fn clouds_kept_on_the_gpu(r: &Renderer) -> Result<(), String> {
     use bagscope::app::scene::render::CloudCache;
     use bagscope::ops::scene::cloud::Points;
-    use bagscope::ops::scene::{CloudDraw, CloudPaint, Source};
+    use bagscope::ops::scene::{CloudDraw, CloudPaint, Source, Values};
     use bagscope::storage::IndexEntry;
     let cloud = |id: u64, value: f32, rgb: Option<[u8; 4]>, at: [f32; 2], paint| {
         let mut p = Points {
-            xyz: vec![[0.0, 0.0, 0.0]],
-            value: vec![value],
+            // z = 0.75: what a cloud painted by z is painted by.
+            xyz: vec![[0.0, 0.0, 0.75]],
+            columns: vec![("intensity".into(), vec![value])],
             rgb: rgb.into_iter().collect(),
             ..Default::default()
         };
@@ -409,6 +410,10 @@ fn clouds_kept_on_the_gpu(r: &Renderer) -> Result<(), String> {
                 [at[0], at[1], 0.0, 1.0],
             ],
             size: 8.0,
+            values: match paint {
+                CloudPaint::Value { .. } => Values::Column(0),
+                _ => Values::None,
+            },
             paint,
             source: Source { conn: 0, entry },
         }
@@ -490,6 +495,26 @@ fn clouds_kept_on_the_gpu(r: &Renderer) -> Result<(), String> {
     let (x, y) = pixel([-1.0, 0.0]);
     if px(&img, w, x, y)[..3] != [0, 0, 0] {
         return Err("a cloud the scene no longer holds is drawn".into());
+    }
+    // Cloud 3 painted by z, then by its intensity column: no point uploaded again, each
+    // colour as the CPU works it out.
+    for values in [Values::Axis(2), Values::Column(0)] {
+        let mut three = Scene::default();
+        let mut c = cloud(3, 0.25, None, [0.0, -1.0], value);
+        c.values = values;
+        three.clouds.push(c);
+        let before = cache.uploaded_points;
+        let img = r.draw_offscreen(&r.upload_with(&three, &mut cache), &v, w, h);
+        if cache.uploaded_points != before {
+            return Err(format!("painting by {values:?} uploaded the points again"));
+        }
+        let (x, y) = pixel([0.0, -1.0]);
+        let (got, want) = (px(&img, w, x, y), three.clouds[0].color(0));
+        if (0..3).any(|k| (i32::from(got[k]) - i32::from(want[k])).abs() > 3) {
+            return Err(format!(
+                "painted by {values:?}: {got:?} by the GPU, {want:?} by the CPU"
+            ));
+        }
     }
     Ok(())
 }

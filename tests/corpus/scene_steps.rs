@@ -142,3 +142,72 @@ fn a_scene_after_any_run_of_playheads_equals_one_built_from_scratch() {
         "of {checked} scenes: cloud, scan, markers drawn, several clouds in {seen:?}"
     );
 }
+
+/// Painting a layer by another field, another point size or in another fixed frame reads no
+/// message again: the scene holds the very points the last one held (the same allocation),
+/// painted and placed anew, and the colours are the new field's.
+#[test]
+fn repainting_and_moving_read_nothing_again() {
+    use std::sync::Arc;
+    let (bag, tables, tf, _dir) = demo(12, "scene-repaint");
+    let t = bag.summary().start_ns.unwrap() + 9_000_000_000;
+    let cancel = AtomicBool::new(false);
+    let mut b = Builder::new(bag, tables, Some(tf));
+    let mut layer = Layer::new("/lidar/points", Kind::Cloud2, 0);
+    layer.decay_s = 2.0;
+    let first = b.build(&request(t, "map", vec![layer.clone()]), &cancel);
+    assert!(first.clouds.len() >= 5, "{:?}", first.status);
+    assert!(first.clouds[0].points.column("intensity").is_some());
+    for (paint, size, fixed) in [
+        ("intensity", 3.0, "map"),
+        ("x", 3.0, "map"),
+        ("", 7.0, "odom"),
+        ("z", 2.0, "base_link"),
+    ] {
+        let mut l = layer.clone();
+        l.paint = paint.into();
+        l.point_size = size;
+        let s = b.build(&request(t, fixed, vec![l]), &cancel);
+        assert_eq!(s.clouds.len(), first.clouds.len());
+        for (a, c) in first.clouds.iter().zip(&s.clouds) {
+            assert!(Arc::ptr_eq(&a.points, &c.points), "{paint}: read again");
+            assert_eq!(a.id, c.id);
+            assert_eq!(c.size, size);
+        }
+        // The colours are those of the field painted by, over its range across the clouds.
+        let c = &s.clouds[0];
+        match paint {
+            "intensity" => {
+                let col = c.points.column("intensity").unwrap();
+                let (lo, hi) = s.status[0].range.unwrap();
+                let all: Vec<f32> = s
+                    .clouds
+                    .iter()
+                    .flat_map(|c| c.points.columns[col].1.iter().copied())
+                    .collect();
+                assert_eq!(lo, all.iter().copied().fold(f32::INFINITY, f32::min));
+                assert_eq!(hi, all.iter().copied().fold(f32::NEG_INFINITY, f32::max));
+                let v = c.points.columns[col].1[0];
+                let [r, g, bl] = turbo((v - lo) / (hi - lo));
+                assert_eq!(c.color(0), [r, g, bl, 255]);
+            }
+            "" => assert_eq!(c.color(0), layer.color),
+            _ => assert!(s.status[0].range.is_some()),
+        }
+    }
+}
+
+/// bagscope's turbo (what the scene's CPU side and the GPU's shader both compute).
+fn turbo(x: f32) -> [u8; 3] {
+    let x = x.clamp(0.0, 1.0);
+    let (x2, x3, x4, x5) = (x * x, x * x * x, x * x * x * x, x * x * x * x * x);
+    let r = 0.135_721_38 + 4.615_392_6 * x - 42.660_324 * x2 + 132.131_08 * x3 - 152.942_4 * x4
+        + 59.286_38 * x5;
+    let g = 0.091_402_61 + 2.194_188_4 * x + 4.842_966_6 * x2 - 14.185_033 * x3
+        + 4.277_298_6 * x4
+        + 2.829_566 * x5;
+    let b = 0.106_673_3 + 12.641_946 * x - 60.582_05 * x2 + 110.362_77 * x3 - 89.903_11 * x4
+        + 27.348_25 * x5;
+    let c = |v: f32| (v.clamp(0.0, 1.0) * 255.0).round() as u8;
+    [c(r), c(g), c(b)]
+}

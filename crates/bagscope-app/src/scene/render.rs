@@ -12,7 +12,7 @@ use three_d::{
     WriteMask,
 };
 
-use bagscope_ops::scene::{CloudDraw, CloudPaint, Scene};
+use bagscope_ops::scene::{CloudDraw, CloudPaint, Scene, Values};
 
 const POINT_VS: &str = r#"
 uniform mat4 viewProj;
@@ -36,8 +36,10 @@ void main() {
 "#;
 
 /// A cloud's points, placed by its pose and coloured here: `PAINT` 0 one colour, 1 the packed
-/// colour attribute, 2 the value through turbo over the layer's range (the polynomial of
-/// `bagscope_ops::image::render::turbo`); a value that is not finite in the flat colour.
+/// colour attribute, 2 a value attribute (a column: intensity, ring...) and 3 a coordinate of
+/// the point in its own frame (`axis`), both through turbo over the layer's range (the
+/// polynomial of `bagscope_ops::image::render::turbo`); a value that is not finite in the flat
+/// colour.
 const CLOUD_VS: &str = r#"
 uniform mat4 viewProj;
 uniform mat4 model;
@@ -45,6 +47,7 @@ uniform vec2 viewport;
 uniform float size;
 uniform vec4 flatColor;
 uniform vec2 range;
+uniform float axis;
 in vec2 corner;
 in vec3 pos;
 #if PAINT == 1
@@ -69,7 +72,10 @@ void main() {
     gl_Position = c;
 #if PAINT == 1
     col = vec4(color) / 255.0;
-#elif PAINT == 2
+#elif PAINT >= 2
+#if PAINT == 3
+    float value = axis < 0.5 ? pos.x : (axis < 1.5 ? pos.y : pos.z);
+#endif
     float span = range.y > range.x ? range.y - range.x : 1.0;
     // Not finite (NaN or infinite): the flat colour.
     bool finite = value == value && abs(value) <= 3.4e38;
@@ -160,7 +166,6 @@ type TriBuffers = (VertexBuffer<[f32; 3]>, VertexBuffer<[u8; 4]>, u32);
 pub struct CloudBuffers {
     pos: InstanceBuffer<[f32; 3]>,
     color: Option<InstanceBuffer<[u8; 4]>>,
-    value: Option<InstanceBuffer<f32>>,
     n: u32,
 }
 
@@ -169,6 +174,8 @@ pub struct CloudBuffers {
 #[derive(Default)]
 pub struct CloudCache {
     by_id: HashMap<u64, Arc<CloudBuffers>>,
+    /// A cloud's column of values, uploaded when it is first painted by it.
+    values: HashMap<(u64, usize), Arc<InstanceBuffer<f32>>>,
     /// Points uploaded since made (what the tests and the benchmark read).
     pub uploaded_points: u64,
 }
@@ -177,6 +184,7 @@ impl CloudCache {
     /// Lets go of every cloud but those of `ids`.
     pub fn keep_only(&mut self, ids: &std::collections::HashSet<u64>) {
         self.by_id.retain(|id, _| ids.contains(id));
+        self.values.retain(|(id, _), _| ids.contains(id));
     }
 
     /// How many clouds are on the GPU.
@@ -190,10 +198,17 @@ impl CloudCache {
     }
 }
 
+/// A cloud of a scene on the GPU: its points, the values it is painted by, how it is drawn.
+struct CloudGpu {
+    buffers: Arc<CloudBuffers>,
+    values: Option<Arc<InstanceBuffer<f32>>>,
+    draw: CloudDraw,
+}
+
 /// A scene's buffers on the GPU.
 pub struct Gpu {
     points: Vec<PointBuffers>,
-    clouds: Vec<(Arc<CloudBuffers>, CloudDraw)>,
+    clouds: Vec<CloudGpu>,
     lines: Option<LineBuffers>,
     tris: Option<TriBuffers>,
 }
@@ -222,8 +237,8 @@ pub struct View {
 pub struct Renderer {
     ctx: Context,
     point: Program,
-    /// Clouds: flat, packed colour, value.
-    cloud: [Program; 3],
+    /// Clouds: flat, packed colour, a column of values, a coordinate.
+    cloud: [Program; 4],
     line: Program,
     tri: Program,
     quad: VertexBuffer<[f32; 2]>,
@@ -264,6 +279,7 @@ impl Renderer {
                 prog(&format!("#define PAINT 0\n{CLOUD_VS}"), POINT_FS)?,
                 prog(&format!("#define PAINT 1\n{CLOUD_VS}"), POINT_FS)?,
                 prog(&format!("#define PAINT 2\n{CLOUD_VS}"), POINT_FS)?,
+                prog(&format!("#define PAINT 3\n{CLOUD_VS}"), POINT_FS)?,
             ],
             line: prog(LINE_VS, PLAIN_FS)?,
             tri: prog(TRI_VS, PLAIN_FS)?,
@@ -287,26 +303,41 @@ impl Renderer {
     /// the rest (markers, lines, solids: small) anew.
     pub fn upload_with(&self, s: &Scene, cache: &mut CloudCache) -> Gpu {
         let c = &self.ctx;
-        let clouds = s
-            .clouds
-            .iter()
-            .filter(|d| !d.points.xyz.is_empty())
-            .map(|d| {
-                let b = cache.by_id.entry(d.id).or_insert_with(|| {
+        let clouds =
+            s.clouds
+                .iter()
+                .filter(|d| !d.points.xyz.is_empty())
+                .map(|d| {
                     let p = &d.points;
-                    cache.uploaded_points += p.xyz.len() as u64;
-                    Arc::new(CloudBuffers {
-                        pos: InstanceBuffer::new_with_data(c, &p.xyz),
-                        color: (p.rgb.len() == p.xyz.len())
-                            .then(|| InstanceBuffer::new_with_data(c, &p.rgb)),
-                        value: (p.value.len() == p.xyz.len())
-                            .then(|| InstanceBuffer::new_with_data(c, &p.value)),
-                        n: p.xyz.len() as u32,
-                    })
-                });
-                (Arc::clone(b), d.clone())
-            })
-            .collect();
+                    let b = cache.by_id.entry(d.id).or_insert_with(|| {
+                        cache.uploaded_points += p.xyz.len() as u64;
+                        Arc::new(CloudBuffers {
+                            pos: InstanceBuffer::new_with_data(c, &p.xyz),
+                            color: (p.rgb.len() == p.xyz.len())
+                                .then(|| InstanceBuffer::new_with_data(c, &p.rgb)),
+                            n: p.xyz.len() as u32,
+                        })
+                    });
+                    let b = Arc::clone(b);
+                    let values = match (d.paint, d.values) {
+                        (CloudPaint::Value { .. }, Values::Column(k)) => p
+                            .columns
+                            .get(k)
+                            .filter(|(_, v)| v.len() == p.xyz.len())
+                            .map(|(_, v)| {
+                                Arc::clone(cache.values.entry((d.id, k)).or_insert_with(|| {
+                                    Arc::new(InstanceBuffer::new_with_data(c, v))
+                                }))
+                            }),
+                        _ => None,
+                    };
+                    CloudGpu {
+                        buffers: b,
+                        values,
+                        draw: d.clone(),
+                    }
+                })
+                .collect();
         let points = s
             .points
             .iter()
@@ -429,17 +460,18 @@ impl Renderer {
             blend: Blend::Disabled,
             ..states
         };
-        for (b, d) in &gpu.clouds {
-            let (p, flat, range) = match (d.paint, &b.color, &b.value) {
-                (CloudPaint::Rgb, Some(_), _) => (&self.cloud[1], [255; 4], (0.0, 1.0)),
-                (CloudPaint::Value { lo, hi, flat }, _, Some(_)) => {
-                    (&self.cloud[2], flat, (lo, hi))
+        for g in &gpu.clouds {
+            let (b, d) = (&g.buffers, &g.draw);
+            let (k, flat, range) = match (d.paint, &b.color, &g.values, d.values) {
+                (CloudPaint::Rgb, Some(_), _, _) => (1, [255; 4], (0.0, 1.0)),
+                (CloudPaint::Value { lo, hi, flat }, _, Some(_), _) => (2, flat, (lo, hi)),
+                (CloudPaint::Value { lo, hi, flat }, _, _, Values::Axis(_)) => (3, flat, (lo, hi)),
+                (CloudPaint::Flat(c), ..) | (CloudPaint::Value { flat: c, .. }, ..) => {
+                    (0, c, (0.0, 1.0))
                 }
-                (CloudPaint::Flat(c), _, _) | (CloudPaint::Value { flat: c, .. }, _, None) => {
-                    (&self.cloud[0], c, (0.0, 1.0))
-                }
-                (CloudPaint::Rgb, None, _) => (&self.cloud[0], [255; 4], (0.0, 1.0)),
+                (CloudPaint::Rgb, None, ..) => (0, [255; 4], (0.0, 1.0)),
             };
+            let p = &self.cloud[k];
             p.use_uniform("viewProj", vp);
             p.use_uniform("model", three_d::Mat4::from(d.pose));
             p.use_uniform("viewport", size);
@@ -451,15 +483,14 @@ impl Renderer {
                 three_d::vec4(f(flat[0]), f(flat[1]), f(flat[2]), f(flat[3])),
             );
             p.use_uniform_if_required("range", three_d::vec2(range.0, range.1));
+            if let Values::Axis(a) = d.values {
+                p.use_uniform_if_required("axis", a as f32);
+            }
             p.use_vertex_attribute("corner", &self.quad);
             p.use_instance_attribute("pos", &b.pos);
-            match (&b.color, &b.value) {
-                (Some(c), _) if std::ptr::eq(p, &self.cloud[1]) => {
-                    p.use_instance_attribute("color", c)
-                }
-                (_, Some(v)) if std::ptr::eq(p, &self.cloud[2]) => {
-                    p.use_instance_attribute("value", v)
-                }
+            match (k, &b.color, &g.values) {
+                (1, Some(c), _) => p.use_instance_attribute("color", c),
+                (2, _, Some(v)) => p.use_instance_attribute("value", v.as_ref()),
                 _ => {}
             }
             p.draw_arrays_instanced(solid, viewport, 6, b.n);

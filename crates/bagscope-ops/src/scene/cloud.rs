@@ -38,6 +38,12 @@ pub struct Points {
     pub fields: Vec<String>,
     /// What was read ("12,000 of 12,000 points").
     pub note: String,
+    /// Every other numeric field of the points (intensity, ring, time, a `PointCloud`'s
+    /// channels), a value a point each: a scene paints by any of them without reading the
+    /// message again.
+    pub columns: Vec<(String, Vec<f32>)>,
+    /// Each column's finite values' lowest and highest ([`Points::measure`]).
+    pub column_ranges: Vec<Option<(f32, f32)>>,
     /// The finite values' lowest and highest ([`Points::measure`]).
     pub range: Option<(f32, f32)>,
     /// The box holding the points, in their frame ([`Points::measure`]).
@@ -48,21 +54,32 @@ impl Points {
     /// Works out `range` and `bounds`, once, when the message is read: a scene then paints and
     /// frames its clouds without going over their points again.
     pub fn measure(&mut self) {
-        let (lo, hi) = self
-            .value
-            .iter()
-            .filter(|v| v.is_finite())
-            .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
-                (a.min(v), b.max(v))
-            });
-        self.range = (lo <= hi).then_some((lo, hi));
+        let range = |v: &[f32]| {
+            let (lo, hi) = v
+                .iter()
+                .filter(|v| v.is_finite())
+                .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
+                    (a.min(v), b.max(v))
+                });
+            (lo <= hi).then_some((lo, hi))
+        };
+        self.range = range(&self.value);
+        self.column_ranges = self.columns.iter().map(|(_, v)| range(v)).collect();
         self.bounds =
             super::model::bounds_of(self.xyz.iter().filter(|p| p.iter().all(|c| c.is_finite())));
     }
 
     /// Bytes its arrays hold (what the cache of read clouds counts).
     pub fn bytes(&self) -> usize {
-        self.xyz.len() * 12 + self.value.len() * 4 + self.rgb.len() * 4
+        self.xyz.len() * 12
+            + self.value.len() * 4
+            + self.rgb.len() * 4
+            + self.columns.iter().map(|(_, v)| v.len() * 4).sum::<usize>()
+    }
+
+    /// The column named `name`.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|(n, _)| n == name)
     }
 }
 
@@ -279,9 +296,27 @@ fn read_points(
         return Err("the cloud has no x and y fields".into());
     };
     let z = find(&["z"])?.map(|(r, _)| r);
+    // Every other field (the colour aside) as a column, the first of a name only.
+    let mut others: Vec<(String, Reader)> = Vec::new();
+    for (name, offset, datatype) in &l.fields {
+        if matches!(name.as_str(), "x" | "y" | "z" | "rgb" | "rgba")
+            || others.iter().any(|(n, _)| n == name)
+        {
+            continue;
+        }
+        others.push((
+            name.clone(),
+            Reader {
+                offset: *offset,
+                datatype: *datatype,
+                big,
+            },
+        ));
+    }
+    // A packed colour is read whatever the paint (a scene may paint by it later).
+    let rgb = find(&["rgb", "rgba"])?;
     let painter = match paint {
-        Paint::Flat => None,
-        Paint::Rgb => find(&["rgb", "rgba"])?,
+        Paint::Flat | Paint::Rgb => None,
         Paint::Field(f) if f == "x" || f == "y" || f == "z" => None,
         Paint::Field(f) => find(&[f.as_str()])?,
     };
@@ -308,6 +343,10 @@ fn read_points(
     }
     let want = claimed.min(MAX_POINTS);
     out.xyz.reserve(want.min(data.len() / step));
+    let mut columns: Vec<Vec<f32>> = others
+        .iter()
+        .map(|_| Vec::with_capacity(want.min(data.len() / step)))
+        .collect();
     let axis = match paint {
         Paint::Field(f) if f == "x" => Some(0),
         Paint::Field(f) if f == "y" => Some(1),
@@ -329,11 +368,14 @@ fn read_points(
                 continue;
             }
             out.xyz.push(v);
+            for ((_, r), c) in others.iter().zip(&mut columns) {
+                c.push(r.f32(p));
+            }
+            if let Some((r, name)) = &rgb {
+                out.rgb.push(r.packed(p, name == "rgba"));
+            }
             match (&painter, axis) {
                 (_, Some(a)) => out.value.push(v[a]),
-                (Some((r, name)), _) if matches!(paint, Paint::Rgb) => {
-                    out.rgb.push(r.packed(p, name == "rgba"))
-                }
                 (Some((r, _)), _) => out.value.push(r.f32(p)),
                 _ => {}
             }
@@ -343,6 +385,7 @@ fn read_points(
         }
     }
     out.note = count_note(out.xyz.len(), claimed, held);
+    out.columns = others.into_iter().map(|(n, _)| n).zip(columns).collect();
     Ok(out)
 }
 
@@ -379,6 +422,7 @@ pub fn scan(def: &MsgDef, node: &Node) -> Result<Points, String> {
         });
     }
     out.note = format!("{} of {} returns", out.xyz.len(), ranges.len());
+    out.columns = vec![("value".into(), out.value.clone())];
     Ok(out)
 }
 
@@ -393,13 +437,19 @@ pub fn cloud1(def: &MsgDef, node: &Node, paint: &Paint) -> Result<Points, String
         ..Default::default()
     };
     let mut values = None;
+    let mut all: Vec<(String, Vec<f64>)> = Vec::new();
     for c in channels {
         let name = text(def, c, "name").unwrap_or_default();
+        let v = numbers(def, c, "values");
         if matches!(paint, Paint::Field(f) if *f == name) {
-            values = Some(numbers(def, c, "values"));
+            values = Some(v.clone());
+        }
+        if !all.iter().any(|(n, _)| *n == name) {
+            all.push((name.clone(), v));
         }
         out.fields.push(name);
     }
+    let mut columns: Vec<Vec<f32>> = all.iter().map(|_| Vec::new()).collect();
     for (i, p) in pts.iter().take(MAX_POINTS).enumerate() {
         let Some(v) = vec3(def, p) else { continue };
         let v = [v[0] as f32, v[1] as f32, v[2] as f32];
@@ -407,6 +457,9 @@ pub fn cloud1(def: &MsgDef, node: &Node, paint: &Paint) -> Result<Points, String
             continue;
         }
         out.xyz.push(v);
+        for ((_, src), c) in all.iter().zip(&mut columns) {
+            c.push(src.get(i).copied().unwrap_or(f64::NAN) as f32);
+        }
         if let Some(vals) = &values {
             out.value
                 .push(vals.get(i).copied().unwrap_or(f64::NAN) as f32);
@@ -420,5 +473,6 @@ pub fn cloud1(def: &MsgDef, node: &Node, paint: &Paint) -> Result<Points, String
         }
     }
     out.note = count_note(out.xyz.len(), pts.len(), pts.len());
+    out.columns = all.into_iter().map(|(n, _)| n).zip(columns).collect();
     Ok(out)
 }

@@ -34,7 +34,7 @@ pub(crate) use model::bounds_of;
 use model::MAP_SIDE;
 pub use model::{
     thousands, CloudDraw, CloudPaint, Frames, Kind, Label, Layer, Pick, PointSet, Request, Rgba,
-    Scene, Source, Status, MAX_SCENE_POINTS, MAX_TRIANGLES,
+    Scene, Source, Status, Values, MAX_SCENE_POINTS, MAX_TRIANGLES,
 };
 use nav::{covariance, grid, map};
 
@@ -69,7 +69,7 @@ impl Fast {
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct CloudKey {
     source: Source,
-    paint: Paint,
+    kind: Kind,
 }
 
 /// A layer's markers replayed up to some time.
@@ -217,19 +217,18 @@ impl Builder {
             .map_err(|e| format!("no transform from {frame} to {fixed}: {e}"))
     }
 
-    fn cloud(&mut self, kind: Kind, src: Source, paint: &Paint) -> Result<Arc<Points>, String> {
-        let key = CloudKey {
-            source: src,
-            paint: paint.clone(),
-        };
+    /// A message's points as read, with every column and colour it has: read once whatever
+    /// it is painted by.
+    fn cloud(&mut self, kind: Kind, src: Source) -> Result<Arc<Points>, String> {
+        let key = CloudKey { source: src, kind };
         if let Some((_, p)) = self.clouds.iter().find(|(k, _)| *k == key) {
             return Ok(Arc::clone(p));
         }
         let (plan, node) = self.decode(src)?;
         let def = &plan.def;
         let mut p = match kind {
-            Kind::Cloud2 => cloud::cloud2(def, &node, paint)?,
-            Kind::Cloud1 => cloud::cloud1(def, &node, paint)?,
+            Kind::Cloud2 => cloud::cloud2(def, &node, &Paint::Flat)?,
+            Kind::Cloud1 => cloud::cloud1(def, &node, &Paint::Flat)?,
             _ => cloud::scan(def, &node)?,
         };
         p.measure();
@@ -342,7 +341,7 @@ impl Builder {
                     if cancel.load(Ordering::Relaxed) {
                         break;
                     }
-                    let pts = match self.cloud(k, src, &paint) {
+                    let pts = match self.cloud(k, src) {
                         Ok(p) => p,
                         Err(e) => {
                             note(format!("{e} (message at {})", src.entry.time_ns));
@@ -370,9 +369,25 @@ impl Builder {
                         break;
                     }
                     let rgb = !pts.rgb.is_empty() && paint == Paint::Rgb;
-                    let valued =
-                        !rgb && pts.value.len() == pts.xyz.len() && !matches!(paint, Paint::Flat);
-                    if let (true, Some((a, b))) = (valued, pts.range) {
+                    // What it is painted by, and that's range: a coordinate, or a column.
+                    let (values, span) = match &paint {
+                        Paint::Field(f) if !rgb => match f.as_str() {
+                            "x" | "y" | "z" => {
+                                let a = usize::from(f == "y") + 2 * usize::from(f == "z");
+                                (Values::Axis(a), pts.bounds.map(|(lo, hi)| (lo[a], hi[a])))
+                            }
+                            name => match pts.column(name) {
+                                Some(c) => (
+                                    Values::Column(c),
+                                    pts.column_ranges.get(c).copied().flatten(),
+                                ),
+                                None => (Values::None, None),
+                            },
+                        },
+                        _ => (Values::None, None),
+                    };
+                    let valued = values != Values::None;
+                    if let Some((a, b)) = span {
                         range = Some(range.map_or((a, b), |(lo, hi)| (lo.min(a), hi.max(b))));
                     }
                     drawn += pts.xyz.len();
@@ -380,7 +395,7 @@ impl Builder {
                         st.text = pts.note.clone();
                     }
                     scene.clouds.push(CloudDraw {
-                        id: cloud_id(k, src, &paint),
+                        id: cloud_id(k, src),
                         layer: li,
                         pose: Fast::new(&pose).mat4(),
                         size: layer.point_size,
@@ -396,6 +411,7 @@ impl Builder {
                         } else {
                             CloudPaint::Flat(layer.color)
                         },
+                        values,
                         points: pts,
                         source: src,
                     });
@@ -688,12 +704,11 @@ impl Builder {
     }
 }
 
-/// A cloud's identity: its message, what it was read as and how it is painted (what the
-/// points read hold depends on the paint).
-fn cloud_id(kind: Kind, src: Source, paint: &Paint) -> u64 {
+/// A cloud's identity: its message and what it was read as (whatever it is painted by).
+fn cloud_id(kind: Kind, src: Source) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (kind, src, paint).hash(&mut h);
+    (kind, src).hash(&mut h);
     h.finish()
 }
 

@@ -223,6 +223,17 @@ pub enum CloudPaint {
     },
 }
 
+/// Where the values a cloud is painted by come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Values {
+    /// None (flat or packed colour).
+    None,
+    /// A coordinate of the points in their own frame (0 x, 1 y, 2 z).
+    Axis(usize),
+    /// A column of [`Points::columns`].
+    Column(usize),
+}
+
 /// One message's points in a scene: kept as read, in the message's own frame, for as long as
 /// the message is within its layer's decay (the same [`Arc`] from one scene to the next, and
 /// the same `id`, which the renderer keeps its GPU buffers by), placed by `pose` and painted
@@ -241,6 +252,8 @@ pub struct CloudDraw {
     pub size: f32,
     /// How it is coloured.
     pub paint: CloudPaint,
+    /// What a [`CloudPaint::Value`] paints by.
+    pub values: Values,
     /// Its message.
     pub source: Source,
 }
@@ -262,7 +275,7 @@ impl CloudDraw {
         match self.paint {
             CloudPaint::Flat(c) => c,
             CloudPaint::Rgb => self.points.rgb.get(i).copied().unwrap_or([255; 4]),
-            CloudPaint::Value { lo, hi, flat } => match self.points.value.get(i) {
+            CloudPaint::Value { lo, hi, flat } => match self.value(i) {
                 Some(v) if v.is_finite() => {
                     let span = if hi > lo { hi - lo } else { 1.0 };
                     let [r, g, b] = crate::image::render::turbo((v - lo) / span);
@@ -270,6 +283,16 @@ impl CloudDraw {
                 }
                 _ => flat,
             },
+        }
+    }
+
+    /// The value point `i` is painted by.
+    pub fn value(&self, i: usize) -> Option<f32> {
+        let p = &self.points;
+        match self.values {
+            Values::None => None,
+            Values::Axis(a) => p.xyz.get(i).map(|v| v[a.min(2)]),
+            Values::Column(c) => p.columns.get(c).and_then(|(_, v)| v.get(i).copied()),
         }
     }
 
