@@ -482,3 +482,52 @@ fn a_urdf_file_stands_in_for_the_recordings_description() {
         "{err}"
     );
 }
+
+/// A ROS 2 recording without `/robot_description` (written by rosbags): robot_state_publisher's
+/// `robot_description` parameter declared on `/parameter_events` is the robot model, and the
+/// joint states move its links in the transform tree.
+#[test]
+fn a_ros2_recordings_parameter_event_gives_the_robot() {
+    use bagscope::ops::tf::TfHistory;
+    use std::sync::atomic::AtomicBool;
+
+    let urdf = pybullet_data().join("kuka_iiwa/model.urdf");
+    let model = Model::parse(&std::fs::read_to_string(&urdf).unwrap()).unwrap();
+    let dir = common::temp_dir("robot-parameter");
+    let out = dir.join("rec");
+    let py = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/py/rosbags_parameter_urdf.py"
+        ))
+        .arg(&out)
+        .arg(&urdf)
+        .output()
+        .unwrap();
+    assert!(
+        py.status.success(),
+        "{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    let bag = bagscope::Bag::open(&out).unwrap();
+    assert!(bagscope::ops::tf::has_transforms(&bag));
+    let h = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
+    assert_eq!(h.robot.problem, None);
+    assert_eq!(h.robot.frames.len(), 7, "{:?}", h.robot);
+    const T0: u64 = 1_700_000_000_000_000_000;
+    for k in 1..=3u64 {
+        let v: HashMap<String, f64> = (1..=7)
+            .map(|i| (format!("lbr_iiwa_joint_{i}"), 0.1 * k as f64 * f64::from(i)))
+            .collect();
+        let want = model.link_poses(&v)["lbr_iiwa_link_7"];
+        let got = h
+            .lookup("lbr_iiwa_link_0", "lbr_iiwa_link_7", T0 + k * 1_000_000_000)
+            .unwrap();
+        for i in 0..3 {
+            assert!(
+                (got.t[i] - want.t[i]).abs() < 1e-12,
+                "{k}: {got:?} {want:?}"
+            );
+        }
+    }
+}

@@ -138,13 +138,19 @@ pub struct FrameAt {
 /// fixed joints are transforms, and whose joint states give the others), its own or a URDF
 /// file the user chose ([`crate::robot::set_urdf_file`]).
 pub fn has_transforms(bag: &Bag) -> bool {
+    let topics = &bag.summary().topics;
+    let joints = || {
+        topics
+            .iter()
+            .any(|t| crate::robot::states::is_joint_state_type(&t.datatype))
+    };
     !tf_topics(bag).is_empty()
         || crate::robot::urdf_file().is_some()
-        || bag
-            .summary()
-            .topics
+        || topics
             .iter()
             .any(|t| t.name.trim_start_matches('/') == "robot_description")
+        // A ROS 2 recording of robot_state_publisher's parameters and the joint states.
+        || (topics.iter().any(|t| t.name == "/parameter_events") && joints())
 }
 
 /// Whether a type is a transform message: ROS's `TFMessage` (`tf/tfMessage`), or Foxglove's
