@@ -148,6 +148,14 @@ fn damaged_meshes_are_refused_with_what_is_wrong() {
         e.contains(".ply") && e.contains("STL, OBJ and COLLADA"),
         "{e}"
     );
+    // A mesh of absurd size (a sparse file: nothing is written to disk) is refused unread.
+    let huge = dir.join("huge.stl");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(mesh::MAX_MESH_BYTES + 1)
+        .unwrap();
+    let e = mesh::load(&huge).unwrap_err();
+    assert!(e.contains("huge.stl") && e.contains("more than the"), "{e}");
     let e = mesh::load(&dir.join("missing.stl")).unwrap_err();
     assert!(e.contains("missing.stl"), "{e}");
     // package:// on an empty search path says so.
