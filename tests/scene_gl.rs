@@ -159,21 +159,31 @@ fn solids_and_lines(r: &Renderer) -> Result<(), String> {
     Ok(())
 }
 
-/// The demo recording's scene at 60 s in `map`: the lidar's cloud on the room's walls and
-/// floor (placed through odom -> base_link -> laser at its stamp), the goal marker where the
-/// planner put it, both drawn.
-fn demo_scene(r: &Renderer) -> Result<(), String> {
-    use bagscope::ops::scene::{Builder, Frames, Kind, Layer, Request};
-    let dir = std::env::temp_dir().join(format!("bagscope-scene-gl-{}", std::process::id()));
+/// A scene builder on a demo recording of `secs` seconds (its transforms read), and the
+/// recording's start. The recording's file is removed once open.
+fn demo_builder(secs: u32, name: &str) -> Result<(bagscope::ops::scene::Builder, u64), String> {
+    let dir = std::env::temp_dir().join(format!("bagscope-scene-gl-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 70).map_err(|e| e.to_string())?;
+    bagscope::demo::write_demo(&p, secs).map_err(|e| e.to_string())?;
     let bag = bagscope::Bag::open(&p).map_err(|e| e.to_string())?;
     let tables = bag.tables().map_err(|e| e.to_string())?;
     let cancel = std::sync::atomic::AtomicBool::new(false);
     let tf = bagscope::ops::tf::TfHistory::read(&bag, None, &cancel).map_err(|e| e.to_string())?;
-    let t = bag.summary().start_ns.unwrap_or(0) + 60_000_000_000;
-    let mut b = Builder::new(bag, tables, Some(Arc::new(tf)));
+    let start = bag.summary().start_ns.unwrap_or(0);
+    let b = bagscope::ops::scene::Builder::new(bag, tables, Some(Arc::new(tf)));
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok((b, start))
+}
+
+/// The demo recording's scene at 60 s in `map`: the lidar's cloud on the room's walls and
+/// floor (placed through odom -> base_link -> laser at its stamp), the goal marker where the
+/// planner put it, both drawn.
+fn demo_scene(r: &Renderer) -> Result<(), String> {
+    use bagscope::ops::scene::{Frames, Kind, Layer, Request};
+    let (mut b, start) = demo_builder(70, "demo")?;
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let t = start + 60_000_000_000;
     let mut cloud = Layer::new("/lidar/points", Kind::Cloud2, 0);
     cloud.paint = String::new();
     cloud.color = [255, 0, 0, 255];
@@ -190,7 +200,6 @@ fn demo_scene(r: &Renderer) -> Result<(), String> {
         grid: 0,
     };
     let scene = b.build(&req, &cancel);
-    let _ = std::fs::remove_dir_all(&dir);
     if scene.point_count() < 1000 {
         return Err(format!(
             "{} points: {:?}",
@@ -294,18 +303,11 @@ fn a_million_points(r: &Renderer) -> Result<(), String> {
 /// body (a box 0.42 × 0.3 m at the origin, lit from above) over exactly its footprint, a dark
 /// wheel at each side (y = ±0.17 m), the camera on the mast orange behind the middle.
 fn robot_from_its_urdf(r: &Renderer) -> Result<(), String> {
-    use bagscope::ops::scene::{Builder, Frames, Request};
-    let dir = std::env::temp_dir().join(format!("bagscope-scene-gl-robot-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 12).map_err(|e| e.to_string())?;
-    let bag = bagscope::Bag::open(&p).map_err(|e| e.to_string())?;
-    let tables = bag.tables().map_err(|e| e.to_string())?;
+    use bagscope::ops::scene::{Frames, Request};
+    let (mut b, start) = demo_builder(12, "robot")?;
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    let tf = bagscope::ops::tf::TfHistory::read(&bag, None, &cancel).map_err(|e| e.to_string())?;
     // At 6 s the mast is panned 1.2 rad: its camera 0.24 m up, at the mast (-0.1, 0).
-    let t = bag.summary().start_ns.unwrap_or(0) + 6_000_000_000;
-    let mut b = Builder::new(bag, tables, Some(Arc::new(tf)));
+    let t = start + 6_000_000_000;
     let req = Request {
         t,
         fixed: "base_link".into(),
@@ -319,7 +321,6 @@ fn robot_from_its_urdf(r: &Renderer) -> Result<(), String> {
         grid: 0,
     };
     let scene = b.build(&req, &cancel);
-    let _ = std::fs::remove_dir_all(&dir);
     let st = &scene.robot_status;
     if !st.problems.is_empty() || !st.text.contains("7 links") {
         return Err(format!("{st:?}"));

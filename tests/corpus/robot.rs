@@ -137,31 +137,34 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
-/// A recording of the KUKA iiwa as robot_state_publisher's inputs hold it: its URDF on a
-/// latched `/robot_description` and `/joint_states` at 10 Hz (with a joint the URDF does not
-/// have), no `/tf`: the links' frames are worked out from them, in the transform history
-/// `bagscope tf`, the TF window and the 3D panel read.
-#[test]
-fn a_recordings_robot_joins_its_transform_tree() {
+/// The first message's time in the recordings of these tests.
+const T0: u64 = 1_700_000_000_000_000_000;
+
+/// A ROS 1 bag at `path` as robot_state_publisher's inputs hold a robot: `urdf` (if any) on a
+/// latched `/robot_description` at [`T0`], and a `sensor_msgs/JointState` of each `(time,
+/// joints)` on `/joint_states`.
+fn robot_recording(
+    path: &std::path::Path,
+    urdf: Option<&str>,
+    states: &[(u64, Vec<(String, f64)>)],
+) {
     use bagscope::bagscope_reader::definition::msg::Dialect;
     use bagscope::bagscope_reader::definition::sources::lookup;
-    use bagscope::ops::tf::TfHistory;
     use bagscope::{BagWriter, ConnectionSpec, WriteOptions};
-    use std::sync::atomic::AtomicBool;
-
-    let urdf = std::fs::read_to_string(pybullet_data().join("kuka_iiwa/model.urdf")).unwrap();
-    let model = Model::parse(&urdf).unwrap();
-    let dir = common::temp_dir("robot-tf");
-    let path = dir.join("iiwa.bag");
-    let mut w = BagWriter::create(&path, WriteOptions::default()).unwrap();
-    let desc = w.add_connection(ConnectionSpec {
-        topic: "/robot_description".into(),
-        datatype: "std_msgs/String".into(),
-        md5sum: "992ce8a1687cec8c8bd883ec73ca41d1".into(),
-        message_definition: "string data\n".into(),
-        callerid: Some("/robot_state_publisher".into()),
-        latching: true,
-    });
+    let mut w = BagWriter::create(path, WriteOptions::default()).unwrap();
+    if let Some(urdf) = urdf {
+        let desc = w.add_connection(ConnectionSpec {
+            topic: "/robot_description".into(),
+            datatype: "std_msgs/String".into(),
+            md5sum: "992ce8a1687cec8c8bd883ec73ca41d1".into(),
+            message_definition: "string data\n".into(),
+            callerid: Some("/robot_state_publisher".into()),
+            latching: true,
+        });
+        let mut m = Vec::new();
+        put_str(&mut m, urdf);
+        w.write(desc, T0, &m).unwrap();
+    }
     let (js_def, _) = lookup("sensor_msgs/JointState", Dialect::Ros1).expect("shipped");
     let js = w.add_connection(ConnectionSpec {
         topic: "/joint_states".into(),
@@ -171,34 +174,61 @@ fn a_recordings_robot_joins_its_transform_tree() {
         callerid: Some("/driver".into()),
         latching: false,
     });
-    const T0: u64 = 1_700_000_000_000_000_000;
-    let mut m = Vec::new();
-    put_str(&mut m, &urdf);
-    w.write(desc, T0, &m).unwrap();
-    let names: Vec<String> = (1..=7).map(|i| format!("lbr_iiwa_joint_{i}")).collect();
-    let mut sent = Vec::new();
-    for k in 0..50u32 {
-        let t = T0 + 1_000_000 + u64::from(k) * 100_000_000;
-        let values: Vec<f64> = (0..7).map(|i| ((k * 7 + i) as f64 * 0.37).sin()).collect();
+    for (k, (t, joints)) in states.iter().enumerate() {
         let mut m = Vec::new();
-        m.extend_from_slice(&k.to_le_bytes());
+        m.extend_from_slice(&(k as u32).to_le_bytes());
         m.extend_from_slice(&((t / 1_000_000_000) as u32).to_le_bytes());
         m.extend_from_slice(&((t % 1_000_000_000) as u32).to_le_bytes());
         put_str(&mut m, "");
-        m.extend_from_slice(&8u32.to_le_bytes());
-        for n in names.iter().map(String::as_str).chain(["gripper_x"]) {
+        m.extend_from_slice(&(joints.len() as u32).to_le_bytes());
+        for (n, _) in joints {
             put_str(&mut m, n);
         }
-        m.extend_from_slice(&8u32.to_le_bytes());
-        for v in values.iter().chain([&0.0]) {
+        m.extend_from_slice(&(joints.len() as u32).to_le_bytes());
+        for (_, v) in joints {
             m.extend_from_slice(&v.to_le_bytes());
         }
-        m.extend_from_slice(&0u32.to_le_bytes());
-        m.extend_from_slice(&0u32.to_le_bytes());
-        w.write(js, t, &m).unwrap();
-        sent.push((t, values));
+        // No velocities, no efforts.
+        m.extend_from_slice(&[0u8; 8]);
+        w.write(js, *t, &m).unwrap();
     }
     w.finish().unwrap();
+}
+
+/// The iiwa's seven joints at `values`.
+fn iiwa_joints(values: &[f64]) -> Vec<(String, f64)> {
+    (1..=7)
+        .map(|i| format!("lbr_iiwa_joint_{i}"))
+        .zip(values.iter().copied())
+        .collect()
+}
+
+/// A recording of the KUKA iiwa as robot_state_publisher's inputs hold it: its URDF on a
+/// latched `/robot_description` and `/joint_states` at 10 Hz (with a joint the URDF does not
+/// have), no `/tf`: the links' frames are worked out from them, in the transform history
+/// `bagscope tf`, the TF window and the 3D panel read.
+#[test]
+fn a_recordings_robot_joins_its_transform_tree() {
+    use bagscope::ops::tf::TfHistory;
+    use std::sync::atomic::AtomicBool;
+
+    let urdf = std::fs::read_to_string(pybullet_data().join("kuka_iiwa/model.urdf")).unwrap();
+    let model = Model::parse(&urdf).unwrap();
+    let dir = common::temp_dir("robot-tf");
+    let path = dir.join("iiwa.bag");
+    let names: Vec<String> = (1..=7).map(|i| format!("lbr_iiwa_joint_{i}")).collect();
+    let mut sent = Vec::new();
+    let mut states = Vec::new();
+    for k in 0..50u32 {
+        let t = T0 + 1_000_000 + u64::from(k) * 100_000_000;
+        let values: Vec<f64> = (0..7).map(|i| ((k * 7 + i) as f64 * 0.37).sin()).collect();
+        // And a joint the URDF does not have.
+        let mut joints = iiwa_joints(&values);
+        joints.push(("gripper_x".into(), 0.0));
+        states.push((t, joints));
+        sent.push((t, values));
+    }
+    robot_recording(&path, Some(&urdf), &states);
     let bag = bagscope::Bag::open(&path).unwrap();
     assert!(bagscope::ops::tf::has_transforms(&bag));
     let h = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
@@ -266,12 +296,9 @@ fn a_recordings_robot_joins_its_transform_tree() {
 /// drawn.
 #[test]
 fn the_robot_model_is_drawn_at_its_links() {
-    use bagscope::bagscope_reader::definition::msg::Dialect;
-    use bagscope::bagscope_reader::definition::sources::lookup;
     use bagscope::ops::robot::{mesh, Geometry};
     use bagscope::ops::scene::{Builder, Frames, Request};
     use bagscope::ops::tf::TfHistory;
-    use bagscope::{BagWriter, ConnectionSpec, WriteOptions};
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
 
@@ -289,42 +316,7 @@ fn the_robot_model_is_drawn_at_its_links() {
     let dir = common::temp_dir("robot-scene");
     let record = |file: &str, urdf: &str| {
         let path = dir.join(file);
-        let mut w = BagWriter::create(&path, WriteOptions::default()).unwrap();
-        let desc = w.add_connection(ConnectionSpec {
-            topic: "/robot_description".into(),
-            datatype: "std_msgs/String".into(),
-            md5sum: "992ce8a1687cec8c8bd883ec73ca41d1".into(),
-            message_definition: "string data\n".into(),
-            callerid: None,
-            latching: true,
-        });
-        let (js_def, _) = lookup("sensor_msgs/JointState", Dialect::Ros1).expect("shipped");
-        let js = w.add_connection(ConnectionSpec {
-            topic: "/joint_states".into(),
-            datatype: "sensor_msgs/JointState".into(),
-            md5sum: "3066dcd76a6cfaef579bd0f34173e9fd".into(),
-            message_definition: js_def,
-            callerid: None,
-            latching: false,
-        });
-        const T0: u64 = 1_700_000_000_000_000_000;
-        let mut m = Vec::new();
-        put_str(&mut m, urdf);
-        w.write(desc, T0, &m).unwrap();
-        let mut m = Vec::new();
-        m.extend_from_slice(&[0u8; 12]);
-        put_str(&mut m, "");
-        m.extend_from_slice(&7u32.to_le_bytes());
-        for n in &names {
-            put_str(&mut m, n);
-        }
-        m.extend_from_slice(&7u32.to_le_bytes());
-        for v in &values {
-            m.extend_from_slice(&v.to_le_bytes());
-        }
-        m.extend_from_slice(&[0u8; 8]);
-        w.write(js, T0 + 1_000_000, &m).unwrap();
-        w.finish().unwrap();
+        robot_recording(&path, Some(urdf), &[(T0 + 1_000_000, iiwa_joints(&values))]);
         let bag = bagscope::Bag::open(&path).unwrap();
         let tables = bag.tables().unwrap();
         let tf = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
@@ -425,37 +417,12 @@ fn the_robot_model_is_drawn_at_its_links() {
 /// the user gives (`bagscope tf`); a file that does not read says so and what is wrong.
 #[test]
 fn a_urdf_file_stands_in_for_the_recordings_description() {
-    use bagscope::bagscope_reader::definition::msg::Dialect;
-    use bagscope::bagscope_reader::definition::sources::lookup;
-    use bagscope::{BagWriter, ConnectionSpec, WriteOptions};
-
     let urdf = pybullet_data().join("kuka_iiwa/model.urdf");
     let dir = common::temp_dir("robot-urdf-flag");
     let path = dir.join("joints.bag");
-    let mut w = BagWriter::create(&path, WriteOptions::default()).unwrap();
-    let (js_def, _) = lookup("sensor_msgs/JointState", Dialect::Ros1).expect("shipped");
-    let js = w.add_connection(ConnectionSpec {
-        topic: "/joint_states".into(),
-        datatype: "sensor_msgs/JointState".into(),
-        md5sum: "3066dcd76a6cfaef579bd0f34173e9fd".into(),
-        message_definition: js_def,
-        callerid: None,
-        latching: false,
-    });
-    let mut m = Vec::new();
-    m.extend_from_slice(&[0u8; 12]);
-    put_str(&mut m, "");
-    m.extend_from_slice(&7u32.to_le_bytes());
-    for i in 1..=7 {
-        put_str(&mut m, &format!("lbr_iiwa_joint_{i}"));
-    }
-    m.extend_from_slice(&7u32.to_le_bytes());
-    for i in 1..=7 {
-        m.extend_from_slice(&(if i == 2 { 0.5f64 } else { 0.0 }).to_le_bytes());
-    }
-    m.extend_from_slice(&[0u8; 8]);
-    w.write(js, 1_700_000_000_000_000_000, &m).unwrap();
-    w.finish().unwrap();
+    let mut values = [0.0; 7];
+    values[1] = 0.5;
+    robot_recording(&path, None, &[(T0, iiwa_joints(&values))]);
     let tf = |urdf: &std::path::Path| {
         Command::new(env!("CARGO_BIN_EXE_bagscope"))
             .args(["tf", "--urdf"])
@@ -514,7 +481,6 @@ fn a_ros2_recordings_parameter_event_gives_the_robot() {
     let h = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
     assert_eq!(h.robot.problem, None);
     assert_eq!(h.robot.frames.len(), 7, "{:?}", h.robot);
-    const T0: u64 = 1_700_000_000_000_000_000;
     for k in 1..=3u64 {
         let v: HashMap<String, f64> = (1..=7)
             .map(|i| (format!("lbr_iiwa_joint_{i}"), 0.1 * k as f64 * f64::from(i)))

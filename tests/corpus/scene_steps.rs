@@ -188,26 +188,11 @@ fn repainting_and_moving_read_nothing_again() {
                 assert_eq!(lo, all.iter().copied().fold(f32::INFINITY, f32::min));
                 assert_eq!(hi, all.iter().copied().fold(f32::NEG_INFINITY, f32::max));
                 let v = c.points.columns[col].1[0];
-                let [r, g, bl] = turbo((v - lo) / (hi - lo));
+                let [r, g, bl] = bagscope::ops::image::turbo((v - lo) / (hi - lo));
                 assert_eq!(c.color(0), [r, g, bl, 255]);
             }
             "" => assert_eq!(c.color(0), layer.color),
             _ => assert!(s.status[0].range.is_some()),
         }
     }
-}
-
-/// bagscope's turbo (what the scene's CPU side and the GPU's shader both compute).
-fn turbo(x: f32) -> [u8; 3] {
-    let x = x.clamp(0.0, 1.0);
-    let (x2, x3, x4, x5) = (x * x, x * x * x, x * x * x * x, x * x * x * x * x);
-    let r = 0.135_721_38 + 4.615_392_6 * x - 42.660_324 * x2 + 132.131_08 * x3 - 152.942_4 * x4
-        + 59.286_38 * x5;
-    let g = 0.091_402_61 + 2.194_188_4 * x + 4.842_966_6 * x2 - 14.185_033 * x3
-        + 4.277_298_6 * x4
-        + 2.829_566 * x5;
-    let b = 0.106_673_3 + 12.641_946 * x - 60.582_05 * x2 + 110.362_77 * x3 - 89.903_11 * x4
-        + 27.348_25 * x5;
-    let c = |v: f32| (v.clamp(0.0, 1.0) * 255.0).round() as u8;
-    [c(r), c(g), c(b)]
 }

@@ -9,6 +9,7 @@
 mod compressed;
 mod raw;
 pub(crate) mod render;
+pub use render::turbo;
 pub mod topdown;
 
 pub use compressed::{decode_compressed, encode_jpeg, encode_png, encode_png16, sniff, Compressed};

@@ -198,7 +198,7 @@ pub fn colormap_lut(c: Colormap) -> [[u8; 3]; 256] {
 }
 
 /// Google's Turbo colormap, by its published polynomial approximation.
-pub(crate) fn turbo(x: f32) -> [u8; 3] {
+pub fn turbo(x: f32) -> [u8; 3] {
     let x = x.clamp(0.0, 1.0);
     let (x2, x3, x4, x5) = (x * x, x * x * x, x * x * x * x, x * x * x * x * x);
     let r = 0.135_721_38 + 4.615_392_6 * x - 42.660_324 * x2 + 132.131_08 * x3 - 152.942_4 * x4
