@@ -378,6 +378,59 @@ fn robot_from_its_urdf(r: &Renderer) -> Result<(), String> {
     Ok(())
 }
 
+/// A mesh stays on the GPU from one scene to the next: a square (two triangles, facing up)
+/// drawn where its pose puts it, lit as the CPU lights it; the next scene moves it by its pose
+/// alone, uploading nothing.
+fn meshes_kept_on_the_gpu(r: &Renderer) -> Result<(), String> {
+    use bagscope::app::scene::render::CloudCache;
+    use bagscope::ops::scene::MeshDraw;
+    let square = |at: [f32; 2]| MeshDraw {
+        id: 7,
+        pos: Arc::new(vec![
+            [-0.25, -0.25, 0.0],
+            [0.25, -0.25, 0.0],
+            [0.25, 0.25, 0.0],
+            [-0.25, -0.25, 0.0],
+            [0.25, 0.25, 0.0],
+            [-0.25, 0.25, 0.0],
+        ]),
+        normal: Arc::new(vec![[0.0, 0.0, 1.0]; 6]),
+        color: Arc::new(vec![[200, 120, 40, 255]; 6]),
+        pose: [
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0, 0.0],
+            [at[0], at[1], 0.0, 1.0],
+        ],
+    };
+    let (w, h) = (200u32, 160u32);
+    let mut v = top_down(2.0).view(w as f32, h as f32);
+    v.clear = Some([0.0, 0.0, 0.0, 1.0]);
+    let mut cache = CloudCache::default();
+    for (k, at) in [[1.0f32, 0.5], [-1.0, -0.5]].into_iter().enumerate() {
+        let mut s = Scene::default();
+        s.meshes.push(square(at));
+        let before = cache.uploaded_corners;
+        let img = r.draw_offscreen(&r.upload_with(&s, &mut cache), &v, w, h);
+        if k > 0 && cache.uploaded_corners != before {
+            return Err("a mesh moved by its pose was uploaded again".into());
+        }
+        // 40 px a metre, (0, 0) at (100, 80), +y up: the square 20 px a side.
+        let (x, y) = ((100.0 + 40.0 * at[0]) as i64, (80.0 - 40.0 * at[1]) as i64);
+        let (got, want) = (px(&img, w, x, y), s.meshes[0].lit(0));
+        if (0..3).any(|c| (i32::from(got[c]) - i32::from(want[c])).abs() > 3) {
+            return Err(format!(
+                "the mesh at ({x}, {y}): {got:?} by the GPU, {want:?} by the CPU"
+            ));
+        }
+        let lit = find(&img, w, [want[0], want[1], want[2]]).ok_or("the mesh is not drawn")?;
+        if lit.2 < 300 || lit.2 > 500 {
+            return Err(format!("{} pixels of the mesh, wanted about 400", lit.2));
+        }
+    }
+    Ok(())
+}
+
 /// Clouds stay on the GPU from one scene to the next: a scene that keeps a cloud and moves it
 /// uploads only its new cloud, draws the kept one where its new pose puts it, and paints by
 /// value as the CPU does (turbo over the layer's range), by packed colour, and flat.
@@ -595,6 +648,7 @@ fn main() {
         ("a_million_points", Box::new(a_million_points)),
         ("clouds_kept_on_the_gpu", Box::new(clouds_kept_on_the_gpu)),
         ("robot_from_its_urdf", Box::new(robot_from_its_urdf)),
+        ("meshes_kept_on_the_gpu", Box::new(meshes_kept_on_the_gpu)),
     ];
     let n = tests.len();
     let results = Arc::new(Mutex::new(Vec::new()));

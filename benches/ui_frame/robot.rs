@@ -113,7 +113,7 @@ pub fn robot(n: usize) {
             .doc
             .as_ref()
             .and_then(|d| d.scene.panels.first()?.scene.clone());
-        if built.is_some_and(|s| s.tri_pos.len() >= 300_000) {
+        if built.is_some_and(|s| s.triangle_count() >= 100_000) {
             break;
         }
     }
@@ -134,7 +134,7 @@ pub fn robot(n: usize) {
                 if last != Some(s.t) {
                     worker.push(s.build_ms);
                     last = Some(s.t);
-                    tris = s.tri_pos.len() / 3;
+                    tris = s.triangle_count();
                     status = s.robot_status.text.clone();
                 }
             }

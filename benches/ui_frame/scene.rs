@@ -129,7 +129,7 @@ pub fn scene(n: usize) {
             .doc
             .as_ref()
             .and_then(|d| d.scene.panels.first()?.scene.as_ref())
-            .map(|s| (s.t, s.build_ms, s.point_count(), s.tri_pos.len() / 3))
+            .map(|s| (s.t, s.build_ms, s.point_count(), s.triangle_count()))
     };
     let playhead = |b: &Bench| b.app.doc.as_ref().map_or(0, |d| d.nav.playhead);
     // Per scene: build ms, points, triangles, and ms from the playhead reaching its time to

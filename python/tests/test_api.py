@@ -25,7 +25,8 @@ def test_topics_times_and_info(demo):
         assert topics["/odom"].msgtype == "nav_msgs/Odometry"
         assert topics["/odom"].count == 1000
         assert topics["/odom"].encoding == "ros1"
-        assert abs(topics["/odom"].rate - 50.0) < 0.01
+        # The median rate: 50 Hz, the demo's receive times jittered by up to 0.3 ms.
+        assert abs(topics["/odom"].rate - 50.0) < 0.05
         assert rec.duration == pytest.approx((rec.end_ns - rec.start_ns) / 1e9)
         info = rec.info()
         assert info["messages"] == sum(t.count for t in rec.topics)

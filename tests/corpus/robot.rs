@@ -376,14 +376,17 @@ fn the_robot_model_is_drawn_at_its_links() {
         let r = &s.robot_status;
         assert!(r.problems.is_empty(), "{r:?}");
         let want = want(collision);
-        assert_eq!(s.tri_pos.len(), want.len(), "{r:?}");
+        // The meshes are kept as read and placed by each link's pose (on the GPU): the corners
+        // they put in the fixed frame.
+        let (drawn, _) = s.mesh_triangles();
+        assert_eq!(drawn.len(), want.len(), "{r:?}");
         assert!(
             r.text.contains("8 links")
                 && r.text
                     .contains(&bagscope::ops::scene::thousands(want.len() / 3)),
             "{r:?}"
         );
-        for (got, w) in s.tri_pos.iter().zip(&want) {
+        for (got, w) in drawn.iter().zip(&want) {
             for k in 0..3 {
                 assert!(
                     (f64::from(got[k]) - w[k]).abs() < 1e-5,
@@ -410,7 +413,7 @@ fn the_robot_model_is_drawn_at_its_links() {
         r.problems[0].contains("link_3_gone.obj") && r.problems[0].contains("no such file"),
         "{r:?}"
     );
-    assert!(s.tri_pos.len() > want(false).len() / 2, "{r:?}");
+    assert!(s.mesh_triangles().0.len() > want(false).len() / 2, "{r:?}");
 }
 
 /// `--urdf FILE`: a recording of joint states alone gets its robot's frames from a URDF file

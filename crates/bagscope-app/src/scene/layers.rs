@@ -234,7 +234,7 @@ pub(super) fn layers(
             "{} points · {} lines · {} triangles · built in {:.1} ms",
             s.point_count(),
             s.line_a.len(),
-            s.tri_pos.len() / 3,
+            s.triangle_count(),
             s.build_ms
         ));
     }

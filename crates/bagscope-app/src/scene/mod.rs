@@ -521,7 +521,10 @@ fn view(
             let held: std::collections::HashSet<u64> = st
                 .uploaded
                 .iter()
-                .flat_map(|(_, s, _)| s.clouds.iter().map(|c| c.id))
+                .flat_map(|(_, s, _)| {
+                    let meshes = s.meshes.iter().map(|m| m.id);
+                    s.clouds.iter().map(|c| c.id).chain(meshes)
+                })
                 .collect();
             st.clouds.keep_only(&held);
         }

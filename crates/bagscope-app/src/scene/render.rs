@@ -151,6 +151,26 @@ void main() {
 }
 "#;
 
+/// A mesh placed by its pose and lit by its normal turned into the fixed frame, as
+/// `bagscope_ops::scene::Scene::triangle` lights a triangle on the CPU (the same light, the same
+/// 0.55 + 0.45 |n · l|).
+const MESH_VS: &str = r#"
+uniform mat4 viewProj;
+uniform mat4 model;
+in vec3 pos;
+in vec3 normal;
+in uvec4 color;
+out vec4 col;
+void main() {
+    gl_Position = viewProj * model * vec4(pos, 1.0);
+    vec3 n = mat3(model) * normal;
+    float len = length(n);
+    float d = len > 0.0 ? abs(dot(n / len, vec3(0.32, 0.45, 0.83))) : 1.0;
+    vec4 c = vec4(color) / 255.0;
+    col = vec4(c.rgb * (0.55 + 0.45 * d), c.a);
+}
+"#;
+
 /// A point set on the GPU: positions, colours, size, whether in metres, count.
 type PointBuffers = (
     InstanceBuffer<[f32; 3]>,
@@ -169,15 +189,28 @@ pub struct CloudBuffers {
     n: u32,
 }
 
-/// The clouds on the GPU by [`CloudDraw::id`]: a scene uploads only the clouds the last one
-/// did not have, and those it no longer holds are let go ([`CloudCache::keep_only`]).
+/// A mesh's corners on the GPU, uploaded once for as long as scenes hold it.
+pub struct MeshBuffers {
+    pos: VertexBuffer<[f32; 3]>,
+    normal: VertexBuffer<[f32; 3]>,
+    color: VertexBuffer<[u8; 4]>,
+    n: u32,
+}
+
+/// The clouds and meshes on the GPU by [`CloudDraw::id`] and
+/// [`bagscope_ops::scene::MeshDraw::id`]: a scene uploads only those the last one did not have,
+/// and those it no longer holds are let go ([`CloudCache::keep_only`]).
 #[derive(Default)]
 pub struct CloudCache {
     by_id: HashMap<u64, Arc<CloudBuffers>>,
     /// A cloud's column of values, uploaded when it is first painted by it.
     values: HashMap<(u64, usize), Arc<InstanceBuffer<f32>>>,
+    /// Meshes (the robot's links) by [`bagscope_ops::scene::MeshDraw::id`].
+    meshes: HashMap<u64, Arc<MeshBuffers>>,
     /// Points uploaded since made (what the tests and the benchmark read).
     pub uploaded_points: u64,
+    /// Mesh corners uploaded since made.
+    pub uploaded_corners: u64,
 }
 
 impl CloudCache {
@@ -185,6 +218,7 @@ impl CloudCache {
     pub fn keep_only(&mut self, ids: &std::collections::HashSet<u64>) {
         self.by_id.retain(|id, _| ids.contains(id));
         self.values.retain(|(id, _), _| ids.contains(id));
+        self.meshes.retain(|id, _| ids.contains(id));
     }
 
     /// How many clouds are on the GPU.
@@ -209,6 +243,7 @@ struct CloudGpu {
 pub struct Gpu {
     points: Vec<PointBuffers>,
     clouds: Vec<CloudGpu>,
+    meshes: Vec<(Arc<MeshBuffers>, [[f32; 4]; 4])>,
     lines: Option<LineBuffers>,
     tris: Option<TriBuffers>,
 }
@@ -241,6 +276,7 @@ pub struct Renderer {
     cloud: [Program; 4],
     line: Program,
     tri: Program,
+    mesh: Program,
     quad: VertexBuffer<[f32; 2]>,
     line_quad: VertexBuffer<[f32; 2]>,
 }
@@ -283,6 +319,7 @@ impl Renderer {
             ],
             line: prog(LINE_VS, PLAIN_FS)?,
             tri: prog(TRI_VS, PLAIN_FS)?,
+            mesh: prog(MESH_VS, PLAIN_FS)?,
             quad,
             line_quad,
             ctx,
@@ -369,9 +406,27 @@ impl Renderer {
                 s.tri_pos.len() as u32,
             )
         });
+        let meshes = s
+            .meshes
+            .iter()
+            .filter(|m| !m.pos.is_empty() && m.pos.len() == m.color.len())
+            .map(|m| {
+                let b = cache.meshes.entry(m.id).or_insert_with(|| {
+                    cache.uploaded_corners += m.pos.len() as u64;
+                    Arc::new(MeshBuffers {
+                        pos: VertexBuffer::new_with_data(c, &m.pos),
+                        normal: VertexBuffer::new_with_data(c, &m.normal),
+                        color: VertexBuffer::new_with_data(c, &m.color),
+                        n: m.pos.len() as u32,
+                    })
+                });
+                (Arc::clone(b), m.pose)
+            })
+            .collect();
         Gpu {
             points,
             clouds,
+            meshes,
             lines,
             tris,
         }
@@ -443,6 +498,15 @@ impl Renderer {
             p.use_vertex_attribute("pos", pos);
             p.use_vertex_attribute("color", color);
             p.draw_arrays(states, viewport, *n);
+        }
+        for (b, pose) in &gpu.meshes {
+            let p = &self.mesh;
+            p.use_uniform("viewProj", vp);
+            p.use_uniform("model", three_d::Mat4::from(*pose));
+            p.use_vertex_attribute("pos", &b.pos);
+            p.use_vertex_attribute("normal", &b.normal);
+            p.use_vertex_attribute("color", &b.color);
+            p.draw_arrays(states, viewport, b.n);
         }
         if let Some(l) = &gpu.lines {
             let p = &self.line;

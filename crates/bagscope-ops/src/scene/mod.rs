@@ -33,8 +33,8 @@ mod model;
 pub(crate) use model::bounds_of;
 use model::MAP_SIDE;
 pub use model::{
-    thousands, CloudDraw, CloudPaint, Frames, Kind, Label, Layer, Pick, PointSet, Request, Rgba,
-    Scene, Source, Status, Values, MAX_SCENE_POINTS, MAX_TRIANGLES,
+    thousands, CloudDraw, CloudPaint, Frames, Kind, Label, Layer, MeshDraw, Pick, PointSet,
+    Request, Rgba, Scene, Source, Status, Values, MAX_SCENE_POINTS, MAX_TRIANGLES,
 };
 use nav::{covariance, grid, map};
 

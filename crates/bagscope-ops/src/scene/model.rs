@@ -313,6 +313,47 @@ impl CloudDraw {
     }
 }
 
+/// A mesh in a scene (a robot link's): kept as read, in its own frame and scale, for as long
+/// as the model is drawn (the same [`Arc`]s and `id` from one scene to the next, which the
+/// renderer keeps its GPU buffers by), placed by `pose` each scene and lit by the GPU as
+/// [`Scene::triangle`] lights a triangle on the CPU.
+#[derive(Debug, Clone)]
+pub struct MeshDraw {
+    /// The mesh, its scale and colour (the same for the same geometry).
+    pub id: u64,
+    /// Corners, three a triangle, in the mesh's frame.
+    pub pos: Arc<Vec<[f32; 3]>>,
+    /// Each corner's normal (its triangle's), in the mesh's frame.
+    pub normal: Arc<Vec<[f32; 3]>>,
+    /// Each corner's colour, unlit.
+    pub color: Arc<Vec<Rgba>>,
+    /// From its frame to the fixed frame, a column-major 4 × 4 matrix.
+    pub pose: [[f32; 4]; 4],
+}
+
+impl MeshDraw {
+    /// A corner of its frame in the fixed frame.
+    pub fn place(&self, v: [f32; 3]) -> [f32; 3] {
+        let m = &self.pose;
+        [
+            m[0][0] * v[0] + m[1][0] * v[1] + m[2][0] * v[2] + m[3][0],
+            m[0][1] * v[0] + m[1][1] * v[1] + m[2][1] * v[2] + m[3][1],
+            m[0][2] * v[0] + m[1][2] * v[1] + m[2][2] * v[2] + m[3][2],
+        ]
+    }
+
+    /// Corner `i`'s colour lit by its normal turned into the fixed frame.
+    pub fn lit(&self, i: usize) -> Rgba {
+        let m = &self.pose;
+        let n = self.normal.get(i).copied().unwrap_or([0.0; 3]);
+        let t = |r: usize| f64::from(m[0][r] * n[0] + m[1][r] * n[1] + m[2][r] * n[2]);
+        super::shapes::shade(
+            self.color.get(i).copied().unwrap_or([255; 4]),
+            [t(0), t(1), t(2)],
+        )
+    }
+}
+
 /// A label drawn facing the viewer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Label {
@@ -374,6 +415,8 @@ pub struct Scene {
     pub clouds: Vec<CloudDraw>,
     /// Clouds left out by the memory budget while within their decay: how many.
     pub clouds_dropped: usize,
+    /// Meshes (the robot's links), each kept on the GPU and placed by its pose.
+    pub meshes: Vec<MeshDraw>,
     /// Line segments: ends.
     pub line_a: Vec<[f32; 3]>,
     /// See `line_a`.
@@ -513,6 +556,7 @@ impl Scene {
         self.labels.clear();
         self.clouds.clear();
         self.clouds_dropped = 0;
+        self.meshes.clear();
         self.picks.clear();
         self.status.clear();
         self.frame_names.clear();
@@ -579,6 +623,23 @@ impl Scene {
                 .sum::<usize>()
     }
 
+    /// Triangles drawn: the scene's own and its meshes'.
+    pub fn triangle_count(&self) -> usize {
+        (self.tri_pos.len() + self.meshes.iter().map(|m| m.pos.len()).sum::<usize>()) / 3
+    }
+
+    /// The corners the meshes put in the fixed frame (three a triangle) with their lit
+    /// colours: what the GPU draws of them, on the CPU (for tests).
+    pub fn mesh_triangles(&self) -> (Vec<[f32; 3]>, Vec<Rgba>) {
+        let mut pos = Vec::new();
+        let mut col = Vec::new();
+        for m in &self.meshes {
+            pos.extend(m.pos.iter().map(|&v| m.place(v)));
+            col.extend((0..m.pos.len()).map(|i| m.lit(i)));
+        }
+        (pos, col)
+    }
+
     /// The points a layer's clouds put in the fixed frame, with their colours, newest message
     /// first: what the GPU draws of them, worked out on the CPU (for tests and exports).
     pub fn layer_points(&self, layer: usize) -> PointSet {
@@ -626,7 +687,15 @@ impl Scene {
 
     /// The corners of the clouds' boxes in the fixed frame.
     fn cloud_corners(&self) -> Vec<[f32; 3]> {
-        self.clouds.iter().flat_map(|c| c.corners()).collect()
+        let meshes = self
+            .meshes
+            .iter()
+            .flat_map(|m| m.pos.iter().map(|&v| m.place(v)));
+        self.clouds
+            .iter()
+            .flat_map(|c| c.corners())
+            .chain(meshes)
+            .collect()
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::{thousands, Pick, Request, Rgba, Scene, Status, MAX_TRIANGLES};
+use super::{thousands, Fast, MeshDraw, Pick, Request, Rgba, Scene, Status, MAX_TRIANGLES};
 use crate::robot::mesh::{self, Mesh};
 use crate::robot::{Geometry, Model};
 use crate::tf::Pose;
@@ -29,6 +29,17 @@ pub(super) struct Robot {
     meshes: HashMap<String, Result<Arc<Mesh>, String>>,
     /// Triangles of the meshes kept.
     kept: usize,
+    /// Meshes as the GPU takes them, by file, scale and colour: built once.
+    drawn: HashMap<(String, [u64; 3], Rgba), Drawn>,
+}
+
+/// A mesh's corners, normals and colours, shared by every scene that draws it.
+#[derive(Clone)]
+struct Drawn {
+    id: u64,
+    pos: Arc<Vec<[f32; 3]>>,
+    normal: Arc<Vec<[f32; 3]>>,
+    color: Arc<Vec<Rgba>>,
 }
 
 /// The recording's robot: `None` without one; `Err` for one that does not read.
@@ -45,6 +56,7 @@ pub(super) fn load(bag: &Bag) -> Option<Result<Robot, String>> {
             search: bagscope_reader::definition::sources::search_dirs(),
             meshes: HashMap::new(),
             kept: 0,
+            drawn: HashMap::new(),
         }
     }))
 }
@@ -75,6 +87,54 @@ impl Robot {
         m
     }
 
+    /// `filename` scaled by `scale`, `color` where the file gives none, as the GPU takes it.
+    fn drawn(&mut self, filename: &str, scale: [f64; 3], color: Rgba) -> Result<Drawn, String> {
+        let key = (filename.to_string(), scale.map(f64::to_bits), color);
+        if let Some(d) = self.drawn.get(&key) {
+            return Ok(d.clone());
+        }
+        let m = self.mesh(filename)?;
+        let n = m.triangles() * 3;
+        let (mut pos, mut normal, mut col) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        let s = scale.map(|v| v as f32);
+        for part in &m.parts {
+            let c = part.color.map_or(color, rgba);
+            for t in &part.tris {
+                let p = t.map(|v| [v[0] * s[0], v[1] * s[1], v[2] * s[2]]);
+                let (a, b) = (
+                    [p[1][0] - p[0][0], p[1][1] - p[0][1], p[1][2] - p[0][2]],
+                    [p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]],
+                );
+                let nrm = [
+                    a[1] * b[2] - a[2] * b[1],
+                    a[2] * b[0] - a[0] * b[2],
+                    a[0] * b[1] - a[1] * b[0],
+                ];
+                pos.extend(p);
+                normal.extend([nrm; 3]);
+                col.extend([c; 3]);
+            }
+        }
+        let id = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            ("robot mesh", &key).hash(&mut h);
+            h.finish()
+        };
+        let d = Drawn {
+            id,
+            pos: Arc::new(pos),
+            normal: Arc::new(normal),
+            color: Arc::new(col),
+        };
+        self.drawn.insert(key, d.clone());
+        Ok(d)
+    }
+
     /// Draws the robot into `scene`, each link placed by `place` (its transform into the fixed
     /// frame at the scene's time).
     pub(super) fn draw(
@@ -88,7 +148,7 @@ impl Robot {
             ..Default::default()
         };
         let model = Arc::clone(&self.model);
-        let t0 = scene.tri_pos.len() / 3;
+        let t0 = scene.triangle_count();
         let (mut links, mut unplaced) = (0, Vec::new());
         'links: for link in &model.links {
             let shapes = if req.frames.collision {
@@ -107,7 +167,7 @@ impl Robot {
                 }
             };
             for shape in shapes {
-                if scene.tri_pos.len() / 3 > MAX_TRIANGLES {
+                if scene.triangle_count() > MAX_TRIANGLES {
                     st.problems
                         .push(format!("only {links} links drawn: too many triangles"));
                     break 'links;
@@ -120,23 +180,16 @@ impl Robot {
                         scene.cylinder(&at, [2.0 * radius, 2.0 * radius, *length], color)
                     }
                     Geometry::Sphere(r) => scene.sphere(&at, [2.0 * r; 3], color),
-                    Geometry::Mesh { filename, scale } => match self.mesh(filename) {
-                        Ok(m) => {
-                            for part in &m.parts {
-                                let c = part.color.map_or(color, rgba);
-                                for tri in &part.tris {
-                                    let p = |k: usize| {
-                                        let v = tri[k];
-                                        at.apply([
-                                            f64::from(v[0]) * scale[0],
-                                            f64::from(v[1]) * scale[1],
-                                            f64::from(v[2]) * scale[2],
-                                        ])
-                                    };
-                                    scene.triangle(p(0), p(1), p(2), c);
-                                }
-                            }
-                        }
+                    Geometry::Mesh { filename, scale } => match self.drawn(filename, *scale, color)
+                    {
+                        // Kept on the GPU, placed by the link's pose.
+                        Ok(d) => scene.meshes.push(MeshDraw {
+                            id: d.id,
+                            pos: d.pos,
+                            normal: d.normal,
+                            color: d.color,
+                            pose: Fast::new(&at).mat4(),
+                        }),
                         Err(e) => {
                             if !st.problems.contains(&e) {
                                 st.problems.push(e);
@@ -173,7 +226,7 @@ impl Robot {
             } else {
                 &model.name
             },
-            thousands(scene.tri_pos.len() / 3 - t0)
+            thousands(scene.triangle_count() - t0)
         );
         st
     }

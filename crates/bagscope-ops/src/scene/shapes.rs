@@ -26,7 +26,7 @@ fn norm(a: [f64; 3]) -> f64 {
 }
 
 /// A colour lit from above and a little to the side by a triangle's normal.
-fn shade(c: Rgba, n: [f64; 3]) -> Rgba {
+pub(super) fn shade(c: Rgba, n: [f64; 3]) -> Rgba {
     const L: [f64; 3] = [0.32, 0.45, 0.83];
     let len = norm(n);
     let d = if len > 0.0 {
