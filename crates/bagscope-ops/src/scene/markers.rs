@@ -385,3 +385,64 @@ pub fn draw(scene: &mut Scene, m: &Marker, at: &Pose) {
         _ => scene.cube(&pose, s, m.color),
     }
 }
+
+/// A layer's markers replayed up to some time, with snapshots of the state on the way: a seek
+/// back starts from the latest snapshot before it, not from the recording's start.
+pub(super) struct Replay {
+    /// The time replayed to (exclusive bound of what was applied: every message at or before).
+    pub(super) upto: u64,
+    pub(super) state: Markers<super::Source>,
+    /// The state once every message at or before each time was applied, oldest first, one at
+    /// most every [`SNAPSHOT_NS`], at most [`SNAPSHOT_MARKERS`] markers in all.
+    snapshots: Vec<(u64, Markers<super::Source>)>,
+}
+
+impl Replay {
+    pub(super) fn new() -> Replay {
+        Replay {
+            upto: 0,
+            state: Markers::default(),
+            snapshots: Vec::new(),
+        }
+    }
+
+    /// Back to the latest snapshot at or before `t` (or the start).
+    pub(super) fn rewind(&mut self, t: u64) {
+        match self.snapshots.iter().rposition(|(at, _)| *at <= t) {
+            Some(i) => {
+                self.upto = self.snapshots[i].0;
+                self.state = self.snapshots[i].1.clone();
+            }
+            None => {
+                self.upto = 0;
+                self.state = Markers::default();
+            }
+        }
+    }
+
+    /// Keeps the state as a snapshot at `t` (every message at or before it applied) when the
+    /// last is [`SNAPSHOT_NS`] older; every other snapshot goes past the budget.
+    pub(super) fn snapshot(&mut self, t: u64) {
+        if self
+            .snapshots
+            .last()
+            .is_some_and(|(at, _)| t < at.saturating_add(SNAPSHOT_NS))
+        {
+            return;
+        }
+        self.snapshots.push((t, self.state.clone()));
+        let held: usize = self.snapshots.iter().map(|(_, m)| m.live.len()).sum();
+        if held > SNAPSHOT_MARKERS {
+            let mut k = 0;
+            self.snapshots.retain(|_| {
+                k += 1;
+                k % 2 == 0
+            });
+        }
+    }
+}
+
+/// Marker snapshots: one a second of the recording at most.
+const SNAPSHOT_NS: u64 = 1_000_000_000;
+/// Markers held in a layer's snapshots at most.
+const SNAPSHOT_MARKERS: usize = 1_000_000;

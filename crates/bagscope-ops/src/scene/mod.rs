@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use self::cloud::{Paint, Points};
-use self::markers::Markers;
+use self::markers::Replay;
 use crate::tf::{Pose, TfHistory};
 use bagscope_reader::encoding::Plan;
 use bagscope_reader::storage::MessageTables;
@@ -70,13 +70,6 @@ impl Fast {
 struct CloudKey {
     source: Source,
     kind: Kind,
-}
-
-/// A layer's markers replayed up to some time.
-struct Replay {
-    /// The time replayed to (exclusive bound of what was applied: every message at or before).
-    upto: u64,
-    state: Markers<Source>,
 }
 
 /// Builds scenes of one recording, keeping what later scenes reuse: the decoding plans, the
@@ -466,11 +459,12 @@ impl Builder {
     ) {
         let mut replay = match self.replays.remove(&layer.topic) {
             Some(r) if r.upto <= req.t => r,
-            // Back in time: replayed from the start.
-            _ => Replay {
-                upto: 0,
-                state: Markers::default(),
-            },
+            // Back in time: from the latest snapshot before it.
+            Some(mut r) => {
+                r.rewind(req.t);
+                r
+            }
+            None => Replay::new(),
         };
         let from = if replay.upto == 0 { 0 } else { replay.upto + 1 };
         let srcs = if from > req.t {
@@ -478,17 +472,30 @@ impl Builder {
         } else {
             self.sources(&layer.topic, Some(from), req.t)
         };
-        for src in srcs {
+        for (i, src) in srcs.iter().enumerate() {
             if cancel.load(Ordering::Relaxed) {
-                // Not complete: not kept.
+                // Not complete: kept up to the last time all of whose messages were applied
+                // (a time only partly applied: back to the snapshot before it).
+                if let Some(last) = i.checked_sub(1).map(|j| srcs[j].entry.time_ns) {
+                    if last < src.entry.time_ns {
+                        replay.upto = last;
+                    } else {
+                        replay.rewind(last.saturating_sub(1));
+                    }
+                }
+                self.replays.insert(layer.topic.clone(), replay);
                 return;
             }
             match self
-                .decode(src)
+                .decode(*src)
                 .and_then(|(plan, node)| markers::parse(&plan.def, &node))
             {
-                Ok(ms) => replay.state.apply(ms, src.entry.time_ns, &src),
+                Ok(ms) => replay.state.apply(ms, src.entry.time_ns, src),
                 Err(e) => note(e),
+            }
+            let t = src.entry.time_ns;
+            if srcs.get(i + 1).is_none_or(|n| n.entry.time_ns > t) {
+                replay.snapshot(t);
             }
         }
         replay.upto = req.t;
