@@ -234,6 +234,16 @@ pub enum Values {
     Column(usize),
 }
 
+/// `v` moved by the column-major 4 × 4 matrix `m` (as the GPU's shaders move it).
+#[inline]
+fn transform(m: &[[f32; 4]; 4], v: [f32; 3]) -> [f32; 3] {
+    [
+        m[0][0] * v[0] + m[1][0] * v[1] + m[2][0] * v[2] + m[3][0],
+        m[0][1] * v[0] + m[1][1] * v[1] + m[2][1] * v[2] + m[3][1],
+        m[0][2] * v[0] + m[1][2] * v[1] + m[2][2] * v[2] + m[3][2],
+    ]
+}
+
 /// One message's points in a scene: kept as read, in the message's own frame, for as long as
 /// the message is within its layer's decay (the same [`Arc`] from one scene to the next, and
 /// the same `id`, which the renderer keeps its GPU buffers by), placed by `pose` and painted
@@ -262,12 +272,7 @@ impl CloudDraw {
     /// A point of its frame in the fixed frame (as the GPU places it).
     #[inline]
     pub fn place(&self, v: [f32; 3]) -> [f32; 3] {
-        let m = &self.pose;
-        [
-            m[0][0] * v[0] + m[1][0] * v[1] + m[2][0] * v[2] + m[3][0],
-            m[0][1] * v[0] + m[1][1] * v[1] + m[2][1] * v[2] + m[3][1],
-            m[0][2] * v[0] + m[1][2] * v[1] + m[2][2] * v[2] + m[3][2],
-        ]
+        transform(&self.pose, v)
     }
 
     /// The colour of point `i` (as the GPU paints it).
@@ -334,12 +339,7 @@ pub struct MeshDraw {
 impl MeshDraw {
     /// A corner of its frame in the fixed frame.
     pub fn place(&self, v: [f32; 3]) -> [f32; 3] {
-        let m = &self.pose;
-        [
-            m[0][0] * v[0] + m[1][0] * v[1] + m[2][0] * v[2] + m[3][0],
-            m[0][1] * v[0] + m[1][1] * v[1] + m[2][1] * v[2] + m[3][1],
-            m[0][2] * v[0] + m[1][2] * v[1] + m[2][2] * v[2] + m[3][2],
-        ]
+        transform(&self.pose, v)
     }
 
     /// Corner `i`'s colour lit by its normal turned into the fixed frame.
