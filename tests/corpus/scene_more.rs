@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use bagscope::definition::msg::MsgDef;
 use bagscope::encoding::Plan;
-use bagscope::ops::scene::{Builder, Kind, Layer};
+use bagscope::ops::scene::{Builder, Kind, Layer, Shape};
 use bagscope::ops::tf::TfHistory;
 use bagscope::Bag;
 
@@ -196,7 +196,11 @@ fn maps_frustums_covariances_and_paths_land_where_their_fields_say() {
         span(&xs),
         span(&ys)
     );
-    assert!(!s.tri_pos.is_empty(), "the pose's arrow");
+    assert_eq!(
+        s.solids.iter().map(|x| x.shape).collect::<Vec<_>>(),
+        [Shape::Cylinder, Shape::Cone],
+        "the pose's arrow"
+    );
     let pick = &s.picks[0];
     assert_eq!(pick.pos, [3.0, 1.0, 0.0]);
 
@@ -331,12 +335,8 @@ fn every_marker_type_written_by_rosbags_is_drawn() {
     assert!(s.status[0].problems.is_empty());
     // Solids (arrow, cube, sphere, cylinder, cube list, sphere list, the mesh's box, the
     // triangle list) as triangles over x = 0 .. 22; strips and lists as lines; points; text.
-    let tri_x = |lo: f32, hi: f32| {
-        s.tri_pos
-            .iter()
-            .filter(|p| p[0] >= lo && p[0] <= hi)
-            .count()
-    };
+    let (tri_pos, _) = s.all_triangles();
+    let tri_x = |lo: f32, hi: f32| tri_pos.iter().filter(|p| p[0] >= lo && p[0] <= hi).count();
     for (i, what) in [
         (0, "arrow"),
         (1, "cube"),
@@ -374,10 +374,10 @@ fn every_marker_type_written_by_rosbags_is_drawn() {
     let s = at(&mut b, 2);
     assert_eq!(s.status[0].text, "11 markers");
     assert!(!s.picks.iter().any(|k| k.what.contains("all/3 ")));
-    let arrow = s
-        .tri_color
+    let (tri_pos, tri_color) = s.all_triangles();
+    let arrow = tri_color
         .iter()
-        .zip(&s.tri_pos)
+        .zip(&tri_pos)
         .find(|(_, p)| p[0] < 0.6)
         .unwrap()
         .0;

@@ -52,10 +52,10 @@ fn drawn(s: &Scene, layers: usize) -> Vec<String> {
         .collect();
     lines.sort_unstable();
     out.push(format!("{} lines: {lines:?}", lines.len()));
-    let mut tris: Vec<String> = s
-        .tri_pos
+    let (tri_pos, tri_color) = s.all_triangles();
+    let mut tris: Vec<String> = tri_pos
         .chunks(3)
-        .zip(s.tri_color.chunks(3))
+        .zip(tri_color.chunks(3))
         .map(|(p, c)| format!("{p:?} {c:?}"))
         .collect();
     tris.sort_unstable();
@@ -131,7 +131,9 @@ fn a_scene_after_any_run_of_playheads_equals_one_built_from_scratch() {
                 for (l, n) in seen.iter_mut().take(2).enumerate() {
                     *n += usize::from(!got.layer_points(l).pos.is_empty());
                 }
-                seen[2] += usize::from(!got.tri_pos.is_empty() || !got.line_a.is_empty());
+                seen[2] += usize::from(
+                    !got.tri_pos.is_empty() || !got.solids.is_empty() || !got.line_a.is_empty(),
+                );
                 seen[3] += usize::from(got.clouds.iter().filter(|c| c.layer == 0).count() > 1);
             }
         }

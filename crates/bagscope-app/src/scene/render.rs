@@ -1,7 +1,8 @@
 //! Drawing a [`Scene`] with the GPU through eframe's own GL context: three-d wraps glow's calls
 //! in safe functions, so none of this is `unsafe`. Points are instanced quads (round, a size in
 //! pixels or metres), lines instanced quads a pixel or a marker's width wide, triangles as they
-//! are. The UI thread only uploads what the worker built ([`Renderer::upload`]) and draws it.
+//! are, boxes, spheres, cylinders and cones as instances of unit shapes kept on the GPU. The UI
+//! thread only uploads what the worker built ([`Renderer::upload`]) and draws it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use three_d::{
     WriteMask,
 };
 
-use bagscope_ops::scene::{CloudDraw, CloudPaint, Scene, Values};
+use bagscope_ops::scene::{CloudDraw, CloudPaint, Scene, Shape, Solid, Values};
 
 const POINT_VS: &str = r#"
 uniform mat4 viewProj;
@@ -171,6 +172,30 @@ void main() {
 }
 "#;
 
+/// Solids: a unit shape's corners and normals, once, and per instance its axes, centre and
+/// colour, lit as [`MESH_VS`] lights a mesh (the normal turned by the axes' cofactor matrix,
+/// right for scaled shapes too; `bagscope_ops::scene::Solid::lit` on the CPU).
+const SOLID_VS: &str = r#"
+uniform mat4 viewProj;
+in vec3 pos;
+in vec3 normal;
+in vec3 ax;
+in vec3 ay;
+in vec3 az;
+in vec3 origin;
+in uvec4 color;
+out vec4 col;
+void main() {
+    vec3 p = ax * pos.x + ay * pos.y + az * pos.z + origin;
+    gl_Position = viewProj * vec4(p, 1.0);
+    vec3 n = cross(ay, az) * normal.x + cross(az, ax) * normal.y + cross(ax, ay) * normal.z;
+    float len = length(n);
+    float d = len > 0.0 ? abs(dot(n / len, vec3(0.32, 0.45, 0.83))) : 1.0;
+    vec4 c = vec4(color) / 255.0;
+    col = vec4(c.rgb * (0.55 + 0.45 * d), c.a);
+}
+"#;
+
 /// A point set on the GPU: positions, colours, size, whether in metres, count.
 type PointBuffers = (
     InstanceBuffer<[f32; 3]>,
@@ -194,6 +219,21 @@ pub struct MeshBuffers {
     pos: VertexBuffer<[f32; 3]>,
     normal: VertexBuffer<[f32; 3]>,
     color: VertexBuffer<[u8; 4]>,
+    n: u32,
+}
+
+/// A unit shape's corners and normals on the GPU, made once.
+struct UnitBuffers {
+    pos: VertexBuffer<[f32; 3]>,
+    normal: VertexBuffer<[f32; 3]>,
+    n: u32,
+}
+
+/// One shape's solids on the GPU: each instance's axes, centre and colour.
+struct SolidBuffers {
+    shape: usize,
+    axes: [InstanceBuffer<[f32; 3]>; 4],
+    color: InstanceBuffer<[u8; 4]>,
     n: u32,
 }
 
@@ -244,6 +284,7 @@ pub struct Gpu {
     points: Vec<PointBuffers>,
     clouds: Vec<CloudGpu>,
     meshes: Vec<(Arc<MeshBuffers>, [[f32; 4]; 4])>,
+    solids: Vec<SolidBuffers>,
     lines: Option<LineBuffers>,
     tris: Option<TriBuffers>,
 }
@@ -277,6 +318,9 @@ pub struct Renderer {
     line: Program,
     tri: Program,
     mesh: Program,
+    solid: Program,
+    /// Each unit shape's corners and normals, in the order of [`Shape::ALL`].
+    shapes: Vec<UnitBuffers>,
     quad: VertexBuffer<[f32; 2]>,
     line_quad: VertexBuffer<[f32; 2]>,
 }
@@ -320,6 +364,18 @@ impl Renderer {
             line: prog(LINE_VS, PLAIN_FS)?,
             tri: prog(TRI_VS, PLAIN_FS)?,
             mesh: prog(MESH_VS, PLAIN_FS)?,
+            solid: prog(SOLID_VS, PLAIN_FS)?,
+            shapes: Shape::ALL
+                .iter()
+                .map(|s| {
+                    let m = s.mesh();
+                    UnitBuffers {
+                        pos: VertexBuffer::new_with_data(&ctx, &m.pos),
+                        normal: VertexBuffer::new_with_data(&ctx, &m.normal),
+                        n: m.pos.len() as u32,
+                    }
+                })
+                .collect(),
             quad,
             line_quad,
             ctx,
@@ -427,9 +483,35 @@ impl Renderer {
             points,
             clouds,
             meshes,
+            solids: self.upload_solids(&s.solids),
             lines,
             tris,
         }
+    }
+
+    /// The solids, an instance buffer set for each shape they use.
+    fn upload_solids(&self, solids: &[Solid]) -> Vec<SolidBuffers> {
+        // Per shape: the instances' axes and centres, and colours.
+        type Instances = ([Vec<[f32; 3]>; 4], Vec<[u8; 4]>);
+        let mut by_shape: Vec<Instances> = Shape::ALL.iter().map(|_| Default::default()).collect();
+        for s in solids {
+            let (axes, color) = &mut by_shape[s.shape.index()];
+            for (a, v) in axes.iter_mut().zip(s.m) {
+                a.push(v);
+            }
+            color.push(s.color);
+        }
+        by_shape
+            .into_iter()
+            .enumerate()
+            .filter(|(_, (_, color))| !color.is_empty())
+            .map(|(shape, (axes, color))| SolidBuffers {
+                shape,
+                axes: axes.map(|a| InstanceBuffer::new_with_data(&self.ctx, &a)),
+                n: color.len() as u32,
+                color: InstanceBuffer::new_with_data(&self.ctx, &color),
+            })
+            .collect()
     }
 
     /// Draws `gpu` into `viewport` of the bound framebuffer (of `screen` size in pixels),
@@ -507,6 +589,18 @@ impl Renderer {
             p.use_vertex_attribute("normal", &b.normal);
             p.use_vertex_attribute("color", &b.color);
             p.draw_arrays(states, viewport, b.n);
+        }
+        for b in &gpu.solids {
+            let p = &self.solid;
+            let unit = &self.shapes[b.shape];
+            p.use_uniform("viewProj", vp);
+            p.use_vertex_attribute("pos", &unit.pos);
+            p.use_vertex_attribute("normal", &unit.normal);
+            for (name, a) in ["ax", "ay", "az", "origin"].into_iter().zip(&b.axes) {
+                p.use_instance_attribute(name, a);
+            }
+            p.use_instance_attribute("color", &b.color);
+            p.draw_arrays_instanced(states, viewport, unit.n, b.n);
         }
         if let Some(l) = &gpu.lines {
             let p = &self.line;

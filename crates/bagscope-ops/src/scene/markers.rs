@@ -353,7 +353,7 @@ pub fn draw(scene: &mut Scene, m: &Marker, at: &Pose) {
         6 | 7 => {
             for (i, &p) in m.points.iter().enumerate() {
                 // A list of a million spheres would be hundreds of millions of triangles.
-                if scene.tri_pos.len() / 3 > super::MAX_TRIANGLES {
+                if scene.triangle_count() > super::MAX_TRIANGLES {
                     break;
                 }
                 let at = Pose {

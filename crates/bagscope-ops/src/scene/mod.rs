@@ -37,6 +37,7 @@ pub use model::{
     Request, Rgba, Scene, Source, Status, Values, MAX_SCENE_POINTS, MAX_TRIANGLES,
 };
 use nav::{covariance, grid, map};
+pub use shapes::{Shape, Solid, UnitMesh};
 
 /// A rotation and translation as `f32`: where a cloud is placed.
 struct Fast {
@@ -509,7 +510,7 @@ impl Builder {
             };
             match self.place(&req.fixed, &m.frame, at) {
                 Ok(p) => {
-                    if scene.tri_pos.len() / 3 > MAX_TRIANGLES {
+                    if scene.triangle_count() > MAX_TRIANGLES {
                         note(format!("only {n} markers drawn: too many triangles"));
                         break;
                     }

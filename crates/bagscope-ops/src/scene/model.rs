@@ -417,6 +417,11 @@ pub struct Scene {
     pub clouds_dropped: usize,
     /// Meshes (the robot's links), each kept on the GPU and placed by its pose.
     pub meshes: Vec<MeshDraw>,
+    /// Boxes, spheres, cylinders and cones (markers, arrows, the robot's primitives): unit
+    /// shapes placed one by one, drawn instanced.
+    pub solids: Vec<shapes::Solid>,
+    /// The triangles the solids draw.
+    pub(super) solid_triangles: usize,
     /// Line segments: ends.
     pub line_a: Vec<[f32; 3]>,
     /// See `line_a`.
@@ -532,6 +537,7 @@ impl Scene {
             .map(|(a, b)| a.capacity() * 12 + b.capacity() * 4)
             .sum();
         pts + spare
+            + self.solids.capacity() * std::mem::size_of::<shapes::Solid>()
             + (self.line_a.capacity() + self.line_b.capacity() + self.tri_pos.capacity()) * 12
             + (self.line_color.capacity() + self.line_width.capacity() + self.tri_color.capacity())
                 * 4
@@ -557,6 +563,8 @@ impl Scene {
         self.clouds.clear();
         self.clouds_dropped = 0;
         self.meshes.clear();
+        self.solids.clear();
+        self.solid_triangles = 0;
         self.picks.clear();
         self.status.clear();
         self.frame_names.clear();
@@ -623,11 +631,6 @@ impl Scene {
                 .sum::<usize>()
     }
 
-    /// Triangles drawn: the scene's own and its meshes'.
-    pub fn triangle_count(&self) -> usize {
-        (self.tri_pos.len() + self.meshes.iter().map(|m| m.pos.len()).sum::<usize>()) / 3
-    }
-
     /// The corners the meshes put in the fixed frame (three a triangle) with their lit
     /// colours: what the GPU draws of them, on the CPU (for tests).
     pub fn mesh_triangles(&self) -> (Vec<[f32; 3]>, Vec<Rgba>) {
@@ -685,7 +688,7 @@ impl Scene {
         .or_else(|| self.bounds())
     }
 
-    /// The corners of the clouds' boxes in the fixed frame.
+    /// The corners of the clouds' and solids' boxes and the meshes' corners, in the fixed frame.
     fn cloud_corners(&self) -> Vec<[f32; 3]> {
         let meshes = self
             .meshes
@@ -695,6 +698,7 @@ impl Scene {
             .iter()
             .flat_map(|c| c.corners())
             .chain(meshes)
+            .chain(self.solid_box_corners())
             .collect()
     }
 }
