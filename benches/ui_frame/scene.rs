@@ -123,13 +123,21 @@ pub fn scene(n: usize) {
             l.visible = l.topic == "/points";
         }
     }
-    // (time shown, build ms, points, triangles) of the scene shown.
+    // (time shown, build ms, points, triangles, marker messages read) of the scene shown.
     let builds = |b: &Bench| {
         b.app
             .doc
             .as_ref()
             .and_then(|d| d.scene.panels.first()?.scene.as_ref())
-            .map(|s| (s.t, s.build_ms, s.point_count(), s.triangle_count()))
+            .map(|s| {
+                (
+                    s.t,
+                    s.build_ms,
+                    s.point_count(),
+                    s.triangle_count(),
+                    s.replayed,
+                )
+            })
     };
     let playhead = |b: &Bench| b.app.doc.as_ref().map_or(0, |d| d.nav.playhead);
     // Per scene: build ms, points, triangles, and ms from the playhead reaching its time to
@@ -159,7 +167,7 @@ pub fn scene(n: usize) {
                         let wait = asked
                             .get(&x.0)
                             .map_or(f64::NAN, |t| t.elapsed().as_secs_f64() * 1e3);
-                        worker.push((x.1, x.2, x.3, wait));
+                        worker.push((x.1, x.2, x.3, wait, x.4));
                         if let Some(sc) = b
                             .app
                             .doc
@@ -178,7 +186,8 @@ pub fn scene(n: usize) {
             .collect::<Vec<_>>();
         (frames, worker, clouds.len())
     };
-    let say = |what: &str, (worker, clouds): (&[(f64, usize, usize, f64)], usize)| {
+    type Built = (f64, usize, usize, f64, usize);
+    let say = |what: &str, (worker, clouds): (&[Built], usize)| {
         let q = |mut ms: Vec<f64>| {
             ms.retain(|v| v.is_finite());
             ms.sort_by(f64::total_cmp);
@@ -193,8 +202,9 @@ pub fn scene(n: usize) {
         let (wmid, wp99, wmax) = q(worker.iter().map(|w| w.3).collect());
         let pts = worker.iter().map(|w| w.1).max().unwrap_or(0);
         let tris = worker.iter().map(|w| w.2).max().unwrap_or(0);
+        let read = worker.iter().map(|w| w.4).max().unwrap_or(0);
         println!(
-            "  {what}: {} scenes built on the worker, median {mid:.1} ms, p99 {p99:.1} ms, max {max:.1} ms; playhead to scene ready median {wmid:.0} ms, p99 {wp99:.0} ms, max {wmax:.0} ms; up to {pts} points, {tris} triangles; {clouds} cloud messages read",
+            "  {what}: {} scenes built on the worker, median {mid:.1} ms, p99 {p99:.1} ms, max {max:.1} ms; playhead to scene ready median {wmid:.0} ms, p99 {wp99:.0} ms, max {wmax:.0} ms; up to {pts} points, {tris} triangles, {read} marker messages read a scene; {clouds} cloud messages read",
             worker.len()
         );
     };
@@ -214,6 +224,12 @@ pub fn scene(n: usize) {
     let (f, wk, c) = run(&mut b, n / 2, true);
     report("3D, 10,000 markers, scrubbing", f);
     say("markers", (&wk, c));
+    // A second of the playhead standing still: the idle worker replays the markers ahead
+    // (snapshots for later seeks); then the same scrubbing.
+    run(&mut b, 60, false);
+    let (f, wk, c) = run(&mut b, n / 2, true);
+    report("3D, 10,000 markers, scrubbing, warmed up", f);
+    say("markers, warmed up", (&wk, c));
     {
         let d = b.app.doc.as_mut().expect("open");
         let s = &mut d.scene.panels[0].settings;

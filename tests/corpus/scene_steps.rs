@@ -113,6 +113,10 @@ fn a_scene_after_any_run_of_playheads_equals_one_built_from_scratch() {
             trail.push(t - start);
             let req = request(t, fixed, layers.clone());
             let got = incremental.build(&req, &cancel);
+            // An idle worker warms up between some scenes (snapshots ahead of the playhead).
+            for _ in 0..rng.below(3) {
+                incremental.warm(&cancel);
+            }
             // Every few steps, and at the last, against a builder that starts here.
             if step % 3 == 2 || step == 13 {
                 let mut fresh = Builder::new(bag.clone(), tables.clone(), Some(tf.clone()));
@@ -143,6 +147,55 @@ fn a_scene_after_any_run_of_playheads_equals_one_built_from_scratch() {
         seen.iter().all(|&n| n >= 8),
         "of {checked} scenes: cloud, scan, markers drawn, several clouds in {seen:?}"
     );
+}
+
+/// The warm-up of an idle worker replays the markers ahead of the playhead: once it is done, a
+/// seek to near the end reads about a second of marker messages (from the last snapshot), not
+/// every message since the start, and draws the same as a builder that starts there.
+#[test]
+fn a_warmed_up_builder_seeks_from_a_snapshot() {
+    let (bag, tables, tf, _dir) = demo(30, "scene-warm");
+    let s = bag.summary();
+    let (start, end) = (s.start_ns.unwrap(), s.end_ns.unwrap());
+    let topic = s
+        .topics
+        .iter()
+        .find(|t| t.name == "/planner/markers")
+        .expect("the demo's markers");
+    let times: Vec<u64> = topic
+        .connections
+        .iter()
+        .flat_map(|&c| tables.per_connection[c].iter().map(|e| e.time_ns))
+        .collect();
+    let cancel = AtomicBool::new(false);
+    let layers = vec![Layer::new("/planner/markers", Kind::Markers, 0)];
+    let mut b = Builder::new(bag.clone(), tables.clone(), Some(tf.clone()));
+    let first = b.build(
+        &request(start + 500_000_000, "map", layers.clone()),
+        &cancel,
+    );
+    assert!(first.replayed >= 1, "{:?}", first.status);
+    let mut steps = 0;
+    while b.warm(&cancel) {
+        steps += 1;
+        assert!(steps < 10_000, "the warm-up does not end");
+    }
+    assert!(steps >= 1);
+    let t = end - 100_000_000;
+    let req = request(t, "map", layers.clone());
+    let got = b.build(&req, &cancel);
+    let mut fresh = Builder::new(bag, tables, Some(tf));
+    let want = fresh.build(&req, &cancel);
+    let within = |ns: u64| times.iter().filter(|&&x| x <= t && x + ns > t).count();
+    assert_eq!(want.replayed, times.iter().filter(|&&x| x <= t).count());
+    assert!(
+        got.replayed <= within(1_100_000_000) && got.replayed * 5 < want.replayed,
+        "read {} marker messages after warming up, {} from scratch",
+        got.replayed,
+        want.replayed
+    );
+    assert_eq!(drawn(&got, 1), drawn(&want, 1));
+    assert!(got.status[0].text.ends_with(" markers") && !got.solids.is_empty());
 }
 
 /// Painting a layer by another field, another point size or in another fixed frame reads no

@@ -74,7 +74,11 @@ fn worker(bag: bagscope_reader::Bag, ctx: &egui::Context) -> Result<SceneWorker,
     Service::spawn("scene", 16, 4, ctx, move |reqs: Requests<Ask>, h| {
         let Ok(tables) = bag.tables() else { return };
         let mut builders: Vec<(u64, Builder)> = Vec::new();
-        while let Some(first) = reqs.recv() {
+        let mut next = None;
+        loop {
+            let Some(first) = next.take().or_else(|| reqs.recv()) else {
+                return;
+            };
             let mut latest = vec![first];
             while let Some(r) = reqs.try_recv() {
                 latest.retain(|x| x.panel != r.panel);
@@ -101,6 +105,14 @@ fn worker(bag: bagscope_reader::Bag, ctx: &egui::Context) -> Result<SceneWorker,
                     scene,
                 }) {
                     return;
+                }
+            }
+            // Nothing asked: marker layers replay ahead (snapshots for later seeks), a step at
+            // a time, until something is.
+            while !h.cancelled() && builders.iter_mut().any(|(_, b)| b.warm(h.cancel_flag())) {
+                if let Some(r) = reqs.try_recv() {
+                    next = Some(r);
+                    break;
                 }
             }
         }

@@ -4,6 +4,7 @@
 //! triangles, lines, points or text.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::read::{color, header, items, nanos, pose, sub, text, vec3};
 use super::{Rgba, Scene};
@@ -260,11 +261,12 @@ pub struct Standing<K> {
     pub source: K,
 }
 
-/// The markers standing at some time, by namespace and id.
+/// The markers standing at some time, by namespace and id. Each is shared: a copy of the state
+/// (a snapshot) copies no marker.
 #[derive(Debug, Clone)]
 pub struct Markers<K> {
     /// Standing markers.
-    pub live: BTreeMap<(String, i64), Standing<K>>,
+    pub live: BTreeMap<(String, i64), Arc<Standing<K>>>,
 }
 
 impl<K> Default for Markers<K> {
@@ -293,11 +295,11 @@ impl<K: Clone> Markers<K> {
                 _ => {
                     self.live.insert(
                         (m.ns.clone(), m.id),
-                        Standing {
+                        Arc::new(Standing {
                             marker: m,
                             received,
                             source: source.clone(),
-                        },
+                        }),
                     );
                 }
             }
@@ -306,7 +308,7 @@ impl<K: Clone> Markers<K> {
 
     /// The markers still standing at `t` (those whose lifetime has not run out).
     pub fn at(&self, t: u64) -> impl Iterator<Item = &Standing<K>> {
-        self.live.values().filter(move |s| {
+        self.live.values().map(|s| s.as_ref()).filter(move |s| {
             s.marker.lifetime_ns <= 0
                 || i128::from(s.received) + s.marker.lifetime_ns > i128::from(t)
         })
@@ -385,64 +387,3 @@ pub fn draw(scene: &mut Scene, m: &Marker, at: &Pose) {
         _ => scene.cube(&pose, s, m.color),
     }
 }
-
-/// A layer's markers replayed up to some time, with snapshots of the state on the way: a seek
-/// back starts from the latest snapshot before it, not from the recording's start.
-pub(super) struct Replay {
-    /// The time replayed to (exclusive bound of what was applied: every message at or before).
-    pub(super) upto: u64,
-    pub(super) state: Markers<super::Source>,
-    /// The state once every message at or before each time was applied, oldest first, one at
-    /// most every [`SNAPSHOT_NS`], at most [`SNAPSHOT_MARKERS`] markers in all.
-    snapshots: Vec<(u64, Markers<super::Source>)>,
-}
-
-impl Replay {
-    pub(super) fn new() -> Replay {
-        Replay {
-            upto: 0,
-            state: Markers::default(),
-            snapshots: Vec::new(),
-        }
-    }
-
-    /// Back to the latest snapshot at or before `t` (or the start).
-    pub(super) fn rewind(&mut self, t: u64) {
-        match self.snapshots.iter().rposition(|(at, _)| *at <= t) {
-            Some(i) => {
-                self.upto = self.snapshots[i].0;
-                self.state = self.snapshots[i].1.clone();
-            }
-            None => {
-                self.upto = 0;
-                self.state = Markers::default();
-            }
-        }
-    }
-
-    /// Keeps the state as a snapshot at `t` (every message at or before it applied) when the
-    /// last is [`SNAPSHOT_NS`] older; every other snapshot goes past the budget.
-    pub(super) fn snapshot(&mut self, t: u64) {
-        if self
-            .snapshots
-            .last()
-            .is_some_and(|(at, _)| t < at.saturating_add(SNAPSHOT_NS))
-        {
-            return;
-        }
-        self.snapshots.push((t, self.state.clone()));
-        let held: usize = self.snapshots.iter().map(|(_, m)| m.live.len()).sum();
-        if held > SNAPSHOT_MARKERS {
-            let mut k = 0;
-            self.snapshots.retain(|_| {
-                k += 1;
-                k % 2 == 0
-            });
-        }
-    }
-}
-
-/// Marker snapshots: one a second of the recording at most.
-const SNAPSHOT_NS: u64 = 1_000_000_000;
-/// Markers held in a layer's snapshots at most.
-const SNAPSHOT_MARKERS: usize = 1_000_000;

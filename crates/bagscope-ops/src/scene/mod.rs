@@ -14,6 +14,7 @@ pub mod cloud;
 pub mod markers;
 mod nav;
 pub mod read;
+mod replay;
 mod robot;
 pub mod shapes;
 
@@ -22,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use self::cloud::{Paint, Points};
-use self::markers::Replay;
+use self::replay::Replay;
 use crate::tf::{Pose, TfHistory};
 use bagscope_reader::encoding::Plan;
 use bagscope_reader::storage::MessageTables;
@@ -136,6 +137,17 @@ impl Builder {
     /// The messages of `topic` recorded in `[from, to]`, in time order; with `from == None`,
     /// the last one at or before `to`.
     fn sources(&self, topic: &str, from: Option<u64>, to: u64) -> Vec<Source> {
+        let out = self.between(topic, from, to);
+        // A decay shorter than the gap between messages still shows the latest.
+        if out.is_empty() && from.is_some() {
+            return self.between(topic, None, to);
+        }
+        out
+    }
+
+    /// The messages of `topic` recorded in `[from, to]` (none there: none), or with
+    /// `from == None` the last at or before `to`.
+    fn between(&self, topic: &str, from: Option<u64>, to: u64) -> Vec<Source> {
         let s = self.bag.summary();
         let Some(tp) = s.topics.iter().find(|t| t.name == topic) else {
             return Vec::new();
@@ -155,10 +167,6 @@ impl Builder {
         out.sort_by_key(|s| s.entry.time_ns);
         if from.is_none() && out.len() > 1 {
             out.drain(..out.len() - 1);
-        }
-        // A decay shorter than the gap between messages still shows the latest.
-        if out.is_empty() && from.is_some() {
-            return self.sources(topic, None, to);
         }
         out
     }
@@ -447,98 +455,6 @@ impl Builder {
             }
         }
         st.problems = problems;
-    }
-
-    fn markers(
-        &mut self,
-        scene: &mut Scene,
-        req: &Request,
-        layer: &Layer,
-        st: &mut Status,
-        note: &mut impl FnMut(String),
-        cancel: &AtomicBool,
-    ) {
-        let mut replay = match self.replays.remove(&layer.topic) {
-            Some(r) if r.upto <= req.t => r,
-            // Back in time: from the latest snapshot before it.
-            Some(mut r) => {
-                r.rewind(req.t);
-                r
-            }
-            None => Replay::new(),
-        };
-        let from = if replay.upto == 0 { 0 } else { replay.upto + 1 };
-        let srcs = if from > req.t {
-            Vec::new()
-        } else {
-            self.sources(&layer.topic, Some(from), req.t)
-        };
-        for (i, src) in srcs.iter().enumerate() {
-            if cancel.load(Ordering::Relaxed) {
-                // Not complete: kept up to the last time all of whose messages were applied
-                // (a time only partly applied: back to the snapshot before it).
-                if let Some(last) = i.checked_sub(1).map(|j| srcs[j].entry.time_ns) {
-                    if last < src.entry.time_ns {
-                        replay.upto = last;
-                    } else {
-                        replay.rewind(last.saturating_sub(1));
-                    }
-                }
-                self.replays.insert(layer.topic.clone(), replay);
-                return;
-            }
-            match self
-                .decode(*src)
-                .and_then(|(plan, node)| markers::parse(&plan.def, &node))
-            {
-                Ok(ms) => replay.state.apply(ms, src.entry.time_ns, src),
-                Err(e) => note(e),
-            }
-            let t = src.entry.time_ns;
-            if srcs.get(i + 1).is_none_or(|n| n.entry.time_ns > t) {
-                replay.snapshot(t);
-            }
-        }
-        replay.upto = req.t;
-        let mut n = 0;
-        for s in replay.state.at(req.t) {
-            let m = &s.marker;
-            let at = if m.frame_locked {
-                req.t
-            } else {
-                self.when(m.stamp, s.received)
-            };
-            match self.place(&req.fixed, &m.frame, at) {
-                Ok(p) => {
-                    if scene.triangle_count() > MAX_TRIANGLES {
-                        note(format!("only {n} markers drawn: too many triangles"));
-                        break;
-                    }
-                    markers::draw(scene, m, &p);
-                    let pos = p.apply(m.pose.t);
-                    scene.picks.push(Pick {
-                        pos: shapes::f32s(pos),
-                        what: format!(
-                            "{} {}/{} ({}) in {}",
-                            layer.topic,
-                            m.ns.trim_start_matches('\u{1}'),
-                            m.id,
-                            marker_type(m.kind),
-                            if m.frame.is_empty() {
-                                &req.fixed
-                            } else {
-                                &m.frame
-                            }
-                        ),
-                        source: Some(s.source),
-                    });
-                    n += 1;
-                }
-                Err(e) => note(e),
-            }
-        }
-        st.text = format!("{n} markers");
-        self.replays.insert(layer.topic.clone(), replay);
     }
 
     /// Poses, paths, maps and camera frustums: the number of things drawn.

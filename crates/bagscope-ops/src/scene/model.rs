@@ -448,6 +448,8 @@ pub struct Scene {
     pub frame_names: Vec<String>,
     /// Time to build (ms).
     pub build_ms: f64,
+    /// Marker messages read to bring the marker layers to its time.
+    pub replayed: usize,
     /// Point buffers of an earlier scene, emptied, to fill again.
     pub(super) spare: Vec<(Vec<[f32; 3]>, Vec<Rgba>)>,
 }
@@ -562,6 +564,7 @@ impl Scene {
         self.labels.clear();
         self.clouds.clear();
         self.clouds_dropped = 0;
+        self.replayed = 0;
         self.meshes.clear();
         self.solids.clear();
         self.solid_triangles = 0;
