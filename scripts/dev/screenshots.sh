@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Screenshots of the real window under Xvfb, into screenshots/. Needs: xvfb imagemagick xdotool
+# Screenshots of the real window under Xvfb (last redone for demo, log, find, export, plots
+# and start on 2026-11-28; the others keep the clicks of the layout they were taken in), into screenshots/. Needs: xvfb imagemagick xdotool
 # (apt-get install -y --no-install-recommends xvfb xauth imagemagick xdotool) and a release build.
 # The clicks are at the places the widgets are drawn in a 1600×1000 window with the fonts egui
 # ships; a change of layout needs them moved.
@@ -35,51 +36,43 @@ shot() { # name, seconds to wait
 focus() { xdotool search --name bagscope | head -1 | xargs -r xdotool windowfocus 2>/dev/null || true; }
 
 # The demo: camera panels (colour, depth through turbo, overhead jpeg), thumbnails on the
-# camera rows, the inspector; then the log panel, then Find.
+# camera rows, the inspector; then the log panel, Find, plots, export and the start screen.
+# Panels and windows are opened from the command palette (Ctrl+K), which does not move.
+palette() { xdotool key ctrl+k; sleep 0.7; xdotool type --delay 30 "$1"; sleep 0.5; xdotool key Return; }
 "$BIN" "$DEMO" & APP=$!
-sleep 5
+sleep 6
 focus
-xdotool mousemove 69 245 click 1          # select /imu/data in the tree
+xdotool mousemove 69 267 click 1          # select /imu/data in the tree
 sleep 0.5
-xdotool mousemove 979 864 click 1         # playhead at ~ 2:12
-sleep 0.8
-xdotool mousemove 858 248                 # hover the front camera: the pixel's value
+xdotool mousemove 1050 493 click 1        # playhead at ~ 1:50 (on the timeline's ruler)
+sleep 1
+xdotool mousemove 833 236                 # hover the front camera: the pixel's value
 shot demo 1.5
-xdotool mousemove 612 12 click 1          # Log (36)
+xdotool key ctrl+l                        # Log
 xdotool mousemove 5 990
 shot log 1.5
-xdotool mousemove 612 12 click 1          # Log closed
-xdotool mousemove 803 12 click 1          # Find…
+xdotool mousemove 1142 467 click 1        # Log closed (its ×)
+palette 'Find'
 sleep 1
 xdotool type --delay 20 '/battery/voltage.data crosses 12.2'
 xdotool key Return
 xdotool mousemove 5 990
 shot find 2
-kill $APP; wait $APP 2>/dev/null || true
-
-# Plots and export on a copy of the demo (no camera panels).
-fresh
-"$BIN" "$TMP/demo.bag" & APP=$!
-sleep 4
-focus
-xdotool mousemove 69 245 click 1          # select /imu/data
-sleep 0.5
-xdotool mousemove 800 520 click 1         # playhead
-sleep 0.8
-xdotool mousemove 1302 538 click 1        # plot linear_acceleration.z
-sleep 0.3
-xdotool mousemove 1302 423 click 1        # plot angular_velocity.z
-sleep 0.3
-xdotool mousemove 1302 492 click 1        # plot linear_acceleration.x
-sleep 0.3
-xdotool mousemove 800 700
+xdotool mousemove 982 86 click 1          # Find closed
+palette 'Export'
+xdotool mousemove 5 990
+shot export 1.5
+xdotool mousemove 565 34 click 1          # Export closed
+for p in "1377 553" "1377 438" "1377 507"; do
+  xdotool mousemove $p click 1            # plot linear_acceleration.z, angular_velocity.z, .x
+  sleep 0.4
+done
+xdotool mousemove 980 686 click 1         # remove linear_acceleration.z (9.8 flattens the rest)
+xdotool mousemove 900 760                 # hover the plot: the value under the pointer
 shot plots 2
-xdotool mousemove 909 12 click 1          # Export…
+palette 'Close'                           # the start screen
 xdotool mousemove 5 990
-shot export 1
-xdotool mousemove 1048 12 click 1          # Close: the start screen, the demo under Recent files
-xdotool mousemove 5 990
-shot start 1
+shot start 1.5
 kill $APP; wait $APP 2>/dev/null || true
 
 # Two runs on one timeline, with the Recordings window (offsets, align starts).
