@@ -9,12 +9,12 @@
 //! of the run's first status, and [`Diagnostics::coarse`] says so).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use crate::image::field;
 use bagscope_reader::definition::msg::MsgDef;
 use bagscope_reader::encoding::{Node, Value};
-use bagscope_reader::{Bag, Error, Filter, Result};
+use bagscope_reader::{Bag, Error, Result};
 
 /// A status's level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -295,24 +295,8 @@ pub fn read_diagnostics(bag: &Bag, topics: &[usize], cancel: &AtomicBool) -> Res
     if conns.is_empty() {
         return Ok(b.d);
     }
-    let plans: Vec<Option<std::sync::Arc<bagscope_reader::encoding::Plan>>> =
-        (0..s.connections.len())
-            .map(|c| bag.plan(c).ok().map(|(p, _)| p))
-            .collect();
-    for m in bag.messages(&Filter {
-        connections: Some(conns),
-        ..Default::default()
-    })? {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::Cancelled);
-        }
-        let m = m?;
-        let got = plans
-            .get(m.conn)
-            .and_then(|p| p.as_ref())
-            .and_then(|p| p.decode(&m.data).ok().map(|n| (p, n)))
-            .and_then(|(p, n)| statuses(&p.def, &n));
-        match got {
+    crate::decoded::each_decoded(bag, conns, cancel, |m, decoded| {
+        match decoded.and_then(|(p, n)| statuses(&p.def, n)) {
             Some(list) => {
                 b.d.messages += 1;
                 for st in list {
@@ -321,7 +305,8 @@ pub fn read_diagnostics(bag: &Bag, topics: &[usize], cancel: &AtomicBool) -> Res
             }
             None => b.d.bad += 1,
         }
-    }
+        Ok(std::ops::ControlFlow::Continue(()))
+    })?;
     b.d.tracks.sort_by(|x, y| x.name.cmp(&y.name));
     Ok(b.d)
 }

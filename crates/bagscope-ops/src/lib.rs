@@ -8,6 +8,7 @@ pub mod arrow;
 pub mod catalog;
 pub mod compare;
 pub mod csv;
+pub mod decoded;
 pub mod diagnostics;
 pub mod export;
 pub mod find;

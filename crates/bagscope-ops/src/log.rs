@@ -2,12 +2,13 @@
 //! whole recording, for the app's log panel and `bagscope log`.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::ops::ControlFlow;
+use std::sync::atomic::AtomicBool;
 
 use crate::image::field;
 use bagscope_reader::definition::msg::MsgDef;
-use bagscope_reader::encoding::{Node, Plan, Value};
-use bagscope_reader::{Bag, Error, Filter, Result};
+use bagscope_reader::encoding::{Node, Value};
+use bagscope_reader::{Bag, Error, Result};
 
 /// A log message's severity, the same for ROS 1 (1, 2, 4, 8, 16) and ROS 2 (10 … 50).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -215,32 +216,19 @@ pub fn read_logs(
     if conns.is_empty() {
         return Ok(0);
     }
-    let plans: Vec<Option<std::sync::Arc<Plan>>> = (0..s.connections.len())
-        .map(|c| bag.plan(c).ok().map(|(p, _)| p))
-        .collect();
     let mut batch = Vec::new();
     let mut bad = 0u64;
-    for m in bag.messages(&Filter {
-        connections: Some(conns),
-        ..Default::default()
-    })? {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::Cancelled);
-        }
-        let m = m?;
-        let line = plans
-            .get(m.conn)
-            .and_then(|p| p.as_ref())
-            .and_then(|p| p.decode(&m.data).ok().map(|n| (p, n)))
-            .and_then(|(p, n)| from_node(&p.def, &n, m.time_ns, topic_of[m.conn]));
+    crate::decoded::each_decoded(bag, conns, cancel, |m, decoded| {
+        let line = decoded.and_then(|(p, n)| from_node(&p.def, n, m.time_ns, topic_of[m.conn]));
         match line {
             Some(l) => batch.push(l),
             None => bad += 1,
         }
         if batch.len() >= 4096 && !on_batch(std::mem::take(&mut batch)) {
-            return Ok(bad);
+            return Ok(ControlFlow::Break(()));
         }
-    }
+        Ok(ControlFlow::Continue(()))
+    })?;
     if !batch.is_empty() {
         on_batch(batch);
     }

@@ -4,11 +4,12 @@
 //! state rows.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::ops::ControlFlow;
+use std::sync::atomic::AtomicBool;
 
 use bagscope_reader::definition::msg::{FieldType, MsgDef};
 use bagscope_reader::encoding::{FieldPath, Node, Segment, Value};
-use bagscope_reader::{Bag, Error, Filter, Result};
+use bagscope_reader::{Bag, Error, Result};
 
 /// Distinct values a state takes at most (more: it is a signal to plot, not a state).
 pub const MAX_STATES: usize = 256;
@@ -132,25 +133,10 @@ pub fn state_track(bag: &Bag, path: &str, cancel: &AtomicBool) -> Result<StateTr
     let mut index: HashMap<String, u32> = HashMap::new();
     let mut missing = 0u64;
     // Each message decoded (state topics are slow; a string needs its message decoded).
-    for m in bag.messages(&Filter {
-        connections: Some(topic.connections.clone()),
-        ..Default::default()
-    })? {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::Cancelled);
-        }
-        let m = m?;
-        let Ok((plan, _)) = bag.plan(m.conn) else {
+    crate::decoded::each_decoded(bag, topic.connections.clone(), cancel, |m, decoded| {
+        let Some(v) = decoded.and_then(|(plan, node)| walk(&plan.def, node, &p.segments)) else {
             missing += 1;
-            continue;
-        };
-        let Ok(node) = plan.decode(&m.data) else {
-            missing += 1;
-            continue;
-        };
-        let Some(v) = walk(&plan.def, &node, &p.segments) else {
-            missing += 1;
-            continue;
+            return Ok(ControlFlow::Continue(()));
         };
         let Some(l) = label(&v, own) else {
             return Err(Error::Invalid(format!(
@@ -178,7 +164,8 @@ pub fn state_track(bag: &Bag, path: &str, cancel: &AtomicBool) -> Result<StateTr
                 value: v,
             }),
         }
-    }
+        Ok(ControlFlow::Continue(()))
+    })?;
     if missing > 0 {
         t.problems
             .push(format!("{missing} messages without {path}"));

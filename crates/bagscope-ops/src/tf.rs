@@ -7,13 +7,14 @@
 //! transform from a `tf_static` topic holds at every time, as tf2 treats it.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::ops::ControlFlow;
+use std::sync::atomic::AtomicBool;
 
 use crate::image::field;
 use bagscope_reader::definition::msg::MsgDef;
 use bagscope_reader::encoding::{Node, Value};
 use bagscope_reader::error::TfError;
-use bagscope_reader::{Bag, Error, Filter, Result};
+use bagscope_reader::{Bag, Error, Result};
 
 /// Most transforms kept from one recording (72 bytes each): beyond, the rest are not read and
 /// [`TfHistory::truncated`] says so.
@@ -268,27 +269,15 @@ impl TfHistory {
             })
         };
         let mut kept = 0usize;
-        for m in bag.messages(&Filter {
-            connections: Some(conns),
-            ..Default::default()
-        })? {
-            if cancel.load(Ordering::Relaxed) {
-                return Err(Error::Cancelled);
-            }
-            let m = m?;
-            let got = bag
-                .plan(m.conn)
-                .ok()
-                .and_then(|(p, _)| p.decode(&m.data).ok().map(|n| (p, n)))
-                .and_then(|(p, n)| transforms(&p.def, &n));
-            let Some(ts) = got else {
+        crate::decoded::each_decoded(bag, conns, cancel, |m, decoded| {
+            let Some(ts) = decoded.and_then(|(p, n)| transforms(&p.def, n)) else {
                 h.bad += 1;
-                continue;
+                return Ok(ControlFlow::Continue(()));
             };
             for (parent, child, pose) in ts {
                 if kept >= MAX_SAMPLES {
                     h.truncated = true;
-                    return Ok(h);
+                    return Ok(ControlFlow::Break(()));
                 }
                 let p = id(&mut h, parent);
                 let c = id(&mut h, child) as usize;
@@ -300,7 +289,8 @@ impl TfHistory {
                 });
                 kept += 1;
             }
-        }
+            Ok(ControlFlow::Continue(()))
+        })?;
         Ok(h)
     }
 

@@ -4,14 +4,15 @@
 //! at each joint state that has their value).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::ops::ControlFlow;
+use std::sync::atomic::AtomicBool;
 
 use super::kinematics::{joint_pose, moves};
 use super::{JointKind, Model};
 use crate::image::field;
 use crate::tf::{Sample, TfHistory};
 use bagscope_reader::encoding::Value;
-use bagscope_reader::{Bag, Error, Filter, Result};
+use bagscope_reader::{Bag, Filter, Result};
 
 /// Whether a type is a joint state.
 pub fn is_joint_state_type(datatype: &str) -> bool {
@@ -272,21 +273,10 @@ pub fn add_robot_frames(bag: &Bag, h: &mut TfHistory, cancel: &AtomicBool) -> Re
     let mut kept: usize = h.samples.iter().map(Vec::len).sum();
     let mut values: HashMap<String, f64> = HashMap::new();
     let mut added = vec![false; moving.len()];
-    for m in bag.messages(&Filter {
-        connections: Some(conns),
-        ..Default::default()
-    })? {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::Cancelled);
-        }
-        let m = m?;
-        let Some(list) = bag
-            .plan(m.conn)
-            .ok()
-            .and_then(|(p, _)| p.decode(&m.data).ok().map(|n| (p, n)))
-            .and_then(|(p, n)| joint_values(&p.def, &n))
-        else {
-            continue;
+    let mut cut = false;
+    crate::decoded::each_decoded(bag, conns, cancel, |m, decoded| {
+        let Some(list) = decoded.and_then(|(p, n)| joint_values(&p.def, n)) else {
+            return Ok(ControlFlow::Continue(()));
         };
         for (name, _) in &list {
             if !model.joints.iter().any(|j| j.name == *name) && !out.unknown_joints.contains(name) {
@@ -309,7 +299,8 @@ pub fn add_robot_frames(bag: &Bag, h: &mut TfHistory, cancel: &AtomicBool) -> Re
             };
             if kept >= crate::tf::MAX_SAMPLES {
                 h.truncated = true;
-                return Ok(out);
+                cut = true;
+                return Ok(ControlFlow::Break(()));
             }
             let (p, c) = (id(h, &j.parent), id(h, &j.child) as usize);
             h.samples[c].push(Sample {
@@ -320,6 +311,10 @@ pub fn add_robot_frames(bag: &Bag, h: &mut TfHistory, cancel: &AtomicBool) -> Re
             added[k] = true;
             kept += 1;
         }
+        Ok(ControlFlow::Continue(()))
+    })?;
+    if cut {
+        return Ok(out);
     }
     out.frames.extend(
         moving
