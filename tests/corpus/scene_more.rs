@@ -385,3 +385,66 @@ fn every_marker_type_written_by_rosbags_is_drawn() {
     // At 3 s: DELETEALL.
     assert_eq!(at(&mut b, 3).status[0].text, "0 markers");
 }
+
+/// Markers read straight from a message's bytes equal those read through the value tree, on
+/// every marker message of rosbags' fixture (ROS 1, and ROS 2 Humble's types in CDR) and of
+/// the demo recording; the fast path answers for each of them.
+#[test]
+fn markers_from_bytes_equal_markers_from_the_value_tree() {
+    use bagscope::ops::scene::{marker_bytes, markers};
+    let dir = common::temp_dir("scene-marker-bytes");
+    let rosbags = dir.join("markers.bag");
+    peer_fixture(
+        "rosbags_markers.py",
+        &rosbags,
+        "rosbags (pip install rosbags)",
+    );
+    let ros2 = dir.join("markers-ros2");
+    let run = std::process::Command::new("python3")
+        .args(["tests/py/rosbags_markers.py", "--ros2"])
+        .arg(&ros2)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let demo = dir.join("demo.bag");
+    common::bagscope(&[&"demo", &demo, &"--seconds", &"20"]).ok();
+    let mut checked = [0usize; 2];
+    for (k, file) in [(0, &rosbags), (0, &demo), (1, &ros2)] {
+        let bag = Bag::open(file).unwrap();
+        let conns: Vec<usize> = bag
+            .summary()
+            .topics
+            .iter()
+            .filter(|t| t.datatype.contains("MarkerArray"))
+            .flat_map(|t| t.connections.clone())
+            .collect();
+        assert!(!conns.is_empty(), "{}: no marker topic", file.display());
+        let filter = bagscope::Filter {
+            connections: Some(conns),
+            ..Default::default()
+        };
+        for m in bag.messages(&filter).unwrap() {
+            let m = m.unwrap();
+            let (plan, _) = bag.plan(m.conn).unwrap();
+            assert_eq!(plan.is_cdr(), k == 1);
+            let slow = markers::parse(&plan.def, &plan.decode(&m.data).unwrap()).unwrap();
+            let fast = marker_bytes::markers(&plan, &m.data);
+            assert_eq!(
+                fast.as_ref(),
+                Some(&slow),
+                "{} at {}",
+                file.display(),
+                m.time_ns
+            );
+            checked[k] += 1;
+        }
+    }
+    assert!(
+        checked[0] >= 20 && checked[1] >= 3,
+        "{checked:?} messages compared (ROS 1, CDR)"
+    );
+}

@@ -11,6 +11,7 @@
 //! its layer says why.
 
 pub mod cloud;
+pub mod marker_bytes;
 pub mod markers;
 mod nav;
 pub mod read;

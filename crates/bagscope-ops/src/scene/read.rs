@@ -69,17 +69,21 @@ pub fn vec3(def: &MsgDef, node: &Node) -> Option<[f64; 3]> {
 /// A quaternion, normalised; the zero quaternion (left unset by many publishers) is the
 /// identity, as RViz takes it.
 pub fn quat(def: &MsgDef, node: &Node) -> Option<[f64; 4]> {
-    let q = [
+    Some(quat_of([
         node.number(def, "x")?,
         node.number(def, "y")?,
         node.number(def, "z")?,
         node.number(def, "w")?,
-    ];
+    ]))
+}
+
+/// `x y z w` normalised; the zero quaternion (or one not finite) is the identity.
+pub fn quat_of(q: [f64; 4]) -> [f64; 4] {
     let n = q.iter().map(|v| v * v).sum::<f64>().sqrt();
     if !n.is_finite() || n < 1e-9 {
-        return Some([0.0, 0.0, 0.0, 1.0]);
+        return [0.0, 0.0, 0.0, 1.0];
     }
-    Some([q[0] / n, q[1] / n, q[2] / n, q[3] / n])
+    [q[0] / n, q[1] / n, q[2] / n, q[3] / n]
 }
 
 /// A `geometry_msgs/Pose` (`position`, `orientation`) or `Transform` (`translation`,
@@ -96,11 +100,13 @@ pub fn pose(def: &MsgDef, node: &Node) -> Option<Pose> {
 
 /// A `std_msgs/ColorRGBA` as 8-bit RGBA.
 pub fn color(def: &MsgDef, node: &Node) -> Option<[u8; 4]> {
-    let c = |n: &str| {
-        node.number(def, n)
-            .map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8)
-    };
+    let c = |n: &str| node.number(def, n).map(unit_to_u8);
     Some([c("r")?, c("g")?, c("b")?, c("a").unwrap_or(255)])
+}
+
+/// A colour channel of 0 to 1 as 8 bits.
+pub fn unit_to_u8(v: f64) -> u8 {
+    (v.clamp(0.0, 1.0) * 255.0).round() as u8
 }
 
 /// The elements of an array field of messages.

@@ -5,6 +5,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::marker_bytes;
 use super::markers::{self, Markers};
 use super::MAX_TRIANGLES;
 use super::{marker_type, shapes, Builder, Layer, Pick, Request, Scene, Source, Status};
@@ -153,10 +154,7 @@ impl Builder {
                 return;
             }
             scene.replayed += 1;
-            match self
-                .decode(*src)
-                .and_then(|(plan, node)| markers::parse(&plan.def, &node))
-            {
+            match self.markers_of(*src) {
                 Ok(ms) => replay.state.apply(ms, src.entry.time_ns, src),
                 Err(e) => note(e),
             }
@@ -210,7 +208,7 @@ impl Builder {
     /// Replays ahead of the playhead a little, for a worker with nothing asked of it: a marker
     /// layer drawn so far goes on from the furthest state known, keeping a snapshot a second,
     /// so a later seek anywhere replays at most about a second of messages. Reads whole times
-    /// of at least one message, for about [`WARM_STEP`] at most; returns whether there is more
+    /// of at least one message, for about 25 ms at most; returns whether there is more
     /// to do. A message that does not decode is passed over (the scene that shows it says so).
     pub fn warm(&mut self, cancel: &AtomicBool) -> bool {
         let t0 = std::time::Instant::now();
@@ -235,10 +233,8 @@ impl Builder {
                 return false;
             }
             let t = src.entry.time_ns;
-            if let Ok((plan, node)) = self.decode(*src) {
-                if let Ok(ms) = markers::parse(&plan.def, &node) {
-                    state.apply(ms, t, src);
-                }
+            if let Ok(ms) = self.markers_of(*src) {
+                state.apply(ms, t, src);
             }
             if srcs.get(i + 1).is_none_or(|n| n.entry.time_ns > t) {
                 at = t;
@@ -252,6 +248,21 @@ impl Builder {
         let more = !r.warmed;
         self.replays.insert(topic, r);
         more || self.replays.values().any(|r| !r.warmed)
+    }
+
+    /// A message's markers: straight from its bytes where it is a standard `Marker` or
+    /// `MarkerArray` ([`marker_bytes`]), else through the value tree.
+    fn markers_of(&mut self, src: Source) -> Result<Vec<markers::Marker>, String> {
+        let plan = self.plan(src.conn)?;
+        let m = self
+            .bag
+            .message(src.conn, src.entry)
+            .map_err(|e| e.to_string())?;
+        if let Some(ms) = marker_bytes::markers(&plan, &m.data) {
+            return Ok(ms);
+        }
+        let node = plan.decode(&m.data).map_err(|e| e.to_string())?;
+        markers::parse(&plan.def, &node)
     }
 
     /// The messages of `topic` from `from` on: the first `n` and every other at the last's
