@@ -222,8 +222,14 @@ fn maps_frustums_covariances_and_paths_land_where_their_fields_say() {
 /// Runs `tests/py/SCRIPT OUT`, a fixture written by a peer's own library; fails loudly when the
 /// peer is missing.
 fn peer_fixture(script: &str, out: &std::path::Path, peer: &str) {
+    peer_fixture_with(script, &[], out, peer);
+}
+
+/// [`peer_fixture`] with arguments before `OUT`.
+fn peer_fixture_with(script: &str, args: &[&str], out: &std::path::Path, peer: &str) {
     let o = std::process::Command::new("python3")
         .arg(format!("tests/py/{script}"))
+        .args(args)
         .arg(out)
         .output()
         .unwrap();
@@ -400,15 +406,11 @@ fn markers_from_bytes_equal_markers_from_the_value_tree() {
         "rosbags (pip install rosbags)",
     );
     let ros2 = dir.join("markers-ros2");
-    let run = std::process::Command::new("python3")
-        .args(["tests/py/rosbags_markers.py", "--ros2"])
-        .arg(&ros2)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+    peer_fixture_with(
+        "rosbags_markers.py",
+        &["--ros2"],
+        &ros2,
+        "rosbags (pip install rosbags)",
     );
     let demo = dir.join("demo.bag");
     common::bagscope(&[&"demo", &demo, &"--seconds", &"20"]).ok();

@@ -166,6 +166,14 @@ impl Part {
     }
 }
 
+/// A list's items, each what `item` makes of it (`None` where one is not).
+fn list<T>(p: Part, item: impl Fn(Part) -> Option<T>) -> Option<Vec<T>> {
+    match p {
+        Part::List(v) => v.into_iter().map(item).collect(),
+        _ => None,
+    }
+}
+
 /// The numbers of a message's fields, in the order of `names` as the type lists them.
 fn nums<const N: usize>(fields: &[Part]) -> Option<[f64; N]> {
     let mut out = [0.0; N];
@@ -204,26 +212,14 @@ impl Parts<'_> {
         };
         let lifetime_ns = take(f.lifetime)?.nanos()?;
         let frame_locked = take(f.frame_locked)?.num()? != 0.0;
-        let points = match take(f.points)? {
-            Part::List(v) => v
-                .into_iter()
-                .map(|p| match p {
-                    Part::V3(v) => Some(v),
-                    _ => None,
-                })
-                .collect::<Option<Vec<_>>>()?,
-            _ => return None,
-        };
-        let colors = match take(f.colors)? {
-            Part::List(v) => v
-                .into_iter()
-                .map(|p| match p {
-                    Part::Color(c) => Some(c),
-                    _ => None,
-                })
-                .collect::<Option<Vec<_>>>()?,
-            _ => return None,
-        };
+        let points = list(take(f.points)?, |p| match p {
+            Part::V3(v) => Some(v),
+            _ => None,
+        })?;
+        let colors = list(take(f.colors)?, |p| match p {
+            Part::Color(c) => Some(c),
+            _ => None,
+        })?;
         let text = text(take(f.text)?)?;
         Some(Marker {
             ns,

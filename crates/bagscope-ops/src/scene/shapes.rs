@@ -112,10 +112,7 @@ fn unit(shape: Shape) -> UnitMesh {
     };
     match shape {
         Shape::Cube => {
-            let v = |i: usize| {
-                let h = |bit: usize| if i & bit != 0 { 0.5 } else { -0.5 };
-                [h(1), h(2), h(4)]
-            };
+            let v = |i: usize| box_corner(i).map(f64::from);
             for [a, b, c, d] in [
                 [0, 2, 3, 1],
                 [4, 5, 7, 6],
@@ -170,6 +167,13 @@ fn unit(shape: Shape) -> UnitMesh {
         }
     }
     m
+}
+
+/// Corner `i` (0 to 7) of the box of side 1 centred on the origin: bits 1, 2, 4 of `i` say
+/// +x, +y, +z.
+fn box_corner(i: usize) -> [f32; 3] {
+    let h = |bit: usize| if i & bit != 0 { 0.5 } else { -0.5 };
+    [h(1), h(2), h(4)]
 }
 
 /// A solid: a unit [`Shape`] scaled, turned and moved into the fixed frame, of one colour.
@@ -345,12 +349,9 @@ impl Scene {
 
     /// The corners of each solid's box in the fixed frame.
     pub(super) fn solid_box_corners(&self) -> impl Iterator<Item = [f32; 3]> + '_ {
-        self.solids.iter().flat_map(|s| {
-            (0..8).map(move |i| {
-                let h = |bit: usize| if i & bit != 0 { 0.5 } else { -0.5 };
-                s.place([h(1), h(2), h(4)])
-            })
-        })
+        self.solids
+            .iter()
+            .flat_map(|s| (0..8).map(move |i| s.place(box_corner(i))))
     }
 }
 
