@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Screenshots of the real window under Xvfb (last redone for demo, log, find, export, plots
-# and start on 2026-11-28; the others keep the clicks of the layout they were taken in), into screenshots/. Needs: xvfb imagemagick xdotool
+# Screenshots of the real window under Xvfb (last redone for demo, log, find, export, plots,
+# start, scene-demo and scene-topdown on 2026-11-28; the others keep the clicks of the layout they were taken in), into screenshots/. Needs: xvfb imagemagick xdotool
 # (apt-get install -y --no-install-recommends xvfb xauth imagemagick xdotool) and a release build.
 # The clicks are at the places the widgets are drawn in a 1600×1000 window with the fonts egui
 # ships; a change of layout needs them moved.
@@ -143,21 +143,28 @@ if command -v roscore >/dev/null; then
   kill $APP $PLAY; wait $APP $PLAY 2>/dev/null || true
   kill $CORE; wait $CORE 2>/dev/null || true
 fi
-# 3D: the demo at 2:16 in map (the lidar's cloud, the scan, the planner's markers and path,
-# the frames), then top-down; a real lidar (embag's Luminar cloud, no transforms: drawn in its
-# own frame).
+# 3D: the demo at 2:16 in map following base_link (the lidar's cloud, the scan, the robot,
+# the planner's markers and path, the frames), then top-down; a real lidar (embag's Luminar
+# cloud, no transforms: drawn in its own frame).
 fresh
 "$BIN" "$TMP/demo.bag" & APP=$!
-sleep 4
+sleep 6
 focus
-xdotool mousemove 1060 88 click 1         # playhead at 2:16
+xdotool mousemove 1061 493 click 1        # playhead at 2:16 (on the timeline's ruler)
 sleep 1
-xdotool mousemove 951 12 click 1          # 3D
+palette '3D view'
+sleep 3
+xdotool mousemove 628 111 click 1         # Follow
+sleep 0.7
+xdotool mousemove 620 161 click 1         # base_link
+sleep 1
+xdotool mousemove 980 400
+for i in $(seq 1 7); do xdotool click 4; sleep 0.1; done   # zoom in
 xdotool mousemove 5 990
-shot scene-demo 3
+shot scene-demo 4
 xdotool mousemove 722 111 click 1         # Top-down
 xdotool mousemove 5 990
-shot scene-topdown 1.5
+shot scene-topdown 3
 kill $APP; wait $APP 2>/dev/null || true
 fresh
 "$BIN" ../shared/bags/embag/test.bag & APP=$!
