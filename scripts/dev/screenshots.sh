@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Screenshots of the real window under Xvfb, into screenshots/. Needs: xvfb imagemagick xdotool
 # (apt-get install -y --no-install-recommends xvfb xauth imagemagick xdotool) and a release build.
-# Last redone for demo, log, find, export, plots, start, scene-demo and scene-topdown on
-# 2026-11-28; the others keep the clicks of the layout they were taken in.
+# Last redone for demo, log, find, export, plots, start, two, ros2, recovered, tf, scene-demo
+# and scene-topdown on 2026-11-28; the others keep the clicks of the layout they were taken in.
 # The clicks are at the places the widgets are drawn in a 1600×1000 window with the fonts egui
 # ships; a change of layout needs them moved.
 set -euo pipefail
@@ -79,7 +79,7 @@ kill $APP; wait $APP 2>/dev/null || true
 # Two runs on one timeline, with the Recordings window (offsets, align starts).
 fresh
 "$BIN" "$TMP/run1.bag" "$TMP/run2.bag" & APP=$!
-sleep 5
+sleep 8
 xdotool mousemove 5 990
 shot two 1
 kill $APP; wait $APP 2>/dev/null || true
@@ -87,10 +87,10 @@ kill $APP; wait $APP 2>/dev/null || true
 # A rosbag2 recording (MCAP storage) with a CDR message decoded.
 fresh
 "$BIN" "${2:-../shared/bags2/rosbag2/v9_mcap/bag_with_topics_and_service_events_and_action}" & APP=$!
-sleep 4
+sleep 6
 focus
-xdotool mousemove 62 130 click 1          # /rosout (rcl_interfaces/msg/Log, shipped definition)
-sleep 0.3
+xdotool mousemove 63 130 click 1          # /rosout (rcl_interfaces/msg/Log, shipped definition)
+sleep 0.5
 xdotool mousemove 1075 700 click 1        # playhead
 xdotool mousemove 5 990
 shot ros2 1.5
@@ -98,23 +98,23 @@ kill $APP; wait $APP 2>/dev/null || true
 
 fresh
 "$BIN" "${1:-../shared/bags/foxglove-cli/gps.bag.active}" & APP=$!
-sleep 4
+sleep 6
 focus
-xdotool mousemove 947 12 click 1          # Bag info, with the recovery warnings
+palette 'Bag info'                        # with the recovery warnings
 xdotool mousemove 5 990
-shot recovered 1.5
+shot recovered 2
 kill $APP; wait $APP 2>/dev/null || true
 # The TF window on the turtles of rosbag.js/example.bag: the tree at the playhead, the carrot in
 # the world.
 fresh
 "$BIN" "${3:-../shared/bags/rosbag.js/example.bag}" & APP=$!
-sleep 4
+sleep 6
 focus
-xdotool mousemove 853 12 click 1          # TF
-sleep 1
-xdotool mousemove 1100 700 click 1        # playhead
+palette 'TF'
+sleep 1.5
+xdotool mousemove 1094 576 click 1        # playhead at ~ 18.6 s
 xdotool mousemove 5 990
-shot tf 1
+shot tf 1.5
 kill $APP; wait $APP 2>/dev/null || true
 # Live: the demo played into a roscore on loopback by `bagscope play --ros1 --loop`, recorded
 # live by the app (which opens the demo with its cameras first, and keeps them at Start).
