@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Screenshots of the real window under Xvfb, into screenshots/. Needs: xvfb imagemagick xdotool
 # (apt-get install -y --no-install-recommends xvfb xauth imagemagick xdotool) and a release build.
-# Last redone for demo, log, find, export, plots, start, two, ros2, recovered, tf, scene-demo
-# and scene-topdown on 2026-11-28; the others keep the clicks of the layout they were taken in.
+# Last redone for demo, log, find, export, plots, start, two, ros2, recovered, tf, scene-demo,
+# scene-topdown and scene-lidar on 2026-11-28; the others keep the clicks of the layout they were taken in.
 # The clicks are at the places the widgets are drawn in a 1600×1000 window with the fonts egui
 # ships; a change of layout needs them moved.
 set -euo pipefail
@@ -169,12 +169,12 @@ shot scene-topdown 3
 kill $APP; wait $APP 2>/dev/null || true
 fresh
 "$BIN" ../shared/bags/embag/test.bag & APP=$!
-sleep 4
+sleep 7
 focus
-xdotool mousemove 735 88 click 1          # playhead at 0.7 s, a cloud
+xdotool mousemove 734 88 click 1          # playhead at 0.7 s, a cloud
 sleep 1
-xdotool mousemove 906 12 click 1          # 3D
+palette '3D view'
 xdotool mousemove 5 990
-shot scene-lidar 4
+shot scene-lidar 6
 kill $APP; wait $APP 2>/dev/null || true
 echo "wrote $OUT/{demo,log,find,plots,export,start,two,ros2,recovered,tf,live,scene-demo,scene-topdown,scene-lidar}.png"
