@@ -2,7 +2,7 @@
 # Screenshots of the real window under Xvfb, into screenshots/. Needs: xvfb imagemagick xdotool
 # (apt-get install -y --no-install-recommends xvfb xauth imagemagick xdotool) and a release build.
 # Last redone for demo, log, find, export, plots, start, two, ros2, recovered, tf, scene-demo,
-# scene-topdown and scene-lidar on 2026-11-28; the others keep the clicks of the layout they were taken in.
+# scene-topdown and scene-lidar on 2026-11-28 (live keeps the clicks of an older layout).
 # The clicks are at the places the widgets are drawn in a 1600×1000 window with the fonts egui
 # ships; a change of layout needs them moved.
 set -euo pipefail
