@@ -72,19 +72,15 @@ impl Roles {
             .map(|t| {
                 let names: Vec<&str> = t.fields.iter().map(|f| f.name.as_str()).collect();
                 let at = |n: &str| names.iter().position(|x| *x == n);
-                // In the standard order: `nums` reads them so.
-                let exactly = |want: &[&str]| names == want;
-                if exactly(&["x", "y", "z"]) {
-                    return Role::Vec3;
-                }
-                if exactly(&["x", "y", "z", "w"]) {
-                    return Role::Quat;
-                }
-                if exactly(&["r", "g", "b", "a"]) {
-                    return Role::Color;
-                }
-                if exactly(&["sec", "nanosec"]) {
-                    return Role::Time;
+                // Exactly these fields in the standard order: `nums` reads them so.
+                let plain: [(&[&str], Role); 4] = [
+                    (&["x", "y", "z"], Role::Vec3),
+                    (&["x", "y", "z", "w"], Role::Quat),
+                    (&["r", "g", "b", "a"], Role::Color),
+                    (&["sec", "nanosec"], Role::Time),
+                ];
+                if let Some((_, role)) = plain.iter().find(|(want, _)| names == *want) {
+                    return *role;
                 }
                 if let (true, Some(p), Some(o)) =
                     (names.len() == 2, at("position"), at("orientation"))

@@ -172,16 +172,22 @@ impl Builder {
         out
     }
 
-    fn decode(
-        &mut self,
-        src: Source,
-    ) -> Result<(Arc<Plan>, bagscope_reader::encoding::Node), String> {
+    /// A message's plan and its bytes as stored.
+    fn raw(&mut self, src: Source) -> Result<(Arc<Plan>, bagscope_reader::storage::Bytes), String> {
         let plan = self.plan(src.conn)?;
         let m = self
             .bag
             .message(src.conn, src.entry)
             .map_err(|e| e.to_string())?;
-        let node = plan.decode(&m.data).map_err(|e| e.to_string())?;
+        Ok((plan, m.data))
+    }
+
+    fn decode(
+        &mut self,
+        src: Source,
+    ) -> Result<(Arc<Plan>, bagscope_reader::encoding::Node), String> {
+        let (plan, data) = self.raw(src)?;
+        let node = plan.decode(&data).map_err(|e| e.to_string())?;
         Ok((plan, node))
     }
 

@@ -253,15 +253,11 @@ impl Builder {
     /// A message's markers: straight from its bytes where it is a standard `Marker` or
     /// `MarkerArray` ([`marker_bytes`]), else through the value tree.
     fn markers_of(&mut self, src: Source) -> Result<Vec<markers::Marker>, String> {
-        let plan = self.plan(src.conn)?;
-        let m = self
-            .bag
-            .message(src.conn, src.entry)
-            .map_err(|e| e.to_string())?;
-        if let Some(ms) = marker_bytes::markers(&plan, &m.data) {
+        let (plan, data) = self.raw(src)?;
+        if let Some(ms) = marker_bytes::markers(&plan, &data) {
             return Ok(ms);
         }
-        let node = plan.decode(&m.data).map_err(|e| e.to_string())?;
+        let node = plan.decode(&data).map_err(|e| e.to_string())?;
         markers::parse(&plan.def, &node)
     }
 
