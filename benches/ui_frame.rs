@@ -26,7 +26,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use bagscope::app::{App, Cmd};
+use bagscope_app::{App, Cmd};
 
 #[path = "ui_frame/scene.rs"]
 mod scene;
@@ -348,7 +348,7 @@ fn main() {
     // The short mode's own recording, removed at the end.
     let demo = (short && given.is_none()).then(|| {
         let p = std::env::temp_dir().join(format!("bagscope-ui-short-{}.bag", std::process::id()));
-        bagscope::demo::write_demo(&p, 20).expect("demo");
+        bagscope_ops::demo::write_demo(&p, 20).expect("demo");
         p
     });
     let bag = given
@@ -437,7 +437,7 @@ fn main() {
                     egui_plot::PlotPoint::new(x, y)
                 })
                 .collect();
-            bagscope::app::plot::add_points(d, &format!("series {k}"), pts);
+            bagscope_app::plot::add_points(d, &format!("series {k}"), pts);
         }
     }
     b.app.apply(Cmd::FitAll);
@@ -552,14 +552,14 @@ fn two(n: usize) {
     let dir = std::env::temp_dir().join(format!("bagscope-ui-two-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let (a, b) = (dir.join("run1.bag"), dir.join("run2.bag"));
-    bagscope::demo::write_demo(&a, 180).expect("demo");
-    bagscope::demo::write_demo(&b, 180).expect("demo");
+    bagscope_ops::demo::write_demo(&a, 180).expect("demo");
+    bagscope_ops::demo::write_demo(&b, 180).expect("demo");
     let parts = vec![
-        bagscope::merge::Part {
+        bagscope_reader::bag::merge::Part {
             path: a,
             offset_ns: 0,
         },
-        bagscope::merge::Part {
+        bagscope_reader::bag::merge::Part {
             path: b,
             offset_ns: 2_500_000_000,
         },
@@ -610,7 +610,8 @@ fn two(n: usize) {
         .doc
         .as_ref()
         .map_or(0, |d| d.rec.bag.summary().topics.len());
-    let one = bagscope::Bag::open(dir.join("run1.bag")).map_or(0, |b| b.summary().topics.len());
+    let one =
+        bagscope_reader::Bag::open(dir.join("run1.bag")).map_or(0, |b| b.summary().topics.len());
     assert!(one > 0, "the demo run has topics");
     assert_eq!(
         topics,
@@ -650,23 +651,23 @@ fn picture(w: u32, h: u32, k: u32) -> Vec<u8> {
 /// Decode time per frame size, then the app playing a 1920×1080 jpeg topic at 30 Hz with an
 /// image panel open (20 s, 600 frames written here with bagscope's writer).
 fn camera(n: usize) {
-    use bagscope::storage::ros1::writer::ConnectionSpec;
+    use bagscope_reader::storage::ros1::writer::ConnectionSpec;
     for (w, h) in [(640u32, 480u32), (1280, 720), (1920, 1080)] {
-        let jpeg = bagscope::ops::image::encode_jpeg(w, h, &picture(w, h, 1), 85).expect("jpeg");
+        let jpeg = bagscope_ops::image::encode_jpeg(w, h, &picture(w, h, 1), 85).expect("jpeg");
         let rgb = picture(w, h, 2);
         let runs = 20;
         let t0 = Instant::now();
         for _ in 0..runs {
-            let img = bagscope::ops::image::decode_compressed("jpeg", &jpeg).expect("decode");
+            let img = bagscope_ops::image::decode_compressed("jpeg", &jpeg).expect("decode");
             std::hint::black_box(&img);
         }
         let dj = t0.elapsed().as_secs_f64() * 1e3 / runs as f64;
         let t0 = Instant::now();
         for _ in 0..runs {
-            let img = bagscope::ops::image::decode_raw("rgb8", w, h, u64::from(w) * 3, false, &rgb)
+            let img = bagscope_ops::image::decode_raw("rgb8", w, h, u64::from(w) * 3, false, &rgb)
                 .expect("decode");
             let out = img.render(
-                bagscope::ops::image::Colormap::Grey,
+                bagscope_ops::image::Colormap::Grey,
                 (0.0, 1.0),
                 Default::default(),
             );
@@ -678,7 +679,7 @@ fn camera(n: usize) {
             jpeg.len() / 1024
         );
     }
-    let (dir, path, mut w) = bench_bag("camera", bagscope::Compression::None);
+    let (dir, path, mut w) = bench_bag("camera", bagscope_reader::Compression::None);
     let def = "Header header\nstring format\nuint8[] data\n================================================================================\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n";
     let c = w.add_connection(ConnectionSpec {
         topic: "/camera/image/compressed".into(),
@@ -690,8 +691,7 @@ fn camera(n: usize) {
     // 30 distinct frames, repeated: the panel decodes every message it shows all the same.
     let frames: Vec<Vec<u8>> = (0..30)
         .map(|k| {
-            bagscope::ops::image::encode_jpeg(1920, 1080, &picture(1920, 1080, k), 85)
-                .expect("jpeg")
+            bagscope_ops::image::encode_jpeg(1920, 1080, &picture(1920, 1080, k), 85).expect("jpeg")
         })
         .collect();
     let start = 1_700_000_000_000_000_000u64;
@@ -733,8 +733,8 @@ fn camera(n: usize) {
 /// 200 topics in 20 namespaces, 5,000 Float64 messages each: the timeline draws only the rows
 /// on screen and the tree stays cheap.
 fn wide(n: usize) {
-    use bagscope::storage::ros1::writer::ConnectionSpec;
-    let (dir, path, mut w) = bench_bag("wide", bagscope::Compression::Lz4);
+    use bagscope_reader::storage::ros1::writer::ConnectionSpec;
+    let (dir, path, mut w) = bench_bag("wide", bagscope_reader::Compression::Lz4);
     let conns: Vec<u32> = (0..200)
         .map(|i| {
             w.add_connection(ConnectionSpec {
@@ -780,9 +780,13 @@ fn wide(n: usize) {
 /// caller), with `compression`.
 pub(crate) fn bench_bag(
     name: &str,
-    compression: bagscope::Compression,
-) -> (PathBuf, PathBuf, bagscope::storage::ros1::writer::BagWriter) {
-    use bagscope::storage::ros1::writer::{BagWriter, WriteOptions};
+    compression: bagscope_reader::Compression,
+) -> (
+    PathBuf,
+    PathBuf,
+    bagscope_reader::storage::ros1::writer::BagWriter,
+) {
+    use bagscope_reader::storage::ros1::writer::{BagWriter, WriteOptions};
     let dir = std::env::temp_dir().join(format!("bagscope-ui-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join(format!("{name}.bag"));

@@ -1,4 +1,4 @@
-//! The `bagscope` executable: the desktop app, or a command-line verb (`bagscope::cli`).
+//! The `bagscope` executable: the desktop app, or a command-line verb (`crate::cli`).
 
 use std::process::ExitCode;
 

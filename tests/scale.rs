@@ -8,8 +8,8 @@ mod common;
 
 use std::path::Path;
 
-use bagscope::encoding::Plan;
-use bagscope::{Bag, Filter};
+use bagscope_reader::encoding::Plan;
+use bagscope_reader::{Bag, Filter};
 
 fn gen(out: &Path, format: &str, size: &str, chunk: &str, messages: &str) {
     let r = common::bagscope(&[
@@ -66,7 +66,7 @@ fn sparse_recordings_open_index_and_check_in_both_formats() {
         let t = bag.tables().unwrap();
         assert_eq!(t.len(), 20_000);
         assert_eq!(read_all(&bag), 20_000);
-        let r = bagscope::ops::check::check(&bag, 2, None).unwrap();
+        let r = bagscope_reader::check::check(&bag, 2, None).unwrap();
         assert!(r.problems.is_empty(), "{format}: {:?}", r.problems);
         assert_eq!(r.messages, 20_000);
         // One message read alone (its record, not its 8 MB chunk) equals the same message
@@ -106,7 +106,7 @@ fn sparse_recordings_open_index_and_check_in_both_formats() {
         let ci = cam.connections[0];
         let m = bag.nth_message(ci, 5).unwrap();
         let plan = Plan::for_connection(&s.connections[ci]).unwrap();
-        let img = bagscope::ops::image::decode_message(&plan, &m.data).expect("an image");
+        let img = bagscope_ops::image::decode_message(&plan, &m.data).expect("an image");
         assert_eq!(img.width, 2048);
         assert!(img.height > 0);
     }
@@ -130,7 +130,7 @@ fn many_chunks_open_without_reading_their_headers() {
     );
     assert_eq!(bag.tables().unwrap().len(), 60_000);
     assert_eq!(read_all(&bag), 60_000);
-    let r = bagscope::ops::check::check(&bag, 2, None).unwrap();
+    let r = bagscope_reader::check::check(&bag, 2, None).unwrap();
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     // Export a range and read it back (the writer reads chunks through their layouts).
     let out = d.join("part.bag");
@@ -207,7 +207,7 @@ fn a_scanned_recording_reopens_from_the_index_cache() {
     let cache = d.join("cache");
     // For this process (the others tests of this binary open indexed files, which the cache
     // leaves alone); the environment is not touched while other threads read it.
-    bagscope::settings::update(|s| s.index_dir = Some(Some(cache.clone())));
+    bagscope_reader::settings::update(|s| s.index_dir = Some(Some(cache.clone())));
     for format in ["bag", "mcap"] {
         let p = d.join(format!("cut.{format}"));
         let r = common::bagscope(&[
@@ -251,7 +251,7 @@ fn a_scanned_recording_reopens_from_the_index_cache() {
         assert_eq!(again.summary().connections, first.summary().connections);
         assert_eq!(all(&again), want);
         assert!(
-            bagscope::ops::check::check(&again, 2, None)
+            bagscope_reader::check::check(&again, 2, None)
                 .unwrap()
                 .messages
                 == 20_000
@@ -309,7 +309,7 @@ fn a_scanned_recording_reopens_from_the_index_cache() {
             .collect()
     };
     assert_eq!(pick(&first), pick(&again));
-    bagscope::settings::update(|s| s.index_dir = None);
+    bagscope_reader::settings::update(|s| s.index_dir = None);
 }
 
 /// An MCAP file of more chunk indexes than are parsed on one thread: the summary's counts

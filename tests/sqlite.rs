@@ -9,7 +9,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use bagscope::{Bag, Filter};
+use bagscope_reader::{Bag, Filter};
 
 /// Everything a reader sees of a recording: whether each SQLite file was read from its pages,
 /// counts, time range, and every message (connection, time, bytes) in time order.
@@ -152,9 +152,9 @@ fn rows_read_from_pages_equal_rows_read_through_sqlite() {
 
     let mut via_pages = 0;
     for p in &paths {
-        bagscope::settings::update(|s| s.direct_sqlite_reads = true);
+        bagscope_reader::settings::update(|s| s.direct_sqlite_reads = true);
         let a = contents(p);
-        bagscope::settings::update(|s| s.direct_sqlite_reads = false);
+        bagscope_reader::settings::update(|s| s.direct_sqlite_reads = false);
         let b = contents(p);
         assert!(
             b.pages.iter().all(|x| !x),
@@ -189,7 +189,7 @@ fn rows_read_from_pages_equal_rows_read_through_sqlite() {
             );
         }
     }
-    bagscope::settings::update(|s| s.direct_sqlite_reads = true);
+    bagscope_reader::settings::update(|s| s.direct_sqlite_reads = true);
     assert_eq!(
         contents(&odd).pages,
         vec![false],

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use bagscope::app::Cmd;
+use bagscope_app::Cmd;
 
 use crate::{bench_bag, report, Bench};
 
@@ -32,9 +32,9 @@ fn tube(n: usize) -> Vec<u8> {
 }
 
 pub fn robot(n: usize) {
-    use bagscope::storage::ros1::writer::ConnectionSpec;
+    use bagscope_reader::storage::ros1::writer::ConnectionSpec;
     const LINKS: usize = 50;
-    let (dir, path, mut w) = bench_bag("robot", bagscope::Compression::None);
+    let (dir, path, mut w) = bench_bag("robot", bagscope_reader::Compression::None);
     let mesh = dir.join("link.stl");
     std::fs::write(&mesh, tube(2_000)).expect("mesh");
     let mut urdf = String::from("<robot name=\"chain50\">\n");

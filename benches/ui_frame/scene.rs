@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use bagscope::app::Cmd;
+use bagscope_app::Cmd;
 
 use super::{bench_bag, report, Bench};
 
@@ -15,8 +15,8 @@ mod robot;
 /// array at 1 Hz, written here; frames of the app with a 3D panel on it while playing with a
 /// 5 s decay, then on the markers alone, then scrubbing (a new playhead every frame).
 pub fn scene(n: usize) {
-    use bagscope::storage::ros1::writer::ConnectionSpec;
-    let (dir, path, mut w) = bench_bag("scene", bagscope::Compression::None);
+    use bagscope_reader::storage::ros1::writer::ConnectionSpec;
+    let (dir, path, mut w) = bench_bag("scene", bagscope_reader::Compression::None);
     const HEADER: &str = "================================================================================\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n";
     let cloud_def = format!("Header header\nuint32 height\nuint32 width\nPointField[] fields\nbool is_bigendian\nuint32 point_step\nuint32 row_step\nuint8[] data\nbool is_dense\n{HEADER}================================================================================\nMSG: sensor_msgs/PointField\nuint8 INT8=1\nuint8 UINT8=2\nuint8 INT16=3\nuint8 UINT16=4\nuint8 INT32=5\nuint8 UINT32=6\nuint8 FLOAT32=7\nuint8 FLOAT64=8\nstring name\nuint32 offset\nuint8 datatype\nuint32 count\n");
     let marker_def = format!("visualization_msgs/Marker[] markers\n================================================================================\nMSG: visualization_msgs/Marker\nHeader header\nstring ns\nint32 id\nint32 type\nint32 action\ngeometry_msgs/Pose pose\ngeometry_msgs/Vector3 scale\nstd_msgs/ColorRGBA color\nduration lifetime\nbool frame_locked\ngeometry_msgs/Point[] points\nstd_msgs/ColorRGBA[] colors\nstring text\nstring mesh_resource\nbool mesh_use_embedded_materials\n{HEADER}================================================================================\nMSG: geometry_msgs/Pose\nPoint position\nQuaternion orientation\n================================================================================\nMSG: geometry_msgs/Point\nfloat64 x\nfloat64 y\nfloat64 z\n================================================================================\nMSG: geometry_msgs/Quaternion\nfloat64 x\nfloat64 y\nfloat64 z\nfloat64 w\n================================================================================\nMSG: geometry_msgs/Vector3\nfloat64 x\nfloat64 y\nfloat64 z\n================================================================================\nMSG: std_msgs/ColorRGBA\nfloat32 r\nfloat32 g\nfloat32 b\nfloat32 a\n");

@@ -5,9 +5,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use bagscope::app::Cmd;
-use bagscope::ops::video::{nal, proto, Codec};
-use bagscope::storage::mcap::writer::{McapOptions, McapWriter};
+use bagscope_app::Cmd;
+use bagscope_ops::video::{nal, proto, Codec};
+use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
 
 use super::{report, Bench};
 

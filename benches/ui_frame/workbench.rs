@@ -5,10 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use bagscope::app::Cmd;
-use bagscope::bagscope_reader::definition::msg::Dialect;
-use bagscope::bagscope_reader::definition::sources::lookup;
-use bagscope::storage::ros1::writer::ConnectionSpec;
+use bagscope_app::Cmd;
+use bagscope_reader::definition::msg::Dialect;
+use bagscope_reader::definition::sources::lookup;
+use bagscope_reader::storage::ros1::writer::ConnectionSpec;
 
 use super::{bench_bag, report, zooming, Bench};
 
@@ -52,7 +52,7 @@ pub fn workbench(n: usize) {
     const T0: u64 = 1_700_000_000_000_000_000;
     // Ten minutes; one in the short mode (every case run once as a test).
     let seconds: u32 = if n < 300 { 60 } else { 600 };
-    let (dir, path, mut w) = bench_bag("workbench", bagscope::Compression::Lz4);
+    let (dir, path, mut w) = bench_bag("workbench", bagscope_reader::Compression::Lz4);
     let (def, _) = lookup("diagnostic_msgs/DiagnosticArray", Dialect::Ros1).expect("shipped");
     let dc = w.add_connection(ConnectionSpec {
         topic: "/diagnostics".into(),

@@ -56,7 +56,7 @@ fn open(
     offsets_ns: Option<Vec<i64>>,
 ) -> PyResult<Recording> {
     let paths = paths_of(path_or_paths)?;
-    let mut parts = bagscope_reader::merge::parts_of(&paths);
+    let mut parts = bagscope_reader::bag::merge::parts_of(&paths);
     if let Some(offs) = offsets_ns {
         if offs.len() != parts.len() {
             return Err(PyValueError::new_err(format!(
@@ -79,9 +79,9 @@ fn open(
                 Bag::open(&paths[0])
             } else {
                 let naming = if keep_topic_names {
-                    bagscope_reader::merge::TopicNames::Kept
+                    bagscope_reader::bag::merge::TopicNames::Kept
                 } else {
-                    bagscope_reader::merge::TopicNames::ByRecording
+                    bagscope_reader::bag::merge::TopicNames::ByRecording
                 };
                 Bag::open_many_with(&parts, naming)
             }
@@ -550,7 +550,7 @@ impl Topic {
 #[pyclass(module = "bagscope")]
 struct Messages {
     bag: Bag,
-    it: Mutex<bagscope_reader::iter::Messages>,
+    it: Mutex<bagscope_reader::bag::iter::Messages>,
     raw: bool,
     /// Messages taken from `it` and not yet handed out.
     ready: Mutex<std::collections::VecDeque<bagscope_reader::Result<bagscope_reader::Message>>>,

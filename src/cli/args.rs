@@ -2,7 +2,9 @@
 
 use clap::Args;
 
-use bagscope::{timefmt, Bag, Error};
+use crate::cli::Error;
+use bagscope_ops::timefmt;
+use bagscope_reader::Bag;
 
 /// A time range: `--start` and `--end`.
 #[derive(Args, Debug, Clone, Default)]
@@ -52,9 +54,9 @@ pub fn time_range(
     bag: &Bag,
     start: Option<&str>,
     end: Option<&str>,
-) -> bagscope::Result<(Option<u64>, Option<u64>)> {
+) -> crate::cli::Result<(Option<u64>, Option<u64>)> {
     let s0 = bag.quick_summary().start_ns.unwrap_or(0);
-    let p = |s: Option<&str>| -> bagscope::Result<Option<u64>> {
+    let p = |s: Option<&str>| -> crate::cli::Result<Option<u64>> {
         s.map(|s| timefmt::parse_time(s, s0).map_err(Error::from))
             .transpose()
     };
@@ -79,10 +81,10 @@ pub struct ExprEnv {
 
 impl ExprEnv {
     /// The environment, or what is wrong with an option.
-    pub fn env(&self) -> bagscope::Result<bagscope::ops::series::Env> {
-        use bagscope::expr::{Expr, Lit};
-        use bagscope::ops::series::Env;
-        let split = |s: &str, what: &'static str| -> bagscope::Result<(String, String)> {
+    pub fn env(&self) -> crate::cli::Result<bagscope_reader::series::Env> {
+        use bagscope_reader::expr::{Expr, Lit};
+        use bagscope_reader::series::Env;
+        let split = |s: &str, what: &'static str| -> crate::cli::Result<(String, String)> {
             match s.split_once('=') {
                 Some((n, v))
                     if !n.trim().is_empty()
@@ -92,7 +94,7 @@ impl ExprEnv {
                 {
                     Ok((n.trim().to_string(), v.trim().to_string()))
                 }
-                _ => Err(bagscope::error::ArgError::new(
+                _ => Err(bagscope_ops::timefmt::ArgError::new(
                     what,
                     s,
                     format!("{s:?}: expected NAME=VALUE"),
@@ -101,10 +103,9 @@ impl ExprEnv {
             }
         };
         let mut env = Env {
-            interp: self
-                .interp
-                .parse()
-                .map_err(|e: String| bagscope::error::ArgError::new("--interp", &self.interp, e))?,
+            interp: self.interp.parse().map_err(|e: String| {
+                bagscope_ops::timefmt::ArgError::new("--interp", &self.interp, e)
+            })?,
             ..Env::default()
         };
         for v in &self.vars {

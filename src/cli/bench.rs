@@ -7,9 +7,12 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use bagscope::{Bag, Filter};
+use bagscope_reader::{Bag, Filter};
 
-fn best<T>(runs: usize, mut f: impl FnMut() -> bagscope::Result<T>) -> bagscope::Result<(f64, T)> {
+fn best<T>(
+    runs: usize,
+    mut f: impl FnMut() -> crate::cli::Result<T>,
+) -> crate::cli::Result<(f64, T)> {
     let mut best = f64::INFINITY;
     let mut out = None;
     for _ in 0..runs {
@@ -20,17 +23,17 @@ fn best<T>(runs: usize, mut f: impl FnMut() -> bagscope::Result<T>) -> bagscope:
     }
     match out {
         Some(o) => Ok((best, o)),
-        None => Err(bagscope::Error::Invalid("no runs".into())),
+        None => Err(crate::cli::Error::Invalid("no runs".into())),
     }
 }
 
 /// Decoding throughput per message type: up to 256 MiB of each type's messages are read into
 /// memory first, then each message is decoded into its whole value tree on one thread.
-fn decode(path: &Path, runs: usize) -> bagscope::Result<serde_json::Value> {
-    use bagscope::encoding::Plan;
+fn decode(path: &Path, runs: usize) -> crate::cli::Result<serde_json::Value> {
+    use bagscope_reader::encoding::Plan;
     let bag = Bag::open(path)?;
     let s = bag.summary();
-    let mut by_type: std::collections::BTreeMap<String, (Plan, Vec<bagscope::Bytes>, u64)> =
+    let mut by_type: std::collections::BTreeMap<String, (Plan, Vec<bagscope_reader::Bytes>, u64)> =
         Default::default();
     for m in bag.messages(&Filter::default())? {
         let m = m?;
@@ -75,7 +78,7 @@ fn decode(path: &Path, runs: usize) -> bagscope::Result<serde_json::Value> {
 
 /// Runs the named operation (`summary`, `tables`, `iterate`, `iterate-tables`, `check`,
 /// `decode`, or `all`).
-pub fn bench(path: &Path, op: &str, runs: usize) -> bagscope::Result<ExitCode> {
+pub fn bench(path: &Path, op: &str, runs: usize) -> crate::cli::Result<ExitCode> {
     let mut out = serde_json::Map::new();
     if op == "video-decode" || op == "video-seek" {
         let bag = Bag::open(path)?;
@@ -151,8 +154,10 @@ pub fn bench(path: &Path, op: &str, runs: usize) -> bagscope::Result<ExitCode> {
     if all || op == "check" {
         let bag = Bag::open(path)?;
         bag.tables()?;
-        let threads = bagscope::settings::default_threads();
-        let (s, r) = best(runs, || bagscope::ops::check::check(&bag, threads, None))?;
+        let threads = bagscope_reader::settings::default_threads();
+        let (s, r) = best(runs, || {
+            Ok(bagscope_reader::check::check(&bag, threads, None)?)
+        })?;
         out.insert(
             "check".into(),
             json!({"seconds": s, "messages": r.messages, "problems": r.problems.len(),
@@ -163,10 +168,10 @@ pub fn bench(path: &Path, op: &str, runs: usize) -> bagscope::Result<ExitCode> {
         // Decompression alone, every chunk on all cores, nothing parsed: the bound that
         // reading everything (`check`) is compared with.
         let bag = Bag::open(path)?;
-        let threads = bagscope::settings::default_threads();
+        let threads = bagscope_reader::settings::default_threads();
         let (s, bytes) = best(runs, || {
             let total = std::sync::atomic::AtomicU64::new(0);
-            bagscope::ops::check::for_each_chunk_parallel(&bag, threads, &|_, d| {
+            bagscope_reader::check::for_each_chunk_parallel(&bag, threads, &|_, d| {
                 if let Ok(d) = d {
                     total.fetch_add(d.len() as u64, std::sync::atomic::Ordering::Relaxed);
                 }

@@ -6,13 +6,14 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use bagscope::ops::video::{decoder_for, PacketReader, Shown, Video, VideoIndex, DEFAULT_BUDGET};
-use bagscope::{Bag, Error};
+use crate::cli::Error;
+use bagscope_ops::video::{decoder_for, PacketReader, Shown, Video, VideoIndex, DEFAULT_BUDGET};
+use bagscope_reader::Bag;
 
 /// The recording's first video topic's keyframe table.
-fn index(bag: &Bag) -> bagscope::Result<VideoIndex> {
+fn index(bag: &Bag) -> crate::cli::Result<VideoIndex> {
     for t in &bag.summary().topics {
-        if bagscope::ops::video::is_video_type(&t.datatype) {
+        if bagscope_ops::video::is_video_type(&t.datatype) {
             return Ok(VideoIndex::build(bag, &t.name, None)?);
         }
     }
@@ -21,7 +22,7 @@ fn index(bag: &Bag) -> bagscope::Result<VideoIndex> {
 
 /// Decoding throughput on one thread: every packet read into memory first, then decoded by
 /// one decoder, pictures in display order (no RGB).
-pub fn decode(bag: &Bag, runs: usize) -> bagscope::Result<serde_json::Value> {
+pub fn decode(bag: &Bag, runs: usize) -> crate::cli::Result<serde_json::Value> {
     let ix = Arc::new(index(bag)?);
     let mut reader = PacketReader::default();
     let mut packets = Vec::with_capacity(ix.packets.len());
@@ -53,7 +54,7 @@ pub fn decode(bag: &Bag, runs: usize) -> bagscope::Result<serde_json::Value> {
 
 /// Random seeks, each with a fresh reader (nothing cached): from the request to the exact
 /// frame decoded and made RGB, read from the file.
-pub fn seek(bag: &Bag, count: usize) -> bagscope::Result<serde_json::Value> {
+pub fn seek(bag: &Bag, count: usize) -> crate::cli::Result<serde_json::Value> {
     let ix = Arc::new(index(bag)?);
     let mut rng = 0x2545_F491_4F6C_DD1Du64;
     let mut ms = Vec::with_capacity(count);

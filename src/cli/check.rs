@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use bagscope::ops::check::check as check_bag;
-use bagscope::timefmt;
-use bagscope::Bag;
+use bagscope_ops::timefmt;
+use bagscope_reader::check::check as check_bag;
+use bagscope_reader::Bag;
 
 /// Read every message of every chunk (all cores), verify every record; exit 1 if damaged.
 #[derive(Args, Debug)]
@@ -21,9 +21,9 @@ pub struct CheckArgs {
 }
 
 /// Runs `bagscope check`.
-pub fn run(a: &CheckArgs) -> bagscope::Result<ExitCode> {
+pub fn run(a: &CheckArgs) -> crate::cli::Result<ExitCode> {
     let (bags, threads) = (a.bags.as_slice(), a.threads);
-    let threads = threads.unwrap_or_else(bagscope::settings::default_threads);
+    let threads = threads.unwrap_or_else(bagscope_reader::settings::default_threads);
     let mut damaged = false;
     for p in bags {
         let t0 = std::time::Instant::now();
@@ -35,12 +35,12 @@ pub fn run(a: &CheckArgs) -> bagscope::Result<ExitCode> {
                 continue;
             }
         };
-        let dc = bagscope::ops::check::DecodeCheck::new(bag.summary());
+        let dc = bagscope_reader::check::DecodeCheck::new(bag.summary());
         let hook = |ci: usize, t: u64, d: &[u8]| dc.message(ci, t, d);
         let mut r = check_bag(&bag, threads, Some(&hook))?;
         r.problems.extend(dc.summary_problems(bag.summary()));
         r.problems.extend(
-            bagscope::ops::info::type_hash_warnings(&bag)
+            bagscope_ops::info::type_hash_warnings(&bag)
                 .into_iter()
                 .map(|w| format!("warning: {w}")),
         );
@@ -59,11 +59,11 @@ pub fn run(a: &CheckArgs) -> bagscope::Result<ExitCode> {
             .summary()
             .storage_facts
             .iter()
-            .any(|(k, _)| k == bagscope::storage::rosbag2::MISSING_FACT);
+            .any(|(k, _)| k == bagscope_reader::storage::rosbag2::MISSING_FACT);
         let bad = missing
             || if matches!(
                 bag.summary().version,
-                bagscope::Version::V2_0 | bagscope::Version::V1_2
+                bagscope_reader::Version::V2_0 | bagscope_reader::Version::V1_2
             ) {
                 !problems.is_empty() || !extra.is_empty() || !bag.summary().indexed
             } else {

@@ -5,8 +5,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use bagscope::ops::compare::{compare, Align};
-use bagscope::{Bag, Error};
+use crate::cli::Error;
+use bagscope_ops::compare::{compare, Align};
+use bagscope_reader::Bag;
 
 /// Runs side by side: per topic, messages, mean rate, longest gap, first and last time; for
 /// each --field, min, mean, max and std; each run against the first (B − A).
@@ -40,12 +41,12 @@ pub struct CompareArgs {
 }
 
 /// Runs `bagscope compare`.
-pub fn run(a: &CompareArgs) -> bagscope::Result<ExitCode> {
+pub fn run(a: &CompareArgs) -> crate::cli::Result<ExitCode> {
     let bags: Vec<Bag> = a
         .bags
         .iter()
         .map(Bag::open)
-        .collect::<bagscope::Result<_>>()?;
+        .collect::<bagscope_reader::Result<_>>()?;
     let align = if !a.at.is_empty() {
         if a.at.len() != bags.len() {
             return Err(Error::Invalid(format!(

@@ -6,8 +6,9 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 
-use bagscope::ops::csv::{write_csv_columns, AtomicFile, Column};
-use bagscope::{Bag, Error};
+use crate::cli::Error;
+use bagscope_ops::csv::{write_csv_columns, AtomicFile, Column};
+use bagscope_reader::Bag;
 
 use super::args::{time_range, ExprEnv, Range};
 
@@ -32,7 +33,7 @@ pub struct CsvArgs {
 }
 
 /// `bagscope csv`: field series as CSV, rows at the union of their times.
-pub fn run(a: &CsvArgs) -> bagscope::Result<ExitCode> {
+pub fn run(a: &CsvArgs) -> crate::cli::Result<ExitCode> {
     let (bag_path, paths, out) = (a.bag.as_path(), a.paths.as_slice(), a.output.as_ref());
     let (start, end) = a.range.as_strs();
     // The expressions first: a typo is answered before a recording is opened.
@@ -40,7 +41,7 @@ pub fn run(a: &CsvArgs) -> bagscope::Result<ExitCode> {
     let parsed = paths
         .iter()
         .map(|p| Column::parse(p).map_err(Error::from))
-        .collect::<bagscope::Result<Vec<_>>>()?;
+        .collect::<crate::cli::Result<Vec<_>>>()?;
     let bag = Bag::open(bag_path)?;
     let (start_ns, end_ns) = time_range(&bag, start, end)?;
     let cancel = AtomicBool::new(false);
@@ -49,10 +50,10 @@ pub fn run(a: &CsvArgs) -> bagscope::Result<ExitCode> {
         warned += 1;
         eprintln!("bagscope: warning: {w}");
     };
-    let opts = bagscope::ops::csv::CsvOptions {
+    let opts = bagscope_ops::csv::CsvOptions {
         start_ns,
         end_ns,
-        time: bagscope::ops::csv::TimeColumn::EpochNs,
+        time: bagscope_ops::csv::TimeColumn::EpochNs,
     };
     // `-o -` is standard output, as the usual convention has it.
     match out.filter(|o| o.as_os_str() != "-") {
@@ -74,7 +75,8 @@ pub fn run(a: &CsvArgs) -> bagscope::Result<ExitCode> {
             let mut so = std::io::BufWriter::new(std::io::stdout().lock());
             match write_csv_columns(&bag, &parsed, &env, opts, &cancel, &mut so, &mut warn) {
                 // A closed pipe (`| head`) ends the output quietly.
-                Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                Err(bagscope_reader::Error::Io(e))
+                    if e.kind() == std::io::ErrorKind::BrokenPipe => {}
                 r => {
                     r?;
                 }

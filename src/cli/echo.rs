@@ -6,8 +6,10 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use bagscope::encoding::{to_json, to_yaml, Plan};
-use bagscope::{timefmt, Bag, Error, Filter};
+use bagscope_ops::timefmt;
+use bagscope_reader::encoding::{to_json, to_yaml, Plan};
+use bagscope_reader::Error;
+use bagscope_reader::{Bag, Filter};
 
 use super::args::{time_range, ExprEnv, Range};
 
@@ -38,7 +40,7 @@ pub struct EchoArgs {
 }
 
 /// `bagscope echo`: messages in time order, decoded.
-pub fn run(a: &EchoArgs) -> bagscope::Result<ExitCode> {
+pub fn run(a: &EchoArgs) -> crate::cli::Result<ExitCode> {
     let (path, topics, json, count) = (a.bag.as_path(), a.topics.as_slice(), a.json, a.count);
     let (start, end) = a.range.as_strs();
     let bag = Bag::open(path)?;
@@ -48,7 +50,7 @@ pub fn run(a: &EchoArgs) -> bagscope::Result<ExitCode> {
     let (start_ns, end_ns) = time_range(&bag, start, end)?;
     let env = a.env.env()?;
     let filter_path = match &a.filter {
-        Some(f) => Some((f.as_str(), bagscope::expr::parse_path(f)?)),
+        Some(f) => Some((f.as_str(), bagscope_reader::expr::parse_path(f)?)),
         None => None,
     };
     // A filter naming its topic echoes that topic (with those asked for).
@@ -71,7 +73,7 @@ pub fn run(a: &EchoArgs) -> bagscope::Result<ExitCode> {
         .collect();
     // Per connection, the filter compiled for it; `None` where the filter does not apply (another
     // topic: its messages pass).
-    let matchers: Vec<Option<Result<bagscope::expr::Getter, Error>>> = s
+    let matchers: Vec<Option<Result<bagscope_reader::expr::Getter, Error>>> = s
         .connections
         .iter()
         .zip(&plans)
@@ -88,9 +90,8 @@ pub fn run(a: &EchoArgs) -> bagscope::Result<ExitCode> {
                 return None;
             }
             Some(match plan {
-                Ok(plan) => {
-                    bagscope::expr::compile_match(plan, p, &env.vars, text).map_err(Error::from)
-                }
+                Ok(plan) => bagscope_reader::expr::compile_match(plan, p, &env.vars, text)
+                    .map_err(Error::from),
                 Err(e) => Err(e.clone()),
             })
         })
@@ -98,12 +99,13 @@ pub fn run(a: &EchoArgs) -> bagscope::Result<ExitCode> {
     if let (Some((_, p)), true) = (&filter_path, matchers.iter().flatten().all(|m| m.is_err())) {
         // It fits no connection: say why (the first one's reason, pointing into the filter).
         match matchers.iter().flatten().next() {
-            Some(Err(e)) => return Err(e.clone()),
+            Some(Err(e)) => return Err(e.clone().into()),
             _ => {
                 return Err(Error::Invalid(format!(
                     "the filter's topic {:?} is not in the recording",
                     p.topic
-                )))
+                ))
+                .into())
             }
         }
     }

@@ -6,7 +6,9 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 
-use bagscope::{timefmt, Bag, Error, Filter};
+use crate::cli::Error;
+use bagscope_ops::timefmt;
+use bagscope_reader::{Bag, Filter};
 
 use super::args::{time_range, Range};
 
@@ -70,7 +72,7 @@ pub struct ExportArgs {
 }
 
 /// Runs `bagscope export`.
-pub fn run(a: &ExportArgs) -> bagscope::Result<ExitCode> {
+pub fn run(a: &ExportArgs) -> crate::cli::Result<ExitCode> {
     let (start, end) = a.range.as_strs();
     export(Asked {
         inputs: &a.inputs,
@@ -116,7 +118,7 @@ fn export_mp4(
     a: &Asked<'_>,
     start_ns: Option<u64>,
     end_ns: Option<u64>,
-) -> bagscope::Result<ExitCode> {
+) -> crate::cli::Result<ExitCode> {
     let [topic] = a.topics else {
         return Err(Error::Invalid(
             "an .mp4 holds one video topic: name it with --topic".into(),
@@ -127,8 +129,8 @@ fn export_mp4(
             "an .mp4 is written from one recording, as its packets are".into(),
         ));
     }
-    let ix = bagscope::ops::video::VideoIndex::build(bag, topic, None)?;
-    let w = bagscope::ops::video::mp4::write_mp4(bag, &ix, start_ns, end_ns, a.out)?;
+    let ix = bagscope_ops::video::VideoIndex::build(bag, topic, None)?;
+    let w = bagscope_ops::video::mp4::write_mp4(bag, &ix, start_ns, end_ns, a.out)?;
     println!(
         "{}: {} frames ({} keyframes) of {topic}, {}×{} {}, {} bytes, not re-encoded",
         a.out.display(),
@@ -143,9 +145,9 @@ fn export_mp4(
 }
 
 /// `bagscope export`: one or several recordings, merged in time order, to any format.
-fn export(a: Asked<'_>) -> bagscope::Result<ExitCode> {
-    use bagscope::ops::export::OutputFormat;
-    use bagscope::storage::rosbag2::writer::Rosbag2Compression;
+fn export(a: Asked<'_>) -> crate::cli::Result<ExitCode> {
+    use bagscope_ops::export::OutputFormat;
+    use bagscope_reader::storage::rosbag2::writer::Rosbag2Compression;
     let mut bags = Vec::new();
     for p in a.inputs {
         let bag = Bag::open(p)?;
@@ -158,7 +160,7 @@ fn export(a: Asked<'_>) -> bagscope::Result<ExitCode> {
         if let Some((_, lost)) = s
             .storage_facts
             .iter()
-            .find(|(k, _)| k == bagscope::storage::rosbag2::MISSING_FACT)
+            .find(|(k, _)| k == bagscope_reader::storage::rosbag2::MISSING_FACT)
         {
             if s.message_count == 0 {
                 return Err(Error::Invalid(format!(
@@ -196,19 +198,19 @@ fn export(a: Asked<'_>) -> bagscope::Result<ExitCode> {
     );
     let mut r2 = Rosbag2Compression::None;
     let compression = match (a.compression, format) {
-        (None, OutputFormat::Ros1Bag) => bagscope::Compression::Lz4,
-        (None, _) => bagscope::Compression::Zstd,
-        (Some("none"), _) => bagscope::Compression::None,
-        (Some("lz4"), OutputFormat::Ros1Bag | OutputFormat::Mcap) => bagscope::Compression::Lz4,
-        (Some("bz2"), OutputFormat::Ros1Bag) => bagscope::Compression::Bz2,
-        (Some("zstd"), OutputFormat::Mcap | OutputFormat::Parquet) => bagscope::Compression::Zstd,
+        (None, OutputFormat::Ros1Bag) => bagscope_reader::Compression::Lz4,
+        (None, _) => bagscope_reader::Compression::Zstd,
+        (Some("none"), _) => bagscope_reader::Compression::None,
+        (Some("lz4"), OutputFormat::Ros1Bag | OutputFormat::Mcap) => bagscope_reader::Compression::Lz4,
+        (Some("bz2"), OutputFormat::Ros1Bag) => bagscope_reader::Compression::Bz2,
+        (Some("zstd"), OutputFormat::Mcap | OutputFormat::Parquet) => bagscope_reader::Compression::Zstd,
         (Some("zstd-file"), _) if rosbag2 => {
             r2 = Rosbag2Compression::File;
-            bagscope::Compression::None
+            bagscope_reader::Compression::None
         }
         (Some("zstd-message" | "zstd"), _) if rosbag2 => {
             r2 = Rosbag2Compression::Message;
-            bagscope::Compression::None
+            bagscope_reader::Compression::None
         }
         (Some(c), f) => {
             return Err(Error::Invalid(format!(
@@ -222,13 +224,13 @@ fn export(a: Asked<'_>) -> bagscope::Result<ExitCode> {
     } else {
         Some(first.connections_of_topics(a.topics)?)
     };
-    let opts = bagscope::ops::export::ExportOptions {
+    let opts = bagscope_ops::export::ExportOptions {
         filter: Filter {
             connections,
             start_ns,
             end_ns,
         },
-        write: bagscope::WriteOptions {
+        write: bagscope_reader::WriteOptions {
             compression,
             chunk_size: a.chunk_size,
         },
@@ -248,7 +250,7 @@ fn export(a: Asked<'_>) -> bagscope::Result<ExitCode> {
         return Err(Error::Invalid("--split-mb must be at least 1".into()));
     }
     let t0 = std::time::Instant::now();
-    let r = bagscope::ops::export::export_many(
+    let r = bagscope_ops::export::export_many(
         &bags,
         a.out,
         &opts,

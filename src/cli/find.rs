@@ -7,7 +7,8 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 
-use bagscope::{timefmt, Bag};
+use bagscope_ops::timefmt;
+use bagscope_reader::Bag;
 
 /// The messages where a field meets a condition, in time order, such as
 /// `/odom.pose.pose.position.x >= 1.5`, `/battery.data crosses 12.2` or
@@ -22,12 +23,12 @@ pub struct FindArgs {
 }
 
 /// `bagscope find`: one line per hit (time, seconds from the start, value); exit 1 when none.
-pub fn run(a: &FindArgs) -> bagscope::Result<ExitCode> {
+pub fn run(a: &FindArgs) -> crate::cli::Result<ExitCode> {
     let (path, query) = (a.bag.as_path(), a.query.as_str());
-    let q = bagscope::ops::find::parse_query(query)?;
+    let q = bagscope_ops::find::parse_query(query)?;
     let bag = Bag::open(path)?;
     let start = bag.summary().start_ns.unwrap_or(0);
-    let (hits, capped) = bagscope::ops::find::find(&bag, &q, &AtomicBool::new(false))?;
+    let (hits, capped) = bagscope_ops::find::find(&bag, &q, &AtomicBool::new(false))?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     for h in &hits {

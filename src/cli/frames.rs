@@ -6,8 +6,10 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use bagscope::ops::csv::AtomicFile;
-use bagscope::{timefmt, Bag, Error, Filter};
+use crate::cli::Error;
+use bagscope_ops::csv::AtomicFile;
+use bagscope_ops::timefmt;
+use bagscope_reader::{Bag, Filter};
 
 use super::args::{time_range, Range, Render};
 use super::image::colormap_for;
@@ -33,7 +35,7 @@ pub struct FramesArgs {
 }
 
 /// Runs `bagscope frames`.
-pub fn run(a: &FramesArgs) -> bagscope::Result<ExitCode> {
+pub fn run(a: &FramesArgs) -> crate::cli::Result<ExitCode> {
     let (start, end) = a.range.as_strs();
     frames(Asked {
         bag: &a.bag,
@@ -62,8 +64,8 @@ struct Asked<'a> {
 }
 
 /// `bagscope frames`: every image of a topic as numbered PNG files.
-fn frames(a: Asked) -> bagscope::Result<ExitCode> {
-    use bagscope::ops::image::{decode_message, encode_png, Orientation};
+fn frames(a: Asked) -> crate::cli::Result<ExitCode> {
+    use bagscope_ops::image::{decode_message, encode_png, Orientation};
     if let Some(c) = a.colormap {
         if !matches!(c, "grey" | "gray" | "turbo") {
             return Err(Error::Invalid(format!(
@@ -89,11 +91,11 @@ fn frames(a: Asked) -> bagscope::Result<ExitCode> {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     // The reader hands messages to the workers over a bounded channel; each worker decodes,
     // draws, encodes and writes (atomically) its frames.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, bagscope::Message)>(threads * 2);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, bagscope_reader::Message)>(threads * 2);
     let rx = std::sync::Mutex::new(rx);
     let written = std::sync::atomic::AtomicU64::new(0);
     let failed: std::sync::Mutex<Vec<(u64, String)>> = std::sync::Mutex::new(Vec::new());
-    let read = std::thread::scope(|sc| -> bagscope::Result<usize> {
+    let read = std::thread::scope(|sc| -> crate::cli::Result<usize> {
         for _ in 0..threads {
             sc.spawn(|| loop {
                 let next = match rx.lock() {
@@ -115,7 +117,7 @@ fn frames(a: Asked) -> bagscope::Result<ExitCode> {
                         let p = a.out.join(format!("{stem}_{k:06}_{}.png", m.time_ns));
                         let mut f = AtomicFile::create(&p)?;
                         f.write_all(&png)?;
-                        f.commit()
+                        Ok(f.commit()?)
                     });
                 match r {
                     Ok(_) => {

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use bagscope::{Bag, Error};
+use crate::cli::Error;
+use bagscope_reader::Bag;
 
 /// Typed code (C++ header, Rust module, Python module) for the types a recording uses:
 /// structs, loaders from ROS 1 and CDR bytes, JSON printers.
@@ -25,14 +26,14 @@ pub struct GenArgs {
 }
 
 /// `bagscope gen`: typed code for the types a recording uses.
-pub fn run(a: &GenArgs) -> bagscope::Result<ExitCode> {
+pub fn run(a: &GenArgs) -> crate::cli::Result<ExitCode> {
     let (path, lang, out_dir, topics) = (
         a.bag.as_path(),
         a.lang.as_str(),
         a.output.as_path(),
         a.topics.as_slice(),
     );
-    use bagscope::ops::gen::{generate, Lang};
+    use bagscope_ops::gen::{generate, Lang};
     let lang = Lang::parse(lang)
         .ok_or_else(|| Error::Invalid(format!("unknown language {lang:?}: cpp, rust or python")))?;
     let bag = Bag::open(path)?;
@@ -49,7 +50,7 @@ pub fn run(a: &GenArgs) -> bagscope::Result<ExitCode> {
         if !seen.insert((c.datatype.clone(), c.message_definition.clone())) {
             continue;
         }
-        match bagscope::encoding::Plan::for_connection(c) {
+        match bagscope_reader::encoding::Plan::for_connection(c) {
             // The generated loaders read ROS 1 and CDR bytes; protobuf and JSON have their
             // own code generators (protoc, JSON Schema tools).
             Ok(p) if p.is_foreign() => eprintln!(
@@ -68,13 +69,13 @@ pub fn run(a: &GenArgs) -> bagscope::Result<ExitCode> {
     let code = generate(&defs, lang);
     std::fs::create_dir_all(out_dir)?;
     let file = out_dir.join(lang.file_name());
-    let mut f = bagscope::ops::csv::AtomicFile::create(&file)?;
+    let mut f = bagscope_ops::csv::AtomicFile::create(&file)?;
     std::io::Write::write_all(&mut f, code.as_bytes())?;
     f.commit()?;
     eprintln!(
         "{}: {} message types from {} definitions",
         file.display(),
-        bagscope::ops::gen::type_names(&defs).len(),
+        bagscope_ops::gen::type_names(&defs).len(),
         defs.len()
     );
     Ok(ExitCode::SUCCESS)

@@ -7,7 +7,7 @@ use clap::Args;
 
 use serde_json::json;
 
-use bagscope::Bag;
+use bagscope_reader::Bag;
 
 /// Summarise a recording like `rosbag info`: topics, types, counts, times, compression and
 /// where each definition came from; reads only the index or summary where there is one.
@@ -25,7 +25,7 @@ pub struct InfoArgs {
 }
 
 /// Runs `bagscope info`.
-pub fn run(a: &InfoArgs) -> bagscope::Result<ExitCode> {
+pub fn run(a: &InfoArgs) -> crate::cli::Result<ExitCode> {
     let (bags, freq, json) = (a.bags.as_slice(), a.freq, a.json);
     let mut code = ExitCode::SUCCESS;
     for (i, p) in bags.iter().enumerate() {
@@ -35,12 +35,12 @@ pub fn run(a: &InfoArgs) -> bagscope::Result<ExitCode> {
                     bag.tables()?;
                 }
                 if json {
-                    println!("{}", bagscope::ops::info::summary_json(&bag, freq)?);
+                    println!("{}", bagscope_ops::info::summary_json(&bag, freq)?);
                 } else {
                     if i > 0 {
                         println!();
                     }
-                    print!("{}", bagscope::ops::info::summary_text(&bag, freq)?);
+                    print!("{}", bagscope_ops::info::summary_text(&bag, freq)?);
                 }
             }
             Err(e) => {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use bagscope::live::play::Control;
+use bagscope_live::play::Control;
 
 /// Keys read on a thread of their own while the terminal is in raw mode.
 pub struct Keys {

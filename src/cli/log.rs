@@ -7,7 +7,9 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 
-use bagscope::{timefmt, Bag, Error};
+use crate::cli::Error;
+use bagscope_ops::timefmt;
+use bagscope_reader::Bag;
 
 /// The log messages (/rosout: rosgraph_msgs/Log, rcl_interfaces/msg/Log) of a recording,
 /// in time order: `time [LEVEL] node: text (file:line)`.
@@ -30,7 +32,7 @@ pub struct LogArgs {
 }
 
 /// `bagscope log`: the recording's log messages, filtered.
-pub fn run(a: &LogArgs) -> bagscope::Result<ExitCode> {
+pub fn run(a: &LogArgs) -> crate::cli::Result<ExitCode> {
     let (path, level, node, grep, json) = (
         a.bag.as_path(),
         a.level.as_deref(),
@@ -38,7 +40,7 @@ pub fn run(a: &LogArgs) -> bagscope::Result<ExitCode> {
         a.grep.as_deref(),
         a.json,
     );
-    use bagscope::ops::log::{log_topics, read_logs, Level};
+    use bagscope_ops::log::{log_topics, read_logs, Level};
     let min = match level {
         Some(l) => Level::parse(l)
             .ok_or_else(|| {

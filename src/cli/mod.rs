@@ -14,6 +14,7 @@ mod check;
 mod compare;
 mod csv;
 mod echo;
+mod error;
 mod export;
 mod find;
 mod frames;
@@ -28,6 +29,8 @@ mod serve;
 mod sparse;
 mod tf;
 mod timing;
+
+pub use error::{Error, Result};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -186,8 +189,8 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     let args = Cli::parse_from(args);
-    bagscope::settings::update(|s| s.msg_path = args.msg_path.clone());
-    bagscope::ops::robot::set_urdf_file(args.urdf.clone());
+    bagscope_reader::settings::update(|s| s.msg_path = args.msg_path.clone());
+    bagscope_ops::robot::set_urdf_file(args.urdf.clone());
     match args.command {
         Some(cmd) => run(cmd),
         None => open_app(args.bags, args.layout),
@@ -204,7 +207,7 @@ pub fn exit_status(code: ExitCode) -> u8 {
 /// Opens the window (the start screen, or `bag`).
 #[cfg(feature = "gui")]
 fn open_app(bags: Vec<std::path::PathBuf>, layout: Option<std::path::PathBuf>) -> ExitCode {
-    match bagscope::app::run(bags, layout) {
+    match bagscope_app::run(bags, layout) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bagscope: cannot open a window: {e}");
@@ -248,10 +251,12 @@ pub fn run(cmd: Command) -> ExitCode {
         Command::Play(a) => play::run(&a),
         Command::Record(a) => record::run(&a),
         Command::Serve(a) => serve::run(&a),
-        Command::Demo { out, seconds } => bagscope::demo::write_demo(&out, seconds).map(|n| {
-            println!("{}: {n} messages", out.display());
-            ExitCode::SUCCESS
-        }),
+        Command::Demo { out, seconds } => bagscope_ops::demo::write_demo(&out, seconds)
+            .map(|n| {
+                println!("{}: {n} messages", out.display());
+                ExitCode::SUCCESS
+            })
+            .map_err(Error::from),
         Command::GenSparse {
             out,
             format,

@@ -11,13 +11,15 @@ use std::time::Duration;
 
 use clap::Args;
 
-use bagscope::encoding::to_ros1::ToRos1;
-use bagscope::encoding::to_ros2::ToRos2;
-use bagscope::live::play::{self, Convert, Event, PlayOptions, Route, Sink};
-use bagscope::live::ros1::{Node, NodeOptions, TopicSpec};
-use bagscope::live::ros2::qos::History;
-use bagscope::live::ros2::{Participant, ParticipantOptions, Qos, QosOverrides};
-use bagscope::{merge, timefmt, Bag, Error};
+use crate::cli::Error;
+use bagscope_live::play::{self, Convert, Event, PlayOptions, Route, Sink};
+use bagscope_live::ros1::{Node, NodeOptions, TopicSpec};
+use bagscope_live::ros2::qos::History;
+use bagscope_live::ros2::{Participant, ParticipantOptions, Qos, QosOverrides};
+use bagscope_ops::timefmt;
+use bagscope_reader::encoding::to_ros1::ToRos1;
+use bagscope_reader::encoding::to_ros2::ToRos2;
+use bagscope_reader::{bag::merge, Bag};
 
 use super::args::{time_range, Range};
 
@@ -85,7 +87,7 @@ pub struct PlayArgs {
 }
 
 /// `FROM:=TO` pairs.
-fn remaps(r: &[String]) -> bagscope::Result<HashMap<String, String>> {
+fn remaps(r: &[String]) -> crate::cli::Result<HashMap<String, String>> {
     r.iter()
         .map(|s| {
             s.split_once(":=")
@@ -113,7 +115,7 @@ fn ros2_specs(
     remap: &HashMap<String, String>,
     to_ros2: bool,
     overrides: &QosOverrides,
-) -> bagscope::Result<Vec<(usize, Ros2Spec, Option<Convert>)>> {
+) -> crate::cli::Result<Vec<(usize, Ros2Spec, Option<Convert>)>> {
     let s = bag.summary();
     let mut out = Vec::new();
     let mut by_topic: HashMap<String, String> = HashMap::new();
@@ -173,13 +175,13 @@ fn ros2_specs(
 
 /// The ROS 2 `/clock` publication: the ROS 1 clock message (two 32-bit fields, the layout of
 /// `rosgraph_msgs/msg/Clock` too) behind a CDR header.
-struct Ros2Clock(bagscope::live::ros2::Publication);
+struct Ros2Clock(bagscope_live::ros2::Publication);
 
 impl Sink for Ros2Clock {
-    fn publish(&self, data: &bagscope::Bytes) {
+    fn publish(&self, data: &bagscope_reader::Bytes) {
         let mut v = vec![0, 1, 0, 0];
         v.extend_from_slice(data);
-        Sink::publish(&self.0, &bagscope::Bytes::from_vec(v));
+        Sink::publish(&self.0, &bagscope_reader::Bytes::from_vec(v));
     }
     fn subscribers(&self) -> usize {
         self.0.subscribers()
@@ -195,7 +197,7 @@ fn ros1_specs(
     conns: &[usize],
     remap: &HashMap<String, String>,
     to_ros1: bool,
-) -> bagscope::Result<Vec<Spec>> {
+) -> crate::cli::Result<Vec<Spec>> {
     let s = bag.summary();
     let mut out = Vec::new();
     let mut by_topic: HashMap<String, String> = HashMap::new();
@@ -264,7 +266,7 @@ fn ros1_specs(
 }
 
 /// `bagscope play`.
-pub fn run(a: &PlayArgs) -> bagscope::Result<ExitCode> {
+pub fn run(a: &PlayArgs) -> crate::cli::Result<ExitCode> {
     if !(a.rate.is_finite() && a.rate > 0.0) {
         return Err(Error::Invalid(format!(
             "--rate must be a positive number, not {}",

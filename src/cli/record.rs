@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use bagscope::live::record::{self, Format, RecordOptions, Select};
-use bagscope::live::ros1::{Node, NodeOptions};
-use bagscope::live::ros2::{Participant, ParticipantOptions};
-use bagscope::{timefmt, Error};
+use crate::cli::Error;
+use bagscope_live::record::{self, Format, RecordOptions, Select};
+use bagscope_live::ros1::{Node, NodeOptions};
+use bagscope_live::ros2::{Participant, ParticipantOptions};
+use bagscope_ops::timefmt;
 
 /// Record a live ROS 1 system's topics (the bytes as received, with each publisher's type,
 /// md5sum, definition and latching) or a ROS 2 domain's (--ros2: CDR bytes as received, the
@@ -69,7 +70,7 @@ pub struct RecordArgs {
 }
 
 /// `bagscope record`.
-pub fn run(a: &RecordArgs) -> bagscope::Result<ExitCode> {
+pub fn run(a: &RecordArgs) -> crate::cli::Result<ExitCode> {
     let format = match &a.format {
         Some(f) => Format::parse(f)?,
         None if a.ros2 => Format::Mcap,
@@ -80,7 +81,7 @@ pub fn run(a: &RecordArgs) -> bagscope::Result<ExitCode> {
         .regex
         .iter()
         .map(|r| regex::Regex::new(r).map_err(|e| Error::Invalid(format!("--regex {r:?}: {e}"))))
-        .collect::<bagscope::Result<Vec<_>>>()?;
+        .collect::<crate::cli::Result<Vec<_>>>()?;
     let select = if a.all {
         Select::All
     } else if !regex.is_empty() {

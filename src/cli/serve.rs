@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use bagscope::live::foxglove::relay::{self, Hub};
-use bagscope::live::foxglove::{ServeOptions, Server};
-use bagscope::live::record::Select;
-use bagscope::live::ros1::{Node, NodeOptions};
-use bagscope::live::ros2::{Participant, ParticipantOptions};
-use bagscope::{merge, Bag, Error};
+use crate::cli::Error;
+use bagscope_live::foxglove::relay::{self, Hub};
+use bagscope_live::foxglove::{ServeOptions, Server};
+use bagscope_live::record::Select;
+use bagscope_live::ros1::{Node, NodeOptions};
+use bagscope_live::ros2::{Participant, ParticipantOptions};
+use bagscope_reader::{bag::merge, Bag};
 
 /// Serve recordings to Foxglove and Lichtblick (and any Foxglove WebSocket client): channels
 /// with their schemas and messages as stored, in time order at --speed, each client on its own

@@ -18,11 +18,11 @@ use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use bagscope::definition::msg::{Dialect, MsgDef};
-use bagscope::definition::sources::lookup;
-use bagscope::encoding::Plan;
-use bagscope::storage::ros1::record::{put_field, put_record};
-use bagscope::{Error, Result};
+use crate::{cli::Error, cli::Result};
+use bagscope_reader::definition::msg::{Dialect, MsgDef};
+use bagscope_reader::definition::sources::lookup;
+use bagscope_reader::encoding::Plan;
+use bagscope_reader::storage::ros1::record::{put_field, put_record};
 
 /// Start time of the generated recordings (2026-01-01T00:00:00Z).
 const T0: u64 = 1_767_225_600_000_000_000;
@@ -51,9 +51,9 @@ pub struct SparseArgs {
 }
 
 /// Parses `1T`, `100G`, `512M`, `4096`.
-pub fn parse_size(s: &str) -> std::result::Result<u64, bagscope::error::ArgError> {
+pub fn parse_size(s: &str) -> std::result::Result<u64, bagscope_ops::timefmt::ArgError> {
     let s = s.trim();
-    let err = |reason: String| bagscope::error::ArgError::new("size", s, reason);
+    let err = |reason: String| bagscope_ops::timefmt::ArgError::new("size", s, reason);
     let (num, mul) = match s.char_indices().last() {
         Some((i, 'k' | 'K')) => (&s[..i], 1u64 << 10),
         Some((i, 'm' | 'M')) => (&s[..i], 1 << 20),
@@ -229,7 +229,7 @@ fn layout(a: &SparseArgs) -> Result<(u64, u64, u64)> {
 /// Point, one every 50 µs): SQLite keeps every byte it is given, so it cannot be sparse, and
 /// its size is that of its rows.
 fn write_rosbag2_sqlite(out: &Path, messages: u64) -> Result<()> {
-    use bagscope::storage::rosbag2::writer::{
+    use bagscope_reader::storage::rosbag2::writer::{
         Rosbag2Options, Rosbag2Storage, Rosbag2Writer, TopicSpec,
     };
     let t0 = Instant::now();
@@ -315,7 +315,7 @@ pub fn generate(a: &SparseArgs) -> Result<()> {
     let (messages, planned, image) = layout(a)?;
     let topics = topics()?;
     // A device such as /dev/null is written in place (see `storage::output`).
-    let staged = bagscope::storage::output::Staged::new(&a.out);
+    let staged = bagscope_reader::storage::output::Staged::new(&a.out);
     let file = staged.create().map_err(|e| Error::Open {
         path: staged.path().to_path_buf(),
         source: e,
@@ -523,7 +523,7 @@ fn write_mcap(
     image: u64,
     no_index: bool,
 ) -> Result<u32> {
-    use bagscope::storage::mcap::{opcode, MAGIC};
+    use bagscope_reader::storage::mcap::{opcode, MAGIC};
     let mut head = MAGIC.to_vec();
     let mut h = Vec::new();
     mcap_str(&mut h, "ros1");

@@ -7,7 +7,8 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 
-use bagscope::{timefmt, Bag};
+use bagscope_ops::timefmt;
+use bagscope_reader::Bag;
 
 use super::args::time_range;
 
@@ -33,14 +34,14 @@ pub struct TfArgs {
 }
 
 /// `bagscope tf`: the transform tree at a time, or one frame's pose in another.
-pub fn run(a: &TfArgs) -> bagscope::Result<ExitCode> {
+pub fn run(a: &TfArgs) -> crate::cli::Result<ExitCode> {
     let (path, at, track) = (a.bag.as_path(), a.at.as_deref(), a.track);
     let pair = a.target.clone().zip(a.source.clone());
     let bag = Bag::open(path)?;
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
     }
-    if !bagscope::ops::tf::has_transforms(&bag) {
+    if !bagscope_ops::tf::has_transforms(&bag) {
         eprintln!(
             "bagscope: {} has no transform topic (tf2_msgs/TFMessage, tf/tfMessage) or robot description",
             path.display()
@@ -51,7 +52,7 @@ pub fn run(a: &TfArgs) -> bagscope::Result<ExitCode> {
         Some(a) => time_range(&bag, Some(a), None)?.0.unwrap_or(0),
         None => bag.summary().end_ns.unwrap_or(u64::MAX),
     };
-    let h = bagscope::ops::tf::TfHistory::read(&bag, None, &AtomicBool::new(false))?;
+    let h = bagscope_ops::tf::TfHistory::read(&bag, None, &AtomicBool::new(false))?;
     if h.bad > 0 {
         eprintln!("bagscope: {} transform message(s) did not decode", h.bad);
     }
@@ -73,7 +74,7 @@ pub fn run(a: &TfArgs) -> bagscope::Result<ExitCode> {
     if h.truncated {
         eprintln!(
             "bagscope: only the first {} transforms were read",
-            bagscope::ops::tf::MAX_SAMPLES
+            bagscope_ops::tf::MAX_SAMPLES
         );
     }
     let when = format!("{} ({} UTC)", timefmt::secs(t), timefmt::date(t));
@@ -137,7 +138,7 @@ pub fn run(a: &TfArgs) -> bagscope::Result<ExitCode> {
 }
 
 /// A pose as `tf_echo` prints it: translation, quaternion and roll/pitch/yaw in degrees.
-fn pose_text(p: &bagscope::ops::tf::Pose) -> String {
+fn pose_text(p: &bagscope_ops::tf::Pose) -> String {
     let r = p.rpy().map(f64::to_degrees);
     format!(
         "xyz [{:.4}, {:.4}, {:.4}] q [{:.4}, {:.4}, {:.4}, {:.4}] rpy° [{:.2}, {:.2}, {:.2}]",

@@ -7,7 +7,8 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 
-use bagscope::{timefmt, Bag};
+use bagscope_ops::timefmt;
+use bagscope_reader::Bag;
 
 /// A topic's timing: mean rate, median period, the gaps longer than a few periods, and
 /// `header.stamp` minus the receive time where messages have a header.
@@ -26,10 +27,10 @@ pub struct TimingArgs {
 }
 
 /// `bagscope timing`: a topic's rate, median period, long gaps and stamp delays.
-pub fn run(a: &TimingArgs) -> bagscope::Result<ExitCode> {
+pub fn run(a: &TimingArgs) -> crate::cli::Result<ExitCode> {
     let (path, topic, factor, max_gaps) =
         (a.bag.as_path(), a.topic.as_str(), a.gap_factor, a.max_gaps);
-    use bagscope::ops::timing::{gaps, median_period, stamp_delays, topic_times};
+    use bagscope_ops::timing::{gaps, median_period, stamp_delays, topic_times};
     use std::fmt::Write as _;
     let bag = Bag::open(path)?;
     let s = bag.summary();

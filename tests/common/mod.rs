@@ -11,7 +11,7 @@ pub mod ros1;
 pub mod ros2;
 pub mod video;
 
-use bagscope::{BagWriter, Compression, ConnectionSpec, WriteOptions};
+use bagscope_reader::{BagWriter, Compression, ConnectionSpec, WriteOptions};
 
 /// The real corpus, `../shared/bags` beside the project. Panics (never skips) when it is
 /// missing, so a CI run without it fails loudly.
@@ -19,7 +19,7 @@ pub fn corpus_dir() -> PathBuf {
     let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bags");
     assert!(
         d.join("expected.json").is_file(),
-        "the real bag corpus is missing: expected {} (see README, 'Tests')",
+        "the real bag corpus is missing: expected {} (TESTING.md, '../shared': what it holds and where it comes from)",
         d.display()
     );
     d
@@ -41,17 +41,21 @@ pub fn corpus2_dir() -> PathBuf {
     let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bags2");
     assert!(
         d.join("expected.json").is_file() && d.join("expected_decoded.jsonl").is_file(),
-        "the real ROS 2 / MCAP corpus is missing: expected {} (see README, 'Tests')",
+        "the real ROS 2 / MCAP corpus is missing: expected {} (TESTING.md, '../shared': what it holds and where it comes from)",
         d.display()
     );
     d
 }
 
 /// The n-th message (time order, ties in storage order) of a topic over all its connections.
-pub fn nth_of_topic(bag: &bagscope::Bag, topic: &str, n: usize) -> Option<bagscope::Message> {
+pub fn nth_of_topic(
+    bag: &bagscope_reader::Bag,
+    topic: &str,
+    n: usize,
+) -> Option<bagscope_reader::Message> {
     let t = bag.summary().topic(topic)?;
     let tables = bag.tables().ok()?;
-    let mut all: Vec<(bagscope::IndexEntry, usize)> = Vec::new();
+    let mut all: Vec<(bagscope_reader::IndexEntry, usize)> = Vec::new();
     for &c in &t.connections {
         all.extend(tables.per_connection[c].iter().map(|e| (*e, c)));
     }
@@ -61,12 +65,15 @@ pub fn nth_of_topic(bag: &bagscope::Bag, topic: &str, n: usize) -> Option<bagsco
 }
 
 /// (topic, receive time, bytes) of every message of `bag`, in the order it reads them.
-pub fn messages(bag: &bagscope::Bag) -> Vec<(String, u64, Vec<u8>)> {
-    messages_of(bag, &bagscope::Filter::default())
+pub fn messages(bag: &bagscope_reader::Bag) -> Vec<(String, u64, Vec<u8>)> {
+    messages_of(bag, &bagscope_reader::Filter::default())
 }
 
 /// `bag`'s messages that `f` lets through as (topic, time, bytes), in time order.
-pub fn messages_of(bag: &bagscope::Bag, f: &bagscope::Filter) -> Vec<(String, u64, Vec<u8>)> {
+pub fn messages_of(
+    bag: &bagscope_reader::Bag,
+    f: &bagscope_reader::Filter,
+) -> Vec<(String, u64, Vec<u8>)> {
     let s = bag.summary();
     bag.messages(f)
         .expect("messages")
@@ -168,7 +175,7 @@ pub fn write_fixture(
 /// record (ver 0) per topic whose first entry points at the definition record, as rosbag 1.2
 /// wrote them. Returns (topic, time, data) of every message in file order.
 pub fn write_v12(path: &std::path::Path, indexed: bool, n: u64) -> Vec<(String, u64, Vec<u8>)> {
-    use bagscope::storage::ros1::record::{put_field, put_record};
+    use bagscope_reader::storage::ros1::record::{put_field, put_record};
     let topics = [("/a", "std_msgs/Float64"), ("/b", "std_msgs/Float64")];
     let md5 = b"fdb28210bfa9d7c91146260178d9a584";
     let mut out = b"#ROSRECORD V1.2\n".to_vec();
@@ -323,7 +330,7 @@ pub fn within<T: Send + 'static>(
 
 /// The chunks of a whole recording as (where the chunk record ends, its messages), for
 /// [`after_cut`].
-pub fn chunk_ends(bag: &bagscope::Bag) -> Vec<(u64, u64)> {
+pub fn chunk_ends(bag: &bagscope_reader::Bag) -> Vec<(u64, u64)> {
     bag.summary()
         .chunks
         .iter()

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use bagscope::ops::video::{nal, proto, Codec};
-use bagscope::storage::mcap::writer::{McapOptions, McapWriter};
-use bagscope::{BagWriter, ConnectionSpec, WriteOptions};
+use bagscope_ops::video::{nal, proto, Codec};
+use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
+use bagscope_reader::{BagWriter, ConnectionSpec, WriteOptions};
 
 /// The first message's time.
 pub const T0: u64 = 1_700_000_000_000_000_000;
@@ -287,7 +287,7 @@ pub fn json_mcap(path: &Path, s: &Stream, aus: &[Vec<u8>]) {
         let m = serde_json::json!({
             "timestamp": {"sec": t / 1_000_000_000, "nsec": t % 1_000_000_000},
             "frame_id": "camera",
-            "data": bagscope::encoding::base64::encode(au),
+            "data": bagscope_reader::encoding::base64::encode(au),
             "format": s.codec.name(),
         });
         w.write(ch, i as u32, t, t, m.to_string().as_bytes())
@@ -361,13 +361,15 @@ const COMPRESSED_IMAGE: &str = "std_msgs/Header header\nstring format\nuint8[] d
 /// A ROS 1 bag of `sensor_msgs/CompressedImage` on `/camera/h264`, `format` "h264".
 pub fn compressed_image_bag(path: &Path, s: &Stream, aus: &[Vec<u8>]) {
     let mut w = BagWriter::create(path, WriteOptions::default()).unwrap();
-    let def =
-        bagscope::definition::msg::MsgDef::parse("sensor_msgs/CompressedImage", COMPRESSED_IMAGE)
-            .unwrap();
+    let def = bagscope_reader::definition::msg::MsgDef::parse(
+        "sensor_msgs/CompressedImage",
+        COMPRESSED_IMAGE,
+    )
+    .unwrap();
     let c = w.add_connection(ConnectionSpec {
         topic: "/camera/h264".into(),
         datatype: "sensor_msgs/CompressedImage".into(),
-        md5sum: bagscope::encoding::Plan::new(def).md5,
+        md5sum: bagscope_reader::encoding::Plan::new(def).md5,
         message_definition: COMPRESSED_IMAGE.into(),
         ..Default::default()
     });

@@ -147,7 +147,7 @@ fn an_output_that_is_a_pipe_is_written_in_place() {
             &|b: &[u8]| {
                 let copy = d.join("copy.mcap");
                 std::fs::write(&copy, b).unwrap();
-                let read = bagscope::Bag::open(&copy).unwrap();
+                let read = bagscope_reader::Bag::open(&copy).unwrap();
                 assert_eq!(read.summary().message_count, 1344);
                 std::fs::remove_file(&copy).unwrap();
             },

@@ -53,8 +53,8 @@ fn runs(dir: &Path) -> (String, String) {
     let a = dir.join("a.bag");
     let full = dir.join("full.bag");
     let b = dir.join("b.bag");
-    bagscope::demo::write_demo(&a, 20).unwrap();
-    bagscope::demo::write_demo(&full, 30).unwrap();
+    bagscope_ops::demo::write_demo(&a, 20).unwrap();
+    bagscope_ops::demo::write_demo(&full, 30).unwrap();
     let st = Command::new(BIN)
         .args([
             "export",
@@ -117,7 +117,13 @@ fn compare_gives_what_pandas_gives() {
     }
     // Aligned on each run's own bookmark "turn" (kept beside each bag): the zeros are the
     // bookmarks' times, every time shifted by the same.
-    let start_of = |p: &str| bagscope::Bag::open(p).unwrap().summary().start_ns.unwrap();
+    let start_of = |p: &str| {
+        bagscope_reader::Bag::open(p)
+            .unwrap()
+            .summary()
+            .start_ns
+            .unwrap()
+    };
     let (za, zb) = (start_of(&a) + 4_000_000_000, start_of(&b) + 1_500_000_000);
     for (p, z) in [(&a, za), (&b, zb)] {
         std::fs::write(

@@ -9,9 +9,9 @@ use crate::common;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use bagscope::ops::export::{export, export_many, ExportOptions, OutputFormat};
-use bagscope::storage::rosbag2::writer::Rosbag2Compression;
-use bagscope::{Bag, Compression, Filter, WriteOptions};
+use bagscope_ops::export::{export, export_many, ExportOptions, OutputFormat};
+use bagscope_reader::storage::rosbag2::writer::Rosbag2Compression;
+use bagscope_reader::{Bag, Compression, Filter, WriteOptions};
 
 /// (topic, time, bytes) of every message, in time order (ties by topic and bytes, since
 /// storages may order equal times differently).
@@ -146,7 +146,7 @@ fn ros2_recordings_round_trip_through_every_storage() {
             // Every type written into the new recording with a definition it can decode.
             for c in &back.summary().connections {
                 if c.message_count > 0 {
-                    let plan = bagscope::encoding::Plan::for_connection(c)
+                    let plan = bagscope_reader::encoding::Plan::for_connection(c)
                         .unwrap_or_else(|e| panic!("{src} as {name}: {e}"));
                     // Stored, unless the type is empty (its definition is no text at all).
                     let empty = plan

@@ -8,9 +8,9 @@ use crate::common;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use bagscope::ops::export::{export, OutputFormat};
-use bagscope::storage::rosbag2::writer::Rosbag2Compression;
-use bagscope::{Bag, Compression, Filter};
+use bagscope_ops::export::{export, OutputFormat};
+use bagscope_reader::storage::rosbag2::writer::Rosbag2Compression;
+use bagscope_reader::{Bag, Compression, Filter};
 
 use super::convert::{messages, opts, peer_lines, python_has, run, run_ok};
 
@@ -242,7 +242,8 @@ fn to_ros1_keeps_values_and_names_what_it_leaves_out() {
     let out = Bag::open(&r.path).unwrap();
     let text = |b: &Bag| -> Vec<String> {
         let ci = b.summary().topic("/topic").unwrap().connections[0];
-        let plan = bagscope::encoding::Plan::for_connection(&b.summary().connections[ci]).unwrap();
+        let plan =
+            bagscope_reader::encoding::Plan::for_connection(&b.summary().connections[ci]).unwrap();
         b.messages(&Filter {
             connections: Some(vec![ci]),
             ..Default::default()
@@ -251,7 +252,7 @@ fn to_ros1_keeps_values_and_names_what_it_leaves_out() {
         .map(|m| {
             let n = plan.decode(&m.unwrap().data).unwrap();
             let mut s = String::new();
-            bagscope::encoding::to_json(&plan.def, &n.value, &mut s);
+            bagscope_reader::encoding::to_json(&plan.def, &n.value, &mut s);
             s
         })
         .collect()
@@ -291,14 +292,14 @@ fn to_ros2_direct_path_equals_value_path() {
             continue;
         };
         for (ci, c) in b.summary().connections.iter().enumerate() {
-            let Ok(t) = bagscope::encoding::to_ros2::ToRos2::new(c) else {
+            let Ok(t) = bagscope_reader::encoding::to_ros2::ToRos2::new(c) else {
                 continue;
             };
             if !t.is_direct() {
                 continue;
             }
             direct += 1;
-            let f = bagscope::Filter {
+            let f = bagscope_reader::Filter {
                 connections: Some(vec![ci]),
                 ..Default::default()
             };
@@ -341,14 +342,14 @@ fn to_ros2_direct_path_equals_value_path() {
         "connections on the direct path, messages converted both ways"
     );
     // A boolean stored as another byte than 0 or 1 comes out as the decoder reads it: true, 1.
-    let c = bagscope::Connection {
+    let c = bagscope_reader::Connection {
         topic: "/flag".into(),
         datatype: "std_msgs/Bool".into(),
         message_definition: "bool data\n".into(),
         encoding: "ros1".into(),
         ..Default::default()
     };
-    let t = bagscope::encoding::to_ros2::ToRos2::new(&c).unwrap();
+    let t = bagscope_reader::encoding::to_ros2::ToRos2::new(&c).unwrap();
     assert!(t.is_direct());
     assert_eq!(t.convert(&[7]), Ok(vec![0, 1, 0, 0, 1]));
     assert_eq!(t.convert(&[7]), t.convert_by_value(&[7]));

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use bagscope::{Bag, Filter};
+use bagscope_reader::{Bag, Filter};
 
 /// Opens `bytes` as `name` and reads every message, within 30 s.
 fn open_and_read(name: &'static str, bytes: Vec<u8>) -> Result<(Bag, usize), String> {
@@ -197,17 +197,17 @@ fn fuzz_found_mcap_chunk_length_that_wrapped_around_its_check() {
     let split = input.iter().position(|&b| b == 0).unwrap();
     std::fs::write(dir.join("metadata.yaml"), &input[..split]).unwrap();
     std::fs::write(dir.join("bag_0.db3"), &input[split + 1..]).unwrap();
-    if let Ok(bag) = bagscope::Bag::open(&*dir) {
+    if let Ok(bag) = bagscope_reader::Bag::open(&*dir) {
         let _ = bag.tables();
-        if let Ok(it) = bag.messages(&bagscope::Filter::default()) {
+        if let Ok(it) = bag.messages(&bagscope_reader::Filter::default()) {
             for m in it {
                 let _ = m;
             }
         }
     }
     // The storage file alone, opened as what it is (an MCAP file): an error or warnings.
-    if let Ok(bag) = bagscope::Bag::open(dir.join("bag_0.db3")) {
+    if let Ok(bag) = bagscope_reader::Bag::open(dir.join("bag_0.db3")) {
         let _ = bag.tables();
-        let _ = bagscope::ops::check::check(&bag, 1, None);
+        let _ = bagscope_reader::check::check(&bag, 1, None);
     }
 }

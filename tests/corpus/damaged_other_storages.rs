@@ -9,7 +9,7 @@ use crate::common;
 
 use std::path::Path;
 
-use bagscope::{Bag, Filter};
+use bagscope_reader::{Bag, Filter};
 
 /// Messages read (ok, failed) in time order, then the check; the error text if it does not
 /// open. Within 30 s: a hang fails.
@@ -30,7 +30,7 @@ fn read_all_now(p: &Path) -> Result<(usize, usize), String> {
             }
         }
     }
-    let _ = bagscope::ops::check::check(&b, 2, None);
+    let _ = bagscope_reader::check::check(&b, 2, None);
     Ok((ok, bad))
 }
 

@@ -7,11 +7,11 @@ use crate::common;
 
 use std::sync::atomic::AtomicBool;
 
-use bagscope::definition::msg::MsgDef;
-use bagscope::encoding::{to_json, FieldPath, Plan, Value};
-use bagscope::ops::check::{check, DecodeCheck};
-use bagscope::ops::series::{field_series, merge_rows};
-use bagscope::{Bag, Compression, Filter};
+use bagscope_reader::check::{check, DecodeCheck};
+use bagscope_reader::definition::msg::MsgDef;
+use bagscope_reader::encoding::{to_json, FieldPath, Plan, Value};
+use bagscope_reader::series::{field_series, merge_rows};
+use bagscope_reader::{Bag, Compression, Filter};
 
 /// Bags whose own content is wrong, and what bagscope must say about them.
 const KNOWN_BAD: &[(&str, &str)] = &[(
@@ -222,7 +222,7 @@ fn series_and_rows_over_a_written_bag() {
         &|_| {},
     )
     .unwrap();
-    let both: [&[bagscope::ops::series::Point]; 2] = [&a.points, &s.points];
+    let both: [&[bagscope_reader::series::Point]; 2] = [&a.points, &s.points];
     let rows: Vec<_> = merge_rows(&both).collect();
     assert_eq!(rows.len(), 3000);
     assert!(rows

@@ -9,8 +9,8 @@ use crate::common;
 
 use std::path::Path;
 
-use bagscope::encoding::Plan;
-use bagscope::Bag;
+use bagscope_reader::encoding::Plan;
+use bagscope_reader::Bag;
 
 fn protobuf_available() -> bool {
     let ok = std::process::Command::new("python3")
@@ -92,7 +92,10 @@ fn keelson_protobuf_messages_decode_as_google_decodes_them() {
         plan.def.types[0].name,
         "keelson.primitives.TimestampedBytes"
     );
-    assert_eq!(source, bagscope::definition::sources::DefSource::Recording);
+    assert_eq!(
+        source,
+        bagscope_reader::definition::sources::DefSource::Recording
+    );
     // `gen` writes ROS 1 and CDR loaders: protobuf types are left out, said so.
     let dir = common::temp_dir("encodings-gen");
     let ran = common::bagscope(&[&"gen", &file, &"--lang", &"rust", &"-o", &dir.join("out")]);

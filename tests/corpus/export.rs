@@ -7,8 +7,8 @@ use crate::common;
 
 use std::sync::atomic::AtomicBool;
 
-use bagscope::ops::export::{export, ExportOptions};
-use bagscope::{Bag, Compression, Error, Filter, WriteOptions};
+use bagscope_ops::export::{export, ExportOptions};
+use bagscope_reader::{Bag, Compression, Error, Filter, WriteOptions};
 
 /// (topic, callerid, time, data) of every message, in time order.
 fn messages(bag: &Bag, filter: &Filter) -> Vec<(String, Option<String>, u64, Vec<u8>)> {
@@ -276,7 +276,7 @@ fn rosbags_reads_exactly_the_exported_messages() {
 #[test]
 fn parquet_one_file_per_topic_written_whole_or_not_at_all() {
     use arrow_array::Array;
-    use bagscope::ops::export::OutputFormat;
+    use bagscope_ops::export::OutputFormat;
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let d = common::temp_dir("export-parquet");
     let src = d.join("src.bag");
@@ -350,7 +350,7 @@ fn parquet_one_file_per_topic_written_whole_or_not_at_all() {
 fn records_read_alone_from_large_uncompressed_chunks_are_the_same_messages() {
     let d = common::temp_dir("export-alone");
     let write = |p: &std::path::Path, compression| {
-        use bagscope::BagWriter;
+        use bagscope_reader::BagWriter;
         let mut w = BagWriter::create(
             p,
             WriteOptions {

@@ -125,7 +125,7 @@ fn foxglove_parse_ros_path_tests_agree() {
     let mut failed = Vec::new();
     let mut agreed = 0;
     for (path, want) in &cases {
-        let got = bagscope::expr::parse_path(path);
+        let got = bagscope_reader::expr::parse_path(path);
         let same = match (want, &got) {
             (Want::Topic(t), Ok(p)) => &p.topic == t,
             (Want::Defined, Ok(_)) => true,
@@ -166,7 +166,7 @@ fn the_plot_layouts_of_foxglove_parse() {
     paths.dedup();
     assert!(paths.len() >= 10, "{paths:?}");
     for p in &paths {
-        let e = bagscope::expr::Expr::parse(p).unwrap_or_else(|e| panic!("{p}: {e}"));
+        let e = bagscope_reader::expr::Expr::parse(p).unwrap_or_else(|e| panic!("{p}: {e}"));
         let topic = p[..p.find('.').unwrap_or(p.len())].to_string();
         assert_eq!(e.topics(), [topic.as_str()], "{p}");
     }

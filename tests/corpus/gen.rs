@@ -8,9 +8,9 @@ use crate::common;
 use std::path::Path;
 use std::process::Command;
 
-use bagscope::encoding::{to_json, Plan};
-use bagscope::ops::gen::{generate, Lang};
-use bagscope::{Bag, Filter};
+use bagscope_ops::gen::{generate, Lang};
+use bagscope_reader::encoding::{to_json, Plan};
+use bagscope_reader::{Bag, Filter};
 use serde_json::Value;
 
 /// Integers exactly, other numbers to float32 precision, everything else exactly.
@@ -27,7 +27,7 @@ fn dump(
     dir: &Path,
     per_topic: usize,
 ) -> (
-    Vec<bagscope::definition::msg::MsgDef>,
+    Vec<bagscope_reader::definition::msg::MsgDef>,
     Vec<String>,
     Vec<String>,
 ) {

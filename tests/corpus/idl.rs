@@ -61,10 +61,11 @@ fn idl_channels_decode_as_rosbags_decodes_them() {
         assert!(common::same_json(g, w), "bagscope: {g}\nrosbags:  {w}");
     }
     // Where each definition came from, and the constants of rosidl's `Reading_Constants`.
-    let bag = bagscope::Bag::open(&mcap).unwrap();
+    let bag = bagscope_reader::Bag::open(&mcap).unwrap();
     let s = bag.summary();
     for c in &s.connections {
-        let (plan, source) = bagscope::encoding::Plan::for_connection_with_source(c).unwrap();
+        let (plan, source) =
+            bagscope_reader::encoding::Plan::for_connection_with_source(c).unwrap();
         assert_eq!(source.to_string(), "stored in the recording");
         if c.topic == "/reading" {
             let consts: Vec<(&str, &str, &str)> = plan.def.types[0]
@@ -171,8 +172,9 @@ fn enums_annotations_and_multidimensional_arrays_decode_from_hand_written_bytes(
         ]
     );
     // The enum's labels are constants tied to the enum, as for protobuf.
-    let bag = bagscope::Bag::open(&p).unwrap();
-    let plan = bagscope::encoding::Plan::for_connection(&bag.summary().connections[0]).unwrap();
+    let bag = bagscope_reader::Bag::open(&p).unwrap();
+    let plan =
+        bagscope_reader::encoding::Plan::for_connection(&bag.summary().connections[0]).unwrap();
     let t = &plan.def.types[0];
     assert_eq!(t.fields[1].type_text, "enum Mode");
     assert_eq!(t.fields[2].type_text, "enum Level");
@@ -299,10 +301,10 @@ fn a_sqlite_recording_with_ros2idl_definitions() {
         .unwrap();
     assert_eq!(n, 1);
     drop(db);
-    let b = bagscope::Bag::open(&bag).unwrap();
+    let b = bagscope_reader::Bag::open(&bag).unwrap();
     let c = &b.summary().connections[0];
     assert_eq!(c.schema_encoding, "ros2idl");
-    let (plan, source) = bagscope::encoding::Plan::for_connection_with_source(c).unwrap();
+    let (plan, source) = bagscope_reader::encoding::Plan::for_connection_with_source(c).unwrap();
     assert_eq!(source.to_string(), "stored in the recording");
     assert_eq!(plan.def.types[1].name, "geometry_msgs/msg/Vector3");
     let after = common::bagscope(&[&"echo", &bag, &"--json"]).ok();
@@ -337,22 +339,23 @@ fn idl_char_arrays_are_text() {
         r#"{"time_ns": 1000, "topic": "/name", "message": {"name": "abc", "note": "hello", "c": 120, "o": "AQI="}}"#
     );
     // The raw bytes stay: the value's range covers the whole array, NULs included.
-    let bag = bagscope::Bag::open(&p).unwrap();
-    let plan = bagscope::encoding::Plan::for_connection(&bag.summary().connections[0]).unwrap();
+    let bag = bagscope_reader::Bag::open(&p).unwrap();
+    let plan =
+        bagscope_reader::encoding::Plan::for_connection(&bag.summary().connections[0]).unwrap();
     let m = bag
-        .messages(&bagscope::Filter::default())
+        .messages(&bagscope_reader::Filter::default())
         .unwrap()
         .next()
         .unwrap()
         .unwrap();
     let node = plan.decode(&m.data).unwrap();
-    let bagscope::encoding::Value::Message { fields, .. } = &node.value else {
+    let bagscope_reader::encoding::Value::Message { fields, .. } = &node.value else {
         panic!("{node:?}");
     };
     assert_eq!((fields[0].start, fields[0].end), (4, 12));
     // Exported as text too: an Arrow (Parquet) string column, the octets a binary one.
     let mut batches =
-        bagscope::ops::arrow::TopicBatches::new(&bag, "/name", None, None, None).unwrap();
+        bagscope_ops::arrow::TopicBatches::new(&bag, "/name", None, None, None).unwrap();
     let batch = batches.next_batch().unwrap().unwrap();
     let schema = batch.schema();
     let types: Vec<String> = schema
@@ -371,8 +374,8 @@ fn idl_char_arrays_are_text() {
         ]
     );
     // A `.msg` char is a number.
-    let def = bagscope::definition::msg::MsgDef::parse("t/C", "char[3] c").unwrap();
-    let plan = bagscope::encoding::Plan::new(def);
+    let def = bagscope_reader::definition::msg::MsgDef::parse("t/C", "char[3] c").unwrap();
+    let plan = bagscope_reader::encoding::Plan::new(def);
     let node = plan.decode(b"ab\0").unwrap();
     assert!(format!("{node:?}").contains("Bytes"), "{node:?}");
 }

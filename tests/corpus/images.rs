@@ -6,13 +6,13 @@
 
 use crate::common;
 
-use bagscope::error::ImageError;
-use bagscope::ops::image::{decode_message, Colormap, Orientation, Pixels};
-use bagscope::Bag;
+use bagscope_ops::image::ImageError;
+use bagscope_ops::image::{decode_message, Colormap, Orientation, Pixels};
+use bagscope_reader::Bag;
 
 use common::images::{fixture_bag, fixtures};
 
-fn decode_first(bag: &Bag, topic: &str) -> bagscope::ops::image::Image {
+fn decode_first(bag: &Bag, topic: &str) -> bagscope_ops::image::Image {
     let c = bag.summary().topic(topic).unwrap().connections[0];
     let (plan, _) = bag.plan(c).unwrap();
     let m = bag.nth_message(c, 0).unwrap();
@@ -117,7 +117,7 @@ fn an_occupancy_grid_is_a_map_with_y_up() {
 }
 
 /// Each value of a top-down image with the mean frame coordinates of its pixels.
-fn spots(img: &bagscope::ops::image::Image) -> Vec<(f32, f64, f64)> {
+fn spots(img: &bagscope_ops::image::Image) -> Vec<(f32, f64, f64)> {
     let Pixels::Points(v) = &img.pixels else {
         panic!("not a top-down image: {}", img.encoding)
     };
@@ -361,7 +361,7 @@ fn bagscope_image_writes_a_png() {
     assert!(stdout.contains("3×2 16UC1 compressedDepth png"), "{stdout}");
     // Read back: 0 black, then 1000..5000 grey rising to white.
     let png = std::fs::read(&out).unwrap();
-    let back = bagscope::ops::image::decode_compressed("png", &png).unwrap();
+    let back = bagscope_ops::image::decode_compressed("png", &png).unwrap();
     let Pixels::Rgba(px) = back.pixels else {
         panic!()
     };
@@ -376,7 +376,7 @@ fn bagscope_image_writes_a_png() {
 fn bagscope_frames_writes_every_image_of_a_range() {
     let dir = common::temp_dir("images-frames");
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 12).unwrap();
+    bagscope_ops::demo::write_demo(&p, 12).unwrap();
     let out = dir.join("frames");
     let topic = "/camera/front/depth/image_raw";
     // 5 Hz for 12 s; every 3rd of the first 10 s: 50 messages, 17 frames.

@@ -5,8 +5,8 @@
 
 use crate::common;
 
-use bagscope::encoding::{Plan, Value};
-use bagscope::{Bag, Filter};
+use bagscope_reader::encoding::{Plan, Value};
+use bagscope_reader::{Bag, Filter};
 
 use common::mcap::{channel, file, message, schema, schema_bytes};
 
@@ -29,7 +29,7 @@ fn unchunked_mcap_with_ros1_and_big_endian_cdr() {
     ]);
     let bag = Bag::from_bytes("t.mcap", f).unwrap();
     let s = bag.summary();
-    assert_eq!(s.version, bagscope::Version::Mcap);
+    assert_eq!(s.version, bagscope_reader::Version::Mcap);
     assert!(!s.indexed, "no summary: read by a linear scan");
     assert_eq!(s.message_count, 3);
     assert!(bag.warnings().is_empty(), "{:?}", bag.warnings());
@@ -68,9 +68,9 @@ fn unchunked_mcap_with_ros1_and_big_endian_cdr() {
         }
     }
     // `check` finds nothing wrong (the json channel is not damage).
-    let dc = bagscope::ops::check::DecodeCheck::new(s);
+    let dc = bagscope_reader::check::DecodeCheck::new(s);
     let hook = |ci: usize, t: u64, d: &[u8]| dc.message(ci, t, d);
-    let r = bagscope::ops::check::check(&bag, 2, Some(&hook)).unwrap();
+    let r = bagscope_reader::check::check(&bag, 2, Some(&hook)).unwrap();
     assert_eq!(r.messages, 3);
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     assert!(
@@ -99,11 +99,11 @@ fn a_message_before_its_channel_is_skipped_with_a_warning() {
 
 #[test]
 fn check_compares_every_chunk_record_with_the_index() {
-    use bagscope::ops::export::{export, ExportOptions, OutputFormat};
-    use bagscope::{Compression, WriteOptions};
+    use bagscope_ops::export::{export, ExportOptions, OutputFormat};
+    use bagscope_reader::{Compression, WriteOptions};
     let dir = common::temp_dir("mcap-check");
     let src = dir.join("demo.bag");
-    bagscope::demo::write_demo(&src, 4).unwrap();
+    bagscope_ops::demo::write_demo(&src, 4).unwrap();
     // Uncompressed chunks: the test changes bytes inside them.
     let o = ExportOptions {
         write: WriteOptions {
@@ -124,7 +124,7 @@ fn check_compares_every_chunk_record_with_the_index() {
     )
     .unwrap();
     let b = Bag::open(&out).unwrap();
-    let r = bagscope::ops::check::check(&b, 2, None).unwrap();
+    let r = bagscope_reader::check::check(&b, 2, None).unwrap();
     assert_eq!(r.messages, b.summary().message_count);
     assert!(r.chunks > 3 && r.problems.is_empty(), "{:?}", r.problems);
     // A message's log time changed in its chunk (uncompressed), not in the index: found.
@@ -142,7 +142,7 @@ fn check_compares_every_chunk_record_with_the_index() {
     bytes[at + 9 + 6] ^= 1;
     std::fs::write(&out, &bytes).unwrap();
     let b = Bag::open(&out).unwrap();
-    let r = bagscope::ops::check::check(&b, 2, None).unwrap();
+    let r = bagscope_reader::check::check(&b, 2, None).unwrap();
     assert!(
         r.problems
             .iter()
@@ -157,7 +157,7 @@ fn check_compares_every_chunk_record_with_the_index() {
     bytes[at + 9] = 0xee;
     bytes[at + 10] = 0xee;
     std::fs::write(&out, &bytes).unwrap();
-    let r = bagscope::ops::check::check(&Bag::open(&out).unwrap(), 2, None).unwrap();
+    let r = bagscope_reader::check::check(&Bag::open(&out).unwrap(), 2, None).unwrap();
     assert!(
         r.problems
             .iter()
@@ -171,7 +171,7 @@ fn check_compares_every_chunk_record_with_the_index() {
     bytes[ch.index_pos as usize] = 0x7f;
     std::fs::write(&out, &bytes).unwrap();
     let b = Bag::open(&out).unwrap();
-    let r = bagscope::ops::check::check(&b, 2, None).unwrap();
+    let r = bagscope_reader::check::check(&b, 2, None).unwrap();
     let want = format!(
         "message indexes of the chunk at byte {} list 0 messages, the chunk index {}; rebuilt from the chunk",
         ch.pos,
@@ -362,8 +362,8 @@ fn a_chunk_index_whose_compressed_size_disagrees_with_its_chunk() {
 
 /// Every message of a recording, as `(connection, time, bytes)`, or the first error.
 fn read_all(
-    bag: &bagscope::Bag,
-    f: &bagscope::Filter,
+    bag: &bagscope_reader::Bag,
+    f: &bagscope_reader::Filter,
 ) -> Result<Vec<(usize, u64, Vec<u8>)>, String> {
     let mut v = Vec::new();
     for m in bag.messages(f).map_err(|e| e.to_string())? {
@@ -401,14 +401,14 @@ fn same_both_ways(root: std::path::PathBuf, ext: &str, min_files: usize, min_mes
     assert!(files.len() > min_files, "{} .{ext} files", files.len());
     let (mut compared, mut messages) = (0, 0);
     for f in &files {
-        let Ok(bag) = bagscope::Bag::open(f) else {
+        let Ok(bag) = bagscope_reader::Bag::open(f) else {
             continue;
         };
-        let all = read_all(&bag, &bagscope::Filter::default());
-        let bag = bagscope::Bag::open(f).unwrap();
+        let all = read_all(&bag, &bagscope_reader::Filter::default());
+        let bag = bagscope_reader::Bag::open(f).unwrap();
         let merged = read_all(
             &bag,
-            &bagscope::Filter {
+            &bagscope_reader::Filter {
                 start_ns: Some(0),
                 ..Default::default()
             },

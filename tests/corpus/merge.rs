@@ -5,8 +5,8 @@
 
 use crate::common;
 
-use bagscope::merge::{align_starts, Part};
-use bagscope::Bag;
+use bagscope_reader::bag::merge::{align_starts, Part};
+use bagscope_reader::Bag;
 
 fn export(src: &std::path::Path, out: &std::path::Path, range: &[&str]) {
     let mut all: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&"export", &src, &"-o", &out];
@@ -25,7 +25,7 @@ fn part(p: &std::path::Path, offset_ns: i64) -> Part {
 fn a_split_set_is_joined_under_its_own_names() {
     let dir = common::temp_dir("merge-split");
     let whole = dir.join("whole.bag");
-    bagscope::demo::write_demo(&whole, 20).unwrap();
+    bagscope_ops::demo::write_demo(&whole, 20).unwrap();
     let (a, b) = (dir.join("run_0.bag"), dir.join("run_1.bag"));
     export(&whole, &a, &["--end", "+10"]);
     export(&whole, &b, &["--start", "+10"]);
@@ -34,7 +34,7 @@ fn a_split_set_is_joined_under_its_own_names() {
     let (s, o) = (joined.summary(), orig.summary());
     assert_eq!(s.message_count, o.message_count);
     assert_eq!((s.start_ns, s.end_ns), (o.start_ns, o.end_ns));
-    let names = |s: &bagscope::Summary| -> Vec<(String, u64)> {
+    let names = |s: &bagscope_reader::Summary| -> Vec<(String, u64)> {
         s.topics
             .iter()
             .map(|t| (t.name.clone(), t.message_count))
@@ -64,10 +64,10 @@ fn a_split_set_is_joined_under_its_own_names() {
 fn two_runs_side_by_side_and_aligned() {
     let dir = common::temp_dir("merge-runs");
     let (r1, r2) = (dir.join("run1.bag"), dir.join("run2.bag"));
-    bagscope::demo::write_demo(&r1, 10).unwrap();
+    bagscope_ops::demo::write_demo(&r1, 10).unwrap();
     // The second run starts an hour later (a copy shifted by export would keep the times, so
     // write it from the demo and compare counts only).
-    bagscope::demo::write_demo(&r2, 12).unwrap();
+    bagscope_ops::demo::write_demo(&r2, 12).unwrap();
     let joined = Bag::open_many(&[part(&r1, 0), part(&r2, 3_600_000_000_000)]).unwrap();
     let s = joined.summary();
     let t1 = s.topic("/run1/battery/voltage").unwrap();
@@ -91,8 +91,8 @@ fn two_runs_side_by_side_and_aligned() {
     assert!(s2.end_ns.unwrap() < start + 13_000_000_000);
     // A field series of each run, on one time axis.
     let series = |p: &str| {
-        let fp = bagscope::encoding::FieldPath::parse(p).unwrap();
-        bagscope::ops::series::field_series(
+        let fp = bagscope_reader::encoding::FieldPath::parse(p).unwrap();
+        bagscope_reader::series::field_series(
             &j2,
             &fp,
             None,
@@ -119,7 +119,7 @@ fn two_runs_side_by_side_and_aligned() {
 fn different_kinds_of_storage_join() {
     let dir = common::temp_dir("merge-kinds");
     let bag = dir.join("a.bag");
-    bagscope::demo::write_demo(&bag, 5).unwrap();
+    bagscope_ops::demo::write_demo(&bag, 5).unwrap();
     let mcap = dir.join("b.mcap");
     export(&bag, &mcap, &[]);
     let j = Bag::open_many(&[part(&bag, 0), part(&mcap, 0)]).unwrap();
@@ -149,6 +149,6 @@ fn different_kinds_of_storage_join() {
     let m = common::nth_of_topic(&j, "/humble_talker/topic", 3).unwrap();
     let v = plan.decode(&m.data).unwrap();
     let mut text = String::new();
-    bagscope::encoding::to_json(&plan.def, &v.value, &mut text);
+    bagscope_reader::encoding::to_json(&plan.def, &v.value, &mut text);
     assert!(text.contains("Hello, world! 3"), "{text}");
 }

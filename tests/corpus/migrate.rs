@@ -7,9 +7,9 @@ use crate::common;
 
 use std::sync::atomic::AtomicBool;
 
-use bagscope::encoding::{Plan, Value};
-use bagscope::ops::export::{export, ExportOptions, OutputFormat};
-use bagscope::{Bag, BagWriter, ConnectionSpec, Filter, WriteOptions};
+use bagscope_ops::export::{export, ExportOptions, OutputFormat};
+use bagscope_reader::encoding::{Plan, Value};
+use bagscope_reader::{Bag, BagWriter, ConnectionSpec, Filter, WriteOptions};
 
 fn fields(bag: &Bag, topic: &str, n: usize) -> Vec<(String, Value)> {
     let s = bag.summary();
@@ -34,7 +34,7 @@ fn ros1_messages_migrate_to_a_newer_definition() {
     let d = common::temp_dir("migrate1");
     let src = d.join("old.bag");
     let old_def = "int32 value\nfloat32 temp\nstring name\nuint8[] raw\nHeader header\n================================================================================\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n";
-    let md5 = bagscope::definition::msg::MsgDef::parse("my_pkg/Reading", old_def)
+    let md5 = bagscope_reader::definition::msg::MsgDef::parse("my_pkg/Reading", old_def)
         .unwrap()
         .md5();
     let mut w = BagWriter::create(&src, WriteOptions::default()).unwrap();
@@ -49,7 +49,7 @@ fn ros1_messages_migrate_to_a_newer_definition() {
     let b = w.add_connection(ConnectionSpec {
         topic: "/other".into(),
         datatype: "my_pkg/Other".into(),
-        md5sum: bagscope::definition::msg::MsgDef::parse("my_pkg/Other", other_def)
+        md5sum: bagscope_reader::definition::msg::MsgDef::parse("my_pkg/Other", other_def)
             .unwrap()
             .md5(),
         message_definition: other_def.into(),
@@ -139,9 +139,9 @@ fn ros1_messages_migrate_to_a_newer_definition() {
         format!("{header_md5} header\nint64 value\nfloat64 temp\nstring name\nuint8 quality");
     assert_eq!(c.md5sum, format!("{:x}", md5::compute(text)));
     assert_eq!(fields(&new, "/other", 2)[0].1, Value::F64(2.25));
-    let dc = bagscope::ops::check::DecodeCheck::new(s);
+    let dc = bagscope_reader::check::DecodeCheck::new(s);
     let hook = |ci: usize, t: u64, d: &[u8]| dc.message(ci, t, d);
-    let rep = bagscope::ops::check::check(&new, 2, Some(&hook)).unwrap();
+    let rep = bagscope_reader::check::check(&new, 2, Some(&hook)).unwrap();
     assert!(
         rep.problems.is_empty() && dc.summary_problems(s).is_empty(),
         "{:?}",

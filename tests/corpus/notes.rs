@@ -7,9 +7,9 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
-use bagscope::ops::notes::{read_notes, sidecar_path, write_notes, Note, METADATA_NAME};
-use bagscope::storage::mcap::writer::{McapOptions, McapWriter};
-use bagscope::Bag;
+use bagscope_ops::notes::{read_notes, sidecar_path, write_notes, Note, METADATA_NAME};
+use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
+use bagscope_reader::Bag;
 use sha2::Digest;
 
 use crate::common;
@@ -153,7 +153,7 @@ fn bookmarks_go_into_an_mcap_and_come_back() {
 fn a_bags_bookmarks_go_beside_it_and_export_carries_them() {
     let dir = common::temp_dir("notes-bag");
     let run = dir.join("run.bag");
-    bagscope::demo::write_demo(&run, 10).unwrap();
+    bagscope_ops::demo::write_demo(&run, 10).unwrap();
     let before = sha(&run);
     let bag = Bag::open(&run).unwrap();
     let t0 = bag.summary().start_ns.unwrap();

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use bagscope::Compression;
+use bagscope_reader::Compression;
 
 const READ: &str = r#"
 import sys

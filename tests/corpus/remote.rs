@@ -8,15 +8,15 @@ use crate::common;
 
 use std::sync::atomic::Ordering;
 
-use bagscope::ops::export::{export, ExportOptions, OutputFormat};
-use bagscope::Bag;
+use bagscope_ops::export::{export, ExportOptions, OutputFormat};
+use bagscope_reader::Bag;
 use common::messages;
 
 #[test]
 fn a_bag_and_an_mcap_over_http_read_as_the_local_files() {
     let dir = common::temp_dir("remote-http");
     let bag = dir.join("run.bag");
-    common::write_fixture(&bag, bagscope::Compression::Lz4, 4000, 3000);
+    common::write_fixture(&bag, bagscope_reader::Compression::Lz4, 4000, 3000);
     let mcap = dir.join("run.mcap");
     export(
         &Bag::open(&bag).unwrap(),
@@ -49,7 +49,7 @@ fn a_bag_and_an_mcap_over_http_read_as_the_local_files() {
 fn a_failing_server_is_retried_then_a_clear_error() {
     let dir = common::temp_dir("remote-fail");
     let bag = dir.join("run.bag");
-    common::write_fixture(&bag, bagscope::Compression::None, 4000, 500);
+    common::write_fixture(&bag, bagscope_reader::Compression::None, 4000, 500);
     let srv = common::http::serve(dir.to_path_buf());
     let url = format!("{}/run.bag", srv.url);
     let want = messages(&Bag::open(&bag).unwrap());
@@ -79,7 +79,12 @@ fn a_failing_server_is_retried_then_a_clear_error() {
 #[test]
 fn a_csv_of_a_remote_recording_is_written_as_the_local_files_is() {
     let dir = common::temp_dir("remote-csv");
-    common::write_fixture(&dir.join("run.bag"), bagscope::Compression::Lz4, 4000, 300);
+    common::write_fixture(
+        &dir.join("run.bag"),
+        bagscope_reader::Compression::Lz4,
+        4000,
+        300,
+    );
     let srv = common::http::serve(dir.to_path_buf());
     let csv = |bag: &str, out: &std::path::Path| {
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
@@ -102,7 +107,12 @@ fn a_csv_of_a_remote_recording_is_written_as_the_local_files_is() {
 #[test]
 fn credentials_in_a_location_are_never_shown() {
     let dir = common::temp_dir("remote-creds");
-    common::write_fixture(&dir.join("run.bag"), bagscope::Compression::None, 4000, 50);
+    common::write_fixture(
+        &dir.join("run.bag"),
+        bagscope_reader::Compression::None,
+        4000,
+        50,
+    );
     let srv = common::http::serve(dir.to_path_buf());
     let host = srv.url.trim_start_matches("http://");
     let url = format!("http://alice:hunter2secret@{host}/run.bag?X-Amz-Signature=deadbeefcafe");
@@ -157,7 +167,7 @@ fn self_signed(dir: &std::path::Path, name: &str) -> (std::path::PathBuf, std::p
 fn over_https_a_trusted_certificate_reads_and_an_unknown_one_is_refused() {
     let dir = common::temp_dir("remote-https");
     let bag = dir.join("run.bag");
-    common::write_fixture(&bag, bagscope::Compression::Lz4, 4000, 500);
+    common::write_fixture(&bag, bagscope_reader::Compression::Lz4, 4000, 500);
     let (cert, key) = self_signed(&dir, "server");
     let srv = common::http::serve_tls(dir.to_path_buf(), &cert, &key);
     let url = format!("{}/run.bag", srv.url);

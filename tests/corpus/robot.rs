@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::process::Command;
 
-use bagscope::ops::robot::{JointKind, Model};
-use bagscope::ops::tf::Pose;
+use bagscope_ops::robot::{JointKind, Model};
+use bagscope_ops::tf::Pose;
 
 use crate::common;
 
@@ -148,9 +148,9 @@ fn robot_recording(
     urdf: Option<&str>,
     states: &[(u64, Vec<(String, f64)>)],
 ) {
-    use bagscope::bagscope_reader::definition::msg::Dialect;
-    use bagscope::bagscope_reader::definition::sources::lookup;
-    use bagscope::{BagWriter, ConnectionSpec, WriteOptions};
+    use bagscope_reader::definition::msg::Dialect;
+    use bagscope_reader::definition::sources::lookup;
+    use bagscope_reader::{BagWriter, ConnectionSpec, WriteOptions};
     let mut w = BagWriter::create(path, WriteOptions::default()).unwrap();
     if let Some(urdf) = urdf {
         let desc = w.add_connection(ConnectionSpec {
@@ -209,7 +209,7 @@ fn iiwa_joints(values: &[f64]) -> Vec<(String, f64)> {
 /// `bagscope tf`, the TF window and the 3D panel read.
 #[test]
 fn a_recordings_robot_joins_its_transform_tree() {
-    use bagscope::ops::tf::TfHistory;
+    use bagscope_ops::tf::TfHistory;
     use std::sync::atomic::AtomicBool;
 
     let urdf = std::fs::read_to_string(pybullet_data().join("kuka_iiwa/model.urdf")).unwrap();
@@ -229,8 +229,8 @@ fn a_recordings_robot_joins_its_transform_tree() {
         sent.push((t, values));
     }
     robot_recording(&path, Some(&urdf), &states);
-    let bag = bagscope::Bag::open(&path).unwrap();
-    assert!(bagscope::ops::tf::has_transforms(&bag));
+    let bag = bagscope_reader::Bag::open(&path).unwrap();
+    assert!(bagscope_ops::tf::has_transforms(&bag));
     let h = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
     assert_eq!(h.robot.problem, None);
     assert_eq!(h.robot.unknown_joints, ["gripper_x"]);
@@ -296,9 +296,9 @@ fn a_recordings_robot_joins_its_transform_tree() {
 /// drawn.
 #[test]
 fn the_robot_model_is_drawn_at_its_links() {
-    use bagscope::ops::robot::{mesh, Geometry};
-    use bagscope::ops::scene::{Builder, Frames, Request};
-    use bagscope::ops::tf::TfHistory;
+    use bagscope_ops::robot::{mesh, Geometry};
+    use bagscope_ops::scene::{Builder, Frames, Request};
+    use bagscope_ops::tf::TfHistory;
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
 
@@ -317,7 +317,7 @@ fn the_robot_model_is_drawn_at_its_links() {
     let record = |file: &str, urdf: &str| {
         let path = dir.join(file);
         robot_recording(&path, Some(urdf), &[(T0 + 1_000_000, iiwa_joints(&values))]);
-        let bag = bagscope::Bag::open(&path).unwrap();
+        let bag = bagscope_reader::Bag::open(&path).unwrap();
         let tables = bag.tables().unwrap();
         let tf = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
         (bag, tables, Arc::new(tf), T0 + 2_000_000)
@@ -383,7 +383,7 @@ fn the_robot_model_is_drawn_at_its_links() {
         assert!(
             r.text.contains("8 links")
                 && r.text
-                    .contains(&bagscope::ops::scene::thousands(want.len() / 3)),
+                    .contains(&bagscope_ops::scene::thousands(want.len() / 3)),
             "{r:?}"
         );
         for (got, w) in drawn.iter().zip(&want) {
@@ -458,7 +458,7 @@ fn a_urdf_file_stands_in_for_the_recordings_description() {
 /// joint states move its links in the transform tree.
 #[test]
 fn a_ros2_recordings_parameter_event_gives_the_robot() {
-    use bagscope::ops::tf::TfHistory;
+    use bagscope_ops::tf::TfHistory;
     use std::sync::atomic::AtomicBool;
 
     let urdf = pybullet_data().join("kuka_iiwa/model.urdf");
@@ -479,8 +479,8 @@ fn a_ros2_recordings_parameter_event_gives_the_robot() {
         "{}",
         String::from_utf8_lossy(&py.stderr)
     );
-    let bag = bagscope::Bag::open(&out).unwrap();
-    assert!(bagscope::ops::tf::has_transforms(&bag));
+    let bag = bagscope_reader::Bag::open(&out).unwrap();
+    assert!(bagscope_ops::tf::has_transforms(&bag));
     let h = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
     assert_eq!(h.robot.problem, None);
     assert_eq!(h.robot.frames.len(), 7, "{:?}", h.robot);

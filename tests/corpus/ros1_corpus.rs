@@ -6,7 +6,7 @@ use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use bagscope::{Bag, Error, Filter};
+use bagscope_reader::{Bag, Error, Filter};
 use serde_json::Value;
 
 #[test]
@@ -206,7 +206,7 @@ fn clear_errors_for_files_that_are_not_bags() {
         std::fs::write(&p, bytes).unwrap();
         let e = Bag::open(&p).unwrap_err();
         assert!(
-            matches!(e, bagscope::Error::HeaderOnly { .. }),
+            matches!(e, bagscope_reader::Error::HeaderOnly { .. }),
             "{name}: {e}"
         );
         assert!(e.to_string().contains("only a bag header"), "{name}: {e}");
@@ -225,21 +225,21 @@ fn formats_before_1_2_open_with_their_messages() {
     let d = common::corpus_dir().join("old-formats");
     let b = Bag::open(d.join("ekf_test.bag")).unwrap();
     let s = b.summary();
-    assert_eq!(s.version, bagscope::Version::V1_1);
+    assert_eq!(s.version, bagscope_reader::Version::V1_1);
     assert_eq!(s.message_count, 5930);
     assert_eq!(s.topic("imu_data").unwrap().message_count, 4583);
     assert_eq!(s.topic("odom").unwrap().message_count, 1347);
     assert_eq!(s.start_ns, Some(1_230_660_784_350_393_000));
     assert_eq!(s.end_ns, Some(1_230_660_830_164_271_000));
     let first = b
-        .messages(&bagscope::Filter::default())
+        .messages(&bagscope_reader::Filter::default())
         .unwrap()
         .next()
         .unwrap()
         .unwrap();
     assert_eq!(first.data.len(), 171);
     let total: usize = b
-        .messages(&bagscope::Filter::default())
+        .messages(&bagscope_reader::Filter::default())
         .unwrap()
         .map(|m| m.unwrap().data.len())
         .sum();
@@ -247,11 +247,11 @@ fn formats_before_1_2_open_with_their_messages() {
 
     let b = Bag::open(d.join("monster.bag")).unwrap();
     let s = b.summary();
-    assert_eq!(s.version, bagscope::Version::V1_0);
+    assert_eq!(s.version, bagscope_reader::Version::V1_0);
     assert_eq!(s.message_count, 1);
     assert_eq!(s.start_ns, Some(4_490_867_000));
     let m = b
-        .messages(&bagscope::Filter::default())
+        .messages(&bagscope_reader::Filter::default())
         .unwrap()
         .next()
         .unwrap()
@@ -278,23 +278,23 @@ fn version_0_decodes_from_shipped_definitions() {
     std::fs::write(&p, &f).unwrap();
     let b = Bag::open(&p).unwrap();
     let s = b.summary();
-    assert_eq!(s.version, bagscope::Version::V0);
+    assert_eq!(s.version, bagscope_reader::Version::V0);
     assert_eq!(s.message_count, 2);
     let c = &s.connections[0];
     assert_eq!(c.datatype, "std_msgs/String");
-    let (plan, src) = bagscope::encoding::Plan::for_connection_with_source(c).unwrap();
+    let (plan, src) = bagscope_reader::encoding::Plan::for_connection_with_source(c).unwrap();
     assert_eq!(
         src,
-        bagscope::definition::sources::DefSource::Shipped("ros1_noetic")
+        bagscope_reader::definition::sources::DefSource::Shipped("ros1_noetic")
     );
     let m = b.nth_message(0, 1).unwrap();
     assert_eq!(m.time_ns, 2_000_000_500);
     let v = plan.decode(&m.data).unwrap();
-    let bagscope::encoding::Value::Message { fields, .. } = v.value else {
+    let bagscope_reader::encoding::Value::Message { fields, .. } = v.value else {
         panic!("not a message")
     };
     assert_eq!(
         fields[0].value,
-        bagscope::encoding::Value::String(b"world".to_vec())
+        bagscope_reader::encoding::Value::String(b"world".to_vec())
     );
 }

@@ -9,8 +9,8 @@ use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 
-use bagscope::encoding::{Plan, Value as V};
-use bagscope::Bag;
+use bagscope_reader::encoding::{Plan, Value as V};
+use bagscope_reader::Bag;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -53,7 +53,7 @@ fn every_ros2_and_mcap_recording_matches_expected_json() {
 
 #[test]
 fn field_extraction_agrees_with_decoding_on_every_cdr_topic() {
-    use bagscope::encoding::{Extractor, FieldPath};
+    use bagscope_reader::encoding::{Extractor, FieldPath};
     let dir = common::corpus2_dir();
     let (mut compared, mut failures) = (0usize, Vec::new());
     for name in load_expected().keys() {
@@ -73,7 +73,8 @@ fn field_extraction_agrees_with_decoding_on_every_cdr_topic() {
             };
             // Every primitive field (arrays at their last element), a few levels deep.
             let topic = format!("/{}", c.topic.trim_start_matches('/'));
-            let paths = bagscope::encoding::leaf_paths(&plan.def, &topic, -1, (5, 200), &|_| true);
+            let paths =
+                bagscope_reader::encoding::leaf_paths(&plan.def, &topic, -1, (5, 200), &|_| true);
             let xs: Vec<(String, Extractor)> = paths
                 .into_iter()
                 .filter_map(|p| {
@@ -119,7 +120,7 @@ fn check_recording(dir: &std::path::Path, name: &str, e: &Value) -> Result<(), S
     let quick = bag.quick_summary().clone();
     let s = bag.summary();
     if quick.rows_pending {
-        let counts = |s: &bagscope::Summary| -> Vec<(String, u64)> {
+        let counts = |s: &bagscope_reader::Summary| -> Vec<(String, u64)> {
             s.topics
                 .iter()
                 .map(|t| (t.name.clone(), t.message_count))
@@ -197,7 +198,7 @@ fn check_recording(dir: &std::path::Path, name: &str, e: &Value) -> Result<(), S
     let mut n = 0u64;
     let mut last = 0u64;
     for m in bag
-        .messages(&bagscope::Filter::default())
+        .messages(&bagscope_reader::Filter::default())
         .map_err(|e| e.to_string())?
     {
         let m = m.map_err(|e| format!("iteration: {e}"))?;
@@ -505,7 +506,7 @@ fn check_conformance(f: &std::path::Path) -> Result<(), String> {
     let s = bag.summary();
     let mut got = Vec::new();
     for m in bag
-        .messages(&bagscope::Filter::default())
+        .messages(&bagscope_reader::Filter::default())
         .map_err(|e| e.to_string())?
     {
         let m = m.map_err(|e| e.to_string())?;

@@ -51,10 +51,13 @@ fn as_version_3(bag: &Path) {
 fn early_distro_metadata_names_files_from_the_parent_directory() {
     let d = common::temp_dir("rosbag2-v3");
     let bag = recording(&d, "foxy_bag");
-    let want = bagscope::Bag::open(&bag).unwrap().summary().message_count;
+    let want = bagscope_reader::Bag::open(&bag)
+        .unwrap()
+        .summary()
+        .message_count;
     assert_eq!(want, 565);
     as_version_3(&bag);
-    let b = bagscope::Bag::open(&bag).unwrap();
+    let b = bagscope_reader::Bag::open(&bag).unwrap();
     assert_eq!(b.summary().message_count, want);
     assert!(b.warnings().is_empty(), "{:?}", b.warnings());
     let r = common::bagscope(&[&"check", &bag]);

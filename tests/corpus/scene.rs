@@ -9,13 +9,13 @@ use crate::common;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use bagscope::definition::msg::MsgDef;
-use bagscope::encoding::{Node, Plan};
-use bagscope::ops::scene::cloud::{cloud2, Paint};
-use bagscope::ops::scene::markers::{parse, Markers};
-use bagscope::ops::scene::{Builder, Frames, Kind, Layer, Request};
-use bagscope::ops::tf::TfHistory;
-use bagscope::Bag;
+use bagscope_ops::scene::cloud::{cloud2, Paint};
+use bagscope_ops::scene::markers::{parse, Markers};
+use bagscope_ops::scene::{Builder, Frames, Kind, Layer, Request};
+use bagscope_ops::tf::TfHistory;
+use bagscope_reader::definition::msg::MsgDef;
+use bagscope_reader::encoding::{Node, Plan};
+use bagscope_reader::Bag;
 
 const CLOUD_DEF: &str = "Header header\nuint32 height\nuint32 width\nPointField[] fields\nbool is_bigendian\nuint32 point_step\nuint32 row_step\nuint8[] data\nbool is_dense\n================================================================================\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n================================================================================\nMSG: sensor_msgs/PointField\nstring name\nuint32 offset\nuint8 datatype\nuint32 count\n";
 
@@ -234,13 +234,13 @@ pub(crate) fn demo(
     name: &str,
 ) -> (
     Bag,
-    Arc<bagscope::storage::MessageTables>,
+    Arc<bagscope_reader::storage::MessageTables>,
     Arc<TfHistory>,
     common::TempDir,
 ) {
     let dir = common::temp_dir(name);
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, secs).unwrap();
+    bagscope_ops::demo::write_demo(&p, secs).unwrap();
     let bag = Bag::open(&p).unwrap();
     let tables = bag.tables().unwrap();
     let tf = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
@@ -337,7 +337,7 @@ fn decay_keeps_the_messages_of_the_last_seconds() {
                 s.status[0].text,
                 format!(
                     "{want} messages, {} points",
-                    bagscope::ops::scene::thousands(s.layer_points(0).pos.len())
+                    bagscope_ops::scene::thousands(s.layer_points(0).pos.len())
                 )
             );
         }
@@ -522,16 +522,16 @@ fn the_corpus_clouds_and_scans_are_drawn() {
             };
             let want = match kind {
                 Kind::Cloud2 => counted(
-                    &bagscope::ops::image::topdown::cloud(&plan.def, &node)
+                    &bagscope_ops::image::topdown::cloud(&plan.def, &node)
                         .unwrap()
                         .encoding,
                 ),
                 Kind::Scan => counted(
-                    &bagscope::ops::image::topdown::scan(&plan.def, &node)
+                    &bagscope_ops::image::topdown::scan(&plan.def, &node)
                         .unwrap()
                         .encoding,
                 ),
-                _ => bagscope::ops::scene::cloud::cloud1(&plan.def, &node, &Paint::Flat)
+                _ => bagscope_ops::scene::cloud::cloud1(&plan.def, &node, &Paint::Flat)
                     .unwrap()
                     .xyz
                     .len(),

@@ -7,8 +7,8 @@ use crate::common;
 
 use std::sync::atomic::AtomicBool;
 
-use bagscope::ops::tf::TfHistory;
-use bagscope::Bag;
+use bagscope_ops::tf::TfHistory;
+use bagscope_reader::Bag;
 
 /// Every transform of `topic` as `bagscope echo --json` prints it: (time, parent, child, x, y,
 /// z, yaw).
@@ -91,7 +91,7 @@ fn the_turtles_tree_and_the_carrot_in_the_world() {
 fn bagscope_tf_prints_the_tree_and_a_lookup() {
     let dir = common::temp_dir("tf-demo");
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 20).unwrap();
+    bagscope_ops::demo::write_demo(&p, 20).unwrap();
     let out = common::bagscope(&[&"tf", &p, &"--at", &"+10"]).ok();
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[0].starts_with("transform tree at "), "{out}");

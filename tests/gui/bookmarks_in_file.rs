@@ -1,7 +1,7 @@
 //! File › Save bookmarks into the recording…: asked first, then written (a bag: the sidecar
 //! beside it); a fresh app (no storage of its own) opens the recording with them.
 
-use bagscope::app::Cmd;
+use bagscope_app::Cmd;
 
 use crate::common;
 use crate::*;
@@ -10,7 +10,7 @@ use crate::*;
 fn bookmarks_saved_into_the_recording_come_back_in_a_fresh_app() {
     let dir = common::temp_dir("ui-notes");
     let run = dir.join("run.bag");
-    bagscope::demo::write_demo(&run, 10).unwrap();
+    bagscope_ops::demo::write_demo(&run, 10).unwrap();
     let mut h = harness(Some(run.clone()));
     wait_for(&mut h, "indexing", indexed);
     let (a, _) = h.state().doc.as_ref().unwrap().rec.range();

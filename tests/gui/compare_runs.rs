@@ -4,7 +4,7 @@
 use egui::accesskit::Role;
 use egui_kittest::kittest::{NodeT, Queryable};
 
-use bagscope::app::Cmd;
+use bagscope_app::Cmd;
 
 use crate::common;
 use crate::*;
@@ -19,11 +19,13 @@ fn compared(a: &App) -> bool {
 fn compare_runs_side_by_side_and_plot_the_difference() {
     let dir = common::temp_dir("ui-compare");
     let (r1, r2) = (dir.join("run1.bag"), dir.join("run2.bag"));
-    bagscope::demo::write_demo(&r1, 20).unwrap();
-    bagscope::demo::write_demo(&r2, 25).unwrap();
+    bagscope_ops::demo::write_demo(&r1, 20).unwrap();
+    bagscope_ops::demo::write_demo(&r2, 25).unwrap();
     let mut h = harness(None);
     h.state_mut()
-        .apply(Cmd::OpenMany(bagscope::merge::parts_of(&[r1, r2])));
+        .apply(Cmd::OpenMany(bagscope_reader::bag::merge::parts_of(&[
+            r1, r2,
+        ])));
     wait_for(&mut h, "indexing", indexed);
     menu(&mut h, "View", "Compare runs");
     wait_for(&mut h, "the comparison", compared);

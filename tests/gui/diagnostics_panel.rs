@@ -2,11 +2,11 @@
 //! bagscope's writer: a row per status name, the level at the playhead, the chosen name's
 //! message and key/values, filtering by name and level, a click on a row's strip seeks.
 
-use bagscope::app::Cmd;
-use bagscope::bagscope_reader::definition::msg::Dialect;
-use bagscope::bagscope_reader::definition::sources::lookup;
-use bagscope::ops::diagnostics::DiagLevel;
-use bagscope::{BagWriter, ConnectionSpec, WriteOptions};
+use bagscope_app::Cmd;
+use bagscope_ops::diagnostics::DiagLevel;
+use bagscope_reader::definition::msg::Dialect;
+use bagscope_reader::definition::sources::lookup;
+use bagscope_reader::{BagWriter, ConnectionSpec, WriteOptions};
 use egui_kittest::kittest::Queryable;
 
 use crate::common;

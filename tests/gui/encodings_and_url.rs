@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use bagscope::app::Cmd;
+use bagscope_app::Cmd;
 use egui_kittest::kittest::Queryable;
 
 use crate::common;
@@ -42,7 +42,7 @@ fn a_protobuf_message_decodes_in_the_inspector() {
             .unwrap();
         secs as u64 * 1_000_000_000 + nanos as u64
     };
-    h.get_by_label(&format!("{} UTC", bagscope::timefmt::date(stamp_ns)));
+    h.get_by_label(&format!("{} UTC", bagscope_ops::timefmt::date(stamp_ns)));
     assert!(
         h.query_all_by_label_contains("\\\"mmsi\\\":209014000")
             .count()
@@ -81,7 +81,12 @@ fn a_json_field_of_a_topic_without_a_slash_plots_from_the_inspector() {
 #[test]
 fn open_url_opens_a_recording_over_http() {
     let dir = common::temp_dir("ui-url");
-    common::write_fixture(&dir.join("run.bag"), bagscope::Compression::Lz4, 2000, 600);
+    common::write_fixture(
+        &dir.join("run.bag"),
+        bagscope_reader::Compression::Lz4,
+        2000,
+        600,
+    );
     let srv = common::http::serve(dir.to_path_buf());
     let url = format!("{}/run.bag", srv.url);
     let mut h = harness(None);

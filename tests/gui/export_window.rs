@@ -27,7 +27,7 @@ fn export_window_converts_ros2_to_a_ros1_bag() {
         matches!(&res, Some(Ok(m)) if m.contains("/rosout")),
         "the result names what was left out: {res:?}"
     );
-    let b = bagscope::Bag::open(&out).unwrap();
+    let b = bagscope_reader::Bag::open(&out).unwrap();
     let s = b.summary();
     let t = s.topic("/topic").expect("the talker's topic");
     assert_eq!(t.message_count, 10);
@@ -67,7 +67,7 @@ fn export_window_splits_a_rosbag2_output_by_time() {
     h.get_by_label("Export recording").click();
     let res = export_result(&mut h);
     assert!(matches!(res, Some(Ok(_))), "{res:?}");
-    let b = bagscope::Bag::open(&out).unwrap();
+    let b = bagscope_reader::Bag::open(&out).unwrap();
     assert!(
         b.summary().files.len() >= 3,
         "{} files",

@@ -10,20 +10,20 @@ use crate::common;
 use crate::*;
 
 /// The plot's path box.
-fn path_box<'a>(h: &'a Harness<'_, bagscope::app::App>) -> egui_kittest::Node<'a> {
+fn path_box<'a>(h: &'a Harness<'_, bagscope_app::App>) -> egui_kittest::Node<'a> {
     h.query_all_by_label("Plots")
         .find(|n| n.accesskit_node().role() == Role::TextInput)
         .expect("the plot's path box")
 }
 
-fn type_in(h: &mut Harness<'_, bagscope::app::App>, text: &str) {
+fn type_in(h: &mut Harness<'_, bagscope_app::App>, text: &str) {
     path_box(h).focus();
     h.run_steps(1);
     path_box(h).type_text(text);
     h.run_steps(2);
 }
 
-fn done(n: usize) -> impl Fn(&bagscope::app::App) -> bool {
+fn done(n: usize) -> impl Fn(&bagscope_app::App) -> bool {
     move |a| {
         a.doc
             .as_ref()
@@ -35,7 +35,7 @@ fn done(n: usize) -> impl Fn(&bagscope::app::App) -> bool {
 fn an_expression_typed_with_completion_becomes_a_plot() {
     let dir = common::temp_dir("ui-expr");
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 20).unwrap();
+    bagscope_ops::demo::write_demo(&p, 20).unwrap();
     let mut h = harness(Some(p.clone()));
     wait_for(&mut h, "indexing", indexed);
     // A virtual field, completed and plotted at once.
@@ -86,9 +86,9 @@ fn an_expression_typed_with_completion_becomes_a_plot() {
     assert_eq!(formula.points.len(), 2000);
     assert!(formula.points.iter().all(|p| p.y >= 0.0));
     // What the library computes from the same recording, independently of the app.
-    let bag = bagscope::Bag::open(&p).unwrap();
-    let e = bagscope::expr::Expr::parse(&deriv.path).unwrap();
-    let want = bagscope::ops::series::expr_series(
+    let bag = bagscope_reader::Bag::open(&p).unwrap();
+    let e = bagscope_reader::expr::Expr::parse(&deriv.path).unwrap();
+    let want = bagscope_reader::series::expr_series(
         &bag,
         &[e],
         &Default::default(),
@@ -123,9 +123,9 @@ fn an_expression_typed_with_completion_becomes_a_plot() {
     h.key_press(Key::Enter);
     h.run_steps(2);
     wait_for(&mut h, "the series of a variable's index", done(4));
-    let want = bagscope::ops::series::expr_series(
+    let want = bagscope_reader::series::expr_series(
         &bag,
-        &[bagscope::expr::Expr::parse("/scan.ranges[3]").unwrap()],
+        &[bagscope_reader::expr::Expr::parse("/scan.ranges[3]").unwrap()],
         &Default::default(),
         (None, None),
         2,
@@ -154,7 +154,7 @@ fn an_expression_typed_with_completion_becomes_a_plot() {
     h.run_steps(2);
     let (a, _) = h.state().doc.as_ref().unwrap().rec.range();
     h.state_mut()
-        .apply(bagscope::app::Cmd::SetPlayhead(a + 5_000_000_000));
+        .apply(bagscope_app::Cmd::SetPlayhead(a + 5_000_000_000));
     wait_for(&mut h, "the XY plots", |a| {
         a.doc.as_ref().is_some_and(|d| {
             d.plots.xy.len() == 2 && d.plots.xy.iter().all(|s| !s.points.is_empty())
@@ -175,12 +175,13 @@ fn an_expression_typed_with_completion_becomes_a_plot() {
         .last_at(topic, a + 5_000_000_000)
         .unwrap();
     let m = bag.message(c, e).unwrap();
-    let plan = bagscope::encoding::Plan::for_connection(&bag.summary().connections[c]).unwrap();
+    let plan =
+        bagscope_reader::encoding::Plan::for_connection(&bag.summary().connections[c]).unwrap();
     let node = plan.decode(&m.data).unwrap();
     let ranges = node
         .at(
             &plan.def,
-            &[bagscope::encoding::Segment::Field("ranges".into())],
+            &[bagscope_reader::encoding::Segment::Field("ranges".into())],
         )
         .unwrap();
     let n = ranges.value.len().unwrap();

@@ -2,17 +2,17 @@
 
 use std::path::PathBuf;
 
-use bagscope::app::Cmd;
+use bagscope_app::Cmd;
 
 use crate::common;
 use crate::*;
 
 /// Opens an image panel on every image topic of `bag` through the app and returns, per topic,
 /// what the panel shows.
-fn panel_images(bag: PathBuf) -> Vec<(String, bagscope::ops::image::Image)> {
+fn panel_images(bag: PathBuf) -> Vec<(String, bagscope_ops::image::Image)> {
     let mut h = harness(Some(bag));
     wait_for(&mut h, "indexing", indexed);
-    let topics = bagscope::app::images::image_topics(h.state().doc.as_ref().unwrap());
+    let topics = bagscope_app::images::image_topics(h.state().doc.as_ref().unwrap());
     let mut out = Vec::new();
     for ti in topics {
         // One panel at a time, as a user would look at each camera.
@@ -50,7 +50,7 @@ fn image_panels_decode_every_encoding_family() {
             .unwrap_or_else(|| panic!("no panel for {topic}"));
         assert_eq!((img.width, img.height), (w, hh), "{topic}");
         match (&img.pixels, &pixels) {
-            (bagscope::ops::image::Pixels::F32(a), bagscope::ops::image::Pixels::F32(b)) => {
+            (bagscope_ops::image::Pixels::F32(a), bagscope_ops::image::Pixels::F32(b)) => {
                 assert!(a
                     .iter()
                     .zip(b)
@@ -63,7 +63,7 @@ fn image_panels_decode_every_encoding_family() {
     let (_, map) = shown.iter().find(|(t, _)| t == "/map").unwrap();
     assert_eq!(
         map.pixels,
-        bagscope::ops::image::Pixels::Occupancy(common::images::MAP_SHOWN.to_vec())
+        bagscope_ops::image::Pixels::Occupancy(common::images::MAP_SHOWN.to_vec())
     );
     let (_, jpeg) = shown.iter().find(|(t, _)| t == "/cam/jpeg").unwrap();
     assert_eq!(
@@ -72,7 +72,7 @@ fn image_panels_decode_every_encoding_family() {
     );
     // Real ones: a fiducials camera frame (CompressedImage jpeg), ros_numpy's raw rgb8 Image and
     // png, and ROS 2 mono8 Images from a rosbag2 SQLite recording.
-    let dims = |v: &[(String, bagscope::ops::image::Image)]| -> Vec<(String, u32, u32, String)> {
+    let dims = |v: &[(String, bagscope_ops::image::Image)]| -> Vec<(String, u32, u32, String)> {
         v.iter()
             .map(|(t, i)| (t.clone(), i.width, i.height, i.encoding.clone()))
             .collect()

@@ -1,6 +1,6 @@
 //! Image panels following the playhead.
 
-use bagscope::app::Cmd;
+use bagscope_app::Cmd;
 use egui::Event;
 use egui_kittest::kittest::Queryable;
 
@@ -11,8 +11,8 @@ use crate::*;
 fn image_panels_follow_the_playhead() {
     let dir = common::temp_dir("ui-images");
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 20).unwrap();
-    let bag = bagscope::Bag::open(&p).unwrap();
+    bagscope_ops::demo::write_demo(&p, 20).unwrap();
+    let bag = bagscope_reader::Bag::open(&p).unwrap();
     let mut h = harness(Some(p));
     wait_for(&mut h, "indexing", indexed);
     // Three camera topics, the H.264 video camera, the laser scan and the lidar's cloud, each
@@ -20,7 +20,7 @@ fn image_panels_follow_the_playhead() {
     assert_eq!(h.get_all_by_label("image").count(), 6);
     let topics: Vec<String> = {
         let d = h.state().doc.as_ref().unwrap();
-        bagscope::app::images::image_topics(d)
+        bagscope_app::images::image_topics(d)
             .into_iter()
             .map(|t| d.rec.bag.summary().topics[t].name.clone())
             .collect()
@@ -54,8 +54,7 @@ fn image_panels_follow_the_playhead() {
     });
     let (plan, _) = bag.plan(conn).unwrap();
     let expect =
-        bagscope::ops::image::decode_message(&plan, &bag.message(conn, want).unwrap().data)
-            .unwrap();
+        bagscope_ops::image::decode_message(&plan, &bag.message(conn, want).unwrap().data).unwrap();
     {
         let f = h.state().doc.as_ref().unwrap().images.panels[0]
             .frame
@@ -104,7 +103,7 @@ fn image_panels_follow_the_playhead() {
     });
     let d = h.state().doc.as_ref().unwrap();
     let f = d.images.panels[1].frame.as_ref().unwrap();
-    assert_eq!(f.cmap, bagscope::ops::image::Colormap::Turbo);
+    assert_eq!(f.cmap, bagscope_ops::image::Colormap::Turbo);
     assert!(f.range.0 > 0.0 && f.range.1 > f.range.0, "{:?}", f.range);
     assert!(h.query_all_by_label_contains("80×60 16UC1").count() >= 1);
     // The laser scan from above, its ranges through turbo.
@@ -122,5 +121,5 @@ fn image_panels_follow_the_playhead() {
         "{}",
         f.image.encoding
     );
-    assert_eq!(f.cmap, bagscope::ops::image::Colormap::Turbo);
+    assert_eq!(f.cmap, bagscope_ops::image::Colormap::Turbo);
 }

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use bagscope::app::Cmd;
+use bagscope_app::Cmd;
 
 use crate::common;
 use crate::*;
@@ -43,8 +43,8 @@ fn open_layout(h: &mut Harness<'static, App>, p: &Path, n_series: usize) {
 fn a_layout_saved_on_one_run_shows_the_same_on_another() {
     let dir = common::temp_dir("ui-layout");
     let (r1, r2) = (dir.join("run1.bag"), dir.join("run2.bag"));
-    bagscope::demo::write_demo(&r1, 20).unwrap();
-    bagscope::demo::write_demo(&r2, 25).unwrap();
+    bagscope_ops::demo::write_demo(&r1, 20).unwrap();
+    bagscope_ops::demo::write_demo(&r2, 25).unwrap();
     let mut h = harness(Some(r1));
     wait_for(&mut h, "indexing", indexed);
     // The view, by hand: an image panel (the demo opens its cameras: closed first), a plot,
@@ -159,7 +159,7 @@ fn a_layout_saved_on_one_run_shows_the_same_on_another() {
 fn lichtblick_and_plotjuggler_layouts_bring_their_plots() {
     let dir = common::temp_dir("ui-layout-import");
     let run = dir.join("run.bag");
-    bagscope::demo::write_demo(&run, 10).unwrap();
+    bagscope_ops::demo::write_demo(&run, 10).unwrap();
     // A Lichtblick layout as its documented JSON holds it: panels by id.
     let licht = dir.join("lichtblick.json");
     std::fs::write(

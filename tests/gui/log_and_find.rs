@@ -68,7 +68,7 @@ fn find_lists_hits_and_steps_the_playhead() {
     let dir = common::temp_dir("ui-find");
     let p = dir.join("demo.bag");
     // 30 s: the robot crosses x = 2 m twice, so that F3 and Shift+F3 have a next and a previous.
-    bagscope::demo::write_demo(&p, 30).unwrap();
+    bagscope_ops::demo::write_demo(&p, 30).unwrap();
     let query = "/odom.pose.pose.position.x crosses 2.0";
     // The crossings worked out here from the messages `echo --json` prints (the decoder, not
     // the field extractor Find runs on).

@@ -31,7 +31,7 @@ mod video_panel;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use bagscope::app::App;
+use bagscope_app::App;
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
 

@@ -12,7 +12,7 @@ use crate::*;
 fn demo(name: &str) -> (common::TempDir, Harness<'static, App>) {
     let dir = common::temp_dir(name);
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 20).unwrap();
+    bagscope_ops::demo::write_demo(&p, 20).unwrap();
     let mut h = harness(Some(p));
     wait_for(&mut h, "indexing", indexed);
     (dir, h)
@@ -38,10 +38,10 @@ fn palette(h: &mut Harness<'static, App>, text: &str) {
 fn the_menus_hold_every_action_with_its_shortcut() {
     let (_dir, mut h) = demo("ui-menus");
     // Every action of the table sits in its menu, with its shortcut beside it.
-    for m in bagscope::app::actions::Menu::ALL {
+    for m in bagscope_app::actions::Menu::ALL {
         h.get_by_label(m.name()).click();
         h.run_steps(2);
-        let all = bagscope::app::actions::actions(h.state());
+        let all = bagscope_app::actions::actions(h.state());
         for a in all.iter().filter(|a| a.menu == m) {
             assert!(
                 h.query_all_by_label_contains(a.name).count() >= 1,
@@ -60,7 +60,7 @@ fn the_menus_hold_every_action_with_its_shortcut() {
     h.get_by_label_contains("Bag info").click();
     h.run_steps(2);
     assert!(h.state().show_info, "View › Bag info shows the info window");
-    h.state_mut().apply(bagscope::app::Cmd::ShowInfo(false));
+    h.state_mut().apply(bagscope_app::Cmd::ShowInfo(false));
     h.run_steps(2);
     // The demo has a transform tree: TF is there and opens its window.
     menu(&mut h, "View", "TF");
@@ -133,7 +133,7 @@ fn the_palette_finds_actions_topics_panels_and_bookmarks() {
     // A bookmark: B at a time, then back to it from the start.
     let (a, b) = h.state().doc.as_ref().unwrap().rec.range();
     let mid = a + (b - a) / 2;
-    h.state_mut().apply(bagscope::app::Cmd::SetPlayhead(mid));
+    h.state_mut().apply(bagscope_app::Cmd::SetPlayhead(mid));
     h.key_press(Key::B);
     h.run_steps(2);
     let name = h.state().doc.as_ref().unwrap().nav.bookmarks[0].1.clone();
@@ -158,7 +158,7 @@ fn the_palette_finds_actions_topics_panels_and_bookmarks() {
 #[test]
 fn reload_keeps_the_plots() {
     let (_dir, mut h) = demo("ui-reload");
-    h.state_mut().apply(bagscope::app::Cmd::AddSeries(
+    h.state_mut().apply(bagscope_app::Cmd::AddSeries(
         "/imu/data.linear_acceleration.x".into(),
     ));
     h.run_steps(2);
@@ -187,7 +187,7 @@ fn reload_keeps_the_plots() {
 fn the_menus_fit_a_narrow_window() {
     let dir = common::temp_dir("ui-narrow");
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 20).unwrap();
+    bagscope_ops::demo::write_demo(&p, 20).unwrap();
     let mut h = Harness::builder()
         .with_size([640.0, 600.0])
         .build_ui_state(|ui, app: &mut App| app.ui(ui), App::new(None, Some(p)));

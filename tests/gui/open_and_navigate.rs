@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use bagscope::app::Cmd;
+use bagscope_app::Cmd;
 use egui::{Event, Key, Modifiers, PointerButton, Pos2};
 use egui_kittest::kittest::Queryable;
 
@@ -209,7 +209,7 @@ impl egui::DroppedFile for Dropped {
 fn a_dropped_bag_opens_and_a_non_bag_says_so() {
     let dir = common::temp_dir("ui-drop");
     let p = dir.join("dropped.bag");
-    common::write_fixture(&p, bagscope::Compression::Lz4, 2000, 600);
+    common::write_fixture(&p, bagscope_reader::Compression::Lz4, 2000, 600);
     let mut h = harness(None);
     h.run_steps(2);
     h.get_by_label("Open demo bag");
@@ -242,7 +242,7 @@ fn a_dropped_bag_opens_and_a_non_bag_says_so() {
 fn indexing_can_be_cancelled() {
     let dir = common::temp_dir("ui-cancel");
     let p = dir.join("big.bag");
-    common::write_fixture(&p, bagscope::Compression::None, 1000, 5000);
+    common::write_fixture(&p, bagscope_reader::Compression::None, 1000, 5000);
     let mut h = harness(None);
     h.run_steps(1);
     // Cancel right after the open. The indexer runs on its own thread, so on a loaded machine
@@ -281,8 +281,8 @@ fn indexing_can_be_cancelled() {
 fn a_demo_bag_decodes_in_the_inspector() {
     let dir = common::temp_dir("ui-demo");
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 20).unwrap();
-    let bag = bagscope::Bag::open(&p).unwrap();
+    bagscope_ops::demo::write_demo(&p, 20).unwrap();
+    let bag = bagscope_reader::Bag::open(&p).unwrap();
     let conn = bag.summary().topic("/battery/voltage").unwrap().connections[0];
     let first = bag.nth_message(conn, 0).unwrap();
     let volts = f32::from_le_bytes(first.data[..4].try_into().unwrap());

@@ -1,16 +1,16 @@
 //! What is kept between runs: the settings as one struct, an earlier version's keys, the second
 //! cursor and bookmarks per file.
 
-use bagscope::app::Cmd;
+use bagscope_app::Cmd;
 use egui::{Event, Key, Modifiers, PointerButton, Pos2};
 use egui_kittest::kittest::Queryable;
 
 use crate::common;
 use crate::*;
 
-fn persisted_sample() -> bagscope::app::persist::Persisted {
-    use bagscope::app::layout::Layout;
-    bagscope::app::persist::Persisted {
+fn persisted_sample() -> bagscope_app::persist::Persisted {
+    use bagscope_app::layout::Layout;
+    bagscope_app::persist::Persisted {
         recent: vec!["/data/a.bag".into(), "/data/b.mcap".into()],
         msg_path: "/opt/msgs".into(),
         bookmarks: [("/data/a.bag".to_string(), vec![(5, "Bookmark 1".into())])].into(),
@@ -30,7 +30,7 @@ fn persisted_sample() -> bagscope::app::persist::Persisted {
 /// The settings kept between runs are one struct, saved and restored whole.
 #[test]
 fn persisted_settings_saved_and_loaded_whole() {
-    use bagscope::app::persist::Persisted;
+    use bagscope_app::persist::Persisted;
     let mut m = MemStorage::default();
     persisted_sample().save(&mut m);
     assert_eq!(Persisted::load(Some(&m)), persisted_sample());
@@ -39,7 +39,7 @@ fn persisted_settings_saved_and_loaded_whole() {
 /// What an earlier version kept (one storage key a setting) is still read.
 #[test]
 fn an_earlier_versions_settings_are_read() {
-    use bagscope::app::persist::Persisted;
+    use bagscope_app::persist::Persisted;
     use eframe::Storage as _;
     let mut m = MemStorage::default();
     let p = persisted_sample();
@@ -90,7 +90,7 @@ fn second_cursor_and_bookmarks_kept_per_file() {
     let c2 = d.nav.cursor2.expect("the second cursor");
     let dt = c2 as i128 - d.nav.playhead as i128;
     assert!(dt > 0, "right of the playhead");
-    let want = format!("Δt = +{}", bagscope::timefmt::period(dt as u64));
+    let want = format!("Δt = +{}", bagscope_ops::timefmt::period(dt as u64));
     assert!(h.query_all_by_label_contains(&want).count() >= 1, "{want}");
     // Saved, then read back by a new app: the bookmark comes back with the file.
     let mut store = MemStorage::default();

@@ -1,6 +1,6 @@
 //! A plot made from the inspector and a range exported; the window icon.
 
-use bagscope::app::Cmd;
+use bagscope_app::Cmd;
 use egui::{Event, Key, Modifiers, PointerButton};
 use egui_kittest::kittest::Queryable;
 
@@ -11,16 +11,17 @@ use crate::*;
 fn plot_from_the_inspector_and_export_a_range() {
     let dir = common::temp_dir("ui-plot");
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 20).unwrap();
+    bagscope_ops::demo::write_demo(&p, 20).unwrap();
     // The value the inspector will show after one step: the bag starts with the static
     // transform, so → goes to the first imu message.
-    let bag = bagscope::Bag::open(&p).unwrap();
+    let bag = bagscope_reader::Bag::open(&p).unwrap();
     let conn = bag.summary().topic("/imu/data").unwrap().connections[0];
-    let plan = bagscope::encoding::Plan::for_connection(&bag.summary().connections[conn]).unwrap();
+    let plan =
+        bagscope_reader::encoding::Plan::for_connection(&bag.summary().connections[conn]).unwrap();
     let m = bag.nth_message(conn, 0).unwrap();
-    let ex = bagscope::encoding::Extractor::new(
+    let ex = bagscope_reader::encoding::Extractor::new(
         &plan,
-        &bagscope::encoding::FieldPath::parse("linear_acceleration.z")
+        &bagscope_reader::encoding::FieldPath::parse("linear_acceleration.z")
             .unwrap()
             .segments,
     )
@@ -112,7 +113,7 @@ fn plot_from_the_inspector_and_export_a_range() {
         matches!(&res, Some(Ok(m)) if m.contains(&want)),
         "{res:?}, want {want}"
     );
-    let cut = bagscope::Bag::open(&out).unwrap();
+    let cut = bagscope_reader::Bag::open(&out).unwrap();
     let topics: Vec<(&str, u64)> = cut
         .summary()
         .topics

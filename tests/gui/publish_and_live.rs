@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use bagscope::app::{App, Cmd};
+use bagscope_app::{App, Cmd};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 
@@ -14,8 +14,9 @@ use crate::*;
 /// A ROS 1 bag of `/speed` (std_msgs/Float64): 0.0, 1.0, ... 19.0 every half second from t0.
 fn speed_bag(dir: &Path) -> (PathBuf, u64) {
     let bag = dir.join("speed.bag");
-    let mut w = bagscope::BagWriter::create(&bag, bagscope::WriteOptions::default()).unwrap();
-    let c = w.add_connection(bagscope::ConnectionSpec {
+    let mut w =
+        bagscope_reader::BagWriter::create(&bag, bagscope_reader::WriteOptions::default()).unwrap();
+    let c = w.add_connection(bagscope_reader::ConnectionSpec {
         topic: "/speed".into(),
         datatype: "std_msgs/Float64".into(),
         md5sum: "fdb28210bfa9d7c91146260178d9a584".into(),
@@ -357,7 +358,7 @@ fn live_records_a_ros1_graph_and_the_view_fills_in() {
     assert!(s.file.is_file() && !s.file.with_extension("bag.active").exists());
     let recorded = s.stats.topics.get("/speed").copied().unwrap();
     let file = s.file.clone();
-    let bag = bagscope::Bag::open(&file).unwrap();
+    let bag = bagscope_reader::Bag::open(&file).unwrap();
     let t = bag.summary().topic("/speed").unwrap();
     assert_eq!(t.message_count, recorded);
     assert_eq!(count(h.state()) as u64, recorded);
@@ -423,7 +424,7 @@ fn live_records_a_ros2_domain() {
     stop_live(&mut h);
     let s = h.state().live.session.as_ref().unwrap();
     assert_eq!(s.file.extension().unwrap(), "mcap");
-    let bag = bagscope::Bag::open(&s.file).unwrap();
+    let bag = bagscope_reader::Bag::open(&s.file).unwrap();
     let got = common::messages(&bag);
     // std_msgs/msg/String "hello N": 4 bytes of encapsulation, a length, the text, a NUL.
     let numbers: Vec<u64> = got

@@ -1,13 +1,13 @@
 //! A 3D panel following the playhead in a fixed frame.
 
-use bagscope::app::{App, Cmd};
+use bagscope_app::{App, Cmd};
 use egui::{Event, Modifiers, PointerButton, Pos2};
 use egui_kittest::kittest::Queryable;
 
 use crate::common;
 use crate::*;
 
-fn panel(a: &App) -> &bagscope::app::scene::ScenePanel {
+fn panel(a: &App) -> &bagscope_app::scene::ScenePanel {
     &a.doc.as_ref().unwrap().scene.panels[0]
 }
 
@@ -18,7 +18,7 @@ fn panel(a: &App) -> &bagscope::app::scene::ScenePanel {
 fn a_3d_panel_follows_the_playhead_in_a_fixed_frame() {
     let dir = common::temp_dir("ui-scene");
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 20).unwrap();
+    bagscope_ops::demo::write_demo(&p, 20).unwrap();
     let mut h = harness(Some(p));
     wait_for(&mut h, "indexing", indexed);
     let start = h.state().doc.as_ref().unwrap().rec.range().0;
@@ -137,7 +137,7 @@ fn a_3d_panel_follows_the_playhead_in_a_fixed_frame() {
 fn labels_that_would_overlap_are_decluttered() {
     let dir = common::temp_dir("ui-scene-labels");
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 20).unwrap();
+    bagscope_ops::demo::write_demo(&p, 20).unwrap();
     let mut h = harness(Some(p));
     wait_for(&mut h, "indexing", indexed);
     let start = h.state().doc.as_ref().unwrap().rec.range().0;
@@ -176,7 +176,7 @@ fn labels_that_would_overlap_are_decluttered() {
 fn joint_states_show_as_a_table_of_joints() {
     let dir = common::temp_dir("ui-joints");
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 20).unwrap();
+    bagscope_ops::demo::write_demo(&p, 20).unwrap();
     let mut h = harness(Some(p.clone()));
     wait_for(&mut h, "indexing", indexed);
     let start = h.state().doc.as_ref().unwrap().rec.range().0;

@@ -2,7 +2,7 @@
 //! their definition's constants (`rosgraph_msgs/Log`'s `level`: INFO, WARN), a click on a band
 //! seeks to its start; fields that are no states say why.
 
-use bagscope::app::Cmd;
+use bagscope_app::Cmd;
 use egui_kittest::kittest::Queryable;
 
 use crate::common;
@@ -21,7 +21,7 @@ fn row_done(a: &App, path: &str) -> bool {
 fn a_field_drawn_as_states_under_the_timeline() {
     let dir = common::temp_dir("ui-states");
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 60).unwrap();
+    bagscope_ops::demo::write_demo(&p, 60).unwrap();
     let mut h = harness(Some(p));
     wait_for(&mut h, "indexing", indexed);
     // Typed in the toolbar's box.

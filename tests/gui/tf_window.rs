@@ -1,6 +1,6 @@
 //! The TF window following the playhead.
 
-use bagscope::app::Cmd;
+use bagscope_app::Cmd;
 use egui_kittest::kittest::Queryable;
 
 use crate::common;
@@ -10,7 +10,7 @@ use crate::*;
 fn the_tf_window_follows_the_playhead() {
     let dir = common::temp_dir("ui-tf");
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 20).unwrap();
+    bagscope_ops::demo::write_demo(&p, 20).unwrap();
     let mut h = harness(Some(p.clone()));
     wait_for(&mut h, "indexing", indexed);
     let a = h.state().doc.as_ref().unwrap().rec.range().0;

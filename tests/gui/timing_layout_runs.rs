@@ -1,7 +1,7 @@
 //! The Timing section, layouts re-applied to a recording with the same topics, two recordings on
 //! one timeline.
 
-use bagscope::app::Cmd;
+use bagscope_app::Cmd;
 use egui_kittest::kittest::Queryable;
 
 use crate::common;
@@ -11,7 +11,7 @@ use crate::*;
 fn timing_section_gaps_and_stamp_delay_plot() {
     let dir = common::temp_dir("ui-timing");
     let p = dir.join("demo.bag");
-    bagscope::demo::write_demo(&p, 20).unwrap();
+    bagscope_ops::demo::write_demo(&p, 20).unwrap();
     let mut h = harness(Some(p));
     wait_for(&mut h, "indexing", indexed);
     let ti = topic_index(&h, "/odom");
@@ -66,8 +66,8 @@ fn timing_section_gaps_and_stamp_delay_plot() {
 fn a_layout_is_reapplied_to_a_recording_with_the_same_topics() {
     let dir = common::temp_dir("ui-layout");
     let (p1, p2) = (dir.join("run1.bag"), dir.join("run2.bag"));
-    bagscope::demo::write_demo(&p1, 10).unwrap();
-    bagscope::demo::write_demo(&p2, 12).unwrap();
+    bagscope_ops::demo::write_demo(&p1, 10).unwrap();
+    bagscope_ops::demo::write_demo(&p2, 12).unwrap();
     let mut h = harness(Some(p1));
     wait_for(&mut h, "indexing", indexed);
     let cam = topic_index(&h, "/camera/front/image_raw");
@@ -119,15 +119,15 @@ fn a_layout_is_reapplied_to_a_recording_with_the_same_topics() {
 fn two_recordings_on_one_timeline_with_an_offset() {
     let dir = common::temp_dir("ui-two");
     let (r1, r2) = (dir.join("run1.bag"), dir.join("run2.bag"));
-    bagscope::demo::write_demo(&r1, 10).unwrap();
-    bagscope::demo::write_demo(&r2, 12).unwrap();
+    bagscope_ops::demo::write_demo(&r1, 10).unwrap();
+    bagscope_ops::demo::write_demo(&r2, 12).unwrap();
     let mut h = harness(None);
     h.state_mut().apply(Cmd::OpenMany(vec![
-        bagscope::merge::Part {
+        bagscope_reader::bag::merge::Part {
             path: r1.clone(),
             offset_ns: 0,
         },
-        bagscope::merge::Part {
+        bagscope_reader::bag::merge::Part {
             path: r2.clone(),
             offset_ns: 30_000_000_000,
         },

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use bagscope::app::Cmd;
+use bagscope_app::Cmd;
 use egui_kittest::kittest::Queryable;
 
 use crate::common;
@@ -11,16 +11,19 @@ use crate::*;
 
 #[test]
 fn a_sqlite_recording_shows_its_topics_before_its_rows_are_read() {
-    use bagscope::app::worker::{loader, LoadEvent};
+    use bagscope_app::worker::{loader, LoadEvent};
     let src = common::corpus2_dir().join("rosbag2/humble_talker");
-    let quick = bagscope::Bag::open(&src).unwrap().quick_summary().clone();
+    let quick = bagscope_reader::Bag::open(&src)
+        .unwrap()
+        .quick_summary()
+        .clone();
     assert!(
         quick.rows_pending,
         "humble_talker opens from its metadata.yaml"
     );
     // The loader sends what it knows before reading the rows, then the opened recording.
     let mut l = loader(
-        bagscope::merge::parts_of(std::slice::from_ref(&src)),
+        bagscope_reader::bag::merge::parts_of(std::slice::from_ref(&src)),
         false,
         &egui::Context::default(),
     );

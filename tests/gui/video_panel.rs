@@ -2,8 +2,8 @@
 //! playhead steps forward frame by frame (as playing does) is ffmpeg's frame; a recording
 //! that starts mid-GOP says it is waiting for a keyframe.
 
-use bagscope::app::Cmd;
-use bagscope::ops::image::Pixels;
+use bagscope_app::Cmd;
+use bagscope_ops::image::Pixels;
 use egui_kittest::kittest::Queryable;
 
 use crate::common;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use bagscope::{Bag, BagWriter, ConnectionSpec, Filter, WriteOptions};
+use bagscope_reader::{Bag, BagWriter, ConnectionSpec, Filter, WriteOptions};
 use common::ros1::{run_for, spawn, Master};
 
 const BIN: &str = env!("CARGO_BIN_EXE_bagscope");
@@ -27,7 +27,7 @@ fn scratch(name: &str) -> PathBuf {
 /// topic's (type, md5sum, definition, latching).
 type Topics = BTreeMap<String, (Vec<Vec<u8>>, (String, String, String, bool))>;
 
-fn topics_of(path: &Path, keep: impl Fn(&bagscope::Connection) -> bool) -> Topics {
+fn topics_of(path: &Path, keep: impl Fn(&bagscope_reader::Connection) -> bool) -> Topics {
     let bag = Bag::open(path).unwrap();
     let s = bag.summary();
     let conns: Vec<usize> = (0..s.connections.len())

@@ -11,7 +11,7 @@ use crate::common;
 
 use std::path::Path;
 
-use bagscope::{Bag, Compression, Filter};
+use bagscope_reader::{Bag, Compression, Filter};
 
 const PY: &str = "/usr/bin/python3";
 

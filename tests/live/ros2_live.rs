@@ -9,8 +9,8 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use bagscope::encoding::to_ros2::ToRos2;
-use bagscope::{Bag, Filter};
+use bagscope_reader::encoding::to_ros2::ToRos2;
+use bagscope_reader::{Bag, Filter};
 use common::ros2::{assert_same, in_netns, padded, seen, Seen};
 
 const BIN: &str = env!("CARGO_BIN_EXE_bagscope");
@@ -257,7 +257,7 @@ fn tf_message(parent: &str, child: &str, x: f64) -> Vec<u8> {
 /// A 6 s MCAP recording: `/tf_static` once at the start (transient-local, as robot state
 /// publishers offer it) and `/chatter` twice a second.
 fn tf_static_recording(path: &Path) -> Vec<u8> {
-    use bagscope::storage::mcap::writer::{McapOptions, McapWriter};
+    use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
     let mut w = McapWriter::create(
         path,
         McapOptions {
@@ -556,10 +556,12 @@ fn record_a_cyclone_writer_found_by_discovery() {
 fn a_flood_played_into_the_recorder_loses_nothing() {
     let dir = common::temp_dir("ros2-flood");
     let bag_path = dir.join("flood.bag");
-    let mut w = bagscope::BagWriter::create(&bag_path, bagscope::WriteOptions::default()).unwrap();
+    let mut w =
+        bagscope_reader::BagWriter::create(&bag_path, bagscope_reader::WriteOptions::default())
+            .unwrap();
     let conns: Vec<u32> = (0..4)
         .map(|k| {
-            w.add_connection(bagscope::ConnectionSpec {
+            w.add_connection(bagscope_reader::ConnectionSpec {
                 topic: format!("/flood_{k}"),
                 datatype: "std_msgs/Float64".into(),
                 md5sum: "fdb28210bfa9d7c91146260178d9a584".into(),

@@ -220,14 +220,14 @@ fn ns(v: &Value) -> u64 {
 #[test]
 fn playback_control_pause_seek_speed() {
     let rec = common::corpus_dir().join("rosbag.js/example-lz4.bag");
-    let bag = bagscope::Bag::open(&rec).unwrap();
+    let bag = bagscope_reader::Bag::open(&rec).unwrap();
     let (start, end) = (
         bag.summary().start_ns.unwrap(),
         bag.summary().end_ns.unwrap(),
     );
     let seek = start + (end - start) * 3 / 4;
     let first_after_seek = bag
-        .messages(&bagscope::Filter {
+        .messages(&bagscope_reader::Filter {
             start_ns: Some(seek),
             ..Default::default()
         })
@@ -307,7 +307,7 @@ fn playback_control_pause_seek_speed() {
 #[test]
 fn two_clients_their_own_topics() {
     let rec = common::corpus_dir().join("rosbag.js/example-lz4.bag");
-    let bag = bagscope::Bag::open(&rec).unwrap();
+    let bag = bagscope_reader::Bag::open(&rec).unwrap();
     let count = |topic: &str| {
         bag.summary()
             .topics
@@ -552,7 +552,12 @@ fn serves_several_recordings_one_of_them_remote() {
     // The two were recorded eleven years apart: a speed that crosses the gap at once.
     let ours = serve(&["--speed", "1e12", &url, mcap.to_str().unwrap()]);
     let lines = client(&ours.url, "foxglove.sdk.v1", json!({"idleMs": 1500}));
-    let count = |p: &Path| bagscope::Bag::open(p).unwrap().summary().message_count;
+    let count = |p: &Path| {
+        bagscope_reader::Bag::open(p)
+            .unwrap()
+            .summary()
+            .message_count
+    };
     let msgs = of_kind(&lines, "msg");
     assert_eq!(msgs.len() as u64, count(&bag) + count(&mcap));
     assert!(msgs.windows(2).all(|w| ns(w[0]) <= ns(w[1])));

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use bagscope::{Bag, Compression, Filter};
+use bagscope_reader::{Bag, Compression, Filter};
 
 /// Messages read, then the check; the error text if it does not open. Within 30 s.
 fn read_all(p: &std::path::Path) -> Result<u64, String> {
@@ -24,7 +24,7 @@ fn read_all_now(p: &std::path::Path) -> Result<u64, String> {
             n += 1;
         }
     }
-    let _ = bagscope::ops::check::check(&bag, 2, None);
+    let _ = bagscope_reader::check::check(&bag, 2, None);
     Ok(n)
 }
 
@@ -128,8 +128,8 @@ fn a_read_ahead_error_keeps_its_kind() {
     std::fs::write(&bad, &bytes).unwrap();
     let bag = Bag::open(&bad).unwrap();
     assert!(bag.summary().indexed);
-    bagscope::settings::set_threads(2);
-    let errors: Vec<bagscope::Error> = bag
+    bagscope_reader::settings::set_threads(2);
+    let errors: Vec<bagscope_reader::Error> = bag
         .messages(&Filter::default())
         .unwrap()
         .filter_map(|m| m.err())
@@ -137,7 +137,7 @@ fn a_read_ahead_error_keeps_its_kind() {
     assert!(!errors.is_empty());
     for e in &errors {
         assert!(
-            matches!(e, bagscope::Error::Decompress { chunk_pos, .. } if *chunk_pos == victim.pos),
+            matches!(e, bagscope_reader::Error::Decompress { chunk_pos, .. } if *chunk_pos == victim.pos),
             "{e:?}"
         );
     }
@@ -210,7 +210,7 @@ fn what_ros_reads_of_a_header_without_data_length_and_offsets_at_connections() {
     assert_eq!(messages_of(&p).unwrap(), want);
     // `check` says so as a warning, every message accounted for.
     let bag = Bag::open(&p).unwrap();
-    let r = bagscope::ops::check::check(&bag, 1, None).unwrap();
+    let r = bagscope_reader::check::check(&bag, 1, None).unwrap();
     assert_eq!(r.messages, 30);
     assert_eq!(
         r.problems,

@@ -11,15 +11,15 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use bagscope::ops::export::{export, ExportOptions, OutputFormat};
-use bagscope::storage::rosbag2::writer::Rosbag2Compression;
-use bagscope::{Bag, Filter};
+use bagscope_ops::export::{export, ExportOptions, OutputFormat};
+use bagscope_reader::storage::rosbag2::writer::Rosbag2Compression;
+use bagscope_reader::{Bag, Filter};
 
 /// A rosbag2 SQLite recording written by bagscope from its demo bag (several topics and types,
 /// converted to ROS 2).
 fn recording(dir: &Path, name: &str, r2: Rosbag2Compression) -> PathBuf {
     let src = dir.join(format!("{name}-src.bag"));
-    bagscope::demo::write_demo(&src, 6).unwrap();
+    bagscope_ops::demo::write_demo(&src, 6).unwrap();
     let bag = Bag::open(&src).unwrap();
     let o = ExportOptions {
         format: Some(OutputFormat::Rosbag2Sqlite3),
@@ -66,8 +66,9 @@ fn scan_series(b: &Bag, start: Option<u64>, end: Option<u64>) -> (String, usize)
         .find(|t| t.datatype.ends_with("LaserScan"))
         .unwrap();
     let path =
-        bagscope::encoding::FieldPath::parse(&format!("{}.angle_increment", scan.name)).unwrap();
-    let s = bagscope::ops::series::field_series(
+        bagscope_reader::encoding::FieldPath::parse(&format!("{}.angle_increment", scan.name))
+            .unwrap();
+    let s = bagscope_reader::series::field_series(
         b,
         &path,
         start,
@@ -100,7 +101,7 @@ fn a_recording_its_metadata_bears_out_opens_before_its_rows_are_read() {
         assert_eq!(bag.quick_summary().chunks.len(), s.chunks.len());
         assert_eq!(s.message_count, q.message_count);
         assert_eq!((s.start_ns, s.end_ns), (q.start_ns, q.end_ns));
-        let counts = |s: &bagscope::Summary| -> Vec<(String, u64)> {
+        let counts = |s: &bagscope_reader::Summary| -> Vec<(String, u64)> {
             s.topics
                 .iter()
                 .map(|t| (t.name.clone(), t.message_count))

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use bagscope::{BagWriter, Compression, ConnectionSpec, WriteOptions};
+use bagscope_reader::{BagWriter, Compression, ConnectionSpec, WriteOptions};
 
 const DEF: &str = "geometry_msgs/Quaternion q\nfloat64[] xs\nt/Item[] items\n\
 ================\nMSG: geometry_msgs/Quaternion\nfloat64 x\nfloat64 y\nfloat64 z\nfloat64 w\n\

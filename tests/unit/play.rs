@@ -8,8 +8,8 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bagscope::live::play::{self, Control, PlayOptions, Route, Sink};
-use bagscope::{Bag, BagWriter, Bytes, ConnectionSpec, WriteOptions};
+use bagscope_live::play::{self, Control, PlayOptions, Route, Sink};
+use bagscope_reader::{Bag, BagWriter, Bytes, ConnectionSpec, WriteOptions};
 
 #[derive(Default)]
 struct Noted(Mutex<Vec<(Instant, Vec<u8>)>>);

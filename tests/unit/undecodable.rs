@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use bagscope::{BagWriter, Compression, ConnectionSpec, WriteOptions};
+use bagscope_reader::{BagWriter, Compression, ConnectionSpec, WriteOptions};
 
 /// /good (Float64, 10 messages), /short (Float64, 10 messages of which 3 are 4 bytes long),
 /// /broken (a custom type whose definition does not parse, found nowhere else, 5 messages).
@@ -101,7 +101,7 @@ fn export_to_ros2_leaves_out_what_does_not_convert() {
         err.contains("/short (connection 1): 3 message(s) not converted"),
         "{err}"
     );
-    let bag = bagscope::Bag::open(&out).unwrap();
+    let bag = bagscope_reader::Bag::open(&out).unwrap();
     let counts: Vec<(String, u64)> = bag
         .summary()
         .topics
@@ -134,9 +134,9 @@ fn a_stored_definition_that_does_not_parse_falls_back_and_says_so() {
         out.trim(),
         r#"{"time_ns": 1700000000000000000, "topic": "/f", "message": {"data": 2.5}}"#
     );
-    let bag = bagscope::Bag::open(&p).unwrap();
+    let bag = bagscope_reader::Bag::open(&p).unwrap();
     let (_, source) =
-        bagscope::encoding::Plan::for_connection_with_source(&bag.summary().connections[0])
+        bagscope_reader::encoding::Plan::for_connection_with_source(&bag.summary().connections[0])
             .unwrap();
     let said = source.to_string();
     assert!(

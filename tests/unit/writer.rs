@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use bagscope::{Bag, BagWriter, Compression, Filter, WriteOptions};
+use bagscope_reader::{Bag, BagWriter, Compression, Filter, WriteOptions};
 use common::{spec, write_fixture};
 
 #[test]
@@ -39,7 +39,7 @@ fn round_trips_every_compression_and_chunk_size() {
                 })
                 .collect();
             assert_eq!(got, wrote, "{compression:?} {chunk_size}");
-            let r = bagscope::ops::check::check(&bag, 2, None).unwrap();
+            let r = bagscope_reader::check::check(&bag, 2, None).unwrap();
             assert!(r.problems.is_empty(), "{:?}", r.problems);
             assert_eq!(r.messages, 1000);
         }
@@ -128,7 +128,7 @@ fn generated_v12_bags_indexed_and_not() {
             .collect();
         assert_eq!(w.len(), 50);
         // Decodes from the 1.2 definition.
-        let plan = bagscope::encoding::Plan::for_connection(&s.connections[a]).unwrap();
+        let plan = bagscope_reader::encoding::Plan::for_connection(&s.connections[a]).unwrap();
         assert!(plan.md5_matches(&s.connections[a].md5sum));
     }
 }

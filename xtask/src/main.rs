@@ -13,6 +13,15 @@
 //!   Xvfb (`tests/scene_gl`), and every benchmark once in its short mode;
 //! - `all`: everything built first (one build of every target), then each tier in turn.
 //!
+//! Every run turns on the root package's `external-tests` feature, which the corpus, live
+//! and GUI test binaries require: plain `cargo test` on a bare clone is the unit tier alone.
+//! The same features on every run, so one build serves all tiers.
+//!
+//! `cargo xtask lint` makes every check CI makes that needs neither root nor the network:
+//! `cargo fmt --check`, clippy with warnings denied on every target, `typos` (when it is
+//! installed: `pip install typos`), rustdoc with warnings denied, and the docs test (links,
+//! paths, the CLI reference).
+//!
 //! `cargo xtask dist [--dev]` makes a release's files in `dist/` (the wheel, the `.deb`, a
 //! `.tar.gz`, their checksums; `dist.rs`).
 //!
@@ -22,6 +31,9 @@
 use std::process::{Command, ExitCode};
 
 mod dist;
+
+/// The feature that builds the test binaries needing more than the repository.
+const FEATURES: &[&str] = &["--features", "bagscope/external-tests"];
 
 /// The crates `cargo test` means here (not the Python module, the fuzz targets or this).
 const EXCLUDE: &[&str] = &[
@@ -51,6 +63,7 @@ fn tier(name: &str) -> Option<Vec<Run>> {
     let ws = |extra: &[&'static str]| -> Vec<&'static str> {
         let mut v = vec!["test", "--workspace"];
         v.extend_from_slice(EXCLUDE);
+        v.extend_from_slice(FEATURES);
         v.extend_from_slice(extra);
         v
     };
@@ -60,28 +73,34 @@ fn tier(name: &str) -> Option<Vec<Run>> {
                 &ws(&[
                     "--lib", "--bins", "--test", "unit", "--test", "scale", "--test", "layers",
                 ]),
-                &["--skip", "shared_corpus::"],
+                &[],
             ),
             run(&ws(&["--doc"]), &[]),
         ],
         "corpus" => vec![
-            run(&ws(&["--lib"]), &["shared_corpus::"]),
-            run(&["test", "--test", "corpus", "--test", "sqlite"], &[]),
+            // The crates' unit tests over the corpora are `#[ignore]`d in plain runs.
+            run(&ws(&["--lib"]), &["--ignored", "shared_corpus::"]),
+            run(&ws(&["--test", "corpus", "--test", "sqlite"]), &[]),
         ],
-        "live" => vec![run(&["test", "--test", "live"], &[])],
+        "live" => vec![run(&ws(&["--test", "live"]), &[])],
         "gui" => vec![
-            run(&["test", "--test", "gui", "--test", "scene_gl"], &[]),
+            run(&ws(&["--test", "gui", "--test", "scene_gl"]), &[]),
             // A benchmark run as a test is its short mode (no `--bench` argument).
-            run(&["test", "--bench", "ui_frame"], &[]),
+            run(&ws(&["--bench", "ui_frame"]), &[]),
         ],
         _ => return None,
     })
 }
 
 fn cargo(r: &Run) -> bool {
+    cargo_with(r, &[])
+}
+
+fn cargo_with(r: &Run, env: &[(&str, &str)]) -> bool {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut c = Command::new(cargo);
     c.args(&r.args);
+    c.envs(env.iter().copied());
     if !r.test_args.is_empty() {
         c.arg("--").args(&r.test_args);
     }
@@ -98,8 +117,8 @@ fn cargo(r: &Run) -> bool {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask test unit|corpus|live|gui|all\n       cargo xtask docs\n       \
-         cargo xtask dist [--dev]"
+        "usage: cargo xtask test unit|corpus|live|gui|all\n       cargo xtask lint\n       \
+         cargo xtask docs\n       cargo xtask dist [--dev]"
     );
     ExitCode::from(2)
 }
@@ -108,7 +127,14 @@ fn usage() -> ExitCode {
 fn docs() -> ExitCode {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let ok = Command::new(cargo)
-        .args(["test", "--test", "unit", "--", "docs::the_cli_reference"])
+        .args([
+            "test",
+            "--features",
+            "bagscope/external-tests",
+            "--test",
+            "unit",
+        ])
+        .args(["--", "docs::the_cli_reference"])
         .env("BAGSCOPE_BLESS", "1")
         .status()
         .is_ok_and(|s| s.success());
@@ -120,10 +146,68 @@ fn docs() -> ExitCode {
     }
 }
 
+/// `cargo xtask lint`: CI's checks without root or network, each run even when one before
+/// failed, so one pass shows everything to mend.
+fn lint() -> ExitCode {
+    let mut all = vec!["clippy", "--workspace", "--all-targets"];
+    all.extend_from_slice(FEATURES);
+    all.extend_from_slice(&["--", "-D", "warnings"]);
+    let mut docs_test = vec!["test"];
+    docs_test.extend_from_slice(FEATURES);
+    docs_test.extend_from_slice(&["--test", "unit"]);
+    let runs = [
+        (run(&["fmt", "--all", "--", "--check"], &[]), vec![]),
+        (run(&all, &[]), vec![]),
+        (
+            run(
+                &[
+                    "doc",
+                    "--no-deps",
+                    "--quiet",
+                    "-p",
+                    "bagscope-reader",
+                    "-p",
+                    "bagscope-ops",
+                    "-p",
+                    "bagscope-live",
+                    "-p",
+                    "bagscope-app",
+                    "-p",
+                    "bagscope",
+                ],
+                &[],
+            ),
+            vec![("RUSTDOCFLAGS", "-D warnings")],
+        ),
+        (run(&docs_test, &["docs::"]), vec![]),
+    ];
+    let mut failed = Vec::new();
+    for (r, env) in &runs {
+        if !cargo_with(r, env) {
+            failed.push(r.args.join(" "));
+        }
+    }
+    // The spell check is a Python wheel's binary (`pip install typos`, as `.ci/run` does).
+    match Command::new("typos").status() {
+        Ok(s) if s.success() => {}
+        Ok(_) => failed.push("typos".into()),
+        Err(_) => eprintln!("xtask: typos is not installed (pip install typos==1.52.0): skipped"),
+    }
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("xtask: failed: {}", failed.join("; "));
+        ExitCode::FAILURE
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() == 1 && args[0] == "docs" {
         return docs();
+    }
+    if args.len() == 1 && args[0] == "lint" {
+        return lint();
     }
     if args.first().is_some_and(|a| a == "dist") {
         let dev = match &args[1..] {
@@ -155,6 +239,7 @@ fn main() -> ExitCode {
         // Every target built at once (the build uses both cores; the tiers then only run).
         let mut build = vec!["test", "--no-run", "--workspace", "--all-targets"];
         build.extend_from_slice(EXCLUDE);
+        build.extend_from_slice(FEATURES);
         runs.push(run(&build, &[]));
     }
     for t in tiers {

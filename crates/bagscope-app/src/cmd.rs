@@ -14,7 +14,7 @@ pub enum Cmd {
     /// Open a bag file.
     Open(PathBuf),
     /// Open several recordings on one timeline, each with its time shift.
-    OpenMany(Vec<bagscope_reader::merge::Part>),
+    OpenMany(Vec<bagscope_reader::bag::merge::Part>),
     /// Show the Open dialog to add a recording to the timeline.
     AddDialog,
     /// Show or hide the Recordings window (time shifts of several recordings).
@@ -179,7 +179,7 @@ impl App {
             Cmd::LiveSaveTo(p) => live::save_to(&mut self.live, p, &self.ctx),
             Cmd::Open(p) => {
                 let label = shown_path(&p);
-                self.start_loading(bagscope_reader::merge::parts_of(&[p]), label);
+                self.start_loading(bagscope_reader::bag::merge::parts_of(&[p]), label);
             }
             Cmd::OpenMany(parts) => {
                 let label = parts
@@ -456,12 +456,12 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
 
 /// The parts with one more recording (a path already there is not added twice).
 pub(crate) fn add_part(
-    parts: &[bagscope_reader::merge::Part],
+    parts: &[bagscope_reader::bag::merge::Part],
     p: PathBuf,
-) -> Vec<bagscope_reader::merge::Part> {
+) -> Vec<bagscope_reader::bag::merge::Part> {
     let mut v = parts.to_vec();
     if !v.iter().any(|x| x.path == p) {
-        v.push(bagscope_reader::merge::Part {
+        v.push(bagscope_reader::bag::merge::Part {
             path: p,
             offset_ns: 0,
         });

@@ -4,7 +4,7 @@
 //! worker that opens each run on its own); a field's B − A plotted across the runs.
 
 use bagscope_ops::compare::{compare, Align, Comparison, FieldStats, TopicStats};
-use bagscope_reader::merge::{namespaces, Part};
+use bagscope_reader::bag::merge::{namespaces, Part};
 
 use super::job::Job;
 use super::{Cmd, Doc};

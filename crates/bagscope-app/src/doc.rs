@@ -43,7 +43,7 @@ pub struct Recording {
     /// It has diagnostic topics (`diagnostic_msgs/DiagnosticArray`).
     pub has_diagnostics: bool,
     /// The recordings on the timeline, with their time shifts (one for a single file).
-    pub parts: Vec<bagscope_reader::merge::Part>,
+    pub parts: Vec<bagscope_reader::bag::merge::Part>,
     /// The first recording's canonical path: what bookmarks are kept under.
     pub canonical: PathBuf,
 }

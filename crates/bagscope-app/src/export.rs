@@ -8,8 +8,9 @@ use super::job::{Handle, Job};
 use super::{Cmd, Doc};
 use bagscope_ops::csv::{write_csv_columns, AtomicFile, Column, TimeColumn};
 use bagscope_ops::export::{export, ExportOptions, OutputFormat};
+use bagscope_ops::timefmt;
 use bagscope_reader::storage::rosbag2::writer::Rosbag2Compression;
-use bagscope_reader::{timefmt, Compression, Filter, WriteOptions};
+use bagscope_reader::{Compression, Filter, WriteOptions};
 
 /// What an export job ends with: what it wrote, or why it did not.
 type Outcome = Result<String, String>;

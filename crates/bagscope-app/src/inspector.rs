@@ -11,9 +11,9 @@ use egui::{Color32, FontId, TextFormat};
 use super::job::Service;
 use super::worker::{InspectKey, Inspected};
 use super::{Cmd, Doc};
+use bagscope_ops::timefmt;
 use bagscope_reader::definition::msg::{ArrayKind, Field, FieldType};
 use bagscope_reader::encoding::{Node, Plan, Value};
-use bagscope_reader::timefmt;
 
 /// Elements of an array shown per page.
 const PAGE: usize = 50;

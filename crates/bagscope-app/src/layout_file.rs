@@ -146,7 +146,7 @@ pub struct Applied {
     /// Fields to draw as state rows.
     pub state_rows: Vec<String>,
     /// The runs again with the layout's offsets (when they differ from the open ones).
-    pub reopen: Option<Vec<bagscope_reader::merge::Part>>,
+    pub reopen: Option<Vec<bagscope_reader::bag::merge::Part>>,
 }
 
 /// Shows `f` on `d`: its panels, plots (returned, plotted once the tables are built), hidden
@@ -198,7 +198,7 @@ pub fn apply(d: &mut Doc, f: &LayoutFile) -> Applied {
                 .parts
                 .iter()
                 .zip(&f.offsets_s)
-                .map(|(p, o)| bagscope_reader::merge::Part {
+                .map(|(p, o)| bagscope_reader::bag::merge::Part {
                     path: p.path.clone(),
                     offset_ns: (o * 1e9).round() as i64,
                 })

@@ -36,7 +36,7 @@ pub mod worker;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use bagscope_reader::timefmt;
+use bagscope_ops::timefmt;
 
 use cmd::add_part;
 pub use cmd::Cmd;
@@ -184,13 +184,13 @@ impl App {
         self.loader.is_some()
     }
 
-    fn start_loading(&mut self, parts: Vec<bagscope_reader::merge::Part>, label: String) {
+    fn start_loading(&mut self, parts: Vec<bagscope_reader::bag::merge::Part>, label: String) {
         self.start_loading_with(parts, false, label);
     }
 
     fn start_loading_with(
         &mut self,
-        parts: Vec<bagscope_reader::merge::Part>,
+        parts: Vec<bagscope_reader::bag::merge::Part>,
         align: bool,
         label: String,
     ) {
@@ -229,7 +229,7 @@ impl App {
                             Cmd::OpenMany(parts)
                         }
                         _ if chosen.len() == 1 => Cmd::Open(chosen.remove(0)),
-                        _ => Cmd::OpenMany(bagscope_reader::merge::parts_of(&chosen)),
+                        _ => Cmd::OpenMany(bagscope_reader::bag::merge::parts_of(&chosen)),
                     };
                     self.apply(cmd);
                 }
@@ -397,7 +397,9 @@ impl App {
             1 => self.cmds.extend(dropped.into_iter().map(Cmd::Open)),
             _ => self
                 .cmds
-                .push(Cmd::OpenMany(bagscope_reader::merge::parts_of(&dropped))),
+                .push(Cmd::OpenMany(bagscope_reader::bag::merge::parts_of(
+                    &dropped,
+                ))),
         }
     }
 
@@ -652,7 +654,7 @@ pub fn run(bags: Vec<PathBuf>, layout: Option<PathBuf>) -> eframe::Result<()> {
                 1 => app.cmds.extend(bags.into_iter().map(Cmd::Open)),
                 _ => app
                     .cmds
-                    .push(Cmd::OpenMany(bagscope_reader::merge::parts_of(&bags))),
+                    .push(Cmd::OpenMany(bagscope_reader::bag::merge::parts_of(&bags))),
             }
             // Read now, applied to the recording once it is open.
             app.cmds.extend(layout.map(Cmd::OpenLayoutFrom));

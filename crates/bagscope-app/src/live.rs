@@ -242,7 +242,7 @@ pub fn start(app: &mut App) {
 
 /// A file name's time stamp (UTC, to the second): `20261125-061502`.
 fn stamp() -> String {
-    let digits: String = bagscope_reader::timefmt::date(bagscope_live::now_ns())
+    let digits: String = bagscope_ops::timefmt::date(bagscope_live::now_ns())
         .chars()
         .filter(|c| c.is_ascii_digit())
         .collect();
@@ -360,7 +360,7 @@ pub fn poll(app: &mut App) {
         s.last_load = Some(Instant::now());
         s.loaded = s.stats.messages;
         s.final_loaded = s.end.is_some();
-        let part = bagscope_reader::merge::Part {
+        let part = bagscope_reader::bag::merge::Part {
             path: s.path_now(),
             offset_ns: 0,
         };
@@ -732,7 +732,7 @@ pub fn status(ui: &mut egui::Ui, s: &Session, cmds: &mut Vec<Cmd>) {
         let what = format!(
             "{} message(s), {} on {} topic(s)",
             s.stats.messages,
-            bagscope_reader::timefmt::bytes(s.stats.bytes),
+            bagscope_ops::timefmt::bytes(s.stats.bytes),
             s.stats.topics.len()
         );
         match (&s.end, &s.target) {

@@ -109,7 +109,7 @@ pub(super) fn recordings_window(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec
                         .parts
                         .iter()
                         .zip(&d.recordings.offsets)
-                        .map(|(p, o)| bagscope_reader::merge::Part {
+                        .map(|(p, o)| bagscope_reader::bag::merge::Part {
                             path: p.path.clone(),
                             offset_ns: (o * 1e9).round() as i64,
                         })

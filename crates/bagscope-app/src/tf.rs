@@ -10,7 +10,7 @@ use egui_plot::PlotPoint;
 use super::job::Job;
 use super::{Cmd, Doc};
 use bagscope_ops::tf::{Pose, TfHistory};
-use bagscope_reader::timefmt;
+use bagscope_ops::timefmt;
 
 /// A plot series: its name and points.
 type Named = (String, Vec<PlotPoint>);

@@ -4,13 +4,17 @@
 //! on the transport: the schedule, the controls, the files written.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
+mod error;
 pub mod foxglove;
 pub mod play;
 pub mod record;
 pub mod ros1;
 pub mod ros2;
 mod source;
+
+pub use error::{Error, Result};
 
 /// Now, ns since the Unix epoch (a received message's time).
 pub fn now_ns() -> u64 {

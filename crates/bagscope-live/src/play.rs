@@ -7,10 +7,10 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::{Error, Result};
 use bagscope_reader::bag::{Bag, Filter};
 use bagscope_reader::encoding::to_ros1::ToRos1;
 use bagscope_reader::encoding::to_ros2::ToRos2;
-use bagscope_reader::error::{Error, Result};
 use bagscope_reader::storage::{Bytes, Connection};
 
 /// Where one topic's messages go.
@@ -418,7 +418,7 @@ fn read_ahead(
         let it = match bag.messages(filter) {
             Ok(it) => it,
             Err(e) => {
-                let _ = tx.send(Item::Failed(e));
+                let _ = tx.send(Item::Failed(e.into()));
                 return;
             }
         };
@@ -426,7 +426,7 @@ fn read_ahead(
             let m = match m {
                 Ok(m) => m,
                 Err(e) => {
-                    let _ = tx.send(Item::Failed(e));
+                    let _ = tx.send(Item::Failed(e.into()));
                     return;
                 }
             };

@@ -14,7 +14,7 @@ use super::ros1::Node;
 use super::ros2::Participant;
 pub use crate::source::Select;
 use crate::source::{ConnKey, Ros1Source, Ros2Source, Source, DISCOVER_EVERY};
-use bagscope_reader::error::{Error, Result};
+use crate::{Error, Result};
 use bagscope_reader::storage::compression::Compression;
 use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
 use bagscope_reader::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
@@ -286,19 +286,19 @@ impl Out {
     }
 
     fn flush(&mut self) -> Result<()> {
-        match &mut self.w {
+        Ok(match &mut self.w {
             Writer::Bag(w) => w.flush(),
             Writer::Mcap(w, _) => w.flush(),
             Writer::Rosbag2(w) => w.flush(),
-        }
+        }?)
     }
 
     fn finish(self) -> Result<PathBuf> {
-        match self.w {
+        Ok(match self.w {
             Writer::Bag(w) => w.finish(),
             Writer::Mcap(w, _) => w.finish(),
             Writer::Rosbag2(w) => w.finish(),
-        }
+        }?)
     }
 }
 

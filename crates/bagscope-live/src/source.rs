@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use super::ros1::{Node, Received};
 use super::ros2::typedesc::{self, Describer, Outcome};
 use super::ros2::{Endpoint, Participant, Qos, Sample, Subscription};
+use crate::Result;
 use bagscope_reader::definition::msg::Dialect;
 use bagscope_reader::definition::sources::lookup;
-use bagscope_reader::error::Result;
 
 /// How often a graph is asked for new topics.
 pub(crate) const DISCOVER_EVERY: Duration = Duration::from_millis(500);

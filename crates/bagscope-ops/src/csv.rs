@@ -182,7 +182,7 @@ pub fn write_csv_columns(
     let mut add_row = |t: u64, row: &mut dyn Iterator<Item = Option<&Value>>| {
         match time {
             TimeColumn::EpochNs => push_decimal(&mut text, t),
-            TimeColumn::EpochSeconds => text.push_str(&bagscope_reader::timefmt::secs(t)),
+            TimeColumn::EpochSeconds => text.push_str(&crate::timefmt::secs(t)),
             TimeColumn::SinceStart => {
                 let d = t.saturating_sub(start);
                 text.push_str(&format!("{}.{:09}", d / 1_000_000_000, d % 1_000_000_000));

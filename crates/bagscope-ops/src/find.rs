@@ -6,9 +6,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::timefmt::ArgError;
 use bagscope_reader::bag::Bag;
 use bagscope_reader::encoding::{FieldPath, Node, Value};
-use bagscope_reader::error::{ArgError, Error, Result};
+use bagscope_reader::error::{Error, Result};
 use bagscope_reader::expr::Expr;
 use bagscope_reader::series::{expr_series, Env};
 use bagscope_reader::Filter;

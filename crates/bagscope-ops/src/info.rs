@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use bagscope_reader::bag::Bag;
 use serde_json::json;
 
+use crate::timefmt;
 use bagscope_reader::error::{DefErrorKind, Result};
-use bagscope_reader::timefmt;
 
 macro_rules! outln {
     ($o:expr, $($t:tt)*) => {{

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod csv;
 pub mod decoded;
 pub mod diagnostics;
+mod error;
 pub mod export;
 pub mod find;
 pub mod gen;
@@ -21,11 +22,9 @@ pub mod robot;
 pub mod scene;
 pub mod state;
 pub mod tf;
+pub mod timefmt;
 pub mod timing;
 pub mod video;
 
 pub mod demo;
-
-// Reading and verifying everything, and a field over time, are the reader's (they work on a
-// chunk's records); named here too, where the other operations are.
-pub use bagscope_reader::{check, series};
+pub use error::{Error, Result};

@@ -13,8 +13,26 @@ use std::sync::atomic::AtomicBool;
 use crate::image::field;
 use bagscope_reader::definition::msg::MsgDef;
 use bagscope_reader::encoding::{Node, Value};
-use bagscope_reader::error::TfError;
 use bagscope_reader::{Bag, Error, Result};
+
+/// Why a transform lookup has no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TfError {
+    /// The recording has no transform to or from this frame.
+    #[error("no frame {0:?} in the recording")]
+    NoFrame(String),
+    /// The two frames are in different trees at that time.
+    #[error("{target} and {frame} are not connected at that time{why}")]
+    NotConnected {
+        /// The frame the pose is expressed in.
+        target: String,
+        /// The frame whose pose it is.
+        frame: String,
+        /// Which root each is under, in words (empty when both are roots).
+        why: String,
+    },
+}
 
 /// Most transforms kept from one recording (72 bytes each): beyond, the rest are not read and
 /// [`TfHistory::truncated`] says so.

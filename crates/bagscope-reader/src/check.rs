@@ -603,7 +603,7 @@ impl DecodeCheck {
             format!(
                 "message of {} at {} does not decode: {err}",
                 self.topics[conn],
-                crate::timefmt::secs(time_ns)
+                format_args!("{}.{:09}", time_ns / 1_000_000_000, time_ns % 1_000_000_000)
             )
         })
     }

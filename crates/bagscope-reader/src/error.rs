@@ -1,6 +1,7 @@
-//! The errors of the bag library, in one place at its lowest layer: [`Error`], whose every
+//! The errors of the reader, in one place at its lowest layer: [`Error`], whose every
 //! variant says what went wrong and where, and the errors of definitions, decoding, field
-//! paths, conversions and images that it carries whole.
+//! paths, expressions and conversions that it carries whole. The crates above wrap it in
+//! errors of their own (images, transforms, live graphs, arguments).
 
 use std::fmt;
 
@@ -52,7 +53,12 @@ pub enum Location {
     /// Offset from the start of the file.
     File(u64),
     /// Offset inside the uncompressed data of the chunk record at file offset `chunk_pos`.
-    InChunk { chunk_pos: u64, offset: u64 },
+    InChunk {
+        /// File offset of the chunk record.
+        chunk_pos: u64,
+        /// Offset inside the chunk's uncompressed data.
+        offset: u64,
+    },
 }
 
 impl fmt::Display for Location {
@@ -62,30 +68,6 @@ impl fmt::Display for Location {
             Self::InChunk { chunk_pos, offset } => {
                 write!(f, "byte {offset} of the chunk at byte {chunk_pos}")
             }
-        }
-    }
-}
-
-/// A bad argument from the caller, as typed (a time, a query, a size): what it was meant to
-/// be, the text given, and what is wrong with it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{reason}")]
-pub struct ArgError {
-    /// What the argument is (`time`, `query`, `size`).
-    pub what: &'static str,
-    /// The text given.
-    pub input: String,
-    /// What is wrong with it (the text quoted).
-    pub reason: String,
-}
-
-impl ArgError {
-    /// An argument `what` given as `input`, wrong for `reason`.
-    pub fn new(what: &'static str, input: &str, reason: String) -> ArgError {
-        ArgError {
-            what,
-            input: input.to_string(),
-            reason,
         }
     }
 }
@@ -304,72 +286,6 @@ impl fmt::Display for ConvertError {
 
 impl std::error::Error for ConvertError {}
 
-/// Why a message gives no image: what kind of problem, in words that say which field or
-/// which dimension.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ImageError {
-    /// The message does not decode with its definition.
-    Decode(DecodeError),
-    /// A field the image needs is missing or out of range (`data`, `width`, `info.height`).
-    Field {
-        /// The field.
-        field: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// Pixels bagscope does not read: an encoding, a bayer pattern, a compressed format.
-    Unsupported(String),
-    /// Dimensions that do not fit: empty, too large, or more than the data holds.
-    Size(String),
-    /// Compressed bytes the codec refuses, in its words.
-    Codec(String),
-    /// Pixels that do not encode (PNG, JPEG).
-    Encode(String),
-}
-
-impl ImageError {
-    /// A problem with `field`.
-    pub fn field(field: &str, reason: impl Into<String>) -> ImageError {
-        ImageError::Field {
-            field: field.to_string(),
-            reason: reason.into(),
-        }
-    }
-}
-
-impl fmt::Display for ImageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ImageError::Decode(e) => write!(f, "{e}"),
-            ImageError::Field { reason, .. } => f.write_str(reason),
-            ImageError::Unsupported(s)
-            | ImageError::Size(s)
-            | ImageError::Codec(s)
-            | ImageError::Encode(s) => f.write_str(s),
-        }
-    }
-}
-
-impl std::error::Error for ImageError {}
-
-/// Why a transform lookup has no answer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TfError {
-    /// The recording has no transform to or from this frame.
-    #[error("no frame {0:?} in the recording")]
-    NoFrame(String),
-    /// The two frames are in different trees at that time.
-    #[error("{target} and {frame} are not connected at that time{why}")]
-    NotConnected {
-        /// The frame the pose is expressed in.
-        target: String,
-        /// The frame whose pose it is.
-        frame: String,
-        /// Which root each is under, in words (empty when both are roots).
-        why: String,
-    },
-}
-
 /// Errors of the bag library.
 ///
 /// Each variant says what went wrong and where; match on the variant, not on the text:
@@ -502,18 +418,6 @@ pub enum Error {
     /// A bad argument from the caller (not from the file).
     #[error("{0}")]
     Invalid(String),
-    /// A live system (a ROS master, node or publisher) that refused, failed or broke its
-    /// protocol.
-    #[error("{peer}: {reason}")]
-    Live {
-        /// Who: the master at an address, a publisher of a topic, ...
-        peer: String,
-        /// What went wrong.
-        reason: String,
-    },
-    /// An argument as typed that does not parse.
-    #[error(transparent)]
-    Arg(#[from] ArgError),
     /// A field path that does not parse or does not fit the message type.
     #[error(transparent)]
     Path(#[from] PathError),
@@ -529,9 +433,6 @@ pub enum Error {
     /// A message or type that does not convert between ROS 1 and ROS 2.
     #[error(transparent)]
     Convert(#[from] ConvertError),
-    /// A message that gives no image.
-    #[error(transparent)]
-    Image(#[from] ImageError),
     /// A worker thread of the library stopped by panicking (a bug, never bad input).
     #[error("{0} panicked")]
     ThreadPanicked(&'static str),
@@ -562,10 +463,6 @@ impl Clone for Error {
                 reason: reason.clone(),
             },
             Error::EmptyFile => Error::EmptyFile,
-            Error::Live { peer, reason } => Error::Live {
-                peer: peer.clone(),
-                reason: reason.clone(),
-            },
             Error::HeaderOnly { size } => Error::HeaderOnly { size: *size },
             Error::NotABag { start } => Error::NotABag {
                 start: start.clone(),
@@ -621,13 +518,11 @@ impl Clone for Error {
             Error::NotFound(s) => Error::NotFound(s.clone()),
             Error::Cancelled => Error::Cancelled,
             Error::Invalid(s) => Error::Invalid(s.clone()),
-            Error::Arg(e) => Error::Arg(e.clone()),
             Error::Path(e) => Error::Path(e.clone()),
             Error::Expr(e) => Error::Expr(e.clone()),
             Error::Definition(e) => Error::Definition(e.clone()),
             Error::Decode(e) => Error::Decode(e.clone()),
             Error::Convert(e) => Error::Convert(e.clone()),
-            Error::Image(e) => Error::Image(e.clone()),
             Error::ThreadPanicked(w) => Error::ThreadPanicked(w),
             Error::Limit { what, count, limit } => Error::Limit {
                 what,

@@ -54,6 +54,7 @@
 // No unsafe code: memory safety rests on the compiler, which is also why the fuzz campaign
 // may run without AddressSanitizer (scripts/dev/fuzz_campaign.sh).
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod bag;
 pub mod check;
@@ -64,11 +65,7 @@ pub mod expr;
 pub mod series;
 pub mod settings;
 pub mod storage;
-pub mod timefmt;
 
-// The iterator and several recordings as one live with the open recording (`bag/`); named
-// here too, as they always were.
-pub use bag::{iter, merge};
 pub use bag::{
     Bag, Bytes, Chunk, ChunkKind, Connection, Filter, IndexEntry, Message, MessageRef,
     MessageTables, Summary, Topic, Version,

@@ -1,10 +1,9 @@
 //! The layering of the reader holds: storage → definition → encoding → the open recording →
-//! what reads all of it (check, series), with the process settings, errors and time formatting
-//! below them all. No file may name (`crate::…`, `use crate::{…}`, `super::…` out of its
+//! what reads all of it (check, series), with the process settings and errors below them all. No file may name (`crate::…`, `use crate::{…}`, `super::…` out of its
 //! folder) a module of a higher layer. Comments and unit-test modules (`mod tests` and
 //! `tests.rs` files) are not read. Between
 //! the crates (operations, live, app, command line) the compiler keeps the layers
-//! (`tests/crates.rs` at the workspace root checks which crate may depend on which).
+//! (`tests/unit/crates.rs` at the workspace root checks which crate may depend on which).
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -12,15 +11,12 @@ use std::path::{Path, PathBuf};
 /// Each top-level module's layer; a file's own is its top-level folder or file.
 const LAYERS: &[(&str, u8)] = &[
     ("error", 0),
-    ("timefmt", 0),
     ("settings", 0),
     ("storage", 1),
     ("definition", 2),
     ("encoding", 3),
     ("expr", 3),
     ("bag", 4),
-    ("iter", 4),
-    ("merge", 4),
     ("check", 5),
     ("series", 5),
 ];
@@ -28,8 +24,6 @@ const LAYERS: &[(&str, u8)] = &[
 /// The items the crate root re-exports, by the module that defines them.
 const ROOT_ITEMS: &[(&str, &str)] = &[
     ("Bag", "bag"),
-    ("iter", "bag"),
-    ("merge", "bag"),
     ("Bytes", "bag"),
     ("Filter", "bag"),
     ("Chunk", "storage"),

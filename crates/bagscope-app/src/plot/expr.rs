@@ -99,7 +99,7 @@ pub(super) fn check(bag: &bagscope_reader::Bag, e: &Expr, vars: &Vars) -> Result
             text: &e.text,
             vars,
         };
-        bagscope_ops::series::compile_source(bag, src).map_err(|e| e.to_string())?;
+        bagscope_reader::series::compile_source(bag, src).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

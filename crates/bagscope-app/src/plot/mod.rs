@@ -15,9 +15,9 @@ use pyramid::{decimate, Pyramid};
 
 use super::job::Job;
 use super::{Cmd, Doc};
-use bagscope_ops::series::field_series;
 use bagscope_reader::definition::msg::{ArrayKind, FieldType, Primitive};
 use bagscope_reader::encoding::FieldPath;
+use bagscope_reader::series::field_series;
 
 /// What a series worker sends.
 enum Part {
@@ -194,7 +194,7 @@ fn spawn_series(
     let start = bag.summary().start_ns.unwrap_or(0);
     Job::spawn("series", 64, ctx, move |h| {
         let threads = bagscope_reader::settings::default_threads();
-        let send = |pts: &[bagscope_ops::series::Point]| {
+        let send = |pts: &[bagscope_reader::series::Point]| {
             let v: Vec<PlotPoint> = pts
                 .iter()
                 .filter_map(|p| {
@@ -721,7 +721,7 @@ fn one_plot(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>, pi: usize, f: &
                 s.name,
                 q.y,
                 q.x,
-                bagscope_reader::timefmt::date(t)
+                bagscope_ops::timefmt::date(t)
             ));
         }
     }

@@ -11,7 +11,7 @@ use egui::{Color32, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 
 use super::worker::{Times, HIST_BINS, SKIP};
 use super::{Cmd, Doc};
-use bagscope_reader::timefmt;
+use bagscope_ops::timefmt;
 
 mod density;
 mod rows;

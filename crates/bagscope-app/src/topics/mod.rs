@@ -6,7 +6,7 @@ pub mod timing;
 use std::collections::{BTreeMap, HashSet};
 
 use super::{Cmd, Doc};
-use bagscope_reader::timefmt;
+use bagscope_ops::timefmt;
 
 #[derive(Default)]
 struct Ns {

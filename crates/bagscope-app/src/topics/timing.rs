@@ -8,8 +8,8 @@ use egui_plot::PlotPoint;
 
 use crate::job::Job;
 use crate::{Cmd, Doc};
+use bagscope_ops::timefmt;
 use bagscope_ops::timing::Gap;
-use bagscope_reader::timefmt;
 
 /// What the gaps are worked out for: topic, factor bits and tables.
 type GapKey = (usize, u64, usize);

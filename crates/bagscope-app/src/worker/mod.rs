@@ -30,7 +30,7 @@ pub enum LoadEvent {
         /// The first density.
         hist: Arc<Histogram>,
         /// The recordings it was made of, with their time shifts.
-        parts: Vec<bagscope_reader::merge::Part>,
+        parts: Vec<bagscope_reader::bag::merge::Part>,
         /// The first recording's canonical path (worked out here: it touches the file system).
         canonical: PathBuf,
         /// It is the app's own demo bag.
@@ -148,7 +148,7 @@ pub type Loader = Job<LoadEvent>;
 /// their tables on a background thread. With `align`, the recordings are first shifted to
 /// start together.
 pub fn loader(
-    parts: Vec<bagscope_reader::merge::Part>,
+    parts: Vec<bagscope_reader::bag::merge::Part>,
     align: bool,
     ctx: &egui::Context,
 ) -> Loader {
@@ -156,10 +156,10 @@ pub fn loader(
         .unwrap_or_else(|e| Job::done(LoadEvent::Failed(e)))
 }
 
-fn load(mut parts: Vec<bagscope_reader::merge::Part>, align: bool, h: &Handle<LoadEvent>) {
+fn load(mut parts: Vec<bagscope_reader::bag::merge::Part>, align: bool, h: &Handle<LoadEvent>) {
     if parts.is_empty() {
         match bagscope_ops::demo::ensure_demo() {
-            Ok(p) => parts.push(bagscope_reader::merge::Part {
+            Ok(p) => parts.push(bagscope_reader::bag::merge::Part {
                 path: p,
                 offset_ns: 0,
             }),
@@ -170,7 +170,7 @@ fn load(mut parts: Vec<bagscope_reader::merge::Part>, align: bool, h: &Handle<Lo
         }
     }
     if align {
-        match bagscope_reader::merge::align_starts(&parts) {
+        match bagscope_reader::bag::merge::align_starts(&parts) {
             Ok(p) => parts = p,
             Err(e) => {
                 h.send(LoadEvent::Failed(format!("cannot align the starts: {e}")));

@@ -21,9 +21,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use crate::{Error, Result};
 use bagscope_reader::bag::Bag;
 use bagscope_reader::definition::sources::definition_of;
-use bagscope_reader::error::{Error, Result};
 
 pub use protocol::Channel;
 

@@ -12,7 +12,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use bagscope_reader::error::Result;
+use crate::Result;
 use bagscope_reader::storage::Bytes;
 
 use super::protocol::Channel;

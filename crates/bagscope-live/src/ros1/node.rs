@@ -17,7 +17,7 @@ use crate::now_ns;
 
 use super::tcpros::{self, Header};
 use super::xmlrpc::{self, live_err, Value};
-use bagscope_reader::error::{Error, Result};
+use crate::{Error, Result};
 use bagscope_reader::storage::Bytes;
 
 /// Messages queued for one subscriber before the publisher waits for it.

@@ -23,7 +23,7 @@ use rustdds::{
     DomainParticipant, DomainParticipantBuilder, QosPolicies, RepresentationIdentifier, TopicKind,
 };
 
-use bagscope_reader::error::{Error, Result};
+use crate::{Error, Result};
 use bagscope_reader::storage::Bytes;
 
 /// The DDS topic of ROS 2 topic `topic` (`/chatter` → `rt/chatter`).

@@ -10,7 +10,7 @@ use rustdds::policy::{Durability, History as DdsHistory, Reliability, ResourceLi
 use rustdds::{QosPolicies, QosPolicyBuilder};
 use yaml_rust2::{Yaml, YamlLoader};
 
-use bagscope_reader::error::{Error, Result};
+use crate::{Error, Result};
 
 /// Messages a keep-all reader holds unread per topic.
 const READER_MAX_SAMPLES: i32 = 65_536;

@@ -21,7 +21,7 @@ use rustdds::policy::{Durability, History, Reliability};
 use rustdds::{QosPolicyBuilder, SampleIdentity, SequenceNumber, TopicKind, GUID};
 
 use super::{dds_err, Participant, RawIn, RawOut};
-use bagscope_reader::error::Result;
+use crate::Result;
 
 /// The DDS type of the service's requests.
 const REQUEST_TYPE: &str = "type_description_interfaces::srv::dds_::GetTypeDescription_Request_";

@@ -207,7 +207,7 @@ impl BatchBuilder {
 pub struct TopicBatches {
     builder: BatchBuilder,
     plan: Arc<Plan>,
-    it: bagscope_reader::iter::Messages,
+    it: bagscope_reader::bag::iter::Messages,
     /// Messages that did not decode, left out, and the first one's error.
     skipped: usize,
     first_skip: Option<String>,

@@ -5,9 +5,9 @@
 use std::f64::consts::PI;
 use std::path::Path;
 
+use crate::Result;
 use bagscope_reader::definition::msg::MsgDef;
 use bagscope_reader::encoding::Plan;
-use bagscope_reader::error::Result;
 use bagscope_reader::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
 use bagscope_reader::Compression;
 

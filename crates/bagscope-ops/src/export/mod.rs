@@ -257,7 +257,7 @@ fn output_connection(orig: &Connection, conv: Option<&Transform>) -> Connection 
 /// assert_eq!(copy.summary().message_count, report.messages);
 /// assert!(copy.summary().end_ns < Some(start + 10_000_000_000));
 /// # std::fs::remove_dir_all(&dir)?;
-/// # Ok::<(), bagscope_reader::Error>(())
+/// # Ok::<(), bagscope_ops::Error>(())
 /// ```
 pub fn export(
     bag: &Bag,
@@ -395,7 +395,7 @@ pub fn export_many(
                 "{} (connection {}): {n} message(s) not converted, the first at {}: {e}",
                 conn.topic,
                 conn.id,
-                bagscope_reader::timefmt::date(t)
+                crate::timefmt::date(t)
             )
         })
         .collect();

@@ -348,10 +348,8 @@ fn write_all(
                 Err(e) => {
                     o.undecoded.0 += 1;
                     if o.undecoded.1.is_none() {
-                        o.undecoded.1 = Some(format!(
-                            "at {}: {e}",
-                            bagscope_reader::timefmt::date(m.time_ns)
-                        ));
+                        o.undecoded.1 =
+                            Some(format!("at {}: {e}", crate::timefmt::date(m.time_ns)));
                     }
                 }
             }

@@ -168,7 +168,7 @@ pub(super) fn convert_stage(
 /// stages on their own threads; `None` when cancelled (nothing is left behind).
 pub(super) fn run_stages(
     bags: &[Bag],
-    mut iters: Vec<bagscope_reader::iter::Messages>,
+    mut iters: Vec<bagscope_reader::bag::iter::Messages>,
     sink: Sink,
     convert: &[Vec<Option<Transform>>],
     total: u64,

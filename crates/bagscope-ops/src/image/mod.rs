@@ -7,18 +7,19 @@
 //! cells light, occupied dark, unknown ones blue-grey, +y up.
 
 mod compressed;
+mod error;
 mod raw;
 pub(crate) mod render;
 pub use render::turbo;
 pub mod topdown;
 
 pub use compressed::{decode_compressed, encode_jpeg, encode_png, encode_png16, sniff, Compressed};
+pub use error::ImageError;
 pub use raw::decode_raw;
 pub use render::colormap_lut;
 
 use bagscope_reader::definition::msg::MsgDef;
 use bagscope_reader::encoding::{Node, Plan, Value};
-use bagscope_reader::error::ImageError;
 
 /// Most pixels an image may have (a 16k × 16k frame); larger claims are refused before any
 /// allocation.

@@ -5,10 +5,10 @@
 //! the range (scan) or the height (cloud), or NaN where nothing fell, so the image panel draws
 //! it through a colormap and reads back the value and the place under the cursor.
 
+use crate::image::ImageError;
 use crate::image::{field, Image, MapInfo, Pixels};
 use bagscope_reader::definition::msg::{MsgDef, Primitive};
 use bagscope_reader::encoding::{Node, Value};
-use bagscope_reader::error::ImageError;
 
 /// Side of the image in pixels.
 pub const SIZE: u32 = 400;

@@ -99,7 +99,7 @@ impl std::fmt::Display for VideoError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.topic)?;
         if let Some(t) = self.time_ns {
-            write!(f, " at {}", bagscope_reader::timefmt::date(t))?;
+            write!(f, " at {}", crate::timefmt::date(t))?;
         }
         if let Some(c) = self.codec {
             write!(f, " ({c})")?;
@@ -109,9 +109,3 @@ impl std::fmt::Display for VideoError {
 }
 
 impl std::error::Error for VideoError {}
-
-impl From<VideoError> for bagscope_reader::Error {
-    fn from(e: VideoError) -> Self {
-        bagscope_reader::Error::Invalid(e.to_string())
-    }
-}

@@ -572,13 +572,13 @@ impl Bag {
 
     /// Messages matching `filter`, in time order across chunks, decompressing ahead on
     /// background threads (none in the single-threaded mode, [`crate::settings::set_threads`]).
-    pub fn messages(&self, filter: &Filter) -> Result<crate::iter::Messages> {
+    pub fn messages(&self, filter: &Filter) -> Result<crate::bag::iter::Messages> {
         let threads = if crate::settings::single_threaded() {
             0
         } else {
             self.reader_threads(crate::settings::default_threads())
         };
-        crate::iter::Messages::new(self.clone(), filter, threads)
+        crate::bag::iter::Messages::new(self.clone(), filter, threads)
     }
 
     /// Threads that read chunks for a job given `threads` cores: more where every read waits

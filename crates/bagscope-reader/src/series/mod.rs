@@ -212,7 +212,7 @@ enum InOrder {
     /// Rows of a rosbag2 SQLite recording.
     Rows(Box<dyn Iterator<Item = Result<crate::Message>>>),
     /// MCAP chunks read as a stream: each message lent from its chunk, not counted out.
-    Stream(Box<crate::iter::Messages>),
+    Stream(Box<crate::bag::iter::Messages>),
 }
 
 impl InOrder {
@@ -248,7 +248,7 @@ fn in_time_order(bag: &Bag, filter: &crate::Filter, threads: usize) -> Option<In
     // A time window of an MCAP recording whose chunks follow each other in time: the chunks
     // it touches, decompressed ahead, and no message index read.
     let read_ahead = bag.reader_threads(threads.max(1));
-    crate::iter::Messages::window_stream(bag, filter, read_ahead)
+    crate::bag::iter::Messages::window_stream(bag, filter, read_ahead)
         .map(|m| InOrder::Stream(Box::new(m)))
 }
 

@@ -593,7 +593,7 @@ pub struct Message {
     pub sequence: u32,
 }
 
-/// One message as [`crate::iter::Messages::next_ref`] lends it: its bytes borrowed from the
+/// One message as [`crate::bag::iter::Messages::next_ref`] lends it: its bytes borrowed from the
 /// chunk being read, so neither a reference count nor a copy is paid per message. Made owned
 /// with [`MessageRef::to_owned_message`] when it must outlive the next call.
 #[derive(Debug, Clone, Copy)]

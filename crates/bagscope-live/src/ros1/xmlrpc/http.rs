@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use bagscope_reader::error::Result;
+use crate::Result;
 
 use super::{
     call_document, fault_document, live_err, parse_call, parse_response, response_document, Value,

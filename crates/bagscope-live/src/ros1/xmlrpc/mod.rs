@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use bagscope_reader::error::{Error, Result};
+use crate::{Error, Result};
 
 mod http;
 

@@ -259,6 +259,7 @@ mod shared_corpus {
     /// the MCAP corpus (read as a stream) and the ROS 1 corpus (read through the tables), with
     /// read-ahead threads and without.
     #[test]
+    #[ignore = "needs ../shared (TESTING.md): cargo xtask test corpus"]
     fn a_lent_message_is_the_message_the_iterator_gives() {
         type Full = std::result::Result<(usize, u64, Vec<u8>, IndexEntry, u64, u32), String>;
         let (mut files, mut streamed, mut messages) = (0, 0, 0);
@@ -302,6 +303,7 @@ mod shared_corpus {
     /// and of the topic with fewest messages alone (whose messages are copied out of their
     /// chunks where they are few of them), inline and on read-ahead threads.
     #[test]
+    #[ignore = "needs ../shared (TESTING.md): cargo xtask test corpus"]
     fn a_window_read_chunk_by_chunk_gives_what_the_tables_give_on_the_mcap_corpus() {
         let (mut files, mut messages, mut sparse) = (0, 0, 0);
         for p in corpus("bags2", "mcap") {
@@ -344,6 +346,7 @@ mod shared_corpus {
     /// blocks of rows (where they follow each other in time), is what the merge of the tables
     /// gives, inline and on read-ahead threads.
     #[test]
+    #[ignore = "needs ../shared (TESTING.md): cargo xtask test corpus"]
     fn sqlite_rows_read_as_a_stream_give_what_the_merge_gives() {
         let (mut streamed, mut messages) = (0, 0);
         for p in corpus("bags2", "db3") {
@@ -375,6 +378,7 @@ mod shared_corpus {
     /// read-ahead threads give, message for message, errors included, on every ROS 1 bag of
     /// the corpus.
     #[test]
+    #[ignore = "needs ../shared (TESTING.md): cargo xtask test corpus"]
     fn inline_reading_gives_what_read_ahead_gives_on_the_ros1_corpus() {
         let (mut files, mut messages) = (0, 0);
         for p in corpus("bags", "bag") {

@@ -1,4 +1,6 @@
-//! Formatting times and durations for people, without a time zone database (UTC).
+//! Times, durations and sizes for people, without a time zone database (UTC), and times as
+//! typed on a command line ([`parse_time`], whose error, [`ArgError`], is every typed
+//! argument's: times, queries, sizes).
 
 /// `2024-09-13 12:34:56.789 UTC`-style date of a time in ns since the epoch.
 pub fn date(ns: u64) -> String {
@@ -80,17 +82,41 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// A bad argument from the caller, as typed (a time, a query, a size): what it was meant to
+/// be, the text given, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct ArgError {
+    /// What the argument is (`time`, `query`, `size`).
+    pub what: &'static str,
+    /// The text given.
+    pub input: String,
+    /// What is wrong with it (the text quoted).
+    pub reason: String,
+}
+
+impl ArgError {
+    /// An argument `what` given as `input`, wrong for `reason`.
+    pub fn new(what: &'static str, input: &str, reason: String) -> ArgError {
+        ArgError {
+            what,
+            input: input.to_string(),
+            reason,
+        }
+    }
+}
+
 /// Parses a command-line time: seconds since the epoch (`1726230896.5`) or `+S`, seconds after
 /// `start_ns`. Returns ns.
 ///
 /// ```
-/// use bagscope_reader::timefmt::parse_time;
+/// use bagscope_ops::timefmt::parse_time;
 /// assert_eq!(parse_time("+1.5", 10), Ok(1_500_000_010));
 /// assert_eq!(parse_time("1726230896.5", 0), Ok(1_726_230_896_500_000_000));
 /// assert_eq!(parse_time("soon", 0).unwrap_err().what, "time");
 /// ```
-pub fn parse_time(s: &str, start_ns: u64) -> Result<u64, crate::error::ArgError> {
-    let err = |reason: String| crate::error::ArgError::new("time", s, reason);
+pub fn parse_time(s: &str, start_ns: u64) -> Result<u64, ArgError> {
+    let err = |reason: String| ArgError::new("time", s, reason);
     let (rel, num) = match s.strip_prefix('+') {
         Some(r) => (true, r),
         None => (false, s),
