@@ -116,6 +116,15 @@ pub(super) fn to_py(e: bagscope_reader::Error) -> PyErr {
     }
 }
 
+/// The Python exception for an operation's error: the reader's by its kind, the rest (a video
+/// stream that does not decode, an image, a transform) as `bagscope.Error`.
+pub(super) fn ops_to_py(e: bagscope_ops::Error) -> PyErr {
+    match e {
+        bagscope_ops::Error::Reader(e) => to_py(e),
+        other => Error::new_err(other.to_string()),
+    }
+}
+
 /// `DecodeError` for a message that does not decode, with `kind`: `"content"`,
 /// `"encapsulation"` or `"trailing"`.
 pub(super) fn decode_error(py: Python<'_>, e: bagscope_reader::error::DecodeError) -> PyErr {

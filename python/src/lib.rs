@@ -22,7 +22,7 @@ use arrow::{warn_skipped, ArrowStream, StreamSource};
 use values::{to_python, to_python_with, Msg, Names, PyBuild};
 
 use errors::{
-    file_error, file_errors, to_py, DamagedError, DecodeError, DefinitionError, Error,
+    file_error, file_errors, ops_to_py, to_py, DamagedError, DecodeError, DefinitionError, Error,
     NotARecordingError, NotFoundError,
 };
 
@@ -248,7 +248,7 @@ impl Recording {
     ) -> PyResult<video::Frames> {
         let bag = self.bag()?.clone();
         py.detach(|| video::Frames::open(bag, topic, start_ns, end_ns))
-            .map_err(to_py)
+            .map_err(ops_to_py)
     }
 
     /// Series of expressions, one per column as `bagscope csv` takes them: paths

@@ -30,7 +30,7 @@ impl Frames {
         topic: &str,
         start_ns: Option<u64>,
         end_ns: Option<u64>,
-    ) -> bagscope_reader::Result<Frames> {
+    ) -> bagscope_ops::Result<Frames> {
         let ix = Arc::new(VideoIndex::build(&bag, topic, None)?);
         let time = |n: usize| ix.time_of(n).unwrap_or(u64::MAX);
         let first = start_ns.map_or(0, |s| {

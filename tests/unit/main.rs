@@ -6,10 +6,8 @@
 mod common;
 
 mod crates;
-mod damaged_ros1;
 mod deferred;
 mod docs;
 mod expr;
 mod play;
 mod undecodable;
-mod writer;

@@ -72,6 +72,7 @@ fn tier(name: &str) -> Option<Vec<Run>> {
             run(
                 &ws(&[
                     "--lib", "--bins", "--test", "unit", "--test", "scale", "--test", "layers",
+                    "--test", "it",
                 ]),
                 &[],
             ),

@@ -7,6 +7,7 @@ use std::fmt;
 
 /// What kind of record an error is about, in the bag format's own words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RecordKind {
     /// The version line at the start of the file.
     Magic,
@@ -303,6 +304,7 @@ impl std::error::Error for ConvertError {}
 /// # Ok::<(), std::io::Error>(())
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The operating system refused a read or write.
     #[error("I/O error: {0}")]

@@ -53,6 +53,7 @@ pub(crate) use io::{
 
 /// Format (storage and version) of a recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Version {
     /// `#ROSBAG V2.0`: chunked.
     #[default]
@@ -100,6 +101,7 @@ impl Version {
 /// What a [`Chunk`] is in its storage, which says how its bytes are read and how a message is
 /// found at an offset in them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ChunkKind {
     /// A ROS 1 chunk record: its data holds ROS 1 records.
     #[default]
@@ -267,6 +269,7 @@ pub struct Topic {
 
 /// What is known of a bag after reading its index: shown first, before any chunk is read.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Summary {
     /// The path the bag was opened from.
     pub path: PathBuf,

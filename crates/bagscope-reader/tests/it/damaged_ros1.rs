@@ -2,7 +2,7 @@
 //! (seeded), each gives a clean result or a clean error, never a panic or a hang.
 #![allow(clippy::unwrap_used)]
 
-use crate::common;
+use crate::kit;
 
 use bagscope_reader::{Bag, Compression, Filter};
 
@@ -10,7 +10,7 @@ use bagscope_reader::{Bag, Compression, Filter};
 fn read_all(p: &std::path::Path) -> Result<u64, String> {
     let p = p.to_path_buf();
     let what = format!("reading {}", p.display());
-    common::within(30, &what, move || read_all_now(&p))
+    kit::within(30, &what, move || read_all_now(&p))
 }
 
 fn read_all_now(p: &std::path::Path) -> Result<u64, String> {
@@ -30,13 +30,13 @@ fn read_all_now(p: &std::path::Path) -> Result<u64, String> {
 
 #[test]
 fn truncation_at_many_offsets_recovers_or_errors_cleanly() {
-    let d = common::temp_dir("truncate");
+    let d = kit::temp_dir("truncate");
     for compression in [Compression::None, Compression::Lz4, Compression::Bz2] {
         let full = d.join(format!("full-{}.bag", compression.name()));
-        common::write_fixture(&full, compression, 2000, 600);
+        kit::write_fixture(&full, compression, 2000, 600);
         let bytes = std::fs::read(&full).unwrap();
         // Where each chunk record ends and how many messages it holds, from the whole file.
-        let chunks = common::chunk_ends(&Bag::open(&full).unwrap());
+        let chunks = kit::chunk_ends(&Bag::open(&full).unwrap());
         assert!(chunks.len() > 5);
         let cut_path = d.join("cut.bag");
         let mut last_recovered = 0;
@@ -45,7 +45,7 @@ fn truncation_at_many_offsets_recovers_or_errors_cleanly() {
             std::fs::write(&cut_path, &bytes[..cut]).unwrap();
             // Every message of a chunk the cut leaves whole comes back; of the chunk it cuts
             // through, at most its own.
-            let (whole, cut_through) = common::after_cut(&chunks, cut);
+            let (whole, cut_through) = kit::after_cut(&chunks, cut);
             match read_all(&cut_path) {
                 Ok(n) => {
                     let bag = Bag::open(&cut_path).unwrap();
@@ -70,9 +70,9 @@ fn truncation_at_many_offsets_recovers_or_errors_cleanly() {
 
 #[test]
 fn random_byte_flips_never_panic() {
-    let d = common::temp_dir("flip");
+    let d = kit::temp_dir("flip");
     let full = d.join("full.bag");
-    common::write_fixture(&full, Compression::Lz4, 1500, 300);
+    kit::write_fixture(&full, Compression::Lz4, 1500, 300);
     let bytes = std::fs::read(&full).unwrap();
     let p = d.join("flipped.bag");
     // xorshift64, seeded: the same flips every run.
@@ -113,9 +113,9 @@ fn random_byte_flips_never_panic() {
 /// with threads decompressing ahead, gives `Error::Decompress` naming that chunk.
 #[test]
 fn a_read_ahead_error_keeps_its_kind() {
-    let d = common::temp_dir("read-ahead-error");
+    let d = kit::temp_dir("read-ahead-error");
     let full = d.join("full.bag");
-    common::write_fixture(&full, Compression::Lz4, 2000, 600);
+    kit::write_fixture(&full, Compression::Lz4, 2000, 600);
     let chunks = Bag::open(&full).unwrap().summary().chunks.clone();
     assert!(chunks.len() > 5);
     let victim = &chunks[3];
@@ -163,9 +163,9 @@ fn messages_of(p: &std::path::Path) -> Result<Vec<(u64, Vec<u8>)>, String> {
 /// there, as `readMessageDataHeaderFromBuffer` does).
 #[test]
 fn what_ros_reads_of_a_header_without_data_length_and_offsets_at_connections() {
-    let d = common::temp_dir("ros-reads");
+    let d = kit::temp_dir("ros-reads");
     let good = d.join("good.bag");
-    common::write_fixture(&good, Compression::None, 1 << 20, 30);
+    kit::write_fixture(&good, Compression::None, 1 << 20, 30);
     let bytes = std::fs::read(&good).unwrap();
     let want = messages_of(&good).unwrap();
     assert_eq!(want.len(), 30);

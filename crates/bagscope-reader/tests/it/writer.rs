@@ -2,14 +2,14 @@
 //! and with the peer reader rosbags (tests/corpus/peer_rosbags.rs).
 #![allow(clippy::unwrap_used)]
 
-use crate::common;
+use crate::kit;
 
 use bagscope_reader::{Bag, BagWriter, Compression, Filter, WriteOptions};
-use common::{spec, write_fixture};
+use kit::{spec, write_fixture};
 
 #[test]
 fn round_trips_every_compression_and_chunk_size() {
-    let d = common::temp_dir("writer");
+    let d = kit::temp_dir("writer");
     for compression in [Compression::None, Compression::Lz4, Compression::Bz2] {
         for chunk_size in [1, 300, 768 * 1024] {
             let p = d.join(format!("rt-{}-{chunk_size}.bag", compression.name()));
@@ -48,7 +48,7 @@ fn round_trips_every_compression_and_chunk_size() {
 
 #[test]
 fn filters_by_connection_and_time_and_finds_the_nth_message() {
-    let d = common::temp_dir("filter");
+    let d = kit::temp_dir("filter");
     let p = d.join("f.bag");
     let wrote = write_fixture(&p, Compression::Lz4, 500, 3000);
     let bag = Bag::open(&p).unwrap();
@@ -82,7 +82,7 @@ fn filters_by_connection_and_time_and_finds_the_nth_message() {
 
 #[test]
 fn an_unfinished_writer_leaves_nothing_behind() {
-    let d = common::temp_dir("unfinished");
+    let d = kit::temp_dir("unfinished");
     let p = d.join("never.bag");
     {
         let mut w = BagWriter::create(&p, WriteOptions::default()).unwrap();
@@ -100,10 +100,10 @@ fn an_unfinished_writer_leaves_nothing_behind() {
 /// time order, filters; and exported to 2.0 unchanged.
 #[test]
 fn generated_v12_bags_indexed_and_not() {
-    let d = common::temp_dir("v12");
+    let d = kit::temp_dir("v12");
     for indexed in [true, false] {
         let p = d.join(format!("v12-{indexed}.bag"));
-        let mut wrote = common::write_v12(&p, indexed, 1001);
+        let mut wrote = kit::write_v12(&p, indexed, 1001);
         let bag = Bag::open(&p).unwrap();
         let s = bag.summary();
         assert_eq!(s.version.as_str(), "1.2");
@@ -113,7 +113,7 @@ fn generated_v12_bags_indexed_and_not() {
         assert_eq!(s.topic("/b").unwrap().message_count, 500);
         assert_eq!(s.connections[0].message_definition, "float64 data\n");
         wrote.sort_by_key(|w| w.1);
-        assert_eq!(common::messages(&bag), wrote);
+        assert_eq!(kit::messages(&bag), wrote);
         // n-th message without scanning, and a filtered window.
         let a = bag.connections_of_topics(&["/a"]).unwrap()[0];
         let m = bag.nth_message(a, 7).unwrap();
@@ -136,7 +136,7 @@ fn generated_v12_bags_indexed_and_not() {
 /// A bag read from memory is the same bag as from its file.
 #[test]
 fn a_bag_in_memory_reads_like_its_file() {
-    let d = common::temp_dir("memory");
+    let d = kit::temp_dir("memory");
     let p = d.join("m.bag");
     write_fixture(&p, Compression::Bz2, 3000, 900);
     let f = Bag::open(&p).unwrap();
