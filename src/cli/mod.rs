@@ -168,7 +168,7 @@ pub enum Command {
         #[arg(long)]
         no_index: bool,
     },
-    /// Time library operations on a bag (JSON), for scripts/bench.py.
+    /// Time library operations on a bag (JSON), for scripts/bench/ros1.py.
     #[command(hide = true)]
     Bench {
         /// The recording (ROS 1 bag, MCAP file, rosbag2 directory or file).

@@ -1,5 +1,5 @@
 """An MCAP file in Foxglove's own schemas, written by Foxglove's SDK (protobuf encoding): the
-3D scene's peer fixture (tests/scene.rs).
+3D scene's peer fixture (tests/corpus/scene.rs).
 
     python3 foxglove_scene.py OUT.mcap
 

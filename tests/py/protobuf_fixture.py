@@ -2,7 +2,7 @@
 """Writes an MCAP file of protobuf messages that use every scalar kind, enums, nested and
 repeated messages, packed and unpacked numbers, a map, a proto3 optional and a oneof, built
 with Google's protobuf library (the schema made in code as a FileDescriptorProto) and the mcap
-package's writer; tests/encodings.rs decodes it with bagscope and with protobuf_json.py.
+package's writer; tests/corpus/encodings.rs decodes it with bagscope and with protobuf_json.py.
 
 Usage: python3 tests/py/protobuf_fixture.py OUT.mcap [--relative]
 

@@ -4,7 +4,7 @@ schema's FileDescriptorSet, one JSON object a line: {"topic", "time_ns", "messag
 Fields as they are (no special form for well-known types), bytes as base64, enums as numbers,
 64-bit integers as numbers, a sub-message the message does not carry as {}, a map as a list of
 {"key", "value"} sorted by key: what `bagscope echo --json` is compared with
-(tests/encodings.rs).
+(tests/corpus/encodings.rs).
 
 Usage: python3 tests/py/protobuf_json.py FILE.mcap
 """

@@ -1,5 +1,5 @@
 """A ROS 1 bag of visualization_msgs/MarkerArray written by rosbags (the 3D scene's marker
-peer fixture, tests/scene.rs).
+peer fixture, tests/corpus/scene.rs).
 
     python3 rosbags_markers.py OUT.bag
     python3 rosbags_markers.py --ros2 OUT_DIR   (the same as a rosbag2 of MCAP storage, CDR,

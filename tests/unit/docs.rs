@@ -2,7 +2,7 @@
 //! every page of `docs/` is in the book's table of contents, and the command-line reference
 //! (`docs/cli-reference.md`) is what `bagscope --help` and each verb's `--help` print, so it
 //! cannot drift. `BAGSCOPE_BLESS=1 cargo test --test unit docs::` (or `cargo xtask docs`)
-//! writes the reference anew.
+//! writes the reference anew. Every file path written in the pages about the code exists.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -195,4 +195,101 @@ fn links_are_found_outside_code_only() {
     let text = "see [a](a.md) and `[b](b.md)`\n```\n[c](c.md)\n```\n![i](x/i.png \"t\")";
     assert_eq!(links(text), ["a.md", "x/i.png \"t\""]);
     assert!(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs").is_dir());
+}
+
+/// The repository paths (`crates/…`, `tests/…`, `scripts/…`, …, ending in a file extension)
+/// written in `text`, wherever they stand: code spans, prose, comments.
+fn repo_paths(text: &str) -> Vec<String> {
+    const ROOTS: [&str; 10] = [
+        "crates/", "tests/", "src/", "scripts/", "docs/", "python/", "xtask/", "benches/",
+        "fuzz/", "packaging/",
+    ];
+    const EXTS: [&str; 9] = [
+        ".rs", ".py", ".sh", ".md", ".toml", ".js", ".yaml", ".json", ".msgs",
+    ];
+    let path_char = |c: char| c.is_ascii_alphanumeric() || "_./-".contains(c);
+    let mut out = Vec::new();
+    for (i, _) in text.char_indices() {
+        let before = text[..i].chars().next_back();
+        // A path starts at a root, not in the middle of a longer path or word.
+        if before.is_some_and(|c| path_char(c) || c == '/') {
+            continue;
+        }
+        let rest = &text[i..];
+        if !ROOTS.iter().any(|r| rest.starts_with(r)) {
+            continue;
+        }
+        let end = rest.find(|c: char| !path_char(c)).unwrap_or(rest.len());
+        let p = rest[..end].trim_end_matches('.');
+        if EXTS.iter().any(|x| p.ends_with(x)) {
+            out.push(p.to_string());
+        }
+    }
+    out
+}
+
+/// A path written in the docs exists: from the repository's root, or, for `src/…` in a page
+/// about a crate, inside one of the crates.
+fn path_exists(p: &str) -> bool {
+    let r = root();
+    if r.join(p).exists() {
+        return true;
+    }
+    p.starts_with("src/")
+        && ["bagscope-reader", "bagscope-ops", "bagscope-live", "bagscope-app"]
+            .iter()
+            .any(|c| r.join("crates").join(c).join(p).exists())
+}
+
+/// Every file path written in the pages that describe the code (ARCHITECTURE, CONTRIBUTING,
+/// TESTING, the book less its dated benchmark pages, which keep the paths of their day),
+/// in `.ci/run` and in the crates' own docs (`lib.rs`) exists: a move or a rename that leaves
+/// one behind fails here.
+#[test]
+fn every_file_path_in_the_docs_exists() {
+    let r = root();
+    let mut files: Vec<PathBuf> = pages()
+        .into_iter()
+        .filter(|p| {
+            let rel = p.strip_prefix(&r).unwrap();
+            !rel.starts_with("docs/benchmarks")
+                && !rel.starts_with("README.md")
+                && !rel.starts_with("CHANGELOG.md")
+        })
+        .collect();
+    files.push(r.join(".ci/run"));
+    for c in ["bagscope-reader", "bagscope-ops", "bagscope-live", "bagscope-app"] {
+        files.push(r.join("crates").join(c).join("src/lib.rs"));
+        files.push(r.join("crates").join(c).join("README.md"));
+    }
+    files.push(r.join("src/lib.rs"));
+    // Paths of other projects, named as theirs.
+    let theirs = ["tests/rosbags/highlevel/test_anyreader.py"];
+    let mut stale = Vec::new();
+    let mut seen = 0;
+    for f in files.iter().filter(|f| f.exists()) {
+        let text = std::fs::read_to_string(f).unwrap();
+        for p in repo_paths(&text) {
+            seen += 1;
+            if !theirs.contains(&p.as_str()) && !path_exists(&p) {
+                stale.push(format!("{}: {p}", f.strip_prefix(&r).unwrap().display()));
+            }
+        }
+    }
+    assert!(seen > 100, "only {seen} paths found: the scan is broken");
+    assert!(stale.is_empty(), "paths that do not exist:\n{}", stale.join("\n"));
+}
+
+#[test]
+fn paths_are_found_as_written() {
+    let text = "see `crates/bagscope-ops/src/tf.rs`, tests/unit/docs.rs. And \
+                (scripts/bench/ros1.py) but not xsrc/a.rs nor docs/ alone nor https://x/src/b.rs";
+    assert_eq!(
+        repo_paths(text),
+        [
+            "crates/bagscope-ops/src/tf.rs",
+            "tests/unit/docs.rs",
+            "scripts/bench/ros1.py"
+        ]
+    );
 }
