@@ -33,7 +33,7 @@ fn read_all(bag: &Bag) -> u64 {
     let plans: Vec<Plan> = s
         .connections
         .iter()
-        .map(|c| Plan::for_connection(c).expect("definition"))
+        .map(|c| Plan::for_connection(c, &[]).expect("definition"))
         .collect();
     let mut n = 0u64;
     let mut last = 0u64;
@@ -105,7 +105,7 @@ fn sparse_recordings_open_index_and_check_in_both_formats() {
         // An image: real header and size, pixels all zero (the hole).
         let ci = cam.connections[0];
         let m = bag.nth_message(ci, 5).unwrap();
-        let plan = Plan::for_connection(&s.connections[ci]).unwrap();
+        let plan = Plan::for_connection(&s.connections[ci], &[]).unwrap();
         let img = bagscope_ops::image::decode_message(&plan, &m.data).expect("an image");
         assert_eq!(img.width, 2048);
         assert!(img.height > 0);
@@ -205,9 +205,9 @@ fn a_range_read_before_the_tables_equals_one_after() {
 fn a_scanned_recording_reopens_from_the_index_cache() {
     let d = common::temp_dir("sidecar");
     let cache = d.join("cache");
-    // For this process (the others tests of this binary open indexed files, which the cache
-    // leaves alone); the environment is not touched while other threads read it.
-    bagscope_reader::settings::update(|s| s.index_dir = Some(Some(cache.clone())));
+    // The cache of this test's recordings only.
+    let opts = bagscope_reader::OpenOptions::default()
+        .with_index_cache(bagscope_reader::IndexCache::Dir(cache.clone()));
     for format in ["bag", "mcap"] {
         let p = d.join(format!("cut.{format}"));
         let r = common::bagscope(&[
@@ -233,14 +233,14 @@ fn a_scanned_recording_reopens_from_the_index_cache() {
                 })
                 .collect()
         };
-        let first = Bag::open(&p).unwrap();
+        let first = Bag::open_with(&p, &opts).unwrap();
         assert!(!first.summary().indexed);
         assert!(!first.warnings().iter().any(|w| w.contains("index cache")));
         let want = all(&first);
         assert_eq!(want.len(), 20_000, "{format}");
         let files = || std::fs::read_dir(&cache).map_or(0, |r| r.count());
         assert!(files() > 0, "{format}: a cache file was written");
-        let again = Bag::open(&p).unwrap();
+        let again = Bag::open_with(&p, &opts).unwrap();
         assert!(
             again.warnings().iter().any(|w| w.contains("index cache")),
             "{format}: {:?}",
@@ -261,7 +261,7 @@ fn a_scanned_recording_reopens_from_the_index_cache() {
         f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
             .unwrap();
         drop(f);
-        let changed = Bag::open(&p).unwrap();
+        let changed = Bag::open_with(&p, &opts).unwrap();
         assert!(!changed.warnings().iter().any(|w| w.contains("index cache")));
         // Damaged cache files are ignored, whatever the damage.
         for e in std::fs::read_dir(&cache).unwrap() {
@@ -273,7 +273,7 @@ fn a_scanned_recording_reopens_from_the_index_cache() {
             }
             std::fs::write(&e, &b[..n - 3]).unwrap();
         }
-        let damaged = Bag::open(&p).unwrap();
+        let damaged = Bag::open_with(&p, &opts).unwrap();
         assert_eq!(all(&damaged), want, "{format}: scanned again");
     }
     // A rosbag2 SQLite file of 64 MiB or more: its row scan is kept and reused the same way.
@@ -287,12 +287,12 @@ fn a_scanned_recording_reopens_from_the_index_cache() {
         &"1300000",
     ]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let first = Bag::open(&r2).unwrap();
+    let first = Bag::open_with(&r2, &opts).unwrap();
     // Opened from its metadata.yaml: the rows are scanned (and the scan kept) on first need.
     assert!(first.quick_summary().rows_pending);
     assert!(!first.warnings().iter().any(|w| w.contains("index cache")));
     first.tables().unwrap();
-    let again = Bag::open(&r2).unwrap();
+    let again = Bag::open_with(&r2, &opts).unwrap();
     assert!(
         again.warnings().iter().any(|w| w.contains("index cache")),
         "{:?}",
@@ -309,7 +309,6 @@ fn a_scanned_recording_reopens_from_the_index_cache() {
             .collect()
     };
     assert_eq!(pick(&first), pick(&again));
-    bagscope_reader::settings::update(|s| s.index_dir = None);
 }
 
 /// An MCAP file of more chunk indexes than are parsed on one thread: the summary's counts

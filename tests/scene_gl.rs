@@ -240,7 +240,8 @@ fn demo_builder(secs: u32, name: &str) -> Result<(bagscope_ops::scene::Builder, 
     let bag = bagscope_reader::Bag::open(&p).map_err(|e| e.to_string())?;
     let tables = bag.tables().map_err(|e| e.to_string())?;
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    let tf = bagscope_ops::tf::TfHistory::read(&bag, None, &cancel).map_err(|e| e.to_string())?;
+    let tf =
+        bagscope_ops::tf::TfHistory::read(&bag, None, None, &cancel).map_err(|e| e.to_string())?;
     let start = bag.summary().start_ns.unwrap_or(0);
     let b = bagscope_ops::scene::Builder::new(bag, tables, Some(Arc::new(tf)));
     let _ = std::fs::remove_dir_all(&dir);

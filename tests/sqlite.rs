@@ -20,8 +20,11 @@ struct Contents {
     messages: Vec<(usize, u64, Vec<u8>)>,
 }
 
-fn contents(path: &Path) -> Contents {
-    let bag = Bag::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+/// `path` read whole, its SQLite rows from the file's pages where they can be (`pages`) or
+/// always through SQLite's cursor.
+fn contents(path: &Path, pages: bool) -> Contents {
+    let opts = bagscope_reader::OpenOptions::default().with_sqlite_pages(pages);
+    let bag = Bag::open_with(path, &opts).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let s = bag.summary();
     let msgs = bag
         .messages(&Filter::default())
@@ -152,10 +155,8 @@ fn rows_read_from_pages_equal_rows_read_through_sqlite() {
 
     let mut via_pages = 0;
     for p in &paths {
-        bagscope_reader::settings::update(|s| s.direct_sqlite_reads = true);
-        let a = contents(p);
-        bagscope_reader::settings::update(|s| s.direct_sqlite_reads = false);
-        let b = contents(p);
+        let a = contents(p, true);
+        let b = contents(p, false);
         assert!(
             b.pages.iter().all(|x| !x),
             "{}: switch ignored",
@@ -189,9 +190,8 @@ fn rows_read_from_pages_equal_rows_read_through_sqlite() {
             );
         }
     }
-    bagscope_reader::settings::update(|s| s.direct_sqlite_reads = true);
     assert_eq!(
-        contents(&odd).pages,
+        contents(&odd, true).pages,
         vec![false],
         "WITHOUT ROWID read from pages"
     );

@@ -7,11 +7,14 @@ use bagscope_reader::{Bag, Filter};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    // The single-threaded mode: no read-ahead or check threads per execution.
-    bagscope_reader::settings::set_threads(1);
+    // The single-threaded mode: no read-ahead or check threads per execution; no index cache
+    // written for a scanned input.
+    let opts = bagscope_reader::OpenOptions::default()
+        .with_threads(1)
+        .with_index_cache(bagscope_reader::IndexCache::Off);
     let mut bytes = bagscope_reader::storage::mcap::MAGIC.to_vec();
     bytes.extend_from_slice(data);
-    let Ok(bag) = Bag::from_bytes("fuzz.mcap", bytes) else {
+    let Ok(bag) = Bag::from_bytes_with("fuzz.mcap", bytes, &opts) else {
         return;
     };
     let _ = bag.tables();

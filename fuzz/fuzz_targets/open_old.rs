@@ -10,7 +10,10 @@ use bagscope_reader::{Bag, Filter};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    bagscope_reader::settings::set_threads(1);
+    // The single-threaded mode: no read-ahead or check threads per execution.
+    let opts = bagscope_reader::OpenOptions::default()
+        .with_threads(1)
+        .with_index_cache(bagscope_reader::IndexCache::Off);
     let mut bytes = Vec::with_capacity(data.len() + 16);
     match data.first().map(|b| b % 4) {
         Some(0) => bytes.extend_from_slice(b"#ROSRECORD V1.1\n"),
@@ -19,14 +22,14 @@ fuzz_target!(|data: &[u8]| {
         _ => {}
     }
     bytes.extend_from_slice(data.get(1..).unwrap_or_default());
-    let Ok(bag) = Bag::from_bytes("fuzz.bag", bytes) else {
+    let Ok(bag) = Bag::from_bytes_with("fuzz.bag", bytes, &opts) else {
         return;
     };
     let plans: Vec<_> = bag
         .summary()
         .connections
         .iter()
-        .map(|c| bagscope_reader::encoding::Plan::for_connection(c).ok())
+        .map(|c| bagscope_reader::encoding::Plan::for_connection(c, &[]).ok())
         .collect();
     if let Ok(it) = bag.messages(&Filter::default()) {
         for m in it.take(100_000).flatten() {

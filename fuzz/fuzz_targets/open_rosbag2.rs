@@ -8,8 +8,11 @@ use bagscope_reader::{Bag, Filter};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    // The single-threaded mode: no read-ahead or check threads per execution.
-    bagscope_reader::settings::set_threads(1);
+    // The single-threaded mode: no read-ahead or check threads per execution; no index cache
+    // written for a scanned input.
+    let opts = bagscope_reader::OpenOptions::default()
+        .with_threads(1)
+        .with_index_cache(bagscope_reader::IndexCache::Off);
     let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
     let dir = std::env::temp_dir().join(format!("bagscope-fuzz-r2-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -18,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = std::fs::write(dir.join("metadata.yaml"), &data[..split]);
     let _ = std::fs::write(dir.join("bag_0.db3"), data.get(split + 1..).unwrap_or(&[]));
-    if let Ok(bag) = Bag::open(&dir) {
+    if let Ok(bag) = Bag::open_with(&dir, &opts) {
         // One connection first: a recording opened from its metadata.yaml then keeps that
         // connection's rows as its scan passes them, and its tables only.
         if let Ok(it) = bag.messages(&Filter {

@@ -69,21 +69,22 @@ fn open(
             p.offset_ns = o;
         }
     }
-    if let Some(m) = msg_path {
-        let dirs = paths_of(m)?;
-        bagscope_reader::settings::update(|s| s.msg_path = dirs);
-    }
+    // The search path is this recording's option, not the process's.
+    let opts = match msg_path {
+        Some(m) => bagscope_reader::OpenOptions::default().with_msg_path(paths_of(m)?),
+        None => bagscope_reader::OpenOptions::default(),
+    };
     let bag = py
         .detach(|| {
             if paths.len() == 1 && parts[0].offset_ns == 0 {
-                Bag::open(&paths[0])
+                Bag::open_with(&paths[0], &opts)
             } else {
                 let naming = if keep_topic_names {
                     bagscope_reader::bag::merge::TopicNames::Kept
                 } else {
                     bagscope_reader::bag::merge::TopicNames::ByRecording
                 };
-                Bag::open_many_with(&parts, naming)
+                Bag::open_many_with(&parts, naming, &opts)
             }
         })
         .map_err(to_py)?;
@@ -307,7 +308,7 @@ impl Recording {
         let (times, columns) = py
             .detach(|| -> bagscope_reader::Result<(Vec<i64>, Vec<Vec<f64>>)> {
                 let cancel = std::sync::atomic::AtomicBool::new(false);
-                let threads = bagscope_reader::settings::default_threads();
+                let threads = bag.options().threads();
                 // Every path in one pass over the chunks.
                 let all: Vec<Vec<bagscope_reader::series::Point>> =
                     bagscope_reader::series::expr_series(

@@ -39,7 +39,7 @@ fn decode(path: &Path, runs: usize) -> crate::cli::Result<serde_json::Value> {
         let m = m?;
         let c = &s.connections[m.conn];
         if !by_type.contains_key(&c.datatype) {
-            match Plan::for_connection(c) {
+            match Plan::for_connection(c, &[]) {
                 Ok(p) => {
                     by_type.insert(c.datatype.clone(), (p, Vec::new(), 0));
                 }
@@ -154,7 +154,7 @@ pub fn bench(path: &Path, op: &str, runs: usize) -> crate::cli::Result<ExitCode>
     if all || op == "check" {
         let bag = Bag::open(path)?;
         bag.tables()?;
-        let threads = bagscope_reader::settings::default_threads();
+        let threads = bag.options().threads();
         let (s, r) = best(runs, || {
             Ok(bagscope_reader::check::check(&bag, threads, None)?)
         })?;
@@ -168,7 +168,7 @@ pub fn bench(path: &Path, op: &str, runs: usize) -> crate::cli::Result<ExitCode>
         // Decompression alone, every chunk on all cores, nothing parsed: the bound that
         // reading everything (`check`) is compared with.
         let bag = Bag::open(path)?;
-        let threads = bagscope_reader::settings::default_threads();
+        let threads = bag.options().threads();
         let (s, bytes) = best(runs, || {
             let total = std::sync::atomic::AtomicU64::new(0);
             bagscope_reader::check::for_each_chunk_parallel(&bag, threads, &|_, d| {

@@ -23,7 +23,7 @@ pub struct CatalogArgs {
 }
 
 /// Runs `bagscope catalog`.
-pub fn run(a: &CatalogArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(a: &CatalogArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let t0 = std::time::Instant::now();
     let tty = std::io::stderr().is_terminal();
     let progress = |done: usize, total: usize| {
@@ -35,7 +35,7 @@ pub fn run(a: &CatalogArgs) -> crate::cli::Result<ExitCode> {
             }
         }
     };
-    let threads = bagscope_reader::settings::default_threads();
+    let threads = opts.threads();
     let r = bagscope_ops::catalog::catalog(&a.paths, &a.output, threads, &progress)?;
     eprintln!(
         "{}: {} recordings ({} read, {} unchanged, {} damaged or not opened), {} topics, in {:.2} s",

@@ -21,13 +21,13 @@ pub struct CheckArgs {
 }
 
 /// Runs `bagscope check`.
-pub fn run(a: &CheckArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(a: &CheckArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let (bags, threads) = (a.bags.as_slice(), a.threads);
-    let threads = threads.unwrap_or_else(bagscope_reader::settings::default_threads);
+    let threads = threads.unwrap_or_else(|| opts.threads());
     let mut damaged = false;
     for p in bags {
         let t0 = std::time::Instant::now();
-        let bag = match Bag::open(p) {
+        let bag = match Bag::open_with(p, opts) {
             Ok(b) => b,
             Err(e) => {
                 println!("{}: ERROR: {e}", p.display());
@@ -35,7 +35,7 @@ pub fn run(a: &CheckArgs) -> crate::cli::Result<ExitCode> {
                 continue;
             }
         };
-        let dc = bagscope_reader::check::DecodeCheck::new(bag.summary());
+        let dc = bagscope_reader::check::DecodeCheck::new(bag.summary(), &bag.options().msg_path);
         let hook = |ci: usize, t: u64, d: &[u8]| dc.message(ci, t, d);
         let mut r = check_bag(&bag, threads, Some(&hook))?;
         r.problems.extend(dc.summary_problems(bag.summary()));

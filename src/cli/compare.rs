@@ -41,11 +41,11 @@ pub struct CompareArgs {
 }
 
 /// Runs `bagscope compare`.
-pub fn run(a: &CompareArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(a: &CompareArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let bags: Vec<Bag> = a
         .bags
         .iter()
-        .map(Bag::open)
+        .map(|p| Bag::open_with(p, opts))
         .collect::<bagscope_reader::Result<_>>()?;
     let align = if !a.at.is_empty() {
         if a.at.len() != bags.len() {

@@ -33,7 +33,7 @@ pub struct CsvArgs {
 }
 
 /// `bagscope csv`: field series as CSV, rows at the union of their times.
-pub fn run(a: &CsvArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(a: &CsvArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let (bag_path, paths, out) = (a.bag.as_path(), a.paths.as_slice(), a.output.as_ref());
     let (start, end) = a.range.as_strs();
     // The expressions first: a typo is answered before a recording is opened.
@@ -42,7 +42,7 @@ pub fn run(a: &CsvArgs) -> crate::cli::Result<ExitCode> {
         .iter()
         .map(|p| Column::parse(p).map_err(Error::from))
         .collect::<crate::cli::Result<Vec<_>>>()?;
-    let bag = Bag::open(bag_path)?;
+    let bag = Bag::open_with(bag_path, opts)?;
     let (start_ns, end_ns) = time_range(&bag, start, end)?;
     let cancel = AtomicBool::new(false);
     let mut warned = 0u64;

@@ -40,10 +40,10 @@ pub struct EchoArgs {
 }
 
 /// `bagscope echo`: messages in time order, decoded.
-pub fn run(a: &EchoArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(a: &EchoArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let (path, topics, json, count) = (a.bag.as_path(), a.topics.as_slice(), a.json, a.count);
     let (start, end) = a.range.as_strs();
-    let bag = Bag::open(path)?;
+    let bag = Bag::open_with(path, opts)?;
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
     }
@@ -69,7 +69,7 @@ pub fn run(a: &EchoArgs) -> crate::cli::Result<ExitCode> {
     let plans: Vec<Result<Plan, Error>> = s
         .connections
         .iter()
-        .map(|c| Plan::for_connection(c).map_err(Error::from))
+        .map(|c| Plan::for_connection(c, &opts.msg_path).map_err(Error::from))
         .collect();
     // Per connection, the filter compiled for it; `None` where the filter does not apply (another
     // topic: its messages pass).

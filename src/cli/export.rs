@@ -72,9 +72,10 @@ pub struct ExportArgs {
 }
 
 /// Runs `bagscope export`.
-pub fn run(a: &ExportArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(a: &ExportArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let (start, end) = a.range.as_strs();
     export(Asked {
+        opts,
         inputs: &a.inputs,
         out: &a.output,
         topics: &a.topics,
@@ -94,6 +95,8 @@ pub fn run(a: &ExportArgs) -> crate::cli::Result<ExitCode> {
 
 /// What `bagscope export` was asked.
 struct Asked<'a> {
+    /// How recordings are opened.
+    opts: &'a bagscope_reader::OpenOptions,
     inputs: &'a [std::path::PathBuf],
     out: &'a Path,
     topics: &'a [String],
@@ -150,7 +153,7 @@ fn export(a: Asked<'_>) -> crate::cli::Result<ExitCode> {
     use bagscope_reader::storage::rosbag2::writer::Rosbag2Compression;
     let mut bags = Vec::new();
     for p in a.inputs {
-        let bag = Bag::open(p)?;
+        let bag = Bag::open_with(p, a.opts)?;
         for w in bag.warnings() {
             eprintln!("bagscope: warning: {}: {w}", p.display());
         }

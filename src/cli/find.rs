@@ -23,10 +23,10 @@ pub struct FindArgs {
 }
 
 /// `bagscope find`: one line per hit (time, seconds from the start, value); exit 1 when none.
-pub fn run(a: &FindArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(a: &FindArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let (path, query) = (a.bag.as_path(), a.query.as_str());
     let q = bagscope_ops::find::parse_query(query)?;
-    let bag = Bag::open(path)?;
+    let bag = Bag::open_with(path, opts)?;
     let start = bag.summary().start_ns.unwrap_or(0);
     let (hits, capped) = bagscope_ops::find::find(&bag, &q, &AtomicBool::new(false))?;
     let stdout = std::io::stdout();

@@ -35,9 +35,10 @@ pub struct FramesArgs {
 }
 
 /// Runs `bagscope frames`.
-pub fn run(a: &FramesArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(a: &FramesArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let (start, end) = a.range.as_strs();
     frames(Asked {
+        opts,
         bag: &a.bag,
         topic: &a.topic,
         out: &a.output,
@@ -52,6 +53,8 @@ pub fn run(a: &FramesArgs) -> crate::cli::Result<ExitCode> {
 
 /// What `bagscope frames` was asked.
 struct Asked<'a> {
+    /// How recordings are opened.
+    opts: &'a bagscope_reader::OpenOptions,
     bag: &'a Path,
     topic: &'a str,
     out: &'a Path,
@@ -73,7 +76,7 @@ fn frames(a: Asked) -> crate::cli::Result<ExitCode> {
             )));
         }
     }
-    let bag = Bag::open(a.bag)?;
+    let bag = Bag::open_with(a.bag, a.opts)?;
     let conns = bag.connections_of_topics(&[a.topic.to_string()])?;
     let (start_ns, end_ns) = time_range(&bag, a.start, a.end)?;
     std::fs::create_dir_all(a.out)?;

@@ -26,7 +26,7 @@ pub struct GenArgs {
 }
 
 /// `bagscope gen`: typed code for the types a recording uses.
-pub fn run(a: &GenArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(a: &GenArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let (path, lang, out_dir, topics) = (
         a.bag.as_path(),
         a.lang.as_str(),
@@ -36,7 +36,7 @@ pub fn run(a: &GenArgs) -> crate::cli::Result<ExitCode> {
     use bagscope_ops::gen::{generate, Lang};
     let lang = Lang::parse(lang)
         .ok_or_else(|| Error::Invalid(format!("unknown language {lang:?}: cpp, rust or python")))?;
-    let bag = Bag::open(path)?;
+    let bag = Bag::open_with(path, opts)?;
     let s = bag.summary();
     let conns: Vec<usize> = if topics.is_empty() {
         (0..s.connections.len()).collect()
@@ -50,7 +50,7 @@ pub fn run(a: &GenArgs) -> crate::cli::Result<ExitCode> {
         if !seen.insert((c.datatype.clone(), c.message_definition.clone())) {
             continue;
         }
-        match bagscope_reader::encoding::Plan::for_connection(c) {
+        match bagscope_reader::encoding::Plan::for_connection(c, &opts.msg_path) {
             // The generated loaders read ROS 1 and CDR bytes; protobuf and JSON have their
             // own code generators (protoc, JSON Schema tools).
             Ok(p) if p.is_foreign() => eprintln!(

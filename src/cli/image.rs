@@ -37,8 +37,9 @@ pub struct ImageArgs {
 }
 
 /// Runs `bagscope image`.
-pub fn run(a: &ImageArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(a: &ImageArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     image(Asked {
+        opts,
         bag: &a.bag,
         topic: &a.topic,
         at: a.at.as_deref(),
@@ -52,6 +53,8 @@ pub fn run(a: &ImageArgs) -> crate::cli::Result<ExitCode> {
 
 /// What `bagscope image` was asked.
 struct Asked<'a> {
+    /// How recordings are opened.
+    opts: &'a bagscope_reader::OpenOptions,
     bag: &'a Path,
     topic: &'a str,
     at: Option<&'a str>,
@@ -65,7 +68,7 @@ struct Asked<'a> {
 /// `bagscope image`: one camera message as a PNG.
 fn image(a: Asked) -> crate::cli::Result<ExitCode> {
     use bagscope_ops::image::Orientation;
-    let bag = Bag::open(a.bag)?;
+    let bag = Bag::open_with(a.bag, a.opts)?;
     let conns = bag.connections_of_topics(&[a.topic])?;
     let tables = bag.tables()?;
     // Every message of the topic, in time order, as (time, connection, entry).

@@ -25,11 +25,11 @@ pub struct InfoArgs {
 }
 
 /// Runs `bagscope info`.
-pub fn run(a: &InfoArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(a: &InfoArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let (bags, freq, json) = (a.bags.as_slice(), a.freq, a.json);
     let mut code = ExitCode::SUCCESS;
     for (i, p) in bags.iter().enumerate() {
-        match Bag::open(p) {
+        match Bag::open_with(p, opts) {
             Ok(bag) => {
                 if freq {
                     bag.tables()?;

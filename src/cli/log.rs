@@ -32,7 +32,7 @@ pub struct LogArgs {
 }
 
 /// `bagscope log`: the recording's log messages, filtered.
-pub fn run(a: &LogArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(a: &LogArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let (path, level, node, grep, json) = (
         a.bag.as_path(),
         a.level.as_deref(),
@@ -52,7 +52,7 @@ pub fn run(a: &LogArgs) -> crate::cli::Result<ExitCode> {
         None => 0,
     };
     let grep = grep.map(str::to_lowercase);
-    let bag = Bag::open(path)?;
+    let bag = Bag::open_with(path, opts)?;
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
     }

@@ -189,11 +189,11 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     let args = Cli::parse_from(args);
-    bagscope_reader::settings::update(|s| s.msg_path = args.msg_path.clone());
-    bagscope_ops::robot::set_urdf_file(args.urdf.clone());
+    // The command line is where settings are read: the library takes them as options.
+    let opts = bagscope_reader::OpenOptions::default().with_msg_path(args.msg_path.clone());
     match args.command {
-        Some(cmd) => run(cmd),
-        None => open_app(args.bags, args.layout),
+        Some(cmd) => run(cmd, &opts, args.urdf.as_deref()),
+        None => open_app(args.bags, args.layout, args.msg_path, args.urdf),
     }
 }
 
@@ -206,8 +206,13 @@ pub fn exit_status(code: ExitCode) -> u8 {
 
 /// Opens the window (the start screen, or `bag`).
 #[cfg(feature = "gui")]
-fn open_app(bags: Vec<std::path::PathBuf>, layout: Option<std::path::PathBuf>) -> ExitCode {
-    match bagscope_app::run(bags, layout) {
+fn open_app(
+    bags: Vec<PathBuf>,
+    layout: Option<PathBuf>,
+    msg_path: Vec<PathBuf>,
+    urdf: Option<PathBuf>,
+) -> ExitCode {
+    match bagscope_app::run(bags, layout, msg_path, urdf) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bagscope: cannot open a window: {e}");
@@ -218,7 +223,12 @@ fn open_app(bags: Vec<std::path::PathBuf>, layout: Option<std::path::PathBuf>) -
 
 /// Built without the app: say so, and show what the command line does.
 #[cfg(not(feature = "gui"))]
-fn open_app(bags: Vec<std::path::PathBuf>, _layout: Option<std::path::PathBuf>) -> ExitCode {
+fn open_app(
+    bags: Vec<PathBuf>,
+    _layout: Option<PathBuf>,
+    _msg_path: Vec<PathBuf>,
+    _urdf: Option<PathBuf>,
+) -> ExitCode {
     use clap::CommandFactory;
     if let Some(b) = bags.first() {
         eprintln!(
@@ -231,26 +241,31 @@ fn open_app(bags: Vec<std::path::PathBuf>, _layout: Option<std::path::PathBuf>) 
     ExitCode::SUCCESS
 }
 
-/// Runs a verb; `Ok(code)` is the process exit code.
-pub fn run(cmd: Command) -> ExitCode {
+/// Runs a verb, its recordings opened with `opts` (and the robot model read from `urdf`, where
+/// given, in place of theirs); `Ok(code)` is the process exit code.
+pub fn run(
+    cmd: Command,
+    opts: &bagscope_reader::OpenOptions,
+    urdf: Option<&std::path::Path>,
+) -> ExitCode {
     let r = match cmd {
-        Command::Info(a) => info::run(&a),
-        Command::Catalog(a) => catalog::run(&a),
-        Command::Check(a) => check::run(&a),
-        Command::Echo(a) => echo::run(&a),
-        Command::Csv(a) => csv::run(&a),
-        Command::Export(a) => export::run(&a),
-        Command::Gen(a) => gen::run(&a),
-        Command::Image(a) => image::run(&a),
-        Command::Frames(a) => frames::run(&a),
-        Command::Log(a) => log::run(&a),
-        Command::Tf(a) => tf::run(&a),
-        Command::Find(a) => find::run(&a),
-        Command::Timing(a) => timing::run(&a),
-        Command::Compare(a) => compare::run(&a),
-        Command::Play(a) => play::run(&a),
-        Command::Record(a) => record::run(&a),
-        Command::Serve(a) => serve::run(&a),
+        Command::Info(a) => info::run(&a, opts),
+        Command::Catalog(a) => catalog::run(&a, opts),
+        Command::Check(a) => check::run(&a, opts),
+        Command::Echo(a) => echo::run(&a, opts),
+        Command::Csv(a) => csv::run(&a, opts),
+        Command::Export(a) => export::run(&a, opts),
+        Command::Gen(a) => gen::run(&a, opts),
+        Command::Image(a) => image::run(&a, opts),
+        Command::Frames(a) => frames::run(&a, opts),
+        Command::Log(a) => log::run(&a, opts),
+        Command::Tf(a) => tf::run(&a, opts, urdf),
+        Command::Find(a) => find::run(&a, opts),
+        Command::Timing(a) => timing::run(&a, opts),
+        Command::Compare(a) => compare::run(&a, opts),
+        Command::Play(a) => play::run(&a, opts),
+        Command::Record(a) => record::run(&a, opts),
+        Command::Serve(a) => serve::run(&a, opts),
         Command::Demo { out, seconds } => bagscope_ops::demo::write_demo(&out, seconds)
             .map(|n| {
                 println!("{}: {n} messages", out.display());

@@ -130,7 +130,7 @@ fn ros2_specs(
         let (datatype, conv) = if c.encoding == "cdr" {
             (c.datatype.clone(), None)
         } else if c.encoding == "ros1" && to_ros2 {
-            match ToRos2::new(c) {
+            match ToRos2::new(c, &bag.options().msg_path) {
                 Ok(conv) => (conv.datatype.clone(), Some(Convert::ToRos2(Arc::new(conv)))),
                 Err(e) => {
                     eprintln!(
@@ -219,7 +219,7 @@ fn ros1_specs(
                 None,
             )
         } else if c.encoding == "cdr" && to_ros1 {
-            let conv = match ToRos1::new(c) {
+            let conv = match ToRos1::new(c, &bag.options().msg_path) {
                 Ok(conv) => conv,
                 Err(e) => {
                     eprintln!(
@@ -266,14 +266,14 @@ fn ros1_specs(
 }
 
 /// `bagscope play`.
-pub fn run(a: &PlayArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(a: &PlayArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     if !(a.rate.is_finite() && a.rate > 0.0) {
         return Err(Error::Invalid(format!(
             "--rate must be a positive number, not {}",
             a.rate
         )));
     }
-    let bag = Bag::open_many(&merge::parts_of(&a.bags))?;
+    let bag = Bag::open_many(&merge::parts_of(&a.bags), opts)?;
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
     }

@@ -70,7 +70,7 @@ pub struct RecordArgs {
 }
 
 /// `bagscope record`.
-pub fn run(a: &RecordArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(a: &RecordArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let format = match &a.format {
         Some(f) => Format::parse(f)?,
         None if a.ros2 => Format::Mcap,
@@ -100,6 +100,7 @@ pub fn run(a: &RecordArgs) -> crate::cli::Result<ExitCode> {
         split_size: a.split_size.map(|mb| mb.saturating_mul(1 << 20)),
         split_duration: a.split_duration.map(Duration::from_secs_f64),
         select,
+        msg_path: opts.msg_path.clone(),
     };
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {

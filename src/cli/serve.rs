@@ -65,11 +65,11 @@ pub struct ServeArgs {
     pub queue_mb: usize,
 }
 
-pub fn run(a: &ServeArgs) -> Result<ExitCode, Error> {
+pub fn run(a: &ServeArgs, opts: &bagscope_reader::OpenOptions) -> Result<ExitCode, Error> {
     if a.ros1.is_some() || a.ros2 {
-        return relay(a);
+        return relay(a, opts);
     }
-    let bag = Bag::open_many(&merge::parts_of(&a.bags))?;
+    let bag = Bag::open_many(&merge::parts_of(&a.bags), opts)?;
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
     }
@@ -120,7 +120,7 @@ enum Live {
 }
 
 /// `serve --ros1/--ros2`: the graph's topics relayed as they are published.
-fn relay(a: &ServeArgs) -> Result<ExitCode, Error> {
+fn relay(a: &ServeArgs, opts: &bagscope_reader::OpenOptions) -> Result<ExitCode, Error> {
     let live = match &a.ros1 {
         Some(master) => Live::Ros1(Node::start(NodeOptions::from_env(
             "bagscope_serve",
@@ -163,9 +163,11 @@ fn relay(a: &ServeArgs) -> Result<ExitCode, Error> {
         let relayed = scope.spawn(|| {
             let r = match &live {
                 Live::Ros1(node) => relay::run_ros1(node, &hub, &select, &stop),
-                Live::Ros2(p) => relay::run_ros2(p, &hub, &select, &stop, &mut |note| {
-                    eprintln!("bagscope: {note}")
-                }),
+                Live::Ros2(p) => {
+                    relay::run_ros2(p, &hub, &select, &opts.msg_path, &stop, &mut |note| {
+                        eprintln!("bagscope: {note}")
+                    })
+                }
             };
             // The graph gone (the master stopped, a shutdown asked): the server stops too.
             stop.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -79,7 +79,7 @@ struct Topic {
 
 fn topics() -> Result<Vec<Topic>> {
     let def = |t: &'static str| -> Result<(String, String)> {
-        let (text, _) = lookup(t, Dialect::Ros1)
+        let (text, _) = lookup(t, Dialect::Ros1, &[])
             .ok_or_else(|| Error::Invalid(format!("no shipped definition of {t}")))?;
         let md5 = MsgDef::parse(t, &text)
             .map(|d| Plan::new(d).md5)
@@ -242,7 +242,7 @@ fn write_rosbag2_sqlite(out: &Path, messages: u64) -> Result<()> {
         },
     )?;
     let def = |t: &str| {
-        lookup(t, Dialect::Ros2)
+        lookup(t, Dialect::Ros2, &[])
             .map(|(text, _)| text)
             .unwrap_or_default()
     };

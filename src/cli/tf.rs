@@ -34,14 +34,18 @@ pub struct TfArgs {
 }
 
 /// `bagscope tf`: the transform tree at a time, or one frame's pose in another.
-pub fn run(a: &TfArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(
+    a: &TfArgs,
+    opts: &bagscope_reader::OpenOptions,
+    urdf: Option<&std::path::Path>,
+) -> crate::cli::Result<ExitCode> {
     let (path, at, track) = (a.bag.as_path(), a.at.as_deref(), a.track);
     let pair = a.target.clone().zip(a.source.clone());
-    let bag = Bag::open(path)?;
+    let bag = Bag::open_with(path, opts)?;
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
     }
-    if !bagscope_ops::tf::has_transforms(&bag) {
+    if !bagscope_ops::tf::has_transforms(&bag, urdf) {
         eprintln!(
             "bagscope: {} has no transform topic (tf2_msgs/TFMessage, tf/tfMessage) or robot description",
             path.display()
@@ -52,7 +56,7 @@ pub fn run(a: &TfArgs) -> crate::cli::Result<ExitCode> {
         Some(a) => time_range(&bag, Some(a), None)?.0.unwrap_or(0),
         None => bag.summary().end_ns.unwrap_or(u64::MAX),
     };
-    let h = bagscope_ops::tf::TfHistory::read(&bag, None, &AtomicBool::new(false))?;
+    let h = bagscope_ops::tf::TfHistory::read(&bag, None, urdf, &AtomicBool::new(false))?;
     if h.bad > 0 {
         eprintln!("bagscope: {} transform message(s) did not decode", h.bad);
     }

@@ -27,12 +27,12 @@ pub struct TimingArgs {
 }
 
 /// `bagscope timing`: a topic's rate, median period, long gaps and stamp delays.
-pub fn run(a: &TimingArgs) -> crate::cli::Result<ExitCode> {
+pub fn run(a: &TimingArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let (path, topic, factor, max_gaps) =
         (a.bag.as_path(), a.topic.as_str(), a.gap_factor, a.max_gaps);
     use bagscope_ops::timing::{gaps, median_period, stamp_delays, topic_times};
     use std::fmt::Write as _;
-    let bag = Bag::open(path)?;
+    let bag = Bag::open_with(path, opts)?;
     let s = bag.summary();
     let start = s.start_ns.unwrap_or(0);
     let times = topic_times(&bag, topic)?;

@@ -146,7 +146,7 @@ fn ros2_recordings_round_trip_through_every_storage() {
             // Every type written into the new recording with a definition it can decode.
             for c in &back.summary().connections {
                 if c.message_count > 0 {
-                    let plan = bagscope_reader::encoding::Plan::for_connection(c)
+                    let plan = bagscope_reader::encoding::Plan::for_connection(c, &[])
                         .unwrap_or_else(|e| panic!("{src} as {name}: {e}"));
                     // Stored, unless the type is empty (its definition is no text at all).
                     let empty = plan

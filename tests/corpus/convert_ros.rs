@@ -243,7 +243,8 @@ fn to_ros1_keeps_values_and_names_what_it_leaves_out() {
     let text = |b: &Bag| -> Vec<String> {
         let ci = b.summary().topic("/topic").unwrap().connections[0];
         let plan =
-            bagscope_reader::encoding::Plan::for_connection(&b.summary().connections[ci]).unwrap();
+            bagscope_reader::encoding::Plan::for_connection(&b.summary().connections[ci], &[])
+                .unwrap();
         b.messages(&Filter {
             connections: Some(vec![ci]),
             ..Default::default()
@@ -292,7 +293,7 @@ fn to_ros2_direct_path_equals_value_path() {
             continue;
         };
         for (ci, c) in b.summary().connections.iter().enumerate() {
-            let Ok(t) = bagscope_reader::encoding::to_ros2::ToRos2::new(c) else {
+            let Ok(t) = bagscope_reader::encoding::to_ros2::ToRos2::new(c, &[]) else {
                 continue;
             };
             if !t.is_direct() {
@@ -349,7 +350,7 @@ fn to_ros2_direct_path_equals_value_path() {
         encoding: "ros1".into(),
         ..Default::default()
     };
-    let t = bagscope_reader::encoding::to_ros2::ToRos2::new(&c).unwrap();
+    let t = bagscope_reader::encoding::to_ros2::ToRos2::new(&c, &[]).unwrap();
     assert!(t.is_direct());
     assert_eq!(t.convert(&[7]), Ok(vec![0, 1, 0, 0, 1]));
     assert_eq!(t.convert(&[7]), t.convert_by_value(&[7]));

@@ -32,7 +32,7 @@ fn every_corpus_message_decodes_and_every_md5_matches() {
         let Ok(bag) = Bag::open(dir.join(&name)) else {
             continue; // corpus.rs asserts which bags open
         };
-        let dc = DecodeCheck::new(bag.summary());
+        let dc = DecodeCheck::new(bag.summary(), &bag.options().msg_path);
         let hook = |ci: usize, t: u64, d: &[u8]| dc.message(ci, t, d);
         check(&bag, 2, Some(&hook)).unwrap();
         let problems = dc.summary_problems(bag.summary());
@@ -60,7 +60,7 @@ fn our_json(bag: &Bag) -> Vec<serde_json::Value> {
     let plans: Vec<Plan> = s
         .connections
         .iter()
-        .map(|c| Plan::for_connection(c).unwrap())
+        .map(|c| Plan::for_connection(c, &[]).unwrap())
         .collect();
     let mut out = Vec::new();
     for m in bag.messages(&Filter::default()).unwrap() {
@@ -266,7 +266,7 @@ fn validates_agrees_with_decode_on_real_and_damaged_messages() {
     for p in paths {
         let Ok(b) = Bag::open(&p) else { continue };
         for (ci, c) in b.summary().connections.iter().enumerate() {
-            let Ok(plan) = Plan::for_connection(c) else {
+            let Ok(plan) = Plan::for_connection(c, &[]) else {
                 continue;
             };
             let f = Filter {

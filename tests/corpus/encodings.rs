@@ -87,7 +87,7 @@ fn keelson_protobuf_messages_decode_as_google_decodes_them() {
     let file = common::corpus2_dir().join("keelson/test.mcap");
     let bag = Bag::open(&file).unwrap();
     let c = &bag.summary().connections[0];
-    let (plan, source) = Plan::for_connection_with_source(c).unwrap();
+    let (plan, source) = Plan::for_connection_with_source(c, &[]).unwrap();
     assert_eq!(
         plan.def.types[0].name,
         "keelson.primitives.TimestampedBytes"
@@ -164,7 +164,7 @@ fn every_protobuf_field_kind_decodes_as_google_decodes_it() {
     }
     // Damaged messages: an error naming the place, or a value; never a panic.
     let bag = Bag::open(&file).unwrap();
-    let plan = Plan::for_connection(&bag.summary().connections[0]).unwrap();
+    let plan = Plan::for_connection(&bag.summary().connections[0], &[]).unwrap();
     let m = bag.nth_message(0, 1).unwrap().data.to_vec();
     let e = plan.decode(&m[..m.len() - 3]).unwrap_err();
     assert!(e.to_string().contains("at byte"), "{e}");

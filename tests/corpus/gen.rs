@@ -38,7 +38,7 @@ fn dump(
     let mut skipped = Vec::new();
     for t in &s.topics {
         let c = &s.connections[t.connections[0]];
-        let plan = match Plan::for_connection(c) {
+        let plan = match Plan::for_connection(c, &[]) {
             Ok(p) => p,
             Err(e) => {
                 skipped.push(format!("{}: {e}", t.name));

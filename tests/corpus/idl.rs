@@ -65,7 +65,7 @@ fn idl_channels_decode_as_rosbags_decodes_them() {
     let s = bag.summary();
     for c in &s.connections {
         let (plan, source) =
-            bagscope_reader::encoding::Plan::for_connection_with_source(c).unwrap();
+            bagscope_reader::encoding::Plan::for_connection_with_source(c, &[]).unwrap();
         assert_eq!(source.to_string(), "stored in the recording");
         if c.topic == "/reading" {
             let consts: Vec<(&str, &str, &str)> = plan.def.types[0]
@@ -173,8 +173,8 @@ fn enums_annotations_and_multidimensional_arrays_decode_from_hand_written_bytes(
     );
     // The enum's labels are constants tied to the enum, as for protobuf.
     let bag = bagscope_reader::Bag::open(&p).unwrap();
-    let plan =
-        bagscope_reader::encoding::Plan::for_connection(&bag.summary().connections[0]).unwrap();
+    let plan = bagscope_reader::encoding::Plan::for_connection(&bag.summary().connections[0], &[])
+        .unwrap();
     let t = &plan.def.types[0];
     assert_eq!(t.fields[1].type_text, "enum Mode");
     assert_eq!(t.fields[2].type_text, "enum Level");
@@ -304,7 +304,8 @@ fn a_sqlite_recording_with_ros2idl_definitions() {
     let b = bagscope_reader::Bag::open(&bag).unwrap();
     let c = &b.summary().connections[0];
     assert_eq!(c.schema_encoding, "ros2idl");
-    let (plan, source) = bagscope_reader::encoding::Plan::for_connection_with_source(c).unwrap();
+    let (plan, source) =
+        bagscope_reader::encoding::Plan::for_connection_with_source(c, &[]).unwrap();
     assert_eq!(source.to_string(), "stored in the recording");
     assert_eq!(plan.def.types[1].name, "geometry_msgs/msg/Vector3");
     let after = common::bagscope(&[&"echo", &bag, &"--json"]).ok();
@@ -340,8 +341,8 @@ fn idl_char_arrays_are_text() {
     );
     // The raw bytes stay: the value's range covers the whole array, NULs included.
     let bag = bagscope_reader::Bag::open(&p).unwrap();
-    let plan =
-        bagscope_reader::encoding::Plan::for_connection(&bag.summary().connections[0]).unwrap();
+    let plan = bagscope_reader::encoding::Plan::for_connection(&bag.summary().connections[0], &[])
+        .unwrap();
     let m = bag
         .messages(&bagscope_reader::Filter::default())
         .unwrap()

@@ -45,14 +45,20 @@ fn unchunked_mcap_with_ros1_and_big_endian_cdr() {
         let c = &s.connections[m.conn];
         match c.topic.as_str() {
             "/ros1" => {
-                let v = Plan::for_connection(c).unwrap().decode(&m.data).unwrap();
+                let v = Plan::for_connection(c, &[])
+                    .unwrap()
+                    .decode(&m.data)
+                    .unwrap();
                 let Value::Message { fields, .. } = v.value else {
                     panic!()
                 };
                 assert_eq!(fields[0].value, Value::F64(2.5));
             }
             "/cdr" => {
-                let v = Plan::for_connection(c).unwrap().decode(&m.data).unwrap();
+                let v = Plan::for_connection(c, &[])
+                    .unwrap()
+                    .decode(&m.data)
+                    .unwrap();
                 let Value::Message { fields, .. } = v.value else {
                     panic!()
                 };
@@ -60,7 +66,7 @@ fn unchunked_mcap_with_ros1_and_big_endian_cdr() {
                 assert_eq!(fields[1].value, Value::String(b"hi".to_vec()));
             }
             "/raw" => {
-                let e = Plan::for_connection(c).unwrap_err();
+                let e = Plan::for_connection(c, &[]).unwrap_err();
                 assert!(e.reason.contains("not decoded: encoding json"), "{e}");
                 assert_eq!(&*m.data, b"{\"a\": 1}");
             }
@@ -68,7 +74,7 @@ fn unchunked_mcap_with_ros1_and_big_endian_cdr() {
         }
     }
     // `check` finds nothing wrong (the json channel is not damage).
-    let dc = bagscope_reader::check::DecodeCheck::new(s);
+    let dc = bagscope_reader::check::DecodeCheck::new(s, &[]);
     let hook = |ci: usize, t: u64, d: &[u8]| dc.message(ci, t, d);
     let r = bagscope_reader::check::check(&bag, 2, Some(&hook)).unwrap();
     assert_eq!(r.messages, 3);

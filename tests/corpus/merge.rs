@@ -29,7 +29,11 @@ fn a_split_set_is_joined_under_its_own_names() {
     let (a, b) = (dir.join("run_0.bag"), dir.join("run_1.bag"));
     export(&whole, &a, &["--end", "+10"]);
     export(&whole, &b, &["--start", "+10"]);
-    let joined = Bag::open_many(&[part(&a, 0), part(&b, 0)]).unwrap();
+    let joined = Bag::open_many(
+        &[part(&a, 0), part(&b, 0)],
+        &bagscope_reader::OpenOptions::default(),
+    )
+    .unwrap();
     let orig = Bag::open(&whole).unwrap();
     let (s, o) = (joined.summary(), orig.summary());
     assert_eq!(s.message_count, o.message_count);
@@ -68,7 +72,11 @@ fn two_runs_side_by_side_and_aligned() {
     // The second run starts an hour later (a copy shifted by export would keep the times, so
     // write it from the demo and compare counts only).
     bagscope_ops::demo::write_demo(&r2, 12).unwrap();
-    let joined = Bag::open_many(&[part(&r1, 0), part(&r2, 3_600_000_000_000)]).unwrap();
+    let joined = Bag::open_many(
+        &[part(&r1, 0), part(&r2, 3_600_000_000_000)],
+        &bagscope_reader::OpenOptions::default(),
+    )
+    .unwrap();
     let s = joined.summary();
     let t1 = s.topic("/run1/battery/voltage").unwrap();
     let t2 = s.topic("/run2/battery/voltage").unwrap();
@@ -84,8 +92,12 @@ fn two_runs_side_by_side_and_aligned() {
     let m = joined.message(t2.connections[0], first2).unwrap();
     assert_eq!(m.data.len(), 4, "a Float32");
     // Aligned: both start together.
-    let aligned = align_starts(&[part(&r1, 0), part(&r2, 3_600_000_000_000)]).unwrap();
-    let j2 = Bag::open_many(&aligned).unwrap();
+    let aligned = align_starts(
+        &[part(&r1, 0), part(&r2, 3_600_000_000_000)],
+        &bagscope_reader::OpenOptions::default(),
+    )
+    .unwrap();
+    let j2 = Bag::open_many(&aligned, &bagscope_reader::OpenOptions::default()).unwrap();
     let s2 = j2.summary();
     assert_eq!(s2.start_ns, Some(start));
     assert!(s2.end_ns.unwrap() < start + 13_000_000_000);
@@ -122,7 +134,11 @@ fn different_kinds_of_storage_join() {
     bagscope_ops::demo::write_demo(&bag, 5).unwrap();
     let mcap = dir.join("b.mcap");
     export(&bag, &mcap, &[]);
-    let j = Bag::open_many(&[part(&bag, 0), part(&mcap, 0)]).unwrap();
+    let j = Bag::open_many(
+        &[part(&bag, 0), part(&mcap, 0)],
+        &bagscope_reader::OpenOptions::default(),
+    )
+    .unwrap();
     let s = j.summary();
     let a = s.topic("/a/imu/data").unwrap();
     let b = s.topic("/b/imu/data").unwrap();
@@ -141,7 +157,11 @@ fn different_kinds_of_storage_join() {
     assert_eq!(n, (500, 500));
     // A rosbag2 SQLite recording beside the bag: its CDR messages decode from the joined bag.
     let r2 = common::corpus2_dir().join("rosbag2/humble_talker");
-    let j = Bag::open_many(&[part(&bag, 0), part(&r2, 0)]).unwrap();
+    let j = Bag::open_many(
+        &[part(&bag, 0), part(&r2, 0)],
+        &bagscope_reader::OpenOptions::default(),
+    )
+    .unwrap();
     let s = j.summary();
     let t = s.topic("/humble_talker/topic").unwrap();
     assert_eq!(t.message_count, 10);

@@ -15,7 +15,7 @@ fn fields(bag: &Bag, topic: &str, n: usize) -> Vec<(String, Value)> {
     let s = bag.summary();
     let ci = s.topic(topic).unwrap().connections[0];
     let c = &s.connections[ci];
-    let plan = Plan::for_connection(c).unwrap();
+    let plan = Plan::for_connection(c, &[]).unwrap();
     let m = bag.nth_message(ci, n).unwrap();
     let v = plan.decode(&m.data).unwrap();
     let Value::Message { ty, fields } = v.value else {
@@ -131,7 +131,7 @@ fn ros1_messages_migrate_to_a_newer_definition() {
     // The new md5sum is the new definition's; the other type is unchanged.
     let s = new.summary();
     let c = &s.connections[s.topic("/reading").unwrap().connections[0]];
-    assert!(Plan::for_connection(c).unwrap().md5_matches(&c.md5sum));
+    assert!(Plan::for_connection(c, &[]).unwrap().md5_matches(&c.md5sum));
     // Worked out by hand as ROS 1 does (gentools): the md5 of the definition's text with each
     // message type replaced by its own md5sum (std_msgs/Header's is well known).
     let header_md5 = "2176decaecbce78abc3b96ef049fabed";
@@ -139,7 +139,7 @@ fn ros1_messages_migrate_to_a_newer_definition() {
         format!("{header_md5} header\nint64 value\nfloat64 temp\nstring name\nuint8 quality");
     assert_eq!(c.md5sum, format!("{:x}", md5::compute(text)));
     assert_eq!(fields(&new, "/other", 2)[0].1, Value::F64(2.25));
-    let dc = bagscope_reader::check::DecodeCheck::new(s);
+    let dc = bagscope_reader::check::DecodeCheck::new(s, &[]);
     let hook = |ci: usize, t: u64, d: &[u8]| dc.message(ci, t, d);
     let rep = bagscope_reader::check::check(&new, 2, Some(&hook)).unwrap();
     assert!(

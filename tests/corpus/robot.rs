@@ -165,7 +165,7 @@ fn robot_recording(
         put_str(&mut m, urdf);
         w.write(desc, T0, &m).unwrap();
     }
-    let (js_def, _) = lookup("sensor_msgs/JointState", Dialect::Ros1).expect("shipped");
+    let (js_def, _) = lookup("sensor_msgs/JointState", Dialect::Ros1, &[]).expect("shipped");
     let js = w.add_connection(ConnectionSpec {
         topic: "/joint_states".into(),
         datatype: "sensor_msgs/JointState".into(),
@@ -230,8 +230,8 @@ fn a_recordings_robot_joins_its_transform_tree() {
     }
     robot_recording(&path, Some(&urdf), &states);
     let bag = bagscope_reader::Bag::open(&path).unwrap();
-    assert!(bagscope_ops::tf::has_transforms(&bag));
-    let h = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
+    assert!(bagscope_ops::tf::has_transforms(&bag, None));
+    let h = TfHistory::read(&bag, None, None, &AtomicBool::new(false)).unwrap();
     assert_eq!(h.robot.problem, None);
     assert_eq!(h.robot.unknown_joints, ["gripper_x"]);
     assert_eq!(h.robot.frames.len(), 7);
@@ -319,7 +319,7 @@ fn the_robot_model_is_drawn_at_its_links() {
         robot_recording(&path, Some(urdf), &[(T0 + 1_000_000, iiwa_joints(&values))]);
         let bag = bagscope_reader::Bag::open(&path).unwrap();
         let tables = bag.tables().unwrap();
-        let tf = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
+        let tf = TfHistory::read(&bag, None, None, &AtomicBool::new(false)).unwrap();
         (bag, tables, Arc::new(tf), T0 + 2_000_000)
     };
     let request = |t: u64, collision: bool| Request {
@@ -480,8 +480,8 @@ fn a_ros2_recordings_parameter_event_gives_the_robot() {
         String::from_utf8_lossy(&py.stderr)
     );
     let bag = bagscope_reader::Bag::open(&out).unwrap();
-    assert!(bagscope_ops::tf::has_transforms(&bag));
-    let h = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
+    assert!(bagscope_ops::tf::has_transforms(&bag, None));
+    let h = TfHistory::read(&bag, None, None, &AtomicBool::new(false)).unwrap();
     assert_eq!(h.robot.problem, None);
     assert_eq!(h.robot.frames.len(), 7, "{:?}", h.robot);
     for k in 1..=3u64 {

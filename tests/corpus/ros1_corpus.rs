@@ -282,7 +282,7 @@ fn version_0_decodes_from_shipped_definitions() {
     assert_eq!(s.message_count, 2);
     let c = &s.connections[0];
     assert_eq!(c.datatype, "std_msgs/String");
-    let (plan, src) = bagscope_reader::encoding::Plan::for_connection_with_source(c).unwrap();
+    let (plan, src) = bagscope_reader::encoding::Plan::for_connection_with_source(c, &[]).unwrap();
     assert_eq!(
         src,
         bagscope_reader::definition::sources::DefSource::Shipped("ros1_noetic")

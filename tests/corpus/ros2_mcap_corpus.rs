@@ -396,7 +396,7 @@ fn every_decoded_message_matches_expected_decoded_jsonl() {
         let key = (bag_name.clone(), topic.clone());
         if !plans.contains_key(&key) {
             let c = &bag.summary().connections[m.conn];
-            match Plan::for_connection(c) {
+            match Plan::for_connection(c, &[]) {
                 Ok(p) => {
                     plans.insert(key.clone(), p);
                 }

@@ -243,7 +243,7 @@ pub(crate) fn demo(
     bagscope_ops::demo::write_demo(&p, secs).unwrap();
     let bag = Bag::open(&p).unwrap();
     let tables = bag.tables().unwrap();
-    let tf = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
+    let tf = TfHistory::read(&bag, None, None, &AtomicBool::new(false)).unwrap();
     (bag, tables, Arc::new(tf), dir)
 }
 

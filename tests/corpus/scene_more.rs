@@ -256,7 +256,7 @@ fn foxglove_schemas_are_drawn_as_their_ros_equivalents() {
     let bag = Bag::open(&file).unwrap();
     let tables = bag.tables().unwrap();
     assert_eq!(bagscope_ops::tf::tf_topics(&bag).len(), 1);
-    let tf = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
+    let tf = TfHistory::read(&bag, None, None, &AtomicBool::new(false)).unwrap();
     assert_eq!(tf.bad, 0);
     let t0 = 1_700_000_000_000_000_000u64;
     // Half way between the transforms at 0 s and 1 s: (2, 0.5, 0), turned 90° about z.

@@ -51,7 +51,7 @@ fn near(a: f64, b: f64, what: &str) {
 fn the_turtles_tree_and_the_carrot_in_the_world() {
     let p = common::corpus_dir().join("rosbag.js/example.bag");
     let bag = Bag::open(&p).unwrap();
-    let h = TfHistory::read(&bag, None, &AtomicBool::new(false)).unwrap();
+    let h = TfHistory::read(&bag, None, None, &AtomicBool::new(false)).unwrap();
     assert_eq!((h.bad, h.truncated), (0, false));
     let mut names = h.frames.clone();
     names.sort();

@@ -47,7 +47,7 @@ fn array(i: u32, t: u64, statuses: &[Status<'_>]) -> Vec<u8> {
 /// Ten seconds at 1 Hz: `motor` OK, WARN from 4 s, ERROR from 6 s, OK from 8 s; `gps` OK;
 /// `camera` OK then STALE from 5 s.
 pub fn write_diagnostics(path: &std::path::Path) {
-    let (def, _) = lookup("diagnostic_msgs/DiagnosticArray", Dialect::Ros1).expect("shipped");
+    let (def, _) = lookup("diagnostic_msgs/DiagnosticArray", Dialect::Ros1, &[]).expect("shipped");
     let mut w = BagWriter::create(path, WriteOptions::default()).unwrap();
     let c = w.add_connection(ConnectionSpec {
         topic: "/diagnostics".into(),

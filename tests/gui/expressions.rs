@@ -175,8 +175,8 @@ fn an_expression_typed_with_completion_becomes_a_plot() {
         .last_at(topic, a + 5_000_000_000)
         .unwrap();
     let m = bag.message(c, e).unwrap();
-    let plan =
-        bagscope_reader::encoding::Plan::for_connection(&bag.summary().connections[c]).unwrap();
+    let plan = bagscope_reader::encoding::Plan::for_connection(&bag.summary().connections[c], &[])
+        .unwrap();
     let node = plan.decode(&m.data).unwrap();
     let ranges = node
         .at(

@@ -17,7 +17,8 @@ fn plot_from_the_inspector_and_export_a_range() {
     let bag = bagscope_reader::Bag::open(&p).unwrap();
     let conn = bag.summary().topic("/imu/data").unwrap().connections[0];
     let plan =
-        bagscope_reader::encoding::Plan::for_connection(&bag.summary().connections[conn]).unwrap();
+        bagscope_reader::encoding::Plan::for_connection(&bag.summary().connections[conn], &[])
+            .unwrap();
     let m = bag.nth_message(conn, 0).unwrap();
     let ex = bagscope_reader::encoding::Extractor::new(
         &plan,

@@ -25,6 +25,7 @@ fn a_sqlite_recording_shows_its_topics_before_its_rows_are_read() {
     let mut l = loader(
         bagscope_reader::bag::merge::parts_of(std::slice::from_ref(&src)),
         false,
+        bagscope_reader::OpenOptions::default(),
         &egui::Context::default(),
     );
     let mut next = || l.wait(Duration::from_secs(60)).unwrap();

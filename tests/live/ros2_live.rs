@@ -180,7 +180,11 @@ fn ros1_bag_plays_to_ros2_converted() {
     let bag_path = common::corpus_dir().join("embag/test.bag");
     let bag = Bag::open(&bag_path).unwrap();
     let s = bag.summary();
-    let convs: Vec<Option<ToRos2>> = s.connections.iter().map(|c| ToRos2::new(c).ok()).collect();
+    let convs: Vec<Option<ToRos2>> = s
+        .connections
+        .iter()
+        .map(|c| ToRos2::new(c, &[]).ok())
+        .collect();
     let mut want: std::collections::BTreeMap<String, Vec<Vec<u8>>> = Default::default();
     let mut types: std::collections::BTreeMap<String, String> = Default::default();
     for m in bag.messages(&Filter::default()).unwrap() {

@@ -201,8 +201,16 @@ fn links_are_found_outside_code_only() {
 /// written in `text`, wherever they stand: code spans, prose, comments.
 fn repo_paths(text: &str) -> Vec<String> {
     const ROOTS: [&str; 10] = [
-        "crates/", "tests/", "src/", "scripts/", "docs/", "python/", "xtask/", "benches/",
-        "fuzz/", "packaging/",
+        "crates/",
+        "tests/",
+        "src/",
+        "scripts/",
+        "docs/",
+        "python/",
+        "xtask/",
+        "benches/",
+        "fuzz/",
+        "packaging/",
     ];
     const EXTS: [&str; 9] = [
         ".rs", ".py", ".sh", ".md", ".toml", ".js", ".yaml", ".json", ".msgs",
@@ -236,9 +244,14 @@ fn path_exists(p: &str) -> bool {
         return true;
     }
     p.starts_with("src/")
-        && ["bagscope-reader", "bagscope-ops", "bagscope-live", "bagscope-app"]
-            .iter()
-            .any(|c| r.join("crates").join(c).join(p).exists())
+        && [
+            "bagscope-reader",
+            "bagscope-ops",
+            "bagscope-live",
+            "bagscope-app",
+        ]
+        .iter()
+        .any(|c| r.join("crates").join(c).join(p).exists())
 }
 
 /// Every file path written in the pages that describe the code (ARCHITECTURE, CONTRIBUTING,
@@ -258,7 +271,12 @@ fn every_file_path_in_the_docs_exists() {
         })
         .collect();
     files.push(r.join(".ci/run"));
-    for c in ["bagscope-reader", "bagscope-ops", "bagscope-live", "bagscope-app"] {
+    for c in [
+        "bagscope-reader",
+        "bagscope-ops",
+        "bagscope-live",
+        "bagscope-app",
+    ] {
         files.push(r.join("crates").join(c).join("src/lib.rs"));
         files.push(r.join("crates").join(c).join("README.md"));
     }
@@ -277,7 +295,11 @@ fn every_file_path_in_the_docs_exists() {
         }
     }
     assert!(seen > 100, "only {seen} paths found: the scan is broken");
-    assert!(stale.is_empty(), "paths that do not exist:\n{}", stale.join("\n"));
+    assert!(
+        stale.is_empty(),
+        "paths that do not exist:\n{}",
+        stale.join("\n")
+    );
 }
 
 #[test]

@@ -135,9 +135,11 @@ fn a_stored_definition_that_does_not_parse_falls_back_and_says_so() {
         r#"{"time_ns": 1700000000000000000, "topic": "/f", "message": {"data": 2.5}}"#
     );
     let bag = bagscope_reader::Bag::open(&p).unwrap();
-    let (_, source) =
-        bagscope_reader::encoding::Plan::for_connection_with_source(&bag.summary().connections[0])
-            .unwrap();
+    let (_, source) = bagscope_reader::encoding::Plan::for_connection_with_source(
+        &bag.summary().connections[0],
+        &[],
+    )
+    .unwrap();
     let said = source.to_string();
     assert!(
         said.starts_with("shipped with bagscope (ros1_noetic), in place of the one stored in the recording, which does not parse:"),
@@ -149,4 +151,20 @@ fn a_stored_definition_that_does_not_parse_falls_back_and_says_so() {
     std::fs::write(msgs.join("Float64.msg"), "float64 data\n").unwrap();
     let out = common::bagscope(&[&"echo", &p, &"--json", &"--msg-path", &dir.join("msgs")]).ok();
     assert!(out.contains(r#""data": 2.5"#), "{out}");
+    // The same through the library: the search path is an option of the open recording, and
+    // a recording opened without it in the same process still takes the shipped one.
+    let opts = bagscope_reader::OpenOptions::default().with_msg_path(vec![dir.join("msgs")]);
+    let with = bagscope_reader::Bag::open_with(&p, &opts).unwrap();
+    let (_, source) = with.plan(0).unwrap();
+    assert!(
+        source
+            .to_string()
+            .contains(&msgs.join("Float64.msg").display().to_string()),
+        "{source}"
+    );
+    let (_, source) = bagscope_reader::Bag::open(&p).unwrap().plan(0).unwrap();
+    assert!(
+        source.to_string().starts_with("shipped with bagscope"),
+        "{source}"
+    );
 }

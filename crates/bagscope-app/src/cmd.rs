@@ -4,9 +4,7 @@
 use std::path::PathBuf;
 
 use crate::job::Job;
-use crate::{
-    apply_msg_path, export, find, live, plot, publish, scene, shown_path, topics, App, Doc,
-};
+use crate::{export, find, live, plot, publish, scene, shown_path, topics, App, Doc};
 
 /// What panels ask for.
 #[derive(Debug, Clone, PartialEq)]
@@ -291,7 +289,6 @@ impl App {
             }
             Cmd::SetMsgPath(p) => {
                 self.msg_path = p;
-                apply_msg_path(&self.msg_path);
                 // Definitions are resolved when a recording opens: open it again.
                 if let Some(d) = &self.doc {
                     let path = d.rec.path.clone();

@@ -74,6 +74,8 @@ pub struct CompareState {
 /// Starts working out the comparison of `d`'s recordings as the window is set.
 pub fn start(d: &mut Doc, ctx: &egui::Context) {
     let parts = d.rec.parts.clone();
+    // The runs are opened as the recording was (its message search path).
+    let opts = d.rec.bag.options().clone();
     let fields: Vec<String> = d
         .compare
         .fields
@@ -93,7 +95,7 @@ pub fn start(d: &mut Doc, ctx: &egui::Context) {
         let run = || -> Result<Comparison, String> {
             let bags = parts
                 .iter()
-                .map(|p| bagscope_reader::bag::Bag::open(&p.path))
+                .map(|p| bagscope_reader::bag::Bag::open_with(&p.path, &opts))
                 .collect::<bagscope_reader::Result<Vec<_>>>()
                 .map_err(|e| e.to_string())?;
             let names: Vec<String> = parts.iter().map(|p| p.path.display().to_string()).collect();

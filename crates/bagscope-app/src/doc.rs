@@ -17,6 +17,8 @@ use bagscope_reader::Bag;
 pub struct Recording {
     /// The bag.
     pub bag: Bag,
+    /// A URDF file that stands for its robot description (`--urdf`).
+    pub urdf: Option<PathBuf>,
     /// Each connection's definition source and comparison with the search path, once known.
     pub defs: Option<Arc<Vec<DefInfo>>>,
     /// Its path.
@@ -179,17 +181,19 @@ pub struct Doc {
 
 impl Doc {
     /// The panels' first state for a recording just opened.
-    pub fn new(bag: Bag, hist: Arc<Histogram>) -> Doc {
+    /// `session`: the robot model file and the scene buffers of the app.
+    pub fn new(bag: Bag, hist: Arc<Histogram>, session: &crate::Session) -> Doc {
         let s = bag.summary();
         let start = s.start_ns.unwrap_or(0);
         let dur = s.duration_ns().max(1) as f64;
         let n = s.topics.len();
         let export = export::ExportState::new(&s.path, s.version.is_ros1());
         let warnings = bag.warnings();
-        let has_tf = bagscope_ops::tf::has_transforms(&bag);
+        let has_tf = bagscope_ops::tf::has_transforms(&bag, session.urdf.as_deref());
         let has_diagnostics = !bagscope_ops::diagnostics::diagnostic_topics(&bag).is_empty();
         Doc {
             rec: Recording {
+                urdf: session.urdf.clone(),
                 defs: None,
                 path: s.path.clone(),
                 bag,
@@ -226,7 +230,7 @@ impl Doc {
             log: Default::default(),
             find: Default::default(),
             tf: Default::default(),
-            scene: Default::default(),
+            scene: scene::SceneState::with_pool(session.scene_pool.clone()),
             publish: Default::default(),
             timing: Default::default(),
             tree: Default::default(),

@@ -92,19 +92,32 @@ pub struct App {
     adding: bool,
     /// The Live window and recording.
     pub live: live::LiveState,
+    /// What the app was started with, for every recording it opens.
+    pub session: Session,
     ctx: egui::Context,
 }
 
-/// Puts the app's message search path in front of the command line's `--msg-path` and the
-/// environment's.
-fn apply_msg_path(text: &str) {
-    static FROM_CLI: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
-    let cli = FROM_CLI.get_or_init(|| bagscope_reader::settings::get().msg_path);
+/// What the app was started with (the command line's flags) and what it owns for every
+/// recording it opens: the library reads no settings of its own, the app hands them over.
+#[derive(Debug, Clone, Default)]
+pub struct Session {
+    /// `--msg-path`: directories searched for definitions, after the app's own setting.
+    pub msg_path: Vec<PathBuf>,
+    /// `--urdf`: the robot model in place of the recordings' description.
+    pub urdf: Option<PathBuf>,
+    /// The 3D panels' scene buffers, reused from scene to scene.
+    pub scene_pool: Option<bagscope_ops::scene::ScenePool>,
+}
+
+/// The options recordings are opened with: the app's message search path (the Definitions
+/// menu, `text`) in front of the command line's `--msg-path` (and, in the library, the
+/// environment's).
+fn open_options(text: &str, session: &Session) -> bagscope_reader::OpenOptions {
     let mut dirs: Vec<PathBuf> = std::env::split_paths(text.trim())
         .filter(|p| !p.as_os_str().is_empty())
         .collect();
-    dirs.extend(cli.iter().cloned());
-    bagscope_reader::settings::update(|s| s.msg_path = dirs);
+    dirs.extend(session.msg_path.iter().cloned());
+    bagscope_reader::OpenOptions::default().with_msg_path(dirs)
 }
 
 /// A path as the app shows it: a remote location without its credentials.
@@ -125,8 +138,12 @@ impl App {
             bookmarks,
             layouts,
         } = Persisted::load(storage);
-        apply_msg_path(&msg_path);
         let mut app = App {
+            session: Session {
+                // Scenes' buffers recycled on a thread of the pool's (none if it cannot start).
+                scene_pool: bagscope_ops::scene::ScenePool::new().ok(),
+                ..Session::default()
+            },
             msg_path,
             url_input: String::new(),
             bookmarks,
@@ -179,6 +196,18 @@ impl App {
         m
     }
 
+    /// The options the app opens recordings with.
+    pub fn open_options(&self) -> bagscope_reader::OpenOptions {
+        open_options(&self.msg_path, &self.session)
+    }
+
+    /// The app with what the command line gave it (`--msg-path`, `--urdf`).
+    pub fn with_flags(mut self, msg_path: Vec<PathBuf>, urdf: Option<PathBuf>) -> App {
+        self.session.msg_path = msg_path;
+        self.session.urdf = urdf;
+        self
+    }
+
     /// Whether a bag is being opened or indexed.
     pub fn busy(&self) -> bool {
         self.loader.is_some()
@@ -199,7 +228,8 @@ impl App {
         self.error = None;
         self.preview = None;
         self.opening = Some(label);
-        self.loader = Some(worker::loader(parts, align, &self.ctx));
+        let opts = self.open_options();
+        self.loader = Some(worker::loader(parts, align, opts, &self.ctx));
     }
 
     /// Puts a file (its canonical path, from the loader) first in the recent list.
@@ -270,7 +300,7 @@ impl App {
                     } => {
                         self.bookmarks = self.all_bookmarks();
                         self.layouts = self.all_layouts();
-                        let mut doc = Doc::new(bag, hist);
+                        let mut doc = Doc::new(bag, hist, &self.session);
                         doc.recordings.offsets =
                             parts.iter().map(|p| p.offset_ns as f64 / 1e9).collect();
                         doc.recordings.open = parts.len() > 1;
@@ -627,7 +657,12 @@ impl eframe::App for App {
 }
 
 /// Runs the app in a window.
-pub fn run(bags: Vec<PathBuf>, layout: Option<PathBuf>) -> eframe::Result<()> {
+pub fn run(
+    bags: Vec<PathBuf>,
+    layout: Option<PathBuf>,
+    msg_path: Vec<PathBuf>,
+    urdf: Option<PathBuf>,
+) -> eframe::Result<()> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("bagscope")
@@ -646,7 +681,7 @@ pub fn run(bags: Vec<PathBuf>, layout: Option<PathBuf>) -> eframe::Result<()> {
         "bagscope",
         options,
         Box::new(move |cc| {
-            let mut app = App::new(cc.storage, None);
+            let mut app = App::new(cc.storage, None).with_flags(msg_path, urdf);
             match bags.len() {
                 // The first run, nothing opened before: the demo recording, not an empty window.
                 0 if app.recent.is_empty() => app.cmds.push(Cmd::OpenDemo),

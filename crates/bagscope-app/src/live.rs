@@ -183,6 +183,7 @@ fn topics_of(target: &Target) -> Found {
 /// Starts recording the picked topics (and later ones, when asked) into a new file in the
 /// cache; the recording shown is closed.
 pub fn start(app: &mut App) {
+    let msg_path = app.open_options().msg_path;
     let live = &mut app.live;
     let select = if !live.later {
         Select::Topics(live.picked.iter().cloned().collect())
@@ -215,6 +216,7 @@ pub fn start(app: &mut App) {
         split_size: None,
         split_duration: None,
         select,
+        msg_path,
     };
     let target = live.target();
     // What the user looked at goes on looking: the same panels, for the same topics live (a
@@ -315,6 +317,7 @@ pub fn finish(live: &mut LiveState) {
 /// place of the shown one (never blocks).
 pub fn poll(app: &mut App) {
     poll_save(app);
+    let (opts, session) = (app.open_options(), app.session.clone());
     if let Some(j) = &mut app.live.finding {
         if let Some(found) = j.take() {
             if let Ok(v) = &found {
@@ -364,7 +367,7 @@ pub fn poll(app: &mut App) {
             path: s.path_now(),
             offset_ns: 0,
         };
-        s.loader = Some((worker::loader(vec![part], false, &app.ctx), None));
+        s.loader = Some((worker::loader(vec![part], false, opts, &app.ctx), None));
     }
     let mut swap: Option<Doc> = None;
     if let Some((l, pending)) = &mut s.loader {
@@ -379,7 +382,7 @@ pub fn poll(app: &mut App) {
                     ..
                 } => {
                     // (A live recording keeps no bookmarks of its own yet.)
-                    let mut d = Doc::new(bag, hist);
+                    let mut d = Doc::new(bag, hist, &session);
                     d.rec.parts = parts;
                     d.rec.canonical = canonical;
                     *pending = Some(d);

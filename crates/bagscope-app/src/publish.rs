@@ -316,7 +316,7 @@ fn advertise(transport: &Transport, bag: &Bag, ti: usize) -> Result<Out, String>
             let (datatype, convert) = match c.encoding.as_str() {
                 "cdr" => (c.datatype.clone(), None),
                 "ros1" => {
-                    let conv = ToRos2::new(c)
+                    let conv = ToRos2::new(c, &bag.options().msg_path)
                         .map_err(|e| format!("{} does not convert to ROS 2: {e}", c.topic))?;
                     (conv.datatype.clone(), Some(Convert::ToRos2(Arc::new(conv))))
                 }
@@ -349,7 +349,7 @@ fn advertise(transport: &Transport, bag: &Bag, ti: usize) -> Result<Out, String>
             None,
         ),
         "cdr" => {
-            let conv = ToRos1::new(c)
+            let conv = ToRos1::new(c, &bag.options().msg_path)
                 .map_err(|e| format!("{} does not convert to ROS 1: {e}", c.topic))?;
             (
                 TopicSpec {

@@ -101,8 +101,12 @@ pub fn refresh(d: &mut Doc, ctx: &egui::Context) {
 /// Starts a worker reading every transform of the recording.
 fn read(d: &mut Doc, ctx: &egui::Context) {
     let bag = d.rec.bag.clone();
+    let urdf = d.rec.urdf.clone();
     let job = Job::spawn("tf", 1, ctx, move |h| {
-        h.send(TfHistory::read(&bag, None, h.cancel_flag()).map_err(|e| e.to_string()));
+        h.send(
+            TfHistory::read(&bag, None, urdf.as_deref(), h.cancel_flag())
+                .map_err(|e| e.to_string()),
+        );
     });
     match job {
         Ok(j) => d.tf.job = Some(j),

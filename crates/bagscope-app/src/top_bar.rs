@@ -119,7 +119,9 @@ impl App {
                 }
                 ui.separator();
                 ui.label("Searched in order, then the definitions bagscope ships:");
-                let dirs = bagscope_reader::definition::sources::search_dirs();
+                let dirs = bagscope_reader::definition::sources::search_dirs(
+                    &self.open_options().msg_path,
+                );
                 if dirs.is_empty() {
                     ui.weak("(no folder set: only the definitions bagscope ships)");
                 }

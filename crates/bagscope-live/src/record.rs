@@ -102,6 +102,8 @@ pub struct RecordOptions {
     pub split_duration: Option<Duration>,
     /// Which topics.
     pub select: Select,
+    /// Directories searched first for the definitions of ROS 2 types (`--msg-path`).
+    pub msg_path: Vec<PathBuf>,
 }
 
 /// What a recording holds so far.
@@ -342,7 +344,7 @@ pub fn record_ros2(
                 .into(),
         ));
     }
-    let mut source = Ros2Source::new(participant);
+    let mut source = Ros2Source::new(participant, &opts.msg_path);
     let mut stats = record(&mut source, opts, stop, on_progress)?;
     stats.notes = source.take_notes();
     Ok(stats)

@@ -192,6 +192,8 @@ pub(crate) struct Ros2Source<'a> {
     describer: Describer,
     subscribed: HashSet<String>,
     notes: Vec<String>,
+    /// Directories searched first for definitions.
+    msg_path: Vec<std::path::PathBuf>,
 }
 
 /// A subscription waiting for its publisher's type description.
@@ -210,8 +212,9 @@ const HELD_MAX_BYTES: usize = 64 << 20;
 impl<'a> Ros2Source<'a> {
     /// `participant`'s subscriptions, none yet ([`Source::discover`] makes them once a
     /// publisher of a topic is seen: its type and QoS are what the subscription asks for).
-    pub(crate) fn new(participant: &'a Participant) -> Self {
+    pub(crate) fn new(participant: &'a Participant, msg_path: &[std::path::PathBuf]) -> Self {
         Ros2Source {
+            msg_path: msg_path.to_vec(),
             participant,
             subs: Vec::new(),
             pending: Vec::new(),
@@ -272,7 +275,7 @@ impl<'a> Ros2Source<'a> {
     /// (the search path's or shipped text instead where it has the same fields, for its
     /// constants and comments), else the search path's or the shipped one, else none (raw).
     fn with_definition(&mut self, mut key: ConnKey, described: Option<&Outcome>) -> ConnKey {
-        let local = lookup(&key.datatype, Dialect::Ros2).map(|(text, _)| text);
+        let local = lookup(&key.datatype, Dialect::Ros2, &self.msg_path).map(|(text, _)| text);
         let (topic, datatype) = (&key.topic, &key.datatype);
         key.definition = match (described, local) {
             (Some(Ok(d)), Some(local))

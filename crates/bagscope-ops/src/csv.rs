@@ -160,7 +160,7 @@ pub fn write_csv_columns(
         end_ns,
         time,
     } = opts;
-    let threads = bagscope_reader::settings::default_threads();
+    let threads = bag.options().threads();
     // (The quick summary: a rosbag2 SQLite recording's rows are not all read for its start.)
     let start = bag.quick_summary().start_ns.unwrap_or(0);
     let mut text = String::with_capacity(1 << 16);
@@ -383,6 +383,7 @@ mod tests {
             compression: bagscope_reader::Compression::Zstd,
             chunk_size: 2048,
             profile: "ros2".into(),
+            ..McapOptions::default()
         };
         let mut w = McapWriter::create(&path, opts).unwrap();
         let s = w

@@ -155,8 +155,8 @@ pub struct FrameAt {
 
 /// Whether the recording has transforms: transform topics, or a robot description (whose
 /// fixed joints are transforms, and whose joint states give the others), its own or a URDF
-/// file the user chose ([`crate::robot::set_urdf_file`]).
-pub fn has_transforms(bag: &Bag) -> bool {
+/// file the user chose (`urdf`).
+pub fn has_transforms(bag: &Bag, urdf: Option<&std::path::Path>) -> bool {
     let topics = &bag.summary().topics;
     let joints = || {
         topics
@@ -164,7 +164,7 @@ pub fn has_transforms(bag: &Bag) -> bool {
             .any(|t| crate::robot::states::is_joint_state_type(&t.datatype))
     };
     !tf_topics(bag).is_empty()
-        || crate::robot::urdf_file().is_some()
+        || urdf.is_some()
         || topics
             .iter()
             .any(|t| t.name.trim_start_matches('/') == "robot_description")
@@ -248,10 +248,15 @@ fn transforms(def: &MsgDef, node: &Node) -> Option<Vec<(String, String, Pose)>> 
 impl TfHistory {
     /// Reads every transform of `topics`; when `None`, all the recording's transform topics and
     /// the robot's frames `/tf` lacks (from `/robot_description` and its joint states).
-    pub fn read(bag: &Bag, topics: Option<&[usize]>, cancel: &AtomicBool) -> Result<TfHistory> {
+    pub fn read(
+        bag: &Bag,
+        topics: Option<&[usize]>,
+        urdf: Option<&std::path::Path>,
+        cancel: &AtomicBool,
+    ) -> Result<TfHistory> {
         let mut h = TfHistory::read_topics(bag, topics, cancel)?;
         if topics.is_none() && !h.truncated {
-            h.robot = crate::robot::states::add_robot_frames(bag, &mut h, cancel)?;
+            h.robot = crate::robot::states::add_robot_frames(bag, &mut h, urdf, cancel)?;
         }
         Ok(h)
     }

@@ -567,13 +567,14 @@ pub struct DecodeCheck {
 const REPORTED_PER_CONNECTION: usize = 3;
 
 impl DecodeCheck {
-    /// Compiles every connection's definition.
-    pub fn new(summary: &crate::Summary) -> DecodeCheck {
+    /// Compiles every connection's definition (those not stored searched in `msg_path`
+    /// first).
+    pub fn new(summary: &crate::Summary, msg_path: &[std::path::PathBuf]) -> DecodeCheck {
         DecodeCheck {
             plans: summary
                 .connections
                 .iter()
-                .map(crate::encoding::Plan::for_connection)
+                .map(|c| crate::encoding::Plan::for_connection(c, msg_path))
                 .collect(),
             failures: summary
                 .connections

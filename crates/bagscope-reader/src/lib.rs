@@ -1,10 +1,15 @@
 //! bagscope's reader: read and recover ROS recordings (ROS 1 bags of every format, rosbag2 directories
 //! with SQLite or MCAP storage, standalone MCAP), decode their messages (ROS 1 serialization,
-//! CDR) from the definitions stored in them or found elsewhere, write ROS 1 bags.
+//! CDR, protobuf, JSON) from the definitions stored in them or found elsewhere, and write ROS 1
+//! bags ([`BagWriter`]), MCAP ([`storage::mcap::writer::McapWriter`]) and rosbag2
+//! ([`storage::rosbag2::writer`]).
 //!
-//! Layers (`ARCHITECTURE.md` is the map): [`error`], [`settings`] → [`storage`] (formats, one
-//! interface) → [`definition`] (message definitions) → [`encoding`] (bytes to values) →
-//! [`bag`] (an open recording: tables, cache, message and range access, [`iter`], [`merge`]).
+//! Layers (`ARCHITECTURE.md` is the map): [`error`] and [`OpenOptions`] → [`storage`] (formats,
+//! one interface) → [`definition`] (message definitions) → [`encoding`] (bytes to values) and
+//! [`expr`] (the expression language) → [`bag`] (an open recording: tables, cache, message and
+//! range access, [`bag::iter`] in time order, [`bag::merge`] of several) → [`check`] (read and
+//! verify everything) and [`series`] (a field or an expression over time). Nothing is global:
+//! a recording is opened with its options ([`Bag::open_with`]) and reads by them.
 //! The operations (`bagscope-ops`), the live transports (`bagscope-live`), the app
 //! (`bagscope-app`) and the command line (`bagscope`) are crates of their own on top.
 //!
@@ -62,8 +67,8 @@ pub mod definition;
 pub mod encoding;
 pub mod error;
 pub mod expr;
+mod options;
 pub mod series;
-pub mod settings;
 pub mod storage;
 
 pub use bag::{
@@ -71,5 +76,6 @@ pub use bag::{
     MessageTables, Summary, Topic, Version,
 };
 pub use error::{Error, Result};
+pub use options::{machine_threads, IndexCache, OpenOptions};
 pub use storage::compression::Compression;
 pub use storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};

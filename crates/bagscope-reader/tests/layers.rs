@@ -1,5 +1,5 @@
 //! The layering of the reader holds: storage → definition → encoding → the open recording →
-//! what reads all of it (check, series), with the process settings and errors below them all. No file may name (`crate::…`, `use crate::{…}`, `super::…` out of its
+//! what reads all of it (check, series), with the open options and errors below them all. No file may name (`crate::…`, `use crate::{…}`, `super::…` out of its
 //! folder) a module of a higher layer. Comments and unit-test modules (`mod tests` and
 //! `tests.rs` files) are not read. Between
 //! the crates (operations, live, app, command line) the compiler keeps the layers
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// Each top-level module's layer; a file's own is its top-level folder or file.
 const LAYERS: &[(&str, u8)] = &[
     ("error", 0),
-    ("settings", 0),
+    ("options", 0),
     ("storage", 1),
     ("definition", 2),
     ("encoding", 3),
@@ -42,6 +42,9 @@ const ROOT_ITEMS: &[(&str, &str)] = &[
     ("BagWriter", "storage"),
     ("ConnectionSpec", "storage"),
     ("WriteOptions", "storage"),
+    ("OpenOptions", "options"),
+    ("IndexCache", "options"),
+    ("machine_threads", "options"),
 ];
 
 fn layer(module: &str) -> Option<u8> {
@@ -209,7 +212,7 @@ fn the_check_finds_what_points_up() {
     let f = |path: &str, text: &str| (PathBuf::from(path), text.to_string());
     let files = [
         f("storage/x.rs", "use crate::check::check;\n"),
-        f("storage/ros1/y.rs", "use crate::{error::Error, Bag, settings};\n"),
+        f("storage/ros1/y.rs", "use crate::{error::Error, Bag, options};\n"),
         f("definition/msg.rs", "fn f(v: &crate::encoding::Value) {}\n"),
         f("bag.rs", "use super::series::Thing;\n"),
         f("storage/ros1/z.rs", "use super::super::super::check;\n"),

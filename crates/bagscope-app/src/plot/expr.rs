@@ -114,7 +114,7 @@ pub(super) fn spawn(
     let bag = bag.clone();
     let start = bag.summary().start_ns.unwrap_or(0);
     Job::spawn("expression", 64, ctx, move |h| {
-        let threads = bagscope_reader::settings::default_threads();
+        let threads = bag.options().threads();
         let r = bagscope_reader::series::expr_series(
             &bag,
             std::slice::from_ref(&e),

@@ -193,7 +193,7 @@ fn spawn_series(
     let bag = bag.clone();
     let start = bag.summary().start_ns.unwrap_or(0);
     Job::spawn("series", 64, ctx, move |h| {
-        let threads = bagscope_reader::settings::default_threads();
+        let threads = bag.options().threads();
         let send = |pts: &[bagscope_reader::series::Point]| {
             let v: Vec<PlotPoint> = pts
                 .iter()

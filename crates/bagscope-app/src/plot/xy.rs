@@ -116,7 +116,7 @@ fn spawn(
     let at_playhead = s.at_playhead;
     let env = s.env.clone();
     Job::spawn("xy", 1, ctx, move |h| {
-        let threads = bagscope_reader::settings::default_threads();
+        let threads = bag.options().threads();
         let w = window.map_or((None, None), |(a, b)| (Some(a), Some(b)));
         let r = expr_series(&bag, &exprs, &env, w, threads, h.cancel_flag())
             .map_err(|e| e.to_string())

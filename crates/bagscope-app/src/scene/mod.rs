@@ -15,7 +15,7 @@ use egui::{Color32, Pos2, Rect, Sense};
 use self::camera::Camera;
 use super::job::{Requests, Service};
 use super::{Cmd, Doc};
-use bagscope_ops::scene::{self, Builder, Frames, Kind, Layer, Request, Scene};
+use bagscope_ops::scene::{self, Builder, Frames, Kind, Layer, Request, Scene, ScenePool};
 use bagscope_ops::tf::TfHistory;
 
 mod layers;
@@ -70,7 +70,14 @@ struct Reply {
 
 type SceneWorker = Service<Ask, Reply>;
 
-fn worker(bag: bagscope_reader::Bag, ctx: &egui::Context) -> Result<SceneWorker, String> {
+/// The scene worker of `bag`: its builders take the robot model from `urdf` where one is
+/// given, and their scenes' buffers from `pool`.
+fn worker(
+    bag: bagscope_reader::Bag,
+    urdf: Option<std::path::PathBuf>,
+    pool: Option<ScenePool>,
+    ctx: &egui::Context,
+) -> Result<SceneWorker, String> {
     Service::spawn("scene", 16, 4, ctx, move |reqs: Requests<Ask>, h| {
         let Ok(tables) = bag.tables() else { return };
         let mut builders: Vec<(u64, Builder)> = Vec::new();
@@ -90,7 +97,9 @@ fn worker(bag: bagscope_reader::Bag, ctx: &egui::Context) -> Result<SceneWorker,
                     None => {
                         builders.push((
                             a.panel,
-                            Builder::new(bag.clone(), Arc::clone(&tables), None),
+                            Builder::new(bag.clone(), Arc::clone(&tables), None)
+                                .with_urdf(urdf.clone())
+                                .with_pool(pool.clone()),
                         ));
                         let Some(last) = builders.last_mut() else {
                             return;
@@ -170,9 +179,19 @@ pub struct SceneState {
     worker: Option<SceneWorker>,
     next_id: u64,
     gl: Option<Arc<Shared>>,
+    /// The app's scene buffers ([`crate::Session::scene_pool`]).
+    pub pool: Option<ScenePool>,
 }
 
 impl SceneState {
+    /// No panel yet; scenes' buffers from `pool`.
+    pub fn with_pool(pool: Option<ScenePool>) -> SceneState {
+        SceneState {
+            pool,
+            ..SceneState::default()
+        }
+    }
+
     /// Drops the worker (the recording was replaced by a newer state of it).
     pub fn forget_worker(&mut self) {
         self.worker = None;
@@ -268,7 +287,12 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
         return;
     }
     if d.scene.worker.is_none() {
-        match worker(d.rec.bag.clone(), ctx) {
+        match worker(
+            d.rec.bag.clone(),
+            d.rec.urdf.clone(),
+            d.scene.pool.clone(),
+            ctx,
+        ) {
             Ok(w) => d.scene.worker = Some(w),
             Err(e) => {
                 for p in &mut d.scene.panels {

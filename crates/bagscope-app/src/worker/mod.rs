@@ -86,7 +86,7 @@ pub fn def_info(bag: &Bag, ci: usize) -> DefInfo {
         }
         Err(e) => (format!("none usable: {}", e.reason), None, None),
     };
-    let dirs = bagscope_reader::definition::sources::search_dirs();
+    let dirs = bagscope_reader::definition::sources::search_dirs(&bag.options().msg_path);
     let dialect = if c.encoding == "cdr" {
         bagscope_reader::definition::msg::Dialect::Ros2
     } else {
@@ -150,13 +150,19 @@ pub type Loader = Job<LoadEvent>;
 pub fn loader(
     parts: Vec<bagscope_reader::bag::merge::Part>,
     align: bool,
+    opts: bagscope_reader::OpenOptions,
     ctx: &egui::Context,
 ) -> Loader {
-    Job::spawn("indexer", 64, ctx, move |h| load(parts, align, h))
+    Job::spawn("indexer", 64, ctx, move |h| load(parts, align, &opts, h))
         .unwrap_or_else(|e| Job::done(LoadEvent::Failed(e)))
 }
 
-fn load(mut parts: Vec<bagscope_reader::bag::merge::Part>, align: bool, h: &Handle<LoadEvent>) {
+fn load(
+    mut parts: Vec<bagscope_reader::bag::merge::Part>,
+    align: bool,
+    opts: &bagscope_reader::OpenOptions,
+    h: &Handle<LoadEvent>,
+) {
     if parts.is_empty() {
         match bagscope_ops::demo::ensure_demo() {
             Ok(p) => parts.push(bagscope_reader::bag::merge::Part {
@@ -170,7 +176,7 @@ fn load(mut parts: Vec<bagscope_reader::bag::merge::Part>, align: bool, h: &Hand
         }
     }
     if align {
-        match bagscope_reader::bag::merge::align_starts(&parts) {
+        match bagscope_reader::bag::merge::align_starts(&parts, opts) {
             Ok(p) => parts = p,
             Err(e) => {
                 h.send(LoadEvent::Failed(format!("cannot align the starts: {e}")));
@@ -178,7 +184,7 @@ fn load(mut parts: Vec<bagscope_reader::bag::merge::Part>, align: bool, h: &Hand
             }
         }
     }
-    let bag = match Bag::open_many(&parts) {
+    let bag = match Bag::open_many(&parts, opts) {
         Ok(b) => b,
         Err(e) => {
             let names: Vec<String> = parts.iter().map(|p| p.path.display().to_string()).collect();

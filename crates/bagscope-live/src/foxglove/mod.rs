@@ -99,7 +99,7 @@ pub fn channels_of(bag: &Bag, only: Option<&[usize]>) -> (Vec<Channel>, Vec<Opti
             // The stored definition, or the one bagscope resolves where none was stored (a
             // client cannot decode ros1 or cdr without one); an empty one (std_msgs/Empty)
             // stays as stored.
-            let (text, lang) = definition_of(c);
+            let (text, lang) = definition_of(c, &bag.options().msg_path);
             if text.trim().is_empty() {
                 (c.message_definition.clone().into_bytes(), lang)
             } else {

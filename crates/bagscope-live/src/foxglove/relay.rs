@@ -139,16 +139,18 @@ pub fn run_ros1(node: &Node, hub: &Hub, select: &Select, stop: &AtomicBool) -> R
 }
 
 /// Relays the DDS domain `participant` is on into `hub` until `stop`: the topics `select`
-/// wants. `on_note` hears how a topic's type came (its publisher's description, or none).
+/// wants. `on_note` hears how a topic's type came (its publisher's description, or none);
+/// definitions are searched in `msg_path` first.
 pub fn run_ros2(
     participant: &Participant,
     hub: &Hub,
     select: &Select,
+    msg_path: &[std::path::PathBuf],
     stop: &AtomicBool,
     on_note: &mut dyn FnMut(&str),
 ) -> Result<()> {
     relay(
-        &mut Ros2Source::new(participant),
+        &mut Ros2Source::new(participant, msg_path),
         hub,
         select,
         stop,

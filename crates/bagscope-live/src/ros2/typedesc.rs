@@ -690,6 +690,7 @@ mod tests {
         let (shipped, _) = bagscope_reader::definition::sources::lookup(
             "std_msgs/msg/Header",
             bagscope_reader::definition::msg::Dialect::Ros2,
+            &[],
         )
         .unwrap();
         let described = text.split("MSG: std_msgs/msg/Header\n").nth(1).unwrap();

@@ -338,7 +338,7 @@ pub fn export_many(
         if let Some(dir) = &opts.migrate {
             migrations(s, &conns, dir, &mut conv, &mut notes);
         }
-        conversions(s, opts, &mut conns, &mut conv, &mut notes, &mut skipped);
+        conversions(b, opts, &mut conns, &mut conv, &mut notes, &mut skipped);
         check_encodings(s, format, &conns, &conv)?;
         filters.push(Filter {
             connections: Some(conns),
@@ -493,19 +493,24 @@ fn migrations(
 /// `--to-ros2` / `--to-ros1`: each connection of the source encoding gets its conversion, or
 /// is left out of `conns` with the reason in `skipped`.
 fn conversions(
-    s: &bagscope_reader::Summary,
+    bag: &Bag,
     opts: &ExportOptions,
     conns: &mut Vec<usize>,
     conv: &mut [Option<Transform>],
     notes: &mut Vec<String>,
     skipped: &mut Vec<String>,
 ) {
+    let s = bag.summary();
     let strict = opts.strict_types;
+    // Definitions not stored are searched where the recording was opened to search them.
+    let msg_path = &bag.options().msg_path;
     let to_ros2 = move |c: &Connection| {
-        bagscope_reader::encoding::to_ros2::ToRos2::with_types(c, strict).map(Transform::ToRos2)
+        bagscope_reader::encoding::to_ros2::ToRos2::with_types(c, strict, msg_path)
+            .map(Transform::ToRos2)
     };
-    let to_ros1 =
-        |c: &Connection| bagscope_reader::encoding::to_ros1::ToRos1::new(c).map(Transform::ToRos1);
+    let to_ros1 = |c: &Connection| {
+        bagscope_reader::encoding::to_ros1::ToRos1::new(c, msg_path).map(Transform::ToRos1)
+    };
     let direction: Option<(&str, MakeTransform)> = if opts.to_ros2 {
         Some(("ros1", &to_ros2))
     } else if opts.to_ros1 {

@@ -29,7 +29,7 @@ pub(super) enum Sink {
 }
 
 impl Sink {
-    pub(super) fn add(&mut self, c: &Connection) -> Result<u32> {
+    pub(super) fn add(&mut self, c: &Connection, msg_path: &[std::path::PathBuf]) -> Result<u32> {
         match self {
             Sink::Bag(w) => Ok(w.add_connection(ConnectionSpec {
                 topic: c.topic.clone(),
@@ -40,7 +40,7 @@ impl Sink {
                 latching: c.latching,
             })),
             Sink::Mcap(w, schemas) => {
-                let (text, lang) = definition_of(c);
+                let (text, lang) = definition_of(c, msg_path);
                 // A binary schema (protobuf) goes out byte for byte, not as its text reading.
                 let data = if c.schema_data.is_empty() {
                     text.as_bytes()
@@ -81,7 +81,7 @@ impl Sink {
                 )?))
             }
             Sink::Rosbag2(w) => {
-                let (text, lang) = definition_of(c);
+                let (text, lang) = definition_of(c, msg_path);
                 Ok(w.add_topic(TopicSpec {
                     name: c.topic.clone(),
                     datatype: if c.datatype.contains("/msg/") || !c.datatype.contains('/') {
@@ -227,6 +227,7 @@ pub(super) fn open_sink(
                         } else {
                             String::new()
                         },
+                        ..McapOptions::default()
                     },
                 )?,
                 Default::default(),

@@ -63,12 +63,16 @@ pub(super) fn convert_batch(
 }
 
 /// The last stage: adds connections and writes messages as the converter says.
-pub(super) fn write_stage(mut sink: Sink, rx: std::sync::mpsc::Receiver<Vec<Cmd>>) -> Result<Sink> {
+pub(super) fn write_stage(
+    mut sink: Sink,
+    rx: std::sync::mpsc::Receiver<Vec<Cmd>>,
+    msg_path: &[std::path::PathBuf],
+) -> Result<Sink> {
     let mut ids: Vec<u32> = Vec::new();
     for cmds in rx {
         for c in cmds {
             match c {
-                Cmd::Add(c) => ids.push(sink.add(&c)?),
+                Cmd::Add(c) => ids.push(sink.add(&c, msg_path)?),
                 Cmd::Write(local, m, seq) => {
                     let id = ids.get(local as usize).copied().ok_or_else(|| {
                         Error::Invalid(format!("export: no connection {local} added"))
@@ -195,13 +199,17 @@ pub(super) fn run_stages(
     // and merges, the next converts (--to-ros2, --to-ros1, --migrate; on all cores) and names
     // connections, the last writes (compresses, inserts). Bounded channels keep memory flat.
     let batch_max = 8192;
-    let threads = bagscope_reader::settings::default_threads().max(1);
+    let threads = bags.first().map_or(1, |b| b.options().threads()).max(1);
+    let msg_path = bags
+        .first()
+        .map(|b| b.options().msg_path.clone())
+        .unwrap_or_default();
     let shared = !matches!(sink, Sink::Bag(_));
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Cmd>>(2);
     let (btx, brx) = std::sync::mpsc::sync_channel::<Vec<(usize, bagscope_reader::Message)>>(2);
     let read_total = total;
     std::thread::scope(|sc| -> Result<Option<(Sink, ConvertOutcome)>> {
-        let writer = sc.spawn(move || write_stage(sink, rx));
+        let writer = sc.spawn(move || write_stage(sink, rx, &msg_path));
         let converter = sc.spawn(move || {
             convert_stage(
                 bags, convert, &mut map, threads, shared, read_total, brx, tx,

@@ -18,19 +18,6 @@ use xml::El;
 /// URDF text longer than this is refused.
 pub const MAX_URDF_BYTES: usize = 16 << 20;
 
-static URDF_FILE: std::sync::RwLock<Option<std::path::PathBuf>> = std::sync::RwLock::new(None);
-
-/// A URDF file the user chose (`--urdf`): the robot model everywhere (the transform tree, the
-/// 3D scene) in place of the recordings' `/robot_description`; `None`: the recordings' own.
-pub fn set_urdf_file(p: Option<std::path::PathBuf>) {
-    *URDF_FILE.write().unwrap_or_else(|e| e.into_inner()) = p;
-}
-
-/// The URDF file chosen, if one was ([`set_urdf_file`]).
-pub fn urdf_file() -> Option<std::path::PathBuf> {
-    URDF_FILE.read().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
 /// Reads the URDF file at `p` (bounded in size).
 pub fn read_urdf_file(p: &std::path::Path) -> Result<Model, String> {
     use std::io::Read;

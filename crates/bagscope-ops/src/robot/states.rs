@@ -22,15 +22,18 @@ pub fn is_joint_state_type(datatype: &str) -> bool {
     )
 }
 
-/// The recording's robot model: the URDF file the user chose ([`super::set_urdf_file`]),
+/// The recording's robot model: the URDF file the user chose (`urdf`, `--urdf`),
 /// else the first `/robot_description` message (a `std_msgs/String`), else (a ROS 2 recording
 /// of its parameter events) the first `robot_description` parameter a node declared or set on
 /// `/parameter_events`, with when it holds from; `None` without one, an error for one that
 /// does not read.
-pub fn robot_description(bag: &Bag) -> Option<std::result::Result<(Model, u64), String>> {
+pub fn robot_description(
+    bag: &Bag,
+    urdf: Option<&std::path::Path>,
+) -> Option<std::result::Result<(Model, u64), String>> {
     let s = bag.summary();
-    if let Some(p) = super::urdf_file() {
-        return Some(super::read_urdf_file(&p).map(|m| (m, s.start_ns.unwrap_or(0))));
+    if let Some(p) = urdf {
+        return Some(super::read_urdf_file(p).map(|m| (m, s.start_ns.unwrap_or(0))));
     }
     let topic = s.topics.iter().find(|t| {
         t.name.trim_start_matches('/') == "robot_description"
@@ -218,10 +221,16 @@ pub struct RobotFrames {
     pub problem: Option<String>,
 }
 
-/// Adds to `h` the transforms of the recording's robot that `/tf` does not have.
-pub fn add_robot_frames(bag: &Bag, h: &mut TfHistory, cancel: &AtomicBool) -> Result<RobotFrames> {
+/// Adds to `h` the transforms of the recording's robot (the URDF file `urdf` in place of the
+/// recording's description) that `/tf` does not have.
+pub fn add_robot_frames(
+    bag: &Bag,
+    h: &mut TfHistory,
+    urdf: Option<&std::path::Path>,
+    cancel: &AtomicBool,
+) -> Result<RobotFrames> {
     let mut out = RobotFrames::default();
-    let model = match robot_description(bag) {
+    let model = match robot_description(bag, urdf) {
         None => return Ok(out),
         Some(Err(e)) => {
             out.problem = Some(e);

@@ -14,6 +14,7 @@ pub mod cloud;
 pub mod marker_bytes;
 pub mod markers;
 mod nav;
+mod pool;
 pub mod read;
 mod replay;
 mod robot;
@@ -39,6 +40,7 @@ pub use model::{
     Request, Rgba, Scene, Source, Status, Values, MAX_SCENE_POINTS, MAX_TRIANGLES,
 };
 use nav::{covariance, grid, map};
+pub use pool::ScenePool;
 pub use shapes::{Shape, Solid, UnitMesh};
 
 /// A rotation and translation as `f32`: where a cloud is placed.
@@ -93,6 +95,10 @@ pub struct Builder {
     adopted: std::cell::RefCell<Option<String>>,
     /// The robot model, read at the first scene that draws it (`Some(None)`: there is none).
     robot: Option<Option<Result<robot::Robot, String>>>,
+    /// A URDF file that stands for the recording's robot description (`--urdf`).
+    urdf: Option<std::path::PathBuf>,
+    /// Where scenes' buffers come from and go back to.
+    pool: Option<ScenePool>,
 }
 
 /// The memory budget of clouds kept read across scenes (bytes of positions, values and
@@ -119,7 +125,23 @@ impl Builder {
             span,
             adopted: std::cell::RefCell::new(None),
             robot: None,
+            urdf: None,
+            pool: None,
         }
+    }
+
+    /// The builder with its scenes' buffers taken from `pool` and given back to it when a
+    /// scene is dropped (`None`: each scene allocated and freed on its own).
+    pub fn with_pool(mut self, pool: Option<ScenePool>) -> Builder {
+        self.pool = pool;
+        self
+    }
+
+    /// The builder with the robot model read from the URDF file `urdf` in place of the
+    /// recording's description (`None`: the recording's own).
+    pub fn with_urdf(mut self, urdf: Option<std::path::PathBuf>) -> Builder {
+        self.urdf = urdf;
+        self
     }
 
     /// Swaps in the transform history once it has been read.
@@ -255,7 +277,10 @@ impl Builder {
     /// returns what it had.
     pub fn build(&mut self, req: &Request, cancel: &AtomicBool) -> Scene {
         let t0 = std::time::Instant::now();
-        let mut scene = Scene::reuse();
+        let mut scene = self
+            .pool
+            .as_ref()
+            .map_or_else(Scene::default, ScenePool::take);
         scene.t = req.t;
         scene.fixed = req.fixed.clone();
         if req.grid > 0 {
@@ -284,7 +309,10 @@ impl Builder {
         }
         self.frames(&mut scene, req);
         if req.frames.robot && !cancel.load(Ordering::Relaxed) {
-            let mut r = self.robot.take().unwrap_or_else(|| robot::load(&self.bag));
+            let mut r = self
+                .robot
+                .take()
+                .unwrap_or_else(|| robot::load(&self.bag, self.urdf.as_deref()));
             match &mut r {
                 Some(Ok(rb)) => {
                     scene.robot_status =

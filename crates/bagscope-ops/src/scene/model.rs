@@ -1,6 +1,7 @@
 //! What a scene is: its layers as the user sets them, the request a worker builds from, and the
 //! scene built (points, lines, triangles, labels), with its buffers recycled between scenes.
 
+use super::pool::{ScenePool, RECYCLE_BYTES};
 use bagscope_reader::storage::IndexEntry;
 
 use std::sync::Arc;
@@ -452,80 +453,23 @@ pub struct Scene {
     pub replayed: usize,
     /// Point buffers of an earlier scene, emptied, to fill again.
     pub(super) spare: Vec<(Vec<[f32; 3]>, Vec<Rgba>)>,
+    /// The pool the scene came from and goes back to when dropped.
+    pub(super) pool: Option<ScenePool>,
 }
-
-/// Scenes no longer shown, handed to [`recycler`]'s thread by [`Scene`]'s `drop` (moving their
-/// buffers, nothing freed where they were dropped), kept for the next scene to fill again: a
-/// scene of millions of points is neither freed nor allocated anew ten times a second, so no
-/// thread (the UI's least) waits while the kernel unmaps and maps hundreds of megabytes.
-pub(super) fn recycler() -> Option<&'static std::sync::Mutex<std::sync::mpsc::Sender<Scene>>> {
-    static R: std::sync::OnceLock<Option<std::sync::Mutex<std::sync::mpsc::Sender<Scene>>>> =
-        std::sync::OnceLock::new();
-    R.get_or_init(|| {
-        let (tx, rx) = std::sync::mpsc::channel::<Scene>();
-        std::thread::Builder::new()
-            .name("bagscope-scene-recycle".into())
-            .spawn(move || {
-                use std::sync::mpsc::RecvTimeoutError;
-                loop {
-                    match rx.recv_timeout(std::time::Duration::from_secs(RECYCLE_KEEP_S)) {
-                        Ok(mut s) => {
-                            s.empty_into_spare();
-                            let mut pool = pool().lock().unwrap_or_else(|e| e.into_inner());
-                            // Two scenes' buffers are kept; more are freed here.
-                            if pool.len() < 2 {
-                                pool.push(s);
-                            }
-                        }
-                        // No scene for a while (the panels closed, or showing a still
-                        // playhead): what is kept is freed, here.
-                        Err(RecvTimeoutError::Timeout) => {
-                            let old = std::mem::take(
-                                &mut *pool().lock().unwrap_or_else(|e| e.into_inner()),
-                            );
-                            drop(old);
-                        }
-                        Err(RecvTimeoutError::Disconnected) => break,
-                    }
-                }
-            })
-            .ok()
-            .map(|_| std::sync::Mutex::new(tx))
-    })
-    .as_ref()
-}
-
-pub(super) fn pool() -> &'static std::sync::Mutex<Vec<Scene>> {
-    static P: std::sync::OnceLock<std::sync::Mutex<Vec<Scene>>> = std::sync::OnceLock::new();
-    P.get_or_init(|| std::sync::Mutex::new(Vec::new()))
-}
-
-/// Kept scenes' buffers are freed after this many seconds without a new one.
-pub(super) const RECYCLE_KEEP_S: u64 = 10;
-
-/// Scenes smaller than this are freed where they are dropped.
-pub(super) const RECYCLE_BYTES: usize = 4 << 20;
 
 impl Drop for Scene {
+    /// A scene taken from a [`ScenePool`] goes back to it (its buffers moved, nothing freed
+    /// here); any other is freed where it is dropped.
     fn drop(&mut self) {
+        let Some(pool) = self.pool.take() else { return };
         if self.bytes() < RECYCLE_BYTES {
             return;
         }
-        let Some(r) = recycler() else { return };
-        let s = std::mem::take(self);
-        if let Ok(tx) = r.lock() {
-            let _ = tx.send(s);
-        }
+        pool.give(std::mem::take(self));
     }
 }
 
 impl Scene {
-    /// A scene to fill: an earlier one's buffers when there is one.
-    pub fn reuse() -> Scene {
-        let old = pool().lock().ok().and_then(|mut p| p.pop());
-        old.unwrap_or_default()
-    }
-
     /// About how many bytes its buffers hold.
     pub(super) fn bytes(&self) -> usize {
         let pts: usize = self

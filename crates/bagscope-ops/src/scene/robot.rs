@@ -6,7 +6,7 @@
 //! the rest is drawn.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{thousands, Fast, MeshDraw, Pick, Request, Rgba, Scene, Status, MAX_TRIANGLES};
@@ -42,10 +42,11 @@ struct Drawn {
     color: Arc<Vec<Rgba>>,
 }
 
-/// The recording's robot: `None` without one; `Err` for one that does not read.
-pub(super) fn load(bag: &Bag) -> Option<Result<Robot, String>> {
-    let file = crate::robot::urdf_file();
-    let got = crate::robot::states::robot_description(bag)?;
+/// The recording's robot (the URDF file `urdf` in its place): `None` without one; `Err` for
+/// one that does not read.
+pub(super) fn load(bag: &Bag, urdf: Option<&Path>) -> Option<Result<Robot, String>> {
+    let file = urdf.map(Path::to_path_buf);
+    let got = crate::robot::states::robot_description(bag, urdf)?;
     Some(got.map(|(model, _)| {
         Robot {
             model: Arc::new(model),
@@ -53,7 +54,7 @@ pub(super) fn load(bag: &Bag) -> Option<Result<Robot, String>> {
                 .as_ref()
                 .map_or("/robot_description".into(), |p| p.display().to_string()),
             base: file.and_then(|p| p.parent().map(PathBuf::from)),
-            search: bagscope_reader::definition::sources::search_dirs(),
+            search: bagscope_reader::definition::sources::search_dirs(&bag.options().msg_path),
             meshes: HashMap::new(),
             kept: 0,
             drawn: HashMap::new(),

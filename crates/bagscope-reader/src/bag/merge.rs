@@ -122,21 +122,26 @@ impl Bag {
     /// Opens several recordings as one (see the module's documentation). One part without a
     /// shift is simply [`Bag::open`]. The parts may be of different kinds of storage. The joined
     /// bag's message tables are built here.
-    pub fn open_many(parts: &[Part]) -> Result<Bag> {
-        Self::open_many_with(parts, TopicNames::ByRecording)
+    /// Each is opened with `opts` ([`Bag::open_with`]).
+    pub fn open_many(parts: &[Part], opts: &crate::OpenOptions) -> Result<Bag> {
+        Self::open_many_with(parts, TopicNames::ByRecording, opts)
     }
 
     /// [`Bag::open_many`], the topics of recordings that are not one split set named as
     /// `naming` says.
-    pub fn open_many_with(parts: &[Part], naming: TopicNames) -> Result<Bag> {
+    pub fn open_many_with(
+        parts: &[Part],
+        naming: TopicNames,
+        opts: &crate::OpenOptions,
+    ) -> Result<Bag> {
         match parts {
             [] => return Err(Error::Invalid("no recording to open".into())),
-            [p] if p.offset_ns == 0 => return Bag::open(&p.path),
+            [p] if p.offset_ns == 0 => return Bag::open_with(&p.path, opts),
             _ => {}
         }
         let mut bags = Vec::with_capacity(parts.len());
         for p in parts {
-            let b = Bag::open(&p.path)?;
+            let b = Bag::open_with(&p.path, opts)?;
             b.tables()?;
             bags.push(b);
         }
@@ -297,6 +302,7 @@ impl Bag {
                 deferred: None,
                 keep: None,
             },
+            opts,
         ))
     }
 }
@@ -312,11 +318,11 @@ pub fn parts_of(paths: &[PathBuf]) -> Vec<Part> {
         .collect()
 }
 
-/// Shifts that make every part start when the first does.
-pub fn align_starts(parts: &[Part]) -> Result<Vec<Part>> {
+/// Shifts that make every part start when the first does (each opened with `opts`).
+pub fn align_starts(parts: &[Part], opts: &crate::OpenOptions) -> Result<Vec<Part>> {
     let starts: Vec<Option<u64>> = parts
         .iter()
-        .map(|p| Bag::open(&p.path).map(|b| b.summary().start_ns))
+        .map(|p| Bag::open_with(&p.path, opts).map(|b| b.summary().start_ns))
         .collect::<Result<_>>()?;
     let first = starts.iter().flatten().copied().next().unwrap_or(0);
     Ok(parts

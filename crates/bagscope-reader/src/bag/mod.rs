@@ -78,6 +78,8 @@ pub(crate) struct Inner {
     /// Each connection's compiled definition and where it came from, made on first use.
     plans: Vec<OnceLock<PlanResult>>,
     cache: Mutex<ChunkCache>,
+    /// How the recording was opened; every read of it follows them.
+    pub(crate) opts: crate::OpenOptions,
     /// What lives as long as the recording (see [`crate::storage::Opened::keep`]).
     _keep: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
@@ -119,10 +121,16 @@ impl Bag {
     /// single rosbag2 storage file (`.db3`), or a zstd-compressed `.db3.zstd`/`.mcap.zstd`;
     /// the format is recognised by content, not by the name.
     pub fn open(path: impl AsRef<Path>) -> Result<Bag> {
+        Bag::open_with(path, &crate::OpenOptions::default())
+    }
+
+    /// [`Bag::open`] with `opts`: threads, the definition search path, the index cache, how
+    /// SQLite rows are read. The recording keeps them ([`Bag::options`]).
+    pub fn open_with(path: impl AsRef<Path>, opts: &crate::OpenOptions) -> Result<Bag> {
         let path = path.as_ref();
-        let src = match crate::storage::recognise(path)? {
+        let src = match crate::storage::recognise(path, opts)? {
             crate::storage::Recognised::Opened(files, opened) => {
-                return Ok(Bag::from_opened(files, *opened))
+                return Ok(Bag::from_opened(files, *opened, opts))
             }
             crate::storage::Recognised::File(src) => src,
         };
@@ -132,20 +140,17 @@ impl Bag {
         let (shown, key) = match &src {
             Source::Remote(r) => (
                 std::path::PathBuf::from(r.shown()),
-                Some(crate::storage::index_cache::Key::remote(
-                    &r.shown(),
-                    &r.head,
-                )),
+                crate::storage::index_cache::Key::remote(&r.shown(), &r.head, &opts.index_cache),
             ),
             _ => (
                 path.to_path_buf(),
-                crate::storage::index_cache::Key::of(path),
+                crate::storage::index_cache::Key::of(path, &opts.index_cache),
             ),
         };
         #[cfg(not(feature = "remote"))]
         let (shown, key) = (
             path.to_path_buf(),
-            crate::storage::index_cache::Key::of(path),
+            crate::storage::index_cache::Key::of(path, &opts.index_cache),
         );
         let path = shown.as_path();
         // A recording recovered by a scan before opens from the index cache.
@@ -153,10 +158,10 @@ impl Bag {
             .as_ref()
             .and_then(|k| crate::storage::index_cache::load(k, path))
         {
-            return Ok(Bag::from_opened(vec![src], opened));
+            return Ok(Bag::from_opened(vec![src], opened, opts));
         }
-        let opened = crate::storage::open_file(path, &src)?;
-        let bag = Bag::from_opened(vec![src], opened);
+        let opened = crate::storage::open_file(path, &src, opts)?;
+        let bag = Bag::from_opened(vec![src], opened, opts);
         if let (Some(key), Some(t)) = (&key, bag.inner.tables.get()) {
             let s = bag.summary();
             if !s.indexed && s.file_size >= crate::storage::index_cache::MIN_SIZE {
@@ -167,15 +172,33 @@ impl Bag {
         Ok(bag)
     }
 
+    /// The options the recording was opened with.
+    pub fn options(&self) -> &crate::OpenOptions {
+        &self.inner.opts
+    }
+
     /// Opens a bag held in memory (`name` stands for its path in messages): what the fuzz
     /// targets use, and a way to read a bag that is not a file.
     pub fn from_bytes(name: impl AsRef<Path>, bytes: Vec<u8>) -> Result<Bag> {
-        let src = Source::Memory(bytes.into());
-        let opened = crate::storage::open_file(name.as_ref(), &src)?;
-        Ok(Bag::from_opened(vec![src], opened))
+        Bag::from_bytes_with(name, bytes, &crate::OpenOptions::default())
     }
 
-    pub(crate) fn from_opened(files: Vec<Source>, mut opened: Opened) -> Bag {
+    /// [`Bag::from_bytes`] with `opts`.
+    pub fn from_bytes_with(
+        name: impl AsRef<Path>,
+        bytes: Vec<u8>,
+        opts: &crate::OpenOptions,
+    ) -> Result<Bag> {
+        let src = Source::Memory(bytes.into());
+        let opened = crate::storage::open_file(name.as_ref(), &src, opts)?;
+        Ok(Bag::from_opened(vec![src], opened, opts))
+    }
+
+    pub(crate) fn from_opened(
+        files: Vec<Source>,
+        mut opened: Opened,
+        opts: &crate::OpenOptions,
+    ) -> Bag {
         let tables = OnceLock::new();
         let n_conns = opened.summary.connections.len();
         if opened.summary.files.is_empty() {
@@ -209,6 +232,7 @@ impl Bag {
                     tick: 0,
                     budget: DEFAULT_CACHE_BYTES,
                 }),
+                opts: opts.clone(),
                 _keep: opened.keep,
             }),
         }
@@ -440,6 +464,7 @@ impl Bag {
     fn layouts(&self, idx: &[usize], mut f: impl FnMut(Result<crate::storage::ChunkLayout>)) {
         let _ = crate::storage::read_ahead_on(
             self.inner.files.first().is_some_and(|f| f.is_remote()),
+            self.inner.opts.single_threaded(),
             idx.len(),
             |j, _| Ok(self.chunk_layout(idx[j])),
             |_, l, _| {
@@ -520,11 +545,11 @@ impl Bag {
         match self.inner.plans.get(conn) {
             Some(cell) => cell
                 .get_or_init(|| {
-                    crate::encoding::Plan::for_connection_with_source(c)
+                    crate::encoding::Plan::for_connection_with_source(c, &self.inner.opts.msg_path)
                         .map(|(p, src)| (Arc::new(p), src))
                 })
                 .clone(),
-            None => crate::encoding::Plan::for_connection_with_source(c)
+            None => crate::encoding::Plan::for_connection_with_source(c, &self.inner.opts.msg_path)
                 .map(|(p, src)| (Arc::new(p), src)),
         }
     }
@@ -571,12 +596,13 @@ impl Bag {
     }
 
     /// Messages matching `filter`, in time order across chunks, decompressing ahead on
-    /// background threads (none in the single-threaded mode, [`crate::settings::set_threads`]).
+    /// background threads (none in the single-threaded mode, [`crate::OpenOptions::threads`]).
     pub fn messages(&self, filter: &Filter) -> Result<crate::bag::iter::Messages> {
-        let threads = if crate::settings::single_threaded() {
+        let opts = &self.inner.opts;
+        let threads = if opts.single_threaded() {
             0
         } else {
-            self.reader_threads(crate::settings::default_threads())
+            self.reader_threads(opts.threads())
         };
         crate::bag::iter::Messages::new(self.clone(), filter, threads)
     }
@@ -621,5 +647,8 @@ impl crate::storage::ChunkReader for Bag {
     }
     fn index_pos(&self) -> u64 {
         Bag::index_pos(self)
+    }
+    fn options(&self) -> &crate::OpenOptions {
+        Bag::options(self)
     }
 }

@@ -2,7 +2,7 @@
 //! before iron, channels without a schema, the oldest ROS 1 formats): `.msg` files on a search
 //! path the user gives, a sourced ROS workspace, and the standard interfaces bagscope ships.
 //!
-//! Search order: the directories of [`crate::settings::Settings::msg_path`] (`--msg-path`, the app's
+//! Search order: the directories of [`crate::OpenOptions::msg_path`] (`--msg-path`, the app's
 //! setting), then `BAGSCOPE_MSG_PATH`, then each `AMENT_PREFIX_PATH` prefix's `share/`, then
 //! `ROS_PACKAGE_PATH`; in each, `PKG/msg/Type.msg` is looked for. Then the shipped
 //! definitions (`crates/bagscope-reader/interfaces/*.msgs`, written by `scripts/data/interfaces.py`).
@@ -49,9 +49,10 @@ impl std::fmt::Display for DefSource {
     }
 }
 
-/// The directories searched, in order: each holds packages (`PKG/msg/Type.msg`).
-pub fn search_dirs() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = crate::settings::get().msg_path;
+/// The directories searched, in order: `first` (the caller's, [`crate::OpenOptions::msg_path`]),
+/// then those of the environment; each holds packages (`PKG/msg/Type.msg`).
+pub fn search_dirs(first: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = first.to_vec();
     let split = |v: &str| -> Vec<PathBuf> {
         std::env::split_paths(v)
             .filter(|p| !p.as_os_str().is_empty())
@@ -215,9 +216,14 @@ fn own_from_search_path(dirs: &[PathBuf], name: &str) -> Option<(String, PathBuf
 }
 
 /// Finds the definition of `datatype` (`pkg/Type` or `pkg/msg/Type`) in the given dialect: on
-/// the search path, else among the shipped definitions (ROS 2: humble first).
-pub fn lookup(datatype: &str, dialect: Dialect) -> Option<(String, DefSource)> {
-    lookup_for(datatype, dialect, "")
+/// the search path (`msg_path` first, then the environment's, [`search_dirs`]), else among the
+/// shipped definitions (ROS 2: humble first).
+pub fn lookup(
+    datatype: &str,
+    dialect: Dialect,
+    msg_path: &[PathBuf],
+) -> Option<(String, DefSource)> {
+    lookup_for(datatype, dialect, "", msg_path)
 }
 
 /// The shipped set closest to a distro (`ros2_humble` for humble and iron, ...).
@@ -232,8 +238,8 @@ fn shipped_set_for(distro: &str) -> Option<&'static str> {
 }
 
 /// The definition to write for a connection: the stored one, else the one bagscope resolves
-/// (search path, shipped), with its language.
-pub fn definition_of(c: &crate::storage::Connection) -> (String, String) {
+/// (search path, `msg_path` first; shipped), with its language.
+pub fn definition_of(c: &crate::storage::Connection, msg_path: &[PathBuf]) -> (String, String) {
     if !c.message_definition.trim().is_empty() {
         let enc = if c.schema_encoding.is_empty() {
             if c.encoding == "cdr" {
@@ -251,7 +257,7 @@ pub fn definition_of(c: &crate::storage::Connection) -> (String, String) {
     } else {
         Dialect::Ros1
     };
-    match lookup_for(&c.datatype, dialect, &c.distro) {
+    match lookup_for(&c.datatype, dialect, &c.distro, msg_path) {
         Some((text, _)) => (
             text,
             if dialect == Dialect::Ros2 {
@@ -266,7 +272,12 @@ pub fn definition_of(c: &crate::storage::Connection) -> (String, String) {
 
 /// Like [`lookup`], trying first the shipped set of `distro` (the distro that recorded it,
 /// where the recording says), where the wire format of a type changed between distros.
-pub fn lookup_for(datatype: &str, dialect: Dialect, distro: &str) -> Option<(String, DefSource)> {
+pub fn lookup_for(
+    datatype: &str,
+    dialect: Dialect,
+    distro: &str,
+    msg_path: &[PathBuf],
+) -> Option<(String, DefSource)> {
     let first = shipped_set_for(distro);
     let mut sets: Vec<&(&'static str, Dialect, Types)> =
         shipped().iter().filter(|(_, d, _)| *d == dialect).collect();
@@ -274,7 +285,7 @@ pub fn lookup_for(datatype: &str, dialect: Dialect, distro: &str) -> Option<(Str
     // On the search path: the type and what it uses, each from the search path where it is
     // there, else from the first shipped set that has it (a workspace's own types use the
     // standard ones).
-    let dirs = search_dirs();
+    let dirs = search_dirs(msg_path);
     if !dirs.is_empty() {
         let root = normalize_type(datatype);
         if let Some((_, file)) = own_from_search_path(&dirs, &root) {
@@ -361,8 +372,12 @@ mod tests {
         std::fs::create_dir_all(&msg).unwrap();
         std::fs::write(msg.join("Outer.msg"), "Inner a\nstd_msgs/Header h\n").unwrap();
         std::fs::write(msg.join("Inner.msg"), "float64 x # a comment\n").unwrap();
-        crate::settings::update(|s| s.msg_path = vec![root.clone()]);
-        let (text, src) = lookup("zz_test_pkg/msg/Outer", Dialect::Ros2).unwrap();
+        let (text, src) = lookup(
+            "zz_test_pkg/msg/Outer",
+            Dialect::Ros2,
+            std::slice::from_ref(&root),
+        )
+        .unwrap();
         assert_eq!(src, DefSource::SearchPath(msg.join("Outer.msg")));
         // The dependencies are assembled: its own package's, and a shipped one's.
         let def = crate::definition::msg::MsgDef::parse_dialect(
@@ -372,11 +387,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(def.types.len(), 4, "Outer, Inner, Header, Time: {text}");
-        crate::settings::update(|s| s.msg_path = Vec::new());
         // Shipped: a ROS 2 type by either name, the distro's set first.
-        let (_, src) = lookup_for("sensor_msgs/Imu", Dialect::Ros2, "jazzy").unwrap();
+        let (_, src) = lookup_for("sensor_msgs/Imu", Dialect::Ros2, "jazzy", &[]).unwrap();
         assert_eq!(src, DefSource::Shipped("ros2_jazzy"));
-        let (text, _) = lookup("sensor_msgs/msg/Imu", Dialect::Ros2).unwrap();
+        let (text, _) = lookup("sensor_msgs/msg/Imu", Dialect::Ros2, &[]).unwrap();
         let def = crate::definition::msg::MsgDef::parse_dialect(
             "sensor_msgs/msg/Imu",
             &text,
@@ -384,7 +398,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(def.root().fields.len(), 7);
-        assert!(lookup("no_such_pkg/msg/Nothing", Dialect::Ros2).is_none());
+        assert!(lookup("no_such_pkg/msg/Nothing", Dialect::Ros2, &[]).is_none());
         let _ = std::fs::remove_dir_all(&root);
     }
 }

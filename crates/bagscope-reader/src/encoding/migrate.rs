@@ -69,7 +69,9 @@ impl Migration {
             "cdr" => true,
             e => return Err(ConvertError::new(format!("encoding {e} is not migrated"))),
         };
-        let src = Plan::for_connection(c).map_err(|e| ConvertError::new(e.to_string()))?;
+        // The source is the recording's own definition (a migration is from what was
+        // recorded); nothing is searched for it.
+        let src = Plan::for_connection(c, &[]).map_err(|e| ConvertError::new(e.to_string()))?;
         let dialect = if cdr { Dialect::Ros2 } else { Dialect::Ros1 };
         let dst = MsgDef::parse_dialect(&c.datatype, text, dialect)
             .map_err(|e| ConvertError::new(e.to_string()))?;

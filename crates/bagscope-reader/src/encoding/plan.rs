@@ -180,15 +180,20 @@ impl Plan {
     }
 
     /// Parses and compiles a connection's definition: the one stored in the recording, else one
-    /// found on the search paths or shipped with bagscope (see [`crate::definition::sources`]). Encodings other
-    /// than `ros1` and `cdr` are not decoded.
-    pub fn for_connection(c: &crate::Connection) -> Result<Plan, DefError> {
-        Ok(Self::for_connection_with_source(c)?.0)
+    /// found on the search path (`msg_path` first, then the environment's) or shipped with
+    /// bagscope (see [`crate::definition::sources`]). Encodings other than `ros1` and `cdr` are
+    /// not decoded.
+    pub fn for_connection(
+        c: &crate::Connection,
+        msg_path: &[std::path::PathBuf],
+    ) -> Result<Plan, DefError> {
+        Ok(Self::for_connection_with_source(c, msg_path)?.0)
     }
 
     /// Like [`Plan::for_connection`], and says where the definition came from.
     pub fn for_connection_with_source(
         c: &crate::Connection,
+        msg_path: &[std::path::PathBuf],
     ) -> Result<(Plan, crate::definition::sources::DefSource), DefError> {
         let err = |kind: DefErrorKind, reason: String| DefError {
             kind,
@@ -244,7 +249,7 @@ impl Plan {
             Some(Ok(def)) => (def, crate::definition::sources::DefSource::Recording),
             // A definition the recording stores but that does not parse: one from the search
             // path or the shipped interfaces in its place, saying so.
-            Some(Err(e)) => match crate::definition::sources::lookup_for(&c.datatype, dialect, &c.distro) {
+            Some(Err(e)) => match crate::definition::sources::lookup_for(&c.datatype, dialect, &c.distro, msg_path) {
                 Some((text, found)) => (
                     MsgDef::parse_dialect(&c.datatype, &text, dialect)?,
                     crate::definition::sources::DefSource::Instead {
@@ -254,7 +259,7 @@ impl Plan {
                 ),
                 None => return Err(e),
             },
-            None => match crate::definition::sources::lookup_for(&c.datatype, dialect, &c.distro) {
+            None => match crate::definition::sources::lookup_for(&c.datatype, dialect, &c.distro, msg_path) {
                 Some((text, found)) => (MsgDef::parse_dialect(&c.datatype, &text, dialect)?, found),
                 // An empty `ros2msg` schema is the definition of an empty message
                 // (`std_msgs/msg/Empty`): nothing found elsewhere says otherwise.

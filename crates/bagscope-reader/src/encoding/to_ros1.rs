@@ -36,9 +36,10 @@ pub(crate) fn target_definition(
     c: &crate::Connection,
     datatype: &str,
     dialect: Dialect,
+    msg_path: &[std::path::PathBuf],
 ) -> Result<(String, MsgDef), ConvertError> {
-    let (text, _) =
-        crate::definition::sources::lookup_for(datatype, dialect, "").ok_or_else(|| {
+    let (text, _) = crate::definition::sources::lookup_for(datatype, dialect, "", msg_path)
+        .ok_or_else(|| {
             ConvertError::new(format!(
                 "{} has no {} definition (none on the search path or shipped)",
                 c.datatype,
@@ -94,17 +95,22 @@ fn check(src: &MsgDef, dst: &MsgDef) -> Result<(), ConvertError> {
 }
 
 impl ToRos1 {
-    /// Compiles the conversion of a ROS 2 (CDR) connection, or says why it cannot be converted.
-    pub fn new(c: &crate::Connection) -> Result<ToRos1, ConvertError> {
+    /// Compiles the conversion of a ROS 2 (CDR) connection, or says why it cannot be converted;
+    /// definitions not stored are searched in `msg_path` first.
+    pub fn new(
+        c: &crate::Connection,
+        msg_path: &[std::path::PathBuf],
+    ) -> Result<ToRos1, ConvertError> {
         if c.encoding != "cdr" {
             return Err(ConvertError::new(format!(
                 "{} is {}-encoded, not CDR",
                 c.topic, c.encoding
             )));
         }
-        let src = Plan::for_connection(c).map_err(|e| ConvertError::new(e.to_string()))?;
+        let src =
+            Plan::for_connection(c, msg_path).map_err(|e| ConvertError::new(e.to_string()))?;
         let datatype = ros1_name(&c.datatype);
-        let (definition, dst) = target_definition(c, &datatype, Dialect::Ros1)?;
+        let (definition, dst) = target_definition(c, &datatype, Dialect::Ros1, msg_path)?;
         check(&src.def, &dst).map_err(|e| e.of(format!("{} → {datatype}", c.datatype)))?;
         let md5 = Plan::new(dst.clone()).md5;
         Ok(ToRos1 {

@@ -61,7 +61,7 @@ const MAPPED: &[(&str, &str)] = &[("tf/tfMessage", "tf2_msgs/msg/TFMessage")];
 /// The ROS 2 `.msg` text of ROS 1 definition `src` (its types and what they use, in
 /// sections): each type's ROS 2 definition where one is found, else its ROS 1 definition
 /// translated. Returns the text and the names of the types translated.
-fn translate(src: &MsgDef) -> (String, Vec<String>) {
+fn translate(src: &MsgDef, msg_path: &[std::path::PathBuf]) -> (String, Vec<String>) {
     let mut sections: Vec<(String, String)> = Vec::new();
     let mut translated = Vec::new();
     let mut builtins = std::collections::BTreeSet::new();
@@ -72,7 +72,7 @@ fn translate(src: &MsgDef) -> (String, Vec<String>) {
         }
         if i > 0 {
             if let Some((text, _)) =
-                crate::definition::sources::lookup_for(&name, Dialect::Ros2, "")
+                crate::definition::sources::lookup_for(&name, Dialect::Ros2, "", msg_path)
             {
                 sections.push((name, text));
                 continue;
@@ -110,7 +110,9 @@ fn translate(src: &MsgDef) -> (String, Vec<String>) {
     }
     for b in builtins {
         if !sections.iter().any(|(n, _)| n == b) {
-            if let Some((text, _)) = crate::definition::sources::lookup_for(b, Dialect::Ros2, "") {
+            if let Some((text, _)) =
+                crate::definition::sources::lookup_for(b, Dialect::Ros2, "", msg_path)
+            {
                 sections.push((b.to_string(), text));
             }
         }
@@ -224,20 +226,29 @@ fn check(src: &MsgDef, dst: &MsgDef) -> Result<(), ConvertError> {
 impl ToRos2 {
     /// Compiles the conversion of a ROS 1 connection, or says why it cannot be converted:
     /// types without a ROS 2 definition are translated from their ROS 1 one.
-    pub fn new(c: &crate::Connection) -> Result<ToRos2, ConvertError> {
-        ToRos2::with_types(c, false)
+    /// Definitions not stored are searched in `msg_path` first.
+    pub fn new(
+        c: &crate::Connection,
+        msg_path: &[std::path::PathBuf],
+    ) -> Result<ToRos2, ConvertError> {
+        ToRos2::with_types(c, false, msg_path)
     }
 
     /// [`Self::new`]; with `strict`, only a ROS 2 definition of the same name is taken (no
     /// translation, no mapping to another type).
-    pub fn with_types(c: &crate::Connection, strict: bool) -> Result<ToRos2, ConvertError> {
+    pub fn with_types(
+        c: &crate::Connection,
+        strict: bool,
+        msg_path: &[std::path::PathBuf],
+    ) -> Result<ToRos2, ConvertError> {
         if c.encoding != "ros1" {
             return Err(ConvertError::new(format!(
                 "{} is {}-encoded, not ROS 1",
                 c.topic, c.encoding
             )));
         }
-        let src = Plan::for_connection(c).map_err(|e| ConvertError::new(e.to_string()))?;
+        let src =
+            Plan::for_connection(c, msg_path).map_err(|e| ConvertError::new(e.to_string()))?;
         let compile = |datatype: &str, text: String, origin: Ros2Origin| {
             let dst = MsgDef::parse_dialect(datatype, &text, Dialect::Ros2)
                 .map_err(|e| ConvertError::new(e.to_string()))?;
@@ -258,7 +269,7 @@ impl ToRos2 {
             let ros1 = crate::definition::msg::normalize_type(&c.datatype);
             if let Some(&(_, to)) = MAPPED.iter().find(|(from, _)| *from == ros1) {
                 if let Some((text, _)) =
-                    crate::definition::sources::lookup_for(to, Dialect::Ros2, "")
+                    crate::definition::sources::lookup_for(to, Dialect::Ros2, "", msg_path)
                 {
                     if let Ok(t) = compile(to, text, Ros2Origin::Mapped) {
                         return Ok(t);
@@ -267,14 +278,14 @@ impl ToRos2 {
             }
         }
         let datatype = ros2_name(&c.datatype);
-        match crate::definition::sources::lookup_for(&datatype, Dialect::Ros2, "") {
+        match crate::definition::sources::lookup_for(&datatype, Dialect::Ros2, "", msg_path) {
             Some((text, _)) => compile(&datatype, text, Ros2Origin::Found),
             None if strict => Err(ConvertError::new(format!(
                 "{} has no ROS 2 definition (none on the search path or shipped)",
                 c.datatype
             ))),
             None => {
-                let (text, names) = translate(&src.def);
+                let (text, names) = translate(&src.def, msg_path);
                 compile(&datatype, text, Ros2Origin::Translated(names))
             }
         }

@@ -3,6 +3,7 @@
 //! its bytes are read, how a message is found in them, how a check reads it), so that the open
 //! recording above never matches on a format.
 
+use crate::OpenOptions;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -38,6 +39,8 @@ pub(crate) trait ChunkReader {
     fn file(&self) -> &Source;
     /// ROS 1 2.0: the offset of the index section.
     fn index_pos(&self) -> u64;
+    /// The options the recording was opened with (threads).
+    fn options(&self) -> &crate::OpenOptions;
 }
 
 /// A read window over a source, so that a scan of many small records reads in large blocks.
@@ -108,13 +111,13 @@ pub fn sniff(path: &Path) -> std::io::Result<Option<&'static str>> {
 
 /// Recognises a recording by its content (not its name) and opens what is not a single ROS 1
 /// bag or MCAP file.
-pub(crate) fn recognise(path: &Path) -> Result<Recognised> {
+pub(crate) fn recognise(path: &Path, opts: &OpenOptions) -> Result<Recognised> {
     #[cfg(feature = "remote")]
     if remote::is_url(path) {
-        return recognise_remote(path);
+        return recognise_remote(path, opts);
     }
     if path.is_dir() {
-        let (files, opened) = rosbag2::open_dir(path)?;
+        let (files, opened) = rosbag2::open_dir(path, opts)?;
         return Ok(Recognised::Opened(files, Box::new(opened)));
     }
     let file = File::open(path).map_err(|e| Error::Open {
@@ -124,7 +127,7 @@ pub(crate) fn recognise(path: &Path) -> Result<Recognised> {
     let src = Source::File(file);
     let head = read_at(&src, 0, 64)?;
     if head.starts_with(rosbag2::SQLITE_MAGIC) || head.starts_with(rosbag2::ZSTD_MAGIC) {
-        let (files, opened) = rosbag2::open_file(path)?;
+        let (files, opened) = rosbag2::open_file(path, opts)?;
         return Ok(Recognised::Opened(files, Box::new(opened)));
     }
     if rosbag2::looks_like_metadata(path, &head) {
@@ -134,7 +137,7 @@ pub(crate) fn recognise(path: &Path) -> Result<Recognised> {
         } else {
             dir
         };
-        let (files, opened) = rosbag2::open_dir(dir)?;
+        let (files, opened) = rosbag2::open_dir(dir, opts)?;
         return Ok(Recognised::Opened(files, Box::new(opened)));
     }
     Ok(Recognised::File(src))
@@ -144,7 +147,7 @@ pub(crate) fn recognise(path: &Path) -> Result<Recognised> {
 /// or a rosbag2 recording (its prefix, its `metadata.yaml`, a storage file), whose files are
 /// fetched into a temporary directory that lives as long as the recording.
 #[cfg(feature = "remote")]
-fn recognise_remote(path: &Path) -> Result<Recognised> {
+fn recognise_remote(path: &Path, opts: &OpenOptions) -> Result<Recognised> {
     let url = path.to_string_lossy().into_owned();
     let open_err = |e: std::io::Error| Error::Open {
         path: std::path::PathBuf::from(remote::shown(&url)),
@@ -161,18 +164,18 @@ fn recognise_remote(path: &Path) -> Result<Recognised> {
         }
     };
     let Some(file) = file else {
-        return remote_dir(&url, None);
+        return remote_dir(&url, None, opts);
     };
     let src = Source::Remote(Arc::new(file));
     let head = read_at(&src, 0, 64)?;
     let name = url.rsplit('/').next().unwrap_or("");
     if head.starts_with(rosbag2::SQLITE_MAGIC) || head.starts_with(rosbag2::ZSTD_MAGIC) {
         let dir = url.rsplit_once('/').map(|p| p.0).unwrap_or(&url);
-        return remote_dir(dir, Some(name));
+        return remote_dir(dir, Some(name), opts);
     }
     if rosbag2::looks_like_metadata(Path::new(name), &head) {
         let dir = url.rsplit_once('/').map(|p| p.0).unwrap_or(&url);
-        return remote_dir(dir, None);
+        return remote_dir(dir, None, opts);
     }
     Ok(Recognised::File(src))
 }
@@ -181,7 +184,7 @@ fn recognise_remote(path: &Path) -> Result<Recognised> {
 /// one, those under the prefix), or only the storage file `single`, fetched whole into a
 /// temporary directory and opened from there; its paths are then the remote ones.
 #[cfg(feature = "remote")]
-fn remote_dir(dir_url: &str, single: Option<&str>) -> Result<Recognised> {
+fn remote_dir(dir_url: &str, single: Option<&str>, opts: &OpenOptions) -> Result<Recognised> {
     let base = dir_url.trim_end_matches('/');
     let shown_base = remote::shown(base);
     let open_err = |what: &str, e: std::io::Error| Error::Open {
@@ -292,8 +295,8 @@ fn remote_dir(dir_url: &str, single: Option<&str>) -> Result<Recognised> {
     }
     let opener = |p: &Path| ranged.get(p).map(|f| Source::Remote(f.clone()));
     let (files, mut opened) = match single {
-        Some(n) => rosbag2::open_file(&tmp.0.join(n))?,
-        None => rosbag2::open_dir_with(&tmp.0, &opener)?,
+        Some(n) => rosbag2::open_file(&tmp.0.join(n), opts)?,
+        None => rosbag2::open_dir_with(&tmp.0, &opener, opts)?,
     };
     let to_remote = |p: &Path| -> std::path::PathBuf {
         match p.strip_prefix(&tmp.0) {
@@ -314,11 +317,11 @@ fn remote_dir(dir_url: &str, single: Option<&str>) -> Result<Recognised> {
 }
 
 /// Opens a single ROS 1 bag (any version) or MCAP file, recognised by its first bytes.
-pub(crate) fn open_file(path: &Path, file: &Source) -> Result<Opened> {
+pub(crate) fn open_file(path: &Path, file: &Source, opts: &OpenOptions) -> Result<Opened> {
     let file_size = file.len()?;
     let head = read_at(file, 0, 64)?;
     if head.starts_with(mcap::MAGIC) {
-        let mut opened = mcap::open(file, path, file_size)?;
+        let mut opened = mcap::open(file, path, file_size, opts)?;
         if opened.profile == "ros2" && opened.summary.metadata.iter().any(|m| m.0 == "rosbag2") {
             let (k, v) = crate::storage::rosbag2::ALONE_FACT;
             opened.summary.storage_facts.insert(0, (k.into(), v.into()));
@@ -344,7 +347,7 @@ pub(crate) fn open_file(path: &Path, file: &Source) -> Result<Opened> {
         },
     };
     let opened = match version {
-        Version::V2_0 => ros1::open_v2(file, path, file_size)?,
+        Version::V2_0 => ros1::open_v2(file, path, file_size, opts)?,
         Version::V1_2 => ros1::v12::open(file, path, file_size)?,
         Version::V1_1 | Version::V1_0 | Version::V0 => {
             ros1::old::open(file, path, file_size, version)?

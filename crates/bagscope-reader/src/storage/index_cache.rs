@@ -12,6 +12,7 @@
 //! `~/.cache/bagscope/index`; `BAGSCOPE_INDEX_DIR=off` turns it off. Only recordings of at least
 //! [`MIN_SIZE`] bytes that were opened by a scan are kept.
 
+use crate::IndexCache;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::io::Write;
@@ -32,11 +33,15 @@ pub(crate) struct Key {
     path: String,
     size: u64,
     mtime_ns: u64,
+    /// The cache directory the entry lives in.
+    dir: PathBuf,
 }
 
 impl Key {
-    /// The key of the file at `path`, if it can be told (canonical path, size, mtime).
-    pub(crate) fn of(path: &Path) -> Option<Key> {
+    /// The key of the file at `path` in the cache `cache`, if it can be told (canonical path,
+    /// size, mtime) and the cache is on.
+    pub(crate) fn of(path: &Path, cache: &IndexCache) -> Option<Key> {
+        let dir = dir(cache)?;
         let meta = std::fs::metadata(path).ok()?;
         let mtime = meta.modified().ok()?;
         let mtime_ns = mtime.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos() as u64;
@@ -45,6 +50,7 @@ impl Key {
             path: path.to_string_lossy().into_owned(),
             size: meta.len(),
             mtime_ns,
+            dir,
         })
     }
 }
@@ -53,23 +59,29 @@ impl Key {
 impl Key {
     /// The key of a remote object: its location (as shown, without credentials), size and
     /// entity tag (which changes whenever the object does).
-    pub(crate) fn remote(shown: &str, head: &crate::storage::remote::Head) -> Key {
+    pub(crate) fn remote(
+        shown: &str,
+        head: &crate::storage::remote::Head,
+        cache: &IndexCache,
+    ) -> Option<Key> {
+        let dir = dir(cache)?;
         let mut h = DefaultHasher::new();
         head.etag.hash(&mut h);
-        Key {
+        Some(Key {
             path: shown.to_string(),
             size: head.size,
             mtime_ns: h.finish(),
-        }
+            dir,
+        })
     }
 }
 
-/// The cache directory, or `None` when turned off or unknown.
-pub fn dir() -> Option<PathBuf> {
-    // Set for the process (without touching the environment, which other threads may be
-    // reading): it wins over the environment.
-    if let Some(d) = crate::settings::get().index_dir {
-        return d;
+/// The cache directory `cache` names, or `None` when turned off or unknown.
+pub fn dir(cache: &IndexCache) -> Option<PathBuf> {
+    match cache {
+        IndexCache::Off => return None,
+        IndexCache::Dir(d) => return Some(d.clone()),
+        IndexCache::FromEnvironment => {}
     }
     match std::env::var_os("BAGSCOPE_INDEX_DIR") {
         Some(d) if d == "off" || d.is_empty() => None,
@@ -84,7 +96,7 @@ pub fn dir() -> Option<PathBuf> {
 fn file_for(key: &Key) -> Option<PathBuf> {
     let mut h = DefaultHasher::new();
     key.path.hash(&mut h);
-    Some(dir()?.join(format!("{:016x}.idx", h.finish())))
+    Some(key.dir.join(format!("{:016x}.idx", h.finish())))
 }
 
 struct W(Vec<u8>);
@@ -153,6 +165,7 @@ impl<'a> R<'a> {
             path: self.str()?,
             size: self.u64()?,
             mtime_ns: self.u64()?,
+            dir: key.dir.clone(),
         };
         (&k == key).then_some(())
     }

@@ -159,11 +159,12 @@ pub(crate) const REMOTE_READERS: usize = 24;
 /// Used where a table build reads many small regions of a file (the index after each chunk):
 /// from a cold page cache, one read at a time waits out each read's latency, and the parsing
 /// waits on the reads. At most `READERS * 3` buffers are in flight; buffers are reused. An
-/// error from `consume` stops the readers and is returned. In the single-threaded mode
-/// ([`crate::settings::set_threads`]) every job runs on the calling thread. A remote file gets
+/// error from `consume` stops the readers and is returned. `single_threaded`
+/// ([`crate::OpenOptions::threads`] 1): every job runs on the calling thread. A remote file gets
 /// more readers ([`REMOTE_READERS`]).
 pub(crate) fn read_ahead_on<T, J, C>(
     remote: bool,
+    single_threaded: bool,
     n: usize,
     job: J,
     consume: C,
@@ -173,7 +174,13 @@ where
     J: Fn(usize, &mut Vec<u8>) -> crate::error::Result<T> + Sync,
     C: FnMut(usize, crate::error::Result<T>, &[u8]) -> crate::error::Result<()>,
 {
-    let readers = if remote { REMOTE_READERS } else { READERS };
+    let readers = if single_threaded {
+        1
+    } else if remote {
+        REMOTE_READERS
+    } else {
+        READERS
+    };
     read_ahead_with(readers, n, job, consume)
 }
 
@@ -189,7 +196,7 @@ where
     C: FnMut(usize, crate::error::Result<T>, &[u8]) -> crate::error::Result<()>,
 {
     use std::sync::mpsc::{channel, sync_channel};
-    if n < 2 || crate::settings::single_threaded() {
+    if n < 2 || readers < 2 {
         let mut buf = Vec::new();
         for i in 0..n {
             let r = job(i, &mut buf);

@@ -678,7 +678,7 @@ mod tests {
             Ok(i * 3)
         };
         let mut seen = Vec::new();
-        read_ahead_on(false, 1000, job, |i, r, buf| {
+        read_ahead_on(false, false, 1000, job, |i, r, buf| {
             assert_eq!(buf.len(), i % 300);
             assert!(buf.iter().all(|&b| b == (i % 251) as u8));
             match r {
@@ -691,7 +691,7 @@ mod tests {
         .unwrap();
         assert_eq!(seen, (0..1000).collect::<Vec<_>>());
         let mut last = 0;
-        let r = read_ahead_on(false, 1000, job, |i, r, _| {
+        let r = read_ahead_on(false, false, 1000, job, |i, r, _| {
             last = i;
             r.map(|_| ())
         });
@@ -699,12 +699,12 @@ mod tests {
         assert_eq!(last, 77);
         // One region, none: no thread, no call.
         let mut n = 0;
-        read_ahead_on(false, 1, job, |_, _, _| {
+        read_ahead_on(false, false, 1, job, |_, _, _| {
             n += 1;
             Ok(())
         })
         .unwrap();
-        read_ahead_on(false, 0, job, |_, _, _| unreachable!()).unwrap();
+        read_ahead_on(false, false, 0, job, |_, _, _| unreachable!()).unwrap();
         assert_eq!(n, 1);
     }
 }

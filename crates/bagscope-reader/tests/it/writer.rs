@@ -128,7 +128,7 @@ fn generated_v12_bags_indexed_and_not() {
             .collect();
         assert_eq!(w.len(), 50);
         // Decodes from the 1.2 definition.
-        let plan = bagscope_reader::encoding::Plan::for_connection(&s.connections[a]).unwrap();
+        let plan = bagscope_reader::encoding::Plan::for_connection(&s.connections[a], &[]).unwrap();
         assert!(plan.md5_matches(&s.connections[a].md5sum));
     }
 }

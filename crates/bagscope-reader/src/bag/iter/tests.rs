@@ -51,6 +51,7 @@ fn a_rare_topic_copied_out_of_its_chunks_reads_as_the_tables_read_it() {
             compression,
             chunk_size: 4096,
             profile: String::new(),
+            ..McapOptions::default()
         };
         let mut w = McapWriter::create(&path, opts).unwrap();
         let ids: Vec<u16> = (0..8)
@@ -92,6 +93,7 @@ fn long_and_short(
         compression,
         chunk_size: 1 << 20,
         profile: String::new(),
+        ..McapOptions::default()
     };
     let mut w = McapWriter::create(path, opts).unwrap();
     let ids: Vec<u16> = (0..8)

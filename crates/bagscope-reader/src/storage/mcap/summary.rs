@@ -3,8 +3,13 @@
 use super::*;
 
 /// Opens an MCAP file: from its summary when that is complete, else by a linear scan.
-pub(crate) fn open(src: &Source, path: &Path, file_size: u64) -> Result<Opened> {
-    let mut o = match open_indexed(src, path, file_size) {
+pub(crate) fn open(
+    src: &Source,
+    path: &Path,
+    file_size: u64,
+    opts: &crate::OpenOptions,
+) -> Result<Opened> {
+    let mut o = match open_indexed(src, path, file_size, opts.threads()) {
         Ok(Some(o)) => o,
         Ok(None) => scan(src, path, file_size, Vec::new())?,
         Err(e) => scan(
@@ -32,7 +37,12 @@ pub(crate) fn open(src: &Source, path: &Path, file_size: u64) -> Result<Opened> 
 
 /// Reads the footer and summary. `Ok(None)`: there is no usable summary with chunk indexes
 /// (an unchunked file, a file without summary, or one cut off), so the file must be scanned.
-pub(super) fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<Option<Opened>> {
+pub(super) fn open_indexed(
+    src: &Source,
+    path: &Path,
+    file_size: u64,
+    threads: usize,
+) -> Result<Option<Opened>> {
     let Some((summary_start, buf)) = summary_section(src, file_size)? else {
         return Ok(None);
     };
@@ -72,7 +82,8 @@ pub(super) fn open_indexed(src: &Source, path: &Path, file_size: u64) -> Result<
         .into_iter()
         .map(|(at, from, n)| (at, buf.get(from..from + n).unwrap_or_default()))
         .collect();
-    let Some((mut chunks, disagree)) = parse_chunk_indexes(&chunk_indexes, &dense, file_size)?
+    let Some((mut chunks, disagree)) =
+        parse_chunk_indexes(&chunk_indexes, &dense, file_size, threads)?
     else {
         // A chunk index the summary cannot stand for: read the whole file.
         return Ok(None);
@@ -235,6 +246,7 @@ fn parse_chunk_indexes(
     chunk_indexes: &[(Location, &[u8])],
     dense: &[u32],
     file_size: u64,
+    threads: usize,
 ) -> Result<Option<(Vec<Chunk>, Vec<(u64, u64, u64)>)>> {
     // Each thread gathers its chunks' counts in one list (a vector per chunk made on a
     // thread grew that thread's heap a system call at a time); this thread hands them out.
@@ -279,14 +291,12 @@ fn parse_chunk_indexes(
         Ok(Some((out, counts, index_at, ends, disagree)))
     };
     // (The machine's cores looked up only for a file with enough chunks to share out.)
-    if chunk_indexes.len() < 4096 || crate::settings::default_threads() <= 1 {
+    if chunk_indexes.len() < 4096 || threads <= 1 {
         return Ok(
             parse(chunk_indexes, true)?.map(|(chunks, _, _, _, disagree)| (chunks, disagree))
         );
     }
-    let per = chunk_indexes
-        .len()
-        .div_ceil(crate::settings::default_threads().min(4));
+    let per = chunk_indexes.len().div_ceil(threads.min(4));
     let parts: Vec<Result<Option<Part>>> = std::thread::scope(|sc| {
         let handles: Vec<_> = chunk_indexes
             .chunks(per)

@@ -35,6 +35,7 @@ pub(crate) fn build_tables(
     };
     crate::storage::read_ahead_on(
         bag.file().is_remote(),
+        bag.options().single_threaded(),
         todo.len(),
         read_index,
         |j, read, region| {

@@ -23,6 +23,9 @@ pub struct McapOptions {
     pub chunk_size: usize,
     /// The header's profile (`ros1`, `ros2`, or empty).
     pub profile: String,
+    /// Threads: `1` compresses every chunk on the writing thread; otherwise a chunk is
+    /// compressed on a thread of its own while the next one fills (the default, `0`).
+    pub threads: usize,
 }
 
 impl Default for McapOptions {
@@ -31,6 +34,7 @@ impl Default for McapOptions {
             compression: Compression::Zstd,
             chunk_size: 1 << 20,
             profile: String::new(),
+            threads: 0,
         }
     }
 }
@@ -276,7 +280,7 @@ impl McapWriter {
             self.drain()?;
             return self.write_chunk(&records, uncompressed, times, index);
         }
-        if crate::settings::default_threads() <= 1 {
+        if self.opts.threads == 1 {
             self.drain()?;
             let compressed = crate::storage::compression::compress(compression, &records)?;
             return self.write_chunk(&compressed, uncompressed, times, index);

@@ -154,7 +154,12 @@ fn header_fields_alone(head: &[u8], at: Location) -> Option<BagHeader> {
 }
 
 /// Opens a format 2.0 bag from its index, or recovers it by a linear scan.
-pub(crate) fn open_v2(file: &Source, path: &Path, file_size: u64) -> Result<Opened> {
+pub(crate) fn open_v2(
+    file: &Source,
+    path: &Path,
+    file_size: u64,
+    opts: &crate::OpenOptions,
+) -> Result<Opened> {
     let magic_len = record::MAGIC_V2.len() as u64;
     let head = read_at(file, magic_len, 8192)?;
     let at = Location::File(magic_len);
@@ -207,7 +212,7 @@ pub(crate) fn open_v2(file: &Source, path: &Path, file_size: u64) -> Result<Open
         ));
         return crate::storage::ros1::scan::scan_v2(file, path, file_size, Some(header), warnings);
     }
-    match read_index(file, path, file_size, &header) {
+    match read_index(file, path, file_size, &header, opts.threads()) {
         Ok(mut o) => {
             o.summary.warnings.splice(0..0, warnings);
             if o.summary.message_count == 0 && o.summary.chunks.is_empty() && header.chunk_count > 0
@@ -233,7 +238,13 @@ pub(crate) fn open_v2(file: &Source, path: &Path, file_size: u64) -> Result<Open
 const MAX_INDEX_SECTION: u64 = 512 << 20;
 
 /// Reads connections and chunk infos from the index section, then each chunk's header.
-fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) -> Result<Opened> {
+fn read_index(
+    file: &Source,
+    path: &Path,
+    file_size: u64,
+    header: &BagHeader,
+    threads: usize,
+) -> Result<Opened> {
     let len = file_size - header.index_pos;
     if len > MAX_INDEX_SECTION {
         return Err(Error::TooLarge {
@@ -357,7 +368,7 @@ fn read_index(file: &Source, path: &Path, file_size: u64, header: &BagHeader) ->
         }
         Ok(c)
     };
-    let threads = crate::settings::default_threads().min(4);
+    let threads = threads.min(4);
     let chunks: Vec<Chunk> = if threads <= 1 || infos.len() < 2048 {
         infos.iter().map(one).collect::<Result<_>>()?
     } else {

@@ -61,6 +61,7 @@ pub(crate) fn build(
     };
     super::super::read_ahead_on(
         bag.file().is_remote(),
+        bag.options().single_threaded(),
         todo.len(),
         read_index,
         |j, read, region| {

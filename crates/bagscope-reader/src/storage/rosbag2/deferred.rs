@@ -14,6 +14,8 @@ pub(super) struct RowsToScan {
     pub(super) range: Option<(i64, i64)>,
     pub(super) key: Option<crate::storage::index_cache::Key>,
     pub(super) meta: Option<Metadata>,
+    /// Threads the scan may use ([`crate::OpenOptions::threads`], resolved at open).
+    pub(super) threads: usize,
 }
 
 /// The row scan of a rosbag2 SQLite recording opened from its metadata.yaml (see
@@ -97,7 +99,7 @@ impl RowsToScan {
             given_up: &given_up,
         });
         let direct_scan = src.direct().and_then(|d| {
-            let threads = crate::settings::default_threads().clamp(1, 4);
+            let threads = self.threads.clamp(1, 4);
             let per_thread = d.leaves.len().div_ceil(threads).max(1);
             let parts: Vec<&[Leaf]> = d.leaves.chunks(per_thread).collect();
             // Room for each part's share of the expected messages (no more than the file
@@ -143,7 +145,7 @@ impl RowsToScan {
         let scans = if let Some(scans) = direct_scan {
             scans
         } else if let Some((lo, hi)) = self.range {
-            let threads = crate::settings::default_threads().clamp(1, 4) as i64;
+            let threads = self.threads.clamp(1, 4) as i64;
             // Ids may be anywhere in i64 (a forged file): split in i128.
             let (l, h, n) = (i128::from(lo), i128::from(hi), i128::from(threads));
             let span = (h - l) / n + 1;
@@ -195,6 +197,7 @@ impl RowsToScan {
             &mut out.per,
             &mut out.unknown,
             &mut out.captured,
+            self.threads,
         );
         // Rows SQLite read are not captured; nor are any once the budget was spent.
         if given_up.load(std::sync::atomic::Ordering::Relaxed) {
@@ -355,6 +358,7 @@ pub(super) fn merge_scans(
     per: &mut [Vec<IndexEntry>],
     unknown: &mut u64,
     captured: &mut HashMap<u32, Vec<u8>>,
+    threads: usize,
 ) {
     // Per connection, the entries of each scan with the index of its first block.
     let mut cols: Vec<Vec<(u32, Vec<IndexEntry>)>> = vec![Vec::new(); per.len()];
@@ -394,7 +398,7 @@ pub(super) fn merge_scans(
     let half = per.len() / 2;
     let (p1, p2) = per.split_at_mut(half);
     let (c1, c2) = cols.split_at_mut(half);
-    if crate::settings::default_threads() > 1 && half > 0 {
+    if threads > 1 && half > 0 {
         std::thread::scope(|sc| {
             sc.spawn(|| append(p1, c1));
             append(p2, c2);

@@ -27,12 +27,16 @@ impl Drop for TempDir {
 pub(crate) type Opener<'a> = &'a dyn Fn(&Path) -> Option<Source>;
 
 /// Opens a rosbag2 directory (or the directory of a `metadata.yaml`).
-pub(crate) fn open_dir(dir: &Path) -> Result<(Vec<Source>, Opened)> {
-    open_dir_with(dir, &|_| None)
+pub(crate) fn open_dir(dir: &Path, opts: &crate::OpenOptions) -> Result<(Vec<Source>, Opened)> {
+    open_dir_with(dir, &|_| None, opts)
 }
 
 /// [`open_dir`], with the storage files `opener` gives read from there.
-pub(crate) fn open_dir_with(dir: &Path, opener: Opener) -> Result<(Vec<Source>, Opened)> {
+pub(crate) fn open_dir_with(
+    dir: &Path,
+    opener: Opener,
+    opts: &crate::OpenOptions,
+) -> Result<(Vec<Source>, Opened)> {
     let meta_path = dir.join("metadata.yaml");
     let mut warnings = Vec::new();
     let meta = if meta_path.is_file() {
@@ -94,7 +98,7 @@ pub(crate) fn open_dir_with(dir: &Path, opener: Opener) -> Result<(Vec<Source>, 
     if files.is_empty() {
         warnings.push("no storage file to read".into());
     }
-    open_files(dir, &files, meta.as_ref(), warnings, opener)
+    open_files(dir, &files, meta.as_ref(), warnings, opener, opts)
 }
 
 /// Where a file `relative_file_paths` lists is. Metadata versions 1-3 (eloquent, foxy) name
@@ -124,8 +128,15 @@ pub(super) fn same_dir(a: &Path, b: &Path) -> bool {
 /// Opens a single storage file (`.db3`, `.db3.zstd`, `.mcap.zstd`) as a recording.
 /// Every topic, type, definition and message is in the file: that it is read without its
 /// `metadata.yaml` is a fact of the storage (`info` lists it), not a warning.
-pub(crate) fn open_file(path: &Path) -> Result<(Vec<Source>, Opened)> {
-    let (files, mut opened) = open_files(path, &[path.to_path_buf()], None, Vec::new(), &|_| None)?;
+pub(crate) fn open_file(path: &Path, opts: &crate::OpenOptions) -> Result<(Vec<Source>, Opened)> {
+    let (files, mut opened) = open_files(
+        path,
+        &[path.to_path_buf()],
+        None,
+        Vec::new(),
+        &|_| None,
+        opts,
+    )?;
     opened
         .summary
         .storage_facts
@@ -183,6 +194,7 @@ pub(super) fn open_files(
     meta: Option<&Metadata>,
     mut warnings: Vec<String>,
     opener: Opener,
+    opts: &crate::OpenOptions,
 ) -> Result<(Vec<Source>, Opened)> {
     let message_mode = meta.is_some_and(|m| m.compression.1.eq_ignore_ascii_case("message"));
     // Listed in metadata.yaml but not found (the files opened are those found).
@@ -190,7 +202,7 @@ pub(super) fn open_files(
     let mut parts = Vec::new();
     let only = if files.len() == 1 { meta } else { None };
     for f in files {
-        let p = open_part(f, message_mode, only, opener)?;
+        let p = open_part(f, message_mode, only, opener, opts)?;
         if let Some(m) = meta {
             if p.newer_schema && m.version < 7 {
                 warnings.push(format!(

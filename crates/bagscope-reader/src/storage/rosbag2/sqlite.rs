@@ -9,9 +9,10 @@ pub(super) fn open_part(
     message_mode: bool,
     meta: Option<&Metadata>,
     opener: Opener,
+    opts: &crate::OpenOptions,
 ) -> Result<Part> {
     if let Some(src) = opener(path) {
-        return mcap_part(path, src);
+        return mcap_part(path, src, opts);
     }
     let mut f = std::fs::File::open(path).map_err(|e| Error::Open {
         path: path.to_path_buf(),
@@ -48,14 +49,14 @@ pub(super) fn open_part(
                 });
             }
         }
-        let mut part = open_plain(&out_path, message_mode, Some(tmp), meta)?;
+        let mut part = open_plain(&out_path, message_mode, Some(tmp), meta, opts)?;
         part.compression = ("zstd".into(), "file".into());
         if let Source::Sqlite(s) = &mut part.source {
             s.shown_path = path.to_path_buf();
         }
         return Ok(part);
     }
-    open_plain(path, message_mode, None, meta)
+    open_plain(path, message_mode, None, meta, opts)
 }
 
 pub(super) fn read_full(f: &mut std::fs::File, buf: &mut [u8]) -> Result<usize> {
@@ -76,12 +77,13 @@ pub(super) fn open_plain(
     message_mode: bool,
     tmp: Option<TempDir>,
     meta: Option<&Metadata>,
+    opts: &crate::OpenOptions,
 ) -> Result<Part> {
     let mut f = std::fs::File::open(path)?;
     let mut head = [0u8; 16];
     let n = read_full(&mut f, &mut head)?;
     if head[..n].starts_with(SQLITE_MAGIC) {
-        return open_sqlite(path, message_mode, tmp, meta);
+        return open_sqlite(path, message_mode, tmp, meta, opts);
     }
     if head[..n].starts_with(crate::storage::mcap::MAGIC) {
         let src = match tmp {
@@ -89,7 +91,7 @@ pub(super) fn open_plain(
             Some(_) => Source::Memory(std::fs::read(path)?.into()),
             None => Source::File(f),
         };
-        return mcap_part(path, src);
+        return mcap_part(path, src, opts);
     }
     Err(Error::Storage {
         path: path.to_path_buf(),
@@ -103,9 +105,9 @@ pub(super) fn open_plain(
 }
 
 /// An MCAP storage file of a rosbag2 recording, read from `src`.
-fn mcap_part(path: &Path, src: Source) -> Result<Part> {
+fn mcap_part(path: &Path, src: Source, opts: &crate::OpenOptions) -> Result<Part> {
     let size = src.len()?;
-    let opened = crate::storage::mcap::open(&src, path, size)?;
+    let opened = crate::storage::mcap::open(&src, path, size, opts)?;
     let distro = opened
         .summary
         .metadata
@@ -385,6 +387,7 @@ pub(super) fn open_sqlite(
     message_mode: bool,
     mut tmp: Option<TempDir>,
     meta: Option<&Metadata>,
+    opts: &crate::OpenOptions,
 ) -> Result<Part> {
     let size = std::fs::metadata(path)?.len();
     let (conn, wal_copy) = open_database(path, &mut tmp)?;
@@ -411,20 +414,20 @@ pub(super) fn open_sqlite(
     let extra: Vec<Mutex<rusqlite::Connection>> = if wal_copy {
         Vec::new()
     } else {
-        (1..crate::settings::default_threads().clamp(1, 4))
+        (1..opts.threads().clamp(1, 4))
             .filter_map(|_| open_immutable(path).ok().map(Mutex::new))
             .collect()
     };
     // A plain file scanned before (not a private copy of a WAL or zstd file) reopens from the
     // index cache, keyed by its path, size and modification time.
     let key = if tmp.is_none() && !wal_copy {
-        crate::storage::index_cache::Key::of(path)
+        crate::storage::index_cache::Key::of(path, &opts.index_cache)
     } else {
         None
     };
     // The rows read from the file's pages where they can be (not a private copy with its WAL:
     // the pages there are not the database until SQLite applies the log).
-    let direct = if wal_copy || !crate::settings::get().direct_sqlite_reads {
+    let direct = if wal_copy || !opts.sqlite_pages {
         None
     } else {
         Direct::new(&conn, path)
@@ -472,6 +475,7 @@ pub(super) fn open_sqlite(
         range: lo.zip(hi),
         key,
         meta: meta.cloned(),
+        threads: opts.threads(),
     };
     let mut summary = Summary {
         path: path.to_path_buf(),

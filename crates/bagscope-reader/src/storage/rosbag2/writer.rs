@@ -329,6 +329,7 @@ impl Rosbag2Writer {
                     compression: Compression::Zstd,
                     chunk_size: 1 << 20,
                     profile: "ros2".into(),
+                    ..McapOptions::default()
                 };
                 let w = if self.active {
                     McapWriter::create_active(&path, mo)?
