@@ -123,7 +123,7 @@ fn solids_and_lines(r: &Renderer) -> Result<(), String> {
     let (w, h) = (200u32, 160u32);
     let cam = top_down(2.0);
     let mut s = Scene::default();
-    let at = |x, y, z| bagscope_ops::tf::Pose {
+    let at = |x, y, z| bagscope_ops::geom::Pose {
         t: [x, y, z],
         q: [0.0, 0.0, 0.0, 1.0],
     };
@@ -171,7 +171,7 @@ fn solids_drawn_as_the_cpu_places_them(r: &Renderer) -> Result<(), String> {
         dist: 3.5,
         top: false,
     };
-    let turned = |t: [f64; 3], q: [f64; 4]| bagscope_ops::tf::Pose { t, q };
+    let turned = |t: [f64; 3], q: [f64; 4]| bagscope_ops::geom::Pose { t, q };
     let mut s = Scene::default();
     // Scaled unevenly and turned, so a normal turned without the scale would light it wrong.
     let q = [0.2, -0.3, 0.4, 0.843_0];

@@ -247,7 +247,7 @@ fn export(a: Asked<'_>) -> crate::cli::Result<ExitCode> {
         to_ros1: a.to_ros1,
         migrate: a.migrate.map(Path::to_path_buf),
         // The first recording's bookmarks (MCAP metadata records or its sidecar), carried.
-        notes: None,
+        bookmarks: None,
     };
     if a.split_mb == Some(0) {
         return Err(Error::Invalid("--split-mb must be at least 1".into()));

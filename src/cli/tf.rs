@@ -142,7 +142,7 @@ pub fn run(
 }
 
 /// A pose as `tf_echo` prints it: translation, quaternion and roll/pitch/yaw in degrees.
-fn pose_text(p: &bagscope_ops::tf::Pose) -> String {
+fn pose_text(p: &bagscope_ops::geom::Pose) -> String {
     let r = p.rpy().map(f64::to_degrees);
     format!(
         "xyz [{:.4}, {:.4}, {:.4}] q [{:.4}, {:.4}, {:.4}, {:.4}] rpy° [{:.2}, {:.2}, {:.2}]",

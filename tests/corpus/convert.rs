@@ -53,7 +53,7 @@ pub(crate) fn opts(
         strict_types: false,
         to_ros1: false,
         migrate: None,
-        notes: None,
+        bookmarks: None,
     }
 }
 

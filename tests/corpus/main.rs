@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bookmarks;
 mod cli_small;
 mod compare;
 mod convert;
@@ -24,7 +25,6 @@ mod log;
 mod mcap;
 mod merge;
 mod migrate;
-mod notes;
 mod peer_rosbags;
 mod remote;
 mod robot;

@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::process::Command;
 
+use bagscope_ops::geom::Pose;
 use bagscope_ops::robot::{JointKind, Model};
-use bagscope_ops::tf::Pose;
 
 use crate::common;
 
@@ -383,7 +383,7 @@ fn the_robot_model_is_drawn_at_its_links() {
         assert!(
             r.text.contains("8 links")
                 && r.text
-                    .contains(&bagscope_ops::scene::thousands(want.len() / 3)),
+                    .contains(&bagscope_ops::timefmt::thousands(want.len() / 3)),
             "{r:?}"
         );
         for (got, w) in drawn.iter().zip(&want) {

@@ -337,7 +337,7 @@ fn decay_keeps_the_messages_of_the_last_seconds() {
                 s.status[0].text,
                 format!(
                     "{want} messages, {} points",
-                    bagscope_ops::scene::thousands(s.layer_points(0).pos.len())
+                    bagscope_ops::timefmt::thousands(s.layer_points(0).pos.len())
                 )
             );
         }

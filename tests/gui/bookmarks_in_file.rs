@@ -24,7 +24,7 @@ fn bookmarks_saved_into_the_recording_come_back_in_a_fresh_app() {
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::B);
     h.run_steps(2);
     menu(&mut h, "File", "Save bookmarks into the recording…");
-    assert!(h.state().doc.as_ref().unwrap().notes_io.asking);
+    assert!(h.state().doc.as_ref().unwrap().bookmarks_io.asking);
     h.run_steps(3);
     assert!(
         h.query_all_by_label_contains("run.bag.bookmarks.json")

@@ -196,12 +196,12 @@ impl App {
             }
             Cmd::SaveNotes => {
                 if let Some(d) = &mut self.doc {
-                    super::notes::ask(d);
+                    super::bookmarks_io::ask(d);
                 }
             }
             Cmd::SaveNotesConfirmed => {
                 if let Some(d) = &mut self.doc {
-                    super::notes::start(d, &self.ctx);
+                    super::bookmarks_io::start(d, &self.ctx);
                 }
             }
             Cmd::SaveLayoutDialog
@@ -428,7 +428,7 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
                 // A range, in a colour of its own: kept with its end when written into the
                 // recording.
                 let color = ["#4da3ff", "#ff8c42", "#7bd389", "#d67bff"][n % 4].to_string();
-                d.rec.notes.push(bagscope_ops::notes::Note {
+                d.rec.notes.push(bagscope_ops::bookmarks::Bookmark {
                     start_ns: x,
                     end_ns: Some(y),
                     label: label.clone(),

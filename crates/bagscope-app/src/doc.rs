@@ -41,7 +41,7 @@ pub struct Recording {
     /// Whether the recording has transform topics.
     pub has_tf: bool,
     /// The bookmarks kept in the recording, as read (their ranges and colours).
-    pub notes: Vec<bagscope_ops::notes::Note>,
+    pub notes: Vec<bagscope_ops::bookmarks::Bookmark>,
     /// It has diagnostic topics (`diagnostic_msgs/DiagnosticArray`).
     pub has_diagnostics: bool,
     /// The recordings on the timeline, with their time shifts (one for a single file).
@@ -176,7 +176,7 @@ pub struct Doc {
     /// What of that layout is not shown (missing topics, panels not imported).
     pub layout_notes: Vec<String>,
     /// Writing the bookmarks into the recording: asked (the confirmation shown), under way.
-    pub notes_io: super::notes::NotesState,
+    pub bookmarks_io: super::bookmarks_io::BookmarksIo,
 }
 
 impl Doc {
@@ -241,7 +241,7 @@ impl Doc {
             layout_kept: Default::default(),
             layout_missing: Vec::new(),
             layout_notes: Vec::new(),
-            notes_io: Default::default(),
+            bookmarks_io: Default::default(),
         }
     }
 

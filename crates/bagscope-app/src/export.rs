@@ -194,7 +194,7 @@ pub fn start_bag_export(d: &mut Doc, ctx: &egui::Context) {
             && !(st.to_ros2 && st.format == OutputFormat::Mcap),
         migrate: None,
         // The bookmarks shown, with what the recording held of their ranges and colours.
-        notes: Some(crate::notes::of_doc(d)),
+        bookmarks: Some(crate::bookmarks_io::of_doc(d)),
     };
     let bag = d.rec.bag.clone();
     let what = format!("export to {}", out.display());

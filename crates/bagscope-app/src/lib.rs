@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod actions;
+pub mod bookmarks_io;
 mod cmd;
 mod compare;
 mod diagnostics;
@@ -18,7 +19,6 @@ pub mod layout_file;
 mod layout_io;
 pub mod live;
 pub mod log;
-pub mod notes;
 pub mod palette;
 pub mod persist;
 pub mod plot;
@@ -312,7 +312,7 @@ impl App {
                             .cloned()
                             .unwrap_or_default();
                         doc.rec.canonical = canonical.clone();
-                        notes::take(&mut doc, notes, &mut self.error);
+                        bookmarks_io::take(&mut doc, notes, &mut self.error);
                         // A recording with the same topics as one seen before gets its layout;
                         // the demo shows its cameras from the first frame.
                         self.pending_series.clear();
@@ -397,7 +397,7 @@ impl App {
             compare::poll(d);
             diagnostics::poll(d);
             timeline::states::poll(d);
-            if let Some(r) = notes::poll(d) {
+            if let Some(r) = bookmarks_io::poll(d) {
                 match r {
                     Ok(p) => self.notice = Some(format!("Bookmarks written to {}", p.display())),
                     Err(e) => self.error = Some(e),
@@ -569,8 +569,8 @@ impl App {
                     if d.recordings.open && d.rec.parts.len() > 1 {
                         recordings_window(ui.ctx(), d, &mut cmds);
                     }
-                    if d.notes_io.asking || d.notes_io.job.is_some() {
-                        notes::show(ui.ctx(), d, &mut cmds);
+                    if d.bookmarks_io.asking || d.bookmarks_io.job.is_some() {
+                        bookmarks_io::show(ui.ctx(), d, &mut cmds);
                     }
                     if d.diag.open {
                         diagnostics::show(ui.ctx(), d, &mut cmds);

@@ -9,7 +9,8 @@ use egui_plot::PlotPoint;
 
 use super::job::Job;
 use super::{Cmd, Doc};
-use bagscope_ops::tf::{Pose, TfHistory};
+use bagscope_ops::geom::Pose;
+use bagscope_ops::tf::TfHistory;
 use bagscope_ops::timefmt;
 
 /// A plot series: its name and points.

@@ -130,7 +130,7 @@ pub fn compare(
             Align::Topic(t) => *topic_times(b, t)?.first().ok_or_else(|| {
                 Error::NotFound(format!("{}: no message of {t} to align on", names[i]))
             })?,
-            Align::Bookmark(label) => crate::notes::read_notes(b)
+            Align::Bookmark(label) => crate::bookmarks::read_bookmarks(b)
                 .0
                 .iter()
                 .find(|n| n.label == *label)

@@ -11,7 +11,6 @@
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
-use crate::image::field;
 use bagscope_reader::definition::msg::MsgDef;
 use bagscope_reader::encoding::{Node, Value};
 use bagscope_reader::{Bag, Error, Result};
@@ -169,7 +168,7 @@ pub fn diagnostic_topics(bag: &Bag) -> Vec<usize> {
 }
 
 fn text(def: &MsgDef, n: &Node, name: &str) -> String {
-    match field(def, n, name) {
+    match n.field_value(def, name) {
         Some(Value::String(s)) => String::from_utf8_lossy(s).into_owned(),
         _ => String::new(),
     }
@@ -185,7 +184,7 @@ pub fn statuses(def: &MsgDef, node: &Node) -> Option<Vec<Status>> {
     };
     let mut out = Vec::with_capacity(list.len());
     for s in list {
-        let level = match field(def, s, "level")? {
+        let level = match s.field_value(def, "level")? {
             Value::U8(v) => *v,
             Value::I8(v) => *v as u8,
             _ => return None,

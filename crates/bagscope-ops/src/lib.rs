@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod arrow;
+pub mod bookmarks;
 pub mod catalog;
 pub mod compare;
 pub mod csv;
@@ -14,10 +15,10 @@ mod error;
 pub mod export;
 pub mod find;
 pub mod gen;
+pub mod geom;
 pub mod image;
 pub mod info;
 pub mod log;
-pub mod notes;
 pub mod robot;
 pub mod scene;
 pub mod state;

@@ -5,7 +5,6 @@ use std::fmt;
 use std::ops::ControlFlow;
 use std::sync::atomic::AtomicBool;
 
-use crate::image::field;
 use bagscope_reader::definition::msg::MsgDef;
 use bagscope_reader::encoding::{Node, Value};
 use bagscope_reader::{Bag, Error, Result};
@@ -144,11 +143,11 @@ fn stamp_of(def: &MsgDef, n: &Node) -> Option<u64> {
 
 /// The fields of a decoded log message (`None` if it is not one).
 pub fn from_node(def: &MsgDef, node: &Node, time_ns: u64, topic: usize) -> Option<LogLine> {
-    let text = |n: &str| match field(def, node, n) {
+    let text = |n: &str| match node.field_value(def, n) {
         Some(Value::String(s)) => String::from_utf8_lossy(s).into_owned(),
         _ => String::new(),
     };
-    let level = match field(def, node, "level")? {
+    let level = match node.field_value(def, "level")? {
         Value::U8(v) => *v,
         Value::I8(v) => *v as u8,
         _ => return None,
@@ -168,7 +167,7 @@ pub fn from_node(def: &MsgDef, node: &Node, time_ns: u64, topic: usize) -> Optio
         msg: text("msg"),
         file: text("file"),
         function: text("function"),
-        line: match field(def, node, "line") {
+        line: match node.field_value(def, "line") {
             Some(Value::U32(l)) => *l,
             _ => 0,
         },

@@ -37,7 +37,7 @@ pub enum LoadEvent {
         demo: bool,
         /// The bookmarks kept in it (MCAP metadata records, its sidecar), and why a sidecar
         /// did not read.
-        notes: (Vec<bagscope_ops::notes::Note>, Option<String>),
+        notes: (Vec<bagscope_ops::bookmarks::Bookmark>, Option<String>),
     },
     /// Known before the recording's rows are read (a rosbag2 SQLite recording opened from its
     /// metadata.yaml): what the app shows while they are read.
@@ -202,7 +202,7 @@ fn load(
     let canonical = std::fs::canonicalize(&parts[0].path).unwrap_or_else(|_| parts[0].path.clone());
     let demo = parts.len() == 1
         && std::fs::canonicalize(bagscope_ops::demo::demo_path()).is_ok_and(|d| d == canonical);
-    let notes = bagscope_ops::notes::read_notes(&bag);
+    let notes = bagscope_ops::bookmarks::read_bookmarks(&bag);
     let opened = LoadEvent::Opened {
         bag: bag.clone(),
         hist: first,

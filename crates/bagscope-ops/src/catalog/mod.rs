@@ -486,7 +486,7 @@ fn describe(bag: &Bag, row: &mut RecordingRow) -> Result<Vec<TopicRow>> {
         row.diagnostics = [c[0], c[1], c[2], c[3]].map(|n| n as i64);
     }
     let start = s.start_ns.unwrap_or(0);
-    row.bookmarks = crate::notes::read_notes(bag)
+    row.bookmarks = crate::bookmarks::read_bookmarks(bag)
         .0
         .iter()
         .map(|n| {

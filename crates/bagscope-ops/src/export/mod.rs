@@ -125,7 +125,7 @@ pub struct ExportOptions {
     pub migrate: Option<PathBuf>,
     /// Bookmarks written with the messages (MCAP: metadata records; other formats: a sidecar
     /// beside the output); `None`: the first recording's own. Those in the range only.
-    pub notes: Option<Vec<crate::notes::Note>>,
+    pub bookmarks: Option<Vec<crate::bookmarks::Bookmark>>,
 }
 
 /// Progress of an export.
@@ -360,8 +360,8 @@ pub fn export_many(
         return Err(Error::Cancelled);
     };
     // The first recording's metadata records and bookmarks go along.
-    let (mut notes_out, _) = crate::notes::read_notes(first);
-    if let Some(n) = &opts.notes {
+    let (mut notes_out, _) = crate::bookmarks::read_bookmarks(first);
+    if let Some(n) = &opts.bookmarks {
         notes_out = n.clone();
     }
     let f = &opts.filter;
@@ -372,19 +372,19 @@ pub fn export_many(
         .summary()
         .metadata
         .iter()
-        .filter(|(n, _)| n != crate::notes::METADATA_NAME)
+        .filter(|(n, _)| n != crate::bookmarks::METADATA_NAME)
         .cloned()
         .collect();
     records.extend(
         notes_out
             .iter()
-            .map(|n| (crate::notes::METADATA_NAME.to_string(), n.to_pairs())),
+            .map(|n| (crate::bookmarks::METADATA_NAME.to_string(), n.to_pairs())),
     );
     let mut sink = sink;
     let in_file = sink.add_metadata(&records)?;
     let path = sink.finish()?;
     if !in_file && !notes_out.is_empty() {
-        crate::notes::write_sidecar(&path, &notes_out)?;
+        crate::bookmarks::write_sidecar(&path, &notes_out)?;
     }
     progress(p);
     let unconverted = unconverted
@@ -488,6 +488,42 @@ fn migrations(
             }
         }
     }
+}
+
+/// Keeps `bookmarks` with the recording `bag` (its bookmarks are replaced by them): in an MCAP
+/// file,
+/// the file is written again beside it with them as metadata records and renamed over it (the
+/// caller asks the user first); otherwise into its sidecar. Returns the file written.
+pub fn rewrite_with_bookmarks(
+    bag: &Bag,
+    bookmarks: &[crate::bookmarks::Bookmark],
+    cancel: &AtomicBool,
+) -> Result<PathBuf> {
+    let s = bag.summary();
+    if !crate::bookmarks::in_file(bag) {
+        return crate::bookmarks::write_sidecar(&s.path, bookmarks);
+    }
+    let path = s.path.clone();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let fresh = path.with_file_name(format!(".{name}.bookmarks.mcap"));
+    let opts = ExportOptions {
+        format: Some(OutputFormat::Mcap),
+        bookmarks: Some(bookmarks.to_vec()),
+        ..Default::default()
+    };
+    let r = export(bag, &fresh, &opts, cancel, &mut |_| {});
+    if let Err(e) = r {
+        let _ = std::fs::remove_file(&fresh);
+        return Err(e);
+    }
+    std::fs::rename(&fresh, &path).map_err(|e| {
+        let _ = std::fs::remove_file(&fresh);
+        Error::Invalid(format!("{}: {e}", path.display()))
+    })?;
+    Ok(path)
 }
 
 /// `--to-ros2` / `--to-ros1`: each connection of the source encoding gets its conversion, or

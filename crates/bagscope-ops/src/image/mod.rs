@@ -150,11 +150,6 @@ pub fn is_camera_type(datatype: &str) -> bool {
     base == "Image" || base == "CompressedImage"
 }
 
-/// The value of field `name` of a decoded message.
-pub fn field<'a>(def: &MsgDef, node: &'a Node, name: &str) -> Option<&'a Value> {
-    node.field(def, name).map(|n| &n.value)
-}
-
 fn uint(v: Option<&Value>) -> Option<u64> {
     match v? {
         Value::U8(x) => Some(u64::from(*x)),
@@ -193,7 +188,7 @@ pub fn from_node(def: &MsgDef, node: &Node) -> Result<Image, ImageError> {
     if let (
         Some(info),
         Some(Value::Prims(bagscope_reader::definition::msg::Primitive::I8, cells)),
-    ) = (node.field(def, "info"), field(def, node, "data"))
+    ) = (node.field(def, "info"), node.field_value(def, "data"))
     {
         return occupancy_grid(def, info, cells);
     }
@@ -203,13 +198,13 @@ pub fn from_node(def: &MsgDef, node: &Node) -> Result<Image, ImageError> {
     if node.field(def, "point_step").is_some() && node.field(def, "fields").is_some() {
         return crate::image::topdown::cloud(def, node);
     }
-    let data = bytes(field(def, node, "data"))
+    let data = bytes(node.field_value(def, "data"))
         .ok_or_else(|| ImageError::field("data", "no uint8[] data field"))?;
-    if let Some(format) = text(field(def, node, "format")) {
+    if let Some(format) = text(node.field_value(def, "format")) {
         return decode_compressed(&format, data);
     }
     let get = |n: &str| {
-        uint(field(def, node, n)).ok_or_else(|| ImageError::field(n, format!("no {n} field")))
+        uint(node.field_value(def, n)).ok_or_else(|| ImageError::field(n, format!("no {n} field")))
     };
     let width = u32::try_from(get("width")?)
         .map_err(|_| ImageError::field("width", "width out of range"))?;
@@ -217,7 +212,7 @@ pub fn from_node(def: &MsgDef, node: &Node) -> Result<Image, ImageError> {
         .map_err(|_| ImageError::field("height", "height out of range"))?;
     let step = get("step")?;
     let big = get("is_bigendian").unwrap_or(0) != 0;
-    let encoding = text(field(def, node, "encoding"))
+    let encoding = text(node.field_value(def, "encoding"))
         .ok_or_else(|| ImageError::field("encoding", "no encoding field"))?;
     decode_raw(&encoding, width, height, step, big, data)
 }
@@ -226,7 +221,7 @@ pub fn from_node(def: &MsgDef, node: &Node) -> Result<Image, ImageError> {
 /// as an image with its top row the grid's last, so that +y points up as in rviz.
 fn occupancy_grid(def: &MsgDef, info: &Node, cells: &[u8]) -> Result<Image, ImageError> {
     let get = |n: &str| {
-        uint(field(def, info, n))
+        uint(info.field_value(def, n))
             .ok_or_else(|| ImageError::field(&format!("info.{n}"), format!("no info.{n} field")))
     };
     let width = u32::try_from(get("width")?)

@@ -6,7 +6,7 @@
 //! it through a colormap and reads back the value and the place under the cursor.
 
 use crate::image::ImageError;
-use crate::image::{field, Image, MapInfo, Pixels};
+use crate::image::{Image, MapInfo, Pixels};
 use bagscope_reader::definition::msg::{MsgDef, Primitive};
 use bagscope_reader::encoding::{Node, Value};
 
@@ -89,10 +89,12 @@ pub fn scan(def: &MsgDef, node: &Node) -> Result<Image, ImageError> {
         num(def, node, "range_min").unwrap_or(0.0),
         num(def, node, "range_max").unwrap_or(f64::INFINITY),
     );
-    let ranges = field(def, node, "ranges").ok_or_else(|| ImageError::Field {
-        field: "ranges".into(),
-        reason: "no ranges field".into(),
-    })?;
+    let ranges = node
+        .field_value(def, "ranges")
+        .ok_or_else(|| ImageError::Field {
+            field: "ranges".into(),
+            reason: "no ranges field".into(),
+        })?;
     let count = ranges.len().unwrap_or(0);
     let mut pts = Vec::with_capacity(count);
     for i in 0..count {
@@ -152,7 +154,7 @@ fn point_prim(datatype: u64) -> Option<Primitive> {
 /// A `sensor_msgs/PointCloud2` from above: x and y of each point, a pixel keeping the highest
 /// z (0 for a cloud without z).
 pub fn cloud(def: &MsgDef, node: &Node) -> Result<Image, ImageError> {
-    let Some(Value::Array(fields)) = field(def, node, "fields") else {
+    let Some(Value::Array(fields)) = node.field_value(def, "fields") else {
         return Err(ImageError::Field {
             field: "fields".into(),
             reason: "no fields array".into(),
@@ -168,8 +170,7 @@ pub fn cloud(def: &MsgDef, node: &Node) -> Result<Image, ImageError> {
     let big = num(def, node, "is_bigendian").unwrap_or(0.0) != 0.0;
     let coord = |name: &str| -> Result<Option<Coord>, ImageError> {
         for f in fields {
-            let is =
-                matches!(field(def, f, "name"), Some(Value::String(s)) if s == name.as_bytes());
+            let is = matches!(f.field_value(def, "name"), Some(Value::String(s)) if s == name.as_bytes());
             if !is {
                 continue;
             }
@@ -193,7 +194,7 @@ pub fn cloud(def: &MsgDef, node: &Node) -> Result<Image, ImageError> {
         });
     };
     let cz = coord("z")?;
-    let Some(Value::Bytes(data)) = field(def, node, "data") else {
+    let Some(Value::Bytes(data)) = node.field_value(def, "data") else {
         return Err(ImageError::Field {
             field: "data".into(),
             reason: "no uint8[] data field".into(),

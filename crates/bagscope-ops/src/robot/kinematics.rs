@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::{Joint, JointKind, Model};
-use crate::tf::Pose;
+use crate::geom::Pose;
 
 /// A joint's child in its parent at `value`.
 pub fn joint_pose(j: &Joint, value: f64) -> Pose {

@@ -39,7 +39,7 @@ impl Mesh {
 
     /// The box holding its corners.
     pub fn bounds(&self) -> Option<([f32; 3], [f32; 3])> {
-        crate::scene::bounds_of(
+        crate::geom::bounds_of(
             self.parts
                 .iter()
                 .flat_map(|p| p.tris.iter().flat_map(|t| t.iter())),

@@ -6,11 +6,12 @@
 
 use std::collections::HashMap;
 
-use crate::tf::Pose;
+use crate::geom::Pose;
 
+pub mod description;
+pub mod joint_states;
 pub mod kinematics;
 pub mod mesh;
-pub mod states;
 mod xml;
 
 use xml::El;

@@ -66,7 +66,7 @@ impl Points {
         self.range = range(&self.value);
         self.column_ranges = self.columns.iter().map(|(_, v)| range(v)).collect();
         self.bounds =
-            super::model::bounds_of(self.xyz.iter().filter(|p| p.iter().all(|c| c.is_finite())));
+            crate::geom::bounds_of(self.xyz.iter().filter(|p| p.iter().all(|c| c.is_finite())));
     }
 
     /// Bytes its arrays hold (what the cache of read clouds counts).
@@ -140,11 +140,14 @@ impl Reader {
 fn count_note(read: usize, claimed: usize, held: usize) -> String {
     let mut s = format!(
         "{} of {} points",
-        super::thousands(read),
-        super::thousands(claimed)
+        crate::timefmt::thousands(read),
+        crate::timefmt::thousands(claimed)
     );
     if held < claimed {
-        s.push_str(&format!(" (the data holds {})", super::thousands(held)));
+        s.push_str(&format!(
+            " (the data holds {})",
+            crate::timefmt::thousands(held)
+        ));
     }
     s
 }
@@ -243,7 +246,7 @@ fn foxglove_cloud(
     };
     let mut out = read_points(&layout, data, paint, frame, stamp)?;
     if let Some(p) = sub(def, node, "pose").and_then(|p| super::read::pose(def, p)) {
-        if p != crate::tf::Pose::IDENTITY {
+        if p != crate::geom::Pose::IDENTITY {
             for v in &mut out.xyz {
                 let q = p.apply([f64::from(v[0]), f64::from(v[1]), f64::from(v[2])]);
                 *v = [q[0] as f32, q[1] as f32, q[2] as f32];

@@ -8,7 +8,7 @@
 
 use super::markers::Marker;
 use super::read::{quat_of, unit_to_u8};
-use crate::tf::Pose;
+use crate::geom::Pose;
 use bagscope_reader::definition::msg::{MsgDef, Primitive};
 use bagscope_reader::encoding::{Build, Plan, Value};
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::read::{color, header, items, nanos, pose, sub, text, vec3};
 use super::{Rgba, Scene};
-use crate::tf::Pose;
+use crate::geom::Pose;
 use bagscope_reader::definition::msg::MsgDef;
 use bagscope_reader::encoding::Node;
 

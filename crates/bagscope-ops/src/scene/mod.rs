@@ -26,50 +26,23 @@ use std::sync::Arc;
 
 use self::cloud::{Paint, Points};
 use self::replay::Replay;
-use crate::tf::{Pose, TfHistory};
+use crate::geom::{Affine32, Pose};
+use crate::tf::TfHistory;
+use crate::timefmt::thousands;
 use bagscope_reader::encoding::Plan;
 use bagscope_reader::storage::MessageTables;
 use bagscope_reader::Bag;
 
 mod model;
 
-pub(crate) use model::bounds_of;
 use model::MAP_SIDE;
 pub use model::{
-    thousands, CloudDraw, CloudPaint, Frames, Kind, Label, Layer, MeshDraw, Pick, PointSet,
-    Request, Rgba, Scene, Source, Status, Values, MAX_SCENE_POINTS, MAX_TRIANGLES,
+    CloudDraw, CloudPaint, Frames, Kind, Label, Layer, MeshDraw, Pick, PointSet, Request, Rgba,
+    Scene, Source, Status, Values, MAX_SCENE_POINTS, MAX_TRIANGLES,
 };
 use nav::{covariance, grid, map};
 pub use pool::ScenePool;
 pub use shapes::{Shape, Solid, UnitMesh};
-
-/// A rotation and translation as `f32`: where a cloud is placed.
-struct Fast {
-    m: [[f32; 3]; 3],
-    t: [f32; 3],
-}
-
-impl Fast {
-    fn new(p: &Pose) -> Fast {
-        let c = |v| shapes::f32s(p.turn(v));
-        let (x, y, z) = (c([1.0, 0.0, 0.0]), c([0.0, 1.0, 0.0]), c([0.0, 0.0, 1.0]));
-        Fast {
-            m: [[x[0], y[0], z[0]], [x[1], y[1], z[1]], [x[2], y[2], z[2]]],
-            t: shapes::f32s(p.t),
-        }
-    }
-
-    /// As a column-major 4 × 4 matrix.
-    fn mat4(&self) -> [[f32; 4]; 4] {
-        let m = &self.m;
-        [
-            [m[0][0], m[1][0], m[2][0], 0.0],
-            [m[0][1], m[1][1], m[2][1], 0.0],
-            [m[0][2], m[1][2], m[2][2], 0.0],
-            [self.t[0], self.t[1], self.t[2], 1.0],
-        ]
-    }
-}
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct CloudKey {
@@ -434,7 +407,7 @@ impl Builder {
                     scene.clouds.push(CloudDraw {
                         id: cloud_id(k, src),
                         layer: li,
-                        pose: Fast::new(&pose).mat4(),
+                        pose: Affine32::new(&pose).mat4(),
                         size: layer.point_size,
                         paint: if rgb {
                             CloudPaint::Rgb
@@ -509,7 +482,7 @@ impl Builder {
         let col = layer.color;
         let pick = |scene: &mut Scene, p: [f64; 3], what: String| {
             scene.picks.push(Pick {
-                pos: shapes::f32s(p),
+                pos: crate::geom::f32s(p),
                 what,
                 source: Some(src),
             })
@@ -633,7 +606,7 @@ impl Builder {
                 }
             }
             scene.picks.push(Pick {
-                pos: shapes::f32s(p.t),
+                pos: crate::geom::f32s(p.t),
                 what: format!("frame {name} in {}", req.fixed),
                 source: None,
             });

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::cloud::{Paint, Points};
 use super::shapes;
+use crate::geom::bounds_of;
 
 /// A colour, 8-bit RGBA.
 pub type Rgba = [u8; 4];
@@ -538,8 +539,8 @@ impl Scene {
 
     /// A line segment.
     pub fn line(&mut self, a: [f64; 3], b: [f64; 3], color: Rgba, width_m: f64) {
-        self.line_a.push(shapes::f32s(a));
-        self.line_b.push(shapes::f32s(b));
+        self.line_a.push(crate::geom::f32s(a));
+        self.line_b.push(crate::geom::f32s(b));
         self.line_color.push(color);
         self.line_width.push(width_m as f32);
     }
@@ -553,7 +554,7 @@ impl Scene {
             self.points.push(set);
         }
         if let Some(s) = self.points.last_mut() {
-            s.pos.push(shapes::f32s(p));
+            s.pos.push(crate::geom::f32s(p));
             s.color.push(color);
         }
     }
@@ -561,7 +562,7 @@ impl Scene {
     /// A label.
     pub fn label(&mut self, p: [f64; 3], text: &str, color: Rgba, height: f64) {
         self.labels.push(Label {
-            pos: shapes::f32s(p),
+            pos: crate::geom::f32s(p),
             text: text.to_string(),
             color,
             height: height as f32,
@@ -648,31 +649,4 @@ impl Scene {
             .chain(self.solid_box_corners())
             .collect()
     }
-}
-
-pub(crate) fn bounds_of<'a>(
-    all: impl Iterator<Item = &'a [f32; 3]>,
-) -> Option<([f32; 3], [f32; 3])> {
-    let mut lo = [f32::INFINITY; 3];
-    let mut hi = [f32::NEG_INFINITY; 3];
-    for p in all {
-        for i in 0..3 {
-            lo[i] = lo[i].min(p[i]);
-            hi[i] = hi[i].max(p[i]);
-        }
-    }
-    (lo[0] <= hi[0]).then_some((lo, hi))
-}
-
-/// A count with thousands separators ("1,234,567").
-pub fn thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -3,7 +3,7 @@
 
 use super::read::{pose, sub};
 use super::{Rgba, Scene, MAP_SIDE};
-use crate::tf::Pose;
+use crate::geom::Pose;
 
 /// A ground grid of `n` 1 m cells a side on z = 0.
 pub(super) fn grid(scene: &mut Scene, n: u32) {

@@ -2,7 +2,7 @@
 //! poses and colours, whichever ROS version wrote them (a ROS 1 `time` is a primitive, a ROS 2
 //! `builtin_interfaces/Time` a message of `sec` and `nanosec`).
 
-use crate::tf::Pose;
+use crate::geom::Pose;
 use bagscope_reader::definition::msg::MsgDef;
 use bagscope_reader::encoding::{Node, Value};
 

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::marker_bytes;
 use super::markers::{self, Markers};
 use super::MAX_TRIANGLES;
-use super::{marker_type, shapes, Builder, Layer, Pick, Request, Scene, Source, Status};
+use super::{marker_type, Builder, Layer, Pick, Request, Scene, Source, Status};
 
 /// Marker snapshots: one a second of the recording at most.
 const SNAPSHOT_NS: u64 = 1_000_000_000;
@@ -181,7 +181,7 @@ impl Builder {
                     markers::draw(scene, m, &p);
                     let pos = p.apply(m.pose.t);
                     scene.picks.push(Pick {
-                        pos: shapes::f32s(pos),
+                        pos: crate::geom::f32s(pos),
                         what: format!(
                             "{} {}/{} ({}) in {}",
                             layer.topic,

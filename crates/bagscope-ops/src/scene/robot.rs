@@ -1,6 +1,6 @@
 //! The robot model in a scene: each link's visual (or collision) shapes, boxes, cylinders,
 //! spheres and meshes, at the link's transform at the scene's time (from `/tf`, or computed
-//! from the joint states by [`crate::robot::states`]), in the colours of the mesh file or the
+//! from the joint states by [`crate::tf::add_robot_frames`]), in the colours of the mesh file or the
 //! URDF's materials. Meshes are read once and kept within a budget of triangles; a link
 //! without a transform, a mesh that is missing or does not read, is named in the status and
 //! the rest is drawn.
@@ -9,10 +9,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{thousands, Fast, MeshDraw, Pick, Request, Rgba, Scene, Status, MAX_TRIANGLES};
+use super::{MeshDraw, Pick, Request, Rgba, Scene, Status, MAX_TRIANGLES};
+use crate::geom::Affine32;
+use crate::geom::Pose;
 use crate::robot::mesh::{self, Mesh};
 use crate::robot::{Geometry, Model};
-use crate::tf::Pose;
+use crate::timefmt::thousands;
 use bagscope_reader::Bag;
 
 /// A link's colour when neither the URDF nor the mesh gives one (RViz's default grey).
@@ -46,7 +48,7 @@ struct Drawn {
 /// one that does not read.
 pub(super) fn load(bag: &Bag, urdf: Option<&Path>) -> Option<Result<Robot, String>> {
     let file = urdf.map(Path::to_path_buf);
-    let got = crate::robot::states::robot_description(bag, urdf)?;
+    let got = crate::robot::description::robot_description(bag, urdf)?;
     Some(got.map(|(model, _)| {
         Robot {
             model: Arc::new(model),
@@ -189,7 +191,7 @@ impl Robot {
                             pos: d.pos,
                             normal: d.normal,
                             color: d.color,
-                            pose: Fast::new(&at).mat4(),
+                            pose: Affine32::new(&at).mat4(),
                         }),
                         Err(e) => {
                             if !st.problems.contains(&e) {
@@ -200,7 +202,7 @@ impl Robot {
                 }
             }
             scene.picks.push(Pick {
-                pos: super::shapes::f32s(pose.t),
+                pos: crate::geom::f32s(pose.t),
                 what: format!("robot link {} in {}", link.name, req.fixed),
                 source: None,
             });

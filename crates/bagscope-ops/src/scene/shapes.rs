@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use super::{Rgba, Scene};
-use crate::tf::Pose;
+use crate::geom::{f32s, Pose};
 
 /// Sides of round shapes.
 const ROUND: usize = 16;
@@ -367,9 +367,4 @@ fn quat_from_z(d: [f64; 3]) -> [f64; 4] {
     let q = [c[0], c[1], c[2], 1.0 + dot];
     let l = (q.iter().map(|x| x * x).sum::<f64>()).sqrt();
     [q[0] / l, q[1] / l, q[2] / l, q[3] / l]
-}
-
-/// Coordinates as the renderer takes them.
-pub fn f32s(p: [f64; 3]) -> [f32; 3] {
-    [p[0] as f32, p[1] as f32, p[2] as f32]
 }

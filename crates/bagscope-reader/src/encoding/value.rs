@@ -116,6 +116,11 @@ impl Node {
         self.field(def, name)?.value.as_f64()
     }
 
+    /// The value of field `name` of this message (see [`Node::field`]).
+    pub fn field_value<'a>(&'a self, def: &MsgDef, name: &str) -> Option<&'a Value> {
+        self.field(def, name).map(|n| &n.value)
+    }
+
     /// Field `name` of this message node (`None` if it is not a message or has no such field).
     pub fn field<'a>(&'a self, def: &MsgDef, name: &str) -> Option<&'a Node> {
         let Value::Message { ty, fields } = &self.value else {

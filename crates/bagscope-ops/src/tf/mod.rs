@@ -6,11 +6,13 @@
 //! Times are the recording's (when each message was recorded), the timeline's clock; a
 //! transform from a `tf_static` topic holds at every time, as tf2 treats it.
 
+mod robot_frames;
+pub use robot_frames::{add_robot_frames, RobotFrames};
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::atomic::AtomicBool;
 
-use crate::image::field;
+use crate::geom::Pose;
 use bagscope_reader::definition::msg::MsgDef;
 use bagscope_reader::encoding::{Node, Value};
 use bagscope_reader::{Bag, Error, Result};
@@ -38,81 +40,6 @@ pub enum TfError {
 /// [`TfHistory::truncated`] says so.
 pub const MAX_SAMPLES: usize = 20_000_000;
 
-/// A rigid transform: translation (m) and rotation (unit quaternion x, y, z, w).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Pose {
-    /// Translation.
-    pub t: [f64; 3],
-    /// Rotation.
-    pub q: [f64; 4],
-}
-
-impl Pose {
-    /// No translation, no rotation.
-    pub const IDENTITY: Pose = Pose {
-        t: [0.0; 3],
-        q: [0.0, 0.0, 0.0, 1.0],
-    };
-
-    /// `self` then `o` (`self * o`): a point in `o`'s frame taken to `self`'s parent.
-    pub fn then(&self, o: &Pose) -> Pose {
-        let r = rotate(self.q, o.t);
-        Pose {
-            t: [self.t[0] + r[0], self.t[1] + r[1], self.t[2] + r[2]],
-            q: qmul(self.q, o.q),
-        }
-    }
-
-    /// A point of this frame in the parent's frame.
-    pub fn apply(&self, p: [f64; 3]) -> [f64; 3] {
-        let r = rotate(self.q, p);
-        [self.t[0] + r[0], self.t[1] + r[1], self.t[2] + r[2]]
-    }
-
-    /// A direction of this frame in the parent's frame (rotation only).
-    pub fn turn(&self, v: [f64; 3]) -> [f64; 3] {
-        rotate(self.q, v)
-    }
-
-    /// The inverse transform.
-    pub fn inverse(&self) -> Pose {
-        let qi = [-self.q[0], -self.q[1], -self.q[2], self.q[3]];
-        let r = rotate(qi, self.t);
-        Pose {
-            t: [-r[0], -r[1], -r[2]],
-            q: qi,
-        }
-    }
-
-    /// Roll, pitch and yaw (rad, the ZYX convention of tf's `getRPY`).
-    pub fn rpy(&self) -> [f64; 3] {
-        let [x, y, z, w] = self.q;
-        let roll = (2.0 * (w * x + y * z)).atan2(1.0 - 2.0 * (x * x + y * y));
-        let pitch = (2.0 * (w * y - z * x)).clamp(-1.0, 1.0).asin();
-        let yaw = (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z));
-        [roll, pitch, yaw]
-    }
-}
-
-fn qmul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
-    let [ax, ay, az, aw] = a;
-    let [bx, by, bz, bw] = b;
-    [
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-        aw * bw - ax * bx - ay * by - az * bz,
-    ]
-}
-
-fn rotate(q: [f64; 4], v: [f64; 3]) -> [f64; 3] {
-    let p = qmul(
-        qmul(q, [v[0], v[1], v[2], 0.0]),
-        [-q[0], -q[1], -q[2], q[3]],
-    );
-    [p[0], p[1], p[2]]
-}
-
 /// One transform of a frame from its parent.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sample {
@@ -138,8 +65,8 @@ pub struct TfHistory {
     /// Whether reading stopped at [`MAX_SAMPLES`].
     pub truncated: bool,
     /// The robot's frames added from its URDF and joint states (see
-    /// [`crate::robot::states::add_robot_frames`]).
-    pub robot: crate::robot::states::RobotFrames,
+    /// [`robot_frames::add_robot_frames`]).
+    pub robot: RobotFrames,
 }
 
 /// A frame as it stands at some time.
@@ -161,7 +88,7 @@ pub fn has_transforms(bag: &Bag, urdf: Option<&std::path::Path>) -> bool {
     let joints = || {
         topics
             .iter()
-            .any(|t| crate::robot::states::is_joint_state_type(&t.datatype))
+            .any(|t| crate::robot::joint_states::is_joint_state_type(&t.datatype))
     };
     !tf_topics(bag).is_empty()
         || urdf.is_some()
@@ -190,7 +117,7 @@ pub fn tf_topics(bag: &Bag) -> Vec<usize> {
 }
 
 fn text(def: &MsgDef, n: &Node, name: &str) -> Option<String> {
-    match field(def, n, name)? {
+    match n.field_value(def, name)? {
         Value::String(s) => Some(
             String::from_utf8_lossy(s)
                 .trim_start_matches('/')
@@ -204,7 +131,7 @@ fn text(def: &MsgDef, n: &Node, name: &str) -> Option<String> {
 /// `FrameTransform` (one) or `FrameTransforms` (a list).
 fn transforms(def: &MsgDef, node: &Node) -> Option<Vec<(String, String, Pose)>> {
     let one;
-    let items: &[Node] = match field(def, node, "transforms") {
+    let items: &[Node] = match node.field_value(def, "transforms") {
         Some(Value::Array(items)) => items,
         _ if node.field(def, "parent_frame_id").is_some() => {
             one = [node.clone()];
@@ -256,7 +183,7 @@ impl TfHistory {
     ) -> Result<TfHistory> {
         let mut h = TfHistory::read_topics(bag, topics, cancel)?;
         if topics.is_none() && !h.truncated {
-            h.robot = crate::robot::states::add_robot_frames(bag, &mut h, urdf, cancel)?;
+            h.robot = robot_frames::add_robot_frames(bag, &mut h, urdf, cancel)?;
         }
         Ok(h)
     }

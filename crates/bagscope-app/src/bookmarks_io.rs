@@ -4,14 +4,15 @@
 
 use std::path::PathBuf;
 
-use bagscope_ops::notes::{in_file, sidecar_path, write_notes, Note};
+use bagscope_ops::bookmarks::{in_file, sidecar_path, Bookmark};
+use bagscope_ops::export::rewrite_with_bookmarks;
 
 use super::job::Job;
 use super::{Cmd, Doc};
 
 /// Writing the bookmarks into the recording.
 #[derive(Default)]
-pub struct NotesState {
+pub struct BookmarksIo {
     /// The confirmation is shown.
     pub asking: bool,
     /// Where they would go, decided when asked (it looks at the file system): into the
@@ -24,7 +25,7 @@ pub struct NotesState {
 /// Takes the bookmarks read with the recording: shown with those the app kept for it.
 pub fn take(
     d: &mut Doc,
-    (notes, problem): (Vec<Note>, Option<String>),
+    (notes, problem): (Vec<Bookmark>, Option<String>),
     error: &mut Option<String>,
 ) {
     for n in &notes {
@@ -45,7 +46,7 @@ pub fn take(
 }
 
 /// The bookmarks shown as notes: with the range and colour the recording held for them.
-pub fn of_doc(d: &Doc) -> Vec<Note> {
+pub fn of_doc(d: &Doc) -> Vec<Bookmark> {
     d.nav
         .bookmarks
         .iter()
@@ -55,7 +56,7 @@ pub fn of_doc(d: &Doc) -> Vec<Note> {
                 .iter()
                 .find(|n| n.start_ns == *t && n.label == *l)
                 .cloned()
-                .unwrap_or_else(|| Note {
+                .unwrap_or_else(|| Bookmark {
                     start_ns: *t,
                     end_ns: None,
                     label: l.clone(),
@@ -67,30 +68,30 @@ pub fn of_doc(d: &Doc) -> Vec<Note> {
 
 /// Starts writing the bookmarks into the recording.
 pub fn start(d: &mut Doc, ctx: &egui::Context) {
-    d.notes_io.asking = false;
+    d.bookmarks_io.asking = false;
     let (bag, notes) = (d.rec.bag.clone(), of_doc(d));
     d.rec.notes = notes.clone();
     let r = Job::spawn("notes", 1, ctx, move |h| {
-        h.send(write_notes(&bag, &notes, h.cancel_flag()).map_err(|e| e.to_string()));
+        h.send(rewrite_with_bookmarks(&bag, &notes, h.cancel_flag()).map_err(|e| e.to_string()));
     });
     match r {
-        Ok(j) => d.notes_io.job = Some(j),
-        Err(e) => d.notes_io.job = Some(Job::done(Err(e))),
+        Ok(j) => d.bookmarks_io.job = Some(j),
+        Err(e) => d.bookmarks_io.job = Some(Job::done(Err(e))),
     }
 }
 
 /// What the write came to, once.
 pub fn poll(d: &mut Doc) -> Option<Result<PathBuf, String>> {
-    let r = d.notes_io.job.as_mut()?.take()?;
-    d.notes_io.job = None;
+    let r = d.bookmarks_io.job.as_mut()?.take()?;
+    d.bookmarks_io.job = None;
     Some(r)
 }
 
 /// Asks before writing: where they would go is decided here, once (on the command, not every
 /// frame the confirmation is drawn).
 pub fn ask(d: &mut Doc) {
-    d.notes_io.asking = true;
-    d.notes_io.into = Some(if in_file(&d.rec.bag) {
+    d.bookmarks_io.asking = true;
+    d.bookmarks_io.into = Some(if in_file(&d.rec.bag) {
         Ok(())
     } else {
         Err(sidecar_path(&d.rec.bag.summary().path))
@@ -106,21 +107,21 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         .resizable(false)
         .anchor(egui::Align2::CENTER_TOP, [0.0, 120.0])
         .show(ctx, |ui| {
-            if d.notes_io.job.is_some() {
+            if d.bookmarks_io.job.is_some() {
                 ui.horizontal(|ui| {
                     ui.spinner();
                     ui.label("Writing…");
                 });
                 return;
             }
-            if let Some(Ok(())) = &d.notes_io.into {
+            if let Some(Ok(())) = &d.bookmarks_io.into {
                 ui.label(format!(
                     "Write {n} bookmark(s) into {} as MCAP metadata records?",
                     path.display()
                 ));
                 ui.weak("The recording is written again beside it (its messages byte for byte, its other metadata kept) and renamed over it: the file's present bytes are never written over, and a failure leaves it as it is.");
             } else {
-                let side = match &d.notes_io.into {
+                let side = match &d.bookmarks_io.into {
                     Some(Err(side)) => side.clone(),
                     _ => sidecar_path(&path),
                 };
@@ -132,7 +133,7 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                     cmds.push(Cmd::SaveNotesConfirmed);
                 }
                 if ui.button("Cancel").clicked() {
-                    d.notes_io.asking = false;
+                    d.bookmarks_io.asking = false;
                 }
             });
         });

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
-use bagscope_ops::notes::{read_notes, sidecar_path, write_notes, Note, METADATA_NAME};
+use bagscope_ops::bookmarks::{read_bookmarks, sidecar_path, Bookmark, METADATA_NAME};
+use bagscope_ops::export::rewrite_with_bookmarks;
 use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
 use bagscope_reader::Bag;
 use sha2::Digest;
@@ -79,13 +80,13 @@ fn bookmarks_go_into_an_mcap_and_come_back() {
     std::fs::hard_link(&run, &old).unwrap();
     let before = sha(&old);
     let notes = vec![
-        Note {
+        Bookmark {
             start_ns: T0 + 2_000_000_000,
             end_ns: None,
             label: "wheel slip — left".into(),
             color: String::new(),
         },
-        Note {
+        Bookmark {
             start_ns: T0 + 5_500_000_000,
             end_ns: Some(T0 + 7_000_000_000),
             label: "dock \"B\" ∆ retry".into(),
@@ -93,11 +94,11 @@ fn bookmarks_go_into_an_mcap_and_come_back() {
         },
     ];
     let bag = Bag::open(&run).unwrap();
-    write_notes(&bag, &notes, &AtomicBool::new(false)).unwrap();
+    rewrite_with_bookmarks(&bag, &notes, &AtomicBool::new(false)).unwrap();
     drop(bag);
     assert_eq!(sha(&old), before, "the old bytes are never written");
     assert_ne!(sha(&run), before);
-    assert!(!dir.join(".run.mcap.notes.mcap").exists());
+    assert!(!dir.join(".run.mcap.bookmarks.mcap").exists());
     // The pip reader: the robot's record kept, one record a bookmark, strings as entered.
     let meta = peer_metadata(&run);
     assert_eq!(
@@ -119,7 +120,7 @@ fn bookmarks_go_into_an_mcap_and_come_back() {
         .contains(&("label".into(), "dock \"B\" ∆ retry".into())));
     // bagscope, opened again: the same bookmarks, every message still there.
     let again = Bag::open(&run).unwrap();
-    assert_eq!(read_notes(&again).0, notes);
+    assert_eq!(read_bookmarks(&again).0, notes);
     assert_eq!(again.summary().message_count, 100);
     let st = Command::new(env!("CARGO_BIN_EXE_bagscope"))
         .arg("check")
@@ -158,23 +159,23 @@ fn a_bags_bookmarks_go_beside_it_and_export_carries_them() {
     let bag = Bag::open(&run).unwrap();
     let t0 = bag.summary().start_ns.unwrap();
     let notes = vec![
-        Note {
+        Bookmark {
             start_ns: t0 + 1_000_000_000,
             end_ns: Some(t0 + 2_000_000_000),
             label: "bump".into(),
             color: "#00ff00".into(),
         },
-        Note {
+        Bookmark {
             start_ns: t0 + 8_000_000_000,
             end_ns: None,
             label: "late".into(),
             color: String::new(),
         },
     ];
-    let side = write_notes(&bag, &notes, &AtomicBool::new(false)).unwrap();
+    let side = rewrite_with_bookmarks(&bag, &notes, &AtomicBool::new(false)).unwrap();
     assert_eq!(side, dir.join("run.bag.bookmarks.json"));
     assert_eq!(sha(&run), before, "the bag is not touched");
-    assert_eq!(read_notes(&Bag::open(&run).unwrap()).0, notes);
+    assert_eq!(read_bookmarks(&Bag::open(&run).unwrap()).0, notes);
     let out = dir.join("first.bag");
     let st = Command::new(env!("CARGO_BIN_EXE_bagscope"))
         .args(["export", "--end", "+5", "-o"])
@@ -183,10 +184,10 @@ fn a_bags_bookmarks_go_beside_it_and_export_carries_them() {
         .status()
         .unwrap();
     assert!(st.success());
-    assert_eq!(read_notes(&Bag::open(&out).unwrap()).0, notes[..1]);
+    assert_eq!(read_bookmarks(&Bag::open(&out).unwrap()).0, notes[..1]);
     // A sidecar that is not JSON: said, not fatal.
     std::fs::write(sidecar_path(&out), "{oops").unwrap();
-    let (n, problem) = read_notes(&Bag::open(&out).unwrap());
+    let (n, problem) = read_bookmarks(&Bag::open(&out).unwrap());
     assert!(n.is_empty());
     assert!(problem.unwrap().contains("first.bag.bookmarks.json"));
 }

@@ -1,4 +1,4 @@
-//! Notes kept in the recording: bookmarks (a time or a range, a label, a colour) written into
+//! Bookmarks kept in the recording (a time or a range, a label, a colour) written into
 //! an MCAP file as metadata records named [`METADATA_NAME`], or into a sidecar JSON beside a
 //! ROS 1 bag or rosbag2 recording ([`sidecar_path`]); read back when the recording is opened;
 //! carried by `export`.
@@ -8,7 +8,6 @@
 //! a sidecar is written to a temporary name and renamed.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
 use serde_json::{json, Value};
 
@@ -20,7 +19,7 @@ pub const METADATA_NAME: &str = "bagscope.bookmark";
 
 /// A bookmark.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Note {
+pub struct Bookmark {
     /// Its time, or its range's start (ns since the epoch).
     pub start_ns: u64,
     /// Its range's end, for a range.
@@ -30,7 +29,7 @@ pub struct Note {
     pub color: String,
 }
 
-impl Note {
+impl Bookmark {
     /// As an MCAP metadata record's key/value pairs.
     pub fn to_pairs(&self) -> Vec<(String, String)> {
         let mut v = vec![
@@ -59,8 +58,8 @@ impl Note {
     }
 
     /// From a sidecar's entry (`None` without a start).
-    fn from_json(v: &Value) -> Option<Note> {
-        Some(Note {
+    fn from_json(v: &Value) -> Option<Bookmark> {
+        Some(Bookmark {
             start_ns: v.get("start_ns")?.as_u64()?,
             end_ns: v.get("end_ns").and_then(Value::as_u64),
             label: v
@@ -77,9 +76,9 @@ impl Note {
     }
 
     /// From an MCAP metadata record's pairs (`None` without a start).
-    pub fn from_pairs(pairs: &[(String, String)]) -> Option<Note> {
+    pub fn from_pairs(pairs: &[(String, String)]) -> Option<Bookmark> {
         let get = |k: &str| pairs.iter().find(|(a, _)| a == k).map(|(_, v)| v.as_str());
-        Some(Note {
+        Some(Bookmark {
             start_ns: get("start_ns")?.parse().ok()?,
             end_ns: get("end_ns").and_then(|e| e.parse().ok()),
             label: get("label").unwrap_or("").to_string(),
@@ -110,13 +109,13 @@ pub fn in_file(bag: &Bag) -> bool {
 
 /// The notes of `bag`: its MCAP metadata records, then its sidecar's, in time order. A sidecar
 /// that does not read is reported, not fatal.
-pub fn read_notes(bag: &Bag) -> (Vec<Note>, Option<String>) {
+pub fn read_bookmarks(bag: &Bag) -> (Vec<Bookmark>, Option<String>) {
     let s = bag.summary();
-    let mut notes: Vec<Note> = s
+    let mut notes: Vec<Bookmark> = s
         .metadata
         .iter()
         .filter(|(n, _)| n == METADATA_NAME)
-        .filter_map(|(_, kv)| Note::from_pairs(kv))
+        .filter_map(|(_, kv)| Bookmark::from_pairs(kv))
         .collect();
     let side = sidecar_path(&s.path);
     let mut problem = None;
@@ -127,7 +126,7 @@ pub fn read_notes(bag: &Bag) -> (Vec<Note>, Option<String>) {
             .and_then(|v| {
                 v.get("bookmarks")
                     .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(Note::from_json).collect::<Vec<_>>())
+                    .map(|a| a.iter().filter_map(Bookmark::from_json).collect::<Vec<_>>())
                     .ok_or_else(|| "no \"bookmarks\" list".to_string())
             });
         match r {
@@ -141,11 +140,11 @@ pub fn read_notes(bag: &Bag) -> (Vec<Note>, Option<String>) {
 }
 
 /// Writes `notes` as the sidecar of the recording at `recording`.
-pub fn write_sidecar(recording: &Path, notes: &[Note]) -> Result<PathBuf> {
+pub fn write_sidecar(recording: &Path, notes: &[Bookmark]) -> Result<PathBuf> {
     let side = sidecar_path(recording);
     let doc = json!({
         "bagscope_bookmarks": 1,
-        "bookmarks": notes.iter().map(Note::to_json).collect::<Vec<_>>(),
+        "bookmarks": notes.iter().map(Bookmark::to_json).collect::<Vec<_>>(),
     });
     let mut text = serde_json::to_vec_pretty(&doc).map_err(|e| Error::Invalid(e.to_string()))?;
     text.push(b'\n');
@@ -154,51 +153,20 @@ pub fn write_sidecar(recording: &Path, notes: &[Note]) -> Result<PathBuf> {
     Ok(side)
 }
 
-/// Keeps `notes` with the recording `bag` (its notes are replaced by them): in an MCAP file,
-/// the file is written again beside it with them as metadata records and renamed over it (the
-/// caller asks the user first); otherwise into its sidecar. Returns the file written.
-pub fn write_notes(bag: &Bag, notes: &[Note], cancel: &AtomicBool) -> Result<PathBuf> {
-    let s = bag.summary();
-    if !in_file(bag) {
-        return write_sidecar(&s.path, notes);
-    }
-    let path = s.path.clone();
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let fresh = path.with_file_name(format!(".{name}.notes.mcap"));
-    let opts = crate::export::ExportOptions {
-        format: Some(crate::export::OutputFormat::Mcap),
-        notes: Some(notes.to_vec()),
-        ..Default::default()
-    };
-    let r = crate::export::export(bag, &fresh, &opts, cancel, &mut |_| {});
-    if let Err(e) = r {
-        let _ = std::fs::remove_file(&fresh);
-        return Err(e);
-    }
-    std::fs::rename(&fresh, &path).map_err(|e| {
-        let _ = std::fs::remove_file(&fresh);
-        Error::Invalid(format!("{}: {e}", path.display()))
-    })?;
-    Ok(path)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn pairs_round_trip() {
-        let n = Note {
+        let n = Bookmark {
             start_ns: 17,
             end_ns: Some(99),
             label: "dock ∆ \"left\"".into(),
             color: "#ff8800".into(),
         };
-        assert_eq!(Note::from_pairs(&n.to_pairs()), Some(n));
-        assert_eq!(Note::from_pairs(&[("label".into(), "x".into())]), None);
+        assert_eq!(Bookmark::from_pairs(&n.to_pairs()), Some(n));
+        assert_eq!(Bookmark::from_pairs(&[("label".into(), "x".into())]), None);
     }
 
     #[test]
