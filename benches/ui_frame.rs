@@ -653,21 +653,23 @@ fn picture(w: u32, h: u32, k: u32) -> Vec<u8> {
 fn camera(n: usize) {
     use bagscope_reader::storage::ros1::writer::ConnectionSpec;
     for (w, h) in [(640u32, 480u32), (1280, 720), (1920, 1080)] {
-        let jpeg = bagscope_ops::image::encode_jpeg(w, h, &picture(w, h, 1), 85).expect("jpeg");
+        let jpeg =
+            bagscope_ops::media::image::encode_jpeg(w, h, &picture(w, h, 1), 85).expect("jpeg");
         let rgb = picture(w, h, 2);
         let runs = 20;
         let t0 = Instant::now();
         for _ in 0..runs {
-            let img = bagscope_ops::image::decode_compressed("jpeg", &jpeg).expect("decode");
+            let img = bagscope_ops::media::image::decode_compressed("jpeg", &jpeg).expect("decode");
             std::hint::black_box(&img);
         }
         let dj = t0.elapsed().as_secs_f64() * 1e3 / runs as f64;
         let t0 = Instant::now();
         for _ in 0..runs {
-            let img = bagscope_ops::image::decode_raw("rgb8", w, h, u64::from(w) * 3, false, &rgb)
-                .expect("decode");
+            let img =
+                bagscope_ops::media::image::decode_raw("rgb8", w, h, u64::from(w) * 3, false, &rgb)
+                    .expect("decode");
             let out = img.render(
-                bagscope_ops::image::Colormap::Grey,
+                bagscope_ops::media::image::Colormap::Grey,
                 (0.0, 1.0),
                 Default::default(),
             );
@@ -691,7 +693,8 @@ fn camera(n: usize) {
     // 30 distinct frames, repeated: the panel decodes every message it shows all the same.
     let frames: Vec<Vec<u8>> = (0..30)
         .map(|k| {
-            bagscope_ops::image::encode_jpeg(1920, 1080, &picture(1920, 1080, k), 85).expect("jpeg")
+            bagscope_ops::media::image::encode_jpeg(1920, 1080, &picture(1920, 1080, k), 85)
+                .expect("jpeg")
         })
         .collect();
     let start = 1_700_000_000_000_000_000u64;

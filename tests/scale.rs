@@ -106,7 +106,7 @@ fn sparse_recordings_open_index_and_check_in_both_formats() {
         let ci = cam.connections[0];
         let m = bag.nth_message(ci, 5).unwrap();
         let plan = Plan::for_connection(&s.connections[ci], &[]).unwrap();
-        let img = bagscope_ops::image::decode_message(&plan, &m.data).expect("an image");
+        let img = bagscope_ops::media::image::decode_message(&plan, &m.data).expect("an image");
         assert_eq!(img.width, 2048);
         assert!(img.height > 0);
     }

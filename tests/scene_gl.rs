@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use bagscope_app::scene::camera::Camera;
 use bagscope_app::scene::render::Renderer;
-use bagscope_ops::scene::{PointSet, Scene};
+use bagscope_ops::spatial::scene::{PointSet, Scene};
 
 type Check = Box<dyn FnOnce(&Renderer) -> Result<(), String> + Send>;
 /// Each test's name and how it ended.
@@ -232,7 +232,10 @@ fn solids_drawn_as_the_cpu_places_them(r: &Renderer) -> Result<(), String> {
 
 /// A scene builder on a demo recording of `secs` seconds (its transforms read), and the
 /// recording's start. The recording's file is removed once open.
-fn demo_builder(secs: u32, name: &str) -> Result<(bagscope_ops::scene::Builder, u64), String> {
+fn demo_builder(
+    secs: u32,
+    name: &str,
+) -> Result<(bagscope_ops::spatial::scene::Builder, u64), String> {
     let dir = std::env::temp_dir().join(format!("bagscope-scene-gl-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let p = dir.join("demo.bag");
@@ -240,10 +243,10 @@ fn demo_builder(secs: u32, name: &str) -> Result<(bagscope_ops::scene::Builder, 
     let bag = bagscope_reader::Bag::open(&p).map_err(|e| e.to_string())?;
     let tables = bag.tables().map_err(|e| e.to_string())?;
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    let tf =
-        bagscope_ops::tf::TfHistory::read(&bag, None, None, &cancel).map_err(|e| e.to_string())?;
+    let tf = bagscope_ops::spatial::tf::TfHistory::read(&bag, None, None, &cancel)
+        .map_err(|e| e.to_string())?;
     let start = bag.summary().start_ns.unwrap_or(0);
-    let b = bagscope_ops::scene::Builder::new(bag, tables, Some(Arc::new(tf)));
+    let b = bagscope_ops::spatial::scene::Builder::new(bag, tables, Some(Arc::new(tf)));
     let _ = std::fs::remove_dir_all(&dir);
     Ok((b, start))
 }
@@ -252,7 +255,7 @@ fn demo_builder(secs: u32, name: &str) -> Result<(bagscope_ops::scene::Builder, 
 /// floor (placed through odom -> base_link -> laser at its stamp), the goal marker where the
 /// planner put it, both drawn.
 fn demo_scene(r: &Renderer) -> Result<(), String> {
-    use bagscope_ops::scene::{Frames, Kind, Layer, Request};
+    use bagscope_ops::spatial::scene::{Frames, Kind, Layer, Request};
     let (mut b, start) = demo_builder(70, "demo")?;
     let cancel = std::sync::atomic::AtomicBool::new(false);
     let t = start + 60_000_000_000;
@@ -375,7 +378,7 @@ fn a_million_points(r: &Renderer) -> Result<(), String> {
 /// body (a box 0.42 × 0.3 m at the origin, lit from above) over exactly its footprint, a dark
 /// wheel at each side (y = ±0.17 m), the camera on the mast orange behind the middle.
 fn robot_from_its_urdf(r: &Renderer) -> Result<(), String> {
-    use bagscope_ops::scene::{Frames, Request};
+    use bagscope_ops::spatial::scene::{Frames, Request};
     let (mut b, start) = demo_builder(12, "robot")?;
     let cancel = std::sync::atomic::AtomicBool::new(false);
     // At 6 s the mast is panned 1.2 rad: its camera 0.24 m up, at the mast (-0.1, 0).
@@ -455,7 +458,7 @@ fn robot_from_its_urdf(r: &Renderer) -> Result<(), String> {
 /// alone, uploading nothing.
 fn meshes_kept_on_the_gpu(r: &Renderer) -> Result<(), String> {
     use bagscope_app::scene::render::CloudCache;
-    use bagscope_ops::scene::MeshDraw;
+    use bagscope_ops::spatial::scene::MeshDraw;
     let square = |at: [f32; 2]| MeshDraw {
         id: 7,
         pos: Arc::new(vec![
@@ -508,8 +511,8 @@ fn meshes_kept_on_the_gpu(r: &Renderer) -> Result<(), String> {
 /// value as the CPU does (turbo over the layer's range), by packed colour, and flat.
 fn clouds_kept_on_the_gpu(r: &Renderer) -> Result<(), String> {
     use bagscope_app::scene::render::CloudCache;
-    use bagscope_ops::scene::cloud::Points;
-    use bagscope_ops::scene::{CloudDraw, CloudPaint, Source, Values};
+    use bagscope_ops::spatial::scene::cloud::Points;
+    use bagscope_ops::spatial::scene::{CloudDraw, CloudPaint, Source, Values};
     use bagscope_reader::storage::IndexEntry;
     let cloud = |id: u64, value: f32, rgb: Option<[u8; 4]>, at: [f32; 2], paint| {
         let mut p = Points {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use bagscope_app::Cmd;
-use bagscope_ops::video::{nal, proto, Codec};
+use bagscope_ops::media::video::{nal, proto, Codec};
 use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
 
 use super::{report, Bench};

@@ -4,7 +4,7 @@
 //! picture turned into RGB. Never a panic or a hang; a decoder error is an answer.
 #![no_main]
 
-use bagscope_ops::video::{decoder_for, nal, Codec};
+use bagscope_ops::media::video::{decoder_for, nal, Codec};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -34,7 +34,7 @@ pub(super) fn warn_skipped(
 
 /// A topic's batches, counting the messages left out as the consumer reads.
 pub(super) struct Counted {
-    pub(super) inner: bagscope_ops::arrow::TopicBatches,
+    pub(super) inner: bagscope_ops::tables::arrow::TopicBatches,
     pub(super) skipped: Skipped,
 }
 
@@ -117,7 +117,7 @@ impl ArrowStream {
             } => {
                 let tb = py
                     .detach(|| {
-                        bagscope_ops::arrow::TopicBatches::new(
+                        bagscope_ops::tables::arrow::TopicBatches::new(
                             bag,
                             topic,
                             fields.as_deref(),
@@ -150,7 +150,7 @@ impl ArrowStream {
             StreamSource::Topic {
                 bag, topic, fields, ..
             } => py
-                .detach(|| bagscope_ops::arrow::topic_schema(bag, topic, fields.as_deref()))
+                .detach(|| bagscope_ops::tables::arrow::topic_schema(bag, topic, fields.as_deref()))
                 .map_err(to_py)?,
         };
         let ffi = arrow_schema::ffi::FFI_ArrowSchema::try_from(schema.as_ref())

@@ -48,7 +48,7 @@ fn connection_details<'py>(
         d.set_item("file", s.files.get(c.file as usize))?;
         d.set_item("type_hash", &c.type_hash)?;
         d.set_item("latching_stated", c.latching_stated)?;
-        let computed = py.detach(|| bagscope_ops::info::type_hash(bag, i));
+        let computed = py.detach(|| bagscope_ops::reports::info::type_hash(bag, i));
         d.set_item("computed_hash", computed.and_then(Result::ok))?;
         let mut qos = Vec::new();
         for q in bagscope_reader::storage::rosbag2::qos_profiles(&c.qos) {

@@ -142,7 +142,7 @@ impl Recording {
                     definition: t
                         .connections
                         .first()
-                        .map(|&c| bagscope_ops::info::type_note(bag, c))
+                        .map(|&c| bagscope_ops::reports::info::type_note(bag, c))
                         .unwrap_or_default(),
                     connections: t.connections.len(),
                 }
@@ -181,7 +181,7 @@ impl Recording {
     fn info(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let bag = self.bag()?;
         let j = py
-            .detach(|| bagscope_ops::info::summary_json(bag, false))
+            .detach(|| bagscope_ops::reports::info::summary_json(bag, false))
             .map_err(to_py)?;
         let json = py.import("json")?;
         Ok(json.call_method1("loads", (j.to_string(),))?.unbind())
@@ -277,9 +277,9 @@ impl Recording {
         use bagscope_reader::series::Env;
         let bag = self.bag()?;
         let expr_err = |e: bagscope_reader::expr::ExprError| to_py(e.into());
-        let cols: Vec<bagscope_ops::csv::Column> = paths
+        let cols: Vec<bagscope_ops::tables::csv::Column> = paths
             .iter()
-            .map(|p| bagscope_ops::csv::Column::parse(p).map_err(expr_err))
+            .map(|p| bagscope_ops::tables::csv::Column::parse(p).map_err(expr_err))
             .collect::<PyResult<_>>()?;
         let mut env = Env {
             interp: interp.parse().map_err(PyValueError::new_err)?,
@@ -358,7 +358,7 @@ impl Recording {
         let bag = self.bag()?;
         let (schema, batches, skipped) = py
             .detach(|| -> bagscope_reader::Result<_> {
-                let mut tb = bagscope_ops::arrow::TopicBatches::new(
+                let mut tb = bagscope_ops::tables::arrow::TopicBatches::new(
                     bag,
                     topic,
                     fields.as_deref(),
@@ -415,7 +415,7 @@ impl Recording {
     ) -> PyResult<ArrowStream> {
         let bag = self.bag()?.clone();
         // The topic and fields checked now, not when a consumer first reads.
-        py.detach(|| bagscope_ops::arrow::topic_schema(&bag, topic, fields.as_deref()))
+        py.detach(|| bagscope_ops::tables::arrow::topic_schema(&bag, topic, fields.as_deref()))
             .map_err(to_py)?;
         Ok(ArrowStream {
             source: StreamSource::Topic {
@@ -534,7 +534,7 @@ impl Topic {
     #[getter]
     fn rate(&self, py: Python<'_>) -> PyResult<Option<f64>> {
         let r = py
-            .detach(|| bagscope_ops::info::topic_rates(&self.bag, &self.name))
+            .detach(|| bagscope_ops::reports::info::topic_rates(&self.bag, &self.name))
             .map_err(to_py)?;
         Ok(r.map(|(med, _, _)| med))
     }

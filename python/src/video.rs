@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 
-use bagscope_ops::video::{Shown, Video, VideoIndex, DEFAULT_BUDGET};
+use bagscope_ops::media::video::{Shown, Video, VideoIndex, DEFAULT_BUDGET};
 use bagscope_reader::Bag;
 
 use crate::Error;

@@ -7,13 +7,15 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::cli::Error;
-use bagscope_ops::video::{decoder_for, PacketReader, Shown, Video, VideoIndex, DEFAULT_BUDGET};
+use bagscope_ops::media::video::{
+    decoder_for, PacketReader, Shown, Video, VideoIndex, DEFAULT_BUDGET,
+};
 use bagscope_reader::Bag;
 
 /// The recording's first video topic's keyframe table.
 fn index(bag: &Bag) -> crate::cli::Result<VideoIndex> {
     for t in &bag.summary().topics {
-        if bagscope_ops::video::is_video_type(&t.datatype) {
+        if bagscope_ops::media::video::is_video_type(&t.datatype) {
             return Ok(VideoIndex::build(bag, &t.name, None)?);
         }
     }

@@ -36,7 +36,7 @@ pub fn run(a: &CatalogArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::
         }
     };
     let threads = opts.threads();
-    let r = bagscope_ops::catalog::catalog(&a.paths, &a.output, threads, &progress)?;
+    let r = bagscope_ops::tables::catalog::catalog(&a.paths, &a.output, threads, &progress)?;
     eprintln!(
         "{}: {} recordings ({} read, {} unchanged, {} damaged or not opened), {} topics, in {:.2} s",
         a.output.display(),

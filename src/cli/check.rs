@@ -40,7 +40,7 @@ pub fn run(a: &CheckArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Re
         let mut r = check_bag(&bag, threads, Some(&hook))?;
         r.problems.extend(dc.summary_problems(bag.summary()));
         r.problems.extend(
-            bagscope_ops::info::type_hash_warnings(&bag)
+            bagscope_ops::reports::info::type_hash_warnings(&bag)
                 .into_iter()
                 .map(|w| format!("warning: {w}")),
         );

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::cli::Error;
-use bagscope_ops::compare::{compare, Align};
+use bagscope_ops::reports::compare::{compare, Align};
 use bagscope_reader::Bag;
 
 /// Runs side by side: per topic, messages, mean rate, longest gap, first and last time; for

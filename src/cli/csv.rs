@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use clap::Args;
 
 use crate::cli::Error;
-use bagscope_ops::csv::{write_csv_columns, AtomicFile, Column};
+use bagscope_ops::tables::csv::{write_csv_columns, AtomicFile, Column};
 use bagscope_reader::Bag;
 
 use super::args::{time_range, ExprEnv, Range};
@@ -50,10 +50,10 @@ pub fn run(a: &CsvArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Resu
         warned += 1;
         eprintln!("bagscope: warning: {w}");
     };
-    let opts = bagscope_ops::csv::CsvOptions {
+    let opts = bagscope_ops::tables::csv::CsvOptions {
         start_ns,
         end_ns,
-        time: bagscope_ops::csv::TimeColumn::EpochNs,
+        time: bagscope_ops::tables::csv::TimeColumn::EpochNs,
     };
     // `-o -` is standard output, as the usual convention has it.
     match out.filter(|o| o.as_os_str() != "-") {

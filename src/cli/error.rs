@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use bagscope_ops::image::ImageError;
-use bagscope_ops::tf::TfError;
+use bagscope_ops::media::image::ImageError;
+use bagscope_ops::media::video::VideoError;
+use bagscope_ops::spatial::tf::TfError;
 use bagscope_ops::timefmt::ArgError;
-use bagscope_ops::video::VideoError;
 
 /// Why a verb failed.
 #[derive(Debug, thiserror::Error)]

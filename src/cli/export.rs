@@ -132,8 +132,8 @@ fn export_mp4(
             "an .mp4 is written from one recording, as its packets are".into(),
         ));
     }
-    let ix = bagscope_ops::video::VideoIndex::build(bag, topic, None)?;
-    let w = bagscope_ops::video::mp4::write_mp4(bag, &ix, start_ns, end_ns, a.out)?;
+    let ix = bagscope_ops::media::video::VideoIndex::build(bag, topic, None)?;
+    let w = bagscope_ops::media::video::mp4::write_mp4(bag, &ix, start_ns, end_ns, a.out)?;
     println!(
         "{}: {} frames ({} keyframes) of {topic}, {}×{} {}, {} bytes, not re-encoded",
         a.out.display(),
@@ -149,7 +149,7 @@ fn export_mp4(
 
 /// `bagscope export`: one or several recordings, merged in time order, to any format.
 fn export(a: Asked<'_>) -> crate::cli::Result<ExitCode> {
-    use bagscope_ops::export::OutputFormat;
+    use bagscope_ops::tables::export::OutputFormat;
     use bagscope_reader::storage::rosbag2::writer::Rosbag2Compression;
     let mut bags = Vec::new();
     for p in a.inputs {
@@ -227,7 +227,7 @@ fn export(a: Asked<'_>) -> crate::cli::Result<ExitCode> {
     } else {
         Some(first.connections_of_topics(a.topics)?)
     };
-    let opts = bagscope_ops::export::ExportOptions {
+    let opts = bagscope_ops::tables::export::ExportOptions {
         filter: Filter {
             connections,
             start_ns,
@@ -253,7 +253,7 @@ fn export(a: Asked<'_>) -> crate::cli::Result<ExitCode> {
         return Err(Error::Invalid("--split-mb must be at least 1".into()));
     }
     let t0 = std::time::Instant::now();
-    let r = bagscope_ops::export::export_many(
+    let r = bagscope_ops::tables::export::export_many(
         &bags,
         a.out,
         &opts,

@@ -25,10 +25,10 @@ pub struct FindArgs {
 /// `bagscope find`: one line per hit (time, seconds from the start, value); exit 1 when none.
 pub fn run(a: &FindArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let (path, query) = (a.bag.as_path(), a.query.as_str());
-    let q = bagscope_ops::find::parse_query(query)?;
+    let q = bagscope_ops::reports::find::parse_query(query)?;
     let bag = Bag::open_with(path, opts)?;
     let start = bag.summary().start_ns.unwrap_or(0);
-    let (hits, capped) = bagscope_ops::find::find(&bag, &q, &AtomicBool::new(false))?;
+    let (hits, capped) = bagscope_ops::reports::find::find(&bag, &q, &AtomicBool::new(false))?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     for h in &hits {

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::cli::Error;
-use bagscope_ops::csv::AtomicFile;
+use bagscope_ops::tables::csv::AtomicFile;
 use bagscope_ops::timefmt;
 use bagscope_reader::{Bag, Filter};
 
@@ -68,7 +68,7 @@ struct Asked<'a> {
 
 /// `bagscope frames`: every image of a topic as numbered PNG files.
 fn frames(a: Asked) -> crate::cli::Result<ExitCode> {
-    use bagscope_ops::image::{decode_message, encode_png, Orientation};
+    use bagscope_ops::media::image::{decode_message, encode_png, Orientation};
     if let Some(c) = a.colormap {
         if !matches!(c, "grey" | "gray" | "turbo") {
             return Err(Error::Invalid(format!(

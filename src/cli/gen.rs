@@ -69,7 +69,7 @@ pub fn run(a: &GenArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Resu
     let code = generate(&defs, lang);
     std::fs::create_dir_all(out_dir)?;
     let file = out_dir.join(lang.file_name());
-    let mut f = bagscope_ops::csv::AtomicFile::create(&file)?;
+    let mut f = bagscope_ops::tables::csv::AtomicFile::create(&file)?;
     std::io::Write::write_all(&mut f, code.as_bytes())?;
     f.commit()?;
     eprintln!(

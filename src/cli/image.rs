@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::cli::Error;
-use bagscope_ops::csv::AtomicFile;
+use bagscope_ops::tables::csv::AtomicFile;
 use bagscope_ops::timefmt;
 use bagscope_reader::Bag;
 
@@ -67,7 +67,7 @@ struct Asked<'a> {
 
 /// `bagscope image`: one camera message as a PNG.
 fn image(a: Asked) -> crate::cli::Result<ExitCode> {
-    use bagscope_ops::image::Orientation;
+    use bagscope_ops::media::image::Orientation;
     let bag = Bag::open_with(a.bag, a.opts)?;
     let conns = bag.connections_of_topics(&[a.topic])?;
     let tables = bag.tables()?;
@@ -109,14 +109,14 @@ fn image(a: Asked) -> crate::cli::Result<ExitCode> {
     let packet = plan
         .decode(&m.data)
         .ok()
-        .and_then(|n| bagscope_ops::video::packet_of(&plan.def, &n));
+        .and_then(|n| bagscope_ops::media::video::packet_of(&plan.def, &n));
     let img = if packet.is_some() {
         // A video topic: the frame shown at that message's time (its N-th frame for the
         // N-th message), decoded from its keyframe.
         let n = all.partition_point(|x| x.0 <= time_ns).saturating_sub(1);
         video_frame(&bag, a.topic, n)?
     } else {
-        bagscope_ops::image::decode_message(&plan, &m.data)
+        bagscope_ops::media::image::decode_message(&plan, &m.data)
             .map_err(|e| Error::Invalid(format!("{} message at {time_ns}: {e}", a.topic)))?
     };
     let cmap = colormap_for(&img, a.colormap)?;
@@ -126,7 +126,7 @@ fn image(a: Asked) -> crate::cli::Result<ExitCode> {
         ..Default::default()
     };
     let (w, h, px) = img.render(cmap, range, o);
-    let png = bagscope_ops::image::encode_png(w, h, &px)?;
+    let png = bagscope_ops::media::image::encode_png(w, h, &px)?;
     let mut f = AtomicFile::create(a.out)?;
     f.write_all(&png)?;
     f.commit()?;
@@ -147,17 +147,21 @@ fn image(a: Asked) -> crate::cli::Result<ExitCode> {
 }
 
 /// Frame `n` (display order) of a video topic as an RGBA image.
-fn video_frame(bag: &Bag, topic: &str, n: usize) -> crate::cli::Result<bagscope_ops::image::Image> {
-    use bagscope_ops::video::{Shown, Video, VideoIndex, DEFAULT_BUDGET};
+fn video_frame(
+    bag: &Bag,
+    topic: &str,
+    n: usize,
+) -> crate::cli::Result<bagscope_ops::media::image::Image> {
+    use bagscope_ops::media::video::{Shown, Video, VideoIndex, DEFAULT_BUDGET};
     let ix = std::sync::Arc::new(VideoIndex::build(bag, topic, None)?);
     let mut video = Video::new(std::sync::Arc::clone(&ix), DEFAULT_BUDGET);
     let at = ix.time_of(n).unwrap_or(0);
     match video.frame(bag, n) {
-        Shown::Frame(f) => Ok(bagscope_ops::image::Image {
+        Shown::Frame(f) => Ok(bagscope_ops::media::image::Image {
             width: f.width as u32,
             height: f.height as u32,
             encoding: format!("{} frame {n} ({})", ix.codec, f.colour.matrix_name()),
-            pixels: bagscope_ops::image::Pixels::Rgba(f.to_rgba()),
+            pixels: bagscope_ops::media::image::Pixels::Rgba(f.to_rgba()),
             map: None,
         }),
         Shown::Waiting => Err(Error::NotFound(format!(
@@ -171,10 +175,10 @@ fn video_frame(bag: &Bag, topic: &str, n: usize) -> crate::cli::Result<bagscope_
 
 /// The colormap asked for, else the image's default (turbo for depth and float).
 pub(super) fn colormap_for(
-    img: &bagscope_ops::image::Image,
+    img: &bagscope_ops::media::image::Image,
     asked: Option<&str>,
-) -> crate::cli::Result<bagscope_ops::image::Colormap> {
-    use bagscope_ops::image::{Colormap, Pixels};
+) -> crate::cli::Result<bagscope_ops::media::image::Colormap> {
+    use bagscope_ops::media::image::{Colormap, Pixels};
     Ok(match asked {
         Some("grey" | "gray") => Colormap::Grey,
         Some("turbo") => Colormap::Turbo,

@@ -35,12 +35,12 @@ pub fn run(a: &InfoArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Res
                     bag.tables()?;
                 }
                 if json {
-                    println!("{}", bagscope_ops::info::summary_json(&bag, freq)?);
+                    println!("{}", bagscope_ops::reports::info::summary_json(&bag, freq)?);
                 } else {
                     if i > 0 {
                         println!();
                     }
-                    print!("{}", bagscope_ops::info::summary_text(&bag, freq)?);
+                    print!("{}", bagscope_ops::reports::info::summary_text(&bag, freq)?);
                 }
             }
             Err(e) => {

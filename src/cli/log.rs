@@ -40,7 +40,7 @@ pub fn run(a: &LogArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Resu
         a.grep.as_deref(),
         a.json,
     );
-    use bagscope_ops::log::{log_topics, read_logs, Level};
+    use bagscope_ops::reports::log::{log_topics, read_logs, Level};
     let min = match level {
         Some(l) => Level::parse(l)
             .ok_or_else(|| {

@@ -45,7 +45,7 @@ pub fn run(
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
     }
-    if !bagscope_ops::tf::has_transforms(&bag, urdf) {
+    if !bagscope_ops::spatial::tf::has_transforms(&bag, urdf) {
         eprintln!(
             "bagscope: {} has no transform topic (tf2_msgs/TFMessage, tf/tfMessage) or robot description",
             path.display()
@@ -56,7 +56,7 @@ pub fn run(
         Some(a) => time_range(&bag, Some(a), None)?.0.unwrap_or(0),
         None => bag.summary().end_ns.unwrap_or(u64::MAX),
     };
-    let h = bagscope_ops::tf::TfHistory::read(&bag, None, urdf, &AtomicBool::new(false))?;
+    let h = bagscope_ops::spatial::tf::TfHistory::read(&bag, None, urdf, &AtomicBool::new(false))?;
     if h.bad > 0 {
         eprintln!("bagscope: {} transform message(s) did not decode", h.bad);
     }
@@ -78,7 +78,7 @@ pub fn run(
     if h.truncated {
         eprintln!(
             "bagscope: only the first {} transforms were read",
-            bagscope_ops::tf::MAX_SAMPLES
+            bagscope_ops::spatial::tf::MAX_SAMPLES
         );
     }
     let when = format!("{} ({} UTC)", timefmt::secs(t), timefmt::date(t));

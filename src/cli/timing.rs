@@ -30,7 +30,7 @@ pub struct TimingArgs {
 pub fn run(a: &TimingArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let (path, topic, factor, max_gaps) =
         (a.bag.as_path(), a.topic.as_str(), a.gap_factor, a.max_gaps);
-    use bagscope_ops::timing::{gaps, median_period, stamp_delays, topic_times};
+    use bagscope_ops::reports::timing::{gaps, median_period, stamp_delays, topic_times};
     use std::fmt::Write as _;
     let bag = Bag::open_with(path, opts)?;
     let s = bag.summary();

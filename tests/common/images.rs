@@ -2,7 +2,7 @@
 //! expected back (shared by tests/corpus/images.rs and the UI test).
 #![allow(dead_code, clippy::unwrap_used)]
 
-use bagscope_ops::image::{encode_jpeg, encode_png16, Pixels};
+use bagscope_ops::media::image::{encode_jpeg, encode_png16, Pixels};
 use bagscope_reader::{BagWriter, Compression, ConnectionSpec, WriteOptions};
 
 const HEADER: &str = "MSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n";

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use bagscope_ops::video::{nal, proto, Codec};
+use bagscope_ops::media::video::{nal, proto, Codec};
 use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
 use bagscope_reader::{BagWriter, ConnectionSpec, WriteOptions};
 

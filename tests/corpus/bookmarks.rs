@@ -8,7 +8,7 @@ use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
 use bagscope_ops::bookmarks::{read_bookmarks, sidecar_path, Bookmark, METADATA_NAME};
-use bagscope_ops::export::rewrite_with_bookmarks;
+use bagscope_ops::tables::export::rewrite_with_bookmarks;
 use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
 use bagscope_reader::Bag;
 use sha2::Digest;

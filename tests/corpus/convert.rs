@@ -9,7 +9,7 @@ use crate::common;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use bagscope_ops::export::{export, export_many, ExportOptions, OutputFormat};
+use bagscope_ops::tables::export::{export, export_many, ExportOptions, OutputFormat};
 use bagscope_reader::storage::rosbag2::writer::Rosbag2Compression;
 use bagscope_reader::{Bag, Compression, Filter, WriteOptions};
 

@@ -8,7 +8,7 @@ use crate::common;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use bagscope_ops::export::{export, OutputFormat};
+use bagscope_ops::tables::export::{export, OutputFormat};
 use bagscope_reader::storage::rosbag2::writer::Rosbag2Compression;
 use bagscope_reader::{Bag, Compression, Filter};
 

@@ -7,7 +7,7 @@ use crate::common;
 
 use std::sync::atomic::AtomicBool;
 
-use bagscope_ops::export::{export, ExportOptions};
+use bagscope_ops::tables::export::{export, ExportOptions};
 use bagscope_reader::{Bag, Compression, Error, Filter, WriteOptions};
 
 /// (topic, callerid, time, data) of every message, in time order.
@@ -276,7 +276,7 @@ fn rosbags_reads_exactly_the_exported_messages() {
 #[test]
 fn parquet_one_file_per_topic_written_whole_or_not_at_all() {
     use arrow_array::Array;
-    use bagscope_ops::export::OutputFormat;
+    use bagscope_ops::tables::export::OutputFormat;
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let d = common::temp_dir("export-parquet");
     let src = d.join("src.bag");

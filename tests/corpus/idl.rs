@@ -356,7 +356,7 @@ fn idl_char_arrays_are_text() {
     assert_eq!((fields[0].start, fields[0].end), (4, 12));
     // Exported as text too: an Arrow (Parquet) string column, the octets a binary one.
     let mut batches =
-        bagscope_ops::arrow::TopicBatches::new(&bag, "/name", None, None, None).unwrap();
+        bagscope_ops::tables::arrow::TopicBatches::new(&bag, "/name", None, None, None).unwrap();
     let batch = batches.next_batch().unwrap().unwrap();
     let schema = batch.schema();
     let types: Vec<String> = schema

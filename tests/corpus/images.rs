@@ -6,13 +6,13 @@
 
 use crate::common;
 
-use bagscope_ops::image::ImageError;
-use bagscope_ops::image::{decode_message, Colormap, Orientation, Pixels};
+use bagscope_ops::media::image::ImageError;
+use bagscope_ops::media::image::{decode_message, Colormap, Orientation, Pixels};
 use bagscope_reader::Bag;
 
 use common::images::{fixture_bag, fixtures};
 
-fn decode_first(bag: &Bag, topic: &str) -> bagscope_ops::image::Image {
+fn decode_first(bag: &Bag, topic: &str) -> bagscope_ops::media::image::Image {
     let c = bag.summary().topic(topic).unwrap().connections[0];
     let (plan, _) = bag.plan(c).unwrap();
     let m = bag.nth_message(c, 0).unwrap();
@@ -117,7 +117,7 @@ fn an_occupancy_grid_is_a_map_with_y_up() {
 }
 
 /// Each value of a top-down image with the mean frame coordinates of its pixels.
-fn spots(img: &bagscope_ops::image::Image) -> Vec<(f32, f64, f64)> {
+fn spots(img: &bagscope_ops::media::image::Image) -> Vec<(f32, f64, f64)> {
     let Pixels::Points(v) = &img.pixels else {
         panic!("not a top-down image: {}", img.encoding)
     };
@@ -361,7 +361,7 @@ fn bagscope_image_writes_a_png() {
     assert!(stdout.contains("3×2 16UC1 compressedDepth png"), "{stdout}");
     // Read back: 0 black, then 1000..5000 grey rising to white.
     let png = std::fs::read(&out).unwrap();
-    let back = bagscope_ops::image::decode_compressed("png", &png).unwrap();
+    let back = bagscope_ops::media::image::decode_compressed("png", &png).unwrap();
     let Pixels::Rgba(px) = back.pixels else {
         panic!()
     };

@@ -6,7 +6,7 @@ use crate::common;
 
 use std::sync::atomic::AtomicBool;
 
-use bagscope_ops::log::{log_topics, read_logs, Level, LogLine};
+use bagscope_ops::reports::log::{log_topics, read_logs, Level, LogLine};
 use bagscope_reader::Bag;
 
 fn all_lines(bag: &Bag) -> (Vec<LogLine>, u64) {
@@ -81,7 +81,7 @@ fn bagscope_log_filters() {
 
 #[test]
 fn find_text_and_numbers_on_real_recordings() {
-    use bagscope_ops::find::{find, parse_query};
+    use bagscope_ops::reports::find::{find, parse_query};
     let no = AtomicBool::new(false);
     // ROS 2 strings: std_msgs/msg/String on /topic.
     let bag = Bag::open(common::corpus2_dir().join("rosbag2/humble_talker")).unwrap();

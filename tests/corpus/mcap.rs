@@ -105,7 +105,7 @@ fn a_message_before_its_channel_is_skipped_with_a_warning() {
 
 #[test]
 fn check_compares_every_chunk_record_with_the_index() {
-    use bagscope_ops::export::{export, ExportOptions, OutputFormat};
+    use bagscope_ops::tables::export::{export, ExportOptions, OutputFormat};
     use bagscope_reader::{Compression, WriteOptions};
     let dir = common::temp_dir("mcap-check");
     let src = dir.join("demo.bag");

@@ -7,7 +7,7 @@ use crate::common;
 
 use std::sync::atomic::AtomicBool;
 
-use bagscope_ops::export::{export, ExportOptions, OutputFormat};
+use bagscope_ops::tables::export::{export, ExportOptions, OutputFormat};
 use bagscope_reader::encoding::{Plan, Value};
 use bagscope_reader::{Bag, BagWriter, ConnectionSpec, Filter, WriteOptions};
 

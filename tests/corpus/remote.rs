@@ -8,7 +8,7 @@ use crate::common;
 
 use std::sync::atomic::Ordering;
 
-use bagscope_ops::export::{export, ExportOptions, OutputFormat};
+use bagscope_ops::tables::export::{export, ExportOptions, OutputFormat};
 use bagscope_reader::Bag;
 use common::messages;
 

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::process::Command;
 
 use bagscope_ops::geom::Pose;
-use bagscope_ops::robot::{JointKind, Model};
+use bagscope_ops::spatial::robot::{JointKind, Model};
 
 use crate::common;
 
@@ -209,7 +209,7 @@ fn iiwa_joints(values: &[f64]) -> Vec<(String, f64)> {
 /// `bagscope tf`, the TF window and the 3D panel read.
 #[test]
 fn a_recordings_robot_joins_its_transform_tree() {
-    use bagscope_ops::tf::TfHistory;
+    use bagscope_ops::spatial::tf::TfHistory;
     use std::sync::atomic::AtomicBool;
 
     let urdf = std::fs::read_to_string(pybullet_data().join("kuka_iiwa/model.urdf")).unwrap();
@@ -230,7 +230,7 @@ fn a_recordings_robot_joins_its_transform_tree() {
     }
     robot_recording(&path, Some(&urdf), &states);
     let bag = bagscope_reader::Bag::open(&path).unwrap();
-    assert!(bagscope_ops::tf::has_transforms(&bag, None));
+    assert!(bagscope_ops::spatial::tf::has_transforms(&bag, None));
     let h = TfHistory::read(&bag, None, None, &AtomicBool::new(false)).unwrap();
     assert_eq!(h.robot.problem, None);
     assert_eq!(h.robot.unknown_joints, ["gripper_x"]);
@@ -296,9 +296,9 @@ fn a_recordings_robot_joins_its_transform_tree() {
 /// drawn.
 #[test]
 fn the_robot_model_is_drawn_at_its_links() {
-    use bagscope_ops::robot::{mesh, Geometry};
-    use bagscope_ops::scene::{Builder, Frames, Request};
-    use bagscope_ops::tf::TfHistory;
+    use bagscope_ops::spatial::robot::{mesh, Geometry};
+    use bagscope_ops::spatial::scene::{Builder, Frames, Request};
+    use bagscope_ops::spatial::tf::TfHistory;
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
 
@@ -458,7 +458,7 @@ fn a_urdf_file_stands_in_for_the_recordings_description() {
 /// joint states move its links in the transform tree.
 #[test]
 fn a_ros2_recordings_parameter_event_gives_the_robot() {
-    use bagscope_ops::tf::TfHistory;
+    use bagscope_ops::spatial::tf::TfHistory;
     use std::sync::atomic::AtomicBool;
 
     let urdf = pybullet_data().join("kuka_iiwa/model.urdf");
@@ -480,7 +480,7 @@ fn a_ros2_recordings_parameter_event_gives_the_robot() {
         String::from_utf8_lossy(&py.stderr)
     );
     let bag = bagscope_reader::Bag::open(&out).unwrap();
-    assert!(bagscope_ops::tf::has_transforms(&bag, None));
+    assert!(bagscope_ops::spatial::tf::has_transforms(&bag, None));
     let h = TfHistory::read(&bag, None, None, &AtomicBool::new(false)).unwrap();
     assert_eq!(h.robot.problem, None);
     assert_eq!(h.robot.frames.len(), 7, "{:?}", h.robot);

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use bagscope_ops::robot::mesh;
+use bagscope_ops::spatial::robot::mesh;
 
 use super::robot::pybullet_data;
 

@@ -9,10 +9,10 @@ use crate::common;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use bagscope_ops::scene::cloud::{cloud2, Paint};
-use bagscope_ops::scene::markers::{parse, Markers};
-use bagscope_ops::scene::{Builder, Frames, Kind, Layer, Request};
-use bagscope_ops::tf::TfHistory;
+use bagscope_ops::spatial::scene::cloud::{cloud2, Paint};
+use bagscope_ops::spatial::scene::markers::{parse, Markers};
+use bagscope_ops::spatial::scene::{Builder, Frames, Kind, Layer, Request};
+use bagscope_ops::spatial::tf::TfHistory;
 use bagscope_reader::definition::msg::MsgDef;
 use bagscope_reader::encoding::{Node, Plan};
 use bagscope_reader::Bag;
@@ -522,16 +522,16 @@ fn the_corpus_clouds_and_scans_are_drawn() {
             };
             let want = match kind {
                 Kind::Cloud2 => counted(
-                    &bagscope_ops::image::topdown::cloud(&plan.def, &node)
+                    &bagscope_ops::media::image::topdown::cloud(&plan.def, &node)
                         .unwrap()
                         .encoding,
                 ),
                 Kind::Scan => counted(
-                    &bagscope_ops::image::topdown::scan(&plan.def, &node)
+                    &bagscope_ops::media::image::topdown::scan(&plan.def, &node)
                         .unwrap()
                         .encoding,
                 ),
-                _ => bagscope_ops::scene::cloud::cloud1(&plan.def, &node, &Paint::Flat)
+                _ => bagscope_ops::spatial::scene::cloud::cloud1(&plan.def, &node, &Paint::Flat)
                     .unwrap()
                     .xyz
                     .len(),

@@ -7,8 +7,8 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use bagscope_ops::scene::{Builder, Kind, Layer, Shape};
-use bagscope_ops::tf::TfHistory;
+use bagscope_ops::spatial::scene::{Builder, Kind, Layer, Shape};
+use bagscope_ops::spatial::tf::TfHistory;
 use bagscope_reader::definition::msg::MsgDef;
 use bagscope_reader::encoding::Plan;
 use bagscope_reader::Bag;
@@ -255,7 +255,7 @@ fn foxglove_schemas_are_drawn_as_their_ros_equivalents() {
     );
     let bag = Bag::open(&file).unwrap();
     let tables = bag.tables().unwrap();
-    assert_eq!(bagscope_ops::tf::tf_topics(&bag).len(), 1);
+    assert_eq!(bagscope_ops::spatial::tf::tf_topics(&bag).len(), 1);
     let tf = TfHistory::read(&bag, None, None, &AtomicBool::new(false)).unwrap();
     assert_eq!(tf.bad, 0);
     let t0 = 1_700_000_000_000_000_000u64;
@@ -295,7 +295,7 @@ fn foxglove_schemas_are_drawn_as_their_ros_equivalents() {
         "painted by the uint8 intensity"
     );
     assert_eq!(s.status[1].text, "3 markers");
-    let pick = |s: &bagscope_ops::scene::Scene, what: &str| {
+    let pick = |s: &bagscope_ops::spatial::scene::Scene, what: &str| {
         s.picks
             .iter()
             .find(|k| k.what.contains(what))
@@ -397,7 +397,7 @@ fn every_marker_type_written_by_rosbags_is_drawn() {
 /// the demo recording; the fast path answers for each of them.
 #[test]
 fn markers_from_bytes_equal_markers_from_the_value_tree() {
-    use bagscope_ops::scene::{marker_bytes, markers};
+    use bagscope_ops::spatial::scene::{marker_bytes, markers};
     let dir = common::temp_dir("scene-marker-bytes");
     let rosbags = dir.join("markers.bag");
     peer_fixture(

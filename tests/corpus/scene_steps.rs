@@ -8,7 +8,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use bagscope_ops::scene::{Builder, Kind, Layer, Scene};
+use bagscope_ops::spatial::scene::{Builder, Kind, Layer, Scene};
 
 use super::scene::{demo, request};
 
@@ -243,7 +243,7 @@ fn repainting_and_moving_read_nothing_again() {
                 assert_eq!(lo, all.iter().copied().fold(f32::INFINITY, f32::min));
                 assert_eq!(hi, all.iter().copied().fold(f32::NEG_INFINITY, f32::max));
                 let v = c.points.columns[col].1[0];
-                let [r, g, bl] = bagscope_ops::image::turbo((v - lo) / (hi - lo));
+                let [r, g, bl] = bagscope_ops::media::image::turbo((v - lo) / (hi - lo));
                 assert_eq!(c.color(0), [r, g, bl, 255]);
             }
             "" => assert_eq!(c.color(0), layer.color),

@@ -7,7 +7,7 @@ use crate::common;
 
 use std::sync::atomic::AtomicBool;
 
-use bagscope_ops::tf::TfHistory;
+use bagscope_ops::spatial::tf::TfHistory;
 use bagscope_reader::Bag;
 
 /// Every transform of `topic` as `bagscope echo --json` prints it: (time, parent, child, x, y,

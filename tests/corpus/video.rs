@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use bagscope_ops::video::{Shown, Video, VideoIndex, DEFAULT_BUDGET};
+use bagscope_ops::media::video::{Shown, Video, VideoIndex, DEFAULT_BUDGET};
 use bagscope_reader::Bag;
 
 use crate::common;
@@ -154,7 +154,7 @@ fn a_recording_starting_mid_gop_waits_for_its_first_keyframe() {
         let k = ix.keys[0] as usize;
         let rasl = s.aus[10 + k + 1..]
             .iter()
-            .take_while(|a| bagscope_ops::video::nal::kind(s.codec, a).rasl)
+            .take_while(|a| bagscope_ops::media::video::nal::kind(s.codec, a).rasl)
             .count();
         let mut video = Video::new(ix, DEFAULT_BUDGET);
         for n in 0..k + rasl {
@@ -190,8 +190,8 @@ fn a_corrupt_packet_costs_its_group_only() {
         aus[bad].truncate(keep);
         // A slice header and garbage: a picture by its NAL type, undecodable.
         let header: &[u8] = match s.codec {
-            bagscope_ops::video::Codec::H264 => &[0, 0, 0, 1, 0x41],
-            bagscope_ops::video::Codec::H265 => &[0, 0, 0, 1, 0x02, 0x01],
+            bagscope_ops::media::video::Codec::H264 => &[0, 0, 0, 1, 0x41],
+            bagscope_ops::media::video::Codec::H265 => &[0, 0, 0, 1, 0x02, 0x01],
         };
         aus[bad + 2] = [header, &[0xA7; 64][..]].concat();
         let dir = common::temp_dir(&format!("video-corrupt-{name}"));
@@ -204,7 +204,7 @@ fn a_corrupt_packet_costs_its_group_only() {
         let to = next
             + s.aus[next + 1..]
                 .iter()
-                .take_while(|a| bagscope_ops::video::nal::kind(s.codec, a).rasl)
+                .take_while(|a| bagscope_ops::media::video::nal::kind(s.codec, a).rasl)
                 .count();
         let mut video = Video::new(ix, DEFAULT_BUDGET);
         let mut lost = 0;
@@ -263,8 +263,8 @@ fn frames_are_shown_in_rgb_as_ffmpeg_converts_them() {
             .unwrap()
             .stdout;
         let data = std::fs::read(&h264).unwrap();
-        let codec = bagscope_ops::video::Codec::H264;
-        let aus: Vec<Vec<u8>> = bagscope_ops::video::nal::access_units(codec, &data)
+        let codec = bagscope_ops::media::video::Codec::H264;
+        let aus: Vec<Vec<u8>> = bagscope_ops::media::video::nal::access_units(codec, &data)
             .into_iter()
             .map(<[u8]>::to_vec)
             .collect();
@@ -405,7 +405,7 @@ fn an_exported_mp4_decodes_with_ffmpeg_to_the_same_frames() {
         // An H.265 CRA's RASL pictures refer to the group before: not written.
         let rasl = s.aus[from + 1..]
             .iter()
-            .take_while(|a| bagscope_ops::video::nal::kind(s.codec, a).rasl)
+            .take_while(|a| bagscope_ops::media::video::nal::kind(s.codec, a).rasl)
             .count();
         assert_eq!(got.len(), to - from - rasl, "{name}: frames in the mp4");
         assert_eq!(got, s.md5[from + rasl..to], "{name}");
@@ -419,7 +419,7 @@ fn an_exported_mp4_decodes_with_ffmpeg_to_the_same_frames() {
 /// RGB, never a panic.
 #[test]
 fn damaged_packets_never_panic_the_decoders() {
-    use bagscope_ops::video::{decoder_for, nal};
+    use bagscope_ops::media::video::{decoder_for, nal};
     if !v::ffmpeg() {
         return;
     }
@@ -491,10 +491,10 @@ fn the_demo_video_camera_decodes_as_ffmpeg_decodes_it() {
     let path = dir.join("demo.bag");
     bagscope_ops::demo::write_demo(&path, 12).unwrap();
     let (bag, ix) = index(&path, "/camera/front/h264");
-    assert_eq!(ix.codec, bagscope_ops::video::Codec::H264);
+    assert_eq!(ix.codec, bagscope_ops::media::video::Codec::H264);
     assert!(ix.keys.len() >= 6 && ix.keys[1] == 20, "{:?}", ix.keys);
     let mut video = Video::new(Arc::clone(&ix), DEFAULT_BUDGET);
-    let mut reader = bagscope_ops::video::PacketReader::default();
+    let mut reader = bagscope_ops::media::video::PacketReader::default();
     let mut stream = Vec::new();
     for p in &ix.packets {
         stream.extend(reader.read(&bag, p).unwrap().data);

@@ -3,7 +3,7 @@
 //! message and key/values, filtering by name and level, a click on a row's strip seeks.
 
 use bagscope_app::Cmd;
-use bagscope_ops::diagnostics::DiagLevel;
+use bagscope_ops::reports::diagnostics::DiagLevel;
 use bagscope_reader::definition::msg::Dialect;
 use bagscope_reader::definition::sources::lookup;
 use bagscope_reader::{BagWriter, ConnectionSpec, WriteOptions};

@@ -9,7 +9,7 @@ use crate::*;
 
 /// Opens an image panel on every image topic of `bag` through the app and returns, per topic,
 /// what the panel shows.
-fn panel_images(bag: PathBuf) -> Vec<(String, bagscope_ops::image::Image)> {
+fn panel_images(bag: PathBuf) -> Vec<(String, bagscope_ops::media::image::Image)> {
     let mut h = harness(Some(bag));
     wait_for(&mut h, "indexing", indexed);
     let topics = bagscope_app::images::image_topics(h.state().doc.as_ref().unwrap());
@@ -50,7 +50,10 @@ fn image_panels_decode_every_encoding_family() {
             .unwrap_or_else(|| panic!("no panel for {topic}"));
         assert_eq!((img.width, img.height), (w, hh), "{topic}");
         match (&img.pixels, &pixels) {
-            (bagscope_ops::image::Pixels::F32(a), bagscope_ops::image::Pixels::F32(b)) => {
+            (
+                bagscope_ops::media::image::Pixels::F32(a),
+                bagscope_ops::media::image::Pixels::F32(b),
+            ) => {
                 assert!(a
                     .iter()
                     .zip(b)
@@ -63,7 +66,7 @@ fn image_panels_decode_every_encoding_family() {
     let (_, map) = shown.iter().find(|(t, _)| t == "/map").unwrap();
     assert_eq!(
         map.pixels,
-        bagscope_ops::image::Pixels::Occupancy(common::images::MAP_SHOWN.to_vec())
+        bagscope_ops::media::image::Pixels::Occupancy(common::images::MAP_SHOWN.to_vec())
     );
     let (_, jpeg) = shown.iter().find(|(t, _)| t == "/cam/jpeg").unwrap();
     assert_eq!(
@@ -72,11 +75,12 @@ fn image_panels_decode_every_encoding_family() {
     );
     // Real ones: a fiducials camera frame (CompressedImage jpeg), ros_numpy's raw rgb8 Image and
     // png, and ROS 2 mono8 Images from a rosbag2 SQLite recording.
-    let dims = |v: &[(String, bagscope_ops::image::Image)]| -> Vec<(String, u32, u32, String)> {
-        v.iter()
-            .map(|(t, i)| (t.clone(), i.width, i.height, i.encoding.clone()))
-            .collect()
-    };
+    let dims =
+        |v: &[(String, bagscope_ops::media::image::Image)]| -> Vec<(String, u32, u32, String)> {
+            v.iter()
+                .map(|(t, i)| (t.clone(), i.width, i.height, i.encoding.clone()))
+                .collect()
+        };
     let shown = panel_images(common::corpus_dir().join("fiducials/aruco_images.bag"));
     assert_eq!(
         dims(&shown),

@@ -54,7 +54,8 @@ fn image_panels_follow_the_playhead() {
     });
     let (plan, _) = bag.plan(conn).unwrap();
     let expect =
-        bagscope_ops::image::decode_message(&plan, &bag.message(conn, want).unwrap().data).unwrap();
+        bagscope_ops::media::image::decode_message(&plan, &bag.message(conn, want).unwrap().data)
+            .unwrap();
     {
         let f = h.state().doc.as_ref().unwrap().images.panels[0]
             .frame
@@ -103,7 +104,7 @@ fn image_panels_follow_the_playhead() {
     });
     let d = h.state().doc.as_ref().unwrap();
     let f = d.images.panels[1].frame.as_ref().unwrap();
-    assert_eq!(f.cmap, bagscope_ops::image::Colormap::Turbo);
+    assert_eq!(f.cmap, bagscope_ops::media::image::Colormap::Turbo);
     assert!(f.range.0 > 0.0 && f.range.1 > f.range.0, "{:?}", f.range);
     assert!(h.query_all_by_label_contains("80×60 16UC1").count() >= 1);
     // The laser scan from above, its ranges through turbo.
@@ -121,5 +122,5 @@ fn image_panels_follow_the_playhead() {
         "{}",
         f.image.encoding
     );
-    assert_eq!(f.cmap, bagscope_ops::image::Colormap::Turbo);
+    assert_eq!(f.cmap, bagscope_ops::media::image::Colormap::Turbo);
 }

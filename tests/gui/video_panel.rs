@@ -3,7 +3,7 @@
 //! that starts mid-GOP says it is waiting for a keyframe.
 
 use bagscope_app::Cmd;
-use bagscope_ops::image::Pixels;
+use bagscope_ops::media::image::Pixels;
 use egui_kittest::kittest::Queryable;
 
 use crate::common;

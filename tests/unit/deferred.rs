@@ -11,7 +11,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use bagscope_ops::export::{export, ExportOptions, OutputFormat};
+use bagscope_ops::tables::export::{export, ExportOptions, OutputFormat};
 use bagscope_reader::storage::rosbag2::writer::Rosbag2Compression;
 use bagscope_reader::{Bag, Filter};
 

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use bagscope_ops::bookmarks::{in_file, sidecar_path, Bookmark};
-use bagscope_ops::export::rewrite_with_bookmarks;
+use bagscope_ops::tables::export::rewrite_with_bookmarks;
 
 use super::job::Job;
 use super::{Cmd, Doc};

@@ -210,7 +210,7 @@ impl App {
             | Cmd::OpenLayoutFrom(_) => self.layout_cmd(cmd),
             Cmd::AddStateRow(p) => {
                 if let Some(d) = &mut self.doc {
-                    super::timeline::states::add(d, p, &self.ctx);
+                    super::timeline::state_rows::add(d, p, &self.ctx);
                 }
             }
             Cmd::ShowDiagnostics(b) => {

@@ -3,7 +3,7 @@
 //! mean, max and std, each run against the first (`bagscope compare`'s table, worked out on a
 //! worker that opens each run on its own); a field's B − A plotted across the runs.
 
-use bagscope_ops::compare::{compare, Align, Comparison, FieldStats, TopicStats};
+use bagscope_ops::reports::compare::{compare, Align, Comparison, FieldStats, TopicStats};
 use bagscope_reader::bag::merge::{namespaces, Part};
 
 use super::job::Job;

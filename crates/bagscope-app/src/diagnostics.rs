@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use bagscope_ops::diagnostics::{diagnostic_topics, read_diagnostics, DiagLevel, Diagnostics};
+use bagscope_ops::reports::diagnostics::{
+    diagnostic_topics, read_diagnostics, DiagLevel, Diagnostics,
+};
 use egui::{Color32, Rect, Sense, Stroke};
 
 use super::job::Job;
@@ -226,7 +228,7 @@ fn body(ui: &mut egui::Ui, d: &mut Doc, diag: &Diagnostics, cmds: &mut Vec<Cmd>)
 /// A name's levels over the recording as bands in `strip`, the playhead across.
 fn strip_bands(
     ui: &egui::Ui,
-    t: &bagscope_ops::diagnostics::Track,
+    t: &bagscope_ops::reports::diagnostics::Track,
     strip: Rect,
     (a, b): (u64, u64),
     playhead: u64,

@@ -168,7 +168,7 @@ pub struct Doc {
     /// The Diagnostics panel.
     pub diag: super::diagnostics::DiagnosticsState,
     /// The timeline's state rows.
-    pub states: timeline::states::StatesState,
+    pub states: timeline::state_rows::StatesState,
     /// The layout file last opened on it (its unknown fields, its panels this recording lacks).
     pub layout_kept: super::layout_file::LayoutFile,
     /// Plotted paths of that layout whose topics this recording lacks.
@@ -189,8 +189,9 @@ impl Doc {
         let n = s.topics.len();
         let export = export::ExportState::new(&s.path, s.version.is_ros1());
         let warnings = bag.warnings();
-        let has_tf = bagscope_ops::tf::has_transforms(&bag, session.urdf.as_deref());
-        let has_diagnostics = !bagscope_ops::diagnostics::diagnostic_topics(&bag).is_empty();
+        let has_tf = bagscope_ops::spatial::tf::has_transforms(&bag, session.urdf.as_deref());
+        let has_diagnostics =
+            !bagscope_ops::reports::diagnostics::diagnostic_topics(&bag).is_empty();
         Doc {
             rec: Recording {
                 urdf: session.urdf.clone(),

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use super::job::{Handle, Job};
 use super::{Cmd, Doc};
-use bagscope_ops::csv::{write_csv_columns, AtomicFile, Column, TimeColumn};
-use bagscope_ops::export::{export, ExportOptions, OutputFormat};
+use bagscope_ops::tables::csv::{write_csv_columns, AtomicFile, Column, TimeColumn};
+use bagscope_ops::tables::export::{export, ExportOptions, OutputFormat};
 use bagscope_ops::timefmt;
 use bagscope_reader::storage::rosbag2::writer::Rosbag2Compression;
 use bagscope_reader::{Compression, Filter, WriteOptions};
@@ -294,7 +294,7 @@ pub fn start_csv_export(d: &mut Doc, ctx: &egui::Context) {
                 &bag,
                 &ps,
                 &bagscope_reader::series::Env::default(),
-                bagscope_ops::csv::CsvOptions {
+                bagscope_ops::tables::csv::CsvOptions {
                     start_ns,
                     end_ns,
                     time,

@@ -4,7 +4,7 @@
 
 use super::job::Job;
 use super::{Cmd, Doc};
-use bagscope_ops::find::Hit;
+use bagscope_ops::reports::find::Hit;
 
 type Outcome = Result<(Vec<Hit>, bool), String>;
 
@@ -54,7 +54,7 @@ pub fn start(d: &mut Doc, ctx: &egui::Context) {
     st.error = None;
     st.hits.clear();
     st.capped = false;
-    let q = match bagscope_ops::find::parse_query(&st.query) {
+    let q = match bagscope_ops::reports::find::parse_query(&st.query) {
         Ok(q) => q,
         Err(e) => {
             st.error = Some(e.to_string());
@@ -64,7 +64,8 @@ pub fn start(d: &mut Doc, ctx: &egui::Context) {
     st.searched = Some(st.query.trim().to_string());
     let bag = d.rec.bag.clone();
     let job = Job::spawn("find", 1, ctx, move |h| {
-        let r = bagscope_ops::find::find(&bag, &q, h.cancel_flag()).map_err(|e| e.to_string());
+        let r =
+            bagscope_ops::reports::find::find(&bag, &q, h.cancel_flag()).map_err(|e| e.to_string());
         h.send(r);
     });
     match job {

@@ -514,7 +514,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             } else {
                 ui.available_height()
             };
-            if bagscope_ops::robot::joint_states::is_joint_state_type(&c.datatype) {
+            if bagscope_ops::spatial::robot::joint_states::is_joint_state_type(&c.datatype) {
                 joints(ui, &plan, node, &topic, cx.cmds);
             }
             egui::ScrollArea::both()
@@ -574,7 +574,8 @@ fn joints(
     topic: &str,
     cmds: &mut Vec<Cmd>,
 ) {
-    let Some(list) = bagscope_ops::robot::joint_states::joint_state(&plan.def, node) else {
+    let Some(list) = bagscope_ops::spatial::robot::joint_states::joint_state(&plan.def, node)
+    else {
         return;
     };
     let num = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.4}"));

@@ -106,7 +106,7 @@ pub struct Session {
     /// `--urdf`: the robot model in place of the recordings' description.
     pub urdf: Option<PathBuf>,
     /// The 3D panels' scene buffers, reused from scene to scene.
-    pub scene_pool: Option<bagscope_ops::scene::ScenePool>,
+    pub scene_pool: Option<bagscope_ops::spatial::scene::ScenePool>,
 }
 
 /// The options recordings are opened with: the app's message search path (the Definitions
@@ -141,7 +141,7 @@ impl App {
         let mut app = App {
             session: Session {
                 // Scenes' buffers recycled on a thread of the pool's (none if it cannot start).
-                scene_pool: bagscope_ops::scene::ScenePool::new().ok(),
+                scene_pool: bagscope_ops::spatial::scene::ScenePool::new().ok(),
                 ..Session::default()
             },
             msg_path,
@@ -320,7 +320,7 @@ impl App {
                             self.pending_series = layout::apply(&mut doc, l);
                         } else if demo {
                             for ti in images::image_topics(&doc) {
-                                if bagscope_ops::image::is_camera_type(
+                                if bagscope_ops::media::image::is_camera_type(
                                     &doc.rec.bag.summary().topics[ti].datatype,
                                 ) {
                                     doc.images.open(ti);
@@ -396,7 +396,7 @@ impl App {
             find::poll(d);
             compare::poll(d);
             diagnostics::poll(d);
-            timeline::states::poll(d);
+            timeline::state_rows::poll(d);
             if let Some(r) = bookmarks_io::poll(d) {
                 match r {
                     Ok(p) => self.notice = Some(format!("Bookmarks written to {}", p.display())),

@@ -452,7 +452,7 @@ fn open_wanted(d: &mut Doc, wanted: &mut layout::Layout) -> Vec<String> {
         }
         None => true,
     });
-    if wanted.log && !bagscope_ops::log::log_topics(&d.rec.bag).is_empty() {
+    if wanted.log && !bagscope_ops::reports::log::log_topics(&d.rec.bag).is_empty() {
         d.log.open = true;
         wanted.log = false;
     }

@@ -6,7 +6,7 @@
 use super::job::Job;
 use super::style::level_color;
 use super::{Cmd, Doc};
-use bagscope_ops::log::{Level, LogLine};
+use bagscope_ops::reports::log::{Level, LogLine};
 
 /// What the log worker sends.
 enum LogEvent {
@@ -90,16 +90,17 @@ pub fn start(d: &mut Doc, ctx: &egui::Context) {
 
 /// Starts reading `bag`'s log topics into `st`.
 fn start_into(st: &mut LogState, bag: &bagscope_reader::Bag, ctx: &egui::Context) {
-    let topics = bagscope_ops::log::log_topics(bag);
+    let topics = bagscope_ops::reports::log::log_topics(bag);
     if topics.is_empty() {
         st.done = Some(Ok(0));
         return;
     }
     let bag = bag.clone();
     let job = Job::spawn("log", 8, ctx, move |h| {
-        let r = bagscope_ops::log::read_logs(&bag, &topics, h.cancel_flag(), &mut |lines| {
-            h.send(LogEvent::Lines(lines))
-        });
+        let r =
+            bagscope_ops::reports::log::read_logs(&bag, &topics, h.cancel_flag(), &mut |lines| {
+                h.send(LogEvent::Lines(lines))
+            });
         h.send(LogEvent::Done(r.map_err(|e| e.to_string())));
     });
     match job {

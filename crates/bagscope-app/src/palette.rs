@@ -48,10 +48,10 @@ pub fn entries(app: &App, ctx: &egui::Context) -> Vec<Entry> {
                 cmd,
             };
             out.push(entry("Topic", Cmd::SelectTopic(Some(i))));
-            if bagscope_ops::image::is_image_type(&t.datatype) {
+            if bagscope_ops::media::image::is_image_type(&t.datatype) {
                 out.push(entry("Image panel", Cmd::OpenImage(i)));
             }
-            if bagscope_ops::scene::Kind::of(&t.datatype).is_some() {
+            if bagscope_ops::spatial::scene::Kind::of(&t.datatype).is_some() {
                 out.push(entry("3D panel", Cmd::OpenScene(Some(i))));
             }
         }

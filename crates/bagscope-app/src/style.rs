@@ -2,7 +2,7 @@
 
 use egui::Color32;
 
-use bagscope_ops::log::Level;
+use bagscope_ops::reports::log::Level;
 
 /// The colour of a log severity (the log panel, the timeline's marks, the top bar's count).
 pub fn level_color(l: Level, text: Color32) -> Color32 {

@@ -10,7 +10,7 @@ use egui_plot::PlotPoint;
 use super::job::Job;
 use super::{Cmd, Doc};
 use bagscope_ops::geom::Pose;
-use bagscope_ops::tf::TfHistory;
+use bagscope_ops::spatial::tf::TfHistory;
 use bagscope_ops::timefmt;
 
 /// A plot series: its name and points.

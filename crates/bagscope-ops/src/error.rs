@@ -3,10 +3,10 @@
 //! a transform lookup with no answer, a video stream that does not decode, an argument as typed
 //! that does not parse).
 
-use crate::image::ImageError;
-use crate::tf::TfError;
+use crate::media::image::ImageError;
+use crate::media::video::VideoError;
+use crate::spatial::tf::TfError;
 use crate::timefmt::ArgError;
-use crate::video::VideoError;
 
 /// Errors of the operations: each keeps its cause, so a caller can match on what went wrong.
 #[derive(Debug, Clone, thiserror::Error)]

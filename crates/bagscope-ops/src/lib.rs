@@ -1,31 +1,30 @@
-//! Operations over any open recording, through [`bagscope_reader::Bag`] alone: `check` (read and
-//! verify everything), `series` (one field over time), `csv`, `export`, `info`, `gen`
-//! (typed code from a recording's definitions), `image` (camera messages to pixels), `log` (rosout over a recording), `find` (messages where a field meets a condition), `timing` (periods, gaps, stamp delays).
+//! Operations over any open recording, through [`bagscope_reader::Bag`] alone (reading and
+//! verifying everything, and a field over time, are the reader's own `check` and `series`):
+//!
+//! - [`spatial`]: the transform tree, robot models, the 3D scene;
+//! - [`media`]: images and compressed video;
+//! - [`tables`]: export and conversion, csv, Arrow and Parquet, the fleet catalog;
+//! - [`reports`]: info, log, diagnostics, timing, find, compare, state rows;
+//! - [`gen`]: typed code (C++, Python, Rust) from a recording's definitions;
+//! - [`demo`]: the demo recording;
+//! - and what those share: [`geom`] (poses and boxes), [`timefmt`] (times, sizes and counts for
+//!   people, and as typed), [`bookmarks`] (kept in recordings), [`decoded`] (the messages of
+//!   some connections, decoded), [`Error`].
 
 #![forbid(unsafe_code)]
 
-pub mod arrow;
-pub mod bookmarks;
-pub mod catalog;
-pub mod compare;
-pub mod csv;
-pub mod decoded;
-pub mod diagnostics;
-mod error;
-pub mod export;
-pub mod find;
-pub mod gen;
-pub mod geom;
-pub mod image;
-pub mod info;
-pub mod log;
-pub mod robot;
-pub mod scene;
-pub mod state;
-pub mod tf;
-pub mod timefmt;
-pub mod timing;
-pub mod video;
+pub mod media;
+pub mod reports;
+pub mod spatial;
+pub mod tables;
 
 pub mod demo;
+pub mod gen;
+
+pub mod bookmarks;
+pub mod decoded;
+pub mod geom;
+pub mod timefmt;
+
+mod error;
 pub use error::{Error, Result};

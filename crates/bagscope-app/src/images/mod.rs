@@ -13,7 +13,7 @@ pub(crate) mod video;
 use super::job::{Requests, Service};
 use super::worker::InspectKey;
 use super::{Cmd, Doc};
-use bagscope_ops::image::{Colormap, Image, Orientation, Pixels};
+use bagscope_ops::media::image::{Colormap, Image, Orientation, Pixels};
 use bagscope_reader::Bag;
 
 /// How a panel wants its image drawn.
@@ -570,7 +570,7 @@ pub fn image_topics(d: &Doc) -> Vec<usize> {
         .topics
         .iter()
         .enumerate()
-        .filter(|(_, t)| bagscope_ops::image::is_image_type(&t.datatype))
+        .filter(|(_, t)| bagscope_ops::media::image::is_image_type(&t.datatype))
         .map(|(i, _)| i)
         .collect()
 }

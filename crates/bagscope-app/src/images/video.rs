@@ -7,8 +7,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use bagscope_ops::image::{Image, Pixels};
-use bagscope_ops::video::{is_video_type, packet_of, Shown, Video, VideoIndex, DEFAULT_BUDGET};
+use bagscope_ops::media::image::{Image, Pixels};
+use bagscope_ops::media::video::{
+    is_video_type, packet_of, Shown, Video, VideoIndex, DEFAULT_BUDGET,
+};
 use bagscope_reader::Bag;
 
 use crate::worker::InspectKey;

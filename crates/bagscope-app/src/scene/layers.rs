@@ -3,7 +3,7 @@
 
 use egui::Color32;
 
-use bagscope_ops::scene::{Kind, Layer};
+use bagscope_ops::spatial::scene::{Kind, Layer};
 
 use super::{auto_axes, rgba, ScenePanel};
 

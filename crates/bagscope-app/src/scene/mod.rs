@@ -1,6 +1,6 @@
 //! 3D panels: windows that show the recording's clouds, scans, markers, poses, paths, maps and
 //! frames at the playhead in a fixed frame the user picks. Each panel's scene is built on the
-//! scene worker ([`bagscope_ops::scene::Builder`]), the newest playhead winning; the UI thread
+//! scene worker ([`bagscope_ops::spatial::scene::Builder`]), the newest playhead winning; the UI thread
 //! only uploads the finished arrays and draws them through eframe's GL context
 //! ([`render`]), and projects the few labels and pickable things for text and hover.
 
@@ -15,8 +15,8 @@ use egui::{Color32, Pos2, Rect, Sense};
 use self::camera::Camera;
 use super::job::{Requests, Service};
 use super::{Cmd, Doc};
-use bagscope_ops::scene::{self, Builder, Frames, Kind, Layer, Request, Scene, ScenePool};
-use bagscope_ops::tf::TfHistory;
+use bagscope_ops::spatial::scene::{self, Builder, Frames, Kind, Layer, Request, Scene, ScenePool};
+use bagscope_ops::spatial::tf::TfHistory;
 
 mod layers;
 
@@ -699,15 +699,21 @@ fn pick(
         return best.map(|b| (b.1, b.2));
     }
     // (distance, point, layer, message)
-    let mut near: Option<(f32, [f32; 3], usize, Option<bagscope_ops::scene::Source>)> = None;
-    let mut consider = |q: [f32; 3], layer: usize, source: Option<bagscope_ops::scene::Source>| {
-        if let Some(s) = cam.project(view, q, rect) {
-            let d = s.distance(at);
-            if d < 5.0 && near.is_none_or(|n| d < n.0) {
-                near = Some((d, q, layer, source));
+    let mut near: Option<(
+        f32,
+        [f32; 3],
+        usize,
+        Option<bagscope_ops::spatial::scene::Source>,
+    )> = None;
+    let mut consider =
+        |q: [f32; 3], layer: usize, source: Option<bagscope_ops::spatial::scene::Source>| {
+            if let Some(s) = cam.project(view, q, rect) {
+                let d = s.distance(at);
+                if d < 5.0 && near.is_none_or(|n| d < n.0) {
+                    near = Some((d, q, layer, source));
+                }
             }
-        }
-    };
+        };
     for set in &scene.points {
         let step = set.pos.len().div_ceil(200_000).max(1);
         for q in set.pos.iter().step_by(step) {

@@ -13,7 +13,7 @@ use three_d::{
     WriteMask,
 };
 
-use bagscope_ops::scene::{CloudDraw, CloudPaint, Scene, Shape, Solid, Values};
+use bagscope_ops::spatial::scene::{CloudDraw, CloudPaint, Scene, Shape, Solid, Values};
 
 const POINT_VS: &str = r#"
 uniform mat4 viewProj;
@@ -39,7 +39,7 @@ void main() {
 /// A cloud's points, placed by its pose and coloured here: `PAINT` 0 one colour, 1 the packed
 /// colour attribute, 2 a value attribute (a column: intensity, ring...) and 3 a coordinate of
 /// the point in its own frame (`axis`), both through turbo over the layer's range (the
-/// polynomial of `bagscope_ops::image::render::turbo`); a value that is not finite in the flat
+/// polynomial of `bagscope_ops::media::image::render::turbo`); a value that is not finite in the flat
 /// colour.
 const CLOUD_VS: &str = r#"
 uniform mat4 viewProj;
@@ -153,7 +153,7 @@ void main() {
 "#;
 
 /// A mesh placed by its pose and lit by its normal turned into the fixed frame, as
-/// `bagscope_ops::scene::Scene::triangle` lights a triangle on the CPU (the same light, the same
+/// `bagscope_ops::spatial::scene::Scene::triangle` lights a triangle on the CPU (the same light, the same
 /// 0.55 + 0.45 |n · l|).
 const MESH_VS: &str = r#"
 uniform mat4 viewProj;
@@ -174,7 +174,7 @@ void main() {
 
 /// Solids: a unit shape's corners and normals, once, and per instance its axes, centre and
 /// colour, lit as [`MESH_VS`] lights a mesh (the normal turned by the axes' cofactor matrix,
-/// right for scaled shapes too; `bagscope_ops::scene::Solid::lit` on the CPU).
+/// right for scaled shapes too; `bagscope_ops::spatial::scene::Solid::lit` on the CPU).
 const SOLID_VS: &str = r#"
 uniform mat4 viewProj;
 in vec3 pos;
@@ -238,14 +238,14 @@ struct SolidBuffers {
 }
 
 /// The clouds and meshes on the GPU by [`CloudDraw::id`] and
-/// [`bagscope_ops::scene::MeshDraw::id`]: a scene uploads only those the last one did not have,
+/// [`bagscope_ops::spatial::scene::MeshDraw::id`]: a scene uploads only those the last one did not have,
 /// and those it no longer holds are let go ([`CloudCache::keep_only`]).
 #[derive(Default)]
 pub struct CloudCache {
     by_id: HashMap<u64, Arc<CloudBuffers>>,
     /// A cloud's column of values, uploaded when it is first painted by it.
     values: HashMap<(u64, usize), Arc<InstanceBuffer<f32>>>,
-    /// Meshes (the robot's links) by [`bagscope_ops::scene::MeshDraw::id`].
+    /// Meshes (the robot's links) by [`bagscope_ops::spatial::scene::MeshDraw::id`].
     meshes: HashMap<u64, Arc<MeshBuffers>>,
     /// Points uploaded since made (what the tests and the benchmark read).
     pub uploaded_points: u64,

@@ -189,11 +189,11 @@ mod tests {
         assert_eq!(table.every(SKIP), skip);
         assert_eq!(
             table.median_period(),
-            bagscope_ops::timing::median_period(&v)
+            bagscope_ops::reports::timing::median_period(&v)
         );
         assert_eq!(*table.to_vec(), v);
         for factor in [1.5, 3.0] {
-            let want = bagscope_ops::timing::gaps(&v, factor);
+            let want = bagscope_ops::reports::timing::gaps(&v, factor);
             assert_eq!(table.gaps(factor).1, want);
             assert_eq!(merged.gaps(factor), (table.median_period(), want));
         }

@@ -15,7 +15,7 @@ use bagscope_ops::timefmt;
 
 mod density;
 mod rows;
-pub mod states;
+pub mod state_rows;
 pub mod thumbs;
 mod toolbar;
 
@@ -122,7 +122,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         .collect();
     let whole = ui.available_rect_before_wrap();
     // The state rows take the bottom.
-    let states_h = states::height(d).min(whole.height() * 0.5);
+    let states_h = state_rows::height(d).min(whole.height() * 0.5);
     let full = Rect::from_min_max(whole.min, Pos2::new(whole.max.x, whole.max.y - states_h));
     let states_area = Rect::from_min_max(Pos2::new(whole.min.x, full.max.y), whole.max);
     let strip = Rect::from_min_max(Pos2::new(full.left() + NAME_W, full.top()), full.max);
@@ -151,7 +151,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     draw_rows(ui, d, cmds, &painter, &g, &rows, &heights, thumbs_on);
     draw_marks(ui, d, cmds, &painter, &g);
     if states_h > 0.0 {
-        states::draw(ui, d, cmds, &g, states_area);
+        state_rows::draw(ui, d, cmds, &g, states_area);
     }
     // Hover read-out.
     if let Some(p) = resp.hover_pos() {
@@ -213,7 +213,7 @@ impl RowHeights {
         let h: Vec<f32> = rows
             .iter()
             .map(|&t| {
-                if thumbs_on && bagscope_ops::image::is_image_type(&s.topics[t].datatype) {
+                if thumbs_on && bagscope_ops::media::image::is_image_type(&s.topics[t].datatype) {
                     THUMB_ROW_H
                 } else {
                     ROW_H

@@ -223,12 +223,12 @@ pub(super) fn density_bars(
 pub(super) fn log_marks(
     painter: &egui::Painter,
     g: &Geom,
-    marks: &[(u64, bagscope_ops::log::Level)],
+    marks: &[(u64, bagscope_ops::reports::log::Level)],
     y0: f32,
     text: Color32,
 ) {
     let (a, strip, px) = (g.a, g.strip, g.px());
-    let mut worst: Vec<Option<bagscope_ops::log::Level>> = vec![None; px + 1];
+    let mut worst: Vec<Option<bagscope_ops::reports::log::Level>> = vec![None; px + 1];
     // Marks are in time order: only those in view are looked at.
     let (v0, v1) = (a as f64 + g.view.0, a as f64 + g.view.1);
     let lo = marks.partition_point(|m| (m.0 as f64) < v0);

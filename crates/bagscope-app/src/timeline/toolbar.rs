@@ -82,7 +82,7 @@ pub(super) fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             .summary()
             .topics
             .iter()
-            .any(|t| bagscope_ops::image::is_image_type(&t.datatype))
+            .any(|t| bagscope_ops::media::image::is_image_type(&t.datatype))
         {
             ui.toggle_value(&mut d.timeline.show_thumbs, "Thumbnails")
                 .on_hover_text("Images on the camera topics' rows");

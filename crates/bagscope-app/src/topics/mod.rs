@@ -181,7 +181,7 @@ fn topic_row(ui: &mut egui::Ui, d: &Doc, ti: usize, label: &str, cmds: &mut Vec<
         .on_hover_text(
             "mean rate over the recording (count / duration), and the median period between two messages",
         );
-        if bagscope_ops::image::is_image_type(&t.datatype)
+        if bagscope_ops::media::image::is_image_type(&t.datatype)
             && ui
                 .small_button("image")
                 .on_hover_text("Open an image panel on this topic")
@@ -189,7 +189,7 @@ fn topic_row(ui: &mut egui::Ui, d: &Doc, ti: usize, label: &str, cmds: &mut Vec<
         {
             cmds.push(Cmd::OpenImage(ti));
         }
-        if bagscope_ops::scene::Kind::of(&t.datatype).is_some()
+        if bagscope_ops::spatial::scene::Kind::of(&t.datatype).is_some()
             && ui
                 .small_button("3D")
                 .on_hover_text("Show this topic in a 3D panel")

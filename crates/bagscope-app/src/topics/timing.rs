@@ -8,8 +8,8 @@ use egui_plot::PlotPoint;
 
 use crate::job::Job;
 use crate::{Cmd, Doc};
+use bagscope_ops::reports::timing::Gap;
 use bagscope_ops::timefmt;
-use bagscope_ops::timing::Gap;
 
 /// What the gaps are worked out for: topic, factor bits and tables.
 type GapKey = (usize, u64, usize);
@@ -107,7 +107,7 @@ pub fn plot_stamp_delay(d: &mut Doc, ti: usize, ctx: &egui::Context) {
     let start = d.rec.bag.summary().start_ns.unwrap_or(0);
     let bag = d.rec.bag.clone();
     let job = Job::spawn("timing", 1, ctx, move |h| {
-        let r = bagscope_ops::timing::stamp_delays(&bag, &topic, h.cancel_flag())
+        let r = bagscope_ops::reports::timing::stamp_delays(&bag, &topic, h.cancel_flag())
             .map(|v| {
                 v.into_iter()
                     .map(|(t, dns)| {

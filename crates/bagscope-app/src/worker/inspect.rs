@@ -8,12 +8,15 @@ use bagscope_reader::encoding::{Node, Plan};
 use bagscope_reader::{Bag, IndexEntry};
 
 /// Reads and decodes a message into an image (the image panels' and the thumbnails' workers).
-pub fn decode_image(bag: &Bag, key: InspectKey) -> Result<bagscope_ops::image::Image, String> {
+pub fn decode_image(
+    bag: &Bag,
+    key: InspectKey,
+) -> Result<bagscope_ops::media::image::Image, String> {
     let (plan, _) = bag.plan(key.conn).map_err(|e| e.to_string())?;
     let m = bag
         .message(key.conn, key.entry)
         .map_err(|e| e.to_string())?;
-    bagscope_ops::image::decode_message(&plan, &m.data).map_err(|e| e.to_string())
+    bagscope_ops::media::image::decode_message(&plan, &m.data).map_err(|e| e.to_string())
 }
 
 /// A message to show in the inspector.

@@ -227,8 +227,8 @@ fn load(
     h.helper(
         "info",
         move |h| {
-            let info =
-                bagscope_ops::info::summary_text(&b, false).unwrap_or_else(|e| e.to_string());
+            let info = bagscope_ops::reports::info::summary_text(&b, false)
+                .unwrap_or_else(|e| e.to_string());
             h.send(LoadEvent::Info(info));
         },
         LoadEvent::Info,

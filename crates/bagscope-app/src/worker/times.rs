@@ -23,7 +23,7 @@ impl Times {
     pub fn of(tables: &Arc<MessageTables>, conns: &[usize]) -> Times {
         match conns {
             [c] if *c < tables.per_connection.len() => Times::Table(Arc::clone(tables), *c),
-            _ => Times::Merged(Arc::new(bagscope_ops::timing::connection_times(
+            _ => Times::Merged(Arc::new(bagscope_ops::reports::timing::connection_times(
                 tables, conns,
             ))),
         }
@@ -94,25 +94,25 @@ impl Times {
     }
 
     /// The median period and the gaps longer than `factor` times it, longest first: see
-    /// [`bagscope_ops::timing::gaps`].
-    pub fn gaps(&self, factor: f64) -> (Option<u64>, Vec<bagscope_ops::timing::Gap>) {
+    /// [`bagscope_ops::reports::timing::gaps`].
+    pub fn gaps(&self, factor: f64) -> (Option<u64>, Vec<bagscope_ops::reports::timing::Gap>) {
         match self {
             Times::Table(t, c) => {
                 let tab = &t.per_connection[*c];
-                bagscope_ops::timing::gaps_by(tab.len(), |i| tab[i].time_ns, factor)
+                bagscope_ops::reports::timing::gaps_by(tab.len(), |i| tab[i].time_ns, factor)
             }
-            Times::Merged(v) => bagscope_ops::timing::gaps_by(v.len(), |i| v[i], factor),
+            Times::Merged(v) => bagscope_ops::reports::timing::gaps_by(v.len(), |i| v[i], factor),
         }
     }
 
-    /// The median time between two messages: see [`bagscope_ops::timing::median_period`].
+    /// The median time between two messages: see [`bagscope_ops::reports::timing::median_period`].
     pub fn median_period(&self) -> Option<u64> {
         match self {
             Times::Table(t, c) => {
                 let tab = &t.per_connection[*c];
-                bagscope_ops::timing::median_period_by(tab.len(), |i| tab[i].time_ns)
+                bagscope_ops::reports::timing::median_period_by(tab.len(), |i| tab[i].time_ns)
             }
-            Times::Merged(v) => bagscope_ops::timing::median_period(v),
+            Times::Merged(v) => bagscope_ops::reports::timing::median_period(v),
         }
     }
 }

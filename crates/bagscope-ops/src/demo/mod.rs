@@ -473,7 +473,7 @@ fn fill(s: &mut Ser, k: usize, q: u32, t: u64, p: &Pose, noise: &mut Noise) -> R
         9 => {
             let (w_, h_) = (200u32, 120u32);
             let rgb = render_overhead(p, ts, w_, h_);
-            let jpeg = crate::image::encode_jpeg(w_, h_, &rgb, 85)?;
+            let jpeg = crate::media::image::encode_jpeg(w_, h_, &rgb, 85)?;
             s.header(q, t, "camera_overhead").str("jpeg");
             s.u32(jpeg.len() as u32);
             s.0.extend_from_slice(&jpeg);

@@ -1,11 +1,11 @@
 //! State rows under the timeline's topic rows: a field drawn as coloured bands of its values
 //! over time (a mode, a state machine, a flag), labelled where a band is wide enough, one row
 //! per path; a click on a band moves the playhead to its start. Each row's values are read on
-//! a worker ([`bagscope_ops::state`]).
+//! a worker ([`bagscope_ops::reports::state_rows`]).
 
 use std::sync::Arc;
 
-use bagscope_ops::state::{state_track, StateTrack};
+use bagscope_ops::reports::state_rows::{state_track, StateTrack};
 use egui::{Color32, Pos2, Rect, Sense, Stroke};
 
 use super::{Geom, NAME_W};

@@ -8,10 +8,10 @@ use std::ops::ControlFlow;
 use std::sync::atomic::AtomicBool;
 
 use super::{Sample, TfHistory, MAX_SAMPLES};
-use crate::robot::description::robot_description;
-use crate::robot::joint_states::{is_joint_state_type, joint_values};
-use crate::robot::kinematics::{joint_pose, moves};
-use crate::robot::{Joint, JointKind};
+use crate::spatial::robot::description::robot_description;
+use crate::spatial::robot::joint_states::{is_joint_state_type, joint_values};
+use crate::spatial::robot::kinematics::{joint_pose, moves};
+use crate::spatial::robot::{Joint, JointKind};
 use bagscope_reader::{Bag, Result};
 
 /// What adding the robot's frames did.

@@ -43,7 +43,7 @@ pub enum Pixels {
     F32(Vec<f32>),
     /// An occupancy grid's cells, top row first: 0 (free) to 100 (occupied), -1 unknown.
     Occupancy(Vec<i8>),
-    /// A scan's or cloud's points from above (see [`crate::image::topdown`]): range or height, NaN
+    /// A scan's or cloud's points from above (see [`crate::media::image::topdown`]): range or height, NaN
     /// where no point fell (0 is a value here, not "no reading").
     Points(Vec<f32>),
 }
@@ -140,7 +140,7 @@ impl Orientation {
 pub fn is_image_type(datatype: &str) -> bool {
     let base = datatype.rsplit('/').next().unwrap_or(datatype);
     is_camera_type(datatype)
-        || crate::video::is_video_type(datatype)
+        || crate::media::video::is_video_type(datatype)
         || matches!(base, "OccupancyGrid" | "LaserScan" | "PointCloud2")
 }
 
@@ -193,10 +193,10 @@ pub fn from_node(def: &MsgDef, node: &Node) -> Result<Image, ImageError> {
         return occupancy_grid(def, info, cells);
     }
     if node.field(def, "angle_increment").is_some() && node.field(def, "ranges").is_some() {
-        return crate::image::topdown::scan(def, node);
+        return crate::media::image::topdown::scan(def, node);
     }
     if node.field(def, "point_step").is_some() && node.field(def, "fields").is_some() {
-        return crate::image::topdown::cloud(def, node);
+        return crate::media::image::topdown::cloud(def, node);
     }
     let data = bytes(node.field_value(def, "data"))
         .ok_or_else(|| ImageError::field("data", "no uint8[] data field"))?;

@@ -463,15 +463,18 @@ fn describe(bag: &Bag, row: &mut RecordingRow) -> Result<Vec<TopicRow>> {
                 .map(|d| (times.len() - 1) as f64 / (d as f64 * 1e-9)),
             median_period_s: sorted.get(sorted.len() / 2).map(|&g| g as f64 * 1e-9),
             longest_gap_s: sorted.last().map(|&g| g as f64 * 1e-9),
-            definition: crate::info::type_note(bag, c0),
+            definition: crate::reports::info::type_note(bag, c0),
         });
     }
     let mut logs = [0i64; 5];
-    let log_topics = crate::log::log_topics(bag);
+    let log_topics = crate::reports::log::log_topics(bag);
     if !log_topics.is_empty() {
-        crate::log::read_logs(bag, &log_topics, &AtomicBool::new(false), &mut |batch| {
+        crate::reports::log::read_logs(bag, &log_topics, &AtomicBool::new(false), &mut |batch| {
             for l in batch {
-                if let Some(i) = crate::log::Level::ALL.iter().position(|&x| x == l.level) {
+                if let Some(i) = crate::reports::log::Level::ALL
+                    .iter()
+                    .position(|&x| x == l.level)
+                {
                     logs[i] += 1;
                 }
             }
@@ -479,9 +482,9 @@ fn describe(bag: &Bag, row: &mut RecordingRow) -> Result<Vec<TopicRow>> {
         })?;
     }
     row.logs = logs;
-    let diag = crate::diagnostics::diagnostic_topics(bag);
+    let diag = crate::reports::diagnostics::diagnostic_topics(bag);
     if !diag.is_empty() {
-        let d = crate::diagnostics::read_diagnostics(bag, &diag, &AtomicBool::new(false))?;
+        let d = crate::reports::diagnostics::read_diagnostics(bag, &diag, &AtomicBool::new(false))?;
         let c = d.counts();
         row.diagnostics = [c[0], c[1], c[2], c[3]].map(|n| n as i64);
     }

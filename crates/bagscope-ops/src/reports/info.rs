@@ -291,7 +291,7 @@ pub fn summary_text(bag: &Bag, freq: bool) -> Result<String> {
 /// The diagnostic statuses per level (`freq`: read them) or the diagnostic topics' message
 /// counts; none without diagnostic topics.
 fn diagnostics_line(bag: &Bag, freq: bool) -> Result<Option<String>> {
-    use crate::diagnostics::{diagnostic_topics, read_diagnostics, DiagLevel};
+    use crate::reports::diagnostics::{diagnostic_topics, read_diagnostics, DiagLevel};
     let topics = diagnostic_topics(bag);
     if topics.is_empty() {
         return Ok(None);
@@ -324,7 +324,7 @@ fn diagnostics_line(bag: &Bag, freq: bool) -> Result<Option<String>> {
 
 /// The diagnostic statuses per level, for `--json` with `freq`.
 fn diagnostics_json(bag: &Bag) -> Result<serde_json::Value> {
-    use crate::diagnostics::{diagnostic_topics, read_diagnostics, DiagLevel};
+    use crate::reports::diagnostics::{diagnostic_topics, read_diagnostics, DiagLevel};
     let topics = diagnostic_topics(bag);
     if topics.is_empty() {
         return Ok(serde_json::Value::Null);

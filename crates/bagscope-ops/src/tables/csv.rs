@@ -25,7 +25,7 @@ impl Column {
     /// `EXPR`, or `NAME=EXPR` to head the column NAME.
     ///
     /// ```
-    /// use bagscope_ops::csv::Column;
+    /// use bagscope_ops::tables::csv::Column;
     /// let c = Column::parse("speed=hypot(/odom.v.x, /odom.v.y)").unwrap();
     /// assert_eq!(c.name, "speed");
     /// assert_eq!(Column::parse("/imu.a.x.@derivative").unwrap().name, "/imu.a.x.@derivative");

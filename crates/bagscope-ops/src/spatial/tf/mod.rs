@@ -88,7 +88,7 @@ pub fn has_transforms(bag: &Bag, urdf: Option<&std::path::Path>) -> bool {
     let joints = || {
         topics
             .iter()
-            .any(|t| crate::robot::joint_states::is_joint_state_type(&t.datatype))
+            .any(|t| crate::spatial::robot::joint_states::is_joint_state_type(&t.datatype))
     };
     !tf_topics(bag).is_empty()
         || urdf.is_some()

@@ -68,7 +68,7 @@ pub struct Query {
 /// Parses `PATH OP VALUE`.
 ///
 /// ```
-/// use bagscope_ops::find::{parse_query, Op};
+/// use bagscope_ops::reports::find::{parse_query, Op};
 /// let q = parse_query("/battery.data crosses 12.2").unwrap();
 /// assert_eq!((q.path.topic.as_str(), q.op, q.number), ("/battery", Op::Crosses, 12.2));
 /// let e = parse_query("/battery.data > twelve").unwrap_err();

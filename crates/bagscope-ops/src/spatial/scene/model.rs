@@ -285,7 +285,7 @@ impl CloudDraw {
             CloudPaint::Value { lo, hi, flat } => match self.value(i) {
                 Some(v) if v.is_finite() => {
                     let span = if hi > lo { hi - lo } else { 1.0 };
-                    let [r, g, b] = crate::image::render::turbo((v - lo) / span);
+                    let [r, g, b] = crate::media::image::render::turbo((v - lo) / span);
                     [r, g, b, 255]
                 }
                 _ => flat,

@@ -14,7 +14,7 @@ use bagscope_reader::encoding::FieldPath;
 use bagscope_reader::error::{Error, Result};
 use bagscope_reader::series::field_series;
 
-use crate::timing::topic_times;
+use crate::reports::timing::topic_times;
 
 /// Where each run's time zero is.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,7 @@
 //! Decoded Parquet: a directory with one Parquet file per topic (per topic and recording when
 //! several recordings are given), each `time_ns`, a `recording` id and the message as the typed,
-//! nested columns of [`crate::arrow`] (the schema of the Python package's `to_arrow`);
-//! zstd, row groups of at most [`crate::arrow::BATCH_ROWS`] rows in time order.
+//! nested columns of [`crate::tables::arrow`] (the schema of the Python package's `to_arrow`);
+//! zstd, row groups of at most [`crate::tables::arrow::BATCH_ROWS`] rows in time order.
 //!
 //! One pass over each recording: every message goes to its topic's builder, and a builder that
 //! fills is written out as a row group, so memory holds one batch per topic. The directory is
@@ -22,7 +22,7 @@ use parquet::basic::{Compression as PqCompression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
 use super::{ExportProgress, ExportReport, OutputFormat};
-use crate::arrow::{BatchBuilder, BATCH_ROWS};
+use crate::tables::arrow::{BatchBuilder, BATCH_ROWS};
 use bagscope_reader::bag::{Bag, Filter};
 use bagscope_reader::encoding::Plan;
 use bagscope_reader::error::{Error, Result};

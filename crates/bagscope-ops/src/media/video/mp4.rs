@@ -179,7 +179,7 @@ pub fn write_mp4(
         .unwrap_or(0);
     let duration = dts[dts.len() - 1] + step;
 
-    let mut file = crate::csv::AtomicFile::create(out).map_err(|e| err(e.to_string()))?;
+    let mut file = crate::tables::csv::AtomicFile::create(out).map_err(|e| err(e.to_string()))?;
     let mut ftyp = b"isom".to_vec();
     u32b(&mut ftyp, 0x200);
     for b in [

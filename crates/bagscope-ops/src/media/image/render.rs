@@ -27,7 +27,7 @@ impl Image {
             Pixels::Points(v) => {
                 let row = self.height - 1 - y;
                 let (wx, wy) = self.map?.cell_centre(x, row);
-                let name = crate::image::topdown::value_name(&self.encoding);
+                let name = crate::media::image::topdown::value_name(&self.encoding);
                 match *v.get(i)? {
                     z if z.is_nan() => format!("({wx:.2}, {wy:.2}) m · no point"),
                     z => format!("({wx:.2}, {wy:.2}) m · {name} {z:.3} m"),

@@ -241,7 +241,7 @@ fn output_connection(orig: &Connection, conv: Option<&Transform>) -> Connection 
 ///
 /// ```
 /// use std::sync::atomic::AtomicBool;
-/// use bagscope_ops::export::{export, ExportOptions};
+/// use bagscope_ops::tables::export::{export, ExportOptions};
 /// # let dir = std::env::temp_dir().join(format!("bagscope-doc-export-{}", std::process::id()));
 /// # std::fs::create_dir_all(&dir)?;
 /// # let path = dir.join("demo.bag");

@@ -5,8 +5,8 @@
 //! the range (scan) or the height (cloud), or NaN where nothing fell, so the image panel draws
 //! it through a colormap and reads back the value and the place under the cursor.
 
-use crate::image::ImageError;
-use crate::image::{Image, MapInfo, Pixels};
+use crate::media::image::ImageError;
+use crate::media::image::{Image, MapInfo, Pixels};
 use bagscope_reader::definition::msg::{MsgDef, Primitive};
 use bagscope_reader::encoding::{Node, Value};
 

@@ -1,6 +1,6 @@
 //! The robot model in a scene: each link's visual (or collision) shapes, boxes, cylinders,
 //! spheres and meshes, at the link's transform at the scene's time (from `/tf`, or computed
-//! from the joint states by [`crate::tf::add_robot_frames`]), in the colours of the mesh file or the
+//! from the joint states by [`crate::spatial::tf::add_robot_frames`]), in the colours of the mesh file or the
 //! URDF's materials. Meshes are read once and kept within a budget of triangles; a link
 //! without a transform, a mesh that is missing or does not read, is named in the status and
 //! the rest is drawn.
@@ -12,8 +12,8 @@ use std::sync::Arc;
 use super::{MeshDraw, Pick, Request, Rgba, Scene, Status, MAX_TRIANGLES};
 use crate::geom::Affine32;
 use crate::geom::Pose;
-use crate::robot::mesh::{self, Mesh};
-use crate::robot::{Geometry, Model};
+use crate::spatial::robot::mesh::{self, Mesh};
+use crate::spatial::robot::{Geometry, Model};
 use crate::timefmt::thousands;
 use bagscope_reader::Bag;
 
@@ -48,7 +48,7 @@ struct Drawn {
 /// one that does not read.
 pub(super) fn load(bag: &Bag, urdf: Option<&Path>) -> Option<Result<Robot, String>> {
     let file = urdf.map(Path::to_path_buf);
-    let got = crate::robot::description::robot_description(bag, urdf)?;
+    let got = crate::spatial::robot::description::robot_description(bag, urdf)?;
     Some(got.map(|(model, _)| {
         Robot {
             model: Arc::new(model),

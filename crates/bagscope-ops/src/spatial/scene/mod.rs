@@ -27,7 +27,7 @@ use std::sync::Arc;
 use self::cloud::{Paint, Points};
 use self::replay::Replay;
 use crate::geom::{Affine32, Pose};
-use crate::tf::TfHistory;
+use crate::spatial::tf::TfHistory;
 use crate::timefmt::thousands;
 use bagscope_reader::encoding::Plan;
 use bagscope_reader::storage::MessageTables;

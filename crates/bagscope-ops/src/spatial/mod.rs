@@ -1,0 +1,7 @@
+//! Where things are: the transform tree over a recording ([`tf`], with the robot's frames from
+//! its URDF and joint states), robot models ([`robot`]: URDF, kinematics, meshes) and the 3D
+//! scene at a time ([`scene`]).
+
+pub mod robot;
+pub mod scene;
+pub mod tf;
