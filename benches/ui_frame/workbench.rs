@@ -53,7 +53,7 @@ pub fn workbench(n: usize) {
     // Ten minutes; one in the short mode (every case run once as a test).
     let seconds: u32 = if n < 300 { 60 } else { 600 };
     let (dir, path, mut w) = bench_bag("workbench", bagscope_reader::Compression::Lz4);
-    let (def, _) = lookup("diagnostic_msgs/DiagnosticArray", Dialect::Ros1).expect("shipped");
+    let (def, _) = lookup("diagnostic_msgs/DiagnosticArray", Dialect::Ros1, &[]).expect("shipped");
     let dc = w.add_connection(ConnectionSpec {
         topic: "/diagnostics".into(),
         datatype: "diagnostic_msgs/DiagnosticArray".into(),

@@ -11,7 +11,7 @@ use crate::*;
 
 #[test]
 fn a_sqlite_recording_shows_its_topics_before_its_rows_are_read() {
-    use bagscope_app::worker::{loader, LoadEvent};
+    use bagscope_app::loader::{loader, LoadEvent};
     let src = common::corpus2_dir().join("rosbag2/humble_talker");
     let quick = bagscope_reader::Bag::open(&src)
         .unwrap()

@@ -7,8 +7,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::inspector::InspectKey;
+use super::loader::{DefInfo, Indexed};
+use super::timeline::density_bins::Histogram;
+use super::timeline::times::Times;
 use super::topics::{self, timing};
-use super::worker::{self, DefInfo, Histogram, Indexed, InspectKey};
 use super::{export, find, images, inspector, log, plot, scene, tf, timeline};
 use bagscope_reader::bag::TablesProgress;
 use bagscope_reader::Bag;
@@ -63,11 +66,11 @@ impl Recording {
     }
 
     /// Times of the messages of topic `ti`, once indexed.
-    pub fn times(&self, ti: usize) -> Option<&worker::Times> {
+    pub fn times(&self, ti: usize) -> Option<&Times> {
         self.indexed.as_ref().and_then(|i| i.topic_times.get(ti))
     }
 
-    /// Every [`worker::SKIP`]-th message time of topic `ti`, once indexed.
+    /// Every [`crate::timeline::times::SKIP`]-th message time of topic `ti`, once indexed.
     pub fn times_skip(&self, ti: usize) -> Option<&[u64]> {
         self.indexed
             .as_ref()

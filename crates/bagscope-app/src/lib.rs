@@ -12,12 +12,13 @@ mod doc;
 pub mod export;
 pub mod find;
 pub mod images;
-mod inspector;
+pub mod inspector;
 pub mod job;
 pub mod layout;
 pub mod layout_file;
 mod layout_io;
 pub mod live;
+pub mod loader;
 pub mod log;
 pub mod palette;
 pub mod persist;
@@ -31,7 +32,6 @@ pub mod tf;
 pub mod timeline;
 mod top_bar;
 mod topics;
-pub mod worker;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,9 +42,9 @@ use cmd::add_part;
 pub use cmd::Cmd;
 pub use doc::{Doc, Nav, Recording, RecordingsState};
 use job::Job;
+use loader::{LoadEvent, Loader};
 use persist::Persisted;
 use screens::{preview_screen, recordings_window};
-use worker::{LoadEvent, Loader};
 
 /// Most files kept in the recent list.
 const RECENT_MAX: usize = 10;
@@ -229,7 +229,7 @@ impl App {
         self.preview = None;
         self.opening = Some(label);
         let opts = self.open_options();
-        self.loader = Some(worker::loader(parts, align, opts, &self.ctx));
+        self.loader = Some(loader::loader(parts, align, opts, &self.ctx));
     }
 
     /// Puts a file (its canonical path, from the loader) first in the recent list.
@@ -465,7 +465,7 @@ impl App {
             d.insp.key = key;
             if let Some(k) = key {
                 if d.insp.worker.is_none() {
-                    match worker::inspector(d.rec.bag.clone(), &self.ctx) {
+                    match inspector::inspector(d.rec.bag.clone(), &self.ctx) {
                         Ok(w) => d.insp.worker = Some(w),
                         Err(e) => self.error = Some(e),
                     }

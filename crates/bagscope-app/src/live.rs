@@ -11,8 +11,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use super::job::{Handle, Job};
+use super::loader::{self, LoadEvent, Loader};
 use super::publish::{connect, Target, Transport};
-use super::worker::{self, LoadEvent, Loader};
 use super::{layout, App, Cmd, Doc};
 use bagscope_live::record::{self, Format, RecordOptions, RecordStats, Select};
 use bagscope_reader::storage::compression::Compression;
@@ -367,7 +367,7 @@ pub fn poll(app: &mut App) {
             path: s.path_now(),
             offset_ns: 0,
         };
-        s.loader = Some((worker::loader(vec![part], false, opts, &app.ctx), None));
+        s.loader = Some((loader::loader(vec![part], false, opts, &app.ctx), None));
     }
     let mut swap: Option<Doc> = None;
     if let Some((l, pending)) = &mut s.loader {

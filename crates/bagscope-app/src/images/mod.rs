@@ -10,8 +10,8 @@ use egui::{Color32, Pos2, Rect, Sense, Vec2};
 
 pub(crate) mod video;
 
+use super::inspector::InspectKey;
 use super::job::{Requests, Service};
-use super::worker::InspectKey;
 use super::{Cmd, Doc};
 use bagscope_ops::media::image::{Colormap, Image, Orientation, Pixels};
 use bagscope_reader::Bag;
@@ -83,7 +83,7 @@ fn work(
         None => {
             let r = match videos.image(bag, req.key) {
                 Some(v) => v,
-                None => super::worker::decode_image(bag, req.key),
+                None => super::inspector::decode_image(bag, req.key),
             }
             .map(Arc::new);
             if let Ok(i) = &r {

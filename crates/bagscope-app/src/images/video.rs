@@ -13,7 +13,7 @@ use bagscope_ops::media::video::{
 };
 use bagscope_reader::Bag;
 
-use crate::worker::InspectKey;
+use crate::inspector::InspectKey;
 
 /// Frames decoded ahead of the one shown, while the worker is idle.
 const AHEAD: usize = 12;

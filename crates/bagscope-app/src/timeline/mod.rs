@@ -9,14 +9,17 @@ use std::collections::HashMap;
 
 use egui::{Color32, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 
-use super::worker::{Times, HIST_BINS, SKIP};
 use super::{Cmd, Doc};
 use bagscope_ops::timefmt;
+use density_bins::HIST_BINS;
+use times::{Times, SKIP};
 
 mod density;
+pub mod density_bins;
 mod rows;
 pub mod state_rows;
 pub mod thumbs;
+pub mod times;
 mod toolbar;
 
 use density::bar;

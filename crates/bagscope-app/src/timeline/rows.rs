@@ -96,7 +96,7 @@ pub(super) fn draw_row(
     (r, ti): (usize, usize),
     row: Rect,
     key: CacheKey,
-    missing_thumbs: &mut Vec<crate::worker::InspectKey>,
+    missing_thumbs: &mut Vec<crate::inspector::InspectKey>,
 ) {
     let visuals = ui.visuals();
     let (strip, rh, y0) = (g.strip, row.height(), row.top());
@@ -266,7 +266,7 @@ pub(super) fn thumbnails(
     ti: usize,
     area: Rect,
     view: (f64, f64),
-    missing: &mut Vec<crate::worker::InspectKey>,
+    missing: &mut Vec<crate::inspector::InspectKey>,
 ) {
     if area.height() < 12.0 || area.width() < 12.0 {
         return;

@@ -3,8 +3,8 @@
 //! for the set of thumbnails it is missing this frame; the worker always works on the newest set,
 //! so panning and zooming never queue up decodes.
 
+use crate::inspector::InspectKey;
 use crate::job::{Requests, Service};
-use crate::worker::InspectKey;
 use bagscope_reader::Bag;
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -55,7 +55,7 @@ fn spawn(bag: Bag, ctx: &egui::Context) -> Result<Service<Vec<InspectKey>, Made>
                 let key = want.remove(0);
                 let img = match videos.keyframe(&bag, key) {
                     Some(v) => v,
-                    None => crate::worker::decode_image(&bag, key),
+                    None => crate::inspector::decode_image(&bag, key),
                 };
                 let img = img.ok().map(|i| {
                     let (w, h, px) = i.thumbnail(THUMB_PX);

@@ -130,7 +130,7 @@ pub fn plot_stamp_delay(d: &mut Doc, ti: usize, ctx: &egui::Context) {
 /// Works out `times`' median period and gaps on a worker; `None` if no thread can start.
 fn start_gaps(
     key: GapKey,
-    times: super::super::worker::Times,
+    times: crate::timeline::times::Times,
     factor: f64,
     ctx: &egui::Context,
 ) -> Option<(GapKey, Job<GapResult>)> {

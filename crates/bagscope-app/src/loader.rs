@@ -1,8 +1,7 @@
-//! Background workers of the app. Each owns its I/O and hands results to the UI thread over a
-//! bounded channel the UI drains with `try_recv`; the UI never waits on them. Here the
-//! loader (a recording opened and its tables built); beside it the density strips
-//! (`density.rs`), the timeline's times (`times.rs`) and the inspector's worker
-//! (`inspect.rs`).
+//! The loader: a recording opened and its tables built on a worker of its own, which hands each
+//! step to the UI thread over a bounded channel the UI drains with `try_recv` (the UI never
+//! waits on it); with the density strips' first bins (`timeline/density_bins.rs`) and the
+//! timeline's times (`timeline/times.rs`) made on the way.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,14 +11,10 @@ use crate::job::{Handle, Job};
 use bagscope_reader::bag::TablesProgress;
 use bagscope_reader::{Bag, MessageTables, Summary};
 
-mod density;
-mod inspect;
-mod times;
-
-pub use density::{bin_of, Histogram, HIST_BINS};
-use density::{chunk_histogram, refine_histogram, topic_of_connection};
-pub use inspect::{decode_image, inspector, InspectKey, Inspected};
-pub use times::{Times, SKIP};
+use crate::timeline::density_bins::{
+    bin_of, chunk_histogram, refine_histogram, topic_of_connection, Histogram, HIST_BINS,
+};
+use crate::timeline::times::{Times, SKIP};
 
 /// What the loader reports.
 pub enum LoadEvent {

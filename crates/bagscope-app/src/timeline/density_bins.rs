@@ -20,7 +20,7 @@ pub fn bin_of(s: &Summary, t: u64) -> usize {
     (x as usize).min(HIST_BINS - 1)
 }
 
-pub(super) fn topic_of_connection(s: &Summary) -> Vec<usize> {
+pub(crate) fn topic_of_connection(s: &Summary) -> Vec<usize> {
     let mut v = vec![0; s.connections.len()];
     for (ti, t) in s.topics.iter().enumerate() {
         for &c in &t.connections {
@@ -33,7 +33,7 @@ pub(super) fn topic_of_connection(s: &Summary) -> Vec<usize> {
 }
 
 /// A density from the chunk infos alone: each chunk's counts spread over its time range.
-pub(super) fn chunk_histogram(s: &Summary) -> Histogram {
+pub(crate) fn chunk_histogram(s: &Summary) -> Histogram {
     let topic_of = topic_of_connection(s);
     let mut h = vec![vec![0u32; HIST_BINS]; s.topics.len()];
     for ch in &s.chunks {
@@ -73,7 +73,7 @@ pub(super) fn chunk_estimate(
 /// The density while the tables build: chunk `entries.chunk`'s estimate replaced by where its
 /// messages really are, so the strip covers the whole recording from the first frame and
 /// sharpens chunk by chunk.
-pub(super) fn refine_histogram(
+pub(crate) fn refine_histogram(
     h: &mut Histogram,
     s: &Summary,
     topic_of: &[usize],

@@ -9,11 +9,12 @@ use egui::text::LayoutJob;
 use egui::{Color32, FontId, TextFormat};
 
 use super::job::Service;
-use super::worker::{InspectKey, Inspected};
+mod worker;
 use super::{Cmd, Doc};
 use bagscope_ops::timefmt;
 use bagscope_reader::definition::msg::{ArrayKind, Field, FieldType};
 use bagscope_reader::encoding::{Node, Plan, Value};
+pub use worker::{decode_image, inspector, InspectKey, Inspected};
 
 /// Elements of an array shown per page.
 const PAGE: usize = 50;
