@@ -24,6 +24,7 @@ pub struct Bookmark {
     pub start_ns: u64,
     /// Its range's end, for a range.
     pub end_ns: Option<u64>,
+    /// What it says.
     pub label: String,
     /// `#rrggbb`, or empty.
     pub color: String,

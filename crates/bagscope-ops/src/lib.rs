@@ -12,6 +12,7 @@
 //!   some connections, decoded), [`Error`].
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod media;
 pub mod reports;

@@ -32,13 +32,15 @@ pub enum Align {
 /// One topic in one run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopicStats {
+    /// Messages on the topic.
     pub count: u64,
     /// Messages per second over the topic's own span: (count − 1) / (last − first).
     pub rate_hz: Option<f64>,
     /// The longest time between two consecutive messages (s).
     pub longest_gap_s: Option<f64>,
-    /// First and last message, s from the run's zero.
+    /// The first message, s from the run's zero.
     pub first_s: f64,
+    /// The last message, s from the run's zero.
     pub last_s: f64,
 }
 
@@ -47,8 +49,11 @@ pub struct TopicStats {
 pub struct FieldStats {
     /// Values that are numbers.
     pub count: u64,
+    /// Smallest value.
     pub min: f64,
+    /// Mean value.
     pub mean: f64,
+    /// Largest value.
     pub max: f64,
     /// The sample standard deviation (n − 1), as pandas gives it; none for one value.
     pub std: Option<f64>,
@@ -61,6 +66,7 @@ pub struct Comparison {
     pub runs: Vec<String>,
     /// Each run's zero (ns since the epoch).
     pub zeros: Vec<u64>,
+    /// How the runs were put on one clock.
     pub align: Align,
     /// Every topic of any run, sorted, with its stats in each run (none: not in that run).
     pub topics: Vec<(String, Vec<Option<TopicStats>>)>,

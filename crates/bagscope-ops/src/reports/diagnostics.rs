@@ -18,15 +18,20 @@ use bagscope_reader::{Bag, Error, Result};
 /// A status's level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum DiagLevel {
+    /// `OK` (0).
     Ok,
+    /// `WARN` (1).
     Warn,
+    /// `ERROR` (2).
     Error,
+    /// `STALE` (3).
     Stale,
     /// A value the message does not define.
     Other(u8),
 }
 
 impl DiagLevel {
+    /// Every level, from best to worst.
     pub const ALL: [DiagLevel; 4] = [
         DiagLevel::Ok,
         DiagLevel::Warn,
@@ -34,6 +39,7 @@ impl DiagLevel {
         DiagLevel::Stale,
     ];
 
+    /// The level of a status's `level` byte (any other value kept as it is).
     pub fn from_raw(v: u8) -> DiagLevel {
         match v {
             0 => DiagLevel::Ok,
@@ -44,6 +50,7 @@ impl DiagLevel {
         }
     }
 
+    /// The level as ROS names it (`OK`, `WARN`, `ERROR`, `STALE`).
     pub fn name(self) -> &'static str {
         match self {
             DiagLevel::Ok => "OK",
@@ -76,6 +83,7 @@ pub struct Run {
     pub start_ns: u64,
     /// The last one's.
     pub last_ns: u64,
+    /// Its level.
     pub level: DiagLevel,
     /// Index into [`Diagnostics::strings`].
     pub message: u32,
@@ -88,7 +96,9 @@ pub struct Run {
 /// One status name over the recording.
 #[derive(Debug, Clone, Default)]
 pub struct Track {
+    /// The status's name.
     pub name: String,
+    /// The status's hardware id.
     pub hardware_id: String,
     /// In time order.
     pub runs: Vec<Run>,
@@ -115,7 +125,9 @@ impl Track {
 pub struct Diagnostics {
     /// By name.
     pub tracks: Vec<Track>,
+    /// Texts kept once (messages), indexed by the samples.
     pub strings: Vec<String>,
+    /// Key-value lists kept once, indexed by the samples.
     pub value_sets: Vec<Vec<(String, String)>>,
     /// DiagnosticArray messages read.
     pub messages: u64,
@@ -137,10 +149,12 @@ impl Diagnostics {
         c
     }
 
+    /// Text `i` of [`Self::strings`] (empty when there is none).
     pub fn string(&self, i: u32) -> &str {
         self.strings.get(i as usize).map_or("", String::as_str)
     }
 
+    /// Key-value list `i` of [`Self::value_sets`] (empty when there is none).
     pub fn values(&self, i: u32) -> &[(String, String)] {
         self.value_sets.get(i as usize).map_or(&[], Vec::as_slice)
     }

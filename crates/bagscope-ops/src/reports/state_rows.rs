@@ -28,6 +28,7 @@ pub struct StateRun {
 /// A field's states over the recording.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StateTrack {
+    /// The bands, in time order.
     pub runs: Vec<StateRun>,
     /// Each distinct value's label, in order of first appearance.
     pub labels: Vec<String>,

@@ -13,10 +13,13 @@ pub fn is_joint_state_type(datatype: &str) -> bool {
 /// One joint of a joint state message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JointValue {
+    /// The joint's name.
     pub name: String,
     /// Its position (rad or m), if the message gives one.
     pub position: Option<f64>,
+    /// Its velocity (rad/s or m/s), if the message gives one.
     pub velocity: Option<f64>,
+    /// Its effort (N·m or N), if the message gives one.
     pub effort: Option<f64>,
 }
 

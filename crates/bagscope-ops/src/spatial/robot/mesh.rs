@@ -28,6 +28,7 @@ pub struct Part {
 /// A mesh: its parts.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Mesh {
+    /// Its parts, each of one colour.
     pub parts: Vec<Part>,
 }
 

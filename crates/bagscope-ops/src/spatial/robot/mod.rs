@@ -40,13 +40,18 @@ pub enum Geometry {
     Box([f64; 3]),
     /// Along z, centred.
     Cylinder {
+        /// Radius (m).
         radius: f64,
+        /// Length along z (m).
         length: f64,
     },
+    /// A sphere of this radius (m).
     Sphere(f64),
     /// A mesh file (`package://`, `file://` or relative) and its scale.
     Mesh {
+        /// The mesh file as the URDF names it (`package://`, `file://` or a path).
         filename: String,
+        /// Its scale along x, y and z.
         scale: [f64; 3],
     },
 }
@@ -56,6 +61,7 @@ pub enum Geometry {
 pub struct Shape {
     /// Its pose in the link's frame.
     pub origin: Pose,
+    /// What it is.
     pub geometry: Geometry,
     /// RGBA, from its material (named or inline).
     pub color: Option<[f32; 4]>,
@@ -64,17 +70,24 @@ pub struct Shape {
 /// A link.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Link {
+    /// The link's name (a frame).
     pub name: String,
+    /// What is drawn of it.
     pub visuals: Vec<Shape>,
+    /// What collides of it.
     pub collisions: Vec<Shape>,
 }
 
 /// How a joint moves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JointKind {
+    /// Turns about its axis within limits.
     Revolute,
+    /// Turns about its axis without limits.
     Continuous,
+    /// Slides along its axis.
     Prismatic,
+    /// Does not move.
     Fixed,
     /// Six degrees of freedom: its pose comes from `/tf`, not joint states.
     Floating,
@@ -85,17 +98,24 @@ pub enum JointKind {
 /// A joint that follows another: `multiplier × value + offset`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mimic {
+    /// The joint whose value it follows.
     pub joint: String,
+    /// Its value is that joint's times this...
     pub multiplier: f64,
+    /// ...plus this.
     pub offset: f64,
 }
 
 /// A joint.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Joint {
+    /// The joint's name (as joint states name it).
     pub name: String,
+    /// How it moves.
     pub kind: JointKind,
+    /// The parent link.
     pub parent: String,
+    /// The child link.
     pub child: String,
     /// The child's frame in the parent's at value 0.
     pub origin: Pose,
@@ -103,14 +123,18 @@ pub struct Joint {
     pub axis: [f64; 3],
     /// Lower and upper limits (revolute, prismatic).
     pub limits: Option<(f64, f64)>,
+    /// Another joint whose value it follows, if any.
     pub mimic: Option<Mimic>,
 }
 
 /// A robot model.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Model {
+    /// The robot's name.
     pub name: String,
+    /// Its links.
     pub links: Vec<Link>,
+    /// Its joints.
     pub joints: Vec<Joint>,
 }
 
