@@ -36,8 +36,6 @@ mod topics;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use bagscope_ops::timefmt;
-
 use cmd::add_part;
 pub use cmd::Cmd;
 pub use doc::{Doc, Nav, Recording, RecordingsState};

@@ -1,7 +1,9 @@
 //! The screens and windows around the panels: the start screen, the preview of a recording
 //! whose rows are still being read, the Bag info window and the recordings window.
 
-use super::*;
+use bagscope_ops::timefmt;
+
+use super::{App, Cmd, Doc};
 
 impl App {
     pub(super) fn start_screen(&mut self, ui: &mut egui::Ui) {

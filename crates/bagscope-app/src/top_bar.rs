@@ -2,8 +2,10 @@
 //! shortcut, from [`actions`](super::actions)), the recording's name and log level, then the
 //! status of the background work; and the Help window with every shortcut.
 
+use bagscope_ops::timefmt;
+
 use super::actions::{actions, Action, Menu};
-use super::*;
+use super::{live, shown_path, App, Cmd, Doc};
 
 impl App {
     pub(super) fn top_bar(&mut self, ui: &mut egui::Ui) {
@@ -83,7 +85,7 @@ impl App {
             let valid = bagscope_reader::storage::remote::is_url(std::path::Path::new(&url));
             let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
             if ui.add_enabled(valid, egui::Button::new("Open")).clicked() || (enter && valid) {
-                self.cmds.push(Cmd::Open(PathBuf::from(url)));
+                self.cmds.push(Cmd::Open(std::path::PathBuf::from(url)));
                 ui.close();
             }
             ui.weak("Credentials come from the environment (AWS_*, GOOGLE_*, AZURE_*) and ~/.aws; never shown.");

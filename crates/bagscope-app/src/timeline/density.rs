@@ -1,7 +1,7 @@
 //! A row's density: the messages per pixel column of the view, found by galloping binary
 //! searches through the topic's times (and every SKIP-th time), its scale and its bars.
 
-use super::*;
+use super::{Doc, Times, HIST_BINS, SKIP};
 
 /// First index at or after `from` whose time is `>= t`, searching outwards from `from` (the
 /// next pixel's boundary is usually near the last one).

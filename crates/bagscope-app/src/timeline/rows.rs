@@ -1,8 +1,10 @@
 //! The rows of the timeline on screen: a topic's name, its density, thumbnails of an image
 //! topic, the rate line and the log marks.
 
+use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
+
 use super::density::{density, row_scale};
-use super::*;
+use super::{bar, topic_color, CacheKey, Cmd, Doc, Geom, RowHeights, ROW_H};
 
 /// The rows on screen (virtualised: only those are computed and drawn), the footer saying
 /// which, and the thumbnails they are missing asked for.

@@ -1,7 +1,9 @@
 //! The timeline's toolbar: play, step, speed, the playhead's time, the selection, the second
 //! cursor, bookmarks, fit and zoom.
 
-use super::*;
+use bagscope_ops::timefmt;
+
+use super::{rel, Cmd, Doc, CURSOR2, SPEEDS};
 
 pub(super) fn toolbar(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let (a, b) = d.rec.range();

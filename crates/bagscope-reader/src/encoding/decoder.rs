@@ -1,6 +1,10 @@
 //! The decoder of ROS 1 serialization and CDR: one walk over a [`Plan`] that builds the value tree, skips, or validates; [`DecodeError`] says what, where and at which field.
 
-use super::*;
+use std::fmt::Write as _;
+
+use super::{prim_align, Node, Plan, Value, MAX_EMPTY_ELEMENTS};
+use crate::definition::msg::{ArrayKind, Field, FieldType, Primitive};
+use crate::error::DecodeError;
 
 pub(super) enum PathPart<'a> {
     Field(&'a str),

@@ -1,6 +1,10 @@
 //! [`Extractor`]: one value of each message read by its field path, skipping what comes before it, without the value tree.
 
-use super::*;
+use std::fmt::Write as _;
+
+use super::{read_prim, skip, Decoder, FieldPath, Plan, Segment, Value};
+use crate::definition::msg::{ArrayKind, Field, FieldType, Primitive};
+use crate::error::PathError;
 
 #[derive(Debug, Clone)]
 struct Step {

@@ -10,11 +10,6 @@
 //! - CDR ([`cdr`], ROS 2): a 4-byte encapsulation header giving the byte order, every value
 //!   aligned to its size counted from the end of that header, strings counting their NUL.
 
-use std::fmt::{self, Write as _};
-
-use crate::definition::msg::{ArrayKind, Dialect, Field, FieldType, MsgDef, Primitive};
-use crate::error::{DecodeError, DefError, DefErrorKind, PathError};
-
 pub mod base64;
 pub mod cdr;
 mod convert;
@@ -54,6 +49,8 @@ const MAX_EMPTY_ELEMENTS: u64 = 1 << 20;
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::definition::msg::Dialect;
+    use crate::definition::msg::MsgDef;
 
     fn plan(text: &str) -> Plan {
         Plan::new(MsgDef::parse("t/T", text).unwrap())

@@ -1,6 +1,9 @@
 //! Field paths as Foxglove and PlotJuggler write them (`/topic.field.sub[3].x`), and the paths to every primitive field of a definition.
 
-use super::*;
+use std::fmt;
+
+use crate::definition::msg::{ArrayKind, Field, FieldType, MsgDef};
+use crate::error::PathError;
 
 /// One step of a field path.
 #[derive(Debug, Clone, PartialEq, Eq)]

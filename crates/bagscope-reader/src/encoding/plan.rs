@@ -1,6 +1,8 @@
 //! [`Plan`]: a connection's definition compiled for decoding (sizes per type, the wire format), and where the definition comes from.
 
-use super::*;
+use super::{decoder, json, protobuf, skip, Build, Decoder, Node, EMPTY_MD5};
+use crate::definition::msg::{ArrayKind, Dialect, Field, FieldType, MsgDef, Primitive};
+use crate::error::{DecodeError, DefError, DefErrorKind};
 
 /// A connection's definition, compiled for decoding.
 #[derive(Debug, Clone)]

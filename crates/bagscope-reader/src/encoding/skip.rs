@@ -5,7 +5,8 @@
 //! runs of fixed-size fields are one step (ROS 1 has no padding; CDR keeps its alignment
 //! steps), arrays of primitives are one step.
 
-use super::*;
+use super::{Plan, Wire, MAX_EMPTY_ELEMENTS};
+use crate::definition::msg::{ArrayKind, Field, FieldType, Primitive};
 use crate::encoding::cdr::prim_align;
 
 /// One step of a [`Skip`] program.
@@ -405,6 +406,9 @@ impl Walk<'_> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::definition::msg::MsgDef;
+    use crate::encoding::extract::Extractor;
+    use crate::encoding::path::FieldPath;
 
     fn plan(text: &str, cdr: bool) -> Plan {
         let def = MsgDef::parse("t/T", text).unwrap();

@@ -1,6 +1,9 @@
 //! Values as text: JSON (`echo --json`) and the YAML-like form of `rostopic echo`.
 
-use super::*;
+use std::fmt::Write as _;
+
+use super::{escape_bytes, Value};
+use crate::definition::msg::MsgDef;
 
 pub(super) fn json_str(s: &str, out: &mut String) {
     out.push('"');

@@ -1,6 +1,10 @@
 //! The value tree a message decodes into: [`Value`], [`Node`] (a value and its bytes).
 
-use super::*;
+use std::fmt;
+use std::fmt::Write as _;
+
+use super::Segment;
+use crate::definition::msg::{MsgDef, Primitive};
 
 /// A decoded value.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,11 +3,19 @@
 //! its bytes are read, how a message is found in them, how a check reads it), so that the open
 //! recording above never matches on a format.
 
-use crate::OpenOptions;
+use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::*;
+use super::{
+    mcap, read_at, ros1, rosbag2, Chunk, ChunkEntries, ChunkKind, ChunkLayout, IndexEntry, Message,
+    MessageTables, Source, Summary, TablesProgress, Version,
+};
+use crate::error::{Error, Location, RecordKind, Result};
+use crate::OpenOptions;
+
+#[cfg(feature = "remote")]
+use super::remote;
 
 /// What the opening steps found, before it becomes a [`Bag`].
 #[derive(Default)]

@@ -18,11 +18,10 @@
 //! - writers: [`ros1::writer`] (2.0 bags), [`mcap::writer`], [`rosbag2::writer`].
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::error::{Error, Location, RecordKind, Result};
+use crate::error::{Error, Result};
 use crate::storage::compression::Compression;
 
 pub mod bz2;

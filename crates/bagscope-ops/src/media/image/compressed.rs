@@ -4,7 +4,7 @@
 
 use std::io::Cursor;
 
-use super::*;
+use super::{Image, ImageError, Pixels, MAX_DECODE_ALLOC, MAX_PIXELS};
 
 /// What a compressed image's bytes are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Raw `sensor_msgs/Image` pixels: each encoding's layout, byte order and step, bayer
 //! patterns demosaiced, yuv422 turned to RGB.
 
-use super::*;
+use super::{Image, ImageError, Pixels, MAX_PIXELS};
 
 /// Bytes a pixel takes in a raw encoding, and how its pixels are kept.
 pub(super) fn raw_layout(enc: &str) -> Option<usize> {

@@ -1,7 +1,7 @@
 //! An image drawn: values through a colormap over a range, turned and flipped, thumbnails,
 //! the value under the cursor, map coordinates.
 
-use super::*;
+use super::{occupancy_color, Colormap, Image, Orientation, Pixels};
 
 impl Image {
     /// Whether the pixels are single values drawn through a colormap.

@@ -13,18 +13,13 @@ use sink::{open_sink, size_of};
 use stages::run_stages;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use bagscope_reader::bag::{Bag, Connection, Filter};
 use bagscope_reader::error::ConvertError;
 use bagscope_reader::error::{Error, Result};
-use bagscope_reader::storage::compression::Compression;
-use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
-use bagscope_reader::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
-use bagscope_reader::storage::rosbag2::writer::{
-    Rosbag2Compression, Rosbag2Options, Rosbag2Storage, Rosbag2Writer, TopicSpec,
-};
+use bagscope_reader::storage::ros1::writer::WriteOptions;
+use bagscope_reader::storage::rosbag2::writer::Rosbag2Compression;
 
 /// What to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

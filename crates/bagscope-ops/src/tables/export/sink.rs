@@ -1,8 +1,19 @@
 //! The output of an export: one writer for every format (ROS 1 bag, MCAP, rosbag2), opened
 //! with options made from the inputs, and the commands the converting stage sends it.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use bagscope_reader::bag::{Bag, Connection};
 use bagscope_reader::definition::sources::definition_of;
+use bagscope_reader::error::{ConvertError, Error, Result};
+use bagscope_reader::storage::compression::Compression;
+use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
+use bagscope_reader::storage::ros1::writer::{BagWriter, ConnectionSpec};
+use bagscope_reader::storage::rosbag2::writer::{
+    Rosbag2Options, Rosbag2Storage, Rosbag2Writer, TopicSpec,
+};
+
+use super::{ExportOptions, ExportProgress, OutputFormat};
 
 /// What the converting stage of an export found: the messages and bytes written, the
 /// connections written, and per (input, connection) the messages not converted (count, first

@@ -3,9 +3,14 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use bagscope_reader::bag::Bag;
+use bagscope_reader::error::{ConvertError, Error, Result};
 
 use super::sink::{Cmd, ConvertOutcome, Sink};
-use super::*;
+use super::{output_connection, ExportProgress, Transform};
 
 /// One converted message: the batch's buffer it lies in and where, or why it did not convert;
 /// `None` for a message that is not converted at all.

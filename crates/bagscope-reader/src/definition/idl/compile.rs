@@ -1,8 +1,11 @@
 //! From declarations to definitions: names resolved in their scopes, constant expressions
 //! evaluated, typedefs unfolded, each struct reached from the root compiled into a [`MsgType`].
 
+use std::collections::HashMap;
+
 use super::parser::{Decl, Expr, Item, Member, TypeSpec};
-use super::*;
+use super::{ArrayKind, Constant, Field, FieldType, Primitive, MAX_DEPTH, MAX_FIXED};
+use crate::error::DefError;
 
 /// A constant's value once evaluated.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,6 @@
 //! The IDL lexer: tokens with their lines; comments, preprocessor and section lines passed over.
 
-use super::*;
+use crate::error::DefError;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Tok {

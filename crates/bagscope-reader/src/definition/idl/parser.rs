@@ -2,7 +2,8 @@
 //! with its full scoped name, before any name is resolved.
 
 use super::lexer::Tok;
-use super::*;
+use super::{Primitive, MAX_DEPTH};
+use crate::error::DefError;
 
 /// A type as written, before names are resolved.
 #[derive(Debug, Clone)]

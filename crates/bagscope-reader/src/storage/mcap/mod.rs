@@ -11,25 +11,26 @@
 //! messages; stretches of an unchunked file play the part of chunks, so everything above reads
 //! both alike.
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
-use std::sync::Arc;
-
-use crate::error::{Error, Location, RecordKind, Result};
-use crate::storage::compression::Compression;
-use crate::storage::compression::MAX_CHUNK_SIZE;
-use crate::storage::{
-    read_at, read_at_into, Bytes, Chunk, ChunkEntries, ChunkKind, Connection, IndexEntry, Message,
-    MessageTables, Opened, Source, Summary, TablesProgress, Version,
-};
-
 mod records;
 mod scan;
 mod summary;
 mod tables;
 pub mod writer;
 
-pub use records::*;
-pub(crate) use scan::*;
-pub(crate) use summary::*;
-pub use tables::*;
+use records::{
+    compression_of, op_name, parse_channel, parse_chunk_head, parse_schema, read_record, Catalog,
+    MAX_SUMMARY, STRETCH,
+};
+pub use records::{opcode, MAGIC};
+pub(crate) use records::{Fields, MESSAGE_HEADER};
+pub(crate) use scan::{
+    message_in_records, message_record_at, scan_chunk_message_records, scan_chunk_messages,
+    MessageAt,
+};
+use scan::{scan, walk_records, walk_records_at};
+pub(crate) use summary::open;
+pub use tables::encodings;
+pub(crate) use tables::{
+    build_tables, channel_index, chunk_index_entries, connections_by_file, index_records,
+    index_unusable, read_chunk_index,
+};

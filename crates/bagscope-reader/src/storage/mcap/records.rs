@@ -1,6 +1,10 @@
 //! MCAP records: the magic, opcodes, field readers, schemas and channels, record and chunk headers.
 
-use super::*;
+use std::collections::HashMap;
+
+use crate::error::{Error, Location, RecordKind, Result};
+use crate::storage::compression::Compression;
+use crate::storage::{read_at, Connection, Source};
 
 /// The 8 bytes at the start and the end of an MCAP file.
 pub const MAGIC: &[u8; 8] = b"\x89MCAP0\r\n";

@@ -1,6 +1,18 @@
 //! A file read record by record (no summary, an incomplete one, unchunked, cut off), and a message found in a chunk's records.
 
-use super::*;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{
+    compression_of, op_name, opcode, parse_channel, parse_chunk_head, parse_schema, Catalog,
+    Fields, MAGIC, MESSAGE_HEADER, STRETCH,
+};
+use crate::error::{Error, Location, RecordKind, Result};
+use crate::storage::compression::MAX_CHUNK_SIZE;
+use crate::storage::{
+    read_at, Bytes, Chunk, ChunkKind, IndexEntry, Message, MessageTables, Opened, Source, Summary,
+    Version,
+};
 
 /// Reads a file record by record from the start: chunks are decompressed and their records
 /// scanned, unchunked messages grouped into stretches. Stops with a warning at the first

@@ -1,6 +1,14 @@
 //! An indexed MCAP file opened from its footer and summary alone (schemas, channels, chunk indexes, statistics, attachment and metadata indexes).
 
-use super::*;
+use std::path::Path;
+
+use super::{
+    compression_of, op_name, opcode, parse_channel, parse_schema, read_record, scan,
+    walk_records_at, Catalog, Fields, MAGIC, MAX_SUMMARY,
+};
+use crate::error::{Error, Location, RecordKind, Result};
+use crate::storage::compression::MAX_CHUNK_SIZE;
+use crate::storage::{read_at, Chunk, ChunkKind, Opened, Source, Summary, Version};
 
 /// Opens an MCAP file: from its summary when that is complete, else by a linear scan.
 pub(crate) fn open(

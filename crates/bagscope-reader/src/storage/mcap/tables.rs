@@ -1,6 +1,13 @@
 //! The message tables from the message index records after each chunk (or by scanning a chunk that has none), and the encodings a recording uses.
 
-use super::*;
+use std::collections::{BTreeMap, HashMap};
+
+use super::{opcode, walk_records, Fields};
+use crate::error::{Error, Location, RecordKind, Result};
+use crate::storage::compression::MAX_CHUNK_SIZE;
+use crate::storage::{
+    read_at_into, Chunk, ChunkEntries, IndexEntry, MessageTables, Source, Summary, TablesProgress,
+};
 
 /// Builds the message tables of an indexed file from the message index records after each
 /// chunk; a chunk whose index is missing or unusable is decompressed and scanned.

@@ -1,6 +1,12 @@
 //! A SQLite recording opened from its metadata.yaml before its rows are read: the row scan that completes its summary and tables when first needed, keeping the rows of the connections asked for first.
 
-use super::*;
+use std::collections::HashMap;
+
+use super::{compare_metadata, scan_rows, Capture, Metadata, RowScan, SqliteSource};
+use crate::error::{Error, Result};
+use crate::storage::compression::Compression;
+use crate::storage::rosbag2::sqlite_file::Leaf;
+use crate::storage::{Chunk, IndexEntry, MessageTables, Source, Summary};
 
 /// What scanning a database's rows needs: its topic ids, its row id range, the index cache's
 /// key, its metadata.yaml.

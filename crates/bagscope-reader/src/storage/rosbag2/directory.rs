@@ -1,6 +1,11 @@
 //! A rosbag2 directory assembled: its files found (as metadata.yaml lists them, or on disk), opened, and their topics, chunks and tables joined into one recording; metadata.yaml compared with the storage.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::{open_part, parse_metadata, qos_norm, Metadata};
+use crate::error::{Error, Result};
+use crate::storage::{IndexEntry, MessageTables, Opened, Source, Summary, Version};
 
 /// A temporary directory removed when dropped (decompressed or copied storage files).
 #[derive(Debug)]

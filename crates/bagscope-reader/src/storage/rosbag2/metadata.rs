@@ -1,6 +1,11 @@
 //! `metadata.yaml`: parsed for what it says (versions 1 to 9), and the QoS profiles it records.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use yaml_rust2::{Yaml, YamlLoader};
+
+use crate::error::{Error, Result};
 
 /// Whether `path`, whose first bytes are `head`, looks like a rosbag2 `metadata.yaml`.
 pub(crate) fn looks_like_metadata(path: &Path, head: &[u8]) -> bool {

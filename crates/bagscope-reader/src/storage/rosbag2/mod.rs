@@ -10,21 +10,6 @@
 //! private copy. `metadata.yaml` (versions 1 to 9) is read for what it says, and compared with
 //! the storage, which wins: every disagreement becomes a warning.
 
-use std::collections::{BTreeMap, HashMap};
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-
-use yaml_rust2::{Yaml, YamlLoader};
-
-use crate::error::{Error, Result};
-use crate::storage::compression::Compression;
-use crate::storage::rosbag2::sqlite_file::{columns, leading_ints, Column, Leaf, Row, SqliteFile};
-use crate::storage::{
-    Bytes, Chunk, ChunkKind, Connection, IndexEntry, Message, MessageTables, Opened, Source,
-    Summary, Version,
-};
-
 /// The first bytes of a SQLite database.
 pub const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 /// The first bytes of a zstd frame.
@@ -52,10 +37,19 @@ pub(crate) mod sqlite_file;
 mod window;
 pub mod writer;
 
-pub(crate) use deferred::*;
-pub use directory::*;
-pub use metadata::*;
+pub(crate) use deferred::{complete, complete_tables, Captured, Deferred};
+use deferred::{RowsToScan, ScannedRows};
+pub use directory::MISSING_FACT;
+use directory::{compare_metadata, Part};
+#[cfg(feature = "remote")]
+pub(crate) use directory::{is_storage_file, open_dir_with};
+pub(crate) use directory::{open_dir, open_file, Opener, TempDir, ALONE_FACT};
+pub(crate) use metadata::looks_like_metadata;
+use metadata::qos_norm;
+pub use metadata::{parse_metadata, qos_profiles, qos_summary, Metadata, QosProfile};
 pub(crate) use pending::{Completed, Pending};
-pub(crate) use rows::*;
-pub(crate) use sqlite::*;
-pub(crate) use window::*;
+pub(crate) use rows::{message_in_rows, read_rows, row_gone, row_in_block, Capture};
+use rows::{scan_rows, unzstd_message, BlockBuf, RowScan, RowScanner};
+pub(crate) use sqlite::SqliteSource;
+use sqlite::{open_immutable, open_part, sql_err};
+pub(crate) use window::{window_rows, WindowRows};

@@ -1,6 +1,14 @@
 //! The row scan: rosbag2's `messages` table read through SQLite or the page reader, in blocks, on several threads; a message sliced out of a block.
 
-use super::*;
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{sql_err, BLOCK_ID_SPAN, BLOCK_ROWS, MAX_MESSAGE};
+use crate::error::{Error, Result};
+use crate::storage::compression::Compression;
+use crate::storage::{Bytes, Chunk, ChunkKind, IndexEntry, Message, Source};
 
 /// What one thread's scan of an id range found.
 pub(super) struct RowScan {

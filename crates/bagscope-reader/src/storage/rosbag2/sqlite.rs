@@ -1,6 +1,17 @@
 //! SQLite storage files: opened read-only (`immutable`, or a private copy of a WAL), zstd file and message modes, their topics, definitions and row blocks.
 
-use super::*;
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use super::{
+    BlockBuf, Capture, Deferred, Metadata, Opener, Part, RowScan, RowScanner, RowsToScan,
+    ScannedRows, TempDir, MAX_FILE, MAX_MESSAGE, MMAP_PRAGMA, SQLITE_MAGIC, ZSTD_MAGIC,
+};
+use crate::error::{Error, Result};
+use crate::storage::rosbag2::sqlite_file::{columns, leading_ints, Column, Leaf, Row, SqliteFile};
+use crate::storage::{Connection, MessageTables, Opened, Source, Summary, Version};
 
 /// `meta`: the recording's metadata.yaml when this is its only storage file (a SQLite file
 /// it bears out then opens without reading its rows).

@@ -3,7 +3,12 @@
 //! does: only the window's rows are visited, where the row scan that builds the message tables
 //! visits every row of the file. What `csv`, `echo` and `export` of a time window read first.
 
-use super::*;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use super::{open_immutable, sql_err, unzstd_message, Deferred};
+use crate::error::Result;
+use crate::storage::{Bytes, IndexEntry, Message, Source};
 
 /// Rows per query: each query starts in the index where the last one ended, so a window of
 /// any length is read in bounded memory.
