@@ -1,5 +1,5 @@
 //! Geometry the operations share: [`Pose`] (a rigid transform in `f64`, as transforms are
-//! recorded), its single-precision form for the GPU ([`Affine32`]), and bounding boxes. A leaf:
+//! recorded), its single-precision form for the GPU (`Affine32`), and bounding boxes. A leaf:
 //! it names nothing else of the crate.
 
 /// A rigid transform: translation (m) and rotation (unit quaternion x, y, z, w).

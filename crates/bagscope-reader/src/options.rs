@@ -36,7 +36,7 @@ pub struct OpenOptions {
     pub sqlite_pages: bool,
 }
 
-/// Where the index cache lives ([`crate::storage::index_cache`]).
+/// Where the index cache of recordings recovered by a scan lives.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum IndexCache {

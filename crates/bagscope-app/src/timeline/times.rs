@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use bagscope_reader::MessageTables;
 
-/// The stride of [`super::Indexed::topic_skip`].
+/// The stride of [`crate::loader::Indexed::topic_skip`].
 pub const SKIP: usize = 64;
 
 /// A topic's message times, sorted: its one connection's table read in place (no copy: at 1 TB

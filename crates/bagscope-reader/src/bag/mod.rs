@@ -304,7 +304,7 @@ impl Bag {
     /// chunks of that minute, not of every chunk). Not kept. For some connections of a
     /// rosbag2 SQLite recording whose rows are not read yet: the scan that reads them makes
     /// those connections' tables and keeps their rows (up to 256 MiB) for the reads that
-    /// follow ([`Bag::read_chunk_for`], [`Bag::messages`]), each block given back once.
+    /// follow (`Bag::read_chunk_for`, [`Bag::messages`]), each block given back once.
     pub fn tables_for(&self, filter: &Filter) -> Result<Arc<MessageTables>> {
         // Some connections of a recording whose rows are not read yet: their rows are kept as
         // the scan passes them, and their tables made.
@@ -386,7 +386,7 @@ impl Bag {
     }
 
     /// The uncompressed data of chunk `idx`, through the bounded cache.
-    pub fn chunk_data(&self, idx: usize) -> Result<Arc<Vec<u8>>> {
+    pub(crate) fn chunk_data(&self, idx: usize) -> Result<Arc<Vec<u8>>> {
         let key = u32::try_from(idx).map_err(|_| Error::NotFound(format!("no chunk {idx}")))?;
         if let Ok(mut c) = self.inner.cache.lock() {
             if let Some(d) = c.get(key) {
@@ -401,6 +401,7 @@ impl Bag {
     }
 
     /// Reads and decompresses chunk `idx` without the cache.
+    #[doc(hidden)]
     pub fn decompress_chunk(&self, idx: usize) -> Result<Vec<u8>> {
         self.decompress_chunk_reusing(idx, Vec::new(), &mut Vec::new())
     }
@@ -453,7 +454,7 @@ impl Bag {
     /// Where chunk `idx`'s data lies and how it is compressed: from the summary, or read from
     /// the chunk's record header where the bag opened without it
     /// ([`crate::storage::Chunk::header_pending`]).
-    pub fn chunk_layout(&self, idx: usize) -> Result<crate::storage::ChunkLayout> {
+    pub(crate) fn chunk_layout(&self, idx: usize) -> Result<crate::storage::ChunkLayout> {
         let ch = self.chunk(idx)?;
         crate::storage::chunk_layout(self.source(ch)?, ch, self.inner.index_pos)
     }
@@ -499,7 +500,7 @@ impl Bag {
 
     /// Like [`Bag::decompress_chunk`], but only the messages of connections `conns` need be
     /// readable in the result (a SQLite storage then reads only their rows). Not cached.
-    pub fn read_chunk_for(&self, idx: usize, conns: &[usize]) -> Result<Vec<u8>> {
+    pub(crate) fn read_chunk_for(&self, idx: usize, conns: &[usize]) -> Result<Vec<u8>> {
         let s = self.summary();
         // Kept by the row scan for these connections (read once, then read again if asked).
         if let Some(b) = u32::try_from(idx)
@@ -609,7 +610,7 @@ impl Bag {
 
     /// Threads that read chunks for a job given `threads` cores: more where every read waits
     /// on the network ([`REMOTE_CHUNK_READERS`] requests in flight hide its latency).
-    pub fn reader_threads(&self, threads: usize) -> usize {
+    pub(crate) fn reader_threads(&self, threads: usize) -> usize {
         if self.inner.files.iter().any(|f| f.is_remote()) {
             threads.max(REMOTE_CHUNK_READERS)
         } else {

@@ -24,11 +24,16 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::storage::compression::Compression;
 
+// What only the workspace's other crates, its fuzz targets and its tests call: public so they
+// can, hidden from the reader's documented API.
+#[doc(hidden)]
 pub mod bz2;
 pub mod compression;
-pub mod index_cache;
+pub(crate) mod index_cache;
+#[doc(hidden)]
 pub use index_cache::write_atomically;
 pub mod mcap;
+#[doc(hidden)]
 pub mod output;
 #[cfg(feature = "remote")]
 pub mod remote;
@@ -39,12 +44,15 @@ pub(crate) mod stream;
 mod dispatch;
 mod io;
 
+#[doc(hidden)]
+pub use dispatch::chunk_messages;
+pub use dispatch::sniff;
 pub(crate) use dispatch::{
     build_tables, chunk_layout, message_in_data, message_in_record, open_file,
     read_for_connections, read_message_alone, read_unframed, recognise, record_len, tables_by_time,
     ChunkReader, Opened, OwnIndex, OwnIndexes, ReadWindow, Recognised,
 };
-pub use dispatch::{check_read, chunk_messages, definitions_required, sniff, CheckRead};
+pub(crate) use dispatch::{check_read, definitions_required, CheckRead};
 pub(crate) use io::{
     le_u32, le_u64, pread_full, read_ahead_on, read_at, read_at_into, read_exact_at, Source,
     UNCLAMPED_READ,

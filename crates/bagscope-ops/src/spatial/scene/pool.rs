@@ -19,7 +19,7 @@ const KEEP: usize = 2;
 /// A pool of scene buffers, owned by whoever builds scenes (the app) and handed to each
 /// [`super::Builder`] ([`super::Builder::with_pool`]). A scene the builder takes from it goes
 /// back when it is dropped: its buffers are moved to the pool's thread, which empties them and
-/// keeps two scenes' worth for the next builds, and frees them after [`RECYCLE_KEEP_S`] s
+/// keeps two scenes' worth for the next builds, and frees them after 10 s
 /// without a new scene. The thread is started by [`ScenePool::new`] and ends once the pool and
 /// every scene taken from it are dropped. Cheap to clone (one pool, shared).
 #[derive(Clone)]

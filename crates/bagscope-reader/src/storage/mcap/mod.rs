@@ -6,8 +6,8 @@
 //! with no summary or an incomplete one (a recording that was cut off, an unchunked file) is
 //! recovered by a linear scan of its records that keeps what it can and says what it skipped.
 //!
-//! Channels become [`Connection`]s (the schema name is the type, its data the definition) and
-//! chunks become [`Chunk`]s of kind [`ChunkKind::Mcap`], whose uncompressed records hold the
+//! Channels become [`Connection`](crate::storage::Connection)s (the schema name is the type, its data the definition) and
+//! chunks become [`Chunk`](crate::storage::Chunk)s of kind [`ChunkKind::Mcap`](crate::storage::ChunkKind::Mcap), whose uncompressed records hold the
 //! messages; stretches of an unchunked file play the part of chunks, so everything above reads
 //! both alike.
 
