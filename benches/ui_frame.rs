@@ -27,9 +27,12 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bagscope_app::{App, Cmd};
+use bagscope_ops::demo::write_demo;
 
 #[path = "ui_frame/scene.rs"]
 mod scene;
+#[path = "ui_frame/two.rs"]
+mod two;
 #[path = "ui_frame/video.rs"]
 mod video;
 #[path = "ui_frame/workbench.rs"]
@@ -336,7 +339,7 @@ fn main() {
     }
     if std::env::args().any(|a| a == "--camera-only") {
         camera(frames());
-        two(frames());
+        two::two(frames());
         video::video(frames());
         return;
     }
@@ -348,7 +351,7 @@ fn main() {
     // The short mode's own recording, removed at the end.
     let demo = (short && given.is_none()).then(|| {
         let p = std::env::temp_dir().join(format!("bagscope-ui-short-{}.bag", std::process::id()));
-        bagscope_ops::demo::write_demo(&p, 20).expect("demo");
+        write_demo(&p, 20).expect("demo");
         p
     });
     let bag = given
@@ -465,7 +468,7 @@ fn main() {
     wide(n);
     camera(n);
     video::video(n);
-    two(n);
+    two::two(n);
     scene::scene(n);
     workbench::workbench(n);
 }
@@ -544,82 +547,6 @@ fn derived(b: &mut Bench, n: usize) {
         (0..n).map(|_| b.frame()).collect(),
     );
     report("3 derived series, zooming", zooming(b, n));
-}
-
-/// Two demo runs (3 minutes each) on one timeline, aligned, with the front camera of each in
-/// an image panel: zoomed out, zooming, and playing.
-fn two(n: usize) {
-    let dir = std::env::temp_dir().join(format!("bagscope-ui-two-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let (a, b) = (dir.join("run1.bag"), dir.join("run2.bag"));
-    bagscope_ops::demo::write_demo(&a, 180).expect("demo");
-    bagscope_ops::demo::write_demo(&b, 180).expect("demo");
-    let parts = vec![
-        bagscope_reader::bag::merge::Part {
-            path: a,
-            offset_ns: 0,
-        },
-        bagscope_reader::bag::merge::Part {
-            path: b,
-            offset_ns: 2_500_000_000,
-        },
-    ];
-    let mut bench = Bench {
-        ctx: egui::Context::default(),
-        app: App::new(None, None),
-        t: 0.0,
-    };
-    bench.app.apply(Cmd::OpenMany(parts));
-    let t0 = Instant::now();
-    bench.until_indexed();
-    println!(
-        "two recordings joined and indexed in {:.2} s",
-        t0.elapsed().as_secs_f64()
-    );
-    for t in [
-        "/run1/camera/front/image_raw",
-        "/run2/camera/front/image_raw",
-    ] {
-        let ti = bench
-            .app
-            .doc
-            .as_ref()
-            .and_then(|d| d.rec.bag.summary().topics.iter().position(|x| x.name == t))
-            .expect("the camera topics");
-        bench.app.apply(Cmd::OpenImage(ti));
-    }
-    let run = |b: &mut Bench, n: usize| {
-        (0..n)
-            .map(|_| {
-                let el = b.frame();
-                std::thread::sleep(Duration::from_millis(4));
-                el
-            })
-            .collect::<Vec<_>>()
-    };
-    bench.app.apply(Cmd::FitAll);
-    run(&mut bench, 20);
-    report("two recordings, zoomed out", run(&mut bench, n));
-    report("two recordings, zooming", zooming(&mut bench, n));
-    bench.app.apply(Cmd::FitAll);
-    bench.app.apply(Cmd::TogglePlay);
-    run(&mut bench, 5);
-    report("two recordings, playing", run(&mut bench, n));
-    let topics = bench
-        .app
-        .doc
-        .as_ref()
-        .map_or(0, |d| d.rec.bag.summary().topics.len());
-    let one =
-        bagscope_reader::Bag::open(dir.join("run1.bag")).map_or(0, |b| b.summary().topics.len());
-    assert!(one > 0, "the demo run has topics");
-    assert_eq!(
-        topics,
-        2 * one,
-        "each run's topics, under its own namespace"
-    );
-    drop(bench);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A test picture of `w` × `h`: gradients, a moving disc and noise, so jpeg sizes are those
