@@ -191,3 +191,47 @@ fn every_dependency_has_a_licence_deny_toml_allows() {
         .count();
     assert!(codecs >= 2, "the video decoders are in the tree");
 }
+
+/// No source file of the workspace is over 800 lines (CONTRIBUTING's rule): a file that grows
+/// past it is cut by concern.
+#[test]
+fn no_source_file_is_over_800_lines() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut stack: Vec<std::path::PathBuf> = [
+        "src",
+        "crates",
+        "tests",
+        "benches",
+        "python/src",
+        "fuzz",
+        "xtask",
+    ]
+    .iter()
+    .map(|d| root.join(d))
+    .collect();
+    let (mut seen, mut long) = (0, Vec::new());
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n != "target") {
+                    stack.push(p);
+                }
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                seen += 1;
+                let n = std::fs::read_to_string(&p).unwrap().lines().count();
+                if n > 800 {
+                    long.push(format!(
+                        "{}: {n} lines",
+                        p.strip_prefix(&root).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(seen > 200, "only {seen} source files found");
+    assert!(long.is_empty(), "over 800 lines:\n{}", long.join("\n"));
+}
