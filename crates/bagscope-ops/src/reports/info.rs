@@ -69,7 +69,10 @@ pub fn type_note(bag: &Bag, ci: usize) -> String {
 /// The REP 2011 hash (`RIHS01_…`) of connection `ci`'s type, computed from its definition as
 /// rosbag2 computes it; `None` for a connection that is not ROS 2 (CDR) or whose definition is
 /// not at hand, an error for a definition with a type ROS 2 has not.
-pub fn type_hash(bag: &Bag, ci: usize) -> Option<std::result::Result<String, String>> {
+pub fn type_hash(
+    bag: &Bag,
+    ci: usize,
+) -> Option<std::result::Result<String, bagscope_reader::error::DefError>> {
     let c = bag.quick_summary().connections.get(ci)?;
     if c.encoding != "cdr" {
         return None;

@@ -11,6 +11,7 @@
 use sha2::{Digest, Sha256};
 
 use super::msg::{ArrayKind, FieldType, MsgDef, MsgType};
+use crate::error::{DefError, DefErrorKind};
 
 /// Offsets added to an element's type id: a fixed array, a bounded and an unbounded sequence.
 const ARRAY: u32 = 48;
@@ -169,9 +170,16 @@ fn describe(def: &MsgDef, t: &MsgType, out: &mut String) -> Result<(), String> {
     Ok(())
 }
 
-/// The REP 2011 hash (`RIHS01_` and 64 hex digits) of `def`'s main type. An error names a
-/// field whose type ROS 2 has not (a ROS 1 `time`, say).
-pub fn rihs01(def: &MsgDef) -> Result<String, String> {
+/// The REP 2011 hash (`RIHS01_` and 64 hex digits) of `def`'s main type. An error (a
+/// definition that ROS 2 does not describe) names the field whose type ROS 2 has not (a ROS 1
+/// `time`, say).
+pub fn rihs01(def: &MsgDef) -> Result<String, DefError> {
+    let not_ros2 = |reason: String| DefError {
+        kind: DefErrorKind::NotDecoded,
+        datatype: def.root().name.clone(),
+        line: None,
+        reason,
+    };
     // The main type, then the types it refers to (directly or not) sorted by name.
     let mut used = vec![false; def.types.len()];
     let mut stack = vec![0usize];
@@ -195,13 +203,13 @@ pub fn rihs01(def: &MsgDef) -> Result<String, String> {
     refs.sort();
     refs.dedup_by(|a, b| a.0 == b.0);
     let mut text = String::from("{\"type_description\": ");
-    describe(def, def.root(), &mut text)?;
+    describe(def, def.root(), &mut text).map_err(not_ros2)?;
     text.push_str(", \"referenced_type_descriptions\": [");
     for (k, (_, i)) in refs.iter().enumerate() {
         if k > 0 {
             text.push_str(", ");
         }
-        describe(def, &def.types[*i], &mut text)?;
+        describe(def, &def.types[*i], &mut text).map_err(not_ros2)?;
     }
     text.push_str("]}");
     let digest = Sha256::digest(text.as_bytes());
@@ -240,9 +248,10 @@ mod tests {
         // A ROS 1 type has no hash.
         let def =
             MsgDef::parse("std_msgs/Header", "uint32 seq\ntime stamp\nstring frame_id").unwrap();
-        assert!(rihs01(&def)
-            .unwrap_err()
-            .contains("time has no ROS 2 counterpart"));
+        let e = rihs01(&def).unwrap_err();
+        assert_eq!(e.kind, DefErrorKind::NotDecoded);
+        assert_eq!(e.datatype, "std_msgs/Header");
+        assert!(e.reason.contains("time has no ROS 2 counterpart"), "{e}");
     }
 
     #[test]
