@@ -184,20 +184,20 @@ pub struct Doc {
 
 impl Doc {
     /// The panels' first state for a recording just opened.
-    /// `session`: the robot model file and the scene buffers of the app.
-    pub fn new(bag: Bag, hist: Arc<Histogram>, session: &crate::Session) -> Doc {
+    /// `context`: the robot model file and the scene buffers of the app.
+    pub fn new(bag: Bag, hist: Arc<Histogram>, context: &crate::AppContext) -> Doc {
         let s = bag.summary();
         let start = s.start_ns.unwrap_or(0);
         let dur = s.duration_ns().max(1) as f64;
         let n = s.topics.len();
         let export = export::ExportState::new(&s.path, s.version.is_ros1());
         let warnings = bag.warnings();
-        let has_tf = bagscope_ops::spatial::tf::has_transforms(&bag, session.urdf.as_deref());
+        let has_tf = bagscope_ops::spatial::tf::has_transforms(&bag, context.urdf.as_deref());
         let has_diagnostics =
             !bagscope_ops::reports::diagnostics::diagnostic_topics(&bag).is_empty();
         Doc {
             rec: Recording {
-                urdf: session.urdf.clone(),
+                urdf: context.urdf.clone(),
                 defs: None,
                 path: s.path.clone(),
                 bag,
@@ -234,7 +234,7 @@ impl Doc {
             log: Default::default(),
             find: Default::default(),
             tf: Default::default(),
-            scene: scene::SceneState::with_pool(session.scene_pool.clone()),
+            scene: scene::SceneState::with_pool(context.scene_pool.clone()),
             publish: Default::default(),
             timing: Default::default(),
             tree: Default::default(),

@@ -91,14 +91,14 @@ pub struct App {
     /// The Live window and recording.
     pub live: live::LiveState,
     /// What the app was started with, for every recording it opens.
-    pub session: Session,
+    pub context: AppContext,
     ctx: egui::Context,
 }
 
 /// What the app was started with (the command line's flags) and what it owns for every
 /// recording it opens: the library reads no settings of its own, the app hands them over.
 #[derive(Debug, Clone, Default)]
-pub struct Session {
+pub struct AppContext {
     /// `--msg-path`: directories searched for definitions, after the app's own setting.
     pub msg_path: Vec<PathBuf>,
     /// `--urdf`: the robot model in place of the recordings' description.
@@ -110,11 +110,11 @@ pub struct Session {
 /// The options recordings are opened with: the app's message search path (the Definitions
 /// menu, `text`) in front of the command line's `--msg-path` (and, in the library, the
 /// environment's).
-fn open_options(text: &str, session: &Session) -> bagscope_reader::OpenOptions {
+fn open_options(text: &str, context: &AppContext) -> bagscope_reader::OpenOptions {
     let mut dirs: Vec<PathBuf> = std::env::split_paths(text.trim())
         .filter(|p| !p.as_os_str().is_empty())
         .collect();
-    dirs.extend(session.msg_path.iter().cloned());
+    dirs.extend(context.msg_path.iter().cloned());
     bagscope_reader::OpenOptions::default().with_msg_path(dirs)
 }
 
@@ -137,10 +137,10 @@ impl App {
             layouts,
         } = Persisted::load(storage);
         let mut app = App {
-            session: Session {
+            context: AppContext {
                 // Scenes' buffers recycled on a thread of the pool's (none if it cannot start).
                 scene_pool: bagscope_ops::spatial::scene::ScenePool::new().ok(),
-                ..Session::default()
+                ..AppContext::default()
             },
             msg_path,
             url_input: String::new(),
@@ -196,13 +196,13 @@ impl App {
 
     /// The options the app opens recordings with.
     pub fn open_options(&self) -> bagscope_reader::OpenOptions {
-        open_options(&self.msg_path, &self.session)
+        open_options(&self.msg_path, &self.context)
     }
 
     /// The app with what the command line gave it (`--msg-path`, `--urdf`).
     pub fn with_flags(mut self, msg_path: Vec<PathBuf>, urdf: Option<PathBuf>) -> App {
-        self.session.msg_path = msg_path;
-        self.session.urdf = urdf;
+        self.context.msg_path = msg_path;
+        self.context.urdf = urdf;
         self
     }
 
@@ -298,7 +298,7 @@ impl App {
                     } => {
                         self.bookmarks = self.all_bookmarks();
                         self.layouts = self.all_layouts();
-                        let mut doc = Doc::new(bag, hist, &self.session);
+                        let mut doc = Doc::new(bag, hist, &self.context);
                         doc.recordings.offsets =
                             parts.iter().map(|p| p.offset_ns as f64 / 1e9).collect();
                         doc.recordings.open = parts.len() > 1;

@@ -317,7 +317,6 @@ pub fn finish(live: &mut LiveState) {
 /// place of the shown one (never blocks).
 pub fn poll(app: &mut App) {
     poll_save(app);
-    let (opts, session) = (app.open_options(), app.session.clone());
     if let Some(j) = &mut app.live.finding {
         if let Some(found) = j.take() {
             if let Ok(v) = &found {
@@ -367,6 +366,8 @@ pub fn poll(app: &mut App) {
             path: s.path_now(),
             offset_ns: 0,
         };
+        // Made when a reload is due, not every frame (fields apart from the live session).
+        let opts = crate::open_options(&app.msg_path, &app.context);
         s.loader = Some((loader::loader(vec![part], false, opts, &app.ctx), None));
     }
     let mut swap: Option<Doc> = None;
@@ -382,7 +383,7 @@ pub fn poll(app: &mut App) {
                     ..
                 } => {
                     // (A live recording keeps no bookmarks of its own yet.)
-                    let mut d = Doc::new(bag, hist, &session);
+                    let mut d = Doc::new(bag, hist, &app.context);
                     d.rec.parts = parts;
                     d.rec.canonical = canonical;
                     *pending = Some(d);

@@ -179,7 +179,7 @@ pub struct SceneState {
     worker: Option<SceneWorker>,
     next_id: u64,
     gl: Option<Arc<Shared>>,
-    /// The app's scene buffers ([`crate::Session::scene_pool`]).
+    /// The app's scene buffers ([`crate::AppContext::scene_pool`]).
     pub pool: Option<ScenePool>,
 }
 
