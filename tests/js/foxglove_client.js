@@ -16,6 +16,8 @@
 //   noRead: false                subscribe, then stop reading the socket (a stalled client)
 //   summary: false               no line a message: one "summary" line at the end (benchmarks)
 //   schemaText: false            each channel's line carries its schema's text (not protobuf)
+//   batch: null                  {size, gapMs}: subscribe `size` channels at a time, `gapMs` apart
+//                                (a client whose burst of subscriptions is spread out)
 // }
 "use strict";
 const { FoxgloveClient } = require("@foxglove/ws-protocol");
@@ -33,6 +35,7 @@ const opts = Object.assign(
     noRead: false,
     summary: false,
     schemaText: false,
+    batch: null,
   },
   JSON.parse(optionsText || "{}"),
 );
@@ -142,12 +145,21 @@ client.on("advertise", (list) => {
       schemaSha: sha(Buffer.from(c.schema, c.schemaEncoding === "protobuf" ? "base64" : "utf8")),
       ...(opts.schemaText && c.schemaEncoding !== "protobuf" ? { schema: c.schema } : {}),
     });
-    if (opts.topics === null || opts.topics.includes(c.topic)) {
+  }
+  const wanted = list.filter((c) => opts.topics === null || opts.topics.includes(c.topic));
+  const size = opts.batch ? opts.batch.size : wanted.length;
+  const subscribeFrom = (i) => {
+    for (const c of wanted.slice(i, i + size)) {
       subs.set(client.subscribe(c.id), c);
     }
-  }
-  subscribed = true;
-  out({ kind: "subscribed", count: subs.size });
+    if (i + size < wanted.length) {
+      setTimeout(() => subscribeFrom(i + size), opts.batch.gapMs);
+      return;
+    }
+    subscribed = true;
+    out({ kind: "subscribed", count: subs.size });
+  };
+  subscribeFrom(0);
   if (opts.noRead) {
     // Stop reading: the server's writes back up into its queue.
     setTimeout(() => ws._socket.pause(), 50);

@@ -212,6 +212,31 @@ fn serve_gives_what_the_foxglove_sdk_server_gives() {
     }
 }
 
+/// A client whose subscriptions come in batches spread over 400 ms (a busy machine spreads
+/// the one-message-a-channel burst of Foxglove's client library so): playback starts once
+/// the burst is over, and every message of every channel arrives. Started 100 ms after the
+/// first subscription, as it was, it played the 4 s recording at this speed before most
+/// channels were subscribed.
+#[test]
+fn playback_waits_for_a_spread_out_burst_of_subscriptions() {
+    let rec = common::corpus2_dir().join("keelson/test.mcap");
+    let bag = bagscope_reader::Bag::open(&rec).unwrap();
+    let (topics, total) = (bag.summary().topics.len(), bag.summary().message_count);
+    assert!(
+        topics > 300,
+        "{topics} topics: the test wants many channels"
+    );
+    let ours = serve(&["--speed", "1000000", rec.to_str().unwrap()]);
+    let lines = client(
+        &ours.url,
+        "foxglove.websocket.v1",
+        json!({"idleMs": 1000, "maxMs": 60000, "batch": {"size": topics / 16 + 1, "gapMs": 25}}),
+    );
+    let subscribed = of_kind(&lines, "subscribed");
+    assert_eq!(subscribed[0]["count"], json!(topics));
+    assert_eq!(of_kind(&lines, "msg").len() as u64, total, "every message");
+}
+
 /// Nanoseconds of a line's "time".
 fn ns(v: &Value) -> u64 {
     v["time"].as_str().unwrap().parse().unwrap()

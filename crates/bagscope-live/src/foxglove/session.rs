@@ -19,9 +19,16 @@ use super::relay::{self, Hub};
 use super::ws::{self, Incoming, Opcode, WsError};
 use super::Shared;
 
-/// How long after a client's first subscription playback starts by itself: clients subscribe
-/// channel by channel, in a burst of messages.
+/// How long after a client's last subscription playback starts by itself: clients subscribe
+/// channel by channel, in a burst of messages (Foxglove's client library sends one message a
+/// channel, 649 for a recording of 649 topics), and a burst is over once the client has been
+/// quiet this long. Counted from the first subscription, a busy machine that spread the burst
+/// over more than this started playback with channels not yet subscribed, whose first messages
+/// were then never sent.
 const SETTLE: Duration = Duration::from_millis(100);
+/// The longest a burst of subscriptions holds playback back: a client that keeps subscribing
+/// still gets its playback started.
+const SETTLE_AT_MOST: Duration = Duration::from_secs(2);
 /// A `time` message at most once per this much wall time (100 a second: the client's clock
 /// moves smoothly, and at a high speed the time messages do not outnumber the messages).
 const TIME_EVERY: Duration = Duration::from_millis(10);
@@ -78,8 +85,10 @@ struct Control {
     anchor: Option<(Instant, u64)>,
     /// The client sent a playback control request (it is then sent `playbackState`).
     asked: bool,
-    /// When playback starts by itself (set by the first subscription).
+    /// When playback starts by itself (moved on by every subscription before it starts).
     autoplay: Option<Instant>,
+    /// When the client first subscribed.
+    first_subscription: Option<Instant>,
     closed: bool,
 }
 
@@ -198,6 +207,7 @@ pub(super) fn run(stream: TcpStream, shared: &Shared, full: bool, stopping: &Ato
             anchor: None,
             asked: false,
             autoplay: None,
+            first_subscription: None,
             closed: false,
         }),
         wake_player: Condvar::new(),
@@ -407,9 +417,9 @@ fn on_message(s: &Session<'_>, m: ClientMessage) -> bool {
                     } else {
                         c.subs.insert(id, ch);
                         c.by_channel[ch] = Some(id);
-                        if c.autoplay.is_none() {
-                            c.autoplay = Some(Instant::now() + SETTLE);
-                        }
+                        let now = Instant::now();
+                        let first = *c.first_subscription.get_or_insert(now);
+                        c.autoplay = Some((now + SETTLE).min(first + SETTLE_AT_MOST));
                     }
                 }
             }
