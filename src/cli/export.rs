@@ -29,9 +29,12 @@ pub struct ExportArgs {
     #[arg(long = "topic", short = 't')]
     pub topics: Vec<String>,
     /// bag, mcap, rosbag2-sqlite3, rosbag2-mcap, parquet (a directory of decoded Parquet
-    /// files, one per topic, and per recording when several are given), or mp4 (one video
+    /// files, one per topic, and per recording when several are given), mp4 (one video
     /// topic's packets, not re-encoded, from the keyframe before the start to the keyframe
-    /// after the end) (default: from the output's extension; no extension: rosbag2-sqlite3).
+    /// after the end), or gpx, kml, geojson (one fix topic's track: NavSatFix, GPSFix,
+    /// LocationFix, or `--topic "/t.lat_path, /t.lon_path"`; fixes without a fix or a
+    /// position left out and counted) (default: from the output's extension; no
+    /// extension: rosbag2-sqlite3).
     #[arg(long)]
     pub format: Option<String>,
     /// Compression: a bag none, lz4 (default) or bz2; MCAP none, lz4 or zstd (default);
@@ -147,6 +150,58 @@ fn export_mp4(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `bagscope export -o OUT.gpx -t FIX_TOPIC`: a GPS track's range as GPX, KML or GeoJSON.
+fn export_track(
+    bag: &Bag,
+    a: &Asked<'_>,
+    range: (Option<u64>, Option<u64>),
+    format: bagscope_ops::spatial::geo::out::TrackFormat,
+) -> crate::cli::Result<ExitCode> {
+    use bagscope_ops::spatial::geo::{out, read_track, TrackSource};
+    let [topic] = a.topics else {
+        return Err(Error::Invalid(
+            "a track file holds one fix topic (sensor_msgs/NavSatFix, gps_common/GPSFix, \
+             foxglove.LocationFix): name it with --topic"
+                .into(),
+        ));
+    };
+    if a.inputs.len() > 1 || a.to_ros1 || a.to_ros2 || a.migrate.is_some() {
+        return Err(Error::Invalid(
+            "a track is written from one recording's fixes".into(),
+        ));
+    }
+    let source = match topic.split_once(',') {
+        Some((lat, lon)) => TrackSource::Paths {
+            lat: lat.trim().into(),
+            lon: lon.trim().into(),
+        },
+        None => TrackSource::Topic(topic.clone()),
+    };
+    let t = read_track(
+        bag,
+        &source,
+        range,
+        bagscope_reader::machine_threads(),
+        &AtomicBool::new(false),
+    )?;
+    if t.is_empty() {
+        return Err(Error::Invalid(format!(
+            "{topic}: no fix to write in the range ({})",
+            match t.summary_of_skipped() {
+                s if s.is_empty() => "no message".to_string(),
+                s => s,
+            }
+        )));
+    }
+    out::write_track(&t, format, a.out)?;
+    println!("{}: {} fixes of {topic}", a.out.display(), t.len());
+    let skipped = t.summary_of_skipped();
+    if !skipped.is_empty() {
+        eprintln!("bagscope: left out: {skipped}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `bagscope export`: one or several recordings, merged in time order, to any format.
 fn export(a: Asked<'_>) -> crate::cli::Result<ExitCode> {
     use bagscope_ops::tables::export::OutputFormat;
@@ -186,6 +241,14 @@ fn export(a: Asked<'_>) -> crate::cli::Result<ExitCode> {
                 .is_some_and(|e| e.eq_ignore_ascii_case("mp4")));
     if mp4 {
         return export_mp4(first, &a, start_ns, end_ns);
+    }
+    use bagscope_ops::spatial::geo::out::TrackFormat;
+    let track = match a.format {
+        Some(f) => TrackFormat::parse(f),
+        None => TrackFormat::from_path(a.out),
+    };
+    if let Some(f) = track {
+        return export_track(first, &a, (start_ns, end_ns), f);
     }
     let format = match a.format {
         Some(f) => OutputFormat::parse(f).ok_or_else(|| {

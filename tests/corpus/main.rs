@@ -36,4 +36,5 @@ mod scene;
 mod scene_more;
 mod scene_steps;
 mod tf;
+mod track;
 mod video;

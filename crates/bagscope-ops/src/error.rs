@@ -4,6 +4,7 @@
 //! that does not parse).
 
 use crate::media::image::ImageError;
+use crate::spatial::geo::GeoError;
 use crate::media::video::VideoError;
 use crate::spatial::tf::TfError;
 use crate::timefmt::ArgError;
@@ -24,6 +25,9 @@ pub enum Error {
     /// A compressed video stream that cannot be indexed, decoded or written.
     #[error(transparent)]
     Video(#[from] VideoError),
+    /// A GPS track that cannot be read.
+    #[error(transparent)]
+    Geo(#[from] GeoError),
     /// An argument as typed (a time, a query, a size) that does not parse.
     #[error(transparent)]
     Arg(#[from] ArgError),

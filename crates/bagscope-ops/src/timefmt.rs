@@ -17,6 +17,21 @@ pub fn date(ns: u64) -> String {
     )
 }
 
+/// ISO 8601 in UTC with microseconds, as GPX, KML and GeoJSON carry times:
+/// `2015-06-29T19:51:29.924924Z`.
+pub fn iso8601(ns: u64) -> String {
+    let secs = ns / 1_000_000_000;
+    let us = (ns % 1_000_000_000) / 1_000;
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    let rem = secs % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{us:06}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
+}
+
 /// Seconds with 9 decimals: `1726230896.780000000`.
 pub fn secs(ns: u64) -> String {
     format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)

@@ -1,0 +1,190 @@
+//! GPS tracks: the fixes of the corpora's NavSatFix, GPSFix topics as bagscope reads them
+//! against rosbags' decoded fixes, written out as GPX, KML and GeoJSON and read back by gpxpy,
+//! fastkml and shapely/geojson (tests/py/track_peers.py); fixes without a fix or a position
+//! left out and counted, never a panic.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+
+use bagscope_ops::spatial::geo::{read_track, TrackSource};
+use bagscope_reader::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
+use bagscope_reader::Bag;
+
+use crate::common;
+
+fn track(rec: &Path, topic: &str) -> bagscope_ops::spatial::geo::Track {
+    let bag = Bag::open(rec).unwrap();
+    read_track(
+        &bag,
+        &TrackSource::Topic(topic.into()),
+        (None, None),
+        2,
+        &AtomicBool::new(false),
+    )
+    .unwrap()
+}
+
+#[test]
+fn tracks_equal_rosbags_fixes_in_gpx_kml_and_geojson() {
+    let c1 = common::corpus_dir();
+    let c2 = common::corpus2_dir();
+    for (rec, topic) in [
+        (c1.join("misc/rviz_satellite_sample.bag"), "/gps/fix"),
+        (c1.join("navigation/gps_data.bag"), "/fix"),
+        (c1.join("robot_localization/test1.bag"), "/fix"),
+        (c1.join("plotjuggler/tilt_laser.bag"), "/position_gps"),
+        (
+            c2.join("rosbags-rs/test_bag_mcap"),
+            "/test/sensor_msgs/nav_sat_fix",
+        ),
+        (
+            c2.join("rosbags-rs/test_bag_sqlite3"),
+            "/test/sensor_msgs/nav_sat_fix",
+        ),
+    ] {
+        let dir = common::temp_dir("track-peers");
+        let out = Command::new("python3")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/py/track_peers.py"))
+            .arg(env!("CARGO_BIN_EXE_bagscope"))
+            .arg(&rec)
+            .arg(topic)
+            .arg(&*dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            rec.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let t = track(&rec, topic);
+        assert_eq!(t.len() as u64, r["kept"].as_u64().unwrap(), "{}", rec.display());
+        assert_eq!(t.no_fix as u64, r["no_fix"].as_u64().unwrap());
+        assert_eq!(t.bad as u64, r["bad"].as_u64().unwrap());
+        assert!(t.len() >= 2, "{}: {r}", rec.display());
+    }
+}
+
+/// A `gps_common/GPSFix` of the older definition (no status field) and an unindexed u-blox
+/// bag: every message a fix (the counts rosbags and the ROS 1 tools saw, expected.json).
+#[test]
+fn gpsfix_and_an_unindexed_bag() {
+    let c1 = common::corpus_dir();
+    let t = track(&c1.join("ccny/gpsd_viewer_demo_b.bag"), "/fix");
+    assert_eq!(t.len(), 120);
+    assert!(t.status.iter().all(|&s| s == i8::MIN), "no status field");
+    let t = track(&c1.join("foxglove-cli/gps.bag.active"), "/gps/fix");
+    assert_eq!(t.len() + t.no_fix + t.bad, 3364);
+    assert!(t.time_ns.windows(2).all(|w| w[0] <= w[1]));
+    let [s, w, n, e] = t.bounds().unwrap();
+    assert!(s <= n && w <= e && (-90.0..=90.0).contains(&s));
+}
+
+const NAVSATFIX: &str = "Header header\nNavSatStatus status\nfloat64 latitude\nfloat64 longitude\nfloat64 altitude\nfloat64[9] position_covariance\nuint8 position_covariance_type\n================================================================================\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n================================================================================\nMSG: sensor_msgs/NavSatStatus\nint8 status\nuint16 service\n";
+
+/// A NavSatFix message as ROS 1 serializes it.
+fn fix(seq: u32, t: u64, status: i8, lat: f64, lon: f64, cov: f64) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend(seq.to_le_bytes());
+    b.extend(((t / 1_000_000_000) as u32).to_le_bytes());
+    b.extend(((t % 1_000_000_000) as u32).to_le_bytes());
+    b.extend(3u32.to_le_bytes());
+    b.extend(b"gps");
+    b.push(status as u8);
+    b.extend(1u16.to_le_bytes());
+    for v in [lat, lon, 120.5] {
+        b.extend(v.to_le_bytes());
+    }
+    for i in 0..9 {
+        let v = if i == 0 || i == 4 { cov } else { 0.0 };
+        b.extend(v.to_le_bytes());
+    }
+    b.push(if cov > 0.0 { 2 } else { 0 });
+    b
+}
+
+/// No fix, NaN, out of range and 0°, 0°: left out, counted, the first one said with its time
+/// and number; the good ones kept with their accuracy; a track file still written.
+#[test]
+fn bad_fixes_are_left_out_and_said() {
+    let dir = common::temp_dir("track-bad");
+    let p = dir.join("bad.bag");
+    let mut w = BagWriter::create(&p, WriteOptions::default()).unwrap();
+    let c = w.add_connection(ConnectionSpec {
+        topic: "/gps/fix".into(),
+        datatype: "sensor_msgs/NavSatFix".into(),
+        md5sum: "2d3a8cd499b9b4a0249fb98fd05cfa48".into(),
+        message_definition: NAVSATFIX.into(),
+        callerid: None,
+        latching: false,
+    });
+    let t0 = 1_700_000_000_000_000_000u64;
+    let rows: [(i8, f64, f64, f64); 7] = [
+        (0, 48.1, 11.5, 4.0),
+        (-1, 48.2, 11.6, 4.0),
+        (0, f64::NAN, 11.6, 4.0),
+        (0, 95.0, 11.6, 4.0),
+        (0, 0.0, 0.0, 4.0),
+        (0, 48.3, 181.0, 0.0),
+        (2, 48.4, 11.7, 0.0),
+    ];
+    for (i, (st, lat, lon, cov)) in rows.iter().enumerate() {
+        let t = t0 + i as u64 * 100_000_000;
+        w.write(c, t, &fix(i as u32, t, *st, *lat, *lon, *cov))
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let t = track(&p, "/gps/fix");
+    assert_eq!(t.lat, vec![48.1, 48.4]);
+    assert_eq!((t.no_fix, t.bad), (1, 4));
+    assert_eq!(t.skipped[0].index, 2);
+    assert_eq!(t.skipped[0].time_ns, t0 + 200_000_000);
+    assert!(t.skipped[0].why.contains("NaN"), "{:?}", t.skipped);
+    assert!(t.skipped[1].why.contains("latitude 95"));
+    assert!(t.skipped[2].why.contains("0°, 0°"));
+    assert!(t.skipped[3].why.contains("longitude 181"));
+    assert_eq!(t.accuracy(0), 2.0);
+    assert!(t.accuracy(1).is_nan(), "covariance type unknown");
+    assert_eq!(t.status, vec![0, 2]);
+    let said = t.summary_of_skipped();
+    assert!(said.contains("1 without a fix") && said.contains("4 not a position"), "{said}");
+    let out = Command::new(env!("CARGO_BIN_EXE_bagscope"))
+        .args(["export", p.to_str().unwrap(), "-t", "/gps/fix", "-o"])
+        .arg(dir.join("t.gpx"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("left out: 1 without a fix"), "{err}");
+    let gpx = std::fs::read_to_string(dir.join("t.gpx")).unwrap();
+    assert_eq!(gpx.matches("<trkpt").count(), 2);
+    assert!(gpx.contains("<fix>dgps</fix>"));
+    // A topic that is not a fix type, and a pair of paths from two topics: errors that say so.
+    let bag = Bag::open(&p).unwrap();
+    let e = read_track(
+        &bag,
+        &TrackSource::Paths {
+            lat: "/gps/fix.latitude".into(),
+            lon: "/other.longitude".into(),
+        },
+        (None, None),
+        1,
+        &AtomicBool::new(false),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("one topic"), "{e}");
+    let t = read_track(
+        &bag,
+        &TrackSource::Paths {
+            lat: "/gps/fix.latitude".into(),
+            lon: "/gps/fix.longitude".into(),
+        },
+        (None, None),
+        1,
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    assert_eq!((t.len(), t.bad, t.no_fix), (3, 4, 0), "no status read from plain paths");
+}
