@@ -45,7 +45,10 @@ fn tracks_equal_rosbags_fixes_in_gpx_kml_and_geojson() {
     ] {
         let dir = common::temp_dir("track-peers");
         let out = Command::new("python3")
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/py/track_peers.py"))
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/py/track_peers.py"
+            ))
             .arg(env!("CARGO_BIN_EXE_bagscope"))
             .arg(&rec)
             .arg(topic)
@@ -60,7 +63,12 @@ fn tracks_equal_rosbags_fixes_in_gpx_kml_and_geojson() {
         );
         let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let t = track(&rec, topic);
-        assert_eq!(t.len() as u64, r["kept"].as_u64().unwrap(), "{}", rec.display());
+        assert_eq!(
+            t.len() as u64,
+            r["kept"].as_u64().unwrap(),
+            "{}",
+            rec.display()
+        );
         assert_eq!(t.no_fix as u64, r["no_fix"].as_u64().unwrap());
         assert_eq!(t.bad as u64, r["bad"].as_u64().unwrap());
         assert!(t.len() >= 2, "{}: {r}", rec.display());
@@ -149,7 +157,10 @@ fn bad_fixes_are_left_out_and_said() {
     assert!(t.accuracy(1).is_nan(), "covariance type unknown");
     assert_eq!(t.status, vec![0, 2]);
     let said = t.summary_of_skipped();
-    assert!(said.contains("1 without a fix") && said.contains("4 not a position"), "{said}");
+    assert!(
+        said.contains("1 without a fix") && said.contains("4 not a position"),
+        "{said}"
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_bagscope"))
         .args(["export", p.to_str().unwrap(), "-t", "/gps/fix", "-o"])
         .arg(dir.join("t.gpx"))
@@ -186,5 +197,9 @@ fn bad_fixes_are_left_out_and_said() {
         &AtomicBool::new(false),
     )
     .unwrap();
-    assert_eq!((t.len(), t.bad, t.no_fix), (3, 4, 0), "no status read from plain paths");
+    assert_eq!(
+        (t.len(), t.bad, t.no_fix),
+        (3, 4, 0),
+        "no status read from plain paths"
+    );
 }

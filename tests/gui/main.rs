@@ -16,6 +16,8 @@ mod image_encodings;
 mod image_panels;
 mod layout_files;
 mod log_and_find;
+mod map_panel;
+mod map_screen;
 mod menus_and_palette;
 mod open_and_navigate;
 mod persisted;

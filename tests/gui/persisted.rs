@@ -21,6 +21,13 @@ fn persisted_sample() -> bagscope_app::persist::Persisted {
                 series: vec!["/imu.linear_acceleration.x".into()],
                 log: true,
                 scenes: Vec::new(),
+                maps: vec![bagscope_app::map::Settings {
+                    topics: vec!["/gps/fix".into()],
+                    tiles: "/maps/area.pmtiles".into(),
+                    center: Some((47.37, 8.55)),
+                    zoom: Some(16.5),
+                    ..Default::default()
+                }],
             },
         )]
         .into(),

@@ -203,6 +203,13 @@ pub fn actions(app: &App) -> Vec<Action> {
         ),
         a(
             View,
+            "Map",
+            None,
+            "GPS tracks and GeoJSON on map tiles, with the position at the playhead",
+            d.and_then(|d| when(crate::map::has_map_topics(d), Cmd::OpenMap(None))),
+        ),
+        a(
+            View,
             "Recordings",
             None,
             "The time shifts of the recordings on the timeline",

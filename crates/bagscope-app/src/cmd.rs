@@ -92,6 +92,8 @@ pub enum Cmd {
     OpenImage(usize),
     /// Open a 3D panel (with every topic it draws), or add a topic to the first one.
     OpenScene(Option<usize>),
+    /// Open a map panel on a topic, or on every topic the map draws.
+    OpenMap(Option<usize>),
     /// Select the topic of a connection and move the playhead to a message of it (ns): what
     /// the inspector then shows.
     InspectMessage(usize, u64),
@@ -386,6 +388,7 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
         Cmd::FitAll => d.nav.view = (0.0, (b - a).max(1) as f64),
         Cmd::OpenImage(ti) if ti < d.rec.bag.summary().topics.len() => d.images.open(ti),
         Cmd::OpenScene(ti) => scene::open(d, ti),
+        Cmd::OpenMap(ti) => super::map::open(d, ti),
         Cmd::InspectMessage(conn, t) => {
             let topic = d
                 .rec

@@ -158,6 +158,8 @@ pub struct Doc {
     pub tf: tf::TfState,
     /// 3D panels.
     pub scene: scene::SceneState,
+    /// Map panels.
+    pub map: super::map::MapState,
     /// The Publish window (toggles per topic, the worker publishing onto ROS 1).
     pub publish: super::publish::PublishState,
     /// The Timing section.
@@ -235,6 +237,7 @@ impl Doc {
             find: Default::default(),
             tf: Default::default(),
             scene: scene::SceneState::with_pool(context.scene_pool.clone()),
+            map: Default::default(),
             publish: Default::default(),
             timing: Default::default(),
             tree: Default::default(),

@@ -17,6 +17,8 @@ pub struct Layout {
     pub log: bool,
     /// The 3D panels: layers, fixed frame, camera.
     pub scenes: Vec<super::scene::Settings>,
+    /// The map panels: topics, tiles, colouring, view.
+    pub maps: Vec<super::map::Settings>,
 }
 
 /// The key of a recording's topic set: md5 of its sorted `name type` lines.
@@ -53,6 +55,7 @@ pub fn capture(d: &Doc) -> Layout {
             .collect(),
         log: d.log.open,
         scenes: d.scene.panels.iter().map(|p| p.settings.clone()).collect(),
+        maps: d.map.settings(),
     }
 }
 
@@ -70,6 +73,10 @@ pub fn apply(d: &mut Doc, l: &Layout) -> Vec<String> {
     d.scene.panels.clear();
     for sc in &l.scenes {
         d.scene.open_with(sc.clone());
+    }
+    d.map.panels.clear();
+    for m in &l.maps {
+        d.map.open_with(m.clone());
     }
     l.series.clone()
 }

@@ -272,11 +272,74 @@ fn lichtblick(panels: &Map<String, Value>) -> (LayoutFile, Vec<String>) {
                 }
             }
             "RosOut" => f.layout.log = true,
+            "map" | "Map" => f.layout.maps.push(lichtblick_map(cfg)),
             "DiagnosticSummary" | "DiagnosticStatusPanel" => f.windows.diagnostics = true,
             _ => notes.push(format!("{id}: a panel bagscope does not import")),
         }
     }
     (f, notes)
+}
+
+/// A Lichtblick/Foxglove Map panel: its view (`center`, `zoomLevel`), tiles (`layer`: `map`
+/// or `custom` with `customTileUrl`), the topic it follows, the topics' colours and the
+/// topics turned off (all others with fixes are drawn: they are chosen when the recording
+/// opens, as Lichtblick does).
+pub fn lichtblick_map(cfg: &Value) -> super::map::Settings {
+    let mut s = super::map::Settings {
+        all_topics: true,
+        ..Default::default()
+    };
+    let lat = cfg.pointer("/center/lat").and_then(Value::as_f64);
+    let lon = cfg.pointer("/center/lon").and_then(Value::as_f64);
+    if let (Some(lat), Some(lon)) = (lat, lon) {
+        s.center = Some((lat, lon));
+    }
+    // Leaflet's zoom counts 256-pixel tiles as bagscope's does.
+    s.zoom = cfg.get("zoomLevel").and_then(Value::as_f64);
+    if s.center.is_none() {
+        s.zoom = None;
+    }
+    let custom = cfg
+        .get("customTileUrl")
+        .and_then(Value::as_str)
+        .filter(|u| !u.is_empty());
+    if let (Some("custom"), Some(url)) = (cfg.get("layer").and_then(Value::as_str), custom) {
+        // Leaflet's templates may carry `{s}` (a subdomain): the first one is used.
+        s.tiles = url.replace("{s}", "a");
+    }
+    if let Some(t) = cfg
+        .get("followTopic")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    {
+        s.follow = true;
+        s.topics.push(t.to_string());
+    }
+    let colours = cfg
+        .get("topicColors")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .chain(
+            cfg.get("topicConfig")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .filter_map(|(t, c)| c.get("color").map(|c| (t, c))),
+        );
+    for (topic, c) in colours {
+        if let Some(c) = c.as_str() {
+            s.colours.insert(topic.clone(), c.chars().take(7).collect());
+        }
+    }
+    s.disabled = cfg
+        .get("disabledTopics")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.as_str().map(str::to_string))
+        .collect();
+    s
 }
 
 /// The XML entities of an attribute value, undone.

@@ -20,6 +20,7 @@ mod layout_io;
 pub mod live;
 pub mod loader;
 pub mod log;
+pub mod map;
 pub mod palette;
 pub mod persist;
 pub mod plot;
@@ -558,6 +559,9 @@ impl App {
                     if !d.scene.panels.is_empty() {
                         scene::show(ui.ctx(), d, &mut cmds);
                     }
+                    if !d.map.panels.is_empty() {
+                        map::show(ui.ctx(), d, &mut cmds);
+                    }
                     if d.publish.open {
                         publish::show(ui.ctx(), d, &mut cmds);
                     }
@@ -606,6 +610,7 @@ impl App {
                 tf::poll(d, &mut self.cmds);
             }
             scene::update(d, ui.ctx());
+            map::update(d, ui.ctx());
             publish::update(d);
             if d.publish.active() {
                 // The subscriber counts change without input.

@@ -4,8 +4,8 @@
 //! that does not parse).
 
 use crate::media::image::ImageError;
-use crate::spatial::geo::GeoError;
 use crate::media::video::VideoError;
+use crate::spatial::geo::GeoError;
 use crate::spatial::tf::TfError;
 use crate::timefmt::ArgError;
 

@@ -197,6 +197,14 @@ fn topic_row(ui: &mut egui::Ui, d: &Doc, ti: usize, label: &str, cmds: &mut Vec<
         {
             cmds.push(Cmd::OpenScene(Some(ti)));
         }
+        if bagscope_ops::spatial::geo::FixKind::of(&t.datatype).is_some()
+            && ui
+                .small_button("map")
+                .on_hover_text("Show this topic on a map panel")
+                .clicked()
+        {
+            cmds.push(Cmd::OpenMap(Some(ti)));
+        }
     });
 }
 

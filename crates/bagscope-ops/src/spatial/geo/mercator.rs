@@ -58,9 +58,17 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        for (lat, lon) in [(48.1371, 11.5754), (-33.86, 151.2), (0.0, 0.0), (84.9, -179.9)] {
+        for (lat, lon) in [
+            (48.1371, 11.5754),
+            (-33.86, 151.2),
+            (0.0, 0.0),
+            (84.9, -179.9),
+        ] {
             let (la, lo) = lat_lon(world(lat, lon));
-            assert!((la - lat).abs() < 1e-9 && (lo - lon).abs() < 1e-9, "{lat} {lon}");
+            assert!(
+                (la - lat).abs() < 1e-9 && (lo - lon).abs() < 1e-9,
+                "{lat} {lon}"
+            );
         }
         assert!((world(MAX_LATITUDE, 0.0)[1]).abs() < 1e-12);
         assert!((metres_per_unit(60.0) - EQUATOR_M / 2.0).abs() < 1e-6);

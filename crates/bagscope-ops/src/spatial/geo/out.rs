@@ -67,7 +67,11 @@ pub fn gpx(t: &Track) -> String {
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<gpx version=\"1.1\" creator=\"bagscope\" \
          xmlns=\"http://www.topografix.com/GPX/1/1\">\n",
     );
-    let _ = writeln!(s, "  <trk>\n    <name>{}</name>\n    <trkseg>", xml(&t.name));
+    let _ = writeln!(
+        s,
+        "  <trk>\n    <name>{}</name>\n    <trkseg>",
+        xml(&t.name)
+    );
     for i in 0..t.len() {
         let _ = write!(s, "      <trkpt lat=\"{}\" lon=\"{}\">", t.lat[i], t.lon[i]);
         let has_alt = t.alt[i].is_finite();
@@ -101,7 +105,11 @@ pub fn kml(t: &Track) -> String {
     }
     for i in 0..t.len() {
         let alt = if t.alt[i].is_finite() { t.alt[i] } else { 0.0 };
-        let _ = writeln!(s, "      <gx:coord>{} {} {alt}</gx:coord>", t.lon[i], t.lat[i]);
+        let _ = writeln!(
+            s,
+            "      <gx:coord>{} {} {alt}</gx:coord>",
+            t.lon[i], t.lat[i]
+        );
     }
     s.push_str("    </gx:Track>\n  </Placemark>\n</Document>\n</kml>\n");
     s
@@ -139,10 +147,10 @@ pub fn geojson(t: &Track) -> String {
         )
     };
     let list = |f: &dyn Fn(usize) -> String| (0..t.len()).map(f).collect::<Vec<_>>().join(",");
-    let _ = write!(
+    let _ = writeln!(
         s,
         "{{\"type\":\"FeatureCollection\",\"features\":[{{\"type\":\"Feature\",\"geometry\":{geometry},\
-         \"properties\":{{\"name\":{},\"times\":[{}],\"time_ns\":[{}],\"altitudes\":[{}],\"accuracy_m\":[{}]}}}}]}}\n",
+         \"properties\":{{\"name\":{},\"times\":[{}],\"time_ns\":[{}],\"altitudes\":[{}],\"accuracy_m\":[{}]}}}}]}}",
         serde_json::Value::String(t.name.clone()),
         list(&|i| format!("\"{}\"", iso8601(t.time_ns[i]))),
         list(&|i| t.time_ns[i].to_string()),

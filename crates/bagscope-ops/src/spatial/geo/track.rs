@@ -249,9 +249,8 @@ pub fn read_track(
     };
     let present: Vec<usize> = (0..parsed.len()).filter(|&i| has(i)).collect();
     let read: Vec<FieldPath> = present.iter().map(|&i| parsed[i].clone()).collect();
-    let series = bagscope_reader::series::field_series_many(
-        bag, &read, start_ns, end_ns, threads, cancel,
-    )?;
+    let series =
+        bagscope_reader::series::field_series_many(bag, &read, start_ns, end_ns, threads, cancel)?;
     // The series of field `f` (an index into FIELDS), if read.
     let col = |f: usize| present.iter().position(|&i| i == f).map(|k| &series[k]);
     let n = series[0].points.len();

@@ -1,0 +1,284 @@
+//! The map as a user sees it: the real app under Xvfb (its own display), a layout opening a
+//! map panel at zoom 18 over a PMTiles archive of tiles whose pixels say where they are
+//! (tests/py/map_tiles.py), and a screenshot (xwd, read with ffmpeg). The position at the
+//! playhead, drawn as a disc, sits over the tile pixel `mercantile` computes for that fix,
+//! within a pixel and a half.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bagscope_reader::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
+
+use crate::common;
+
+const NAVSATFIX: &str = "Header header\nNavSatStatus status\nfloat64 latitude\nfloat64 longitude\nfloat64 altitude\nfloat64[9] position_covariance\nuint8 position_covariance_type\n================================================================================\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n================================================================================\nMSG: sensor_msgs/NavSatStatus\nint8 status\nuint16 service\n";
+
+/// A NavSatFix as ROS 1 writes it (no covariance).
+fn fix(t: u64, lat: f64, lon: f64) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend(0u32.to_le_bytes());
+    b.extend(((t / 1_000_000_000) as u32).to_le_bytes());
+    b.extend(((t % 1_000_000_000) as u32).to_le_bytes());
+    b.extend(0u32.to_le_bytes());
+    b.push(0);
+    b.extend(1u16.to_le_bytes());
+    for v in [lat, lon, 400.0] {
+        b.extend(v.to_le_bytes());
+    }
+    b.extend([0u8; 72]);
+    b.push(0);
+    b
+}
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+const W: usize = 1280;
+const H: usize = 900;
+
+/// The screen of display `n` as RGB.
+fn screenshot(n: u32, dir: &std::path::Path) -> Option<Vec<u8>> {
+    let xwd = dir.join("screen.xwd");
+    let ok = Command::new("xwd")
+        .args(["-root", "-silent", "-display", &format!(":{n}"), "-out"])
+        .arg(&xwd)
+        .status()
+        .ok()?;
+    if !ok.success() {
+        return None;
+    }
+    let out = Command::new("ffmpeg")
+        .args(["-loglevel", "error", "-i"])
+        .arg(&xwd)
+        .args(["-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        .output()
+        .ok()?;
+    (out.status.success() && out.stdout.len() == W * H * 3).then_some(out.stdout)
+}
+
+fn at(img: &[u8], x: usize, y: usize) -> [u8; 3] {
+    let i = (y * W + x) * 3;
+    [img[i], img[i + 1], img[i + 2]]
+}
+
+fn magenta(p: [u8; 3]) -> bool {
+    p[0] > 200 && p[1] < 60 && p[2] > 200
+}
+
+/// The middle of the largest magenta disc: the pixel with the most magenta within 5 pixels.
+fn disc(img: &[u8]) -> Option<(f64, f64)> {
+    let mut best = (0usize, 0usize, 0usize);
+    for y in 5..H - 5 {
+        for x in 5..W - 5 {
+            if !magenta(at(img, x, y)) {
+                continue;
+            }
+            let mut n = 0;
+            for dy in -5i32..=5 {
+                for dx in -5i32..=5 {
+                    if dx * dx + dy * dy <= 25
+                        && magenta(at(img, (x as i32 + dx) as usize, (y as i32 + dy) as usize))
+                    {
+                        n += 1;
+                    }
+                }
+            }
+            if n > best.2 {
+                best = (x, y, n);
+            }
+        }
+    }
+    if best.2 < 60 {
+        return None;
+    }
+    // The centroid of the magenta pixels around it.
+    let (mut sx, mut sy, mut n) = (0.0, 0.0, 0.0);
+    for dy in -7i32..=7 {
+        for dx in -7i32..=7 {
+            let (x, y) = ((best.0 as i32 + dx) as usize, (best.1 as i32 + dy) as usize);
+            if dx * dx + dy * dy <= 49 && magenta(at(img, x, y)) {
+                sx += x as f64 + 0.5;
+                sy += y as f64 + 0.5;
+                n += 1.0;
+            }
+        }
+    }
+    Some((sx / n, sy / n))
+}
+
+#[test]
+fn the_playhead_fix_sits_on_the_tile_pixel_mercantile_computes() {
+    let dir = common::temp_dir("map-screen");
+    // Three fixes some 60 m apart; the playhead starts at the first.
+    let rec = dir.join("gps.bag");
+    let mut w = BagWriter::create(&rec, WriteOptions::default()).unwrap();
+    let c = w.add_connection(ConnectionSpec {
+        topic: "/gps/fix".into(),
+        datatype: "sensor_msgs/NavSatFix".into(),
+        md5sum: "2d3a8cd499b9b4a0249fb98fd05cfa48".into(),
+        message_definition: NAVSATFIX.into(),
+        callerid: None,
+        latching: false,
+    });
+    let (lat0, lon0) = (47.376_123_4, 8.550_345_6);
+    for (i, (la, lo)) in [
+        (lat0, lon0),
+        (lat0 + 4e-4, lon0 + 2e-4),
+        (lat0 + 1e-4, lon0 + 7e-4),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let t = 1_700_000_000_000_000_000 + i as u64 * 1_000_000_000;
+        w.write(c, t, &fix(t, *la, *lo)).unwrap();
+    }
+    w.finish().unwrap();
+    let pm = dir.join("tiles.pmtiles");
+    let made = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/py/map_tiles.py"
+        ))
+        .arg("pmtiles")
+        .arg(&pm)
+        .args(["18", "8.5470", "47.3745", "8.5540", "47.3780"])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let expect = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/py/map_tiles.py"
+        ))
+        .args(["expect", "18", &format!("{lat0},{lon0}")])
+        .output()
+        .unwrap();
+    let e: serde_json::Value = serde_json::from_slice(&expect.stdout).unwrap();
+    let e = &e[0];
+    let want = (
+        e["x"].as_f64().unwrap() * 256.0 + e["px"].as_f64().unwrap(),
+        e["y"].as_f64().unwrap() * 256.0 + e["py"].as_f64().unwrap(),
+    );
+    let layout = dir.join("map.json");
+    std::fs::write(
+        &layout,
+        serde_json::json!({
+            "bagscope_layout": 1,
+            "maps": [{
+                "topics": ["/gps/fix"],
+                "tiles": pm,
+                "center": [lat0 + 2e-4, lon0 + 3e-4],
+                "zoom": 18.0,
+                "colours": {"/gps/fix": "#ff00ff"},
+            }],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let n = 40 + std::process::id() % 40;
+    let _x = Killed(
+        Command::new("Xvfb")
+            .args([
+                &format!(":{n}"),
+                "-screen",
+                "0",
+                &format!("{W}x{H}x24"),
+                "-nolisten",
+                "tcp",
+            ])
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb (.ci/run installs it)"),
+    );
+    std::thread::sleep(Duration::from_millis(800));
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let _app = Killed(
+        Command::new(env!("CARGO_BIN_EXE_bagscope"))
+            .arg(&rec)
+            .arg("--layout")
+            .arg(&layout)
+            .env("DISPLAY", format!(":{n}"))
+            .env("HOME", &home)
+            .env_remove("WAYLAND_DISPLAY")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // The disc, once the tiles around it are in.
+    let t0 = Instant::now();
+    let (img, c) = loop {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no map with its disc on the screen"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+        let Some(img) = screenshot(n, &dir) else {
+            continue;
+        };
+        let Some(c) = disc(&img) else { continue };
+        let tile_around = |dx: i32, dy: i32| {
+            let p = at(&img, (c.0 as i32 + dx) as usize, (c.1 as i32 + dy) as usize);
+            !(magenta(p) || p[0] == p[1] && p[1] == p[2])
+        };
+        if tile_around(20, 0) && tile_around(-20, 0) {
+            break (img, c);
+        }
+    };
+    // Each tile pixel around the disc says where it is; the disc's middle is where they put it.
+    let code = |x: f64, y: f64| (((x as u64) % 16) * 16 + (y as u64) % 16) as u8;
+    let tx = (want.0 / 256.0).floor();
+    let ty = (want.1 / 256.0).floor();
+    let mut got = Vec::new();
+    for (dx, dy) in [
+        (18, 0),
+        (-18, 0),
+        (0, 18),
+        (0, -18),
+        (14, 14),
+        (-14, -14),
+        (14, -14),
+        (-14, 14),
+    ] {
+        let (sx, sy) = ((c.0 as i32 + dx) as usize, (c.1 as i32 + dy) as usize);
+        let p = at(&img, sx, sy);
+        if magenta(p) || p[0] == p[1] && p[1] == p[2] {
+            continue;
+        }
+        // The tile whose code the pixel has, next to the fix's.
+        let mut tile = None;
+        for ox in -1..=1 {
+            for oy in -1..=1 {
+                let (x, y) = (tx + f64::from(ox), ty + f64::from(oy));
+                if code(x, y) == p[2] {
+                    tile = Some((x, y));
+                }
+            }
+        }
+        let Some((x, y)) = tile else { continue };
+        let world = (
+            x * 256.0 + f64::from(p[0]) + 0.5,
+            y * 256.0 + f64::from(p[1]) + 0.5,
+        );
+        got.push((
+            world.0 - (sx as f64 + 0.5 - c.0),
+            world.1 - (sy as f64 + 0.5 - c.1),
+        ));
+    }
+    assert!(got.len() >= 4, "tile pixels around the disc: {got:?}");
+    let mean = (
+        got.iter().map(|g| g.0).sum::<f64>() / got.len() as f64,
+        got.iter().map(|g| g.1).sum::<f64>() / got.len() as f64,
+    );
+    assert!(
+        (mean.0 - want.0).abs() <= 1.5 && (mean.1 - want.1).abs() <= 1.5,
+        "the disc is at zoom-18 pixel {mean:?}, mercantile puts the fix at {want:?} ({got:?})"
+    );
+}
