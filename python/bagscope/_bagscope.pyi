@@ -154,6 +154,15 @@ class Recording:
         named: Optional[Mapping[str, str]] = None,
         interp: str = "hold",
     ) -> dict[str, np.ndarray]: ...
+    def track(
+        self,
+        topic: Optional[str] = None,
+        start_ns: Optional[int] = None,
+        end_ns: Optional[int] = None,
+        *,
+        lat: Optional[str] = None,
+        lon: Optional[str] = None,
+    ) -> dict[str, Any]: ...
     def to_arrow(
         self,
         topic: str,

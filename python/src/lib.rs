@@ -15,6 +15,7 @@ use bagscope_reader::{Bag, Filter};
 mod arrow;
 mod dropin;
 mod errors;
+mod geo;
 mod values;
 mod video;
 
@@ -341,6 +342,30 @@ impl Recording {
             d.set_item(&c.name, PyArray1::from_vec(py, v))?;
         }
         Ok(d)
+    }
+
+    /// A GPS topic's track (`sensor_msgs/NavSatFix`, `gps_common/GPSFix`,
+    /// `foxglove.LocationFix`; or `lat=` and `lon=` paths of any one topic, `topic` then None):
+    /// numpy arrays `time_ns`, `latitude`, `longitude`, `altitude`, `accuracy_m` (NaN where
+    /// unknown), `status` (-128 where the type has none), and `left_out` (counts of fixes
+    /// without a fix or a position, each of the first with its time, number and why).
+    #[pyo3(signature = (topic=None, start_ns=None, end_ns=None, *, lat=None, lon=None))]
+    fn track<'py>(
+        &self,
+        py: Python<'py>,
+        topic: Option<String>,
+        start_ns: Option<u64>,
+        end_ns: Option<u64>,
+        lat: Option<String>,
+        lon: Option<String>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        use bagscope_ops::spatial::geo::TrackSource;
+        let source = match (topic, lat, lon) {
+            (Some(t), None, None) => TrackSource::Topic(t),
+            (None, Some(lat), Some(lon)) => TrackSource::Paths { lat, lon },
+            _ => return Err(PyValueError::new_err("a fix topic, or lat= and lon= paths")),
+        };
+        geo::track(py, self.bag()?, source, (start_ns, end_ns))
     }
 
     /// The messages of `topic` as a `pyarrow.Table`: `time_ns` and the message's fields as
