@@ -15,7 +15,8 @@
 //! tests/scene_gl.rs draws for real.
 //!
 //! Last, the workbench (`-- --workbench-only`): 20 state rows under the timeline and the
-//! Diagnostics panel on 200 status names (ui_frame/workbench.rs).
+//! Diagnostics panel on 200 status names (ui_frame/workbench.rs); and the map panel
+//! (`-- --map-only`): a 1,000,000-fix track on tiles, panned and zoomed (ui_frame/map.rs).
 //!
 //! `cargo bench --bench ui_frame [-- BAG]`; BAG defaults to bench-bags/many_small_lz4.bag.
 //! `cargo bench --bench ui_frame -- --derived-only [BAG]`: only the three derived series.
@@ -29,6 +30,8 @@ use std::time::{Duration, Instant};
 use bagscope_app::{App, Cmd};
 use bagscope_ops::demo::write_demo;
 
+#[path = "ui_frame/map.rs"]
+mod map;
 #[path = "ui_frame/scene.rs"]
 mod scene;
 #[path = "ui_frame/two.rs"]
@@ -46,8 +49,14 @@ struct Bench {
 
 impl Bench {
     fn frame(&mut self) -> Duration {
+        self.frame_with(Vec::new())
+    }
+
+    /// A frame with input `events` (a drag, a wheel turn).
+    fn frame_with(&mut self, events: Vec<egui::Event>) -> Duration {
         self.t += 1.0 / 60.0;
         let input = egui::RawInput {
+            events,
             screen_rect: Some(egui::Rect::from_min_size(
                 egui::Pos2::ZERO,
                 egui::vec2(1600.0, 1000.0),
@@ -329,6 +338,10 @@ fn main() {
         scene::scene(frames());
         return;
     }
+    if std::env::args().any(|a| a == "--map-only") {
+        map::map(frames());
+        return;
+    }
     if std::env::args().any(|a| a == "--workbench-only") {
         workbench::workbench(frames());
         return;
@@ -471,6 +484,7 @@ fn main() {
     two::two(n);
     scene::scene(n);
     workbench::workbench(n);
+    map::map(n);
 }
 
 /// Three derived series, each a formula of five topics with a modifier (about 950,000 points

@@ -8,7 +8,6 @@ use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
 use bagscope_ops::spatial::geo::{read_track, TrackSource};
-use bagscope_reader::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
 use bagscope_reader::Bag;
 
 use crate::common;
@@ -90,44 +89,12 @@ fn gpsfix_and_an_unindexed_bag() {
     assert!(s <= n && w <= e && (-90.0..=90.0).contains(&s));
 }
 
-const NAVSATFIX: &str = "Header header\nNavSatStatus status\nfloat64 latitude\nfloat64 longitude\nfloat64 altitude\nfloat64[9] position_covariance\nuint8 position_covariance_type\n================================================================================\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n================================================================================\nMSG: sensor_msgs/NavSatStatus\nint8 status\nuint16 service\n";
-
-/// A NavSatFix message as ROS 1 serializes it.
-fn fix(seq: u32, t: u64, status: i8, lat: f64, lon: f64, cov: f64) -> Vec<u8> {
-    let mut b = Vec::new();
-    b.extend(seq.to_le_bytes());
-    b.extend(((t / 1_000_000_000) as u32).to_le_bytes());
-    b.extend(((t % 1_000_000_000) as u32).to_le_bytes());
-    b.extend(3u32.to_le_bytes());
-    b.extend(b"gps");
-    b.push(status as u8);
-    b.extend(1u16.to_le_bytes());
-    for v in [lat, lon, 120.5] {
-        b.extend(v.to_le_bytes());
-    }
-    for i in 0..9 {
-        let v = if i == 0 || i == 4 { cov } else { 0.0 };
-        b.extend(v.to_le_bytes());
-    }
-    b.push(if cov > 0.0 { 2 } else { 0 });
-    b
-}
-
 /// No fix, NaN, out of range and 0°, 0°: left out, counted, the first one said with its time
 /// and number; the good ones kept with their accuracy; a track file still written.
 #[test]
 fn bad_fixes_are_left_out_and_said() {
     let dir = common::temp_dir("track-bad");
     let p = dir.join("bad.bag");
-    let mut w = BagWriter::create(&p, WriteOptions::default()).unwrap();
-    let c = w.add_connection(ConnectionSpec {
-        topic: "/gps/fix".into(),
-        datatype: "sensor_msgs/NavSatFix".into(),
-        md5sum: "2d3a8cd499b9b4a0249fb98fd05cfa48".into(),
-        message_definition: NAVSATFIX.into(),
-        callerid: None,
-        latching: false,
-    });
     let t0 = 1_700_000_000_000_000_000u64;
     let rows: [(i8, f64, f64, f64); 7] = [
         (0, 48.1, 11.5, 4.0),
@@ -138,12 +105,12 @@ fn bad_fixes_are_left_out_and_said() {
         (0, 48.3, 181.0, 0.0),
         (2, 48.4, 11.7, 0.0),
     ];
-    for (i, (st, lat, lon, cov)) in rows.iter().enumerate() {
-        let t = t0 + i as u64 * 100_000_000;
-        w.write(c, t, &fix(i as u32, t, *st, *lat, *lon, *cov))
-            .unwrap();
-    }
-    w.finish().unwrap();
+    let fixes: Vec<common::gps::Fix> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, &(st, lat, lon, var))| (t0 + i as u64 * 100_000_000, st, lat, lon, var))
+        .collect();
+    common::gps::write_fixes(&p, &fixes);
     let t = track(&p, "/gps/fix");
     assert_eq!(t.lat, vec![48.1, 48.4]);
     assert_eq!((t.no_fix, t.bad), (1, 4));

@@ -7,28 +7,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bagscope_reader::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
-
 use crate::common;
-
-const NAVSATFIX: &str = "Header header\nNavSatStatus status\nfloat64 latitude\nfloat64 longitude\nfloat64 altitude\nfloat64[9] position_covariance\nuint8 position_covariance_type\n================================================================================\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n================================================================================\nMSG: sensor_msgs/NavSatStatus\nint8 status\nuint16 service\n";
-
-/// A NavSatFix as ROS 1 writes it (no covariance).
-fn fix(t: u64, lat: f64, lon: f64) -> Vec<u8> {
-    let mut b = Vec::new();
-    b.extend(0u32.to_le_bytes());
-    b.extend(((t / 1_000_000_000) as u32).to_le_bytes());
-    b.extend(((t % 1_000_000_000) as u32).to_le_bytes());
-    b.extend(0u32.to_le_bytes());
-    b.push(0);
-    b.extend(1u16.to_le_bytes());
-    for v in [lat, lon, 400.0] {
-        b.extend(v.to_le_bytes());
-    }
-    b.extend([0u8; 72]);
-    b.push(0);
-    b
-}
 
 struct Killed(Child);
 
@@ -117,28 +96,16 @@ fn the_playhead_fix_sits_on_the_tile_pixel_mercantile_computes() {
     let dir = common::temp_dir("map-screen");
     // Three fixes some 60 m apart; the playhead starts at the first.
     let rec = dir.join("gps.bag");
-    let mut w = BagWriter::create(&rec, WriteOptions::default()).unwrap();
-    let c = w.add_connection(ConnectionSpec {
-        topic: "/gps/fix".into(),
-        datatype: "sensor_msgs/NavSatFix".into(),
-        md5sum: "2d3a8cd499b9b4a0249fb98fd05cfa48".into(),
-        message_definition: NAVSATFIX.into(),
-        callerid: None,
-        latching: false,
-    });
     let (lat0, lon0) = (47.376_123_4, 8.550_345_6);
-    for (i, (la, lo)) in [
-        (lat0, lon0),
-        (lat0 + 4e-4, lon0 + 2e-4),
-        (lat0 + 1e-4, lon0 + 7e-4),
-    ]
-    .iter()
-    .enumerate()
-    {
-        let t = 1_700_000_000_000_000_000 + i as u64 * 1_000_000_000;
-        w.write(c, t, &fix(t, *la, *lo)).unwrap();
-    }
-    w.finish().unwrap();
+    let t0 = 1_700_000_000_000_000_000;
+    common::gps::write_fixes(
+        &rec,
+        &[
+            (t0, 0, lat0, lon0, 0.0),
+            (t0 + 1_000_000_000, 0, lat0 + 4e-4, lon0 + 2e-4, 0.0),
+            (t0 + 2_000_000_000, 0, lat0 + 1e-4, lon0 + 7e-4, 0.0),
+        ],
+    );
     let pm = dir.join("tiles.pmtiles");
     let made = Command::new("python3")
         .arg(concat!(
