@@ -170,3 +170,50 @@ fn bad_fixes_are_left_out_and_said() {
         "no status read from plain paths"
     );
 }
+
+/// `foxglove.LocationFix` in protobuf (Foxglove's SDK) and in JSON (the `mcap` package), and
+/// `foxglove.GeoJSON` (tests/py/foxglove_geo.py): the fixes as written, with their accuracy;
+/// the shapes with their style, a message that does not parse said with its time.
+#[test]
+fn foxglove_location_fixes_and_geojson() {
+    let dir = common::temp_dir("track-foxglove");
+    let (pb, js) = (dir.join("pb.mcap"), dir.join("js.mcap"));
+    let out = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/py/foxglove_geo.py"
+        ))
+        .args([&pb, &js])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want: Vec<(u64, f64, f64, f64, f64, f64)> = serde_json::from_slice(&out.stdout).unwrap();
+    for rec in [&pb, &js] {
+        let t = track(rec, "/loc");
+        assert_eq!(t.len(), want.len(), "{}", rec.display());
+        for (i, w) in want.iter().enumerate() {
+            assert_eq!(
+                (t.time_ns[i], t.lat[i], t.lon[i], t.alt[i]),
+                (w.0, w.1, w.2, w.3)
+            );
+            assert_eq!(t.cov[i], [w.4 as f32, w.5 as f32, 0.0]);
+            assert_eq!(t.accuracy(i), 3.0);
+        }
+        assert!(t.status.iter().all(|&s| s == i8::MIN));
+    }
+    let bag = Bag::open(&pb).unwrap();
+    let shapes =
+        bagscope_ops::spatial::geo::shapes::read_geojson(&bag, "/shapes", &AtomicBool::new(false))
+            .unwrap();
+    assert_eq!(shapes.len(), 2);
+    let first = shapes[0].1.as_ref().unwrap();
+    assert_eq!(first[0].name.as_deref(), Some("depot"));
+    assert_eq!(first[0].style.color, [255, 0, 0, 255]);
+    assert_eq!(first.len(), 2);
+    let e = shapes[1].1.as_ref().unwrap_err();
+    assert!(e.starts_with("not JSON"), "{e}");
+}

@@ -271,3 +271,50 @@ fn a_lichtblick_map_panel_is_imported() {
     let (lat, lon) = bagscope_ops::spatial::geo::mercator::lat_lon(v.center);
     assert!((lat - 47.3762).abs() < 1e-9 && (lon - 8.5503).abs() < 1e-9);
 }
+
+/// Foxglove's LocationFix and GeoJSON (written by Foxglove's SDK, tests/py/foxglove_geo.py):
+/// View › Map draws both; the GeoJSON message that does not parse is said with its time.
+#[test]
+fn foxglove_fixes_and_geojson_on_the_map() {
+    let dir = common::temp_dir("map-foxglove");
+    let (pb, js) = (dir.join("pb.mcap"), dir.join("js.mcap"));
+    let ok = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/py/foxglove_geo.py"
+        ))
+        .args([&pb, &js])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let mut h = harness(Some(pb));
+    wait_for(&mut h, "indexing", indexed);
+    assert!(bagscope_app::map::has_map_topics(
+        h.state().doc.as_ref().unwrap()
+    ));
+    h.state_mut().doc.as_mut().unwrap().map.open_with(Settings {
+        topics: vec!["/loc".into(), "/shapes".into()],
+        tiles: "none".into(),
+        ..Settings::default()
+    });
+    wait_for(&mut h, "both layers", |a| {
+        let l = &panel(a).layers;
+        l.len() == 2 && l[0].track.is_some() && l[1].shapes.is_some()
+    });
+    assert_eq!(
+        panel(h.state()).layers[0]
+            .track
+            .as_ref()
+            .unwrap()
+            .track
+            .len(),
+        6
+    );
+    h.run_steps(2);
+    let said = egui_kittest::kittest::Queryable::query_by_label_contains(
+        &h,
+        "/shapes: 1 messages do not parse",
+    );
+    assert!(said.is_some(), "the bad GeoJSON message is not said");
+}

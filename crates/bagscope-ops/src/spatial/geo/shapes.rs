@@ -2,9 +2,10 @@
 //! map draws, with the style Foxglove's map reads from each feature's `style` property
 //! (`color`, `weight`, `opacity`, `fillColor`, `fillOpacity`, as Leaflet's path options).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::ops::ControlFlow;
+use std::sync::atomic::AtomicBool;
 
-use bagscope_reader::encoding::{path_topic, FieldPath, Value};
+use bagscope_reader::encoding::Value;
 use bagscope_reader::Bag;
 use serde_json::Value as Json;
 
@@ -228,35 +229,26 @@ pub fn parse_geojson(text: &str) -> std::result::Result<Vec<Feature>, String> {
 /// be read.
 pub type GeoJsonMessages = Vec<(u64, std::result::Result<Vec<Feature>, String>)>;
 
-/// Reads every message of a GeoJSON topic (its `geojson` text field) and parses it.
+/// Reads every message of a GeoJSON topic (its `geojson` text field) and parses it; a
+/// message that does not decode is said in its place.
 pub fn read_geojson(bag: &Bag, topic: &str, cancel: &AtomicBool) -> Result<GeoJsonMessages> {
-    let path = FieldPath::parse(&format!("{}.geojson", path_topic(topic)))?;
-    let s = bagscope_reader::series::field_series_many(
-        bag,
-        std::slice::from_ref(&path),
-        None,
-        None,
-        2,
-        cancel,
-    )?;
-    let Some(series) = s.into_iter().next() else {
-        return Err(GeoError {
-            what: topic.into(),
-            reason: "no geojson field".into(),
-        }
-        .into());
-    };
-    let mut out = Vec::with_capacity(series.points.len());
-    for p in series.points {
-        if cancel.load(Ordering::Relaxed) {
-            break;
-        }
-        let parsed = match &p.value {
-            Value::String(b) => parse_geojson(&String::from_utf8_lossy(b)),
-            v => Err(format!("geojson is not text: {v:?}")),
+    let t = bag.summary().topic(topic).ok_or_else(|| GeoError {
+        what: topic.into(),
+        reason: "no such topic in the recording".into(),
+    })?;
+    let mut out = Vec::new();
+    crate::decoded::each_decoded(bag, t.connections.clone(), cancel, |m, decoded| {
+        let parsed = match decoded {
+            Some((plan, node)) => match node.field_value(&plan.def, "geojson") {
+                Some(Value::String(b)) => parse_geojson(&String::from_utf8_lossy(b)),
+                Some(v) => Err(format!("geojson is not text: {v:?}")),
+                None => Err("the message has no geojson field".into()),
+            },
+            None => Err("the message does not decode".into()),
         };
-        out.push((p.time_ns, parsed));
-    }
+        out.push((m.time_ns, parsed));
+        Ok(ControlFlow::Continue(()))
+    })?;
     Ok(out)
 }
 
