@@ -230,6 +230,7 @@ pub fn map(n: usize) {
                     delta: Vec2::new(0.0, dy),
                     phase: egui::TouchPhase::Move,
                     modifiers: Modifiers::NONE,
+                    source: egui::MouseWheelSource::Wheel,
                 },
             ]);
             std::thread::sleep(Duration::from_millis(2));

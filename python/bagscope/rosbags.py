@@ -284,9 +284,12 @@ class AnyReader:
                         return o
             return owners[0]
 
-        # One Connection per bagscope connection, except that a rosbag2 recording's topic is one
-        # connection over all its storage files (bagscope has one per file), as rosbags has it.
+        # One Connection per bagscope connection, except that a rosbag2 recording's topic entry
+        # is one connection over all its storage files (bagscope has one per file), as rosbags
+        # has it. Entries of one topic that differ (QoS, serialization) or repeat within a file
+        # stay apart: the k-th such entry of each file is one connection.
         merged: dict = {}
+        seen_in_file: dict = {}
         groups: list[tuple[Connection, list[int]]] = []
         for i, (c, d) in enumerate(zip(rec.connections, _bagscope.connection_details(rec))):
             msgtype = _ros2_name(c["type"])
@@ -313,7 +316,10 @@ class AnyReader:
                 ext, owner_of(d["file"]),
             )
             if isinstance(ext, ConnectionExtRosbag2):
-                k = (id(conn.owner), conn.topic, conn.msgtype)
+                same = (id(conn.owner), conn.topic, conn.msgtype, ext[0], tuple(ext[1]))
+                nth = seen_in_file.get((same, d["file"]), 0)
+                seen_in_file[(same, d["file"])] = nth + 1
+                k = (same, nth)
                 if k in merged:
                     g = groups[merged[k]]
                     groups[merged[k]] = (g[0]._replace(msgcount=g[0].msgcount + conn.msgcount), g[1] + [i])

@@ -380,3 +380,36 @@ def test_connections_are_rosbags_on_the_corpora(bags_dir, bags2_dir):
         assert got == want, path
         checked += 1
     assert checked >= 75, checked
+
+
+@pytest.mark.parametrize("plugin", ["SQLITE3", "MCAP"])
+@pytest.mark.parametrize("raw", [False, True])
+def test_two_connections_of_one_topic_stay_apart(tmp_path, plugin, raw):
+    """rosbags' own test_duplicate_topic_connections (rosbag2/test_reader.py), through
+    AnyReader: two connections of /same (the second with a QoS of its own) are two connections,
+    each with its ext and its own message selection, the directory or its storage file."""
+    from rosbags.rosbag2 import StoragePlugin
+    from rosbags.interfaces import Qos as RQos, QosDurability as D, QosHistory as H
+    from rosbags.interfaces import QosLiveliness as L, QosReliability as R, QosTime as T
+
+    store = get_typestore(Stores.LATEST)
+    name = "std_msgs/msg/Int8"
+    qos = RQos(H.KEEP_LAST, 1, R.RELIABLE, D.TRANSIENT_LOCAL, T(0, 0), T(0, 0), L.AUTOMATIC, T(0, 0),
+               avoid_ros_namespace_conventions=False)
+    path = tmp_path / "bag"
+    with Writer2(path, version=9, storage_plugin=StoragePlugin[plugin]) as w:
+        first = w.add_connection("/same", name, typestore=store)
+        second = w.add_connection("/same", name, typestore=store, offered_qos_profiles=[qos])
+        w.write(first, 0, store.serialize_cdr(store.types[name](10), name))
+        w.write(second, 1, store.serialize_cdr(store.types[name](20), name))
+    read = next(path.glob("*.mcap" if plugin == "MCAP" else "*.db3")) if raw else path
+    with Ours([read]) as r:
+        assert len(r.connections) == 2
+        assert r.topics["/same"].msgcount == 2
+        msgs = list(r.messages())
+        assert [r.deserialize(d, c.msgtype).data for c, _, d in msgs] == [10, 20]
+        assert msgs[0][0].ext != msgs[1][0].ext
+        assert len(msgs[1][0].ext.offered_qos_profiles) == 1
+        for i, c in enumerate(r.connections):
+            sel = list(r.messages([c]))
+            assert len(sel) == 1 and sel[0][0] == c and sel[0][1] == i
