@@ -181,11 +181,17 @@ def _message_class(name: str, keys: list, constants: Optional[dict]) -> type:
             while f in fields:
                 f += "_"
             fields.append(f)
-        namespace: dict = {"__msgtype__": msgtype}
+        # As rosbags' generated classes have them: an empty message has the member ROS 2's IDL
+        # gives it; the constants, then `__msgtype__`, annotated with strings ('ClassVar[int]',
+        # 'ClassVar[str]') that dataclasses does not take for ClassVars, are fields with their
+        # values as defaults. `fields()`, `asdict()`, `replace()` and `==` see what they see
+        # with rosbags, and the constants are attributes of the class and of every message.
+        specs: list = list(fields) or [("structure_needs_at_least_one_member", "int", dataclasses.field(default=0))]
         for k, v in (constants or {}).items():
             if k not in fields:
-                namespace[k] = v
-        cls = dataclasses.make_dataclass(msgtype.replace("/", "__"), fields, namespace=namespace)
+                specs.append((k, f"ClassVar[{type(v).__name__}]", dataclasses.field(default=v)))
+        specs.append(("__msgtype__", "ClassVar[str]", dataclasses.field(default=msgtype)))
+        cls = dataclasses.make_dataclass(msgtype.replace("/", "__"), specs)
         cls.__module__ = __name__
         _CLASSES[key] = cls
     return cls
