@@ -4,8 +4,14 @@ use std::path::Path;
 
 use bagscope_reader::storage::ros1::writer::{BagWriter, ConnectionSpec, WriteOptions};
 
-/// NavSatFix's full definition as a ROS 1 bag stores it.
-pub const NAVSATFIX: &str = "Header header\nNavSatStatus status\nfloat64 latitude\nfloat64 longitude\nfloat64 altitude\nfloat64[9] position_covariance\nuint8 position_covariance_type\n================================================================================\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n================================================================================\nMSG: sensor_msgs/NavSatStatus\nint8 status\nuint16 service\n";
+/// NavSatFix's full definition as a ROS 1 bag stores it (bagscope's shipped copy of
+/// sensor_msgs': its MD5 is the stated `2d3a8cd4…`, as rosbags computes it).
+pub fn navsatfix_definition() -> String {
+    use bagscope_reader::definition::{msg::Dialect, sources::lookup};
+    lookup("sensor_msgs/NavSatFix", Dialect::Ros1, &[])
+        .expect("shipped")
+        .0
+}
 
 /// One fix: receive time (ns), status, latitude, longitude, and the east and north variance
 /// (m², 0: covariance type unknown).
@@ -39,7 +45,7 @@ pub fn write_fixes(path: &Path, fixes: &[Fix]) {
         topic: "/gps/fix".into(),
         datatype: "sensor_msgs/NavSatFix".into(),
         md5sum: "2d3a8cd499b9b4a0249fb98fd05cfa48".into(),
-        message_definition: NAVSATFIX.into(),
+        message_definition: navsatfix_definition(),
         callerid: None,
         latching: false,
     });

@@ -2,6 +2,7 @@
 //! ([`shapes`]), Web Mercator for tiled maps ([`mercator`]) and tracks written out as GPX,
 //! KML and GeoJSON ([`out`]).
 
+mod fast;
 pub mod mercator;
 pub mod out;
 pub mod shapes;

@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicBool;
 use bagscope_reader::encoding::{path_topic, FieldPath, Value};
 use bagscope_reader::{Bag, Summary};
 
+use super::fast::Row;
 use super::GeoError;
 use crate::Result;
 
@@ -224,6 +225,12 @@ pub fn read_track(
             if kind == FixKind::GeoJson {
                 return Err(err("a GeoJSON topic holds shapes, not a track".into()).into());
             }
+            if kind == FixKind::NavSatFix {
+                let range = (start_ns, end_ns);
+                if let Some(rows) = super::fast::navsatfix_rows(bag, topic, range, cancel) {
+                    return Ok(track_of(source.name(), rows));
+                }
+            }
             FIELDS
                 .iter()
                 .map(|f| format!("{}.{f}", path_topic(topic)))
@@ -270,26 +277,47 @@ pub fn read_track(
     };
     let status_col = col(3);
     let has_cov = (4..8).all(|f| col(f).is_some());
-    let mut rows: Vec<usize> = (0..n).collect();
-    let times: Vec<u64> = series[0].points.iter().map(|p| p.time_ns).collect();
-    let reordered = times.windows(2).filter(|w| w[1] < w[0]).count();
-    rows.sort_by_key(|&i| times[i]);
+    let rows: Vec<Row> = (0..n)
+        .map(|i| {
+            let status = match status_col.and_then(|c| c.points.get(i)).map(|p| &p.value) {
+                Some(Value::I8(s)) => *s,
+                Some(v) => v.as_f64().map_or(0, |x| x.clamp(-127.0, 127.0) as i8),
+                None => i8::MIN,
+            };
+            let cov = if has_cov {
+                [num(4, i), num(5, i), num(6, i)]
+            } else {
+                [f64::NAN; 3]
+            };
+            let kind = if has_cov {
+                num(7, i).clamp(0.0, 255.0) as u8
+            } else {
+                0
+            };
+            let time = series[0].points[i].time_ns;
+            (time, status, num(0, i), num(1, i), num(2, i), cov, kind)
+        })
+        .collect();
+    Ok(track_of(source.name(), rows))
+}
+
+/// A track of the rows of a fix topic's messages (in any order): put in time order, the
+/// no-fix and not-a-position ones left out and counted.
+fn track_of(name: String, mut rows: Vec<Row>) -> Track {
+    let reordered = rows.windows(2).filter(|w| w[1].0 < w[0].0).count();
+    if reordered > 0 {
+        rows.sort_by_key(|r| r.0);
+    }
     let mut t = Track {
-        name: source.name(),
+        name,
         reordered,
         ..Track::default()
     };
-    for (index, &i) in rows.iter().enumerate() {
-        let status = match status_col.and_then(|c| c.points.get(i)).map(|p| &p.value) {
-            Some(Value::I8(s)) => *s,
-            Some(v) => v.as_f64().map_or(0, |x| x.clamp(-127.0, 127.0) as i8),
-            None => i8::MIN,
-        };
+    for (index, &(time, status, lat, lon, alt, cov, kind)) in rows.iter().enumerate() {
         if status != i8::MIN && status < 0 {
             t.no_fix += 1;
             continue;
         }
-        let (lat, lon) = (num(0, i), num(1, i));
         let why = if lat.is_nan() || lon.is_nan() {
             Some(format!("NaN position ({lat}, {lon})"))
         } else if !(-90.0..=90.0).contains(&lat) {
@@ -305,24 +333,23 @@ pub fn read_track(
             t.bad += 1;
             if t.skipped.len() < SKIPPED_LISTED {
                 t.skipped.push(Skipped {
-                    time_ns: times[i],
+                    time_ns: time,
                     index,
                     why,
                 });
             }
             continue;
         }
-        t.time_ns.push(times[i]);
+        t.time_ns.push(time);
         t.lat.push(lat);
         t.lon.push(lon);
-        t.alt.push(num(2, i));
+        t.alt.push(alt);
         t.status.push(status);
-        let known = has_cov && num(7, i) > 0.0;
-        t.cov.push(if known {
-            [num(4, i) as f32, num(5, i) as f32, num(6, i) as f32]
+        t.cov.push(if kind > 0 {
+            cov.map(|v| v as f32)
         } else {
             [f32::NAN; 3]
         });
     }
-    Ok(t)
+    t
 }
