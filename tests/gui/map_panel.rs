@@ -207,6 +207,7 @@ fn a_bad_tile_server_costs_its_tiles_only() {
             ..Settings::default()
         });
         let worst = frames_for(&mut h, 1500);
+        println!("{mode}: the slowest frame {worst:?}");
         // Debug build, kittest's software layout: far within a frame that waits on nothing.
         assert!(
             worst < Duration::from_millis(250),
