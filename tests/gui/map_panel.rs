@@ -208,9 +208,9 @@ fn a_bad_tile_server_costs_its_tiles_only() {
         });
         let worst = frames_for(&mut h, 1500);
         println!("{mode}: the slowest frame {worst:?}");
-        // Debug build, kittest's software layout: far within a frame that waits on nothing.
+        // A debug build beside other tests: 2 to 14 ms seen; a fetch waited on would be 10 s.
         assert!(
-            worst < Duration::from_millis(250),
+            worst < Duration::from_millis(100),
             "{mode}: a {worst:?} frame"
         );
         let d = h.state().doc.as_ref().unwrap();
