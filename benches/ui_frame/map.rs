@@ -141,9 +141,9 @@ pub fn map(n: usize) {
         assert_eq!(t.len() as u64, count);
         bounds = t.bounds().expect("bounds");
         let read = t0.elapsed().as_secs_f64();
-        let p = bagscope_app::map::lod::Prepared::new(
+        let p = bagscope_app::map::thin::Prepared::new(
             t,
-            &bagscope_app::map::lod::ColourBy::Speed,
+            &bagscope_app::map::thin::ColourBy::Speed,
             Ok(Vec::new()),
         );
         let total = t0.elapsed().as_secs_f64();

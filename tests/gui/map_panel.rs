@@ -85,7 +85,7 @@ fn a_click_on_the_track_seeks_to_that_fix() {
     // Colour by speed: a legend range from the fixes.
     h.state_mut().doc.as_mut().unwrap().map.panels[0]
         .settings
-        .colour_by = bagscope_app::map::lod::ColourBy::Speed;
+        .colour_by = bagscope_app::map::thin::ColourBy::Speed;
     wait_for(&mut h, "the speeds", |a| {
         panel(a).layers[0]
             .track

@@ -1,5 +1,5 @@
 """Map tiles made for the map panel's tests, whose pixels say where they are: pixel (px, py)
-of tile z/x/y is (R, G, B) = (px, py, (x % 16) * 16 + y % 16). Written as a folder of PNGs, a
+of tile z/x/y is (R, G, B) = (px, py, (x % 16) * 16 + y % 16). Written as a folder of PNG files, a
 PMTiles archive (PyPI `pmtiles`' writer), and served over HTTP on 127.0.0.1, well or badly.
 
     python3 map_tiles.py folder DIR Z WEST SOUTH EAST NORTH

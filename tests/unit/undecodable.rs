@@ -168,3 +168,42 @@ fn a_stored_definition_that_does_not_parse_falls_back_and_says_so() {
         "{source}"
     );
 }
+
+/// A reader that stops early (`bagscope info run.bag | head`, `echo`): the command ends
+/// quietly (echo stops writing, others with SIGPIPE's status, 141), no panic and no backtrace
+/// on stderr. `info` of 3,000 topics writes more than a pipe holds.
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let dir = common::temp_dir("closed-pipe");
+    let p = dir.join("many.bag");
+    let mut w = BagWriter::create(&p, WriteOptions::default()).unwrap();
+    for i in 0..3000u64 {
+        let c = w.add_connection(common::spec(&format!("/topic_{i:04}"), "std_msgs/Float64"));
+        w.write(c, 1_000 + i, &(i as f64).to_le_bytes()).unwrap();
+    }
+    w.finish().unwrap();
+    for verb in ["info", "echo"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bagscope"))
+            .args([verb, p.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        // The reading end closed after one line (dropped with its reader).
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(!first.is_empty());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            matches!(out.status.code(), Some(0 | 141)),
+            "{verb}: {:?} {err}",
+            out.status
+        );
+        assert!(!err.contains("panicked"), "{verb}: {err}");
+    }
+}

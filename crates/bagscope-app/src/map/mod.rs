@@ -1,11 +1,11 @@
 //! Map panels: windows that draw GPS tracks (`sensor_msgs/NavSatFix`, `gps_common/GPSFix`,
 //! `foxglove.LocationFix`, or two paths of any topic) and `foxglove.GeoJSON` shapes on map
 //! tiles, with the position at the playhead, its accuracy ellipse, hover and click-to-seek.
-//! Each topic's whole track is read once on a worker ([`lod::Prepared`], thinned per zoom),
+//! Each topic's whole track is read once on a worker ([`thin::Prepared`], thinned per zoom),
 //! the tiles are fetched on theirs ([`tiles`]); the UI thread only draws.
 
-pub mod lod;
 mod pmtiles;
+pub mod thin;
 pub mod tiles;
 pub mod view;
 
@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use egui::Color32;
 
-use self::lod::{ColourBy, Prepared};
+use self::thin::{ColourBy, Prepared};
 use self::tiles::{TileLayer, TileSource};
 use super::job::Job;
 use super::{Cmd, Doc};
@@ -283,7 +283,7 @@ fn expression_values(
                 .collect()
         })
         .unwrap_or_default();
-    Ok(lod::nearest(times, &pts))
+    Ok(thin::nearest(times, &pts))
 }
 
 /// Keeps each panel's layers in step with its settings: new topics read, removed ones

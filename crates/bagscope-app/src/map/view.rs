@@ -5,7 +5,7 @@
 
 use egui::{Color32, Pos2, Rect, Sense, Shape, Stroke, Vec2};
 
-use super::lod::{ColourBy, Prepared};
+use super::thin::{ColourBy, Prepared};
 use super::tiles::{TileLayer, TileSource};
 use super::{MapPanel, View};
 use crate::Cmd;
