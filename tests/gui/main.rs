@@ -87,6 +87,22 @@ pub(crate) fn export_result(h: &mut Harness<'_, App>) -> Option<Result<String, S
         .and_then(|j| j.result.clone())
 }
 
+/// A primary click at `at` (moved there, pressed, released), and two frames after.
+pub(crate) fn click_at(h: &mut Harness<'_, App>, at: egui::Pos2) {
+    h.event(egui::Event::PointerMoved(at));
+    h.step();
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+        h.step();
+    }
+    h.run_steps(2);
+}
+
 /// Steps frames until `f` holds (the workers run on their own threads).
 pub(crate) fn wait_for(h: &mut Harness<'_, App>, what: &str, f: impl Fn(&App) -> bool) {
     let t0 = Instant::now();

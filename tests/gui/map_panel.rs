@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use bagscope_app::map::Settings;
 use bagscope_app::{App, Cmd};
-use egui::{Event, Modifiers, PointerButton, Pos2};
 use egui_kittest::Harness;
 
 use crate::common;
@@ -37,21 +36,6 @@ fn with_map(settings: Settings) -> Harness<'static, App> {
     h
 }
 
-fn click(h: &mut Harness<'_, App>, at: Pos2) {
-    h.event(Event::PointerMoved(at));
-    h.step();
-    for pressed in [true, false] {
-        h.event(Event::PointerButton {
-            pos: at,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::NONE,
-        });
-        h.step();
-    }
-    h.run_steps(2);
-}
-
 /// The track of /position_gps: every fix (356, as rosbags decodes them: tests/corpus/track.rs),
 /// fitted into the panel; a click on a fix moves the playhead to its time; the accuracy and the
 /// colouring by speed come with it.
@@ -75,7 +59,7 @@ fn a_click_on_the_track_seeks_to_that_fix() {
     // Every fix inside the panel once fitted.
     assert!(world.iter().all(|w| f.rect.contains(f.to_screen(*w))));
     for i in [40usize, 200, 330] {
-        click(&mut h, f.to_screen(world[i]));
+        click_at(&mut h, f.to_screen(world[i]));
         let d = h.state().doc.as_ref().unwrap();
         let at = times.iter().position(|&t| t == d.nav.playhead);
         let j = at.unwrap_or_else(|| panic!("the playhead {} is no fix's time", d.nav.playhead));
@@ -318,4 +302,20 @@ fn foxglove_fixes_and_geojson_on_the_map() {
         "/shapes: 1 messages do not parse",
     );
     assert!(said.is_some(), "the bad GeoJSON message is not said");
+}
+
+/// A layout's tile source that is no template is said in the panel; the track still draws
+/// (on the grid).
+#[test]
+fn a_tile_source_that_does_not_parse_is_said() {
+    let mut h = with_map(Settings {
+        topics: vec!["/position_gps".into()],
+        tiles: "http://127.0.0.1:9/tiles".into(),
+        ..Settings::default()
+    });
+    let e = panel(h.state()).tiles_error.clone().unwrap_or_default();
+    assert!(e.contains("{z}, {x} and {y}"), "{e}");
+    h.run_steps(2);
+    let said = egui_kittest::kittest::Queryable::query_by_label_contains(&h, "a tile template has");
+    assert!(said.is_some());
 }

@@ -1,7 +1,7 @@
 //! A plot made from the inspector and a range exported; the window icon.
 
 use bagscope_app::Cmd;
-use egui::{Event, Key, Modifiers, PointerButton};
+use egui::Key;
 use egui_kittest::kittest::Queryable;
 
 use crate::common;
@@ -52,18 +52,7 @@ fn plot_from_the_inspector_and_export_a_range() {
     // Clicking the plot moves the playhead there.
     let r = h.state().doc.as_ref().unwrap().plots.rects[0];
     let at = egui::Pos2::new(r.left() + r.width() * 0.6, r.center().y);
-    h.event(Event::PointerMoved(at));
-    h.step();
-    for pressed in [true, false] {
-        h.event(Event::PointerButton {
-            pos: at,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::NONE,
-        });
-        h.step();
-    }
-    h.run_steps(2);
+    click_at(&mut h, at);
     let d = h.state().doc.as_ref().unwrap();
     let (a, b) = d.rec.range();
     let f = (d.nav.playhead - a) as f64 / (b - a) as f64;

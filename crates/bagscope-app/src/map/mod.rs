@@ -147,6 +147,8 @@ impl MapState {
     pub fn open_with(&mut self, settings: Settings) {
         self.next_id += 1;
         let tiles_edit = settings.tiles.clone();
+        // A layout's tile source that does not parse is said (the grid is drawn).
+        let tiles_error = TileSource::parse(&tiles_edit).err();
         let filled = !(settings.all_topics || settings.topics.is_empty());
         let view = match (settings.center, settings.zoom) {
             (Some((lat, lon)), Some(zoom)) => Some(View {
@@ -162,7 +164,7 @@ impl MapState {
             layers: Vec::new(),
             view,
             tiles_edit,
-            tiles_error: None,
+            tiles_error,
             paths_edit: String::new(),
             expr_edit: String::new(),
             frame_ms: 0.0,
