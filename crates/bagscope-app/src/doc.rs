@@ -47,6 +47,8 @@ pub struct Recording {
     pub notes: Vec<bagscope_ops::bookmarks::Bookmark>,
     /// It has diagnostic topics (`diagnostic_msgs/DiagnosticArray`).
     pub has_diagnostics: bool,
+    /// The topics the map draws (fixes, GeoJSON), found once.
+    pub map_topics: Vec<String>,
     /// The recordings on the timeline, with their time shifts (one for a single file).
     pub parts: Vec<bagscope_reader::bag::merge::Part>,
     /// The first recording's canonical path: what bookmarks are kept under.
@@ -197,6 +199,10 @@ impl Doc {
         let has_tf = bagscope_ops::spatial::tf::has_transforms(&bag, context.urdf.as_deref());
         let has_diagnostics =
             !bagscope_ops::reports::diagnostics::diagnostic_topics(&bag).is_empty();
+        let map_topics = bagscope_ops::spatial::geo::map_topics(s)
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
         Doc {
             rec: Recording {
                 urdf: context.urdf.clone(),
@@ -212,6 +218,7 @@ impl Doc {
                 warnings,
                 has_tf,
                 has_diagnostics,
+                map_topics,
                 notes: Vec::new(),
                 parts: Vec::new(),
                 canonical: PathBuf::new(),

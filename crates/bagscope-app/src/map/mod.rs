@@ -19,7 +19,7 @@ use self::tiles::{TileLayer, TileSource};
 use super::job::Job;
 use super::{Cmd, Doc};
 use bagscope_ops::spatial::geo::shapes::{read_geojson, GeoJsonMessages};
-use bagscope_ops::spatial::geo::{map_topics, read_track, FixKind, TrackSource};
+use bagscope_ops::spatial::geo::{read_track, FixKind, TrackSource};
 
 /// A panel's settings, kept with the layout.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -72,14 +72,10 @@ pub const PALETTE: [Color32; 6] = [
     Color32::from_rgb(0, 160, 170),
 ];
 
-/// `#rrggbb` as a colour.
+/// A colour as layouts write it (`#rrggbb`, `#rgb`, a CSS name), as GeoJSON styles are read.
 pub fn parse_hex(s: &str) -> Option<Color32> {
-    let h = s.trim().strip_prefix('#')?;
-    if h.len() != 6 {
-        return None;
-    }
-    let c = |i: usize| u8::from_str_radix(h.get(i..i + 2)?, 16).ok();
-    Some(Color32::from_rgb(c(0)?, c(2)?, c(4)?))
+    let [r, g, b, a] = bagscope_ops::spatial::geo::shapes::css_colour(s, 1.0)?;
+    Some(Color32::from_rgba_unmultiplied(r, g, b, a))
 }
 
 /// One topic of a panel: its track or shapes, being read or read.
@@ -93,6 +89,8 @@ pub struct Layer {
     pub shapes: Option<Arc<GeoJsonMessages>>,
     /// Why it could not be read.
     pub error: Option<String>,
+    /// What its reading left out or could not parse, said in the panel (made on the worker).
+    pub note: Option<String>,
     job: Option<Job<Result<Loaded, String>>>,
     /// The colouring it was prepared with.
     colour_by: ColourBy,
@@ -100,8 +98,34 @@ pub struct Layer {
 
 /// What a layer's worker reads.
 enum Loaded {
-    Track(Arc<Prepared>),
-    Shapes(Arc<GeoJsonMessages>),
+    Track(Arc<Prepared>, Option<String>),
+    Shapes(Arc<GeoJsonMessages>, Option<String>),
+}
+
+/// What a track's reading left out, and why its colouring failed, in a line or two.
+fn track_note(name: &str, p: &Prepared) -> Option<String> {
+    let skipped = p.track.summary_of_skipped();
+    let mut lines = Vec::new();
+    if !skipped.is_empty() {
+        lines.push(format!("{name}: left out {skipped}"));
+    }
+    if let Some(e) = &p.colour_error {
+        lines.push(format!("colour: {e}"));
+    }
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// How many of a GeoJSON topic's messages do not parse, and the first one's time and why.
+fn shapes_note(name: &str, m: &GeoJsonMessages) -> Option<String> {
+    let mut bad = m
+        .iter()
+        .filter_map(|(t, r)| r.as_ref().err().map(|e| (t, e)));
+    let (t, e) = bad.next()?;
+    Some(format!(
+        "{name}: {} messages do not parse; the first at {}: {e}",
+        1 + bad.count(),
+        bagscope_ops::timefmt::date(*t)
+    ))
 }
 
 /// The view: centre on the world square and zoom.
@@ -192,10 +216,9 @@ impl MapState {
 
 /// Opens a map panel on topic `ti`, or on every map topic of the recording.
 pub fn open(d: &mut Doc, ti: Option<usize>) {
-    let s = d.rec.bag.summary();
-    let topics = match ti.and_then(|i| s.topics.get(i)) {
+    let topics = match ti.and_then(|i| d.rec.bag.summary().topics.get(i)) {
         Some(t) => vec![t.name.clone()],
-        None => map_topics(s).into_iter().map(|(n, _)| n).collect(),
+        None => d.rec.map_topics.clone(),
     };
     d.map.open_with(Settings {
         topics,
@@ -205,7 +228,7 @@ pub fn open(d: &mut Doc, ti: Option<usize>) {
 
 /// Whether the recording has a topic the map draws.
 pub fn has_map_topics(d: &Doc) -> bool {
-    !map_topics(d.rec.bag.summary()).is_empty()
+    !d.rec.map_topics.is_empty()
 }
 
 /// Starts reading what a layer needs.
@@ -229,7 +252,10 @@ fn start_layer(
         if kind == Some(FixKind::GeoJson) {
             h.send(
                 read_geojson(&bag, &name, h.cancel_flag())
-                    .map(|m| Loaded::Shapes(Arc::new(m)))
+                    .map(|m| {
+                        let note = shapes_note(&name, &m);
+                        Loaded::Shapes(Arc::new(m), note)
+                    })
                     .map_err(|e| e.to_string()),
             );
             return;
@@ -250,7 +276,9 @@ fn start_layer(
                     }
                     _ => Ok(Vec::new()),
                 };
-                Loaded::Track(Arc::new(Prepared::new(t, &by, values)))
+                let p = Prepared::new(t, &by, values);
+                let note = track_note(&name, &p);
+                Loaded::Track(Arc::new(p), note)
             });
         h.send(r);
     });
@@ -299,14 +327,14 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
     if d.rec.indexed.is_none() {
         return;
     }
-    let candidates = map_topics(d.rec.bag.summary());
+    let candidates = &d.rec.map_topics;
     let mut starts = Vec::new();
     for (pi, p) in d.map.panels.iter_mut().enumerate() {
         // A panel from a layout that names no topic (or only the one it follows) draws every
         // topic the map draws, but those turned off.
         if !p.filled {
             p.filled = true;
-            for (t, _) in &candidates {
+            for t in candidates {
                 if !p.settings.disabled.contains(t) && !p.settings.topics.contains(t) {
                     p.settings.topics.push(t.clone());
                 }
@@ -335,6 +363,7 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
                         track: None,
                         shapes: None,
                         error: None,
+                        note: None,
                         job: None,
                         colour_by: p.settings.colour_by.clone(),
                     });
@@ -363,13 +392,15 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
         for l in &mut p.layers {
             let Some(job) = &mut l.job else { continue };
             match job.take() {
-                Some(Ok(Loaded::Track(t))) => {
+                Some(Ok(Loaded::Track(t, note))) => {
                     l.track = Some(t);
+                    l.note = note;
                     l.error = None;
                     l.job = None;
                 }
-                Some(Ok(Loaded::Shapes(s))) => {
+                Some(Ok(Loaded::Shapes(s, note))) => {
                     l.shapes = Some(s);
+                    l.note = note;
                     l.error = None;
                     l.job = None;
                 }
@@ -387,10 +418,7 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
 /// Draws every map panel's window.
 pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let playhead = d.nav.playhead;
-    let candidates: Vec<String> = map_topics(d.rec.bag.summary())
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
+    let candidates = &d.rec.map_topics;
     let waiting = d.rec.indexed.is_none();
     for (i, p) in d.map.panels.iter_mut().enumerate() {
         let key = p.settings.tiles.clone();
@@ -405,7 +433,7 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             .default_pos([360.0 + 30.0 * i as f32, 80.0 + 30.0 * i as f32])
             .resizable(true)
             .show(ctx, |ui| {
-                view::controls(ui, p, &candidates);
+                view::controls(ui, p, candidates);
                 if waiting {
                     ui.label("waiting for the message tables…");
                 }

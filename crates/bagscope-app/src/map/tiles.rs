@@ -380,7 +380,11 @@ struct Getter {
 impl Getter {
     fn new(src: &TileSource) -> Getter {
         let cache = match src {
-            TileSource::Url(u) => cache_dir().map(|d| d.join(format!("{:x}", md5::compute(u)))),
+            TileSource::Url(u) => Some(
+                bagscope_ops::demo::cache_dir()
+                    .join("tiles")
+                    .join(format!("{:x}", md5::compute(u))),
+            ),
             _ => None,
         };
         Getter {
@@ -515,14 +519,6 @@ mod net {
             })
         }
     }
-}
-
-/// Where fetched tiles are kept: the user's cache directory.
-fn cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("bagscope").join("tiles"))
 }
 
 /// Keeps `dir` under `limit` bytes: the oldest files go first.

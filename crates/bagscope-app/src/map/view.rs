@@ -101,27 +101,9 @@ pub fn controls(ui: &mut egui::Ui, p: &mut MapPanel, candidates: &[String]) {
         if let Some(e) = &l.error {
             ui.colored_label(Color32::from_rgb(220, 80, 60), format!("{}: {e}", l.name));
         }
-        if let Some(t) = &l.track {
-            let s = t.track.summary_of_skipped();
-            if !s.is_empty() {
-                ui.label(format!("{}: left out {s}", l.name));
-            }
-            if let Some(e) = &t.colour_error {
-                ui.colored_label(Color32::from_rgb(220, 80, 60), format!("colour: {e}"));
-            }
-        }
-        if let Some(sh) = &l.shapes {
-            if let Some((t, Err(e))) = sh.iter().find(|(_, r)| r.is_err()) {
-                let bad = sh.iter().filter(|(_, r)| r.is_err()).count();
-                ui.colored_label(
-                    Color32::from_rgb(220, 80, 60),
-                    format!(
-                        "{}: {bad} messages do not parse; the first at {}: {e}",
-                        l.name,
-                        bagscope_ops::timefmt::date(*t)
-                    ),
-                );
-            }
+        // Said as the worker wrote it (nothing counted again each frame).
+        if let Some(n) = &l.note {
+            ui.colored_label(Color32::from_rgb(220, 80, 60), n);
         }
     }
 }
@@ -168,8 +150,9 @@ fn fitted(p: &MapPanel, size: Vec2) -> View {
             }
         }
         if let Some(sh) = &l.shapes {
-            for (_, f) in sh.iter().rev().take(1) {
-                for f in f.iter().flatten() {
+            // The last message's shapes.
+            if let Some((_, Ok(features))) = sh.last() {
+                for f in features {
                     for s in &f.shapes {
                         match s {
                             GeoShape::Point(p) => add(mercator::world(p.0, p.1)),

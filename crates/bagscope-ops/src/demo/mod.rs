@@ -716,11 +716,17 @@ fn log_line(s: &mut Ser, q: u32, t: u64, ts: f64, p: &Pose) {
 
 /// Where the app keeps its demo bag: the user's cache directory, else the temp directory.
 pub fn demo_path() -> std::path::PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
+    cache_dir().join("demo-v4.bag")
+}
+
+/// bagscope's folder in the user's cache directory (`$XDG_CACHE_HOME/bagscope`,
+/// `~/.cache/bagscope`), else in the temp directory: the demo bag, the map's tiles.
+pub fn cache_dir() -> std::path::PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("bagscope").join("demo-v4.bag")
+        .unwrap_or_else(std::env::temp_dir)
+        .join("bagscope")
 }
 
 /// The demo bag's path, writing it first if it is not there yet.

@@ -40,15 +40,6 @@ impl TrackFormat {
     }
 }
 
-/// Text with XML's five special characters escaped.
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&apos;")
-}
-
 /// GPX's fix type of a NavSatFix status (`i8::MIN`: the type has none).
 fn gpx_fix(status: i8, has_alt: bool) -> Option<&'static str> {
     match status {
@@ -70,7 +61,7 @@ pub fn gpx(t: &Track) -> String {
     let _ = writeln!(
         s,
         "  <trk>\n    <name>{}</name>\n    <trkseg>",
-        xml(&t.name)
+        quick_xml::escape::escape(&t.name)
     );
     for i in 0..t.len() {
         let _ = write!(s, "      <trkpt lat=\"{}\" lon=\"{}\">", t.lat[i], t.lon[i]);
@@ -98,7 +89,7 @@ pub fn kml(t: &Track) -> String {
     let _ = writeln!(
         s,
         "  <Placemark>\n    <name>{}</name>\n    <gx:Track>\n      <altitudeMode>absolute</altitudeMode>",
-        xml(&t.name)
+        quick_xml::escape::escape(&t.name)
     );
     for &ns in &t.time_ns {
         let _ = writeln!(s, "      <when>{}</when>", iso8601(ns));

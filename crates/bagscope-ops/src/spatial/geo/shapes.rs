@@ -56,8 +56,9 @@ pub struct Feature {
     pub name: Option<String>,
 }
 
-/// A colour as CSS writes it (`#rgb`, `#rrggbb`, `#rrggbbaa`, a few names), with an opacity.
-fn css_colour(s: &str, opacity: f64) -> Option<[u8; 4]> {
+/// A colour as CSS writes it (`#rgb`, `#rrggbb`, `#rrggbbaa`, a few names), with an opacity,
+/// as `[r, g, b, a]`.
+pub fn css_colour(s: &str, opacity: f64) -> Option<[u8; 4]> {
     let s = s.trim();
     let hex = |h: &str| u8::from_str_radix(h, 16).ok();
     let a = (opacity.clamp(0.0, 1.0) * 255.0).round() as u8;
