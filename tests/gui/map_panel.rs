@@ -101,12 +101,28 @@ fn server(dir: &Path, mode: &str) -> (Child, u16) {
     (c, line.trim().parse().unwrap())
 }
 
+/// The recording's place, where the tests' tiles are (zoom 18): west, south, east, north.
+const PLACE: [&str; 4] = ["8.5485", "47.3752", "8.5520", "47.3772"];
+
+/// A map of /position_gps on the tile server at `port`, at the tiles' zoom (deeper, the
+/// server's 404s are tiles it does not have).
+fn from_server(port: u16) -> Settings {
+    Settings {
+        topics: vec!["/position_gps".into()],
+        tiles: format!("http://127.0.0.1:{port}/{{z}}/{{x}}/{{y}}.png"),
+        center: Some((47.3762, 8.5503)),
+        zoom: Some(18.0),
+        ..Settings::default()
+    }
+}
+
 /// Tiles for the recording's place at zoom 18, in `dir`.
 fn make_tiles(dir: &Path) {
     let ok = Command::new("python3")
         .args([tiles_script(), "folder"])
         .arg(dir)
-        .args(["18", "8.5485", "47.3752", "8.5520", "47.3772"])
+        .arg("18")
+        .args(PLACE)
         .status()
         .unwrap();
     assert!(ok.success());
@@ -130,14 +146,7 @@ fn tiles_from_a_server_on_loopback_an_archive_and_a_folder() {
     let dir = common::temp_dir("map-tiles");
     make_tiles(&dir);
     let (mut srv, port) = server(&dir, "ok");
-    let mut h = with_map(Settings {
-        topics: vec!["/position_gps".into()],
-        tiles: format!("http://127.0.0.1:{port}/{{z}}/{{x}}/{{y}}.png"),
-        // At the tiles' zoom (deeper, the server's 404s are tiles it does not have).
-        center: Some((47.3762, 8.5503)),
-        zoom: Some(18.0),
-        ..Settings::default()
-    });
+    let mut h = with_map(from_server(port));
     let loaded = |a: &App| {
         let d = a.doc.as_ref().unwrap();
         d.map.tiles.values().map(|t| t.loaded).sum::<usize>()
@@ -155,7 +164,8 @@ fn tiles_from_a_server_on_loopback_an_archive_and_a_folder() {
     let ok = Command::new("python3")
         .args([tiles_script(), "pmtiles"])
         .arg(&pm)
-        .args(["18", "8.5485", "47.3752", "8.5520", "47.3772"])
+        .arg("18")
+        .args(PLACE)
         .status()
         .unwrap();
     assert!(ok.success());
@@ -182,14 +192,7 @@ fn a_bad_tile_server_costs_its_tiles_only() {
     make_tiles(&dir);
     for mode in ["stall", "refuse", "truncated"] {
         let (mut srv, port) = server(&dir, mode);
-        let mut h = with_map(Settings {
-            topics: vec!["/position_gps".into()],
-            tiles: format!("http://127.0.0.1:{port}/{{z}}/{{x}}/{{y}}.png"),
-            // At the tiles' zoom (deeper, the server's 404s are tiles it does not have).
-            center: Some((47.3762, 8.5503)),
-            zoom: Some(18.0),
-            ..Settings::default()
-        });
+        let mut h = with_map(from_server(port));
         let worst = frames_for(&mut h, 1500);
         println!("{mode}: the slowest frame {worst:?}");
         // A debug build beside other tests: 2 to 14 ms seen; a fetch waited on would be 10 s.
