@@ -302,7 +302,7 @@ fn foxglove_fixes_and_geojson_on_the_map() {
     h.run_steps(2);
     let said = egui_kittest::kittest::Queryable::query_by_label_contains(
         &h,
-        "/shapes: 1 messages do not parse",
+        "/shapes: 1 message does not parse",
     );
     assert!(said.is_some(), "the bad GeoJSON message is not said");
 }

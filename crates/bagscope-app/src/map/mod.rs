@@ -121,9 +121,14 @@ fn shapes_note(name: &str, m: &GeoJsonMessages) -> Option<String> {
         .iter()
         .filter_map(|(t, r)| r.as_ref().err().map(|e| (t, e)));
     let (t, e) = bad.next()?;
+    let n = 1 + bad.count();
+    let what = if n == 1 {
+        "1 message does not parse".to_string()
+    } else {
+        format!("{n} messages do not parse")
+    };
     Some(format!(
-        "{name}: {} messages do not parse; the first at {}: {e}",
-        1 + bad.count(),
+        "{name}: {what}; the first at {}: {e}",
         bagscope_ops::timefmt::date(*t)
     ))
 }
