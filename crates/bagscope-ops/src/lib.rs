@@ -5,6 +5,7 @@
 //! - [`media`]: images and compressed video;
 //! - [`tables`]: export and conversion, csv, Arrow and Parquet, the fleet catalog;
 //! - [`reports`]: info, log, diagnostics, timing, find, compare, state rows;
+//! - [`script`]: Lua scripts (series scripts, PlotJuggler's custom functions);
 //! - [`gen`]: typed code (C++, Python, Rust) from a recording's definitions;
 //! - [`demo`]: the demo recording;
 //! - and what those share: [`geom`] (poses and boxes), [`timefmt`] (times, sizes and counts for
@@ -21,6 +22,7 @@ pub mod tables;
 
 pub mod demo;
 pub mod gen;
+pub mod script;
 
 pub mod bookmarks;
 pub mod decoded;
@@ -28,4 +30,5 @@ pub mod geom;
 pub mod timefmt;
 
 mod error;
+mod xml;
 pub use error::{Error, Result};

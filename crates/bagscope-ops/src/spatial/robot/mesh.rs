@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::xml::{self, El};
+use crate::xml::{self, El};
 
 /// A mesh file larger than this is refused.
 pub const MAX_MESH_BYTES: u64 = 256 << 20;

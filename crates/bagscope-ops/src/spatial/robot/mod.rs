@@ -12,9 +12,8 @@ pub mod description;
 pub mod joint_states;
 pub mod kinematics;
 pub mod mesh;
-mod xml;
 
-use xml::El;
+use crate::xml::{self, El};
 
 /// URDF text longer than this is refused.
 pub const MAX_URDF_BYTES: usize = 16 << 20;

@@ -1,5 +1,6 @@
 //! A small element tree over quick-xml's events: names, attributes, children and text with the
-//! line each element starts on, bounded in count and depth (comments are not kept).
+//! line each element starts on (the predefined entities and character references in text
+//! resolved), bounded in count and depth (comments are not kept).
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
@@ -133,6 +134,27 @@ pub(crate) fn parse(text: &str) -> Result<El, String> {
                     top.text.push_str(&t.xml10_content());
                 }
             }
+            Event::GeneralRef(r) => {
+                if let Some(top) = stack.last_mut() {
+                    let c = match r.resolve_char_ref() {
+                        Ok(Some(c)) => c,
+                        _ => match &*r.xml10_content() {
+                            "lt" => '<',
+                            "gt" => '>',
+                            "amp" => '&',
+                            "apos" => '\'',
+                            "quot" => '"',
+                            other => {
+                                return Err(format!(
+                                    "an entity &{other}; at line {} that XML does not define",
+                                    lines.at(text, pos)
+                                ))
+                            }
+                        },
+                    };
+                    top.text.push(c);
+                }
+            }
             Event::CData(t) => {
                 if let Some(top) = stack.last_mut() {
                     top.text.push_str(&t.xml10_content());
@@ -146,4 +168,16 @@ pub(crate) fn parse(text: &str) -> Result<El, String> {
         return Err(format!("<{}> at {} is not closed", open.name, open.at));
     }
     root.ok_or_else(|| "no element".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn entities_in_text_are_resolved() {
+        let el = super::parse("<a>if x &lt; 1 &amp;&amp; y &gt; 2 then&#10;&#x41;</a>").unwrap();
+        assert_eq!(el.text, "if x < 1 && y > 2 then\nA");
+        assert!(super::parse("<a>&nope;</a>")
+            .unwrap_err()
+            .contains("&nope;"));
+    }
 }
