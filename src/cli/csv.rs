@@ -14,15 +14,30 @@ use super::args::{time_range, ExprEnv, Range};
 
 /// Series as CSV: time_ns and one column per expression: a path (/topic.field.sub[3].x), with
 /// modifiers (/imu.angular_velocity.z.@derivative.@movavg(0.5s)), or a formula
-/// (NAME=/run1/odom.twist.twist.linear.x - /run2/odom.twist.twist.linear.x). See
-/// docs/expressions.md.
+/// (NAME=/run1/odom.twist.twist.linear.x - /run2/odom.twist.twist.linear.x), or a series a
+/// script makes (--script, --lua, a layout's custom series). See docs/expressions.md and
+/// docs/scripts.md.
 #[derive(Args, Debug)]
 pub struct CsvArgs {
     /// The recording (ROS 1 bag, MCAP file, rosbag2 directory or file).
     pub bag: PathBuf,
-    /// Expressions, one a column (NAME=EXPRESSION heads it NAME).
-    #[arg(required = true)]
+    /// Expressions or script series, one a column (NAME=EXPRESSION heads it NAME). With
+    /// scripts or a layout and none given: every series they make or plot.
+    #[arg(required_unless_present_any = ["scripts", "lua", "layout"])]
     pub paths: Vec<String>,
+    /// A series script: a Lua file (its header names the series and its sources) or a
+    /// PlotJuggler layout or snippet file (its Lua custom functions). Repeatable.
+    #[arg(long = "script", value_name = "FILE")]
+    pub scripts: Vec<PathBuf>,
+    /// An inline series script, NAME(SOURCE, ...) = BODY, the body of a PlotJuggler function
+    /// (time, value, v1, ...): 'kmh(/odom.twist.twist.linear.x) = return value * 3.6'.
+    /// Repeatable.
+    #[arg(long = "lua", value_name = "NAME(SOURCES)=BODY")]
+    pub lua: Vec<String>,
+    /// Write what a layout plots (a PlotJuggler, Lichtblick/Foxglove or bagscope layout): its
+    /// paths and custom series, PlotJuggler's Lua snippets run, as columns named as in it.
+    #[arg(long, value_name = "FILE")]
+    pub layout: Option<PathBuf>,
     #[command(flatten)]
     pub env: ExprEnv,
     /// Write here (atomically) instead of to standard output.
@@ -38,6 +53,9 @@ pub fn run(a: &CsvArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Resu
     let (start, end) = a.range.as_strs();
     // The expressions first: a typo is answered before a recording is opened.
     let env = a.env.env()?;
+    if !a.scripts.is_empty() || !a.lua.is_empty() || a.layout.is_some() {
+        return super::scripts::csv(a, env, opts);
+    }
     let parsed = paths
         .iter()
         .map(|p| Column::parse(p).map_err(Error::from))
@@ -55,7 +73,25 @@ pub fn run(a: &CsvArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Resu
         end_ns,
         time: bagscope_ops::tables::csv::TimeColumn::EpochNs,
     };
-    // `-o -` is standard output, as the usual convention has it.
+    to_output(out, bag_path, &mut |sink| {
+        write_csv_columns(&bag, &parsed, &env, opts, &cancel, sink, &mut warn)
+            .map(|_| ())
+            .map_err(Into::into)
+    })?;
+    // Every row that could be read is written; values that could not are reported above.
+    if warned > 0 {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `write` into `out` (written atomically) or standard output (`-o -` too); a closed pipe
+/// on standard output (`| head`) ends it quietly.
+pub(super) fn to_output(
+    out: Option<&PathBuf>,
+    bag_path: &std::path::Path,
+    write: &mut dyn FnMut(&mut dyn std::io::Write) -> crate::cli::Result<()>,
+) -> crate::cli::Result<()> {
     match out.filter(|o| o.as_os_str() != "-") {
         Some(o) => {
             // An output that does not exist yet is not the bag (nor is any output of a
@@ -68,24 +104,16 @@ pub fn run(a: &CsvArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Resu
                 )));
             }
             let mut f = AtomicFile::create(o)?;
-            write_csv_columns(&bag, &parsed, &env, opts, &cancel, &mut f, &mut warn)?;
+            write(&mut f)?;
             f.commit()?;
         }
         None => {
             let mut so = std::io::BufWriter::new(std::io::stdout().lock());
-            match write_csv_columns(&bag, &parsed, &env, opts, &cancel, &mut so, &mut warn) {
-                // A closed pipe (`| head`) ends the output quietly.
-                Err(bagscope_reader::Error::Io(e))
-                    if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-                r => {
-                    r?;
-                }
+            match write(&mut so) {
+                Err(e) if e.is_broken_pipe() => {}
+                r => r?,
             }
         }
     }
-    // Every row that could be read is written; values that could not are reported above.
-    if warned > 0 {
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

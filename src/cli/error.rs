@@ -62,3 +62,16 @@ through!(
 
 /// Result with the command line's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// A write to a pipe whose reader has gone (`| head`).
+    pub fn is_broken_pipe(&self) -> bool {
+        let io = match self {
+            Error::Io(e) => Some(e),
+            Error::Reader(bagscope_reader::Error::Io(e))
+            | Error::Ops(bagscope_ops::Error::Reader(bagscope_reader::Error::Io(e))) => Some(e),
+            _ => None,
+        };
+        io.is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}

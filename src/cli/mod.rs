@@ -25,6 +25,7 @@ mod keys;
 mod log;
 mod play;
 mod record;
+mod scripts;
 mod serve;
 mod sparse;
 mod tf;

@@ -65,18 +65,14 @@ fn script_source(scripts: &[SeriesScript], src: &str) -> Option<(usize, String)>
     Some((i, src.to_string()))
 }
 
-/// Runs `scripts` over `bag` within `range`. Each script's result is its own: one that fails
-/// (a source not in the recording, a Lua error, a script it reads that failed) leaves the
-/// others. Only a recording that cannot be read fails the whole.
-pub fn evaluate(
+/// Every script's sources resolved against `bag` (the expressions to read, and where each
+/// source comes from), nothing read yet.
+#[allow(clippy::type_complexity)]
+fn plan(
     bag: &Bag,
     scripts: &[SeriesScript],
     env: &Env,
-    range: (Option<u64>, Option<u64>),
-    limits: Limits,
-    cancel: &AtomicBool,
-) -> crate::Result<Vec<Result<ScriptRun, ScriptError>>> {
-    let threads = bag.options().threads();
+) -> (Vec<Expr>, Vec<Result<Vec<From>, ScriptError>>) {
     let mut exprs: Vec<Expr> = Vec::new();
     let mut plans: Vec<Result<Vec<From>, ScriptError>> = Vec::new();
     // Every source checked before anything is read.
@@ -129,6 +125,40 @@ pub fn evaluate(
             None => Ok(froms),
         });
     }
+    (exprs, plans)
+}
+
+/// What is wrong with `scripts` over `bag` before any work: a source that is not in the
+/// recording, Lua that does not parse. Empty when all is well.
+pub fn check(bag: &Bag, scripts: &[SeriesScript], env: &Env) -> Vec<ScriptError> {
+    let (_, plans) = plan(bag, scripts, env);
+    let mut out = Vec::new();
+    for (p, s) in plans.into_iter().zip(scripts) {
+        match p {
+            Err(e) => out.push(e),
+            Ok(_) => {
+                if let Err(e) = series::parse(s) {
+                    out.push(e);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs `scripts` over `bag` within `range`. Each script's result is its own: one that fails
+/// (a source not in the recording, a Lua error, a script it reads that failed) leaves the
+/// others. Only a recording that cannot be read fails the whole.
+pub fn evaluate(
+    bag: &Bag,
+    scripts: &[SeriesScript],
+    env: &Env,
+    range: (Option<u64>, Option<u64>),
+    limits: Limits,
+    cancel: &AtomicBool,
+) -> crate::Result<Vec<Result<ScriptRun, ScriptError>>> {
+    let threads = bag.options().threads();
+    let (exprs, plans) = plan(bag, scripts, env);
     // One pass over the chunks for every source.
     let read = expr_series(bag, &exprs, env, range, threads, cancel)?;
     let mut notes: Vec<Vec<String>> = vec![Vec::new(); exprs.len()];

@@ -12,16 +12,18 @@
 //! - [`plotjuggler`]: PlotJuggler's `<customMathEquations>` and snippet files read, their series
 //!   names resolved against a recording;
 //! - [`file`]: bagscope's script files and inline snippets (`NAME(SOURCE, …) = BODY`);
+//! - [`layout`]: what a layout plots (its curves or paths, its scripts), as columns;
 //! - [`eval`]: scripts over a recording: their sources read in one pass, scripts that read
 //!   other scripts run after them.
 
 pub mod eval;
 pub mod file;
+pub mod layout;
 pub mod plotjuggler;
 pub mod sandbox;
 pub mod series;
 
-pub use eval::{evaluate, ScriptSeries};
+pub use eval::{check, evaluate, ScriptRun, ScriptSeries};
 pub use sandbox::Limits;
 pub use series::{Dialect, SeriesScript};
 

@@ -12,6 +12,8 @@ use super::{Part, ScriptError, ScriptErrorKind};
 
 /// How a script's return is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum Dialect {
     /// bagscope's: `nil` (or nothing) gives no point for that sample.
     #[default]
@@ -20,8 +22,11 @@ pub enum Dialect {
     PlotJuggler,
 }
 
-/// A series script.
+/// A series script (in a layout file: `name`, `global`, `function`, `source`, `sources`,
+/// `dialect`).
 #[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
 pub struct SeriesScript {
     /// Its name: the name of the series it makes (several: `NAME.key`).
     pub name: String,
@@ -30,14 +35,51 @@ pub struct SeriesScript {
     pub global: String,
     /// The body of `calc(time, value, v1, …)`, or `None` when the global section defines
     /// `calc`.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub function: Option<String>,
     /// The main series (PlotJuggler's linked source): an expression, or another script's
     /// series by name.
+    #[cfg_attr(feature = "serde", serde(rename = "source"))]
     pub linked: String,
     /// The additional sources `v1…vN`.
+    #[cfg_attr(feature = "serde", serde(rename = "sources"))]
     pub additional: Vec<String>,
     /// How its return is read.
     pub dialect: Dialect,
+}
+
+impl SeriesScript {
+    /// Reads one from a layout file's JSON (the keys the serde form writes).
+    pub fn from_json(v: &serde_json::Value) -> Result<SeriesScript, String> {
+        let text = |k: &str| {
+            v.get(k)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+        };
+        let name = text("name").ok_or("a script without a \"name\"")?;
+        Ok(SeriesScript {
+            global: text("global").unwrap_or_default(),
+            function: text("function"),
+            linked: text("source").unwrap_or_default(),
+            additional: v
+                .get("sources")
+                .and_then(serde_json::Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect(),
+            dialect: match v.get("dialect").and_then(serde_json::Value::as_str) {
+                Some("plotjuggler") => Dialect::PlotJuggler,
+                Some("bagscope") | None => Dialect::Bagscope,
+                Some(other) => {
+                    return Err(format!(
+                        "script {name:?}: a dialect {other:?} that is not bagscope or plotjuggler"
+                    ))
+                }
+            },
+            name,
+        })
+    }
 }
 
 /// A series in memory: times (ns) and numbers.
@@ -52,6 +94,24 @@ pub struct Made {
     pub series: Vec<(String, Samples)>,
     /// What it printed (the first lines).
     pub printed: Vec<String>,
+}
+
+/// Whether `script`'s Lua parses (nothing run).
+pub fn parse(script: &SeriesScript) -> Result<(), ScriptError> {
+    let name = script.name.as_str();
+    let lua = mlua::Lua::new();
+    lua.load(&script.global)
+        .set_name("=global")
+        .into_function()
+        .map_err(|e| lua_error(name, Part::Global, &e, 0))?;
+    if let Some(body) = &script.function {
+        let code = format!("function calc(...)\n{body}\nend");
+        lua.load(&code)
+            .set_name("=function")
+            .into_function()
+            .map_err(|e| lua_error(name, Part::Function, &e, 1))?;
+    }
+    Ok(())
 }
 
 /// `NAME:LINE: message` of a chunk named `=NAME`, as (line, message).

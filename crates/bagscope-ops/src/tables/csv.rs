@@ -161,47 +161,9 @@ pub fn write_csv_columns(
         time,
     } = opts;
     let threads = bag.options().threads();
-    // (The quick summary: a rosbag2 SQLite recording's rows are not all read for its start.)
-    let start = bag.quick_summary().start_ns.unwrap_or(0);
-    let mut text = String::with_capacity(1 << 16);
-    text.push_str(match time {
-        TimeColumn::EpochNs => "time_ns",
-        TimeColumn::EpochSeconds => "time_s",
-        TimeColumn::SinceStart => "time_since_start_s",
-    });
-    for c in cols {
-        text.push(',');
-        if c.name.contains([',', '"']) {
-            text.push_str(&format!("\"{}\"", c.name.replace('"', "\"\"")));
-        } else {
-            text.push_str(&c.name);
-        }
-    }
-    text.push('\n');
-    let mut rows = 0;
-    let mut add_row = |t: u64, row: &mut dyn Iterator<Item = Option<&Value>>| {
-        match time {
-            TimeColumn::EpochNs => push_decimal(&mut text, t),
-            TimeColumn::EpochSeconds => text.push_str(&crate::timefmt::secs(t)),
-            TimeColumn::SinceStart => {
-                let d = t.saturating_sub(start);
-                text.push_str(&format!("{}.{:09}", d / 1_000_000_000, d % 1_000_000_000));
-            }
-        }
-        for v in row {
-            text.push(',');
-            if let Some(v) = v {
-                cell(v, &mut text);
-            }
-        }
-        text.push('\n');
-        rows += 1;
-        if text.len() >= 1 << 16 {
-            sink.write_all(text.as_bytes())?;
-            text.clear();
-        }
-        Ok::<(), Error>(())
-    };
+    let names: Vec<&str> = cols.iter().map(|c| c.name.as_str()).collect();
+    let mut rows = Rows::new(bag, &names, time, sink);
+    let mut add_row = |t: u64, row: &mut dyn Iterator<Item = Option<&Value>>| rows.row(t, row);
     // Paths alone, a window read in time order: each row written as its messages are read.
     let plain: Option<Vec<Source<'_>>> = cols
         .iter()
@@ -245,9 +207,153 @@ pub fn write_csv_columns(
             add_row(t, &mut row.into_iter())?;
         }
     }
-    sink.write_all(text.as_bytes())?;
-    sink.flush()?;
-    Ok(rows)
+    rows.finish()
+}
+
+/// Rows of a CSV as they are written: the heading, then a row at a time, flushed in 64 KiB
+/// pieces.
+struct Rows<'a> {
+    text: String,
+    time: TimeColumn,
+    start: u64,
+    rows: usize,
+    sink: &'a mut dyn Write,
+}
+
+impl<'a> Rows<'a> {
+    /// The heading of `names` after the time column.
+    fn new(bag: &Bag, names: &[&str], time: TimeColumn, sink: &'a mut dyn Write) -> Rows<'a> {
+        let mut text = String::with_capacity(1 << 16);
+        text.push_str(match time {
+            TimeColumn::EpochNs => "time_ns",
+            TimeColumn::EpochSeconds => "time_s",
+            TimeColumn::SinceStart => "time_since_start_s",
+        });
+        for n in names {
+            text.push(',');
+            if n.contains([',', '"', '\n', '\r']) {
+                text.push_str(&format!("\"{}\"", n.replace('"', "\"\"")));
+            } else {
+                text.push_str(n);
+            }
+        }
+        text.push('\n');
+        Rows {
+            text,
+            time,
+            // (The quick summary: a rosbag2 SQLite recording's rows are not all read for its start.)
+            start: bag.quick_summary().start_ns.unwrap_or(0),
+            rows: 0,
+            sink,
+        }
+    }
+
+    fn row(&mut self, t: u64, row: &mut dyn Iterator<Item = Option<&Value>>) -> Result<()> {
+        let text = &mut self.text;
+        match self.time {
+            TimeColumn::EpochNs => push_decimal(text, t),
+            TimeColumn::EpochSeconds => text.push_str(&crate::timefmt::secs(t)),
+            TimeColumn::SinceStart => {
+                let d = t.saturating_sub(self.start);
+                text.push_str(&format!("{}.{:09}", d / 1_000_000_000, d % 1_000_000_000));
+            }
+        }
+        for v in row {
+            text.push(',');
+            if let Some(v) = v {
+                cell(v, text);
+            }
+        }
+        text.push('\n');
+        self.rows += 1;
+        if text.len() >= 1 << 16 {
+            self.sink.write_all(text.as_bytes())?;
+            text.clear();
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<usize> {
+        self.sink.write_all(self.text.as_bytes())?;
+        self.sink.flush()?;
+        Ok(self.rows)
+    }
+}
+
+/// What [`write_csv_plotted`] runs its scripts with.
+#[derive(Debug, Clone, Copy)]
+pub struct ScriptOptions<'a> {
+    /// The scripts whose series columns name.
+    pub scripts: &'a [crate::script::SeriesScript],
+    /// What each may spend.
+    pub limits: crate::script::Limits,
+}
+
+/// [`write_csv_columns`] of a layout's columns: expressions, and series that `scripts` make
+/// (every source read in one pass). A script that fails is said through `warn` and its columns
+/// are left empty. Returns the rows written and what the scripts printed.
+#[allow(clippy::too_many_arguments)]
+pub fn write_csv_plotted(
+    bag: &Bag,
+    cols: &[(String, crate::script::layout::Plot)],
+    scripts: ScriptOptions<'_>,
+    env: &Env,
+    opts: CsvOptions,
+    cancel: &AtomicBool,
+    sink: &mut dyn Write,
+    warn: &mut dyn FnMut(String),
+) -> crate::Result<(usize, Vec<String>)> {
+    use crate::script::layout::Plot;
+    let range = (opts.start_ns, opts.end_ns);
+    let exprs: Vec<Expr> = cols
+        .iter()
+        .filter_map(|(_, p)| match p {
+            Plot::Expr(e) => Some(e.clone()),
+            Plot::Script(_) => None,
+        })
+        .collect();
+    let threads = bag.options().threads();
+    let mut read = expr_series(bag, &exprs, env, range, threads, cancel)?.into_iter();
+    let runs = crate::script::evaluate(bag, scripts.scripts, env, range, scripts.limits, cancel)?;
+    let (mut made, mut printed) = (Vec::new(), Vec::new());
+    for (r, s) in runs.into_iter().zip(scripts.scripts) {
+        match r {
+            Ok(r) => {
+                for n in r.notes {
+                    warn(format!("script {:?}: {n}", s.name));
+                }
+                for p in r.printed {
+                    printed.push(format!("{}: {p}", s.name));
+                }
+                made.extend(r.series);
+            }
+            Err(e) => warn(e.to_string()),
+        }
+    }
+    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(Error::Cancelled.into());
+    }
+    let mut all: Vec<Vec<Point>> = Vec::with_capacity(cols.len());
+    for (name, p) in cols {
+        match p {
+            Plot::Expr(_) => {
+                let s = read.next().unwrap_or_default();
+                warn_path(name, &s.problems, s.missing, warn);
+                all.push(s.points);
+            }
+            Plot::Script(n) => match made.iter().position(|m| m.name == *n) {
+                Some(i) => all.push(std::mem::take(&mut made[i].points)),
+                None => all.push(Vec::new()),
+            },
+        }
+    }
+    let names: Vec<&str> = cols.iter().map(|(n, _)| n.as_str()).collect();
+    let mut rows = Rows::new(bag, &names, opts.time, sink);
+    let refs: Vec<&[Point]> = all.iter().map(Vec::as_slice).collect();
+    for (t, row) in merge_rows(&refs) {
+        rows.row(t, &mut row.into_iter())?;
+    }
+    Ok((rows.finish()?, printed))
 }
 
 /// The warnings of path `p`: its problems, and the messages it was absent from.

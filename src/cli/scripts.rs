@@ -1,0 +1,169 @@
+//! Scripts on the command line: `--script FILE` (a Lua script file, or a PlotJuggler layout or
+//! snippet file), `--lua NAME(SOURCES)=BODY`, and `csv --layout FILE`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+use bagscope_ops::script::layout::{self, Plot};
+use bagscope_ops::script::{self, file, plotjuggler, Limits, SeriesScript};
+use bagscope_ops::tables::csv::{write_csv_plotted, Column, CsvOptions, ScriptOptions, TimeColumn};
+use bagscope_reader::series::Env;
+use bagscope_reader::Bag;
+
+use super::args::time_range;
+use super::csv::{to_output, CsvArgs};
+use crate::cli::Error;
+
+/// The scripts of `--script` files and `--lua` snippets; a PlotJuggler file's snippets that
+/// are not Lua are said through `warn`.
+pub fn load(
+    files: &[PathBuf],
+    inline: &[String],
+    warn: &mut dyn FnMut(String),
+) -> crate::cli::Result<Vec<SeriesScript>> {
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).map_err(|source| Error::Open {
+            path: f.clone(),
+            source,
+        })?;
+        let at = |m: String| Error::Invalid(format!("{}: {m}", f.display()));
+        if text.trim_start().starts_with('<') {
+            let imported = plotjuggler::read(&text).map_err(at)?;
+            for n in imported.not_run {
+                warn(format!(
+                    "{}: {:?} is {}: kept, not run",
+                    f.display(),
+                    n.name,
+                    n.language
+                ));
+            }
+            out.extend(imported.scripts);
+        } else {
+            let stem = f.file_stem().and_then(|s| s.to_str()).unwrap_or("script");
+            out.push(file::read_file(&text, stem).map_err(at)?);
+        }
+    }
+    for l in inline {
+        out.push(file::read_inline(l).map_err(|m| Error::Invalid(format!("--lua {l:?}: {m}")))?);
+    }
+    let mut seen = std::collections::HashSet::new();
+    for s in &out {
+        if !seen.insert(s.name.as_str()) {
+            return Err(Error::Invalid(format!(
+                "two scripts are named {:?}",
+                s.name
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// Stops before any work when a script's source is not in `bag` or its Lua does not parse.
+pub fn check(bag: &Bag, scripts: &[SeriesScript], env: &Env) -> crate::cli::Result<()> {
+    let errors = script::check(bag, scripts, env);
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    Err(Error::Invalid(lines.join("\n")))
+}
+
+/// `bagscope csv` with scripts or a layout.
+pub fn csv(
+    a: &CsvArgs,
+    env: Env,
+    opts: &bagscope_reader::OpenOptions,
+) -> crate::cli::Result<ExitCode> {
+    let mut warned = 0u64;
+    let mut warn = |w: String| {
+        warned += 1;
+        eprintln!("bagscope: warning: {w}");
+    };
+    let mut scripts = load(&a.scripts, &a.lua, &mut warn)?;
+    let layout_text = match &a.layout {
+        Some(f) => Some(std::fs::read_to_string(f).map_err(|source| Error::Open {
+            path: f.clone(),
+            source,
+        })?),
+        None => None,
+    };
+    let bag = Bag::open_with(&a.bag, opts)?;
+    let mut cols: Vec<(String, Plot)> = Vec::new();
+    if let (Some(text), Some(f)) = (&layout_text, &a.layout) {
+        let p = layout::read(text, bag.quick_summary())
+            .map_err(|m| Error::Invalid(format!("{}: {m}", f.display())))?;
+        for n in &p.not_run {
+            eprintln!(
+                "bagscope: {}: {:?} is {}: kept, not run",
+                f.display(),
+                n.name,
+                n.language
+            );
+        }
+        for n in p.notes {
+            eprintln!("bagscope: {}: {n}", f.display());
+        }
+        if a.paths.is_empty() {
+            cols = p.columns;
+        }
+        for s in p.scripts {
+            if scripts.iter().any(|x| x.name == s.name) {
+                return Err(Error::Invalid(format!(
+                    "two scripts are named {:?}",
+                    s.name
+                )));
+            }
+            scripts.push(s);
+        }
+    }
+    let names_script = |p: &str| {
+        scripts.iter().any(|s| {
+            s.name == p
+                || p.strip_prefix(s.name.as_str())
+                    .is_some_and(|r| r.starts_with('.'))
+        })
+    };
+    for p in &a.paths {
+        if names_script(p) {
+            cols.push((p.clone(), Plot::Script(p.clone())));
+        } else {
+            let c = Column::parse(p)?;
+            cols.push((c.name, Plot::Expr(c.expr)));
+        }
+    }
+    if cols.is_empty() {
+        cols = scripts
+            .iter()
+            .map(|s| (s.name.clone(), Plot::Script(s.name.clone())))
+            .collect();
+    }
+    check(&bag, &scripts, &env)?;
+    let (start, end) = a.range.as_strs();
+    let (start_ns, end_ns) = time_range(&bag, start, end)?;
+    let copts = CsvOptions {
+        start_ns,
+        end_ns,
+        time: TimeColumn::EpochNs,
+    };
+    let cancel = AtomicBool::new(false);
+    let sopts = ScriptOptions {
+        scripts: &scripts,
+        limits: Limits::default(),
+    };
+    let mut printed = Vec::new();
+    to_output(a.output.as_ref(), Path::new(&a.bag), &mut |sink| {
+        let (_, p) = write_csv_plotted(&bag, &cols, sopts, &env, copts, &cancel, sink, &mut warn)?;
+        printed = p;
+        Ok(())
+    })?;
+    for p in printed {
+        eprintln!("bagscope: script {p}");
+    }
+    Ok(if warned > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
