@@ -139,6 +139,15 @@ pub fn csv(
             .map(|s| (s.name.clone(), Plot::Script(s.name.clone())))
             .collect();
     }
+    // Only the scripts the columns need (and those they read) run.
+    let wanted: Vec<&str> = cols
+        .iter()
+        .filter_map(|(_, p)| match p {
+            Plot::Script(n) => Some(n.as_str()),
+            Plot::Expr(_) => None,
+        })
+        .collect();
+    let scripts = script::eval::needed(&scripts, &wanted);
     check(&bag, &scripts, &env)?;
     let (start, end) = a.range.as_strs();
     let (start_ns, end_ns) = time_range(&bag, start, end)?;

@@ -35,6 +35,7 @@ mod rosbag2_layout;
 mod scene;
 mod scene_more;
 mod scene_steps;
+mod scripts;
 mod tf;
 mod track;
 mod video;

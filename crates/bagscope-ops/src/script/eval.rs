@@ -353,3 +353,30 @@ pub fn flatten(runs: Vec<Result<ScriptRun, ScriptError>>) -> (Vec<ScriptSeries>,
     }
     (all, errors)
 }
+
+/// The scripts of `scripts` that the series `wanted` need: those that make them and those they
+/// read, in `scripts`' order.
+pub fn needed(scripts: &[SeriesScript], wanted: &[&str]) -> Vec<SeriesScript> {
+    let mut keep = vec![false; scripts.len()];
+    let mut todo: Vec<usize> = wanted
+        .iter()
+        .filter_map(|w| script_source(scripts, w).map(|(i, _)| i))
+        .collect();
+    while let Some(i) = todo.pop() {
+        if std::mem::replace(&mut keep[i], true) {
+            continue;
+        }
+        let s = &scripts[i];
+        for src in std::iter::once(&s.linked).chain(&s.additional) {
+            if let Some((j, _)) = script_source(scripts, src) {
+                todo.push(j);
+            }
+        }
+    }
+    scripts
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(s, _)| s.clone())
+        .collect()
+}
