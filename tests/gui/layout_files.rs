@@ -203,3 +203,40 @@ fn lichtblick_and_plotjuggler_layouts_bring_their_plots() {
         .iter()
         .all(|s| s.note.is_none() && !s.points.is_empty()));
 }
+
+#[test]
+fn plotjuggler_snippets_are_plotted_and_a_runaway_one_is_stopped() {
+    let dir = common::temp_dir("ui-layout-snippets");
+    let run = dir.join("run.bag");
+    bagscope_ops::demo::write_demo(&run, 10).unwrap();
+    let pj = dir.join("pj.xml");
+    std::fs::write(
+        &pj,
+        "<root>\n <tabbed_widget name=\"Main Window\" parent=\"main_window\"><Tab tab_name=\"t\"><plot mode=\"TimeSeries\">\n  <curve name=\"/odom/twist/twist/linear/x\"/>\n  <curve name=\"speed kmh\"/>\n  <curve name=\"runaway\"/>\n </plot></Tab></tabbed_widget>\n <customMathEquations>\n  <snippet name=\"speed kmh\"><global>k = 3.6</global><function>return value * k</function><linked_source>/odom/twist/twist/linear/x</linked_source></snippet>\n  <snippet name=\"runaway\"><global/><function>while true do end</function><linked_source>/odom/twist/twist/linear/x</linked_source></snippet>\n </customMathEquations>\n</root>\n",
+    )
+    .unwrap();
+    let mut h = harness(Some(run));
+    wait_for(&mut h, "indexing", indexed);
+    // The app keeps drawing frames while the runaway script runs on its worker, until the
+    // budget stops it.
+    open_layout(&mut h, &pj, 3);
+    let d = h.state().doc.as_ref().unwrap();
+    assert_eq!(
+        series(h.state()),
+        ["/odom.twist.twist.linear.x", "speed kmh", "runaway"]
+    );
+    let (src, kmh, runaway) = (&d.plots.series[0], &d.plots.series[1], &d.plots.series[2]);
+    assert!(src.points.len() > 50);
+    assert_eq!(kmh.points.len(), src.points.len(), "{:?}", kmh.note);
+    for (a, b) in src.points.iter().zip(&kmh.points) {
+        assert_eq!((a.x, a.y * 3.6), (b.x, b.y));
+    }
+    let note = runaway.note.as_deref().unwrap_or("");
+    assert!(
+        note.contains("script \"runaway\", function line 1")
+            && note.contains("stopped after")
+            && note.contains("(sample 0)"),
+        "{note}"
+    );
+    assert!(runaway.points.is_empty());
+}

@@ -12,6 +12,24 @@ use super::layout::Layout;
 use super::Doc;
 use bagscope_reader::Summary;
 
+/// A script kept but not run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NotRun {
+    pub name: String,
+    pub language: String,
+    pub text: String,
+}
+
+impl From<bagscope_ops::script::plotjuggler::NotRun> for NotRun {
+    fn from(n: bagscope_ops::script::plotjuggler::NotRun) -> Self {
+        NotRun {
+            name: n.name,
+            language: n.language,
+            text: n.text,
+        }
+    }
+}
+
 /// The format's version this bagscope writes.
 pub const VERSION: u32 = 1;
 
@@ -52,6 +70,13 @@ pub struct LayoutFile {
     /// Fields drawn as state rows under the timeline.
     #[serde(default)]
     pub state_rows: Vec<String>,
+    /// Series scripts: a plotted series named after one is what it makes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scripts: Vec<bagscope_ops::script::SeriesScript>,
+    /// Scripts kept but not run (PlotJuggler's Python and JavaScript snippets, Lichtblick's
+    /// TypeScript user scripts): `{name, language, text}`, written back as they came.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scripts_not_run: Vec<NotRun>,
     /// Fields this bagscope does not know (a newer one's), written back as they came.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -67,6 +92,8 @@ impl Default for LayoutFile {
             bookmarks: Vec::new(),
             windows: Windows::default(),
             state_rows: Vec::new(),
+            scripts: Vec::new(),
+            scripts_not_run: Vec::new(),
             extra: Map::new(),
         }
     }
@@ -135,6 +162,8 @@ pub fn capture(d: &Doc) -> LayoutFile {
             compare: d.compare.open,
         },
         state_rows: d.states.rows.iter().map(|r| r.path.clone()).collect(),
+        scripts: d.plots.scripts.clone(),
+        scripts_not_run: kept.scripts_not_run.clone(),
         extra: kept.extra.clone(),
     }
 }
@@ -155,6 +184,7 @@ pub struct Applied {
 pub fn apply(d: &mut Doc, f: &LayoutFile) -> Applied {
     let s = d.rec.bag.summary().clone();
     let start = d.rec.range().0;
+    d.plots.scripts = f.scripts.clone();
     let series = super::layout::apply(d, &f.layout);
     let mut missing: Vec<String> = f
         .layout
@@ -166,8 +196,14 @@ pub fn apply(d: &mut Doc, f: &LayoutFile) -> Applied {
     let mut plotted = Vec::new();
     d.layout_missing.clear();
     for p in series {
-        let known = bagscope_reader::expr::Expr::parse(&p)
-            .is_ok_and(|e| e.topics().iter().all(|t| s.topic(t).is_some()));
+        let scripted = d.plots.scripts.iter().any(|x| {
+            x.name == p
+                || p.strip_prefix(x.name.as_str())
+                    .is_some_and(|r| r.starts_with('.'))
+        });
+        let known = scripted
+            || bagscope_reader::expr::Expr::parse(&p)
+                .is_ok_and(|e| e.topics().iter().all(|t| s.topic(t).is_some()));
         if known {
             plotted.push(p);
         } else {
@@ -190,6 +226,9 @@ pub fn apply(d: &mut Doc, f: &LayoutFile) -> Applied {
     d.find.open = f.windows.find;
     d.diag.open = f.windows.diagnostics && d.rec.has_diagnostics;
     d.compare.open = f.windows.compare && d.rec.parts.len() > 1;
+    for n in &f.scripts_not_run {
+        missing.push(format!("{} ({}): kept, not run", n.name, n.language));
+    }
     d.layout_notes = missing;
     d.layout_kept = f.clone();
     let reopen = (f.offsets_s.len() == d.rec.parts.len() && d.rec.parts.len() > 1)
@@ -235,7 +274,12 @@ pub fn parse(text: &str, summary: &Summary) -> Result<(LayoutFile, Vec<String>),
         return Ok((f, notes));
     }
     if let Some(panels) = v.get("configById").and_then(Value::as_object) {
-        return Ok(lichtblick(panels));
+        let (mut f, mut notes) = lichtblick(panels);
+        for n in bagscope_ops::script::layout::lichtblick_scripts(&v) {
+            notes.push(format!("{} ({}): kept, not run", n.name, n.language));
+            f.scripts_not_run.push(n.into());
+        }
+        return Ok((f, notes));
     }
     Err("not a layout bagscope reads: bagscope's JSON, a Lichtblick/Foxglove layout or a PlotJuggler XML".into())
 }
@@ -407,11 +451,31 @@ pub fn plotjuggler_path(name: &str, summary: &Summary) -> Option<String> {
     Some(path)
 }
 
-/// A PlotJuggler layout: its curves, as paths of `summary`'s topics.
+/// A PlotJuggler layout: its curves, as paths of `summary`'s topics, and its custom functions
+/// (Lua run, others kept and said).
 fn plotjuggler(xml: &str, summary: &Summary) -> (LayoutFile, Vec<String>) {
     let mut f = LayoutFile::default();
     let mut notes = Vec::new();
+    match bagscope_ops::script::plotjuggler::read(xml) {
+        Ok(imported) => {
+            f.scripts = imported.scripts;
+            for n in imported.not_run {
+                notes.push(format!("{} ({}): kept, not run", n.name, n.language));
+                f.scripts_not_run.push(n.into());
+            }
+        }
+        Err(e) => notes.push(format!("its custom functions do not read: {e}")),
+    }
     for name in curve_names(xml) {
+        if f.scripts.iter().any(|s| s.name == name) {
+            if !f.layout.series.contains(&name) {
+                f.layout.series.push(name);
+            }
+            continue;
+        }
+        if f.scripts_not_run.iter().any(|s| s.name == name) {
+            continue;
+        }
         match plotjuggler_path(&name, summary) {
             Some(p) if !f.layout.series.contains(&p) => f.layout.series.push(p),
             Some(_) => {}
@@ -506,5 +570,35 @@ mod tests {
             ]
         );
         assert_eq!(notes, ["/gone/x: no topic of this recording starts it"]);
+    }
+
+    #[test]
+    fn plotjuggler_custom_functions_come_across_and_round_trip() {
+        let xml = r##"<root><tabbed_widget name="Main Window" parent="main_window"><Tab tab_name="t">
+<plot mode="TimeSeries"><curve name="/imu/data/x"/><curve name="speed kmh"/><curve name="js"/></plot></Tab></tabbed_widget>
+<customMathEquations>
+ <snippet name="speed kmh"><global>k = 3.6</global><function>return value * k</function><linked_source>/imu/data/x</linked_source></snippet>
+ <snippet name="js"><global/><equation>$$x$$</equation></snippet>
+</customMathEquations></root>"##;
+        let (f, notes) = parse(xml, &summary(&["/imu/data"])).unwrap();
+        assert_eq!(f.layout.series, ["/imu/data.x", "speed kmh"]);
+        assert_eq!(f.scripts.len(), 1);
+        assert_eq!(f.scripts[0].function.as_deref(), Some("return value * k"));
+        assert_eq!(f.scripts_not_run.len(), 1);
+        assert!(
+            notes.iter().any(|n| n.starts_with("js (javascript")),
+            "{notes:?}"
+        );
+        // Written as bagscope's layout and read back, by this app and by the command line's
+        // reader of layouts.
+        let out = f.to_json();
+        let (g, _) = parse(&out, &summary(&["/imu/data"])).unwrap();
+        assert_eq!(f, g);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let s = bagscope_ops::script::SeriesScript::from_json(&v["scripts"][0]).unwrap();
+        assert_eq!(s, f.scripts[0]);
+        let cols = bagscope_ops::script::layout::read(&out, &summary(&["/imu/data"])).unwrap();
+        let names: Vec<&str> = cols.columns.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(names, ["/imu/data.x", "speed kmh"]);
     }
 }

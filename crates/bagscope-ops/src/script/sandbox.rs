@@ -93,12 +93,18 @@ impl Sandbox {
         let budget = limits.instructions;
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(STEP),
-            move |_, _| {
+            move |_, debug| {
                 let n = u.get() + u64::from(STEP);
                 u.set(n);
                 if n > budget {
+                    // Where it was: `chunk:line: `, as Lua's own errors say it.
+                    let src = debug.source();
+                    let at = match (src.short_src, debug.curr_line()) {
+                        (Some(chunk), line) if line > 0 => format!("{chunk}:{line}: "),
+                        _ => String::new(),
+                    };
                     return Err(mlua::Error::runtime(format!(
-                        "stopped after {budget} instructions (a loop that does not end?)"
+                        "{at}stopped after {budget} instructions (a loop that does not end?)"
                     )));
                 }
                 Ok(VmState::Continue)

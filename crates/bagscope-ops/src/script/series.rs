@@ -154,10 +154,16 @@ fn lua_error(name: &str, part: Part, e: &mlua::Error, shift: u32) -> ScriptError
         }
         other => (ScriptErrorKind::Runtime, other.to_string()),
     };
-    let (line, mut message) = split_lua_message(&text, chunk);
+    let (mut line, mut message) = split_lua_message(&text, chunk);
     if kind == ScriptErrorKind::Budget {
-        message = split_lua_message(&message, chunk).1;
+        // The hook's own `chunk:line: ` before its words.
         if let Some(i) = message.find("stopped after") {
+            let before = message[..i].trim_end().trim_end_matches(':');
+            let l = before
+                .rsplit(':')
+                .next()
+                .and_then(|n| n.trim().parse().ok());
+            line = l.or(line);
             message = message[i..].to_string();
         }
     }
