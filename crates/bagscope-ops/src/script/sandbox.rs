@@ -99,8 +99,8 @@ impl Sandbox {
                 if n > budget {
                     // Where it was: `chunk:line: `, as Lua's own errors say it.
                     let src = debug.source();
-                    let at = match (src.short_src, debug.curr_line()) {
-                        (Some(chunk), line) if line > 0 => format!("{chunk}:{line}: "),
+                    let at = match (src.short_src, debug.current_line()) {
+                        (Some(chunk), Some(line)) => format!("{chunk}:{line}: "),
                         _ => String::new(),
                     };
                     return Err(mlua::Error::runtime(format!(
