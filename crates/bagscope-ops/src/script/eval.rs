@@ -35,7 +35,7 @@ pub struct ScriptRun {
 
 /// Where a script's source comes from.
 #[derive(Debug, Clone)]
-enum From {
+enum Origin {
     /// The k-th expression read.
     Read(usize),
     /// Script `i`'s series named `name`.
@@ -72,13 +72,13 @@ fn plan(
     bag: &Bag,
     scripts: &[SeriesScript],
     env: &Env,
-) -> (Vec<Expr>, Vec<Result<Vec<From>, ScriptError>>) {
+) -> (Vec<Expr>, Vec<Result<Vec<Origin>, ScriptError>>) {
     let mut exprs: Vec<Expr> = Vec::new();
-    let mut plans: Vec<Result<Vec<From>, ScriptError>> = Vec::new();
+    let mut plans: Vec<Result<Vec<Origin>, ScriptError>> = Vec::new();
     // Every source checked before anything is read.
     for s in scripts {
         let fail = |m: String| ScriptError::script(&s.name, ScriptErrorKind::Source, m);
-        let mut froms = Vec::new();
+        let mut origins = Vec::new();
         let mut bad = None;
         if s.linked.trim().is_empty() {
             bad = Some(fail(
@@ -90,7 +90,7 @@ fn plan(
                 break;
             }
             if let Some((i, n)) = script_source(scripts, src) {
-                froms.push(From::Script(i, n));
+                origins.push(Origin::Script(i, n));
                 continue;
             }
             match expr_of(bag, src, s.dialect) {
@@ -115,14 +115,14 @@ fn plan(
                             exprs.push(e);
                             exprs.len() - 1
                         });
-                    froms.push(From::Read(k));
+                    origins.push(Origin::Read(k));
                 }
                 Err(m) => bad = Some(fail(format!("source {m}"))),
             }
         }
         plans.push(match bad {
             Some(e) => Err(e),
-            None => Ok(froms),
+            None => Ok(origins),
         });
     }
     (exprs, plans)
@@ -199,8 +199,8 @@ pub fn evaluate(
             .filter(|&i| {
                 plans[i].as_ref().is_ok_and(|f| {
                     f.iter().all(|f| match f {
-                        From::Read(_) => true,
-                        From::Script(j, _) => results[*j].is_some(),
+                        Origin::Read(_) => true,
+                        Origin::Script(j, _) => results[*j].is_some(),
                     })
                 })
             })
@@ -214,14 +214,14 @@ pub fn evaluate(
                 let handles: Vec<_> = batch
                     .iter()
                     .map(|&i| {
-                        let (s, froms) = (&scripts[i], plans[i].as_ref().ok());
+                        let (s, origins) = (&scripts[i], plans[i].as_ref().ok());
                         let (samples, notes, results) = (&samples, &notes, &results);
                         sc.spawn(move || {
                             (
                                 i,
                                 run_one(
                                     s,
-                                    froms.unwrap_or(&Vec::new()),
+                                    origins.unwrap_or(&Vec::new()),
                                     samples,
                                     notes,
                                     results,
@@ -264,7 +264,7 @@ pub fn evaluate(
 #[allow(clippy::too_many_arguments)]
 fn run_one(
     s: &SeriesScript,
-    froms: &[From],
+    origins: &[Origin],
     samples: &[Samples],
     notes: &[Vec<String>],
     results: &[Option<Result<ScriptRun, ScriptError>>],
@@ -277,16 +277,16 @@ fn run_one(
     let mut run = ScriptRun::default();
     let mut srcs = std::iter::once(&s.linked).chain(&s.additional);
     // Another script's series as samples.
-    for f in froms {
+    for f in origins {
         let src = srcs.next().map(String::as_str).unwrap_or("");
         match f {
-            From::Read(k) => {
+            Origin::Read(k) => {
                 for n in &notes[*k] {
                     run.notes.push(format!("{src}: {n}"));
                 }
                 inputs.push(&samples[*k]);
             }
-            From::Script(j, name) => match &results[*j] {
+            Origin::Script(j, name) => match &results[*j] {
                 Some(Ok(r)) => {
                     let found = r.series.iter().find(|x| x.name == *name);
                     owned.push(
@@ -313,8 +313,8 @@ fn run_one(
     }
     // The other scripts' series in their places.
     let mut o = owned.iter();
-    for (slot, f) in inputs.iter_mut().zip(froms) {
-        if let From::Script(..) = f {
+    for (slot, f) in inputs.iter_mut().zip(origins) {
+        if let Origin::Script(..) = f {
             if let Some(v) = o.next() {
                 *slot = v;
             }
