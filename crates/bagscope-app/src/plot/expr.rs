@@ -126,28 +126,38 @@ pub(super) fn spawn(
         match r {
             Ok(mut v) => {
                 let s = v.pop().unwrap_or_default();
-                let pts: Vec<PlotPoint> = s
-                    .points
-                    .iter()
-                    .filter_map(|p| {
-                        let y = p.value.as_f64().filter(|y| y.is_finite())?;
-                        Some(PlotPoint::new(
-                            p.time_ns.saturating_sub(start) as f64 / 1e9,
-                            y,
-                        ))
-                    })
-                    .collect();
-                // Sorted by time already; the pyramid is built here, off the UI thread.
-                let pyr = super::Pyramid::build(&pts);
-                if h.send(Part::Whole(pts, pyr)) {
-                    h.send(Part::Done(Ok((s.missing, s.problems))));
-                }
+                send_whole(h, &s.points, start, (s.missing, s.problems));
             }
             Err(err) => {
                 h.send(Part::Done(Err(err.to_string())));
             }
         }
     })
+}
+
+/// Sends a whole series read on a worker: its points (x: seconds since `start`, NaNs left out),
+/// their pyramid (built here, off the UI thread), then `done`.
+pub(super) fn send_whole(
+    h: &super::super::job::Handle<Part>,
+    points: &[bagscope_reader::series::Point],
+    start: u64,
+    done: (u64, Vec<String>),
+) {
+    let pts: Vec<PlotPoint> = points
+        .iter()
+        .filter_map(|p| {
+            let y = p.value.as_f64().filter(|y| y.is_finite())?;
+            Some(PlotPoint::new(
+                p.time_ns.saturating_sub(start) as f64 / 1e9,
+                y,
+            ))
+        })
+        .collect();
+    // Sorted by time already.
+    let pyr = super::Pyramid::build(&pts);
+    if h.send(Part::Whole(pts, pyr)) {
+        h.send(Part::Done(Ok(done)));
+    }
 }
 
 /// Virtual fields beside the paths that have their components: `roll`, `pitch`, `yaw` (and

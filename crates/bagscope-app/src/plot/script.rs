@@ -2,8 +2,6 @@
 //! the script, and those it reads, run on a worker; its error (script, line, time) is the
 //! series' note.
 
-use egui_plot::PlotPoint;
-
 use super::super::job::Job;
 use super::Part;
 use bagscope_ops::script::{self, Limits, SeriesScript};
@@ -71,20 +69,6 @@ pub(super) fn spawn(
             h.send(Part::Done(Err(format!("no script made a series {name:?}"))));
             return;
         };
-        let pts: Vec<PlotPoint> = s
-            .points
-            .iter()
-            .filter_map(|p| {
-                let y = p.value.as_f64().filter(|y| y.is_finite())?;
-                Some(PlotPoint::new(
-                    p.time_ns.saturating_sub(start) as f64 / 1e9,
-                    y,
-                ))
-            })
-            .collect();
-        let pyr = super::Pyramid::build(&pts);
-        if h.send(Part::Whole(pts, pyr)) {
-            h.send(Part::Done(Ok((0, notes))));
-        }
+        super::expr::send_whole(h, &s.points, start, (0, notes));
     })
 }

@@ -72,30 +72,20 @@ pub fn refresh(d: &mut Doc, ctx: &egui::Context) {
     let interp = d.plots.interp();
     let scripts = d.plots.scripts.clone();
     for s in d.plots.series.iter_mut().filter(|s| !s.derived) {
-        if script::makes(&scripts, &s.path) {
-            match script::spawn(&bag, &scripts, &s.path, ctx) {
-                Ok(j) => {
-                    if s.done {
-                        s.incoming = Some(Vec::new());
-                    } else {
-                        s.points.clear();
-                    }
-                    s.job = Some(j);
-                }
-                Err(e) => s.note = Some(e),
+        let job = if script::makes(&scripts, &s.path) {
+            script::spawn(&bag, &scripts, &s.path, ctx)
+        } else {
+            let Ok(e) = bagscope_reader::expr::Expr::parse(&s.path) else {
+                continue;
+            };
+            if e.paths().is_empty() || e.topics().iter().any(|t| bag.summary().topic(t).is_none()) {
+                continue;
             }
-            continue;
-        }
-        let Ok(e) = bagscope_reader::expr::Expr::parse(&s.path) else {
-            continue;
-        };
-        if e.paths().is_empty() || e.topics().iter().any(|t| bag.summary().topic(t).is_none()) {
-            continue;
-        }
-        let job = match expr::field_path(&e) {
-            Some(fp) => spawn_series(&bag, fp, ctx),
-            None => expr::env_of(&others, &vars, interp, &e)
-                .and_then(|env| expr::spawn(&bag, e, env, ctx)),
+            match expr::field_path(&e) {
+                Some(fp) => spawn_series(&bag, fp, ctx),
+                None => expr::env_of(&others, &vars, interp, &e)
+                    .and_then(|env| expr::spawn(&bag, e, env, ctx)),
+            }
         };
         match job {
             Ok(j) => {

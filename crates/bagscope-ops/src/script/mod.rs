@@ -11,7 +11,7 @@
 //! - [`series`]: one series script run over series in memory;
 //! - [`plotjuggler`]: PlotJuggler's `<customMathEquations>` and snippet files read, their series
 //!   names resolved against a recording;
-//! - [`file`]: bagscope's script files and inline snippets (`NAME(SOURCE, …) = BODY`);
+//! - [`mod@file`]: bagscope's script files and inline snippets (`NAME(SOURCE, …) = BODY`);
 //! - [`layout`]: what a layout plots (its curves or paths, its scripts), as columns;
 //! - [`eval`]: scripts over a recording: their sources read in one pass, scripts that read
 //!   other scripts run after them.
