@@ -18,7 +18,9 @@
 
 pub mod eval;
 pub mod file;
+pub mod encode;
 pub mod layout;
+pub mod message;
 pub mod plotjuggler;
 pub mod sandbox;
 pub mod series;

@@ -133,7 +133,7 @@ fn split_lua_message(msg: &str, chunk: &str) -> (Option<u32>, String) {
 }
 
 /// A script error of Lua's `e` in `part`.
-fn lua_error(name: &str, part: Part, e: &mlua::Error, shift: u32) -> ScriptError {
+pub(crate) fn lua_error(name: &str, part: Part, e: &mlua::Error, shift: u32) -> ScriptError {
     let chunk = match part {
         Part::Function => "function",
         _ => "global",

@@ -1,0 +1,337 @@
+//! Messages as Lua tables and back: a decoded message given to a script as a table of its
+//! fields (numbers, strings, `uint8[]` as a Lua string, arrays as sequences, nested messages
+//! as tables), and the table a script returns written as CDR (ROS 2) against the declared
+//! type's definition: a field left out is its zero (as ROS's constructors make it); a key the
+//! type does not have, or a value of the wrong kind, is an error that names the field.
+
+use bagscope_reader::definition::msg::{ArrayKind, Field, FieldType, MsgDef, Primitive};
+use bagscope_reader::encoding::{Node, Value};
+use mlua::{Lua, Table, Value as Lua_};
+
+/// `v` (a value of type `ty` of `def`, or a field's value) as a Lua value.
+pub fn to_lua(lua: &Lua, def: &MsgDef, v: &Value) -> mlua::Result<Lua_> {
+    Ok(match v {
+        Value::Bool(b) => Lua_::Boolean(*b),
+        Value::I8(x) => Lua_::Integer(i64::from(*x)),
+        Value::U8(x) => Lua_::Integer(i64::from(*x)),
+        Value::I16(x) => Lua_::Integer(i64::from(*x)),
+        Value::U16(x) => Lua_::Integer(i64::from(*x)),
+        Value::I32(x) => Lua_::Integer(i64::from(*x)),
+        Value::U32(x) => Lua_::Integer(i64::from(*x)),
+        Value::I64(x) => Lua_::Integer(*x),
+        Value::U64(x) => Lua_::Integer(*x as i64),
+        Value::F32(x) => Lua_::Number(f64::from(*x)),
+        Value::F64(x) => Lua_::Number(*x),
+        Value::String(s) | Value::Bytes(s) => Lua_::String(lua.create_string(s)?),
+        Value::Time { sec, nsec } => {
+            let t = lua.create_table()?;
+            t.set("sec", *sec)?;
+            t.set("nsec", *nsec)?;
+            Lua_::Table(t)
+        }
+        Value::Duration { sec, nsec } => {
+            let t = lua.create_table()?;
+            t.set("sec", *sec)?;
+            t.set("nsec", *nsec)?;
+            Lua_::Table(t)
+        }
+        Value::Prims(p, bytes) => {
+            let n = p.size().unwrap_or(1).max(1);
+            let t = lua.create_table_with_capacity(bytes.len() / n, 0)?;
+            for (i, c) in bytes.chunks_exact(n).enumerate() {
+                let x = bagscope_reader::encoding::prim_value(*p, c).unwrap_or(Value::F64(f64::NAN));
+                t.raw_set(i + 1, to_lua(lua, def, &x)?)?;
+            }
+            Lua_::Table(t)
+        }
+        Value::Array(items) => {
+            let t = lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, n) in items.iter().enumerate() {
+                t.raw_set(i + 1, to_lua(lua, def, &n.value)?)?;
+            }
+            Lua_::Table(t)
+        }
+        Value::Message { ty, fields } => {
+            let t = lua.create_table()?;
+            if let Some(mt) = def.types.get(*ty) {
+                for (f, n) in mt.fields.iter().zip(fields) {
+                    t.set(f.name.as_str(), to_lua(lua, def, &n.value)?)?;
+                }
+            }
+            Lua_::Table(t)
+        }
+    })
+}
+
+/// A message's tree as a Lua table.
+pub fn message_to_lua(lua: &Lua, def: &MsgDef, n: &Node) -> mlua::Result<Lua_> {
+    to_lua(lua, def, &n.value)
+}
+
+/// CDR (little endian, XCDR1) being written: values aligned to their size from the start of
+/// the payload, after the 4-byte encapsulation header.
+struct Cdr {
+    out: Vec<u8>,
+}
+
+impl Cdr {
+    fn align(&mut self, n: usize) {
+        let pos = self.out.len() - 4;
+        let pad = (n - pos % n) % n;
+        self.out.resize(self.out.len() + pad, 0);
+    }
+    fn u32(&mut self, x: u32) {
+        self.align(4);
+        self.out.extend_from_slice(&x.to_le_bytes());
+    }
+}
+
+/// Writes the table `v` a script returned as a message of `def`'s type, in CDR.
+pub fn encode_cdr(def: &MsgDef, v: &Table) -> Result<Vec<u8>, String> {
+    let mut w = Cdr {
+        out: vec![0, 1, 0, 0],
+    };
+    message(def, 0, Some(v), &mut w, "")?;
+    Ok(w.out)
+}
+
+fn kind(v: &Lua_) -> &'static str {
+    v.type_name()
+}
+
+fn message(def: &MsgDef, ty: usize, v: Option<&Table>, w: &mut Cdr, at: &str) -> Result<(), String> {
+    let mt = def
+        .types
+        .get(ty)
+        .ok_or_else(|| format!("{at}: a type the definition does not have"))?;
+    if let Some(t) = v {
+        // Keys the type does not have.
+        for pair in t.clone().pairs::<Lua_, Lua_>() {
+            let (k, _) = pair.map_err(|e| e.to_string())?;
+            let name = match &k {
+                Lua_::String(s) => s.to_string_lossy(),
+                other => {
+                    return Err(format!(
+                        "{}: a {} key where {} has named fields",
+                        if at.is_empty() { "the message" } else { at },
+                        kind(other),
+                        mt.name
+                    ))
+                }
+            };
+            if !mt.fields.iter().any(|f| f.name == name) {
+                return Err(format!(
+                    "{}{name}: {} has no field {name:?}",
+                    if at.is_empty() { String::new() } else { format!("{at}.") },
+                    mt.name
+                ));
+            }
+        }
+    }
+    if mt.fields.is_empty() {
+        // An empty structure is one byte on the wire.
+        w.out.push(0);
+    }
+    for f in &mt.fields {
+        let path = if at.is_empty() {
+            f.name.clone()
+        } else {
+            format!("{at}.{}", f.name)
+        };
+        let fv: Lua_ = match v {
+            Some(t) => t.raw_get(f.name.as_str()).map_err(|e| e.to_string())?,
+            None => Lua_::Nil,
+        };
+        field(def, f, &fv, w, &path)?;
+    }
+    Ok(())
+}
+
+fn field(def: &MsgDef, f: &Field, v: &Lua_, w: &mut Cdr, at: &str) -> Result<(), String> {
+    match f.array {
+        ArrayKind::Scalar => one(def, &f.ty, v, w, at),
+        ArrayKind::Fixed(_) | ArrayKind::Variable => {
+            let fixed = match f.array {
+                ArrayKind::Fixed(n) => Some(n),
+                _ => None,
+            };
+            // uint8[] and int8[] may be a Lua string.
+            if let (Lua_::String(s), FieldType::Primitive(Primitive::U8 | Primitive::I8)) = (v, &f.ty) {
+                let b = s.as_bytes();
+                if let Some(n) = fixed {
+                    if b.len() != n {
+                        return Err(format!("{at}: {} bytes where the type has {n}", b.len()));
+                    }
+                } else {
+                    w.u32(b.len() as u32);
+                }
+                w.out.extend_from_slice(&b);
+                return Ok(());
+            }
+            let items: Vec<Lua_> = match v {
+                Lua_::Nil => Vec::new(),
+                Lua_::Table(t) => t
+                    .clone()
+                    .sequence_values::<Lua_>()
+                    .collect::<mlua::Result<_>>()
+                    .map_err(|e| e.to_string())?,
+                other => return Err(format!("{at}: a {} where an array goes", kind(other))),
+            };
+            let count = match fixed {
+                Some(n) if !items.is_empty() && items.len() != n => {
+                    return Err(format!("{at}: {} items where the type has {n}", items.len()))
+                }
+                Some(n) => n,
+                None => {
+                    w.u32(items.len() as u32);
+                    items.len()
+                }
+            };
+            for i in 0..count {
+                let item = items.get(i).cloned().unwrap_or(Lua_::Nil);
+                one(def, &f.ty, &item, w, &format!("{at}[{}]", i + 1))?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn number(v: &Lua_, at: &str) -> Result<f64, String> {
+    match v {
+        Lua_::Nil => Ok(0.0),
+        Lua_::Integer(i) => Ok(*i as f64),
+        Lua_::Number(x) => Ok(*x),
+        Lua_::Boolean(b) => Ok(f64::from(u8::from(*b))),
+        other => Err(format!("{at}: a {} where a number goes", kind(other))),
+    }
+}
+
+fn integer(v: &Lua_, at: &str) -> Result<i64, String> {
+    match v {
+        Lua_::Nil => Ok(0),
+        Lua_::Integer(i) => Ok(*i),
+        Lua_::Number(x) if x.fract() == 0.0 && x.is_finite() => Ok(*x as i64),
+        Lua_::Boolean(b) => Ok(i64::from(*b)),
+        Lua_::Number(x) => Err(format!("{at}: {x} where an integer goes")),
+        other => Err(format!("{at}: a {} where an integer goes", kind(other))),
+    }
+}
+
+fn one(def: &MsgDef, ty: &FieldType, v: &Lua_, w: &mut Cdr, at: &str) -> Result<(), String> {
+    let p = match ty {
+        FieldType::Message(t) => {
+            return match v {
+                Lua_::Nil => message(def, *t, None, w, at),
+                Lua_::Table(tab) => message(def, *t, Some(tab), w, at),
+                other => Err(format!("{at}: a {} where a message goes", kind(other))),
+            }
+        }
+        FieldType::Primitive(p) => *p,
+    };
+    macro_rules! put {
+        ($t:ty, $x:expr) => {{
+            let b = ($x as $t).to_le_bytes();
+            w.align(b.len());
+            w.out.extend_from_slice(&b);
+        }};
+    }
+    match p {
+        Primitive::Bool => put!(u8, integer(v, at)? != 0),
+        Primitive::I8 => put!(i8, integer(v, at)?),
+        Primitive::U8 => put!(u8, integer(v, at)?),
+        Primitive::I16 => put!(i16, integer(v, at)?),
+        Primitive::U16 => put!(u16, integer(v, at)?),
+        Primitive::I32 => put!(i32, integer(v, at)?),
+        Primitive::U32 => put!(u32, integer(v, at)?),
+        Primitive::I64 => put!(i64, integer(v, at)?),
+        Primitive::U64 => put!(u64, integer(v, at)?),
+        Primitive::F32 => put!(f32, number(v, at)?),
+        Primitive::F64 => put!(f64, number(v, at)?),
+        Primitive::String => {
+            let s: Vec<u8> = match v {
+                Lua_::Nil => Vec::new(),
+                Lua_::String(s) => s.as_bytes().to_vec(),
+                Lua_::Integer(_) | Lua_::Number(_) => v.to_string().map_err(|e| e.to_string())?.into_bytes(),
+                other => return Err(format!("{at}: a {} where a string goes", kind(other))),
+            };
+            w.u32(s.len() as u32 + 1);
+            w.out.extend_from_slice(&s);
+            w.out.push(0);
+        }
+        Primitive::Time | Primitive::Duration => {
+            let (s, n) = match v {
+                Lua_::Nil => (0, 0),
+                Lua_::Table(t) => (
+                    integer(&t.raw_get::<Lua_>("sec").map_err(|e| e.to_string())?, at)?,
+                    integer(&t.raw_get::<Lua_>("nsec").map_err(|e| e.to_string())?, at)?,
+                ),
+                other => return Err(format!("{at}: a {} where a time goes", kind(other))),
+            };
+            put!(i32, s);
+            put!(i32, n);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bagscope_reader::encoding::{to_json, Plan};
+
+    fn def(ty: &str) -> MsgDef {
+        super::super::message::output_definition(ty, &[]).unwrap().2
+    }
+
+    /// A table written as CDR decodes (bagscope's decoder) to the values it held; fields left
+    /// out are zeros.
+    #[test]
+    fn a_table_written_as_cdr_decodes_to_its_values() {
+        let lua = Lua::new();
+        for (ty, code, want) in [
+            (
+                "geometry_msgs/msg/PoseStamped",
+                "return { header = { stamp = { sec = 5, nanosec = 7 }, frame_id = 'map' }, pose = { position = { x = 1.5, z = -2 }, orientation = { w = 1 } } }",
+                serde_json::json!({"header": {"stamp": {"sec": 5, "nanosec": 7}, "frame_id": "map"},
+                    "pose": {"position": {"x": 1.5, "y": 0.0, "z": -2.0}, "orientation": {"x": 0.0, "y": 0.0, "z": 0.0, "w": 1.0}}}),
+            ),
+            (
+                "std_msgs/msg/Float64MultiArray",
+                "return { layout = { dim = { { label = 'a', size = 3, stride = 3 } } }, data = { 1, 2.5, 3 } }",
+                serde_json::json!({"layout": {"dim": [{"label": "a", "size": 3, "stride": 3}], "data_offset": 0}, "data": [1.0, 2.5, 3.0]}),
+            ),
+            (
+                "sensor_msgs/msg/Image",
+                "return { height = 1, width = 2, encoding = 'mono8', step = 2, data = '\\1\\255' }",
+                serde_json::json!({"header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""}, "height": 1, "width": 2,
+                    "encoding": "mono8", "is_bigendian": 0, "step": 2, "data": "Af8="}),
+            ),
+        ] {
+            let d = def(ty);
+            let t: Table = lua.load(code).eval().unwrap();
+            let bytes = encode_cdr(&d, &t).unwrap();
+            let plan = Plan::new_cdr(d.clone());
+            let node = plan.decode(&bytes).unwrap();
+            let mut text = String::new();
+            to_json(&d, &node.value, &mut text);
+            let got: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(got, want, "{ty}");
+        }
+    }
+
+    #[test]
+    fn what_does_not_fit_the_type_names_the_field() {
+        let lua = Lua::new();
+        let d = def("visualization_msgs/msg/MarkerArray");
+        for (code, want) in [
+            ("return { markers = { { pose = { positon = {} } } } }", "markers[1].pose.positon"),
+            ("return { markers = { { scale = { x = 'big' } } } }", "markers[1].scale.x: a string where a number goes"),
+            ("return { markers = 3 }", "markers: a integer where an array goes"),
+            ("return { markers = { { id = 1.5 } } }", "markers[1].id: 1.5 where an integer goes"),
+        ] {
+            let t: Table = lua.load(code).eval().unwrap();
+            let e = encode_cdr(&d, &t).unwrap_err();
+            assert!(e.contains(want), "{code}: {e}");
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! Message scripts: a Lua function of the messages of one or more input topics, in time order,
+//! that returns a message of a declared type (any ROS 2 type bagscope knows, or of the search
+//! path) or `nil`: the messages of a **virtual topic**. Its messages are written, with their
+//! definition, to an MCAP file beside the recording's own (the *overlay*) that the recording is
+//! opened with ([`write_overlay`]): every reader of topics sees the virtual topic as a real one.
+//!
+//! A message script file:
+//!
+//! ```lua
+//! -- topic: /odom_marker
+//! -- type: visualization_msgs/msg/MarkerArray
+//! -- input: /odom
+//! function message(topic, msg, time)
+//!   local p = msg.pose.pose.position
+//!   return { markers = { { header = msg.header, type = 2, action = 0,
+//!     pose = { position = p, orientation = { w = 1 } },
+//!     scale = { x = 0.3, y = 0.3, z = 0.3 }, color = { r = 1, a = 1 } } } }
+//! end
+//! ```
+
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use bagscope_reader::definition::msg::{Dialect as MsgDialect, MsgDef};
+use bagscope_reader::definition::sources;
+use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
+use bagscope_reader::Bag;
+use mlua::{Function, Value};
+
+use super::sandbox::{Limits, Sandbox};
+use super::{Part, ScriptError, ScriptErrorKind};
+
+/// A message script.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
+pub struct MessageScript {
+    /// The virtual topic it makes.
+    pub topic: String,
+    /// Its messages' type (`visualization_msgs/msg/MarkerArray`).
+    #[cfg_attr(feature = "serde", serde(rename = "type"))]
+    pub output_type: String,
+    /// The topics whose messages it is given, in time order.
+    pub inputs: Vec<String>,
+    /// Lua run once, defining `message(topic, msg, time)`.
+    pub code: String,
+}
+
+impl MessageScript {
+    /// Its name in errors: its topic.
+    pub fn name(&self) -> &str {
+        &self.topic
+    }
+}
+
+/// Whether `text` is a message script file (its header declares `-- type:`).
+pub fn is_message_file(text: &str) -> bool {
+    header(text).any(|(k, _)| k == "type")
+}
+
+/// The `-- key: value` lines of a file's header.
+fn header(text: &str) -> impl Iterator<Item = (String, String)> + '_ {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take_while(|l| l.starts_with("--"))
+        .filter_map(|l| {
+            let (k, v) = l.trim_start_matches('-').split_once(':')?;
+            Some((k.trim().to_string(), v.trim().to_string()))
+        })
+}
+
+/// Reads a message script file: `-- topic:`, `-- type:`, `-- input:` (repeatable, or several
+/// separated by commas), then the Lua that defines `message`.
+pub fn read_file(text: &str) -> Result<MessageScript, String> {
+    let mut s = MessageScript {
+        code: text.to_string(),
+        ..Default::default()
+    };
+    for (k, v) in header(text) {
+        match k.as_str() {
+            "topic" => s.topic = v,
+            "type" => s.output_type = v,
+            "input" | "inputs" => s
+                .inputs
+                .extend(v.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty())),
+            _ => {}
+        }
+    }
+    if s.topic.is_empty() {
+        return Err("names no topic: add `-- topic: /virtual/name`".into());
+    }
+    if s.inputs.is_empty() {
+        return Err(format!("{}: names no input: add `-- input: /topic`", s.topic));
+    }
+    Ok(s)
+}
+
+/// The declared type's definition (ROS 2), and its name as `pkg/msg/Type`.
+pub fn output_definition(ty: &str, msg_path: &[PathBuf]) -> Result<(String, String, MsgDef), String> {
+    let (text, _) = sources::lookup(ty, MsgDialect::Ros2, msg_path).ok_or_else(|| {
+        format!("{ty:?}: a type bagscope does not know (a ROS 2 message type, or one on the message search path)")
+    })?;
+    let name = match ty.split('/').collect::<Vec<_>>()[..] {
+        [pkg, t] => format!("{pkg}/msg/{t}"),
+        _ => ty.to_string(),
+    };
+    let def = MsgDef::parse_dialect(&name, &text, MsgDialect::Ros2).map_err(|e| e.to_string())?;
+    Ok((name, text, def))
+}
+
+/// What a message script made.
+#[derive(Debug, Clone, Default)]
+pub struct Virtual {
+    /// The topic.
+    pub topic: String,
+    /// `pkg/msg/Type`.
+    pub datatype: String,
+    /// Its definition (ROS 2 `.msg` text with its dependencies).
+    pub definition: String,
+    /// Its messages: receive time (the input message's) and CDR bytes.
+    pub messages: Vec<(u64, Vec<u8>)>,
+    /// What the script printed.
+    pub printed: Vec<String>,
+}
+
+fn err(s: &MessageScript, kind: ScriptErrorKind, m: String) -> ScriptError {
+    ScriptError::script(s.name(), kind, m)
+}
+
+/// What is wrong with `s` over `bag` before any work: an input topic it lacks, an output type
+/// bagscope does not know, Lua that does not parse.
+pub fn check(bag: &Bag, s: &MessageScript) -> Result<MsgDef, ScriptError> {
+    for t in &s.inputs {
+        if bag.quick_summary().topic(t).is_none() {
+            return Err(err(s, ScriptErrorKind::Source, format!("no input topic {t:?} in the recording")));
+        }
+    }
+    let (_, _, def) = output_definition(&s.output_type, &bag.options().msg_path)
+        .map_err(|m| err(s, ScriptErrorKind::Source, m))?;
+    mlua::Lua::new()
+        .load(&s.code)
+        .set_name("=global")
+        .into_function()
+        .map_err(|e| super::series::lua_error(s.name(), Part::Global, &e, 0))?;
+    Ok(def)
+}
+
+/// Runs `s` over `bag`'s messages of its inputs, in time order.
+pub fn run(bag: &Bag, s: &MessageScript, limits: Limits, cancel: &AtomicBool) -> crate::Result<Result<Virtual, ScriptError>> {
+    let def = match check(bag, s) {
+        Ok(d) => d,
+        Err(e) => return Ok(Err(e)),
+    };
+    let (datatype, definition, _) = match output_definition(&s.output_type, &bag.options().msg_path) {
+        Ok(x) => x,
+        Err(m) => return Ok(Err(err(s, ScriptErrorKind::Source, m))),
+    };
+    let name = s.name();
+    let sb = match Sandbox::new(limits) {
+        Ok(sb) => sb,
+        Err(e) => return Ok(Err(super::series::lua_error(name, Part::Script, &e, 0))),
+    };
+    let lua = &sb.lua;
+    sb.start_call();
+    if let Err(e) = lua.load(&s.code).set_name("=global").exec() {
+        return Ok(Err(super::series::lua_error(name, Part::Global, &e, 0)));
+    }
+    let f: Function = match lua.globals().get::<Value>("message") {
+        Ok(Value::Function(f)) => f,
+        _ => {
+            return Ok(Err(err(
+                s,
+                ScriptErrorKind::Syntax,
+                "defines no function message(topic, msg, time)".into(),
+            )))
+        }
+    };
+    let summary = bag.summary();
+    let conns: Vec<usize> = s
+        .inputs
+        .iter()
+        .filter_map(|t| summary.topic(t))
+        .flat_map(|t| t.connections.iter().copied())
+        .collect();
+    let mut out = Virtual {
+        topic: s.topic.clone(),
+        datatype,
+        definition,
+        ..Default::default()
+    };
+    let mut failed: Option<ScriptError> = None;
+    let mut k = 0u64;
+    crate::decoded::each_decoded(bag, conns, cancel, |m, decoded| {
+        let n = k;
+        k += 1;
+        let at = |mut e: ScriptError| {
+            e.time_ns = Some(m.time_ns);
+            e.sample = Some(n);
+            e
+        };
+        let Some((plan, node)) = decoded else {
+            return Ok(ControlFlow::Continue(()));
+        };
+        let topic = &summary.connections[m.conn].topic;
+        let msg = match super::encode::message_to_lua(lua, &plan.def, node) {
+            Ok(v) => v,
+            Err(e) => {
+                failed = Some(at(super::series::lua_error(name, Part::Function, &e, 0)));
+                return Ok(ControlFlow::Break(()));
+            }
+        };
+        sb.start_call();
+        let r: mlua::Result<Value> = f.call((topic.as_str(), msg, m.time_ns as f64 / 1e9));
+        match r {
+            Ok(Value::Nil) => {}
+            Ok(Value::Table(t)) => match super::encode::encode_cdr(&def, &t) {
+                Ok(b) => out.messages.push((m.time_ns, b)),
+                Err(e) => {
+                    failed = Some(at(ScriptError {
+                        script: name.to_string(),
+                        kind: ScriptErrorKind::Return,
+                        part: Part::Global,
+                        line: None,
+                        time_ns: None,
+                        sample: None,
+                        message: format!("returned a table that is not a {}: {e}", s.output_type),
+                    }));
+                    return Ok(ControlFlow::Break(()));
+                }
+            },
+            Ok(other) => {
+                failed = Some(at(err(
+                    s,
+                    ScriptErrorKind::Return,
+                    format!("returned a {}: return a table shaped as {} or nil", other.type_name(), s.output_type),
+                )));
+                return Ok(ControlFlow::Break(()));
+            }
+            Err(e) => {
+                failed = Some(at(super::series::lua_error(name, Part::Global, &e, 0)));
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    })?;
+    if let Some(e) = failed {
+        return Ok(Err(e));
+    }
+    out.printed = sb.printed();
+    Ok(Ok(out))
+}
+
+/// Runs `scripts` over `bag` and writes their virtual topics to an MCAP file at `path` (a
+/// recording of its own, opened beside `bag`'s). Returns each script's error, if any (a script
+/// that fails writes no topic), and what the scripts printed.
+pub fn write_overlay(
+    bag: &Bag,
+    scripts: &[MessageScript],
+    path: &Path,
+    limits: Limits,
+    cancel: &AtomicBool,
+) -> crate::Result<(Vec<ScriptError>, Vec<String>)> {
+    let mut w = McapWriter::create(
+        path,
+        McapOptions {
+            profile: "ros2".into(),
+            ..McapOptions::default()
+        },
+    )?;
+    let (mut errors, mut printed) = (Vec::new(), Vec::new());
+    let mut all: Vec<(u64, u16, Vec<u8>)> = Vec::new();
+    for s in scripts {
+        match run(bag, s, limits, cancel)? {
+            Ok(v) => {
+                let schema = w.add_schema(&v.datatype, "ros2msg", v.definition.as_bytes())?;
+                let ch = w.add_channel(schema, &v.topic, "cdr", &[])?;
+                printed.extend(v.printed.into_iter().map(|p| format!("{}: {p}", v.topic)));
+                all.extend(v.messages.into_iter().map(|(t, b)| (t, ch, b)));
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    all.sort_by_key(|m| m.0);
+    for (seq, (t, ch, b)) in all.into_iter().enumerate() {
+        w.write(ch, seq as u32, t, t, &b)?;
+    }
+    w.finish()?;
+    Ok((errors, printed))
+}
