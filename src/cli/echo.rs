@@ -37,13 +37,17 @@ pub struct EchoArgs {
     pub env: ExprEnv,
     #[command(flatten)]
     pub range: Range,
+    /// A message script (a Lua file whose header names `-- topic:`, `-- type:`, `-- input:`):
+    /// its virtual topic is echoed as a recorded one. Repeatable. See docs/scripts.md.
+    #[arg(long = "script", value_name = "FILE")]
+    pub scripts: Vec<PathBuf>,
 }
 
 /// `bagscope echo`: messages in time order, decoded.
 pub fn run(a: &EchoArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let (path, topics, json, count) = (a.bag.as_path(), a.topics.as_slice(), a.json, a.count);
     let (start, end) = a.range.as_strs();
-    let bag = Bag::open_with(path, opts)?;
+    let bag = super::scripts::open(path, &a.scripts, opts)?;
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
     }

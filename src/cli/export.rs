@@ -72,6 +72,10 @@ pub struct ExportArgs {
     pub migrate: Option<PathBuf>,
     #[command(flatten)]
     pub range: Range,
+    /// A message script: its virtual topic is written as a real topic with its definition
+    /// (docs/scripts.md). Repeatable.
+    #[arg(long = "script", value_name = "FILE")]
+    pub scripts: Vec<PathBuf>,
 }
 
 /// Runs `bagscope export`.
@@ -93,6 +97,7 @@ pub fn run(a: &ExportArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::R
         strict_types: a.strict_types,
         to_ros1: a.to_ros1,
         migrate: a.migrate.as_deref(),
+        scripts: &a.scripts,
     })
 }
 
@@ -116,6 +121,8 @@ struct Asked<'a> {
     /// ROS 2 messages to ROS 1.
     to_ros1: bool,
     migrate: Option<&'a Path>,
+    /// Message scripts whose virtual topics are written.
+    scripts: &'a [PathBuf],
 }
 
 /// `bagscope export -o OUT.mp4 -t TOPIC`: a video topic's range muxed into an MP4 as it is.
@@ -208,7 +215,7 @@ fn export(a: Asked<'_>) -> crate::cli::Result<ExitCode> {
     use bagscope_reader::storage::rosbag2::writer::Rosbag2Compression;
     let mut bags = Vec::new();
     for p in a.inputs {
-        let bag = Bag::open_with(p, a.opts)?;
+        let bag = super::scripts::open(p, a.scripts, a.opts)?;
         for w in bag.warnings() {
             eprintln!("bagscope: warning: {}: {w}", p.display());
         }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
 use bagscope_ops::script::layout::{self, Plot};
+use bagscope_ops::script::message::{self, MessageScript};
 use bagscope_ops::script::{self, file, plotjuggler, Limits, SeriesScript};
 use bagscope_ops::tables::csv::{write_csv_plotted, Column, CsvOptions, ScriptOptions, TimeColumn};
 use bagscope_reader::series::Env;
@@ -15,8 +16,89 @@ use super::args::time_range;
 use super::csv::{to_output, CsvArgs};
 use crate::cli::Error;
 
-/// The scripts of `--script` files and `--lua` snippets; a PlotJuggler file's snippets that
-/// are not Lua are said through `warn`.
+/// The message scripts among `files` (those whose header declares `-- type:`).
+pub fn message_scripts(files: &[PathBuf]) -> crate::cli::Result<Vec<MessageScript>> {
+    let mut out = Vec::new();
+    for f in files {
+        let text = read(f)?;
+        if message::is_message_file(&text) {
+            out.push(
+                message::read_file(&text)
+                    .map_err(|m| Error::Invalid(format!("{}: {m}", f.display())))?,
+            );
+        }
+    }
+    Ok(out)
+}
+
+fn read(f: &Path) -> crate::cli::Result<String> {
+    std::fs::read_to_string(f).map_err(|source| Error::Open {
+        path: f.to_path_buf(),
+        source,
+    })
+}
+
+/// Opens `path` with the virtual topics of the message scripts among `files`: their messages
+/// are made once into an MCAP file in the cache (named by the recording, its size and time,
+/// and the scripts' text: made again when any changes) and opened beside the recording.
+pub fn open(
+    path: &Path,
+    files: &[PathBuf],
+    opts: &bagscope_reader::OpenOptions,
+) -> crate::cli::Result<Bag> {
+    let scripts = message_scripts(files)?;
+    let bag = Bag::open_with(path, opts)?;
+    if scripts.is_empty() {
+        return Ok(bag);
+    }
+    for s in &scripts {
+        if let Err(e) = message::check(&bag, s) {
+            return Err(Error::Invalid(e.to_string()));
+        }
+    }
+    let mut key = format!("{}\n{}\n", env!("CARGO_PKG_VERSION"), path.display());
+    if let Ok(m) = std::fs::metadata(path) {
+        key.push_str(&format!("{} {:?}\n", m.len(), m.modified().ok()));
+    }
+    for s in &scripts {
+        key.push_str(&format!("{s:?}\n"));
+    }
+    let dir = bagscope_ops::demo::cache_dir().join("virtual");
+    std::fs::create_dir_all(&dir)?;
+    let overlay = dir.join(format!("{:x}.mcap", md5::compute(key.as_bytes())));
+    if !overlay.is_file() {
+        let cancel = AtomicBool::new(false);
+        let (errors, printed) =
+            message::write_overlay(&bag, &scripts, &overlay, Limits::default(), &cancel)?;
+        for p in printed {
+            eprintln!("bagscope: script {p}");
+        }
+        if !errors.is_empty() {
+            let _ = std::fs::remove_file(&overlay);
+            let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            return Err(Error::Invalid(lines.join("\n")));
+        }
+    }
+    drop(bag);
+    let parts = [
+        bagscope_reader::bag::merge::Part {
+            path: path.to_path_buf(),
+            offset_ns: 0,
+        },
+        bagscope_reader::bag::merge::Part {
+            path: overlay,
+            offset_ns: 0,
+        },
+    ];
+    Ok(Bag::open_many_with(
+        &parts,
+        bagscope_reader::bag::merge::TopicNames::Kept,
+        opts,
+    )?)
+}
+
+/// The series scripts of `--script` files (message scripts left to [`open`]) and `--lua`
+/// snippets; a PlotJuggler file's snippets that are not Lua are said through `warn`.
 pub fn load(
     files: &[PathBuf],
     inline: &[String],
@@ -24,11 +106,11 @@ pub fn load(
 ) -> crate::cli::Result<Vec<SeriesScript>> {
     let mut out = Vec::new();
     for f in files {
-        let text = std::fs::read_to_string(f).map_err(|source| Error::Open {
-            path: f.clone(),
-            source,
-        })?;
+        let text = read(f)?;
         let at = |m: String| Error::Invalid(format!("{}: {m}", f.display()));
+        if message::is_message_file(&text) {
+            continue;
+        }
         if text.trim_start().starts_with('<') {
             let imported = plotjuggler::read(&text).map_err(at)?;
             for n in imported.not_run {
@@ -89,7 +171,7 @@ pub fn csv(
         })?),
         None => None,
     };
-    let bag = Bag::open_with(&a.bag, opts)?;
+    let bag = open(&a.bag, &a.scripts, opts)?;
     let mut cols: Vec<(String, Plot)> = Vec::new();
     if let (Some(text), Some(f)) = (&layout_text, &a.layout) {
         let p = layout::read(text, bag.quick_summary())

@@ -8,7 +8,6 @@ use std::sync::atomic::AtomicBool;
 use clap::Args;
 
 use bagscope_ops::timefmt;
-use bagscope_reader::Bag;
 
 use super::args::time_range;
 
@@ -31,6 +30,10 @@ pub struct TfArgs {
     /// y, z, qx, qy, qz, qw, roll, pitch, yaw), one row each time a frame between them moved.
     #[arg(long, requires = "source", conflicts_with = "at")]
     pub track: bool,
+    /// A message script making a virtual tf2_msgs/msg/TFMessage topic (docs/scripts.md).
+    /// Repeatable.
+    #[arg(long = "script", value_name = "FILE")]
+    pub scripts: Vec<PathBuf>,
 }
 
 /// `bagscope tf`: the transform tree at a time, or one frame's pose in another.
@@ -41,7 +44,7 @@ pub fn run(
 ) -> crate::cli::Result<ExitCode> {
     let (path, at, track) = (a.bag.as_path(), a.at.as_deref(), a.track);
     let pair = a.target.clone().zip(a.source.clone());
-    let bag = Bag::open_with(path, opts)?;
+    let bag = super::scripts::open(path, &a.scripts, opts)?;
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
     }

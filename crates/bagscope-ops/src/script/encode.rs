@@ -39,7 +39,8 @@ pub fn to_lua(lua: &Lua, def: &MsgDef, v: &Value) -> mlua::Result<Lua_> {
             let n = p.size().unwrap_or(1).max(1);
             let t = lua.create_table_with_capacity(bytes.len() / n, 0)?;
             for (i, c) in bytes.chunks_exact(n).enumerate() {
-                let x = bagscope_reader::encoding::prim_value(*p, c).unwrap_or(Value::F64(f64::NAN));
+                let x =
+                    bagscope_reader::encoding::prim_value(*p, c).unwrap_or(Value::F64(f64::NAN));
                 t.raw_set(i + 1, to_lua(lua, def, &x)?)?;
             }
             Lua_::Table(t)
@@ -99,7 +100,13 @@ fn kind(v: &Lua_) -> &'static str {
     v.type_name()
 }
 
-fn message(def: &MsgDef, ty: usize, v: Option<&Table>, w: &mut Cdr, at: &str) -> Result<(), String> {
+fn message(
+    def: &MsgDef,
+    ty: usize,
+    v: Option<&Table>,
+    w: &mut Cdr,
+    at: &str,
+) -> Result<(), String> {
     let mt = def
         .types
         .get(ty)
@@ -122,7 +129,11 @@ fn message(def: &MsgDef, ty: usize, v: Option<&Table>, w: &mut Cdr, at: &str) ->
             if !mt.fields.iter().any(|f| f.name == name) {
                 return Err(format!(
                     "{}{name}: {} has no field {name:?}",
-                    if at.is_empty() { String::new() } else { format!("{at}.") },
+                    if at.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{at}.")
+                    },
                     mt.name
                 ));
             }
@@ -156,7 +167,9 @@ fn field(def: &MsgDef, f: &Field, v: &Lua_, w: &mut Cdr, at: &str) -> Result<(),
                 _ => None,
             };
             // uint8[] and int8[] may be a Lua string.
-            if let (Lua_::String(s), FieldType::Primitive(Primitive::U8 | Primitive::I8)) = (v, &f.ty) {
+            if let (Lua_::String(s), FieldType::Primitive(Primitive::U8 | Primitive::I8)) =
+                (v, &f.ty)
+            {
                 let b = s.as_bytes();
                 if let Some(n) = fixed {
                     if b.len() != n {
@@ -179,7 +192,10 @@ fn field(def: &MsgDef, f: &Field, v: &Lua_, w: &mut Cdr, at: &str) -> Result<(),
             };
             let count = match fixed {
                 Some(n) if !items.is_empty() && items.len() != n => {
-                    return Err(format!("{at}: {} items where the type has {n}", items.len()))
+                    return Err(format!(
+                        "{at}: {} items where the type has {n}",
+                        items.len()
+                    ))
                 }
                 Some(n) => n,
                 None => {
@@ -251,7 +267,9 @@ fn one(def: &MsgDef, ty: &FieldType, v: &Lua_, w: &mut Cdr, at: &str) -> Result<
             let s: Vec<u8> = match v {
                 Lua_::Nil => Vec::new(),
                 Lua_::String(s) => s.as_bytes().to_vec(),
-                Lua_::Integer(_) | Lua_::Number(_) => v.to_string().map_err(|e| e.to_string())?.into_bytes(),
+                Lua_::Integer(_) | Lua_::Number(_) => {
+                    v.to_string().map_err(|e| e.to_string())?.into_bytes()
+                }
                 other => return Err(format!("{at}: a {} where a string goes", kind(other))),
             };
             w.u32(s.len() as u32 + 1);
@@ -324,10 +342,22 @@ mod tests {
         let lua = Lua::new();
         let d = def("visualization_msgs/msg/MarkerArray");
         for (code, want) in [
-            ("return { markers = { { pose = { positon = {} } } } }", "markers[1].pose.positon"),
-            ("return { markers = { { scale = { x = 'big' } } } }", "markers[1].scale.x: a string where a number goes"),
-            ("return { markers = 3 }", "markers: a integer where an array goes"),
-            ("return { markers = { { id = 1.5 } } }", "markers[1].id: 1.5 where an integer goes"),
+            (
+                "return { markers = { { pose = { positon = {} } } } }",
+                "markers[1].pose.positon",
+            ),
+            (
+                "return { markers = { { scale = { x = 'big' } } } }",
+                "markers[1].scale.x: a string where a number goes",
+            ),
+            (
+                "return { markers = 3 }",
+                "markers: a integer where an array goes",
+            ),
+            (
+                "return { markers = { { id = 1.5 } } }",
+                "markers[1].id: 1.5 where an integer goes",
+            ),
         ] {
             let t: Table = lua.load(code).eval().unwrap();
             let e = encode_cdr(&d, &t).unwrap_err();

@@ -82,9 +82,11 @@ pub fn read_file(text: &str) -> Result<MessageScript, String> {
         match k.as_str() {
             "topic" => s.topic = v,
             "type" => s.output_type = v,
-            "input" | "inputs" => s
-                .inputs
-                .extend(v.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty())),
+            "input" | "inputs" => s.inputs.extend(
+                v.split(',')
+                    .map(|t| t.trim().to_string())
+                    .filter(|t| !t.is_empty()),
+            ),
             _ => {}
         }
     }
@@ -92,13 +94,19 @@ pub fn read_file(text: &str) -> Result<MessageScript, String> {
         return Err("names no topic: add `-- topic: /virtual/name`".into());
     }
     if s.inputs.is_empty() {
-        return Err(format!("{}: names no input: add `-- input: /topic`", s.topic));
+        return Err(format!(
+            "{}: names no input: add `-- input: /topic`",
+            s.topic
+        ));
     }
     Ok(s)
 }
 
 /// The declared type's definition (ROS 2), and its name as `pkg/msg/Type`.
-pub fn output_definition(ty: &str, msg_path: &[PathBuf]) -> Result<(String, String, MsgDef), String> {
+pub fn output_definition(
+    ty: &str,
+    msg_path: &[PathBuf],
+) -> Result<(String, String, MsgDef), String> {
     let (text, _) = sources::lookup(ty, MsgDialect::Ros2, msg_path).ok_or_else(|| {
         format!("{ty:?}: a type bagscope does not know (a ROS 2 message type, or one on the message search path)")
     })?;
@@ -134,7 +142,11 @@ fn err(s: &MessageScript, kind: ScriptErrorKind, m: String) -> ScriptError {
 pub fn check(bag: &Bag, s: &MessageScript) -> Result<MsgDef, ScriptError> {
     for t in &s.inputs {
         if bag.quick_summary().topic(t).is_none() {
-            return Err(err(s, ScriptErrorKind::Source, format!("no input topic {t:?} in the recording")));
+            return Err(err(
+                s,
+                ScriptErrorKind::Source,
+                format!("no input topic {t:?} in the recording"),
+            ));
         }
     }
     let (_, _, def) = output_definition(&s.output_type, &bag.options().msg_path)
@@ -148,12 +160,18 @@ pub fn check(bag: &Bag, s: &MessageScript) -> Result<MsgDef, ScriptError> {
 }
 
 /// Runs `s` over `bag`'s messages of its inputs, in time order.
-pub fn run(bag: &Bag, s: &MessageScript, limits: Limits, cancel: &AtomicBool) -> crate::Result<Result<Virtual, ScriptError>> {
+pub fn run(
+    bag: &Bag,
+    s: &MessageScript,
+    limits: Limits,
+    cancel: &AtomicBool,
+) -> crate::Result<Result<Virtual, ScriptError>> {
     let def = match check(bag, s) {
         Ok(d) => d,
         Err(e) => return Ok(Err(e)),
     };
-    let (datatype, definition, _) = match output_definition(&s.output_type, &bag.options().msg_path) {
+    let (datatype, definition, _) = match output_definition(&s.output_type, &bag.options().msg_path)
+    {
         Ok(x) => x,
         Err(m) => return Ok(Err(err(s, ScriptErrorKind::Source, m))),
     };
@@ -234,7 +252,11 @@ pub fn run(bag: &Bag, s: &MessageScript, limits: Limits, cancel: &AtomicBool) ->
                 failed = Some(at(err(
                     s,
                     ScriptErrorKind::Return,
-                    format!("returned a {}: return a table shaped as {} or nil", other.type_name(), s.output_type),
+                    format!(
+                        "returned a {}: return a table shaped as {} or nil",
+                        other.type_name(),
+                        s.output_type
+                    ),
                 )));
                 return Ok(ControlFlow::Break(()));
             }

@@ -16,9 +16,9 @@
 //! - [`eval`]: scripts over a recording: their sources read in one pass, scripts that read
 //!   other scripts run after them.
 
+pub mod encode;
 pub mod eval;
 pub mod file;
-pub mod encode;
 pub mod layout;
 pub mod message;
 pub mod plotjuggler;
