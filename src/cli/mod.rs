@@ -61,6 +61,11 @@ pub struct Cli {
     /// layout, a PlotJuggler XML).
     #[arg(long, value_name = "FILE")]
     pub layout: Option<PathBuf>,
+    /// A script file for the app (repeatable): a message script's virtual topic is in the
+    /// recording (opened alone), a series script's series can be plotted by its name. See
+    /// docs/scripts.md.
+    #[arg(long = "script", value_name = "FILE")]
+    pub scripts: Vec<PathBuf>,
     /// Directories of ROS packages (`PKG/msg/Type.msg`) searched for definitions a recording
     /// does not store, before BAGSCOPE_MSG_PATH, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and the
     /// definitions bagscope ships (repeatable).
@@ -194,7 +199,13 @@ where
     let opts = bagscope_reader::OpenOptions::default().with_msg_path(args.msg_path.clone());
     match args.command {
         Some(cmd) => run(cmd, &opts, args.urdf.as_deref()),
-        None => open_app(args.bags, args.layout, args.msg_path, args.urdf),
+        None => open_app(
+            args.bags,
+            args.layout,
+            args.scripts,
+            args.msg_path,
+            args.urdf,
+        ),
     }
 }
 
@@ -210,10 +221,22 @@ pub fn exit_status(code: ExitCode) -> u8 {
 fn open_app(
     bags: Vec<PathBuf>,
     layout: Option<PathBuf>,
+    scripts: Vec<PathBuf>,
     msg_path: Vec<PathBuf>,
     urdf: Option<PathBuf>,
 ) -> ExitCode {
-    match bagscope_app::run(bags, layout, msg_path, urdf) {
+    let read = scripts::message_scripts(&scripts).and_then(|messages| {
+        let series = scripts::load(&scripts, &[], &mut |w| eprintln!("bagscope: {w}"))?;
+        Ok(bagscope_app::Scripts { messages, series })
+    });
+    let scripts = match read {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("bagscope: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match bagscope_app::run(bags, layout, msg_path, urdf, scripts) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bagscope: cannot open a window: {e}");
@@ -227,6 +250,7 @@ fn open_app(
 fn open_app(
     bags: Vec<PathBuf>,
     _layout: Option<PathBuf>,
+    _scripts: Vec<PathBuf>,
     _msg_path: Vec<PathBuf>,
     _urdf: Option<PathBuf>,
 ) -> ExitCode {

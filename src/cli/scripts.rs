@@ -38,63 +38,25 @@ fn read(f: &Path) -> crate::cli::Result<String> {
     })
 }
 
-/// Opens `path` with the virtual topics of the message scripts among `files`: their messages
-/// are made once into an MCAP file in the cache (named by the recording, its size and time,
-/// and the scripts' text: made again when any changes) and opened beside the recording.
+/// Opens `path` with the virtual topics of the message scripts among `files` (made once into
+/// the cache: [`message::open_with`]).
 pub fn open(
     path: &Path,
     files: &[PathBuf],
     opts: &bagscope_reader::OpenOptions,
 ) -> crate::cli::Result<Bag> {
     let scripts = message_scripts(files)?;
-    let bag = Bag::open_with(path, opts)?;
-    if scripts.is_empty() {
-        return Ok(bag);
-    }
-    for s in &scripts {
-        if let Err(e) = message::check(&bag, s) {
-            return Err(Error::Invalid(e.to_string()));
+    let cache = bagscope_ops::demo::cache_dir().join("virtual");
+    match message::open_with(path, &scripts, opts, &cache, &AtomicBool::new(false)) {
+        Ok((bag, printed)) => {
+            for p in printed {
+                eprintln!("bagscope: script {p}");
+            }
+            Ok(bag)
         }
+        Err(message::OpenError::Ops(e)) => Err(e.into()),
+        Err(e) => Err(Error::Invalid(e.to_string())),
     }
-    let mut key = format!("{}\n{}\n", env!("CARGO_PKG_VERSION"), path.display());
-    if let Ok(m) = std::fs::metadata(path) {
-        key.push_str(&format!("{} {:?}\n", m.len(), m.modified().ok()));
-    }
-    for s in &scripts {
-        key.push_str(&format!("{s:?}\n"));
-    }
-    let dir = bagscope_ops::demo::cache_dir().join("virtual");
-    std::fs::create_dir_all(&dir)?;
-    let overlay = dir.join(format!("{:x}.mcap", md5::compute(key.as_bytes())));
-    if !overlay.is_file() {
-        let cancel = AtomicBool::new(false);
-        let (errors, printed) =
-            message::write_overlay(&bag, &scripts, &overlay, Limits::default(), &cancel)?;
-        for p in printed {
-            eprintln!("bagscope: script {p}");
-        }
-        if !errors.is_empty() {
-            let _ = std::fs::remove_file(&overlay);
-            let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            return Err(Error::Invalid(lines.join("\n")));
-        }
-    }
-    drop(bag);
-    let parts = [
-        bagscope_reader::bag::merge::Part {
-            path: path.to_path_buf(),
-            offset_ns: 0,
-        },
-        bagscope_reader::bag::merge::Part {
-            path: overlay,
-            offset_ns: 0,
-        },
-    ];
-    Ok(Bag::open_many_with(
-        &parts,
-        bagscope_reader::bag::merge::TopicNames::Kept,
-        opts,
-    )?)
 }
 
 /// The series scripts of `--script` files (message scripts left to [`open`]) and `--lua`

@@ -219,3 +219,64 @@ fn joint_states_show_as_a_table_of_joints() {
         d.plots.series.iter().map(|s| &s.name).collect::<Vec<_>>()
     );
 }
+
+/// A message script's virtual topic (`--script`): a MarkerArray made from the demo's odometry
+/// is in the recording (as many messages as the odometry) and drawn in the 3D panel as a layer
+/// of its own (its one cube), beside the recorded markers.
+#[test]
+fn a_virtual_marker_topic_is_drawn_in_the_3d_panel() {
+    let dir = common::temp_dir("ui-scene-virtual");
+    let p = dir.join("demo.bag");
+    bagscope_ops::demo::write_demo(&p, 20).unwrap();
+    let script = bagscope_ops::script::message::read_file(
+        "-- topic: /odom_marker\n-- type: visualization_msgs/msg/MarkerArray\n-- input: /odom\n\
+         function message(topic, msg, time)\n  return { markers = { { header = msg.header, ns = 'odom', id = 1, type = 1,\n    \
+         pose = msg.pose.pose, scale = { x = 0.5, y = 0.5, z = 0.5 }, color = { g = 1, a = 1 } } } }\nend\n",
+    )
+    .unwrap();
+    let mut app = App::new(None, None).with_scripts(bagscope_app::Scripts {
+        messages: vec![script],
+        series: Vec::new(),
+    });
+    app.apply(Cmd::Open(p));
+    let mut h = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(|ui, app: &mut App| app.ui(ui), app);
+    wait_for(&mut h, "indexing", indexed);
+    let d = h.state().doc.as_ref().unwrap();
+    let t = d
+        .rec
+        .bag
+        .summary()
+        .topic("/odom_marker")
+        .expect("the virtual topic");
+    let odom = d.rec.bag.summary().topic("/odom").unwrap();
+    assert_eq!(t.message_count, odom.message_count);
+    assert_eq!(t.datatype, "visualization_msgs/msg/MarkerArray");
+    let start = d.rec.range().0;
+    h.state_mut()
+        .apply(Cmd::SetPlayhead(start + 12_000_000_000));
+    menu(&mut h, "View", "3D view");
+    wait_for(&mut h, "the scene", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.scene.panels.first().is_some_and(|p| p.scene.is_some()))
+    });
+    wait_for(&mut h, "the scene with the virtual markers", |a| {
+        a.doc.as_ref().is_some_and(|d| {
+            d.scene
+                .panels
+                .first()
+                .and_then(|p| p.scene.as_ref())
+                .is_some_and(|s| {
+                    // A layer a topic, in the topics' order: the virtual one after /odom.
+                    let t: Vec<&str> = s.status.iter().map(|l| l.text.as_str()).collect();
+                    t.len() == 6 && t[2] == "1 markers" && t[4] == "4 markers"
+                })
+        })
+    });
+    assert!(
+        h.query_by_label("/odom_marker").is_some(),
+        "no layer /odom_marker"
+    );
+}

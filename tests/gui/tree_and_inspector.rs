@@ -26,6 +26,7 @@ fn a_sqlite_recording_shows_its_topics_before_its_rows_are_read() {
         bagscope_reader::bag::merge::parts_of(std::slice::from_ref(&src)),
         false,
         bagscope_reader::OpenOptions::default(),
+        Vec::new(),
         &egui::Context::default(),
     );
     let mut next = || l.wait(Duration::from_secs(60)).unwrap();

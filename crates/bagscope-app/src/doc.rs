@@ -237,7 +237,7 @@ impl Doc {
             },
             timeline: Default::default(),
             insp: Default::default(),
-            plots: Default::default(),
+            plots: plot::PlotState::with_scripts(context.scripts.series.clone()),
             export,
             images: Default::default(),
             log: Default::default(),

@@ -106,6 +106,18 @@ pub struct AppContext {
     pub urdf: Option<PathBuf>,
     /// The 3D panels' scene buffers, reused from scene to scene.
     pub scene_pool: Option<bagscope_ops::spatial::scene::ScenePool>,
+    /// `--script`: message scripts whose virtual topics every recording opened alone has, and
+    /// series scripts every recording's plots know.
+    pub scripts: Scripts,
+}
+
+/// The scripts of the command line's `--script` files.
+#[derive(Debug, Clone, Default)]
+pub struct Scripts {
+    /// Message scripts: virtual topics.
+    pub messages: Vec<bagscope_ops::script::message::MessageScript>,
+    /// Series scripts: a plotted series named after one is what it makes.
+    pub series: Vec<bagscope_ops::script::SeriesScript>,
 }
 
 /// The options recordings are opened with: the app's message search path (the Definitions
@@ -207,6 +219,12 @@ impl App {
         self
     }
 
+    /// The command line's `--script` files, read.
+    pub fn with_scripts(mut self, scripts: Scripts) -> App {
+        self.context.scripts = scripts;
+        self
+    }
+
     /// Whether a bag is being opened or indexed.
     pub fn busy(&self) -> bool {
         self.loader.is_some()
@@ -228,7 +246,8 @@ impl App {
         self.preview = None;
         self.opening = Some(label);
         let opts = self.open_options();
-        self.loader = Some(loader::loader(parts, align, opts, &self.ctx));
+        let scripts = self.context.scripts.messages.clone();
+        self.loader = Some(loader::loader(parts, align, opts, scripts, &self.ctx));
     }
 
     /// Puts a file (its canonical path, from the loader) first in the recent list.
@@ -665,6 +684,7 @@ pub fn run(
     layout: Option<PathBuf>,
     msg_path: Vec<PathBuf>,
     urdf: Option<PathBuf>,
+    scripts: Scripts,
 ) -> eframe::Result<()> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
@@ -684,7 +704,9 @@ pub fn run(
         "bagscope",
         options,
         Box::new(move |cc| {
-            let mut app = App::new(cc.storage, None).with_flags(msg_path, urdf);
+            let mut app = App::new(cc.storage, None)
+                .with_flags(msg_path, urdf)
+                .with_scripts(scripts);
             match bags.len() {
                 // The first run, nothing opened before: the demo recording, not an empty window.
                 0 if app.recent.is_empty() => app.cmds.push(Cmd::OpenDemo),

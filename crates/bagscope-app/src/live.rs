@@ -368,7 +368,10 @@ pub fn poll(app: &mut App) {
         };
         // Made when a reload is due, not every frame (fields apart from the live session).
         let opts = crate::open_options(&app.msg_path, &app.context);
-        s.loader = Some((loader::loader(vec![part], false, opts, &app.ctx), None));
+        s.loader = Some((
+            loader::loader(vec![part], false, opts, Vec::new(), &app.ctx),
+            None,
+        ));
     }
     let mut swap: Option<Doc> = None;
     if let Some((l, pending)) = &mut s.loader {

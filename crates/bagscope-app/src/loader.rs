@@ -146,16 +146,20 @@ pub fn loader(
     parts: Vec<bagscope_reader::bag::merge::Part>,
     align: bool,
     opts: bagscope_reader::OpenOptions,
+    scripts: Vec<bagscope_ops::script::message::MessageScript>,
     ctx: &egui::Context,
 ) -> Loader {
-    Job::spawn("indexer", 64, ctx, move |h| load(parts, align, &opts, h))
-        .unwrap_or_else(|e| Job::done(LoadEvent::Failed(e)))
+    Job::spawn("indexer", 64, ctx, move |h| {
+        load(parts, align, &opts, &scripts, h)
+    })
+    .unwrap_or_else(|e| Job::done(LoadEvent::Failed(e)))
 }
 
 fn load(
     mut parts: Vec<bagscope_reader::bag::merge::Part>,
     align: bool,
     opts: &bagscope_reader::OpenOptions,
+    scripts: &[bagscope_ops::script::message::MessageScript],
     h: &Handle<LoadEvent>,
 ) {
     if parts.is_empty() {
@@ -179,7 +183,19 @@ fn load(
             }
         }
     }
-    let bag = match Bag::open_many(&parts, opts) {
+    // A recording opened alone gets the message scripts' virtual topics (made on this worker,
+    // once: they are kept in the cache).
+    let opened = match (&parts[..], scripts.is_empty()) {
+        ([p], false) if p.offset_ns == 0 => {
+            let cache = bagscope_ops::demo::cache_dir().join("virtual");
+            let cancel = std::sync::atomic::AtomicBool::new(false);
+            bagscope_ops::script::message::open_with(&p.path, scripts, opts, &cache, &cancel)
+                .map(|(b, _)| b)
+                .map_err(|e| e.to_string())
+        }
+        _ => Bag::open_many(&parts, opts).map_err(|e| e.to_string()),
+    };
+    let bag = match opened {
         Ok(b) => b,
         Err(e) => {
             let names: Vec<String> = parts.iter().map(|p| p.path.display().to_string()).collect();

@@ -114,6 +114,16 @@ impl PlotState {
     }
 }
 
+impl PlotState {
+    /// An empty panel that knows `scripts`.
+    pub fn with_scripts(scripts: Vec<bagscope_ops::script::SeriesScript>) -> PlotState {
+        PlotState {
+            scripts,
+            ..Default::default()
+        }
+    }
+}
+
 impl Default for PlotState {
     fn default() -> Self {
         PlotState {

@@ -126,7 +126,7 @@ fn message(
                     ))
                 }
             };
-            if !mt.fields.iter().any(|f| f.name == name) {
+            if !mt.fields.iter().any(|f| f.name == name) && !ros1_alias(&mt.name, &name) {
                 return Err(format!(
                     "{}{name}: {} has no field {name:?}",
                     if at.is_empty() {
@@ -150,12 +150,42 @@ fn message(
             format!("{at}.{}", f.name)
         };
         let fv: Lua_ = match v {
-            Some(t) => t.raw_get(f.name.as_str()).map_err(|e| e.to_string())?,
+            Some(t) => {
+                let x: Lua_ = t.raw_get(f.name.as_str()).map_err(|e| e.to_string())?;
+                match (x, f.name.as_str()) {
+                    // A ROS 1 time's `nsec` for a ROS 2 time's `nanosec`.
+                    (Lua_::Nil, "nanosec") if is_time(&mt.name) => {
+                        t.raw_get("nsec").map_err(|e| e.to_string())?
+                    }
+                    (x, _) => x,
+                }
+            }
             None => Lua_::Nil,
         };
         field(def, f, &fv, w, &path)?;
     }
     Ok(())
+}
+
+/// A builtin_interfaces time or duration.
+fn is_time(ty: &str) -> bool {
+    matches!(
+        ty,
+        "builtin_interfaces/msg/Time"
+            | "builtin_interfaces/Time"
+            | "builtin_interfaces/msg/Duration"
+            | "builtin_interfaces/Duration"
+    )
+}
+
+/// A key of a ROS 1 message that its ROS 2 type does not have and that is dropped, as ROS's
+/// own bridge drops it: a header's `seq`, a time's `nsec` (read as `nanosec`).
+fn ros1_alias(ty: &str, key: &str) -> bool {
+    match key {
+        "seq" => matches!(ty, "std_msgs/msg/Header" | "std_msgs/Header"),
+        "nsec" => is_time(ty),
+        _ => false,
+    }
 }
 
 fn field(def: &MsgDef, f: &Field, v: &Lua_, w: &mut Cdr, at: &str) -> Result<(), String> {
@@ -312,6 +342,12 @@ mod tests {
                 "return { header = { stamp = { sec = 5, nanosec = 7 }, frame_id = 'map' }, pose = { position = { x = 1.5, z = -2 }, orientation = { w = 1 } } }",
                 serde_json::json!({"header": {"stamp": {"sec": 5, "nanosec": 7}, "frame_id": "map"},
                     "pose": {"position": {"x": 1.5, "y": 0.0, "z": -2.0}, "orientation": {"x": 0.0, "y": 0.0, "z": 0.0, "w": 1.0}}}),
+            ),
+            (
+                // A ROS 1 header (seq, a time's sec and nsec) written as a ROS 2 one.
+                "std_msgs/msg/Header",
+                "return { seq = 4, stamp = { sec = 5, nsec = 7 }, frame_id = 'odom' }",
+                serde_json::json!({"stamp": {"sec": 5, "nanosec": 7}, "frame_id": "odom"}),
             ),
             (
                 "std_msgs/msg/Float64MultiArray",

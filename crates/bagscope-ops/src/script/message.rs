@@ -311,3 +311,85 @@ pub fn write_overlay(
     w.finish()?;
     Ok((errors, printed))
 }
+
+/// Why [`open_with`] could not open a recording with its scripts.
+#[derive(Debug, Clone)]
+pub enum OpenError {
+    /// The recording (or the overlay) could not be read or written.
+    Ops(crate::Error),
+    /// Scripts that are wrong (before work) or failed while they ran.
+    Scripts(Vec<ScriptError>),
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::Ops(e) => write!(f, "{e}"),
+            OpenError::Scripts(v) => {
+                let lines: Vec<String> = v.iter().map(ToString::to_string).collect();
+                write!(f, "{}", lines.join("\n"))
+            }
+        }
+    }
+}
+
+impl<E: Into<crate::Error>> From<E> for OpenError {
+    fn from(e: E) -> Self {
+        OpenError::Ops(e.into())
+    }
+}
+
+/// Opens `path` with the virtual topics of `scripts`: their messages are made once into an
+/// MCAP file under `cache` (named by the recording's path, size and time, bagscope's version and
+/// the scripts: made again when any changes), opened beside the recording with the topics'
+/// names kept. Returns the recording and what the scripts printed.
+pub fn open_with(
+    path: &Path,
+    scripts: &[MessageScript],
+    opts: &bagscope_reader::OpenOptions,
+    cache: &Path,
+    cancel: &AtomicBool,
+) -> Result<(Bag, Vec<String>), OpenError> {
+    let bag = Bag::open_with(path, opts)?;
+    if scripts.is_empty() {
+        return Ok((bag, Vec::new()));
+    }
+    let wrong: Vec<ScriptError> = scripts
+        .iter()
+        .filter_map(|s| check(&bag, s).err())
+        .collect();
+    if !wrong.is_empty() {
+        return Err(OpenError::Scripts(wrong));
+    }
+    let mut key = format!("{}\n{}\n", env!("CARGO_PKG_VERSION"), path.display());
+    if let Ok(m) = std::fs::metadata(path) {
+        key.push_str(&format!("{} {:?}\n", m.len(), m.modified().ok()));
+    }
+    for s in scripts {
+        key.push_str(&format!("{s:?}\n"));
+    }
+    std::fs::create_dir_all(cache)?;
+    let overlay = cache.join(format!("{:x}.mcap", md5::compute(key.as_bytes())));
+    let mut printed = Vec::new();
+    if !overlay.is_file() {
+        let (errors, p) = write_overlay(&bag, scripts, &overlay, Limits::default(), cancel)?;
+        if !errors.is_empty() {
+            let _ = std::fs::remove_file(&overlay);
+            return Err(OpenError::Scripts(errors));
+        }
+        printed = p;
+    }
+    drop(bag);
+    let parts = [
+        bagscope_reader::bag::merge::Part {
+            path: path.to_path_buf(),
+            offset_ns: 0,
+        },
+        bagscope_reader::bag::merge::Part {
+            path: overlay,
+            offset_ns: 0,
+        },
+    ];
+    let bag = Bag::open_many_with(&parts, bagscope_reader::bag::merge::TopicNames::Kept, opts)?;
+    Ok((bag, printed))
+}
