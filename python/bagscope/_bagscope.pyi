@@ -1,7 +1,7 @@
 """Type stubs of bagscope's native module."""
 
 from os import PathLike
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -154,6 +154,28 @@ class Recording:
         named: Optional[Mapping[str, str]] = None,
         interp: str = "hold",
     ) -> dict[str, np.ndarray]: ...
+    def derive(
+        self,
+        func: Callable[..., Any],
+        *sources: str,
+        start_ns: Optional[int] = None,
+        end_ns: Optional[int] = None,
+        vectorized: bool = False,
+    ) -> dict[str, np.ndarray]:
+        """A Python function over a main series and sources aligned on it (nearest sample)."""
+        ...
+    def lua(
+        self,
+        script: str,
+        name: Optional[str] = None,
+        start_ns: Optional[int] = None,
+        end_ns: Optional[int] = None,
+    ) -> dict[str, dict[str, np.ndarray]]:
+        """A Lua series script (inline, a .lua file, or a PlotJuggler file's snippet)."""
+        ...
+    def with_scripts(self, files: Sequence[Union[str, PathLike[str]]]) -> "Recording":
+        """This recording with the virtual topics of message script files."""
+        ...
     def track(
         self,
         topic: Optional[str] = None,

@@ -16,6 +16,8 @@ mod arrow;
 mod dropin;
 mod errors;
 mod geo;
+mod opening;
+mod scripts;
 mod values;
 mod video;
 
@@ -27,81 +29,13 @@ use errors::{
     NotARecordingError, NotFoundError,
 };
 
-/// Paths from a `str`/`PathLike` or a list of them.
-fn paths_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
-    if let Ok(p) = obj.extract::<PathBuf>() {
-        return Ok(vec![p]);
-    }
-    let v: Vec<PathBuf> = obj.extract()?;
-    Ok(v)
-}
-
-/// Opens a recording: a ROS 1 bag, an MCAP file, a rosbag2 directory, its `metadata.yaml` or a
-/// storage file, local or at an `s3://`, `gs://`, `az://` or `http(s)://` location (read by
-/// ranges; credentials from each cloud's environment); a list of them opens several on one timeline (split parts joined, others
-/// merged in time order), as the app does. `msg_path`: a directory or a list of directories of
-/// ROS packages searched for definitions a recording does not store (as `--msg-path`; set for
-/// the process).
-/// `keep_topic_names`: several recordings keep their topics' names (one topic's connections of
-/// every recording under its one name, as rosbags' `AnyReader` has them) instead of each
-/// recording's topics under a namespace named after its file.
-/// `offsets_ns`: with several recordings, the nanoseconds added to each one's times (to compare
-/// runs from one start, as the app's offsets do).
-#[pyfunction]
-#[pyo3(signature = (path_or_paths, msg_path=None, *, keep_topic_names=false, offsets_ns=None))]
-fn open(
-    py: Python<'_>,
-    path_or_paths: &Bound<'_, PyAny>,
-    msg_path: Option<&Bound<'_, PyAny>>,
-    keep_topic_names: bool,
-    offsets_ns: Option<Vec<i64>>,
-) -> PyResult<Recording> {
-    let paths = paths_of(path_or_paths)?;
-    let mut parts = bagscope_reader::bag::merge::parts_of(&paths);
-    if let Some(offs) = offsets_ns {
-        if offs.len() != parts.len() {
-            return Err(PyValueError::new_err(format!(
-                "offsets_ns: {} offsets for {} recordings",
-                offs.len(),
-                parts.len()
-            )));
-        }
-        for (p, o) in parts.iter_mut().zip(offs) {
-            p.offset_ns = o;
-        }
-    }
-    // The search path is this recording's option, not the process's.
-    let opts = match msg_path {
-        Some(m) => bagscope_reader::OpenOptions::default().with_msg_path(paths_of(m)?),
-        None => bagscope_reader::OpenOptions::default(),
-    };
-    let bag = py
-        .detach(|| {
-            if paths.len() == 1 && parts[0].offset_ns == 0 {
-                Bag::open_with(&paths[0], &opts)
-            } else {
-                let naming = if keep_topic_names {
-                    bagscope_reader::bag::merge::TopicNames::Kept
-                } else {
-                    bagscope_reader::bag::merge::TopicNames::ByRecording
-                };
-                Bag::open_many_with(&parts, naming, &opts)
-            }
-        })
-        .map_err(to_py)?;
-    Ok(Recording {
-        bag: Some(bag),
-        classes: None,
-    })
-}
-
 /// An open recording. A context manager: `with bagscope.open(p) as r: ...`.
 #[pyclass(module = "bagscope")]
 struct Recording {
-    bag: Option<Bag>,
+    pub(crate) bag: Option<Bag>,
     /// Makes the class of each message type (`dropin::set_classes`): messages are then its
     /// instances, `uint8` arrays numpy arrays, as rosbags has them.
-    classes: Option<Py<PyAny>>,
+    pub(crate) classes: Option<Py<PyAny>>,
 }
 
 impl Recording {
@@ -274,37 +208,14 @@ impl Recording {
         named: Option<std::collections::HashMap<String, String>>,
         interp: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        use bagscope_reader::expr::{Expr, Lit};
-        use bagscope_reader::series::Env;
+        use bagscope_reader::expr::Expr;
         let bag = self.bag()?;
         let expr_err = |e: bagscope_reader::expr::ExprError| to_py(e.into());
         let cols: Vec<bagscope_ops::tables::csv::Column> = paths
             .iter()
             .map(|p| bagscope_ops::tables::csv::Column::parse(p).map_err(expr_err))
             .collect::<PyResult<_>>()?;
-        let mut env = Env {
-            interp: interp.parse().map_err(PyValueError::new_err)?,
-            ..Env::default()
-        };
-        for (k, v) in vars.unwrap_or_default() {
-            let lit = if let Ok(b) = v.extract::<bool>() {
-                Lit::Bool(b)
-            } else if let Ok(i) = v.extract::<i64>() {
-                Lit::Int(i)
-            } else if let Ok(f) = v.extract::<f64>() {
-                Lit::Float(f)
-            } else if let Ok(s) = v.extract::<String>() {
-                Lit::Str(s)
-            } else {
-                return Err(PyValueError::new_err(format!(
-                    "vars[{k:?}]: a number, a bool or a str"
-                )));
-            };
-            env.vars.insert(k, lit);
-        }
-        for (k, text) in named.unwrap_or_default() {
-            env.named.push((k, Expr::parse(&text).map_err(expr_err)?));
-        }
+        let env = scripts::env(vars, named, interp)?;
         let exprs: Vec<Expr> = cols.iter().map(|c| c.expr.clone()).collect();
         let (times, columns) = py
             .detach(|| -> bagscope_reader::Result<(Vec<i64>, Vec<Vec<f64>>)> {
@@ -342,6 +253,50 @@ impl Recording {
             d.set_item(&c.name, PyArray1::from_vec(py, v))?;
         }
         Ok(d)
+    }
+
+    /// A Python function over a main series (`sources[0]`, an expression) and other sources
+    /// aligned on it (each at its sample nearest in time, as PlotJuggler aligns them): per
+    /// sample `func(time_s, value, v1, …)` returns a number, `(time_s, value)`, a list of them
+    /// or None; `vectorized=True`: `func(times_s, values, v1s, …)` over numpy arrays returns
+    /// an array as long (NaN: no point) or `(times_s, values)`. `{"time_ns", "value"}` arrays.
+    #[pyo3(signature = (func, *sources, start_ns=None, end_ns=None, vectorized=false))]
+    fn derive<'py>(
+        &self,
+        py: Python<'py>,
+        func: &Bound<'py, PyAny>,
+        sources: Vec<String>,
+        start_ns: Option<u64>,
+        end_ns: Option<u64>,
+        vectorized: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let range = (start_ns, end_ns);
+        scripts::derive(py, self.bag()?, func, &sources, range, vectorized)
+    }
+
+    /// A Lua series script (docs/scripts.md): `'kmh(/odom.twist.twist.linear.x) = return
+    /// value * 3.6'`, a `.lua` script file, or a PlotJuggler layout or snippet file (`name`: its
+    /// snippet). A dict of its series by name, each `{"time_ns", "value"}` arrays.
+    #[pyo3(signature = (script, name=None, start_ns=None, end_ns=None))]
+    fn lua<'py>(
+        &self,
+        py: Python<'py>,
+        script: &str,
+        name: Option<&str>,
+        start_ns: Option<u64>,
+        end_ns: Option<u64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        scripts::lua(py, self.bag()?, script, name, (start_ns, end_ns))
+    }
+
+    /// This recording with the virtual topics of message script files (docs/scripts.md): a
+    /// new `Recording` whose topics include them, made once into bagscope's cache.
+    fn with_scripts(&self, py: Python<'_>, files: Vec<PathBuf>) -> PyResult<Recording> {
+        let bag = scripts::with_scripts(py, self.bag()?, &files)?;
+        Ok(Recording {
+            bag: Some(bag),
+            classes: None,
+        })
     }
 
     /// A GPS topic's track (`sensor_msgs/NavSatFix`, `gps_common/GPSFix`,
@@ -772,7 +727,7 @@ fn _main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
 #[pymodule]
 fn _bagscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
-    m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_function(wrap_pyfunction!(opening::open, m)?)?;
     m.add_function(wrap_pyfunction!(_main, m)?)?;
     dropin::register(m)?;
     m.add_class::<Recording>()?;

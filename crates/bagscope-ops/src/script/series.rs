@@ -178,6 +178,17 @@ pub(crate) fn lua_error(name: &str, part: Part, e: &mlua::Error, shift: u32) -> 
     }
 }
 
+/// The values of `source` at each of `times` (ns): its sample nearest in time (PlotJuggler's
+/// alignment, [`nearest`]), NaN where it is empty.
+pub fn align_nearest(times: &[u64], source: &[(u64, f64)]) -> Vec<f64> {
+    let xs: Vec<f64> = source.iter().map(|&(t, _)| t as f64 / 1e9).collect();
+    let mut from = 0;
+    times
+        .iter()
+        .map(|&t| nearest(&xs, t as f64 / 1e9, &mut from).map_or(f64::NAN, |i| source[i].1))
+        .collect()
+}
+
 /// The index of `xs`' sample nearest `x`, as PlotJuggler's `getIndexFromX` finds it: the first
 /// at or after `x`, or the one before it when that is strictly nearer; the last when all are
 /// before. `from` is where the search may start (the answer for an earlier `x`).
