@@ -379,8 +379,8 @@ mod tests {
         let d = def("visualization_msgs/msg/MarkerArray");
         for (code, want) in [
             (
-                "return { markers = { { pose = { positon = {} } } } }",
-                "markers[1].pose.positon",
+                "return { markers = { { pose = { pose_typo = {} } } } }",
+                "markers[1].pose.pose_typo",
             ),
             (
                 "return { markers = { { scale = { x = 'big' } } } }",

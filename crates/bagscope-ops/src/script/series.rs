@@ -179,7 +179,8 @@ pub(crate) fn lua_error(name: &str, part: Part, e: &mlua::Error, shift: u32) -> 
 }
 
 /// The values of `source` at each of `times` (ns): its sample nearest in time (PlotJuggler's
-/// alignment, [`nearest`]), NaN where it is empty.
+/// alignment: the first at or after, or the one before when strictly nearer), NaN where it is
+/// empty.
 pub fn align_nearest(times: &[u64], source: &[(u64, f64)]) -> Vec<f64> {
     let xs: Vec<f64> = source.iter().map(|&(t, _)| t as f64 / 1e9).collect();
     let mut from = 0;
