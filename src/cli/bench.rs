@@ -9,7 +9,7 @@ use serde_json::json;
 
 use bagscope_reader::{Bag, Filter};
 
-fn best<T>(
+pub(super) fn best<T>(
     runs: usize,
     mut f: impl FnMut() -> crate::cli::Result<T>,
 ) -> crate::cli::Result<(f64, T)> {
@@ -80,6 +80,12 @@ fn decode(path: &Path, runs: usize) -> crate::cli::Result<serde_json::Value> {
 /// `decode`, or `all`).
 pub fn bench(path: &Path, op: &str, runs: usize) -> crate::cli::Result<ExitCode> {
     let mut out = serde_json::Map::new();
+    if let Some(csv) = op.strip_prefix("script:") {
+        let v = super::bench_script::script(path, Path::new(csv), runs)?;
+        out.insert("script".into(), v);
+        println!("{}", serde_json::Value::Object(out));
+        return Ok(ExitCode::SUCCESS);
+    }
     if op == "video-decode" || op == "video-seek" {
         let bag = Bag::open(path)?;
         let v = if op == "video-decode" {

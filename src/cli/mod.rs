@@ -8,6 +8,7 @@
 
 mod args;
 mod bench;
+mod bench_script;
 mod bench_video;
 mod catalog;
 mod check;
@@ -179,7 +180,8 @@ pub enum Command {
     Bench {
         /// The recording (ROS 1 bag, MCAP file, rosbag2 directory or file).
         bag: PathBuf,
-        /// summary, tables, iterate, check or all; video-decode, video-seek (--runs: seeks).
+        /// summary, tables, iterate, check or all; video-decode, video-seek (--runs: seeks);
+        /// script:VALUES.csv (a series script over every point sample, the samples written).
         #[arg(long, default_value = "all")]
         op: String,
         /// Runs; the best is reported.

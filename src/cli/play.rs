@@ -84,6 +84,10 @@ pub struct PlayArgs {
     /// No status line.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// A message script (docs/scripts.md): its virtual topic is played as a recorded one (one
+    /// recording). Repeatable.
+    #[arg(long = "script", value_name = "FILE")]
+    pub scripts: Vec<PathBuf>,
 }
 
 /// `FROM:=TO` pairs.
@@ -273,7 +277,15 @@ pub fn run(a: &PlayArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Res
             a.rate
         )));
     }
-    let bag = Bag::open_many(&merge::parts_of(&a.bags), opts)?;
+    let bag = match (&a.bags[..], a.scripts.is_empty()) {
+        ([one], false) => super::scripts::open(one, &a.scripts, opts)?,
+        (_, false) => {
+            return Err(Error::Invalid(
+                "--script makes virtual topics of one recording, not of several".into(),
+            ))
+        }
+        _ => Bag::open_many(&merge::parts_of(&a.bags), opts)?,
+    };
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
     }

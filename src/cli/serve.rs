@@ -63,13 +63,25 @@ pub struct ServeArgs {
     /// MB queued for one client before its messages are dropped (a slow client).
     #[arg(long, default_value_t = 64)]
     pub queue_mb: usize,
+    /// A message script (docs/scripts.md): its virtual topic is played as a recorded one (one
+    /// recording). Repeatable.
+    #[arg(long = "script", value_name = "FILE")]
+    pub scripts: Vec<PathBuf>,
 }
 
 pub fn run(a: &ServeArgs, opts: &bagscope_reader::OpenOptions) -> Result<ExitCode, Error> {
     if a.ros1.is_some() || a.ros2 {
         return relay(a, opts);
     }
-    let bag = Bag::open_many(&merge::parts_of(&a.bags), opts)?;
+    let bag = match (&a.bags[..], a.scripts.is_empty()) {
+        ([one], false) => super::scripts::open(one, &a.scripts, opts)?,
+        (_, false) => {
+            return Err(Error::Invalid(
+                "--script makes virtual topics of one recording, not of several".into(),
+            ))
+        }
+        _ => Bag::open_many(&merge::parts_of(&a.bags), opts)?,
+    };
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
     }

@@ -24,6 +24,7 @@ mod persisted;
 mod plot_and_export;
 mod publish_and_live;
 mod scene_panel;
+mod scripts_window;
 mod state_rows;
 mod tf_window;
 mod timing_layout_runs;

@@ -196,6 +196,13 @@ pub fn actions(app: &App) -> Vec<Action> {
         ),
         a(
             View,
+            "Scripts",
+            None,
+            "Lua series scripts: edit, check and plot them (PlotJuggler's custom functions)",
+            when(open, Cmd::ShowScripts(true)),
+        ),
+        a(
+            View,
             "3D view",
             None,
             "Clouds, scans, markers, poses, maps and frames at the playhead",

@@ -103,6 +103,11 @@ pub enum Cmd {
     ShowFind(bool),
     /// Show or hide the TF window.
     ShowTf(bool),
+    /// Show or hide the Scripts window.
+    ShowScripts(bool),
+    /// Apply a series script edited in the Scripts window (replacing the one at the index, or
+    /// added) and plot its series.
+    ApplyScript(Option<usize>, bagscope_ops::script::SeriesScript),
     /// Show or hide the Publish window.
     ShowPublish(bool),
     /// Turn a topic's Publish toggle on or off.
@@ -297,6 +302,11 @@ impl App {
                     self.cmds.push(Cmd::Open(path));
                 }
             }
+            Cmd::ApplyScript(at, script) => {
+                if let Some(d) = &mut self.doc {
+                    super::scripts::apply(d, at, script, &self.ctx);
+                }
+            }
             Cmd::AddSeries(p) => {
                 if let Some(d) = &mut self.doc {
                     if let Err(e) = plot::add_series(d, &p, &self.ctx) {
@@ -407,6 +417,7 @@ fn apply_doc(d: &mut Doc, cmd: Cmd) {
         }
         Cmd::ShowLog(b) => d.log.open = b,
         Cmd::ShowTf(b) => d.tf.open = b && d.rec.has_tf,
+        Cmd::ShowScripts(b) => d.scripts.open = b,
         Cmd::ShowPublish(b) => d.publish.open = b,
         Cmd::PublishDisconnect => publish::disconnect(d),
         Cmd::ServeStop => super::serve::stop(&mut d.publish.serve),

@@ -158,6 +158,8 @@ pub struct Doc {
     pub find: find::FindState,
     /// The TF window.
     pub tf: tf::TfState,
+    /// The Scripts window.
+    pub scripts: super::scripts::ScriptsState,
     /// 3D panels.
     pub scene: scene::SceneState,
     /// Map panels.
@@ -243,6 +245,7 @@ impl Doc {
             log: Default::default(),
             find: Default::default(),
             tf: Default::default(),
+            scripts: Default::default(),
             scene: scene::SceneState::with_pool(context.scene_pool.clone()),
             map: Default::default(),
             publish: Default::default(),

@@ -27,6 +27,7 @@ pub mod plot;
 pub mod publish;
 pub mod scene;
 mod screens;
+pub mod scripts;
 mod serve;
 mod style;
 pub mod tf;
@@ -574,6 +575,9 @@ impl App {
                     }
                     if d.tf.open {
                         tf::show(ui.ctx(), d, &mut cmds);
+                    }
+                    if d.scripts.open {
+                        scripts::show(ui.ctx(), d, &mut cmds);
                     }
                     if !d.scene.panels.is_empty() {
                         scene::show(ui.ctx(), d, &mut cmds);

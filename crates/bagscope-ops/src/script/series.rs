@@ -96,6 +96,14 @@ pub struct Made {
     pub printed: Vec<String>,
 }
 
+/// `e` with its line within `text` (an error at the wrapper's closing `end`, after a function
+/// body's last line, is said at that last line).
+fn within(mut e: ScriptError, text: &str) -> ScriptError {
+    let n = text.trim_end().lines().count().max(1) as u32;
+    e.line = e.line.map(|l| l.min(n));
+    e
+}
+
 /// Whether `script`'s Lua parses (nothing run).
 pub fn parse(script: &SeriesScript) -> Result<(), ScriptError> {
     let name = script.name.as_str();
@@ -109,7 +117,7 @@ pub fn parse(script: &SeriesScript) -> Result<(), ScriptError> {
         lua.load(&code)
             .set_name("=function")
             .into_function()
-            .map_err(|e| lua_error(name, Part::Function, &e, 1))?;
+            .map_err(|e| within(lua_error(name, Part::Function, &e, 1), body))?;
     }
     Ok(())
 }
@@ -242,7 +250,7 @@ pub fn run(
             lua.load(&code)
                 .set_name("=function")
                 .exec()
-                .map_err(|e| lua_error(name, Part::Function, &e, 1))?;
+                .map_err(|e| within(lua_error(name, Part::Function, &e, 1), body))?;
             lua.globals().get("calc").map_err(|_| {
                 ScriptError::script(
                     name,

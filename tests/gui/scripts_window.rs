@@ -1,0 +1,95 @@
+//! The Scripts window: a new series script written, applied and plotted (its points the
+//! function of its sources'); a syntax error shown at its line, nothing plotted; Revert back to
+//! the script as applied.
+
+use bagscope_app::scripts::Draft;
+use egui_kittest::kittest::Queryable;
+
+use crate::common;
+use crate::*;
+
+fn draft<'a>(h: &'a mut Harness<'static, App>) -> &'a mut Draft {
+    &mut h.state_mut().doc.as_mut().unwrap().scripts.draft
+}
+
+#[test]
+fn a_script_is_written_applied_and_plotted() {
+    let dir = common::temp_dir("ui-scripts");
+    let run = dir.join("run.bag");
+    bagscope_ops::demo::write_demo(&run, 10).unwrap();
+    let mut h = harness(Some(run));
+    wait_for(&mut h, "indexing", indexed);
+    menu(&mut h, "View", "Scripts");
+    h.run_steps(3);
+    assert!(
+        h.state().doc.as_ref().unwrap().scripts.open,
+        "the window is open"
+    );
+    h.get_by_label("New").click();
+    h.run_steps(2);
+    // A syntax error: said at its line, in the function, before anything runs.
+    *draft(&mut h) = Draft {
+        name: "speed kmh".into(),
+        sources: "/odom.twist.twist.linear.x\n/odom.twist.twist.angular.z".into(),
+        global: "k = 3.6".into(),
+        function: "local x = value * k\nreturn x +\n".into(),
+    };
+    h.run_steps(2);
+    h.get_by_label("Apply").click();
+    h.run_steps(3);
+    let d = h.state().doc.as_ref().unwrap();
+    let e = d.scripts.error.as_ref().expect("the syntax error");
+    assert_eq!(
+        (e.part, e.line),
+        (bagscope_ops::script::Part::Function, Some(2)),
+        "{e}"
+    );
+    assert!(h.query_by_label_contains("function line 2").is_some());
+    assert!(d.plots.series.is_empty());
+    // Fixed: applied, plotted on a worker, its points value * 3.6 + v1 at each sample.
+    draft(&mut h).function = "local x = value * k\nreturn x + v1\n".into();
+    h.run_steps(2);
+    h.get_by_label("Apply").click();
+    wait_for(&mut h, "the script's series", |a| {
+        a.doc.as_ref().is_some_and(|d| {
+            d.plots
+                .series
+                .iter()
+                .any(|s| s.path == "speed kmh" && s.done)
+        })
+    });
+    let d = h.state().doc.as_ref().unwrap();
+    assert!(d.scripts.error.is_none());
+    assert_eq!(d.plots.scripts.len(), 1);
+    let s = d
+        .plots
+        .series
+        .iter()
+        .find(|s| s.path == "speed kmh")
+        .unwrap();
+    assert!(s.note.is_none(), "{:?}", s.note);
+    let bag = &d.rec.bag;
+    let cols = bagscope_ops::script::evaluate(
+        bag,
+        &d.plots.scripts,
+        &Default::default(),
+        (None, None),
+        bagscope_ops::script::Limits::default(),
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+    .unwrap();
+    let want = &cols[0].as_ref().unwrap().series[0].points;
+    assert!(want.len() > 50);
+    assert_eq!(s.points.len(), want.len());
+    let start = d.rec.range().0;
+    for (p, w) in s.points.iter().zip(want) {
+        assert_eq!(p.x, (w.time_ns - start) as f64 / 1e9);
+        assert_eq!(Some(p.y), w.value.as_f64());
+    }
+    // Edited, then reverted to the script as applied.
+    draft(&mut h).global = "k = 1".into();
+    h.run_steps(2);
+    h.get_by_label("Revert").click();
+    h.run_steps(2);
+    assert_eq!(draft(&mut h).global, "k = 3.6");
+}
