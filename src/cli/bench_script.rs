@@ -1,6 +1,6 @@
 //! `bagscope bench BAG --op script:VALUES.csv`: a series script's speed over every sample of a
-//! recording's point topics (PointStamped `.point.x`, the IMU's `.linear_acceleration.x`: 5 M
-//! samples in many_small_lz4.bag), held in memory, against the same computation as a bagscope
+//! recording's numeric topics (PointStamped `.point.x`, Float64 `.data`, the IMU's
+//! `.linear_acceleration.x`: 5 M samples in many_small_lz4.bag), held in memory, against the same computation as a bagscope
 //! expression modifier; the samples are written to VALUES.csv for Debian's `lua5.4` to run the
 //! same snippet over (scripts/bench/scripts_lua.py).
 
@@ -30,6 +30,7 @@ pub fn script(path: &Path, csv: &Path, runs: usize) -> crate::cli::Result<serde_
         let p = match t.datatype.as_str() {
             "geometry_msgs/PointStamped" | "geometry_msgs/msg/PointStamped" => "point.x",
             "sensor_msgs/Imu" | "sensor_msgs/msg/Imu" => "linear_acceleration.x",
+            "std_msgs/Float64" | "std_msgs/msg/Float64" => "data",
             _ => continue,
         };
         exprs.push(Expr::parse(&format!("{}.{p}", t.name))?);

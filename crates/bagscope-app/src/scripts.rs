@@ -127,10 +127,15 @@ pub fn apply(d: &mut Doc, at: Option<usize>, s: SeriesScript, ctx: &egui::Contex
     }
 }
 
+/// The editors' margin (the line numbers start as far down).
+const MARGIN: egui::Margin = egui::Margin::symmetric(4, 2);
+
 /// A code editor with line numbers; the line `bad` (from 1) numbered in red.
 fn editor(ui: &mut egui::Ui, id: &str, text: &mut String, bad: Option<u32>) {
     ui.horizontal_top(|ui| {
         let lines = text.split('\n').count().max(1);
+        // The editor's own font and line height, its text below its margin.
+        let font = egui::TextStyle::Monospace.resolve(ui.style());
         let mut numbers = egui::text::LayoutJob::default();
         for n in 1..=lines {
             let colour = if Some(n as u32) == bad {
@@ -142,17 +147,21 @@ fn editor(ui: &mut egui::Ui, id: &str, text: &mut String, bad: Option<u32>) {
                 &format!("{n:>3}\n"),
                 0.0,
                 egui::TextFormat {
-                    font_id: egui::FontId::monospace(12.0),
+                    font_id: font.clone(),
                     color: colour,
                     ..Default::default()
                 },
             );
         }
-        ui.label(numbers);
+        ui.vertical(|ui| {
+            ui.add_space(f32::from(MARGIN.top));
+            ui.label(numbers);
+        });
         ui.add(
             TextEdit::multiline(text)
                 .id_salt(id)
                 .code_editor()
+                .margin(MARGIN)
                 .desired_rows(lines.max(4))
                 .desired_width(f32::INFINITY),
         );
@@ -166,6 +175,13 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         .open(&mut open)
         .default_size([720.0, 520.0])
         .show(ctx, |ui| {
+            // Opened with scripts and none chosen: the first.
+            if d.scripts.selected.is_none() && d.scripts.draft == Draft::default() {
+                if let Some(first) = d.plots.scripts.first() {
+                    d.scripts.selected = Some(0);
+                    d.scripts.draft = Draft::of(first);
+                }
+            }
             ui.horizontal_wrapped(|ui| {
                 for (i, s) in d.plots.scripts.iter().enumerate() {
                     if ui
@@ -191,7 +207,11 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
             let s = &mut d.scripts;
             egui::Grid::new("script-head").num_columns(2).show(ui, |ui| {
                 ui.label("Name");
-                ui.add(TextEdit::singleline(&mut s.draft.name).id_salt("script-name"));
+                ui.add(
+                    TextEdit::singleline(&mut s.draft.name)
+                        .id_salt("script-name")
+                        .desired_width(420.0),
+                );
                 ui.end_row();
                 ui.label("Sources")
                     .on_hover_text("One a line: the main series (its samples drive the calls), then v1, v2, ...");
@@ -199,7 +219,8 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                     TextEdit::multiline(&mut s.draft.sources)
                         .id_salt("script-sources")
                         .code_editor()
-                        .desired_rows(2),
+                        .desired_rows(2)
+                        .desired_width(420.0),
                 );
                 ui.end_row();
             });

@@ -283,18 +283,18 @@ pub fn run(
     let mut out = Made::default();
     let mut own: Samples = Vec::with_capacity(main.len());
     let mut named: Vec<(String, Samples)> = Vec::new();
-    let mut args: Vec<Value> = Vec::with_capacity(2 + extra.len());
+    let mut args: Vec<f64> = Vec::with_capacity(2 + extra.len());
     for (k, &(t_ns, value)) in main.iter().enumerate() {
         if k % 4096 == 0 && cancel.load(Ordering::Relaxed) {
             return Ok(Made::default());
         }
         let t = t_ns as f64 / 1e9;
         args.clear();
-        args.push(Value::Number(t));
-        args.push(Value::Number(value));
+        args.push(t);
+        args.push(value);
         for (j, s) in extra.iter().enumerate() {
             let v = nearest(&xs[j], t, &mut cursors[j]).map_or(f64::NAN, |i| s[i].1);
-            args.push(Value::Number(v));
+            args.push(v);
         }
         sb.start_call();
         let at = |mut e: ScriptError| {
@@ -302,10 +302,27 @@ pub fn run(
             e.sample = Some(k as u64);
             e
         };
-        let r: MultiValue = calc
-            .call(MultiValue::from_iter(args.drain(..)))
-            .map_err(|e| at(lua_error(name, part, &e, shift)))?;
-        take_return(script, t_ns, &r, &mut own, &mut named).map_err(|m| {
+        // Up to three sources, the arguments and the first two returns go through the Lua
+        // stack as they are (no list of values made for each call).
+        let r: mlua::Result<(Value, Value)> = match args[..] {
+            [t, v] => calc.call((t, v)),
+            [t, v, a] => calc.call((t, v, a)),
+            [t, v, a, b] => calc.call((t, v, a, b)),
+            [t, v, a, b, c] => calc.call((t, v, a, b, c)),
+            _ => calc
+                .call::<MultiValue>(MultiValue::from_iter(
+                    args.iter().map(|&x| Value::Number(x)),
+                ))
+                .map(|m| {
+                    let mut it = m.into_iter();
+                    (
+                        it.next().unwrap_or(Value::Nil),
+                        it.next().unwrap_or(Value::Nil),
+                    )
+                }),
+        };
+        let (first, second) = r.map_err(|e| at(lua_error(name, part, &e, shift)))?;
+        take_return(script, t_ns, (&first, &second), &mut own, &mut named).map_err(|m| {
             at(ScriptError {
                 script: name.to_string(),
                 kind: ScriptErrorKind::Return,
@@ -352,12 +369,11 @@ fn ns_of(t: f64) -> Result<u64, String> {
 fn take_return(
     script: &SeriesScript,
     t_ns: u64,
-    r: &MultiValue,
+    (first, second): (&Value, &Value),
     own: &mut Samples,
     named: &mut Vec<(String, Samples)>,
 ) -> Result<(), String> {
-    let first = r.iter().next().unwrap_or(&Value::Nil);
-    let second = r.iter().nth(1);
+    let second = Some(second);
     match first {
         Value::Nil => match script.dialect {
             Dialect::Bagscope => Ok(()),
