@@ -280,3 +280,73 @@ fn a_virtual_marker_topic_is_drawn_in_the_3d_panel() {
         "no layer /odom_marker"
     );
 }
+
+/// A message script's virtual `sensor_msgs/msg/Image` (mono8, made from the odometry) is shown
+/// in an image panel: the frame at the playhead has the pixels the script wrote.
+#[test]
+fn a_virtual_image_topic_is_shown_in_an_image_panel() {
+    let dir = common::temp_dir("ui-images-virtual");
+    let p = dir.join("demo.bag");
+    bagscope_ops::demo::write_demo(&p, 20).unwrap();
+    // A 4 x 2 image: row 0 the count of messages so far (mod 256), row 1 255 - it.
+    let script = bagscope_ops::script::message::read_file(
+        "-- topic: /odom_image\n-- type: sensor_msgs/msg/Image\n-- input: /odom\nn = 0\n\
+         function message(topic, msg, time)\n  n = n + 1\n  local a = n % 256\n  \
+         local row0 = string.rep(string.char(a), 4)\n  local row1 = string.rep(string.char(255 - a), 4)\n  \
+         return { header = msg.header, height = 2, width = 4, encoding = 'mono8', step = 4, data = row0 .. row1 }\nend\n",
+    )
+    .unwrap();
+    let mut app = App::new(None, None).with_scripts(bagscope_app::Scripts {
+        messages: vec![script],
+        series: Vec::new(),
+    });
+    app.apply(Cmd::Open(p));
+    let mut h = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(|ui, app: &mut App| app.ui(ui), app);
+    wait_for(&mut h, "indexing", indexed);
+    let (ti, start, odom_times) = {
+        let d = h.state().doc.as_ref().unwrap();
+        let s = d.rec.bag.summary();
+        let ti = s
+            .topics
+            .iter()
+            .position(|t| t.name == "/odom_image")
+            .expect("the virtual topic");
+        let conn = s.topic("/odom").unwrap().connections[0];
+        let tables = d.rec.bag.tables().unwrap();
+        let times: Vec<u64> = tables.per_connection[conn]
+            .iter()
+            .map(|e| e.time_ns)
+            .collect();
+        (ti, d.rec.range().0, times)
+    };
+    h.state_mut().apply(Cmd::OpenImage(ti));
+    let at = start + 3_010_000_000;
+    h.state_mut().apply(Cmd::SetPlayhead(at));
+    // The message at or before the playhead is the k-th odometry message.
+    let k = odom_times.iter().filter(|&&t| t <= at).count() as u8;
+    wait_for(&mut h, "the virtual frame", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.images.panels.first().is_some_and(|p| p.frame.is_some()))
+    });
+    let img = h.state().doc.as_ref().unwrap().images.panels[0]
+        .frame
+        .as_ref()
+        .unwrap()
+        .image
+        .clone();
+    assert_eq!(
+        (img.width, img.height, img.encoding.as_str()),
+        (4, 2, "mono8")
+    );
+    let bagscope_ops::media::image::Pixels::Mono8(px) = &img.pixels else {
+        panic!("not mono8: {:?}", img.encoding);
+    };
+    assert_eq!(
+        px[..],
+        [k, k, k, k, 255 - k, 255 - k, 255 - k, 255 - k],
+        "row 0 the message's number"
+    );
+}
