@@ -86,6 +86,35 @@ fn a_script_is_written_applied_and_plotted() {
         assert_eq!(p.x, (w.time_ns - start) as f64 / 1e9);
         assert_eq!(Some(p.y), w.value.as_f64());
     }
+    // The script's series in an XY plot against its main source: at each sample the pair
+    // (source, series).
+    let xs: Vec<f64> = d
+        .plots
+        .series
+        .iter()
+        .find(|s| s.path == "speed kmh")
+        .unwrap()
+        .points
+        .iter()
+        .map(|p| p.y)
+        .collect();
+    h.state_mut().apply(bagscope_app::Cmd::AddSeries(
+        "speed kmh vs /odom.twist.twist.linear.x".into(),
+    ));
+    wait_for(&mut h, "the XY plot", |a| {
+        a.doc.as_ref().is_some_and(|d| {
+            d.plots
+                .xy
+                .first()
+                .is_some_and(|x| !x.points.is_empty() || x.note.is_some())
+        })
+    });
+    let xy = &h.state().doc.as_ref().unwrap().plots.xy[0];
+    assert!(xy.note.is_none(), "{:?}", xy.note);
+    assert_eq!(xy.points.len(), xs.len());
+    for (p, y) in xy.points.iter().zip(&xs) {
+        assert_eq!(p.y, *y);
+    }
     // Edited, then reverted to the script as applied.
     draft(&mut h).global = "k = 1".into();
     h.run_steps(2);

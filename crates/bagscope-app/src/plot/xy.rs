@@ -14,7 +14,7 @@ use bagscope_reader::expr::{Expr, Seg};
 use bagscope_reader::series::{expr_series, Env};
 
 /// What an XY worker sends: the points, or why there are none.
-type XyPart = Result<Vec<PlotPoint>, String>;
+pub(super) type XyPart = Result<Vec<PlotPoint>, String>;
 
 /// One XY series.
 pub struct XySeries {
@@ -59,6 +59,29 @@ pub fn add(d: &mut Doc, text: &str, ctx: &egui::Context) -> Result<(), String> {
         interp: d.plots.interp(),
         ..Env::default()
     };
+    // A side that is a script's series: both sides read on one worker, the scripts run there.
+    let scripted = |t: &str| super::script::makes(&d.plots.scripts, t);
+    if scripted(ys) || scripted(xs) {
+        let job = super::script::spawn_xy(&d.rec.bag, &d.plots.scripts, (ys, xs), &env, ctx)?;
+        let n = d.plots.xy.len();
+        let text_of = |t: &str| Expr {
+            text: t.to_string(),
+            root: bagscope_reader::expr::Node::Num(f64::NAN),
+        };
+        d.plots.xy.push(XySeries {
+            text: text.to_string(),
+            y: text_of(ys),
+            x: (xs != "index").then(|| text_of(xs)),
+            at_playhead: false,
+            points: Vec::new(),
+            shown_at: None,
+            job: Some(job),
+            note: None,
+            color: super::PALETTE[(n + 3) % super::PALETTE.len()],
+            env,
+        });
+        return Ok(());
+    }
     let y = Expr::parse(ys).map_err(|e| e.to_string())?;
     let x = match xs {
         "index" => None,
@@ -139,14 +162,17 @@ fn spawn(
     })
 }
 
-fn pairs(it: impl Iterator<Item = (f64, f64)>) -> Vec<PlotPoint> {
+pub(super) fn pairs(it: impl Iterator<Item = (f64, f64)>) -> Vec<PlotPoint> {
     it.filter(|(x, y)| x.is_finite() && y.is_finite())
         .map(|(x, y)| PlotPoint::new(x, y))
         .collect()
 }
 
 /// (x, y) at the union of the two series' times, each holding its last value.
-fn on_union<'a>(x: &'a [(u64, f64)], y: &'a [(u64, f64)]) -> impl Iterator<Item = (f64, f64)> + 'a {
+pub(super) fn on_union<'a>(
+    x: &'a [(u64, f64)],
+    y: &'a [(u64, f64)],
+) -> impl Iterator<Item = (f64, f64)> + 'a {
     let (mut i, mut j) = (0usize, 0usize);
     std::iter::from_fn(move || {
         let t = match (x.get(i), y.get(j)) {
