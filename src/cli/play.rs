@@ -19,7 +19,7 @@ use bagscope_live::ros2::{Participant, ParticipantOptions, Qos, QosOverrides};
 use bagscope_ops::timefmt;
 use bagscope_reader::encoding::to_ros1::ToRos1;
 use bagscope_reader::encoding::to_ros2::ToRos2;
-use bagscope_reader::{bag::merge, Bag};
+use bagscope_reader::Bag;
 
 use super::args::{time_range, Range};
 
@@ -277,15 +277,7 @@ pub fn run(a: &PlayArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Res
             a.rate
         )));
     }
-    let bag = match (&a.bags[..], a.scripts.is_empty()) {
-        ([one], false) => super::scripts::open(one, &a.scripts, opts)?,
-        (_, false) => {
-            return Err(Error::Invalid(
-                "--script makes virtual topics of one recording, not of several".into(),
-            ))
-        }
-        _ => Bag::open_many(&merge::parts_of(&a.bags), opts)?,
-    };
+    let bag = super::scripts::open_many(&a.bags, &a.scripts, opts)?;
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
     }

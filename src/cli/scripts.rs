@@ -59,6 +59,25 @@ pub fn open(
     }
 }
 
+/// Opens `bags` (several merged in time order), with the virtual topics of the message scripts
+/// among `files` when there is one recording.
+pub fn open_many(
+    bags: &[PathBuf],
+    files: &[PathBuf],
+    opts: &bagscope_reader::OpenOptions,
+) -> crate::cli::Result<Bag> {
+    match (bags, files.is_empty()) {
+        ([one], false) => open(one, files, opts),
+        (_, false) => Err(Error::Invalid(
+            "--script makes virtual topics of one recording, not of several".into(),
+        )),
+        _ => Ok(Bag::open_many(
+            &bagscope_reader::bag::merge::parts_of(bags),
+            opts,
+        )?),
+    }
+}
+
 /// The series scripts of `--script` files (message scripts left to [`open`]) and `--lua`
 /// snippets; a PlotJuggler file's snippets that are not Lua are said through `warn`.
 pub fn load(

@@ -14,7 +14,6 @@ use bagscope_live::foxglove::{ServeOptions, Server};
 use bagscope_live::record::Select;
 use bagscope_live::ros1::{Node, NodeOptions};
 use bagscope_live::ros2::{Participant, ParticipantOptions};
-use bagscope_reader::{bag::merge, Bag};
 
 /// Serve recordings to Foxglove and Lichtblick (and any Foxglove WebSocket client): channels
 /// with their schemas and messages as stored, in time order at --speed, each client on its own
@@ -73,15 +72,7 @@ pub fn run(a: &ServeArgs, opts: &bagscope_reader::OpenOptions) -> Result<ExitCod
     if a.ros1.is_some() || a.ros2 {
         return relay(a, opts);
     }
-    let bag = match (&a.bags[..], a.scripts.is_empty()) {
-        ([one], false) => super::scripts::open(one, &a.scripts, opts)?,
-        (_, false) => {
-            return Err(Error::Invalid(
-                "--script makes virtual topics of one recording, not of several".into(),
-            ))
-        }
-        _ => Bag::open_many(&merge::parts_of(&a.bags), opts)?,
-    };
+    let bag = super::scripts::open_many(&a.bags, &a.scripts, opts)?;
     for w in bag.warnings() {
         eprintln!("bagscope: warning: {w}");
     }

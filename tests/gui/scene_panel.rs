@@ -234,15 +234,7 @@ fn a_virtual_marker_topic_is_drawn_in_the_3d_panel() {
          pose = msg.pose.pose, scale = { x = 0.5, y = 0.5, z = 0.5 }, color = { g = 1, a = 1 } } } }\nend\n",
     )
     .unwrap();
-    let mut app = App::new(None, None).with_scripts(bagscope_app::Scripts {
-        messages: vec![script],
-        series: Vec::new(),
-    });
-    app.apply(Cmd::Open(p));
-    let mut h = Harness::builder()
-        .with_size([1600.0, 1000.0])
-        .build_ui_state(|ui, app: &mut App| app.ui(ui), app);
-    wait_for(&mut h, "indexing", indexed);
+    let mut h = with_script(p, script);
     let d = h.state().doc.as_ref().unwrap();
     let t = d
         .rec
@@ -296,15 +288,7 @@ fn a_virtual_image_topic_is_shown_in_an_image_panel() {
          return { header = msg.header, height = 2, width = 4, encoding = 'mono8', step = 4, data = row0 .. row1 }\nend\n",
     )
     .unwrap();
-    let mut app = App::new(None, None).with_scripts(bagscope_app::Scripts {
-        messages: vec![script],
-        series: Vec::new(),
-    });
-    app.apply(Cmd::Open(p));
-    let mut h = Harness::builder()
-        .with_size([1600.0, 1000.0])
-        .build_ui_state(|ui, app: &mut App| app.ui(ui), app);
-    wait_for(&mut h, "indexing", indexed);
+    let mut h = with_script(p, script);
     let (ti, start, odom_times) = {
         let d = h.state().doc.as_ref().unwrap();
         let s = d.rec.bag.summary();
@@ -349,4 +333,21 @@ fn a_virtual_image_topic_is_shown_in_an_image_panel() {
         [k, k, k, k, 255 - k, 255 - k, 255 - k, 255 - k],
         "row 0 the message's number"
     );
+}
+
+/// The app opening `p` with the message script `script` (as `--script` gives it), indexed.
+fn with_script(
+    p: std::path::PathBuf,
+    script: bagscope_ops::script::message::MessageScript,
+) -> Harness<'static, App> {
+    let mut app = App::new(None, None).with_scripts(bagscope_app::Scripts {
+        messages: vec![script],
+        series: Vec::new(),
+    });
+    app.apply(Cmd::Open(p));
+    let mut h = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(|ui, app: &mut App| app.ui(ui), app);
+    wait_for(&mut h, "indexing", indexed);
+    h
 }
