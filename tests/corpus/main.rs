@@ -39,3 +39,4 @@ mod scripts;
 mod tf;
 mod track;
 mod video;
+mod virtual_topics;

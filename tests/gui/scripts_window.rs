@@ -115,6 +115,19 @@ fn a_script_is_written_applied_and_plotted() {
     for (p, y) in xy.points.iter().zip(&xs) {
         assert_eq!(p.y, *y);
     }
+    // Find searches the script's series by its name, on a worker: the samples above 2.
+    let above = xs.iter().filter(|&&y| y > 2.0).count();
+    assert!(above > 0 && above < xs.len());
+    h.state_mut().doc.as_mut().unwrap().find.query = "speed kmh > 2".into();
+    h.state_mut().apply(bagscope_app::Cmd::Find);
+    wait_for(&mut h, "the hits", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| !d.find.running() && d.find.searched.is_some())
+    });
+    let f = &h.state().doc.as_ref().unwrap().find;
+    assert!(f.error.is_none(), "{:?}", f.error);
+    assert_eq!(f.hits.len(), above);
     // Edited, then reverted to the script as applied.
     draft(&mut h).global = "k = 1".into();
     h.run_steps(2);

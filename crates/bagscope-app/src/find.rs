@@ -54,18 +54,31 @@ pub fn start(d: &mut Doc, ctx: &egui::Context) {
     st.error = None;
     st.hits.clear();
     st.capped = false;
-    let q = match bagscope_ops::reports::find::parse_query(&st.query) {
-        Ok(q) => q,
-        Err(e) => {
-            st.error = Some(e.to_string());
-            return;
-        }
+    use bagscope_ops::reports::find;
+    // A series a script makes (`speed kmh > 20`), searched on the worker that runs it.
+    let scripted = find::script_query(&st.query, &d.plots.scripts);
+    let q = match scripted {
+        Some(_) => None,
+        None => match find::parse_query(&st.query) {
+            Ok(q) => Some(q),
+            Err(e) => {
+                st.error = Some(e.to_string());
+                return;
+            }
+        },
     };
     st.searched = Some(st.query.trim().to_string());
     let bag = d.rec.bag.clone();
+    let scripts = d.plots.scripts.clone();
     let job = Job::spawn("find", 1, ctx, move |h| {
-        let r =
-            bagscope_ops::reports::find::find(&bag, &q, h.cancel_flag()).map_err(|e| e.to_string());
+        let r = match (&scripted, &q) {
+            (Some((name, op, x)), _) => {
+                find::find_scripted(&bag, &scripts, (name, *op, *x), h.cancel_flag())
+                    .map_err(|e| e.to_string())
+            }
+            (None, Some(q)) => find::find(&bag, q, h.cancel_flag()).map_err(|e| e.to_string()),
+            (None, None) => Ok((Vec::new(), false)),
+        };
         h.send(r);
     });
     match job {

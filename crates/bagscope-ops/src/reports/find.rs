@@ -198,12 +198,17 @@ pub fn find(bag: &Bag, q: &Query, cancel: &AtomicBool) -> Result<(Vec<Hit>, bool
     if cancel.load(Ordering::Relaxed) {
         return Err(Error::Cancelled);
     }
+    Ok(hits_of(&series.points, q.op, q.number))
+}
+
+/// The points of `points` that meet `op number`, and whether there were more than
+/// [`MAX_HITS`].
+pub fn hits_of(points: &[bagscope_reader::series::Point], op: Op, x: f64) -> (Vec<Hit>, bool) {
     let mut hits = Vec::new();
     let mut prev: Option<f64> = None;
-    let x = q.number;
-    for p in &series.points {
+    for p in points {
         let Some(v) = p.value.as_f64() else { continue };
-        let hit = match q.op {
+        let hit = match op {
             Op::Gt => v > x,
             Op::Ge => v >= x,
             Op::Lt => v < x,
@@ -220,11 +225,61 @@ pub fn find(bag: &Bag, q: &Query, cancel: &AtomicBool) -> Result<(Vec<Hit>, bool
                 value: p.value.to_string(),
             });
             if hits.len() >= MAX_HITS {
-                return Ok((hits, true));
+                return (hits, true);
             }
         }
     }
-    Ok((hits, false))
+    (hits, false)
+}
+
+/// `NAME OP NUMBER` where NAME is a series one of `scripts` makes (its name, or `NAME.key`):
+/// the name, the comparison and the number; `None` when the query's left side is not one.
+pub fn script_query(q: &str, scripts: &[crate::script::SeriesScript]) -> Option<(String, Op, f64)> {
+    let q = q.trim();
+    let (i, word, op) = Op::WRITTEN
+        .iter()
+        .filter(|(_, op)| *op != Op::Contains)
+        .filter_map(|&(w, op)| q.find(w).map(|i| (i, w, op)))
+        .min_by_key(|&(i, w, _)| (i, std::cmp::Reverse(w.len())))?;
+    let left = q[..i].trim();
+    let makes = scripts.iter().any(|s| {
+        s.name == left
+            || left
+                .strip_prefix(s.name.as_str())
+                .is_some_and(|r| r.starts_with('.'))
+    });
+    let x: f64 = q[i + word.len()..].trim().parse().ok()?;
+    makes.then(|| (left.to_string(), op, x))
+}
+
+/// The samples of script series `name` (made by `scripts`, run with those they read) that meet
+/// `op x`.
+pub fn find_scripted(
+    bag: &Bag,
+    scripts: &[crate::script::SeriesScript],
+    (name, op, x): (&str, Op, f64),
+    cancel: &AtomicBool,
+) -> crate::Result<(Vec<Hit>, bool)> {
+    let scripts = crate::script::eval::needed(scripts, &[name]);
+    let env = Env::default();
+    if let Some(e) = crate::script::check(bag, &scripts, &env).into_iter().next() {
+        return Err(Error::Invalid(e.to_string()).into());
+    }
+    let runs = crate::script::evaluate(
+        bag,
+        &scripts,
+        &env,
+        (None, None),
+        Default::default(),
+        cancel,
+    )?;
+    for r in runs {
+        let r = r.map_err(|e| Error::Invalid(e.to_string()))?;
+        if let Some(s) = r.series.iter().find(|s| s.name == name) {
+            return Ok(hits_of(&s.points, op, x));
+        }
+    }
+    Err(Error::Invalid(format!("no script made a series {name:?}")).into())
 }
 
 /// The first string under `node` that contains `text` (lower-case).

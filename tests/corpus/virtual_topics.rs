@@ -1,0 +1,168 @@
+//! Virtual topics (message scripts) and script series on the command line: a MarkerArray made
+//! from /imu_data exported and read back by rosbags, a virtual TFMessage in `bagscope tf`,
+//! tables that do not fit their type said with the field; `bagscope find` over a series
+//! script's series.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common;
+
+/// A message script file over `/imu_data` of tilt_laser.bag making `topic` of `ty`.
+fn message_script(dir: &Path, name: &str, topic: &str, ty: &str, body: &str) -> PathBuf {
+    let f = dir.join(name);
+    std::fs::write(
+        &f,
+        format!("-- topic: {topic}\n-- type: {ty}\n-- input: /imu_data\n{body}"),
+    )
+    .unwrap();
+    f
+}
+
+#[test]
+fn a_virtual_topic_is_exported_and_read_back_by_rosbags() {
+    let rec = common::corpus_dir().join("plotjuggler/tilt_laser.bag");
+    let dir = common::temp_dir("scripts-virtual");
+    let s = message_script(
+        &dir,
+        "marker.lua",
+        "/imu_marker",
+        "visualization_msgs/msg/MarkerArray",
+        "n = 0\nfunction message(topic, msg, time)\n  n = n + 1\n  return { markers = { { header = { frame_id = msg.header.frame_id }, id = n, type = 2,\n    pose = { orientation = msg.orientation }, scale = { x = 1, y = 1, z = 1 }, color = { r = 1, a = 1 } } } }\nend\n",
+    );
+    let out = dir.join("out");
+    let cache = dir.join("cache");
+    let ran = Command::new(env!("CARGO_BIN_EXE_bagscope"))
+        .env("XDG_CACHE_HOME", &cache)
+        .args([
+            "export".as_ref(),
+            rec.as_os_str(),
+            "--script".as_ref(),
+            s.as_os_str(),
+        ])
+        .args(["-t", "/imu_marker", "--format", "rosbag2-mcap", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let py = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/py/virtual_topic.py"
+        ))
+        .arg(&rec)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        py.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&py.stdout),
+        String::from_utf8_lossy(&py.stderr)
+    );
+}
+
+#[test]
+fn a_virtual_transform_topic_is_in_bagscope_tf_and_bad_tables_name_the_field() {
+    let rec = common::corpus_dir().join("plotjuggler/tilt_laser.bag");
+    let dir = common::temp_dir("scripts-virtual-tf");
+    let cache = dir.join("cache");
+    let run = |args: &[&dyn AsRef<std::ffi::OsStr>]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_bagscope"))
+            .env("XDG_CACHE_HOME", &cache)
+            .args(args.iter().map(|a| a.as_ref()))
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    // The IMU's orientation as the transform base_link -> imu_virtual.
+    let s = message_script(
+        &dir,
+        "tf.lua",
+        "/tf_virtual",
+        "tf2_msgs/msg/TFMessage",
+        "function message(topic, msg, time)\n  local sec = math.floor(time)\n  return { transforms = { { header = { stamp = { sec = sec, nanosec = math.floor((time - sec) * 1e9) }, frame_id = 'base_link' },\n    child_frame_id = 'imu_virtual', transform = { translation = { x = 1 }, rotation = msg.orientation } } } }\nend\n",
+    );
+    let (code, out, err) = run(&[
+        &"tf",
+        &rec,
+        &"--script",
+        &s,
+        &"--target",
+        &"base_link",
+        &"--source",
+        &"imu_virtual",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    // The last /imu_data orientation, as `bagscope echo` decodes it.
+    let (_, last, _) = run(&[&"echo", &rec, &"-t", &"/imu_data", &"--json"]);
+    let last: serde_json::Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+    let q = &last["message"]["orientation"];
+    let c = |k: &str| q[k].as_f64().unwrap();
+    let want = format!(
+        "imu_virtual in base_link at 1326899546.161840188 (2012-01-18 15:12:26.161 UTC): xyz [1.0000, 0.0000, 0.0000] q [{:.4}, {:.4}, {:.4}, {:.4}]",
+        c("x"), c("y"), c("z"), c("w")
+    );
+    assert!(out.starts_with(&want), "{want}\n{out}");
+    // A table that does not fit the type: the field named, before anything is written.
+    let bad = message_script(
+        &dir,
+        "bad.lua",
+        "/bad",
+        "visualization_msgs/msg/MarkerArray",
+        "function message(topic, msg, time)\n  return { markers = { { scle = { x = 1 } } } }\nend\n",
+    );
+    let (code, _, err) = run(&[&"echo", &rec, &"--script", &bad, &"-t", &"/bad"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("markers[1].scle") && err.contains("(sample 0)"),
+        "{err}"
+    );
+    // An output type bagscope does not know, an input the recording lacks: said before work.
+    let unknown = dir.join("unknown.lua");
+    std::fs::write(&unknown, "-- topic: /x\n-- type: nope_msgs/msg/Nothing\n-- input: /imu_data\nfunction message() end\n").unwrap();
+    let (code, _, err) = run(&[&"echo", &rec, &"--script", &unknown]);
+    assert!(
+        code == Some(2) && err.contains("nope_msgs/msg/Nothing"),
+        "{err}"
+    );
+    let missing = dir.join("missing.lua");
+    std::fs::write(
+        &missing,
+        "-- topic: /x\n-- type: std_msgs/msg/Float64\n-- input: /nothing\nfunction message() end\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&[&"echo", &rec, &"--script", &missing]);
+    assert!(code == Some(2) && err.contains("/nothing"), "{err}");
+}
+
+#[test]
+fn find_searches_a_series_script_as_its_expression() {
+    let rec = common::corpus_dir().join("plotjuggler/tilt_laser.bag");
+    let dir = common::temp_dir("scripts-find");
+    let f = dir.join("w2.lua");
+    std::fs::write(
+        &f,
+        "-- name: w2\n-- source: /imu_data.orientation.w\nfunction calc(t, v) return v * 2 end\n",
+    )
+    .unwrap();
+    let scripted = common::bagscope(&[&"find", &rec, &"w2 > 1.611", &"--script", &f]);
+    let plain = common::bagscope(&[&"find", &rec, &"/imu_data.orientation.w > 0.8055"]);
+    assert_eq!(scripted.code, Some(0), "{}", scripted.stderr);
+    let times = |o: &str| -> Vec<String> {
+        o.lines()
+            .map(|l| l.split("  ").take(2).collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    let (a, b) = (times(&scripted.stdout), times(&plain.stdout));
+    assert!(a.len() > 10 && a.len() < 356, "{} hits", a.len());
+    assert_eq!(a, b);
+}
