@@ -173,6 +173,11 @@ class Recording:
     ) -> dict[str, dict[str, np.ndarray]]:
         """A Lua series script (inline, a .lua file, or a PlotJuggler file's snippet)."""
         ...
+    def with_virtual(
+        self, topic: str, type: str, inputs: Sequence[str], func: Callable[[str, Any, float], Any]
+    ) -> "Recording":
+        """This recording with a virtual topic made by a Python function."""
+        ...
     def with_scripts(self, files: Sequence[Union[str, PathLike[str]]]) -> "Recording":
         """This recording with the virtual topics of message script files."""
         ...

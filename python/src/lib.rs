@@ -299,6 +299,25 @@ impl Recording {
         })
     }
 
+    /// This recording with a virtual topic `topic` of ROS 2 type `type` made by a Python
+    /// function: `func(input_topic, msg, time_s)` over the messages of `inputs` in time order
+    /// returns the message as a dict (lists, numbers, strings, bytes, numpy arrays) or None.
+    #[pyo3(signature = (topic, r#type, inputs, func))]
+    fn with_virtual(
+        &self,
+        py: Python<'_>,
+        topic: &str,
+        r#type: &str,
+        inputs: Vec<String>,
+        func: &Bound<'_, PyAny>,
+    ) -> PyResult<Recording> {
+        let bag = scripts::with_virtual(py, self.bag()?, (topic, r#type, &inputs), func)?;
+        Ok(Recording {
+            bag: Some(bag),
+            classes: None,
+        })
+    }
+
     /// A GPS topic's track (`sensor_msgs/NavSatFix`, `gps_common/GPSFix`,
     /// `foxglove.LocationFix`; or `lat=` and `lon=` paths of any one topic, `topic` then None):
     /// numpy arrays `time_ns`, `latitude`, `longitude`, `altitude`, `accuracy_m` (NaN where

@@ -292,3 +292,113 @@ pub(super) fn with_scripts(py: Python<'_>, bag: &Bag, files: &[PathBuf]) -> PyRe
     .map(|(b, _)| b)
     .map_err(|e| Error::new_err(e.to_string()))
 }
+
+/// A Python object as JSON-shaped data: dicts, lists and tuples, numpy arrays (`tolist()`),
+/// bytes (numbers), `Msg` objects (`to_dict()`), numbers, strings, None.
+fn to_json(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<serde_json::Value> {
+    use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
+    use serde_json::Value as J;
+    if depth > 64 {
+        return Err(PyValueError::new_err("nested more than 64 deep"));
+    }
+    if v.is_none() {
+        return Ok(J::Null);
+    }
+    if v.is_instance_of::<PyBool>() {
+        return Ok(J::Bool(v.extract()?));
+    }
+    if v.is_instance_of::<PyInt>() {
+        return Ok(J::from(v.extract::<i64>()?));
+    }
+    if v.is_instance_of::<PyFloat>() {
+        let x: f64 = v.extract()?;
+        return Ok(serde_json::Number::from_f64(x).map_or(J::Null, J::Number));
+    }
+    if v.is_instance_of::<PyString>() {
+        return Ok(J::String(v.extract()?));
+    }
+    if let Ok(b) = v.cast::<PyBytes>() {
+        return Ok(J::Array(b.as_bytes().iter().map(|&x| J::from(x)).collect()));
+    }
+    if let Ok(d) = v.cast::<PyDict>() {
+        let mut m = serde_json::Map::new();
+        for (k, x) in d.iter() {
+            m.insert(k.extract::<String>()?, to_json(&x, depth + 1)?);
+        }
+        return Ok(J::Object(m));
+    }
+    if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+        let mut out = Vec::new();
+        for x in v.try_iter()? {
+            out.push(to_json(&x?, depth + 1)?);
+        }
+        return Ok(J::Array(out));
+    }
+    for method in ["to_dict", "tolist", "item"] {
+        if v.hasattr(method)? {
+            return to_json(&v.call_method0(method)?, depth + 1);
+        }
+    }
+    Err(PyValueError::new_err(format!(
+        "a {} where a message's value goes",
+        v.get_type().name()?
+    )))
+}
+
+/// `Recording.with_virtual`: `bag`'s recording opened again with a virtual topic `topic` of
+/// `output_type` made by `func(input_topic, msg, time_s)` over the messages of `inputs`.
+pub(super) fn with_virtual(
+    py: Python<'_>,
+    bag: &Bag,
+    (topic, output_type, inputs): (&str, &str, &[String]),
+    func: &Bound<'_, PyAny>,
+) -> PyResult<Bag> {
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let mut err: Option<PyErr> = None;
+    let made = script::message::make_virtual(
+        bag,
+        topic,
+        output_type,
+        inputs,
+        &cancel,
+        &mut |t, def, node, time_ns| {
+            let run = || -> PyResult<Option<serde_json::Value>> {
+                let msg = super::values::to_python(py, def, node)?;
+                let r = func.call1((t, msg, time_ns as f64 / 1e9))?;
+                if r.is_none() {
+                    return Ok(None);
+                }
+                to_json(&r, 0).map(Some)
+            };
+            run().map_err(|e| {
+                let m = e.to_string();
+                err.get_or_insert(e);
+                m
+            })
+        },
+    )
+    .map_err(ops_to_py)?;
+    let v = match made {
+        Ok(v) => v,
+        Err(m) => {
+            return Err(match err {
+                Some(e) => {
+                    let wrapped = Error::new_err(m);
+                    wrapped.set_cause(py, Some(e));
+                    wrapped
+                }
+                None => Error::new_err(m),
+            })
+        }
+    };
+    static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = bagscope_ops::demo::cache_dir().join("virtual");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::new_err(e.to_string()))?;
+    let overlay = dir.join(format!("python-{}-{n}.mcap", std::process::id()));
+    script::message::write_virtuals(&overlay, &[v]).map_err(ops_to_py)?;
+    let path = bag.quick_summary().path.clone();
+    let opts = bag.options().clone();
+    py.detach(|| script::message::open_beside(&path, &overlay, &opts))
+        .map_err(to_py)
+}

@@ -82,3 +82,22 @@ def test_with_scripts_has_the_virtual_topic(rec, tmp_path):
         d = v.series(["/double.data"])["/double.data"]
         w = rec.series(["/imu_data.orientation.w"])["/imu_data.orientation.w"]
         assert np.array_equal(d[~np.isnan(d)], w[~np.isnan(w)] * 2)
+
+
+def test_with_virtual_makes_a_topic_from_a_python_function(rec):
+    def double(topic, msg, t):
+        if msg.orientation.w < 0.8:
+            return None
+        return {"data": msg.orientation.w * 2}
+
+    with rec.with_virtual("/double_py", "std_msgs/msg/Float64", ["/imu_data"], double) as v:
+        d = v.series(["/double_py.data"])["/double_py.data"]
+        w = rec.series(["/imu_data.orientation.w"])["/imu_data.orientation.w"]
+        w = w[~np.isnan(w)]
+        assert np.array_equal(d[~np.isnan(d)], w[w >= 0.8] * 2)
+    # A dict that does not fit the type: the field named, the function's error kept as the cause.
+    with pytest.raises(bagscope.Error, match="dta"):
+        rec.with_virtual("/bad", "std_msgs/msg/Float64", ["/imu_data"], lambda topic, msg, t: {"dta": 1.0})
+    with pytest.raises(bagscope.Error, match=r"/bad, at 1326899528\.468056009 \(message 0\): ZeroDivisionError") as e:
+        rec.with_virtual("/bad", "std_msgs/msg/Float64", ["/imu_data"], lambda topic, msg, t: 1 / 0)
+    assert isinstance(e.value.__cause__, ZeroDivisionError)

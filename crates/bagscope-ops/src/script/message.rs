@@ -284,6 +284,22 @@ pub fn write_overlay(
     limits: Limits,
     cancel: &AtomicBool,
 ) -> crate::Result<(Vec<ScriptError>, Vec<String>)> {
+    let (mut errors, mut printed, mut made) = (Vec::new(), Vec::new(), Vec::new());
+    for s in scripts {
+        match run(bag, s, limits, cancel)? {
+            Ok(mut v) => {
+                printed.extend(v.printed.drain(..).map(|p| format!("{}: {p}", v.topic)));
+                made.push(v);
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    write_virtuals(path, &made)?;
+    Ok((errors, printed))
+}
+
+/// Writes virtual topics to an MCAP file at `path`, their messages in time order.
+pub fn write_virtuals(path: &Path, topics: &[Virtual]) -> crate::Result<()> {
     let mut w = McapWriter::create(
         path,
         McapOptions {
@@ -291,25 +307,155 @@ pub fn write_overlay(
             ..McapOptions::default()
         },
     )?;
-    let (mut errors, mut printed) = (Vec::new(), Vec::new());
-    let mut all: Vec<(u64, u16, Vec<u8>)> = Vec::new();
-    for s in scripts {
-        match run(bag, s, limits, cancel)? {
-            Ok(v) => {
-                let schema = w.add_schema(&v.datatype, "ros2msg", v.definition.as_bytes())?;
-                let ch = w.add_channel(schema, &v.topic, "cdr", &[])?;
-                printed.extend(v.printed.into_iter().map(|p| format!("{}: {p}", v.topic)));
-                all.extend(v.messages.into_iter().map(|(t, b)| (t, ch, b)));
-            }
-            Err(e) => errors.push(e),
-        }
+    let mut all: Vec<(u64, u16, &[u8])> = Vec::new();
+    for v in topics {
+        let schema = w.add_schema(&v.datatype, "ros2msg", v.definition.as_bytes())?;
+        let ch = w.add_channel(schema, &v.topic, "cdr", &[])?;
+        all.extend(v.messages.iter().map(|(t, b)| (*t, ch, b.as_slice())));
     }
     all.sort_by_key(|m| m.0);
     for (seq, (t, ch, b)) in all.into_iter().enumerate() {
-        w.write(ch, seq as u32, t, t, &b)?;
+        w.write(ch, seq as u32, t, t, b)?;
     }
     w.finish()?;
-    Ok((errors, printed))
+    Ok(())
+}
+
+/// `path` opened with the overlay `overlay` beside it, topic names kept.
+pub fn open_beside(
+    path: &Path,
+    overlay: &Path,
+    opts: &bagscope_reader::OpenOptions,
+) -> bagscope_reader::Result<Bag> {
+    let part = |p: &Path| bagscope_reader::bag::merge::Part {
+        path: p.to_path_buf(),
+        offset_ns: 0,
+    };
+    Bag::open_many_with(
+        &[part(path), part(overlay)],
+        bagscope_reader::bag::merge::TopicNames::Kept,
+        opts,
+    )
+}
+
+/// A virtual topic made by a function rather than a script (the Python package's
+/// `Recording.with_virtual`): `f(topic, msg, time_ns)` is given each message of `inputs` in time
+/// order, decoded, and returns the message of `output_type` as JSON-shaped data (objects,
+/// arrays, numbers, strings; written as a script's table is) or `None`.
+#[allow(clippy::type_complexity)]
+pub fn make_virtual(
+    bag: &Bag,
+    topic: &str,
+    output_type: &str,
+    inputs: &[String],
+    cancel: &AtomicBool,
+    f: &mut dyn FnMut(
+        &str,
+        &MsgDef,
+        &bagscope_reader::encoding::Node,
+        u64,
+    ) -> Result<Option<serde_json::Value>, String>,
+) -> crate::Result<Result<Virtual, String>> {
+    let summary = bag.summary();
+    for t in inputs {
+        if summary.topic(t).is_none() {
+            return Ok(Err(format!("no input topic {t:?} in the recording")));
+        }
+    }
+    let (datatype, definition, def) = match output_definition(output_type, &bag.options().msg_path)
+    {
+        Ok(x) => x,
+        Err(m) => return Ok(Err(m)),
+    };
+    let conns: Vec<usize> = inputs
+        .iter()
+        .filter_map(|t| summary.topic(t))
+        .flat_map(|t| t.connections.iter().copied())
+        .collect();
+    let lua = mlua::Lua::new();
+    let mut out = Virtual {
+        topic: topic.to_string(),
+        datatype,
+        definition,
+        ..Default::default()
+    };
+    let mut failed = None;
+    let mut k = 0u64;
+    crate::decoded::each_decoded(bag, conns, cancel, |m, decoded| {
+        let n = k;
+        k += 1;
+        let Some((plan, node)) = decoded else {
+            return Ok(ControlFlow::Continue(()));
+        };
+        let at = |e: String| {
+            format!(
+                "{topic}, at {} (message {n}): {e}",
+                crate::timefmt::secs(m.time_ns)
+            )
+        };
+        let input = &summary.connections[m.conn].topic;
+        let made = f(input, &plan.def, node, m.time_ns).and_then(|v| match v {
+            None => Ok(None),
+            Some(v) => match json_to_lua(&lua, &v).map_err(|e| e.to_string())? {
+                Value::Table(t) => super::encode::encode_cdr(&def, &t)
+                    .map(Some)
+                    .map_err(|e| format!("not a {output_type}: {e}")),
+                _ => Err(format!("returned a {} where a message goes", kind_of(&v))),
+            },
+        });
+        match made {
+            Ok(Some(b)) => out.messages.push((m.time_ns, b)),
+            Ok(None) => {}
+            Err(e) => {
+                failed = Some(at(e));
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    })?;
+    Ok(match failed {
+        Some(e) => Err(e),
+        None => Ok(out),
+    })
+}
+
+fn kind_of(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "None",
+        serde_json::Value::Bool(_) => "bool",
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Array(_) => "list",
+        serde_json::Value::Object(_) => "dict",
+    }
+}
+
+/// JSON-shaped data as a Lua value (objects as tables of fields, arrays as sequences).
+fn json_to_lua(lua: &mlua::Lua, v: &serde_json::Value) -> mlua::Result<Value> {
+    use serde_json::Value as J;
+    Ok(match v {
+        J::Null => Value::Nil,
+        J::Bool(b) => Value::Boolean(*b),
+        J::Number(n) => match n.as_i64() {
+            Some(i) => Value::Integer(i),
+            None => Value::Number(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        J::String(s) => Value::String(lua.create_string(s)?),
+        J::Array(items) => {
+            let t = lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, x) in items.iter().enumerate() {
+                t.raw_set(i + 1, json_to_lua(lua, x)?)?;
+            }
+            Value::Table(t)
+        }
+        J::Object(m) => {
+            let t = lua.create_table()?;
+            for (k, x) in m {
+                t.raw_set(k.as_str(), json_to_lua(lua, x)?)?;
+            }
+            Value::Table(t)
+        }
+    })
 }
 
 /// Why [`open_with`] could not open a recording with its scripts.
@@ -380,16 +526,6 @@ pub fn open_with(
         printed = p;
     }
     drop(bag);
-    let parts = [
-        bagscope_reader::bag::merge::Part {
-            path: path.to_path_buf(),
-            offset_ns: 0,
-        },
-        bagscope_reader::bag::merge::Part {
-            path: overlay,
-            offset_ns: 0,
-        },
-    ];
-    let bag = Bag::open_many_with(&parts, bagscope_reader::bag::merge::TopicNames::Kept, opts)?;
+    let bag = open_beside(path, &overlay, opts)?;
     Ok((bag, printed))
 }
