@@ -181,15 +181,8 @@ pub fn csv(
             scripts.push(s);
         }
     }
-    let names_script = |p: &str| {
-        scripts.iter().any(|s| {
-            s.name == p
-                || p.strip_prefix(s.name.as_str())
-                    .is_some_and(|r| r.starts_with('.'))
-        })
-    };
     for p in &a.paths {
-        if names_script(p) {
+        if script::makes(&scripts, p) {
             cols.push((p.clone(), Plot::Script(p.clone())));
         } else {
             let c = Column::parse(p)?;

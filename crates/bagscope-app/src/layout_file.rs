@@ -196,12 +196,7 @@ pub fn apply(d: &mut Doc, f: &LayoutFile) -> Applied {
     let mut plotted = Vec::new();
     d.layout_missing.clear();
     for p in series {
-        let scripted = d.plots.scripts.iter().any(|x| {
-            x.name == p
-                || p.strip_prefix(x.name.as_str())
-                    .is_some_and(|r| r.starts_with('.'))
-        });
-        let known = scripted
+        let known = bagscope_ops::script::makes(&d.plots.scripts, &p)
             || bagscope_reader::expr::Expr::parse(&p)
                 .is_ok_and(|e| e.topics().iter().all(|t| s.topic(t).is_some()));
         if known {
@@ -418,39 +413,6 @@ fn curve_names(xml: &str) -> Vec<String> {
     out
 }
 
-/// A PlotJuggler curve name (`/imu/data/linear_acceleration/x`, `/js/position[2]` or
-/// `/js/position.2`) as a bagscope path (`/imu/data.linear_acceleration.x`), the topic being
-/// the longest of `summary`'s that starts it.
-pub fn plotjuggler_path(name: &str, summary: &Summary) -> Option<String> {
-    let topic = summary
-        .topics
-        .iter()
-        .map(|t| t.name.as_str())
-        .filter(|t| name.strip_prefix(t).is_some_and(|r| r.starts_with('/')))
-        .max_by_key(|t| t.len())?;
-    let mut path = topic.to_string();
-    for seg in name[topic.len() + 1..].split('/') {
-        match seg.parse::<u64>() {
-            Ok(i) => path.push_str(&format!("[{i}]")),
-            Err(_) => {
-                // `position.2`: an index written after a dot.
-                match seg.split_once('.') {
-                    Some((f, i)) if i.parse::<u64>().is_ok() => {
-                        path.push('.');
-                        path.push_str(f);
-                        path.push_str(&format!("[{i}]"));
-                    }
-                    _ => {
-                        path.push('.');
-                        path.push_str(seg);
-                    }
-                }
-            }
-        }
-    }
-    Some(path)
-}
-
 /// A PlotJuggler layout: its curves, as paths of `summary`'s topics, and its custom functions
 /// (Lua run, others kept and said).
 fn plotjuggler(xml: &str, summary: &Summary) -> (LayoutFile, Vec<String>) {
@@ -476,7 +438,7 @@ fn plotjuggler(xml: &str, summary: &Summary) -> (LayoutFile, Vec<String>) {
         if f.scripts_not_run.iter().any(|s| s.name == name) {
             continue;
         }
-        match plotjuggler_path(&name, summary) {
+        match bagscope_ops::script::plotjuggler::path_text(&name, summary) {
             Some(p) if !f.layout.series.contains(&p) => f.layout.series.push(p),
             Some(_) => {}
             None => notes.push(format!("{name}: no topic of this recording starts it")),

@@ -7,15 +7,7 @@ use super::Part;
 use bagscope_ops::script::{self, Limits, SeriesScript};
 use bagscope_reader::series::Env;
 
-/// Whether `name` is a series one of `scripts` makes (its name, or `NAME.key`).
-pub(super) fn makes(scripts: &[SeriesScript], name: &str) -> bool {
-    scripts.iter().any(|s| {
-        s.name == name
-            || name
-                .strip_prefix(s.name.as_str())
-                .is_some_and(|r| r.starts_with('.'))
-    })
-}
+pub(super) use bagscope_ops::script::makes;
 
 /// A worker running what makes series `name`: its points (x: seconds since the start).
 pub(super) fn spawn(

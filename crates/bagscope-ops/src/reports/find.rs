@@ -242,14 +242,8 @@ pub fn script_query(q: &str, scripts: &[crate::script::SeriesScript]) -> Option<
         .filter_map(|&(w, op)| q.find(w).map(|i| (i, w, op)))
         .min_by_key(|&(i, w, _)| (i, std::cmp::Reverse(w.len())))?;
     let left = q[..i].trim();
-    let makes = scripts.iter().any(|s| {
-        s.name == left
-            || left
-                .strip_prefix(s.name.as_str())
-                .is_some_and(|r| r.starts_with('.'))
-    });
     let x: f64 = q[i + word.len()..].trim().parse().ok()?;
-    makes.then(|| (left.to_string(), op, x))
+    crate::script::makes(scripts, left).then(|| (left.to_string(), op, x))
 }
 
 /// The samples of script series `name` (made by `scripts`, run with those they read) that meet

@@ -55,6 +55,11 @@ fn expr_of(bag: &Bag, src: &str, dialect: Dialect) -> Result<Expr, String> {
     }
 }
 
+/// Whether `name` is a series one of `scripts` makes (a script's name, or `NAME.key`).
+pub fn makes(scripts: &[SeriesScript], name: &str) -> bool {
+    script_source(scripts, name).is_some()
+}
+
 /// Which script's series `src` names, if any: a script's name, or `NAME.key`.
 fn script_source(scripts: &[SeriesScript], src: &str) -> Option<(usize, String)> {
     if let Some(i) = scripts.iter().position(|s| s.name == src) {

@@ -43,9 +43,10 @@ impl Plotted {
     /// A column for every script's series not plotted yet.
     fn add_scripts(&mut self) {
         let names: Vec<String> = self.scripts.iter().map(|s| s.name.clone()).collect();
-        for n in names {
+        for (k, n) in names.into_iter().enumerate() {
+            let one = &self.scripts[k..=k];
             let plotted = self.columns.iter().any(|(_, p)| match p {
-                Plot::Script(s) => *s == n || s.starts_with(&format!("{n}.")),
+                Plot::Script(s) => super::makes(one, s),
                 Plot::Expr(_) => false,
             });
             if !plotted {

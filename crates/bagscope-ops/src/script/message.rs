@@ -138,8 +138,9 @@ fn err(s: &MessageScript, kind: ScriptErrorKind, m: String) -> ScriptError {
 }
 
 /// What is wrong with `s` over `bag` before any work: an input topic it lacks, an output type
-/// bagscope does not know, Lua that does not parse.
-pub fn check(bag: &Bag, s: &MessageScript) -> Result<MsgDef, ScriptError> {
+/// bagscope does not know, Lua that does not parse. Else the output type's name, definition text
+/// and definition.
+pub fn check(bag: &Bag, s: &MessageScript) -> Result<(String, String, MsgDef), ScriptError> {
     for t in &s.inputs {
         if bag.quick_summary().topic(t).is_none() {
             return Err(err(
@@ -149,14 +150,14 @@ pub fn check(bag: &Bag, s: &MessageScript) -> Result<MsgDef, ScriptError> {
             ));
         }
     }
-    let (_, _, def) = output_definition(&s.output_type, &bag.options().msg_path)
+    let out = output_definition(&s.output_type, &bag.options().msg_path)
         .map_err(|m| err(s, ScriptErrorKind::Source, m))?;
     mlua::Lua::new()
         .load(&s.code)
         .set_name("=global")
         .into_function()
         .map_err(|e| super::series::lua_error(s.name(), Part::Global, &e, 0))?;
-    Ok(def)
+    Ok(out)
 }
 
 /// Runs `s` over `bag`'s messages of its inputs, in time order.
@@ -166,14 +167,9 @@ pub fn run(
     limits: Limits,
     cancel: &AtomicBool,
 ) -> crate::Result<Result<Virtual, ScriptError>> {
-    let def = match check(bag, s) {
+    let (datatype, definition, def) = match check(bag, s) {
         Ok(d) => d,
         Err(e) => return Ok(Err(e)),
-    };
-    let (datatype, definition, _) = match output_definition(&s.output_type, &bag.options().msg_path)
-    {
-        Ok(x) => x,
-        Err(m) => return Ok(Err(err(s, ScriptErrorKind::Source, m))),
     };
     let name = s.name();
     let sb = match Sandbox::new(limits) {

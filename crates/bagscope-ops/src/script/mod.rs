@@ -25,7 +25,7 @@ pub mod plotjuggler;
 pub mod sandbox;
 pub mod series;
 
-pub use eval::{check, evaluate, ScriptRun, ScriptSeries};
+pub use eval::{check, evaluate, makes, ScriptRun, ScriptSeries};
 pub use sandbox::Limits;
 pub use series::{Dialect, SeriesScript};
 

@@ -158,6 +158,41 @@ pub fn path(name: &str, summary: &Summary) -> Option<MsgPath> {
     })
 }
 
+/// [`path`] as the text of a bagscope path (`/imu/data.linear_acceleration.x`,
+/// `/js.position[2]`; a topic or field that is not a plain name written in quotes).
+pub fn path_text(name: &str, summary: &Summary) -> Option<String> {
+    let p = path(name, summary)?;
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '/')
+    };
+    let quoted = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
+    let mut out = if p.topic.starts_with('/') && plain(&p.topic) {
+        p.topic.clone()
+    } else {
+        quoted(&p.topic)
+    };
+    for seg in &p.segs {
+        match seg {
+            Seg::Field { name, .. } if plain(name) && !name.contains('/') => {
+                out.push('.');
+                out.push_str(name);
+            }
+            Seg::Field { name, .. } => {
+                out.push('.');
+                out.push_str(&quoted(name));
+            }
+            Seg::Slice {
+                start: Bound::Int(i),
+                ..
+            } => out.push_str(&format!("[{i}]")),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
 fn field(name: &str) -> Seg {
     Seg::Field {
         name: name.to_string(),
@@ -238,6 +273,23 @@ mod tests {
             [field("Alt\t[m]")]
         );
         assert_eq!(path("col", &s).unwrap().segs, [field("data")]);
+        // As text that parses back to the same path.
+        for n in [
+            "/imu/data/linear_acceleration/x",
+            "/js/position.2",
+            "/GPS/#0/Alt\t[m]",
+            "col",
+        ] {
+            let text = path_text(n, &s).unwrap();
+            let back = bagscope_reader::expr::parse_path(&text).unwrap();
+            let want = path(n, &s).unwrap();
+            assert_eq!(
+                (back.topic, back.segs.len()),
+                (want.topic, want.segs.len()),
+                "{text}"
+            );
+        }
+        assert_eq!(path_text("/js/position[2]", &s).unwrap(), "/js.position[2]");
         assert!(path("/gone/x", &s).is_none());
     }
 }
