@@ -13,6 +13,7 @@ use bagscope_reader::encoding::{Plan, Value};
 use bagscope_reader::{Bag, Filter};
 
 mod arrow;
+mod camera;
 mod dropin;
 mod errors;
 mod geo;
@@ -340,6 +341,13 @@ impl Recording {
             _ => return Err(PyValueError::new_err("a fix topic, or lat= and lon= paths")),
         };
         geo::track(py, self.bag()?, source, (start_ns, end_ns))
+    }
+
+    /// The calibration on `topic` (`CameraInfo` or `foxglove.CameraCalibration`) at or before
+    /// `at_ns` (the first where `None`), as a `Camera`.
+    #[pyo3(signature = (topic, at_ns=None))]
+    fn camera(&self, topic: &str, at_ns: Option<u64>) -> PyResult<camera::Camera> {
+        camera::camera_at(self.bag()?, topic, at_ns)
     }
 
     /// The messages of `topic` as a `pyarrow.Table`: `time_ns` and the message's fields as
@@ -749,6 +757,9 @@ fn _bagscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(opening::open, m)?)?;
     m.add_function(wrap_pyfunction!(_main, m)?)?;
     dropin::register(m)?;
+    m.add_function(wrap_pyfunction!(camera::project_points, m)?)?;
+    m.add_function(wrap_pyfunction!(camera::undistort, m)?)?;
+    m.add_class::<camera::Camera>()?;
     m.add_class::<Recording>()?;
     m.add_class::<Topic>()?;
     m.add_class::<Messages>()?;
