@@ -5,6 +5,7 @@
 //! an image ([`rectify`]), as OpenCV's `initUndistortRectifyMap` and `remap` make them.
 
 pub mod lens;
+pub mod overlay;
 pub mod rectify;
 
 pub use lens::{project_points, Lens, Model};

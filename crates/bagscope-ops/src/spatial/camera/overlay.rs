@@ -1,0 +1,640 @@
+//! What is drawn over one camera image: the annotation topics matched to it by header stamp,
+//! and the chosen 3D layers (clouds, scans, markers, the TF tree's axes) projected through the
+//! camera's calibration at the image's stamp, with the transform from the TF tree at that
+//! stamp. Clouds and scans are painted into a transparent layer the image's size (a million
+//! points are one texture, not a million shapes); markers, axes and annotations stay shapes,
+//! drawn crisp at any zoom. Run on a worker (the app's image worker, `bagscope image`).
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{is_calibration_type, Camera};
+use crate::geom::Pose;
+use crate::media::annotate::draw::Canvas;
+use crate::media::annotate::index::Index;
+use crate::media::annotate::{Kind as ShapeKind, Shape};
+use crate::media::image::turbo;
+use crate::spatial::scene::cloud::{cloud1, cloud2, scan, Paint, Points};
+use crate::spatial::scene::markers;
+use crate::spatial::scene::read::header;
+use crate::spatial::tf::TfHistory;
+use crate::Result;
+use bagscope_reader::storage::IndexEntry;
+use bagscope_reader::Bag;
+
+/// What an image panel lays over its image, as the user set it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Layers {
+    /// Annotation topics (ImageMarker, ImageMarkerArray, ImageAnnotations).
+    pub annotations: Vec<String>,
+    /// How far an annotation's stamp may be from the image's (ns; 0: exact).
+    pub tolerance_ns: u64,
+    /// The calibration topic (`None`: found beside the image topic).
+    pub calibration: Option<String>,
+    /// 3D topics projected into the image (PointCloud2, PointCloud, LaserScan, markers).
+    pub projected: Vec<String>,
+    /// Paint projected points by this field (`None`: by depth).
+    pub color_field: Option<String>,
+    /// Draw the TF tree's frames as axes.
+    pub tf_axes: bool,
+    /// The image shown is rectified (an `image_rect` topic, or the rectify toggle): project
+    /// through `P` rather than `K` and the lens.
+    pub rectified: bool,
+    /// Size of a projected point, pixels.
+    pub point_size: f32,
+}
+
+/// What to draw over one image.
+#[derive(Debug, Clone, Default)]
+pub struct Overlay {
+    /// Shapes in the image's pixels (annotations, projected markers and axes).
+    pub shapes: Vec<Shape>,
+    /// Projected clouds and scans, painted: RGBA, the image's size (`None` where none).
+    pub raster: Option<(u32, u32, Vec<u8>)>,
+    /// The image's stamp used (its header's, else its receive time).
+    pub stamp: u64,
+    /// The calibration used.
+    pub camera: Option<Camera>,
+    /// Points of 3D layers that landed in the image.
+    pub projected_points: usize,
+    /// Time to match, read and project (ms).
+    pub ms: f64,
+    /// What went wrong or was left out, each said once.
+    pub notes: Vec<String>,
+}
+
+/// The calibration topic beside `image_topic`: `…/camera_info` in its namespace (or its
+/// parent's, for `…/image_raw/compressed`), else the recording's only calibration topic.
+pub fn calibration_beside(bag: &Bag, image_topic: &str) -> Option<String> {
+    let s = bag.summary();
+    let cals: Vec<&str> = s
+        .topics
+        .iter()
+        .filter(|t| is_calibration_type(&t.datatype))
+        .map(|t| t.name.as_str())
+        .collect();
+    let mut ns = image_topic;
+    while let Some(i) = ns.rfind('/') {
+        ns = &ns[..i];
+        for name in ["camera_info", "calibration", "camera_calibration"] {
+            let want = format!("{ns}/{name}");
+            if let Some(c) = cals.iter().find(|c| **c == want) {
+                return Some((*c).to_string());
+            }
+        }
+    }
+    (cals.len() == 1).then(|| cals[0].to_string())
+}
+
+/// Whether a topic name says its images are rectified (`image_rect`, `image_rect_color`).
+pub fn is_rectified_topic(topic: &str) -> bool {
+    topic.split('/').any(|p| p.starts_with("image_rect"))
+}
+
+/// Works out overlays, keeping what it read (annotation indexes, calibrations) from one image
+/// to the next.
+pub struct Overlayer {
+    bag: Bag,
+    tf: Option<Arc<TfHistory>>,
+    indexes: HashMap<String, std::result::Result<Arc<Index>, String>>,
+    cameras: HashMap<(usize, IndexEntry), std::result::Result<Camera, String>>,
+}
+
+impl Overlayer {
+    /// An overlayer over `bag`, with its transform tree where it has one.
+    pub fn new(bag: Bag, tf: Option<Arc<TfHistory>>) -> Overlayer {
+        Overlayer {
+            bag,
+            tf,
+            indexes: HashMap::new(),
+            cameras: HashMap::new(),
+        }
+    }
+
+    /// Replaces the transform tree (read later than the overlayer was made).
+    pub fn set_tf(&mut self, tf: Option<Arc<TfHistory>>) {
+        self.tf = tf;
+    }
+
+    /// The annotation index of `topic`, read once.
+    fn index(
+        &mut self,
+        topic: &str,
+        cancel: &AtomicBool,
+    ) -> std::result::Result<Arc<Index>, String> {
+        if let Some(i) = self.indexes.get(topic) {
+            return i.clone();
+        }
+        let r = Index::build(&self.bag, topic, cancel)
+            .map(Arc::new)
+            .map_err(|e| format!("{topic}: {e}"));
+        if !matches!(&r, Err(e) if e.contains("cancelled")) {
+            self.indexes.insert(topic.to_string(), r.clone());
+        }
+        r
+    }
+
+    /// The message of `topic` at or before `t` (receive time), else its first.
+    fn message_at(&self, topic: &str, t: u64) -> Result<Option<(usize, IndexEntry)>> {
+        let conns = self.bag.connections_of_topics(&[topic])?;
+        let tables = self.bag.tables()?;
+        let mut best: Option<(usize, IndexEntry)> = None;
+        let mut first: Option<(usize, IndexEntry)> = None;
+        for c in conns {
+            let Some(es) = tables.per_connection.get(c) else {
+                continue;
+            };
+            if let Some(e) = es.first() {
+                if first.is_none_or(|f| e.time_ns < f.1.time_ns) {
+                    first = Some((c, *e));
+                }
+            }
+            let k = es.partition_point(|e| e.time_ns <= t);
+            if let Some(e) = k.checked_sub(1).and_then(|k| es.get(k)) {
+                if best.is_none_or(|b| e.time_ns > b.1.time_ns) {
+                    best = Some((c, *e));
+                }
+            }
+        }
+        Ok(best.or(first))
+    }
+
+    /// The calibration on `topic` for an image received at `t`.
+    pub fn camera(&mut self, topic: &str, t: u64) -> std::result::Result<Camera, String> {
+        let (conn, entry) = self
+            .message_at(topic, t)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{topic} has no calibration"))?;
+        if let Some(c) = self.cameras.get(&(conn, entry)) {
+            return c.clone();
+        }
+        let r = (|| {
+            let (plan, _) = self.bag.plan(conn).map_err(|e| e.to_string())?;
+            let m = self.bag.message(conn, entry).map_err(|e| e.to_string())?;
+            let node = plan.decode(&m.data).map_err(|e| e.to_string())?;
+            Camera::from_message(&plan.def, &node)
+        })()
+        .map_err(|e| format!("{topic}: {e}"));
+        if self.cameras.len() > 64 {
+            self.cameras.clear();
+        }
+        self.cameras.insert((conn, entry), r.clone());
+        r
+    }
+
+    /// The header stamp of the message `(conn, entry)` (`None` where it has none).
+    pub fn stamp_of(&self, conn: usize, entry: IndexEntry) -> Option<u64> {
+        let (plan, _) = self.bag.plan(conn).ok()?;
+        let m = self.bag.message(conn, entry).ok()?;
+        let node = plan.decode(&m.data).ok()?;
+        header(&plan.def, &node).1
+    }
+
+    /// The overlay of the image `(conn, entry)` of `image_topic`, `size` pixels as shown.
+    pub fn overlay(
+        &mut self,
+        image_topic: &str,
+        image: (usize, IndexEntry),
+        size: (u32, u32),
+        layers: &Layers,
+        cancel: &AtomicBool,
+    ) -> Overlay {
+        let t0 = Instant::now();
+        let mut out = Overlay::default();
+        let received = image.1.time_ns;
+        out.stamp = match self.stamp_of(image.0, image.1) {
+            Some(s) => s,
+            None => {
+                out.notes.push(format!(
+                    "{image_topic} has no header stamp: matched by receive time"
+                ));
+                received
+            }
+        };
+        for topic in &layers.annotations {
+            let ix = match self.index(topic, cancel) {
+                Ok(ix) => ix,
+                Err(e) => {
+                    out.notes.push(e);
+                    continue;
+                }
+            };
+            match ix.at(&self.bag, out.stamp, layers.tolerance_ns) {
+                Ok(m) => {
+                    out.shapes.extend(m.shapes);
+                    out.notes.extend(m.notes);
+                }
+                Err(e) => out.notes.push(format!("{topic}: {e}")),
+            }
+        }
+        let wants_3d = !layers.projected.is_empty() || layers.tf_axes;
+        if wants_3d {
+            let cal = layers
+                .calibration
+                .clone()
+                .or_else(|| calibration_beside(&self.bag, image_topic));
+            match cal {
+                None => out
+                    .notes
+                    .push("no calibration topic: nothing projected".into()),
+                Some(cal) => match self.camera(&cal, received) {
+                    Ok(cam) => {
+                        self.project(&cam, size, layers, &mut out);
+                        out.camera = Some(cam);
+                    }
+                    Err(e) => out.notes.push(e),
+                },
+            }
+        }
+        out.ms = t0.elapsed().as_secs_f64() * 1e3;
+        out
+    }
+
+    fn project(&mut self, cam: &Camera, size: (u32, u32), layers: &Layers, out: &mut Overlay) {
+        let drawn = cam.image_size();
+        if drawn != size {
+            out.notes.push(format!(
+                "the calibration is for {}×{} images, this one is {}×{}",
+                drawn.0, drawn.1, size.0, size.1
+            ));
+        }
+        let Some(tf) = self.tf.clone() else {
+            out.notes.push(
+                "the recording has no transforms: layers taken as in the camera's frame".into(),
+            );
+            self.layers(cam, None, size, layers, out);
+            return;
+        };
+        self.layers(cam, Some(&tf), size, layers, out);
+        if layers.tf_axes {
+            for x in tf.tree_at(out.stamp) {
+                let name = &tf.frames[x.frame];
+                let Ok(p) = tf.lookup(&cam.frame, name, out.stamp) else {
+                    continue;
+                };
+                let o = p.apply([0.0; 3]);
+                for (axis, col) in [
+                    ([0.3, 0.0, 0.0], [230, 60, 60, 255]),
+                    ([0.0, 0.3, 0.0], [60, 200, 60, 255]),
+                    ([0.0, 0.0, 0.3], [70, 110, 240, 255]),
+                ] {
+                    let mut s = line_shape(
+                        cam,
+                        layers.rectified,
+                        &[o, p.apply(axis)],
+                        false,
+                        format!("frame {name}"),
+                    );
+                    s.color = col;
+                    s.thickness = 2.0;
+                    if s.points.len() > 1 {
+                        out.shapes.push(s);
+                    }
+                }
+                if let Some(px) = cam.project(o, layers.rectified) {
+                    let mut s = text_shape(px, name, [235, 235, 235, 255], format!("frame {name}"));
+                    s.font_size = 11.0;
+                    out.shapes.push(s);
+                }
+            }
+        }
+    }
+
+    /// Where frame `frame`'s points are in the camera's frame at the image's stamp.
+    fn place(
+        cam: &Camera,
+        tf: Option<&TfHistory>,
+        frame: &str,
+        stamp: u64,
+    ) -> std::result::Result<Pose, String> {
+        let Some(tf) = tf else {
+            return Ok(Pose::IDENTITY);
+        };
+        if frame.is_empty() || frame == cam.frame {
+            return Ok(Pose::IDENTITY);
+        }
+        tf.lookup_between(&cam.frame, frame, stamp)
+            .map_err(|e| e.to_string())
+    }
+
+    fn layers(
+        &mut self,
+        cam: &Camera,
+        tf: Option<&TfHistory>,
+        size: (u32, u32),
+        layers: &Layers,
+        out: &mut Overlay,
+    ) {
+        let mut raster: Option<Vec<u8>> = None;
+        for topic in &layers.projected {
+            let read = self.read_layer(topic, out.stamp, layers);
+            let (points, marks) = match read {
+                Ok(x) => x,
+                Err(e) => {
+                    out.notes.push(format!("{topic}: {e}"));
+                    continue;
+                }
+            };
+            if let Some(p) = points {
+                let place = match Self::place(cam, tf, &p.frame, out.stamp) {
+                    Ok(x) => x,
+                    Err(e) => {
+                        out.notes.push(format!("{topic}: {e}"));
+                        continue;
+                    }
+                };
+                let px =
+                    raster.get_or_insert_with(|| vec![0; size.0 as usize * size.1 as usize * 4]);
+                out.projected_points += paint_points(cam, &place, &p, size, layers, px);
+            }
+            for m in marks {
+                let place = match Self::place(cam, tf, &m.frame, out.stamp) {
+                    Ok(x) => x.then(&m.pose),
+                    Err(e) => {
+                        out.notes.push(format!("{topic} {}/{}: {e}", m.ns, m.id));
+                        continue;
+                    }
+                };
+                out.shapes
+                    .extend(marker_shapes(cam, layers.rectified, &place, &m, topic));
+            }
+        }
+        out.raster = raster.map(|r| (size.0, size.1, r));
+    }
+
+    /// The points or markers of `topic`'s message at or before `t`.
+    #[allow(clippy::type_complexity)]
+    fn read_layer(
+        &self,
+        topic: &str,
+        t: u64,
+        layers: &Layers,
+    ) -> std::result::Result<(Option<Points>, Vec<markers::Marker>), String> {
+        let (conn, entry) = self
+            .message_at(topic, t)
+            .map_err(|e| e.to_string())?
+            .ok_or("no message")?;
+        let s = self.bag.summary();
+        let ty = s
+            .connections
+            .get(conn)
+            .map(|c| c.datatype.replace("/msg/", "/"))
+            .unwrap_or_default();
+        let (plan, _) = self.bag.plan(conn).map_err(|e| e.to_string())?;
+        let m = self.bag.message(conn, entry).map_err(|e| e.to_string())?;
+        let node = plan.decode(&m.data).map_err(|e| e.to_string())?;
+        let def = &plan.def;
+        let paint = match &layers.color_field {
+            Some(f) => Paint::Field(f.clone()),
+            None => Paint::Flat,
+        };
+        Ok(match ty.as_str() {
+            "sensor_msgs/PointCloud2" | "foxglove.PointCloud" => {
+                (Some(cloud2(def, &node, &paint)?), Vec::new())
+            }
+            "sensor_msgs/PointCloud" => (Some(cloud1(def, &node, &paint)?), Vec::new()),
+            "sensor_msgs/LaserScan" | "foxglove.LaserScan" => (Some(scan(def, &node)?), Vec::new()),
+            _ => (None, markers::parse(def, &node)?),
+        })
+    }
+}
+
+/// Paints `p`'s points (placed in the camera's frame by `place`) into `px`; returns how many
+/// landed in the image.
+fn paint_points(
+    cam: &Camera,
+    place: &Pose,
+    p: &Points,
+    size: (u32, u32),
+    layers: &Layers,
+    px: &mut [u8],
+) -> usize {
+    let mut canvas = Canvas {
+        width: size.0,
+        height: size.1,
+        px,
+    };
+    let by_field = layers.color_field.is_some() && p.value.len() == p.xyz.len();
+    let (lo, hi) = if by_field {
+        p.value
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            })
+    } else {
+        (0.5, 30.0)
+    };
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    let r = layers.point_size.max(1.0) / 2.0;
+    let mut n = 0;
+    for (i, q) in p.xyz.iter().enumerate() {
+        let c = place.apply([f64::from(q[0]), f64::from(q[1]), f64::from(q[2])]);
+        let Some(uv) = cam.project(c, layers.rectified) else {
+            continue;
+        };
+        if uv[0] < -0.5
+            || uv[1] < -0.5
+            || uv[0] >= size.0 as f64 - 0.5
+            || uv[1] >= size.1 as f64 - 0.5
+        {
+            continue;
+        }
+        let v = if by_field { p.value[i] } else { c[2] as f32 };
+        let [cr, cg, cb] = turbo(((v - lo) / span).clamp(0.0, 1.0));
+        let col = [cr, cg, cb, 255];
+        let uvf = [uv[0] as f32, uv[1] as f32];
+        if r <= 0.75 {
+            canvas.blend(uvf[0].round() as i64, uvf[1].round() as i64, col, 1.0);
+        } else {
+            canvas.disc(uvf, r, col);
+        }
+        n += 1;
+    }
+    n
+}
+
+/// A polyline through 3D points of the camera's frame: each segment clipped in front of the
+/// camera and cut in pieces, so the lens bends it as it bends the picture.
+fn line_shape(
+    cam: &Camera,
+    rectified: bool,
+    pts: &[[f64; 3]],
+    closed: bool,
+    label: String,
+) -> Shape {
+    let mut s = Shape {
+        kind: ShapeKind::LineStrip,
+        points: Vec::new(),
+        color: [255, 255, 255, 255],
+        colors: Vec::new(),
+        fill: None,
+        thickness: 1.5,
+        radius: 0.0,
+        text: String::new(),
+        font_size: 12.0,
+        label,
+    };
+    let near = 0.05;
+    let pieces = if rectified || cam.lens.model == super::Model::None {
+        1
+    } else {
+        12
+    };
+    let mut seq: Vec<[f64; 3]> = pts.to_vec();
+    if closed && pts.len() > 2 {
+        seq.push(pts[0]);
+    }
+    for w in seq.windows(2) {
+        let (mut a, mut b) = (w[0], w[1]);
+        if a[2] < near && b[2] < near {
+            continue;
+        }
+        let cut = |p: [f64; 3], q: [f64; 3]| {
+            let t = (near - p[2]) / (q[2] - p[2]);
+            [p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1]), near]
+        };
+        if a[2] < near {
+            a = cut(a, b);
+        } else if b[2] < near {
+            b = cut(b, a);
+        }
+        for k in 0..=pieces {
+            let f = k as f64 / pieces as f64;
+            let p = [
+                a[0] + f * (b[0] - a[0]),
+                a[1] + f * (b[1] - a[1]),
+                a[2] + f * (b[2] - a[2]),
+            ];
+            if let Some(uv) = cam.project(p, rectified) {
+                s.points.push([uv[0] as f32, uv[1] as f32]);
+            }
+        }
+    }
+    s
+}
+
+fn text_shape(at: [f64; 2], text: &str, color: [u8; 4], label: String) -> Shape {
+    Shape {
+        kind: ShapeKind::Text,
+        points: vec![[at[0] as f32, at[1] as f32]],
+        color,
+        colors: Vec::new(),
+        fill: None,
+        thickness: 1.0,
+        radius: 0.0,
+        text: text.to_string(),
+        font_size: 12.0,
+        label,
+    }
+}
+
+/// A marker, placed in the camera's frame by `place` (its pose included), as shapes.
+fn marker_shapes(
+    cam: &Camera,
+    rectified: bool,
+    place: &Pose,
+    m: &markers::Marker,
+    topic: &str,
+) -> Vec<Shape> {
+    let label = format!("{topic} {}/{}", m.ns, m.id);
+    let col = m.color;
+    let [sx, sy, sz] = m.scale.map(|v| v / 2.0);
+    let pts: Vec<[f64; 3]> = m.points.iter().map(|p| place.apply(*p)).collect();
+    let mut out = Vec::new();
+    let mut line = |ps: &[[f64; 3]], closed: bool| {
+        let mut s = line_shape(cam, rectified, ps, closed, label.clone());
+        s.color = col;
+        if s.points.len() > 1 {
+            out.push(s);
+        }
+    };
+    match m.kind {
+        0 => {
+            let (a, b) = match m.points.as_slice() {
+                [a, b, ..] => (place.apply(*a), place.apply(*b)),
+                _ => (place.apply([0.0; 3]), place.apply([m.scale[0], 0.0, 0.0])),
+            };
+            line(&[a, b], false);
+        }
+        1 | 3 => {
+            // A box (a cylinder drawn as the box it stands in).
+            let c = |x: f64, y: f64, z: f64| place.apply([x * sx, y * sy, z * sz]);
+            let bottom = [
+                c(-1., -1., -1.),
+                c(1., -1., -1.),
+                c(1., 1., -1.),
+                c(-1., 1., -1.),
+            ];
+            let top = [
+                c(-1., -1., 1.),
+                c(1., -1., 1.),
+                c(1., 1., 1.),
+                c(-1., 1., 1.),
+            ];
+            line(&bottom, true);
+            line(&top, true);
+            for i in 0..4 {
+                line(&[bottom[i], top[i]], false);
+            }
+        }
+        2 => {
+            // A sphere: its outline as seen, a circle of the projected radius.
+            let centre = place.apply([0.0; 3]);
+            if let Some(uv) = cam.project(centre, rectified) {
+                let k = if rectified {
+                    cam.drawn_p()[0]
+                } else {
+                    cam.drawn_k()[0]
+                };
+                let mut s = text_shape(uv, "", col, label.clone());
+                s.kind = ShapeKind::Circle;
+                s.radius = (k * sx.max(sy).max(sz) / centre[2].max(1e-6)) as f32;
+                s.thickness = 1.5;
+                out.push(s);
+            }
+        }
+        4 => line(&pts, false),
+        5 => {
+            for w in pts.chunks_exact(2) {
+                line(w, false);
+            }
+        }
+        11 => {
+            for w in pts.chunks_exact(3) {
+                line(w, true);
+            }
+        }
+        9 => {
+            if let Some(uv) = cam.project(place.apply([0.0; 3]), rectified) {
+                out.push(text_shape(uv, &m.text, col, label.clone()));
+            }
+        }
+        _ => {
+            // Points, cube and sphere lists, meshes: their points (a mesh: its origin).
+            let pts = if pts.is_empty() {
+                vec![place.apply([0.0; 3])]
+            } else {
+                pts
+            };
+            let mut s = text_shape([0.0; 2], "", col, label.clone());
+            s.kind = ShapeKind::Points;
+            s.thickness = 4.0;
+            for (i, p) in pts.iter().enumerate() {
+                if let Some(uv) = cam.project(*p, rectified) {
+                    s.points.push([uv[0] as f32, uv[1] as f32]);
+                    if let Some(c) = m.colors.get(i) {
+                        s.colors.push(*c);
+                    }
+                }
+            }
+            if s.colors.len() != s.points.len() {
+                s.colors.clear();
+            }
+            out.push(s);
+        }
+    }
+    out
+}
