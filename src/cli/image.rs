@@ -34,6 +34,8 @@ pub struct ImageArgs {
     pub output: PathBuf,
     #[command(flatten)]
     pub render: Render,
+    #[command(flatten)]
+    pub overlay: super::image_overlay::OverlayArgs,
 }
 
 /// Runs `bagscope image`.
@@ -48,6 +50,7 @@ pub fn run(a: &ImageArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Re
         colormap: a.render.colormap.as_deref(),
         range: a.render.range(),
         rotate: a.render.rotate,
+        overlay: &a.overlay,
     })
 }
 
@@ -63,6 +66,7 @@ struct Asked<'a> {
     colormap: Option<&'a str>,
     range: Option<(f32, f32)>,
     rotate: u8,
+    overlay: &'a super::image_overlay::OverlayArgs,
 }
 
 /// `bagscope image`: one camera message as a PNG.
@@ -119,13 +123,33 @@ fn image(a: Asked) -> crate::cli::Result<ExitCode> {
         bagscope_ops::media::image::decode_message(&plan, &m.data)
             .map_err(|e| Error::Invalid(format!("{} message at {time_ns}: {e}", a.topic)))?
     };
+    let mut painter = None;
+    if a.overlay.any() {
+        if !a.rotate.is_multiple_of(4) {
+            return Err(Error::Invalid(
+                "--overlay, --tf-axes and --rectify draw on the image as recorded: leave out --rotate".into(),
+            ));
+        }
+        painter = Some(super::image_overlay::Painter::new(
+            &bag, a.topic, a.overlay,
+        )?);
+    }
+    let img = match painter.as_mut() {
+        Some(p) => p.rectified(img, time_ns)?,
+        None => img,
+    };
     let cmap = colormap_for(&img, a.colormap)?;
     let range = a.range.unwrap_or_else(|| img.default_range());
     let o = Orientation {
         quarter_turns: a.rotate % 4,
         ..Default::default()
     };
-    let (w, h, px) = img.render(cmap, range, o);
+    let (w, h, mut px) = img.render(cmap, range, o);
+    if let Some(p) = painter.as_mut() {
+        for note in p.paint((conn, entry), w, h, &mut px) {
+            eprintln!("{}: {note}", a.topic);
+        }
+    }
     let png = bagscope_ops::media::image::encode_png(w, h, &px)?;
     let mut f = AtomicFile::create(a.out)?;
     f.write_all(&png)?;

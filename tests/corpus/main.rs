@@ -7,6 +7,7 @@
 mod common;
 
 mod bookmarks;
+mod camera;
 mod cli_small;
 mod compare;
 mod convert;

@@ -144,10 +144,12 @@ pub fn is_image_type(datatype: &str) -> bool {
         || matches!(base, "OccupancyGrid" | "LaserScan" | "PointCloud2")
 }
 
-/// Whether a type is a camera's image (`Image`, `CompressedImage`).
+/// Whether a type is a camera's image (`Image`, `CompressedImage`, Foxglove's `RawImage` and
+/// `CompressedImage`).
 pub fn is_camera_type(datatype: &str) -> bool {
     let base = datatype.rsplit('/').next().unwrap_or(datatype);
-    base == "Image" || base == "CompressedImage"
+    let base = base.strip_prefix("foxglove.").unwrap_or(base);
+    matches!(base, "Image" | "CompressedImage" | "RawImage")
 }
 
 fn uint(v: Option<&Value>) -> Option<u64> {

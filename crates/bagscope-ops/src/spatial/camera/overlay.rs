@@ -88,6 +88,15 @@ pub fn calibration_beside(bag: &Bag, image_topic: &str) -> Option<String> {
     (cals.len() == 1).then(|| cals[0].to_string())
 }
 
+/// Whether a type is a 3D layer an image can have projected into it: clouds, scans, markers.
+pub fn is_projectable_type(datatype: &str) -> bool {
+    use crate::spatial::scene::Kind;
+    matches!(
+        Kind::of(datatype),
+        Some(Kind::Cloud2 | Kind::Cloud1 | Kind::Scan | Kind::Markers)
+    )
+}
+
 /// Whether a topic name says its images are rectified (`image_rect`, `image_rect_color`).
 pub fn is_rectified_topic(topic: &str) -> bool {
     topic.split('/').any(|p| p.starts_with("image_rect"))
@@ -621,6 +630,7 @@ fn marker_shapes(
             };
             let mut s = text_shape([0.0; 2], "", col, label.clone());
             s.kind = ShapeKind::Points;
+            s.points.clear();
             s.thickness = 4.0;
             for (i, p) in pts.iter().enumerate() {
                 if let Some(uv) = cam.project(*p, rectified) {

@@ -1,0 +1,314 @@
+//! Overlays on camera images against OpenCV: a recording made in the test
+//! (tests/py/camera_fixture.py, rosbags' writer and Foxglove's SDK) with a camera, its
+//! calibration, TF, a cloud, a marker and annotations; `bagscope image --overlay` must paint the
+//! cloud's and the marker's points at the pixels `cv2.projectPoints` computes (within 1 px), the
+//! annotations at the pixels they name, each image with the annotations of its own header stamp
+//! (they arrive later than the image), in ROS 1 (ImageMarker) and protobuf (ImageAnnotations).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common;
+
+struct Fixture {
+    _dir: common::TempDir,
+    bag: PathBuf,
+    fox: PathBuf,
+    expected: Value,
+    out: PathBuf,
+}
+
+fn fixture(name: &str) -> Fixture {
+    let dir = common::temp_dir(name);
+    let (bag, fox, exp) = (
+        dir.join("cam.bag"),
+        dir.join("fox.mcap"),
+        dir.join("exp.json"),
+    );
+    let o = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/py/camera_fixture.py"
+        ))
+        .args([&bag, &fox, &exp])
+        .output()
+        .expect("python3");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let expected = serde_json::from_slice(&std::fs::read(&exp).unwrap()).unwrap();
+    let out = dir.join("out.png");
+    Fixture {
+        _dir: dir,
+        bag,
+        fox,
+        expected,
+        out,
+    }
+}
+
+struct Png {
+    w: u32,
+    h: u32,
+    px: Vec<u8>,
+}
+
+impl Png {
+    fn read(p: &Path) -> Png {
+        let img = image::open(p).unwrap().to_rgba8();
+        Png {
+            w: img.width(),
+            h: img.height(),
+            px: img.into_raw(),
+        }
+    }
+
+    fn at(&self, x: i64, y: i64) -> [u8; 4] {
+        if x < 0 || y < 0 || x >= i64::from(self.w) || y >= i64::from(self.h) {
+            return [0; 4];
+        }
+        let i = (y as usize * self.w as usize + x as usize) * 4;
+        [self.px[i], self.px[i + 1], self.px[i + 2], self.px[i + 3]]
+    }
+
+    fn painted(&self, x: i64, y: i64) -> bool {
+        let p = self.at(x, y);
+        p[..3] != [128, 128, 128]
+    }
+
+    /// The centre of the painted pixels within `r` of `(u, v)`, weighted by how far each is
+    /// from the grey background.
+    fn centre_near(&self, u: f64, v: f64, r: i64) -> Option<(f64, f64)> {
+        let (cx, cy) = (u.round() as i64, v.round() as i64);
+        let (mut sx, mut sy, mut sw) = (0.0, 0.0, 0.0);
+        for y in cy - r..=cy + r {
+            for x in cx - r..=cx + r {
+                let p = self.at(x, y);
+                let d: f64 = p[..3].iter().map(|&c| (f64::from(c) - 128.0).abs()).sum();
+                if d > 0.0 {
+                    sx += x as f64 * d;
+                    sy += y as f64 * d;
+                    sw += d;
+                }
+            }
+        }
+        (sw > 0.0).then(|| (sx / sw, sy / sw))
+    }
+}
+
+fn image(args: &[&dyn AsRef<std::ffi::OsStr>]) -> (Png, String) {
+    let r = common::bagscope(args);
+    let err = r.stderr.clone();
+    r.ok();
+    let out = args
+        .windows(2)
+        .find(|w| w[0].as_ref() == "-o")
+        .map(|w| PathBuf::from(w[1].as_ref()))
+        .unwrap();
+    (Png::read(&out), err)
+}
+
+fn points(v: &Value) -> Vec<(f64, f64)> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn projected_points_land_where_opencv_projects_them() {
+    let f = fixture("camera-points");
+    let images = f.expected["images"].as_array().unwrap();
+    for (k, e) in images.iter().enumerate().step_by(2) {
+        let idx = k.to_string();
+        // The cloud alone, then the marker alone: each point's painted dot centred on OpenCV's
+        // pixel within 1 px (a dot of 1 px: the pixel OpenCV's rounds to).
+        for (topic, key) in [("/cloud", "cloud_px"), ("/marker", "marker_px")] {
+            let (png, err) = image(&[
+                &"image",
+                &f.bag,
+                &"/camera/image_raw",
+                &"--index",
+                &idx,
+                &"--overlay",
+                &topic,
+                &"--point-size",
+                &"1",
+                &"-o",
+                &f.out,
+            ]);
+            let want = points(&e[key]);
+            let mut seen = 0;
+            for &(u, v) in &want {
+                if u < 1.0 || v < 1.0 || u > f64::from(png.w) - 2.0 || v > f64::from(png.h) - 2.0 {
+                    continue;
+                }
+                seen += 1;
+                let (x, y) = png.centre_near(u, v, 2).unwrap_or_else(|| {
+                    panic!("image {k} {topic}: nothing painted near ({u:.2}, {v:.2}); {err}")
+                });
+                assert!(
+                    (x - u).abs() <= 1.0 && (y - v).abs() <= 1.0,
+                    "image {k} {topic}: OpenCV ({u:.2}, {v:.2}), painted at ({x:.2}, {y:.2})"
+                );
+                assert!(
+                    png.painted(u.round() as i64, v.round() as i64),
+                    "image {k}: ({u}, {v}) not painted"
+                );
+            }
+            assert!(
+                seen >= want.len() / 2,
+                "image {k} {topic}: {seen} of {} in view",
+                want.len()
+            );
+            // Nothing else painted: every painted pixel is at one of OpenCV's points (a
+            // marker's points are drawn 4 px wide).
+            let near = if topic == "/marker" { 2.5 } else { 1.5 };
+            for y in 0..png.h as i64 {
+                for x in 0..png.w as i64 {
+                    if png.painted(x, y) {
+                        assert!(
+                            want.iter().any(|&(u, v)| (x as f64 - u).abs() <= near
+                                && (y as f64 - v).abs() <= near),
+                            "image {k} {topic}: ({x}, {y}) painted, no point there"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn annotations_are_matched_by_stamp_and_drawn_where_they_say() {
+    let f = fixture("camera-annotations");
+    let images = f.expected["images"].as_array().unwrap();
+    for (k, e) in images.iter().enumerate() {
+        let idx = k.to_string();
+        let (png, _) = image(&[
+            &"image",
+            &f.bag,
+            &"/camera/image_raw",
+            &"--index",
+            &idx,
+            &"--overlay",
+            &"/annotations",
+            &"-o",
+            &f.out,
+        ]);
+        let c = e["circle"].as_array().unwrap();
+        let (cx, cy, r) = (
+            c[0].as_f64().unwrap(),
+            c[1].as_f64().unwrap(),
+            c[2].as_f64().unwrap(),
+        );
+        // The ring of this image's circle is red; its centre, and the rings of the other
+        // images' circles (10 px apart), are not.
+        for a in [0.0f64, 90.0, 180.0, 270.0] {
+            let (x, y) = (cx + r * a.to_radians().cos(), cy + r * a.to_radians().sin());
+            let p = png.at(x.round() as i64, y.round() as i64);
+            assert!(
+                p[0] > 200 && p[1] < 90,
+                "image {k}: ring at ({x:.0}, {y:.0}) is {p:?}"
+            );
+        }
+        assert!(!png.painted(cx as i64, cy as i64));
+        let other = if k == 0 { cx + 10.0 + r } else { cx - 10.0 - r };
+        assert!(
+            !png.painted(other as i64, cy as i64),
+            "image {k}: another stamp's circle drawn"
+        );
+        // The polygon's edges are green.
+        for (x, y) in [(460, 300), (400, 350), (520, 350), (460, 400)] {
+            let p = png.at(x, y);
+            assert!(
+                p[1] > 200 && p[0] < 90,
+                "image {k}: polygon edge ({x}, {y}) is {p:?}"
+            );
+        }
+        assert!(!png.painted(460, 350));
+    }
+    // Protobuf: Foxglove's ImageAnnotations over Foxglove's RawImage, logged 300 ms after the
+    // image, matched by the stamp.
+    for (k, e) in f.expected["foxglove"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let idx = k.to_string();
+        let (png, _) = image(&[
+            &"image",
+            &f.fox,
+            &"/cam",
+            &"--index",
+            &idx,
+            &"--overlay",
+            &"/detections",
+            &"-o",
+            &f.out,
+        ]);
+        let c = e["circle"].as_array().unwrap();
+        let (cx, cy, r) = (
+            c[0].as_f64().unwrap(),
+            c[1].as_f64().unwrap(),
+            c[2].as_f64().unwrap(),
+        );
+        let p = png.at((cx + r).round() as i64, cy.round() as i64);
+        assert!(
+            p[2] > 200 && p[0] < 90,
+            "foxglove image {k}: circle at ({}, {cy}) is {p:?}",
+            cx + r
+        );
+        for (x, y) in points(&e["strip"]) {
+            let p = png.at(x as i64, y as i64);
+            assert!(
+                p[0] > 200 && p[1] > 200 && p[2] < 90,
+                "foxglove image {k}: strip at ({x}, {y}) is {p:?}"
+            );
+        }
+        // The text's background box and letters.
+        assert!(png.at(302, 45)[..3] != [128, 128, 128]);
+    }
+}
+
+#[test]
+fn rectify_and_bad_requests_are_said() {
+    let f = fixture("camera-bad");
+    // Rectified: projected through P; the picture undistorted (grey stays grey inside, black
+    // where the undistorted image sees beyond the recorded one).
+    let (png, _) = image(&[
+        &"image",
+        &f.bag,
+        &"/camera/image_raw",
+        &"--rectify",
+        &"-o",
+        &f.out,
+    ]);
+    assert_eq!(png.at(320, 240)[..3], [128, 128, 128]);
+    for (args, want) in [
+        (vec!["--overlay", "/nope"], "--overlay /nope: no such topic"),
+        (
+            vec!["--overlay", "/camera/camera_info"],
+            "neither annotations nor a 3D layer",
+        ),
+        (
+            vec!["--overlay", "/cloud", "--rotate", "1"],
+            "leave out --rotate",
+        ),
+        (
+            vec!["--overlay", "/cloud", "--calibration", "/x"],
+            "--calibration /x: no such topic",
+        ),
+    ] {
+        let mut a: Vec<&dyn AsRef<std::ffi::OsStr>> =
+            vec![&"image", &f.bag, &"/camera/image_raw", &"-o", &f.out];
+        for x in &args {
+            a.push(x);
+        }
+        let r = common::bagscope(&a);
+        assert_ne!(r.code, Some(0), "{args:?}");
+        assert!(r.stderr.contains(want), "{args:?}: {}", r.stderr);
+    }
+}
