@@ -11,6 +11,10 @@ use bagscope_reader::Summary;
 pub struct Layout {
     /// Topics with an image panel, in order.
     pub images: Vec<String>,
+    /// What each image panel lays over its picture (annotations, projected layers, rectify),
+    /// in the order of `images`; left out where none has anything.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub image_overlays: Vec<super::images::overlay::Settings>,
     /// Plotted field paths, in order.
     pub series: Vec<String>,
     /// The log panel open.
@@ -42,6 +46,16 @@ pub fn capture(d: &Doc) -> Layout {
             .iter()
             .filter_map(|p| s.topics.get(p.topic).map(|t| t.name.clone()))
             .collect(),
+        image_overlays: if d.images.panels.iter().any(|p| p.overlay.any()) {
+            d.images
+                .panels
+                .iter()
+                .filter(|p| s.topics.get(p.topic).is_some())
+                .map(|p| p.overlay.clone())
+                .collect()
+        } else {
+            Vec::new()
+        },
         series: d
             .plots
             .series
@@ -64,9 +78,12 @@ pub fn capture(d: &Doc) -> Layout {
 pub fn apply(d: &mut Doc, l: &Layout) -> Vec<String> {
     let s = d.rec.bag.summary().clone();
     d.images.panels.clear();
-    for name in &l.images {
+    for (i, name) in l.images.iter().enumerate() {
         if let Some(ti) = s.topics.iter().position(|t| t.name == *name) {
             d.images.open(ti);
+            if let (Some(o), Some(p)) = (l.image_overlays.get(i), d.images.panels.last_mut()) {
+                p.overlay = o.clone();
+            }
         }
     }
     d.log.open = l.log;

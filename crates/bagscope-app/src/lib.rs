@@ -627,8 +627,10 @@ impl App {
         if let Some(d) = &mut self.doc {
             images::update(d, ui.ctx());
             // The transform history is the recording's, read once for whichever panel needs
-            // it (the TF window, the 3D panels): started and taken here, not by a panel.
-            if d.tf.open || (d.rec.has_tf && !d.scene.panels.is_empty()) {
+            // it (the TF window, the 3D panels, image overlays): started and taken here, not
+            // by a panel.
+            let overlays_need_tf = d.images.panels.iter().any(|p| p.overlay.needs_tf());
+            if d.tf.open || (d.rec.has_tf && (!d.scene.panels.is_empty() || overlays_need_tf)) {
                 tf::start(d, ui.ctx());
                 tf::poll(d, &mut self.cmds);
             }

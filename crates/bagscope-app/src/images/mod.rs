@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use egui::{Color32, Pos2, Rect, Sense, Vec2};
 
+pub mod overlay;
 pub(crate) mod video;
 
 use super::inspector::InspectKey;
@@ -27,11 +28,12 @@ pub struct Look {
     pub orient: Orientation,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Clone, PartialEq)]
 struct Request {
     panel: u64,
     key: InspectKey,
     look: Look,
+    overlay: Option<overlay::Asked>,
 }
 
 /// A frame ready to show.
@@ -52,6 +54,10 @@ pub struct Frame {
     pub decode_ms: Option<f64>,
     /// Time to colour and turn it (ms).
     pub render_ms: f64,
+    /// What is laid over it, where the panel asked for anything.
+    pub overlay: Option<overlay::Done>,
+    /// Why the picture is not rectified as asked.
+    pub rectify_error: Option<String>,
 }
 
 struct Reply {
@@ -72,6 +78,7 @@ fn work(
     req: Request,
     cache: &mut Vec<(InspectKey, Arc<Image>)>,
     videos: &mut video::Videos,
+    overlays: &mut overlay::Overlays,
 ) -> Reply {
     let t0 = Instant::now();
     let cached = cache
@@ -95,12 +102,27 @@ fn work(
             (r, Some(t0.elapsed().as_secs_f64() * 1e3))
         }
     };
+    let mut rectify_error = None;
+    let image = image.map(|image| match &req.overlay {
+        Some(a) if a.settings.rectify => match overlays.rectify(bag, a, req.key, &image) {
+            Ok(r) => Arc::new(r),
+            Err(e) => {
+                rectify_error = Some(e);
+                image
+            }
+        },
+        _ => image,
+    });
     let frame = image.map(|image| {
         let t1 = Instant::now();
         let cmap = req.look.cmap.unwrap_or_else(|| default_cmap(&image));
         let range = req.look.range.unwrap_or_else(|| image.default_range());
         let (w, h, px) = image.render(cmap, range, req.look.orient);
         let color = egui::ColorImage::from_rgba_unmultiplied([w as usize, h as usize], &px);
+        let overlay = req
+            .overlay
+            .as_ref()
+            .map(|a| overlays.work(a, req.key, (image.width, image.height), req.look.orient));
         Frame {
             key: req.key,
             look: req.look,
@@ -110,6 +132,8 @@ fn work(
             cmap,
             decode_ms,
             render_ms: t1.elapsed().as_secs_f64() * 1e3,
+            overlay,
+            rectify_error,
         }
     });
     Reply {
@@ -126,6 +150,7 @@ fn image_worker(bag: Bag, ctx: &egui::Context) -> Result<ImageWorker, String> {
     Service::spawn("images", 16, 4, ctx, move |reqs: Requests<Request>, h| {
         let mut cache = Vec::new();
         let mut videos = video::Videos::default();
+        let mut overlays = overlay::Overlays::new(bag.clone());
         loop {
             // While nothing is asked, video decodes ahead of the frames shown.
             let first = match reqs.try_recv() {
@@ -142,7 +167,7 @@ fn image_worker(bag: Bag, ctx: &egui::Context) -> Result<ImageWorker, String> {
                 latest.push(r);
             }
             for r in latest {
-                if !h.send(work(&bag, r, &mut cache, &mut videos)) {
+                if !h.send(work(&bag, r, &mut cache, &mut videos, &mut overlays)) {
                     return;
                 }
             }
@@ -167,11 +192,15 @@ pub struct ImagePanel {
     /// Zoom over the fitted size, and the pan in points.
     zoom: f32,
     pan: Vec2,
+    /// What is laid over the picture, as the user set it.
+    pub overlay: overlay::Settings,
     /// What was last asked for.
-    asked: Option<(InspectKey, Look)>,
+    asked: Option<(InspectKey, Look, Option<overlay::Asked>)>,
     /// The frame shown.
     pub frame: Option<Frame>,
     texture: Option<egui::TextureHandle>,
+    /// The overlay's painted layer.
+    overlay_texture: Option<egui::TextureHandle>,
     /// The last error.
     pub error: Option<String>,
     /// The value under the cursor last frame.
@@ -215,9 +244,11 @@ impl ImagesState {
             edit_range: (0.0, 1.0),
             zoom: 1.0,
             pan: Vec2::ZERO,
+            overlay: overlay::Settings::default(),
             asked: None,
             frame: None,
             texture: None,
+            overlay_texture: None,
             error: None,
             hover: None,
             area: Rect::NOTHING,
@@ -242,6 +273,21 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
             }
         }
     }
+    let tf = d.tf.history.clone();
+    let tf_reading = d.rec.has_tf && tf.is_none() && d.tf.error.is_none();
+    let names: Vec<Arc<str>> = d
+        .images
+        .panels
+        .iter()
+        .map(|p| {
+            d.rec
+                .bag
+                .summary()
+                .topics
+                .get(p.topic)
+                .map_or_else(|| Arc::from(""), |t| Arc::from(t.name.as_str()))
+        })
+        .collect();
     let wants: Vec<(usize, Option<InspectKey>)> = d
         .images
         .panels
@@ -267,6 +313,23 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
             Ok(mut f) => {
                 // The pixels move into the texture: no copy on the UI thread.
                 let color = std::mem::take(&mut f.color);
+                let painted = f.overlay.as_mut().and_then(|o| o.raster.take());
+                match painted {
+                    Some(img) => {
+                        let opts = egui::TextureOptions::NEAREST;
+                        match &mut p.overlay_texture {
+                            Some(t) => t.set(img, opts),
+                            None => {
+                                p.overlay_texture = Some(ctx.load_texture(
+                                    format!("image-overlay-{}", p.id),
+                                    img,
+                                    opts,
+                                ))
+                            }
+                        }
+                    }
+                    None => p.overlay_texture = None,
+                }
                 let opts = egui::TextureOptions {
                     magnification: egui::TextureFilter::Nearest,
                     minification: egui::TextureFilter::Linear,
@@ -294,13 +357,25 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
             continue;
         };
         let look = p.look;
-        if p.asked != Some((key, look)) {
-            p.asked = Some((key, look));
+        let over = p.overlay.any().then(|| overlay::Asked {
+            settings: p.overlay.clone(),
+            topic: Arc::clone(&names[i]),
+            tf: if p.overlay.needs_tf() {
+                tf.clone()
+            } else {
+                None
+            },
+            tf_reading: p.overlay.needs_tf() && tf_reading,
+        });
+        let asked = Some((key, look, over.clone()));
+        if p.asked != asked {
+            p.asked = asked;
             w.ask(
                 Request {
                     panel: p.id,
                     key,
                     look,
+                    overlay: over,
                 },
                 |a, b| a.panel == b.panel,
             );
@@ -324,6 +399,14 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                 .get(p.topic)
                 .map_or(String::new(), |t| t.name.clone())
         })
+        .collect();
+    let topics: Vec<(String, String)> = d
+        .rec
+        .bag
+        .summary()
+        .topics
+        .iter()
+        .map(|t| (t.name.clone(), t.datatype.clone()))
         .collect();
     let indexed = d.rec.indexed.is_some();
     let playhead = d.nav.playhead;
@@ -349,7 +432,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                         }
                         ui.add(egui::Label::new(egui::RichText::new(name).strong()).truncate());
                     });
-                    panel_ui(ui, p, indexed, playhead, start, cmds);
+                    panel_ui(ui, p, (indexed, playhead, start), (&topics, name), cmds);
                 });
         }
     });
@@ -359,9 +442,8 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
 fn panel_ui(
     ui: &mut egui::Ui,
     p: &mut ImagePanel,
-    indexed: bool,
-    playhead: u64,
-    start: u64,
+    (indexed, playhead, start): (bool, u64, u64),
+    (topics, name): (&[(String, String)], &str),
     cmds: &mut Vec<Cmd>,
 ) {
     let scalar = p.frame.as_ref().is_some_and(|f| f.image.is_scalar());
@@ -377,6 +459,14 @@ fn panel_ui(
             .on_hover_text("Mirror left-right");
         ui.toggle_value(&mut p.look.orient.flip_v, "Flip V")
             .on_hover_text("Mirror top-bottom");
+        let label = if p.overlay.any() {
+            "Overlay (on)"
+        } else {
+            "Overlay"
+        };
+        ui.menu_button(label, |ui| overlay::menu(ui, &mut p.overlay, topics, name))
+            .response
+            .on_hover_text("Annotations, 3D layers through the calibration, TF axes, rectify");
         if ui
             .button("Fit")
             .on_hover_text("Zoom to fit (or double-click)")
@@ -461,12 +551,22 @@ fn panel_ui(
             }
             let scale = fit * p.zoom;
             let img_rect = Rect::from_center_size(rect.center() + p.pan, size * scale);
-            painter.image(
-                tex.id(),
-                img_rect,
-                Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
-                Color32::WHITE,
-            );
+            let uv = Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0));
+            painter.image(tex.id(), img_rect, uv, Color32::WHITE);
+            let size_src = (f.image.width, f.image.height);
+            if let Some(o) = &f.overlay {
+                if let Some(t) = &p.overlay_texture {
+                    painter.image(t.id(), img_rect, uv, Color32::WHITE);
+                }
+                overlay::paint(
+                    &painter,
+                    &o.shapes,
+                    img_rect,
+                    scale,
+                    size_src,
+                    f.look.orient,
+                );
+            }
             if let Some(ptr) = resp.hover_pos().filter(|q| img_rect.contains(*q)) {
                 let x = ((ptr.x - img_rect.left()) / scale) as u32;
                 let y = ((ptr.y - img_rect.top()) / scale) as u32;
@@ -481,6 +581,12 @@ fn panel_ui(
                         } else {
                             format!("x {sx} y {sy}: {v}")
                         });
+                    }
+                    let named = f.overlay.as_ref().and_then(|o| {
+                        overlay::under(&o.shapes, ptr, img_rect, scale, size_src, f.look.orient)
+                    });
+                    if let Some(n) = named {
+                        p.hover = Some(format!("{} · {n}", p.hover.take().unwrap_or_default()));
                     }
                 }
             }
@@ -533,10 +639,21 @@ fn panel_ui(
             } else {
                 String::new()
             };
+            let over = match (&f.overlay, &f.rectify_error) {
+                (_, Some(e)) => format!(" · not rectified: {e}"),
+                (Some(o), None) if !o.notes.is_empty() => format!(" · {}", o.notes.join("; ")),
+                (Some(o), None) => format!(
+                    " · {} shapes, {} points over it in {:.1} ms",
+                    o.shapes.len(),
+                    o.points,
+                    o.ms
+                ),
+                (None, None) => String::new(),
+            };
             ui.add(
                 egui::Label::new(
                     egui::RichText::new(format!(
-                        "{}×{} {}{range}{}",
+                        "{}×{} {}{range}{}{over}",
                         f.image.width,
                         f.image.height,
                         f.image.encoding,

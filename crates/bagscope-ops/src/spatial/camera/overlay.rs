@@ -75,17 +75,22 @@ pub fn calibration_beside(bag: &Bag, image_topic: &str) -> Option<String> {
         .filter(|t| is_calibration_type(&t.datatype))
         .map(|t| t.name.as_str())
         .collect();
+    calibration_among(&cals, image_topic).map(str::to_string)
+}
+
+/// [`calibration_beside`] among the calibration topics `cals`.
+pub fn calibration_among<'a>(cals: &[&'a str], image_topic: &str) -> Option<&'a str> {
     let mut ns = image_topic;
     while let Some(i) = ns.rfind('/') {
         ns = &ns[..i];
         for name in ["camera_info", "calibration", "camera_calibration"] {
             let want = format!("{ns}/{name}");
             if let Some(c) = cals.iter().find(|c| **c == want) {
-                return Some((*c).to_string());
+                return Some(c);
             }
         }
     }
-    (cals.len() == 1).then(|| cals[0].to_string())
+    (cals.len() == 1).then(|| cals[0])
 }
 
 /// Whether a type is a 3D layer an image can have projected into it: clouds, scans, markers.
