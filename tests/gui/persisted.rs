@@ -18,6 +18,13 @@ fn persisted_sample() -> bagscope_app::persist::Persisted {
             "k".to_string(),
             Layout {
                 images: vec!["/cam".into()],
+                image_overlays: vec![bagscope_app::images::overlay::Settings {
+                    annotations: vec!["/det".into()],
+                    projected: vec!["/points".into()],
+                    tolerance_ms: 5.0,
+                    rectify: true,
+                    ..Default::default()
+                }],
                 series: vec!["/imu.linear_acceleration.x".into()],
                 log: true,
                 scenes: Vec::new(),
