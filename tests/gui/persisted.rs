@@ -65,10 +65,11 @@ fn an_earlier_versions_settings_are_read() {
         r#"{"k": {"images": ["/cam"], "series": ["/imu.linear_acceleration.x"], "log": true}}"#
             .into(),
     );
-    // An earlier version kept no map panels.
+    // An earlier version kept no map panels and no image overlays.
     let mut want = p.clone();
     for l in want.layouts.values_mut() {
         l.maps.clear();
+        l.image_overlays.clear();
     }
     assert_eq!(Persisted::load(Some(&m)), want);
 }
