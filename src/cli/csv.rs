@@ -43,8 +43,23 @@ pub struct CsvArgs {
     /// Write here (atomically) instead of to standard output.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// The rows' time: `receive` (when the recorder got each message: `time_ns`) or `header`
+    /// (each message's `header.stamp`: `stamp_ns`; each column of one topic; messages without
+    /// a header left out and said).
+    #[arg(long, value_enum, default_value = "receive")]
+    pub time: TimeBase,
     #[command(flatten)]
     pub range: Range,
+}
+
+/// Which time a CSV's rows are at.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TimeBase {
+    /// The receive (log) time.
+    #[default]
+    Receive,
+    /// The message's `header.stamp`.
+    Header,
 }
 
 /// `bagscope csv`: field series as CSV, rows at the union of their times.
@@ -54,6 +69,12 @@ pub fn run(a: &CsvArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Resu
     // The expressions first: a typo is answered before a recording is opened.
     let env = a.env.env()?;
     if !a.scripts.is_empty() || !a.lua.is_empty() || a.layout.is_some() {
+        if a.time == TimeBase::Header {
+            return Err(Error::Invalid(
+                "--time header is for paths and expressions, not with --script, --lua or --layout"
+                    .into(),
+            ));
+        }
         return super::scripts::csv(a, env, opts);
     }
     let parsed = paths
@@ -72,6 +93,7 @@ pub fn run(a: &CsvArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Resu
         start_ns,
         end_ns,
         time: bagscope_ops::tables::csv::TimeColumn::EpochNs,
+        header_stamps: a.time == TimeBase::Header,
     };
     to_output(out, bag_path, &mut |sink| {
         write_csv_columns(&bag, &parsed, &env, opts, &cancel, sink, &mut warn)

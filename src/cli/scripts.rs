@@ -211,6 +211,7 @@ pub fn csv(
         start_ns,
         end_ns,
         time: TimeColumn::EpochNs,
+        header_stamps: false,
     };
     let cancel = AtomicBool::new(false);
     let sopts = ScriptOptions {

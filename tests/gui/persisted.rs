@@ -26,6 +26,7 @@ fn persisted_sample() -> bagscope_app::persist::Persisted {
                     ..Default::default()
                 }],
                 series: vec!["/imu.linear_acceleration.x".into()],
+                header_stamp_series: vec!["/imu.linear_acceleration.x".into()],
                 log: true,
                 scenes: Vec::new(),
                 maps: vec![bagscope_app::map::Settings {
@@ -70,6 +71,7 @@ fn an_earlier_versions_settings_are_read() {
     for l in want.layouts.values_mut() {
         l.maps.clear();
         l.image_overlays.clear();
+        l.header_stamp_series.clear();
     }
     assert_eq!(Persisted::load(Some(&m)), want);
 }

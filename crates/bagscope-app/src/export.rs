@@ -298,6 +298,7 @@ pub fn start_csv_export(d: &mut Doc, ctx: &egui::Context) {
                     start_ns,
                     end_ns,
                     time,
+                    header_stamps: false,
                 },
                 cancel,
                 &mut f,

@@ -17,6 +17,9 @@ pub struct Layout {
     pub image_overlays: Vec<super::images::overlay::Settings>,
     /// Plotted field paths, in order.
     pub series: Vec<String>,
+    /// Of `series`, those plotted at their messages' header stamps.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub header_stamp_series: Vec<String>,
     /// The log panel open.
     pub log: bool,
     /// The 3D panels: layers, fixed frame, camera.
@@ -67,6 +70,13 @@ pub fn capture(d: &Doc) -> Layout {
             })
             .map(|x| x.path.clone())
             .collect(),
+        header_stamp_series: d
+            .plots
+            .series
+            .iter()
+            .filter(|x| x.header_time)
+            .map(|x| x.path.clone())
+            .collect(),
         log: d.log.open,
         scenes: d.scene.panels.iter().map(|p| p.settings.clone()).collect(),
         maps: d.map.settings(),
@@ -86,6 +96,7 @@ pub fn apply(d: &mut Doc, l: &Layout) -> Vec<String> {
             }
         }
     }
+    d.plots.header_paths = l.header_stamp_series.iter().cloned().collect();
     d.log.open = l.log;
     d.scene.panels.clear();
     for sc in &l.scenes {

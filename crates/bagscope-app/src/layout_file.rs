@@ -281,6 +281,29 @@ pub fn parse(text: &str, summary: &Summary) -> Result<(LayoutFile, Vec<String>),
 
 /// A Lichtblick/Foxglove layout: its plots' paths, image panels' topics, a log panel, a
 /// diagnostics panel.
+/// What a Lichtblick/Foxglove Image panel lays over its image: its visible annotation topics
+/// (`imageMode.annotations`), its calibration topic, and the 3D topics it draws (`topics`).
+fn lichtblick_image_overlay(cfg: &Value) -> super::images::overlay::Settings {
+    let visible = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter(|(_, c)| c.get("visible").and_then(Value::as_bool) != Some(false))
+            .map(|(t, _)| t.clone())
+            .collect()
+    };
+    super::images::overlay::Settings {
+        annotations: visible(cfg.pointer("/imageMode/annotations")),
+        calibration: cfg
+            .pointer("/imageMode/calibrationTopic")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string),
+        projected: visible(cfg.get("topics")),
+        ..Default::default()
+    }
+}
+
 fn lichtblick(panels: &Map<String, Value>) -> (LayoutFile, Vec<String>) {
     let mut f = LayoutFile::default();
     let mut notes = Vec::new();
@@ -298,6 +321,13 @@ fn lichtblick(panels: &Map<String, Value>) -> (LayoutFile, Vec<String>) {
                         if !v.is_empty() && !f.layout.series.iter().any(|s| s == v) {
                             f.layout.series.push(v.to_string());
                         }
+                        // Foxglove's and Lichtblick's per-path time base.
+                        let stamp = p.get("timestampMethod").and_then(Value::as_str);
+                        if stamp == Some("headerStamp")
+                            && !f.layout.header_stamp_series.iter().any(|s| s == v)
+                        {
+                            f.layout.header_stamp_series.push(v.to_string());
+                        }
                     }
                 }
             }
@@ -308,6 +338,7 @@ fn lichtblick(panels: &Map<String, Value>) -> (LayoutFile, Vec<String>) {
                     .and_then(Value::as_str);
                 if let Some(t) = topic.filter(|t| !t.is_empty()) {
                     f.layout.images.push(t.to_string());
+                    f.layout.image_overlays.push(lichtblick_image_overlay(cfg));
                 }
             }
             "RosOut" => f.layout.log = true,

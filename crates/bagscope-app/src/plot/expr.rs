@@ -109,8 +109,21 @@ pub(super) fn spawn(
     bag: &bagscope_reader::Bag,
     e: Expr,
     env: Env,
+    header_time: bool,
     ctx: &egui::Context,
 ) -> Result<Job<Part>, String> {
+    // At header stamps: one topic, whose messages' stamps the points move to.
+    let stamp_topic = match (header_time, e.topics().as_slice()) {
+        (false, _) => None,
+        (true, [t]) => Some(t.to_string()),
+        (true, ts) => {
+            return Err(format!(
+                "header stamps: {} reads {} topics; a series at header stamps reads one",
+                e.text,
+                ts.len()
+            ))
+        }
+    };
     let bag = bag.clone();
     let start = bag.summary().start_ns.unwrap_or(0);
     Job::spawn("expression", 64, ctx, move |h| {
@@ -125,7 +138,24 @@ pub(super) fn spawn(
         );
         match r {
             Ok(mut v) => {
-                let s = v.pop().unwrap_or_default();
+                let mut s = v.pop().unwrap_or_default();
+                if let Some(t) = &stamp_topic {
+                    match bagscope_ops::reports::timing::at_header_stamps(
+                        &bag,
+                        t,
+                        &mut s.points,
+                        h.cancel_flag(),
+                    ) {
+                        Ok(0) => {}
+                        Ok(n) => s
+                            .problems
+                            .push(format!("{n} messages without a header stamp left out")),
+                        Err(err) => {
+                            h.send(Part::Done(Err(err.to_string())));
+                            return;
+                        }
+                    }
+                }
                 send_whole(h, &s.points, start, (s.missing, s.problems));
             }
             Err(err) => {
@@ -147,8 +177,9 @@ pub(super) fn send_whole(
         .iter()
         .filter_map(|p| {
             let y = p.value.as_f64().filter(|y| y.is_finite())?;
+            // (Signed: a header stamp may come before the recording's start.)
             Some(PlotPoint::new(
-                p.time_ns.saturating_sub(start) as f64 / 1e9,
+                (i128::from(p.time_ns) - i128::from(start)) as f64 / 1e9,
                 y,
             ))
         })

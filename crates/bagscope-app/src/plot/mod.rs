@@ -43,6 +43,8 @@ pub struct Series {
     pub color: Color32,
     /// Which plot it is drawn in.
     pub plot: usize,
+    /// At each message's `header.stamp` rather than its receive time.
+    pub header_time: bool,
     /// Samples: x = seconds since the bag's start, y = value; sorted once complete.
     pub points: Vec<PlotPoint>,
     /// Complete.
@@ -74,6 +76,8 @@ pub struct PlotState {
     pub linked: bool,
     /// XY plots (`Y vs X`).
     pub xy: Vec<xy::XySeries>,
+    /// Paths plotted at their messages' header stamps when added (from a layout).
+    pub header_paths: std::collections::HashSet<String>,
     /// Variables for `$name` in expressions added after: `i=2, name='motor'`.
     pub vars: String,
     /// Formulas interpolate between samples (else each series holds its last value).
@@ -131,6 +135,7 @@ impl Default for PlotState {
             plots: 1,
             linked: true,
             xy: Vec::new(),
+            header_paths: Default::default(),
             vars: String::new(),
             linear: false,
             input: String::new(),
@@ -163,13 +168,15 @@ pub fn add_series(d: &mut Doc, path: &str, ctx: &egui::Context) -> Result<(), St
         d.plots.error = None;
         return Ok(());
     }
-    let job = job_for(d, path, ctx)?;
+    let header_time = d.plots.header_paths.contains(path);
+    let job = job_for(d, path, header_time, ctx)?;
     let n = d.plots.series.len();
     d.plots.series.push(Series {
         name: path.to_string(),
         path: path.to_string(),
         color: PALETTE[n % PALETTE.len()],
         plot: d.plots.plots.saturating_sub(1),
+        header_time,
         points: Vec::new(),
         done: false,
         note: None,
@@ -203,6 +210,7 @@ impl Series {
             path: name.to_string(),
             color: PALETTE[0],
             plot: 0,
+            header_time: false,
             pyramid: Some(Pyramid::build(&points)),
             built: None,
             points,
@@ -461,6 +469,7 @@ fn input_row(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
 fn series_list(ui: &mut egui::Ui, d: &mut Doc) {
     // Series list: rename, colour, plot, remove.
     let mut remove = None;
+    let mut restart = None;
     let nplots = d.plots.plots;
     for (i, s) in d.plots.series.iter_mut().enumerate() {
         ui.horizontal(|ui| {
@@ -490,10 +499,23 @@ fn series_list(ui: &mut egui::Ui, d: &mut Doc) {
             if let Some(n) = &s.note {
                 ui.colored_label(ui.visuals().warn_fg_color, n);
             }
+            if !s.derived
+                && ui
+                    .toggle_value(&mut s.header_time, "stamp")
+                    .on_hover_text(
+                        "Plot at each message's header.stamp instead of its receive time",
+                    )
+                    .changed()
+            {
+                restart = Some(i);
+            }
             if ui.small_button("Remove").clicked() {
                 remove = Some(i);
             }
         });
+    }
+    if let Some(i) = restart {
+        workers::restart(d, i, ui.ctx());
     }
     if let Some(i) = remove {
         d.plots.series.remove(i);

@@ -10,7 +10,12 @@ use bagscope_reader::encoding::FieldPath;
 use bagscope_reader::series::field_series;
 
 /// The worker that makes series `path`: a script's, a field's or an expression's.
-pub(super) fn job_for(d: &Doc, path: &str, ctx: &egui::Context) -> Result<Job<Part>, String> {
+pub(super) fn job_for(
+    d: &Doc,
+    path: &str,
+    header_time: bool,
+    ctx: &egui::Context,
+) -> Result<Job<Part>, String> {
     if script::makes(&d.plots.scripts, path) {
         return script::spawn(&d.rec.bag, &d.plots.scripts, path, ctx);
     }
@@ -23,11 +28,35 @@ pub(super) fn job_for(d: &Doc, path: &str, ctx: &egui::Context) -> Result<Job<Pa
     // Compile now so a bad path is reported at once, not by the worker.
     let vars = expr::parse_vars(&d.plots.vars)?;
     expr::check(&d.rec.bag, &e, &vars)?;
-    match expr::field_path(&e) {
+    match expr::field_path(&e).filter(|_| !header_time) {
         Some(fp) => spawn_series(&d.rec.bag, fp, ctx),
         None => {
             let env = expr::env_of(&d.plots.names(), &vars, d.plots.interp(), &e)?;
-            expr::spawn(&d.rec.bag, e, env, ctx)
+            expr::spawn(&d.rec.bag, e, env, header_time, ctx)
+        }
+    }
+}
+
+/// Reads series `i` again (its time base changed).
+pub(super) fn restart(d: &mut Doc, i: usize, ctx: &egui::Context) {
+    let Some(s) = d.plots.series.get(i) else {
+        return;
+    };
+    let (path, header) = (s.path.clone(), s.header_time);
+    let job = job_for(d, &path, header, ctx);
+    let s = &mut d.plots.series[i];
+    s.points.clear();
+    s.pyramid = None;
+    s.built = None;
+    s.cache = None;
+    s.incoming = None;
+    s.done = false;
+    s.note = None;
+    match job {
+        Ok(j) => s.job = Some(j),
+        Err(e) => {
+            s.done = true;
+            s.note = Some(e);
         }
     }
 }
@@ -81,10 +110,10 @@ pub fn refresh(d: &mut Doc, ctx: &egui::Context) {
             if e.paths().is_empty() || e.topics().iter().any(|t| bag.summary().topic(t).is_none()) {
                 continue;
             }
-            match expr::field_path(&e) {
+            match expr::field_path(&e).filter(|_| !s.header_time) {
                 Some(fp) => spawn_series(&bag, fp, ctx),
                 None => expr::env_of(&others, &vars, interp, &e)
-                    .and_then(|env| expr::spawn(&bag, e, env, ctx)),
+                    .and_then(|env| expr::spawn(&bag, e, env, s.header_time, ctx)),
             }
         };
         match job {

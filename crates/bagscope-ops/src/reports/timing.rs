@@ -211,6 +211,45 @@ pub fn stamp_delays(bag: &Bag, topic: &str, cancel: &AtomicBool) -> Result<Vec<(
     Ok(out)
 }
 
+/// Moves each point of `topic` (its receive time) to its message's `header.stamp`, sorted by
+/// the stamps: a series plotted or written at the time the data was taken. Points of messages
+/// without a stamp are left out; returns how many.
+pub fn at_header_stamps(
+    bag: &Bag,
+    topic: &str,
+    points: &mut Vec<bagscope_reader::series::Point>,
+    cancel: &AtomicBool,
+) -> Result<usize> {
+    let stamps = stamp_delays(bag, topic, cancel)?;
+    // Both in receive-time order: walked together, equal times taken in turn.
+    let mut k = 0;
+    let mut left_out = 0usize;
+    points.retain_mut(|p| {
+        while k < stamps.len() && stamps[k].0 < p.time_ns {
+            k += 1;
+        }
+        let moved = match stamps.get(k) {
+            Some(&(t, d)) if t == p.time_ns => {
+                k += 1;
+                u64::try_from(i128::from(t) + i128::from(d)).ok()
+            }
+            _ => None,
+        };
+        match moved {
+            Some(s) => {
+                p.time_ns = s;
+                true
+            }
+            None => {
+                left_out += 1;
+                false
+            }
+        }
+    });
+    points.sort_by_key(|p| p.time_ns);
+    Ok(left_out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

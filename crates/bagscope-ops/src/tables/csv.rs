@@ -92,6 +92,9 @@ pub struct CsvOptions {
     pub end_ns: Option<u64>,
     /// The time column.
     pub time: TimeColumn,
+    /// Rows at each message's `header.stamp` rather than its receive time (each column of one
+    /// topic; messages without a header are left out and said).
+    pub header_stamps: bool,
 }
 
 /// `n` in decimal onto `out`, as `write!(out, "{n}")` writes it, without the formatting
@@ -159,14 +162,31 @@ pub fn write_csv_columns(
         start_ns,
         end_ns,
         time,
+        header_stamps,
     } = opts;
     let threads = bag.options().threads();
     let names: Vec<&str> = cols.iter().map(|c| c.name.as_str()).collect();
-    let mut rows = Rows::new(bag, &names, time, sink);
+    // One topic a column, known before any row is written.
+    let stamp_topics: Vec<&str> = if header_stamps {
+        cols.iter()
+            .map(|c| match c.expr.topics().as_slice() {
+                [t] => Ok(*t),
+                ts => Err(Error::Invalid(format!(
+                    "--time header: {} reads {} topics; a column at header stamps reads one",
+                    c.name,
+                    ts.len()
+                ))),
+            })
+            .collect::<Result<_>>()?
+    } else {
+        Vec::new()
+    };
+    let mut rows = Rows::new(bag, &names, (time, header_stamps), sink);
     let mut add_row = |t: u64, row: &mut dyn Iterator<Item = Option<&Value>>| rows.row(t, row);
     // Paths alone, a window read in time order: each row written as its messages are read.
     let plain: Option<Vec<Source<'_>>> = cols
         .iter()
+        .filter(|_| !header_stamps)
         .map(|c| {
             c.expr.plain_path().map(|path| Source {
                 path,
@@ -195,9 +215,13 @@ pub fn write_csv_columns(
         let exprs: Vec<Expr> = cols.iter().map(|c| c.expr.clone()).collect();
         let series = expr_series(bag, &exprs, env, (start_ns, end_ns), threads, cancel)?;
         let mut all = Vec::with_capacity(series.len());
-        for (c, s) in cols.iter().zip(series) {
+        for (i, (c, s)) in cols.iter().zip(series).enumerate() {
             warn_path(&c.name, &s.problems, s.missing, warn);
-            all.push(s.points);
+            let mut points = s.points;
+            if let Some(topic) = stamp_topics.get(i) {
+                at_header_stamps(bag, topic, &c.name, &mut points, cancel, warn)?;
+            }
+            all.push(points);
         }
         if cancel.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(Error::Cancelled);
@@ -208,6 +232,29 @@ pub fn write_csv_columns(
         }
     }
     rows.finish()
+}
+
+/// Moves each point of `topic` to its message's `header.stamp`, saying how many messages
+/// without one were left out.
+fn at_header_stamps(
+    bag: &Bag,
+    topic: &str,
+    name: &str,
+    points: &mut Vec<Point>,
+    cancel: &AtomicBool,
+    warn: &mut dyn FnMut(String),
+) -> Result<()> {
+    let left_out = match crate::reports::timing::at_header_stamps(bag, topic, points, cancel) {
+        Ok(n) => n,
+        Err(Error::Invalid(why)) => return Err(Error::Invalid(format!("--time header: {why}"))),
+        Err(e) => return Err(e),
+    };
+    if left_out > 0 {
+        warn(format!(
+            "{name}: {left_out} messages of {topic} without a header stamp left out"
+        ));
+    }
+    Ok(())
 }
 
 /// Rows of a CSV as they are written: the heading, then a row at a time, flushed in 64 KiB
@@ -222,12 +269,20 @@ struct Rows<'a> {
 
 impl<'a> Rows<'a> {
     /// The heading of `names` after the time column.
-    fn new(bag: &Bag, names: &[&str], time: TimeColumn, sink: &'a mut dyn Write) -> Rows<'a> {
+    fn new(
+        bag: &Bag,
+        names: &[&str],
+        (time, header): (TimeColumn, bool),
+        sink: &'a mut dyn Write,
+    ) -> Rows<'a> {
         let mut text = String::with_capacity(1 << 16);
-        text.push_str(match time {
-            TimeColumn::EpochNs => "time_ns",
-            TimeColumn::EpochSeconds => "time_s",
-            TimeColumn::SinceStart => "time_since_start_s",
+        text.push_str(match (time, header) {
+            (TimeColumn::EpochNs, false) => "time_ns",
+            (TimeColumn::EpochSeconds, false) => "time_s",
+            (TimeColumn::SinceStart, false) => "time_since_start_s",
+            (TimeColumn::EpochNs, true) => "stamp_ns",
+            (TimeColumn::EpochSeconds, true) => "stamp_s",
+            (TimeColumn::SinceStart, true) => "stamp_since_start_s",
         });
         for n in names {
             text.push(',');
@@ -254,8 +309,17 @@ impl<'a> Rows<'a> {
             TimeColumn::EpochNs => push_decimal(text, t),
             TimeColumn::EpochSeconds => text.push_str(&crate::timefmt::secs(t)),
             TimeColumn::SinceStart => {
-                let d = t.saturating_sub(self.start);
-                text.push_str(&format!("{}.{:09}", d / 1_000_000_000, d % 1_000_000_000));
+                // A header stamp may be earlier than the recording's start.
+                let (sign, d) = if t >= self.start {
+                    ("", t - self.start)
+                } else {
+                    ("-", self.start - t)
+                };
+                text.push_str(&format!(
+                    "{sign}{}.{:09}",
+                    d / 1_000_000_000,
+                    d % 1_000_000_000
+                ));
             }
         }
         for v in row {
@@ -348,7 +412,7 @@ pub fn write_csv_plotted(
         }
     }
     let names: Vec<&str> = cols.iter().map(|(n, _)| n.as_str()).collect();
-    let mut rows = Rows::new(bag, &names, opts.time, sink);
+    let mut rows = Rows::new(bag, &names, (opts.time, false), sink);
     let refs: Vec<&[Point]> = all.iter().map(Vec::as_slice).collect();
     for (t, row) in merge_rows(&refs) {
         rows.row(t, &mut row.into_iter())?;
@@ -463,6 +527,7 @@ mod tests {
             start_ns: window.map(|w| w.0),
             end_ns: window.map(|w| w.1),
             time: TimeColumn::EpochNs,
+            header_stamps: false,
         };
         let mut out = Vec::new();
         write_csv(
