@@ -127,6 +127,12 @@ impl Camera {
         PyArray2::from_owned_array(py, Array2::from_shape_fn((3, 3), |(i, j)| r[i * 3 + j]))
     }
 
+    /// The distortion coefficients, as given (empty for an undistorted lens).
+    #[getter(D)]
+    fn d<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.model.lens.coefficients())
+    }
+
     /// The lens model's name.
     #[getter]
     fn model(&self) -> &'static str {

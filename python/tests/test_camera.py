@@ -165,3 +165,37 @@ def test_undistort_fisheye_equals_opencv():
         ours = bagscope.undistort(img, K, D, "equidistant", new_K=new_k)
         share, worst = agree(ours, theirs)
         assert share >= 0.999, f"{share:.5f} within 1 grey level (worst {worst})"
+
+
+def test_recording_camera_from_cameraInfo_and_foxglove_calibration(tmp_path):
+    """A recording's calibration (tests/py/camera_fixture.py: rosbags' writer, Foxglove's SDK)
+    as a Camera, projecting as OpenCV does."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "tests" / "py" / "camera_fixture.py"
+    bag, fox, exp = tmp_path / "cam.bag", tmp_path / "fox.mcap", tmp_path / "exp.json"
+    subprocess.run([sys.executable, str(script), str(bag), str(fox), str(exp)], check=True)
+    want = json.loads(exp.read_text())
+    K, D = np.array(want["K"]), np.array(want["D"])
+    pts = random_points(500)
+    for path, topic in [(bag, "/camera/camera_info"), (fox, "/cam/calibration")]:
+        with bagscope.open(path) as rec:
+            cam = rec.camera(topic)
+            assert cam.model == "plumb_bob" and cam.size == (640, 480)
+            assert cam.frame_id == "camera_optical"
+            assert np.allclose(cam.K, K) and np.allclose(cam.D, D)
+            assert cam.P.shape == (3, 4) and cam.R.shape == (3, 3)
+            uv = cam.project(pts)
+            theirs = opencv_project(pts, K, D, "plumb_bob")
+            seen = ~np.isnan(uv[:, 0])
+            assert seen.sum() > 400
+            assert np.max(np.abs(uv[seen] - theirs[seen])) < 1e-6
+            # Behind the camera: not seen.
+            assert np.isnan(cam.project(np.array([[0.0, 0.0, -1.0]]))).all()
+            later = rec.camera(topic, at_ns=cam.time_ns + 500_000_000)
+            assert later.time_ns > cam.time_ns
+            with pytest.raises(bagscope.NotFoundError):
+                rec.camera(topic, at_ns=1)

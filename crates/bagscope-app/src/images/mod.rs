@@ -316,7 +316,7 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
                 let painted = f.overlay.as_mut().and_then(|o| o.raster.take());
                 match painted {
                     Some(img) => {
-                        let opts = egui::TextureOptions::NEAREST;
+                        let opts = egui::TextureOptions::LINEAR;
                         match &mut p.overlay_texture {
                             Some(t) => t.set(img, opts),
                             None => {

@@ -56,6 +56,8 @@ pub struct Lens {
     pub model: Model,
     /// `k1 k2 p1 p2 k3 k4 k5 k6 s1 s2 s3 s4` (pinhole models) or `k1 k2 k3 k4` (fisheye).
     c: [f64; 12],
+    /// How many were given.
+    n: usize,
 }
 
 impl Lens {
@@ -74,6 +76,7 @@ impl Lens {
             return Ok(Lens {
                 model,
                 c: [0.0; 12],
+                n: 0,
             });
         }
         if !model.lengths().contains(&d.len()) {
@@ -95,13 +98,19 @@ impl Lens {
         let mut c = [0.0; 12];
         let n = d.len().min(12);
         c[..n].copy_from_slice(&d[..n]);
-        Ok(Lens { model, c })
+        Ok(Lens { model, c, n })
+    }
+
+    /// The coefficients as given (none for an undistorted lens; a tilt's two zeros left out).
+    pub fn coefficients(&self) -> &[f64] {
+        &self.c[..self.n]
     }
 
     /// An undistorted lens.
     pub const NONE: Lens = Lens {
         model: Model::None,
         c: [0.0; 12],
+        n: 0,
     };
 
     /// Where normalised coordinates `(x, y)` (`X/Z`, `Y/Z`) land after the lens, still
