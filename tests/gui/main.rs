@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod bookmarks_in_file;
+mod camera_overlay;
 #[path = "../common/mod.rs"]
 mod common;
 mod compare_runs;
