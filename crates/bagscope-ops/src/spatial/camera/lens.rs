@@ -180,8 +180,8 @@ pub fn project_points(points: &[[f64; 3]], k: &[f64; 9], lens: &Lens) -> Vec<[f6
     points
         .iter()
         .map(|p| {
-            let iz = if p[2] != 0.0 { 1.0 / p[2] } else { 1.0 };
-            let (xd, yd) = lens.distort(p[0] * iz, p[1] * iz);
+            let inv_z = if p[2] != 0.0 { 1.0 / p[2] } else { 1.0 };
+            let (xd, yd) = lens.distort(p[0] * inv_z, p[1] * inv_z);
             [fx * xd + cx, fy * yd + cy]
         })
         .collect()

@@ -170,12 +170,12 @@ impl Map {
                 0
             }
         };
-        for (o, &[ix, iy]) in out.chunks_exact_mut(C).zip(&self.at) {
-            let (sx, sy) = (ix >> BITS, iy >> BITS);
+        for (o, &[fx32, fy32]) in out.chunks_exact_mut(C).zip(&self.at) {
+            let (sx, sy) = (fx32 >> BITS, fy32 >> BITS);
             if sx >= sw || sx + 1 < 0 || sy >= sh || sy + 1 < 0 {
                 continue;
             }
-            let (ax, ay) = (ix & (TAB - 1), iy & (TAB - 1));
+            let (ax, ay) = (fx32 & (TAB - 1), fy32 & (TAB - 1));
             let w = [
                 (TAB - ax) * (TAB - ay) * 32,
                 ax * (TAB - ay) * 32,
@@ -196,8 +196,8 @@ impl Map {
     fn nearest<T: Copy>(&self, src: &[T], sw: u32, sh: u32, none: T) -> Vec<T> {
         self.at
             .iter()
-            .map(|&[ix, iy]| {
-                let (x, y) = ((ix + TAB / 2) >> BITS, (iy + TAB / 2) >> BITS);
+            .map(|&[fx32, fy32]| {
+                let (x, y) = ((fx32 + TAB / 2) >> BITS, (fy32 + TAB / 2) >> BITS);
                 if x >= 0 && y >= 0 && (x as u32) < sw && (y as u32) < sh {
                     src[y as usize * sw as usize + x as usize]
                 } else {
