@@ -10,7 +10,7 @@ use bagscope_ops::spatial::camera::rectify::Map;
 use bagscope_ops::spatial::camera::{Camera as Model, Lens};
 use bagscope_reader::Bag;
 
-use super::errors::{to_py, NotFoundError};
+use super::errors::{ops_to_py, to_py, NotFoundError};
 
 fn mat3(name: &str, v: Vec<f64>) -> PyResult<[f64; 9]> {
     <[f64; 9]>::try_from(v.as_slice())
@@ -200,32 +200,14 @@ impl Camera {
 
 /// The calibration on `topic` at or before `at_ns` (the first one where `None`).
 pub(super) fn camera_at(bag: &Bag, topic: &str, at_ns: Option<u64>) -> PyResult<Camera> {
-    let conns = bag.connections_of_topics(&[topic]).map_err(to_py)?;
-    let tables = bag.tables().map_err(to_py)?;
-    let mut all: Vec<(u64, usize, bagscope_reader::IndexEntry)> = conns
-        .iter()
-        .flat_map(|&c| {
-            tables
-                .per_connection
-                .get(c)
-                .into_iter()
-                .flatten()
-                .map(move |e| (e.time_ns, c, *e))
-        })
-        .collect();
-    all.sort_by_key(|x| x.0);
-    let pick = match at_ns {
-        None => all.first(),
-        Some(t) => all
-            .partition_point(|x| x.0 <= t)
-            .checked_sub(1)
-            .and_then(|i| all.get(i)),
-    };
-    let Some(&(time_ns, conn, entry)) = pick else {
+    let pick = bagscope_ops::spatial::camera::overlay::message_at_or_before(bag, topic, at_ns)
+        .map_err(ops_to_py)?;
+    let Some((conn, entry)) = pick else {
         return Err(NotFoundError::new_err(format!(
             "{topic} has no calibration at or before the time asked"
         )));
     };
+    let time_ns = entry.time_ns;
     let (plan, _) = bag.plan(conn).map_err(|e| to_py(e.into()))?;
     let m = bag.message(conn, entry).map_err(to_py)?;
     let node = plan

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+pub mod camera;
 pub mod gps;
 #[cfg(feature = "remote")]
 pub mod http;

@@ -22,21 +22,7 @@ struct Fixture {
 
 fn fixture(name: &str) -> Fixture {
     let dir = common::temp_dir(name);
-    let (bag, fox, exp) = (
-        dir.join("cam.bag"),
-        dir.join("fox.mcap"),
-        dir.join("exp.json"),
-    );
-    let o = Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/py/camera_fixture.py"
-        ))
-        .args([&bag, &fox, &exp])
-        .output()
-        .expect("python3");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let expected = serde_json::from_slice(&std::fs::read(&exp).unwrap()).unwrap();
+    let (bag, fox, expected) = common::camera::recording(&dir);
     let out = dir.join("out.png");
     Fixture {
         _dir: dir,

@@ -3,8 +3,6 @@
 //! cloud and a marker projected through the CameraInfo with the transform at the image's
 //! stamp, as OpenCV projects them; the annotation under the cursor named; rectify.
 
-use std::process::Command;
-
 use bagscope_app::Cmd;
 use egui::{Event, Rect, Vec2};
 use serde_json::Value;
@@ -15,21 +13,7 @@ use crate::*;
 #[test]
 fn overlays_match_by_stamp_and_land_where_opencv_projects() {
     let dir = common::temp_dir("ui-camera");
-    let (bag, fox, exp) = (
-        dir.join("cam.bag"),
-        dir.join("fox.mcap"),
-        dir.join("exp.json"),
-    );
-    let o = Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/py/camera_fixture.py"
-        ))
-        .args([&bag, &fox, &exp])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let expected: Value = serde_json::from_slice(&std::fs::read(&exp).unwrap()).unwrap();
+    let (bag, _, expected) = common::camera::recording(&dir);
     let mut h = harness(Some(bag));
     wait_for(&mut h, "indexing", indexed);
     {

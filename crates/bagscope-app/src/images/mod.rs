@@ -275,19 +275,7 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
     }
     let tf = d.tf.history.clone();
     let tf_reading = d.rec.has_tf && tf.is_none() && d.tf.error.is_none();
-    let names: Vec<Arc<str>> = d
-        .images
-        .panels
-        .iter()
-        .map(|p| {
-            d.rec
-                .bag
-                .summary()
-                .topics
-                .get(p.topic)
-                .map_or_else(|| Arc::from(""), |t| Arc::from(t.name.as_str()))
-        })
-        .collect();
+    let names: Vec<Arc<str>> = panel_topics(d).into_iter().map(Arc::from).collect();
     let wants: Vec<(usize, Option<InspectKey>)> = d
         .images
         .panels
@@ -387,19 +375,7 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
 /// Draws the image panels side by side in `ui` (a strip above the timeline), each with its
 /// topic, a close button and its tools.
 pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
-    let names: Vec<String> = d
-        .images
-        .panels
-        .iter()
-        .map(|p| {
-            d.rec
-                .bag
-                .summary()
-                .topics
-                .get(p.topic)
-                .map_or(String::new(), |t| t.name.clone())
-        })
-        .collect();
+    let names = panel_topics(d);
     let topics: Vec<(String, String)> = d
         .rec
         .bag
@@ -677,6 +653,20 @@ fn panel_ui(
         .as_deref()
         .unwrap_or("hover the image for a pixel's value; wheel zooms, drag pans");
     ui.add(egui::Label::new(egui::RichText::new(hover).monospace()).truncate());
+}
+
+/// Each panel's topic name, in panel order.
+fn panel_topics(d: &Doc) -> Vec<String> {
+    let s = d.rec.bag.summary();
+    d.images
+        .panels
+        .iter()
+        .map(|p| {
+            s.topics
+                .get(p.topic)
+                .map_or(String::new(), |t| t.name.clone())
+        })
+        .collect()
 }
 
 /// Topics whose type is an image.

@@ -93,6 +93,39 @@ pub fn calibration_among<'a>(cals: &[&'a str], image_topic: &str) -> Option<&'a 
     (cals.len() == 1).then(|| cals[0])
 }
 
+/// The message of `topic` last received at or before `t` (its first where `t` is `None`).
+pub fn message_at_or_before(
+    bag: &Bag,
+    topic: &str,
+    t: Option<u64>,
+) -> Result<Option<(usize, IndexEntry)>> {
+    let conns = bag.connections_of_topics(&[topic])?;
+    let tables = bag.tables()?;
+    let mut best: Option<(usize, IndexEntry)> = None;
+    for c in conns {
+        let Some(es) = tables.per_connection.get(c) else {
+            continue;
+        };
+        let e = match t {
+            None => es.first(),
+            Some(t) => es
+                .partition_point(|e| e.time_ns <= t)
+                .checked_sub(1)
+                .and_then(|k| es.get(k)),
+        };
+        if let Some(e) = e {
+            let better = best.is_none_or(|b| match t {
+                None => e.time_ns < b.1.time_ns,
+                Some(_) => e.time_ns > b.1.time_ns,
+            });
+            if better {
+                best = Some((c, *e));
+            }
+        }
+    }
+    Ok(best)
+}
+
 /// Whether a type is a 3D layer an image can have projected into it: clouds, scans, markers.
 pub fn is_projectable_type(datatype: &str) -> bool {
     use crate::spatial::scene::Kind;
@@ -152,27 +185,10 @@ impl Overlayer {
 
     /// The message of `topic` at or before `t` (receive time), else its first.
     fn message_at(&self, topic: &str, t: u64) -> Result<Option<(usize, IndexEntry)>> {
-        let conns = self.bag.connections_of_topics(&[topic])?;
-        let tables = self.bag.tables()?;
-        let mut best: Option<(usize, IndexEntry)> = None;
-        let mut first: Option<(usize, IndexEntry)> = None;
-        for c in conns {
-            let Some(es) = tables.per_connection.get(c) else {
-                continue;
-            };
-            if let Some(e) = es.first() {
-                if first.is_none_or(|f| e.time_ns < f.1.time_ns) {
-                    first = Some((c, *e));
-                }
-            }
-            let k = es.partition_point(|e| e.time_ns <= t);
-            if let Some(e) = k.checked_sub(1).and_then(|k| es.get(k)) {
-                if best.is_none_or(|b| e.time_ns > b.1.time_ns) {
-                    best = Some((c, *e));
-                }
-            }
-        }
-        Ok(best.or(first))
+        Ok(match message_at_or_before(&self.bag, topic, Some(t))? {
+            Some(m) => Some(m),
+            None => message_at_or_before(&self.bag, topic, None)?,
+        })
     }
 
     /// The calibration on `topic` for an image received at `t`.
