@@ -190,6 +190,10 @@ class Recording:
         lat: Optional[str] = None,
         lon: Optional[str] = None,
     ) -> dict[str, Any]: ...
+    def annotations(
+        self, topic: str, start_ns: Optional[int] = None, end_ns: Optional[int] = None
+    ) -> dict[str, Any]:
+        """Annotation messages: ``time_ns``, ``stamp_ns``, ``shapes`` (points N×2), ``notes``."""
     def camera(self, topic: str, at_ns: Optional[int] = None) -> "Camera":
         """The calibration on ``topic`` at or before ``at_ns`` (the first where None)."""
     def to_arrow(

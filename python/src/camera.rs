@@ -217,3 +217,76 @@ pub(super) fn camera_at(bag: &Bag, topic: &str, at_ns: Option<u64>) -> PyResult<
         .map_err(|e| PyValueError::new_err(format!("{topic}'s calibration at {time_ns}: {e}")))?;
     Ok(Camera { model, time_ns })
 }
+
+/// Every annotation message of `topic` (ImageMarker, arrays of them, ImageAnnotations) in
+/// `[start_ns, end_ns)`: per message its receive time, its stamp (-1 where none) and its
+/// shapes, each a dict with its points as an `N×2` float32 array.
+pub(super) fn annotations<'py>(
+    py: Python<'py>,
+    bag: &Bag,
+    topic: &str,
+    (start_ns, end_ns): (Option<u64>, Option<u64>),
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    use bagscope_ops::media::annotate::{parse, Annotations, Kind};
+    let conns = bag.connections_of_topics(&[topic]).map_err(to_py)?;
+    let read = py.detach(|| {
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        let mut out: Vec<(u64, Annotations)> = Vec::new();
+        bagscope_ops::decoded::each_decoded(bag, conns, &cancel, |m, d| {
+            let in_range =
+                start_ns.is_none_or(|s| m.time_ns >= s) && end_ns.is_none_or(|e| m.time_ns < e);
+            if let (true, Some((plan, node))) = (in_range, d) {
+                out.push((m.time_ns, parse(&plan.def, node)));
+            }
+            Ok(std::ops::ControlFlow::Continue(()))
+        })
+        .map(|_| out)
+    });
+    let read = read.map_err(to_py)?;
+    let d = pyo3::types::PyDict::new(py);
+    let times: Vec<i64> = read
+        .iter()
+        .map(|(t, _)| i64::try_from(*t).unwrap_or(i64::MAX))
+        .collect();
+    let stamps: Vec<i64> = read
+        .iter()
+        .map(|(_, a)| a.stamp.map_or(-1, |s| i64::try_from(s).unwrap_or(i64::MAX)))
+        .collect();
+    d.set_item("time_ns", PyArray1::from_vec(py, times))?;
+    d.set_item("stamp_ns", PyArray1::from_vec(py, stamps))?;
+    let shapes = pyo3::types::PyList::empty(py);
+    let notes = pyo3::types::PyList::empty(py);
+    for (_, a) in &read {
+        let per = pyo3::types::PyList::empty(py);
+        for s in &a.shapes {
+            let x = pyo3::types::PyDict::new(py);
+            x.set_item(
+                "kind",
+                match s.kind {
+                    Kind::Circle => "circle",
+                    Kind::LineStrip => "line_strip",
+                    Kind::LineLoop => "line_loop",
+                    Kind::LineList => "line_list",
+                    Kind::Polygon => "polygon",
+                    Kind::Points => "points",
+                    Kind::Text => "text",
+                },
+            )?;
+            x.set_item("label", &s.label)?;
+            let pts = Array2::from_shape_fn((s.points.len(), 2), |(i, j)| s.points[i][j]);
+            x.set_item("points", PyArray2::from_owned_array(py, pts))?;
+            x.set_item("color", s.color.to_vec())?;
+            x.set_item("fill", s.fill.map(|f| f.to_vec()))?;
+            x.set_item("thickness", s.thickness)?;
+            x.set_item("radius", s.radius)?;
+            x.set_item("text", &s.text)?;
+            x.set_item("font_size", s.font_size)?;
+            per.append(x)?;
+        }
+        shapes.append(per)?;
+        notes.append(a.notes.clone())?;
+    }
+    d.set_item("shapes", shapes)?;
+    d.set_item("notes", notes)?;
+    Ok(d)
+}

@@ -350,6 +350,20 @@ impl Recording {
         camera::camera_at(self.bag()?, topic, at_ns)
     }
 
+    /// The annotations of `topic` (ImageMarker, ImageMarkerArray, foxglove.ImageAnnotations):
+    /// `time_ns` and `stamp_ns` arrays (a message each; -1: no stamp), `shapes` (a list of
+    /// shape dicts a message, points as N×2 float32 pixel arrays) and `notes`.
+    #[pyo3(signature = (topic, start_ns=None, end_ns=None))]
+    fn annotations<'py>(
+        &self,
+        py: Python<'py>,
+        topic: &str,
+        start_ns: Option<u64>,
+        end_ns: Option<u64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        camera::annotations(py, self.bag()?, topic, (start_ns, end_ns))
+    }
+
     /// The messages of `topic` as a `pyarrow.Table`: `time_ns` and the message's fields as
     /// typed, nested columns built from the definition (see the README). `fields`: dotted paths
     /// (`header.stamp`, `linear_acceleration`) to keep only those. Needs pyarrow.

@@ -199,3 +199,43 @@ def test_recording_camera_from_cameraInfo_and_foxglove_calibration(tmp_path):
             assert later.time_ns > cam.time_ns
             with pytest.raises(bagscope.NotFoundError):
                 rec.camera(topic, at_ns=1)
+
+
+def test_annotations_as_arrays(tmp_path):
+    """ImageMarker (ROS 1, rosbags' writer) and foxglove.ImageAnnotations (protobuf, Foxglove's
+    SDK) as arrays, stamped as the images they were made for."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "tests" / "py" / "camera_fixture.py"
+    bag, fox, exp = tmp_path / "cam.bag", tmp_path / "fox.mcap", tmp_path / "exp.json"
+    subprocess.run([sys.executable, str(script), str(bag), str(fox), str(exp)], check=True)
+    want = json.loads(exp.read_text())
+    with bagscope.open(bag) as rec:
+        a = rec.annotations("/annotations")
+        # Two ImageMarkers an image (a circle, a polygon), each stamped as its image.
+        stamps = [i["stamp"] for i in want["images"]]
+        assert sorted(set(a["stamp_ns"].tolist())) == stamps
+        assert (a["time_ns"] - a["stamp_ns"] > 0).all()
+        circles = [s for per in a["shapes"] for s in per if s["kind"] == "circle"]
+        polys = [s for per in a["shapes"] for s in per if s["kind"] == "polygon"]
+        assert len(circles) == len(polys) == len(stamps)
+        for c, img in zip(circles, want["images"]):
+            assert c["points"].shape == (1, 2) and c["points"].dtype == np.float32
+            assert np.allclose(c["points"][0], img["circle"][:2]) and c["radius"] == 25.0
+            assert c["label"] == "det/0" and c["color"] == [255, 0, 0, 255]
+        assert np.allclose(polys[0]["points"], want["images"][0]["polygon"])
+    with bagscope.open(fox) as rec:
+        a = rec.annotations("/detections")
+        assert a["stamp_ns"].tolist() == [f["stamp"] for f in want["foxglove"]]
+        for per, f in zip(a["shapes"], want["foxglove"]):
+            kinds = sorted(s["kind"] for s in per)
+            assert kinds == ["circle", "line_strip", "text"]
+            c = next(s for s in per if s["kind"] == "circle")
+            assert np.allclose(c["points"][0], f["circle"][:2]) and c["radius"] == 20.0
+            strip = next(s for s in per if s["kind"] == "line_strip")
+            assert np.allclose(strip["points"], f["strip"])
+            text = next(s for s in per if s["kind"] == "text")
+            assert text["text"].startswith("car ") and text["font_size"] == 20.0
