@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Writes `cam.bag` (ROS 1) and `fox.mcap` (Foxglove's schemas) into `dir`; returns their
-/// paths and the expected pixels and stamps.
+/// Writes `cam.bag` (ROS 1), `fox.mcap` (Foxglove's schemas in protobuf) and `ros2/` (rosbag2,
+/// CDR, Foxglove's ROS 2 ImageAnnotations) into `dir`; returns the first two paths and the
+/// expected pixels and stamps.
 pub fn recording(dir: &Path) -> (PathBuf, PathBuf, serde_json::Value) {
     let (bag, fox, exp) = (
         dir.join("cam.bag"),
@@ -17,7 +18,7 @@ pub fn recording(dir: &Path) -> (PathBuf, PathBuf, serde_json::Value) {
             env!("CARGO_MANIFEST_DIR"),
             "/tests/py/camera_fixture.py"
         ))
-        .args([&bag, &fox, &exp])
+        .args([&bag, &fox, &exp, &dir.join("ros2")])
         .output()
         .expect("python3");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -1,7 +1,7 @@
 """A camera recording made with rosbags' writer (ROS 1), with where its overlays must land as
 OpenCV computes them (tests/corpus/camera.rs, tests/gui/camera_overlay.rs).
 
-    python3 camera_fixture.py OUT.bag OUT_annotations.mcap EXPECTED.json
+    python3 camera_fixture.py OUT.bag OUT_annotations.mcap EXPECTED.json [OUT_ROS2_DIR]
 
 OUT.bag holds a 640×480 mid-grey camera (`/camera/image_raw`, rgb8) whose header stamps lag
 its receive times by a known, varying delay; its calibration (`/camera/camera_info`,
@@ -11,6 +11,10 @@ markers (`/annotations`, ImageMarker: a circle and a polygon at each image's sta
 OUT_annotations.mcap holds the same camera as Foxglove's schemas in protobuf, written by
 Foxglove's SDK: `/cam` (`foxglove.RawImage`), `/cam/calibration` (`foxglove.CameraCalibration`)
 and `/detections` (`foxglove.ImageAnnotations`, stamped as the images, logged later).
+
+OUT_ROS2_DIR (when given): a rosbag2 recording (MCAP storage, CDR) by rosbags' writer with the
+camera (`/camera/image_raw`, `/camera/camera_info`) and `foxglove_msgs/msg/ImageAnnotations`
+on `/detections` (the definitions of Foxglove's ROS 2 package), as the protobuf ones.
 
 EXPECTED.json: per image its receive time and stamp; the cloud's and the marker's points'
 pixels (cv2.projectPoints of the points carried into the optical frame), the annotations.
@@ -336,5 +340,72 @@ def main(bag_path, fox_path, expected_path):
         json.dump({"images": images, "foxglove": fox, "K": K.tolist(), "D": D.tolist()}, f)
 
 
+FOXGLOVE_MSGS = {
+    "foxglove_msgs/msg/Color": "float64 r\nfloat64 g\nfloat64 b\nfloat64 a\n",
+    "foxglove_msgs/msg/Point2": "float64 x\nfloat64 y\n",
+    "foxglove_msgs/msg/CircleAnnotation": "builtin_interfaces/Time timestamp\n"
+    "foxglove_msgs/Point2 position\nfloat64 diameter\nfloat64 thickness\n"
+    "foxglove_msgs/Color fill_color\nfoxglove_msgs/Color outline_color\n",
+    "foxglove_msgs/msg/PointsAnnotation": "uint8 UNKNOWN=0\nuint8 POINTS=1\nuint8 LINE_LOOP=2\n"
+    "uint8 LINE_STRIP=3\nuint8 LINE_LIST=4\nbuiltin_interfaces/Time timestamp\nuint8 type\n"
+    "foxglove_msgs/Point2[] points\nfoxglove_msgs/Color outline_color\n"
+    "foxglove_msgs/Color[] outline_colors\nfoxglove_msgs/Color fill_color\nfloat64 thickness\n",
+    "foxglove_msgs/msg/TextAnnotation": "builtin_interfaces/Time timestamp\n"
+    "foxglove_msgs/Point2 position\nstring text\nfloat64 font_size\n"
+    "foxglove_msgs/Color text_color\nfoxglove_msgs/Color background_color\n",
+    "foxglove_msgs/msg/ImageAnnotations": "foxglove_msgs/CircleAnnotation[] circles\n"
+    "foxglove_msgs/PointsAnnotation[] points\nfoxglove_msgs/TextAnnotation[] texts\n",
+}
+
+
+def ros2(out_dir, expected):
+    """The camera and Foxglove's ImageAnnotations in CDR, as a rosbag2 MCAP recording."""
+    import shutil
+
+    from rosbags.rosbag2 import StoragePlugin, Writer as Writer2
+
+    shutil.rmtree(out_dir, ignore_errors=True)
+    ts = get_typestore(Stores.ROS2_HUMBLE)
+    for name, text in FOXGLOVE_MSGS.items():
+        ts.register(get_types_from_msg(text, name))
+    t = ts.types
+    Time = t["builtin_interfaces/msg/Time"]
+    Color, P2 = t["foxglove_msgs/msg/Color"], t["foxglove_msgs/msg/Point2"]
+    with Writer2(out_dir, version=9, storage_plugin=StoragePlugin.MCAP) as w:
+        c_img = w.add_connection("/camera/image_raw", "sensor_msgs/msg/Image", typestore=ts)
+        c_info = w.add_connection("/camera/camera_info", "sensor_msgs/msg/CameraInfo", typestore=ts)
+        c_ann = w.add_connection("/detections", "foxglove_msgs/msg/ImageAnnotations", typestore=ts)
+        for k, img in enumerate(expected["images"]):
+            stamp, received = img["stamp"], img["received"]
+            st = Time(sec=stamp // 10**9, nanosec=stamp % 10**9)
+            hdr = t["std_msgs/msg/Header"](stamp=st, frame_id="camera_optical")
+            w.write(c_img, received, ts.serialize_cdr(t["sensor_msgs/msg/Image"](
+                header=hdr, height=H, width=W, encoding="rgb8", is_bigendian=0, step=W * 3,
+                data=np.full(W * H * 3, 128, dtype=np.uint8)), c_img.msgtype))
+            w.write(c_info, received, ts.serialize_cdr(t["sensor_msgs/msg/CameraInfo"](
+                header=hdr, height=H, width=W, distortion_model="plumb_bob", d=np.array(D),
+                k=K.reshape(-1).copy(), r=np.eye(3).reshape(-1),
+                p=np.array([K[0, 0], 0, K[0, 2], 0, 0, K[1, 1], K[1, 2], 0, 0, 0, 1, 0], dtype=np.float64),
+                binning_x=0, binning_y=0,
+                roi=t["sensor_msgs/msg/RegionOfInterest"](x_offset=0, y_offset=0, height=0, width=0, do_rectify=False),
+            ), c_info.msgtype))
+            f = expected["foxglove"][k]
+            col = lambda r, g, b: Color(r=r, g=g, b=b, a=1.0)  # noqa: E731
+            ann = t["foxglove_msgs/msg/ImageAnnotations"](
+                circles=[t["foxglove_msgs/msg/CircleAnnotation"](
+                    timestamp=st, position=P2(x=f["circle"][0], y=f["circle"][1]), diameter=2 * f["circle"][2],
+                    thickness=2.0, fill_color=Color(r=0.0, g=0.0, b=0.0, a=0.0), outline_color=col(0.0, 0.0, 1.0))],
+                points=[t["foxglove_msgs/msg/PointsAnnotation"](
+                    timestamp=st, type=3, points=[P2(x=a, y=b) for a, b in f["strip"]],
+                    outline_color=col(1.0, 1.0, 0.0), outline_colors=[], fill_color=Color(r=0.0, g=0.0, b=0.0, a=0.0),
+                    thickness=3.0)],
+                texts=[],
+            )
+            w.write(c_ann, received + 300_000_000, ts.serialize_cdr(ann, c_ann.msgtype))
+
+
 if __name__ == "__main__":
     main(*sys.argv[1:4])
+    if len(sys.argv) > 4:
+        with open(sys.argv[3]) as f:
+            ros2(sys.argv[4], json.load(f))
