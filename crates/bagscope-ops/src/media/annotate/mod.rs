@@ -137,6 +137,8 @@ impl Shape {
 }
 
 fn seg_dist(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
+    // In f64: a line from far outside the image keeps its place to the pixel.
+    let (p, a, b) = (p.map(f64::from), a.map(f64::from), b.map(f64::from));
     let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
     let l2 = dx * dx + dy * dy;
     let t = if l2 > 0.0 {
@@ -144,7 +146,7 @@ fn seg_dist(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
     } else {
         0.0
     };
-    (p[0] - a[0] - t * dx).hypot(p[1] - a[1] - t * dy)
+    (p[0] - a[0] - t * dx).hypot(p[1] - a[1] - t * dy) as f32
 }
 
 /// Whether `p` is inside the polygon `pts` (even-odd).
