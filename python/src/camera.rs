@@ -275,8 +275,10 @@ pub(super) fn annotations<'py>(
             x.set_item("label", &s.label)?;
             let pts = Array2::from_shape_fn((s.points.len(), 2), |(i, j)| s.points[i][j]);
             x.set_item("points", PyArray2::from_owned_array(py, pts))?;
-            x.set_item("color", s.color.to_vec())?;
-            x.set_item("fill", s.fill.map(|f| f.to_vec()))?;
+            // (As tuples of ints: a Vec<u8> would come as bytes.)
+            let rgba = |c: [u8; 4]| (c[0], c[1], c[2], c[3]);
+            x.set_item("color", rgba(s.color))?;
+            x.set_item("fill", s.fill.map(rgba))?;
             x.set_item("thickness", s.thickness)?;
             x.set_item("radius", s.radius)?;
             x.set_item("text", &s.text)?;

@@ -225,7 +225,7 @@ def test_annotations_as_arrays(tmp_path):
         for c, img in zip(circles, want["images"]):
             assert c["points"].shape == (1, 2) and c["points"].dtype == np.float32
             assert np.allclose(c["points"][0], img["circle"][:2]) and c["radius"] == 25.0
-            assert c["label"] == "det/0" and c["color"] == [255, 0, 0, 255]
+            assert c["label"] == "det/0" and c["color"] == (255, 0, 0, 255)
         assert np.allclose(polys[0]["points"], want["images"][0]["polygon"])
     with bagscope.open(fox) as rec:
         a = rec.annotations("/detections")
