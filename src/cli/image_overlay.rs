@@ -47,7 +47,7 @@ pub struct OverlayArgs {
     #[arg(long, value_name = "FIELD")]
     pub color_by: Option<String>,
     /// A projected point's size in pixels.
-    #[arg(long, value_name = "PX", default_value_t = 3.0)]
+    #[arg(long, value_name = "PX", default_value_t = 2.0)]
     pub point_size: f32,
 }
 
@@ -122,7 +122,7 @@ impl Painter {
             )));
         }
         Ok(Painter {
-            over: Overlayer::new(bag.clone(), tf),
+            over: Overlayer::new(bag.clone(), tf).waiting(),
             layers,
             topic: topic.to_string(),
             calibration,
@@ -160,10 +160,7 @@ impl Painter {
         h: u32,
         px: &mut [u8],
     ) -> Vec<String> {
-        let cancel = AtomicBool::new(false);
-        let o = self
-            .over
-            .overlay(&self.topic, image, (w, h), &self.layers, &cancel);
+        let o = self.over.overlay(&self.topic, image, (w, h), &self.layers);
         let mut canvas = Canvas {
             width: w,
             height: h,

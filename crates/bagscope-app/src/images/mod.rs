@@ -196,6 +196,8 @@ pub struct ImagePanel {
     pub overlay: overlay::Settings,
     /// What was last asked for.
     asked: Option<(InspectKey, Look, Option<overlay::Asked>)>,
+    /// When the overlay was last asked again while annotation stamps were being read.
+    pending_since: Option<Instant>,
     /// The frame shown.
     pub frame: Option<Frame>,
     texture: Option<egui::TextureHandle>,
@@ -246,6 +248,7 @@ impl ImagesState {
             pan: Vec2::ZERO,
             overlay: overlay::Settings::default(),
             asked: None,
+            pending_since: None,
             frame: None,
             texture: None,
             overlay_texture: None,
@@ -356,6 +359,21 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
             tf_reading: p.overlay.needs_tf() && tf_reading,
         });
         let asked = Some((key, look, over.clone()));
+        // Annotation stamps still being read: asked again until they are in.
+        let pending = p
+            .frame
+            .as_ref()
+            .and_then(|f| f.overlay.as_ref())
+            .is_some_and(|o| o.pending);
+        if pending && p.asked == asked {
+            ctx.request_repaint_after(std::time::Duration::from_millis(200));
+            if p.pending_since
+                .is_none_or(|t| t.elapsed().as_millis() >= 200)
+            {
+                p.pending_since = Some(Instant::now());
+                p.asked = None;
+            }
+        }
         if p.asked != asked {
             p.asked = asked;
             w.ask(

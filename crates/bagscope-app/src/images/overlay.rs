@@ -72,7 +72,7 @@ impl Settings {
             color_field: self.color_field.clone(),
             tf_axes: self.tf_axes,
             rectified: self.rectify || is_rectified_topic(topic),
-            point_size: 3.0,
+            point_size: 2.0,
         }
     }
 }
@@ -118,6 +118,8 @@ pub struct Done {
     pub points: usize,
     /// Time to work it out (ms), rectification included.
     pub ms: f64,
+    /// An annotation topic's stamps are still being read: the panel asks again.
+    pub pending: bool,
 }
 
 /// The worker's side: an overlayer over the recording and the rectify maps made.
@@ -184,11 +186,10 @@ impl Overlays {
         orient: Orientation,
     ) -> Done {
         self.over.set_tf(a.tf.clone());
-        let cancel = std::sync::atomic::AtomicBool::new(false);
         let layers = a.settings.layers(&a.topic);
         let o = self
             .over
-            .overlay(&a.topic, (key.conn, key.entry), size, &layers, &cancel);
+            .overlay(&a.topic, (key.conn, key.entry), size, &layers);
         let (w, h) = size;
         let mut raster = o.raster.map(|(_, _, r)| r);
         let mut shapes = Vec::with_capacity(o.shapes.len());
@@ -236,6 +237,7 @@ impl Overlays {
             stamp: o.stamp,
             points: o.projected_points,
             ms: o.ms,
+            pending: o.pending,
         }
     }
 }

@@ -25,6 +25,11 @@ impl Canvas<'_> {
         let Some(p) = self.px.get_mut(i..i + 4) else {
             return;
         };
+        if a >= 1.0 && c[3] == 255 {
+            // Opaque: written, not blended.
+            p.copy_from_slice(&c);
+            return;
+        }
         let a = (a * f32::from(c[3]) / 255.0).clamp(0.0, 1.0);
         for k in 0..3 {
             p[k] = (f32::from(p[k]) * (1.0 - a) + f32::from(c[k]) * a).round() as u8;

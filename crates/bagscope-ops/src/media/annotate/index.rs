@@ -61,17 +61,11 @@ impl Index {
                 ix.undecoded += 1;
                 return Ok(ControlFlow::Continue(()));
             };
-            let a = parse(&plan.def, node);
-            let stamp = a.stamp.unwrap_or_else(|| {
+            let (stamp, lifetime) = super::stamp_and_lifetime(&plan.def, node);
+            let stamp = stamp.unwrap_or_else(|| {
                 ix.without_stamp += 1;
                 m.time_ns
             });
-            let lifetime = a
-                .lifetimes
-                .iter()
-                .map(|&l| u64::try_from(l).unwrap_or(0))
-                .max()
-                .unwrap_or(0);
             ix.longest_life = ix.longest_life.max(lifetime);
             ix.entries.push(Entry {
                 stamp,

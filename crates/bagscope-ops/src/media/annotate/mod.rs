@@ -206,6 +206,35 @@ pub fn parse(def: &MsgDef, node: &Node) -> Annotations {
     out
 }
 
+/// A message's stamp and its longest ImageMarker lifetime (ns), without reading its shapes:
+/// what matching by stamp needs of every message.
+pub fn stamp_and_lifetime(def: &MsgDef, node: &Node) -> (Option<u64>, u64) {
+    let life = |m: &Node| {
+        sub(def, m, "lifetime")
+            .and_then(|l| nanos(def, l))
+            .and_then(|l| u64::try_from(l).ok())
+            .unwrap_or(0)
+    };
+    let element_stamp = |n: &Node| {
+        sub(def, n, "timestamp")
+            .and_then(|t| nanos(def, t))
+            .and_then(|t| u64::try_from(t).ok())
+            .filter(|&t| t > 0)
+    };
+    if sub(def, node, "circles").is_some() || sub(def, node, "texts").is_some() {
+        let stamp = ["circles", "points", "texts"]
+            .iter()
+            .find_map(|f| items(def, node, f).iter().find_map(element_stamp));
+        return (stamp, 0);
+    }
+    if sub(def, node, "markers").is_some() {
+        let ms = items(def, node, "markers");
+        let stamp = ms.iter().find_map(|m| header(def, m).1);
+        return (stamp, ms.iter().map(life).max().unwrap_or(0));
+    }
+    (header(def, node).1, life(node))
+}
+
 fn point2(def: &MsgDef, n: &Node) -> Option<[f32; 2]> {
     let p = [n.number(def, "x")? as f32, n.number(def, "y")? as f32];
     p.iter().all(|v| v.is_finite()).then_some(p)

@@ -60,6 +60,9 @@ pub struct Camera {
     pub roi: Roi,
     /// Whatever was taken in place of a missing part (`P` of zeros, `R` of zeros), said.
     pub notes: Vec<String>,
+    /// The square of the largest normalised radius the lens model is good for (worked out once:
+    /// see [`Camera::project`]).
+    reach2: f64,
 }
 
 /// A 3×3 matrix, row by row, from a field of 9 numbers.
@@ -133,7 +136,7 @@ impl Camera {
                 }
             })
             .unwrap_or_default();
-        let cam = Camera {
+        let mut cam = Camera {
             width: w.max(0.0) as u32,
             height: h.max(0.0) as u32,
             frame,
@@ -145,14 +148,16 @@ impl Camera {
             binning: (bin("binning_x"), bin("binning_y")),
             roi,
             notes,
+            reach2: f64::INFINITY,
         };
         cam.check()?;
+        cam.reach2 = cam.max_r2();
         Ok(cam)
     }
 
     /// A camera of `k` and `lens` with no rectification, binning or ROI.
     pub fn new(width: u32, height: u32, k: [f64; 9], lens: Lens) -> Result<Camera, String> {
-        let cam = Camera {
+        let mut cam = Camera {
             width,
             height,
             frame: String::new(),
@@ -166,8 +171,10 @@ impl Camera {
             binning: (1, 1),
             roi: Roi::default(),
             notes: Vec::new(),
+            reach2: f64::INFINITY,
         };
         cam.check()?;
+        cam.reach2 = cam.max_r2();
         Ok(cam)
     }
 
@@ -234,7 +241,7 @@ impl Camera {
             return Some(self.to_drawn(u, v));
         }
         let (x, y) = (p[0] / p[2], p[1] / p[2]);
-        if x * x + y * y > self.max_r2() {
+        if x * x + y * y > self.reach2 {
             return None;
         }
         let (xd, yd) = self.lens.distort(x, y);

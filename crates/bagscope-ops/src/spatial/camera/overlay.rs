@@ -15,7 +15,6 @@ use crate::geom::Pose;
 use crate::media::annotate::draw::Canvas;
 use crate::media::annotate::index::Index;
 use crate::media::annotate::{Kind as ShapeKind, Shape};
-use crate::media::image::turbo;
 use crate::spatial::scene::cloud::{cloud1, cloud2, scan, Paint, Points};
 use crate::spatial::scene::markers;
 use crate::spatial::scene::read::header;
@@ -61,6 +60,8 @@ pub struct Overlay {
     pub projected_points: usize,
     /// Time to match, read and project (ms).
     pub ms: f64,
+    /// An annotation topic's stamps are still being read: ask again.
+    pub pending: bool,
     /// What went wrong or was left out, each said once.
     pub notes: Vec<String>,
 }
@@ -145,8 +146,50 @@ pub fn is_rectified_topic(topic: &str) -> bool {
 pub struct Overlayer {
     bag: Bag,
     tf: Option<Arc<TfHistory>>,
-    indexes: HashMap<String, std::result::Result<Arc<Index>, String>>,
+    indexes: HashMap<String, Stamps>,
     cameras: HashMap<(usize, IndexEntry), std::result::Result<Camera, String>>,
+    /// Read an annotation topic's stamps before answering (the command line), rather than on a
+    /// thread of its own while the images go on (the app).
+    wait: bool,
+    /// Set when the overlayer is dropped: stops the stamp readers.
+    stop: Arc<AtomicBool>,
+    /// The 3D layers' messages last read (a 10 Hz cloud under a 30 Hz camera is read once).
+    read: Vec<(LayerKey, Arc<Layer>)>,
+    /// The last cloud painted, and what it was painted for: the next image with the same
+    /// cloud, camera and pose (a camera on the robot, a cloud in the robot's frame) takes it.
+    painted: Option<(Painted, Arc<PaintedLayer>)>,
+}
+
+/// A cloud painted: its RGBA layer, and how many points landed in the image.
+type PaintedLayer = (Vec<u8>, usize);
+
+/// What a painted cloud depends on.
+#[derive(PartialEq)]
+struct Painted {
+    layer: LayerKey,
+    place: Pose,
+    camera: Camera,
+    size: (u32, u32),
+    rectified: bool,
+    point_size: f32,
+}
+
+/// A 3D layer's message and how its points are painted.
+type LayerKey = (usize, IndexEntry, Option<String>);
+/// Its points (clouds, scans) or markers.
+type Layer = (Option<Points>, Vec<markers::Marker>);
+
+/// An annotation topic's stamps: being read (a whole recording's chunks may have to be read
+/// for them), or read.
+enum Stamps {
+    Reading(std::sync::mpsc::Receiver<std::result::Result<Arc<Index>, String>>),
+    Read(std::result::Result<Arc<Index>, String>),
+}
+
+impl Drop for Overlayer {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl Overlayer {
@@ -157,7 +200,17 @@ impl Overlayer {
             tf,
             indexes: HashMap::new(),
             cameras: HashMap::new(),
+            wait: false,
+            stop: Arc::new(AtomicBool::new(false)),
+            read: Vec::new(),
+            painted: None,
         }
+    }
+
+    /// Reads annotation stamps before answering (for one image on the command line).
+    pub fn waiting(mut self) -> Overlayer {
+        self.wait = true;
+        self
     }
 
     /// Replaces the transform tree (read later than the overlayer was made).
@@ -165,22 +218,47 @@ impl Overlayer {
         self.tf = tf;
     }
 
-    /// The annotation index of `topic`, read once.
-    fn index(
-        &mut self,
-        topic: &str,
-        cancel: &AtomicBool,
-    ) -> std::result::Result<Arc<Index>, String> {
-        if let Some(i) = self.indexes.get(topic) {
-            return i.clone();
+    /// The annotation index of `topic`, read once on a thread of its own; `Ok(None)` while it
+    /// is being read.
+    fn index(&mut self, topic: &str) -> std::result::Result<Option<Arc<Index>>, String> {
+        if self.wait && !self.indexes.contains_key(topic) {
+            let r = Index::build(&self.bag, topic, &self.stop)
+                .map(Arc::new)
+                .map_err(|e| format!("{topic}: {e}"));
+            self.indexes.insert(topic.to_string(), Stamps::Read(r));
         }
-        let r = Index::build(&self.bag, topic, cancel)
-            .map(Arc::new)
-            .map_err(|e| format!("{topic}: {e}"));
-        if !matches!(&r, Err(e) if e.contains("cancelled")) {
-            self.indexes.insert(topic.to_string(), r.clone());
-        }
-        r
+        let st = match self.indexes.remove(topic) {
+            Some(Stamps::Reading(rx)) => match rx.try_recv() {
+                Ok(r) => Stamps::Read(r),
+                Err(std::sync::mpsc::TryRecvError::Empty) => Stamps::Reading(rx),
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    Stamps::Read(Err(format!("{topic}: reading its stamps stopped")))
+                }
+            },
+            Some(read) => read,
+            None => {
+                let (tx, rx) = std::sync::mpsc::sync_channel(1);
+                let (bag, t, stop) = (self.bag.clone(), topic.to_string(), Arc::clone(&self.stop));
+                let spawned = std::thread::Builder::new()
+                    .name("annotation-stamps".into())
+                    .spawn(move || {
+                        let r = Index::build(&bag, &t, &stop)
+                            .map(Arc::new)
+                            .map_err(|e| format!("{t}: {e}"));
+                        let _ = tx.send(r);
+                    });
+                match spawned {
+                    Ok(_) => Stamps::Reading(rx),
+                    Err(e) => Stamps::Read(Err(format!("{topic}: {e}"))),
+                }
+            }
+        };
+        let out = match &st {
+            Stamps::Reading(_) => Ok(None),
+            Stamps::Read(r) => r.clone().map(Some),
+        };
+        self.indexes.insert(topic.to_string(), st);
+        out
     }
 
     /// The message of `topic` at or before `t` (receive time), else its first.
@@ -229,7 +307,6 @@ impl Overlayer {
         image: (usize, IndexEntry),
         size: (u32, u32),
         layers: &Layers,
-        cancel: &AtomicBool,
     ) -> Overlay {
         let t0 = Instant::now();
         let mut out = Overlay::default();
@@ -244,8 +321,13 @@ impl Overlayer {
             }
         };
         for topic in &layers.annotations {
-            let ix = match self.index(topic, cancel) {
-                Ok(ix) => ix,
+            let ix = match self.index(topic) {
+                Ok(Some(ix)) => ix,
+                Ok(None) => {
+                    out.pending = true;
+                    out.notes.push(format!("reading {topic}'s stamps…"));
+                    continue;
+                }
                 Err(e) => {
                     out.notes.push(e);
                     continue;
@@ -360,13 +442,14 @@ impl Overlayer {
         let mut raster: Option<Vec<u8>> = None;
         for topic in &layers.projected {
             let read = self.read_layer(topic, out.stamp, layers);
-            let (points, marks) = match read {
+            let (key_of_layer, layer) = match read {
                 Ok(x) => x,
                 Err(e) => {
                     out.notes.push(format!("{topic}: {e}"));
                     continue;
                 }
             };
+            let (points, marks) = (&layer.0, &layer.1);
             if let Some(p) = points {
                 let place = match Self::place(cam, tf, &p.frame, out.stamp) {
                     Ok(x) => x,
@@ -375,9 +458,40 @@ impl Overlayer {
                         continue;
                     }
                 };
-                let px =
-                    raster.get_or_insert_with(|| vec![0; size.0 as usize * size.1 as usize * 4]);
-                out.projected_points += paint_points(cam, &place, &p, size, layers, px);
+                let key = Painted {
+                    layer: key_of_layer.clone(),
+                    place,
+                    // (The calibration as a model: a new message of the same one matches.)
+                    camera: Camera {
+                        stamp: None,
+                        ..cam.clone()
+                    },
+                    size,
+                    rectified: layers.rectified,
+                    point_size: layers.point_size,
+                };
+                let done = match &self.painted {
+                    Some((k, d)) if *k == key => Arc::clone(d),
+                    _ => {
+                        let mut px = vec![0; size.0 as usize * size.1 as usize * 4];
+                        let n = paint_points(cam, &place, p, size, layers, &mut px);
+                        let d = Arc::new((px, n));
+                        self.painted = Some((key, Arc::clone(&d)));
+                        d
+                    }
+                };
+                out.projected_points += done.1;
+                match raster.as_mut() {
+                    None => raster = Some(done.0.clone()),
+                    Some(r) => {
+                        // Over the layers painted before it.
+                        for (o, c) in r.chunks_exact_mut(4).zip(done.0.chunks_exact(4)) {
+                            if c[3] > 0 {
+                                o.copy_from_slice(c);
+                            }
+                        }
+                    }
+                }
             }
             for m in marks {
                 let place = match Self::place(cam, tf, &m.frame, out.stamp) {
@@ -388,24 +502,41 @@ impl Overlayer {
                     }
                 };
                 out.shapes
-                    .extend(marker_shapes(cam, layers.rectified, &place, &m, topic));
+                    .extend(marker_shapes(cam, layers.rectified, &place, m, topic));
             }
         }
         out.raster = raster.map(|r| (size.0, size.1, r));
     }
 
     /// The points or markers of `topic`'s message at or before `t`.
-    #[allow(clippy::type_complexity)]
     fn read_layer(
-        &self,
+        &mut self,
         topic: &str,
         t: u64,
         layers: &Layers,
-    ) -> std::result::Result<(Option<Points>, Vec<markers::Marker>), String> {
+    ) -> std::result::Result<(LayerKey, Arc<Layer>), String> {
         let (conn, entry) = self
             .message_at(topic, t)
             .map_err(|e| e.to_string())?
             .ok_or("no message")?;
+        let key = (conn, entry, layers.color_field.clone());
+        if let Some((_, l)) = self.read.iter().find(|(k, _)| *k == key) {
+            return Ok((key, Arc::clone(l)));
+        }
+        let l = Arc::new(self.decode_layer(conn, entry, layers)?);
+        self.read.push((key.clone(), Arc::clone(&l)));
+        if self.read.len() > 8 {
+            self.read.remove(0);
+        }
+        Ok((key, l))
+    }
+
+    fn decode_layer(
+        &self,
+        conn: usize,
+        entry: IndexEntry,
+        layers: &Layers,
+    ) -> std::result::Result<Layer, String> {
         let s = self.bag.summary();
         let ty = s
             .connections
@@ -459,27 +590,38 @@ fn paint_points(
     };
     let span = if hi > lo { hi - lo } else { 1.0 };
     let r = layers.point_size.max(1.0) / 2.0;
+    // A dot's pixels and their coverage, worked out once: a million points are a million
+    // small stamps, not a million discs measured pixel by pixel.
+    let reach = r.ceil() as i64;
+    let dot: Vec<(i64, i64, f32)> = (-reach..=reach)
+        .flat_map(|dy| (-reach..=reach).map(move |dx| (dx, dy)))
+        .map(|(dx, dy)| {
+            (
+                dx,
+                dy,
+                (r + 0.5 - (dx as f32).hypot(dy as f32)).clamp(0.0, 1.0),
+            )
+        })
+        .filter(|d| d.2 > 0.0)
+        .collect();
+    let lut = crate::media::image::colormap_lut(crate::media::image::Colormap::Turbo);
+    let (w, h) = (f64::from(size.0), f64::from(size.1));
     let mut n = 0;
     for (i, q) in p.xyz.iter().enumerate() {
         let c = place.apply([f64::from(q[0]), f64::from(q[1]), f64::from(q[2])]);
         let Some(uv) = cam.project(c, layers.rectified) else {
             continue;
         };
-        if uv[0] < -0.5
-            || uv[1] < -0.5
-            || uv[0] >= size.0 as f64 - 0.5
-            || uv[1] >= size.1 as f64 - 0.5
-        {
+        if uv[0] < -0.5 || uv[1] < -0.5 || uv[0] >= w - 0.5 || uv[1] >= h - 0.5 {
             continue;
         }
         let v = if by_field { p.value[i] } else { c[2] as f32 };
-        let [cr, cg, cb] = turbo(((v - lo) / span).clamp(0.0, 1.0));
+        let k = (((v - lo) / span).clamp(0.0, 1.0) * 255.0).round() as usize;
+        let [cr, cg, cb] = lut[k.min(255)];
         let col = [cr, cg, cb, 255];
-        let uvf = [uv[0] as f32, uv[1] as f32];
-        if r <= 0.75 {
-            canvas.blend(uvf[0].round() as i64, uvf[1].round() as i64, col, 1.0);
-        } else {
-            canvas.disc(uvf, r, col);
+        let (x, y) = (uv[0].round() as i64, uv[1].round() as i64);
+        for &(dx, dy, cov) in &dot {
+            canvas.blend(x + dx, y + dy, col, cov);
         }
         n += 1;
     }
