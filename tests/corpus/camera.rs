@@ -387,3 +387,62 @@ fn csv_at_header_stamps_equals_rosbags_stamps() {
     ]);
     assert!(r.stderr.contains("reads 2 topics"), "{}", r.stderr);
 }
+
+#[test]
+fn the_corpora_cameras_open_with_their_calibrations() {
+    // The corpora's camera recordings with a CameraInfo: rectified and with the TF axes asked
+    // for, each opens and draws without an error (none has transforms: that is said).
+    let c1 = common::corpus_dir();
+    let dir = common::temp_dir("camera-corpora");
+    let out = dir.join("c.png");
+    for (rec, topic, size) in [
+        (
+            "fiducials/aruco_images.bag",
+            "/raspicam_node/image/compressed",
+            (1280, 960),
+        ),
+        (
+            "fiducials/aruco_marker.bag",
+            "/raspicam_node/image/compressed",
+            (1280, 720),
+        ),
+        (
+            "fiducials/fiducial_board_611.bag",
+            "raspicam_node/camera/image/compressed",
+            (1280, 720),
+        ),
+    ] {
+        let r = common::bagscope(&[
+            &"image",
+            &c1.join(rec),
+            &topic,
+            &"--rectify",
+            &"--tf-axes",
+            &"-o",
+            &out,
+        ]);
+        let err = r.stderr.clone();
+        let said = r.ok();
+        assert!(said.contains("rectified"), "{rec}: {said}");
+        assert!(
+            err.lines().all(|l| l.contains("has no transforms")),
+            "{rec}: {err}"
+        );
+        let png = Png::read(&out);
+        assert_eq!((png.w, png.h), size, "{rec}");
+    }
+    // rosbags-rs' test recordings (MCAP and SQLite): their CameraInfo as a camera model.
+    for name in ["rosbags-rs/test_bag_mcap", "rosbags-rs/test_bag_sqlite3"] {
+        let bag = bagscope_reader::Bag::open(common::corpus2_dir().join(name)).unwrap();
+        let mut over = bagscope_ops::spatial::camera::overlay::Overlayer::new(bag, None);
+        let cam = over
+            .camera("/test/sensor_msgs/camera_info", u64::MAX)
+            .unwrap();
+        assert_eq!(cam.lens.model.name(), "plumb_bob", "{name}");
+        assert_eq!(cam.lens.coefficients(), &[0.1, -0.2, 0.001, 0.002, 0.0]);
+        assert_eq!(cam.k, [525.0, 0.0, 320.0, 0.0, 525.0, 240.0, 0.0, 0.0, 1.0]);
+        assert_eq!((cam.width, cam.height), (640, 480));
+        let px = cam.project([0.0, 0.0, 2.0], false).unwrap();
+        assert_eq!(px, [320.0, 240.0]);
+    }
+}
