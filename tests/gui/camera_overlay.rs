@@ -134,3 +134,45 @@ fn overlays_match_by_stamp_and_land_where_opencv_projects() {
         })
     });
 }
+
+#[test]
+fn a_series_plotted_at_header_stamps() {
+    let dir = common::temp_dir("ui-stamps");
+    let (bag, _, expected) = common::camera::recording(&dir);
+    let mut h = harness(Some(bag));
+    wait_for(&mut h, "indexing", indexed);
+    let path = "/camera/image_raw.header.seq";
+    h.state_mut().apply(Cmd::AddSeries(path.into()));
+    wait_for(&mut h, "the series", |app| {
+        app.doc
+            .as_ref()
+            .is_some_and(|d| d.plots.series.first().is_some_and(|s| s.done))
+    });
+    // Its "stamp" toggle: read again at the images' header stamps.
+    h.get_by_label("stamp").click();
+    h.run_steps(2);
+    wait_for(&mut h, "the series at stamps", |app| {
+        app.doc.as_ref().is_some_and(|d| {
+            d.plots
+                .series
+                .first()
+                .is_some_and(|s| s.header_time && s.done && s.points.len() == 5)
+        })
+    });
+    let d = h.state().doc.as_ref().unwrap();
+    let start = d.rec.bag.summary().start_ns.unwrap();
+    let s = &d.plots.series[0];
+    for (k, img) in expected["images"].as_array().unwrap().iter().enumerate() {
+        let stamp = img["stamp"].as_u64().unwrap();
+        let x = (i128::from(stamp) - i128::from(start)) as f64 / 1e9;
+        let p = s.points.iter().find(|p| p.y == k as f64).unwrap();
+        assert!(
+            (p.x - x).abs() < 1e-9,
+            "image {k}: at {} s, its stamp is at {x} s",
+            p.x
+        );
+    }
+    // The layout keeps it.
+    let l = bagscope_app::layout::capture(d);
+    assert_eq!(l.header_stamp_series, [path]);
+}
