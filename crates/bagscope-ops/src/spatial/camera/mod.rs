@@ -6,6 +6,7 @@
 
 pub mod lens;
 pub mod overlay;
+mod project;
 pub mod rectify;
 
 pub use lens::{project_points, Lens, Model};
