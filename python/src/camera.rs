@@ -97,6 +97,12 @@ pub(super) fn undistort<'py>(
     PyArray1::from_vec(py, out).reshape(shape)
 }
 
+/// A row-by-row matrix of `cols` columns as a numpy array.
+fn matrix<'py>(py: Python<'py>, m: &[f64], cols: usize) -> Bound<'py, PyArray2<f64>> {
+    let a = Array2::from_shape_fn((m.len() / cols, cols), |(i, j)| m[i * cols + j]);
+    PyArray2::from_owned_array(py, a)
+}
+
 /// A camera's calibration, from a recording's `CameraInfo` or `foxglove.CameraCalibration`.
 #[pyclass(module = "bagscope", frozen)]
 pub(super) struct Camera {
@@ -109,22 +115,19 @@ impl Camera {
     /// `K`, 3×3.
     #[getter(K)]
     fn k<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        let k = self.model.k;
-        PyArray2::from_owned_array(py, Array2::from_shape_fn((3, 3), |(i, j)| k[i * 3 + j]))
+        matrix(py, &self.model.k, 3)
     }
 
     /// `P`, 3×4.
     #[getter(P)]
     fn p<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        let p = self.model.p;
-        PyArray2::from_owned_array(py, Array2::from_shape_fn((3, 4), |(i, j)| p[i * 4 + j]))
+        matrix(py, &self.model.p, 4)
     }
 
     /// `R`, 3×3.
     #[getter(R)]
     fn r<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        let r = self.model.r;
-        PyArray2::from_owned_array(py, Array2::from_shape_fn((3, 3), |(i, j)| r[i * 3 + j]))
+        matrix(py, &self.model.r, 3)
     }
 
     /// The distortion coefficients, as given (empty for an undistorted lens).

@@ -148,7 +148,11 @@ fn the_playhead_fix_sits_on_the_tile_pixel_mercantile_computes() {
         .to_string(),
     )
     .unwrap();
-    let n = 40 + std::process::id() % 40;
+    // A display no other X server holds (its lock file absent).
+    let n = (0..40)
+        .map(|k| 40 + (std::process::id() + k) % 40)
+        .find(|n| !std::path::Path::new(&format!("/tmp/.X{n}-lock")).exists())
+        .expect("a free X display");
     let _x = Killed(
         Command::new("Xvfb")
             .args([
