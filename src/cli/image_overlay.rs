@@ -122,7 +122,7 @@ impl Painter {
             )));
         }
         Ok(Painter {
-            over: Overlayer::new(bag.clone(), tf).waiting(),
+            over: Overlayer::new(bag.clone(), tf.into()).waiting(),
             layers,
             topic: topic.to_string(),
             calibration,

@@ -434,7 +434,8 @@ fn the_corpora_cameras_open_with_their_calibrations() {
     // rosbags-rs' test recordings (MCAP and SQLite): their CameraInfo as a camera model.
     for name in ["rosbags-rs/test_bag_mcap", "rosbags-rs/test_bag_sqlite3"] {
         let bag = bagscope_reader::Bag::open(common::corpus2_dir().join(name)).unwrap();
-        let mut over = bagscope_ops::spatial::camera::overlay::Overlayer::new(bag, None);
+        let mut over =
+            bagscope_ops::spatial::camera::overlay::Overlayer::new(bag, Default::default());
         let cam = over
             .camera("/test/sensor_msgs/camera_info", u64::MAX)
             .unwrap();
@@ -445,4 +446,47 @@ fn the_corpora_cameras_open_with_their_calibrations() {
         let px = cam.project([0.0, 0.0, 2.0], false).unwrap();
         assert_eq!(px, [320.0, 240.0]);
     }
+}
+
+#[test]
+fn transforms_not_yet_read_or_failed_project_nothing_and_say_so() {
+    use bagscope_ops::spatial::camera::overlay::{Layers, Overlayer, Transforms};
+    let f = fixture("camera-tf-states");
+    let bag = bagscope_reader::Bag::open(&f.bag).unwrap();
+    let conn = bag
+        .summary()
+        .topic("/camera/image_raw")
+        .unwrap()
+        .connections[0];
+    let entry = bag.tables().unwrap().per_connection[conn][0];
+    let layers = Layers {
+        projected: vec!["/cloud".into()],
+        point_size: 1.0,
+        ..Default::default()
+    };
+    for (tf, said) in [
+        (Transforms::Reading, "reading the transforms"),
+        (
+            Transforms::Failed("a bad /tf".into()),
+            "could not be read: a bad /tf",
+        ),
+    ] {
+        let mut over = Overlayer::new(bag.clone(), tf);
+        let o = over.overlay("/camera/image_raw", (conn, entry), (640, 480), &layers);
+        assert_eq!(o.projected_points, 0);
+        assert!(o.raster.is_none());
+        assert!(o.notes.iter().any(|n| n.contains(said)), "{:?}", o.notes);
+    }
+    // With none (the recording's own are not read here): the cloud as if in the camera's frame.
+    let mut over = Overlayer::new(bag.clone(), Transforms::None);
+    let o = over.overlay("/camera/image_raw", (conn, entry), (640, 480), &layers);
+    assert!(
+        o.notes.iter().any(|n| n.contains("no transforms")),
+        "{:?}",
+        o.notes
+    );
+    // The image's stamp read from its bytes: its header's, not its receive time.
+    let stamp = f.expected["images"][0]["stamp"].as_u64().unwrap();
+    assert_eq!(o.stamp, stamp);
+    assert_ne!(stamp, entry.time_ns);
 }

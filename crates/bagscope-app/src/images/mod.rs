@@ -122,6 +122,7 @@ fn work(
         let overlay = req
             .overlay
             .as_ref()
+            .filter(|a| a.settings.draws())
             .map(|a| overlays.work(a, req.key, (image.width, image.height), req.look.orient));
         Frame {
             key: req.key,
@@ -276,8 +277,13 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
             }
         }
     }
-    let tf = d.tf.history.clone();
-    let tf_reading = d.rec.has_tf && tf.is_none() && d.tf.error.is_none();
+    use bagscope_ops::spatial::camera::overlay::Transforms;
+    let tf = match (&d.tf.history, &d.tf.error) {
+        (Some(h), _) => Transforms::Read(Arc::clone(h)),
+        (None, Some(e)) => Transforms::Failed(e.clone()),
+        (None, None) if d.rec.has_tf => Transforms::Reading,
+        (None, None) => Transforms::None,
+    };
     let names: Vec<Arc<str>> = panel_topics(d).into_iter().map(Arc::from).collect();
     let wants: Vec<(usize, Option<InspectKey>)> = d
         .images
@@ -354,9 +360,8 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
             tf: if p.overlay.needs_tf() {
                 tf.clone()
             } else {
-                None
+                Transforms::None
             },
-            tf_reading: p.overlay.needs_tf() && tf_reading,
         });
         let asked = Some((key, look, over.clone()));
         // Annotation stamps still being read: asked again until they are in.
@@ -394,14 +399,9 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
 /// topic, a close button and its tools.
 pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
     let names = panel_topics(d);
-    let topics: Vec<(String, String)> = d
-        .rec
-        .bag
-        .summary()
-        .topics
-        .iter()
-        .map(|t| (t.name.clone(), t.datatype.clone()))
-        .collect();
+    // (The recording's handle, so its topics are lent to the overlay menus without a copy.)
+    let bag = d.rec.bag.clone();
+    let topics = &bag.summary().topics;
     let indexed = d.rec.indexed.is_some();
     let playhead = d.nav.playhead;
     let start = d.rec.range().0;
@@ -426,7 +426,7 @@ pub fn show(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>) {
                         }
                         ui.add(egui::Label::new(egui::RichText::new(name).strong()).truncate());
                     });
-                    panel_ui(ui, p, (indexed, playhead, start), (&topics, name), cmds);
+                    panel_ui(ui, p, (indexed, playhead, start), (topics, name), cmds);
                 });
         }
     });
@@ -437,7 +437,7 @@ fn panel_ui(
     ui: &mut egui::Ui,
     p: &mut ImagePanel,
     (indexed, playhead, start): (bool, u64, u64),
-    (topics, name): (&[(String, String)], &str),
+    (topics, name): (&[bagscope_reader::storage::Topic], &str),
     cmds: &mut Vec<Cmd>,
 ) {
     let scalar = p.frame.as_ref().is_some_and(|f| f.image.is_scalar());

@@ -11,14 +11,13 @@ use egui::{Color32, Pos2, Rect, Stroke};
 
 use bagscope_ops::media::annotate::draw::Canvas;
 use bagscope_ops::media::annotate::{is_annotation_type, Kind, Shape};
-use bagscope_ops::media::image::{Image, Orientation, Pixels};
+use bagscope_ops::media::image::{Colormap, Image, Orientation, Pixels};
 use bagscope_ops::spatial::camera::overlay::{
     calibration_among, calibration_beside, is_projectable_type, is_rectified_topic, Layers,
-    Overlayer,
+    Overlayer, Transforms,
 };
 use bagscope_ops::spatial::camera::rectify::Map;
 use bagscope_ops::spatial::camera::Camera;
-use bagscope_ops::spatial::tf::TfHistory;
 use bagscope_reader::Bag;
 
 use super::super::inspector::InspectKey;
@@ -58,6 +57,11 @@ impl Settings {
         !self.annotations.is_empty() || !self.projected.is_empty() || self.tf_axes || self.rectify
     }
 
+    /// Whether anything is drawn over the picture (rectifying alone draws nothing).
+    pub fn draws(&self) -> bool {
+        !self.annotations.is_empty() || !self.projected.is_empty() || self.tf_axes
+    }
+
     /// Whether the transform tree is needed.
     pub fn needs_tf(&self) -> bool {
         !self.projected.is_empty() || self.tf_axes
@@ -78,29 +82,15 @@ impl Settings {
 }
 
 /// What the worker is asked: the settings, the image topic, and the transforms read so far.
-#[derive(Clone)]
+#[derive(Clone, PartialEq)]
 pub struct Asked {
     /// The settings.
     pub settings: Settings,
     /// The image topic's name.
     pub topic: Arc<str>,
-    /// The transform tree, once read.
-    pub tf: Option<Arc<TfHistory>>,
-    /// The transform tree is being read.
-    pub tf_reading: bool,
-}
-
-impl PartialEq for Asked {
-    fn eq(&self, o: &Asked) -> bool {
-        self.settings == o.settings
-            && self.topic == o.topic
-            && self.tf_reading == o.tf_reading
-            && match (&self.tf, &o.tf) {
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-                (None, None) => true,
-                _ => false,
-            }
-    }
+    /// The transform tree, as far as the app has it (`Transforms::None` where the settings
+    /// project nothing).
+    pub tf: Transforms,
 }
 
 /// An overlay worked out, ready to draw.
@@ -132,7 +122,7 @@ impl Overlays {
     /// Over `bag`.
     pub fn new(bag: Bag) -> Overlays {
         Overlays {
-            over: Overlayer::new(bag, None),
+            over: Overlayer::new(bag, Transforms::None),
             maps: Vec::new(),
         }
     }
@@ -207,28 +197,22 @@ impl Overlays {
             }
         }
         let raster = raster.map(|r| {
-            let img = Image {
-                width: w,
-                height: h,
-                encoding: "overlay".into(),
-                pixels: Pixels::Rgba(r),
-                map: None,
+            // Turned and flipped as the picture is (only then copied).
+            let (dw, dh, px) = if orient == Orientation::default() {
+                (w, h, r)
+            } else {
+                let img = Image {
+                    width: w,
+                    height: h,
+                    encoding: "overlay".into(),
+                    pixels: Pixels::Rgba(r),
+                    map: None,
+                };
+                img.render(Colormap::Grey, (0.0, 1.0), orient)
             };
-            let (dw, dh, px) = img.render(
-                bagscope_ops::media::image::Colormap::Grey,
-                (0.0, 1.0),
-                orient,
-            );
             egui::ColorImage::from_rgba_unmultiplied([dw as usize, dh as usize], &px)
         });
         let mut notes = o.notes;
-        if a.tf_reading {
-            for n in &mut notes {
-                if n.starts_with("the recording has no transforms") {
-                    *n = "reading the transforms…".into();
-                }
-            }
-        }
         notes.dedup();
         Done {
             shapes,
@@ -396,21 +380,26 @@ pub fn under(
 
 /// The overlay menu of a panel on topic `topic`: which annotation topics, 3D layers and
 /// calibration, the tolerance, the axes and the rectify toggle.
-pub fn menu(ui: &mut egui::Ui, s: &mut Settings, topics: &[(String, String)], topic: &str) {
+pub fn menu(
+    ui: &mut egui::Ui,
+    s: &mut Settings,
+    topics: &[bagscope_reader::storage::Topic],
+    topic: &str,
+) {
     let ann: Vec<&String> = topics
         .iter()
-        .filter(|t| is_annotation_type(&t.1))
-        .map(|t| &t.0)
+        .filter(|t| is_annotation_type(&t.datatype))
+        .map(|t| &t.name)
         .collect();
     let proj: Vec<&String> = topics
         .iter()
-        .filter(|t| is_projectable_type(&t.1))
-        .map(|t| &t.0)
+        .filter(|t| is_projectable_type(&t.datatype))
+        .map(|t| &t.name)
         .collect();
     let cals: Vec<&str> = topics
         .iter()
-        .filter(|t| bagscope_ops::spatial::camera::is_calibration_type(&t.1))
-        .map(|t| t.0.as_str())
+        .filter(|t| bagscope_ops::spatial::camera::is_calibration_type(&t.datatype))
+        .map(|t| t.name.as_str())
         .collect();
     let toggle = |ui: &mut egui::Ui, list: &mut Vec<String>, name: &String| {
         let mut on = list.contains(name);

@@ -105,15 +105,18 @@ pub fn gaps_by(n: usize, at: impl Fn(usize) -> u64, factor: f64) -> (Option<u64>
     (Some(m), g)
 }
 
-/// Reads `header.stamp` as ns: a ROS 1 `time`, or ROS 2's `builtin_interfaces/Time`.
-enum StampReader {
+/// Reads `header.stamp` as ns: a ROS 1 `time`, or ROS 2's `builtin_interfaces/Time`, straight
+/// from a message's bytes (no message tree built).
+pub(crate) enum StampReader {
     Time(Extractor),
     SecNsec(Box<(Extractor, Extractor)>),
 }
 
 impl StampReader {
     /// `header.stamp`, else a top-level `stamp` (ROS 2's Log).
-    fn new(plan: &bagscope_reader::encoding::Plan) -> std::result::Result<StampReader, PathError> {
+    pub(crate) fn new(
+        plan: &bagscope_reader::encoding::Plan,
+    ) -> std::result::Result<StampReader, PathError> {
         let mut why = None;
         for base in ["header.stamp", "stamp"] {
             match Self::at(plan, base) {
@@ -143,7 +146,7 @@ impl StampReader {
         Ok(StampReader::SecNsec(Box::new((sec, nsec))))
     }
 
-    fn read(&self, data: &[u8]) -> Option<i128> {
+    pub(crate) fn read(&self, data: &[u8]) -> Option<i128> {
         match self {
             StampReader::Time(e) => match e.extract(data)? {
                 Value::Time { sec, nsec } => {

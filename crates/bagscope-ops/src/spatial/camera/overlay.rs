@@ -15,6 +15,7 @@ use super::{is_calibration_type, Camera};
 use crate::geom::Pose;
 use crate::media::annotate::index::Index;
 use crate::media::annotate::Shape;
+use crate::reports::timing::StampReader;
 use crate::spatial::scene::cloud::{cloud1, cloud2, scan, Paint, Points};
 use crate::spatial::scene::markers;
 use crate::spatial::scene::read::header;
@@ -141,11 +142,44 @@ pub fn is_rectified_topic(topic: &str) -> bool {
     topic.split('/').any(|p| p.starts_with("image_rect"))
 }
 
+/// The transform tree an overlayer projects with, as far as its caller has it.
+#[derive(Debug, Clone, Default)]
+pub enum Transforms {
+    /// Read.
+    Read(Arc<TfHistory>),
+    /// Being read: nothing is projected until it is in.
+    Reading,
+    /// It could not be read (why): nothing is projected.
+    Failed(String),
+    /// The recording has none: layers are taken as in the camera's frame.
+    #[default]
+    None,
+}
+
+impl PartialEq for Transforms {
+    fn eq(&self, o: &Transforms) -> bool {
+        match (self, o) {
+            (Transforms::Read(a), Transforms::Read(b)) => Arc::ptr_eq(a, b),
+            (Transforms::Failed(a), Transforms::Failed(b)) => a == b,
+            (Transforms::Reading, Transforms::Reading) | (Transforms::None, Transforms::None) => {
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl From<Option<Arc<TfHistory>>> for Transforms {
+    fn from(t: Option<Arc<TfHistory>>) -> Transforms {
+        t.map_or(Transforms::None, Transforms::Read)
+    }
+}
+
 /// Works out overlays, keeping what it read (annotation indexes, calibrations) from one image
 /// to the next.
 pub struct Overlayer {
     bag: Bag,
-    tf: Option<Arc<TfHistory>>,
+    tf: Transforms,
     indexes: HashMap<String, Stamps>,
     cameras: HashMap<(usize, IndexEntry), std::result::Result<Camera, String>>,
     /// Read an annotation topic's stamps before answering (the command line), rather than on a
@@ -153,6 +187,8 @@ pub struct Overlayer {
     wait: bool,
     /// Set when the overlayer is dropped: stops the stamp readers.
     stop: Arc<AtomicBool>,
+    /// Per connection, how its header stamp is read from the bytes (`None`: decode).
+    stamp_readers: HashMap<usize, Option<Arc<StampReader>>>,
     /// The 3D layers' messages last read (a 10 Hz cloud under a 30 Hz camera is read once).
     read: Vec<(LayerKey, Arc<Layer>)>,
     /// The last cloud painted, and what it was painted for: the next image with the same
@@ -194,7 +230,7 @@ impl Drop for Overlayer {
 
 impl Overlayer {
     /// An overlayer over `bag`, with its transform tree where it has one.
-    pub fn new(bag: Bag, tf: Option<Arc<TfHistory>>) -> Overlayer {
+    pub fn new(bag: Bag, tf: Transforms) -> Overlayer {
         Overlayer {
             bag,
             tf,
@@ -202,6 +238,7 @@ impl Overlayer {
             cameras: HashMap::new(),
             wait: false,
             stop: Arc::new(AtomicBool::new(false)),
+            stamp_readers: HashMap::new(),
             read: Vec::new(),
             painted: None,
         }
@@ -214,7 +251,7 @@ impl Overlayer {
     }
 
     /// Replaces the transform tree (read later than the overlayer was made).
-    pub fn set_tf(&mut self, tf: Option<Arc<TfHistory>>) {
+    pub fn set_tf(&mut self, tf: Transforms) {
         self.tf = tf;
     }
 
@@ -292,10 +329,23 @@ impl Overlayer {
         r
     }
 
-    /// The header stamp of the message `(conn, entry)` (`None` where it has none).
-    pub fn stamp_of(&self, conn: usize, entry: IndexEntry) -> Option<u64> {
+    /// The header stamp of the message `(conn, entry)` (`None` where it has none): read from
+    /// its bytes where the encoding allows (the image's pixels are not decoded again), else
+    /// from the decoded message (Foxglove's `timestamp`, protobuf).
+    pub fn stamp_of(&mut self, conn: usize, entry: IndexEntry) -> Option<u64> {
         let (plan, _) = self.bag.plan(conn).ok()?;
+        let reader = self
+            .stamp_readers
+            .entry(conn)
+            .or_insert_with(|| StampReader::new(&plan).ok().map(Arc::new))
+            .clone();
         let m = self.bag.message(conn, entry).ok()?;
+        if let Some(r) = reader {
+            return r
+                .read(&m.data)
+                .and_then(|s| u64::try_from(s).ok())
+                .filter(|&s| s > 0);
+        }
         let node = plan.decode(&m.data).ok()?;
         header(&plan.def, &node).1
     }
@@ -372,12 +422,24 @@ impl Overlayer {
                 drawn.0, drawn.1, size.0, size.1
             ));
         }
-        let Some(tf) = self.tf.clone() else {
-            out.notes.push(
-                "the recording has no transforms: layers taken as in the camera's frame".into(),
-            );
-            self.layers(cam, None, size, layers, out);
-            return;
+        let tf = match self.tf.clone() {
+            Transforms::Read(tf) => tf,
+            Transforms::Reading => {
+                out.notes.push("reading the transforms…".into());
+                return;
+            }
+            Transforms::Failed(why) => {
+                out.notes
+                    .push(format!("the transforms could not be read: {why}"));
+                return;
+            }
+            Transforms::None => {
+                out.notes.push(
+                    "the recording has no transforms: layers taken as in the camera's frame".into(),
+                );
+                self.layers(cam, None, size, layers, out);
+                return;
+            }
         };
         self.layers(cam, Some(&tf), size, layers, out);
         if layers.tf_axes {
