@@ -35,11 +35,13 @@ from ._bagscope import (  # noqa: F401
     Recording,
     Topic,
     __version__,
+    expect,
     open,
 )
 
 __all__ = [
     "open",
+    "expect",
     "project_points",
     "undistort",
     "Recording",

@@ -252,6 +252,14 @@ class Camera:
     def project(self, points: Any, rectified: bool = False) -> Any:
         """Pixels (N×2, NaN where not seen) of points (N×3) in the camera's frame."""
 
+def expect(
+    recording: Union[str, PathLike[str]], rules: Union[str, PathLike[str]], threads: Optional[int] = None
+) -> list[dict[str, Any]]:
+    """`recording` checked against the rules file `rules`: one dict per rule with the
+    ``expectations`` table's columns (recording, check, topic, status, measured, expected,
+    start_ns, end_ns, detail, line)."""
+
+def _check_rules(rules: Union[str, PathLike[str]]) -> None: ...
 def _project_points(points: Any, k: list[float], d: list[float], model: str) -> Any: ...
 def _undistort(
     image: Any, k: list[float], d: list[float], model: str, r: list[float], new_k: list[float]

@@ -89,3 +89,46 @@ def read_topic(
     meta = _read_part((paths[0], 0, 0), topic, fields)
     return dd.from_map(_read_part, parts, topic=topic, fields=fields, meta=meta,
                        enforce_metadata=False)
+
+
+#: The ``expectations`` table's columns and dtypes (as ``bagscope catalog --expect`` writes it).
+EXPECTATION_COLUMNS = {
+    "recording": "string",
+    "check": "string",
+    "topic": "string",
+    "status": "string",
+    "measured": "float64",
+    "expected": "string",
+    "start_ns": "Int64",
+    "end_ns": "Int64",
+    "detail": "string",
+    "line": "int64",
+}
+
+
+def _expect_part(path, rules):
+    """One partition: `path` checked against `rules`, a row per rule."""
+    import pandas as pd
+
+    rows = bagscope.expect(path, rules, threads=1)
+    df = pd.DataFrame(rows, columns=list(EXPECTATION_COLUMNS))
+    return df.astype(EXPECTATION_COLUMNS)
+
+
+def expectations(paths: Sequence[_Path], rules: _Path):
+    """Every recording of `paths` checked against the rules file `rules` (docs/expectations.md)
+    as one ``dask.dataframe.DataFrame``, one partition per recording: the rows and columns of the
+    ``expectations.parquet`` that ``bagscope catalog --expect`` writes. The rules file is parsed
+    here first, so a mistake in it raises ``ValueError`` (with its line) before any work."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    paths = [os.fspath(p) for p in paths]
+    if not paths:
+        raise ValueError("no recording given")
+    rules = os.fspath(rules)
+    from bagscope._bagscope import _check_rules
+
+    _check_rules(rules)
+    meta = pd.DataFrame(columns=list(EXPECTATION_COLUMNS)).astype(EXPECTATION_COLUMNS)
+    return dd.from_map(_expect_part, paths, rules=rules, meta=meta, enforce_metadata=False)

@@ -16,6 +16,7 @@ mod arrow;
 mod camera;
 mod dropin;
 mod errors;
+mod expect;
 mod geo;
 mod opening;
 mod scripts;
@@ -773,6 +774,8 @@ fn _bagscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dropin::register(m)?;
     m.add_function(wrap_pyfunction!(camera::project_points, m)?)?;
     m.add_function(wrap_pyfunction!(camera::undistort, m)?)?;
+    m.add_function(wrap_pyfunction!(expect::expect, m)?)?;
+    m.add_function(wrap_pyfunction!(expect::_check_rules, m)?)?;
     m.add_class::<camera::Camera>()?;
     m.add_class::<Recording>()?;
     m.add_class::<Topic>()?;

@@ -20,6 +20,10 @@ pub struct CatalogArgs {
     /// The output directory (created; its tables replaced whole).
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Also check every recording against the expectations of a rules file
+    /// (docs/expectations.md) into `expectations.parquet` (one row per recording and rule).
+    #[arg(long, value_name = "RULES.yaml")]
+    pub expect: Option<PathBuf>,
 }
 
 /// Runs `bagscope catalog`.
@@ -36,6 +40,11 @@ pub fn run(a: &CatalogArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::
         }
     };
     let threads = opts.threads();
+    // The rules are read before any recording is.
+    let rules = match &a.expect {
+        Some(p) => Some((crate::cli::expect::read_rules(p)?, p.display().to_string())),
+        None => None,
+    };
     let r = bagscope_ops::tables::catalog::catalog(&a.paths, &a.output, threads, &progress)?;
     eprintln!(
         "{}: {} recordings ({} read, {} unchanged, {} damaged or not opened), {} topics, in {:.2} s",
@@ -47,5 +56,24 @@ pub fn run(a: &CatalogArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::
         r.topics,
         t0.elapsed().as_secs_f64()
     );
+    if let Some((rules, name)) = rules {
+        let t1 = std::time::Instant::now();
+        let out = a.output.join("expectations.parquet");
+        let reports = bagscope_ops::tables::catalog::expect::check_fleet(
+            &a.paths,
+            &rules,
+            &name,
+            Some(&out),
+            threads,
+            &progress,
+        )?;
+        let failed = reports.iter().filter(|r| !r.passed()).count();
+        eprintln!(
+            "{}: {} recordings checked against {name}, {failed} failed, in {:.2} s",
+            out.display(),
+            reports.len(),
+            t1.elapsed().as_secs_f64()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,9 @@ use bagscope_reader::check::check as check_bag;
 use bagscope_reader::Bag;
 
 /// Read every message of every chunk (all cores), verify every record; exit 1 if damaged.
+/// With `--expect RULES.yaml`, check each recording against expectations instead (required
+/// topics and types, counts, rates, gaps, alignment, stamp lag, value conditions); exit 1 if
+/// one fails.
 #[derive(Args, Debug)]
 pub struct CheckArgs {
     /// Recordings to check.
@@ -18,12 +21,28 @@ pub struct CheckArgs {
     /// Threads to decompress on (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Check against the expectations of a rules file (docs/expectations.md) rather than the
+    /// file's integrity.
+    #[arg(long, value_name = "RULES.yaml")]
+    pub expect: Option<PathBuf>,
+    /// With --expect: the reports as JSON on stdout.
+    #[arg(long, requires = "expect")]
+    pub json: bool,
+    /// With --expect: also write the reports as JUnit XML to this file.
+    #[arg(long, value_name = "FILE", requires = "expect")]
+    pub junit: Option<PathBuf>,
+    /// With --expect: list the rules that passed too.
+    #[arg(short, long, requires = "expect")]
+    pub verbose: bool,
 }
 
 /// Runs `bagscope check`.
 pub fn run(a: &CheckArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
     let (bags, threads) = (a.bags.as_slice(), a.threads);
     let threads = threads.unwrap_or_else(|| opts.threads());
+    if let Some(rules) = &a.expect {
+        return crate::cli::expect::run(a, rules, threads, opts);
+    }
     let mut damaged = false;
     for p in bags {
         let t0 = std::time::Instant::now();

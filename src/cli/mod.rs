@@ -16,6 +16,7 @@ mod compare;
 mod csv;
 mod echo;
 mod error;
+mod expect;
 mod export;
 mod find;
 mod frames;

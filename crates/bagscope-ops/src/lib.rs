@@ -31,4 +31,5 @@ pub mod timefmt;
 
 mod error;
 mod xml;
+pub mod yaml;
 pub use error::{Error, Result};

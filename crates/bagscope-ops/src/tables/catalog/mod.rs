@@ -19,6 +19,7 @@ use std::time::UNIX_EPOCH;
 use bagscope_reader::bag::Bag;
 use bagscope_reader::error::{Error, Result};
 
+pub mod expect;
 mod table;
 
 use table::{read_previous, recordings_batch, topics_batch, write_parquet};
