@@ -17,6 +17,7 @@ mod damaged_other_storages;
 mod decode;
 mod diagnostics;
 mod encodings;
+mod expect;
 mod export;
 mod foxglove_paths;
 mod gen;

@@ -444,11 +444,20 @@ fn misses(
     m
 }
 
+/// Samples where the expression has no value (NaN: a formula's other series not begun yet, a
+/// field not a number, a sensor's "unknown") are counted, not failed; a condition with no
+/// defined sample fails.
 fn value_outcome(c: &Condition, topic: &str, points: &[bagscope_reader::series::Point]) -> Outcome {
     use crate::reports::find::Op;
+    let mut undefined = 0usize;
     let samples = points
         .iter()
-        .map(|p| (p.time_ns, p.value.as_f64().unwrap_or(f64::NAN)));
+        .map(|p| (p.time_ns, p.value.as_f64().unwrap_or(f64::NAN)))
+        .filter(|(_, x)| {
+            let nan = x.is_nan();
+            undefined += usize::from(nan);
+            !nan
+        });
     // The worst sample is the one furthest on the wrong side.
     let below = matches!(c.op, Op::Gt | Op::Ge);
     let m = misses(
@@ -456,13 +465,18 @@ fn value_outcome(c: &Condition, topic: &str, points: &[bagscope_reader::series::
         |x| c.holds(x),
         |x, w| if below { x < w } else { x > w },
     );
+    let and_undefined = if undefined > 0 {
+        format!(" ({undefined} without a value)")
+    } else {
+        String::new()
+    };
     let detail = if m.total == 0 {
-        "no samples".to_string()
+        format!("no samples with a value{and_undefined}")
     } else if m.count == 0 {
-        format!("all {} samples hold", m.total)
+        format!("all {} samples hold{and_undefined}", m.total)
     } else {
         format!(
-            "{} of {} samples do not hold (worst {})",
+            "{} of {} samples do not hold (worst {}){and_undefined}",
             m.count,
             m.total,
             m.worst.map_or("-".into(), |w| w.to_string())

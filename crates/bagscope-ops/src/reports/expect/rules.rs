@@ -250,12 +250,6 @@ fn limit(n: &Node, what: &str) -> Result<Limit, LineError> {
 }
 
 fn topic_rules(name: &str, body: &Node) -> Result<TopicRules, LineError> {
-    if !name.starts_with('/') {
-        return Err(LineError::new(
-            body.key_line,
-            format!("{name:?}: a topic starts with /"),
-        ));
-    }
     let mut t = TopicRules {
         name: name.to_string(),
         line: body.key_line,
@@ -322,14 +316,7 @@ fn alignment(n: &Node) -> Result<Alignment, LineError> {
         match k.as_str() {
             "topics" => {
                 for t in v.items("alignment: topics")? {
-                    let s = t.text("alignment: topics")?;
-                    if !s.starts_with('/') {
-                        return Err(LineError::new(
-                            t.line,
-                            format!("{s:?}: a topic starts with /"),
-                        ));
-                    }
-                    a.topics.push(s.to_string());
+                    a.topics.push(t.text("alignment: topics")?.to_string());
                 }
             }
             "start" => a.start = Some(limit(v, "alignment: start")?),
@@ -446,7 +433,7 @@ duration: [60, null]
         );
         assert_eq!(line("topics:\n  /a:\n    values: [/a.x >]\n"), 3);
         assert_eq!(line("topics:\n  /a:\n\n    rate_share: 0.5\n"), 4);
-        assert_eq!(line("topics:\n  a:\n    rate: 5\n"), 2);
+        assert_eq!(line("topics:\n  /a: 5\n"), 2);
         assert_eq!(line("topic:\n  /a: ~\n"), 1);
         assert_eq!(line("alignment:\n  - topics: [/a]\n    start: 1\n"), 2);
         assert_eq!(line("duration: [10, 5]\n"), 1);
