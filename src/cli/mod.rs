@@ -70,6 +70,10 @@ pub struct Cli {
     /// docs/scripts.md.
     #[arg(long = "script", value_name = "FILE")]
     pub scripts: Vec<PathBuf>,
+    /// A rules file (docs/expectations.md) the recording is checked against once open: its
+    /// failures shown as red bookmarks on the timeline.
+    #[arg(long, value_name = "RULES.yaml")]
+    pub expect: Option<PathBuf>,
     /// Directories of ROS packages (`PKG/msg/Type.msg`) searched for definitions a recording
     /// does not store, before BAGSCOPE_MSG_PATH, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and the
     /// definitions bagscope ships (repeatable).
@@ -210,6 +214,7 @@ where
             args.scripts,
             args.msg_path,
             args.urdf,
+            args.expect,
         ),
     }
 }
@@ -229,7 +234,13 @@ fn open_app(
     scripts: Vec<PathBuf>,
     msg_path: Vec<PathBuf>,
     urdf: Option<PathBuf>,
+    expect: Option<PathBuf>,
 ) -> ExitCode {
+    // A rules file's mistakes are said here, with their line, before the window opens.
+    if let Some(Err(e)) = expect.as_deref().map(expect::read_rules) {
+        eprintln!("bagscope: {e}");
+        return ExitCode::from(2);
+    }
     let read = scripts::message_scripts(&scripts).and_then(|messages| {
         let series = scripts::load(&scripts, &[], &mut |w| eprintln!("bagscope: {w}"))?;
         Ok(bagscope_app::Scripts { messages, series })
@@ -241,7 +252,7 @@ fn open_app(
             return ExitCode::from(2);
         }
     };
-    match bagscope_app::run(bags, layout, msg_path, urdf, scripts) {
+    match bagscope_app::run(bags, layout, msg_path, urdf, scripts, expect) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bagscope: cannot open a window: {e}");
@@ -258,6 +269,7 @@ fn open_app(
     _scripts: Vec<PathBuf>,
     _msg_path: Vec<PathBuf>,
     _urdf: Option<PathBuf>,
+    _expect: Option<PathBuf>,
 ) -> ExitCode {
     use clap::CommandFactory;
     if let Some(b) = bags.first() {

@@ -11,6 +11,7 @@ mod common;
 mod compare_runs;
 mod diagnostics_panel;
 mod encodings_and_url;
+mod expectations;
 mod export_window;
 mod expressions;
 mod image_encodings;

@@ -126,6 +126,13 @@ pub fn actions(app: &App) -> Vec<Action> {
         ),
         a(
             File,
+            "Check expectations…",
+            None,
+            "Check the recording against a rules file (rates, gaps, required topics, values): its failures as red bookmarks",
+            when(open, Cmd::ExpectDialog),
+        ),
+        a(
+            File,
             "Save bookmarks into the recording…",
             None,
             "MCAP: as metadata records (the file written again, then renamed over it); a bag or rosbag2: a sidecar JSON beside it",

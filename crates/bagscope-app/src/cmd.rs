@@ -29,6 +29,10 @@ pub enum Cmd {
     SaveLayoutTo(PathBuf),
     /// Open a layout file (bagscope's, Lichtblick's/Foxglove's or PlotJuggler's).
     OpenLayoutFrom(PathBuf),
+    /// Ask for a rules file to check the recording against.
+    ExpectDialog,
+    /// Check the recording against a rules file; its failures become bookmarks.
+    CheckExpectations(PathBuf),
     /// Draw a field as a state row under the timeline.
     AddStateRow(String),
     /// Show or hide the Diagnostics panel (read on first showing).
@@ -206,6 +210,16 @@ impl App {
                     super::bookmarks_io::ask(d);
                 }
             }
+            Cmd::ExpectDialog => {
+                if let Some(d) = &mut self.doc {
+                    super::expect::dialog(d, &self.ctx);
+                }
+            }
+            Cmd::CheckExpectations(p) => match &mut self.doc {
+                Some(d) if self.opening.is_none() => super::expect::start(d, p, &self.ctx),
+                // Checked once the recording being opened is.
+                _ => self.pending_expect = Some(p),
+            },
             Cmd::SaveNotesConfirmed => {
                 if let Some(d) = &mut self.doc {
                     super::bookmarks_io::start(d, &self.ctx);

@@ -186,6 +186,8 @@ pub struct Doc {
     pub layout_notes: Vec<String>,
     /// Writing the bookmarks into the recording: asked (the confirmation shown), under way.
     pub bookmarks_io: super::bookmarks_io::BookmarksIo,
+    /// Checking the recording against a rules file (its failures become bookmarks).
+    pub expect: super::expect::Expect,
 }
 
 impl Doc {
@@ -259,6 +261,7 @@ impl Doc {
             layout_missing: Vec::new(),
             layout_notes: Vec::new(),
             bookmarks_io: Default::default(),
+            expect: Default::default(),
         }
     }
 

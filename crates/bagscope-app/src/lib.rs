@@ -9,6 +9,7 @@ mod cmd;
 mod compare;
 mod diagnostics;
 mod doc;
+pub mod expect;
 pub mod export;
 pub mod find;
 pub mod images;
@@ -85,6 +86,8 @@ pub struct App {
     pending_series: Vec<String>,
     /// A layout file read, to apply to the recording being opened (its path and text).
     pending_layout: Option<(PathBuf, String)>,
+    /// A rules file to check the recording being opened against, once it is.
+    pending_expect: Option<PathBuf>,
     /// Layout dialogs, reads and writes under way.
     layout_io: Vec<Job<layout_io::LayoutIo>>,
     dialog: Option<Job<Option<Vec<PathBuf>>>>,
@@ -162,6 +165,7 @@ impl App {
             layouts,
             pending_series: Vec::new(),
             pending_layout: None,
+            pending_expect: None,
             layout_io: Vec::new(),
             doc: None,
             loader: None,
@@ -353,6 +357,8 @@ impl App {
                         if let Some((p, text)) = self.pending_layout.take() {
                             self.apply_layout(&p, &text);
                         }
+                        self.cmds
+                            .extend(self.pending_expect.take().map(Cmd::CheckExpectations));
                     }
                     LoadEvent::Preview(s) => self.preview = Some(s),
                     LoadEvent::Failed(e) => {
@@ -416,6 +422,7 @@ impl App {
             compare::poll(d);
             diagnostics::poll(d);
             timeline::state_rows::poll(d);
+            expect::poll(d, &self.ctx, &mut self.notice, &mut self.error);
             if let Some(r) = bookmarks_io::poll(d) {
                 match r {
                     Ok(p) => self.notice = Some(format!("Bookmarks written to {}", p.display())),
@@ -691,6 +698,7 @@ pub fn run(
     msg_path: Vec<PathBuf>,
     urdf: Option<PathBuf>,
     scripts: Scripts,
+    expect: Option<PathBuf>,
 ) -> eframe::Result<()> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
@@ -724,6 +732,7 @@ pub fn run(
             }
             // Read now, applied to the recording once it is open.
             app.cmds.extend(layout.map(Cmd::OpenLayoutFrom));
+            app.cmds.extend(expect.map(Cmd::CheckExpectations));
             Ok(Box::new(app))
         }),
     )
