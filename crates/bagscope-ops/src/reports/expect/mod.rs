@@ -137,7 +137,14 @@ pub fn evaluate(
         .conditions()
         .filter(|c| c.topics.iter().all(|t| s.topic(t).is_some()))
         .collect();
-    let exprs: Vec<_> = readable.iter().map(|c| c.expr.clone()).collect();
+    let mut exprs: Vec<_> = readable.iter().map(|c| c.expr.clone()).collect();
+    // Header stamps read in the same pass, where the topic's type lets a path name them.
+    let stamps: Vec<(&str, Stamps)> = rules
+        .topics
+        .iter()
+        .filter(|t| t.stamp_lag.is_some() && s.topic(&t.name).is_some())
+        .map(|t| (t.name.as_str(), stamp_paths(bag, &t.name, &mut exprs)))
+        .collect();
     let series = if exprs.is_empty() {
         Vec::new()
     } else {
@@ -301,7 +308,15 @@ pub fn evaluate(
             ));
         }
         if let Some(b) = t.stamp_lag {
-            out.push(match stamp_delays(bag, &t.name, cancel) {
+            let read = stamps
+                .iter()
+                .find(|(n, _)| *n == t.name)
+                .and_then(|(_, st)| st.delays(&series));
+            let read = match read {
+                Some(d) => Ok(d),
+                None => stamp_delays(bag, &t.name, cancel),
+            };
+            out.push(match read {
                 Ok(d) => lag_outcome(&t.name, &d, b),
                 Err(e) => topic_outcome(
                     "stamp_lag",
@@ -318,8 +333,9 @@ pub fn evaluate(
             out.push(condition(c, &t.name));
         }
     }
+    let optional = |topic: &str| rules.topics.iter().any(|t| t.name == topic && !t.required);
     for a in &rules.alignment {
-        out.extend(alignment_outcomes(a, &times_of));
+        out.extend(alignment_outcomes(a, &times_of, &optional));
     }
     for c in &rules.values {
         out.push(condition(c, &c.topics.join(",")));
@@ -330,6 +346,96 @@ pub fn evaluate(
         outcomes: out,
         seconds: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// Where a topic's header stamps are among the expressions read in the one pass.
+enum Stamps {
+    /// `header.stamp` is a ROS 1 `time`: one series.
+    Time(usize),
+    /// `header.stamp.sec` and `header.stamp.nanosec` (ROS 2): two series of the same messages.
+    SecNanosec(usize, usize),
+    /// Not named by a path here: read on their own.
+    Apart,
+}
+
+impl Stamps {
+    /// (receive time, stamp − receive time in ns) of every message, as [`stamp_delays`]
+    /// gives them; `None` where the series do not pair up (read on their own then).
+    fn delays(&self, series: &[bagscope_reader::series::Series]) -> Option<Vec<(u64, i64)>> {
+        use bagscope_reader::encoding::Value;
+        let d = |t: u64, stamp: i128| {
+            (stamp - i128::from(t)).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+        };
+        match *self {
+            Stamps::Time(i) => series[i]
+                .points
+                .iter()
+                .map(|p| match p.value {
+                    Value::Time { sec, nsec } => Some((
+                        p.time_ns,
+                        d(
+                            p.time_ns,
+                            i128::from(sec) * 1_000_000_000 + i128::from(nsec),
+                        ),
+                    )),
+                    _ => None,
+                })
+                .collect(),
+            Stamps::SecNanosec(a, b) => {
+                let (a, b) = (&series[a].points, &series[b].points);
+                if a.len() != b.len() {
+                    return None;
+                }
+                a.iter()
+                    .zip(b)
+                    .map(|(x, y)| {
+                        let int = |v: &Value| match *v {
+                            Value::I32(n) => Some(i128::from(n)),
+                            Value::U32(n) => Some(i128::from(n)),
+                            Value::I64(n) => Some(i128::from(n)),
+                            Value::U64(n) => Some(i128::from(n)),
+                            _ => None,
+                        };
+                        (x.time_ns == y.time_ns).then_some(())?;
+                        let ns = int(&x.value)? * 1_000_000_000 + int(&y.value)?;
+                        Some((x.time_ns, d(x.time_ns, ns)))
+                    })
+                    .collect()
+            }
+            Stamps::Apart => None,
+        }
+    }
+}
+
+/// Adds to `exprs` the paths that name `topic`'s header stamp, where its type has them.
+fn stamp_paths(bag: &Bag, topic: &str, exprs: &mut Vec<bagscope_reader::expr::Expr>) -> Stamps {
+    use bagscope_reader::expr::Expr;
+    let compiles = |text: &str| -> Option<Expr> {
+        let e = Expr::parse(text).ok()?;
+        let p = e.plain_path()?;
+        let vars = Default::default();
+        let src = bagscope_reader::series::Source {
+            path: p,
+            text,
+            vars: &vars,
+        };
+        bagscope_reader::series::compile_source(bag, src).ok()?;
+        Some(e)
+    };
+    let mut push = |e: Expr| {
+        exprs.push(e);
+        exprs.len() - 1
+    };
+    if let (Some(sec), Some(ns)) = (
+        compiles(&format!("{topic}.header.stamp.sec")),
+        compiles(&format!("{topic}.header.stamp.nanosec")),
+    ) {
+        return Stamps::SecNanosec(push(sec), push(ns));
+    }
+    match compiles(&format!("{topic}.header.stamp")) {
+        Some(e) => Stamps::Time(push(e)),
+        None => Stamps::Apart,
+    }
 }
 
 fn pass_if(ok: bool) -> Status {
@@ -525,7 +631,12 @@ fn lag_outcome(topic: &str, delays: &[(u64, i64)], b: Bounds) -> Outcome {
     }
 }
 
-fn alignment_outcomes(a: &Alignment, times_of: &dyn Fn(&str) -> Vec<u64>) -> Vec<Outcome> {
+/// A group with a topic absent fails, unless each absent one is listed as optional (skipped).
+fn alignment_outcomes(
+    a: &Alignment,
+    times_of: &dyn Fn(&str) -> Vec<u64>,
+    optional: &dyn Fn(&str) -> bool,
+) -> Vec<Outcome> {
     let ends: Vec<(&str, Option<(u64, u64)>)> = a
         .topics
         .iter()
@@ -560,7 +671,11 @@ fn alignment_outcomes(a: &Alignment, times_of: &dyn Fn(&str) -> Vec<u64>) -> Vec
                 )
             }
             _ => (
-                Status::Fail,
+                if absent.iter().all(|t| optional(t)) {
+                    Status::Skip
+                } else {
+                    Status::Fail
+                },
                 None,
                 None,
                 format!("no messages on {}", absent.join(", ")),
