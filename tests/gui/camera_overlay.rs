@@ -176,3 +176,69 @@ fn a_series_plotted_at_header_stamps() {
     let l = bagscope_app::layout::capture(d);
     assert_eq!(l.header_stamp_series, [path]);
 }
+
+#[test]
+fn a_state_row_drawn_at_header_stamps() {
+    let dir = common::temp_dir("ui-state-stamps");
+    let (bag, _, expected) = common::camera::recording(&dir);
+    let mut h = harness(Some(bag));
+    wait_for(&mut h, "indexing", indexed);
+    // The annotations (ImageMarker: a CIRCLE then a POLYGON an image) arrive 150 ms after the
+    // images but carry their stamps.
+    let path = "/annotations.type";
+    h.state_mut().apply(Cmd::AddStateRow(path.into()));
+    let runs = |h: &Harness<'_, bagscope_app::App>| -> Option<Vec<(u64, String)>> {
+        let d = h.state().doc.as_ref()?;
+        let row = d.states.rows.first()?;
+        let t = row.track.as_ref()?.as_ref().ok()?;
+        Some(
+            t.runs
+                .iter()
+                .map(|r| (r.start_ns, t.labels[r.value as usize].clone()))
+                .collect(),
+        )
+    };
+    wait_for(&mut h, "the states", |app| {
+        app.doc
+            .as_ref()
+            .is_some_and(|d| d.states.rows.first().is_some_and(|r| r.track.is_some()))
+    });
+    let at_receive = runs(&h).unwrap();
+    h.get_by_label("/annotations.type at header stamps").click();
+    h.run_steps(2);
+    wait_for(&mut h, "the states at stamps", |app| {
+        app.doc.as_ref().is_some_and(|d| {
+            d.states
+                .rows
+                .first()
+                .is_some_and(|r| r.header_time && r.track.is_some())
+        })
+    });
+    let at_stamps = runs(&h).unwrap();
+    let circles: Vec<u64> = at_stamps
+        .iter()
+        .filter(|(_, l)| l == "CIRCLE")
+        .map(|(t, _)| *t)
+        .collect();
+    let stamps: Vec<u64> = expected["images"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["stamp"].as_u64().unwrap())
+        .collect();
+    assert_eq!(circles, stamps, "at receive times: {at_receive:?}");
+    // At receive times each circle comes later than its image's stamp.
+    let late: Vec<u64> = at_receive
+        .iter()
+        .filter(|(_, l)| l == "CIRCLE")
+        .map(|(t, _)| *t)
+        .collect();
+    assert_eq!(late.len(), stamps.len());
+    assert!(
+        late.iter().zip(&stamps).all(|(r, s)| r > s),
+        "{late:?} {stamps:?}"
+    );
+    // The layout keeps it.
+    let l = bagscope_app::layout::capture(h.state().doc.as_ref().unwrap());
+    assert_eq!(l.header_stamp_state_rows, [path]);
+}

@@ -27,6 +27,7 @@ fn persisted_sample() -> bagscope_app::persist::Persisted {
                 }],
                 series: vec!["/imu.linear_acceleration.x".into()],
                 header_stamp_series: vec!["/imu.linear_acceleration.x".into()],
+                header_stamp_state_rows: vec!["/robot/mode.data".into()],
                 log: true,
                 scenes: Vec::new(),
                 maps: vec![bagscope_app::map::Settings {

@@ -20,6 +20,9 @@ pub struct Layout {
     /// Of `series`, those plotted at their messages' header stamps.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub header_stamp_series: Vec<String>,
+    /// The state rows drawn at their messages' header stamps.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub header_stamp_state_rows: Vec<String>,
     /// The log panel open.
     pub log: bool,
     /// The 3D panels: layers, fixed frame, camera.
@@ -77,6 +80,13 @@ pub fn capture(d: &Doc) -> Layout {
             .filter(|x| x.header_time)
             .map(|x| x.path.clone())
             .collect(),
+        header_stamp_state_rows: d
+            .states
+            .rows
+            .iter()
+            .filter(|r| r.header_time)
+            .map(|r| r.path.clone())
+            .collect(),
         log: d.log.open,
         scenes: d.scene.panels.iter().map(|p| p.settings.clone()).collect(),
         maps: d.map.settings(),
@@ -97,6 +107,7 @@ pub fn apply(d: &mut Doc, l: &Layout) -> Vec<String> {
         }
     }
     d.plots.header_paths = l.header_stamp_series.iter().cloned().collect();
+    d.states.header_paths = l.header_stamp_state_rows.iter().cloned().collect();
     d.log.open = l.log;
     d.scene.panels.clear();
     for sc in &l.scenes {

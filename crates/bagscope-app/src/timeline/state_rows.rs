@@ -1,7 +1,8 @@
 //! State rows under the timeline's topic rows: a field drawn as coloured bands of its values
 //! over time (a mode, a state machine, a flag), labelled where a band is wide enough, one row
 //! per path; a click on a band moves the playhead to its start. Each row's values are read on
-//! a worker ([`bagscope_ops::reports::state_rows`]).
+//! a worker ([`bagscope_ops::reports::state_rows`]), at the messages' receive times or, the
+//! row's **stamp** toggle on, at their `header.stamp`.
 
 use std::sync::Arc;
 
@@ -18,6 +19,8 @@ pub const STATE_H: f32 = 20.0;
 /// One state row.
 pub struct StateRow {
     pub path: String,
+    /// Drawn at each message's `header.stamp` rather than its receive time.
+    pub header_time: bool,
     pub job: Option<Job<Result<Arc<StateTrack>, String>>>,
     /// Its states, or why not.
     pub track: Option<Result<Arc<StateTrack>, String>>,
@@ -28,6 +31,8 @@ pub struct StateRow {
 pub struct StatesState {
     pub rows: Vec<StateRow>,
     pub input: String,
+    /// Paths drawn at header stamps when added (from a layout).
+    pub header_paths: std::collections::HashSet<String>,
 }
 
 /// Adds a row for `path`, read on a worker.
@@ -35,20 +40,46 @@ pub fn add(d: &mut Doc, path: String, ctx: &egui::Context) {
     if d.states.rows.iter().any(|r| r.path == path) {
         return;
     }
+    let header_time = d.states.header_paths.contains(&path);
+    let mut row = StateRow {
+        path,
+        header_time,
+        job: None,
+        track: None,
+    };
+    read(d, &mut row, ctx);
+    d.states.rows.push(row);
+}
+
+/// Reads `row`'s states on a worker, at the time base it has.
+fn read(d: &Doc, row: &mut StateRow, ctx: &egui::Context) {
     let bag = d.rec.bag.clone();
-    let p = path.clone();
+    let (p, header_time) = (row.path.clone(), row.header_time);
     let job = Job::spawn("state", 1, ctx, move |h| {
         h.send(
-            state_track(&bag, &p, h.cancel_flag())
+            state_track(&bag, &p, header_time, h.cancel_flag())
                 .map(Arc::new)
                 .map_err(|e| e.to_string()),
         );
     });
-    let (job, track) = match job {
+    (row.job, row.track) = match job {
         Ok(j) => (Some(j), None),
         Err(e) => (None, Some(Err(e))),
     };
-    d.states.rows.push(StateRow { path, job, track });
+}
+
+/// Turns row `k`'s stamp toggle: its states read again at the other time base.
+pub fn set_header_time(d: &mut Doc, k: usize, on: bool, ctx: &egui::Context) {
+    let Some(mut row) = d.states.rows.get_mut(k).map(|r| StateRow {
+        path: std::mem::take(&mut r.path),
+        header_time: on,
+        job: None,
+        track: None,
+    }) else {
+        return;
+    };
+    read(d, &mut row, ctx);
+    d.states.rows[k] = row;
 }
 
 /// Takes what the workers read.
@@ -86,7 +117,7 @@ pub(super) fn draw(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>, g: &Geom
         [area.left_top(), area.right_top()],
         Stroke::new(1.0, v.widgets.noninteractive.bg_stroke.color),
     );
-    let mut remove = None;
+    let (mut remove, mut toggle) = (None, None);
     for (k, row) in d.states.rows.iter().enumerate() {
         let y = area.top() + 4.0 + k as f32 * STATE_H;
         let name = Rect::from_min_max(
@@ -113,8 +144,49 @@ pub(super) fn draw(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>, g: &Geom
         if x.on_hover_text("Remove this state row").clicked() {
             remove = Some(k);
         }
+        // The time base: receive time, or (on) each message's header stamp.
+        let stamp_rect = Rect::from_min_max(
+            Pos2::new(name.right() - 44.0, y + 2.0),
+            Pos2::new(name.right() - 4.0, y + STATE_H - 2.0),
+        );
+        let st = ui.interact(
+            stamp_rect,
+            ui.scope_id().with(("state-stamp", k)),
+            Sense::click(),
+        );
+        st.widget_info(|| {
+            egui::WidgetInfo::selected(
+                egui::accesskit::Role::CheckBox,
+                true,
+                row.header_time,
+                format!("{} at header stamps", row.path),
+            )
+        });
+        if row.header_time {
+            painter.rect_filled(stamp_rect, 3.0, v.selection.bg_fill.gamma_multiply(0.6));
+        }
+        painter.text(
+            stamp_rect.center(),
+            egui::Align2::CENTER_CENTER,
+            "stamp",
+            egui::FontId::proportional(11.0),
+            if row.header_time {
+                v.strong_text_color()
+            } else {
+                v.weak_text_color()
+            },
+        );
+        if st
+            .on_hover_text("Draw at each message's header.stamp instead of its receive time")
+            .clicked()
+        {
+            toggle = Some((k, !row.header_time));
+        }
         let label = ui.interact(
-            Rect::from_min_max(Pos2::new(name.left() + 20.0, y), name.max),
+            Rect::from_min_max(
+                Pos2::new(name.left() + 20.0, y),
+                Pos2::new(stamp_rect.left() - 2.0, name.bottom()),
+            ),
             ui.scope_id().with(("state-name", k)),
             Sense::hover(),
         );
@@ -185,6 +257,9 @@ pub(super) fn draw(ui: &mut egui::Ui, d: &mut Doc, cmds: &mut Vec<Cmd>, g: &Geom
                 cmds.push(Cmd::SetPlayhead(r.start_ns));
             }
         }
+    }
+    if let Some((k, on)) = toggle {
+        set_header_time(d, k, on, ui.ctx());
     }
     if let Some(k) = remove {
         d.states.rows.remove(k);

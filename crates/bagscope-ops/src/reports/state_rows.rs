@@ -116,8 +116,15 @@ fn label(v: &Value, def: Option<(&MsgDef, usize)>) -> Option<String> {
     })
 }
 
-/// The states `path` (`/robot/mode.data`) takes over the recording.
-pub fn state_track(bag: &Bag, path: &str, cancel: &AtomicBool) -> Result<StateTrack> {
+/// The states `path` (`/robot/mode.data`) takes over the recording, at each message's receive
+/// time or (`header_time`) at its `header.stamp` (messages without one left out and counted in
+/// the track's problems; a topic with none is an error).
+pub fn state_track(
+    bag: &Bag,
+    path: &str,
+    header_time: bool,
+    cancel: &AtomicBool,
+) -> Result<StateTrack> {
     let p = FieldPath::parse(path).map_err(|e| Error::Invalid(format!("{path}: {}", e.reason)))?;
     let topic = bag
         .summary()
@@ -130,14 +137,44 @@ pub fn state_track(bag: &Bag, path: &str, cancel: &AtomicBool) -> Result<StateTr
         .map(|(plan, _)| plan);
     let def = plan.as_ref().map(|pl| &pl.def);
     let own = def.and_then(|d| owner(d, &p).map(|o| (d, o)));
+    // Each connection's stamp reader, where the stamps are asked for.
+    let mut stamps: HashMap<usize, crate::reports::timing::StampReader> = HashMap::new();
+    if header_time {
+        for &c in &topic.connections {
+            if let Ok(r) = bag.plan(c).map_err(Error::from).and_then(|(pl, _)| {
+                crate::reports::timing::StampReader::new(&pl).map_err(Error::from)
+            }) {
+                stamps.insert(c, r);
+            }
+        }
+        if stamps.is_empty() {
+            return Err(Error::Invalid(format!(
+                "{}: its messages have no header.stamp to draw the states at",
+                p.topic
+            )));
+        }
+    }
     let mut t = StateTrack::default();
     let mut index: HashMap<String, u32> = HashMap::new();
-    let mut missing = 0u64;
+    let (mut missing, mut unstamped) = (0u64, 0u64);
+    // (time, value) of every message, in receive order.
+    let mut seen: Vec<(u64, u32)> = Vec::new();
     // Each message decoded (state topics are slow; a string needs its message decoded).
     crate::decoded::each_decoded(bag, topic.connections.clone(), cancel, |m, decoded| {
         let Some(v) = decoded.and_then(|(plan, node)| walk(&plan.def, node, &p.segments)) else {
             missing += 1;
             return Ok(ControlFlow::Continue(()));
+        };
+        let time = if header_time {
+            match stamps.get(&m.conn).and_then(|r| r.read(&m.data)) {
+                Some(s) if s >= 0 => u64::try_from(s).unwrap_or(u64::MAX),
+                _ => {
+                    unstamped += 1;
+                    return Ok(ControlFlow::Continue(()));
+                }
+            }
+        } else {
+            m.time_ns
         };
         let Some(l) = label(&v, own) else {
             return Err(Error::Invalid(format!(
@@ -157,21 +194,33 @@ pub fn state_track(bag: &Bag, path: &str, cancel: &AtomicBool) -> Result<StateTr
                 t.labels.len() as u32 - 1
             }
         };
+        seen.push((time, v));
+        Ok(ControlFlow::Continue(()))
+    })?;
+    // Stamps need not come in receive order.
+    if header_time {
+        seen.sort_by_key(|&(time, _)| time);
+    }
+    for (time, v) in seen {
         match t.runs.last_mut() {
-            Some(r) if r.value == v && m.time_ns >= r.last_ns => r.last_ns = m.time_ns,
+            Some(r) if r.value == v && time >= r.last_ns => r.last_ns = time,
             _ => t.runs.push(StateRun {
-                start_ns: m.time_ns,
-                last_ns: m.time_ns,
+                start_ns: time,
+                last_ns: time,
                 value: v,
             }),
         }
-        Ok(ControlFlow::Continue(()))
-    })?;
+    }
     if missing > 0 {
         t.problems
             .push(format!("{missing} messages without {path}"));
     }
-    if t.runs.is_empty() && missing > 0 {
+    if unstamped > 0 {
+        t.problems.push(format!(
+            "{unstamped} messages without a header stamp left out"
+        ));
+    }
+    if t.runs.is_empty() && (missing > 0 || unstamped > 0) {
         return Err(Error::Invalid(format!("no message has {path}")));
     }
     Ok(t)
