@@ -34,9 +34,14 @@ pub struct ExportArgs {
     /// after the end), or gpx, kml, geojson (one fix topic's track: NavSatFix, GPSFix,
     /// LocationFix, or `--topic "/t.lat_path, /t.lon_path"`; fixes without a fix or a
     /// position left out and counted) (default: from the output's extension; no
-    /// extension: rosbag2-sqlite3).
+    /// extension: rosbag2-sqlite3), or lerobot (a LeRobot v3 dataset directory made by
+    /// --mapping: docs/lerobot.md).
     #[arg(long)]
     pub format: Option<String>,
+    /// With --format lerobot: the mapping file (YAML) that says which expressions make
+    /// observation.state and action, which topics are cameras, fps, alignment, task, episodes.
+    #[arg(long, value_name = "MAP.yaml")]
+    pub mapping: Option<PathBuf>,
     /// Compression: a bag none, lz4 (default) or bz2; MCAP none, lz4 or zstd (default);
     /// rosbag2 none (default), zstd-file or zstd-message.
     #[arg(long)]
@@ -80,6 +85,9 @@ pub struct ExportArgs {
 
 /// Runs `bagscope export`.
 pub fn run(a: &ExportArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
+    if a.format.as_deref() == Some("lerobot") || a.mapping.is_some() {
+        return super::lerobot::run(a, opts);
+    }
     let (start, end) = a.range.as_strs();
     export(Asked {
         opts,

@@ -26,6 +26,7 @@ mod image;
 mod image_overlay;
 mod info;
 mod keys;
+mod lerobot;
 mod log;
 mod play;
 mod record;

@@ -6,3 +6,4 @@ pub mod arrow;
 pub mod catalog;
 pub mod csv;
 pub mod export;
+pub mod lerobot;

@@ -6,6 +6,7 @@
 //! (the packets are decoded once to learn their display order; an edit list starts the
 //! presentation at the first frame).
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -30,6 +31,8 @@ pub struct Mp4Written {
     pub height: usize,
     /// Bytes of the file.
     pub bytes: u64,
+    /// The receive time of the first frame written: the file's time 0 (ns).
+    pub first_ns: u64,
 }
 
 fn boxed(kind: &[u8; 4], body: &[u8]) -> Vec<u8> {
@@ -64,6 +67,20 @@ pub fn write_mp4(
     end_ns: Option<u64>,
     out: &Path,
 ) -> Result<Mp4Written, VideoError> {
+    write_mp4_timed(bag, ix, (start_ns, end_ns), &HashMap::new(), out)
+}
+
+/// [`write_mp4`], with some frames shown at other times: `shown_at` maps a frame (its index in
+/// `ix.frames`) to the time (ns) it is shown at instead of its message's (the LeRobot export puts
+/// the frames it picked exactly on its frame clock). The packets are not touched; the times
+/// must keep the frames in order.
+pub fn write_mp4_timed(
+    bag: &Bag,
+    ix: &VideoIndex,
+    (start_ns, end_ns): (Option<u64>, Option<u64>),
+    shown_at: &HashMap<usize, u64>,
+    out: &Path,
+) -> Result<Mp4Written, VideoError> {
     let err = |reason: String| VideoError {
         topic: ix.topic.clone(),
         time_ns: None,
@@ -96,11 +113,14 @@ pub fn write_mp4(
     // not written) are left out.
     let rasl = ix.rasl_after(first);
     let mut picked: Vec<usize> = Vec::new();
+    // The frame (index into `ix.frames`) of each picked packet.
+    let mut frame_of: Vec<usize> = Vec::new();
     for f in first..end {
         if f > first && f <= first + rasl {
             continue;
         }
         picked.push(ix.frames[f] as usize);
+        frame_of.push(f);
     }
     let mut reader = PacketReader::default();
     let mut samples: Vec<(Vec<u8>, &PacketRef)> = Vec::with_capacity(picked.len());
@@ -165,9 +185,26 @@ pub fn write_mp4(
     } else {
         3000
     };
+    // The time each display slot is shown at: its message's, or the one asked for.
+    let mut shown: Vec<u64> = dts.clone();
+    for (r, f) in frame_of.iter().enumerate() {
+        if let (Some(&t), Some(slot)) = (shown_at.get(f), shown.get_mut(r)) {
+            *slot = ticks(t);
+        }
+    }
+    if shown.windows(2).any(|w| w[1] <= w[0]) {
+        return Err(err(
+            "the frames' new times would show them out of order".into()
+        ));
+    }
     let pts: Vec<u64> = rank
         .iter()
-        .map(|&r| dts.get(r).copied().unwrap_or(dts[dts.len() - 1] + step))
+        .map(|&r| {
+            shown
+                .get(r)
+                .copied()
+                .unwrap_or(shown[shown.len() - 1] + step)
+        })
         .collect();
     // Composition offsets must not be negative: every presentation time is shifted by the
     // largest lead, which the edit list takes back.
@@ -237,6 +274,7 @@ pub fn write_mp4(
         width: size.0,
         height: size.1,
         bytes,
+        first_ns: t0,
     })
 }
 
