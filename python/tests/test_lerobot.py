@@ -1,0 +1,193 @@
+"""`bagscope export --format lerobot` held against LeRobot's own loader (the `lerobot` package,
+0.4.4, in an environment of its own: it brings torch; `.ci/run` makes it at $LEROBOT_PYTHON's
+venv), rosbags' decoded values at the frame times, and bagscope's own decoded camera frames.
+"""
+import json
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from rosbags.highlevel import AnyReader
+
+HERE = Path(__file__).resolve().parent
+LEROBOT_PYTHON = os.environ.get("LEROBOT_PYTHON", "/opt/bagscope-peers/lerobot/bin/python")
+FPS = 10
+MAPPING = """\
+fps: 10
+task: drive the figure of eight
+robot_type: bagscope_demo
+align: hold
+missing: drop
+episodes: {episodes}
+observation.state:
+  - /odom.pose.pose.position.x
+  - /odom.pose.pose.position.y
+  - /imu/data.orientation.yaw
+action:
+  - /cmd_vel.linear.x
+  - /cmd_vel.angular.z
+observation.images.front: /camera/front/h264
+names:
+  observation.state: [x, y, yaw]
+  action: [vx, wz]
+"""
+
+
+def lerobot():
+    if not Path(LEROBOT_PYTHON).exists():
+        pytest.fail(f"LeRobot's environment is missing: {LEROBOT_PYTHON} (see .ci/run: "
+                    "python3 -m venv /opt/bagscope-peers/lerobot && its pip install lerobot==0.4.4)")
+    return LEROBOT_PYTHON
+
+
+def load(root, out, picks):
+    out.mkdir(parents=True, exist_ok=True)
+    subprocess.run([lerobot(), str(HERE / "lerobot_load.py"), str(root), str(out),
+                    *[str(p) for p in picks]], check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    return json.loads((out / "loaded.json").read_text())
+
+
+def held(times, values, t):
+    i = np.searchsorted(times, t, side="right") - 1
+    return values[i] if i >= 0 else None
+
+
+def yaw(q):
+    return math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
+
+
+@pytest.fixture(scope="module")
+def demo(cli, tmp_path_factory):
+    d = tmp_path_factory.mktemp("lerobot")
+    bag = d / "demo.bag"
+    subprocess.run([str(cli), "demo", str(bag), "--seconds", "30"], check=True,
+                   capture_output=True)
+    return bag
+
+
+def test_lerobots_loader_reads_what_the_recording_holds(cli, demo, tmp_path):
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(MAPPING.format(episodes="recording"))
+    out = tmp_path / "dataset"
+    r = subprocess.run([str(cli), "export", str(demo), "--format", "lerobot", "--mapping",
+                        str(mapping), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    n = len(pd.read_parquet(out / "data/chunk-000/file-000.parquet"))
+    picks = [0, n // 2, n - 1]
+    got = load(out, tmp_path / "loaded", picks)
+    assert (got["episodes"], got["frames"], got["fps"]) == (1, n, FPS)
+    assert got["task"] == "drive the figure of eight"
+    assert got["shapes"]["observation.state"] == [[3], "torch.float32"]
+    assert got["shapes"]["action"] == [[2], "torch.float32"]
+    assert got["shapes"]["observation.images.front"][0][0] == 3
+
+    # Every value equals rosbags' decoded value held at the frame's time.
+    with AnyReader([demo]) as rd:
+        msgs = {}
+        for c, t, raw in rd.messages():
+            if c.topic in ("/odom", "/cmd_vel", "/imu/data"):
+                msgs.setdefault(c.topic, []).append((t, rd.deserialize(raw, c.msgtype)))
+            elif c.topic == "/camera/front/h264":
+                msgs.setdefault(c.topic, []).append((t, None))
+    cam = np.array([t for t, _ in msgs["/camera/front/h264"]])
+    t0 = int(cam[0])
+    series = {
+        "x": ("/odom", lambda m: m.pose.pose.position.x),
+        "y": ("/odom", lambda m: m.pose.pose.position.y),
+        "yaw": ("/imu/data", lambda m: yaw(m.orientation)),
+        "vx": ("/cmd_vel", lambda m: m.linear.x),
+        "wz": ("/cmd_vel", lambda m: m.angular.z),
+    }
+    arrays = {k: (np.array([t for t, _ in msgs[topic]]), [f(m) for _, m in msgs[topic]])
+              for k, (topic, f) in series.items()}
+    cols = got["columns"]
+    for row, ts in enumerate(cols["timestamp"]):
+        t = t0 + round(ts * FPS) * 10**9 // FPS
+        want = [held(*arrays[k], t) for k in ("x", "y", "yaw")]
+        assert np.allclose(np.float32(want), cols["observation.state"][row], atol=2e-7), row
+        want = [held(*arrays[k], t) for k in ("vx", "wz")]
+        assert np.array_equal(np.float32(want), np.float32(cols["action"][row])), row
+    assert cols["index"] == list(range(n)) and cols["frame_index"] == list(range(n))
+
+    # The camera's frames as LeRobot decodes them equal bagscope's own decode of the frame
+    # nearest the tick (the copied stream: not re-encoded).
+    import cv2
+
+    for i in picks:
+        t = t0 + round(cols["timestamp"][i] * FPS) * 10**9 // FPS
+        j = int(np.argmin(np.abs(cam - t)))
+        png = tmp_path / f"ours_{i}.png"
+        subprocess.run([str(cli), "image", str(demo), "/camera/front/h264", "--index", str(j),
+                        "-o", str(png)], check=True, capture_output=True)
+        ours = cv2.cvtColor(cv2.imread(str(png)), cv2.COLOR_BGR2RGB).astype(int)
+        theirs = np.load(tmp_path / "loaded" / f"frame_{i}.npy").astype(int)
+        assert ours.shape == theirs.shape
+        diff = np.abs(ours - theirs)
+        # YUV to RGB rounding differs between decoders by a level or two.
+        assert diff.mean() < 1.5 and np.percentile(diff, 99) <= 4, (i, diff.mean())
+
+    # Statistics: meta/stats.json equals LeRobot's own compute_episode_stats + aggregate_stats
+    # over the loaded columns.
+    ours = json.loads((out / "meta/stats.json").read_text())
+    for feat, theirs in got["stats"].items():
+        for stat, v in theirs.items():
+            a, b = np.asarray(ours[feat][stat], float), np.asarray(v, float)
+            scale = max(1.0, float(np.max(np.abs(b))))
+            assert np.allclose(a, b, rtol=1e-5, atol=1e-6 * scale), (feat, stat, a, b)
+    assert "observation.images.front" in ours
+    assert np.asarray(ours["observation.images.front"]["mean"]).shape == (3, 1, 1)
+
+
+def test_episodes_by_bookmarks_one_left_out(cli, demo, tmp_path):
+    with AnyReader([demo]) as rd:
+        start = rd.start_time
+    s = 10**9
+    side = Path(str(demo) + ".bookmarks.json")
+    side.write_text(json.dumps({"bagscope_bookmarks": 1, "bookmarks": [
+        {"start_ns": start + 2 * s, "end_ns": start + 8 * s, "label": "a"},
+        {"start_ns": start + 10 * s, "end_ns": start + 15 * s, "label": "b"},
+        # Shorter than a camera frame: no frame has every stream; left out and said.
+        {"start_ns": start + 20 * s + 1, "end_ns": start + 20 * s + 2, "label": "c"},
+    ]}))
+    try:
+        mapping = tmp_path / "map.yaml"
+        mapping.write_text(MAPPING.format(episodes="bookmarks"))
+        out = tmp_path / "dataset"
+        r = subprocess.run([str(cli), "export", str(demo), "--format", "lerobot", "--mapping",
+                            str(mapping), "-o", str(out)], capture_output=True, text=True)
+        assert r.returncode == 1, r.stderr
+        assert "episode left out" in r.stderr and "no frame" in r.stderr, r.stderr
+        got = load(out, tmp_path / "loaded", [0])
+        assert got["episodes"] == 2
+        eps = got["columns"]["episode_index"]
+        assert sorted(set(eps)) == [0, 1]
+        assert got["columns"]["index"] == list(range(len(eps)))
+        # About 6 s and 5 s at 10 fps.
+        assert abs(eps.count(0) - 60) <= 1 and abs(eps.count(1) - 50) <= 1, (eps.count(0), eps.count(1))
+    finally:
+        side.unlink()
+
+
+def test_mapping_mistakes_are_said_with_their_line(cli, demo, tmp_path):
+    cases = [
+        (MAPPING.format(episodes="recording").replace("/odom.pose.pose.position.y",
+                                                      "/odom.pose.pose.position.w"), ":9:"),
+        (MAPPING.format(episodes="recording").replace("fps: 10", "fps: ten"), ":1:"),
+        (MAPPING.format(episodes="recording").replace("align: hold", "align: closest"), ":4:"),
+        (MAPPING.format(episodes="recording").replace("/camera/front/h264", "/nope"), ":14:"),
+        (MAPPING.format(episodes="recording").replace("/camera/front/h264",
+                                                      "/camera/front/image_raw"), ":14:"),
+    ]
+    for text, line in cases:
+        mapping = tmp_path / "bad.yaml"
+        mapping.write_text(text)
+        out = tmp_path / "never"
+        r = subprocess.run([str(cli), "export", str(demo), "--format", "lerobot", "--mapping",
+                            str(mapping), "-o", str(out)], capture_output=True, text=True)
+        assert r.returncode == 2, r.stderr
+        assert f"bad.yaml{line}" in r.stderr, (line, r.stderr)
+        assert not out.exists()
