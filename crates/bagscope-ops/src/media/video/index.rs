@@ -225,7 +225,12 @@ impl PacketReader {
     }
 
     /// The packet of a message's bytes (`None`: not video).
-    fn packet(&mut self, bag: &Bag, conn: usize, data: &[u8]) -> Result<Option<Packet>, String> {
+    pub(crate) fn packet(
+        &mut self,
+        bag: &Bag,
+        conn: usize,
+        data: &[u8],
+    ) -> Result<Option<Packet>, String> {
         let plan = self.plan(bag, conn)?;
         Ok(plan
             .decode(data)

@@ -67,18 +67,27 @@ pub fn write_mp4(
     end_ns: Option<u64>,
     out: &Path,
 ) -> Result<Mp4Written, VideoError> {
-    write_mp4_timed(bag, ix, (start_ns, end_ns), &HashMap::new(), out)
+    write_mp4_timed(
+        bag,
+        ix,
+        (start_ns, end_ns),
+        &HashMap::new(),
+        &mut |_, _| {},
+        out,
+    )
 }
 
 /// [`write_mp4`], with some frames shown at other times: `shown_at` maps a frame (its index in
 /// `ix.frames`) to the time (ns) it is shown at instead of its message's (the LeRobot export puts
 /// the frames it picked exactly on its frame clock). The packets are not touched; the times
-/// must keep the frames in order.
+/// must keep the frames in order. `see` is handed each picture as it is decoded (the packets
+/// are decoded once to learn their display order), with its frame.
 pub fn write_mp4_timed(
     bag: &Bag,
     ix: &VideoIndex,
     (start_ns, end_ns): (Option<u64>, Option<u64>),
     shown_at: &HashMap<usize, u64>,
+    see: &mut dyn FnMut(usize, &super::Yuv),
     out: &Path,
 ) -> Result<Mp4Written, VideoError> {
     let err = |reason: String| VideoError {
@@ -129,9 +138,48 @@ pub fn write_mp4_timed(
     let mut shown = Vec::new();
     let mut order: Vec<i64> = Vec::new();
     let mut size = (0, 0);
+    // The packets' messages read in one pass over their chunks (each chunk once), not one by
+    // one.
+    let mut conns: Vec<usize> = picked.iter().map(|&p| ix.packets[p].conn).collect();
+    conns.sort_unstable();
+    conns.dedup();
+    let span = picked
+        .first()
+        .zip(picked.last())
+        .map(|(&a, &b)| (ix.packets[a].time_ns, ix.packets[b].time_ns));
+    let mut stream = match span {
+        Some((a, b)) => bag
+            .messages(&bagscope_reader::Filter {
+                connections: Some(conns),
+                start_ns: Some(a),
+                end_ns: Some(b.saturating_add(1)),
+                ..Default::default()
+            })
+            .ok(),
+        None => None,
+    };
     for (i, &p) in picked.iter().enumerate() {
         let pr = &ix.packets[p];
-        let pkt = reader.read(bag, pr).map_err(|e| VideoError {
+        let mut found = None;
+        if let Some(it) = stream.as_mut() {
+            for m in it.by_ref() {
+                match m {
+                    Ok(m) if m.conn == pr.conn && m.entry == pr.entry => {
+                        found = Some(m);
+                        break;
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+        }
+        let pkt = match found {
+            Some(m) => reader
+                .packet(bag, m.conn, &m.data)
+                .and_then(|p| p.ok_or_else(|| "the message holds no video packet".to_string())),
+            None => reader.read(bag, pr),
+        }
+        .map_err(|e| VideoError {
             time_ns: Some(pr.time_ns),
             ..err(e)
         })?;
@@ -148,6 +196,9 @@ pub fn write_mp4_timed(
             })?;
         for f in shown.drain(..) {
             size = (f.width, f.height);
+            if let Some(&fr) = frame_of.get(order.len()) {
+                see(fr, &f);
+            }
             order.push(f.tag);
         }
         let (sample, ps) = to_sample(ix.codec, &data);
@@ -159,6 +210,9 @@ pub fn write_mp4_timed(
     dec.flush(&mut shown);
     for f in shown.drain(..) {
         size = (f.width, f.height);
+        if let Some(&fr) = frame_of.get(order.len()) {
+            see(fr, &f);
+        }
         order.push(f.tag);
     }
     if params.is_empty() {

@@ -127,7 +127,7 @@ impl Mapping {
         };
         let fps_node = need("fps")?;
         let fps = fps_node.number("fps")?;
-        if !(fps >= 1.0 && fps <= 1000.0 && fps.fract() == 0.0) {
+        if !((1.0..=1000.0).contains(&fps) && fps.fract() == 0.0) {
             return Err(LineError::new(
                 fps_node.line,
                 format!("fps: a whole number of frames a second from 1 to 1000, not {fps}"),

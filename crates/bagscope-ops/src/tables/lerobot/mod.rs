@@ -27,7 +27,7 @@ use bagscope_reader::error::{Error, Result};
 use bagscope_reader::series::{expr_series, Env};
 
 use crate::media::video::mp4::write_mp4_timed;
-use crate::media::video::{Shown, Video, VideoIndex};
+use crate::media::video::VideoIndex;
 
 mod frames;
 mod mapping;
@@ -36,7 +36,7 @@ mod write;
 
 pub use frames::{align, nearest_index, ticks, Aligned, Stream};
 pub use mapping::{Align, Camera, Component, Episodes, Mapping, Missing};
-pub use stats::{aggregate, of_rows, Stats, QUANTILES};
+pub use stats::{aggregate, of_columns, of_rows, Stats, QUANTILES};
 
 /// What an export came to.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -113,44 +113,34 @@ fn sample_indices(n: usize) -> Vec<usize> {
         .collect()
 }
 
-/// An image feature's statistics as LeRobot's `compute_episode_stats` gives them: the sampled
-/// frames, downsampled by an integer stride to about 150 px, per channel over all pixels
-/// (uint8: their squares wrap as numpy's do), divided by 255.
-fn image_stats(bag: &Bag, ix: &Arc<VideoIndex>, frames: &[usize]) -> Result<Stats> {
-    let mut video = Video::new(ix.clone(), 64 << 20);
-    let picks = sample_indices(frames.len());
-    let mut rows: Vec<Vec<f64>> = Vec::new();
-    for &p in &picks {
-        let f = frames[p];
-        let yuv = match video.frame(bag, f) {
-            Shown::Frame(y) => y,
-            Shown::Waiting => continue,
-            Shown::Lost(why) => {
-                return Err(Error::Invalid(format!("{}: frame {f}: {why}", ix.topic)))
-            }
-        };
-        let (w, h) = (yuv.width, yuv.height);
-        let stride = if w.max(h) < 300 {
-            1
-        } else if w > h {
-            w / 150
-        } else {
-            h / 150
-        }
-        .max(1);
-        let rgba = yuv.to_rgba();
-        for y in (0..h).step_by(stride) {
-            for x in (0..w).step_by(stride) {
-                let i = (y * w + x) * 4;
-                rows.push(vec![
-                    f64::from(rgba[i]),
-                    f64::from(rgba[i + 1]),
-                    f64::from(rgba[i + 2]),
-                ]);
+/// A picture's pixels as LeRobot's image statistics take them: RGB, downsampled by an integer
+/// stride to about 150 px where it is 300 px or more.
+fn pixels(yuv: &crate::media::video::Yuv, cols: &mut [Vec<f64>; 3]) {
+    let (w, h) = (yuv.width, yuv.height);
+    let stride = if w.max(h) < 300 {
+        1
+    } else if w > h {
+        w / 150
+    } else {
+        h / 150
+    }
+    .max(1);
+    let rgba = yuv.to_rgba();
+    for y in (0..h).step_by(stride) {
+        for x in (0..w).step_by(stride) {
+            let i = (y * w + x) * 4;
+            for (c, col) in cols.iter_mut().enumerate() {
+                col.push(f64::from(rgba[i + c]));
             }
         }
     }
-    let mut s = of_rows(&rows, 3, picks.len() as u64, |x| {
+}
+
+/// An image feature's statistics as LeRobot's `compute_episode_stats` gives them from the
+/// pixels of its sampled frames: per channel (uint8: their squares wrap as numpy's do),
+/// divided by 255.
+fn image_stats(cols: &[Vec<f64>; 3], sampled: usize) -> Stats {
+    let mut s = of_columns(cols, sampled as u64, |x| {
         ((x as u32 * x as u32) % 256) as f64
     });
     for v in [&mut s.min, &mut s.max, &mut s.mean, &mut s.std]
@@ -161,7 +151,7 @@ fn image_stats(bag: &Bag, ix: &Arc<VideoIndex>, frames: &[usize]) -> Result<Stat
             *x /= 255.0;
         }
     }
-    Ok(s)
+    s
 }
 
 /// Makes one episode of `bag` over `[a, b]`: streams aligned, cameras' MP4s written under
@@ -249,9 +239,27 @@ fn make(
         let first = cam_times[k][picked[0]];
         let last = cam_times[k][picked[picked.len() - 1]];
         let path = tmp.join(format!("{tag}-{k}.mp4"));
-        let w = write_mp4_timed(bag, ix, (Some(first), Some(last + 1)), &shown_at, &path)
-            .map_err(|e| Error::Invalid(format!("{name}: {e}")))?;
-        let st = image_stats(bag, ix, picked)?;
+        // The statistics' sampled frames, taken as the packets are decoded for the MP4.
+        let sampled: std::collections::HashSet<usize> = sample_indices(picked.len())
+            .into_iter()
+            .map(|i| picked[i])
+            .collect();
+        let mut cols: [Vec<f64>; 3] = Default::default();
+        let mut see = |f: usize, yuv: &crate::media::video::Yuv| {
+            if sampled.contains(&f) {
+                pixels(yuv, &mut cols);
+            }
+        };
+        let w = write_mp4_timed(
+            bag,
+            ix,
+            (Some(first), Some(last + 1)),
+            &shown_at,
+            &mut see,
+            &path,
+        )
+        .map_err(|e| Error::Invalid(format!("{name}: {e}")))?;
+        let st = image_stats(&cols, sampled.len());
         videos.push((path, w.first_ns, (w.width, w.height), st));
     }
     Ok(Made {

@@ -66,20 +66,24 @@ fn linspace(a: f64, b: f64, n: usize) -> Vec<f64> {
     v
 }
 
-/// numpy's `histogram(x, bins=edges)`: the last bin holds its right edge.
-fn histogram(xs: impl Iterator<Item = f64>, edges: &[f64]) -> Vec<f64> {
+/// numpy's `histogram(x, bins=edges)` over uniform edges: the last bin holds its right edge.
+fn histogram(xs: &[f64], edges: &[f64]) -> Vec<f64> {
     let n = edges.len() - 1;
     let (lo, hi) = (edges[0], edges[n]);
+    let width = (hi - lo) / n as f64;
     let mut h = vec![0.0; n];
-    for x in xs {
+    for &x in xs {
         if !(x >= lo && x <= hi) {
             continue;
         }
-        // The bin by search (edges need not be exactly uniform in floating point).
-        let i = edges
-            .partition_point(|&e| e <= x)
-            .saturating_sub(1)
-            .min(n - 1);
+        // The bin by arithmetic, then put right against the edges as numpy compares them.
+        let mut i = (((x - lo) / width) as usize).min(n - 1);
+        while i > 0 && x < edges[i] {
+            i -= 1;
+        }
+        while i + 1 < n && x >= edges[i + 1] {
+            i += 1;
+        }
         h[i] += 1.0;
     }
     h
@@ -88,7 +92,16 @@ fn histogram(xs: impl Iterator<Item = f64>, edges: &[f64]) -> Vec<f64> {
 /// The statistics of `rows` (each a sample of `dim` components), `square` the square of a
 /// value as the feature's dtype computes it (LeRobot squares uint8 pixels in uint8).
 pub fn of_rows(rows: &[Vec<f64>], dim: usize, count: u64, square: impl Fn(f64) -> f64) -> Stats {
-    let n = rows.len();
+    let cols: Vec<Vec<f64>> = (0..dim)
+        .map(|c| rows.iter().map(|r| r[c]).collect())
+        .collect();
+    of_columns(&cols, count, square)
+}
+
+/// [`of_rows`] of the samples given a column per component.
+pub fn of_columns(cols: &[Vec<f64>], count: u64, square: impl Fn(f64) -> f64) -> Stats {
+    let dim = cols.len();
+    let n = cols.first().map_or(0, Vec::len);
     let mut s = Stats {
         min: vec![f64::INFINITY; dim],
         max: vec![f64::NEG_INFINITY; dim],
@@ -100,10 +113,9 @@ pub fn of_rows(rows: &[Vec<f64>], dim: usize, count: u64, square: impl Fn(f64) -
     if n == 0 {
         return s;
     }
-    for c in 0..dim {
-        let col = || rows.iter().map(move |r| r[c]);
+    for (c, col) in cols.iter().enumerate() {
         let (mut sum, mut sq) = (0.0, 0.0);
-        for x in col() {
+        for &x in col {
             s.min[c] = s.min[c].min(x);
             s.max[c] = s.max[c].max(x);
             sum += x;
@@ -121,7 +133,7 @@ pub fn of_rows(rows: &[Vec<f64>], dim: usize, count: u64, square: impl Fn(f64) -
         }
         s.std[c] = (sq / n as f64 - mean * mean).max(0.0).sqrt();
         let edges = linspace(s.min[c] - 1e-10, s.max[c] + 1e-10, BINS + 1);
-        let hist = histogram(col(), &edges);
+        let hist = histogram(col, &edges);
         for (k, (q, _)) in QUANTILES.iter().enumerate() {
             s.quantiles[k][c] = quantile(&hist, &edges, q * n as f64);
         }
@@ -196,13 +208,25 @@ mod tests {
 
     #[test]
     fn quantiles_from_the_histogram_as_lerobot_reads_them() {
-        // 0, 1, ..., 99: numpy/LeRobot give q50 = 49.5 +- a bin, min 0, max 99.
+        // 0, 1, ..., 99: what LeRobot 0.4.4's RunningQuantileStats gives for them.
         let rows: Vec<Vec<f64>> = (0..100).map(|i| vec![f64::from(i)]).collect();
         let s = of_rows(&rows, 1, 100, |x| x * x);
         assert_eq!((s.min[0], s.max[0], s.mean[0]), (0.0, 99.0, 49.5));
         assert!((s.std[0] - 28.866_070_047_722_12).abs() < 1e-9);
-        assert!((s.quantiles[2][0] - 49.5).abs() < 0.05, "{:?}", s.quantiles);
-        assert!((s.quantiles[0][0] - 0.99).abs() < 0.05, "{:?}", s.quantiles);
+        let lerobot = [
+            -1e-10,
+            9.0089999999182,
+            49.004999999999,
+            89.0010000000798,
+            98.010000000098,
+        ];
+        for (k, want) in lerobot.iter().enumerate() {
+            assert!(
+                (s.quantiles[k][0] - want).abs() < 1e-9,
+                "{k}: {:?}",
+                s.quantiles
+            );
+        }
         let a = aggregate(&[&s, &s]).unwrap();
         assert_eq!(a.count, 200);
         assert!((a.std[0] - s.std[0]).abs() < 1e-12);

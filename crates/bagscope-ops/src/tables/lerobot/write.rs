@@ -154,7 +154,7 @@ pub(super) fn tasks(path: &Path, tasks: &[String]) -> Result<()> {
     for t in tasks {
         idx.append_value(t);
     }
-    let ti = i64s((0..tasks.len() as i64).into_iter());
+    let ti = i64s(0..tasks.len() as i64);
     let pandas = serde_json::json!({
         "index_columns": ["__index_level_0__"],
         "column_indexes": [{"name": null, "field_name": null, "pandas_type": "unicode",
