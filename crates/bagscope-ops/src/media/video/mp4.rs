@@ -153,7 +153,6 @@ pub fn write_mp4_timed(
                 connections: Some(conns),
                 start_ns: Some(a),
                 end_ns: Some(b.saturating_add(1)),
-                ..Default::default()
             })
             .ok(),
         None => None,
