@@ -20,7 +20,7 @@ use bagscope_reader::bag::Bag;
 use bagscope_reader::error::{Error, Result};
 
 pub mod expect;
-mod table;
+pub(crate) mod table;
 
 use table::{read_previous, recordings_batch, topics_batch, write_parquet};
 

@@ -156,7 +156,7 @@ pub(super) fn topics_batch(rows: &[&TopicRow]) -> Result<RecordBatch> {
 }
 
 /// Writes one table under a temporary name and renames it into place.
-pub(super) fn write_parquet(path: &Path, batch: RecordBatch) -> Result<()> {
+pub(crate) fn write_parquet(path: &Path, batch: RecordBatch) -> Result<()> {
     let tmp = bagscope_reader::storage::output::temp_path_for(path);
     let file = File::create(&tmp).map_err(|e| Error::Open {
         path: tmp.clone(),

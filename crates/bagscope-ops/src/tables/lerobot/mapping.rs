@@ -137,19 +137,12 @@ impl Mapping {
         let robot_type = get("robot_type")
             .map(|n| n.text("robot_type").map(str::to_string))
             .transpose()?;
-        let align = match get("align") {
-            None => Align::Hold,
-            Some(n) => match n.text("align")? {
-                "hold" => Align::Hold,
-                "nearest" => Align::Nearest,
-                other => {
-                    return Err(LineError::new(
-                        n.line,
-                        format!("align: hold or nearest, not {other:?}"),
-                    ))
-                }
-            },
-        };
+        let align = choice(
+            get("align"),
+            "align",
+            &[("hold", Align::Hold), ("nearest", Align::Nearest)],
+        )?
+        .unwrap_or(Align::Hold);
         let tolerance_ns = match get("tolerance") {
             None => 500_000_000 / u64::from(fps as u32),
             Some(n) => {
@@ -160,32 +153,21 @@ impl Mapping {
                 (s * 1e9).round() as u64
             }
         };
-        let missing = match get("missing") {
-            None => Missing::Drop,
-            Some(n) => match n.text("missing")? {
-                "drop" => Missing::Drop,
-                "fill" => Missing::Fill,
-                other => {
-                    return Err(LineError::new(
-                        n.line,
-                        format!("missing: drop or fill, not {other:?}"),
-                    ))
-                }
-            },
-        };
-        let episodes = match get("episodes") {
-            None => Episodes::Recording,
-            Some(n) => match n.text("episodes")? {
-                "recording" => Episodes::Recording,
-                "bookmarks" => Episodes::Bookmarks,
-                other => {
-                    return Err(LineError::new(
-                        n.line,
-                        format!("episodes: recording or bookmarks, not {other:?}"),
-                    ))
-                }
-            },
-        };
+        let missing = choice(
+            get("missing"),
+            "missing",
+            &[("drop", Missing::Drop), ("fill", Missing::Fill)],
+        )?
+        .unwrap_or(Missing::Drop);
+        let episodes = choice(
+            get("episodes"),
+            "episodes",
+            &[
+                ("recording", Episodes::Recording),
+                ("bookmarks", Episodes::Bookmarks),
+            ],
+        )?
+        .unwrap_or(Episodes::Recording);
         let names = get("names");
         let state = components(need("observation.state")?, "observation.state", names)?;
         let action = components(need("action")?, "action", names)?;
@@ -271,6 +253,26 @@ impl Mapping {
             }
         }
         Ok(())
+    }
+}
+
+/// One of `options` by its word, where the key is given.
+fn choice<T: Copy>(
+    n: Option<&Node>,
+    what: &str,
+    options: &[(&str, T)],
+) -> Result<Option<T>, LineError> {
+    let Some(n) = n else { return Ok(None) };
+    let word = n.text(what)?;
+    match options.iter().find(|(w, _)| *w == word) {
+        Some((_, v)) => Ok(Some(*v)),
+        None => {
+            let words: Vec<&str> = options.iter().map(|(w, _)| *w).collect();
+            Err(LineError::new(
+                n.line,
+                format!("{what}: {}, not {word:?}", words.join(" or ")),
+            ))
+        }
     }
 }
 

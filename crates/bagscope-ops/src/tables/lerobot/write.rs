@@ -2,7 +2,6 @@
 //! (fixed-size lists for vectors, the tasks' index as pandas keeps it) and the JSON metadata,
 //! each written under a temporary name and renamed into place.
 
-use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -11,9 +10,6 @@ use arrow_array::builder::{
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{Field, Schema};
-use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
 
 use bagscope_reader::error::{Error, Result};
 
@@ -26,29 +22,7 @@ pub(super) fn parquet(path: &Path, batch: &RecordBatch) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let tmp = bagscope_reader::storage::output::temp_path_for(path);
-    let file = File::create(&tmp).map_err(|e| Error::Open {
-        path: tmp.clone(),
-        source: e,
-    })?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .build();
-    let write = || -> std::result::Result<(), parquet::errors::ParquetError> {
-        let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props))?;
-        w.write(batch)?;
-        w.close()?;
-        Ok(())
-    };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::Invalid(format!(
-            "{}: writing Parquet: {e}",
-            path.display()
-        )));
-    }
-    std::fs::rename(&tmp, path)?;
-    Ok(())
+    crate::tables::catalog::table::write_parquet(path, batch.clone())
 }
 
 /// Writes `value` as pretty JSON to `path`, under a temporary name first.
