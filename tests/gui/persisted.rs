@@ -73,6 +73,7 @@ fn an_earlier_versions_settings_are_read() {
         l.maps.clear();
         l.image_overlays.clear();
         l.header_stamp_series.clear();
+        l.header_stamp_state_rows.clear();
     }
     assert_eq!(Persisted::load(Some(&m)), want);
 }
