@@ -191,3 +191,54 @@ def test_mapping_mistakes_are_said_with_their_line(cli, demo, tmp_path):
         assert r.returncode == 2, r.stderr
         assert f"bad.yaml{line}" in r.stderr, (line, r.stderr)
         assert not out.exists()
+
+
+def test_nearest_within_a_tolerance_and_filled(cli, demo, tmp_path):
+    """align: nearest (20 ms), missing: fill: each value is rosbags' sample nearest the frame's
+    time within 20 ms, else the last before it (else the first); LeRobot's loader reads it."""
+    mapping = tmp_path / "map.yaml"
+    text = MAPPING.format(episodes="recording").replace("align: hold", "align: nearest\ntolerance: 0.02")
+    mapping.write_text(text.replace("missing: drop", "missing: fill"))
+    out = tmp_path / "dataset"
+    r = subprocess.run([str(cli), "export", str(demo), "--format", "lerobot", "--mapping",
+                        str(mapping), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "frames filled" in r.stderr
+    got = load(out, tmp_path / "loaded", [0])
+    with AnyReader([demo]) as rd:
+        msgs = {}
+        for c, t, raw in rd.messages():
+            if c.topic in ("/odom", "/cmd_vel", "/camera/front/h264"):
+                msgs.setdefault(c.topic, []).append(
+                    (t, None if c.topic.startswith("/camera") else rd.deserialize(raw, c.msgtype)))
+    t0 = msgs["/camera/front/h264"][0][0]
+    tol = 20_000_000
+
+    def nearest_or_fill(topic, f, t):
+        times = np.array([x for x, _ in msgs[topic]])
+        i = np.searchsorted(times, t)
+        best = None
+        for j in (i - 1, i):
+            if 0 <= j < len(times) and abs(int(times[j]) - t) <= tol:
+                if best is None or abs(int(times[j]) - t) < abs(int(times[best]) - t):
+                    best = j
+        if best is None:
+            k = np.searchsorted(times, t, side="right") - 1
+            best = k if k >= 0 else 0
+        return f(msgs[topic][best][1])
+
+    cols = got["columns"]
+    filled = 0
+    for row, ts in enumerate(cols["timestamp"]):
+        t = t0 + round(ts * FPS) * 10**9 // FPS
+        want = [nearest_or_fill("/cmd_vel", lambda m: m.linear.x, t),
+                nearest_or_fill("/cmd_vel", lambda m: m.angular.z, t)]
+        assert np.array_equal(np.float32(want), np.float32(cols["action"][row])), row
+        x = nearest_or_fill("/odom", lambda m: m.pose.pose.position.x, t)
+        assert np.float32(x) == np.float32(cols["observation.state"][row][0]), row
+        far = [np.min(np.abs(np.array([x for x, _ in msgs[tp]]) - t)) > tol
+               for tp in ("/cmd_vel", "/odom")]
+        filled += int(any(far))
+    assert got["frames"] == len(cols["timestamp"])
+    # The frames filled, as the command counts them (the IMU, at 100 Hz, is never 20 ms away).
+    assert f", {filled} frames filled)" in r.stderr, (filled, r.stderr)
