@@ -194,10 +194,10 @@ def test_mapping_mistakes_are_said_with_their_line(cli, demo, tmp_path):
 
 
 def test_nearest_within_a_tolerance_and_filled(cli, demo, tmp_path):
-    """align: nearest (20 ms), missing: fill: each value is rosbags' sample nearest the frame's
-    time within 20 ms, else the last before it (else the first); LeRobot's loader reads it."""
+    """align: nearest (5 ms), missing: fill: each value is rosbags' sample nearest the frame's
+    time within 5 ms, else the last before it (else the first); LeRobot's loader reads it."""
     mapping = tmp_path / "map.yaml"
-    text = MAPPING.format(episodes="recording").replace("align: hold", "align: nearest\ntolerance: 0.02")
+    text = MAPPING.format(episodes="recording").replace("align: hold", "align: nearest\ntolerance: 0.005")
     mapping.write_text(text.replace("missing: drop", "missing: fill"))
     out = tmp_path / "dataset"
     r = subprocess.run([str(cli), "export", str(demo), "--format", "lerobot", "--mapping",
@@ -212,7 +212,7 @@ def test_nearest_within_a_tolerance_and_filled(cli, demo, tmp_path):
                 msgs.setdefault(c.topic, []).append(
                     (t, None if c.topic.startswith("/camera") else rd.deserialize(raw, c.msgtype)))
     t0 = msgs["/camera/front/h264"][0][0]
-    tol = 20_000_000
+    tol = 5_000_000
 
     def nearest_or_fill(topic, f, t):
         times = np.array([x for x, _ in msgs[topic]])
@@ -240,5 +240,5 @@ def test_nearest_within_a_tolerance_and_filled(cli, demo, tmp_path):
                for tp in ("/cmd_vel", "/odom")]
         filled += int(any(far))
     assert got["frames"] == len(cols["timestamp"])
-    # The frames filled, as the command counts them (the IMU, at 100 Hz, is never 20 ms away).
+    # The frames filled, as the command counts them (the IMU, at 100 Hz, is never 5 ms away).
     assert f", {filled} frames filled)" in r.stderr, (filled, r.stderr)
