@@ -242,3 +242,42 @@ def test_nearest_within_a_tolerance_and_filled(cli, demo, tmp_path):
     assert got["frames"] == len(cols["timestamp"])
     # The frames filled, as the command counts them (the IMU, at 100 Hz, is never 5 ms away).
     assert f", {filled} frames filled)" in r.stderr, (filled, r.stderr)
+
+
+def test_several_recordings_are_episodes_in_order(cli, demo, tmp_path):
+    """Two recordings: two episodes, the second's indices following the first's, each frame's
+    values from its own recording; LeRobot's loader reads both."""
+    second = tmp_path / "short.bag"
+    subprocess.run([str(cli), "demo", str(second), "--seconds", "12"], check=True,
+                   capture_output=True)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(MAPPING.format(episodes="recording"))
+    out = tmp_path / "dataset"
+    r = subprocess.run([str(cli), "export", str(demo), str(second), "--format", "lerobot",
+                        "--mapping", str(mapping), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = load(out, tmp_path / "loaded", [0])
+    cols = got["columns"]
+    eps = cols["episode_index"]
+    assert got["episodes"] == 2 and sorted(set(eps)) == [0, 1]
+    assert cols["index"] == list(range(len(eps)))
+    n0 = eps.count(0)
+    assert eps == [0] * n0 + [1] * (len(eps) - n0)
+    assert abs(n0 - 300) <= 1 and abs((len(eps) - n0) - 120) <= 1, (n0, len(eps) - n0)
+    for e, bag in enumerate([demo, second]):
+        with AnyReader([bag]) as rd:
+            odom, cam = [], []
+            for c, t, raw in rd.messages():
+                if c.topic == "/odom":
+                    odom.append((t, rd.deserialize(raw, c.msgtype).pose.pose.position.x))
+                elif c.topic == "/camera/front/h264":
+                    cam.append(t)
+        times = np.array([t for t, _ in odom])
+        values = [v for _, v in odom]
+        rows = [i for i, x in enumerate(eps) if x == e]
+        for row in rows:
+            t = cam[0] + round(cols["timestamp"][row] * FPS) * 10**9 // FPS
+            assert np.float32(held(times, values, t)) == np.float32(cols["observation.state"][row][0])
+    ep_meta = pd.read_parquet(out / "meta/episodes/chunk-000/file-000.parquet")
+    assert list(ep_meta["dataset_from_index"]) == [0, n0]
+    assert list(ep_meta["length"]) == [n0, len(eps) - n0]
