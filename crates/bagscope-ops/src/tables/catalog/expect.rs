@@ -4,8 +4,8 @@
 //! Python package's Dask reader builds the same way, one recording a partition.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use arrow_array::builder::{Float64Builder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
@@ -13,7 +13,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 use super::table::{arrow_err, write_parquet};
 use crate::reports::expect::{evaluate, Outcome, Report, Rules, Status};
 use bagscope_reader::bag::Bag;
-use bagscope_reader::error::{Error, Result};
+use bagscope_reader::error::Result;
 
 /// A report of one failure that stopped the checking (`open`, `rules`, `read`).
 fn stopped(recording: &str, check: &'static str, line: usize, why: String) -> Report {
@@ -68,27 +68,12 @@ pub fn check_fleet(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<Report>> {
     let found = super::find(roots);
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let results = Mutex::new(Vec::new());
-    std::thread::scope(|sc| {
-        for _ in 0..threads.max(1).min(found.len().max(1)) {
-            sc.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(f) = found.get(i) else { break };
-                let r = check_recording(&f.path, rules, rules_name, 1);
-                if let Ok(mut v) = results.lock() {
-                    v.push((i, r));
-                }
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1, found.len());
-            });
-        }
-    });
-    let mut reports = results
-        .into_inner()
-        .map_err(|_| Error::ThreadPanicked("an expectations thread"))?;
-    reports.sort_by_key(|(i, _)| *i);
-    let reports: Vec<Report> = reports.into_iter().map(|(_, r)| r).collect();
+    let reports = crate::tables::in_parallel(
+        &found,
+        threads,
+        &|f| check_recording(&f.path, rules, rules_name, 1),
+        progress,
+    )?;
     if let Some(out) = out {
         write_parquet(out, expectations_batch(&reports)?)?;
     }

@@ -12,8 +12,7 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
 use std::time::UNIX_EPOCH;
 
 use bagscope_reader::bag::Bag;
@@ -547,28 +546,8 @@ pub fn catalog(
         })
         .collect();
     let todo: Vec<usize> = (0..found.len()).filter(|&i| rows[i].is_none()).collect();
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let results = Mutex::new(Vec::new());
-    std::thread::scope(|sc| {
-        for _ in 0..threads.max(1).min(todo.len().max(1)) {
-            sc.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&i) = todo.get(k) else {
-                    break;
-                };
-                let r = read_one(&found[i]);
-                if let Ok(mut v) = results.lock() {
-                    v.push((i, r));
-                }
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1, todo.len());
-            });
-        }
-    });
-    for (i, r) in results
-        .into_inner()
-        .map_err(|_| Error::ThreadPanicked("a catalog thread"))?
-    {
+    let read = crate::tables::in_parallel(&todo, threads, &|&i| read_one(&found[i]), progress)?;
+    for (&i, r) in todo.iter().zip(read) {
         rows[i] = Some(r);
     }
     let rows: Vec<(RecordingRow, Vec<TopicRow>)> = rows.into_iter().flatten().collect();

@@ -16,8 +16,8 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use serde_json::{json, Map, Value};
@@ -55,8 +55,6 @@ pub struct Exported {
 
 /// An episode made, before its place in the dataset is known.
 struct Made {
-    /// Recording and range, for messages.
-    name: String,
     aligned: Aligned,
     /// The tick the episode's clock starts at (ns).
     t0: u64,
@@ -263,7 +261,6 @@ fn make(
         videos.push((path, w.first_ns, (w.width, w.height), st));
     }
     Ok(Made {
-        name,
         aligned,
         t0,
         videos,
@@ -295,33 +292,16 @@ pub fn export(
     std::fs::create_dir_all(out)?;
     let tmp = out.join(".bagscope-tmp");
     std::fs::create_dir_all(&tmp)?;
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, std::result::Result<Made, String>)>> = Mutex::new(Vec::new());
     let per = (threads / work.len().max(1)).max(1);
-    std::thread::scope(|sc| {
-        for _ in 0..threads.max(1).min(work.len().max(1)) {
-            sc.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some((i, bag, r)) = work.get(k) else {
-                    break;
-                };
-                let made =
-                    make(bag, m, *r, &tmp, &format!("ep{i}"), per).map_err(|e| e.to_string());
-                if let Ok(mut v) = results.lock() {
-                    v.push((*i, made));
-                }
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1, work.len());
-            });
-        }
-    });
-    let mut results = results
-        .into_inner()
-        .map_err(|_| Error::ThreadPanicked("a LeRobot export thread"))?;
-    results.sort_by_key(|(i, _)| *i);
+    let results = crate::tables::in_parallel(
+        &work,
+        threads,
+        &|(i, bag, r)| make(bag, m, *r, &tmp, &format!("ep{i}"), per).map_err(|e| e.to_string()),
+        progress,
+    )?;
     let mut report = Exported::default();
     let mut made = Vec::new();
-    for (_, r) in results {
+    for r in results {
         match r {
             Ok(x) => made.push(x),
             Err(e) => report.left_out.push(e),
@@ -456,7 +436,6 @@ fn assemble(made: &[Made], m: &Mapping, out: &Path, report: &mut Exported) -> Re
         report.frames += count;
         report.dropped += x.aligned.dropped;
         report.filled += x.aligned.filled;
-        let _ = &x.name;
     }
     report.episodes = made.len();
     let features = features(m, &sizes);
