@@ -39,7 +39,11 @@ pub struct ImageArgs {
 }
 
 /// Runs `bagscope image`.
-pub fn run(a: &ImageArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Result<ExitCode> {
+pub fn run(
+    a: &ImageArgs,
+    opts: &bagscope_reader::OpenOptions,
+    urdf: Option<&std::path::Path>,
+) -> crate::cli::Result<ExitCode> {
     image(Asked {
         opts,
         bag: &a.bag,
@@ -51,6 +55,7 @@ pub fn run(a: &ImageArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Re
         range: a.render.range(),
         rotate: a.render.rotate,
         overlay: &a.overlay,
+        urdf,
     })
 }
 
@@ -67,6 +72,8 @@ struct Asked<'a> {
     range: Option<(f32, f32)>,
     rotate: u8,
     overlay: &'a super::image_overlay::OverlayArgs,
+    /// The robot model in place of the recording's (`--urdf`).
+    urdf: Option<&'a Path>,
 }
 
 /// `bagscope image`: one camera message as a PNG.
@@ -131,7 +138,7 @@ fn image(a: Asked) -> crate::cli::Result<ExitCode> {
             ));
         }
         painter = Some(super::image_overlay::Painter::new(
-            &bag, a.topic, a.overlay,
+            &bag, a.topic, a.overlay, a.urdf,
         )?);
     }
     let img = match painter.as_mut() {

@@ -49,12 +49,16 @@ pub struct OverlayArgs {
     /// A projected point's size in pixels.
     #[arg(long, value_name = "PX", default_value_t = 2.0)]
     pub point_size: f32,
+    /// Draw the robot model (`/robot_description`, or the `--urdf` file) into the image, its
+    /// links placed by the transform tree at the image's stamp.
+    #[arg(long)]
+    pub robot: bool,
 }
 
 impl OverlayArgs {
     /// Whether anything is asked.
     pub fn any(&self) -> bool {
-        !self.topics.is_empty() || self.tf_axes || self.rectify
+        !self.topics.is_empty() || self.tf_axes || self.rectify || self.robot
     }
 }
 
@@ -70,7 +74,12 @@ pub struct Painter {
 impl Painter {
     /// Checks the topics asked (each must be in the recording, of a type that is drawn) and
     /// reads the transform tree where 3D layers need it.
-    pub fn new(bag: &Bag, topic: &str, a: &OverlayArgs) -> crate::cli::Result<Painter> {
+    pub fn new(
+        bag: &Bag,
+        topic: &str,
+        a: &OverlayArgs,
+        urdf: Option<&std::path::Path>,
+    ) -> crate::cli::Result<Painter> {
         let s = bag.summary();
         let type_of = |t: &str| {
             s.topics
@@ -85,6 +94,7 @@ impl Painter {
             tf_axes: a.tf_axes,
             rectified: a.rectify || is_rectified_topic(topic),
             point_size: a.point_size,
+            robot: a.robot,
             ..Default::default()
         };
         for t in &a.topics {
@@ -105,10 +115,10 @@ impl Painter {
                 return Err(Error::NotFound(format!("--calibration {c}: no such topic")));
             }
         }
-        let needs_tf = !layers.projected.is_empty() || layers.tf_axes;
-        let tf = if needs_tf && bagscope_ops::spatial::tf::has_transforms(bag, None) {
+        let needs_tf = !layers.projected.is_empty() || layers.tf_axes || layers.robot;
+        let tf = if needs_tf && bagscope_ops::spatial::tf::has_transforms(bag, urdf) {
             let cancel = AtomicBool::new(false);
-            Some(Arc::new(TfHistory::read(bag, None, None, &cancel)?))
+            Some(Arc::new(TfHistory::read(bag, None, urdf, &cancel)?))
         } else {
             None
         };
@@ -122,7 +132,9 @@ impl Painter {
             )));
         }
         Ok(Painter {
-            over: Overlayer::new(bag.clone(), tf.into()).waiting(),
+            over: Overlayer::new(bag.clone(), tf.into())
+                .waiting()
+                .with_urdf(urdf.map(std::path::PathBuf::from)),
             layers,
             topic: topic.to_string(),
             calibration,
@@ -202,6 +214,9 @@ impl Painter {
                 "{} points projected in {:.1} ms",
                 o.projected_points, o.ms
             ));
+        }
+        if self.layers.robot && o.robot_pixels > 0 {
+            notes.push(format!("the robot covers {} pixels", o.robot_pixels));
         }
         notes
     }

@@ -299,7 +299,7 @@ pub fn run(
         Command::Csv(a) => csv::run(&a, opts),
         Command::Export(a) => export::run(&a, opts),
         Command::Gen(a) => gen::run(&a, opts),
-        Command::Image(a) => image::run(&a, opts),
+        Command::Image(a) => image::run(&a, opts, urdf),
         Command::Frames(a) => frames::run(&a, opts),
         Command::Log(a) => log::run(&a, opts),
         Command::Tf(a) => tf::run(&a, opts, urdf),

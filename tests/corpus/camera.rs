@@ -490,3 +490,90 @@ fn transforms_not_yet_read_or_failed_project_nothing_and_say_so() {
     assert_eq!(o.stamp, stamp);
     assert_ne!(stamp, entry.time_ns);
 }
+
+#[test]
+fn the_robot_model_covers_the_pixels_opencv_projects_its_links_to() {
+    let f = fixture("camera-robot");
+    let dir = f.out.parent().unwrap();
+    let urdf = dir.join("cart.urdf");
+    let o = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/py/camera_robot.py"
+        ))
+        .arg(&urdf)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = points(&serde_json::from_slice(&o.stdout).unwrap());
+    // Without --urdf the recording has no robot: said, nothing painted.
+    let r = common::bagscope(&[
+        &"image",
+        &f.bag,
+        &"/camera/image_raw",
+        &"--robot",
+        &"-o",
+        &f.out,
+    ]);
+    assert!(r.stderr.contains("no robot model"), "{}", r.stderr);
+    let (png, err) = image(&[
+        &"image",
+        &f.bag,
+        &"/camera/image_raw",
+        &"--urdf",
+        &urdf,
+        &"--index",
+        &"3",
+        &"--robot",
+        &"-o",
+        &f.out,
+    ]);
+    assert!(err.contains("the robot covers"), "{err}");
+    let (w, h) = (png.w as i64, png.h as i64);
+    let mut surface = vec![false; (w * h) as usize];
+    for &(u, v) in &want {
+        let (x, y) = (u.round() as i64, v.round() as i64);
+        if (0..w).contains(&x) && (0..h).contains(&y) {
+            surface[(y * w + x) as usize] = true;
+        }
+    }
+    let on = |x: i64, y: i64| {
+        (0..w).contains(&x) && (0..h).contains(&y) && surface[(y * w + x) as usize]
+    };
+    let (mut inner, mut painted_inner, mut stray) = (0, 0, Vec::new());
+    for y in 0..h {
+        for x in 0..w {
+            // A pixel whose neighbours OpenCV's samples all reach is inside the silhouette.
+            let inside = (-1..=1).all(|dy| (-1..=1).all(|dx| on(x + dx, y + dy)));
+            if inside {
+                inner += 1;
+                if png.painted(x, y) {
+                    painted_inner += 1;
+                }
+            }
+            let near = (-1..=1).any(|dy| (-1..=1).any(|dx| on(x + dx, y + dy)));
+            if png.painted(x, y) && !near {
+                stray.push((x, y));
+            }
+        }
+    }
+    println!("robot: {painted_inner} of {inner} pixels inside OpenCV's silhouette painted, {} outside it", stray.len());
+    assert!(inner > 2000, "{inner}");
+    assert_eq!(painted_inner, inner);
+    assert!(
+        stray.is_empty(),
+        "painted beyond the box: {:?}",
+        &stray[..stray.len().min(10)]
+    );
+    // Reddish: the URDF's material, lit, over the grey picture.
+    let c = png.at(320, 400);
+    let (cu, cv) = (
+        want.iter().map(|p| p.0).sum::<f64>() / want.len() as f64,
+        want.iter().map(|p| p.1).sum::<f64>() / want.len() as f64,
+    );
+    let m = png.at(cu.round() as i64, cv.round() as i64);
+    assert!(
+        m[0] > m[1] + 40 && m[0] > m[2] + 40,
+        "{m:?} at the box's middle ({c:?} below)"
+    );
+}

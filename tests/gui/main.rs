@@ -6,6 +6,7 @@
 
 mod bookmarks_in_file;
 mod camera_overlay;
+mod camera_screen;
 #[path = "../common/mod.rs"]
 mod common;
 mod compare_runs;
@@ -26,6 +27,7 @@ mod persisted;
 mod plot_and_export;
 mod publish_and_live;
 mod scene_panel;
+mod screen;
 mod scripts_window;
 mod state_rows;
 mod tf_window;

@@ -4,42 +4,14 @@
 //! playhead, drawn as a disc, sits over the tile pixel `mercantile` computes for that fix,
 //! within a pixel (0.19 and 0.02 px off when written).
 
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common;
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::screen::Screen;
 
 const W: usize = 1280;
 const H: usize = 900;
-
-/// The screen of display `n` as RGB.
-fn screenshot(n: u32, dir: &std::path::Path) -> Option<Vec<u8>> {
-    let xwd = dir.join("screen.xwd");
-    let ok = Command::new("xwd")
-        .args(["-root", "-silent", "-display", &format!(":{n}"), "-out"])
-        .arg(&xwd)
-        .status()
-        .ok()?;
-    if !ok.success() {
-        return None;
-    }
-    let out = Command::new("ffmpeg")
-        .args(["-loglevel", "error", "-i"])
-        .arg(&xwd)
-        .args(["-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
-        .output()
-        .ok()?;
-    (out.status.success() && out.stdout.len() == W * H * 3).then_some(out.stdout)
-}
 
 fn at(img: &[u8], x: usize, y: usize) -> [u8; 3] {
     let i = (y * W + x) * 3;
@@ -148,41 +120,8 @@ fn the_playhead_fix_sits_on_the_tile_pixel_mercantile_computes() {
         .to_string(),
     )
     .unwrap();
-    // A display no other X server holds (its lock file absent).
-    let n = (0..40)
-        .map(|k| 40 + (std::process::id() + k) % 40)
-        .find(|n| !std::path::Path::new(&format!("/tmp/.X{n}-lock")).exists())
-        .expect("a free X display");
-    let _x = Killed(
-        Command::new("Xvfb")
-            .args([
-                &format!(":{n}"),
-                "-screen",
-                "0",
-                &format!("{W}x{H}x24"),
-                "-nolisten",
-                "tcp",
-            ])
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb (.ci/run installs it)"),
-    );
-    std::thread::sleep(Duration::from_millis(800));
-    let home = dir.join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let _app = Killed(
-        Command::new(env!("CARGO_BIN_EXE_bagscope"))
-            .arg(&rec)
-            .arg("--layout")
-            .arg(&layout)
-            .env("DISPLAY", format!(":{n}"))
-            .env("HOME", &home)
-            .env_remove("WAYLAND_DISPLAY")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let mut screen = Screen::new(W, H);
+    screen.app(&[&rec, &"--layout", &layout], &dir.join("home"));
     // The disc, once the tiles around it are in.
     let t0 = Instant::now();
     let (img, c) = loop {
@@ -191,7 +130,7 @@ fn the_playhead_fix_sits_on_the_tile_pixel_mercantile_computes() {
             "no map with its disc on the screen"
         );
         std::thread::sleep(Duration::from_millis(500));
-        let Some(img) = screenshot(n, &dir) else {
+        let Some(img) = screen.shot(&dir) else {
             continue;
         };
         let Some(c) = disc(&img) else { continue };

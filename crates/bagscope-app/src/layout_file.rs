@@ -282,7 +282,8 @@ pub fn parse(text: &str, summary: &Summary) -> Result<(LayoutFile, Vec<String>),
 /// A Lichtblick/Foxglove layout: its plots' paths, image panels' topics, a log panel, a
 /// diagnostics panel.
 /// What a Lichtblick/Foxglove Image panel lays over its image: its visible annotation topics
-/// (`imageMode.annotations`), its calibration topic, and the 3D topics it draws (`topics`).
+/// (`imageMode.annotations`), its calibration topic, the 3D topics it draws (`topics`), and
+/// the robot where a visible URDF layer is among its `layers`.
 fn lichtblick_image_overlay(cfg: &Value) -> super::images::overlay::Settings {
     let visible = |v: Option<&Value>| -> Vec<String> {
         v.and_then(Value::as_object)
@@ -300,6 +301,16 @@ fn lichtblick_image_overlay(cfg: &Value) -> super::images::overlay::Settings {
             .filter(|t| !t.is_empty())
             .map(str::to_string),
         projected: visible(cfg.get("topics")),
+        // Its custom layers: a URDF layer draws the robot into the image.
+        robot: cfg
+            .get("layers")
+            .and_then(Value::as_object)
+            .is_some_and(|m| {
+                m.values().any(|l| {
+                    l.get("layerId").and_then(Value::as_str) == Some("foxglove.Urdf")
+                        && l.get("visible").and_then(Value::as_bool) != Some(false)
+                })
+            }),
         ..Default::default()
     }
 }
@@ -539,6 +550,28 @@ mod tests {
         assert_eq!(f.layout.images, ["/camera/image_raw"]);
         assert!(f.layout.log);
         assert_eq!(notes, ["3D!d4: a panel bagscope does not import"]);
+    }
+
+    #[test]
+    fn a_lichtblick_image_panels_overlay_comes_across() {
+        let text = r#"{"configById": {
+            "Image!b2": {"imageMode": {"imageTopic": "/cam/image_raw",
+                                       "calibrationTopic": "/cam/camera_info",
+                                       "annotations": {"/det": {"visible": true},
+                                                       "/off": {"visible": false}}},
+                         "topics": {"/points": {"visible": true}},
+                         "layers": {"u1": {"layerId": "foxglove.Urdf", "visible": true}}},
+            "Image!c3": {"imageMode": {"imageTopic": "/cam2"},
+                         "layers": {"u2": {"layerId": "foxglove.Urdf", "visible": false},
+                                    "g": {"layerId": "foxglove.Grid"}}}
+        }}"#;
+        let (f, _) = parse(text, &summary(&[])).unwrap();
+        let o = &f.layout.image_overlays;
+        assert_eq!(o[0].annotations, ["/det"]);
+        assert_eq!(o[0].calibration.as_deref(), Some("/cam/camera_info"));
+        assert_eq!(o[0].projected, ["/points"]);
+        assert!(o[0].robot);
+        assert!(!o.get(1).is_some_and(|x| x.robot));
     }
 
     #[test]

@@ -147,11 +147,15 @@ fn work(
 /// panels asked.
 type ImageWorker = Service<Request, Reply>;
 
-fn image_worker(bag: Bag, ctx: &egui::Context) -> Result<ImageWorker, String> {
+fn image_worker(
+    bag: Bag,
+    urdf: Option<std::path::PathBuf>,
+    ctx: &egui::Context,
+) -> Result<ImageWorker, String> {
     Service::spawn("images", 16, 4, ctx, move |reqs: Requests<Request>, h| {
         let mut cache = Vec::new();
         let mut videos = video::Videos::default();
-        let mut overlays = overlay::Overlays::new(bag.clone());
+        let mut overlays = overlay::Overlays::new(bag.clone(), urdf.clone());
         loop {
             // While nothing is asked, video decodes ahead of the frames shown.
             let first = match reqs.try_recv() {
@@ -267,7 +271,7 @@ pub fn update(d: &mut Doc, ctx: &egui::Context) {
         return;
     }
     if d.images.worker.is_none() {
-        match image_worker(d.rec.bag.clone(), ctx) {
+        match image_worker(d.rec.bag.clone(), d.rec.urdf.clone(), ctx) {
             Ok(w) => d.images.worker = Some(w),
             Err(e) => {
                 for p in &mut d.images.panels {
@@ -637,9 +641,14 @@ fn panel_ui(
                 (_, Some(e)) => format!(" · not rectified: {e}"),
                 (Some(o), None) if !o.notes.is_empty() => format!(" · {}", o.notes.join("; ")),
                 (Some(o), None) => format!(
-                    " · {} shapes, {} points over it in {:.1} ms",
+                    " · {} shapes, {} points{} over it in {:.1} ms",
                     o.shapes.len(),
                     o.points,
+                    if o.robot_pixels > 0 {
+                        format!(", the robot on {} px", o.robot_pixels)
+                    } else {
+                        String::new()
+                    },
                     o.ms
                 ),
                 (None, None) => String::new(),

@@ -49,22 +49,25 @@ pub struct Settings {
     /// Paint projected points by this field (`None`: by depth).
     #[serde(default, skip_serializing_if = "is_default")]
     pub color_field: Option<String>,
+    /// Draw the robot model into the image.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub robot: bool,
 }
 
 impl Settings {
     /// Whether anything is laid over the image.
     pub fn any(&self) -> bool {
-        !self.annotations.is_empty() || !self.projected.is_empty() || self.tf_axes || self.rectify
+        self.draws() || self.rectify
     }
 
     /// Whether anything is drawn over the picture (rectifying alone draws nothing).
     pub fn draws(&self) -> bool {
-        !self.annotations.is_empty() || !self.projected.is_empty() || self.tf_axes
+        !self.annotations.is_empty() || self.needs_tf()
     }
 
     /// Whether the transform tree is needed.
     pub fn needs_tf(&self) -> bool {
-        !self.projected.is_empty() || self.tf_axes
+        !self.projected.is_empty() || self.tf_axes || self.robot
     }
 
     fn layers(&self, topic: &str) -> Layers {
@@ -77,6 +80,7 @@ impl Settings {
             tf_axes: self.tf_axes,
             rectified: self.rectify || is_rectified_topic(topic),
             point_size: 2.0,
+            robot: self.robot,
         }
     }
 }
@@ -106,6 +110,8 @@ pub struct Done {
     pub stamp: u64,
     /// Cloud and scan points that landed in the image.
     pub points: usize,
+    /// Pixels the robot model covers.
+    pub robot_pixels: usize,
     /// Time to work it out (ms), rectification included.
     pub ms: f64,
     /// An annotation topic's stamps are still being read: the panel asks again.
@@ -119,10 +125,10 @@ pub struct Overlays {
 }
 
 impl Overlays {
-    /// Over `bag`.
-    pub fn new(bag: Bag) -> Overlays {
+    /// Over `bag`, its robot model from `urdf` where given (`--urdf`).
+    pub fn new(bag: Bag, urdf: Option<std::path::PathBuf>) -> Overlays {
         Overlays {
-            over: Overlayer::new(bag, Transforms::None),
+            over: Overlayer::new(bag, Transforms::None).with_urdf(urdf),
             maps: Vec::new(),
         }
     }
@@ -220,6 +226,7 @@ impl Overlays {
             notes,
             stamp: o.stamp,
             points: o.projected_points,
+            robot_pixels: o.robot_pixels,
             ms: o.ms,
             pending: o.pending,
         }
@@ -450,6 +457,8 @@ pub fn menu(
         toggle(ui, &mut s.projected, t);
     }
     ui.checkbox(&mut s.tf_axes, "TF frames as axes");
+    ui.checkbox(&mut s.robot, "Robot model")
+        .on_hover_text("The URDF's links at the image's stamp, nearer links hiding farther ones");
     ui.checkbox(&mut s.rectify, "Rectify (undistort the image)")
         .on_hover_text(
             "Computed on the worker, cached by calibration; projections then go through P",

@@ -8,6 +8,7 @@ pub mod lens;
 pub mod overlay;
 mod project;
 pub mod rectify;
+pub mod robot;
 
 pub use lens::{project_points, Lens, Model};
 

@@ -44,6 +44,8 @@ pub struct Layers {
     pub rectified: bool,
     /// Size of a projected point, pixels.
     pub point_size: f32,
+    /// Draw the robot model (its links at the image's stamp) into the image.
+    pub robot: bool,
 }
 
 /// What to draw over one image.
@@ -59,6 +61,8 @@ pub struct Overlay {
     pub camera: Option<Camera>,
     /// Points of 3D layers that landed in the image.
     pub projected_points: usize,
+    /// Pixels the robot model covers.
+    pub robot_pixels: usize,
     /// Time to match, read and project (ms).
     pub ms: f64,
     /// An annotation topic's stamps are still being read: ask again.
@@ -194,6 +198,10 @@ pub struct Overlayer {
     /// The last cloud painted, and what it was painted for: the next image with the same
     /// cloud, camera and pose (a camera on the robot, a cloud in the robot's frame) takes it.
     painted: Option<(Painted, Arc<PaintedLayer>)>,
+    /// The robot model, read when first drawn, and its layer painted last.
+    robot: super::robot::RobotLayer,
+    /// The robot drawn into the image being worked out: clouds behind it are hidden.
+    robot_drawn: Option<Arc<super::robot::PaintedRobot>>,
 }
 
 /// A cloud painted: its RGBA layer, and how many points landed in the image.
@@ -208,6 +216,8 @@ struct Painted {
     size: (u32, u32),
     rectified: bool,
     point_size: f32,
+    /// The robot's painting that hides the points behind it.
+    robot: Option<u64>,
 }
 
 /// A 3D layer's message and how its points are painted.
@@ -241,7 +251,15 @@ impl Overlayer {
             stamp_readers: HashMap::new(),
             read: Vec::new(),
             painted: None,
+            robot: super::robot::RobotLayer::new(None),
+            robot_drawn: None,
         }
+    }
+
+    /// Draws the robot of the URDF file `urdf` in place of the recording's description.
+    pub fn with_urdf(mut self, urdf: Option<std::path::PathBuf>) -> Overlayer {
+        self.robot = super::robot::RobotLayer::new(urdf);
+        self
     }
 
     /// Reads annotation stamps before answering (for one image on the command line).
@@ -391,7 +409,7 @@ impl Overlayer {
                 Err(e) => out.notes.push(format!("{topic}: {e}")),
             }
         }
-        let wants_3d = !layers.projected.is_empty() || layers.tf_axes;
+        let wants_3d = !layers.projected.is_empty() || layers.tf_axes || layers.robot;
         if wants_3d {
             let cal = layers
                 .calibration
@@ -415,6 +433,7 @@ impl Overlayer {
     }
 
     fn project(&mut self, cam: &Camera, size: (u32, u32), layers: &Layers, out: &mut Overlay) {
+        self.robot_drawn = None;
         let drawn = cam.image_size();
         if drawn != size {
             out.notes.push(format!(
@@ -437,10 +456,17 @@ impl Overlayer {
                 out.notes.push(
                     "the recording has no transforms: layers taken as in the camera's frame".into(),
                 );
+                if layers.robot {
+                    out.notes
+                        .push("the recording has no transforms: the robot is not placed".into());
+                }
                 self.layers(cam, None, size, layers, out);
                 return;
             }
         };
+        if layers.robot {
+            self.robot(cam, &tf, size, layers, out);
+        }
         self.layers(cam, Some(&tf), size, layers, out);
         if layers.tf_axes {
             for x in tf.tree_at(out.stamp) {
@@ -476,6 +502,35 @@ impl Overlayer {
         }
     }
 
+    /// The robot model painted as the base of the raster, its links placed at the image's
+    /// stamp.
+    fn robot(
+        &mut self,
+        cam: &Camera,
+        tf: &TfHistory,
+        size: (u32, u32),
+        layers: &Layers,
+        out: &mut Overlay,
+    ) {
+        let stamp = out.stamp;
+        let painted = self
+            .robot
+            .paint(&self.bag, cam, (size, layers.rectified), |link| {
+                Self::place(cam, Some(tf), link, stamp)
+            });
+        match painted {
+            Ok((done, notes)) => {
+                out.robot_pixels = done.covered;
+                out.notes.extend(notes);
+                if done.covered > 0 {
+                    out.raster = Some((size.0, size.1, done.px.clone()));
+                    self.robot_drawn = Some(done);
+                }
+            }
+            Err(e) => out.notes.push(e),
+        }
+    }
+
     /// Where frame `frame`'s points are in the camera's frame at the image's stamp.
     fn place(
         cam: &Camera,
@@ -501,7 +556,8 @@ impl Overlayer {
         layers: &Layers,
         out: &mut Overlay,
     ) {
-        let mut raster: Option<Vec<u8>> = None;
+        // Over the robot, where it was drawn.
+        let mut raster: Option<Vec<u8>> = out.raster.take().map(|r| r.2);
         for topic in &layers.projected {
             let read = self.read_layer(topic, out.stamp, layers);
             let (key_of_layer, layer) = match read {
@@ -531,12 +587,14 @@ impl Overlayer {
                     size,
                     rectified: layers.rectified,
                     point_size: layers.point_size,
+                    robot: self.robot_drawn.as_ref().map(|r| r.generation),
                 };
                 let done = match &self.painted {
                     Some((k, d)) if *k == key => Arc::clone(d),
                     _ => {
                         let mut px = vec![0; size.0 as usize * size.1 as usize * 4];
-                        let n = paint_points(cam, &place, p, size, layers, &mut px);
+                        let behind = self.robot_drawn.as_ref().map(|r| r.depth.as_slice());
+                        let n = paint_points(cam, &place, p, size, layers, behind, &mut px);
                         let d = Arc::new((px, n));
                         self.painted = Some((key, Arc::clone(&d)));
                         d

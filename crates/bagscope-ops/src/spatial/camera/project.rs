@@ -9,14 +9,16 @@ use crate::media::annotate::{Kind as ShapeKind, Shape};
 use crate::spatial::scene::cloud::Points;
 use crate::spatial::scene::markers;
 
-/// Paints `p`'s points (placed in the camera's frame by `place`) into `px`; returns how many
-/// landed in the image.
+/// Paints `p`'s points (placed in the camera's frame by `place`) into `px`, leaving out those
+/// behind a surface of `hidden_by` (1/z a pixel, 0: none: the robot drawn into the image);
+/// returns how many landed in the image.
 pub(super) fn paint_points(
     cam: &Camera,
     place: &Pose,
     p: &Points,
     size: (u32, u32),
     layers: &Layers,
+    hidden_by: Option<&[f32]>,
     px: &mut [u8],
 ) -> usize {
     let mut canvas = Canvas {
@@ -62,11 +64,20 @@ pub(super) fn paint_points(
         if uv[0] < -0.5 || uv[1] < -0.5 || uv[0] >= w - 0.5 || uv[1] >= h - 0.5 {
             continue;
         }
+        let (x, y) = (uv[0].round() as i64, uv[1].round() as i64);
+        // Behind the robot's surface at its pixel (1/z smaller than the robot's): hidden.
+        if let Some(d) = hidden_by {
+            let at = y as usize * size.0 as usize + x as usize;
+            if d.get(at)
+                .is_some_and(|&rz| rz > 0.0 && 1.0 / (c[2] as f32) < rz)
+            {
+                continue;
+            }
+        }
         let v = if by_field { p.value[i] } else { c[2] as f32 };
         let k = (((v - lo) / span).clamp(0.0, 1.0) * 255.0).round() as usize;
         let [cr, cg, cb] = lut[k.min(255)];
         let col = [cr, cg, cb, 255];
-        let (x, y) = (uv[0].round() as i64, uv[1].round() as i64);
         for &(dx, dy, cov) in &dot {
             canvas.blend(x + dx, y + dy, col, cov);
         }

@@ -17,7 +17,7 @@ mod nav;
 mod pool;
 pub mod read;
 mod replay;
-mod robot;
+pub(crate) mod robot;
 pub mod shapes;
 
 use std::collections::HashMap;
@@ -289,7 +289,9 @@ impl Builder {
             match &mut r {
                 Some(Ok(rb)) => {
                     scene.robot_status =
-                        rb.draw(&mut scene, req, |link| self.place(&req.fixed, link, req.t));
+                        rb.draw(&mut scene, (req.frames.collision, &req.fixed), |link| {
+                            self.place(&req.fixed, link, req.t)
+                        });
                     if let Some(tf) = &self.tf {
                         let r = &tf.robot;
                         if !r.unknown_joints.is_empty() {

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{MeshDraw, Pick, Request, Rgba, Scene, Status, MAX_TRIANGLES};
+use super::{MeshDraw, Pick, Rgba, Scene, Status, MAX_TRIANGLES};
 use crate::geom::Affine32;
 use crate::geom::Pose;
 use crate::spatial::robot::mesh::{self, Mesh};
@@ -21,7 +21,7 @@ use bagscope_reader::Bag;
 const DEFAULT: Rgba = [204, 204, 204, 255];
 
 /// The robot a builder draws: its model and the meshes read so far.
-pub(super) struct Robot {
+pub(crate) struct Robot {
     model: Arc<Model>,
     /// Where it came from ("/robot_description", a file).
     from: String,
@@ -46,7 +46,7 @@ struct Drawn {
 
 /// The recording's robot (the URDF file `urdf` in its place): `None` without one; `Err` for
 /// one that does not read.
-pub(super) fn load(bag: &Bag, urdf: Option<&Path>) -> Option<Result<Robot, String>> {
+pub(crate) fn load(bag: &Bag, urdf: Option<&Path>) -> Option<Result<Robot, String>> {
     let file = urdf.map(Path::to_path_buf);
     let got = crate::spatial::robot::description::robot_description(bag, urdf)?;
     Some(got.map(|(model, _)| {
@@ -138,12 +138,17 @@ impl Robot {
         Ok(d)
     }
 
+    /// The model drawn.
+    pub(crate) fn model(&self) -> &Model {
+        &self.model
+    }
+
     /// Draws the robot into `scene`, each link placed by `place` (its transform into the fixed
-    /// frame at the scene's time).
-    pub(super) fn draw(
+    /// frame `fixed` at the scene's time); its collision geometry where `collision`.
+    pub(crate) fn draw(
         &mut self,
         scene: &mut Scene,
-        req: &Request,
+        (collision, fixed): (bool, &str),
         place: impl Fn(&str) -> Result<Pose, String>,
     ) -> Status {
         let mut st = Status {
@@ -154,7 +159,7 @@ impl Robot {
         let t0 = scene.triangle_count();
         let (mut links, mut unplaced) = (0, Vec::new());
         'links: for link in &model.links {
-            let shapes = if req.frames.collision {
+            let shapes = if collision {
                 &link.collisions
             } else {
                 &link.visuals
@@ -203,7 +208,7 @@ impl Robot {
             }
             scene.picks.push(Pick {
                 pos: crate::geom::f32s(pose.t),
-                what: format!("robot link {} in {}", link.name, req.fixed),
+                what: format!("robot link {} in {fixed}", link.name),
                 source: None,
             });
             links += 1;
@@ -213,10 +218,10 @@ impl Robot {
             unplaced.truncate(5);
             st.problems.push(format!(
                 "{n} links without a transform to {} at this time ({}{})",
-                if req.fixed.is_empty() {
+                if fixed.is_empty() {
                     "the fixed frame"
                 } else {
-                    &req.fixed
+                    fixed
                 },
                 unplaced.join(", "),
                 if n > 5 { ", …" } else { "" }
