@@ -47,11 +47,13 @@ def open(
     *,
     keep_topic_names: bool = False,
     offsets_ns: Optional[Sequence[int]] = None,
+    threads: Optional[int] = None,
 ) -> Recording:
     """Opens a recording (a list: several on one timeline, each recording's topics under a
     namespace named after its file, or with ``keep_topic_names`` under their own names): a local
     path, or an ``s3://``, ``gs://``, ``az://`` or ``http(s)://`` location (credentials from each
-    cloud's environment)."""
+    cloud's environment). ``threads``: how many threads a read may use (default: the cores, at
+    most 8). Reads release the GIL while they decompress, decode and build series."""
 
 def sniff(path: _Path) -> Optional[str]:
     """The kind of recording at a local path told by its first bytes: ``"ros1"``, ``"mcap"``,

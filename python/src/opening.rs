@@ -30,14 +30,17 @@ pub(super) fn paths_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
 /// recording's topics under a namespace named after its file.
 /// `offsets_ns`: with several recordings, the nanoseconds added to each one's times (to compare
 /// runs from one start, as the app's offsets do).
+/// `threads`: how many threads a read may use (default: the machine's cores, at most 8; 1: all
+/// of it on the calling thread, for a process that runs its own pool of readers).
 #[pyfunction]
-#[pyo3(signature = (path_or_paths, msg_path=None, *, keep_topic_names=false, offsets_ns=None))]
+#[pyo3(signature = (path_or_paths, msg_path=None, *, keep_topic_names=false, offsets_ns=None, threads=None))]
 pub(super) fn open(
     py: Python<'_>,
     path_or_paths: &Bound<'_, PyAny>,
     msg_path: Option<&Bound<'_, PyAny>>,
     keep_topic_names: bool,
     offsets_ns: Option<Vec<i64>>,
+    threads: Option<usize>,
 ) -> PyResult<Recording> {
     let paths = paths_of(path_or_paths)?;
     let mut parts = bagscope_reader::bag::merge::parts_of(&paths);
@@ -54,10 +57,15 @@ pub(super) fn open(
         }
     }
     // The search path is this recording's option, not the process's.
-    let opts = match msg_path {
+    let mut opts = match msg_path {
         Some(m) => bagscope_reader::OpenOptions::default().with_msg_path(paths_of(m)?),
         None => bagscope_reader::OpenOptions::default(),
     };
+    match threads {
+        Some(0) => return Err(PyValueError::new_err("threads: at least 1")),
+        Some(n) => opts = opts.with_threads(n),
+        None => {}
+    }
     let bag = py
         .detach(|| {
             if paths.len() == 1 && parts[0].offset_ns == 0 {
