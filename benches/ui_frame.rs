@@ -22,6 +22,8 @@
 //! (`-- --map-only`): a 1,000,000-fix track on tiles, panned and zoomed (ui_frame/map.rs).
 //!
 //! `cargo bench --bench ui_frame [-- BAG]`; BAG defaults to bench-bags/many_small_lz4.bag.
+//! `-- --repeat N` (with any of the others): each run a process of its own, N of them, and the
+//! worst p99 of each case against its target (ui_frame/repeat.rs).
 //! `cargo bench --bench ui_frame -- --derived-only [BAG]`: only the three derived series.
 //! `cargo bench --bench ui_frame -- --scale BAG`: the Scale figures on a (sparse) recording
 //! from `bagscope gen-sparse`.
@@ -37,6 +39,8 @@ use bagscope_ops::demo::write_demo;
 mod map;
 #[path = "ui_frame/overlay.rs"]
 mod overlay;
+#[path = "ui_frame/repeat.rs"]
+mod repeat;
 #[path = "ui_frame/scene.rs"]
 mod scene;
 #[path = "ui_frame/two.rs"]
@@ -331,6 +335,17 @@ fn frames() -> usize {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(i) = args.iter().position(|a| a == "--repeat") {
+        let n = args
+            .get(i + 1)
+            .and_then(|v| v.parse().ok())
+            .expect("--repeat N");
+        let mut rest = args.clone();
+        rest.drain(i..i + 2);
+        repeat::repeat(n, &rest);
+        return;
+    }
     if let Some(i) = std::env::args().position(|a| a == "--scale") {
         let bag = std::env::args()
             .nth(i + 1)
