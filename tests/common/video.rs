@@ -144,11 +144,56 @@ fn make(name: &str) -> Stream {
                 "keyint=30:min-keyint=30:bframes=4:scenecut=0:log-level=error",
             ],
         ),
+        // AV1 by both of Debian ffmpeg's encoders, as an OBU stream (`-f obu`): libaom 8-bit,
+        // SVT-AV1 10-bit; 90 frames, a key frame every 30.
+        "aom-av1" => (
+            "320x240",
+            Codec::Av1,
+            "yuv420p",
+            &[
+                "-c:v",
+                "libaom-av1",
+                "-cpu-used",
+                "8",
+                "-row-mt",
+                "1",
+                "-g",
+                "30",
+                "-keyint_min",
+                "30",
+                "-b:v",
+                "300k",
+                "-f",
+                "obu",
+            ],
+        ),
+        "svt-av1-10bit" => (
+            "320x240",
+            Codec::Av1,
+            "yuv420p10le",
+            &[
+                "-c:v",
+                "libsvtav1",
+                "-preset",
+                "12",
+                "-g",
+                "30",
+                "-f",
+                "obu",
+            ],
+        ),
         other => panic!("no stream {other}"),
     };
-    let ext = if codec == Codec::H264 { "h264" } else { "hevc" };
+    let ext = match codec {
+        Codec::H264 => "h264",
+        Codec::H265 => "hevc",
+        Codec::Av1 => "obu",
+    };
     let path = dir().join(format!("{name}.{ext}"));
-    let frames = if name == "x264-small-b" { 90 } else { 300 };
+    let frames = match name {
+        "x264-small-b" | "aom-av1" | "svt-av1-10bit" => 90,
+        _ => 300,
+    };
     encode(&path, size, frames, pix_fmt, args);
     let data = std::fs::read(&path).unwrap();
     let aus: Vec<Vec<u8>> = nal::access_units(codec, &data)
@@ -226,8 +271,16 @@ pub fn rgb_diff(rgba: &[u8], rgb: &[u8]) -> (i32, f64) {
 
 /// ffmpeg's single-thread decode of a stream: the md5 of each frame's planes.
 pub fn framemd5(path: &Path, pix_fmt: &str) -> Vec<String> {
+    // AV1 by dav1d, the reference decoder Debian's ffmpeg is built with.
+    let decoder: &[&str] = if path.extension().is_some_and(|e| e == "obu") {
+        &["-c:v", "libdav1d"]
+    } else {
+        &[]
+    };
     let out = Command::new("ffmpeg")
-        .args(["-hide_banner", "-loglevel", "error", "-threads", "1", "-i"])
+        .args(["-hide_banner", "-loglevel", "error", "-threads", "1"])
+        .args(decoder)
+        .arg("-i")
         .arg(path)
         // Every decoded frame once: no frames duplicated or dropped to a guessed rate.
         .args([

@@ -1,6 +1,7 @@
 //! The decoders behind one trait, so that one can be swapped for another: pure-Rust
 //! `rusty_h264` and `rusty_h265`, chosen because they decode x264 and x265 streams (B-frames,
-//! 10 bits) to the same samples as ffmpeg's libavcodec (the video tests check every frame).
+//! 10 bits) to the same samples as ffmpeg's libavcodec (the video tests check every frame), and
+//! rav1d for AV1 ([`super::av1`]).
 
 use super::nal::SeqInfo;
 use super::yuv::{Planes, Yuv};
@@ -29,6 +30,7 @@ pub fn decoder_for(codec: Codec, seq: SeqInfo) -> Box<dyn FrameDecoder> {
             dec: rusty_h265::Decoder::new(),
             colour: seq.colour,
         }),
+        Codec::Av1 => Box::new(super::av1::Av1::new()),
     }
 }
 

@@ -193,11 +193,15 @@ impl VideoIndex {
 
 /// The parameter-set NAL units of a packet, as Annex B.
 fn parameter_sets(codec: Codec, data: &[u8]) -> Vec<u8> {
+    if codec == Codec::Av1 {
+        return super::obu::sequence_header(data).map_or_else(Vec::new, <[u8]>::to_vec);
+    }
     let mut out = Vec::new();
     for u in nal::units(data) {
         let ps = match codec {
             Codec::H264 => u.first().is_some_and(|b| matches!(b & 0x1F, 7 | 8)),
             Codec::H265 => u.first().is_some_and(|b| matches!(b >> 1, 32..=34)),
+            Codec::Av1 => false,
         };
         if ps {
             out.extend_from_slice(&[0, 0, 0, 1]);
@@ -205,6 +209,15 @@ fn parameter_sets(codec: Codec, data: &[u8]) -> Vec<u8> {
         }
     }
     out
+}
+
+/// A keyframe's packet with the parameter sets it lacks: before it (Annex B), or after its
+/// temporal delimiter (AV1's sequence header).
+pub(super) fn with_params(codec: Codec, ps: &[u8], data: &[u8]) -> Vec<u8> {
+    match codec {
+        Codec::Av1 => super::obu::with_sequence_header(ps, data),
+        Codec::H264 | Codec::H265 => [ps, data].concat(),
+    }
 }
 
 /// Reads packets out of their messages, each connection's plan made once.
@@ -384,7 +397,7 @@ impl Video {
             Err(e) => return Shown::Lost(self.fail(pr.time_ns, e)),
         };
         if let Some(ps) = ix.params.get(&(k as u32)) {
-            data = [ps.as_slice(), &data].concat();
+            data = with_params(ix.codec, ps, &data);
         }
         let mut dec = decoder_for(ix.codec, ix.seq);
         let mut out = Vec::new();
@@ -459,9 +472,7 @@ impl Video {
             };
             if pr.kind.key {
                 if let Some(ps) = ix.params.get(&(frame as u32)) {
-                    let mut d = ps.as_ref().clone();
-                    d.extend_from_slice(&data);
-                    data = d;
+                    data = with_params(ix.codec, ps, &data);
                 }
             }
             live.next_packet += 1;

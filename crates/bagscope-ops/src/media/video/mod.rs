@@ -1,6 +1,7 @@
 //! Compressed video: H.264 and H.265 camera streams out of `foxglove.CompressedVideo`
 //! (protobuf, JSON, ROS 1, ROS 2), `ffmpeg_image_transport_msgs/FFMPEGPacket` and
-//! `sensor_msgs/CompressedImage` messages whose bytes are an Annex B stream.
+//! `sensor_msgs/CompressedImage` messages whose bytes are an Annex B stream, and AV1 (a
+//! temporal unit of OBUs a message, `format` `av1`: [`obu`]).
 //!
 //! A message is a packet, in decoding order. [`VideoIndex`] reads every packet's first NAL
 //! unit headers (no decoding) into a keyframe table; [`Video`] decodes the group of pictures
@@ -9,10 +10,12 @@
 //! pictures come out of the decoder in display order; the N-th picture shown belongs to the
 //! N-th packet's time (frame N of a topic is shown from its N-th message on).
 
+mod av1;
 mod decode;
 mod index;
 pub mod mp4;
 pub mod nal;
+pub mod obu;
 mod packet;
 pub mod proto;
 mod yuv;
@@ -29,6 +32,8 @@ pub enum Codec {
     H264,
     /// H.265 / HEVC (Main, Main 10).
     H265,
+    /// AV1 (Main profile, 8 and 10 bits; 4:2:0, 4:2:2, 4:4:4), decoded by rav1d.
+    Av1,
 }
 
 impl Codec {
@@ -37,6 +42,7 @@ impl Codec {
         match self {
             Codec::H264 => "h264",
             Codec::H265 => "h265",
+            Codec::Av1 => "av1",
         }
     }
 
@@ -48,6 +54,8 @@ impl Codec {
             Some(Codec::H264)
         } else if s.contains("265") || s.contains("hevc") {
             Some(Codec::H265)
+        } else if s.contains("av1") || s.contains("av01") {
+            Some(Codec::Av1)
         } else {
             None
         }

@@ -96,6 +96,11 @@ pub fn write_mp4_timed(
         codec: Some(ix.codec),
         reason,
     };
+    if ix.codec == Codec::Av1 {
+        return Err(err(
+            "AV1 is not copied into MP4 (H.264 and H.265 are); the frames export as PNG".into(),
+        ));
+    }
     let first_frame = start_ns.and_then(|t| ix.frame_at(t)).unwrap_or(0);
     let Some(ki) = ix
         .key_before(first_frame)
@@ -340,6 +345,7 @@ fn to_sample(codec: Codec, au: &[u8]) -> (Vec<u8>, Vec<Vec<u8>>) {
         let (param, aud) = match codec {
             Codec::H264 => (matches!(b & 0x1F, 7 | 8), b & 0x1F == 9),
             Codec::H265 => (matches!(b >> 1, 32..=34), b >> 1 == 35),
+            Codec::Av1 => (false, false),
         };
         if param {
             params.push(u.to_vec());
@@ -434,6 +440,7 @@ fn stsd(m: &Moov) -> Vec<u8> {
             .filter(|p| match m.codec {
                 Codec::H264 => p.first().is_some_and(|b| b & 0x1F == t),
                 Codec::H265 => p.first().is_some_and(|b| b >> 1 == t),
+                Codec::Av1 => false,
             })
             .collect()
     };
@@ -488,6 +495,8 @@ fn stsd(m: &Moov) -> Vec<u8> {
             }
             boxed(b"hvcC", &c)
         }
+        // Refused before a sample is written (`write_mp4_timed`).
+        Codec::Av1 => Vec::new(),
     };
     let (w, h) = (m.size.0 as u16, m.size.1 as u16);
     let mut e = vec![0; 6];

@@ -34,8 +34,12 @@ pub fn units(data: &[u8]) -> impl Iterator<Item = &[u8]> {
 }
 
 /// An Annex B elementary stream cut into access units (one coded picture each, with the
-/// parameter sets and SEI before it), as a muxer or a recorder would packetise it.
+/// parameter sets and SEI before it), as a muxer or a recorder would packetise it; an AV1 OBU
+/// stream into its temporal units.
 pub fn access_units(codec: Codec, data: &[u8]) -> Vec<&[u8]> {
+    if codec == Codec::Av1 {
+        return super::obu::temporal_units(data);
+    }
     let mut cuts = Vec::new();
     let mut seen_vcl = false;
     for (sc, s, e) in spans(data) {
@@ -51,6 +55,7 @@ pub fn access_units(codec: Codec, data: &[u8]) -> Vec<&[u8]> {
                 Some(32..=35 | 39 | 41..=44 | 48..=55) => (false, true, false),
                 _ => (false, false, false),
             },
+            Codec::Av1 => (false, false, false),
         };
         if seen_vcl && (starts_au || (vcl && first_slice)) {
             cuts.push(sc);
@@ -140,6 +145,9 @@ pub struct Kind {
 
 /// Reads a packet's NAL unit types.
 pub fn kind(codec: Codec, data: &[u8]) -> Kind {
+    if codec == Codec::Av1 {
+        return super::obu::kind(data);
+    }
     let mut k = Kind::default();
     for u in units(data) {
         match codec {
@@ -166,6 +174,7 @@ pub fn kind(codec: Codec, data: &[u8]) -> Kind {
                 Some(0..=7) => k.picture = true,
                 _ => {}
             },
+            Codec::Av1 => {}
         }
     }
     k
@@ -238,6 +247,10 @@ pub struct SeqInfo {
 
 /// The sequence parameter set of a packet, if it has one.
 pub fn seq_info(codec: Codec, data: &[u8]) -> Option<SeqInfo> {
+    if codec == Codec::Av1 {
+        // Its colour comes with each decoded picture.
+        return super::obu::sequence_header(data).map(|_| SeqInfo::default());
+    }
     for u in units(data) {
         match codec {
             Codec::H264 if h264_type(u) == Some(7) => return h264_sps(&unescape(&u[1..])),

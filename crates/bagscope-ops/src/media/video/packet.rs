@@ -29,7 +29,7 @@ pub fn is_video_type(datatype: &str) -> bool {
 }
 
 /// The packet of a decoded message, or `None` when the message is not video (an image whose
-/// bytes are a JPEG, say). AV1 and VP9 packets are video of a codec bagscope does not decode
+/// bytes are a JPEG, say). VP8 and VP9 packets are video of a codec bagscope does not decode
 /// (`codec` is `None`).
 pub fn packet_of(def: &MsgDef, node: &Node) -> Option<Packet> {
     let field = |n: &str| node.field(def, n).map(|x| &x.value);
@@ -49,14 +49,17 @@ pub fn packet_of(def: &MsgDef, node: &Node) -> Option<Packet> {
     let format = text("format")
         .or_else(|| text("encoding"))
         .unwrap_or_default();
-    if !nal::is_annex_b(&data) {
+    let av1 = !nal::is_annex_b(&data) && super::obu::is_av1(&data);
+    if !nal::is_annex_b(&data) && !av1 {
         // A codec bagscope does not decode is still video (and said so by name).
         let f = format.to_ascii_lowercase();
         if !["av1", "vp9", "vp8", "av01"].iter().any(|c| f.contains(c)) {
             return None;
         }
     }
-    let codec = Codec::from_name(&format).or_else(|| nal::sniff(&data));
+    let codec = Codec::from_name(&format)
+        .or_else(|| nal::sniff(&data))
+        .or(av1.then_some(Codec::Av1));
     let pts = match field("pts") {
         Some(Value::U64(v)) => Some(*v),
         Some(Value::I64(v)) => u64::try_from(*v).ok(),
