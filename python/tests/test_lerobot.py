@@ -281,3 +281,63 @@ def test_several_recordings_are_episodes_in_order(cli, demo, tmp_path):
     ep_meta = pd.read_parquet(out / "meta/episodes/chunk-000/file-000.parquet")
     assert list(ep_meta["dataset_from_index"]) == [0, n0]
     assert list(ep_meta["length"]) == [n0, len(eps) - n0]
+
+
+def test_an_av1_camera_is_copied_and_lerobot_decodes_it(cli, tmp_path):
+    """An AV1 camera (ffmpeg's SVT-AV1, logged by Foxglove's SDK) is copied into the dataset's
+    MP4 as it is (`av01`, royalty-free: what LeRobot itself encodes); LeRobot's loader (PyAV)
+    decodes the frames bagscope shows, and `info.json` says `av1`."""
+    rec = tmp_path / "av1.mcap"
+    subprocess.run(["python3", str(HERE.parents[1] / "tests" / "py" / "av1_camera.py"), str(rec),
+                    "90"], check=True)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text("""\
+fps: 10
+task: watch the test picture
+align: hold
+missing: drop
+episodes: recording
+observation.state: [/state.x, /state.y]
+action: [/action.x]
+observation.images.front: /camera
+""")
+    out = tmp_path / "ds"
+    r = subprocess.run([str(cli), "export", str(rec), "--format", "lerobot", "--mapping",
+                        str(mapping), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    info = json.loads((out / "meta/info.json").read_text())
+    video = info["features"]["observation.images.front"]["info"]
+    assert (video["video.codec"], video["video.pix_fmt"]) == ("av1", "yuv420p")
+    assert (video["video.width"], video["video.height"]) == (320, 240)
+    mp4 = next((out / "videos").rglob("*.mp4"))
+    probe = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+                            "stream=codec_name,nb_frames", "-of", "json", str(mp4)],
+                           check=True, capture_output=True, text=True)
+    assert json.loads(probe.stdout)["streams"][0]["codec_name"] == "av1"
+    picks = [0, 4, 15, 29]
+    got = load(out, tmp_path / "loaded", picks)
+    assert got["frames"] == 30 and got["episodes"] == 1
+    cols = got["columns"]
+    # Frame k of the clock is the camera's frame 3k (30 fps under a 10 fps clock, held).
+    for row, ts in enumerate(cols["timestamp"]):
+        j = round(ts * 30)
+        assert cols["observation.state"][row] == [float(j), 2.0 * j], row
+        # A feature of one element is a scalar column, as LeRobot's own of shape (1,) are.
+        assert cols["action"][row] == 0.5 * j, row
+    ours = json.loads((out / "meta/stats.json").read_text())
+    for feat in ("observation.state", "action"):
+        for stat, v in got["stats"][feat].items():
+            assert np.allclose(np.asarray(ours[feat][stat], float), np.asarray(v, float),
+                               rtol=1e-5, atol=1e-6), (feat, stat)
+    import cv2
+
+    for i in picks:
+        j = round(cols["timestamp"][i] * 30)
+        png = tmp_path / f"ours_{i}.png"
+        subprocess.run([str(cli), "image", str(rec), "/camera", "--index", str(j), "-o",
+                        str(png)], check=True, capture_output=True)
+        ours = cv2.cvtColor(cv2.imread(str(png)), cv2.COLOR_BGR2RGB).astype(int)
+        theirs = np.load(tmp_path / "loaded" / f"frame_{i}.npy").astype(int)
+        assert ours.shape == theirs.shape
+        diff = np.abs(ours - theirs)
+        assert diff.mean() < 1.5 and np.percentile(diff, 99) <= 4, (i, diff.mean())

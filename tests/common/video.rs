@@ -272,14 +272,16 @@ pub fn rgb_diff(rgba: &[u8], rgb: &[u8]) -> (i32, f64) {
 /// ffmpeg's single-thread decode of a stream: the md5 of each frame's planes.
 pub fn framemd5(path: &Path, pix_fmt: &str) -> Vec<String> {
     // AV1 by dav1d, the reference decoder Debian's ffmpeg is built with.
-    let decoder: &[&str] = if path.extension().is_some_and(|e| e == "obu") {
-        &["-c:v", "libdav1d"]
-    } else {
-        &[]
-    };
+    let av1 = path.extension().is_some_and(|e| e == "obu");
+    framemd5_with(path, pix_fmt, av1.then_some("libdav1d"))
+}
+
+/// [`framemd5`] with ffmpeg's `decoder` (`libdav1d` for AV1 in an MP4).
+pub fn framemd5_with(path: &Path, pix_fmt: &str, decoder: Option<&str>) -> Vec<String> {
+    let decoder: Vec<&str> = decoder.map(|d| vec!["-c:v", d]).unwrap_or_default();
     let out = Command::new("ffmpeg")
         .args(["-hide_banner", "-loglevel", "error", "-threads", "1"])
-        .args(decoder)
+        .args(&decoder)
         .arg("-i")
         .arg(path)
         // Every decoded frame once: no frames duplicated or dropped to a guessed rate.

@@ -176,12 +176,17 @@ fn libaom_av1_in_protobuf_compressed_video_decodes_as_libdav1d_does() {
         w.finish().unwrap();
         check_frames(&path, "/camera", &s);
     }
-    // Copying AV1 into MP4 is refused, saying so.
-    let (bag, ix) = index(&dir.join("camera.mcap"), "/camera");
-    let e = bagscope_ops::media::video::mp4::write_mp4(&bag, &ix, None, None, &dir.join("x.mp4"))
-        .unwrap_err();
-    assert!(e.to_string().contains("AV1 is not copied into MP4"), "{e}");
-    assert!(!dir.join("x.mp4").exists());
+    // What its sequence header says, read as the MP4's av1C needs it.
+    let (_, ix) = index(&dir.join("camera.mcap"), "/camera");
+    assert_eq!(ix.seq.colour.matrix, 2, "unspecified, as libaom writes it");
+    let sh = bagscope_ops::media::video::obu::sequence_header(&s.aus[0]).unwrap();
+    let o = bagscope_ops::media::video::obu::obus(sh);
+    let h = bagscope_ops::media::video::obu::parse_sequence_header(o[0].payload).unwrap();
+    assert_eq!(
+        (h.profile, h.max_size, h.high_bitdepth),
+        (0, (320, 240), false)
+    );
+    assert_eq!(h.subsampling, (true, true));
 }
 
 #[test]
@@ -194,6 +199,13 @@ fn svt_av1_10_bit_decodes_as_libdav1d_does() {
     let path = dir.join("camera.mcap");
     v::protobuf_mcap(&path, &s, &s.aus);
     check_frames(&path, "/camera", &s);
+    let sh = bagscope_ops::media::video::obu::sequence_header(&s.aus[0]).unwrap();
+    let o = bagscope_ops::media::video::obu::obus(sh);
+    let h = bagscope_ops::media::video::obu::parse_sequence_header(o[0].payload).unwrap();
+    assert_eq!(
+        (h.profile, h.max_size, h.high_bitdepth),
+        (0, (320, 240), true)
+    );
 }
 
 /// A recording that starts on a P-frame (the first 10 packets cut): nothing until the first
@@ -423,19 +435,25 @@ fn an_exported_mp4_decodes_with_ffmpeg_to_the_same_frames() {
     if !v::ffmpeg() {
         return;
     }
-    for name in ["x264-high-b", "x265-b"] {
+    // AV1 into `av01` with its `av1C`, decoded by ffmpeg's libdav1d.
+    for (name, a, b) in [
+        ("x264-high-b", 100, 150),
+        ("x265-b", 100, 150),
+        ("aom-av1", 40, 50),
+        ("svt-av1-10bit", 40, 50),
+    ] {
         let s = v::stream(name);
         let dir = common::temp_dir(&format!("video-mp4-{name}"));
         let path = dir.join("camera.mcap");
         v::protobuf_mcap(&path, &s, &s.aus);
         let (bag, ix) = index(&path, "/camera");
-        // From frame 100 to frame 150: whole groups, the keyframes at or before 100 and after
-        // 150 (x264: 90..180; x265: from its keyframe before 100).
+        // From frame a to frame b: whole groups, the keyframes at or before a and after b
+        // (x264 100-150: 90..180; x265: from its keyframe before 100; AV1 40-50: 30..60).
         // Times between two messages (epoch seconds on the command line are floats).
-        let start = ix.time_of(100).unwrap() + v::PERIOD / 2;
-        let end = ix.time_of(150).unwrap() - v::PERIOD / 2;
-        let from = ix.keys[ix.keys.partition_point(|&k| k as usize <= 100) - 1] as usize;
-        let to = ix.keys[ix.keys.partition_point(|&k| (k as usize) < 150)] as usize;
+        let start = ix.time_of(a).unwrap() + v::PERIOD / 2;
+        let end = ix.time_of(b).unwrap() - v::PERIOD / 2;
+        let from = ix.keys[ix.keys.partition_point(|&k| k as usize <= a) - 1] as usize;
+        let to = ix.keys[ix.keys.partition_point(|&k| (k as usize) < b)] as usize;
         let out = dir.join("cut.mp4");
         let ran = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
             .arg("export")
@@ -461,7 +479,8 @@ fn an_exported_mp4_decodes_with_ffmpeg_to_the_same_frames() {
             "{}",
             String::from_utf8_lossy(&ran.stderr)
         );
-        let got = v::framemd5(&out, s.pix_fmt);
+        let av1 = s.codec == bagscope_ops::media::video::Codec::Av1;
+        let got = v::framemd5_with(&out, s.pix_fmt, av1.then_some("libdav1d"));
         // An H.265 CRA's RASL pictures refer to the group before: not written.
         let rasl = s.aus[from + 1..]
             .iter()

@@ -96,11 +96,6 @@ pub fn write_mp4_timed(
         codec: Some(ix.codec),
         reason,
     };
-    if ix.codec == Codec::Av1 {
-        return Err(err(
-            "AV1 is not copied into MP4 (H.264 and H.265 are); the frames export as PNG".into(),
-        ));
-    }
     let first_frame = start_ns.and_then(|t| ix.frame_at(t)).unwrap_or(0);
     let Some(ki) = ix
         .key_before(first_frame)
@@ -190,7 +185,7 @@ pub fn write_mp4_timed(
         let mut data = pkt.data;
         if i == 0 {
             if let Some(ps) = ix.params.get(&(first as u32)) {
-                data = [ps.as_slice(), &data].concat();
+                data = super::index::with_params(ix.codec, ps, &data);
             }
         }
         dec.push(&data, i as i64, &mut shown)
@@ -277,16 +272,7 @@ pub fn write_mp4_timed(
     let mut file = crate::tables::csv::AtomicFile::create(out).map_err(|e| err(e.to_string()))?;
     let mut ftyp = b"isom".to_vec();
     u32b(&mut ftyp, 0x200);
-    for b in [
-        b"isom",
-        b"iso2",
-        if ix.codec == Codec::H264 {
-            b"avc1"
-        } else {
-            b"hvc1"
-        },
-        b"mp41",
-    ] {
+    for b in [b"isom", b"iso2", sample_entry(ix.codec), b"mp41"] {
         ftyp.extend_from_slice(b);
     }
     let ftyp = boxed(b"ftyp", &ftyp);
@@ -336,8 +322,22 @@ pub fn write_mp4_timed(
     })
 }
 
-/// An access unit as an MP4 sample (4-byte lengths), and the parameter sets it held.
+/// The sample entry's name: `avc1`, `hvc1` or `av01`.
+fn sample_entry(codec: Codec) -> &'static [u8; 4] {
+    match codec {
+        Codec::H264 => b"avc1",
+        Codec::H265 => b"hvc1",
+        Codec::Av1 => b"av01",
+    }
+}
+
+/// An access unit as an MP4 sample (4-byte lengths), and the parameter sets it held; an AV1
+/// temporal unit without its delimiter, and its sequence header.
 fn to_sample(codec: Codec, au: &[u8]) -> (Vec<u8>, Vec<Vec<u8>>) {
+    if codec == Codec::Av1 {
+        let params = super::obu::sequence_header(au).map(<[u8]>::to_vec);
+        return (super::obu::to_sample(au), params.into_iter().collect());
+    }
     let mut sample = Vec::with_capacity(au.len() + 16);
     let mut params = Vec::new();
     for u in nal::units(au) {
@@ -495,8 +495,16 @@ fn stsd(m: &Moov) -> Vec<u8> {
             }
             boxed(b"hvcC", &c)
         }
-        // Refused before a sample is written (`write_mp4_timed`).
-        Codec::Av1 => Vec::new(),
+        // AV1-ISOBMFF's `av1C`: what the sequence header says, then the header itself.
+        Codec::Av1 => {
+            let sh = m.params.first().map_or(&[][..], |p| p.as_slice());
+            let head = super::obu::obus(sh)
+                .first()
+                .and_then(|o| super::obu::parse_sequence_header(o.payload))
+                .map(|h| super::obu::av1c_head(&h))
+                .unwrap_or([0x81, 0, 0, 0]);
+            boxed(b"av1C", &[&head[..], sh].concat())
+        }
     };
     let (w, h) = (m.size.0 as u16, m.size.1 as u16);
     let mut e = vec![0; 6];
@@ -512,14 +520,7 @@ fn stsd(m: &Moov) -> Vec<u8> {
     u16b(&mut e, 0x18);
     u16b(&mut e, 0xFFFF);
     e.extend_from_slice(&config);
-    let entry = boxed(
-        if m.codec == Codec::H264 {
-            b"avc1"
-        } else {
-            b"hvc1"
-        },
-        &e,
-    );
+    let entry = boxed(sample_entry(m.codec), &e);
     let mut d = Vec::new();
     u32b(&mut d, 1);
     d.extend_from_slice(&entry);

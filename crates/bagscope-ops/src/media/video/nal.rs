@@ -196,26 +196,30 @@ pub fn unescape(payload: &[u8]) -> Vec<u8> {
 }
 
 /// An MSB-first bit reader over an RBSP, with Exp-Golomb codes.
-struct Bits<'a> {
+pub(super) struct Bits<'a> {
     data: &'a [u8],
     pos: usize,
 }
 
 impl Bits<'_> {
-    fn bit(&mut self) -> Option<u32> {
+    /// A reader at the first bit of `data`.
+    pub(super) fn new(data: &[u8]) -> Bits<'_> {
+        Bits { data, pos: 0 }
+    }
+    pub(super) fn bit(&mut self) -> Option<u32> {
         let b = self.data.get(self.pos / 8)?;
         let v = (b >> (7 - self.pos % 8)) & 1;
         self.pos += 1;
         Some(u32::from(v))
     }
-    fn bits(&mut self, n: u32) -> Option<u32> {
+    pub(super) fn bits(&mut self, n: u32) -> Option<u32> {
         let mut v = 0;
         for _ in 0..n {
             v = (v << 1) | self.bit()?;
         }
         Some(v)
     }
-    fn ue(&mut self) -> Option<u32> {
+    pub(super) fn ue(&mut self) -> Option<u32> {
         let mut zeros = 0;
         while self.bit()? == 0 {
             zeros += 1;
@@ -248,8 +252,17 @@ pub struct SeqInfo {
 /// The sequence parameter set of a packet, if it has one.
 pub fn seq_info(codec: Codec, data: &[u8]) -> Option<SeqInfo> {
     if codec == Codec::Av1 {
-        // Its colour comes with each decoded picture.
-        return super::obu::sequence_header(data).map(|_| SeqInfo::default());
+        let sh = super::obu::sequence_header(data)?;
+        let h = super::obu::obus(sh)
+            .first()
+            .and_then(|o| super::obu::parse_sequence_header(o.payload))?;
+        return Some(SeqInfo {
+            colour: super::Colour {
+                matrix: h.matrix,
+                full_range: h.full_range,
+            },
+            reorder: None,
+        });
     }
     for u in units(data) {
         match codec {

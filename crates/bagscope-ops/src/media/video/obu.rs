@@ -4,7 +4,7 @@
 //! header of `frame_type` KEY_FRAME, shown, not a repeat of a frame shown before), and the
 //! sequence header a decoder needs before the first key frame it is given.
 
-use super::nal::Kind;
+use super::nal::{Bits, Kind};
 
 /// OBU types (§6.2.2).
 const SEQUENCE_HEADER: u8 = 1;
@@ -136,6 +136,172 @@ pub fn sequence_header(data: &[u8]) -> Option<&[u8]> {
         .into_iter()
         .find(|o| o.kind == SEQUENCE_HEADER)
         .map(|o| o.bytes)
+}
+
+/// What a sequence header says (AV1 spec §5.5): what an MP4's `av1C` box repeats, the largest
+/// frame, and how samples become RGB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SequenceHeader {
+    /// `seq_profile` (0 Main, 1 High, 2 Professional).
+    pub profile: u8,
+    /// `seq_level_idx[0]`.
+    pub level: u8,
+    /// `seq_tier[0]`.
+    pub tier: u8,
+    /// 10 bits (or 12 with `twelve_bit`).
+    pub high_bitdepth: bool,
+    /// 12 bits (profile 2).
+    pub twelve_bit: bool,
+    /// Luma only.
+    pub mono: bool,
+    /// Chroma halved across, and down.
+    pub subsampling: (bool, bool),
+    /// Where 4:2:0 chroma sits (0 unknown, 1 vertical, 2 colocated).
+    pub chroma_sample_position: u8,
+    /// H.273 matrix coefficients (2: unspecified).
+    pub matrix: u8,
+    /// Full range (`color_range`).
+    pub full_range: bool,
+    /// The largest frame, pixels.
+    pub max_size: (u32, u32),
+}
+
+/// Reads a sequence header OBU's payload; `None` where it does not parse.
+pub fn parse_sequence_header(payload: &[u8]) -> Option<SequenceHeader> {
+    let mut r = Bits::new(payload);
+    let mut h = SequenceHeader {
+        matrix: 2,
+        ..Default::default()
+    };
+    h.profile = r.bits(3)? as u8;
+    let _still_picture = r.bit()?;
+    let reduced = r.bit()? == 1;
+    let mut decoder_model_info = false;
+    let mut buffer_delay_len = 0;
+    if reduced {
+        h.level = r.bits(5)? as u8;
+    } else {
+        if r.bit()? == 1 {
+            // timing_info(): two 32-bit numbers, then equal_picture_interval and its uvlc.
+            r.bits(32)?;
+            r.bits(32)?;
+            if r.bit()? == 1 {
+                r.ue()?;
+            }
+            decoder_model_info = r.bit()? == 1;
+            if decoder_model_info {
+                buffer_delay_len = r.bits(5)? + 1;
+                r.bits(32)?;
+                r.bits(5)?;
+                r.bits(5)?;
+            }
+        }
+        let initial_display_delay = r.bit()? == 1;
+        let points = r.bits(5)? + 1;
+        for i in 0..points {
+            let _idc = r.bits(12)?;
+            let level = r.bits(5)? as u8;
+            let tier = if level > 7 { r.bit()? as u8 } else { 0 };
+            if i == 0 {
+                (h.level, h.tier) = (level, tier);
+            }
+            if decoder_model_info && r.bit()? == 1 {
+                r.bits(buffer_delay_len)?;
+                r.bits(buffer_delay_len)?;
+                r.bit()?;
+            }
+            if initial_display_delay && r.bit()? == 1 {
+                r.bits(4)?;
+            }
+        }
+    }
+    let (wb, hb) = (r.bits(4)? + 1, r.bits(4)? + 1);
+    h.max_size = (r.bits(wb)? + 1, r.bits(hb)? + 1);
+    if !reduced && r.bit()? == 1 {
+        r.bits(4)?;
+        r.bits(3)?;
+    }
+    // use_128x128_superblock, enable_filter_intra, enable_intra_edge_filter.
+    r.bits(3)?;
+    if !reduced {
+        // interintra, masked compound, warped motion, dual filter.
+        r.bits(4)?;
+        let order_hint = r.bit()? == 1;
+        if order_hint {
+            r.bits(2)?;
+        }
+        let force_screen_content = if r.bit()? == 1 { 2 } else { r.bit()? };
+        if force_screen_content > 0 && r.bit()? == 0 {
+            r.bit()?;
+        }
+        if order_hint {
+            r.bits(3)?;
+        }
+    }
+    // enable_superres, enable_cdef, enable_restoration; then color_config().
+    r.bits(3)?;
+    h.high_bitdepth = r.bit()? == 1;
+    if h.profile == 2 && h.high_bitdepth {
+        h.twelve_bit = r.bit()? == 1;
+    }
+    h.mono = h.profile != 1 && r.bit()? == 1;
+    let (mut primaries, mut transfer) = (2, 2);
+    if r.bit()? == 1 {
+        primaries = r.bits(8)?;
+        transfer = r.bits(8)?;
+        h.matrix = r.bits(8)? as u8;
+    }
+    if h.mono {
+        h.full_range = r.bit()? == 1;
+        h.subsampling = (true, true);
+        return Some(h);
+    }
+    if primaries == 1 && transfer == 13 && h.matrix == 0 {
+        // sRGB: full range, no subsampling.
+        h.full_range = true;
+        return Some(h);
+    }
+    h.full_range = r.bit()? == 1;
+    h.subsampling = match h.profile {
+        0 => (true, true),
+        1 => (false, false),
+        _ if h.twelve_bit => {
+            let x = r.bit()? == 1;
+            (x, x && r.bit()? == 1)
+        }
+        _ => (true, false),
+    };
+    if h.subsampling == (true, true) {
+        h.chroma_sample_position = r.bits(2)? as u8;
+    }
+    Some(h)
+}
+
+/// The `av1C` box's four bytes before its OBUs (AV1-ISOBMFF §2.3.3) for a sequence header.
+pub fn av1c_head(h: &SequenceHeader) -> [u8; 4] {
+    let b = |v: bool| u8::from(v);
+    [
+        0x81,
+        (h.profile << 5) | (h.level & 0x1F),
+        (h.tier << 7)
+            | (b(h.high_bitdepth) << 6)
+            | (b(h.twelve_bit) << 5)
+            | (b(h.mono) << 4)
+            | (b(h.subsampling.0) << 3)
+            | (b(h.subsampling.1) << 2)
+            | (h.chroma_sample_position & 3),
+        0,
+    ]
+}
+
+/// A temporal unit as an MP4 sample: its OBUs without the temporal delimiter (and without
+/// padding), as AV1-ISOBMFF asks.
+pub fn to_sample(data: &[u8]) -> Vec<u8> {
+    obus(data)
+        .into_iter()
+        .filter(|o| !matches!(o.kind, TEMPORAL_DELIMITER | 15))
+        .flat_map(|o| o.bytes.iter().copied())
+        .collect()
 }
 
 /// `params` (a sequence header) put into the temporal unit `data`, after its temporal

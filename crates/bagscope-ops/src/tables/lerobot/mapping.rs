@@ -246,7 +246,7 @@ impl Mapping {
                 return Err(LineError::new(
                     cam.line,
                     format!(
-                        "{}: {} is {}; cameras are copied from H.264/H.265 video topics (foxglove.CompressedVideo); encoding raw and JPEG cameras is not built yet",
+                        "{}: {} is {}; cameras are copied from H.264/H.265/AV1 video topics (foxglove.CompressedVideo); encoding raw and JPEG cameras is not built yet",
                         cam.key, cam.topic, t.datatype
                     ),
                 ));

@@ -60,7 +60,7 @@ struct Made {
     t0: u64,
     /// Per camera: the MP4 written (a temporary path), its time 0 (ns), its size, and the
     /// image statistics of its sampled frames.
-    videos: Vec<(PathBuf, u64, (usize, usize), Stats)>,
+    videos: Vec<(PathBuf, u64, VideoFormat, Stats)>,
 }
 
 /// The episodes of `bag`: its whole span, or each range bookmark kept in it.
@@ -113,6 +113,15 @@ fn sample_indices(n: usize) -> Vec<usize> {
 
 /// A picture's pixels as LeRobot's image statistics take them: RGB, downsampled by an integer
 /// stride to about 150 px where it is 300 px or more.
+/// What `info.json` says of a camera's video: its size, codec and pixel format as PyAV names
+/// them (LeRobot reads them so).
+#[derive(Debug, Clone, Copy, Default)]
+struct VideoFormat {
+    size: (usize, usize),
+    codec: &'static str,
+    pix_fmt: &'static str,
+}
+
 fn pixels(yuv: &crate::media::video::Yuv, cols: &mut [Vec<f64>; 3]) {
     let (w, h) = (yuv.width, yuv.height);
     let stride = if w.max(h) < 300 {
@@ -243,7 +252,9 @@ fn make(
             .map(|i| picked[i])
             .collect();
         let mut cols: [Vec<f64>; 3] = Default::default();
+        let mut depth = 8;
         let mut see = |f: usize, yuv: &crate::media::video::Yuv| {
+            depth = yuv.bit_depth;
             if sampled.contains(&f) {
                 pixels(yuv, &mut cols);
             }
@@ -258,7 +269,17 @@ fn make(
         )
         .map_err(|e| Error::Invalid(format!("{name}: {e}")))?;
         let st = image_stats(&cols, sampled.len());
-        videos.push((path, w.first_ns, (w.width, w.height), st));
+        use crate::media::video::Codec;
+        let format = VideoFormat {
+            size: (w.width, w.height),
+            codec: match ix.codec {
+                Codec::H264 => "h264",
+                Codec::H265 => "hevc",
+                Codec::Av1 => "av1",
+            },
+            pix_fmt: if depth > 8 { "yuv420p10le" } else { "yuv420p" },
+        };
+        videos.push((path, w.first_ns, format, st));
     }
     Ok(Made {
         aligned,
@@ -330,7 +351,7 @@ fn assemble(made: &[Made], m: &Mapping, out: &Path, report: &mut Exported) -> Re
     let mut ep_rows: Vec<Map<String, Value>> = Vec::new();
     let mut all_stats: Vec<HashMap<String, (Stats, bool)>> = Vec::new();
     let mut index = 0i64;
-    let mut sizes: Vec<(usize, usize)> = vec![(0, 0); m.cameras.len()];
+    let mut sizes: Vec<VideoFormat> = vec![VideoFormat::default(); m.cameras.len()];
     for (e, x) in made.iter().enumerate() {
         let n = x.aligned.times.len();
         let ts: Vec<f64> = x
@@ -489,7 +510,7 @@ fn assemble(made: &[Made], m: &Mapping, out: &Path, report: &mut Exported) -> Re
 }
 
 /// `info.json`'s features.
-fn features(m: &Mapping, sizes: &[(usize, usize)]) -> Value {
+fn features(m: &Mapping, sizes: &[VideoFormat]) -> Value {
     let names = |c: &[Component]| -> Vec<String> { c.iter().map(|c| c.name.clone()).collect() };
     let mut f = Map::new();
     f.insert(
@@ -500,7 +521,8 @@ fn features(m: &Mapping, sizes: &[(usize, usize)]) -> Value {
         ACTION.into(),
         json!({"dtype": "float32", "shape": [m.action.len()], "names": names(&m.action)}),
     );
-    for (cam, &(w, h)) in m.cameras.iter().zip(sizes) {
+    for (cam, v) in m.cameras.iter().zip(sizes) {
+        let (w, h) = v.size;
         f.insert(
             cam.key.clone(),
             json!({
@@ -508,8 +530,8 @@ fn features(m: &Mapping, sizes: &[(usize, usize)]) -> Value {
                 "shape": [h, w, 3],
                 "names": ["height", "width", "channels"],
                 "info": {
-                    "video.height": h, "video.width": w, "video.codec": "h264",
-                    "video.pix_fmt": "yuv420p", "video.is_depth_map": false,
+                    "video.height": h, "video.width": w, "video.codec": v.codec,
+                    "video.pix_fmt": v.pix_fmt, "video.is_depth_map": false,
                     "video.fps": m.fps, "video.channels": 3, "has_audio": false
                 }
             }),

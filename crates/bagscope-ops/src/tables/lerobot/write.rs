@@ -34,8 +34,12 @@ pub(super) fn json(path: &Path, value: &serde_json::Value) -> Result<()> {
     bagscope_reader::storage::write_atomically(path, text.as_bytes()).map_err(Error::from)
 }
 
-/// A column of fixed-size float32 vectors (`datasets.Sequence(length=n, float32)`).
+/// A column of fixed-size float32 vectors (`datasets.Sequence(length=n, float32)`); of one
+/// element, float32 scalars, as LeRobot takes a feature of shape (1,) (`datasets.Value`).
 pub(super) fn vectors(rows: &[Vec<f64>], n: usize) -> ArrayRef {
+    if n == 1 {
+        return f32s(rows.iter().map(|r| r.first().copied().unwrap_or(f64::NAN)));
+    }
     let mut b = FixedSizeListBuilder::new(Float32Builder::new(), n as i32);
     for r in rows {
         for &x in r {
