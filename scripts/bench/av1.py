@@ -22,29 +22,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITER = ROOT / "tests" / "py" / "foxglove_video.py"
-
-
-def temporal_units(data):
-    """An OBU stream cut at its temporal delimiters (OBU type 2)."""
-    units, start, at = [], 0, 0
-    while at < len(data):
-        h = data[at]
-        kind, ext = (h >> 3) & 15, (h >> 2) & 1
-        p = at + 1 + ext
-        size, shift = 0, 0
-        while True:
-            b = data[p]
-            p += 1
-            size |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                break
-        if kind == 2 and at > start:
-            units.append(data[start:at])
-            start = at
-        at = p + size
-    units.append(data[start:])
-    return units
+sys.path.insert(0, str(ROOT / "tests" / "py"))
+from av1_camera import temporal_units  # noqa: E402
 
 
 def best_of(cmd, runs=3):

@@ -25,3 +25,32 @@ pub fn recording(dir: &Path) -> (PathBuf, PathBuf, serde_json::Value) {
     let expected = serde_json::from_slice(&std::fs::read(&exp).expect("expected")).expect("json");
     (bag, fox, expected)
 }
+
+/// The robot of tests/py/camera_robot.py written to `urdf`, and the pixels OpenCV projects its
+/// box's faces to.
+pub fn robot(urdf: &Path) -> Vec<(f64, f64)> {
+    let o = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/py/camera_robot.py"
+        ))
+        .arg(urdf)
+        .output()
+        .expect("python3");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    points(&serde_json::from_slice(&o.stdout).expect("json"))
+}
+
+/// A JSON array of `[u, v]` pairs.
+pub fn points(v: &serde_json::Value) -> Vec<(f64, f64)> {
+    v.as_array()
+        .expect("an array")
+        .iter()
+        .map(|p| {
+            (
+                p[0].as_f64().unwrap_or(f64::NAN),
+                p[1].as_f64().unwrap_or(f64::NAN),
+            )
+        })
+        .collect()
+}

@@ -312,6 +312,11 @@ pub fn md5_of(raw: &[u8]) -> String {
 
 /// An MCAP of protobuf `foxglove.CompressedVideo` on `/camera`, one access unit a message.
 pub fn protobuf_mcap(path: &Path, s: &Stream, aus: &[Vec<u8>]) {
+    protobuf_mcap_as(path, s.codec.name(), aus);
+}
+
+/// [`protobuf_mcap`] with `format` as the messages' `format` (empty: not said).
+pub fn protobuf_mcap_as(path: &Path, format: &str, aus: &[Vec<u8>]) {
     let mut w = McapWriter::create(path, McapOptions::default()).unwrap();
     let schema = w
         .add_schema(
@@ -323,7 +328,7 @@ pub fn protobuf_mcap(path: &Path, s: &Stream, aus: &[Vec<u8>]) {
     let ch = w.add_channel(schema, "/camera", "protobuf", &[]).unwrap();
     for (i, au) in aus.iter().enumerate() {
         let t = T0 + i as u64 * PERIOD;
-        let m = proto::compressed_video(t, "camera", au, s.codec.name());
+        let m = proto::compressed_video(t, "camera", au, format);
         w.write(ch, i as u32, t, t, &m).unwrap();
     }
     w.finish().unwrap();

@@ -11,6 +11,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::common;
+use crate::common::camera::points;
 
 struct Fixture {
     _dir: common::TempDir,
@@ -92,14 +93,6 @@ fn image(args: &[&dyn AsRef<std::ffi::OsStr>]) -> (Png, String) {
         .map(|w| PathBuf::from(w[1].as_ref()))
         .unwrap();
     (Png::read(&out), err)
-}
-
-fn points(v: &Value) -> Vec<(f64, f64)> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()))
-        .collect()
 }
 
 #[test]
@@ -496,16 +489,7 @@ fn the_robot_model_covers_the_pixels_opencv_projects_its_links_to() {
     let f = fixture("camera-robot");
     let dir = f.out.parent().unwrap();
     let urdf = dir.join("cart.urdf");
-    let o = Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/py/camera_robot.py"
-        ))
-        .arg(&urdf)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let want = points(&serde_json::from_slice(&o.stdout).unwrap());
+    let want = common::camera::robot(&urdf);
     // Without --urdf the recording has no robot: said, nothing painted.
     let r = common::bagscope(&[
         &"image",

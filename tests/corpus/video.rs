@@ -155,27 +155,9 @@ fn libaom_av1_in_protobuf_compressed_video_decodes_as_libdav1d_does() {
     let path = dir.join("camera-json.mcap");
     v::json_mcap(&path, &s, &s.aus);
     check_frames(&path, "/camera", &s);
-    {
-        use bagscope_ops::media::video::proto;
-        use bagscope_reader::storage::mcap::writer::{McapOptions, McapWriter};
-        let path = dir.join("camera-unsaid.mcap");
-        let mut w = McapWriter::create(&path, McapOptions::default()).unwrap();
-        let schema = w
-            .add_schema(
-                "foxglove.CompressedVideo",
-                "protobuf",
-                &proto::compressed_video_descriptor(),
-            )
-            .unwrap();
-        let ch = w.add_channel(schema, "/camera", "protobuf", &[]).unwrap();
-        for (i, au) in s.aus.iter().enumerate() {
-            let t = v::T0 + i as u64 * v::PERIOD;
-            let m = proto::compressed_video(t, "camera", au, "");
-            w.write(ch, i as u32, t, t, &m).unwrap();
-        }
-        w.finish().unwrap();
-        check_frames(&path, "/camera", &s);
-    }
+    let path = dir.join("camera-unsaid.mcap");
+    v::protobuf_mcap_as(&path, "", &s.aus);
+    check_frames(&path, "/camera", &s);
     // What its sequence header says, read as the MP4's av1C needs it.
     let (_, ix) = index(&dir.join("camera.mcap"), "/camera");
     assert_eq!(ix.seq.colour.matrix, 2, "unspecified, as libaom writes it");

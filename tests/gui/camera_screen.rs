@@ -5,12 +5,10 @@
 //! each cloud point and marker point sits at the pixel `cv2.projectPoints` computes, and the
 //! robot's box covers the region OpenCV projects its faces to, within a pixel of the image.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use crate::common;
+use crate::common::camera::points;
 use crate::screen::Screen;
 
 const W: usize = 1600;
@@ -103,29 +101,12 @@ fn centre(
     (sw > 0.0).then(|| ((sx / sw - x0) / k - 0.5, (sy / sw - y0) / k - 0.5))
 }
 
-fn points(v: &Value) -> Vec<(f64, f64)> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()))
-        .collect()
-}
-
 #[test]
 fn projected_points_and_the_robot_sit_where_opencv_puts_them_on_the_screen() {
     let dir = common::temp_dir("camera-screen");
     let (bag, _, expected) = common::camera::recording(&dir);
     let urdf = dir.join("cart.urdf");
-    let o = Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/py/camera_robot.py"
-        ))
-        .arg(&urdf)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let robot = points(&serde_json::from_slice(&o.stdout).unwrap());
+    let robot = common::camera::robot(&urdf);
     let layout = dir.join("camera.json");
     std::fs::write(
         &layout,
