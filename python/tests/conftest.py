@@ -9,6 +9,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "alone: measures a thread's speed; .ci/run runs it after the rest, nothing beside it")
+
+
 def _need(p: Path) -> Path:
     if not p.exists():
         raise FileNotFoundError(f"{p} is missing: the corpora live in ../shared beside the repository")
