@@ -254,30 +254,13 @@ impl Raster<'_> {
         if area.abs() < 1e-12 || !area.is_finite() {
             return;
         }
-        let x0 = p
-            .iter()
-            .map(|q| q[0])
-            .fold(f64::INFINITY, f64::min)
-            .ceil()
-            .max(0.0);
-        let x1 = p
-            .iter()
-            .map(|q| q[0])
-            .fold(f64::NEG_INFINITY, f64::max)
-            .floor()
-            .min(self.w as f64 - 1.0);
-        let y0 = p
-            .iter()
-            .map(|q| q[1])
-            .fold(f64::INFINITY, f64::min)
-            .ceil()
-            .max(0.0);
-        let y1 = p
-            .iter()
-            .map(|q| q[1])
-            .fold(f64::NEG_INFINITY, f64::max)
-            .floor()
-            .min(self.h as f64 - 1.0);
+        // The pixel centres the triangle's box covers along an axis, within the image.
+        let span = |axis: usize, size: usize| {
+            let lo = p.iter().map(|q| q[axis]).fold(f64::INFINITY, f64::min);
+            let hi = p.iter().map(|q| q[axis]).fold(f64::NEG_INFINITY, f64::max);
+            (lo.ceil().max(0.0), hi.floor().min(size as f64 - 1.0))
+        };
+        let ((x0, x1), (y0, y1)) = (span(0, self.w), span(1, self.h));
         if x0 > x1 || y0 > y1 {
             return;
         }
