@@ -68,6 +68,23 @@ def connection_details(rec: Recording) -> list[dict[str, Any]]:
 def readable(rec: Recording) -> tuple[bool, list[str]]:
     """Whether the recording has anything to read, and its warnings."""
 
+class Decoder:
+    """The rosbags drop-in's ``deserialize``: the message the last bytes of
+    :func:`dropin_messages` came with, ``slow()(rawdata, typ)`` for anything else."""
+
+    def __init__(self, types: list[str], slow: Any) -> None: ...
+    def deserialize(self, rawdata: bytes, typ: str) -> Any: ...
+
+def dropin_messages(
+    rec: Recording,
+    conns: list[Any],
+    decoder: Decoder,
+    connections: Optional[list[int]] = None,
+    start_ns: Optional[int] = None,
+    end_ns: Optional[int] = None,
+) -> Iterator[tuple[Any, int, bytes]]:
+    """``(connection, timestamp, rawdata)`` of ``rec``, ``conns[i]`` for its connection ``i``."""
+
 class Topic:
     name: str
     msgtype: str

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import keyword
+import weakref
 from contextlib import ExitStack
 from enum import Enum
 from pathlib import Path
@@ -191,10 +192,26 @@ def _message_class(name: str, keys: list, constants: Optional[dict]) -> type:
             if k not in fields:
                 specs.append((k, f"ClassVar[{type(v).__name__}]", dataclasses.field(default=v)))
         specs.append(("__msgtype__", "ClassVar[str]", dataclasses.field(default=msgtype)))
-        cls = dataclasses.make_dataclass(msgtype.replace("/", "__"), specs)
+        # Pickled as how to make the class again (its name, fields and constants) and the
+        # instance's attributes, so that a process that never read the recording unpickles it.
+        spec = (name, list(keys), constants)
+        namespace = {"__reduce__": lambda self: (_rebuild, spec, self.__dict__.copy())}
+        cls = dataclasses.make_dataclass(msgtype.replace("/", "__"), specs, namespace=namespace)
         cls.__module__ = __name__
+        # How bagscope makes instances without a Python frame (`object.__new__`, then the
+        # attributes `__init__` would set): the message's fields in order, then the defaults.
+        cls._bagscope_fields = tuple(fields)
+        cls._bagscope_defaults = tuple(
+            (f.name, f.default) for f in dataclasses.fields(cls) if f.name not in fields
+        )
         _CLASSES[key] = cls
     return cls
+
+
+def _rebuild(name: str, keys: list, constants: Optional[dict]) -> Any:
+    """An instance of the class `_message_class` makes, for pickle to fill (its `__reduce__`)."""
+    cls = _message_class(name, keys, constants)
+    return cls.__new__(cls)
 
 
 def _qos(p: dict) -> Qos:
@@ -241,7 +258,7 @@ class AnyReader:
         self._rec: Any = None
         self._index: dict = {}
         self._of: list = []
-        self._last: tuple = (None, None)
+        self._decoder: Any = None
 
     def _check_open(self) -> None:
         if not self.stack:
@@ -339,6 +356,11 @@ class AnyReader:
                 self._of[i] = conn
         self._index = {self._key(conn): indexes for conn, indexes in groups}
         self.connections = [conn for conn, _ in groups]
+        # `deserialize` without a Python frame while open (see the method); a weak reference
+        # back, so the reader and its decoder make no cycle.
+        slow = weakref.WeakMethod(type(self).deserialize.__get__(self))
+        self._decoder = _bagscope.Decoder([c.msgtype for c in self._of], slow)
+        self.deserialize = self._decoder.deserialize
 
     @staticmethod
     def _key(c: Connection) -> tuple:
@@ -350,6 +372,8 @@ class AnyReader:
         stack, self.stack = self.stack, None
         self.connections = []
         self._of, self._index, self._rec = [], {}, None
+        self._decoder = None
+        self.__dict__.pop("deserialize", None)
         assert stack is not None
         stack.close()
 
@@ -417,32 +441,23 @@ class AnyReader:
         self._check_open()
         wanted = [i for c in connections for i in self._index.get(self._key(c), ())]
         if connections and not wanted:
-            return
-        rec, conns = self._rec, self._of
-        it = rec.messages(start_ns=start, end_ns=stop, connections=wanted or None)
-        for m in it:
-            raw = m.data
-            # The message the bytes came with, so that `deserialize` of them (the common next
-            # step) takes its decoding rather than looking the type up again.
-            self._last = (raw, m)
-            yield conns[m.conn], m.time_ns, raw
+            return iter(())
+        # Made in Rust, each message remembered beside its bytes by `self.deserialize`.
+        return _bagscope.dropin_messages(self._rec, self._of, self._decoder, wanted or None, start, stop)
 
     def deserialize(self, rawdata: bytes, typ: str) -> Any:
         """The message ``rawdata`` holds, decoded with the definition of ``typ`` in the
-        recording."""
+        recording. (While the reader is open, an instance attribute of the same name answers
+        first: a method made in Rust that hands back the message the bytes of
+        ``messages()`` came with, and comes here for anything else.)"""
         self._check_open()
         name = _ros2_name(typ)
-        raw, m = self._last
-        if raw is rawdata and self._of[m.conn].msgtype == name:
-            index = m.conn
-        else:
-            index = next((i for i, c in enumerate(self._of) if c.msgtype == name), None)
-            m = None
+        index = next((i for i, c in enumerate(self._of) if c.msgtype == name), None)
         if index is None:
             raise AnyReaderError(f"Could not deserialize {typ!r}: the recording has no type {name}")
         cdr = isinstance(self._of[index].ext, ConnectionExtRosbag2)
         try:
-            return m.msg if m is not None else self._rec.decode(index, bytes(rawdata))
+            return self._rec.decode(index, bytes(rawdata))
         except DecodeError as err:
             kind = getattr(err, "kind", "content")
             if kind == "encapsulation":

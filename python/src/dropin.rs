@@ -4,11 +4,13 @@
 //! errors that say which part of a message is at fault.
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 
+use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 
-use super::{file_error, Recording};
+use super::{file_error, Message, Messages, Recording};
 
 /// The kind of recording at a local path, told by content without opening it: `"ros1"`,
 /// `"mcap"`, `"rosbag2"`, or None for a file that is none (an empty one included).
@@ -84,11 +86,163 @@ fn readable(py: Python<'_>, rec: PyRef<'_, Recording>) -> PyResult<(bool, Vec<St
     Ok((!empty || s.indexed, bag.warnings()))
 }
 
+/// The drop-in's `AnyReader.messages()`: `(connection, timestamp, rawdata)` tuples made here,
+/// without a Python frame per message. `conns` is the drop-in's `Connection` of each of the
+/// recording's connections; each message is remembered beside its bytes in `decoder`, whose
+/// call on those bytes (the common next step) then takes its decoding.
+#[pyfunction]
+#[pyo3(signature = (rec, conns, decoder, connections=None, start_ns=None, end_ns=None))]
+fn dropin_messages(
+    py: Python<'_>,
+    rec: PyRef<'_, Recording>,
+    conns: Vec<Py<PyAny>>,
+    decoder: Py<Decoder>,
+    connections: Option<Vec<usize>>,
+    start_ns: Option<u64>,
+    end_ns: Option<u64>,
+) -> PyResult<DropinMessages> {
+    let inner = rec.messages(py, None, start_ns, end_ns, false, connections)?;
+    Ok(DropinMessages {
+        inner,
+        conns,
+        decoder,
+    })
+}
+
+/// The iterator of [`dropin_messages`].
+#[pyclass(module = "bagscope")]
+struct DropinMessages {
+    inner: Messages,
+    conns: Vec<Py<PyAny>>,
+    decoder: Py<Decoder>,
+}
+
+#[pymethods]
+impl DropinMessages {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let m = self.inner.__next__(py)?;
+        let Some(conn) = self.conns.get(m.conn) else {
+            return Err(PyStopIteration::new_err(()));
+        };
+        let data = PyBytes::new(py, &m.data);
+        let item = PyTuple::new(
+            py,
+            [
+                conn.clone_ref(py).into_any(),
+                m.time_ns.into_pyobject(py)?.into_any().unbind(),
+                data.clone().into_any().unbind(),
+            ],
+        )?;
+        if let Ok(mut last) = self.decoder.get().last.lock() {
+            *last = Some((data.unbind(), m));
+        }
+        Ok(item)
+    }
+}
+
+/// The drop-in's `AnyReader.deserialize(rawdata, typ)` made in Rust: the message
+/// the last bytes [`DropinMessages`] handed out came with, when called with those very bytes
+/// and their type; anything else (other bytes, another type, a message that does not decode)
+/// goes to `slow`, a weak reference to the reader's own method, which decodes and words errors
+/// as rosbags does.
+#[pyclass(module = "bagscope", frozen)]
+struct Decoder {
+    /// Each connection's type as rosbags names it (`pkg/msg/Type`): the very string objects of
+    /// the drop-in's connections, so that the common call (`deserialize(raw, c.msgtype)`) is
+    /// told by identity.
+    types: Vec<Py<pyo3::types::PyString>>,
+    slow: Py<PyAny>,
+    last: Mutex<Option<(Py<PyBytes>, Message)>>,
+}
+
+#[pymethods]
+impl Decoder {
+    #[new]
+    fn new(types: Vec<Py<pyo3::types::PyString>>, slow: Py<PyAny>) -> Self {
+        Decoder {
+            types,
+            slow,
+            last: Mutex::new(None),
+        }
+    }
+
+    /// `deserialize(rawdata, typ)` (a method rather than `__call__`: Python calls a bound
+    /// method of a native class with its arguments as they are, without a tuple).
+    fn deserialize(
+        &self,
+        py: Python<'_>,
+        rawdata: &Bound<'_, PyAny>,
+        typ: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        // Taken out while it is decoded (building a message may run Python, which may call
+        // back in here), put back after.
+        let last = self.last.lock().ok().and_then(|mut l| l.take());
+        if let Some((raw, m)) = last {
+            let hit = raw.bind(py).is(rawdata)
+                && self.types.get(m.conn).is_some_and(|mine| {
+                    typ.is(mine)
+                        || typ.extract::<&str>().is_ok_and(|t| {
+                            mine.bind(py).to_str().is_ok_and(|mine| same_type(mine, t))
+                        })
+                });
+            let msg = if hit { m.msg(py).ok() } else { None };
+            if let Ok(mut l) = self.last.lock() {
+                l.get_or_insert((raw, m));
+            }
+            if let Some(msg) = msg {
+                return Ok(msg);
+            }
+        }
+        let slow = self.slow.bind(py).call0()?;
+        if slow.is_none() {
+            return Err(crate::errors::Error::new_err("the AnyReader is gone"));
+        }
+        Ok(slow.call1((rawdata, typ))?.unbind())
+    }
+}
+
+/// Whether `typ` (as a caller gives it: `pkg/msg/Type` or `pkg/Type`) names `mine`
+/// (`pkg/msg/Type`).
+fn same_type(mine: &str, typ: &str) -> bool {
+    if mine == typ {
+        return true;
+    }
+    let mut parts = typ.split('/');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(pkg), Some(name), None) => mine
+            .strip_prefix(pkg)
+            .and_then(|r| r.strip_prefix("/msg/"))
+            .is_some_and(|r| r == name),
+        _ => false,
+    }
+}
+
 /// Adds the drop-in's functions to the native module.
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Decoder>()?;
+    m.add_function(wrap_pyfunction!(dropin_messages, m)?)?;
     m.add_function(wrap_pyfunction!(sniff, m)?)?;
     m.add_function(wrap_pyfunction!(set_classes, m)?)?;
     m.add_function(wrap_pyfunction!(connection_details, m)?)?;
     m.add_function(wrap_pyfunction!(readable, m)?)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_type;
+
+    #[test]
+    fn a_type_is_named_with_or_without_msg() {
+        assert!(same_type("std_msgs/msg/String", "std_msgs/msg/String"));
+        assert!(same_type("std_msgs/msg/String", "std_msgs/String"));
+        assert!(!same_type("std_msgs/msg/String", "std_msgs/Strin"));
+        assert!(!same_type("std_msgs/msg/String", "String"));
+        assert!(!same_type("std_msgs/msg/String", "other/String"));
+        assert!(!same_type("std_msgs/msg/String", "std_msgs/srv/String"));
+    }
 }

@@ -25,6 +25,62 @@ pub(super) struct Shape {
     /// The class its messages are made of, where a recording has a maker of classes; a `Msg`
     /// otherwise.
     pub(super) class: Option<Py<PyAny>>,
+    /// How instances of `class` are made without running its `__init__`, where it says how.
+    pub(super) init: Option<ClassInit>,
+}
+
+/// Instances of a dataclass made as `copy` and `pickle` make them: `object.__new__(cls)`, then
+/// each attribute set as its generated `__init__` would set it, without a Python frame. The
+/// class names its attributes in `_bagscope_fields` (one per field of the message, in order)
+/// and `_bagscope_defaults` (`(name, value)` pairs: the fields the message does not fill,
+/// which `__init__` sets to their defaults).
+pub(super) struct ClassInit {
+    new: Py<PyAny>,
+    attrs: Vec<Py<pyo3::types::PyString>>,
+    defaults: Vec<(Py<pyo3::types::PyString>, Py<PyAny>)>,
+}
+
+impl ClassInit {
+    /// How to make `class`'s instances from `n` values, if it says.
+    fn of(py: Python<'_>, class: &Bound<'_, PyAny>, n: usize) -> PyResult<Option<ClassInit>> {
+        let (Ok(attrs), Ok(defaults)) = (
+            class.getattr("_bagscope_fields"),
+            class.getattr("_bagscope_defaults"),
+        ) else {
+            return Ok(None);
+        };
+        let attrs: Vec<String> = attrs.extract()?;
+        if attrs.len() != n {
+            return Ok(None);
+        }
+        let defaults: Vec<(String, Py<PyAny>)> = defaults.extract()?;
+        let intern = |k: &str| pyo3::types::PyString::intern(py, k).unbind();
+        Ok(Some(ClassInit {
+            new: py
+                .import("builtins")?
+                .getattr("object")?
+                .getattr("__new__")?
+                .unbind(),
+            attrs: attrs.iter().map(|k| intern(k)).collect(),
+            defaults: defaults.into_iter().map(|(k, v)| (intern(&k), v)).collect(),
+        }))
+    }
+
+    fn make(
+        &self,
+        py: Python<'_>,
+        class: &Py<PyAny>,
+        values: Vec<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let obj = self.new.bind(py).call1((class,))?;
+        for (k, v) in self.attrs.iter().zip(values) {
+            obj.setattr(k.bind(py), v)?;
+        }
+        for (k, v) in &self.defaults {
+            obj.setattr(k.bind(py), v.bind(py))?;
+        }
+        Ok(obj.unbind())
+    }
 }
 
 impl Shape {
@@ -48,6 +104,7 @@ impl Shape {
             index: index.unbind(),
             constants,
             class: None,
+            init: None,
         })
     }
 }
@@ -191,6 +248,9 @@ pub(super) fn msg(
     values: Vec<Py<PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     if let Some(class) = &shape.class {
+        if let Some(init) = &shape.init {
+            return init.make(py, class, values);
+        }
         return Ok(class
             .bind(py)
             .call1(pyo3::types::PyTuple::new(py, values)?)?
@@ -329,7 +389,9 @@ impl Names {
             let mut s = Shape::new(py, name, keys, constants)?;
             if let Some(make) = classes {
                 let c = s.constants.as_ref().map(|c| c.clone_ref(py));
-                s.class = Some(make.call1((name, keys.to_vec(), c))?.unbind());
+                let class = make.call1((name, keys.to_vec(), c))?;
+                s.init = ClassInit::of(py, &class, keys.len())?;
+                s.class = Some(class.unbind());
             }
             PyResult::Ok(Arc::new(s))
         };

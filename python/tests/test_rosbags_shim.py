@@ -1,7 +1,11 @@
 """The common rosbags snippet gives the same through bagscope.rosbags.AnyReader as through
 rosbags' own AnyReader (rosbags 0.11.9, from the requirements)."""
 
+import copy
 import dataclasses
+import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -131,12 +135,16 @@ def test_fields_are_rosbags_fields(bags_dir, bags2_dir):
         with rosbags.AnyReader([rec]) as r:
             for c, _, raw in r.messages():
                 m = r.deserialize(raw, c.msgtype)
-                theirs.setdefault(c.topic, []).append(([f.name for f in dataclasses.fields(m)], dataclasses.asdict(m)))
+                theirs.setdefault(c.topic, []).append(
+                    ([f.name for f in dataclasses.fields(m)], dataclasses.asdict(m), list(vars(m)))
+                )
         with Ours([rec]) as r:
             for c, _, raw in r.messages():
                 m = r.deserialize(raw, c.msgtype)
-                names, tree = theirs[c.topic].pop(0)
+                names, tree, attrs = theirs[c.topic].pop(0)
                 assert [f.name for f in dataclasses.fields(m)] == names, c.topic
+                # Made without `__init__`, with the attributes it would have set.
+                assert list(vars(m)) == attrs, c.topic
                 d = _differs(tree, dataclasses.asdict(m))
                 assert d == KNOWN.get(c.topic), f"{c.topic}{d}"
                 assert m == dataclasses.replace(m)
@@ -153,6 +161,50 @@ def test_deserialize_without_the_message_it_came_with(bags_dir):
     with Ours([bags_dir / "bag-reader-java/Float64.bag"]) as r:
         (conn, _, raw), = list(r.messages())
         assert r.deserialize(bytes(raw), conn.msgtype).data == pytest.approx(1.003062456558312, abs=0)
+
+
+def test_deserialize_takes_any_bytes_and_type_name(bags_dir):
+    """The Rust fast path (the bytes just handed out, with their type) and everything else:
+    bytes kept from an earlier message, `pkg/Type` for `pkg/msg/Type`, another type's name, a
+    closed reader."""
+    rec = bags_dir / "rosbag.js/example.bag"
+    with rosbags.AnyReader([rec]) as r:
+        want = [dataclasses.asdict(r.deserialize(raw, c.msgtype)) for c, _, raw in r.messages()]
+    with Ours([rec]) as r:
+        items = list(r.messages())
+        # Every message decoded after the iteration ended: none is the last one handed out.
+        assert [dataclasses.asdict(r.deserialize(raw, c.msgtype)) for c, _, raw in items] == want
+        c, _, raw = items[0]
+        short = c.msgtype.replace("/msg/", "/")
+        assert dataclasses.asdict(r.deserialize(raw, short)) == want[0]
+        for c, _, raw in r.messages():
+            assert dataclasses.asdict(r.deserialize(raw, c.msgtype.replace("/msg/", "/"))) == want[0]
+            with pytest.raises(AnyReaderError, match="no type nope/msg/Nope"):
+                r.deserialize(raw, "nope/Nope")
+            break
+    with pytest.raises(AnyReaderError, match="not open"):
+        r.deserialize(raw, c.msgtype)
+
+
+def test_messages_pickle_into_a_process_that_never_read_them(bags_dir, tmp_path):
+    """Real dataclasses: pickled here, unpickled equal in a fresh interpreter (which makes their
+    classes again from what the pickle says), copied and replaced."""
+    with Ours([bags_dir / "rosbag.js/example.bag"]) as r:
+        msgs = [r.deserialize(raw, c.msgtype) for c, _, raw in r.messages()][:50]
+    (tmp_path / "m.pickle").write_bytes(pickle.dumps(msgs))
+    code = (
+        "import dataclasses, pickle, sys; ms = pickle.load(open(sys.argv[1], 'rb')); "
+        "print(repr([dataclasses.asdict(m) for m in ms]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m.pickle")], check=True,
+                         capture_output=True, text=True).stdout
+    assert out.strip() == repr([dataclasses.asdict(m) for m in msgs])
+    assert pickle.loads(pickle.dumps(msgs)) == msgs
+    assert copy.deepcopy(msgs) == msgs
+    for m in msgs:
+        f = dataclasses.fields(m)[0].name
+        changed = dataclasses.replace(m, **{f: "changed"})
+        assert type(changed) is type(m) and getattr(changed, f) == "changed"
 
 
 # What rosbags' own tests cannot reach (test_rosbags_suite.py runs those): recordings made
