@@ -240,7 +240,7 @@ mod tests {
     fn a_type_is_named_with_or_without_msg() {
         assert!(same_type("std_msgs/msg/String", "std_msgs/msg/String"));
         assert!(same_type("std_msgs/msg/String", "std_msgs/String"));
-        assert!(!same_type("std_msgs/msg/String", "std_msgs/Strin"));
+        assert!(!same_type("std_msgs/msg/String", "std_msgs/Str"));
         assert!(!same_type("std_msgs/msg/String", "String"));
         assert!(!same_type("std_msgs/msg/String", "other/String"));
         assert!(!same_type("std_msgs/msg/String", "std_msgs/srv/String"));
