@@ -6,7 +6,8 @@ LeRobot's loader offline from a local root and writes what it saw as JSON and .n
 OUT_DIR/loaded.json: episodes, frames, fps, the features' shapes and dtypes as the loader gives
 them, every frame's state, action, timestamp, frame and episode indices; the statistics LeRobot's
 own `compute_episode_stats` and `aggregate_stats` give from the loaded columns. For each FRAME_INDEX,
-OUT_DIR/frame_N.npy: the camera's frame there (H×W×3 uint8, as the loader decoded it).
+OUT_DIR/frame_N_KEY.npy: each camera's frame there (H×W×3 uint8, as the loader decoded it),
+and OUT_DIR/frame_N.npy the first camera's.
 """
 import json
 import sys
@@ -31,7 +32,9 @@ def main():
         item = ds[i]
         for c in cams:
             img = (item[c].permute(1, 2, 0).numpy() * 255.0).round().astype(np.uint8)
-            np.save(out / f"frame_{i}.npy", img)
+            np.save(out / f"frame_{i}_{c}.npy", img)
+            if c == cams[0]:
+                np.save(out / f"frame_{i}.npy", img)
     # LeRobot's statistics of the loaded columns, per episode then aggregated.
     numeric = {k: {"dtype": ds.features[k]["dtype"], "shape": ds.features[k]["shape"]}
                for k in cols}

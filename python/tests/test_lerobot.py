@@ -179,8 +179,8 @@ def test_mapping_mistakes_are_said_with_their_line(cli, demo, tmp_path):
         (MAPPING.format(episodes="recording").replace("fps: 10", "fps: ten"), ":1:"),
         (MAPPING.format(episodes="recording").replace("align: hold", "align: closest"), ":4:"),
         (MAPPING.format(episodes="recording").replace("/camera/front/h264", "/nope"), ":14:"),
-        (MAPPING.format(episodes="recording").replace("/camera/front/h264",
-                                                      "/camera/front/image_raw"), ":14:"),
+        # Not a camera (raw and JPEG cameras are: encoded as AV1).
+        (MAPPING.format(episodes="recording").replace("/camera/front/h264", "/odom"), ":14:"),
     ]
     for text, line in cases:
         mapping = tmp_path / "bad.yaml"
@@ -341,3 +341,65 @@ observation.images.front: /camera
         assert ours.shape == theirs.shape
         diff = np.abs(ours - theirs)
         assert diff.mean() < 1.5 and np.percentile(diff, 99) <= 4, (i, diff.mean())
+
+
+def test_raw_and_jpeg_cameras_are_encoded_as_av1_and_lerobot_decodes_them(cli, tmp_path):
+    """Cameras that are not video (a raw `RawImage` and a JPEG `CompressedImage`, logged by
+    Foxglove's SDK) are encoded as AV1 (rav1e, never a patent-pool codec), each frame on the
+    clock shown at its tick: ffprobe says av1 and the frame count, LeRobot's loader (PyAV)
+    decodes pictures within a few grey levels of the recorded ones."""
+    rec = tmp_path / "images.mcap"
+    subprocess.run(["python3", str(HERE.parents[1] / "tests" / "py" / "image_cameras.py"), str(rec),
+                    "60"], check=True)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text("""\
+fps: 10
+task: watch the square
+align: hold
+missing: drop
+episodes: recording
+observation.state: [/state.x, /state.y]
+action: [/action.x]
+observation.images.raw: /raw
+observation.images.jpeg: /jpeg
+""")
+    out = tmp_path / "ds"
+    r = subprocess.run([str(cli), "export", str(rec), "--format", "lerobot", "--mapping",
+                        str(mapping), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    info = json.loads((out / "meta/info.json").read_text())
+    for key in ("observation.images.raw", "observation.images.jpeg"):
+        video = info["features"][key]["info"]
+        assert (video["video.codec"], video["video.pix_fmt"]) == ("av1", "yuv420p")
+        assert (video["video.width"], video["video.height"]) == (320, 240)
+        mp4 = next((out / "videos" / key).rglob("*.mp4"))
+        probe = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-count_frames",
+                                "-show_entries", "stream=codec_name,nb_read_frames", "-of", "json",
+                                str(mp4)], check=True, capture_output=True, text=True)
+        stream = json.loads(probe.stdout)["streams"][0]
+        assert (stream["codec_name"], int(stream["nb_read_frames"])) == ("av1", 20)
+    picks = [0, 7, 19]
+    got = load(out, tmp_path / "loaded", picks)
+    assert got["frames"] == 20 and sorted(got["cameras"]) == ["observation.images.jpeg",
+                                                               "observation.images.raw"]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("image_cameras", HERE.parents[1] / "tests" / "py" / "image_cameras.py")
+    cams = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cams)
+    for i in picks:
+        j = round(got["columns"]["timestamp"][i] * 30)
+        assert got["columns"]["observation.state"][i] == [float(j), 2.0 * j]
+        want = cams.picture(j).astype(int)
+        for key in ("observation.images.raw", "observation.images.jpeg"):
+            theirs = np.load(tmp_path / "loaded" / f"frame_{i}_{key}.npy").astype(int)
+            assert theirs.shape == want.shape
+            diff = np.abs(theirs - want)
+            assert diff.mean() < 3.0 and np.percentile(diff, 99) <= 24, (key, i, diff.mean())
+    # The image statistics are of the recorded pictures as LeRobot samples them (per channel,
+    # /255; a 320×240 picture every other column and row, so red's largest is x = 318's 254
+    # and green's y = 238's 253, not 255); blue is 96 but in the square (40).
+    stats = json.loads((out / "meta/stats.json").read_text())["observation.images.raw"]
+    assert np.asarray(stats["max"]).shape == (3, 1, 1)
+    hi, lo = np.asarray(stats["max"]).ravel(), np.asarray(stats["min"]).ravel()
+    assert hi == pytest.approx([254 / 255, 253 / 255, 96 / 255]) and lo == pytest.approx([0, 0, 40 / 255])

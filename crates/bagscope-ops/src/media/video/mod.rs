@@ -12,6 +12,7 @@
 
 mod av1;
 mod decode;
+pub mod encode;
 mod index;
 pub mod mp4;
 pub mod nal;

@@ -322,6 +322,92 @@ pub fn write_mp4_timed(
     })
 }
 
+/// AV1 temporal units made by this program (one shown frame each, [`super::encode`]) into an
+/// MP4 at `out`, the `k`-th shown at `times_ns[k]` (the file's time 0 the first's), written
+/// under a temporary name and renamed into place. `header` is the sequence header OBU.
+pub fn write_mp4_av1(
+    units: &[super::encode::Av1Unit],
+    header: &[u8],
+    size: (usize, usize),
+    times_ns: &[u64],
+    out: &Path,
+) -> Result<Mp4Written, String> {
+    if units.is_empty() || units.len() != times_ns.len() {
+        return Err(format!(
+            "{} AV1 frames for {} times",
+            units.len(),
+            times_ns.len()
+        ));
+    }
+    let t0 = times_ns[0];
+    let mut dts: Vec<u64> = times_ns
+        .iter()
+        .map(|&t| (u128::from(t.saturating_sub(t0)) * u128::from(TIMESCALE) / 1_000_000_000) as u64)
+        .collect();
+    for i in 1..dts.len() {
+        if dts[i] <= dts[i - 1] {
+            dts[i] = dts[i - 1] + 1;
+        }
+    }
+    let step = if dts.len() > 1 {
+        (dts[dts.len() - 1] / (dts.len() as u64 - 1)).max(1)
+    } else {
+        3000
+    };
+    let samples: Vec<Vec<u8>> = units
+        .iter()
+        .map(|u| super::obu::to_sample(&u.data))
+        .collect();
+    let io = |e: std::io::Error| format!("writing {}: {e}", out.display());
+    let mut file = crate::tables::csv::AtomicFile::create(out).map_err(|e| e.to_string())?;
+    let mut ftyp = b"isom".to_vec();
+    u32b(&mut ftyp, 0x200);
+    for b in [b"isom", b"iso2", b"av01", b"mp41"] {
+        ftyp.extend_from_slice(b);
+    }
+    let ftyp = boxed(b"ftyp", &ftyp);
+    let payload: u64 = samples.iter().map(|s| s.len() as u64).sum();
+    let mut mdat_head = 1u32.to_be_bytes().to_vec();
+    mdat_head.extend_from_slice(b"mdat");
+    mdat_head.extend_from_slice(&(payload + 16).to_be_bytes());
+    file.write_all(&ftyp).map_err(io)?;
+    file.write_all(&mdat_head).map_err(io)?;
+    let mut offsets = Vec::with_capacity(samples.len());
+    let mut at = (ftyp.len() + mdat_head.len()) as u64;
+    for s in &samples {
+        offsets.push(at);
+        at += s.len() as u64;
+        file.write_all(s).map_err(io)?;
+    }
+    let keyframes: Vec<u32> = (0..units.len())
+        .filter(|&i| units[i].key)
+        .map(|i| i as u32 + 1)
+        .collect();
+    let moov = moov(&Moov {
+        codec: Codec::Av1,
+        size,
+        params: &[header.to_vec()],
+        dts: &dts,
+        pts: &dts,
+        shift: 0,
+        duration: dts[dts.len() - 1] + step,
+        sizes: samples.iter().map(|s| s.len() as u32).collect(),
+        offsets,
+        keyframes: &keyframes,
+    });
+    file.write_all(&moov).map_err(io)?;
+    let bytes = at + moov.len() as u64;
+    file.commit().map_err(|e| e.to_string())?;
+    Ok(Mp4Written {
+        frames: samples.len(),
+        keyframes: keyframes.len(),
+        width: size.0,
+        height: size.1,
+        bytes,
+        first_ns: t0,
+    })
+}
+
 /// The sample entry's name: `avc1`, `hvc1` or `av01`.
 fn sample_entry(codec: Codec) -> &'static [u8; 4] {
     match codec {

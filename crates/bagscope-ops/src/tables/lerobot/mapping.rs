@@ -242,11 +242,14 @@ impl Mapping {
                     format!("{}: no topic {} in the recording", cam.key, cam.topic),
                 ));
             };
-            if !crate::media::video::is_video_type(&t.datatype) {
+            if !crate::media::video::is_video_type(&t.datatype)
+                && !crate::media::image::is_camera_type(&t.datatype)
+            {
                 return Err(LineError::new(
                     cam.line,
                     format!(
-                        "{}: {} is {}; cameras are copied from H.264/H.265/AV1 video topics (foxglove.CompressedVideo); encoding raw and JPEG cameras is not built yet",
+                        "{}: {} is {}, not a camera: cameras are H.264/H.265/AV1 video topics \
+                         (copied) or image topics (Image, CompressedImage, RawImage; encoded as AV1)",
                         cam.key, cam.topic, t.datatype
                     ),
                 ));

@@ -30,6 +30,7 @@ use crate::media::video::mp4::write_mp4_timed;
 use crate::media::video::VideoIndex;
 
 mod frames;
+mod images;
 mod mapping;
 mod stats;
 mod write;
@@ -122,8 +123,7 @@ struct VideoFormat {
     pix_fmt: &'static str,
 }
 
-fn pixels(yuv: &crate::media::video::Yuv, cols: &mut [Vec<f64>; 3]) {
-    let (w, h) = (yuv.width, yuv.height);
+fn pixels(rgba: &[u8], (w, h): (usize, usize), cols: &mut [Vec<f64>; 3]) {
     let stride = if w.max(h) < 300 {
         1
     } else if w > h {
@@ -132,13 +132,32 @@ fn pixels(yuv: &crate::media::video::Yuv, cols: &mut [Vec<f64>; 3]) {
         h / 150
     }
     .max(1);
-    let rgba = yuv.to_rgba();
     for y in (0..h).step_by(stride) {
         for x in (0..w).step_by(stride) {
             let i = (y * w + x) * 4;
             for (c, col) in cols.iter_mut().enumerate() {
                 col.push(f64::from(rgba[i + c]));
             }
+        }
+    }
+}
+
+/// A camera's frames: a video topic's packets (copied) or an image topic's pictures
+/// (encoded).
+enum Frames {
+    Video(Arc<VideoIndex>),
+    Images(images::Images),
+}
+
+impl Frames {
+    fn times(&self) -> Vec<u64> {
+        match self {
+            Frames::Video(ix) => ix
+                .frames
+                .iter()
+                .map(|&p| ix.packets[p as usize].time_ns)
+                .collect(),
+            Frames::Images(im) => im.times.clone(),
         }
     }
 }
@@ -195,19 +214,22 @@ fn make(
         .collect();
     let mut indexes = Vec::new();
     for cam in &m.cameras {
-        let ix = VideoIndex::build(bag, &cam.topic, Some(&cancel))
-            .map_err(|e| Error::Invalid(format!("{}: {e}", cam.topic)))?;
-        indexes.push(Arc::new(ix));
+        let datatype = bag
+            .summary()
+            .topic(&cam.topic)
+            .map(|t| t.datatype.clone())
+            .unwrap_or_default();
+        let frames = match VideoIndex::build(bag, &cam.topic, Some(&cancel)) {
+            Ok(ix) => Frames::Video(Arc::new(ix)),
+            // JPEG, PNG and raw pictures: encoded.
+            Err(_) if crate::media::image::is_camera_type(&datatype) => {
+                Frames::Images(images::Images::list(bag, &cam.topic, (a, b))?)
+            }
+            Err(e) => return Err(Error::Invalid(format!("{}: {e}", cam.topic))),
+        };
+        indexes.push(frames);
     }
-    let cam_times: Vec<Vec<u64>> = indexes
-        .iter()
-        .map(|ix| {
-            ix.frames
-                .iter()
-                .map(|&p| ix.packets[p as usize].time_ns)
-                .collect()
-        })
-        .collect();
+    let cam_times: Vec<Vec<u64>> = indexes.iter().map(Frames::times).collect();
     // The clock starts at the episode's start, or at the first camera's first frame in it.
     let t0 = match cam_times.first() {
         Some(c) => *c.iter().find(|&&t| t >= a).ok_or_else(|| {
@@ -229,8 +251,39 @@ fn make(
         )));
     }
     let mut videos = Vec::new();
-    for (k, ix) in indexes.iter().enumerate() {
+    for (k, frames) in indexes.iter().enumerate() {
         let picked = &aligned.camera_frames[k];
+        let path = tmp.join(format!("{tag}-{k}.mp4"));
+        let ix = match frames {
+            Frames::Video(ix) => ix,
+            Frames::Images(im) => {
+                let sampled: std::collections::HashSet<usize> =
+                    sample_indices(picked.len()).into_iter().collect();
+                let mut cols: [Vec<f64>; 3] = Default::default();
+                let mut see = |tick: usize, rgba: &[u8], w: usize, h: usize| {
+                    if sampled.contains(&tick) {
+                        pixels(rgba, (w, h), &mut cols);
+                    }
+                };
+                let w = im
+                    .encode(
+                        bag,
+                        (picked, &aligned.times),
+                        m.fps,
+                        threads,
+                        &path,
+                        &mut see,
+                    )
+                    .map_err(|e| Error::Invalid(format!("{name}: {e}")))?;
+                let format = VideoFormat {
+                    size: (w.width, w.height),
+                    codec: "av1",
+                    pix_fmt: "yuv420p",
+                };
+                videos.push((path, w.first_ns, format, image_stats(&cols, sampled.len())));
+                continue;
+            }
+        };
         // Each frame on the clock shown exactly at its tick.
         let shown_at: HashMap<usize, u64> = picked
             .iter()
@@ -245,7 +298,6 @@ fn make(
         }
         let first = cam_times[k][picked[0]];
         let last = cam_times[k][picked[picked.len() - 1]];
-        let path = tmp.join(format!("{tag}-{k}.mp4"));
         // The statistics' sampled frames, taken as the packets are decoded for the MP4.
         let sampled: std::collections::HashSet<usize> = sample_indices(picked.len())
             .into_iter()
@@ -256,7 +308,7 @@ fn make(
         let mut see = |f: usize, yuv: &crate::media::video::Yuv| {
             depth = yuv.bit_depth;
             if sampled.contains(&f) {
-                pixels(yuv, &mut cols);
+                pixels(&yuv.to_rgba(), (yuv.width, yuv.height), &mut cols);
             }
         };
         let w = write_mp4_timed(
