@@ -101,7 +101,7 @@ impl Av1Encoder {
         }
         let (y, u, v) = rgb_to_yuv420(rgb, w, h);
         let mut f = self.ctx.new_frame();
-        let (cw, _) = ((w + 1) / 2, (h + 1) / 2);
+        let cw = w.div_ceil(2);
         f.planes[0].copy_from_raw_u8(&y, w, 1);
         f.planes[1].copy_from_raw_u8(&u, cw, 1);
         f.planes[2].copy_from_raw_u8(&v, cw, 1);

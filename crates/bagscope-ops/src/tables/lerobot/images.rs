@@ -17,6 +17,9 @@ use crate::media::video::mp4::{write_mp4_av1, Mp4Written};
 /// what LeRobot's own `encode_video_frames` asks of SVT-AV1 (`crf 30`).
 const QUANTIZER: usize = 80;
 
+/// Handed each picture as it is encoded: its tick, RGBA pixels, width and height.
+pub(super) type SeePicture<'a> = dyn FnMut(usize, &[u8], usize, usize) + 'a;
+
 /// An image topic's messages over an episode.
 #[derive(Debug, Clone)]
 pub(super) struct Images {
@@ -56,7 +59,7 @@ impl Images {
         fps: u32,
         threads: usize,
         path: &Path,
-        see: &mut dyn FnMut(usize, &[u8], usize, usize),
+        see: &mut SeePicture<'_>,
     ) -> Result<Mp4Written> {
         let err = |t: u64, e: String| Error::Invalid(format!("{} at {t} ns: {e}", self.topic));
         let (a, b) = self.range;
