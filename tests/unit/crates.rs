@@ -1,5 +1,6 @@
 //! The crates keep their layers and their weight: each depends only on the bagscope crates
-//! below it (reader → operations, live → app → the `bagscope` binary), and the reader, the
+//! below it (reader → operations, live → app → the `bagscope` binary; the AV1 encoder a leaf
+//! under operations), and the reader, the
 //! crate a Rust user adds to read recordings, stays small and free of the GUI, the command
 //! line, DDS, Parquet and an async runtime.
 #![allow(clippy::unwrap_used)]
@@ -11,7 +12,8 @@ use std::process::Command;
 /// Each crate of `crates/` and the bagscope crates it may depend on.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("bagscope-reader", &[]),
-    ("bagscope-ops", &["bagscope-reader"]),
+    ("bagscope-av1enc", &[]),
+    ("bagscope-ops", &["bagscope-reader", "bagscope-av1enc"]),
     ("bagscope-live", &["bagscope-reader"]),
     (
         "bagscope-app",

@@ -74,6 +74,11 @@ impl Av1Encoder {
             max_key_frame_interval: u64::from(fps.max(1)) * 2,
             quantizer: quantizer.min(255),
             speed_settings: SpeedSettings::from_preset(10),
+            // No frames held back to be shown later: each picture's unit comes out in order,
+            // and the encoder does less.
+            low_latency: true,
+            // Tiles are what rav1e encodes in parallel.
+            tiles: threads.max(1) * 2,
             ..Default::default()
         };
         let ctx = Config::new()

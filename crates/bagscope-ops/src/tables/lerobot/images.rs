@@ -15,7 +15,7 @@ use crate::media::video::mp4::{write_mp4_av1, Mp4Written};
 
 /// The quantizer of the AV1 encode (rav1e's scale, 0 best to 255; 100 its default): near
 /// what LeRobot's own `encode_video_frames` asks of SVT-AV1 (`crf 30`).
-const QUANTIZER: usize = 80;
+const QUANTIZER: usize = 120;
 
 /// Handed each picture as it is encoded: its tick, RGBA pixels, width and height.
 pub(super) type SeePicture<'a> = dyn FnMut(usize, &[u8], usize, usize) + 'a;
