@@ -56,6 +56,34 @@ def held(times, values, t):
     return values[i] if i >= 0 else None
 
 
+# The state and action of tests/py/av1_camera.py and image_cameras.py, on a 10 fps clock.
+SYNTHETIC = """\
+fps: 10
+task: {task}
+align: hold
+missing: drop
+episodes: recording
+observation.state: [/state.x, /state.y]
+action: [/action.x]
+{cameras}
+"""
+
+
+def synthetic_export(cli, tmp_path, script, frames, task, cameras):
+    """The recording `script` makes (tests/py/SCRIPT FRAMES) exported with SYNTHETIC's mapping;
+    the recording and the dataset's directory."""
+    rec = tmp_path / "rec.mcap"
+    subprocess.run(["python3", str(HERE.parents[1] / "tests" / "py" / script), str(rec),
+                    str(frames)], check=True)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(SYNTHETIC.format(task=task, cameras=cameras))
+    out = tmp_path / "ds"
+    r = subprocess.run([str(cli), "export", str(rec), "--format", "lerobot", "--mapping",
+                        str(mapping), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return rec, out
+
+
 def yaw(q):
     return math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
 
@@ -283,37 +311,22 @@ def test_several_recordings_are_episodes_in_order(cli, demo, tmp_path):
     assert list(ep_meta["length"]) == [n0, len(eps) - n0]
 
 
-def test_an_av1_camera_is_copied_and_lerobot_decodes_it(cli, tmp_path):
-    """An AV1 camera (ffmpeg's SVT-AV1, logged by Foxglove's SDK) is copied into the dataset's
-    MP4 as it is (`av01`, royalty-free: what LeRobot itself encodes); LeRobot's loader (PyAV)
-    decodes the frames bagscope shows, and `info.json` says `av1`."""
-    rec = tmp_path / "av1.mcap"
-    subprocess.run(["python3", str(HERE.parents[1] / "tests" / "py" / "av1_camera.py"), str(rec),
-                    "90"], check=True)
-    mapping = tmp_path / "map.yaml"
-    mapping.write_text("""\
-fps: 10
-task: watch the test picture
-align: hold
-missing: drop
-episodes: recording
-observation.state: [/state.x, /state.y]
-action: [/action.x]
-observation.images.front: /camera
-""")
-    out = tmp_path / "ds"
-    r = subprocess.run([str(cli), "export", str(rec), "--format", "lerobot", "--mapping",
-                        str(mapping), "-o", str(out)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+@pytest.mark.parametrize("script, codec", [("av1_camera.py", "av1"), ("h265_camera.py", "hevc")])
+def test_a_video_camera_is_copied_and_lerobot_decodes_it(cli, tmp_path, script, codec):
+    """An AV1 camera (ffmpeg's SVT-AV1) and an H.265 one (libx265, with B-frames), logged by
+    Foxglove's SDK, are copied into the dataset's MP4 as they are (`av01`, `hvc1`); LeRobot's
+    loader (PyAV) decodes the frames bagscope shows, and `info.json` says the codec."""
+    rec, out = synthetic_export(cli, tmp_path, script, 90, "watch the test picture",
+                                "observation.images.front: /camera")
     info = json.loads((out / "meta/info.json").read_text())
     video = info["features"]["observation.images.front"]["info"]
-    assert (video["video.codec"], video["video.pix_fmt"]) == ("av1", "yuv420p")
+    assert (video["video.codec"], video["video.pix_fmt"]) == (codec, "yuv420p")
     assert (video["video.width"], video["video.height"]) == (320, 240)
     mp4 = next((out / "videos").rglob("*.mp4"))
     probe = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
                             "stream=codec_name,nb_frames", "-of", "json", str(mp4)],
                            check=True, capture_output=True, text=True)
-    assert json.loads(probe.stdout)["streams"][0]["codec_name"] == "av1"
+    assert json.loads(probe.stdout)["streams"][0]["codec_name"] == codec
     picks = [0, 4, 15, 29]
     got = load(out, tmp_path / "loaded", picks)
     assert got["frames"] == 30 and got["episodes"] == 1
@@ -348,25 +361,8 @@ def test_raw_and_jpeg_cameras_are_encoded_as_av1_and_lerobot_decodes_them(cli, t
     Foxglove's SDK) are encoded as AV1 (rav1e, never a patent-pool codec), each frame on the
     clock shown at its tick: ffprobe says av1 and the frame count, LeRobot's loader (PyAV)
     decodes pictures within a few grey levels of the recorded ones."""
-    rec = tmp_path / "images.mcap"
-    subprocess.run(["python3", str(HERE.parents[1] / "tests" / "py" / "image_cameras.py"), str(rec),
-                    "60"], check=True)
-    mapping = tmp_path / "map.yaml"
-    mapping.write_text("""\
-fps: 10
-task: watch the square
-align: hold
-missing: drop
-episodes: recording
-observation.state: [/state.x, /state.y]
-action: [/action.x]
-observation.images.raw: /raw
-observation.images.jpeg: /jpeg
-""")
-    out = tmp_path / "ds"
-    r = subprocess.run([str(cli), "export", str(rec), "--format", "lerobot", "--mapping",
-                        str(mapping), "-o", str(out)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    rec, out = synthetic_export(cli, tmp_path, "image_cameras.py", 60, "watch the square",
+                                "observation.images.raw: /raw\nobservation.images.jpeg: /jpeg")
     info = json.loads((out / "meta/info.json").read_text())
     for key in ("observation.images.raw", "observation.images.jpeg"):
         video = info["features"][key]["info"]

@@ -227,17 +227,7 @@ pub fn write_mp4_timed(
     let t0 = samples[0].1.time_ns;
     let ticks =
         |t: u64| (u128::from(t.saturating_sub(t0)) * u128::from(TIMESCALE) / 1_000_000_000) as u64;
-    let mut dts: Vec<u64> = samples.iter().map(|s| ticks(s.1.time_ns)).collect();
-    for i in 1..dts.len() {
-        if dts[i] <= dts[i - 1] {
-            dts[i] = dts[i - 1] + 1;
-        }
-    }
-    let step = if dts.len() > 1 {
-        (dts[dts.len() - 1] / (dts.len() as u64 - 1)).max(1)
-    } else {
-        3000
-    };
+    let (dts, step) = decoding_times(samples.iter().map(|s| ticks(s.1.time_ns)).collect());
     // The time each display slot is shown at: its message's, or the one asked for.
     let mut shown: Vec<u64> = dts.clone();
     for (r, f) in frame_of.iter().enumerate() {
@@ -340,20 +330,14 @@ pub fn write_mp4_av1(
         ));
     }
     let t0 = times_ns[0];
-    let mut dts: Vec<u64> = times_ns
-        .iter()
-        .map(|&t| (u128::from(t.saturating_sub(t0)) * u128::from(TIMESCALE) / 1_000_000_000) as u64)
-        .collect();
-    for i in 1..dts.len() {
-        if dts[i] <= dts[i - 1] {
-            dts[i] = dts[i - 1] + 1;
-        }
-    }
-    let step = if dts.len() > 1 {
-        (dts[dts.len() - 1] / (dts.len() as u64 - 1)).max(1)
-    } else {
-        3000
-    };
+    let (dts, step) = decoding_times(
+        times_ns
+            .iter()
+            .map(|&t| {
+                (u128::from(t.saturating_sub(t0)) * u128::from(TIMESCALE) / 1_000_000_000) as u64
+            })
+            .collect(),
+    );
     let samples: Vec<Vec<u8>> = units
         .iter()
         .map(|u| super::obu::to_sample(&u.data))
@@ -406,6 +390,22 @@ pub fn write_mp4_av1(
         bytes,
         first_ns: t0,
     })
+}
+
+/// Media times (in [`TIMESCALE`] units) made strictly increasing, and the mean step between
+/// them (a frame's duration; 1/30 s for one frame).
+fn decoding_times(mut dts: Vec<u64>) -> (Vec<u64>, u64) {
+    for i in 1..dts.len() {
+        if dts[i] <= dts[i - 1] {
+            dts[i] = dts[i - 1] + 1;
+        }
+    }
+    let step = if dts.len() > 1 {
+        (dts[dts.len() - 1] / (dts.len() as u64 - 1)).max(1)
+    } else {
+        3000
+    };
+    (dts, step)
 }
 
 /// The sample entry's name: `avc1`, `hvc1` or `av01`.
