@@ -200,6 +200,29 @@ def test_episodes_by_bookmarks_one_left_out(cli, demo, tmp_path):
         side.unlink()
 
 
+def test_episodes_by_ranges_of_every_recording(cli, demo, tmp_path):
+    """`episodes:` as ranges (seconds from the recording's start): an episode each, cut at the
+    recording's end; a range after the end is said before anything is written."""
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(MAPPING.format(episodes="[[2, 8], [10, 15], [28, 1000]]"))
+    out = tmp_path / "dataset"
+    r = subprocess.run([str(cli), "export", str(demo), "--format", "lerobot", "--mapping",
+                        str(mapping), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = load(out, tmp_path / "loaded", [0])
+    eps = got["columns"]["episode_index"]
+    with AnyReader([demo]) as rd:
+        length = (rd.end_time - rd.start_time) / 1e9
+    # About 6 s and 5 s at 10 fps, then from 28 s to the end.
+    assert got["episodes"] == 3 and abs(eps.count(0) - 60) <= 1 and abs(eps.count(1) - 50) <= 1
+    assert abs(eps.count(2) - (length - 28) * 10) <= 2, (eps.count(2), length)
+    mapping.write_text(MAPPING.format(episodes="[[2, 8], [5000, 5001]]"))
+    r = subprocess.run([str(cli), "export", str(demo), "--format", "lerobot", "--mapping",
+                        str(mapping), "-o", str(tmp_path / "never")], capture_output=True, text=True)
+    assert r.returncode != 0 and "[5000, 5001] starts after the recording's end" in r.stderr, r.stderr
+    assert not (tmp_path / "never").exists()
+
+
 def test_mapping_mistakes_are_said_with_their_line(cli, demo, tmp_path):
     cases = [
         (MAPPING.format(episodes="recording").replace("/odom.pose.pose.position.y",

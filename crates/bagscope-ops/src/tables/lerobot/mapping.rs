@@ -28,12 +28,14 @@ pub enum Missing {
 }
 
 /// How recordings split into episodes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Episodes {
     /// One episode a recording.
     Recording,
     /// One episode per range bookmark kept in the recording.
     Bookmarks,
+    /// These ranges of every recording: `(start, end)` in seconds from its start.
+    Ranges(Vec<(f64, f64)>),
 }
 
 /// One expression of a vector feature, and its line.
@@ -159,15 +161,18 @@ impl Mapping {
             &[("drop", Missing::Drop), ("fill", Missing::Fill)],
         )?
         .unwrap_or(Missing::Drop);
-        let episodes = choice(
-            get("episodes"),
-            "episodes",
-            &[
-                ("recording", Episodes::Recording),
-                ("bookmarks", Episodes::Bookmarks),
-            ],
-        )?
-        .unwrap_or(Episodes::Recording);
+        let episodes = match get("episodes") {
+            Some(n) if matches!(n.kind, yaml::Kind::Seq(_)) => Episodes::Ranges(ranges(n)?),
+            n => choice(
+                n,
+                "episodes",
+                &[
+                    ("recording", Episodes::Recording),
+                    ("bookmarks", Episodes::Bookmarks),
+                ],
+            )?
+            .unwrap_or(Episodes::Recording),
+        };
         let names = get("names");
         let state = components(need("observation.state")?, "observation.state", names)?;
         let action = components(need("action")?, "action", names)?;
@@ -259,8 +264,33 @@ impl Mapping {
     }
 }
 
+/// `episodes:` as a list of `[START, END]` ranges (seconds from a recording's start).
+fn ranges(n: &Node) -> Result<Vec<(f64, f64)>, LineError> {
+    let mut out = Vec::new();
+    for r in n.items("episodes")? {
+        let bad = || {
+            LineError::new(
+                r.line,
+                "episodes: each range is [START, END] in seconds from the recording's start, \
+                 START 0 or more and END above it",
+            )
+        };
+        if !matches!(r.kind, yaml::Kind::Seq(_)) {
+            return Err(bad());
+        }
+        match r.bounds("episodes", " in seconds")? {
+            (Some(a), Some(b)) if a >= 0.0 && b > a => out.push((a, b)),
+            _ => return Err(bad()),
+        }
+    }
+    if out.is_empty() {
+        return Err(LineError::new(n.line, "episodes: an empty list of ranges"));
+    }
+    Ok(out)
+}
+
 /// One of `options` by its word, where the key is given.
-fn choice<T: Copy>(
+fn choice<T: Clone>(
     n: Option<&Node>,
     what: &str,
     options: &[(&str, T)],
@@ -268,7 +298,7 @@ fn choice<T: Copy>(
     let Some(n) = n else { return Ok(None) };
     let word = n.text(what)?;
     match options.iter().find(|(w, _)| *w == word) {
-        Some((_, v)) => Ok(Some(*v)),
+        Some((_, v)) => Ok(Some(v.clone())),
         None => {
             let words: Vec<&str> = options.iter().map(|(w, _)| *w).collect();
             Err(LineError::new(
@@ -362,5 +392,28 @@ mod tests {
         assert_eq!(line(&format!("{base}names:\n  action: [a, b]\n")), 6);
         let e = Mapping::parse("fps: 10\n").unwrap_err();
         assert!(e.reason.contains("needs task"), "{e:?}");
+    }
+
+    #[test]
+    fn episodes_are_a_word_or_ranges() {
+        let base = "fps: 10\ntask: t\nobservation.state: [/a.x]\naction: [/b.y]\n";
+        let m = |t: &str| Mapping::parse(&format!("{base}{t}"));
+        assert_eq!(m("").unwrap().episodes, Episodes::Recording);
+        assert_eq!(
+            m("episodes: bookmarks\n").unwrap().episodes,
+            Episodes::Bookmarks
+        );
+        assert_eq!(
+            m("episodes:\n  - [0, 2.5]\n  - [3, 10]\n")
+                .unwrap()
+                .episodes,
+            Episodes::Ranges(vec![(0.0, 2.5), (3.0, 10.0)])
+        );
+        let line = |t: &str| m(t).unwrap_err().line;
+        assert_eq!(line("episodes:\n  - [0, 2]\n  - [5, 3]\n"), 7);
+        assert_eq!(line("episodes:\n  - [-1, 2]\n"), 6);
+        assert_eq!(line("episodes: [0, 2]\n"), 5);
+        assert_eq!(line("episodes: []\n"), 5);
+        assert_eq!(line("episodes: some\n"), 5);
     }
 }

@@ -64,8 +64,9 @@ struct Made {
     videos: Vec<(PathBuf, u64, VideoFormat, Stats)>,
 }
 
-/// The episodes of `bag`: its whole span, or each range bookmark kept in it.
-fn episode_ranges(bag: &Bag, how: Episodes) -> Result<Vec<(u64, u64)>> {
+/// The episodes of `bag`: its whole span, each range bookmark kept in it, or the mapping's
+/// ranges (from its start, cut at its end; one that starts after the end is an error).
+fn episode_ranges(bag: &Bag, how: &Episodes) -> Result<Vec<(u64, u64)>> {
     let s = bag.summary();
     let (a, b) = (s.start_ns.unwrap_or(0), s.end_ns.unwrap_or(0));
     match how {
@@ -84,6 +85,20 @@ fn episode_ranges(bag: &Bag, how: Episodes) -> Result<Vec<(u64, u64)>> {
             }
             Ok(r)
         }
+        Episodes::Ranges(r) => r
+            .iter()
+            .map(|&(from, to)| {
+                let at = |x: f64| a.saturating_add((x * 1e9).round() as u64);
+                if at(from) > b {
+                    return Err(Error::Invalid(format!(
+                        "{}: episodes: [{from}, {to}] starts after the recording's end ({:.3} s)",
+                        s.path.display(),
+                        (b - a) as f64 / 1e9
+                    )));
+                }
+                Ok((at(from), at(to).min(b)))
+            })
+            .collect(),
     }
 }
 
@@ -357,7 +372,7 @@ pub fn export(
         let bag = Arc::new(Bag::open(p)?);
         m.check(&bag)
             .map_err(|e| Error::Invalid(format!("in {}: {}", p.display(), e.at(m_name))))?;
-        for r in episode_ranges(&bag, m.episodes)? {
+        for r in episode_ranges(&bag, &m.episodes)? {
             work.push((work.len(), bag.clone(), r));
         }
         bags.push(bag);
