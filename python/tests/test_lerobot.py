@@ -422,3 +422,42 @@ def test_raw_and_jpeg_cameras_are_encoded_as_av1_and_lerobot_decodes_them(cli, t
     assert np.asarray(stats["max"]).shape == (3, 1, 1)
     hi, lo = np.asarray(stats["max"]).ravel(), np.asarray(stats["min"]).ravel()
     assert hi == pytest.approx([254 / 255, 253 / 255, 96 / 255]) and lo == pytest.approx([0, 0, 40 / 255])
+
+
+def test_virtual_topics_of_message_scripts_feed_the_mapping(cli, tmp_path):
+    """`--script` message scripts make virtual topics the mapping names like any other: a
+    `std_msgs/msg/Float64` in `observation.state` and a `sensor_msgs/msg/Image` as a camera
+    (encoded as AV1), both from `/state`."""
+    rec = tmp_path / "rec.mcap"
+    subprocess.run(["python3", str(HERE.parents[1] / "tests" / "py" / "image_cameras.py"), str(rec),
+                    "60"], check=True)
+    speed = tmp_path / "speed.lua"
+    speed.write_text("-- topic: /speed\n-- type: std_msgs/msg/Float64\n-- input: /state\n"
+                     "function message(topic, msg, time)\n  return { data = 3 * msg.x }\nend\n")
+    grey = tmp_path / "grey.lua"
+    grey.write_text("-- topic: /grey\n-- type: sensor_msgs/msg/Image\n-- input: /state\n"
+                    "function message(topic, msg, time)\n"
+                    "  return { height = 32, width = 32, encoding = 'mono8', step = 32,\n"
+                    "           data = string.rep(string.char((8 * math.floor(msg.x)) % 256), 32 * 32) }\n"
+                    "end\n")
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(SYNTHETIC.format(task="virtual", cameras="observation.images.grey: /grey")
+                       .replace("[/state.x, /state.y]", "[/state.x, /speed.data]"))
+    out = tmp_path / "ds"
+    r = subprocess.run([str(cli), "export", str(rec), "--format", "lerobot", "--mapping", str(mapping),
+                        "--script", str(speed), "--script", str(grey), "-o", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = load(out, tmp_path / "loaded", [0, 9, 19])
+    assert got["frames"] == 20
+    for row, ts in enumerate(got["columns"]["timestamp"]):
+        j = round(ts * 30)
+        assert got["columns"]["observation.state"][row] == [float(j), 3.0 * j], row
+    for i in (0, 9, 19):
+        j = round(got["columns"]["timestamp"][i] * 30)
+        frame = np.load(tmp_path / "loaded" / f"frame_{i}.npy").astype(int)
+        assert frame.shape == (32, 32, 3) and abs(frame.mean() - (8 * j) % 256) < 3, (i, frame.mean())
+    # Without the scripts the mapping names topics the recording does not have.
+    r = subprocess.run([str(cli), "export", str(rec), "--format", "lerobot", "--mapping", str(mapping),
+                        "-o", str(tmp_path / "never")], capture_output=True, text=True)
+    assert r.returncode == 2 and "no topic /speed" in r.stderr, r.stderr

@@ -19,9 +19,9 @@ pub fn run(a: &ExportArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::R
             "--format lerobot needs --mapping MAP.yaml (docs/lerobot.md)".into(),
         ));
     };
-    if !a.topics.is_empty() || a.range.as_strs() != (None, None) || !a.scripts.is_empty() {
+    if !a.topics.is_empty() || a.range.as_strs() != (None, None) {
         return Err(Error::Invalid(
-            "--format lerobot takes its topics and episodes from the mapping file, not --topic, --start/--end or --script".into(),
+            "--format lerobot takes its topics and episodes from the mapping file, not --topic or --start/--end".into(),
         ));
     }
     let name = path.display().to_string();
@@ -38,10 +38,19 @@ pub fn run(a: &ExportArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::R
             }
         }
     };
+    // Each recording with the virtual topics of `--script` message scripts, which the
+    // mapping may name like any topic.
+    let with_scripts =
+        |p: &std::path::Path| super::scripts::open(p, &a.scripts, opts).map_err(|e| e.to_string());
+    let open: Option<&bagscope_ops::tables::lerobot::Open<'_>> = if a.scripts.is_empty() {
+        None
+    } else {
+        Some(&with_scripts)
+    };
     let r = export(
         &a.inputs,
-        &mapping,
-        &name,
+        (&mapping, &name),
+        open,
         &a.output,
         opts.threads(),
         &progress,

@@ -355,12 +355,16 @@ fn make(
     })
 }
 
-/// `recordings` into a LeRobot dataset at `out` by `m` (`m_name` names the mapping in errors);
-/// `progress(done, total)` after each episode.
+/// Opens a recording for the export (with the virtual topics of message scripts, say): the
+/// recording, or why not.
+pub type Open<'a> = dyn Fn(&Path) -> std::result::Result<Bag, String> + 'a;
+
+/// `recordings` into a LeRobot dataset at `out` by `m` (`m_name` names the mapping in errors),
+/// each opened by `open` (`None`: as it is); `progress(done, total)` after each episode.
 pub fn export(
     recordings: &[PathBuf],
-    m: &Mapping,
-    m_name: &str,
+    (m, m_name): (&Mapping, &str),
+    open: Option<&Open<'_>>,
     out: &Path,
     threads: usize,
     progress: &(dyn Fn(usize, usize) + Sync),
@@ -369,7 +373,10 @@ pub fn export(
     let mut work: Vec<(usize, Arc<Bag>, (u64, u64))> = Vec::new();
     let mut bags = Vec::new();
     for p in recordings {
-        let bag = Arc::new(Bag::open(p)?);
+        let bag = Arc::new(match open {
+            Some(open) => open(p).map_err(Error::Invalid)?,
+            None => Bag::open(p)?,
+        });
         m.check(&bag)
             .map_err(|e| Error::Invalid(format!("in {}: {}", p.display(), e.at(m_name))))?;
         for r in episode_ranges(&bag, &m.episodes)? {
