@@ -78,7 +78,7 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub range: Range,
     /// A message script: its virtual topic is written as a real topic with its definition
-    /// (docs/scripts.md). Repeatable.
+    /// (docs/scripts.md); with --format lerobot, the mapping may name it. Repeatable.
     #[arg(long = "script", value_name = "FILE")]
     pub scripts: Vec<PathBuf>,
 }
