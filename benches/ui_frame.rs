@@ -43,6 +43,8 @@ mod overlay;
 mod repeat;
 #[path = "ui_frame/scene.rs"]
 mod scene;
+#[path = "ui_frame/script.rs"]
+mod script;
 #[path = "ui_frame/two.rs"]
 mod two;
 #[path = "ui_frame/video.rs"]
@@ -358,6 +360,17 @@ fn main() {
         scene::scene(frames());
         return;
     }
+    if std::env::args().any(|a| a == "--script-only") {
+        let bag = std::env::args()
+            .skip(1)
+            .find(|a| !a.starts_with('-'))
+            .map_or_else(
+                || PathBuf::from("bench-bags/many_small_lz4.bag"),
+                PathBuf::from,
+            );
+        script::script(frames(), &bag);
+        return;
+    }
     if std::env::args().any(|a| a == "--map-only") {
         map::map(frames());
         return;
@@ -499,6 +512,7 @@ fn main() {
     derived(&mut b, n);
 
     drop(b);
+    script::script(n, &bag);
     if let Some(p) = demo {
         let _ = std::fs::remove_file(p);
     }

@@ -652,19 +652,26 @@ fn start_display() -> Option<Child> {
     if std::env::var_os("DISPLAY").is_some() {
         return None;
     }
-    let n = 90 + std::process::id() % 100;
-    let x = Command::new("Xvfb")
+    // On a display Xvfb picks itself (`-displayfd`: one no live server holds), written to its
+    // stdout once it serves.
+    let mut x = Command::new("Xvfb")
         .args([
-            format!(":{n}"),
-            "-screen".into(),
-            "0".into(),
-            "640x480x24".into(),
-            "-nolisten".into(),
-            "tcp".into(),
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "640x480x24",
+            "-nolisten",
+            "tcp",
         ])
+        .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("no DISPLAY and Xvfb cannot start ({e}): install xvfb"));
-    std::thread::sleep(std::time::Duration::from_millis(800));
+    let mut line = String::new();
+    if let Some(out) = x.stdout.take() {
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line);
+    }
+    let n: u32 = line.trim().parse().expect("Xvfb's display number");
     // Set before any other thread is started (`set_var` is safe on edition 2021).
     std::env::set_var("DISPLAY", format!(":{n}"));
     Some(x)
@@ -746,7 +753,10 @@ fn main() {
         Box::new(|_| Ok(Box::new(app))),
     );
     if let Some(x) = &mut xvfb {
-        let _ = x.kill();
+        // Asked to end (SIGTERM), so that it removes its lock file, as a kill would not.
+        let _ = Command::new("kill")
+            .args(["-TERM", &x.id().to_string()])
+            .status();
         let _ = x.wait();
     }
     if let Err(e) = run {

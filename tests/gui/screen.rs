@@ -5,11 +5,22 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-/// A process killed when dropped.
+/// A process stopped when dropped: asked to end (SIGTERM, so that an X server removes its lock
+/// file; killed outright, Xvfb leaves `/tmp/.XN-lock` behind), killed after a second if it has
+/// not.
 pub struct Killed(Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        for _ in 0..50 {
+            if matches!(self.0.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -25,28 +36,34 @@ pub struct Screen {
 }
 
 impl Screen {
-    /// Starts Xvfb.
+    /// Starts Xvfb on a display it picks itself (`-displayfd`: the first one no live server
+    /// holds, a stale lock file of a server that died taken over), and waits for it.
     pub fn new(w: usize, h: usize) -> Screen {
-        // A display no other X server holds (its lock file absent).
-        let n = (0..40)
-            .map(|k| 40 + (std::process::id() + k) % 40)
-            .find(|n| !Path::new(&format!("/tmp/.X{n}-lock")).exists())
-            .expect("a free X display");
-        let x = Killed(
-            Command::new("Xvfb")
-                .args([
-                    &format!(":{n}"),
-                    "-screen",
-                    "0",
-                    &format!("{w}x{h}x24"),
-                    "-nolisten",
-                    "tcp",
-                ])
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("Xvfb (.ci/run installs it)"),
+        let mut child = Command::new("Xvfb")
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                &format!("{w}x{h}x24"),
+                "-nolisten",
+                "tcp",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb (.ci/run installs it)");
+        let mut line = String::new();
+        let read = child
+            .stdout
+            .take()
+            .map(|o| std::io::BufRead::read_line(&mut std::io::BufReader::new(o), &mut line));
+        let x = Killed(child);
+        assert!(
+            matches!(read, Some(Ok(n)) if n > 0),
+            "Xvfb said no display it serves"
         );
-        std::thread::sleep(Duration::from_millis(800));
+        let n: u32 = line.trim().parse().expect("Xvfb's display number");
         Screen {
             w,
             h,
