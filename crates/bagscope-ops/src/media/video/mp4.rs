@@ -259,49 +259,29 @@ pub fn write_mp4_timed(
         .unwrap_or(0);
     let duration = dts[dts.len() - 1] + step;
 
-    let mut file = crate::tables::csv::AtomicFile::create(out).map_err(|e| err(e.to_string()))?;
-    let mut ftyp = b"isom".to_vec();
-    u32b(&mut ftyp, 0x200);
-    for b in [b"isom", b"iso2", sample_entry(ix.codec), b"mp41"] {
-        ftyp.extend_from_slice(b);
-    }
-    let ftyp = boxed(b"ftyp", &ftyp);
-    let payload: u64 = samples.iter().map(|s| s.0.len() as u64).sum();
-    // A 64-bit mdat header: size 1, the type, then the size.
-    let mut mdat_head = 1u32.to_be_bytes().to_vec();
-    mdat_head.extend_from_slice(b"mdat");
-    mdat_head.extend_from_slice(&(payload + 16).to_be_bytes());
-    let io = |e: std::io::Error| err(format!("writing {}: {e}", out.display()));
-    file.write_all(&ftyp).map_err(io)?;
-    file.write_all(&mdat_head).map_err(io)?;
-    let mut offsets = Vec::with_capacity(samples.len());
-    let mut at = (ftyp.len() + mdat_head.len()) as u64;
-    for (s, _) in &samples {
-        offsets.push(at);
-        at += s.len() as u64;
-        file.write_all(s).map_err(io)?;
-    }
     let keyframes: Vec<u32> = samples
         .iter()
         .enumerate()
         .filter(|(_, s)| s.1.kind.key)
         .map(|(i, _)| i as u32 + 1)
         .collect();
-    let moov = moov(&Moov {
-        codec: ix.codec,
-        size,
-        params: &params,
-        dts: &dts,
-        pts: &pts,
-        shift,
-        duration,
-        sizes: samples.iter().map(|s| s.0.len() as u32).collect(),
-        offsets,
-        keyframes: &keyframes,
-    });
-    file.write_all(&moov).map_err(io)?;
-    let bytes = at + moov.len() as u64;
-    file.commit().map_err(|e| err(e.to_string()))?;
+    let bytes = write_file(
+        out,
+        &samples.iter().map(|s| s.0.as_slice()).collect::<Vec<_>>(),
+        Moov {
+            codec: ix.codec,
+            size,
+            params: &params,
+            dts: &dts,
+            pts: &pts,
+            shift,
+            duration,
+            sizes: Vec::new(),
+            offsets: Vec::new(),
+            keyframes: &keyframes,
+        },
+    )
+    .map_err(err)?;
     Ok(Mp4Written {
         frames: samples.len(),
         keyframes: keyframes.len(),
@@ -342,46 +322,26 @@ pub fn write_mp4_av1(
         .iter()
         .map(|u| super::obu::to_sample(&u.data))
         .collect();
-    let io = |e: std::io::Error| format!("writing {}: {e}", out.display());
-    let mut file = crate::tables::csv::AtomicFile::create(out).map_err(|e| e.to_string())?;
-    let mut ftyp = b"isom".to_vec();
-    u32b(&mut ftyp, 0x200);
-    for b in [b"isom", b"iso2", b"av01", b"mp41"] {
-        ftyp.extend_from_slice(b);
-    }
-    let ftyp = boxed(b"ftyp", &ftyp);
-    let payload: u64 = samples.iter().map(|s| s.len() as u64).sum();
-    let mut mdat_head = 1u32.to_be_bytes().to_vec();
-    mdat_head.extend_from_slice(b"mdat");
-    mdat_head.extend_from_slice(&(payload + 16).to_be_bytes());
-    file.write_all(&ftyp).map_err(io)?;
-    file.write_all(&mdat_head).map_err(io)?;
-    let mut offsets = Vec::with_capacity(samples.len());
-    let mut at = (ftyp.len() + mdat_head.len()) as u64;
-    for s in &samples {
-        offsets.push(at);
-        at += s.len() as u64;
-        file.write_all(s).map_err(io)?;
-    }
     let keyframes: Vec<u32> = (0..units.len())
         .filter(|&i| units[i].key)
         .map(|i| i as u32 + 1)
         .collect();
-    let moov = moov(&Moov {
-        codec: Codec::Av1,
-        size,
-        params: &[header.to_vec()],
-        dts: &dts,
-        pts: &dts,
-        shift: 0,
-        duration: dts[dts.len() - 1] + step,
-        sizes: samples.iter().map(|s| s.len() as u32).collect(),
-        offsets,
-        keyframes: &keyframes,
-    });
-    file.write_all(&moov).map_err(io)?;
-    let bytes = at + moov.len() as u64;
-    file.commit().map_err(|e| e.to_string())?;
+    let bytes = write_file(
+        out,
+        &samples.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+        Moov {
+            codec: Codec::Av1,
+            size,
+            params: &[header.to_vec()],
+            dts: &dts,
+            pts: &dts,
+            shift: 0,
+            duration: dts[dts.len() - 1] + step,
+            sizes: Vec::new(),
+            offsets: Vec::new(),
+            keyframes: &keyframes,
+        },
+    )?;
     Ok(Mp4Written {
         frames: samples.len(),
         keyframes: keyframes.len(),
@@ -390,6 +350,42 @@ pub fn write_mp4_av1(
         bytes,
         first_ns: t0,
     })
+}
+
+/// The MP4 at `out`, written under a temporary name and renamed into place: `ftyp`, the
+/// samples in one `mdat`, then `moov` from `m` with the samples' sizes and places. Its size in
+/// bytes.
+fn write_file(out: &Path, samples: &[&[u8]], m: Moov<'_>) -> Result<u64, String> {
+    let io = |e: std::io::Error| format!("writing {}: {e}", out.display());
+    let mut file = crate::tables::csv::AtomicFile::create(out).map_err(|e| e.to_string())?;
+    let mut ftyp = b"isom".to_vec();
+    u32b(&mut ftyp, 0x200);
+    for b in [b"isom", b"iso2", sample_entry(m.codec), b"mp41"] {
+        ftyp.extend_from_slice(b);
+    }
+    let ftyp = boxed(b"ftyp", &ftyp);
+    let payload: u64 = samples.iter().map(|s| s.len() as u64).sum();
+    // A 64-bit mdat header: size 1, the type, then the size.
+    let mut mdat_head = 1u32.to_be_bytes().to_vec();
+    mdat_head.extend_from_slice(b"mdat");
+    mdat_head.extend_from_slice(&(payload + 16).to_be_bytes());
+    file.write_all(&ftyp).map_err(io)?;
+    file.write_all(&mdat_head).map_err(io)?;
+    let mut offsets = Vec::with_capacity(samples.len());
+    let mut at = (ftyp.len() + mdat_head.len()) as u64;
+    for s in samples {
+        offsets.push(at);
+        at += s.len() as u64;
+        file.write_all(s).map_err(io)?;
+    }
+    let moov = moov(&Moov {
+        sizes: samples.iter().map(|s| s.len() as u32).collect(),
+        offsets,
+        ..m
+    });
+    file.write_all(&moov).map_err(io)?;
+    file.commit().map_err(|e| e.to_string())?;
+    Ok(at + moov.len() as u64)
 }
 
 /// Media times (in [`TIMESCALE`] units) made strictly increasing, and the mean step between
