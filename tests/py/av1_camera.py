@@ -49,12 +49,18 @@ def main(out, frames):
                         "yuv420p", "-c:v", "libsvtav1", "-preset", "12", "-g", "30", "-f", "obu",
                         str(obu)], check=True, stderr=subprocess.DEVNULL)
         tus = temporal_units(obu.read_bytes())
+    log_camera(out, tus, "av1")
+
+
+def log_camera(out, units, fmt):
+    """`units` (a frame's packet each) as `/camera` in `fmt`, with `/state` and `/action` at the
+    same times, into the MCAP `out` (also h265_camera.py's)."""
     with foxglove.open_mcap(out, allow_overwrite=True):
-        for i, tu in enumerate(tus):
+        for i, unit in enumerate(units):
             t = T0 + i * PERIOD
             stamp = Timestamp(sec=t // 10**9, nsec=t % 10**9)
-            foxglove.log("/camera", CompressedVideo(timestamp=stamp, frame_id="camera", data=tu,
-                                                    format="av1"), log_time=t)
+            foxglove.log("/camera", CompressedVideo(timestamp=stamp, frame_id="camera", data=unit,
+                                                    format=fmt), log_time=t)
             foxglove.log("/state", Vector3(x=float(i), y=2.0 * i, z=0.0), log_time=t)
             foxglove.log("/action", Vector3(x=0.5 * i, y=0.0, z=0.0), log_time=t)
 

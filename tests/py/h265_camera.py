@@ -11,11 +11,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-import foxglove
-from foxglove.messages import CompressedVideo, Timestamp, Vector3
+# The logging is av1_camera.py's (this script's folder is on the path when it runs).
+from av1_camera import log_camera
 
-T0 = 1_700_000_000 * 10**9
-PERIOD = 33_333_333
 AUD = b"\x00\x00\x00\x01\x46\x01"
 
 
@@ -29,14 +27,7 @@ def main(out, frames):
                        check=True, stderr=subprocess.DEVNULL)
         data = es.read_bytes()
     units = [AUD + u for u in data.split(AUD) if u]
-    with foxglove.open_mcap(out, allow_overwrite=True):
-        for i, au in enumerate(units):
-            t = T0 + i * PERIOD
-            stamp = Timestamp(sec=t // 10**9, nsec=t % 10**9)
-            foxglove.log("/camera", CompressedVideo(timestamp=stamp, frame_id="camera", data=au,
-                                                    format="h265"), log_time=t)
-            foxglove.log("/state", Vector3(x=float(i), y=2.0 * i, z=0.0), log_time=t)
-            foxglove.log("/action", Vector3(x=0.5 * i, y=0.0, z=0.0), log_time=t)
+    log_camera(out, units, "h265")
 
 
 if __name__ == "__main__":
