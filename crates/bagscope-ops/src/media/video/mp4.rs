@@ -282,14 +282,7 @@ pub fn write_mp4_timed(
         },
     )
     .map_err(err)?;
-    Ok(Mp4Written {
-        frames: samples.len(),
-        keyframes: keyframes.len(),
-        width: size.0,
-        height: size.1,
-        bytes,
-        first_ns: t0,
-    })
+    Ok(written(&keyframes, samples.len(), size, bytes, t0))
 }
 
 /// AV1 temporal units made by this program (one shown frame each, [`super::encode`]) into an
@@ -342,14 +335,26 @@ pub fn write_mp4_av1(
             keyframes: &keyframes,
         },
     )?;
-    Ok(Mp4Written {
-        frames: samples.len(),
+    Ok(written(&keyframes, samples.len(), size, bytes, t0))
+}
+
+/// What a writer wrote: `frames` samples of `size`, the `keyframes`, `bytes` in all, time 0 at
+/// `first_ns`.
+fn written(
+    keyframes: &[u32],
+    frames: usize,
+    size: (usize, usize),
+    bytes: u64,
+    first_ns: u64,
+) -> Mp4Written {
+    Mp4Written {
+        frames,
         keyframes: keyframes.len(),
         width: size.0,
         height: size.1,
         bytes,
-        first_ns: t0,
-    })
+        first_ns,
+    }
 }
 
 /// The MP4 at `out`, written under a temporary name and renamed into place: `ftyp`, the
