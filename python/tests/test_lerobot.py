@@ -69,6 +69,12 @@ action: [/action.x]
 """
 
 
+def export(cli, rec, mapping, out, *more):
+    """`bagscope export REC --format lerobot --mapping MAPPING -o OUT [MORE…]`, its output kept."""
+    return subprocess.run([str(cli), "export", str(rec), "--format", "lerobot", "--mapping",
+                           str(mapping), "-o", str(out), *more], capture_output=True, text=True)
+
+
 def synthetic_export(cli, tmp_path, script, frames, task, cameras):
     """The recording `script` makes (tests/py/SCRIPT FRAMES) exported with SYNTHETIC's mapping;
     the recording and the dataset's directory."""
@@ -78,8 +84,7 @@ def synthetic_export(cli, tmp_path, script, frames, task, cameras):
     mapping = tmp_path / "map.yaml"
     mapping.write_text(SYNTHETIC.format(task=task, cameras=cameras))
     out = tmp_path / "ds"
-    r = subprocess.run([str(cli), "export", str(rec), "--format", "lerobot", "--mapping",
-                        str(mapping), "-o", str(out)], capture_output=True, text=True)
+    r = export(cli, rec, mapping, out)
     assert r.returncode == 0, r.stderr
     return rec, out
 
@@ -101,8 +106,7 @@ def test_lerobots_loader_reads_what_the_recording_holds(cli, demo, tmp_path):
     mapping = tmp_path / "map.yaml"
     mapping.write_text(MAPPING.format(episodes="recording"))
     out = tmp_path / "dataset"
-    r = subprocess.run([str(cli), "export", str(demo), "--format", "lerobot", "--mapping",
-                        str(mapping), "-o", str(out)], capture_output=True, text=True)
+    r = export(cli, demo, mapping, out)
     assert r.returncode == 0, r.stderr
     n = len(pd.read_parquet(out / "data/chunk-000/file-000.parquet"))
     picks = [0, n // 2, n - 1]
@@ -185,8 +189,7 @@ def test_episodes_by_bookmarks_one_left_out(cli, demo, tmp_path):
         mapping = tmp_path / "map.yaml"
         mapping.write_text(MAPPING.format(episodes="bookmarks"))
         out = tmp_path / "dataset"
-        r = subprocess.run([str(cli), "export", str(demo), "--format", "lerobot", "--mapping",
-                            str(mapping), "-o", str(out)], capture_output=True, text=True)
+        r = export(cli, demo, mapping, out)
         assert r.returncode == 1, r.stderr
         assert "episode left out" in r.stderr and "no frame" in r.stderr, r.stderr
         got = load(out, tmp_path / "loaded", [0])
@@ -206,8 +209,7 @@ def test_episodes_by_ranges_of_every_recording(cli, demo, tmp_path):
     mapping = tmp_path / "map.yaml"
     mapping.write_text(MAPPING.format(episodes="[[2, 8], [10, 15], [28, 1000]]"))
     out = tmp_path / "dataset"
-    r = subprocess.run([str(cli), "export", str(demo), "--format", "lerobot", "--mapping",
-                        str(mapping), "-o", str(out)], capture_output=True, text=True)
+    r = export(cli, demo, mapping, out)
     assert r.returncode == 0, r.stderr
     got = load(out, tmp_path / "loaded", [0])
     eps = got["columns"]["episode_index"]
@@ -217,8 +219,7 @@ def test_episodes_by_ranges_of_every_recording(cli, demo, tmp_path):
     assert got["episodes"] == 3 and abs(eps.count(0) - 60) <= 1 and abs(eps.count(1) - 50) <= 1
     assert abs(eps.count(2) - (length - 28) * 10) <= 2, (eps.count(2), length)
     mapping.write_text(MAPPING.format(episodes="[[2, 8], [5000, 5001]]"))
-    r = subprocess.run([str(cli), "export", str(demo), "--format", "lerobot", "--mapping",
-                        str(mapping), "-o", str(tmp_path / "never")], capture_output=True, text=True)
+    r = export(cli, demo, mapping, tmp_path / "never")
     assert r.returncode != 0 and "[5000, 5001] starts after the recording's end" in r.stderr, r.stderr
     assert not (tmp_path / "never").exists()
 
@@ -237,8 +238,7 @@ def test_mapping_mistakes_are_said_with_their_line(cli, demo, tmp_path):
         mapping = tmp_path / "bad.yaml"
         mapping.write_text(text)
         out = tmp_path / "never"
-        r = subprocess.run([str(cli), "export", str(demo), "--format", "lerobot", "--mapping",
-                            str(mapping), "-o", str(out)], capture_output=True, text=True)
+        r = export(cli, demo, mapping, out)
         assert r.returncode == 2, r.stderr
         assert f"bad.yaml{line}" in r.stderr, (line, r.stderr)
         assert not out.exists()
@@ -251,8 +251,7 @@ def test_nearest_within_a_tolerance_and_filled(cli, demo, tmp_path):
     text = MAPPING.format(episodes="recording").replace("align: hold", "align: nearest\ntolerance: 0.005")
     mapping.write_text(text.replace("missing: drop", "missing: fill"))
     out = tmp_path / "dataset"
-    r = subprocess.run([str(cli), "export", str(demo), "--format", "lerobot", "--mapping",
-                        str(mapping), "-o", str(out)], capture_output=True, text=True)
+    r = export(cli, demo, mapping, out)
     assert r.returncode == 0, r.stderr
     assert "frames filled" in r.stderr
     got = load(out, tmp_path / "loaded", [0])
@@ -446,9 +445,7 @@ def test_virtual_topics_of_message_scripts_feed_the_mapping(cli, tmp_path):
     mapping.write_text(SYNTHETIC.format(task="virtual", cameras="observation.images.grey: /grey")
                        .replace("[/state.x, /state.y]", "[/state.x, /speed.data]"))
     out = tmp_path / "ds"
-    r = subprocess.run([str(cli), "export", str(rec), "--format", "lerobot", "--mapping", str(mapping),
-                        "--script", str(speed), "--script", str(grey), "-o", str(out)],
-                       capture_output=True, text=True)
+    r = export(cli, rec, mapping, out, "--script", str(speed), "--script", str(grey))
     assert r.returncode == 0, r.stderr
     got = load(out, tmp_path / "loaded", [0, 9, 19])
     assert got["frames"] == 20
@@ -460,6 +457,5 @@ def test_virtual_topics_of_message_scripts_feed_the_mapping(cli, tmp_path):
         frame = np.load(tmp_path / "loaded" / f"frame_{i}.npy").astype(int)
         assert frame.shape == (32, 32, 3) and abs(frame.mean() - (8 * j) % 256) < 3, (i, frame.mean())
     # Without the scripts the mapping names topics the recording does not have.
-    r = subprocess.run([str(cli), "export", str(rec), "--format", "lerobot", "--mapping", str(mapping),
-                        "-o", str(tmp_path / "never")], capture_output=True, text=True)
+    r = export(cli, rec, mapping, tmp_path / "never")
     assert r.returncode == 2 and "no topic /speed" in r.stderr, r.stderr
