@@ -13,6 +13,9 @@ Each partition is ``Recording.to_pandas`` of one recording (or of one time slice
 ``partition_ns``) with a ``recording`` column naming it: dotted columns, a ``DatetimeIndex`` of
 receive times; array fields are ``pd.ArrowDtype`` list columns (Dask turns object columns into
 strings). The schema comes from the definition, so recordings of one type make one frame.
+
+``expectations`` checks a rules file over recordings, a partition each; ``lerobot`` makes a
+LeRobot dataset of recordings, a task each (docs/lerobot.md).
 """
 
 from __future__ import annotations
@@ -132,3 +135,64 @@ def expectations(paths: Sequence[_Path], rules: _Path):
     _check_rules(rules)
     meta = pd.DataFrame(columns=list(EXPECTATION_COLUMNS)).astype(EXPECTATION_COLUMNS)
     return dd.from_map(_expect_part, paths, rules=rules, meta=meta, enforce_metadata=False)
+
+
+def _recording_paths(recordings):
+    """Absolute paths from one path, a sequence of them, or a catalog's table (a pandas
+    DataFrame or Series with a ``path`` column, e.g. ``bagscope catalog``'s
+    ``recordings.parquet`` filtered)."""
+    if isinstance(recordings, (str, os.PathLike)):
+        recordings = [recordings]
+    elif hasattr(recordings, "columns"):
+        if "path" not in recordings.columns:
+            raise ValueError("a table of recordings needs a 'path' column (as bagscope catalog "
+                             "writes recordings.parquet)")
+        recordings = recordings["path"]
+    paths = [os.path.abspath(os.fspath(p)) for p in list(recordings)]
+    if not paths:
+        raise ValueError("no recording given")
+    return paths
+
+
+def _lerobot_part(path, mapping, part, threads, scripts):
+    """One recording's episodes made into the part directory `part` (a worker's task)."""
+    from bagscope._bagscope import _lerobot_part as make
+
+    return make(path, mapping, part, threads=threads, scripts=scripts)
+
+
+def lerobot(recordings, mapping: _Path, out: _Path, scripts: Sequence[_Path] = (),
+            threads: int = 1) -> dict:
+    """Recordings into a LeRobot dataset at `out` by the mapping file `mapping`
+    (docs/lerobot.md), each recording's episodes made on a worker of the current Dask client
+    (a ``LocalCluster`` or a cluster's scheduler; without one, Dask's local scheduler), with
+    `threads` threads each: the dataset ``bagscope export --format lerobot`` writes of the same
+    recordings, episodes in their order.
+
+    `recordings`: paths, or a catalog's table with a ``path`` column (``bagscope catalog``'s
+    ``recordings.parquet``, read and filtered with pandas or DuckDB). `scripts`: message script
+    files whose virtual topics the mapping may name. The mapping is parsed and checked against
+    every recording here first (no message read), so a mistake raises ``ValueError`` with its
+    line before any work. The workers write into `out` (storage they share with this process);
+    a recording or episode that fails on a worker is left out of the dataset and said in the
+    report: a dict of ``episodes``, ``frames``, ``dropped``, ``filled``, ``left_out``."""
+    import shutil
+
+    import dask
+
+    from bagscope._bagscope import _lerobot_assemble, _lerobot_check
+
+    paths = _recording_paths(recordings)
+    mapping = os.path.abspath(os.fspath(mapping))
+    scripts = [os.path.abspath(os.fspath(s)) for s in scripts]
+    _lerobot_check(paths, mapping, scripts)
+    out = os.path.abspath(os.fspath(out))
+    staging = os.path.join(out, ".bagscope-parts")
+    parts = [os.path.join(staging, f"{k:06d}") for k in range(len(paths))]
+    tasks = [dask.delayed(_lerobot_part, pure=False)(p, mapping, part, threads, scripts)
+             for p, part in zip(paths, parts)]
+    try:
+        dask.compute(*tasks)
+        return _lerobot_assemble(parts, mapping, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -58,3 +58,9 @@ pub fn expect<'py>(
     }
     Ok(rows)
 }
+
+/// Adds the functions to the module.
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(expect, m)?)?;
+    m.add_function(wrap_pyfunction!(_check_rules, m)?)
+}

@@ -18,6 +18,7 @@ mod dropin;
 mod errors;
 mod expect;
 mod geo;
+mod lerobot;
 mod opening;
 mod scripts;
 mod values;
@@ -774,8 +775,8 @@ fn _bagscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dropin::register(m)?;
     m.add_function(wrap_pyfunction!(camera::project_points, m)?)?;
     m.add_function(wrap_pyfunction!(camera::undistort, m)?)?;
-    m.add_function(wrap_pyfunction!(expect::expect, m)?)?;
-    m.add_function(wrap_pyfunction!(expect::_check_rules, m)?)?;
+    expect::register(m)?;
+    lerobot::register(m)?;
     m.add_class::<camera::Camera>()?;
     m.add_class::<Recording>()?;
     m.add_class::<Topic>()?;

@@ -270,9 +270,8 @@ pub(super) fn lua<'py>(
     Ok(d)
 }
 
-/// `Recording.with_scripts`: `bag`'s recording opened again with the virtual topics of the
-/// message script files `files` (made once into bagscope's cache).
-pub(super) fn with_scripts(py: Python<'_>, bag: &Bag, files: &[PathBuf]) -> PyResult<Bag> {
+/// The message scripts of `files` (docs/scripts.md), each read and parsed.
+pub(super) fn message_scripts(files: &[PathBuf]) -> PyResult<Vec<script::message::MessageScript>> {
     let mut scripts = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(f)
@@ -282,6 +281,13 @@ pub(super) fn with_scripts(py: Python<'_>, bag: &Bag, files: &[PathBuf]) -> PyRe
                 .map_err(|m| Error::new_err(format!("{}: {m}", f.display())))?,
         );
     }
+    Ok(scripts)
+}
+
+/// `Recording.with_scripts`: `bag`'s recording opened again with the virtual topics of the
+/// message script files `files` (made once into bagscope's cache).
+pub(super) fn with_scripts(py: Python<'_>, bag: &Bag, files: &[PathBuf]) -> PyResult<Bag> {
+    let scripts = message_scripts(files)?;
     let path = bag.quick_summary().path.clone();
     let opts = bag.options().clone();
     py.detach(|| {

@@ -15,6 +15,9 @@ from rosbags.highlevel import AnyReader
 
 HERE = Path(__file__).resolve().parent
 LEROBOT_PYTHON = os.environ.get("LEROBOT_PYTHON", "/opt/bagscope-peers/lerobot/bin/python")
+# lerobot-doctor (PyPI, 0.2.0: "dataset quality diagnostics for LeRobot v2/v3 datasets"), in an
+# environment of its own (.ci/run makes it).
+LEROBOT_DOCTOR = os.environ.get("LEROBOT_DOCTOR", "/opt/bagscope-peers/doctor/bin/lerobot-doctor")
 FPS = 10
 MAPPING = """\
 fps: 10
@@ -42,6 +45,20 @@ def lerobot():
         pytest.fail(f"LeRobot's environment is missing: {LEROBOT_PYTHON} (see .ci/run: "
                     "python3 -m venv /opt/bagscope-peers/lerobot && its pip install lerobot==0.4.4)")
     return LEROBOT_PYTHON
+
+
+def doctor(root):
+    """`lerobot-doctor check --json ROOT`: its report; the test fails on any FAIL."""
+    if not Path(LEROBOT_DOCTOR).exists():
+        pytest.fail(f"lerobot-doctor is missing: {LEROBOT_DOCTOR} (see .ci/run: python3 -m venv "
+                    "/opt/bagscope-peers/doctor && its pip install lerobot-doctor==0.2.0)")
+    r = subprocess.run([LEROBOT_DOCTOR, "check", "--json", str(root)], capture_output=True,
+                       text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    report = json.loads(r.stdout)
+    fails = [(c["name"], m["message"]) for c in report["checks"] for m in c["messages"]
+             if m["severity"] == "FAIL"]
+    assert report["summary"]["FAIL"] == 0 and not fails, fails
+    return report
 
 
 def load(root, out, picks):
@@ -91,6 +108,14 @@ def synthetic_export(cli, tmp_path, script, frames, task, cameras):
 
 def yaw(q):
     return math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
+
+
+def short_demo(cli, tmp_path):
+    """A second recording: the demo of 12 s."""
+    second = tmp_path / "short.bag"
+    subprocess.run([str(cli), "demo", str(second), "--seconds", "12"], check=True,
+                   capture_output=True)
+    return second
 
 
 @pytest.fixture(scope="module")
@@ -297,9 +322,7 @@ def test_nearest_within_a_tolerance_and_filled(cli, demo, tmp_path):
 def test_several_recordings_are_episodes_in_order(cli, demo, tmp_path):
     """Two recordings: two episodes, the second's indices following the first's, each frame's
     values from its own recording; LeRobot's loader reads both."""
-    second = tmp_path / "short.bag"
-    subprocess.run([str(cli), "demo", str(second), "--seconds", "12"], check=True,
-                   capture_output=True)
+    second = short_demo(cli, tmp_path)
     mapping = tmp_path / "map.yaml"
     mapping.write_text(MAPPING.format(episodes="recording"))
     out = tmp_path / "dataset"
@@ -423,6 +446,67 @@ def test_raw_and_jpeg_cameras_are_encoded_as_av1_and_lerobot_decodes_them(cli, t
     assert np.asarray(stats["max"]).shape == (3, 1, 1)
     hi, lo = np.asarray(stats["max"]).ravel(), np.asarray(stats["min"]).ravel()
     assert hi == pytest.approx([254 / 255, 253 / 255, 96 / 255]) and lo == pytest.approx([0, 0, 40 / 255])
+
+
+def test_depth_cameras_are_grey_over_the_depth_range(cli, tmp_path):
+    """Depth cameras (`RawImage` 16UC1 in mm and 32FC1 in m, the same depths) are encoded as
+    AV1 grey over the mapping's `depth_range` (near black, far white, no return black), said in
+    info.json (`video.is_depth_map`, `video.depth_range_m`); LeRobot's loader decodes pictures
+    at 35 dB PSNR or more against the depths drawn so; lerobot-doctor finds no error."""
+    near, far = 0.5, 4.5
+    rec, out = synthetic_export(cli, tmp_path, "image_cameras.py", 60, "see the depth",
+                                f"depth_range: [{near}, {far}]\n"
+                                "observation.images.depth: /depth\n"
+                                "observation.images.depth32: /depth32")
+    info = json.loads((out / "meta/info.json").read_text())
+    keys = ("observation.images.depth", "observation.images.depth32")
+    for key in keys:
+        video = info["features"][key]["info"]
+        assert (video["video.codec"], video["video.is_depth_map"]) == ("av1", True)
+        assert video["video.depth_range_m"] == [near, far]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("image_cameras", HERE.parents[1] / "tests" / "py" / "image_cameras.py")
+    cams = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cams)
+    picks = [0, 7, 19]
+    got = load(out, tmp_path / "loaded", picks)
+    assert got["frames"] == 20
+    for i in picks:
+        j = round(got["columns"]["timestamp"][i] * 30)
+        grey = np.clip((cams.depth(j) - near) / (far - near), 0, 1) * 255
+        want = np.repeat(np.round(grey)[..., None], 3, axis=-1)
+        for key in keys:
+            theirs = np.load(tmp_path / "loaded" / f"frame_{i}_{key}.npy").astype(float)
+            assert theirs.shape == want.shape
+            psnr = 10 * np.log10(255**2 / np.mean((theirs - want) ** 2))
+            assert psnr >= 35, (key, i, psnr)
+            print(f"{key} frame {i}: PSNR {psnr:.1f} dB")
+            # Back to metres through the range info.json states: within 5 cm on the ramp.
+            metres = near + theirs[20:, :, 0] / 255 * (far - near)
+            assert np.median(np.abs(metres - cams.depth(j)[20:])) < 0.05, (key, i)
+    doctor(out)
+
+
+def test_lerobot_doctor_finds_no_error(cli, demo, tmp_path):
+    """lerobot-doctor's checks over the demo cut into two episodes and over two recordings an
+    episode each, the demo's H.264 camera copied: no FAIL. (It warns that a copied stream's MP4 holds
+    more frames than its episode: the frames from the keyframe before the episode's first, which
+    decoding needs; and of episodes shorter than 100 frames.)"""
+    second = short_demo(cli, tmp_path)
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(MAPPING.format(episodes="[[0, 10], [12, 25]]"))
+    out = tmp_path / "dataset"
+    r = export(cli, demo, mapping, out)
+    assert r.returncode == 0, r.stderr
+    report = doctor(out)
+    assert report["total_episodes"] == 2
+    mapping.write_text(MAPPING.format(episodes="recording"))
+    r = subprocess.run([str(cli), "export", str(demo), str(second), "--format", "lerobot",
+                        "--mapping", str(mapping), "-o", str(tmp_path / "two")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert doctor(tmp_path / "two")["total_episodes"] == 2
 
 
 def test_virtual_topics_of_message_scripts_feed_the_mapping(cli, tmp_path):

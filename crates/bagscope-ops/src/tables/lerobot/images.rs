@@ -1,7 +1,9 @@
 //! A camera that is not video (`sensor_msgs/Image`, `CompressedImage` with JPEG or PNG,
 //! Foxglove's `RawImage` and `CompressedImage`) into the dataset's MP4: the frames picked on
 //! the clock decoded and encoded as AV1 ([`crate::media::video::encode`]), each shown at its
-//! tick. Colour and mono pictures; depth pictures are refused (said, not guessed at).
+//! tick. Colour and mono pictures as they are; depth pictures (`16UC1` in mm, `32FC1` in m,
+//! `compressedDepth` too) as grey over the mapping's `depth_range` (near black, far white, no
+//! return black); `mono16` grey over its whole range.
 
 use std::path::Path;
 
@@ -52,18 +54,22 @@ impl Images {
 
     /// Encodes `picked[k]` (an index into `times`, in order) shown at `shown[k]` into an AV1
     /// MP4 at `path`; `see(k, rgba, width, height)` is handed each picture as it is encoded.
+    /// Depth pictures are drawn over `depth_range` (m); whether they were depth comes back.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn encode(
         &self,
         bag: &Bag,
         (picked, shown): (&[usize], &[u64]),
         fps: u32,
         threads: usize,
+        depth_range: (f64, f64),
         path: &Path,
         see: &mut SeePicture<'_>,
-    ) -> Result<Mp4Written> {
+    ) -> Result<(Mp4Written, bool)> {
         let err = |t: u64, e: String| Error::Invalid(format!("{} at {t} ns: {e}", self.topic));
         let (a, b) = self.range;
         let mut enc: Option<(Av1Encoder, (usize, usize))> = None;
+        let mut depth = false;
         let mut next = 0;
         let last = picked.last().copied().unwrap_or(0);
         for (i, m) in bag
@@ -83,17 +89,10 @@ impl Images {
             let m = m?;
             let (plan, _) = bag.plan(m.conn)?;
             let img = decode_message(&plan, &m.data).map_err(|e| err(m.time_ns, e.to_string()))?;
-            if !matches!(img.pixels, Pixels::Rgba(_) | Pixels::Mono8(_)) {
-                return Err(err(
-                    m.time_ns,
-                    format!(
-                        "a {} picture: depth and other single-channel pictures of more than 8 bits \
-                         are not encoded into a video (colour and mono8 are)",
-                        img.encoding
-                    ),
-                ));
-            }
-            let (w, h, rgba) = img.render(Default::default(), (0.0, 255.0), Orientation::default());
+            let range = grey_range(&img.pixels, &img.encoding, depth_range)
+                .map_err(|e| err(m.time_ns, e))?;
+            depth |= range.1;
+            let (w, h, rgba) = img.render(Default::default(), range.0, Orientation::default());
             let (w, h) = (w as usize, h as usize);
             let rgb: Vec<u8> = rgba
                 .chunks_exact(4)
@@ -146,7 +145,57 @@ impl Images {
                 self.topic
             ))
         })?;
-        write_mp4_av1(&units, &header, size, shown, path)
-            .map_err(|e| Error::Invalid(format!("{}: {e}", self.topic)))
+        let w = write_mp4_av1(&units, &header, size, shown, path)
+            .map_err(|e| Error::Invalid(format!("{}: {e}", self.topic)))?;
+        Ok((w, depth))
+    }
+}
+
+/// The values a single-channel picture's black and white stand for, and whether it is depth:
+/// `16UC1` (mm) and `32FC1` (m) over `depth_range` (m), `mono16` over its whole range, 8-bit
+/// pictures as they are. Signed 16-bit pictures are refused (said, not guessed at).
+fn grey_range(
+    pixels: &Pixels,
+    encoding: &str,
+    (near, far): (f64, f64),
+) -> std::result::Result<((f32, f32), bool), String> {
+    match pixels {
+        Pixels::Rgba(_) | Pixels::Mono8(_) => Ok(((0.0, 255.0), false)),
+        Pixels::U16(_) if encoding.starts_with("mono16") => Ok(((0.0, 65535.0), false)),
+        Pixels::U16(_) => Ok((((near * 1e3) as f32, (far * 1e3) as f32), true)),
+        Pixels::F32(_) => Ok(((near as f32, far as f32), true)),
+        _ => Err(format!(
+            "a {encoding} picture: signed 16-bit pictures and maps are not encoded into a video \
+             (colour, mono8, mono16 and depth are)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_is_grey_over_the_range_in_its_unit() {
+        let r = (0.5, 4.0);
+        assert_eq!(
+            grey_range(&Pixels::U16(vec![]), "16UC1", r),
+            Ok(((500.0, 4000.0), true))
+        );
+        assert_eq!(
+            grey_range(&Pixels::U16(vec![]), "16UC1; compressedDepth png", r),
+            Ok(((500.0, 4000.0), true))
+        );
+        assert_eq!(
+            grey_range(&Pixels::F32(vec![]), "32FC1", r),
+            Ok(((0.5, 4.0), true))
+        );
+        assert_eq!(
+            grey_range(&Pixels::U16(vec![]), "mono16", r),
+            Ok(((0.0, 65535.0), false))
+        );
+        assert!(grey_range(&Pixels::I16(vec![]), "16SC1", r)
+            .unwrap_err()
+            .contains("16SC1"));
     }
 }

@@ -85,9 +85,15 @@ pub struct Mapping {
     pub action: Vec<Component>,
     /// The cameras.
     pub cameras: Vec<Camera>,
+    /// The depth (m) a depth camera's black and white stand for: its pictures (`16UC1` in mm,
+    /// `32FC1` in m) are encoded as grey between them.
+    pub depth_range: (f64, f64),
 }
 
-const KEYS: [&str; 10] = [
+/// A depth camera's range where the mapping gives none (m).
+pub const DEPTH_RANGE: (f64, f64) = (0.0, 10.0);
+
+const KEYS: [&str; 11] = [
     "fps",
     "task",
     "robot_type",
@@ -98,6 +104,7 @@ const KEYS: [&str; 10] = [
     "observation.state",
     "action",
     "names",
+    "depth_range",
 ];
 
 impl Mapping {
@@ -173,6 +180,18 @@ impl Mapping {
             )?
             .unwrap_or(Episodes::Recording),
         };
+        let depth_range = match get("depth_range") {
+            None => DEPTH_RANGE,
+            Some(n) => match n.bounds("depth_range", " in metres")? {
+                (Some(a), Some(b)) if a >= 0.0 && b > a && b.is_finite() => (a, b),
+                _ => {
+                    return Err(LineError::new(
+                        n.line,
+                        "depth_range: [NEAR, FAR] in metres, NEAR 0 or more and FAR above it",
+                    ))
+                }
+            },
+        };
         let names = get("names");
         let state = components(need("observation.state")?, "observation.state", names)?;
         let action = components(need("action")?, "action", names)?;
@@ -203,6 +222,7 @@ impl Mapping {
             state,
             action,
             cameras,
+            depth_range,
         })
     }
 
@@ -415,5 +435,20 @@ mod tests {
         assert_eq!(line("episodes: [0, 2]\n"), 5);
         assert_eq!(line("episodes: []\n"), 5);
         assert_eq!(line("episodes: some\n"), 5);
+    }
+
+    #[test]
+    fn a_depth_range_is_near_and_far_in_metres() {
+        let base = "fps: 10\ntask: t\nobservation.state: [/a.x]\naction: [/b.y]\n";
+        let m = |t: &str| Mapping::parse(&format!("{base}{t}"));
+        assert_eq!(m("").unwrap().depth_range, DEPTH_RANGE);
+        assert_eq!(
+            m("depth_range: [0.3, 4.5]\n").unwrap().depth_range,
+            (0.3, 4.5)
+        );
+        for bad in ["[4, 1]", "[-1, 2]", "[0, ]", "near"] {
+            let e = m(&format!("depth_range: {bad}\n")).unwrap_err();
+            assert_eq!(e.line, 5, "{bad}: {e:?}");
+        }
     }
 }

@@ -32,11 +32,13 @@ use crate::media::video::VideoIndex;
 mod frames;
 mod images;
 mod mapping;
+mod parts;
 mod stats;
 mod write;
 
 pub use frames::{align, nearest_index, ticks, Aligned, Stream};
 pub use mapping::{Align, Camera, Component, Episodes, Mapping, Missing};
+pub use parts::{assemble_parts, check, make_part};
 pub use stats::{aggregate, of_columns, of_rows, Stats, QUANTILES};
 
 /// What an export came to.
@@ -136,6 +138,8 @@ struct VideoFormat {
     size: (usize, usize),
     codec: &'static str,
     pix_fmt: &'static str,
+    /// A depth camera's range (m): grey from near (black) to far (white).
+    depth: Option<(f64, f64)>,
 }
 
 fn pixels(rgba: &[u8], (w, h): (usize, usize), cols: &mut [Vec<f64>; 3]) {
@@ -195,6 +199,13 @@ fn image_stats(cols: &[Vec<f64>; 3], sampled: usize) -> Stats {
     s
 }
 
+/// `e` of the episode of `bag` over `[a, b]`, named by the recording and the range.
+fn named(bag: &Bag, (a, b): (u64, u64), e: Error) -> String {
+    let s = bag.summary();
+    let at = |t: u64| t.saturating_sub(s.start_ns.unwrap_or(0)) as f64 / 1e9;
+    format!("{} [{:.3} s, {:.3} s]: {e}", s.path.display(), at(a), at(b))
+}
+
 /// Makes one episode of `bag` over `[a, b]`: streams aligned, cameras' MP4s written under
 /// `tmp` (named by `tag`).
 fn make(
@@ -205,7 +216,6 @@ fn make(
     tag: &str,
     threads: usize,
 ) -> Result<Made> {
-    let name = format!("{} [{a}, {b}]", bag.summary().path.display());
     let cancel = AtomicBool::new(false);
     let exprs: Vec<_> = m.components().map(|c| c.expr.clone()).collect();
     let series = expr_series(
@@ -240,16 +250,18 @@ fn make(
             Err(_) if crate::media::image::is_camera_type(&datatype) => {
                 Frames::Images(images::Images::list(bag, &cam.topic, (a, b))?)
             }
-            Err(e) => return Err(Error::Invalid(format!("{}: {e}", cam.topic))),
+            // The index's error names the topic.
+            Err(e) => return Err(Error::Invalid(e.to_string())),
         };
         indexes.push(frames);
     }
     let cam_times: Vec<Vec<u64>> = indexes.iter().map(Frames::times).collect();
     // The clock starts at the episode's start, or at the first camera's first frame in it.
     let t0 = match cam_times.first() {
-        Some(c) => *c.iter().find(|&&t| t >= a).ok_or_else(|| {
-            Error::Invalid(format!("{name}: {} has no frame in it", m.cameras[0].topic))
-        })?,
+        Some(c) => *c
+            .iter()
+            .find(|&&t| t >= a)
+            .ok_or_else(|| Error::Invalid(format!("{} has no frame in it", m.cameras[0].topic)))?,
         None => a,
     };
     let clock = ticks(t0, b, m.fps);
@@ -261,7 +273,7 @@ fn make(
     );
     if aligned.times.is_empty() {
         return Err(Error::Invalid(format!(
-            "{name}: no frame has every stream ({} ticks, all dropped)",
+            "no frame has every stream ({} ticks, all dropped)",
             clock.len()
         )));
     }
@@ -280,20 +292,20 @@ fn make(
                         pixels(rgba, (w, h), &mut cols);
                     }
                 };
-                let w = im
-                    .encode(
-                        bag,
-                        (picked, &aligned.times),
-                        m.fps,
-                        threads,
-                        &path,
-                        &mut see,
-                    )
-                    .map_err(|e| Error::Invalid(format!("{name}: {e}")))?;
+                let (w, depth) = im.encode(
+                    bag,
+                    (picked, &aligned.times),
+                    m.fps,
+                    threads,
+                    m.depth_range,
+                    &path,
+                    &mut see,
+                )?;
                 let format = VideoFormat {
                     size: (w.width, w.height),
                     codec: "av1",
                     pix_fmt: "yuv420p",
+                    depth: depth.then_some(m.depth_range),
                 };
                 videos.push((path, w.first_ns, format, image_stats(&cols, sampled.len())));
                 continue;
@@ -307,7 +319,7 @@ fn make(
             .collect();
         if shown_at.len() != picked.len() {
             return Err(Error::Invalid(format!(
-                "{name}: {} has fewer frames than the clock's {} fps: lower fps",
+                "{} has fewer frames than the clock's {} fps: lower fps",
                 ix.topic, m.fps
             )));
         }
@@ -334,7 +346,7 @@ fn make(
             &mut see,
             &path,
         )
-        .map_err(|e| Error::Invalid(format!("{name}: {e}")))?;
+        .map_err(|e| Error::Invalid(e.to_string()))?;
         let st = image_stats(&cols, sampled.len());
         use crate::media::video::Codec;
         let format = VideoFormat {
@@ -345,6 +357,7 @@ fn make(
                 Codec::Av1 => "av1",
             },
             pix_fmt: if depth > 8 { "yuv420p10le" } else { "yuv420p" },
+            depth: None,
         };
         videos.push((path, w.first_ns, format, st));
     }
@@ -359,19 +372,16 @@ fn make(
 /// recording, or why not.
 pub type Open<'a> = dyn Fn(&Path) -> std::result::Result<Bag, String> + 'a;
 
-/// `recordings` into a LeRobot dataset at `out` by `m` (`m_name` names the mapping in errors),
-/// each opened by `open` (`None`: as it is); `progress(done, total)` after each episode.
-pub fn export(
+/// Each recording opened by `open` (`None`: as it is) and `m` checked against it, no message
+/// read: the episodes to make, in order (an index, the recording, its range).
+type Work = Vec<(usize, Arc<Bag>, (u64, u64))>;
+
+fn open_checked(
     recordings: &[PathBuf],
     (m, m_name): (&Mapping, &str),
     open: Option<&Open<'_>>,
-    out: &Path,
-    threads: usize,
-    progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Exported> {
-    // Every recording opened and checked first.
-    let mut work: Vec<(usize, Arc<Bag>, (u64, u64))> = Vec::new();
-    let mut bags = Vec::new();
+) -> Result<Work> {
+    let mut work: Work = Vec::new();
     for p in recordings {
         let bag = Arc::new(match open {
             Some(open) => open(p).map_err(Error::Invalid)?,
@@ -382,8 +392,23 @@ pub fn export(
         for r in episode_ranges(&bag, &m.episodes)? {
             work.push((work.len(), bag.clone(), r));
         }
-        bags.push(bag);
     }
+    Ok(work)
+}
+
+/// `recordings` into a LeRobot dataset at `out` by `m` (`m_name` names the mapping in errors),
+/// each opened by `open` (`None`: as it is); `progress(done, total)` after each episode.
+pub fn export(
+    recordings: &[PathBuf],
+    mapping: (&Mapping, &str),
+    open: Option<&Open<'_>>,
+    out: &Path,
+    threads: usize,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Exported> {
+    let m = mapping.0;
+    // Every recording opened and checked first.
+    let work = open_checked(recordings, mapping, open)?;
     std::fs::create_dir_all(out)?;
     let tmp = out.join(".bagscope-tmp");
     std::fs::create_dir_all(&tmp)?;
@@ -391,9 +416,23 @@ pub fn export(
     let results = crate::tables::in_parallel(
         &work,
         threads,
-        &|(i, bag, r)| make(bag, m, *r, &tmp, &format!("ep{i}"), per).map_err(|e| e.to_string()),
+        &|(i, bag, r)| {
+            make(bag, m, *r, &tmp, &format!("ep{i}"), per).map_err(|e| named(bag, *r, e))
+        },
         progress,
     )?;
+    let written = write_dataset(results, m, out);
+    let _ = std::fs::remove_dir_all(&tmp);
+    written
+}
+
+/// The episodes made (or why not, each left out and said), in order, written as the dataset
+/// at `out`.
+fn write_dataset(
+    results: Vec<std::result::Result<Made, String>>,
+    m: &Mapping,
+    out: &Path,
+) -> Result<Exported> {
     let mut report = Exported::default();
     let mut made = Vec::new();
     for r in results {
@@ -403,15 +442,12 @@ pub fn export(
         }
     }
     if made.is_empty() {
-        let _ = std::fs::remove_dir_all(&tmp);
         return Err(Error::Invalid(format!(
             "no episode could be made: {}",
             report.left_out.join("; ")
         )));
     }
-    let written = assemble(&made, m, out, &mut report);
-    let _ = std::fs::remove_dir_all(&tmp);
-    written?;
+    assemble(&made, m, out, &mut report)?;
     Ok(report)
 }
 
@@ -597,17 +633,23 @@ fn features(m: &Mapping, sizes: &[VideoFormat]) -> Value {
     );
     for (cam, v) in m.cameras.iter().zip(sizes) {
         let (w, h) = v.size;
+        let mut info = json!({
+            "video.height": h, "video.width": w, "video.codec": v.codec,
+            "video.pix_fmt": v.pix_fmt, "video.is_depth_map": v.depth.is_some(),
+            "video.fps": m.fps, "video.channels": 3, "has_audio": false
+        });
+        if let (Some((near, far)), Some(o)) = (v.depth, info.as_object_mut()) {
+            // What grey 0 and 255 stand for, so that a user can turn the pixels back into
+            // metres: near + grey / 255 * (far - near).
+            o.insert("video.depth_range_m".into(), json!([near, far]));
+        }
         f.insert(
             cam.key.clone(),
             json!({
                 "dtype": "video",
                 "shape": [h, w, 3],
                 "names": ["height", "width", "channels"],
-                "info": {
-                    "video.height": h, "video.width": w, "video.codec": v.codec,
-                    "video.pix_fmt": v.pix_fmt, "video.is_depth_map": false,
-                    "video.fps": m.fps, "video.channels": 3, "has_audio": false
-                }
+                "info": info,
             }),
         );
     }
