@@ -402,14 +402,16 @@ def test_a_video_camera_is_copied_and_lerobot_decodes_it(cli, tmp_path, script, 
 
 
 def test_raw_and_jpeg_cameras_are_encoded_as_av1_and_lerobot_decodes_them(cli, tmp_path):
-    """Cameras that are not video (a raw `RawImage` and a JPEG `CompressedImage`, logged by
-    Foxglove's SDK) are encoded as AV1 (rav1e, never a patent-pool codec), each frame on the
+    """Cameras that are not video (a raw `RawImage`, a JPEG and a PNG `CompressedImage`, logged
+    by Foxglove's SDK) are encoded as AV1 (rav1e, never a patent-pool codec), each frame on the
     clock shown at its tick: ffprobe says av1 and the frame count, LeRobot's loader (PyAV)
     decodes pictures at 35 dB PSNR or more against the recorded ones."""
     rec, out = synthetic_export(cli, tmp_path, "image_cameras.py", 60, "watch the square",
-                                "observation.images.raw: /raw\nobservation.images.jpeg: /jpeg")
+                                "observation.images.raw: /raw\nobservation.images.jpeg: /jpeg\n"
+                                "observation.images.png: /png")
+    keys = ("observation.images.raw", "observation.images.jpeg", "observation.images.png")
     info = json.loads((out / "meta/info.json").read_text())
-    for key in ("observation.images.raw", "observation.images.jpeg"):
+    for key in keys:
         video = info["features"][key]["info"]
         assert (video["video.codec"], video["video.pix_fmt"]) == ("av1", "yuv420p")
         assert (video["video.width"], video["video.height"]) == (320, 240)
@@ -421,8 +423,7 @@ def test_raw_and_jpeg_cameras_are_encoded_as_av1_and_lerobot_decodes_them(cli, t
         assert (stream["codec_name"], int(stream["nb_read_frames"])) == ("av1", 20)
     picks = [0, 7, 19]
     got = load(out, tmp_path / "loaded", picks)
-    assert got["frames"] == 20 and sorted(got["cameras"]) == ["observation.images.jpeg",
-                                                               "observation.images.raw"]
+    assert got["frames"] == 20 and sorted(got["cameras"]) == sorted(keys)
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("image_cameras", HERE.parents[1] / "tests" / "py" / "image_cameras.py")
@@ -432,7 +433,7 @@ def test_raw_and_jpeg_cameras_are_encoded_as_av1_and_lerobot_decodes_them(cli, t
         j = round(got["columns"]["timestamp"][i] * 30)
         assert got["columns"]["observation.state"][i] == [float(j), 2.0 * j]
         want = cams.picture(j).astype(int)
-        for key in ("observation.images.raw", "observation.images.jpeg"):
+        for key in keys:
             theirs = np.load(tmp_path / "loaded" / f"frame_{i}_{key}.npy").astype(int)
             assert theirs.shape == want.shape
             diff = np.abs(theirs - want)

@@ -1,6 +1,6 @@
 """Two cameras that are not video, with a state and an action beside them, logged by Foxglove's
 SDK: `/raw` as `foxglove.RawImage` (rgb8) and `/jpeg` as `foxglove.CompressedImage` (OpenCV's
-JPEG, quality 95), both 320×240 at 30 fps, a gradient with a square moving across it (the
+JPEG, quality 95) and `/png` as `foxglove.CompressedImage` (OpenCV's PNG), all 320×240 at 30 fps, a gradient with a square moving across it (the
 picture of frame i is `picture(i)`); two depth cameras of the same size and times, `/depth` as
 `RawImage` 16UC1 (mm) and `/depth32` as 32FC1 (m), both of `depth(i)`; `/state` and `/action`
 are `foxglove.Vector3` at the same times (state x = frame, y = 2·frame; action x = 0.5·frame)
@@ -55,6 +55,10 @@ def main(out, frames):
             assert ok
             foxglove.log("/jpeg", CompressedImage(timestamp=stamp, frame_id="jpeg",
                                                   data=jpeg.tobytes(), format="jpeg"), log_time=t)
+            ok, png = cv2.imencode(".png", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR))
+            assert ok
+            foxglove.log("/png", CompressedImage(timestamp=stamp, frame_id="png",
+                                                 data=png.tobytes(), format="png"), log_time=t)
             d = depth(i)
             foxglove.log("/depth", RawImage(timestamp=stamp, frame_id="depth", width=W, height=H,
                                             encoding="16UC1", step=2 * W,
