@@ -45,9 +45,17 @@ pub fn open(
     files: &[PathBuf],
     opts: &bagscope_reader::OpenOptions,
 ) -> crate::cli::Result<Bag> {
-    let scripts = message_scripts(files)?;
+    open_scripts(path, &message_scripts(files)?, opts)
+}
+
+/// Opens `path` with the virtual topics of `scripts`.
+fn open_scripts(
+    path: &Path,
+    scripts: &[MessageScript],
+    opts: &bagscope_reader::OpenOptions,
+) -> crate::cli::Result<Bag> {
     let cache = bagscope_ops::demo::cache_dir().join("virtual");
-    match message::open_with(path, &scripts, opts, &cache, &AtomicBool::new(false)) {
+    match message::open_with(path, scripts, opts, &cache, &AtomicBool::new(false)) {
         Ok((bag, printed)) => {
             for p in printed {
                 eprintln!("bagscope: script {p}");
@@ -152,7 +160,15 @@ pub fn csv(
         })?),
         None => None,
     };
-    let bag = open(&a.bag, &a.scripts, opts)?;
+    // The recording with the virtual topics of the files' message scripts and the layout's.
+    let mut messages = message_scripts(&a.scripts)?;
+    if let (Some(text), Some(f)) = (&layout_text, &a.layout) {
+        messages.extend(
+            layout::message_scripts(text)
+                .map_err(|m| Error::Invalid(format!("{}: {m}", f.display())))?,
+        );
+    }
+    let bag = open_scripts(&a.bag, &messages, opts)?;
     let mut cols: Vec<(String, Plot)> = Vec::new();
     if let (Some(text), Some(f)) = (&layout_text, &a.layout) {
         let p = layout::read(text, bag.quick_summary())

@@ -166,3 +166,42 @@ fn find_searches_a_series_script_as_its_expression() {
     assert!(a.len() > 10 && a.len() < 356, "{} hits", a.len());
     assert_eq!(a, b);
 }
+
+/// A bagscope layout's `message_scripts` make their virtual topics for `csv --layout`, as the
+/// same script given with `--script` does: the layout's plotted virtual series equals it.
+#[test]
+fn a_layouts_message_scripts_make_their_topics_for_csv() {
+    let rec = common::corpus_dir().join("plotjuggler/tilt_laser.bag");
+    let dir = common::temp_dir("scripts-layout-virtual");
+    let code =
+        "function message(topic, msg, time)\n  return { data = 2 * msg.orientation.w }\nend\n";
+    let s = message_script(&dir, "w2.lua", "/w2", "std_msgs/msg/Float64", code);
+    let layout = dir.join("layout.json");
+    let v = serde_json::json!({
+        "bagscope_layout": 1,
+        "series": ["/w2.data"],
+        "message_scripts": [{"topic": "/w2", "type": "std_msgs/msg/Float64",
+                             "inputs": ["/imu_data"], "code": code}],
+    });
+    std::fs::write(&layout, v.to_string()).unwrap();
+    let by_layout = common::bagscope(&[&"csv", &rec, &"--layout", &layout]);
+    assert_eq!(by_layout.code, Some(0), "{}", by_layout.stderr);
+    let by_file = common::bagscope(&[&"csv", &rec, &"--script", &s, &"/w2.data"]);
+    assert_eq!(by_file.code, Some(0), "{}", by_file.stderr);
+    assert!(by_layout.stdout.lines().count() > 100);
+    assert_eq!(by_layout.stdout, by_file.stdout);
+    // A layout entry that is not a message script: said with its place.
+    let bad = dir.join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"bagscope_layout": 1, "message_scripts": [{"topic": "/w2"}]}"#,
+    )
+    .unwrap();
+    let r = common::bagscope(&[&"csv", &rec, &"--layout", &bad]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("message_scripts[0]: type"),
+        "{}",
+        r.stderr
+    );
+}

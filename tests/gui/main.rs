@@ -22,6 +22,7 @@ mod log_and_find;
 mod map_panel;
 mod map_screen;
 mod menus_and_palette;
+mod message_scripts;
 mod open_and_navigate;
 mod persisted;
 mod plot_and_export;

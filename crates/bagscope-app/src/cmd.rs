@@ -112,6 +112,12 @@ pub enum Cmd {
     /// Apply a series script edited in the Scripts window (replacing the one at the index, or
     /// added) and plot its series.
     ApplyScript(Option<usize>, bagscope_ops::script::SeriesScript),
+    /// Open the recording again with these message scripts (the one edited: the index), its
+    /// panels kept.
+    ApplyMessageScripts(
+        Vec<bagscope_ops::script::message::MessageScript>,
+        Option<usize>,
+    ),
     /// Show or hide the Publish window.
     ShowPublish(bool),
     /// Turn a topic's Publish toggle on or off.
@@ -316,6 +322,7 @@ impl App {
                     self.cmds.push(Cmd::Open(path));
                 }
             }
+            Cmd::ApplyMessageScripts(all, at) => self.apply_message_scripts(all, at),
             Cmd::ApplyScript(at, script) => {
                 if let Some(d) = &mut self.doc {
                     super::scripts::apply(d, at, script, &self.ctx);

@@ -247,7 +247,10 @@ impl Doc {
             log: Default::default(),
             find: Default::default(),
             tf: Default::default(),
-            scripts: Default::default(),
+            scripts: super::scripts::ScriptsState {
+                messages: context.scripts.messages.clone(),
+                ..Default::default()
+            },
             scene: scene::SceneState::with_pool(context.scene_pool.clone()),
             map: Default::default(),
             publish: Default::default(),

@@ -49,6 +49,7 @@ pub struct Windows {
     pub find: bool,
     pub diagnostics: bool,
     pub compare: bool,
+    pub scripts: bool,
 }
 
 /// A layout file.
@@ -77,6 +78,9 @@ pub struct LayoutFile {
     /// TypeScript user scripts): `{name, language, text}`, written back as they came.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scripts_not_run: Vec<NotRun>,
+    /// Message scripts: the virtual topics the recording is opened with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub message_scripts: Vec<bagscope_ops::script::message::MessageScript>,
     /// Fields this bagscope does not know (a newer one's), written back as they came.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -94,6 +98,7 @@ impl Default for LayoutFile {
             state_rows: Vec::new(),
             scripts: Vec::new(),
             scripts_not_run: Vec::new(),
+            message_scripts: Vec::new(),
             extra: Map::new(),
         }
     }
@@ -160,10 +165,12 @@ pub fn capture(d: &Doc) -> LayoutFile {
             find: d.find.open,
             diagnostics: d.diag.open,
             compare: d.compare.open,
+            scripts: d.scripts.open,
         },
         state_rows: d.states.rows.iter().map(|r| r.path.clone()).collect(),
         scripts: d.plots.scripts.clone(),
         scripts_not_run: kept.scripts_not_run.clone(),
+        message_scripts: d.scripts.messages.clone(),
         extra: kept.extra.clone(),
     }
 }
@@ -221,6 +228,9 @@ pub fn apply(d: &mut Doc, f: &LayoutFile) -> Applied {
     d.find.open = f.windows.find;
     d.diag.open = f.windows.diagnostics && d.rec.has_diagnostics;
     d.compare.open = f.windows.compare && d.rec.parts.len() > 1;
+    d.scripts.open |= f.windows.scripts;
+    // A layout of virtual topics and no series script: the window on its message scripts.
+    d.scripts.messages_tab |= f.scripts.is_empty() && !f.message_scripts.is_empty();
     for n in &f.scripts_not_run {
         missing.push(format!("{} ({}): kept, not run", n.name, n.language));
     }

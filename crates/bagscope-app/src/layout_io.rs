@@ -105,6 +105,19 @@ impl App {
                 return;
             }
         };
+        // A layout's message scripts: the recording opened again with them first (on the
+        // loader's worker), the layout again once it is (the scripts then equal: no loop).
+        if !f.message_scripts.is_empty() && f.message_scripts != d.scripts.messages {
+            if let Some(parts) = Self::reopen_alone(d) {
+                self.context.scripts.messages = f.message_scripts.clone();
+                self.pending_layout = Some((p.to_path_buf(), text.to_string()));
+                self.cmds.push(Cmd::OpenMany(parts));
+                return;
+            }
+            d.layout_notes.push(
+                "message scripts: virtual topics are made of one recording, not of several".into(),
+            );
+        }
         d.plots.series.clear();
         let applied = layout_file::apply(d, &f);
         d.layout_notes.extend(notes);
@@ -122,5 +135,39 @@ impl App {
         } else {
             self.pending_series = applied.series;
         }
+    }
+
+    /// The recording of `d` to open again, where it is one recording (message scripts make
+    /// virtual topics of one alone).
+    fn reopen_alone(d: &crate::Doc) -> Option<Vec<bagscope_reader::bag::merge::Part>> {
+        match &d.rec.parts[..] {
+            [p] if p.offset_ns == 0 => Some(d.rec.parts.clone()),
+            [] => Some(bagscope_reader::bag::merge::parts_of(std::slice::from_ref(
+                &d.rec.path,
+            ))),
+            _ => None,
+        }
+    }
+
+    /// Opens the recording again with the message scripts `all` (the Scripts window's Apply),
+    /// showing what it shows now; the window open on the script edited (`at`).
+    pub(super) fn apply_message_scripts(
+        &mut self,
+        all: Vec<bagscope_ops::script::message::MessageScript>,
+        at: Option<usize>,
+    ) {
+        let Some(d) = &mut self.doc else { return };
+        let Some(parts) = Self::reopen_alone(d) else {
+            d.scripts.message_apply_error =
+                Some("message scripts make virtual topics of one recording, not of several".into());
+            return;
+        };
+        let mut f = layout_file::capture(d);
+        f.message_scripts = all.clone();
+        f.windows.scripts = true;
+        self.context.scripts.messages = all;
+        self.scripts_after_load = Some(at.or(Some(f.message_scripts.len().saturating_sub(1))));
+        self.pending_layout = Some((PathBuf::from("(message scripts)"), f.to_json()));
+        self.cmds.push(Cmd::OpenMany(parts));
     }
 }

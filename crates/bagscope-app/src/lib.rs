@@ -22,6 +22,7 @@ pub mod live;
 pub mod loader;
 pub mod log;
 pub mod map;
+pub mod message_scripts;
 pub mod palette;
 pub mod persist;
 pub mod plot;
@@ -86,6 +87,9 @@ pub struct App {
     pending_series: Vec<String>,
     /// A layout file read, to apply to the recording being opened (its path and text).
     pending_layout: Option<(PathBuf, String)>,
+    /// The Scripts window to show on its message scripts once the recording is open again
+    /// (their Apply): the one edited.
+    scripts_after_load: Option<Option<usize>>,
     /// A rules file to check the recording being opened against, once it is.
     pending_expect: Option<PathBuf>,
     /// Layout dialogs, reads and writes under way.
@@ -165,6 +169,7 @@ impl App {
             layouts,
             pending_series: Vec::new(),
             pending_layout: None,
+            scripts_after_load: None,
             pending_expect: None,
             layout_io: Vec::new(),
             doc: None,
@@ -320,6 +325,7 @@ impl App {
                         canonical,
                         demo,
                         notes,
+                        script_errors,
                     } => {
                         self.bookmarks = self.all_bookmarks();
                         self.layouts = self.all_layouts();
@@ -335,6 +341,11 @@ impl App {
                             .cloned()
                             .unwrap_or_default();
                         doc.rec.canonical = canonical.clone();
+                        message_scripts::opened(
+                            &mut doc,
+                            script_errors,
+                            self.scripts_after_load.take(),
+                        );
                         bookmarks_io::take(&mut doc, notes, &mut self.error);
                         // A recording with the same topics as one seen before gets its layout;
                         // the demo shows its cameras from the first frame.

@@ -33,6 +33,8 @@ pub enum LoadEvent {
         /// The bookmarks kept in it (MCAP metadata records, its sidecar), and why a sidecar
         /// did not read.
         notes: (Vec<bagscope_ops::bookmarks::Bookmark>, Option<String>),
+        /// Why the message scripts made no virtual topics (it opened without them).
+        script_errors: Vec<bagscope_ops::script::ScriptError>,
     },
     /// Known before the recording's rows are read (a rosbag2 SQLite recording opened from its
     /// metadata.yaml): what the app shows while they are read.
@@ -185,13 +187,21 @@ fn load(
     }
     // A recording opened alone gets the message scripts' virtual topics (made on this worker,
     // once: they are kept in the cache).
+    // Scripts that are wrong, or fail as they run: said, and the recording opened without them.
+    let mut script_errors = Vec::new();
     let opened = match (&parts[..], scripts.is_empty()) {
         ([p], false) if p.offset_ns == 0 => {
+            use bagscope_ops::script::message::{open_with, OpenError};
             let cache = bagscope_ops::demo::cache_dir().join("virtual");
             let cancel = std::sync::atomic::AtomicBool::new(false);
-            bagscope_ops::script::message::open_with(&p.path, scripts, opts, &cache, &cancel)
-                .map(|(b, _)| b)
-                .map_err(|e| e.to_string())
+            match open_with(&p.path, scripts, opts, &cache, &cancel) {
+                Ok((b, _)) => Ok(b),
+                Err(OpenError::Scripts(errors)) => {
+                    script_errors = errors;
+                    Bag::open_with(&p.path, opts).map_err(|e| e.to_string())
+                }
+                Err(e) => Err(e.to_string()),
+            }
         }
         _ => Bag::open_many(&parts, opts).map_err(|e| e.to_string()),
     };
@@ -221,6 +231,7 @@ fn load(
         canonical,
         demo,
         notes,
+        script_errors,
     };
     if !h.send(opened) {
         return;

@@ -14,6 +14,16 @@ use bagscope_ops::script::{self, Dialect, Part, ScriptError, SeriesScript};
 pub struct ScriptsState {
     /// Shown.
     pub open: bool,
+    /// Message scripts shown, not series scripts.
+    pub messages_tab: bool,
+    /// The message scripts the recording was opened with (asked for: what a layout keeps).
+    pub messages: Vec<bagscope_ops::script::message::MessageScript>,
+    /// Why they did not make their virtual topics (the recording then opened without them).
+    pub message_errors: Vec<ScriptError>,
+    /// The message script being edited.
+    pub message: super::message_scripts::Editing,
+    /// Why the last Apply of a message script was refused before the loader had it.
+    pub message_apply_error: Option<String>,
     /// The script being edited: an index into the plots' scripts, or a new one.
     pub selected: Option<usize>,
     /// The text being edited.
@@ -131,7 +141,7 @@ pub fn apply(d: &mut Doc, at: Option<usize>, s: SeriesScript, ctx: &egui::Contex
 const MARGIN: egui::Margin = egui::Margin::symmetric(4, 2);
 
 /// A code editor with line numbers; the line `bad` (from 1) numbered in red.
-fn editor(ui: &mut egui::Ui, id: &str, text: &mut String, bad: Option<u32>) {
+pub(crate) fn editor(ui: &mut egui::Ui, id: &str, text: &mut String, bad: Option<u32>) {
     ui.horizontal_top(|ui| {
         let lines = text.split('\n').count().max(1);
         // The editor's own font and line height, its text below its margin.
@@ -175,6 +185,19 @@ pub fn show(ctx: &egui::Context, d: &mut Doc, cmds: &mut Vec<Cmd>) {
         .open(&mut open)
         .default_size([720.0, 520.0])
         .show(ctx, |ui| {
+            ui.horizontal(|ui| {
+                ui.selectable_value(&mut d.scripts.messages_tab, false, "Series scripts");
+                ui.selectable_value(
+                    &mut d.scripts.messages_tab,
+                    true,
+                    "Message scripts (virtual topics)",
+                );
+            });
+            ui.separator();
+            if d.scripts.messages_tab {
+                super::message_scripts::show(ui, d, cmds);
+                return;
+            }
             // Opened with scripts and none chosen: the first.
             if d.scripts.selected.is_none() && d.scripts.draft == Draft::default() {
                 if let Some(first) = d.plots.scripts.first() {

@@ -176,3 +176,42 @@ pub fn lichtblick_scripts(layout: &Value) -> Vec<NotRun> {
         })
         .collect()
 }
+
+/// The message scripts of a bagscope layout (its `message_scripts`: `{topic, type, inputs,
+/// code}`): the virtual topics its recording is opened with. Other layouts have none.
+pub fn message_scripts(text: &str) -> Result<Vec<super::message::MessageScript>, String> {
+    let t = text.trim_start();
+    if t.starts_with('<') {
+        return Ok(Vec::new());
+    }
+    let v: Value = serde_json::from_str(t).map_err(|e| format!("not a layout: {e}"))?;
+    let mut out = Vec::new();
+    for (k, s) in v
+        .get("message_scripts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let text = |key: &str| -> Result<String, String> {
+            s.get(key)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| format!("message_scripts[{k}]: {key}: a string"))
+        };
+        let (topic, output_type) = (text("topic")?, text("type")?);
+        let inputs = s
+            .get("inputs")
+            .and_then(Value::as_array)
+            .map(|v| v.iter().map(|x| x.as_str().map(str::to_string)).collect())
+            .unwrap_or(None)
+            .ok_or_else(|| format!("message_scripts[{k}]: inputs: a list of topics"))?;
+        out.push(super::message::MessageScript {
+            topic,
+            output_type,
+            inputs,
+            code: text("code")?,
+        });
+    }
+    Ok(out)
+}
