@@ -64,6 +64,16 @@ pub fn script(path: &Path, csv: &Path, runs: usize) -> crate::cli::Result<serde_
         run(&script, &samples, &[], Limits::default(), &cancel)
             .map_err(|e| crate::cli::Error::Invalid(e.to_string()))
     })?;
+    // The same snippet with the budget's count hook kept (a comment naming a loop keeps it:
+    // the code is the same), as every script ran before loop-free ones went without it.
+    let hooked = SeriesScript {
+        global: format!("{GLOBAL}\n-- for comparison: the hook kept"),
+        ..script.clone()
+    };
+    let (hooked_s, _) = super::bench::best(runs, || {
+        run(&hooked, &samples, &[], Limits::default(), &cancel)
+            .map_err(|e| crate::cli::Error::Invalid(e.to_string()))
+    })?;
     let m = Modifier {
         name: "derivative".into(),
         args: Vec::new(),
@@ -74,6 +84,7 @@ pub fn script(path: &Path, csv: &Path, runs: usize) -> crate::cli::Result<serde_
     Ok(json!({
         "samples": samples.len(),
         "script_seconds": script_s,
+        "script_hooked_seconds": hooked_s,
         "script_points": out,
         "expression_seconds": expr_s,
         "expression_points": points.len(),
