@@ -32,12 +32,16 @@ def main():
         lua_n, lua_s = int(lua[0]), float(lua[1])
     assert lua_n == b["samples"], (lua_n, b["samples"])
     print(f"samples: {b['samples']:,}")
-    print(f"bagscope Lua script   {b['script_seconds']:.3f} s  ({b['samples'] / b['script_seconds'] / 1e6:.1f} M samples/s)")
-    print(f"  with the count hook {b['script_hooked_seconds']:.3f} s  (the same snippet, the budget's hook kept)")
+    assert b["compiled_equals_lua"], "the compiled run differs from Lua's"
+    print(f"bagscope script       {b['script_seconds']:.3f} s  ({b['samples'] / b['script_seconds'] / 1e6:.1f} M samples/s, "
+          f"{'compiled' if b['script_compiled'] else 'in Lua'})")
+    print(f"  in Lua (mlua)       {b['script_lua_seconds']:.3f} s  (the same snippet in the vendored Lua 5.4, no hook)")
+    print(f"  with the count hook {b['script_hooked_seconds']:.3f} s  (in Lua, the budget's hook kept)")
     print(f"Debian lua5.4 loop    {lua_s:.3f} s  ({lua_n / lua_s / 1e6:.1f} M samples/s)")
     print(f"bagscope expression   {b['expression_seconds']:.3f} s  (.@derivative)")
     print(f"script / lua5.4: {b['script_seconds'] / lua_s:.2f}x (with the hook {b['script_hooked_seconds'] / lua_s:.2f}x)   "
-          f"script / expression: {b['script_seconds'] / b['expression_seconds']:.1f}x")
+          f"script / expression: {b['script_seconds'] / b['expression_seconds']:.1f}x   "
+          f"in Lua / lua5.4: {b['script_lua_seconds'] / lua_s:.2f}x")
 
 
 if __name__ == "__main__":

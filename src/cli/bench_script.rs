@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 
 use serde_json::json;
 
-use bagscope_ops::script::series::{run, Dialect, SeriesScript};
+use bagscope_ops::script::series::{compiled, run, run_in_lua, Dialect, SeriesScript};
 use bagscope_ops::script::Limits;
 use bagscope_reader::expr::{apply, Expr, Modifier};
 use bagscope_reader::series::{expr_series, Env};
@@ -64,6 +64,12 @@ pub fn script(path: &Path, csv: &Path, runs: usize) -> crate::cli::Result<serde_
         run(&script, &samples, &[], Limits::default(), &cancel)
             .map_err(|e| crate::cli::Error::Invalid(e.to_string()))
     })?;
+    // The same snippet in Lua (mlua), as it ran before numeric snippets were compiled.
+    let (lua_s, in_lua) = super::bench::best(runs, || {
+        run_in_lua(&script, &samples, &[], Limits::default(), &cancel)
+            .map_err(|e| crate::cli::Error::Invalid(e.to_string()))
+    })?;
+    let same = bits(&made) == bits(&in_lua);
     // The same snippet with the budget's count hook kept (a comment naming a loop keeps it:
     // the code is the same), as every script ran before loop-free ones went without it.
     let hooked = SeriesScript {
@@ -71,7 +77,7 @@ pub fn script(path: &Path, csv: &Path, runs: usize) -> crate::cli::Result<serde_
         ..script.clone()
     };
     let (hooked_s, _) = super::bench::best(runs, || {
-        run(&hooked, &samples, &[], Limits::default(), &cancel)
+        run_in_lua(&hooked, &samples, &[], Limits::default(), &cancel)
             .map_err(|e| crate::cli::Error::Invalid(e.to_string()))
     })?;
     let m = Modifier {
@@ -84,9 +90,20 @@ pub fn script(path: &Path, csv: &Path, runs: usize) -> crate::cli::Result<serde_
     Ok(json!({
         "samples": samples.len(),
         "script_seconds": script_s,
+        "script_compiled": compiled(&script, 0),
+        "script_lua_seconds": lua_s,
+        "compiled_equals_lua": same,
         "script_hooked_seconds": hooked_s,
         "script_points": out,
         "expression_seconds": expr_s,
         "expression_points": points.len(),
     }))
+}
+
+/// A run's series as bits (NaN equal to NaN).
+fn bits(m: &bagscope_ops::script::series::Made) -> Vec<Vec<(u64, u64)>> {
+    m.series
+        .iter()
+        .map(|(_, s)| s.iter().map(|&(t, v)| (t, v.to_bits())).collect())
+        .collect()
 }

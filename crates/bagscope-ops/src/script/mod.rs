@@ -9,6 +9,8 @@
 //! - [`sandbox`]: the Lua state a script runs in (safe libraries, an instruction budget per call,
 //!   a memory limit);
 //! - [`series`]: one series script run over series in memory;
+//! - `numeric`: series scripts written in Lua's numbers-only subset, compiled and run without a
+//!   Lua state (as Lua would run them, value for value);
 //! - [`plotjuggler`]: PlotJuggler's `<customMathEquations>` and snippet files read, their series
 //!   names resolved against a recording;
 //! - [`mod@file`]: bagscope's script files and inline snippets (`NAME(SOURCE, …) = BODY`);
@@ -21,6 +23,7 @@ pub mod eval;
 pub mod file;
 pub mod layout;
 pub mod message;
+mod numeric;
 pub mod plotjuggler;
 pub mod sandbox;
 pub mod series;

@@ -201,7 +201,7 @@ pub fn align_nearest(times: &[u64], source: &[(u64, f64)]) -> Vec<f64> {
 /// The index of `xs`' sample nearest `x`, as PlotJuggler's `getIndexFromX` finds it: the first
 /// at or after `x`, or the one before it when that is strictly nearer; the last when all are
 /// before. `from` is where the search may start (the answer for an earlier `x`).
-fn nearest(xs: &[f64], x: f64, from: &mut usize) -> Option<usize> {
+pub(crate) fn nearest(xs: &[f64], x: f64, from: &mut usize) -> Option<usize> {
     if xs.is_empty() {
         return None;
     }
@@ -221,7 +221,32 @@ fn nearest(xs: &[f64], x: f64, from: &mut usize) -> Option<usize> {
 
 /// Runs `script` over `main` (its main series) and `extra` (its additional sources, in order),
 /// within `limits`; `cancel` stops it (what was made so far is dropped).
+///
+/// A script written in the numeric subset of Lua ([`super::numeric`]) runs compiled, without a
+/// Lua state; any other, or one that would raise an error, runs in Lua.
 pub fn run(
+    script: &SeriesScript,
+    main: &[(u64, f64)],
+    extra: &[&[(u64, f64)]],
+    limits: Limits,
+    cancel: &AtomicBool,
+) -> Result<Made, ScriptError> {
+    if let Some(p) = super::numeric::Program::compile(script, extra.len()) {
+        if let Some(made) = p.run(script, main, extra, cancel) {
+            return Ok(made);
+        }
+    }
+    run_in_lua(script, main, extra, limits, cancel)
+}
+
+/// Whether `script` (with `extra` additional sources) runs compiled rather than in Lua (as
+/// long as it raises no error).
+pub fn compiled(script: &SeriesScript, extra: usize) -> bool {
+    super::numeric::Program::compile(script, extra).is_some()
+}
+
+/// [`run`] in Lua always (the compiled subset left out): what the compiled run is held against.
+pub fn run_in_lua(
     script: &SeriesScript,
     main: &[(u64, f64)],
     extra: &[&[(u64, f64)]],
@@ -374,7 +399,7 @@ fn number(v: &Value) -> Option<f64> {
 }
 
 /// Seconds as ns, or what is wrong with them.
-fn ns_of(t: f64) -> Result<u64, String> {
+pub(crate) fn ns_of(t: f64) -> Result<u64, String> {
     if (0.0..1.8e10).contains(&t) {
         Ok((t * 1e9).round() as u64)
     } else {
