@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A series script over 5 M samples (every PointStamped `.point.x`, Float64 `.data` and the
-IMU's `.linear_acceleration.x` of many_small_lz4.bag, held in memory): bagscope's Lua (mlua, Lua 5.4
-vendored) against Debian's lua5.4 running the same snippet over the same values already in
+IMU's `.linear_acceleration.x` of many_small_lz4.bag, held in memory): bagscope's script
+(compiled when numbers-only, as this one is; and in its vendored Lua 5.4, through mlua) against
+Debian's lua5.4 running the same snippet over the same values already in
 memory, and against the same computation as a bagscope expression modifier (`.@derivative`),
 in one run. The snippet is PlotJuggler's backward-difference derivative.
 

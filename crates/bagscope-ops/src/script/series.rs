@@ -222,8 +222,8 @@ pub(crate) fn nearest(xs: &[f64], x: f64, from: &mut usize) -> Option<usize> {
 /// Runs `script` over `main` (its main series) and `extra` (its additional sources, in order),
 /// within `limits`; `cancel` stops it (what was made so far is dropped).
 ///
-/// A script written in the numeric subset of Lua ([`super::numeric`]) runs compiled, without a
-/// Lua state; any other, or one that would raise an error, runs in Lua.
+/// A script written in the numbers-only subset of Lua (see `script::numeric`) runs compiled,
+/// without a Lua state; any other, or one that would raise an error, runs in Lua.
 pub fn run(
     script: &SeriesScript,
     main: &[(u64, f64)],
