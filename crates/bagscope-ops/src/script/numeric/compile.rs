@@ -1,287 +1,360 @@
-//! A parsed snippet made into closures: each expression and statement a closure over its
-//! parts, locals and globals in flat slots, so a call runs no parser, no table lookup and no
-//! Lua stack.
+//! A parsed snippet made into instructions for a small register machine: locals, globals,
+//! constants and temporaries in one flat file of registers, each operation one instruction
+//! that reads its operands where they are (`dx = time - prevX` is one `Sub`), run by one loop.
+//! A call runs no parser, no table lookup, no Lua stack and no call for each step.
 
-use super::num::{self, Bail, Val, R, V};
+use super::num::{self, Bail, MathFn, Val, R, V};
 use super::parse::{Bin, Expr, Place, Stmt, Un};
 
-/// Where a running snippet keeps its values.
-pub struct Env {
-    pub globals: Vec<Val>,
-    pub locals: Vec<Val>,
-    /// The first two values of the last `return`.
-    pub ret: (Val, Val),
+/// A register.
+type Reg = u32;
+
+/// One instruction: the destination register first.
+#[derive(Debug, Clone, Copy)]
+pub enum Ins {
+    Add(Reg, Reg, Reg),
+    Sub(Reg, Reg, Reg),
+    Mul(Reg, Reg, Reg),
+    Div(Reg, Reg, Reg),
+    IDiv(Reg, Reg, Reg),
+    Mod(Reg, Reg, Reg),
+    Pow(Reg, Reg, Reg),
+    BAnd(Reg, Reg, Reg),
+    BOr(Reg, Reg, Reg),
+    BXor(Reg, Reg, Reg),
+    Shl(Reg, Reg, Reg),
+    Shr(Reg, Reg, Reg),
+    Eq(Reg, Reg, Reg),
+    Ne(Reg, Reg, Reg),
+    Lt(Reg, Reg, Reg),
+    Le(Reg, Reg, Reg),
+    Neg(Reg, Reg),
+    BNot(Reg, Reg),
+    Not(Reg, Reg),
+    Move(Reg, Reg),
+    /// `math.f(a)`.
+    Math1(MathFn, Reg, Reg),
+    /// `math.f(...)` of `n` arguments in the registers from `a`.
+    Math(MathFn, Reg, Reg, u32),
+    /// To the instruction when the register is false or nil.
+    JumpIfNot(Reg, u32),
+    JumpIf(Reg, u32),
+    Jump(u32),
+    /// Returns the two registers' values (the first two returned).
+    Return(Reg, Reg),
 }
 
-/// An expression: its value (or an error, `Val::get` says).
-pub type Ex = Box<dyn Fn(&mut Env) -> Val>;
-/// A statement: whether it went on, returned or raised an error.
-pub type St = Box<dyn Fn(&mut Env) -> Flow>;
+/// A chunk's instructions.
+pub type Code = Vec<Ins>;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
-    Next,
-    Returned,
-    Bail,
-}
-
-impl Flow {
-    /// Whether it returned, or [`Bail`].
-    #[inline(always)]
-    pub fn get(self) -> R<bool> {
-        match self {
-            Flow::Next => Ok(false),
-            Flow::Returned => Ok(true),
-            Flow::Bail => Err(Bail),
+/// Runs `code` over `r`: the first two values it returns (nil when it returns none), or
+/// [`Bail`] where Lua would raise an error.
+pub fn run(code: &[Ins], r: &mut [Val]) -> R<(Val, Val)> {
+    macro_rules! bin {
+        ($d:expr, $a:expr, $b:expr, $f:expr) => {{
+            let v = $f(r[$a as usize].v(), r[$b as usize].v())?;
+            r[$d as usize] = Val::of(v);
+        }};
+    }
+    let mut pc = 0;
+    while let Some(&ins) = code.get(pc) {
+        pc += 1;
+        match ins {
+            Ins::Add(d, a, b) => bin!(d, a, b, num::add),
+            Ins::Sub(d, a, b) => bin!(d, a, b, num::sub),
+            Ins::Mul(d, a, b) => bin!(d, a, b, num::mul),
+            Ins::Div(d, a, b) => bin!(d, a, b, num::div),
+            Ins::IDiv(d, a, b) => bin!(d, a, b, num::idiv),
+            Ins::Mod(d, a, b) => bin!(d, a, b, num::modulo),
+            Ins::Pow(d, a, b) => bin!(d, a, b, num::pow),
+            Ins::BAnd(d, a, b) => bin!(d, a, b, num::band),
+            Ins::BOr(d, a, b) => bin!(d, a, b, num::bor),
+            Ins::BXor(d, a, b) => bin!(d, a, b, num::bxor),
+            Ins::Shl(d, a, b) => bin!(d, a, b, num::shl),
+            Ins::Shr(d, a, b) => bin!(d, a, b, num::shr),
+            Ins::Eq(d, a, b) => bin!(d, a, b, |x, y| R::Ok(V::Bool(num::eq(x, y)))),
+            Ins::Ne(d, a, b) => bin!(d, a, b, |x, y| R::Ok(V::Bool(!num::eq(x, y)))),
+            Ins::Lt(d, a, b) => bin!(d, a, b, num::lt),
+            Ins::Le(d, a, b) => bin!(d, a, b, num::le),
+            Ins::Neg(d, a) => r[d as usize] = Val::of(num::neg(r[a as usize].v())?),
+            Ins::BNot(d, a) => r[d as usize] = Val::of(num::bnot(r[a as usize].v())?),
+            Ins::Not(d, a) => r[d as usize] = Val::of(V::Bool(!r[a as usize].v().truthy())),
+            Ins::Move(d, a) => r[d as usize] = r[a as usize],
+            Ins::Math1(f, d, a) => r[d as usize] = Val::of(num::call(f, &[r[a as usize].v()])?),
+            Ins::Math(f, d, a, n) => {
+                let mut args = [V::Nil; MAX_ARGS];
+                let n = n as usize;
+                for (k, arg) in args.iter_mut().take(n).enumerate() {
+                    *arg = r[a as usize + k].v();
+                }
+                r[d as usize] = Val::of(num::call(f, &args[..n])?);
+            }
+            Ins::JumpIfNot(c, to) => {
+                if !r[c as usize].v().truthy() {
+                    pc = to as usize;
+                }
+            }
+            Ins::JumpIf(c, to) => {
+                if r[c as usize].v().truthy() {
+                    pc = to as usize;
+                }
+            }
+            Ins::Jump(to) => pc = to as usize,
+            Ins::Return(a, b) => return Ok((r[a as usize], r[b as usize])),
         }
     }
+    Ok((Val::NIL, Val::NIL))
 }
 
-/// An expression's closure from one written with `?`.
-fn ex(f: impl Fn(&mut Env) -> R<V> + 'static) -> Ex {
-    Box::new(move |e| Val::from(f(e)))
+/// The most arguments a `math` call here takes (more: left to Lua).
+const MAX_ARGS: usize = 8;
+
+/// Makes the instructions of the chunks of one snippet, and the registers they share.
+pub struct Gen {
+    /// Every register's value before the snippet runs (constants set, the rest nil).
+    pub init: Vec<Val>,
+    /// Where the chunk being made has its locals.
+    base: Reg,
+    /// A register that stays nil.
+    nil: Reg,
+    code: Code,
 }
 
-/// A statement's closure from one written with `?`.
-fn st(f: impl Fn(&mut Env) -> R<bool> + 'static) -> St {
-    Box::new(move |e| match f(e) {
-        Ok(false) => Flow::Next,
-        Ok(true) => Flow::Returned,
-        Err(Bail) => Flow::Bail,
-    })
-}
-
-/// An operand read where it is, with no call: a local, a global or a constant.
-#[derive(Clone, Copy)]
-enum Leaf {
-    Local(usize),
-    Global(usize),
-    Const(V),
-}
-
-impl Leaf {
-    fn of(x: &Expr) -> Option<Leaf> {
-        Some(match *x {
-            Expr::Local(s) => Leaf::Local(s),
-            Expr::Global(s) => Leaf::Global(s),
-            Expr::Const(v) | Expr::Field(v) => Leaf::Const(v),
-            _ => return None,
-        })
-    }
-
-    #[inline(always)]
-    fn get(self, e: &Env) -> V {
-        match self {
-            Leaf::Local(s) => e.locals[s].v(),
-            Leaf::Global(s) => e.globals[s].v(),
-            Leaf::Const(v) => v,
+impl Gen {
+    /// Registers for `globals` globals first.
+    pub fn new(globals: usize) -> Gen {
+        let mut init = vec![Val::NIL; globals];
+        init.push(Val::NIL);
+        Gen {
+            nil: (init.len() - 1) as Reg,
+            init,
+            base: 0,
+            code: Vec::new(),
         }
     }
-}
 
-/// An operand: a leaf, or an expression's closure.
-enum Operand {
-    Leaf(Leaf),
-    Ex(Ex),
-}
-
-fn operand(x: &Expr) -> Option<Operand> {
-    Some(match Leaf::of(x) {
-        Some(l) => Operand::Leaf(l),
-        None => Operand::Ex(expr(x)?),
-    })
-}
-
-/// What a binary operation's closure does with its value: an expression gives it back, a
-/// statement stores or returns it. Made with the operation inlined in one closure (each
-/// operator its own closure type, leaves read in place), so an assignment such as
-/// `dx = time - prevX` is one call, not three.
-trait Sink: Copy + 'static {
-    type Out;
-    fn done(self, f: impl Fn(&mut Env) -> R<V> + 'static) -> Self::Out;
-}
-
-/// The value given back.
-#[derive(Clone, Copy)]
-struct Value;
-
-impl Sink for Value {
-    type Out = Ex;
-    fn done(self, f: impl Fn(&mut Env) -> R<V> + 'static) -> Ex {
-        ex(f)
-    }
-}
-
-/// The value stored.
-#[derive(Clone, Copy)]
-struct Store(Place);
-
-impl Sink for Store {
-    type Out = St;
-    fn done(self, f: impl Fn(&mut Env) -> R<V> + 'static) -> St {
-        let p = self.0;
-        st(move |e| {
-            let v = f(e)?;
-            store(e, p, v);
-            Ok(false)
-        })
-    }
-}
-
-/// The value returned (alone).
-#[derive(Clone, Copy)]
-struct Return;
-
-impl Sink for Return {
-    type Out = St;
-    fn done(self, f: impl Fn(&mut Env) -> R<V> + 'static) -> St {
-        st(move |e| {
-            e.ret = (Val::of(f(e)?), Val::NIL);
-            Ok(true)
-        })
-    }
-}
-
-fn binary<F, S>(a: Operand, b: Operand, f: F, sink: S) -> S::Out
-where
-    F: Fn(V, V) -> R<V> + Copy + 'static,
-    S: Sink,
-{
-    match (a, b) {
-        (Operand::Leaf(x), Operand::Leaf(y)) => sink.done(move |e| f(x.get(e), y.get(e))),
-        (Operand::Leaf(x), Operand::Ex(b)) => sink.done(move |e| {
-            let y = b(e).get()?;
-            f(x.get(e), y)
-        }),
-        (Operand::Ex(a), Operand::Leaf(y)) => sink.done(move |e| {
-            let x = a(e).get()?;
-            f(x, y.get(e))
-        }),
-        (Operand::Ex(a), Operand::Ex(b)) => sink.done(move |e| {
-            let x = a(e).get()?;
-            let y = b(e).get()?;
-            f(x, y)
-        }),
-    }
-}
-
-/// [`binary`] for `op` (not `and`, `or`: `None`).
-fn operator<S: Sink>(op: Bin, a: Operand, b: Operand, k: S) -> Option<S::Out> {
-    Some(match op {
-        Bin::Add => binary(a, b, num::add, k),
-        Bin::Sub => binary(a, b, num::sub, k),
-        Bin::Mul => binary(a, b, num::mul, k),
-        Bin::Div => binary(a, b, num::div, k),
-        Bin::IDiv => binary(a, b, num::idiv, k),
-        Bin::Mod => binary(a, b, num::modulo, k),
-        Bin::Pow => binary(a, b, num::pow, k),
-        Bin::BAnd => binary(a, b, num::band, k),
-        Bin::BOr => binary(a, b, num::bor, k),
-        Bin::BXor => binary(a, b, num::bxor, k),
-        Bin::Shl => binary(a, b, num::shl, k),
-        Bin::Shr => binary(a, b, num::shr, k),
-        Bin::Eq => binary(a, b, |x, y| Ok(V::Bool(num::eq(x, y))), k),
-        Bin::Ne => binary(a, b, |x, y| Ok(V::Bool(!num::eq(x, y))), k),
-        Bin::Lt => binary(a, b, num::lt, k),
-        Bin::Le => binary(a, b, num::le, k),
-        Bin::Gt => binary(a, b, |x, y| num::lt(y, x), k),
-        Bin::Ge => binary(a, b, |x, y| num::le(y, x), k),
-        Bin::And | Bin::Or => return None,
-    })
-}
-
-/// `x` made for `sink`: a binary operation fused into it, else its expression's closure.
-fn into_sink<S: Sink>(x: &Expr, sink: S) -> Option<S::Out> {
-    match x {
-        Expr::Bin(Bin::Sub, a, b) if !matches!(folded(b), Fold::Runtime) => match folded(b) {
-            // Lua codes `x - K`, K an integer constant it folds, as `x + -K`: the same value
-            // but for K = 0 and x = -0.0 (`-0.0 + 0` is 0.0). (For any other K in its range,
-            // -127..=127, `x + -K` is `x - K`.) Where its folding is not followed here, the
-            // snippet is left to Lua.
-            Fold::Const(V::Int(0)) => Some(binary(
-                operand(a)?,
-                Operand::Leaf(Leaf::Const(V::Int(0))),
-                num::add,
-                sink,
-            )),
-            Fold::Const(c) => Some(binary(
-                operand(a)?,
-                Operand::Leaf(Leaf::Const(c)),
-                num::sub,
-                sink,
-            )),
-            _ => None,
-        },
-        Expr::Bin(op, a, b) if !matches!(op, Bin::And | Bin::Or) => {
-            operator(*op, operand(a)?, operand(b)?, sink)
+    /// A chunk's code, its `slots` locals in registers of their own; where its first local
+    /// is (the function's parameters are its first locals).
+    pub fn chunk(&mut self, body: &[Stmt], slots: usize) -> Option<(Code, Reg)> {
+        self.base = self.init.len() as Reg;
+        self.init.extend(std::iter::repeat_n(Val::NIL, slots));
+        self.code = Vec::new();
+        self.block(body)?;
+        // Registers are indexed by `u32`, jumps too.
+        if self.init.len() > u32::MAX as usize / 2 || self.code.len() > u32::MAX as usize / 2 {
+            return None;
         }
-        _ => {
-            let f = expr(x)?;
-            Some(sink.done(move |e| f(e).get()))
+        Some((std::mem::take(&mut self.code), self.base))
+    }
+
+    fn temp(&mut self) -> Reg {
+        self.init.push(Val::NIL);
+        (self.init.len() - 1) as Reg
+    }
+
+    fn constant(&mut self, v: V) -> Reg {
+        self.init.push(Val::of(v));
+        (self.init.len() - 1) as Reg
+    }
+
+    fn place(&self, p: Place) -> Reg {
+        match p {
+            Place::Local(s) => self.base + s as Reg,
+            Place::Global(s) => s as Reg,
         }
     }
-}
 
-pub fn expr(x: &Expr) -> Option<Ex> {
-    Some(match x {
-        &Expr::Const(v) | &Expr::Field(v) => {
-            let v = Val::of(v);
-            Box::new(move |_| v)
+    fn here(&self) -> u32 {
+        self.code.len() as u32
+    }
+
+    /// Points the jump at `at` to `to`.
+    fn patch(&mut self, at: usize, to: u32) {
+        match &mut self.code[at] {
+            Ins::JumpIfNot(_, t) | Ins::JumpIf(_, t) | Ins::Jump(t) => *t = to,
+            _ => {}
         }
-        &Expr::Local(s) => Box::new(move |e| e.locals[s]),
-        &Expr::Global(s) => Box::new(move |e| e.globals[s]),
-        Expr::Un(op, a) => {
-            let a = expr(a)?;
-            match op {
-                Un::Neg => ex(move |e| num::neg(a(e).get()?)),
-                Un::BNot => ex(move |e| num::bnot(a(e).get()?)),
-                Un::Not => ex(move |e| Ok(V::Bool(!a(e).get()?.truthy()))),
+    }
+
+    fn block(&mut self, stmts: &[Stmt]) -> Option<()> {
+        stmts.iter().try_for_each(|s| self.stmt(s))
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Option<()> {
+        match s {
+            Stmt::Assign(places, values) => {
+                // One name twice: an order Lua leaves undefined.
+                let mut seen: Vec<Reg> = places.iter().map(|&p| self.place(p)).collect();
+                seen.sort_unstable();
+                seen.dedup();
+                if seen.len() != places.len() {
+                    return None;
+                }
+                if let ([p], [v]) = (&places[..], &values[..]) {
+                    let d = self.place(*p);
+                    self.expr(v, Some(d))?;
+                    return Some(());
+                }
+                // Every value first (all of them, as Lua evaluates them), each in a register of
+                // its own, then the assignments; missing values are nil.
+                let mut got = Vec::with_capacity(values.len());
+                for v in values {
+                    let t = self.temp();
+                    self.expr(v, Some(t))?;
+                    got.push(t);
+                }
+                for (k, &p) in places.iter().enumerate() {
+                    let d = self.place(p);
+                    let src = got.get(k).copied().unwrap_or(self.nil);
+                    self.code.push(Ins::Move(d, src));
+                }
+            }
+            Stmt::If(arms, other) => {
+                let mut to_end = Vec::new();
+                for (k, (cond, body)) in arms.iter().enumerate() {
+                    let c = self.expr(cond, None)?;
+                    let skip = self.code.len();
+                    self.code.push(Ins::JumpIfNot(c, 0));
+                    self.block(body)?;
+                    if k + 1 < arms.len() || !other.is_empty() {
+                        to_end.push(self.code.len());
+                        self.code.push(Ins::Jump(0));
+                    }
+                    let next = self.here();
+                    self.patch(skip, next);
+                }
+                self.block(other)?;
+                let end = self.here();
+                for j in to_end {
+                    self.patch(j, end);
+                }
+            }
+            Stmt::Do(body) => self.block(body)?,
+            Stmt::Return(vals) => {
+                let mut regs = Vec::with_capacity(vals.len());
+                for v in vals {
+                    regs.push(self.expr(v, None)?);
+                }
+                let first = regs.first().copied().unwrap_or(self.nil);
+                let second = regs.get(1).copied().unwrap_or(self.nil);
+                self.code.push(Ins::Return(first, second));
             }
         }
-        Expr::Bin(Bin::And, a, b) => {
-            let (a, b) = (expr(a)?, expr(b)?);
-            ex(move |e| {
-                let x = a(e).get()?;
-                if x.truthy() {
-                    b(e).get()
-                } else {
-                    Ok(x)
-                }
-            })
-        }
-        Expr::Bin(Bin::Or, a, b) => {
-            let (a, b) = (expr(a)?, expr(b)?);
-            ex(move |e| {
-                let x = a(e).get()?;
-                if x.truthy() {
-                    Ok(x)
-                } else {
-                    b(e).get()
-                }
-            })
-        }
-        Expr::Bin(..) => into_sink(x, Value)?,
-        Expr::Math(f, args) => {
-            let f = *f;
-            let args: Vec<Ex> = args.iter().map(expr).collect::<Option<_>>()?;
-            match args.len() {
-                1 => {
-                    let a = args.into_iter().next()?;
-                    ex(move |e| num::call(f, &[a(e).get()?]))
-                }
-                _ => ex(move |e| {
-                    let mut vals = [V::Nil; 8];
-                    if args.len() > vals.len() {
-                        return Err(Bail);
-                    }
-                    for (k, a) in args.iter().enumerate() {
-                        vals[k] = a(e).get()?;
-                    }
-                    num::call(f, &vals[..args.len()])
-                }),
+        Some(())
+    }
+
+    /// Code for `x`: the register holding its value (`dst` when given; else a name's or a
+    /// constant's own register, or a new one). Only the last instruction writes `dst`, after
+    /// reading its operands, so `x = x + 1` may write `x` itself.
+    fn expr(&mut self, x: &Expr, dst: Option<Reg>) -> Option<Reg> {
+        let src = match x {
+            &Expr::Const(v) | &Expr::Field(v) => self.constant(v),
+            &Expr::Local(s) => self.base + s as Reg,
+            &Expr::Global(s) => s as Reg,
+            Expr::Un(op, a) => {
+                let a = self.expr(a, None)?;
+                let d = dst.unwrap_or_else(|| self.temp());
+                self.code.push(match op {
+                    Un::Neg => Ins::Neg(d, a),
+                    Un::BNot => Ins::BNot(d, a),
+                    Un::Not => Ins::Not(d, a),
+                });
+                return Some(d);
             }
+            Expr::Bin(op @ (Bin::And | Bin::Or), a, b) => {
+                // The value is written twice here: into a register of its own, moved after.
+                let t = self.temp();
+                self.expr(a, Some(t))?;
+                let j = self.code.len();
+                self.code.push(match op {
+                    Bin::And => Ins::JumpIfNot(t, 0),
+                    _ => Ins::JumpIf(t, 0),
+                });
+                self.expr(b, Some(t))?;
+                let end = self.here();
+                self.patch(j, end);
+                t
+            }
+            Expr::Bin(op, a, b) => {
+                // Lua codes `x - K`, K an integer constant it folds, as `x + -K`: the same
+                // value but for K = 0 and x = -0.0 (`-0.0 + 0` is 0.0); for any other K in its
+                // range (-127..=127) `x + -K` is `x - K`. Where its folding is not followed
+                // here, the snippet is left to Lua.
+                let mut op = *op;
+                let (ra, rb) = match (op, folded(b)) {
+                    (Bin::Sub, Fold::Unsure) => return None,
+                    (Bin::Sub, Fold::Const(V::Int(0))) => {
+                        op = Bin::Add;
+                        (self.expr(a, None)?, self.constant(V::Int(0)))
+                    }
+                    _ => (self.expr(a, None)?, self.expr(b, None)?),
+                };
+                let d = dst.unwrap_or_else(|| self.temp());
+                self.code.push(match op {
+                    Bin::Add => Ins::Add(d, ra, rb),
+                    Bin::Sub => Ins::Sub(d, ra, rb),
+                    Bin::Mul => Ins::Mul(d, ra, rb),
+                    Bin::Div => Ins::Div(d, ra, rb),
+                    Bin::IDiv => Ins::IDiv(d, ra, rb),
+                    Bin::Mod => Ins::Mod(d, ra, rb),
+                    Bin::Pow => Ins::Pow(d, ra, rb),
+                    Bin::BAnd => Ins::BAnd(d, ra, rb),
+                    Bin::BOr => Ins::BOr(d, ra, rb),
+                    Bin::BXor => Ins::BXor(d, ra, rb),
+                    Bin::Shl => Ins::Shl(d, ra, rb),
+                    Bin::Shr => Ins::Shr(d, ra, rb),
+                    Bin::Eq => Ins::Eq(d, ra, rb),
+                    Bin::Ne => Ins::Ne(d, ra, rb),
+                    Bin::Lt => Ins::Lt(d, ra, rb),
+                    Bin::Le => Ins::Le(d, ra, rb),
+                    // `a > b` is `b < a`: both operands are read before either compare.
+                    Bin::Gt => Ins::Lt(d, rb, ra),
+                    Bin::Ge => Ins::Le(d, rb, ra),
+                    Bin::And | Bin::Or => return None,
+                });
+                return Some(d);
+            }
+            Expr::Math(f, args) => {
+                if args.len() > MAX_ARGS {
+                    return None;
+                }
+                let instr = if let [a] = &args[..] {
+                    let a = self.expr(a, None)?;
+                    Ins::Math1(*f, 0, a)
+                } else {
+                    // The arguments in consecutive registers.
+                    let regs: Vec<Reg> = args
+                        .iter()
+                        .map(|a| self.expr(a, None))
+                        .collect::<Option<_>>()?;
+                    let first = self.init.len() as Reg;
+                    for _ in &regs {
+                        self.temp();
+                    }
+                    for (k, r) in regs.into_iter().enumerate() {
+                        self.code.push(Ins::Move(first + k as Reg, r));
+                    }
+                    Ins::Math(*f, 0, first, args.len() as u32)
+                };
+                let d = dst.unwrap_or_else(|| self.temp());
+                self.code.push(match instr {
+                    Ins::Math1(f, _, a) => Ins::Math1(f, d, a),
+                    Ins::Math(f, _, a, n) => Ins::Math(f, d, a, n),
+                    other => other,
+                });
+                return Some(d);
+            }
+        };
+        // A name's or a constant's own register: moved when a destination is given.
+        match dst {
+            Some(d) if d != src => {
+                self.code.push(Ins::Move(d, src));
+                Some(d)
+            }
+            Some(d) => Some(d),
+            None => Some(src),
         }
-    })
+    }
 }
 
 /// What Lua's code generator makes of an expression (`constfolding` of `lcode.c`).
@@ -370,145 +443,4 @@ fn constant(x: &Expr) -> bool {
         Expr::Un(_, a) => constant(a),
         Expr::Bin(_, a, b) => constant(a) && constant(b),
     }
-}
-
-fn store(e: &mut Env, p: Place, v: V) {
-    let v = Val::of(v);
-    match p {
-        Place::Local(s) => e.locals[s] = v,
-        Place::Global(s) => e.globals[s] = v,
-    }
-}
-
-/// A statement, or `None` when it assigns one name twice (an order Lua leaves undefined).
-pub fn stmt(s: &Stmt) -> Option<St> {
-    Some(match s {
-        Stmt::Assign(places, values) => {
-            let mut seen = places.clone();
-            seen.sort_by_key(|p| match *p {
-                Place::Local(s) => (0, s),
-                Place::Global(s) => (1, s),
-            });
-            seen.dedup();
-            if seen.len() != places.len() {
-                return None;
-            }
-            if let ([p], [v]) = (&places[..], &values[..]) {
-                return match Leaf::of(v) {
-                    Some(l) => {
-                        let p = *p;
-                        Some(st(move |e| {
-                            let x = l.get(e);
-                            store(e, p, x);
-                            Ok(false)
-                        }))
-                    }
-                    None => into_sink(v, Store(*p)),
-                };
-            }
-            let vals: Vec<Ex> = values.iter().map(expr).collect::<Option<_>>()?;
-            let places = places.clone();
-            st(move |e| {
-                // Every value first (all of them, as Lua evaluates them), then the
-                // assignments; missing values are nil.
-                let mut got = Vec::with_capacity(vals.len());
-                for v in &vals {
-                    got.push(v(e).get()?);
-                }
-                for (k, &p) in places.iter().enumerate() {
-                    store(e, p, got.get(k).copied().unwrap_or(V::Nil));
-                }
-                Ok(false)
-            })
-        }
-        Stmt::If(arms, other) => {
-            let conds: Vec<&Expr> = arms.iter().map(|(c, _)| c).collect();
-            let arms: Vec<(Option<Leaf>, St)> = arms
-                .iter()
-                .map(|(c, b)| Some((Leaf::of(c), block(b)?)))
-                .collect::<Option<_>>()?;
-            let no_else = other.is_empty();
-            let other = block(other)?;
-            if let [(Some(l), _)] = arms[..] {
-                let (_, then) = arms.into_iter().next()?;
-                if no_else {
-                    return Some(Box::new(move |e| {
-                        if l.get(e).truthy() {
-                            then(e)
-                        } else {
-                            Flow::Next
-                        }
-                    }));
-                }
-                return Some(Box::new(
-                    move |e| {
-                        if l.get(e).truthy() {
-                            then(e)
-                        } else {
-                            other(e)
-                        }
-                    },
-                ));
-            }
-            let arms: Vec<(Ex, St)> = conds
-                .iter()
-                .zip(arms)
-                .map(|(c, (_, b))| Some((expr(c)?, b)))
-                .collect::<Option<_>>()?;
-            Box::new(move |e| {
-                for (c, b) in &arms {
-                    match c(e).get() {
-                        Ok(v) if v.truthy() => return b(e),
-                        Ok(_) => {}
-                        Err(Bail) => return Flow::Bail,
-                    }
-                }
-                other(e)
-            })
-        }
-        Stmt::Do(b) => block(b)?,
-        Stmt::Return(vals) if vals.len() == 1 => into_sink(&vals[0], Return)?,
-        Stmt::Return(vals) => {
-            let vals: Vec<Ex> = vals.iter().map(expr).collect::<Option<_>>()?;
-            st(move |e| {
-                let mut ret = (Val::NIL, Val::NIL);
-                for (k, v) in vals.iter().enumerate() {
-                    let x = Val::of(v(e).get()?);
-                    match k {
-                        0 => ret.0 = x,
-                        1 => ret.1 = x,
-                        _ => {}
-                    }
-                }
-                e.ret = ret;
-                Ok(true)
-            })
-        }
-    })
-}
-
-pub fn block(stmts: &[Stmt]) -> Option<St> {
-    let stmts = statements(stmts)?;
-    Some(match stmts.len() {
-        1 => stmts.into_iter().next()?,
-        _ => Box::new(move |e| run(&stmts, e)),
-    })
-}
-
-/// A block's statements, each its closure (a chunk's are run by [`run`] where it is called,
-/// one call fewer a sample).
-pub fn statements(stmts: &[Stmt]) -> Option<Vec<St>> {
-    stmts.iter().map(stmt).collect()
-}
-
-/// Runs statements in order, to the first that returns or raises an error.
-#[inline]
-pub fn run(stmts: &[St], e: &mut Env) -> Flow {
-    for s in stmts {
-        match s(e) {
-            Flow::Next => {}
-            done => return done,
-        }
-    }
-    Flow::Next
 }

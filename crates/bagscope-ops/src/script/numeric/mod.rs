@@ -6,8 +6,9 @@
 //! protected call: about 55 ns a sample). A snippet written in this subset of Lua 5.4 —
 //! assignments to names, `local`, `if`/`elseif`/`else`, `do`, `return`, numbers, booleans,
 //! `nil`, every arithmetic, bitwise, comparison and logical operator, the `math` functions and
-//! constants — is parsed here (`lex`, `parse`), made into closures (`compile`) and run over the
-//! samples with Lua 5.4's own semantics for integers and floats (`num`).
+//! constants — is parsed here (`lex`, `parse`), made into instructions for a small register
+//! machine (`compile`) and run over the samples with Lua 5.4's own semantics for integers and
+//! floats (`num`).
 //!
 //! Anything else goes to Lua as before: a snippet with a loop, a function, a table, a string,
 //! `print` or any library but `math` is not compiled, and where a compiled snippet would raise
@@ -23,18 +24,19 @@ mod parse;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use compile::{Env, Flow, St};
+use compile::{Code, Gen};
 use num::{Val, V};
 
 use super::series::{nearest, ns_of, Dialect, Made, Samples, SeriesScript};
 
 /// A series script compiled: its global section and its function.
 pub struct Program {
-    global: Vec<St>,
-    global_slots: usize,
-    function: Vec<St>,
-    function_slots: usize,
-    globals: usize,
+    global: Code,
+    function: Code,
+    /// The registers' values before it runs.
+    init: Vec<Val>,
+    /// The register of the function's first parameter (`time`; `value`, `v1`… follow).
+    params_at: usize,
     params: usize,
 }
 
@@ -48,12 +50,14 @@ impl Program {
         let mut params = vec!["time".to_string(), "value".to_string()];
         params.extend((1..=extra).map(|i| format!("v{i}")));
         let f = parse::Parser::new(lex::tokens(body)?, &params, &mut globals).chunk()?;
+        let mut gen = Gen::new(globals.len());
+        let (global, _) = gen.chunk(&g.body, g.slots)?;
+        let (function, at) = gen.chunk(&f.body, f.slots.max(params.len()))?;
         Some(Program {
-            global: compile::statements(&g.body)?,
-            global_slots: g.slots,
-            function: compile::statements(&f.body)?,
-            function_slots: f.slots,
-            globals: globals.len(),
+            global,
+            function,
+            init: gen.init,
+            params_at: at as usize,
             params: params.len(),
         })
     }
@@ -70,13 +74,9 @@ impl Program {
         if extra.len() + 2 != self.params {
             return None;
         }
-        let mut env = Env {
-            globals: vec![Val::NIL; self.globals],
-            locals: vec![Val::NIL; self.global_slots],
-            ret: (Val::NIL, Val::NIL),
-        };
-        compile::run(&self.global, &mut env).get().ok()?;
-        env.locals = vec![Val::NIL; self.function_slots.max(self.params)];
+        let mut r = self.init.clone();
+        compile::run(&self.global, &mut r).ok()?;
+        let at = self.params_at;
         let xs: Vec<Vec<f64>> = extra
             .iter()
             .map(|s| s.iter().map(|&(t, _)| t as f64 / 1e9).collect())
@@ -88,17 +88,14 @@ impl Program {
                 return Some(Made::default());
             }
             let t = t_ns as f64 / 1e9;
-            env.locals[0] = Val::of(V::Float(t));
-            env.locals[1] = Val::of(V::Float(value));
+            r[at] = Val::of(V::Float(t));
+            r[at + 1] = Val::of(V::Float(value));
             for (j, s) in extra.iter().enumerate() {
                 let v = nearest(&xs[j], t, &mut cursors[j]).map_or(f64::NAN, |i| s[i].1);
-                env.locals[2 + j] = Val::of(V::Float(v));
+                r[at + 2 + j] = Val::of(V::Float(v));
             }
-            env.ret = (Val::NIL, Val::NIL);
-            if compile::run(&self.function, &mut env) == Flow::Bail {
-                return None;
-            }
-            match (env.ret.0.v(), env.ret.1.v()) {
+            let (first, second) = compile::run(&self.function, &mut r).ok()?;
+            match (first.v(), second.v()) {
                 (V::Nil, _) => match script.dialect {
                     Dialect::Bagscope => {}
                     Dialect::PlotJuggler => return None,

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
-use super::compile::{self, Env};
+use super::compile::{self, Gen};
 use super::num::{Val, V};
 use super::{lex, parse, Program};
 use crate::script::sandbox::{Limits, Sandbox};
@@ -136,15 +136,16 @@ fn compiled_value(body: &str, t: f64, v: f64) -> Option<Result<V, ()>> {
     let params = ["time".to_string(), "value".to_string()];
     let toks = lex::tokens(&format!("{PRELUDE}{body}"))?;
     let chunk = parse::Parser::new(toks, &params, &mut globals).chunk()?;
-    let f = compile::block(&chunk.body)?;
-    let mut env = Env {
-        globals: vec![Val::NIL; globals.len()],
-        locals: vec![Val::NIL; chunk.slots],
-        ret: (Val::NIL, Val::NIL),
-    };
-    env.locals[0] = Val::of(V::Float(t));
-    env.locals[1] = Val::of(V::Float(v));
-    Some(f(&mut env).get().map(|_| env.ret.0.v()).map_err(|_| ()))
+    let mut gen = Gen::new(globals.len());
+    let (code, at) = gen.chunk(&chunk.body, chunk.slots)?;
+    let mut r = gen.init;
+    r[at as usize] = Val::of(V::Float(t));
+    r[at as usize + 1] = Val::of(V::Float(v));
+    Some(
+        compile::run(&code, &mut r)
+            .map(|(a, _)| a.v())
+            .map_err(|_| ()),
+    )
 }
 
 fn same(a: V, b: V) -> bool {
@@ -211,6 +212,17 @@ fn statements_scopes_and_multiple_assignment_equal_lua() {
         "local m = -value * 0\nreturn 1 / (m - (2 - 2))",
         "local m = -value * 0\nreturn 1 / (m - 0.0)",
         "local m = -value * 0\nreturn 1 / (m - -0)",
+        // A name assigned from an expression that reads it.
+        "i = value and i + 1\nreturn i",
+        "i = z or i * 2\nreturn i",
+        "i = (i + 1) * i - n\nreturn i",
+        "local p, q = time, value\np, q = q + p, p\nreturn p * 10 + q",
+        "local i = i + 1\nreturn i",
+        "n = math.max(n, i, time)\nreturn n",
+        "if not z then i = 1 elseif i then i = 2 end\nreturn i",
+        "local x\nif value > 0 then x = 1 end\nreturn x",
+        "return time > value, 2",
+        "return time >= value and value or time",
     ];
     for body in bodies {
         for (t, v) in [(1.5, -0.25), (0.5, 3.0), (-2.0, 0.0)] {
