@@ -66,6 +66,115 @@ fn a_virtual_topic_is_exported_and_read_back_by_rosbags() {
     );
 }
 
+/// Foxglove's schemas as output types: a `foxglove.SceneUpdate` exported to MCAP (JSON with its
+/// JSON Schema) is held against Foxglove's own schema (its SDK's descriptors) and rosbags' read of
+/// the input; a `foxglove.FrameTransforms` is in `bagscope tf`; a schema Foxglove lacks is said.
+#[test]
+fn foxglove_schemas_as_output_types_are_foxgloves_own() {
+    let rec = common::corpus_dir().join("plotjuggler/tilt_laser.bag");
+    let dir = common::temp_dir("scripts-virtual-foxglove");
+    let cache = dir.join("cache");
+    let run = |args: &[&dyn AsRef<std::ffi::OsStr>]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_bagscope"))
+            .env("XDG_CACHE_HOME", &cache)
+            .args(args.iter().map(|a| a.as_ref()))
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let scene = message_script(
+        &dir,
+        "scene.lua",
+        "/imu_scene",
+        "foxglove.SceneUpdate",
+        "n = 0\nfunction message(topic, msg, time)\n  n = n + 1\n  return { entities = { { timestamp = time, frame_id = msg.header.frame_id, id = 'imu' .. n,\n    lifetime = { sec = 1 }, cubes = { { pose = { position = { x = 1 }, orientation = msg.orientation },\n    size = { x = 0.5, y = 0.5, z = 0.5 }, color = { r = 1, a = 1 } } } } } }\nend\n",
+    );
+    let out = dir.join("scene.mcap");
+    let (code, _, err) = run(&[
+        &"export",
+        &rec,
+        &"--script",
+        &scene,
+        &"-t",
+        &"/imu_scene",
+        &"--format",
+        &"mcap",
+        &"-o",
+        &out,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let py = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/py/foxglove_json_peer.py"
+        ))
+        .arg(&rec)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        py.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&py.stdout),
+        String::from_utf8_lossy(&py.stderr)
+    );
+    let tf = message_script(
+        &dir,
+        "tf.lua",
+        "/tf_fox",
+        "foxglove.FrameTransforms",
+        "function message(topic, msg, time)\n  return { transforms = { { timestamp = time, parent_frame_id = 'base_link', child_frame_id = 'imu_fox',\n    translation = { x = 1 }, rotation = msg.orientation } } }\nend\n",
+    );
+    let (code, out, err) = run(&[
+        &"tf",
+        &rec,
+        &"--script",
+        &tf,
+        &"--target",
+        &"base_link",
+        &"--source",
+        &"imu_fox",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let (_, last, _) = run(&[&"echo", &rec, &"-t", &"/imu_data", &"--json"]);
+    let last: serde_json::Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+    let q = &last["message"]["orientation"];
+    let c = |k: &str| q[k].as_f64().unwrap();
+    let want = format!(
+        "imu_fox in base_link at 1326899546.161840188 (2012-01-18 15:12:26.161 UTC): xyz [1.0000, 0.0000, 0.0000] q [{:.4}, {:.4}, {:.4}, {:.4}]",
+        c("x"), c("y"), c("z"), c("w")
+    );
+    assert!(out.starts_with(&want), "{want}\n{out}");
+    // A field the schema lacks, named; a schema Foxglove does not have, said before work.
+    let bad = message_script(
+        &dir,
+        "bad.lua",
+        "/bad",
+        "foxglove.SceneUpdate",
+        "function message(topic, msg, time)\n  return { entities = { { cubes = { { colour = {} } } } } }\nend\n",
+    );
+    let (code, _, err) = run(&[&"echo", &rec, &"--script", &bad, &"-t", &"/bad"]);
+    assert!(
+        code == Some(2) && err.contains("entities[1].cubes[1].colour"),
+        "{err}"
+    );
+    let unknown = dir.join("unknown.lua");
+    std::fs::write(
+        &unknown,
+        "-- topic: /x\n-- type: foxglove.Nothing\n-- input: /imu_data\nfunction message() end\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&[&"echo", &rec, &"--script", &unknown]);
+    assert!(
+        code == Some(2) && err.contains("not one of Foxglove's schemas"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_virtual_transform_topic_is_in_bagscope_tf_and_bad_tables_name_the_field() {
     let rec = common::corpus_dir().join("plotjuggler/tilt_laser.bag");

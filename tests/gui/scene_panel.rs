@@ -335,13 +335,95 @@ fn a_virtual_image_topic_is_shown_in_an_image_panel() {
     );
 }
 
+/// Foxglove's schemas as a script's output: a `foxglove.SceneUpdate` made from the demo's
+/// odometry (JSON with its schema) is drawn in the 3D panel as a layer of its own, and a
+/// `foxglove.RawImage` (its bytes base64 in JSON) is shown in an image panel with the pixels
+/// the script wrote.
+#[test]
+fn virtual_foxglove_topics_are_drawn_in_the_3d_and_image_panels() {
+    let dir = common::temp_dir("ui-scene-virtual-foxglove");
+    let p = dir.join("demo.bag");
+    bagscope_ops::demo::write_demo(&p, 20).unwrap();
+    let read = |s: &str| bagscope_ops::script::message::read_file(s).unwrap();
+    let scene = read(
+        "-- topic: /odom_scene\n-- type: foxglove.SceneUpdate\n-- input: /odom\n\
+         function message(topic, msg, time)\n  return { entities = { { timestamp = msg.header.stamp, frame_id = msg.header.frame_id,\n    \
+         id = 'odom', cubes = { { pose = msg.pose.pose, size = { x = 0.5, y = 0.5, z = 0.5 }, color = { g = 1, a = 1 } },\n    \
+         { pose = msg.pose.pose, size = { x = 0.1, y = 0.1, z = 2 }, color = { b = 1, a = 1 } } } } } }\nend\n",
+    );
+    let image = read(
+        "-- topic: /odom_raw\n-- type: foxglove.RawImage\n-- input: /odom\nn = 0\n\
+         function message(topic, msg, time)\n  n = n + 1\n  local a = n % 256\n  \
+         return { timestamp = time, frame_id = 'cam', width = 2, height = 1, encoding = 'mono8', step = 2,\n    \
+         data = string.char(a, 255 - a) }\nend\n",
+    );
+    let mut h = with_scripts(p, vec![scene, image]);
+    let (ti, start, odom_times) = {
+        let d = h.state().doc.as_ref().unwrap();
+        let s = d.rec.bag.summary();
+        let t = s.topic("/odom_scene").expect("the virtual topic");
+        let conn = s.topic("/odom").unwrap().connections[0];
+        assert_eq!(t.datatype, "foxglove.SceneUpdate");
+        assert_eq!(t.message_count, s.topic("/odom").unwrap().message_count);
+        let ti = s.topics.iter().position(|t| t.name == "/odom_raw").unwrap();
+        let tables = d.rec.bag.tables().unwrap();
+        let times: Vec<u64> = tables.per_connection[conn]
+            .iter()
+            .map(|e| e.time_ns)
+            .collect();
+        (ti, d.rec.range().0, times)
+    };
+    let at = start + 12_000_000_000;
+    h.state_mut().apply(Cmd::SetPlayhead(at));
+    menu(&mut h, "View", "3D view");
+    wait_for(&mut h, "the scene with the virtual entity", |a| {
+        a.doc.as_ref().is_some_and(|d| {
+            d.scene
+                .panels
+                .first()
+                .and_then(|p| p.scene.as_ref())
+                .is_some_and(|s| s.status.iter().any(|l| l.text == "2 markers"))
+        })
+    });
+    assert!(
+        h.query_by_label("/odom_scene").is_some(),
+        "no layer /odom_scene"
+    );
+    h.state_mut().apply(Cmd::OpenImage(ti));
+    let k = odom_times.iter().filter(|&&t| t <= at).count() as u8;
+    wait_for(&mut h, "the virtual frame", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.images.panels.first().is_some_and(|p| p.frame.is_some()))
+    });
+    let img = h.state().doc.as_ref().unwrap().images.panels[0]
+        .frame
+        .as_ref()
+        .unwrap()
+        .image
+        .clone();
+    assert_eq!((img.width, img.height), (2, 1));
+    let bagscope_ops::media::image::Pixels::Mono8(px) = &img.pixels else {
+        panic!("not mono8: {:?}", img.encoding);
+    };
+    assert_eq!(px[..], [k, 255 - k], "the message's number");
+}
+
 /// The app opening `p` with the message script `script` (as `--script` gives it), indexed.
 fn with_script(
     p: std::path::PathBuf,
     script: bagscope_ops::script::message::MessageScript,
 ) -> Harness<'static, App> {
+    with_scripts(p, vec![script])
+}
+
+/// The app opening `p` with message scripts (as `--script` gives them), indexed.
+fn with_scripts(
+    p: std::path::PathBuf,
+    scripts: Vec<bagscope_ops::script::message::MessageScript>,
+) -> Harness<'static, App> {
     let mut app = App::new(None, None).with_scripts(bagscope_app::Scripts {
-        messages: vec![script],
+        messages: scripts,
         series: Vec::new(),
     });
     app.apply(Cmd::Open(p));

@@ -96,7 +96,7 @@ pub fn encode_cdr(def: &MsgDef, v: &Table) -> Result<Vec<u8>, String> {
     Ok(w.out)
 }
 
-fn kind(v: &Lua_) -> &'static str {
+pub(super) fn kind(v: &Lua_) -> &'static str {
     v.type_name()
 }
 
@@ -112,32 +112,7 @@ fn message(
         .get(ty)
         .ok_or_else(|| format!("{at}: a type the definition does not have"))?;
     if let Some(t) = v {
-        // Keys the type does not have.
-        for pair in t.clone().pairs::<Lua_, Lua_>() {
-            let (k, _) = pair.map_err(|e| e.to_string())?;
-            let name = match &k {
-                Lua_::String(s) => s.to_string_lossy(),
-                other => {
-                    return Err(format!(
-                        "{}: a {} key where {} has named fields",
-                        if at.is_empty() { "the message" } else { at },
-                        kind(other),
-                        mt.name
-                    ))
-                }
-            };
-            if !mt.fields.iter().any(|f| f.name == name) && !ros1_alias(&mt.name, &name) {
-                return Err(format!(
-                    "{}{name}: {} has no field {name:?}",
-                    if at.is_empty() {
-                        String::new()
-                    } else {
-                        format!("{at}.")
-                    },
-                    mt.name
-                ));
-            }
-        }
+        check_keys(mt, t, at, |name| ros1_alias(&mt.name, name))?;
     }
     if mt.fields.is_empty() {
         // An empty structure is one byte on the wire.
@@ -165,6 +140,54 @@ fn message(
         field(def, f, &fv, w, &path)?;
     }
     Ok(())
+}
+
+/// An error for the first key of `t` that `mt` has no field of (and that `alias` does not
+/// allow); `at` is the table's path.
+pub(super) fn check_keys(
+    mt: &bagscope_reader::definition::msg::MsgType,
+    t: &Table,
+    at: &str,
+    alias: impl Fn(&str) -> bool,
+) -> Result<(), String> {
+    for pair in t.clone().pairs::<Lua_, Lua_>() {
+        let (k, _) = pair.map_err(|e| e.to_string())?;
+        let name = match &k {
+            Lua_::String(s) => s.to_string_lossy(),
+            other => {
+                return Err(format!(
+                    "{}: a {} key where {} has named fields",
+                    if at.is_empty() { "the message" } else { at },
+                    kind(other),
+                    mt.name
+                ))
+            }
+        };
+        if !mt.fields.iter().any(|f| f.name == name) && !alias(&name) {
+            return Err(format!(
+                "{}{name}: {} has no field {name:?}",
+                if at.is_empty() {
+                    String::new()
+                } else {
+                    format!("{at}.")
+                },
+                mt.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A time in seconds as whole seconds and nanoseconds (rounded to the nearest).
+pub(super) fn split_seconds(x: f64, at: &str) -> Result<(i64, u32), String> {
+    if !x.is_finite() || x.abs() > 9.2e9 {
+        return Err(format!("{at}: {x} s is not a time"));
+    }
+    let ns = (x * 1e9).round() as i64;
+    Ok((
+        ns.div_euclid(1_000_000_000),
+        ns.rem_euclid(1_000_000_000) as u32,
+    ))
 }
 
 /// A builtin_interfaces time or duration.
@@ -242,7 +265,7 @@ fn field(def: &MsgDef, f: &Field, v: &Lua_, w: &mut Cdr, at: &str) -> Result<(),
     }
 }
 
-fn number(v: &Lua_, at: &str) -> Result<f64, String> {
+pub(super) fn number(v: &Lua_, at: &str) -> Result<f64, String> {
     match v {
         Lua_::Nil => Ok(0.0),
         Lua_::Integer(i) => Ok(*i as f64),
@@ -252,7 +275,7 @@ fn number(v: &Lua_, at: &str) -> Result<f64, String> {
     }
 }
 
-fn integer(v: &Lua_, at: &str) -> Result<i64, String> {
+pub(super) fn integer(v: &Lua_, at: &str) -> Result<i64, String> {
     match v {
         Lua_::Nil => Ok(0),
         Lua_::Integer(i) => Ok(*i),
@@ -268,9 +291,18 @@ fn one(def: &MsgDef, ty: &FieldType, v: &Lua_, w: &mut Cdr, at: &str) -> Result<
         FieldType::Message(t) => {
             return match v {
                 Lua_::Nil => message(def, *t, None, w, at),
+                // A time in seconds (the script's `time`) for a builtin_interfaces time.
+                Lua_::Integer(_) | Lua_::Number(_)
+                    if def.types.get(*t).is_some_and(|mt| is_time(&mt.name)) =>
+                {
+                    let (sec, nsec) = split_seconds(number(v, at)?, at)?;
+                    w.u32(sec as u32);
+                    w.u32(nsec);
+                    Ok(())
+                }
                 Lua_::Table(tab) => message(def, *t, Some(tab), w, at),
                 other => Err(format!("{at}: a {} where a message goes", kind(other))),
-            }
+            };
         }
         FieldType::Primitive(p) => *p,
     };
@@ -328,7 +360,9 @@ mod tests {
     use bagscope_reader::encoding::{to_json, Plan};
 
     fn def(ty: &str) -> MsgDef {
-        super::super::message::output_definition(ty, &[]).unwrap().2
+        super::super::message::output_definition(ty, &[])
+            .unwrap()
+            .def
     }
 
     /// A table written as CDR decodes (bagscope's decoder) to the values it held; fields left

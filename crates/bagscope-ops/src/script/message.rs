@@ -1,6 +1,7 @@
 //! Message scripts: a Lua function of the messages of one or more input topics, in time order,
 //! that returns a message of a declared type (any ROS 2 type bagscope knows, or of the search
-//! path) or `nil`: the messages of a **virtual topic**. Its messages are written, with their
+//! path, or one of Foxglove's schemas, `foxglove.SceneUpdate` and the others, written as JSON:
+//! [`super::foxglove`]) or `nil`: the messages of a **virtual topic**. Its messages are written, with their
 //! definition, to an MCAP file beside the recording's own (the *overlay*) that the recording is
 //! opened with ([`write_overlay`]): every reader of topics sees the virtual topic as a real one.
 //!
@@ -102,20 +103,71 @@ pub fn read_file(text: &str) -> Result<MessageScript, String> {
     Ok(s)
 }
 
-/// The declared type's definition (ROS 2), and its name as `pkg/msg/Type`.
-pub fn output_definition(
-    ty: &str,
-    msg_path: &[PathBuf],
-) -> Result<(String, String, MsgDef), String> {
+/// A virtual topic's declared type: what its messages are written as.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// `pkg/msg/Type`, or `foxglove.Name`.
+    pub datatype: String,
+    /// Its definition: ROS 2 `.msg` text with its dependencies, or a JSON Schema.
+    pub definition: String,
+    /// The definition parsed.
+    pub def: MsgDef,
+    /// Written as JSON (a Foxglove schema), else as CDR.
+    pub json: bool,
+}
+
+impl Output {
+    /// The table a script returned as a message of this type.
+    pub fn encode(&self, t: &mlua::Table) -> Result<Vec<u8>, String> {
+        if self.json {
+            super::foxglove::encode_json(&self.def, t)
+        } else {
+            super::encode::encode_cdr(&self.def, t)
+        }
+    }
+
+    /// The MCAP schema and message encodings of its messages.
+    pub fn encodings(&self) -> (&'static str, &'static str) {
+        if self.json {
+            ("jsonschema", "json")
+        } else {
+            ("ros2msg", "cdr")
+        }
+    }
+}
+
+/// The declared type's definition: a Foxglove schema (`foxglove.SceneUpdate`), else a ROS 2
+/// type (named `pkg/msg/Type`).
+pub fn output_definition(ty: &str, msg_path: &[PathBuf]) -> Result<Output, String> {
+    if let Some(schema) = super::foxglove::schema(ty) {
+        let name = ty.trim().to_string();
+        let def =
+            bagscope_reader::encoding::json::compile(schema, &name).map_err(|e| e.to_string())?;
+        return Ok(Output {
+            datatype: name,
+            definition: schema.to_string(),
+            def,
+            json: true,
+        });
+    }
     let (text, _) = sources::lookup(ty, MsgDialect::Ros2, msg_path).ok_or_else(|| {
-        format!("{ty:?}: a type bagscope does not know (a ROS 2 message type, or one on the message search path)")
+        if ty.trim().starts_with("foxglove.") {
+            format!("{ty:?}: not one of Foxglove's schemas (foxglove.SceneUpdate, foxglove.RawImage, ...; docs/scripts.md lists them)")
+        } else {
+            format!("{ty:?}: a type bagscope does not know (a ROS 2 message type, one on the message search path, or a foxglove.* schema)")
+        }
     })?;
     let name = match ty.split('/').collect::<Vec<_>>()[..] {
         [pkg, t] => format!("{pkg}/msg/{t}"),
         _ => ty.to_string(),
     };
     let def = MsgDef::parse_dialect(&name, &text, MsgDialect::Ros2).map_err(|e| e.to_string())?;
-    Ok((name, text, def))
+    Ok(Output {
+        datatype: name,
+        definition: text,
+        def,
+        json: false,
+    })
 }
 
 /// What a message script made.
@@ -123,14 +175,31 @@ pub fn output_definition(
 pub struct Virtual {
     /// The topic.
     pub topic: String,
-    /// `pkg/msg/Type`.
+    /// `pkg/msg/Type`, or `foxglove.Name`.
     pub datatype: String,
-    /// Its definition (ROS 2 `.msg` text with its dependencies).
+    /// Its definition (ROS 2 `.msg` text with its dependencies, or a JSON Schema).
     pub definition: String,
-    /// Its messages: receive time (the input message's) and CDR bytes.
+    /// Its messages' MCAP schema and message encodings (`ros2msg` and `cdr`, or `jsonschema`
+    /// and `json`; empty: the first).
+    pub encodings: (String, String),
+    /// Its messages: receive time (the input message's) and their bytes (CDR or JSON).
     pub messages: Vec<(u64, Vec<u8>)>,
     /// What the script printed.
     pub printed: Vec<String>,
+}
+
+impl Virtual {
+    /// An empty virtual topic of type `output`.
+    fn of(topic: &str, output: &Output) -> Virtual {
+        let (s, m) = output.encodings();
+        Virtual {
+            topic: topic.to_string(),
+            datatype: output.datatype.clone(),
+            definition: output.definition.clone(),
+            encodings: (s.to_string(), m.to_string()),
+            ..Default::default()
+        }
+    }
 }
 
 fn err(s: &MessageScript, kind: ScriptErrorKind, m: String) -> ScriptError {
@@ -138,9 +207,8 @@ fn err(s: &MessageScript, kind: ScriptErrorKind, m: String) -> ScriptError {
 }
 
 /// What is wrong with `s` over `bag` before any work: an input topic it lacks, an output type
-/// bagscope does not know, Lua that does not parse. Else the output type's name, definition text
-/// and definition.
-pub fn check(bag: &Bag, s: &MessageScript) -> Result<(String, String, MsgDef), ScriptError> {
+/// bagscope does not know, Lua that does not parse. Else the output type.
+pub fn check(bag: &Bag, s: &MessageScript) -> Result<Output, ScriptError> {
     for t in &s.inputs {
         if bag.quick_summary().topic(t).is_none() {
             return Err(err(
@@ -167,7 +235,7 @@ pub fn run(
     limits: Limits,
     cancel: &AtomicBool,
 ) -> crate::Result<Result<Virtual, ScriptError>> {
-    let (datatype, definition, def) = match check(bag, s) {
+    let output = match check(bag, s) {
         Ok(d) => d,
         Err(e) => return Ok(Err(e)),
     };
@@ -198,12 +266,7 @@ pub fn run(
         .filter_map(|t| summary.topic(t))
         .flat_map(|t| t.connections.iter().copied())
         .collect();
-    let mut out = Virtual {
-        topic: s.topic.clone(),
-        datatype,
-        definition,
-        ..Default::default()
-    };
+    let mut out = Virtual::of(&s.topic, &output);
     let mut failed: Option<ScriptError> = None;
     let mut k = 0u64;
     crate::decoded::each_decoded(bag, conns, cancel, |m, decoded| {
@@ -229,7 +292,7 @@ pub fn run(
         let r: mlua::Result<Value> = f.call((topic.as_str(), msg, m.time_ns as f64 / 1e9));
         match r {
             Ok(Value::Nil) => {}
-            Ok(Value::Table(t)) => match super::encode::encode_cdr(&def, &t) {
+            Ok(Value::Table(t)) => match output.encode(&t) {
                 Ok(b) => out.messages.push((m.time_ns, b)),
                 Err(e) => {
                     failed = Some(at(ScriptError {
@@ -305,8 +368,12 @@ pub fn write_virtuals(path: &Path, topics: &[Virtual]) -> crate::Result<()> {
     )?;
     let mut all: Vec<(u64, u16, &[u8])> = Vec::new();
     for v in topics {
-        let schema = w.add_schema(&v.datatype, "ros2msg", v.definition.as_bytes())?;
-        let ch = w.add_channel(schema, &v.topic, "cdr", &[])?;
+        let (schema_enc, msg_enc) = match (v.encodings.0.as_str(), v.encodings.1.as_str()) {
+            ("", _) | (_, "") => ("ros2msg", "cdr"),
+            (s, m) => (s, m),
+        };
+        let schema = w.add_schema(&v.datatype, schema_enc, v.definition.as_bytes())?;
+        let ch = w.add_channel(schema, &v.topic, msg_enc, &[])?;
         all.extend(v.messages.iter().map(|(t, b)| (*t, ch, b.as_slice())));
     }
     all.sort_by_key(|m| m.0);
@@ -329,7 +396,7 @@ pub fn open_beside(
     };
     Bag::open_many_with(
         &[part(path), part(overlay)],
-        bagscope_reader::bag::merge::TopicNames::Kept,
+        bagscope_reader::bag::merge::TopicNames::Overlaid,
         opts,
     )
 }
@@ -358,8 +425,7 @@ pub fn make_virtual(
             return Ok(Err(format!("no input topic {t:?} in the recording")));
         }
     }
-    let (datatype, definition, def) = match output_definition(output_type, &bag.options().msg_path)
-    {
+    let output = match output_definition(output_type, &bag.options().msg_path) {
         Ok(x) => x,
         Err(m) => return Ok(Err(m)),
     };
@@ -369,12 +435,7 @@ pub fn make_virtual(
         .flat_map(|t| t.connections.iter().copied())
         .collect();
     let lua = mlua::Lua::new();
-    let mut out = Virtual {
-        topic: topic.to_string(),
-        datatype,
-        definition,
-        ..Default::default()
-    };
+    let mut out = Virtual::of(topic, &output);
     let mut failed = None;
     let mut k = 0u64;
     crate::decoded::each_decoded(bag, conns, cancel, |m, decoded| {
@@ -393,7 +454,8 @@ pub fn make_virtual(
         let made = f(input, &plan.def, node, m.time_ns).and_then(|v| match v {
             None => Ok(None),
             Some(v) => match json_to_lua(&lua, &v).map_err(|e| e.to_string())? {
-                Value::Table(t) => super::encode::encode_cdr(&def, &t)
+                Value::Table(t) => output
+                    .encode(&t)
                     .map(Some)
                     .map_err(|e| format!("not a {output_type}: {e}")),
                 _ => Err(format!("returned a {} where a message goes", kind_of(&v))),

@@ -21,6 +21,7 @@
 pub mod encode;
 pub mod eval;
 pub mod file;
+pub mod foxglove;
 pub mod layout;
 pub mod message;
 mod numeric;

@@ -33,6 +33,9 @@ pub enum TopicNames {
     ByRecording,
     /// As recorded: one topic's connections of every recording under its one name.
     Kept,
+    /// As recorded, the parts after the first being the caller's own additions to it (the
+    /// virtual topics of message scripts): said in no warning.
+    Overlaid,
 }
 
 fn shift(t: u64, off: i64) -> u64 {
@@ -271,27 +274,27 @@ impl Bag {
         }
         topics.sort_by(|a, b| a.name.cmp(&b.name));
         s.topics = topics;
-        s.warnings.insert(
-            0,
-            if split {
-                format!("{} files of one split recording, joined", parts.len())
-            } else if !prefixed {
-                format!(
-                    "{} recordings on one timeline, topics under their recorded names",
-                    parts.len()
-                )
-            } else {
-                format!(
-                    "{} recordings on one timeline, under {}",
-                    parts.len(),
-                    names
-                        .iter()
-                        .map(|n| format!("/{n}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            },
-        );
+        let said = if split {
+            format!("{} files of one split recording, joined", parts.len())
+        } else if !prefixed {
+            format!(
+                "{} recordings on one timeline, topics under their recorded names",
+                parts.len()
+            )
+        } else {
+            format!(
+                "{} recordings on one timeline, under {}",
+                parts.len(),
+                names
+                    .iter()
+                    .map(|n| format!("/{n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        if naming != TopicNames::Overlaid {
+            s.warnings.insert(0, said);
+        }
         Ok(Bag::from_opened(
             files,
             crate::storage::Opened {

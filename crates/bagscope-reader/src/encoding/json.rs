@@ -7,6 +7,8 @@
 //! property without a type, or of several types: its JSON text), `object` a nested type,
 //! `array` a list of its `items`' type. A property missing from a message takes its type's
 //! default (0, `false`, `""`, empty); a value of the wrong type is an error naming its path.
+//! A `string` of `contentEncoding: base64` is bytes (a `uint8[]`), as Foxglove's schemas write
+//! images', clouds' and videos' data.
 
 use serde_json::Value as J;
 
@@ -51,6 +53,16 @@ fn object_type(s: &J, name: &str, types: &mut Vec<MsgType>, depth: usize) -> Opt
     if let Some(J::Object(props)) = s.get("properties") {
         for (k, p) in props {
             let (ty, array, type_text) = match p.get("type").and_then(J::as_str) {
+                // Bytes, as Foxglove's schemas write them: a base64 string.
+                Some("string")
+                    if p.get("contentEncoding").and_then(J::as_str) == Some("base64") =>
+                {
+                    (
+                        FieldType::Primitive(Primitive::U8),
+                        ArrayKind::Variable,
+                        "uint8[]".to_string(),
+                    )
+                }
                 Some("array") => {
                     let items = p.get("items").unwrap_or(&J::Null);
                     let (ty, text) = element(items, &format!("{name}.{k}"), types, depth)?;
@@ -135,6 +147,15 @@ fn object(
         let x = obj.and_then(|o| o.get(&f.name)).unwrap_or(&J::Null);
         let value = match f.array {
             ArrayKind::Scalar => one(def, &f.ty, &f.type_text, x, end, path, depth)?,
+            // Bytes (a base64 string): the only arrays of uint8 a schema makes.
+            _ if f.ty == FieldType::Primitive(Primitive::U8) => match x {
+                J::Null => Value::Bytes(Vec::new()),
+                J::String(s) => Value::Bytes(
+                    super::base64::decode(s.as_bytes())
+                        .ok_or_else(|| err(path, "not base64 text".into()))?,
+                ),
+                other => return Err(err(path, format!("base64 text expected, found {other}"))),
+            },
             _ => {
                 let items = match x {
                     J::Array(a) => a.as_slice(),
@@ -291,5 +312,29 @@ mod tests {
         };
         assert!(compile(&nest(40), "T").is_ok());
         assert!(compile(&nest(300), "T").is_err());
+    }
+
+    /// Bytes as Foxglove's schemas write them (`contentEncoding: base64`) are a `uint8[]`.
+    #[test]
+    fn base64_strings_are_bytes() {
+        let def = compile(
+            r#"{"type":"object","properties":{"data":{"type":"string","contentEncoding":"base64"}}}"#,
+            "T",
+        )
+        .unwrap();
+        assert_eq!(def.types[0].fields[0].type_text, "uint8[]");
+        let n = decode(&def, br#"{"data":"Af8="}"#).unwrap();
+        let Value::Message { fields, .. } = &n.value else {
+            panic!()
+        };
+        assert_eq!(fields[0].value, Value::Bytes(vec![1, 255]));
+        let n = decode(&def, b"{}").unwrap();
+        let Value::Message { fields, .. } = &n.value else {
+            panic!()
+        };
+        assert_eq!(fields[0].value, Value::Bytes(vec![]));
+        let e = decode(&def, br#"{"data":"A*8="}"#).unwrap_err();
+        assert_eq!(e.path, "data");
+        assert!(decode(&def, br#"{"data":[1]}"#).is_err());
     }
 }

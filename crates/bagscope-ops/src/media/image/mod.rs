@@ -159,7 +159,10 @@ fn uint(v: Option<&Value>) -> Option<u64> {
         Value::U32(x) => Some(u64::from(*x)),
         Value::U64(x) => Some(*x),
         Value::I8(x) => u64::try_from(*x).ok(),
+        Value::I16(x) => u64::try_from(*x).ok(),
         Value::I32(x) => u64::try_from(*x).ok(),
+        // JSON's integers (Foxglove's schemas written as JSON).
+        Value::I64(x) => u64::try_from(*x).ok(),
         Value::Bool(b) => Some(u64::from(*b)),
         _ => None,
     }
