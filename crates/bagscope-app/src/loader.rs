@@ -258,17 +258,22 @@ fn load(
     let topic_of = topic_of_connection(&s);
     let mut hist: Histogram = (*estimate).clone();
     let mut last = Instant::now();
-    let r = bag.build_tables(&mut |p, entries| {
-        refine_histogram(&mut hist, &s, &topic_of, entries);
-        if last.elapsed() > Duration::from_millis(40) {
-            last = Instant::now();
-            // Progress may be dropped when the UI is behind: the next one supersedes it.
-            if !h.offer(LoadEvent::Progress(p, Arc::new(hist.clone()))) {
-                return false;
+    // Tables built already (a recording joined to its scripts' virtual topics was indexed as
+    // they ran) are taken as they are: the exact histogram below needs no replay of them.
+    let r = match bag.tables_if_built() {
+        Some(t) => Ok(t),
+        None => bag.build_tables(&mut |p, entries| {
+            refine_histogram(&mut hist, &s, &topic_of, entries);
+            if last.elapsed() > Duration::from_millis(40) {
+                last = Instant::now();
+                // Progress may be dropped when the UI is behind: the next one supersedes it.
+                if !h.offer(LoadEvent::Progress(p, Arc::new(hist.clone()))) {
+                    return false;
+                }
             }
-        }
-        !h.cancelled()
-    });
+            !h.cancelled()
+        }),
+    };
     let tables = match r {
         Ok(t) => t,
         Err(bagscope_reader::Error::Cancelled) => {

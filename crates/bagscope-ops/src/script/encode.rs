@@ -4,7 +4,7 @@
 //! type's definition: a field left out is its zero (as ROS's constructors make it); a key the
 //! type does not have, or a value of the wrong kind, is an error that names the field.
 
-use bagscope_reader::definition::msg::{ArrayKind, Field, FieldType, MsgDef, Primitive};
+use bagscope_reader::definition::msg::{ArrayKind, Field, FieldType, MsgDef, MsgType, Primitive};
 use bagscope_reader::encoding::{Node, Value};
 use mlua::{Lua, Table, Value as Lua_};
 
@@ -92,7 +92,7 @@ pub fn encode_cdr(def: &MsgDef, v: &Table) -> Result<Vec<u8>, String> {
     let mut w = Cdr {
         out: vec![0, 1, 0, 0],
     };
-    message(def, 0, Some(v), &mut w, "")?;
+    message(def, 0, Some(v), &mut w, &At::Root)?;
     Ok(w.out)
 }
 
@@ -100,86 +100,136 @@ pub(super) fn kind(v: &Lua_) -> &'static str {
     v.type_name()
 }
 
-fn message(
-    def: &MsgDef,
-    ty: usize,
-    v: Option<&Table>,
-    w: &mut Cdr,
-    at: &str,
-) -> Result<(), String> {
+/// Where in the returned table a value is (`markers[1].scale.x`): written out only for an
+/// error, so that a table that fits costs no text.
+#[derive(Clone, Copy)]
+pub(super) enum At<'a> {
+    /// The table returned.
+    Root,
+    /// A field of a message.
+    Field(&'a At<'a>, &'a str),
+    /// An item of an array (shown from 1, as Lua counts).
+    Item(&'a At<'a>, usize),
+}
+
+impl std::fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            At::Root => Ok(()),
+            At::Field(At::Root, n) => f.write_str(n),
+            At::Field(p, n) => write!(f, "{p}.{n}"),
+            At::Item(p, i) => write!(f, "{p}[{}]", i + 1),
+        }
+    }
+}
+
+/// What a key a type has no field of stands for ([`field_values`]).
+pub(super) enum Alias {
+    /// Not a key of the type: an error.
+    No,
+    /// Dropped (a ROS 1 header's `seq` in a ROS 2 header).
+    Dropped,
+    /// The field of that name, where the table does not give it under its own name.
+    For(&'static str),
+}
+
+/// The values of table `t` for each field of `mt`, in the fields' order (nil where left out),
+/// in one pass over `t`. A key `mt` has no field of is an error naming it, unless `alias` says
+/// what it stands for.
+pub(super) fn field_values(
+    mt: &MsgType,
+    t: &Table,
+    at: &At,
+    alias: impl Fn(&str) -> Alias,
+) -> Result<Vec<Lua_>, String> {
+    let mut out = vec![Lua_::Nil; mt.fields.len()];
+    let mut stand_ins: Vec<(usize, Lua_)> = Vec::new();
+    let mut wrong: Option<String> = None;
+    let there = *at;
+    t.for_each(|k: Lua_, x: Lua_| {
+        if wrong.is_some() {
+            return Ok(());
+        }
+        let Lua_::String(s) = &k else {
+            wrong = Some(format!(
+                "{}: a {} key where {} has named fields",
+                if matches!(there, At::Root) {
+                    "the message".to_string()
+                } else {
+                    there.to_string()
+                },
+                kind(&k),
+                mt.name
+            ));
+            return Ok(());
+        };
+        let b = s.as_bytes();
+        if let Some(i) = mt.fields.iter().position(|f| f.name.as_bytes() == &b[..]) {
+            out[i] = x;
+            return Ok(());
+        }
+        let name = String::from_utf8_lossy(&b);
+        match alias(&name) {
+            Alias::Dropped => {}
+            Alias::For(n) => {
+                if let Some(i) = mt.fields.iter().position(|f| f.name == n) {
+                    stand_ins.push((i, x));
+                }
+            }
+            Alias::No => {
+                wrong = Some(format!(
+                    "{}: {} has no field {name:?}",
+                    At::Field(&there, &name),
+                    mt.name
+                ))
+            }
+        }
+        Ok(())
+    })
+    .map_err(|e| e.to_string())?;
+    if let Some(w) = wrong {
+        return Err(w);
+    }
+    for (i, x) in stand_ins {
+        if out[i] == Lua_::Nil {
+            out[i] = x;
+        }
+    }
+    Ok(out)
+}
+
+/// The items of a Lua sequence.
+pub(super) fn items(t: &Table) -> Result<Vec<Lua_>, String> {
+    let mut v = Vec::with_capacity(t.raw_len());
+    t.for_each_value(|x: Lua_| {
+        v.push(x);
+        Ok(())
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(v)
+}
+
+fn message(def: &MsgDef, ty: usize, v: Option<&Table>, w: &mut Cdr, at: &At) -> Result<(), String> {
     let mt = def
         .types
         .get(ty)
         .ok_or_else(|| format!("{at}: a type the definition does not have"))?;
-    if let Some(t) = v {
-        check_keys(mt, t, at, |name| ros1_alias(&mt.name, name))?;
-    }
+    let values = match v {
+        Some(t) => field_values(mt, t, at, |name| ros1_alias(&mt.name, name))?,
+        None => vec![Lua_::Nil; mt.fields.len()],
+    };
     if mt.fields.is_empty() {
         // An empty structure is one byte on the wire.
         w.out.push(0);
     }
-    for f in &mt.fields {
-        let path = if at.is_empty() {
-            f.name.clone()
-        } else {
-            format!("{at}.{}", f.name)
-        };
-        let fv: Lua_ = match v {
-            Some(t) => {
-                let x: Lua_ = t.raw_get(f.name.as_str()).map_err(|e| e.to_string())?;
-                match (x, f.name.as_str()) {
-                    // A ROS 1 time's `nsec` for a ROS 2 time's `nanosec`.
-                    (Lua_::Nil, "nanosec") if is_time(&mt.name) => {
-                        t.raw_get("nsec").map_err(|e| e.to_string())?
-                    }
-                    (x, _) => x,
-                }
-            }
-            None => Lua_::Nil,
-        };
-        field(def, f, &fv, w, &path)?;
-    }
-    Ok(())
-}
-
-/// An error for the first key of `t` that `mt` has no field of (and that `alias` does not
-/// allow); `at` is the table's path.
-pub(super) fn check_keys(
-    mt: &bagscope_reader::definition::msg::MsgType,
-    t: &Table,
-    at: &str,
-    alias: impl Fn(&str) -> bool,
-) -> Result<(), String> {
-    for pair in t.clone().pairs::<Lua_, Lua_>() {
-        let (k, _) = pair.map_err(|e| e.to_string())?;
-        let name = match &k {
-            Lua_::String(s) => s.to_string_lossy(),
-            other => {
-                return Err(format!(
-                    "{}: a {} key where {} has named fields",
-                    if at.is_empty() { "the message" } else { at },
-                    kind(other),
-                    mt.name
-                ))
-            }
-        };
-        if !mt.fields.iter().any(|f| f.name == name) && !alias(&name) {
-            return Err(format!(
-                "{}{name}: {} has no field {name:?}",
-                if at.is_empty() {
-                    String::new()
-                } else {
-                    format!("{at}.")
-                },
-                mt.name
-            ));
-        }
+    for (f, fv) in mt.fields.iter().zip(&values) {
+        field(def, f, fv, w, &At::Field(at, &f.name))?;
     }
     Ok(())
 }
 
 /// A time in seconds as whole seconds and nanoseconds (rounded to the nearest).
-pub(super) fn split_seconds(x: f64, at: &str) -> Result<(i64, u32), String> {
+pub(super) fn split_seconds(x: f64, at: &At) -> Result<(i64, u32), String> {
     if !x.is_finite() || x.abs() > 9.2e9 {
         return Err(format!("{at}: {x} s is not a time"));
     }
@@ -201,17 +251,17 @@ fn is_time(ty: &str) -> bool {
     )
 }
 
-/// A key of a ROS 1 message that its ROS 2 type does not have and that is dropped, as ROS's
-/// own bridge drops it: a header's `seq`, a time's `nsec` (read as `nanosec`).
-fn ros1_alias(ty: &str, key: &str) -> bool {
+/// A key of a ROS 1 message that its ROS 2 type does not have, taken as ROS's own bridge takes
+/// it: a header's `seq` dropped, a time's `nsec` read as `nanosec`.
+fn ros1_alias(ty: &str, key: &str) -> Alias {
     match key {
-        "seq" => matches!(ty, "std_msgs/msg/Header" | "std_msgs/Header"),
-        "nsec" => is_time(ty),
-        _ => false,
+        "seq" if matches!(ty, "std_msgs/msg/Header" | "std_msgs/Header") => Alias::Dropped,
+        "nsec" if is_time(ty) => Alias::For("nanosec"),
+        _ => Alias::No,
     }
 }
 
-fn field(def: &MsgDef, f: &Field, v: &Lua_, w: &mut Cdr, at: &str) -> Result<(), String> {
+fn field(def: &MsgDef, f: &Field, v: &Lua_, w: &mut Cdr, at: &At) -> Result<(), String> {
     match f.array {
         ArrayKind::Scalar => one(def, &f.ty, v, w, at),
         ArrayKind::Fixed(_) | ArrayKind::Variable => {
@@ -236,11 +286,7 @@ fn field(def: &MsgDef, f: &Field, v: &Lua_, w: &mut Cdr, at: &str) -> Result<(),
             }
             let items: Vec<Lua_> = match v {
                 Lua_::Nil => Vec::new(),
-                Lua_::Table(t) => t
-                    .clone()
-                    .sequence_values::<Lua_>()
-                    .collect::<mlua::Result<_>>()
-                    .map_err(|e| e.to_string())?,
+                Lua_::Table(t) => items(t)?,
                 other => return Err(format!("{at}: a {} where an array goes", kind(other))),
             };
             let count = match fixed {
@@ -257,15 +303,15 @@ fn field(def: &MsgDef, f: &Field, v: &Lua_, w: &mut Cdr, at: &str) -> Result<(),
                 }
             };
             for i in 0..count {
-                let item = items.get(i).cloned().unwrap_or(Lua_::Nil);
-                one(def, &f.ty, &item, w, &format!("{at}[{}]", i + 1))?;
+                let item = items.get(i).unwrap_or(&Lua_::Nil);
+                one(def, &f.ty, item, w, &At::Item(at, i))?;
             }
             Ok(())
         }
     }
 }
 
-pub(super) fn number(v: &Lua_, at: &str) -> Result<f64, String> {
+pub(super) fn number(v: &Lua_, at: &At) -> Result<f64, String> {
     match v {
         Lua_::Nil => Ok(0.0),
         Lua_::Integer(i) => Ok(*i as f64),
@@ -275,7 +321,7 @@ pub(super) fn number(v: &Lua_, at: &str) -> Result<f64, String> {
     }
 }
 
-pub(super) fn integer(v: &Lua_, at: &str) -> Result<i64, String> {
+pub(super) fn integer(v: &Lua_, at: &At) -> Result<i64, String> {
     match v {
         Lua_::Nil => Ok(0),
         Lua_::Integer(i) => Ok(*i),
@@ -286,7 +332,7 @@ pub(super) fn integer(v: &Lua_, at: &str) -> Result<i64, String> {
     }
 }
 
-fn one(def: &MsgDef, ty: &FieldType, v: &Lua_, w: &mut Cdr, at: &str) -> Result<(), String> {
+fn one(def: &MsgDef, ty: &FieldType, v: &Lua_, w: &mut Cdr, at: &At) -> Result<(), String> {
     let p = match ty {
         FieldType::Message(t) => {
             return match v {
@@ -326,17 +372,19 @@ fn one(def: &MsgDef, ty: &FieldType, v: &Lua_, w: &mut Cdr, at: &str) -> Result<
         Primitive::F32 => put!(f32, number(v, at)?),
         Primitive::F64 => put!(f64, number(v, at)?),
         Primitive::String => {
-            let s: Vec<u8> = match v {
-                Lua_::Nil => Vec::new(),
-                Lua_::String(s) => s.as_bytes().to_vec(),
+            let mut text = |b: &[u8]| {
+                w.u32(b.len() as u32 + 1);
+                w.out.extend_from_slice(b);
+                w.out.push(0);
+            };
+            match v {
+                Lua_::Nil => text(b""),
+                Lua_::String(s) => text(&s.as_bytes()),
                 Lua_::Integer(_) | Lua_::Number(_) => {
-                    v.to_string().map_err(|e| e.to_string())?.into_bytes()
+                    text(v.to_string().map_err(|e| e.to_string())?.as_bytes())
                 }
                 other => return Err(format!("{at}: a {} where a string goes", kind(other))),
-            };
-            w.u32(s.len() as u32 + 1);
-            w.out.extend_from_slice(&s);
-            w.out.push(0);
+            }
         }
         Primitive::Time | Primitive::Duration => {
             let (s, n) = match v {

@@ -15,7 +15,7 @@ use bagscope_reader::definition::msg::{ArrayKind, Field, FieldType, MsgDef, Prim
 use mlua::{Table, Value as Lua_};
 use serde_json::{Map, Number, Value as J};
 
-use super::encode::{check_keys, integer, kind, number, split_seconds};
+use super::encode::{field_values, integer, items, kind, number, split_seconds, Alias, At};
 
 const SCHEMAS: &str = include_str!("../../data/foxglove_schemas.json");
 
@@ -47,7 +47,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 /// compiled as JSON Schema): a field left out is left out (its reader takes its default); a key
 /// the schema does not have, or a value of the wrong kind, is an error that names the field.
 pub fn encode_json(def: &MsgDef, v: &Table) -> Result<Vec<u8>, String> {
-    let j = message(def, 0, v, "")?;
+    let j = message(def, 0, v, &At::Root)?;
     serde_json::to_vec(&j).map_err(|e| e.to_string())
 }
 
@@ -60,72 +60,65 @@ fn is_time(def: &MsgDef, ty: usize) -> bool {
     })
 }
 
-fn join(at: &str, name: &str) -> String {
-    if at.is_empty() {
-        name.to_string()
-    } else {
-        format!("{at}.{name}")
-    }
-}
-
-fn message(def: &MsgDef, ty: usize, t: &Table, at: &str) -> Result<J, String> {
+fn message(def: &MsgDef, ty: usize, t: &Table, at: &At) -> Result<J, String> {
     let mt = def
         .types
         .get(ty)
         .ok_or_else(|| format!("{at}: a type the definition does not have"))?;
     let time = is_time(def, ty);
     // A ROS 2 time's `nanosec` for Foxglove's `nsec`.
-    check_keys(mt, t, at, |k| time && k == "nanosec")?;
-    let mut out = Map::new();
-    for f in &mt.fields {
-        let mut x: Lua_ = t.raw_get(f.name.as_str()).map_err(|e| e.to_string())?;
-        if time && f.name == "nsec" && x == Lua_::Nil {
-            x = t.raw_get("nanosec").map_err(|e| e.to_string())?;
+    let values = field_values(mt, t, at, |k| {
+        if time && k == "nanosec" {
+            Alias::For("nsec")
+        } else {
+            Alias::No
         }
-        if x == Lua_::Nil {
+    })?;
+    let mut out = Map::new();
+    for (f, x) in mt.fields.iter().zip(&values) {
+        if *x == Lua_::Nil {
             continue;
         }
-        out.insert(f.name.clone(), field(def, f, &x, &join(at, &f.name))?);
+        out.insert(f.name.clone(), field(def, f, x, &At::Field(at, &f.name))?);
     }
     Ok(J::Object(out))
 }
 
-fn field(def: &MsgDef, f: &Field, v: &Lua_, at: &str) -> Result<J, String> {
+fn field(def: &MsgDef, f: &Field, v: &Lua_, at: &At) -> Result<J, String> {
     if f.array == ArrayKind::Scalar {
         return one(def, &f.ty, v, at);
     }
+    let list = match v {
+        Lua_::Table(t) => Some(items(t)?),
+        _ => None,
+    };
     if f.ty == FieldType::Primitive(Primitive::U8) {
         // Bytes: a Lua string, or a sequence of byte values; written as base64.
-        let bytes: Vec<u8> = match v {
-            Lua_::String(s) => s.as_bytes().to_vec(),
-            Lua_::Table(t) => {
-                let mut b = Vec::with_capacity(t.raw_len());
-                for (i, x) in t.clone().sequence_values::<Lua_>().enumerate() {
-                    let x = x.map_err(|e| e.to_string())?;
-                    let at = format!("{at}[{}]", i + 1);
-                    b.push(
-                        u8::try_from(integer(&x, &at)?)
-                            .map_err(|_| format!("{at}: not a byte (0-255)"))?,
-                    );
-                }
-                b
-            }
-            other => return Err(format!("{at}: a {} where bytes go", kind(other))),
+        let bytes: Vec<u8> = match (v, list) {
+            (Lua_::String(s), _) => s.as_bytes().to_vec(),
+            (_, Some(list)) => list
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    let at = At::Item(at, i);
+                    u8::try_from(integer(x, &at)?).map_err(|_| format!("{at}: not a byte (0-255)"))
+                })
+                .collect::<Result<_, String>>()?,
+            (other, _) => return Err(format!("{at}: a {} where bytes go", kind(other))),
         };
         return Ok(J::String(bagscope_reader::encoding::base64::encode(&bytes)));
     }
-    let Lua_::Table(t) = v else {
+    let Some(list) = list else {
         return Err(format!("{at}: a {} where an array goes", kind(v)));
     };
-    let mut items = Vec::with_capacity(t.raw_len());
-    for (i, x) in t.clone().sequence_values::<Lua_>().enumerate() {
-        let x = x.map_err(|e| e.to_string())?;
-        items.push(one(def, &f.ty, &x, &format!("{at}[{}]", i + 1))?);
-    }
-    Ok(J::Array(items))
+    list.iter()
+        .enumerate()
+        .map(|(i, x)| one(def, &f.ty, x, &At::Item(at, i)))
+        .collect::<Result<Vec<J>, String>>()
+        .map(J::Array)
 }
 
-fn one(def: &MsgDef, ty: &FieldType, v: &Lua_, at: &str) -> Result<J, String> {
+fn one(def: &MsgDef, ty: &FieldType, v: &Lua_, at: &At) -> Result<J, String> {
     Ok(match ty {
         FieldType::Message(t) => match v {
             Lua_::Table(tab) => message(def, *t, tab, at)?,

@@ -583,7 +583,17 @@ pub fn open_with(
         }
         printed = p;
     }
-    drop(bag);
-    let bag = open_beside(path, &overlay, opts)?;
+    // The recording as it is open (its tables built while the scripts ran), beside the overlay.
+    let parts = [path, overlay.as_path()].map(|p| bagscope_reader::bag::merge::Part {
+        path: p.to_path_buf(),
+        offset_ns: 0,
+    });
+    let beside = Bag::open_with(&overlay, opts)?;
+    let bag = Bag::join(
+        vec![bag, beside],
+        &parts,
+        bagscope_reader::bag::merge::TopicNames::Overlaid,
+        opts,
+    )?;
     Ok((bag, printed))
 }

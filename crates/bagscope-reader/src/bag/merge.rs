@@ -144,9 +144,29 @@ impl Bag {
         }
         let mut bags = Vec::with_capacity(parts.len());
         for p in parts {
-            let b = Bag::open_with(&p.path, opts)?;
+            bags.push(Bag::open_with(&p.path, opts)?);
+        }
+        Self::join(bags, parts, naming, opts)
+    }
+
+    /// Joins recordings already opened (`bags[i]` opened from `parts[i]`, its tables built here
+    /// where they are not yet), as [`Bag::open_many_with`] does: a recording whose tables were
+    /// built while it was open alone is not read again. Each bag must be the only handle on it.
+    pub fn join(
+        bags: Vec<Bag>,
+        parts: &[Part],
+        naming: TopicNames,
+        opts: &crate::OpenOptions,
+    ) -> Result<Bag> {
+        if bags.len() != parts.len() {
+            return Err(Error::Invalid(format!(
+                "{} recordings for {} parts",
+                bags.len(),
+                parts.len()
+            )));
+        }
+        for b in &bags {
             b.tables()?;
-            bags.push(b);
         }
         // Kinds of storage may differ (a ROS 1 bag beside an MCAP file): every chunk says how it
         // is read, and the tables are built here; the joined bag reports the first part's kind.
