@@ -226,8 +226,8 @@ mod tests {
         let d = def("foxglove.SceneUpdate");
         for (code, want) in [
             (
-                "return { entities = { { cubes = { { pose = { positon = {} } } } } } }",
-                "entities[1].cubes[1].pose.positon",
+                "return { entities = { { cubes = { { pose = { place = {} } } } } } }",
+                "entities[1].cubes[1].pose.place",
             ),
             (
                 "return { entities = { { id = {} } } }",
