@@ -19,6 +19,34 @@ fn message_script(dir: &Path, name: &str, topic: &str, ty: &str, body: &str) -> 
     f
 }
 
+/// `bagscope ARGS` with its cache at `cache`: exit code, standard output and error.
+fn bagscope(cache: &Path, args: &[&dyn AsRef<std::ffi::OsStr>]) -> (Option<i32>, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_bagscope"))
+        .env("XDG_CACHE_HOME", cache)
+        .args(args.iter().map(|a| a.as_ref()))
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// What `bagscope tf` says of `child` in base_link at the end of tilt_laser.bag, a script having
+/// made it from /imu_data (translation x = 1, the IMU's orientation): the last /imu_data
+/// orientation as `bagscope echo` decodes it.
+fn last_imu_as(cache: &Path, rec: &Path, child: &str) -> String {
+    let (_, last, _) = bagscope(cache, &[&"echo", &rec, &"-t", &"/imu_data", &"--json"]);
+    let last: serde_json::Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+    let q = &last["message"]["orientation"];
+    let c = |k: &str| q[k].as_f64().unwrap();
+    format!(
+        "{child} in base_link at 1326899546.161840188 (2012-01-18 15:12:26.161 UTC): xyz [1.0000, 0.0000, 0.0000] q [{:.4}, {:.4}, {:.4}, {:.4}]",
+        c("x"), c("y"), c("z"), c("w")
+    )
+}
+
 #[test]
 fn a_virtual_topic_is_exported_and_read_back_by_rosbags() {
     let rec = common::corpus_dir().join("plotjuggler/tilt_laser.bag");
@@ -74,18 +102,7 @@ fn foxglove_schemas_as_output_types_are_foxgloves_own() {
     let rec = common::corpus_dir().join("plotjuggler/tilt_laser.bag");
     let dir = common::temp_dir("scripts-virtual-foxglove");
     let cache = dir.join("cache");
-    let run = |args: &[&dyn AsRef<std::ffi::OsStr>]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_bagscope"))
-            .env("XDG_CACHE_HOME", &cache)
-            .args(args.iter().map(|a| a.as_ref()))
-            .output()
-            .unwrap();
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
-    };
+    let run = |args: &[&dyn AsRef<std::ffi::OsStr>]| bagscope(&cache, args);
     let scene = message_script(
         &dir,
         "scene.lua",
@@ -140,14 +157,7 @@ fn foxglove_schemas_as_output_types_are_foxgloves_own() {
         &"imu_fox",
     ]);
     assert_eq!(code, Some(0), "{err}");
-    let (_, last, _) = run(&[&"echo", &rec, &"-t", &"/imu_data", &"--json"]);
-    let last: serde_json::Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
-    let q = &last["message"]["orientation"];
-    let c = |k: &str| q[k].as_f64().unwrap();
-    let want = format!(
-        "imu_fox in base_link at 1326899546.161840188 (2012-01-18 15:12:26.161 UTC): xyz [1.0000, 0.0000, 0.0000] q [{:.4}, {:.4}, {:.4}, {:.4}]",
-        c("x"), c("y"), c("z"), c("w")
-    );
+    let want = last_imu_as(&cache, &rec, "imu_fox");
     assert!(out.starts_with(&want), "{want}\n{out}");
     // A field the schema lacks, named; a schema Foxglove does not have, said before work.
     let bad = message_script(
@@ -180,18 +190,7 @@ fn a_virtual_transform_topic_is_in_bagscope_tf_and_bad_tables_name_the_field() {
     let rec = common::corpus_dir().join("plotjuggler/tilt_laser.bag");
     let dir = common::temp_dir("scripts-virtual-tf");
     let cache = dir.join("cache");
-    let run = |args: &[&dyn AsRef<std::ffi::OsStr>]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_bagscope"))
-            .env("XDG_CACHE_HOME", &cache)
-            .args(args.iter().map(|a| a.as_ref()))
-            .output()
-            .unwrap();
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
-    };
+    let run = |args: &[&dyn AsRef<std::ffi::OsStr>]| bagscope(&cache, args);
     // The IMU's orientation as the transform base_link -> imu_virtual.
     let s = message_script(
         &dir,
@@ -211,15 +210,7 @@ fn a_virtual_transform_topic_is_in_bagscope_tf_and_bad_tables_name_the_field() {
         &"imu_virtual",
     ]);
     assert_eq!(code, Some(0), "{err}");
-    // The last /imu_data orientation, as `bagscope echo` decodes it.
-    let (_, last, _) = run(&[&"echo", &rec, &"-t", &"/imu_data", &"--json"]);
-    let last: serde_json::Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
-    let q = &last["message"]["orientation"];
-    let c = |k: &str| q[k].as_f64().unwrap();
-    let want = format!(
-        "imu_virtual in base_link at 1326899546.161840188 (2012-01-18 15:12:26.161 UTC): xyz [1.0000, 0.0000, 0.0000] q [{:.4}, {:.4}, {:.4}, {:.4}]",
-        c("x"), c("y"), c("z"), c("w")
-    );
+    let want = last_imu_as(&cache, &rec, "imu_virtual");
     assert!(out.starts_with(&want), "{want}\n{out}");
     // A table that does not fit the type: the field named, before anything is written.
     let bad = message_script(

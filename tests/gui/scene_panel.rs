@@ -310,17 +310,7 @@ fn a_virtual_image_topic_is_shown_in_an_image_panel() {
     h.state_mut().apply(Cmd::SetPlayhead(at));
     // The message at or before the playhead is the k-th odometry message.
     let k = odom_times.iter().filter(|&&t| t <= at).count() as u8;
-    wait_for(&mut h, "the virtual frame", |a| {
-        a.doc
-            .as_ref()
-            .is_some_and(|d| d.images.panels.first().is_some_and(|p| p.frame.is_some()))
-    });
-    let img = h.state().doc.as_ref().unwrap().images.panels[0]
-        .frame
-        .as_ref()
-        .unwrap()
-        .image
-        .clone();
+    let img = first_frame(&mut h);
     assert_eq!(
         (img.width, img.height, img.encoding.as_str()),
         (4, 2, "mono8")
@@ -391,22 +381,27 @@ fn virtual_foxglove_topics_are_drawn_in_the_3d_and_image_panels() {
     );
     h.state_mut().apply(Cmd::OpenImage(ti));
     let k = odom_times.iter().filter(|&&t| t <= at).count() as u8;
-    wait_for(&mut h, "the virtual frame", |a| {
-        a.doc
-            .as_ref()
-            .is_some_and(|d| d.images.panels.first().is_some_and(|p| p.frame.is_some()))
-    });
-    let img = h.state().doc.as_ref().unwrap().images.panels[0]
-        .frame
-        .as_ref()
-        .unwrap()
-        .image
-        .clone();
+    let img = first_frame(&mut h);
     assert_eq!((img.width, img.height), (2, 1));
     let bagscope_ops::media::image::Pixels::Mono8(px) = &img.pixels else {
         panic!("not mono8: {:?}", img.encoding);
     };
     assert_eq!(px[..], [k, 255 - k], "the message's number");
+}
+
+/// The first image panel's frame, once it has one.
+fn first_frame(h: &mut Harness<'static, App>) -> std::sync::Arc<bagscope_ops::media::image::Image> {
+    wait_for(h, "the virtual frame", |a| {
+        a.doc
+            .as_ref()
+            .is_some_and(|d| d.images.panels.first().is_some_and(|p| p.frame.is_some()))
+    });
+    h.state().doc.as_ref().unwrap().images.panels[0]
+        .frame
+        .as_ref()
+        .unwrap()
+        .image
+        .clone()
 }
 
 /// The app opening `p` with the message script `script` (as `--script` gives it), indexed.

@@ -430,10 +430,9 @@ pub fn call(f: MathFn, args: &[V]) -> R<V> {
     })
 }
 
-/// A value as it is kept and handed between compiled closures: two words, so it travels in
-/// registers and is stored and loaded whole (an enum with a byte tag was written in parts and
-/// read back at once, which stalls the processor's store forwarding at every step), and an
-/// error is one more tag rather than a `Result` around it.
+/// A value as the register machine keeps it: two words, so it travels in registers and is
+/// stored and loaded whole (an enum with a byte tag was written in parts and read back at once,
+/// which stalls the processor's store forwarding at every step).
 #[derive(Debug, Clone, Copy)]
 pub struct Val {
     tag: u64,
@@ -444,7 +443,6 @@ const NIL: u64 = 0;
 const BOOL: u64 = 1;
 const INT: u64 = 2;
 const FLOAT: u64 = 3;
-const BAIL: u64 = 4;
 
 impl Val {
     pub const NIL: Val = Val { tag: NIL, bits: 0 };
@@ -468,31 +466,14 @@ impl Val {
         }
     }
 
-    /// The value, or [`Bail`] for an error.
+    /// The value.
     #[inline(always)]
-    pub fn get(self) -> R<V> {
-        Ok(match self.tag {
-            NIL => V::Nil,
+    pub fn v(self) -> V {
+        match self.tag {
             BOOL => V::Bool(self.bits != 0),
             INT => V::Int(self.bits as i64),
             FLOAT => V::Float(f64::from_bits(self.bits)),
-            _ => return Err(Bail),
-        })
-    }
-
-    /// [`Val::get`] of a value known not to be an error (a stored one): nil otherwise.
-    #[inline(always)]
-    pub fn v(self) -> V {
-        self.get().unwrap_or(V::Nil)
-    }
-}
-
-impl From<R<V>> for Val {
-    #[inline(always)]
-    fn from(r: R<V>) -> Val {
-        match r {
-            Ok(v) => Val::of(v),
-            Err(Bail) => Val { tag: BAIL, bits: 0 },
+            _ => V::Nil,
         }
     }
 }
