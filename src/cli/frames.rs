@@ -9,7 +9,7 @@ use clap::Args;
 use crate::cli::Error;
 use bagscope_ops::tables::csv::AtomicFile;
 use bagscope_ops::timefmt;
-use bagscope_reader::{Bag, Filter};
+use bagscope_reader::Filter;
 
 use super::args::{time_range, Range, Render};
 use super::image::colormap_for;
@@ -76,7 +76,7 @@ fn frames(a: Asked) -> crate::cli::Result<ExitCode> {
             )));
         }
     }
-    let bag = Bag::open_with(a.bag, a.opts)?;
+    let bag = super::scripts::open(a.bag, &[], a.opts)?;
     let conns = bag.connections_of_topics(&[a.topic.to_string()])?;
     let (start_ns, end_ns) = time_range(&bag, a.start, a.end)?;
     std::fs::create_dir_all(a.out)?;

@@ -79,7 +79,7 @@ struct Asked<'a> {
 /// `bagscope image`: one camera message as a PNG.
 fn image(a: Asked) -> crate::cli::Result<ExitCode> {
     use bagscope_ops::media::image::Orientation;
-    let bag = Bag::open_with(a.bag, a.opts)?;
+    let bag = super::scripts::open(a.bag, &[], a.opts)?;
     let conns = bag.connections_of_topics(&[a.topic])?;
     let tables = bag.tables()?;
     // Every message of the topic, in time order, as (time, connection, entry).

@@ -7,8 +7,6 @@ use clap::Args;
 
 use serde_json::json;
 
-use bagscope_reader::Bag;
-
 /// Summarise a recording like `rosbag info`: topics, types, counts, times, compression and
 /// where each definition came from; reads only the index or summary where there is one.
 #[derive(Args, Debug)]
@@ -29,7 +27,7 @@ pub fn run(a: &InfoArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Res
     let (bags, freq, json) = (a.bags.as_slice(), a.freq, a.json);
     let mut code = ExitCode::SUCCESS;
     for (i, p) in bags.iter().enumerate() {
-        match Bag::open_with(p, opts) {
+        match super::scripts::open(p, &[], opts) {
             Ok(bag) => {
                 if freq {
                     bag.tables()?;
@@ -39,6 +37,12 @@ pub fn run(a: &InfoArgs, opts: &bagscope_reader::OpenOptions) -> crate::cli::Res
                 } else {
                     if i > 0 {
                         println!();
+                    }
+                    if bagscope_ops::media::video::mp4_read::is_mp4(p) {
+                        println!(
+                            "MP4 file:    {} (its video tracks, as a recording:)",
+                            p.display()
+                        );
                     }
                     print!("{}", bagscope_ops::reports::info::summary_text(&bag, freq)?);
                 }

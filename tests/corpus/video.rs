@@ -573,3 +573,100 @@ fn the_demo_video_camera_decodes_as_ffmpeg_decodes_it() {
         );
     }
 }
+
+/// MP4 files as ffmpeg writes them (AV1 by SVT-AV1 as LeRobot's datasets hold it, and by
+/// libaom; H.264 and H.265 with B-frames, so with composition offsets): their video track read
+/// as a recording (`mp4_read::to_mcap`) decodes, in order and from random seeks, to the frames
+/// ffmpeg decodes from the same file (AV1 by libdav1d).
+#[test]
+fn mp4_files_read_as_recordings_decode_as_ffmpeg_does() {
+    use bagscope_ops::media::video::{mp4_read, Codec};
+    if !v::ffmpeg() {
+        return;
+    }
+    let dir = common::temp_dir("video-mp4");
+    let cases: [(&str, Codec, &str, &[&str]); 4] = [
+        (
+            "svt-av1",
+            Codec::Av1,
+            "yuv420p",
+            &["-c:v", "libsvtav1", "-preset", "12", "-g", "30"],
+        ),
+        (
+            "aom-av1",
+            Codec::Av1,
+            "yuv420p",
+            &[
+                "-c:v",
+                "libaom-av1",
+                "-cpu-used",
+                "8",
+                "-row-mt",
+                "1",
+                "-g",
+                "30",
+                "-keyint_min",
+                "30",
+                "-b:v",
+                "300k",
+            ],
+        ),
+        (
+            "x264-b",
+            Codec::H264,
+            "yuv420p",
+            &[
+                "-c:v",
+                "libx264",
+                "-bf",
+                "3",
+                "-g",
+                "30",
+                "-sc_threshold",
+                "0",
+            ],
+        ),
+        (
+            "x265-b",
+            Codec::H265,
+            "yuv420p",
+            &[
+                "-c:v",
+                "libx265",
+                "-x265-params",
+                "keyint=30:min-keyint=30:bframes=4:scenecut=0:log-level=error",
+            ],
+        ),
+    ];
+    for (name, codec, pix_fmt, args) in cases {
+        let mp4 = dir.join(format!("{name}.mp4"));
+        v::encode(&mp4, "320x240", 90, pix_fmt, args);
+        assert!(mp4_read::is_mp4(&mp4), "{name}");
+        let md5 = v::framemd5_with(&mp4, pix_fmt, (codec == Codec::Av1).then_some("libdav1d"));
+        assert_eq!(md5.len(), 90, "{name}: ffmpeg's frames");
+        let mcap = dir.join(format!("{name}.mcap"));
+        assert_eq!(
+            mp4_read::to_mcap(&mp4, &mcap).unwrap(),
+            90,
+            "{name}: samples"
+        );
+        let s = Stream {
+            path: mp4.clone(),
+            codec,
+            aus: Vec::new(),
+            md5,
+            pix_fmt,
+        };
+        check_frames(&mcap, "/video", &s);
+    }
+    // Not an MP4, and an MP4 cut short: said, never a panic.
+    let text = dir.join("not.mp4");
+    std::fs::write(&text, b"hello").unwrap();
+    assert!(!mp4_read::is_mp4(&text));
+    let whole = std::fs::read(dir.join("x264-b.mp4")).unwrap();
+    for cut in [100, whole.len() / 2, whole.len() - 10] {
+        let p = dir.join("cut.mp4");
+        std::fs::write(&p, &whole[..cut]).unwrap();
+        let _ = mp4_read::to_mcap(&p, &dir.join("cut.mcap"));
+    }
+}

@@ -90,3 +90,45 @@ fn a_video_starting_mid_gop_waits_for_a_keyframe() {
         .apply(Cmd::SetPlayhead(v::T0 + 25 * v::PERIOD));
     shown(&mut h, 25);
 }
+
+/// An MP4 file as LeRobot's datasets keep their cameras (AV1 by SVT-AV1) opened in the app: its
+/// video track is the topic `/video`, and the image panel shows ffmpeg's frame at the playhead.
+#[test]
+fn an_av1_mp4_file_opens_as_a_recording_of_its_video() {
+    if !v::ffmpeg() {
+        return;
+    }
+    let dir = common::temp_dir("ui-video-mp4");
+    let mp4 = dir.join("observation.images.front.mp4");
+    v::encode(
+        &mp4,
+        "320x240",
+        90,
+        "yuv420p",
+        &["-c:v", "libsvtav1", "-preset", "12", "-g", "30"],
+    );
+    let rgb = v::rgb_frames(&mp4);
+    let frame = 320 * 240 * 3;
+    let mut h = harness(Some(mp4));
+    wait_for(&mut h, "indexing", indexed);
+    let t0 = {
+        let d = h.state().doc.as_ref().unwrap();
+        let t = d
+            .rec
+            .bag
+            .summary()
+            .topic("/video")
+            .expect("the video track");
+        assert_eq!(t.message_count, 90);
+        d.rec.range().0
+    };
+    h.get_by_label("image").click();
+    h.run_steps(2);
+    // Frame 45 is shown from 1.5 s on (30 frames a second from 0).
+    h.state_mut()
+        .apply(Cmd::SetPlayhead(t0 + 1_500_000_000 + 10_000_000));
+    let px = shown(&mut h, 45);
+    let (worst, mean) = v::rgb_diff(&px, &rgb[45 * frame..46 * frame]);
+    assert!(worst <= 3 && mean < 1.0, "frame 45: {worst} {mean}");
+    assert!(h.query_all_by_label_contains("320×240 av1").count() >= 1);
+}

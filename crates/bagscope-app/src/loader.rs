@@ -189,8 +189,9 @@ fn load(
     // once: they are kept in the cache).
     // Scripts that are wrong, or fail as they run: said, and the recording opened without them.
     let mut script_errors = Vec::new();
-    let opened = match (&parts[..], scripts.is_empty()) {
-        ([p], false) if p.offset_ns == 0 => {
+    let opened = match &parts[..] {
+        // (An MP4 file too: its video tracks made into a recording in the cache.)
+        [p] if p.offset_ns == 0 => {
             use bagscope_ops::script::message::{open_with, OpenError};
             let cache = bagscope_ops::demo::cache_dir().join("virtual");
             let cancel = std::sync::atomic::AtomicBool::new(false);
@@ -198,7 +199,9 @@ fn load(
                 Ok((b, _)) => Ok(b),
                 Err(OpenError::Scripts(errors)) => {
                     script_errors = errors;
-                    Bag::open_with(&p.path, opts).map_err(|e| e.to_string())
+                    open_with(&p.path, &[], opts, &cache, &cancel)
+                        .map(|(b, _)| b)
+                        .map_err(|e| e.to_string())
                 }
                 Err(e) => Err(e.to_string()),
             }

@@ -546,7 +546,8 @@ impl<E: Into<crate::Error>> From<E> for OpenError {
 /// Opens `path` with the virtual topics of `scripts`: their messages are made once into an
 /// MCAP file under `cache` (named by the recording's path, size and time, bagscope's version and
 /// the scripts: made again when any changes), opened beside the recording with the topics'
-/// names kept. Returns the recording and what the scripts printed.
+/// names kept. Returns the recording and what the scripts printed. An MP4 file is opened as
+/// the recording of its video tracks ([`crate::media::video::mp4_read`]), made into `cache` too.
 pub fn open_with(
     path: &Path,
     scripts: &[MessageScript],
@@ -554,6 +555,15 @@ pub fn open_with(
     cache: &Path,
     cancel: &AtomicBool,
 ) -> Result<(Bag, Vec<String>), OpenError> {
+    // An MP4 file (a dataset's camera): its video tracks as a recording, made once into the
+    // cache.
+    let converted;
+    let path = if crate::media::video::mp4_read::is_mp4(path) {
+        converted = crate::media::video::mp4_read::cached(path, cache)?;
+        converted.as_path()
+    } else {
+        path
+    };
     let bag = Bag::open_with(path, opts)?;
     if scripts.is_empty() {
         return Ok((bag, Vec::new()));

@@ -15,6 +15,7 @@ mod decode;
 pub mod encode;
 mod index;
 pub mod mp4;
+pub mod mp4_read;
 pub mod nal;
 pub mod obu;
 mod packet;
