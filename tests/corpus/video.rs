@@ -669,4 +669,21 @@ fn mp4_files_read_as_recordings_decode_as_ffmpeg_does() {
         std::fs::write(&p, &whole[..cut]).unwrap();
         let _ = mp4_read::to_mcap(&p, &dir.join("cut.mcap"));
     }
+    // Bytes of its movie box changed (sizes, counts, offsets forged): an error or a recording,
+    // soon, never a panic.
+    let moov = whole.windows(4).position(|w| w == b"moov").unwrap();
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..100 {
+        let mut b = whole.clone();
+        for _ in 0..4 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let i = moov + (rng as usize % (whole.len() - moov));
+            b[i] = (rng >> 32) as u8;
+        }
+        let p = dir.join("forged.mp4");
+        std::fs::write(&p, &b).unwrap();
+        let _ = mp4_read::to_mcap(&p, &dir.join("forged.mcap"));
+    }
 }

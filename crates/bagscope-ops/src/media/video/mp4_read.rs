@@ -389,13 +389,14 @@ fn samples(stbl: &[u8]) -> Result<Vec<Sample>, String> {
             .collect::<Result<_, String>>()?
     };
     let mut out = Vec::with_capacity(n);
+    // The runs are in chunk order: the one in force moves forward with the chunks.
+    let mut run = 0;
     'chunks: for (ci, &off) in offsets.iter().enumerate() {
         let chunk = ci as u32 + 1;
-        let per = runs
-            .iter()
-            .rev()
-            .find(|(first, _)| *first <= chunk)
-            .map_or(0, |r| r.1);
+        while runs.get(run + 1).is_some_and(|r| r.0 <= chunk) {
+            run += 1;
+        }
+        let per = runs.get(run).filter(|r| r.0 <= chunk).map_or(0, |r| r.1);
         let mut at = off;
         for _ in 0..per {
             let k = out.len();
@@ -427,10 +428,9 @@ fn samples(stbl: &[u8]) -> Result<Vec<Sample>, String> {
     let mut k = 0;
     for _ in 0..stts.count(8)? {
         let (count, delta) = (stts.u32()?, stts.u32()?);
-        for _ in 0..count {
-            if let Some(s) = out.get_mut(k) {
-                s.pts = dts;
-            }
+        // (A forged count runs no further than the samples.)
+        for s in out.iter_mut().skip(k).take(count as usize) {
+            s.pts = dts;
             k += 1;
             dts = dts.saturating_add(i64::from(delta));
         }
@@ -447,10 +447,8 @@ fn samples(stbl: &[u8]) -> Result<Vec<Sample>, String> {
             } else {
                 i64::from(raw as i32)
             };
-            for _ in 0..count {
-                if let Some(s) = out.get_mut(k) {
-                    s.pts = s.pts.saturating_add(off);
-                }
+            for s in out.iter_mut().skip(k).take(count as usize) {
+                s.pts = s.pts.saturating_add(off);
                 k += 1;
             }
         }
@@ -576,6 +574,20 @@ pub fn to_mcap(mp4: &Path, out: &Path) -> crate::Result<usize> {
         return Err(bad("no H.264, H.265 or AV1 video track".into()));
     }
     let mut f = File::open(mp4)?;
+    let len = f.metadata()?.len();
+    for t in &tracks {
+        if let Some((k, s)) = t
+            .samples
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.offset.saturating_add(u64::from(s.size)) > len)
+        {
+            return Err(bad(format!(
+                "track {}, sample {k}: {} bytes at {}, past the file's end ({len})",
+                t.id, s.size, s.offset
+            )));
+        }
+    }
     let mut w = McapWriter::create(
         out,
         McapOptions {
