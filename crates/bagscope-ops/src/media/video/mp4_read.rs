@@ -437,16 +437,14 @@ fn samples(stbl: &[u8]) -> Result<Vec<Sample>, String> {
     }
     if let Some(b) = child(stbl, b"ctts")? {
         let mut c = Cur { b, at: "ctts" };
-        let v = c.version()?;
+        c.version()?;
         let mut k = 0;
         for _ in 0..c.count(8)? {
             let count = c.u32()?;
             let raw = c.u32()?;
-            let off = if v == 0 {
-                i64::from(raw)
-            } else {
-                i64::from(raw as i32)
-            };
+            // Signed in version 1; in version 0 unsigned, though muxers write negative
+            // offsets there too: a value past 2^31 is read as one.
+            let off = i64::from(raw as i32);
             for s in out.iter_mut().skip(k).take(count as usize) {
                 s.pts = s.pts.saturating_add(off);
                 k += 1;
