@@ -33,9 +33,30 @@ fn bagscope(cache: &Path, args: &[&dyn AsRef<std::ffi::OsStr>]) -> (Option<i32>,
     )
 }
 
-/// What `bagscope tf` says of `child` in base_link at the end of tilt_laser.bag, a script having
-/// made it from /imu_data (translation x = 1, the IMU's orientation): the last /imu_data
-/// orientation as `bagscope echo` decodes it.
+/// `bagscope tf REC --script SCRIPT` says of `child` in base_link, at the end of tilt_laser.bag,
+/// what the script made it from /imu_data: translation x = 1 and the last /imu_data orientation
+/// as `bagscope echo` decodes it.
+fn tf_is_the_last_imu(cache: &Path, rec: &Path, script: &Path, child: &str) {
+    let (code, out, err) = bagscope(
+        cache,
+        &[
+            &"tf",
+            &rec,
+            &"--script",
+            &script,
+            &"--target",
+            &"base_link",
+            &"--source",
+            &child,
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let want = last_imu_as(cache, rec, child);
+    assert!(out.starts_with(&want), "{want}\n{out}");
+}
+
+/// What `bagscope tf` says of `child` in base_link at the end of tilt_laser.bag: the last
+/// /imu_data orientation.
 fn last_imu_as(cache: &Path, rec: &Path, child: &str) -> String {
     let (_, last, _) = bagscope(cache, &[&"echo", &rec, &"-t", &"/imu_data", &"--json"]);
     let last: serde_json::Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
@@ -146,19 +167,7 @@ fn foxglove_schemas_as_output_types_are_foxgloves_own() {
         "foxglove.FrameTransforms",
         "function message(topic, msg, time)\n  return { transforms = { { timestamp = time, parent_frame_id = 'base_link', child_frame_id = 'imu_fox',\n    translation = { x = 1 }, rotation = msg.orientation } } }\nend\n",
     );
-    let (code, out, err) = run(&[
-        &"tf",
-        &rec,
-        &"--script",
-        &tf,
-        &"--target",
-        &"base_link",
-        &"--source",
-        &"imu_fox",
-    ]);
-    assert_eq!(code, Some(0), "{err}");
-    let want = last_imu_as(&cache, &rec, "imu_fox");
-    assert!(out.starts_with(&want), "{want}\n{out}");
+    tf_is_the_last_imu(&cache, &rec, &tf, "imu_fox");
     // A field the schema lacks, named; a schema Foxglove does not have, said before work.
     let bad = message_script(
         &dir,
@@ -199,19 +208,7 @@ fn a_virtual_transform_topic_is_in_bagscope_tf_and_bad_tables_name_the_field() {
         "tf2_msgs/msg/TFMessage",
         "function message(topic, msg, time)\n  local sec = math.floor(time)\n  return { transforms = { { header = { stamp = { sec = sec, nanosec = math.floor((time - sec) * 1e9) }, frame_id = 'base_link' },\n    child_frame_id = 'imu_virtual', transform = { translation = { x = 1 }, rotation = msg.orientation } } } }\nend\n",
     );
-    let (code, out, err) = run(&[
-        &"tf",
-        &rec,
-        &"--script",
-        &s,
-        &"--target",
-        &"base_link",
-        &"--source",
-        &"imu_virtual",
-    ]);
-    assert_eq!(code, Some(0), "{err}");
-    let want = last_imu_as(&cache, &rec, "imu_virtual");
-    assert!(out.starts_with(&want), "{want}\n{out}");
+    tf_is_the_last_imu(&cache, &rec, &s, "imu_virtual");
     // A table that does not fit the type: the field named, before anything is written.
     let bad = message_script(
         &dir,

@@ -298,12 +298,7 @@ fn a_virtual_image_topic_is_shown_in_an_image_panel() {
             .position(|t| t.name == "/odom_image")
             .expect("the virtual topic");
         let conn = s.topic("/odom").unwrap().connections[0];
-        let tables = d.rec.bag.tables().unwrap();
-        let times: Vec<u64> = tables.per_connection[conn]
-            .iter()
-            .map(|e| e.time_ns)
-            .collect();
-        (ti, d.rec.range().0, times)
+        (ti, d.rec.range().0, times_of(&d.rec.bag, conn))
     };
     h.state_mut().apply(Cmd::OpenImage(ti));
     let at = start + 3_010_000_000;
@@ -356,12 +351,7 @@ fn virtual_foxglove_topics_are_drawn_in_the_3d_and_image_panels() {
         assert_eq!(t.datatype, "foxglove.SceneUpdate");
         assert_eq!(t.message_count, s.topic("/odom").unwrap().message_count);
         let ti = s.topics.iter().position(|t| t.name == "/odom_raw").unwrap();
-        let tables = d.rec.bag.tables().unwrap();
-        let times: Vec<u64> = tables.per_connection[conn]
-            .iter()
-            .map(|e| e.time_ns)
-            .collect();
-        (ti, d.rec.range().0, times)
+        (ti, d.rec.range().0, times_of(&d.rec.bag, conn))
     };
     let at = start + 12_000_000_000;
     h.state_mut().apply(Cmd::SetPlayhead(at));
@@ -387,6 +377,14 @@ fn virtual_foxglove_topics_are_drawn_in_the_3d_and_image_panels() {
         panic!("not mono8: {:?}", img.encoding);
     };
     assert_eq!(px[..], [k, 255 - k], "the message's number");
+}
+
+/// The times of a connection's messages.
+fn times_of(bag: &bagscope_reader::Bag, conn: usize) -> Vec<u64> {
+    bag.tables().unwrap().per_connection[conn]
+        .iter()
+        .map(|e| e.time_ns)
+        .collect()
 }
 
 /// The first image panel's frame, once it has one.

@@ -109,10 +109,12 @@ fn an_av1_mp4_file_opens_as_a_recording_of_its_video() {
     );
     let rgb = v::rgb_frames(&mp4);
     let frame = 320 * 240 * 3;
-    let mut h = harness(Some(mp4));
+    let mut h = harness(Some(mp4.clone()));
     wait_for(&mut h, "indexing", indexed);
     let t0 = {
         let d = h.state().doc.as_ref().unwrap();
+        // Named as the user opened it, not as the recording made in the cache.
+        assert_eq!(d.rec.path, mp4);
         let t = d
             .rec
             .bag

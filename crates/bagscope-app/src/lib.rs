@@ -333,6 +333,11 @@ impl App {
                         doc.recordings.offsets =
                             parts.iter().map(|p| p.offset_ns as f64 / 1e9).collect();
                         doc.recordings.open = parts.len() > 1;
+                        // The file opened, as the user named it (an MP4 file's recording is
+                        // made in the cache).
+                        if let [p] = &parts[..] {
+                            doc.rec.path = p.path.clone();
+                        }
                         doc.rec.parts = parts;
                         log::start(&mut doc, &self.ctx);
                         doc.nav.bookmarks = self
