@@ -9,7 +9,10 @@
   against `ffmpeg -ss T -i stream.mp4 -frames:v 1 -pix_fmt rgb24 -f rawvideo` on the same
   stream muxed into MP4 (an indexed container), whole processes, for the same times.
 
-    python3 scripts/bench/video.py [SEEKS]
+    python3 scripts/bench/video.py [SEEKS] [--seek-only] [--old BAGSCOPE]
+
+`--old` runs the seeks of another build of bagscope (an earlier commit's release build) on the
+same recordings and times in the same run, in a column of its own.
 
 Needs target/release/bagscope (`cargo build --release`), ffmpeg, and the pip foxglove-sdk
 (the recording is written by tests/py/foxglove_video.py). Streams are 300 frames of testsrc2.
@@ -57,8 +60,8 @@ def make(d, name, size, codec, gop):
     return es, mcap, mp4, len(aus)
 
 
-def bench(mcap, op, runs, cores):
-    out = subprocess.run(["taskset", "-c", cores, str(BAGSCOPE), "bench", str(mcap), "--op", op,
+def bench(mcap, op, runs, cores, binary=BAGSCOPE):
+    out = subprocess.run(["taskset", "-c", cores, str(binary), "bench", str(mcap), "--op", op,
                           "--runs", str(runs)], check=True, capture_output=True, text=True)
     return json.loads(out.stdout)[op]
 
@@ -90,29 +93,46 @@ def q(xs, p):
 
 
 def main():
-    seeks = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    args = sys.argv[1:]
+    old = None
+    if "--old" in args:
+        i = args.index("--old")
+        old = Path(args[i + 1])
+        del args[i:i + 2]
+    seek_only = "--seek-only" in args
+    args = [a for a in args if a != "--seek-only"]
+    seeks = int(args[0]) if args else 100
     with tempfile.TemporaryDirectory(prefix="bagscope-video-bench-") as tmp:
         d = Path(tmp)
-        print("## Decode throughput, 1080p30, one core\n")
-        print("| stream | bagscope frames/s | ffmpeg -threads 1 frames/s | ratio |")
-        print("|---|---|---|---|")
-        for codec in ["h264", "h265"]:
-            es, mcap, _, n = make(d, f"dec-{codec}", "1920x1080", codec, 30)
-            ours = bench(mcap, "video-decode", 3, "0")
-            theirs = n / ffmpeg_decode(es)
-            print(f"| {codec} 1080p, 300 frames | {ours['frames_per_s']:.1f} | {theirs:.1f} | "
-                  f"{ours['frames_per_s'] / theirs:.2f} |", flush=True)
-        print(f"\n## Random seek to the exact frame, two cores, {seeks} seeks\n")
-        print("| stream | bagscope p50 / p99 ms | ffmpeg -ss on MP4 p50 / p99 ms | ratio p50 / p99 |")
-        print("|---|---|---|---|")
+        if not seek_only:
+            print("## Decode throughput, 1080p30, one core\n")
+            print("| stream | bagscope frames/s | ffmpeg -threads 1 frames/s | ratio |")
+            print("|---|---|---|---|")
+            for codec in ["h264", "h265"]:
+                es, mcap, _, n = make(d, f"dec-{codec}", "1920x1080", codec, 30)
+                ours = bench(mcap, "video-decode", 3, "0")
+                theirs = n / ffmpeg_decode(es)
+                print(f"| {codec} 1080p, 300 frames | {ours['frames_per_s']:.1f} | {theirs:.1f} | "
+                      f"{ours['frames_per_s'] / theirs:.2f} |", flush=True)
+            print()
+        print(f"## Random seek to the exact frame, two cores, {seeks} seeks\n")
+        before = " before p50 / p99 ms |" if old else ""
+        print(f"| stream |{before} bagscope p50 / p99 ms | ffmpeg -ss on MP4 p50 / p99 ms | "
+              "ratio p50 / p99 |")
+        print("|---|---|---|---|" + ("---|" if old else ""))
         for size, label in [("1280x720", "720p"), ("1920x1080", "1080p")]:
             for gop in [30, 120]:
                 for codec in ["h264", "h265"]:
                     _, mcap, mp4, _ = make(d, f"seek-{label}-{gop}-{codec}", size, codec, gop)
                     ours = bench(mcap, "video-seek", seeks, "0,1")
+                    was = ""
+                    if old:
+                        o = bench(mcap, "video-seek", seeks, "0,1", old)
+                        assert o["times_ns"] == ours["times_ns"], "the two builds seek to other frames"
+                        was = f" {o['p50_ms']:.1f} / {o['p99_ms']:.1f} |"
                     theirs = ffmpeg_seeks(mp4, ours["times_ns"])
                     p50, p99 = q(theirs, 0.5), q(theirs, 0.99)
-                    print(f"| {codec} {label} GOP {gop} | {ours['p50_ms']:.1f} / {ours['p99_ms']:.1f} | "
+                    print(f"| {codec} {label} GOP {gop} |{was} {ours['p50_ms']:.1f} / {ours['p99_ms']:.1f} | "
                           f"{p50:.1f} / {p99:.1f} | {ours['p50_ms'] / p50:.2f} / "
                           f"{ours['p99_ms'] / p99:.2f} |", flush=True)
 

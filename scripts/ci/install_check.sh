@@ -16,7 +16,8 @@ root=$PWD
 corpus=$root/../shared
 fail() { echo "install_check: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
-xvfb_pid=
+# shellcheck source=scripts/ci/xvfb.sh
+. scripts/ci/xvfb.sh
 cleanup() {
     pkill -f "$tmp/" 2>/dev/null || true
     [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null || true
@@ -29,11 +30,7 @@ mcap=$corpus/bags2/lichtblick/example.mcap
 db3=$corpus/bags2/mcap/chatter.db3
 
 # A display of our own for the windows below.
-display=:$((90 + RANDOM % 9))
-Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
-xvfb_pid=$!
-export DISPLAY=$display
-for _ in $(seq 50); do xwininfo -root >/dev/null 2>&1 && break; sleep 0.1; done
+xvfb_start 1280x800 "$tmp" || fail "no X server"
 
 # Waits up to 30 s for a window named bagscope; its line of `xwininfo -tree`.
 window() {

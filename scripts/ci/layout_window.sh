@@ -23,10 +23,12 @@ out=$PWD/target/layout-window
 rm -rf "$out"
 mkdir -p "$out"
 tmp=$(mktemp -d)
-app= xvfb=
+app=
+# shellcheck source=scripts/ci/xvfb.sh
+. scripts/ci/xvfb.sh
 cleanup() {
     [ -n "$app" ] && kill "$app" 2>/dev/null || true
-    [ -n "$xvfb" ] && kill "$xvfb" 2>/dev/null || true
+    [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null || true
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -44,13 +46,6 @@ cat >"$tmp/view.json" <<'EOF'
   "state_rows": ["/rosout.level"]
 }
 EOF
-
-# A free display number.
-display() {
-    local n=170
-    while [ -e "/tmp/.X11-unix/X$n" ] || [ -e "/tmp/.X$n-lock" ]; do n=$((n + 1)); done
-    echo ":$n"
-}
 
 # The screen into $1 once two reads a second apart are the same (at most a minute).
 settled() {
@@ -70,11 +65,8 @@ settled() {
 shoot() {
     local name=$1
     shift
-    DISPLAY=$(display)
-    export DISPLAY
-    Xvfb "$DISPLAY" -screen 0 1600x1000x24 -nolisten tcp >/dev/null 2>&1 &
-    xvfb=$!
-    for _ in $(seq 50); do [ -e "/tmp/.X11-unix/X${DISPLAY#:}" ] && break; sleep 0.1; done
+    mkdir -p "$tmp/x-$name"
+    xvfb_start 1600x1000 "$tmp/x-$name" || fail "no X server for the $name run"
     # Nothing saved from an earlier run (recent files, remembered layouts) comes in.
     local home=$tmp/home-$name
     mkdir -p "$home"
@@ -121,9 +113,9 @@ shoot() {
     kill "$app"
     wait "$app" 2>/dev/null || true
     app=
-    kill "$xvfb"
-    wait "$xvfb" 2>/dev/null || true
-    xvfb=
+    kill "$xvfb_pid"
+    wait "$xvfb_pid" 2>/dev/null || true
+    xvfb_pid=
 }
 
 BY_HAND=1 shoot by-hand "$tmp/demo.bag"

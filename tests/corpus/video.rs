@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use bagscope_ops::media::video::{Shown, Video, VideoIndex, DEFAULT_BUDGET};
+use bagscope_ops::media::video::{Codec, Shown, Video, VideoIndex, DEFAULT_BUDGET};
 use bagscope_reader::Bag;
 
 use crate::common;
@@ -79,6 +79,57 @@ fn check_frames(path: &Path, topic: &str, s: &Stream) {
         );
     }
     assert!(video.errors.is_empty() && seeking.errors.is_empty());
+    fresh_seeks(&bag, &ix, s);
+}
+
+/// Seeks each from nothing, as a user's first click lands: ffmpeg's frame; with B-frames
+/// fewer pictures decoded than the whole group up to the frame (the disposable ones between
+/// skipped); then the worker's idle calls bring the frames after it.
+fn fresh_seeks(bag: &Bag, ix: &Arc<VideoIndex>, s: &Stream) {
+    let topic = &ix.topic;
+    let (mut sparse, mut whole) = (0u64, 0u64);
+    for n in (7..s.md5.len()).step_by(23) {
+        let mut video = Video::new(Arc::clone(ix), DEFAULT_BUDGET);
+        let got = md5(&video.frame(bag, n));
+        assert_eq!(
+            got.as_deref(),
+            Some(s.md5[n].as_str()),
+            "{topic}: seek to {n}"
+        );
+        sparse += video.decoded;
+        let mut dense = Video::new(Arc::clone(ix), DEFAULT_BUDGET);
+        let key = ix.keys[ix.keys.partition_point(|&k| k as usize <= n) - 1] as usize;
+        for m in key..=n {
+            dense.frame(bag, m);
+        }
+        whole += dense.decoded;
+        let mut steps = 0;
+        while video.prefetch(bag, n, 4) {
+            steps += 1;
+            assert!(
+                steps < 500,
+                "{topic}: prefetch after a seek to {n} never ends"
+            );
+        }
+        for m in n + 1..(n + 5).min(s.md5.len()) {
+            let got = video.cached(m).as_ref().and_then(md5);
+            assert_eq!(
+                got.as_deref(),
+                Some(s.md5[m].as_str()),
+                "{topic}: frame {m} after a seek to {n}"
+            );
+        }
+        assert!(video.errors.is_empty(), "{topic}: {:?}", video.errors);
+    }
+    // The streams made with B-frames (x264 -bf 3, x265 bframes=4: `tests/common/video.rs`).
+    let stem = s.path.file_stem().unwrap_or_default().to_string_lossy();
+    if s.codec != Codec::Av1 && stem.ends_with("-b") {
+        assert!(
+            sparse * 10 < whole * 8,
+            "{topic}: seeks decoded {sparse} pictures, a whole decode {whole}"
+        );
+    }
+    eprintln!("{topic}: fresh seeks decoded {sparse} pictures, whole groups {whole}");
 }
 
 #[test]

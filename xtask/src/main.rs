@@ -251,7 +251,15 @@ fn main() -> ExitCode {
     }
     let mut failed = Vec::new();
     for r in &runs {
-        if !cargo(r) {
+        let t0 = std::time::Instant::now();
+        let ok = cargo(r);
+        // What each step cost, so that a slow CI run says where its time went.
+        eprintln!(
+            "xtask: {:.0} s: cargo {}",
+            t0.elapsed().as_secs_f64(),
+            r.args.join(" ")
+        );
+        if !ok {
             failed.push(r.args.join(" "));
             // A build that fails leaves nothing to run.
             if r.args.contains(&"--no-run") {

@@ -15,6 +15,9 @@ use bagscope_reader::encoding::Plan;
 use bagscope_reader::{Bag, Filter, IndexEntry};
 
 use super::nal::{self, Kind, SeqInfo};
+use super::poc::{Order, PocReader};
+
+mod sparse;
 use super::{decoder_for, packet_of, Codec, FrameDecoder, Packet, VideoError, Yuv};
 
 /// The cache's default size: half a gigabyte of decoded pictures (170 at 1080p).
@@ -31,6 +34,9 @@ pub struct PacketRef {
     pub time_ns: u64,
     /// Its NAL unit types.
     pub kind: Kind,
+    /// The display order of the picture it holds, read from its slice header (`None`: no
+    /// picture, several, or one whose order is not read: its group is decoded whole).
+    pub order: Option<Order>,
 }
 
 /// A video topic's packets and keyframes, read from the first bytes of every message.
@@ -73,6 +79,7 @@ impl VideoIndex {
             .connections_of_topics(&[topic])
             .map_err(|e| err(e.to_string()))?;
         let mut reader = PacketReader::default();
+        let mut pocs = PocReader::default();
         let mut ix = VideoIndex {
             topic: topic.to_string(),
             codec: Codec::H264,
@@ -127,6 +134,7 @@ impl VideoIndex {
                     }
                 }
             }
+            let order = codec.and_then(|c| pocs.packet(c, &pkt.data));
             if kind.picture {
                 if kind.key {
                     ix.keys.push(ix.frames.len() as u32);
@@ -138,6 +146,7 @@ impl VideoIndex {
                 entry: m.entry,
                 time_ns: m.time_ns,
                 kind,
+                order: order.filter(|_| kind.picture),
             });
         }
         ix.codec = codec.ok_or_else(|| {
@@ -364,11 +373,21 @@ impl Video {
                 .is_some_and(|l| l.next_frame <= n && l.next_packet >= key_packet);
             if !reusable {
                 let k = self.index.keys[ki] as usize;
+                // A seek decodes only what frame n refers to (when its group's order is
+                // read). A decoder is then ready at the keyframe for what follows: the
+                // worker's idle time (`prefetch`) or the next frame asked takes it through
+                // the whole group.
+                let shown = self.sparse(bag, n, ki);
                 self.live = Some(Live {
                     dec: decoder_for(self.index.codec, self.index.seq),
                     next_packet: key_packet,
                     next_frame: k + self.index.rasl_after(k),
                 });
+                if shown {
+                    if let Some(s) = self.cached(n) {
+                        return s;
+                    }
+                }
             }
             self.decode_to(bag, n);
             if let Some(s) = self.cached(n) {
@@ -417,13 +436,15 @@ impl Video {
 
     /// Decodes one frame ahead of frame `n` (at most `ahead` frames past it) with the decoder
     /// already there, so that playing forward finds the frames ready. Says whether it decoded
-    /// anything; called again and again while a worker is idle.
+    /// anything; called again and again while a worker is idle. After a seek that decoded
+    /// only what frame `n` refers to, these calls take the decoder waiting at its keyframe
+    /// through the group, a picture at a time, up to the frames ahead.
     pub fn prefetch(&mut self, bag: &Bag, n: usize, ahead: usize) -> bool {
         let Some(live) = &self.live else {
             return false;
         };
         let target = live.next_frame;
-        if target < n || target > n + ahead || target >= self.index.frames.len() {
+        if target > n + ahead || target >= self.index.frames.len() {
             return false;
         }
         self.decode_to(bag, target);

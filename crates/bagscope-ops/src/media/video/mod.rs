@@ -19,12 +19,14 @@ pub mod mp4_read;
 pub mod nal;
 pub mod obu;
 mod packet;
+mod poc;
 pub mod proto;
 mod yuv;
 
 pub use decode::{decoder_for, FrameDecoder};
 pub use index::{PacketReader, PacketRef, Shown, Video, VideoIndex, DEFAULT_BUDGET};
 pub use packet::{is_video_type, packet_of, Packet};
+pub use poc::Order;
 pub use yuv::{Planes, Yuv};
 
 /// A video codec bagscope decodes.

@@ -81,13 +81,13 @@ pub fn is_annex_b(data: &[u8]) -> bool {
 }
 
 /// The H.264 NAL unit type of a unit's first byte.
-fn h264_type(u: &[u8]) -> Option<u8> {
+pub(super) fn h264_type(u: &[u8]) -> Option<u8> {
     let b = *u.first()?;
     (b & 0x80 == 0).then_some(b & 0x1F)
 }
 
 /// The H.265 NAL unit type of a unit's two-byte header (layer 0 only).
-fn h265_type(u: &[u8]) -> Option<u8> {
+pub(super) fn h265_type(u: &[u8]) -> Option<u8> {
     let (b0, b1) = (*u.first()?, *u.get(1)?);
     // forbidden_zero_bit, nuh_layer_id 0, nuh_temporal_id_plus1 ≥ 1.
     (b0 & 0x81 == 0 && b1 & 0xF8 == 0 && b1 & 0x07 != 0).then_some(b0 >> 1)
@@ -229,7 +229,7 @@ impl Bits<'_> {
         }
         Some((1u32 << zeros) - 1 + self.bits(zeros)?)
     }
-    fn se(&mut self) -> Option<i32> {
+    pub(super) fn se(&mut self) -> Option<i32> {
         let k = self.ue()?;
         Some(if k % 2 == 1 {
             (k / 2 + 1) as i32
@@ -301,21 +301,34 @@ fn skip_hrd(r: &mut Bits) -> Option<()> {
     Some(())
 }
 
-/// `video_full_range_flag`, `matrix_coefficients` and `max_num_reorder_frames` of an H.264
-/// SPS's VUI (H.264 7.3.2.1.1 and E.1.1); the defaults (limited range, unspecified matrix,
-/// reordering not said) where it has none.
-fn h264_sps(rbsp: &[u8]) -> Option<SeqInfo> {
-    let mut r = Bits { data: rbsp, pos: 0 };
-    let profile = r.bits(8)?;
+/// What an H.264 SPS says before its frame cropping that a slice header is read with
+/// (H.264 7.3.2.1.1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct H264Sps {
+    pub profile: u32,
+    pub id: u32,
+    pub separate_colour_plane: bool,
+    pub log2_max_frame_num: u32,
+    pub poc_type: u32,
+    pub log2_max_poc_lsb: u32,
+    pub frame_mbs_only: bool,
+}
+
+/// An H.264 SPS read up to `frame_mbs_only_flag` (and `mb_adaptive_frame_field_flag`).
+pub(super) fn h264_sps_head(r: &mut Bits) -> Option<H264Sps> {
+    let mut h = H264Sps {
+        profile: r.bits(8)?,
+        ..H264Sps::default()
+    };
     r.bits(16)?; // constraint flags, level
-    r.ue()?; // seq_parameter_set_id
+    h.id = r.ue()?;
     if matches!(
-        profile,
+        h.profile,
         100 | 110 | 122 | 244 | 44 | 83 | 86 | 118 | 128 | 138 | 139 | 134 | 135
     ) {
         let chroma = r.ue()?;
         if chroma == 3 {
-            r.bit()?;
+            h.separate_colour_plane = r.bit()? == 1;
         }
         r.ue()?; // bit_depth_luma_minus8
         r.ue()?; // bit_depth_chroma_minus8
@@ -337,10 +350,11 @@ fn h264_sps(rbsp: &[u8]) -> Option<SeqInfo> {
             }
         }
     }
-    r.ue()?; // log2_max_frame_num_minus4
-    match r.ue()? {
+    h.log2_max_frame_num = r.ue()? + 4;
+    h.poc_type = r.ue()?;
+    match h.poc_type {
         0 => {
-            r.ue()?;
+            h.log2_max_poc_lsb = r.ue()? + 4;
         }
         1 => {
             r.bit()?;
@@ -360,9 +374,20 @@ fn h264_sps(rbsp: &[u8]) -> Option<SeqInfo> {
     r.bit()?; // gaps_in_frame_num_value_allowed_flag
     r.ue()?; // pic_width_in_mbs_minus1
     r.ue()?; // pic_height_in_map_units_minus1
-    if r.bit()? == 0 {
+    h.frame_mbs_only = r.bit()? == 1;
+    if !h.frame_mbs_only {
         r.bit()?; // mb_adaptive_frame_field_flag
     }
+    (h.log2_max_frame_num <= 16 && h.log2_max_poc_lsb <= 16).then_some(h)
+}
+
+/// `video_full_range_flag`, `matrix_coefficients` and `max_num_reorder_frames` of an H.264
+/// SPS's VUI (H.264 7.3.2.1.1 and E.1.1); the defaults (limited range, unspecified matrix,
+/// reordering not said) where it has none.
+fn h264_sps(rbsp: &[u8]) -> Option<SeqInfo> {
+    let mut r = Bits { data: rbsp, pos: 0 };
+    let head = h264_sps_head(&mut r)?;
+    let profile = head.profile;
     r.bit()?; // direct_8x8_inference_flag
     if r.bit()? == 1 {
         for _ in 0..4 {

@@ -1,0 +1,251 @@
+//! Each picture's place in display order, read from its slice header without decoding it
+//! (its picture order count: H.264 8.2.1.1, H.265 8.3.1), and whether a later picture may
+//! refer to it. A seek then decodes only what the frame asked refers to: the disposable
+//! pictures between its keyframe and it (H.264 `nal_ref_idc` 0; H.265 sub-layer non-reference
+//! pictures of the highest sub-layer) are skipped, as libavcodec's `skip_frame=nonref` skips
+//! them, and the pictures decoded are placed by their counts.
+//!
+//! What this does not follow (fields, H.264's `pic_order_cnt_type` 1, several pictures in one
+//! packet, H.265's `pic_output_flag`) gives no order, and those groups are decoded whole. A
+//! count read wrongly (an H.264 memory management operation 5 resets it, and is not read
+//! here) cannot show a wrong frame: the seek checks that the decoder's own output order is
+//! the one read here, and decodes the group whole when it is not.
+
+use std::collections::HashMap;
+
+use super::nal::{h264_sps_head, h264_type, h265_type, unescape, units, Bits, H264Sps};
+use super::Codec;
+
+/// A picture's place in display order and whether any picture refers to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Order {
+    /// Its picture order count, counted on from the start of the recording (a decoder started
+    /// at a keyframe may count from another origin; the order is the same).
+    pub poc: i64,
+    /// No other picture refers to it: a seek to another frame may skip it.
+    pub disposable: bool,
+}
+
+/// What an H.265 SPS says that a slice header's count is read with.
+#[derive(Debug, Clone, Copy)]
+struct H265Sps {
+    log2_max_poc_lsb: u32,
+    separate_colour_plane: bool,
+    max_sub_layers_minus1: u8,
+}
+
+/// What an H.265 PPS says that a first slice segment's header is read with.
+#[derive(Debug, Clone, Copy)]
+struct H265Pps {
+    sps: u8,
+    output_flag_present: bool,
+    extra_bits: u8,
+}
+
+/// Reads the packets of one stream in decoding order, keeping the parameter sets and the
+/// previous count the next one is derived from.
+#[derive(Debug, Default)]
+pub(super) struct PocReader {
+    h264_sps: HashMap<u32, H264Sps>,
+    /// PPS id → SPS id.
+    h264_pps: HashMap<u32, u32>,
+    h265_sps: HashMap<u8, H265Sps>,
+    h265_pps: HashMap<u8, H265Pps>,
+    prev_msb: i64,
+    prev_lsb: i64,
+    /// Pictures read (an H.265 CRA that is the first starts a count of its own).
+    pictures: u64,
+}
+
+/// The most significant part of a count from its least significant bits and the previous
+/// picture's (8-4 of H.264, 8-1 of H.265).
+fn msb(prev_msb: i64, prev_lsb: i64, lsb: i64, max: i64) -> i64 {
+    if lsb < prev_lsb && prev_lsb - lsb >= max / 2 {
+        prev_msb + max
+    } else if lsb > prev_lsb && lsb - prev_lsb > max / 2 {
+        prev_msb - max
+    } else {
+        prev_msb
+    }
+}
+
+/// The first bytes of a unit's payload without emulation prevention: a slice header's first
+/// fields are within them.
+fn head(payload: &[u8]) -> Vec<u8> {
+    unescape(&payload[..payload.len().min(64)])
+}
+
+impl PocReader {
+    /// Reads one packet: the order of the picture it holds, or `None` (no picture, several,
+    /// or one this does not follow).
+    pub(super) fn packet(&mut self, codec: Codec, data: &[u8]) -> Option<Order> {
+        let mut found = None;
+        let mut pictures = 0;
+        for u in units(data) {
+            let first = match codec {
+                Codec::H264 => self.h264_unit(u),
+                Codec::H265 => self.h265_unit(u),
+                Codec::Av1 => return None,
+            };
+            if let Some(first) = first {
+                pictures += 1;
+                if pictures == 1 {
+                    found = first;
+                }
+            }
+        }
+        (pictures == 1).then_some(found).flatten()
+    }
+
+    /// One H.264 unit: parameter sets are kept; the first slice of a picture gives
+    /// `Some(order)` (`Some(None)`: a picture whose order is not followed).
+    fn h264_unit(&mut self, u: &[u8]) -> Option<Option<Order>> {
+        let t = h264_type(u)?;
+        match t {
+            7 => {
+                if let Some(sps) = h264_sps_head(&mut Bits::new(&unescape(&u[1..]))) {
+                    self.h264_sps.insert(sps.id, sps);
+                }
+                None
+            }
+            8 => {
+                let rbsp = head(&u[1..]);
+                let mut r = Bits::new(&rbsp);
+                if let (Some(pps), Some(sps)) = (r.ue(), r.ue()) {
+                    self.h264_pps.insert(pps, sps);
+                }
+                None
+            }
+            1 | 5 => {
+                let rbsp = head(&u[1..]);
+                let mut r = Bits::new(&rbsp);
+                if r.ue()? != 0 {
+                    // Not the picture's first slice.
+                    return None;
+                }
+                Some(self.h264_slice(&mut r, t == 5, (u[0] >> 5) & 3 != 0))
+            }
+            2..=4 => Some(None),
+            _ => None,
+        }
+    }
+
+    fn h264_slice(&mut self, r: &mut Bits, idr: bool, reference: bool) -> Option<Order> {
+        self.pictures += 1;
+        r.ue()?; // slice_type
+        let sps = *self.h264_sps.get(self.h264_pps.get(&r.ue()?)?)?;
+        if sps.separate_colour_plane {
+            r.bits(2)?;
+        }
+        r.bits(sps.log2_max_frame_num)?;
+        if !sps.frame_mbs_only && r.bit()? == 1 {
+            return None; // a field
+        }
+        if idr {
+            r.ue()?; // idr_pic_id
+            self.prev_msb = 0;
+            self.prev_lsb = 0;
+        }
+        let poc = match sps.poc_type {
+            0 => {
+                let lsb = i64::from(r.bits(sps.log2_max_poc_lsb)?);
+                let m = msb(self.prev_msb, self.prev_lsb, lsb, 1 << sps.log2_max_poc_lsb);
+                if reference {
+                    (self.prev_msb, self.prev_lsb) = (m, lsb);
+                }
+                m + lsb
+            }
+            // Display order is decoding order.
+            2 => self.pictures as i64,
+            _ => return None,
+        };
+        Some(Order {
+            poc,
+            disposable: !reference,
+        })
+    }
+
+    /// One H.265 unit, as [`PocReader::h264_unit`].
+    fn h265_unit(&mut self, u: &[u8]) -> Option<Option<Order>> {
+        let t = h265_type(u)?;
+        match t {
+            33 => {
+                let sps = rusty_h265::ps::parse_sps(&unescape(&u[2..])).ok()?;
+                self.h265_sps.insert(
+                    sps.id,
+                    H265Sps {
+                        log2_max_poc_lsb: u32::from(sps.log2_max_poc_lsb),
+                        separate_colour_plane: sps.separate_colour_plane_flag,
+                        max_sub_layers_minus1: sps.max_sub_layers_minus1,
+                    },
+                );
+                None
+            }
+            34 => {
+                let pps = rusty_h265::ps::parse_pps(&unescape(&u[2..])).ok()?;
+                self.h265_pps.insert(
+                    pps.id,
+                    H265Pps {
+                        sps: pps.sps_id,
+                        output_flag_present: pps.output_flag_present,
+                        extra_bits: pps.num_extra_slice_header_bits,
+                    },
+                );
+                None
+            }
+            0..=9 | 16..=21 => {
+                let rbsp = head(&u[2..]);
+                let mut r = Bits::new(&rbsp);
+                if r.bit()? == 0 {
+                    // Not the picture's first slice segment.
+                    return None;
+                }
+                let tid = (u[1] & 7).saturating_sub(1);
+                Some(self.h265_slice(&mut r, t, tid))
+            }
+            10..=15 | 22..=31 => Some(None),
+            _ => None,
+        }
+    }
+
+    fn h265_slice(&mut self, r: &mut Bits, t: u8, tid: u8) -> Option<Order> {
+        let first_picture = self.pictures == 0;
+        self.pictures += 1;
+        if (16..=23).contains(&t) {
+            r.bit()?; // no_output_of_prior_pics_flag
+        }
+        let pps = *self.h265_pps.get(&u8::try_from(r.ue()?).ok()?)?;
+        let sps = *self.h265_sps.get(&pps.sps)?;
+        r.bits(u32::from(pps.extra_bits))?;
+        r.ue()?; // slice_type
+        if pps.output_flag_present && r.bit()? == 0 {
+            return None; // a picture that is not shown
+        }
+        if sps.separate_colour_plane {
+            r.bits(2)?;
+        }
+        let idr = t == 19 || t == 20;
+        let lsb = if idr {
+            0
+        } else {
+            i64::from(r.bits(sps.log2_max_poc_lsb)?)
+        };
+        // An IDR, a BLA, or a CRA a decoder starts at: the count starts again.
+        let restart = (16..=20).contains(&t) || (t == 21 && first_picture);
+        let m = if restart {
+            0
+        } else {
+            msb(self.prev_msb, self.prev_lsb, lsb, 1 << sps.log2_max_poc_lsb)
+        };
+        // Sub-layer non-reference pictures (even types up to 14).
+        let slnr = t <= 14 && t % 2 == 0;
+        // The previous picture of temporal sub-layer 0 that is not RASL, RADL or SLNR.
+        if tid == 0 && !(6..=9).contains(&t) && !slnr {
+            (self.prev_msb, self.prev_lsb) = (m, lsb);
+        }
+        Some(Order {
+            poc: m + lsb,
+            disposable: slnr && tid == sps.max_sub_layers_minus1,
+        })
+    }
+}
