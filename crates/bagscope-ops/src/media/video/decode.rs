@@ -140,23 +140,27 @@ fn h265_picture(f: &rusty_h265::Frame, colour: Colour) -> Yuv {
         }
     };
     let wide = p.bit_depth_luma > 8 || p.bit_depth_chroma > 8;
-    let cut = |i: usize| -> Vec<u16> {
-        let (x0, y0, w, h) = rect(i);
-        let plane = &p.planes[i];
+    // One pass a plane, straight into the samples kept (8-bit ones narrowed): a 1080p
+    // picture's copy is a fifth of its decoding time, paid for every picture a seek decodes.
+    fn cut<T>(
+        plane: &rusty_h265::Plane,
+        (x0, y0, w, h): (usize, usize, usize, usize),
+        to: fn(u16) -> T,
+    ) -> Vec<T> {
         let mut v = Vec::with_capacity(w * h);
-        for y in y0..y0 + h {
-            if y < plane.height {
-                let row = plane.row(y);
-                v.extend(row.iter().skip(x0).take(w));
-            }
+        for y in y0..(y0 + h).min(plane.height) {
+            let row = plane.row(y);
+            let end = (x0 + w).min(row.len());
+            v.extend(row[x0.min(end)..end].iter().map(|&s| to(s)));
         }
         v
-    };
+    }
     let planes = if wide {
-        Planes::U16([cut(0), cut(1), cut(2)])
+        Planes::U16(std::array::from_fn(|i| cut(&p.planes[i], rect(i), |s| s)))
     } else {
-        let narrow = |i: usize| cut(i).into_iter().map(|s| s as u8).collect::<Vec<u8>>();
-        Planes::U8([narrow(0), narrow(1), narrow(2)])
+        Planes::U8(std::array::from_fn(|i| {
+            cut(&p.planes[i], rect(i), |s| s as u8)
+        }))
     };
     let (_, _, chroma_w, chroma_h) = rect(1);
     Yuv {

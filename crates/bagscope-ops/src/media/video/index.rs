@@ -60,6 +60,9 @@ pub struct VideoIndex {
     pub(super) params: HashMap<u32, Arc<Vec<u8>>>,
     /// Messages of the topic that held no video packet.
     pub not_video: u64,
+    /// The pictures an H.265 picture refers to, as counts relative to its own (keyed by
+    /// packet): a seek decodes only these, followed from the frame asked back.
+    pub(super) uses: HashMap<u32, Box<[i32]>>,
 }
 
 impl VideoIndex {
@@ -90,6 +93,7 @@ impl VideoIndex {
             keys: Vec::new(),
             params: HashMap::new(),
             not_video: 0,
+            uses: HashMap::new(),
         };
         let mut codec = None;
         let mut seq = None;
@@ -134,7 +138,11 @@ impl VideoIndex {
                     }
                 }
             }
-            let order = codec.and_then(|c| pocs.packet(c, &pkt.data));
+            let (order, uses) = codec.map_or((None, None), |c| pocs.packet(c, &pkt.data));
+            if let (Some(u), true) = (uses, kind.picture) {
+                ix.uses
+                    .insert(ix.packets.len() as u32, u.into_boxed_slice());
+            }
             if kind.picture {
                 if kind.key {
                     ix.keys.push(ix.frames.len() as u32);

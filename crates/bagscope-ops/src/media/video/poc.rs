@@ -1,20 +1,25 @@
 //! Each picture's place in display order, read from its slice header without decoding it
-//! (its picture order count: H.264 8.2.1.1, H.265 8.3.1), and whether a later picture may
-//! refer to it. A seek then decodes only what the frame asked refers to: the disposable
-//! pictures between its keyframe and it (H.264 `nal_ref_idc` 0; H.265 sub-layer non-reference
-//! pictures of the highest sub-layer) are skipped, as libavcodec's `skip_frame=nonref` skips
-//! them, and the pictures decoded are placed by their counts.
+//! (its picture order count: H.264 8.2.1.1, H.265 8.3.1), whether a later picture may refer
+//! to it (H.264 `nal_ref_idc` 0 and H.265 sub-layer non-reference pictures of the highest
+//! sub-layer are disposable), and for H.265 the pictures it uses (the entries of its reference
+//! picture set used by it, from the decoder's own header parser). A seek then decodes only
+//! what the frame asked refers to ([`super::index`]'s `sparse`), as libavcodec's
+//! `skip_frame=nonref` skips what nothing refers to, and places the pictures by their counts.
 //!
 //! What this does not follow (fields, H.264's `pic_order_cnt_type` 1, several pictures in one
-//! packet, H.265's `pic_output_flag`) gives no order, and those groups are decoded whole. A
-//! count read wrongly (an H.264 memory management operation 5 resets it, and is not read
-//! here) cannot show a wrong frame: the seek checks that the decoder's own output order is
-//! the one read here, and decodes the group whole when it is not.
+//! packet, pictures not output) gives no order, and those groups are decoded whole. A count
+//! read wrongly (an H.264 memory management operation 5 resets it, and is not read here)
+//! cannot show a wrong frame: the seek checks that the decoder's own output order is the one
+//! read here, and decodes the group whole when it is not.
 
 use std::collections::HashMap;
 
 use super::nal::{h264_sps_head, h264_type, h265_type, unescape, units, Bits, H264Sps};
 use super::Codec;
+use rusty_h265::bits::BitReader;
+use rusty_h265::nal::NalHeader;
+use rusty_h265::ps::{Pps, Sps};
+use rusty_h265::slice::parse_slice_header;
 
 /// A picture's place in display order and whether any picture refers to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,22 +31,6 @@ pub struct Order {
     pub disposable: bool,
 }
 
-/// What an H.265 SPS says that a slice header's count is read with.
-#[derive(Debug, Clone, Copy)]
-struct H265Sps {
-    log2_max_poc_lsb: u32,
-    separate_colour_plane: bool,
-    max_sub_layers_minus1: u8,
-}
-
-/// What an H.265 PPS says that a first slice segment's header is read with.
-#[derive(Debug, Clone, Copy)]
-struct H265Pps {
-    sps: u8,
-    output_flag_present: bool,
-    extra_bits: u8,
-}
-
 /// Reads the packets of one stream in decoding order, keeping the parameter sets and the
 /// previous count the next one is derived from.
 #[derive(Debug, Default)]
@@ -49,8 +38,8 @@ pub(super) struct PocReader {
     h264_sps: HashMap<u32, H264Sps>,
     /// PPS id → SPS id.
     h264_pps: HashMap<u32, u32>,
-    h265_sps: HashMap<u8, H265Sps>,
-    h265_pps: HashMap<u8, H265Pps>,
+    h265_sps: HashMap<u8, Sps>,
+    h265_pps: HashMap<u8, Pps>,
     prev_msb: i64,
     prev_lsb: i64,
     /// Pictures read (an H.265 CRA that is the first starts a count of its own).
@@ -77,15 +66,20 @@ fn head(payload: &[u8]) -> Vec<u8> {
 
 impl PocReader {
     /// Reads one packet: the order of the picture it holds, or `None` (no picture, several,
-    /// or one this does not follow).
-    pub(super) fn packet(&mut self, codec: Codec, data: &[u8]) -> Option<Order> {
-        let mut found = None;
+    /// or one this does not follow); and for an H.265 picture the counts, relative to its
+    /// own, of the pictures it refers to (its reference picture set's entries used by it).
+    pub(super) fn packet(
+        &mut self,
+        codec: Codec,
+        data: &[u8],
+    ) -> (Option<Order>, Option<Vec<i32>>) {
+        let mut found = (None, None);
         let mut pictures = 0;
         for u in units(data) {
             let first = match codec {
-                Codec::H264 => self.h264_unit(u),
+                Codec::H264 => self.h264_unit(u).map(|o| (o, None)),
                 Codec::H265 => self.h265_unit(u),
-                Codec::Av1 => return None,
+                Codec::Av1 => return (None, None),
             };
             if let Some(first) = first {
                 pictures += 1;
@@ -94,7 +88,11 @@ impl PocReader {
                 }
             }
         }
-        (pictures == 1).then_some(found).flatten()
+        if pictures == 1 {
+            found
+        } else {
+            (None, None)
+        }
     }
 
     /// One H.264 unit: parameter sets are kept; the first slice of a picture gives
@@ -165,87 +163,95 @@ impl PocReader {
         })
     }
 
-    /// One H.265 unit, as [`PocReader::h264_unit`].
-    fn h265_unit(&mut self, u: &[u8]) -> Option<Option<Order>> {
+    /// One H.265 unit, as [`PocReader::h264_unit`], with the picture's references. The slice
+    /// header is read by the decoder's own parser (`rusty_h265::slice`), which derives the
+    /// reference picture set as decoding does.
+    #[allow(clippy::type_complexity)]
+    fn h265_unit(&mut self, u: &[u8]) -> Option<(Option<Order>, Option<Vec<i32>>)> {
         let t = h265_type(u)?;
         match t {
             33 => {
-                let sps = rusty_h265::ps::parse_sps(&unescape(&u[2..])).ok()?;
-                self.h265_sps.insert(
-                    sps.id,
-                    H265Sps {
-                        log2_max_poc_lsb: u32::from(sps.log2_max_poc_lsb),
-                        separate_colour_plane: sps.separate_colour_plane_flag,
-                        max_sub_layers_minus1: sps.max_sub_layers_minus1,
-                    },
-                );
+                if let Ok(sps) = rusty_h265::ps::parse_sps(&unescape(&u[2..])) {
+                    self.h265_sps.insert(sps.id, sps);
+                }
                 None
             }
             34 => {
-                let pps = rusty_h265::ps::parse_pps(&unescape(&u[2..])).ok()?;
-                self.h265_pps.insert(
-                    pps.id,
-                    H265Pps {
-                        sps: pps.sps_id,
-                        output_flag_present: pps.output_flag_present,
-                        extra_bits: pps.num_extra_slice_header_bits,
-                    },
-                );
+                if let Ok(pps) = rusty_h265::ps::parse_pps(&unescape(&u[2..])) {
+                    self.h265_pps.insert(pps.id, pps);
+                }
                 None
             }
             0..=9 | 16..=21 => {
-                let rbsp = head(&u[2..]);
-                let mut r = Bits::new(&rbsp);
-                if r.bit()? == 0 {
-                    // Not the picture's first slice segment.
+                // Not the picture's first slice segment.
+                if u.get(2).is_none_or(|b| b & 0x80 == 0) {
                     return None;
                 }
-                let tid = (u[1] & 7).saturating_sub(1);
-                Some(self.h265_slice(&mut r, t, tid))
+                Some(
+                    self.h265_slice(u, t)
+                        .map_or((None, None), |(o, r)| (Some(o), r)),
+                )
             }
-            10..=15 | 22..=31 => Some(None),
+            10..=15 | 22..=31 => Some((None, None)),
             _ => None,
         }
     }
 
-    fn h265_slice(&mut self, r: &mut Bits, t: u8, tid: u8) -> Option<Order> {
+    fn h265_slice(&mut self, u: &[u8], t: u8) -> Option<(Order, Option<Vec<i32>>)> {
         let first_picture = self.pictures == 0;
         self.pictures += 1;
-        if (16..=23).contains(&t) {
-            r.bit()?; // no_output_of_prior_pics_flag
-        }
-        let pps = *self.h265_pps.get(&u8::try_from(r.ue()?).ok()?)?;
-        let sps = *self.h265_sps.get(&pps.sps)?;
-        r.bits(u32::from(pps.extra_bits))?;
-        r.ue()?; // slice_type
-        if pps.output_flag_present && r.bit()? == 0 {
+        let nal = NalHeader::parse(u)?;
+        // The header's fields lie in its first bytes; a long one (many entry points) is read
+        // from the whole unit.
+        let (sps_map, pps_map) = (&self.h265_sps, &self.h265_pps);
+        let lookup = |id: u8| {
+            let pps = pps_map.get(&id)?;
+            Some((sps_map.get(&pps.sps_id)?, pps))
+        };
+        let header =
+            |rbsp: &[u8]| parse_slice_header(&mut BitReader::new(rbsp), &nal, &lookup, None).ok();
+        let sh =
+            header(&unescape(&u[2..u.len().min(2048)])).or_else(|| header(&unescape(&u[2..])))?;
+        let sps = lookup(sh.pps_id)?.0;
+        if !sh.pic_output_flag {
             return None; // a picture that is not shown
         }
-        if sps.separate_colour_plane {
-            r.bits(2)?;
+        if sps.log2_max_poc_lsb > 16 {
+            return None;
         }
-        let idr = t == 19 || t == 20;
-        let lsb = if idr {
+        let max = 1i64 << sps.log2_max_poc_lsb;
+        let lsb = if t == 19 || t == 20 {
             0
         } else {
-            i64::from(r.bits(sps.log2_max_poc_lsb)?)
+            i64::from(sh.poc_lsb)
         };
         // An IDR, a BLA, or a CRA a decoder starts at: the count starts again.
         let restart = (16..=20).contains(&t) || (t == 21 && first_picture);
         let m = if restart {
             0
         } else {
-            msb(self.prev_msb, self.prev_lsb, lsb, 1 << sps.log2_max_poc_lsb)
+            msb(self.prev_msb, self.prev_lsb, lsb, max)
         };
         // Sub-layer non-reference pictures (even types up to 14).
-        let slnr = t <= 14 && t % 2 == 0;
+        let slnr = t <= 14 && t.is_multiple_of(2);
         // The previous picture of temporal sub-layer 0 that is not RASL, RADL or SLNR.
-        if tid == 0 && !(6..=9).contains(&t) && !slnr {
+        if nal.temporal_id == 0 && !(6..=9).contains(&t) && !slnr {
             (self.prev_msb, self.prev_lsb) = (m, lsb);
         }
-        Some(Order {
+        let order = Order {
             poc: m + lsb,
-            disposable: slnr && tid == sps.max_sub_layers_minus1,
-        })
+            disposable: slnr && nal.temporal_id == sps.max_sub_layers_minus1,
+        };
+        // Long-term references are not followed: such a picture keeps every reference.
+        let uses = sh.long_term.is_empty().then(|| {
+            let rps = &sh.st_rps;
+            rps.neg
+                .iter()
+                .chain(&rps.pos)
+                .filter(|r| r.1)
+                .map(|r| r.0)
+                .collect()
+        });
+        Some((order, uses))
     }
 }
