@@ -356,6 +356,10 @@ fn main() {
         scale(bag);
         return;
     }
+    if std::env::args().any(|a| a == "--robot-only") {
+        scene::robot_only(frames());
+        return;
+    }
     if std::env::args().any(|a| a == "--scene-only") {
         scene::scene(frames());
         return;
@@ -670,8 +674,10 @@ fn camera(n: usize) {
         message_definition: def.into(),
         ..Default::default()
     });
-    // 30 distinct frames, repeated: the panel decodes every message it shows all the same.
-    let frames: Vec<Vec<u8>> = (0..30)
+    // 30 distinct frames, repeated: the panel decodes every message it shows all the same (the
+    // short mode makes 3: each is drawn and encoded unoptimised there).
+    let distinct = if n < 300 { 3 } else { 30 };
+    let frames: Vec<Vec<u8>> = (0..distinct)
         .map(|k| {
             bagscope_ops::media::image::encode_jpeg(1920, 1080, &picture(1920, 1080, k), 85)
                 .expect("jpeg")

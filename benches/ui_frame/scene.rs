@@ -14,6 +14,11 @@ mod robot;
 /// A recording of a 1,000,000-point cloud at 10 Hz (xyz float32, 7 s) and a 10,000-marker
 /// array at 1 Hz, written here; frames of the app with a 3D panel on it while playing with a
 /// 5 s decay, then on the markers alone, then scrubbing (a new playhead every frame).
+/// The robot case alone (`--robot-only`).
+pub fn robot_only(n: usize) {
+    robot::robot(n);
+}
+
 pub fn scene(n: usize) {
     use bagscope_reader::storage::ros1::writer::ConnectionSpec;
     let (dir, path, mut w) = bench_bag("scene", bagscope_reader::Compression::None);

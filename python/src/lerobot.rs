@@ -35,7 +35,7 @@ fn read_all(
 /// A recording opened with the virtual topics of `scripts` (made once into bagscope's cache).
 fn open_with(p: &Path, scripts: &[MessageScript]) -> Result<Bag, String> {
     let cache = bagscope_ops::demo::cache_dir().join("virtual");
-    bagscope_ops::script::message::open_with(
+    bagscope_ops::open::open(
         p,
         scripts,
         &bagscope_reader::OpenOptions::default(),

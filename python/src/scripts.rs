@@ -293,7 +293,7 @@ pub(super) fn with_scripts(py: Python<'_>, bag: &Bag, files: &[PathBuf]) -> PyRe
     py.detach(|| {
         let cache = bagscope_ops::demo::cache_dir().join("virtual");
         let cancel = std::sync::atomic::AtomicBool::new(false);
-        script::message::open_with(&path, &scripts, &opts, &cache, &cancel)
+        bagscope_ops::open::open(&path, &scripts, &opts, &cache, &cancel)
     })
     .map(|(b, _)| b)
     .map_err(|e| Error::new_err(e.to_string()))

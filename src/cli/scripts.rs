@@ -39,7 +39,7 @@ fn read(f: &Path) -> crate::cli::Result<String> {
 }
 
 /// Opens `path` with the virtual topics of the message scripts among `files` (made once into
-/// the cache: [`message::open_with`]).
+/// the cache: [`bagscope_ops::open::open`]).
 pub fn open(
     path: &Path,
     files: &[PathBuf],
@@ -55,14 +55,14 @@ fn open_scripts(
     opts: &bagscope_reader::OpenOptions,
 ) -> crate::cli::Result<Bag> {
     let cache = bagscope_ops::demo::cache_dir().join("virtual");
-    match message::open_with(path, scripts, opts, &cache, &AtomicBool::new(false)) {
+    match bagscope_ops::open::open(path, scripts, opts, &cache, &AtomicBool::new(false)) {
         Ok((bag, printed)) => {
             for p in printed {
                 eprintln!("bagscope: script {p}");
             }
             Ok(bag)
         }
-        Err(message::OpenError::Ops(e)) => Err(e.into()),
+        Err(bagscope_ops::open::OpenError::Ops(e)) => Err(e.into()),
         Err(e) => Err(Error::Invalid(e.to_string())),
     }
 }

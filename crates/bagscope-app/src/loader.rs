@@ -192,14 +192,14 @@ fn load(
     let opened = match &parts[..] {
         // (An MP4 file too: its video tracks made into a recording in the cache.)
         [p] if p.offset_ns == 0 => {
-            use bagscope_ops::script::message::{open_with, OpenError};
+            use bagscope_ops::open::{open, OpenError};
             let cache = bagscope_ops::demo::cache_dir().join("virtual");
             let cancel = std::sync::atomic::AtomicBool::new(false);
-            match open_with(&p.path, scripts, opts, &cache, &cancel) {
+            match open(&p.path, scripts, opts, &cache, &cancel) {
                 Ok((b, _)) => Ok(b),
                 Err(OpenError::Scripts(errors)) => {
                     script_errors = errors;
-                    open_with(&p.path, &[], opts, &cache, &cancel)
+                    open(&p.path, &[], opts, &cache, &cancel)
                         .map(|(b, _)| b)
                         .map_err(|e| e.to_string())
                 }

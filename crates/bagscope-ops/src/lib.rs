@@ -6,6 +6,8 @@
 //! - [`tables`]: export and conversion, csv, Arrow and Parquet, the fleet catalog;
 //! - [`reports`]: info, log, diagnostics, timing, find, compare, state rows;
 //! - [`script`]: Lua scripts (series scripts, PlotJuggler's custom functions);
+//! - [`open`]: a recording as the app and the command line open it (MP4 files, the virtual
+//!   topics of message scripts);
 //! - [`gen`]: typed code (C++, Python, Rust) from a recording's definitions;
 //! - [`demo`]: the demo recording;
 //! - and what those share: [`geom`] (poses and boxes), [`timefmt`] (times, sizes and counts for
@@ -22,6 +24,7 @@ pub mod tables;
 
 pub mod demo;
 pub mod gen;
+pub mod open;
 pub mod script;
 
 pub mod bookmarks;

@@ -31,6 +31,7 @@ use mlua::{Function, Value};
 
 use super::sandbox::{Limits, Sandbox};
 use super::{Part, ScriptError, ScriptErrorKind};
+use crate::open::OpenError;
 
 /// A message script.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -516,55 +517,19 @@ fn json_to_lua(lua: &mlua::Lua, v: &serde_json::Value) -> mlua::Result<Value> {
     })
 }
 
-/// Why [`open_with`] could not open a recording with its scripts.
-#[derive(Debug, Clone)]
-pub enum OpenError {
-    /// The recording (or the overlay) could not be read or written.
-    Ops(crate::Error),
-    /// Scripts that are wrong (before work) or failed while they ran.
-    Scripts(Vec<ScriptError>),
-}
-
-impl std::fmt::Display for OpenError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            OpenError::Ops(e) => write!(f, "{e}"),
-            OpenError::Scripts(v) => {
-                let lines: Vec<String> = v.iter().map(ToString::to_string).collect();
-                write!(f, "{}", lines.join("\n"))
-            }
-        }
-    }
-}
-
-impl<E: Into<crate::Error>> From<E> for OpenError {
-    fn from(e: E) -> Self {
-        OpenError::Ops(e.into())
-    }
-}
-
-/// Opens `path` with the virtual topics of `scripts`: their messages are made once into an
-/// MCAP file under `cache` (named by the recording's path, size and time, bagscope's version and
-/// the scripts: made again when any changes), opened beside the recording with the topics'
-/// names kept. Returns the recording and what the scripts printed. An MP4 file is opened as
-/// the recording of its video tracks ([`crate::media::video::mp4_read`]), made into `cache` too.
-pub fn open_with(
+/// `bag`, opened from `path`, with the virtual topics of `scripts`: their messages are made
+/// once into an MCAP file under `cache` (named by the recording's path, size and time,
+/// bagscope's version and the scripts: made again when any changes), opened beside the
+/// recording with the topics' names kept. Returns the recording and what the scripts printed.
+/// ([`crate::open::open`] is the open that calls this.)
+pub fn with_scripts(
+    bag: Bag,
     path: &Path,
     scripts: &[MessageScript],
     opts: &bagscope_reader::OpenOptions,
     cache: &Path,
     cancel: &AtomicBool,
 ) -> Result<(Bag, Vec<String>), OpenError> {
-    // An MP4 file (a dataset's camera): its video tracks as a recording, made once into the
-    // cache.
-    let converted;
-    let path = if crate::media::video::mp4_read::is_mp4(path) {
-        converted = crate::media::video::mp4_read::cached(path, cache)?;
-        converted.as_path()
-    } else {
-        path
-    };
-    let bag = Bag::open_with(path, opts)?;
     if scripts.is_empty() {
         return Ok((bag, Vec::new()));
     }
