@@ -1,8 +1,8 @@
 //! A seek that decodes only what the frame asked refers to (the orders of
 //! [`super::super::poc`]): from its keyframe, for H.265 the pictures its reference picture
 //! sets lead back to, for H.264 every picture a later one may refer to (the disposable ones
-//! skipped), and the frame itself. x265's groups with four B-frames between references decode
-//! under a fifth of their pictures for their last frames.
+//! skipped), and the frame itself. In x265's and x264's streams with B-frames (`veryfast`)
+//! that is 2 of every 5 pictures and about two thirds.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
