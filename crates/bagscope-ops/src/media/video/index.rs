@@ -16,9 +16,9 @@ use bagscope_reader::{Bag, Filter, IndexEntry};
 
 use super::nal::{self, Kind, SeqInfo};
 use super::poc::{Order, PocReader};
+use super::{decoder_for, packet_of, Codec, FrameDecoder, Packet, VideoError, Yuv};
 
 mod sparse;
-use super::{decoder_for, packet_of, Codec, FrameDecoder, Packet, VideoError, Yuv};
 
 /// The cache's default size: half a gigabyte of decoded pictures (170 at 1080p).
 pub const DEFAULT_BUDGET: usize = 512 << 20;
