@@ -36,6 +36,8 @@ pub(super) struct Shape {
 /// which `__init__` sets to their defaults).
 pub(super) struct ClassInit {
     new: Py<PyAny>,
+    /// `(class,)`, the arguments of every `object.__new__` call, made once.
+    args: Py<pyo3::types::PyTuple>,
     attrs: Vec<Py<pyo3::types::PyString>>,
     defaults: Vec<(Py<pyo3::types::PyString>, Py<PyAny>)>,
 }
@@ -61,18 +63,14 @@ impl ClassInit {
                 .getattr("object")?
                 .getattr("__new__")?
                 .unbind(),
+            args: pyo3::types::PyTuple::new(py, [class])?.unbind(),
             attrs: attrs.iter().map(|k| intern(k)).collect(),
             defaults: defaults.into_iter().map(|(k, v)| (intern(&k), v)).collect(),
         }))
     }
 
-    fn make(
-        &self,
-        py: Python<'_>,
-        class: &Py<PyAny>,
-        values: Vec<Py<PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let obj = self.new.bind(py).call1((class,))?;
+    fn make(&self, py: Python<'_>, values: Vec<Py<PyAny>>) -> PyResult<Py<PyAny>> {
+        let obj = self.new.bind(py).call1(self.args.bind(py))?;
         for (k, v) in self.attrs.iter().zip(values) {
             obj.setattr(k.bind(py), v)?;
         }
@@ -249,7 +247,7 @@ pub(super) fn msg(
 ) -> PyResult<Py<PyAny>> {
     if let Some(class) = &shape.class {
         if let Some(init) = &shape.init {
-            return init.make(py, class, values);
+            return init.make(py, values);
         }
         return Ok(class
             .bind(py)

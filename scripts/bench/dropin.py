@@ -17,7 +17,8 @@ first, untimed pass fills) running the same loop:
 - **package**: bagscope's own `Recording.messages()` and `.msg` (its `Msg` objects), the floor
   the drop-in's dataclasses stand on.
 
-Each figure is the best of --runs (default 2); the message counts are checked equal.
+Each figure is the best of --runs (default 2), the rows' runs taken in turn (round robin); the
+message counts are checked equal.
 """
 import argparse
 import subprocess
@@ -79,14 +80,22 @@ def main():
         rows.append(("drop-in (old)", a.old, "drop-in", a.runs))
     rows.append(("drop-in", sys.executable, "drop-in", a.runs))
     rows.append(("package `Recording.messages()`", sys.executable, "package", a.runs))
+    # Round robin: each row's runs spread over the whole benchmark rather than one after
+    # another, so that a stretch of a slower machine (a shared host's neighbours) is spread
+    # over every row instead of landing on one.
+    times = {name: [] for name, _, _, _ in rows}
+    counts = {}
+    for k in range(max(runs for *_, runs in rows)):
+        for name, python, kind, runs in rows:
+            if k < runs:
+                t, n = run(python, kind, a.bag)
+                times[name].append(t)
+                counts[name] = n
     got = []
-    for name, python, kind, runs in rows:
-        times = []
-        for _ in range(runs):
-            t, n = run(python, kind, a.bag)
-            times.append(t)
-        got.append((name, min(times), n))
-        print(f"{name}: best {min(times):.3f} s of {', '.join(f'{t:.3f}' for t in times)} ({n} messages)",
+    for name, _, _, _ in rows:
+        ts = times[name]
+        got.append((name, min(ts), counts[name]))
+        print(f"{name}: best {min(ts):.3f} s of {', '.join(f'{t:.3f}' for t in ts)} ({counts[name]} messages)",
               flush=True)
     counts = {n for _, _, n in got}
     if len(counts) != 1:
