@@ -156,6 +156,57 @@ fn x264_high_with_b_frames_in_protobuf_compressed_video_decodes_as_ffmpeg_does()
     check_frames(&path, "/camera", &s);
 }
 
+/// H.264's reference lists read from the slice headers: a seek from nothing to every frame
+/// of x264's `medium` (3 references, weighted P, B-pyramid; 90 frames) and `veryfast` (1
+/// reference, B-pyramid, the P-frames' lists modified past the B-frames kept as references)
+/// streams gives ffmpeg's frame, decoding fewer pictures than every non-disposable one from
+/// the keyframe (what a seek decoded before the lists were read).
+#[test]
+fn h264_seeks_decode_what_the_reference_lists_lead_back_to() {
+    if !v::ffmpeg() {
+        return;
+    }
+    for name in ["x264-small-b", "x264-high-b"] {
+        let s = v::stream(name);
+        let dir = common::temp_dir("video-h264-refs");
+        let path = dir.join("camera.mcap");
+        v::protobuf_mcap(&path, &s, &s.aus);
+        let (bag, ix) = index(&path, "/camera");
+        let (mut decoded, mut kept) = (0u64, 0u64);
+        for n in 0..s.md5.len() {
+            let mut video = Video::new(Arc::clone(&ix), DEFAULT_BUDGET);
+            let got = md5(&video.frame(&bag, n));
+            assert_eq!(
+                got.as_deref(),
+                Some(s.md5[n].as_str()),
+                "{name}: seek to {n}"
+            );
+            assert!(video.errors.is_empty(), "{name}: {:?}", video.errors);
+            decoded += video.decoded;
+            // Every picture from the keyframe that is not disposable, and the frame.
+            let key = ix.keys[ix.keys.partition_point(|&k| k as usize <= n) - 1] as usize;
+            let (from, to) = (ix.frames[key] as usize, ix.frames[n] as usize);
+            kept += (from..to.max(from))
+                .filter(|&p| ix.packets[p].order.is_some_and(|o| !o.disposable))
+                .count() as u64
+                + 1;
+        }
+        eprintln!(
+            "{name}: seeks to every frame decoded {decoded} pictures, {kept} without the lists"
+        );
+        assert!(
+            decoded <= kept,
+            "{name}: {decoded} decoded, {kept} not disposable"
+        );
+        if name == "x264-high-b" {
+            assert!(
+                decoded * 10 < kept * 9,
+                "{name}: the lists saved nothing ({decoded} decoded, {kept} not disposable)"
+            );
+        }
+    }
+}
+
 #[test]
 fn x265_with_b_frames_in_ros2_ffmpeg_packets_decodes_as_ffmpeg_does() {
     if !v::ffmpeg() {

@@ -60,7 +60,7 @@ pub struct VideoIndex {
     pub(super) params: HashMap<u32, Arc<Vec<u8>>>,
     /// Messages of the topic that held no video packet.
     pub not_video: u64,
-    /// The pictures an H.265 picture refers to, as counts relative to its own (keyed by
+    /// The pictures a picture refers to, as counts relative to its own (keyed by
     /// packet): a seek decodes only these, followed from the frame asked back.
     pub(super) uses: HashMap<u32, Box<[i32]>>,
 }

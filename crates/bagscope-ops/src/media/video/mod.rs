@@ -13,6 +13,7 @@
 mod av1;
 mod decode;
 pub mod encode;
+mod h264_refs;
 mod index;
 pub mod mp4;
 pub mod mp4_read;

@@ -312,12 +312,17 @@ pub(super) struct H264Sps {
     pub poc_type: u32,
     pub log2_max_poc_lsb: u32,
     pub frame_mbs_only: bool,
+    /// `ChromaArrayType`: 0 monochrome (or colour planes coded apart), 1 4:2:0, 2, 3.
+    pub chroma_array_type: u32,
+    /// `max_num_ref_frames`: the sliding window's size.
+    pub max_refs: u32,
 }
 
 /// An H.264 SPS read up to `frame_mbs_only_flag` (and `mb_adaptive_frame_field_flag`).
 pub(super) fn h264_sps_head(r: &mut Bits) -> Option<H264Sps> {
     let mut h = H264Sps {
         profile: r.bits(8)?,
+        chroma_array_type: 1,
         ..H264Sps::default()
     };
     r.bits(16)?; // constraint flags, level
@@ -330,6 +335,7 @@ pub(super) fn h264_sps_head(r: &mut Bits) -> Option<H264Sps> {
         if chroma == 3 {
             h.separate_colour_plane = r.bit()? == 1;
         }
+        h.chroma_array_type = if h.separate_colour_plane { 0 } else { chroma };
         r.ue()?; // bit_depth_luma_minus8
         r.ue()?; // bit_depth_chroma_minus8
         r.bit()?; // qpprime_y_zero_transform_bypass_flag
@@ -370,7 +376,7 @@ pub(super) fn h264_sps_head(r: &mut Bits) -> Option<H264Sps> {
         }
         _ => {}
     }
-    r.ue()?; // max_num_ref_frames
+    h.max_refs = r.ue()?;
     r.bit()?; // gaps_in_frame_num_value_allowed_flag
     r.ue()?; // pic_width_in_mbs_minus1
     r.ue()?; // pic_height_in_map_units_minus1

@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 
+use super::h264_refs::{ref_pps, Dpb, Head, RefPps};
 use super::nal::{h264_sps_head, h264_type, h265_type, unescape, units, Bits, H264Sps};
 use super::Codec;
 use rusty_h265::bits::BitReader;
@@ -36,8 +37,12 @@ pub struct Order {
 #[derive(Debug, Default)]
 pub(super) struct PocReader {
     h264_sps: HashMap<u32, H264Sps>,
-    /// PPS id → SPS id.
-    h264_pps: HashMap<u32, u32>,
+    /// PPS id → SPS id, and what the reference fields of a slice header are read with.
+    h264_pps: HashMap<u32, (u32, Option<RefPps>)>,
+    /// The reference frames H.264 pictures' lists are built from.
+    h264_dpb: Dpb,
+    /// A slice of the packet's picture other than its first was seen: its lists are not read.
+    h264_more_slices: bool,
     h265_sps: HashMap<u8, Sps>,
     h265_pps: HashMap<u8, Pps>,
     prev_msb: i64,
@@ -60,14 +65,15 @@ fn msb(prev_msb: i64, prev_lsb: i64, lsb: i64, max: i64) -> i64 {
 
 /// The first bytes of a unit's payload without emulation prevention: a slice header's first
 /// fields are within them.
-fn head(payload: &[u8]) -> Vec<u8> {
-    unescape(&payload[..payload.len().min(64)])
+fn head(payload: &[u8], n: usize) -> Vec<u8> {
+    unescape(&payload[..payload.len().min(n)])
 }
 
 impl PocReader {
     /// Reads one packet: the order of the picture it holds, or `None` (no picture, several,
-    /// or one this does not follow); and for an H.265 picture the counts, relative to its
-    /// own, of the pictures it refers to (its reference picture set's entries used by it).
+    /// or one this does not follow); and the counts, relative to its own, of the pictures it
+    /// refers to (H.265: its reference picture set's entries used by it; H.264: the entries
+    /// of its reference lists, [`super::h264_refs`]).
     pub(super) fn packet(
         &mut self,
         codec: Codec,
@@ -75,9 +81,10 @@ impl PocReader {
     ) -> (Option<Order>, Option<Vec<i32>>) {
         let mut found = (None, None);
         let mut pictures = 0;
+        self.h264_more_slices = false;
         for u in units(data) {
             let first = match codec {
-                Codec::H264 => self.h264_unit(u).map(|o| (o, None)),
+                Codec::H264 => self.h264_unit(u),
                 Codec::H265 => self.h265_unit(u),
                 Codec::Av1 => return (None, None),
             };
@@ -89,6 +96,10 @@ impl PocReader {
             }
         }
         if pictures == 1 {
+            if self.h264_more_slices {
+                // Each slice has lists of its own; only the first one's are read.
+                found.1 = None;
+            }
             found
         } else {
             (None, None)
@@ -96,8 +107,9 @@ impl PocReader {
     }
 
     /// One H.264 unit: parameter sets are kept; the first slice of a picture gives
-    /// `Some(order)` (`Some(None)`: a picture whose order is not followed).
-    fn h264_unit(&mut self, u: &[u8]) -> Option<Option<Order>> {
+    /// `Some((order, uses))` (`Some((None, None))`: a picture whose order is not followed).
+    #[allow(clippy::type_complexity)]
+    fn h264_unit(&mut self, u: &[u8]) -> Option<(Option<Order>, Option<Vec<i32>>)> {
         let t = h264_type(u)?;
         match t {
             7 => {
@@ -107,35 +119,48 @@ impl PocReader {
                 None
             }
             8 => {
-                let rbsp = head(&u[1..]);
+                let rbsp = head(&u[1..], 64);
                 let mut r = Bits::new(&rbsp);
                 if let (Some(pps), Some(sps)) = (r.ue(), r.ue()) {
-                    self.h264_pps.insert(pps, sps);
+                    self.h264_pps.insert(pps, (sps, ref_pps(&mut r)));
                 }
                 None
             }
             1 | 5 => {
-                let rbsp = head(&u[1..]);
+                // Room for the reference lists' modifications and a weight table.
+                let rbsp = head(&u[1..], 512);
                 let mut r = Bits::new(&rbsp);
                 if r.ue()? != 0 {
                     // Not the picture's first slice.
+                    self.h264_more_slices = true;
                     return None;
                 }
-                Some(self.h264_slice(&mut r, t == 5, (u[0] >> 5) & 3 != 0))
+                let read = self.h264_slice(&mut r, t == 5, (u[0] >> 5) & 3 != 0);
+                if read.is_none() {
+                    // Not followed: neither are the references of the pictures after it.
+                    self.h264_dpb.lose();
+                }
+                Some(read.map_or((None, None), |(o, uses)| (Some(o), uses)))
             }
-            2..=4 => Some(None),
+            2..=4 => Some((None, None)),
             _ => None,
         }
     }
 
-    fn h264_slice(&mut self, r: &mut Bits, idr: bool, reference: bool) -> Option<Order> {
+    fn h264_slice(
+        &mut self,
+        r: &mut Bits,
+        idr: bool,
+        reference: bool,
+    ) -> Option<(Order, Option<Vec<i32>>)> {
         self.pictures += 1;
-        r.ue()?; // slice_type
-        let sps = *self.h264_sps.get(self.h264_pps.get(&r.ue()?)?)?;
+        let slice_type = r.ue()?;
+        let (sps, pps) = *self.h264_pps.get(&r.ue()?)?;
+        let sps = *self.h264_sps.get(&sps)?;
         if sps.separate_colour_plane {
             r.bits(2)?;
         }
-        r.bits(sps.log2_max_frame_num)?;
+        let frame_num = r.bits(sps.log2_max_frame_num)?;
         if !sps.frame_mbs_only && r.bit()? == 1 {
             return None; // a field
         }
@@ -157,10 +182,19 @@ impl PocReader {
             2 => self.pictures as i64,
             _ => return None,
         };
-        Some(Order {
+        let head = Head {
+            slice_type,
+            frame_num,
+            idr,
+            reference,
+            poc,
+        };
+        let uses = self.h264_dpb.picture(r, &sps, pps.as_ref(), &head);
+        let order = Order {
             poc,
             disposable: !reference,
-        })
+        };
+        Some((order, uses))
     }
 
     /// One H.265 unit, as [`PocReader::h264_unit`], with the picture's references. The slice

@@ -1,8 +1,8 @@
 //! A seek that decodes only what the frame asked refers to (the orders of
-//! [`super::super::poc`]): from its keyframe, for H.265 the pictures its reference picture
-//! sets lead back to, for H.264 every picture a later one may refer to (the disposable ones
-//! skipped), and the frame itself. In x265's and x264's streams with B-frames (`veryfast`)
-//! that is 2 of every 5 pictures and about two thirds.
+//! [`super::super::poc`]): from its keyframe, the pictures its references lead back to (H.265:
+//! its reference picture sets; H.264: its reference lists, [`super::super::h264_refs`]), and
+//! the frame itself; where those are not known, every picture a later one may refer to (the
+//! disposable ones skipped).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -120,9 +120,9 @@ impl Video {
 }
 
 /// The packets frame `target` (a packet) needs decoded: itself and what it refers to, followed
-/// back through the references each H.265 picture's header lists. `None` where a picture's
-/// references are not known (H.264, a long-term reference) or one lies outside `shown`: then
-/// every picture that is not disposable is decoded.
+/// back through the references each picture's header lists. `None` where a picture's
+/// references are not known (a long-term reference, what [`super::super::h264_refs`] does not
+/// follow) or one lies outside `shown`: then every picture that is not disposable is decoded.
 fn references(ix: &VideoIndex, shown: &[(i64, usize)], target: usize) -> Option<HashSet<usize>> {
     let by_poc: HashMap<i64, usize> = shown
         .iter()
