@@ -21,6 +21,20 @@ fn index(path: &Path, topic: &str) -> (Bag, Arc<VideoIndex>) {
     (bag, Arc::new(ix))
 }
 
+/// `aus` of `s` in an MCAP of protobuf `foxglove.CompressedVideo` (topic `/camera`) in a
+/// directory of its own (kept while the returned guard lives), indexed.
+fn in_protobuf_mcap(
+    tag: &str,
+    s: &Stream,
+    aus: &[Vec<u8>],
+) -> (common::TempDir, Bag, Arc<VideoIndex>) {
+    let dir = common::temp_dir(tag);
+    let path = dir.join("camera.mcap");
+    v::protobuf_mcap(&path, s, aus);
+    let (bag, ix) = index(&path, "/camera");
+    (dir, bag, ix)
+}
+
 fn md5(shown: &Shown) -> Option<String> {
     match shown {
         Shown::Frame(f) => Some(v::md5_of(&f.raw())),
@@ -168,10 +182,7 @@ fn h264_seeks_decode_what_the_reference_lists_lead_back_to() {
     }
     for name in ["x264-small-b", "x264-high-b"] {
         let s = v::stream(name);
-        let dir = common::temp_dir("video-h264-refs");
-        let path = dir.join("camera.mcap");
-        v::protobuf_mcap(&path, &s, &s.aus);
-        let (bag, ix) = index(&path, "/camera");
+        let (_dir, bag, ix) = in_protobuf_mcap("video-h264-refs", &s, &s.aus);
         let (mut decoded, mut kept) = (0u64, 0u64);
         for n in 0..s.md5.len() {
             let mut video = Video::new(Arc::clone(&ix), DEFAULT_BUDGET);
@@ -302,10 +313,7 @@ fn a_recording_starting_mid_gop_waits_for_its_first_keyframe() {
     }
     for name in ["x264-high-b", "x265-b"] {
         let s = v::stream(name);
-        let dir = common::temp_dir(&format!("video-midgop-{name}"));
-        let path = dir.join("camera.mcap");
-        v::protobuf_mcap(&path, &s, &s.aus[10..]);
-        let (bag, ix) = index(&path, "/camera");
+        let (_dir, bag, ix) = in_protobuf_mcap(&format!("video-midgop-{name}"), &s, &s.aus[10..]);
         let k = ix.keys[0] as usize;
         let rasl = s.aus[10 + k + 1..]
             .iter()

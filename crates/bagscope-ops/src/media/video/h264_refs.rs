@@ -120,12 +120,16 @@ impl Dpb {
             self.lost = true;
             return None;
         };
-        let uses = (self.from_idr && !self.lost).then(|| {
+        // A count too far to say as a difference is not followed either (never dropped: a
+        // reference left out would be a picture decoded without it).
+        let uses = if self.from_idr && !self.lost {
             lists
                 .iter()
-                .filter_map(|&poc| i32::try_from(poc - h.poc).ok())
+                .map(|&poc| i32::try_from(poc - h.poc).ok())
                 .collect()
-        });
+        } else {
+            None
+        };
         if h.reference {
             self.mark(marking, h, max, sps.max_refs);
             self.prev_ref_frame_num = Some(h.frame_num);
