@@ -11,7 +11,12 @@
 //! - `live`: live ROS 1 and ROS 2 graphs (roscore, rclpy, network namespaces): `tests/live`;
 //! - `gui`: the app driven headless (`tests/gui`), its renderer on a real GL context under
 //!   Xvfb (`tests/scene_gl`), and every benchmark once in its short mode;
-//! - `all`: everything built first (one build of every target), then each tier in turn.
+//! - `all`: everything built first (one build of every target), then each tier in turn;
+//! - `build`: that build alone.
+//!
+//! `cargo xtask exe TEST` prints the path of the test binary `tests/TEST` of that build (built
+//! first if it is not), for a caller that runs it without holding cargo's lock on `target/`:
+//! `.ci/run` runs the live tier so, with `cargo doc` beside it.
 //!
 //! Every run turns on the root package's `external-tests` feature, which the corpus, live
 //! and GUI test binaries require: plain `cargo test` on a bare clone is the unit tier alone.
@@ -35,8 +40,12 @@ mod dist;
 /// The feature that builds the test binaries needing more than the repository.
 const FEATURES: &[&str] = &["--features", "bagscope/external-tests"];
 
-/// The crates `cargo test` means here (not the Python module, the fuzz targets or this).
+/// The crates `cargo test` means here (not the Python module, the fuzz targets or this; nor
+/// the AV1 encoder, whose tests are bagscope-ops': its library built as a test again took
+/// 32 s of compiler time for two tests).
 const EXCLUDE: &[&str] = &[
+    "--exclude",
+    "bagscope-av1enc",
     "--exclude",
     "bagscope-python",
     "--exclude",
@@ -116,9 +125,55 @@ fn cargo_with(r: &Run, env: &[(&str, &str)]) -> bool {
     c.status().is_ok_and(|s| s.success())
 }
 
+/// Prints the executable of the test target `name` of the tiers' build (`cargo test --no-run`
+/// with the tiers' packages and features, so nothing is built anew when it is current).
+fn exe(name: &str) -> ExitCode {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut c = Command::new(cargo);
+    c.args([
+        "test",
+        "--no-run",
+        "--workspace",
+        "--message-format=json-render-diagnostics",
+    ])
+    .args(EXCLUDE)
+    .args(FEATURES)
+    .args(["--test", name])
+    .stderr(std::process::Stdio::inherit());
+    let out = match c.output() {
+        Ok(o) if o.status.success() => o.stdout,
+        Ok(o) => {
+            eprintln!("xtask: exe {name}: cargo failed ({})", o.status);
+            return ExitCode::FAILURE;
+        }
+        Err(e) => {
+            eprintln!("xtask: exe {name}: cargo: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // One JSON object a line; the test's artifact names its executable.
+    let found = String::from_utf8_lossy(&out).lines().find_map(|line| {
+        let v: serde_json::Value = serde_json::from_str(line).ok()?;
+        (v["reason"] == "compiler-artifact" && v["target"]["name"] == name)
+            .then(|| v["executable"].as_str().map(str::to_owned))
+            .flatten()
+    });
+    match found {
+        Some(path) => {
+            println!("{path}");
+            ExitCode::SUCCESS
+        }
+        None => {
+            eprintln!("xtask: exe {name}: no test binary named {name} in cargo's output");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask test unit|corpus|live|gui|all\n       cargo xtask lint\n       \
+        "usage: cargo xtask test unit|corpus|live|gui|all|build\n       cargo xtask exe TEST\n       \
+         cargo xtask lint\n       \
          cargo xtask docs\n       cargo xtask dist [--dev]"
     );
     ExitCode::from(2)
@@ -227,16 +282,19 @@ fn main() -> ExitCode {
     let [verb, which] = args.as_slice() else {
         return usage();
     };
+    if verb == "exe" {
+        return exe(which);
+    }
     if verb != "test" {
         return usage();
     }
-    let tiers: Vec<&str> = if which == "all" {
-        vec!["unit", "corpus", "live", "gui"]
-    } else {
-        vec![which.as_str()]
+    let tiers: Vec<&str> = match which.as_str() {
+        "all" => vec!["unit", "corpus", "live", "gui"],
+        "build" => vec![],
+        one => vec![one],
     };
     let mut runs = Vec::new();
-    if which == "all" {
+    if which == "all" || which == "build" {
         // Every target built at once (the build uses both cores; the tiers then only run).
         let mut build = vec!["test", "--no-run", "--workspace", "--all-targets"];
         build.extend_from_slice(EXCLUDE);

@@ -173,23 +173,3 @@ pub fn rgb_to_yuv420(rgb: &[u8], w: usize, h: usize) -> (Vec<u8>, Vec<u8>, Vec<u
     }
     (y, u, v)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn grey_and_primaries_are_bt601_limited_range() {
-        let (y, u, v) = rgb_to_yuv420(&[0, 0, 0, 255, 255, 255], 2, 1);
-        assert_eq!((y, u, v), (vec![16, 235], vec![128], vec![128]));
-        let (y, u, v) = rgb_to_yuv420(&[255, 0, 0], 1, 1);
-        assert_eq!((y[0], u[0], v[0]), (81, 90, 240));
-    }
-
-    #[test]
-    fn sizes_and_lengths_are_checked() {
-        assert!(Av1Encoder::new(8, 16, 10, 1, 100).is_err());
-        let mut e = Av1Encoder::new(16, 16, 10, 1, 100).expect("encoder");
-        assert!(e.push(&[0; 5]).unwrap_err().contains("768 expected"));
-    }
-}

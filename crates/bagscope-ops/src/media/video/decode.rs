@@ -145,21 +145,25 @@ fn h265_picture(f: &rusty_h265::Frame, colour: Colour) -> Yuv {
     fn cut<T>(
         plane: &rusty_h265::Plane,
         (x0, y0, w, h): (usize, usize, usize, usize),
-        to: fn(u16) -> T,
+        push: fn(&mut Vec<T>, &[u16]),
     ) -> Vec<T> {
         let mut v = Vec::with_capacity(w * h);
         for y in y0..(y0 + h).min(plane.height) {
             let row = plane.row(y);
             let end = (x0 + w).min(row.len());
-            v.extend(row[x0.min(end)..end].iter().map(|&s| to(s)));
+            push(&mut v, &row[x0.min(end)..end]);
         }
         v
     }
     let planes = if wide {
-        Planes::U16(std::array::from_fn(|i| cut(&p.planes[i], rect(i), |s| s)))
+        Planes::U16(std::array::from_fn(|i| {
+            cut(&p.planes[i], rect(i), Vec::extend_from_slice)
+        }))
     } else {
         Planes::U8(std::array::from_fn(|i| {
-            cut(&p.planes[i], rect(i), |s| s as u8)
+            cut(&p.planes[i], rect(i), |v, row| {
+                v.extend(row.iter().map(|&s| s as u8))
+            })
         }))
     };
     let (_, _, chroma_w, chroma_h) = rect(1);

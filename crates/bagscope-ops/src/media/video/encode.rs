@@ -13,6 +13,23 @@ pub fn sequence_header(units: &[Av1Unit]) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
+    // The encoder crate's own checks (its library is not built a second time as a test: see
+    // crates/bagscope-av1enc/Cargo.toml).
+    #[test]
+    fn grey_and_primaries_are_bt601_limited_range() {
+        let (y, u, v) = rgb_to_yuv420(&[0, 0, 0, 255, 255, 255], 2, 1);
+        assert_eq!((y, u, v), (vec![16, 235], vec![128], vec![128]));
+        let (y, u, v) = rgb_to_yuv420(&[255, 0, 0], 1, 1);
+        assert_eq!((y[0], u[0], v[0]), (81, 90, 240));
+    }
+
+    #[test]
+    fn sizes_and_lengths_are_checked() {
+        assert!(Av1Encoder::new(8, 16, 10, 1, 100).is_err());
+        let mut e = Av1Encoder::new(16, 16, 10, 1, 100).expect("encoder");
+        assert!(e.push(&[0; 5]).unwrap_err().contains("768 expected"));
+    }
+
     #[test]
     fn encoded_pictures_decode_to_what_was_encoded() {
         let (w, h) = (64, 48);
