@@ -53,9 +53,10 @@ SHARDS = 4
 def shard_of(recs, shard):
     load = [0] * SHARDS
     mine = []
-    for k, path in sorted(enumerate(recs), key=lambda kp: (-size(kp[1]), kp[0])):
+    sizes = [size(p) for p in recs]
+    for k, path in sorted(enumerate(recs), key=lambda kp: (-sizes[kp[0]], kp[0])):
         s = min(range(SHARDS), key=lambda i: (load[i], i))
-        load[s] += size(path)
+        load[s] += sizes[k]
         if s == shard:
             mine.append((k, path))
     return sorted(mine)

@@ -67,15 +67,18 @@ fn run(args: &[&'static str], test_args: &[&'static str]) -> Run {
     }
 }
 
+/// `cargo test` over the crates and with the features of every tier (one build serves all),
+/// then `extra`.
+fn ws(extra: &[&'static str]) -> Vec<&'static str> {
+    let mut v = vec!["test", "--workspace"];
+    v.extend_from_slice(EXCLUDE);
+    v.extend_from_slice(FEATURES);
+    v.extend_from_slice(extra);
+    v
+}
+
 /// What `cargo` runs for `tier`.
 fn tier(name: &str) -> Option<Vec<Run>> {
-    let ws = |extra: &[&'static str]| -> Vec<&'static str> {
-        let mut v = vec!["test", "--workspace"];
-        v.extend_from_slice(EXCLUDE);
-        v.extend_from_slice(FEATURES);
-        v.extend_from_slice(extra);
-        v
-    };
     Some(match name {
         "unit" => vec![
             run(
@@ -130,15 +133,12 @@ fn cargo_with(r: &Run, env: &[(&str, &str)]) -> bool {
 fn exe(name: &str) -> ExitCode {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut c = Command::new(cargo);
-    c.args([
-        "test",
+    c.args(ws(&[
         "--no-run",
-        "--workspace",
         "--message-format=json-render-diagnostics",
-    ])
-    .args(EXCLUDE)
-    .args(FEATURES)
-    .args(["--test", name])
+        "--test",
+    ]))
+    .arg(name)
     .stderr(std::process::Stdio::inherit());
     let out = match c.output() {
         Ok(o) if o.status.success() => o.stdout,
@@ -296,10 +296,7 @@ fn main() -> ExitCode {
     let mut runs = Vec::new();
     if which == "all" || which == "build" {
         // Every target built at once (the build uses both cores; the tiers then only run).
-        let mut build = vec!["test", "--no-run", "--workspace", "--all-targets"];
-        build.extend_from_slice(EXCLUDE);
-        build.extend_from_slice(FEATURES);
-        runs.push(run(&build, &[]));
+        runs.push(run(&ws(&["--no-run", "--all-targets"]), &[]));
     }
     for t in tiers {
         let Some(r) = tier(t) else {
