@@ -14,6 +14,12 @@ pub trait FrameDecoder: Send {
     fn push(&mut self, au: &[u8], tag: i64, out: &mut Vec<Yuv>) -> Result<(), String>;
     /// Ends the stream: every picture still held goes to `out`.
     fn flush(&mut self, out: &mut Vec<Yuv>);
+    /// From now on only the picture of `tag` comes out with its samples; the others come out
+    /// in their place as [`Yuv::hollow`]. A seek needs its target's samples alone, and where a
+    /// decoder's pictures are its own (H.265: a 1080p picture's copy costs about a tenth of its
+    /// decoding) the copies of the pictures it only refers to are saved. Decoders whose
+    /// pictures are handed over without a copy give them all.
+    fn samples_only_for(&mut self, _tag: i64) {}
 }
 
 /// A fresh decoder for `codec`, for a stream whose sequence parameter set says `seq`.
@@ -29,6 +35,7 @@ pub fn decoder_for(codec: Codec, seq: SeqInfo) -> Box<dyn FrameDecoder> {
         Codec::H265 => Box::new(H265 {
             dec: rusty_h265::Decoder::new(),
             colour: seq.colour,
+            only: None,
         }),
         Codec::Av1 => Box::new(super::av1::Av1::new()),
     }
@@ -94,12 +101,17 @@ impl FrameDecoder for H264 {
 struct H265 {
     dec: rusty_h265::Decoder,
     colour: Colour,
+    /// The one tag whose picture is copied out, if [`FrameDecoder::samples_only_for`] said.
+    only: Option<i64>,
 }
 
 impl H265 {
     fn drain(&mut self, out: &mut Vec<Yuv>) {
         while let Ok(f) = self.dec.next_frame() {
-            out.push(h265_picture(&f, self.colour));
+            out.push(match self.only {
+                Some(t) if f.pts != Some(t) => Yuv::hollow(f.pts.unwrap_or(-1), self.colour),
+                _ => h265_picture(&f, self.colour),
+            });
         }
     }
 }
@@ -117,6 +129,10 @@ impl FrameDecoder for H265 {
     fn flush(&mut self, out: &mut Vec<Yuv>) {
         self.dec.flush();
         self.drain(out);
+    }
+
+    fn samples_only_for(&mut self, tag: i64) {
+        self.only = Some(tag);
     }
 }
 
@@ -141,7 +157,7 @@ fn h265_picture(f: &rusty_h265::Frame, colour: Colour) -> Yuv {
     };
     let wide = p.bit_depth_luma > 8 || p.bit_depth_chroma > 8;
     // One pass a plane, straight into the samples kept (8-bit ones narrowed): a 1080p
-    // picture's copy is a fifth of its decoding time, paid for every picture a seek decodes.
+    // picture's copy is about a tenth of its decoding time (`perf record` of a seek).
     fn cut<T>(
         plane: &rusty_h265::Plane,
         (x0, y0, w, h): (usize, usize, usize, usize),

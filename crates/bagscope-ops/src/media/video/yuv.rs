@@ -33,6 +33,25 @@ pub struct Yuv {
 }
 
 impl Yuv {
+    /// A picture given by its tag alone, its samples not copied out of the decoder (what
+    /// [`super::FrameDecoder::samples_only_for`] asks for): no size, no planes.
+    pub fn hollow(tag: i64, colour: Colour) -> Yuv {
+        Yuv {
+            width: 0,
+            height: 0,
+            chroma: (0, 0),
+            bit_depth: 8,
+            planes: Planes::U8([Vec::new(), Vec::new(), Vec::new()]),
+            colour,
+            tag,
+        }
+    }
+
+    /// Whether it is [`Yuv::hollow`].
+    pub fn is_hollow(&self) -> bool {
+        self.width == 0 && self.height == 0
+    }
+
     /// Bytes it holds.
     pub fn bytes(&self) -> usize {
         let n = self.width * self.height + 2 * self.chroma.0 * self.chroma.1;

@@ -14,7 +14,8 @@ use super::{with_params, Video, VideoIndex};
 
 impl Video {
     /// Decodes frame `n` from keyframe `ki` (its place in `keys`), skipping the disposable
-    /// pictures before it; every picture decoded goes into the cache. Says whether frame `n`
+    /// pictures before it; every picture decoded whose samples the decoder gave (all of them
+    /// but H.265's, which gives frame `n`'s alone) goes into the cache. Says whether frame `n`
     /// is there now. `false` leaves the group to be decoded whole, which also says any error:
     /// a picture whose order is not read, a count two pictures share, a packet that does not
     /// read or decode, or a decoder whose output order is not the one read from the headers.
@@ -63,6 +64,9 @@ impl Video {
             .collect();
         let needed = references(&ix, &shown, target);
         let mut dec = decoder_for(ix.codec, ix.seq);
+        // The pictures it refers to come out hollow (where that saves a copy): the decoder
+        // started at the keyframe after this seek goes through the group whole anyway.
+        dec.samples_only_for(target as i64);
         let mut out = Vec::new();
         let mut want = Vec::new();
         for p in ix.frames[k] as usize..=target {
@@ -113,7 +117,9 @@ impl Video {
         }
         self.decoded += out.len() as u64;
         for (yuv, at) in out.into_iter().zip(want) {
-            self.insert(at, Arc::new(yuv), n);
+            if !yuv.is_hollow() {
+                self.insert(at, Arc::new(yuv), n);
+            }
         }
         self.cache.contains_key(&n)
     }
