@@ -16,6 +16,18 @@ pub const T0: u64 = 1_700_000_000_000_000_000;
 /// 30 frames a second.
 pub const PERIOD: u64 = 33_333_333;
 
+/// How many random seeks a stream's check makes: 200, or 50 in CI's short mode
+/// (`BAGSCOPE_TESTS_SHORT`, which `.ci/run` sets for the corpus tier: the 150 seeks left out
+/// were about 30 % of the video tests' time; the seeks to every frame of
+/// `h264_seeks_decode_what_the_reference_lists_lead_back_to` run whole in both).
+pub fn random_seeks() -> usize {
+    if std::env::var_os("BAGSCOPE_TESTS_SHORT").is_some() {
+        50
+    } else {
+        200
+    }
+}
+
 /// ffmpeg must be here (`.ci/run` installs Debian's): a video test without it fails, saying so.
 /// Returns `true`, so that each test reads `if !v::ffmpeg() { return; }` as before.
 pub fn ffmpeg() -> bool {

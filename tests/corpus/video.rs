@@ -3,7 +3,7 @@
 //! an MCAP of protobuf `foxglove.CompressedVideo`, a ROS 2 MCAP of `FFMPEGPacket` and a ROS 1
 //! bag of `CompressedImage`; every frame bagscope decodes has the md5 of ffmpeg's
 //! single-thread decode of the same elementary stream, in order, from a sequential read and
-//! from 200 random seeks; a recording that starts mid-GOP shows nothing until its first
+//! from 200 random seeks (50 in CI's short mode); a recording that starts mid-GOP shows nothing until its first
 //! keyframe; a corrupt packet costs its group only.
 
 use std::path::Path;
@@ -42,7 +42,8 @@ fn md5(shown: &Shown) -> Option<String> {
     }
 }
 
-/// Every frame in order, then 200 seeks with a cache too small to hold more than a group.
+/// Every frame in order, then [`v::random_seeks`] seeks with a cache too small to hold more
+/// than a group.
 fn check_frames(path: &Path, topic: &str, s: &Stream) {
     let (bag, ix) = index(path, topic);
     assert_eq!(ix.codec, s.codec);
@@ -65,7 +66,7 @@ fn check_frames(path: &Path, topic: &str, s: &Stream) {
     };
     let mut seeking = Video::new(Arc::clone(&ix), one * 40);
     let mut rng = 0x2545_F491_4F6C_DD1Du64;
-    for _ in 0..200 {
+    for _ in 0..v::random_seeks() {
         rng ^= rng << 13;
         rng ^= rng >> 7;
         rng ^= rng << 17;
