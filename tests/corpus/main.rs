@@ -41,4 +41,5 @@ mod scripts;
 mod tf;
 mod track;
 mod video;
+mod video_mp4;
 mod virtual_topics;

@@ -3,8 +3,9 @@
 //! an MCAP of protobuf `foxglove.CompressedVideo`, a ROS 2 MCAP of `FFMPEGPacket` and a ROS 1
 //! bag of `CompressedImage`; every frame bagscope decodes has the md5 of ffmpeg's
 //! single-thread decode of the same elementary stream, in order, from a sequential read and
-//! from 200 random seeks (50 in CI's short mode); a recording that starts mid-GOP shows nothing until its first
-//! keyframe; a corrupt packet costs its group only.
+//! from 200 random seeks (50 in CI's short mode); a recording that starts mid-GOP shows
+//! nothing until its first keyframe; a corrupt packet costs its group only. MP4 out and in:
+//! [`crate::video_mp4`].
 
 use std::path::Path;
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use bagscope_reader::Bag;
 use crate::common;
 use crate::common::video::{self as v, Stream};
 
-fn index(path: &Path, topic: &str) -> (Bag, Arc<VideoIndex>) {
+pub(crate) fn index(path: &Path, topic: &str) -> (Bag, Arc<VideoIndex>) {
     let bag = Bag::open(path).unwrap();
     let ix = VideoIndex::build(&bag, topic, None).unwrap();
     (bag, Arc::new(ix))
@@ -44,7 +45,7 @@ fn md5(shown: &Shown) -> Option<String> {
 
 /// Every frame in order, then [`v::random_seeks`] seeks with a cache too small to hold more
 /// than a group.
-fn check_frames(path: &Path, topic: &str, s: &Stream) {
+pub(crate) fn check_frames(path: &Path, topic: &str, s: &Stream) {
     let (bag, ix) = index(path, topic);
     assert_eq!(ix.codec, s.codec);
     assert_eq!(ix.frames.len(), s.md5.len(), "{topic}: frames");
@@ -530,71 +531,6 @@ fn foxglove_sdk_written_video_decodes_as_ffmpeg_does() {
     check_frames(&path, "/camera", &s);
 }
 
-/// `bagscope export -o cut.mp4` of a video topic's range: the packets muxed as they are, from
-/// the keyframe before the start to the keyframe after the end; ffmpeg decodes the file to
-/// the very frames it decodes from the elementary stream.
-#[test]
-fn an_exported_mp4_decodes_with_ffmpeg_to_the_same_frames() {
-    if !v::ffmpeg() {
-        return;
-    }
-    // AV1 into `av01` with its `av1C`, decoded by ffmpeg's libdav1d.
-    for (name, a, b) in [
-        ("x264-high-b", 100, 150),
-        ("x265-b", 100, 150),
-        ("aom-av1", 40, 50),
-        ("svt-av1-10bit", 40, 50),
-    ] {
-        let s = v::stream(name);
-        let dir = common::temp_dir(&format!("video-mp4-{name}"));
-        let path = dir.join("camera.mcap");
-        v::protobuf_mcap(&path, &s, &s.aus);
-        let (bag, ix) = index(&path, "/camera");
-        // From frame a to frame b: whole groups, the keyframes at or before a and after b
-        // (x264 100-150: 90..180; x265: from its keyframe before 100; AV1 40-50: 30..60).
-        // Times between two messages (epoch seconds on the command line are floats).
-        let start = ix.time_of(a).unwrap() + v::PERIOD / 2;
-        let end = ix.time_of(b).unwrap() - v::PERIOD / 2;
-        let from = ix.keys[ix.keys.partition_point(|&k| k as usize <= a) - 1] as usize;
-        let to = ix.keys[ix.keys.partition_point(|&k| (k as usize) < b)] as usize;
-        let out = dir.join("cut.mp4");
-        let ran = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
-            .arg("export")
-            .arg(&path)
-            .arg("-o")
-            .arg(&out)
-            .args(["-t", "/camera", "--start"])
-            .arg(format!(
-                "{}.{:09}",
-                start / 1_000_000_000,
-                start % 1_000_000_000
-            ))
-            .arg("--end")
-            .arg(format!(
-                "{}.{:09}",
-                end / 1_000_000_000,
-                end % 1_000_000_000
-            ))
-            .output()
-            .unwrap();
-        assert!(
-            ran.status.success(),
-            "{}",
-            String::from_utf8_lossy(&ran.stderr)
-        );
-        let av1 = s.codec == bagscope_ops::media::video::Codec::Av1;
-        let got = v::framemd5_with(&out, s.pix_fmt, av1.then_some("libdav1d"));
-        // An H.265 CRA's RASL pictures refer to the group before: not written.
-        let rasl = s.aus[from + 1..]
-            .iter()
-            .take_while(|a| bagscope_ops::media::video::nal::kind(s.codec, a).rasl)
-            .count();
-        assert_eq!(got.len(), to - from - rasl, "{name}: frames in the mp4");
-        assert_eq!(got, s.md5[from + rasl..to], "{name}");
-        drop(bag);
-    }
-}
-
 /// The packet-to-frame path on damaged streams (as the `video` fuzz target runs it): a real
 /// stream's first access units with bytes flipped, runs zeroed, units cut short or dropped,
 /// 150 times a codec with a fixed seed: headers read, every unit decoded, every picture made
@@ -692,119 +628,5 @@ fn the_demo_video_camera_decodes_as_ffmpeg_decodes_it() {
             Some(w.as_str()),
             "frame {n}"
         );
-    }
-}
-
-/// MP4 files as ffmpeg writes them (AV1 by SVT-AV1 as LeRobot's datasets hold it, and by
-/// libaom; H.264 and H.265 with B-frames, so with composition offsets): their video track read
-/// as a recording (`mp4_read::to_mcap`) decodes, in order and from random seeks, to the frames
-/// ffmpeg decodes from the same file (AV1 by libdav1d).
-#[test]
-fn mp4_files_read_as_recordings_decode_as_ffmpeg_does() {
-    use bagscope_ops::media::video::{mp4_read, Codec};
-    if !v::ffmpeg() {
-        return;
-    }
-    let dir = common::temp_dir("video-mp4");
-    let cases: [(&str, Codec, &str, &[&str]); 4] = [
-        (
-            "svt-av1",
-            Codec::Av1,
-            "yuv420p",
-            &["-c:v", "libsvtav1", "-preset", "12", "-g", "30"],
-        ),
-        (
-            "aom-av1",
-            Codec::Av1,
-            "yuv420p",
-            &[
-                "-c:v",
-                "libaom-av1",
-                "-cpu-used",
-                "8",
-                "-row-mt",
-                "1",
-                "-g",
-                "30",
-                "-keyint_min",
-                "30",
-                "-b:v",
-                "300k",
-            ],
-        ),
-        (
-            "x264-b",
-            Codec::H264,
-            "yuv420p",
-            &[
-                "-c:v",
-                "libx264",
-                "-bf",
-                "3",
-                "-g",
-                "30",
-                "-sc_threshold",
-                "0",
-            ],
-        ),
-        (
-            "x265-b",
-            Codec::H265,
-            "yuv420p",
-            &[
-                "-c:v",
-                "libx265",
-                "-x265-params",
-                "keyint=30:min-keyint=30:bframes=4:scenecut=0:log-level=error",
-            ],
-        ),
-    ];
-    for (name, codec, pix_fmt, args) in cases {
-        let mp4 = dir.join(format!("{name}.mp4"));
-        v::encode(&mp4, "320x240", 90, pix_fmt, args);
-        assert!(mp4_read::is_mp4(&mp4), "{name}");
-        let md5 = v::framemd5_with(&mp4, pix_fmt, (codec == Codec::Av1).then_some("libdav1d"));
-        assert_eq!(md5.len(), 90, "{name}: ffmpeg's frames");
-        let mcap = dir.join(format!("{name}.mcap"));
-        assert_eq!(
-            mp4_read::to_mcap(&mp4, &mcap).unwrap(),
-            90,
-            "{name}: samples"
-        );
-        let s = Stream {
-            path: mp4.clone(),
-            codec,
-            aus: Vec::new(),
-            md5,
-            pix_fmt,
-        };
-        check_frames(&mcap, "/video", &s);
-    }
-    // Not an MP4, and an MP4 cut short: said, never a panic.
-    let text = dir.join("not.mp4");
-    std::fs::write(&text, b"hello").unwrap();
-    assert!(!mp4_read::is_mp4(&text));
-    let whole = std::fs::read(dir.join("x264-b.mp4")).unwrap();
-    for cut in [100, whole.len() / 2, whole.len() - 10] {
-        let p = dir.join("cut.mp4");
-        std::fs::write(&p, &whole[..cut]).unwrap();
-        let _ = mp4_read::to_mcap(&p, &dir.join("cut.mcap"));
-    }
-    // Bytes of its movie box changed (sizes, counts, offsets forged): an error or a recording,
-    // soon, never a panic.
-    let moov = whole.windows(4).position(|w| w == b"moov").unwrap();
-    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-    for _ in 0..100 {
-        let mut b = whole.clone();
-        for _ in 0..4 {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            let i = moov + (rng as usize % (whole.len() - moov));
-            b[i] = (rng >> 32) as u8;
-        }
-        let p = dir.join("forged.mp4");
-        std::fs::write(&p, &b).unwrap();
-        let _ = mp4_read::to_mcap(&p, &dir.join("forged.mcap"));
     }
 }
