@@ -4,13 +4,15 @@
 //! errors that say which part of a message is at fault.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 
-use super::{file_error, Message, Messages, Recording};
+use super::errors::to_py;
+use super::values::Names;
+use super::{file_error, values, Messages, PlanOf, Recording};
 
 /// The kind of recording at a local path, told by content without opening it: `"ros1"`,
 /// `"mcap"`, `"rosbag2"`, or None for a file that is none (an empty one included).
@@ -102,6 +104,8 @@ fn dropin_messages(
     end_ns: Option<u64>,
 ) -> PyResult<DropinMessages> {
     let inner = rec.messages(py, None, start_ns, end_ns, false, connections)?;
+    // Each message's bytes are copied into a `bytes` and the message dropped before the next.
+    inner.feed.without_copies();
     Ok(DropinMessages {
         inner,
         conns,
@@ -124,7 +128,10 @@ impl DropinMessages {
     }
 
     fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let m = self.inner.__next__(py)?;
+        let m = match self.inner.feed.next(py) {
+            None => return Err(PyStopIteration::new_err(())),
+            Some(r) => r.map_err(to_py)?,
+        };
         let Some(conn) = self.conns.get(m.conn) else {
             return Err(PyStopIteration::new_err(()));
         };
@@ -137,16 +144,31 @@ impl DropinMessages {
                 data.clone().into_any().unbind(),
             ],
         )?;
+        let (plan, names) = self.inner.decoding(py, m.conn);
         if let Ok(mut last) = self.decoder.get().last.lock() {
-            *last = Some((data.unbind(), m));
+            *last = Some(Last {
+                raw: data.unbind(),
+                conn: m.conn,
+                plan,
+                names,
+            });
         }
         Ok(item)
     }
 }
 
-/// The drop-in's `AnyReader.deserialize(rawdata, typ)` made in Rust: the message
-/// the last bytes [`DropinMessages`] handed out came with, when called with those very bytes
-/// and their type; anything else (other bytes, another type, a message that does not decode)
+/// The last bytes [`DropinMessages`] handed out, and how its connection's messages decode.
+struct Last {
+    raw: Py<PyBytes>,
+    conn: usize,
+    plan: Option<PlanOf>,
+    names: Option<Arc<Names>>,
+}
+
+/// The drop-in's `AnyReader.deserialize(rawdata, typ)` made in Rust: the last bytes
+/// [`DropinMessages`] handed out decoded as their connection's messages are (a new message at
+/// each call, as rosbags makes one), when called with those very bytes and their type (the
+/// common next step, told by identity); anything else (other bytes, another type, a message that does not decode)
 /// goes to `slow`, a weak reference to the reader's own method, which decodes and words errors
 /// as rosbags does.
 #[pyclass(module = "bagscope", frozen)]
@@ -156,7 +178,7 @@ struct Decoder {
     /// told by identity.
     types: Vec<Py<pyo3::types::PyString>>,
     slow: Py<PyAny>,
-    last: Mutex<Option<(Py<PyBytes>, Message)>>,
+    last: Mutex<Option<Last>>,
 }
 
 #[pymethods]
@@ -181,17 +203,22 @@ impl Decoder {
         // Taken out while it is decoded (building a message may run Python, which may call
         // back in here), put back after.
         let last = self.last.lock().ok().and_then(|mut l| l.take());
-        if let Some((raw, m)) = last {
-            let hit = raw.bind(py).is(rawdata)
-                && self.types.get(m.conn).is_some_and(|mine| {
+        if let Some(l) = last {
+            let hit = l.raw.bind(py).is(rawdata)
+                && self.types.get(l.conn).is_some_and(|mine| {
                     typ.is(mine)
                         || typ.extract::<&str>().is_ok_and(|t| {
                             mine.bind(py).to_str().is_ok_and(|mine| same_type(mine, t))
                         })
                 });
-            let msg = if hit { m.msg(py).ok() } else { None };
-            if let Ok(mut l) = self.last.lock() {
-                l.get_or_insert((raw, m));
+            let msg = match &l.plan {
+                Some(Ok(plan)) if hit => {
+                    values::decode(py, plan, l.names.as_deref(), l.raw.bind(py).as_bytes()).ok()
+                }
+                _ => None,
+            };
+            if let Ok(mut slot) = self.last.lock() {
+                slot.get_or_insert(l);
             }
             if let Some(msg) = msg {
                 return Ok(msg);

@@ -17,6 +17,7 @@ mod camera;
 mod dropin;
 mod errors;
 mod expect;
+mod feed;
 mod geo;
 mod lerobot;
 mod opening;
@@ -25,7 +26,7 @@ mod values;
 mod video;
 
 use arrow::{warn_skipped, ArrowStream, StreamSource};
-use values::{to_python, to_python_with, Msg, Names, PyBuild};
+use values::{to_python_with, Msg, Names};
 
 use errors::{
     file_error, file_errors, ops_to_py, to_py, DamagedError, DecodeError, DefinitionError, Error,
@@ -163,9 +164,8 @@ impl Recording {
         let n = bag.quick_summary().connections.len();
         Ok(Messages {
             bag,
-            it: Mutex::new(it),
+            feed: feed::Feed::new(it),
             raw,
-            ready: Mutex::new(std::collections::VecDeque::new()),
             names: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
             classes: self.classes.as_ref().map(|c| c.clone_ref(py)),
             topics: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
@@ -570,14 +570,16 @@ impl Topic {
     }
 }
 
+/// A connection's plan, or why it has none.
+type PlanOf = Result<Arc<Plan>, String>;
+
 /// The iterator of [`Recording::messages`].
 #[pyclass(module = "bagscope")]
 struct Messages {
     bag: Bag,
-    it: Mutex<bagscope_reader::bag::iter::Messages>,
+    /// The messages, read on a thread of their own.
+    feed: feed::Feed,
     raw: bool,
-    /// Messages taken from `it` and not yet handed out.
-    ready: Mutex<std::collections::VecDeque<bagscope_reader::Result<bagscope_reader::Message>>>,
     /// Each connection's names as Python objects, made when its first message comes.
     names: Vec<std::sync::OnceLock<Option<Arc<Names>>>>,
     /// The recording's maker of message classes, if set.
@@ -585,7 +587,7 @@ struct Messages {
     /// Each connection's topic as a Python string, likewise.
     topics: Vec<std::sync::OnceLock<Py<pyo3::types::PyString>>>,
     /// Each connection's plan (or why it has none), likewise.
-    plans: Vec<std::sync::OnceLock<Result<Arc<Plan>, String>>>,
+    plans: Vec<std::sync::OnceLock<PlanOf>>,
 }
 
 #[pymethods]
@@ -595,40 +597,7 @@ impl Messages {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Message> {
-        // Messages are taken from the library's iterator a batch at a time, the GIL let go
-        // once per batch rather than once per message.
-        let next = match self.ready.lock() {
-            Ok(mut ready) => {
-                if ready.is_empty() {
-                    let mut batch = std::mem::take(&mut *ready);
-                    batch = py.detach(move || {
-                        match self.it.lock() {
-                            Ok(mut it) => {
-                                let mut bytes = 0usize;
-                                while batch.len() < 256 && bytes < (8 << 20) {
-                                    match it.next() {
-                                        Some(m) => {
-                                            bytes += m.as_ref().map_or(0, |m| m.data.len());
-                                            batch.push_back(m);
-                                        }
-                                        None => break,
-                                    }
-                                }
-                            }
-                            Err(_) => batch.push_back(Err(bagscope_reader::Error::ThreadPanicked(
-                                "a message iterator",
-                            ))),
-                        }
-                        batch
-                    });
-                    *ready = batch;
-                }
-                ready.pop_front()
-            }
-            Err(_) => Some(Err(bagscope_reader::Error::ThreadPanicked(
-                "a message iterator",
-            ))),
-        };
+        let next = self.feed.next(py);
         let m = match next {
             None => return Err(PyStopIteration::new_err(())),
             Some(r) => r.map_err(to_py)?,
@@ -643,24 +612,38 @@ impl Messages {
                 .clone_ref(py),
             None => pyo3::types::PyString::new(py, "").unbind(),
         };
-        let plan = if self.raw {
-            None
-        } else {
-            // Each connection's plan looked up once.
-            Some(match self.plans.get(m.conn) {
-                Some(cell) => cell
-                    .get_or_init(|| {
-                        self.bag
-                            .plan(m.conn)
-                            .map(|(p, _)| p)
-                            .map_err(|e| e.to_string())
-                    })
-                    .clone(),
-                None => Err(format!("no connection {}", m.conn)),
-            })
+        let (plan, names) = self.decoding(py, m.conn);
+        Ok(Message {
+            topic,
+            time_ns: m.time_ns,
+            conn: m.conn,
+            data: m.data,
+            plan,
+            names,
+            msg: std::sync::OnceLock::new(),
+        })
+    }
+}
+
+impl Messages {
+    /// Connection `conn`'s plan (None in a raw iteration) and names, each found once.
+    fn decoding(&self, py: Python<'_>, conn: usize) -> (Option<PlanOf>, Option<Arc<Names>>) {
+        if self.raw {
+            return (None, None);
+        }
+        let plan = match self.plans.get(conn) {
+            Some(cell) => cell
+                .get_or_init(|| {
+                    self.bag
+                        .plan(conn)
+                        .map(|(p, _)| p)
+                        .map_err(|e| e.to_string())
+                })
+                .clone(),
+            None => Err(format!("no connection {conn}")),
         };
         let names = match &plan {
-            Some(Ok(p)) => self.names.get(m.conn).and_then(|cell| {
+            Ok(p) => self.names.get(conn).and_then(|cell| {
                 cell.get_or_init(|| {
                     Names::new(py, &p.def, self.classes.as_ref().map(|c| c.bind(py)))
                         .ok()
@@ -668,17 +651,9 @@ impl Messages {
                 })
                 .clone()
             }),
-            _ => None,
+            Err(_) => None,
         };
-        Ok(Message {
-            topic,
-            time_ns: m.time_ns,
-            conn: m.conn,
-            data: m.data.detach(),
-            plan,
-            names,
-            msg: std::sync::OnceLock::new(),
-        })
+        (Some(plan), names)
     }
 }
 
@@ -695,7 +670,7 @@ struct Message {
     #[pyo3(get)]
     conn: usize,
     data: bagscope_reader::Bytes,
-    plan: Option<Result<Arc<Plan>, String>>,
+    plan: Option<PlanOf>,
     /// The connection's names as Python objects, shared by its messages.
     names: Option<Arc<Names>>,
     msg: std::sync::OnceLock<Py<PyAny>>,
@@ -721,27 +696,7 @@ impl Message {
             Some(Ok(p)) => p,
             Some(Err(e)) => return Err(DefinitionError::new_err(e.clone())),
         };
-        let v = match &self.names {
-            // A small message is built into Python objects straight from its bytes, holding
-            // the GIL (faster than letting it go and taking it back).
-            Some(names) if self.data.len() < 64 * 1024 => {
-                let mut b = PyBuild::new(py, names);
-                let v = plan
-                    .decode_with(&self.data, &mut b)
-                    .map_err(|e| to_py(e.into()))?;
-                b.finish(v)?
-            }
-            // A large one is decoded with the GIL let go, then converted.
-            _ => {
-                let node = py
-                    .detach(|| plan.decode(&self.data))
-                    .map_err(|e| to_py(e.into()))?;
-                match &self.names {
-                    Some(n) => to_python_with(py, n, &node)?,
-                    None => to_python(py, &plan.def, &node)?,
-                }
-            }
-        };
+        let v = values::decode(py, plan, self.names.as_deref(), &self.data)?;
         let _ = self.msg.set(v.clone_ref(py));
         Ok(v)
     }

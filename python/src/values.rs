@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use bagscope_reader::definition::msg::{MsgDef, Primitive};
-use bagscope_reader::encoding::{Node, Value};
+use bagscope_reader::encoding::{Node, Plan, Value};
 
 use crate::errors::Error;
 
@@ -481,6 +481,36 @@ impl bagscope_reader::encoding::Build for PyBuild<'_, '_> {
             None => Err(Error::new_err(format!("no type {ty} in the definition"))),
         };
         self.keep(r)
+    }
+}
+
+/// A message's bytes decoded with `plan` into Python objects (with `names`' classes and shapes
+/// where given). A small message is built into Python objects straight from its bytes, holding
+/// the GIL (faster than letting it go and taking it back); a large one is decoded with the GIL
+/// let go, then converted.
+pub(super) fn decode(
+    py: Python<'_>,
+    plan: &Plan,
+    names: Option<&Names>,
+    data: &[u8],
+) -> PyResult<Py<PyAny>> {
+    match names {
+        Some(names) if data.len() < 64 * 1024 => {
+            let mut b = PyBuild::new(py, names);
+            let v = plan
+                .decode_with(data, &mut b)
+                .map_err(|e| crate::errors::to_py(e.into()))?;
+            b.finish(v)
+        }
+        _ => {
+            let node = py
+                .detach(|| plan.decode(data))
+                .map_err(|e| crate::errors::to_py(e.into()))?;
+            match names {
+                Some(n) => to_python_with(py, n, &node),
+                None => to_python(py, &plan.def, &node),
+            }
+        }
     }
 }
 

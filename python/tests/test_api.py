@@ -5,6 +5,7 @@ import json
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -79,6 +80,64 @@ def test_a_missing_topic_and_a_bad_path_say_so(demo):
             rec.messages(topics=["/nope"])
         with pytest.raises(bagscope.Error):
             rec.series(["/odom.pose.pose.position["])
+
+
+def _reading_threads():
+    """How many threads of this process are message iterators' reading threads."""
+    names = []
+    for comm in Path("/proc/self/task").glob("*/comm"):
+        try:
+            names.append(comm.read_text().strip())
+        except OSError:  # a thread that ended while the directory was listed
+            pass
+    return names.count("bagscope-read")
+
+
+def _until(cond, seconds=10.0):
+    deadline = time.monotonic() + seconds
+    while not cond() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return cond()
+
+
+def test_messages_are_read_on_a_thread_that_ends_with_the_iteration(demo):
+    with bagscope.open(demo) as rec:
+        whole = [(m.topic, m.time_ns, m.conn) for m in rec.messages(raw=True)]
+        assert len(whole) == rec.info()["messages"]
+        assert _until(lambda: _reading_threads() == 0), "a finished iteration left its thread"
+        it = rec.messages(raw=True)
+        assert _reading_threads() == 0, "an iterator nothing was asked of reads"
+        first = [(m.topic, m.time_ns, m.conn) for m in (next(it) for _ in range(10))]
+        assert first == whole[:10]
+        # The demo's messages (5,986) are more than two of the thread's batches (2,048 each):
+        # with the first handed out and two waiting, the thread waits to say the end.
+        assert _reading_threads() == 1
+        # Dropped half-way: its thread stops (at its next hand-over), holding nothing.
+        del it
+        assert _until(lambda: _reading_threads() == 0), "a dropped iterator left its thread"
+
+
+def test_two_threads_share_one_iteration(demo):
+    """Each message goes to one of them, none twice or lost, and neither waits forever on the
+    other (one waits for the reading thread with the GIL let go while the other asks)."""
+    with bagscope.open(demo) as rec:
+        whole = [(m.topic, m.time_ns, m.conn) for m in rec.messages(raw=True)]
+        it = rec.messages(raw=True)
+        got = [[], []]
+
+        def take(k):
+            for m in it:
+                got[k].append((m.topic, m.time_ns, m.conn))
+
+        threads = [threading.Thread(target=take, args=(k,)) for k in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert not any(t.is_alive() for t in threads)
+        assert sorted(got[0] + got[1]) == sorted(whole)
+        place = {m: i for i, m in enumerate(whole)}
+        assert all(g == sorted(g, key=place.__getitem__) for g in got)
 
 
 def _stalled(work, seconds=1.0, gap=200e-6):

@@ -157,6 +157,15 @@ def test_fields_are_rosbags_fields(bags_dir, bags2_dir):
         assert type(msg).ERROR == 8
 
 
+def test_deserialize_makes_a_new_message_at_each_call(bags_dir):
+    """As rosbags does: a message changed by the caller is not what the next call gives."""
+    with Ours([bags_dir / "rosbag.js/example.bag"]) as r:
+        for c, _, raw in r.messages():
+            a, b = r.deserialize(raw, c.msgtype), r.deserialize(raw, c.msgtype)
+            assert a == b and a is not b
+            break
+
+
 def test_deserialize_without_the_message_it_came_with(bags_dir):
     with Ours([bags_dir / "bag-reader-java/Float64.bag"]) as r:
         (conn, _, raw), = list(r.messages())
