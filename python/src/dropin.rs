@@ -4,7 +4,7 @@
 //! errors that say which part of a message is at fault.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
@@ -144,32 +144,26 @@ impl DropinMessages {
                 data.clone().into_any().unbind(),
             ],
         )?;
-        let (plan, names) = self.inner.decoding(py, m.conn);
-        if let Ok(mut last) = self.decoder.get().last.lock() {
-            *last = Some(Last {
-                raw: data.unbind(),
-                conn: m.conn,
-                plan,
-                names,
-            });
+        let dec = self.decoder.get();
+        if let Some(cell) = dec.how.get(m.conn) {
+            if cell.get().is_none() {
+                if let (Some(plan), names) = self.inner.decoding(py, m.conn) {
+                    let _ = cell.set((plan, names));
+                }
+            }
+        }
+        if let Ok(mut last) = dec.last.lock() {
+            *last = Some((data.unbind(), m.conn));
         }
         Ok(item)
     }
 }
 
-/// The last bytes [`DropinMessages`] handed out, and how its connection's messages decode.
-struct Last {
-    raw: Py<PyBytes>,
-    conn: usize,
-    plan: Option<PlanOf>,
-    names: Option<Arc<Names>>,
-}
-
 /// The drop-in's `AnyReader.deserialize(rawdata, typ)` made in Rust: the last bytes
 /// [`DropinMessages`] handed out decoded as their connection's messages are (a new message at
 /// each call, as rosbags makes one), when called with those very bytes and their type (the
-/// common next step, told by identity); anything else (other bytes, another type, a message that does not decode)
-/// goes to `slow`, a weak reference to the reader's own method, which decodes and words errors
+/// common next step, told by identity); anything else (other bytes, another type, a message
+/// that does not decode) goes to `slow`, a weak reference to the reader's own method, which decodes and words errors
 /// as rosbags does.
 #[pyclass(module = "bagscope", frozen)]
 struct Decoder {
@@ -178,7 +172,10 @@ struct Decoder {
     /// told by identity.
     types: Vec<Py<pyo3::types::PyString>>,
     slow: Py<PyAny>,
-    last: Mutex<Option<Last>>,
+    /// Each connection's plan and names, found at its first message.
+    how: Vec<OnceLock<(PlanOf, Option<Arc<Names>>)>>,
+    /// The bytes handed out last, and their connection.
+    last: Mutex<Option<(Py<PyBytes>, usize)>>,
 }
 
 #[pymethods]
@@ -186,6 +183,7 @@ impl Decoder {
     #[new]
     fn new(types: Vec<Py<pyo3::types::PyString>>, slow: Py<PyAny>) -> Self {
         Decoder {
+            how: types.iter().map(|_| OnceLock::new()).collect(),
             types,
             slow,
             last: Mutex::new(None),
@@ -203,22 +201,22 @@ impl Decoder {
         // Taken out while it is decoded (building a message may run Python, which may call
         // back in here), put back after.
         let last = self.last.lock().ok().and_then(|mut l| l.take());
-        if let Some(l) = last {
-            let hit = l.raw.bind(py).is(rawdata)
-                && self.types.get(l.conn).is_some_and(|mine| {
+        if let Some((raw, conn)) = last {
+            let hit = raw.bind(py).is(rawdata)
+                && self.types.get(conn).is_some_and(|mine| {
                     typ.is(mine)
                         || typ.extract::<&str>().is_ok_and(|t| {
                             mine.bind(py).to_str().is_ok_and(|mine| same_type(mine, t))
                         })
                 });
-            let msg = match &l.plan {
-                Some(Ok(plan)) if hit => {
-                    values::decode(py, plan, l.names.as_deref(), l.raw.bind(py).as_bytes()).ok()
+            let msg = match self.how.get(conn).and_then(OnceLock::get) {
+                Some((Ok(plan), names)) if hit => {
+                    values::decode(py, plan, names.as_deref(), raw.bind(py).as_bytes()).ok()
                 }
                 _ => None,
             };
             if let Ok(mut slot) = self.last.lock() {
-                slot.get_or_insert(l);
+                slot.get_or_insert((raw, conn));
             }
             if let Some(msg) = msg {
                 return Ok(msg);
