@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 
 use bagscope_ops::media::video::{Shown, Video, VideoIndex, DEFAULT_BUDGET};
 use bagscope_reader::Bag;
@@ -59,13 +60,15 @@ impl Frames {
     }
 
     fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<(u64, Bound<'py, PyAny>)>> {
+        // Held while a frame is decoded with the GIL let go: another Python thread asking this
+        // iterator waits for them likewise, never holding the GIL.
         let mut next = self
             .next
-            .lock()
+            .lock_py_attached(py)
             .map_err(|_| Error::new_err("frames: poisoned"))?;
         let mut video = self
             .video
-            .lock()
+            .lock_py_attached(py)
             .map_err(|_| Error::new_err("frames: poisoned"))?;
         while *next < self.end {
             let n = *next;
@@ -93,10 +96,10 @@ impl Frames {
 
     /// How many frames the topic has in all.
     #[getter]
-    fn total(&self) -> PyResult<usize> {
+    fn total(&self, py: Python<'_>) -> PyResult<usize> {
         let video = self
             .video
-            .lock()
+            .lock_py_attached(py)
             .map_err(|_| Error::new_err("frames: poisoned"))?;
         Ok(video.index.frames.len())
     }

@@ -6,6 +6,7 @@ import os
 import shutil
 import struct
 import subprocess
+import threading
 
 import numpy as np
 import pytest
@@ -59,6 +60,45 @@ def test_frames_are_ffmpegs_frames(tmp_path):
         assert d.max() <= 3 and d.mean() < 1.0, (i, d.max(), d.mean())
     # Each frame is its own: the next frame of ffmpeg's differs from it by far more.
     assert np.abs(frames[5][1].astype(int) - theirs[6].astype(int)).mean() > 2.0
+
+
+def test_two_threads_share_one_frames_iterator(tmp_path):
+    """Each frame goes to one of them, in display order, and neither waits forever: one decodes
+    with the GIL let go while the other asks for a frame or the count."""
+    need_ffmpeg()
+    h264 = tmp_path / "cam.h264"
+    subprocess.run(
+        ["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+         "testsrc2=size=320x240:rate=30", "-frames:v", "90", "-pix_fmt", "yuv420p",
+         "-c:v", "libx264", "-bf", "3", "-g", "30", "-x264-params", "aud=1", str(h264)],
+        check=True,
+    )
+    data = h264.read_bytes()
+    aus = [b"\x00\x00\x00\x01\x09" + p for p in data.split(b"\x00\x00\x00\x01\x09") if p]
+    (tmp_path / "aus.bin").write_bytes(b"".join(struct.pack("<I", len(a)) + a for a in aus))
+    mcap = tmp_path / "cam.mcap"
+    subprocess.run(["python3", WRITER, str(tmp_path / "aus.bin"), str(mcap), "h264"], check=True)
+    with bagscope.open(mcap) as rec:
+        whole = [(t, f.tobytes()) for t, f in rec.frames("/camera")]
+        it = rec.frames("/camera")
+        got = [[], []]
+        totals = []
+
+        def take(k):
+            for t, f in it:
+                got[k].append((t, f.tobytes()))
+                totals.append(it.total)
+
+        threads = [threading.Thread(target=take, args=(k,)) for k in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert not any(t.is_alive() for t in threads)
+    assert len(whole) == 90
+    assert sorted(got[0] + got[1]) == sorted(whole)
+    assert all(g == sorted(g) for g in got)
+    assert set(totals) == {90}
 
 
 def test_frames_of_a_topic_that_is_not_video_is_an_error(bags_dir, expected):
