@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use numpy::PyArray1;
 use pyo3::exceptions::{PyStopIteration, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::OnceLockExt;
 use pyo3::types::{PyBytes, PyDict};
 
 use bagscope_reader::encoding::{Plan, Value};
@@ -604,7 +605,7 @@ impl Messages {
         };
         let topic = match self.topics.get(m.conn) {
             Some(cell) => cell
-                .get_or_init(|| {
+                .get_or_init_py_attached(py, || {
                     let s = self.bag.quick_summary();
                     let name = s.connections.get(m.conn).map_or("", |c| c.topic.as_str());
                     pyo3::types::PyString::intern(py, name).unbind()
@@ -633,7 +634,7 @@ impl Messages {
         }
         let plan = match self.plans.get(conn) {
             Some(cell) => cell
-                .get_or_init(|| {
+                .get_or_init_py_attached(py, || {
                     self.bag
                         .plan(conn)
                         .map(|(p, _)| p)
@@ -644,7 +645,9 @@ impl Messages {
         };
         let names = match &plan {
             Ok(p) => self.names.get(conn).and_then(|cell| {
-                cell.get_or_init(|| {
+                // The class maker is Python, which may let another thread run: one that asks
+                // for the same connection then waits with the GIL let go (pyo3's way).
+                cell.get_or_init_py_attached(py, || {
                     Names::new(py, &p.def, self.classes.as_ref().map(|c| c.bind(py)))
                         .ok()
                         .map(Arc::new)

@@ -3,6 +3,7 @@ rosbags' own AnyReader (rosbags 0.11.9, from the requirements)."""
 
 import copy
 import dataclasses
+import threading
 import pickle
 import subprocess
 import sys
@@ -164,6 +165,29 @@ def test_deserialize_makes_a_new_message_at_each_call(bags_dir):
             a, b = r.deserialize(raw, c.msgtype), r.deserialize(raw, c.msgtype)
             assert a == b and a is not b
             break
+
+
+def test_two_threads_share_one_iteration_and_its_deserialize(bags_dir):
+    """Each message goes to one thread, and each decodes what it was given, whether or not the
+    other took a message since (the bytes handed out last are the other's then)."""
+    rec = bags_dir / "rosbag.js/example.bag"
+    with Ours([rec]) as r:
+        want = {(c.topic, t): dataclasses.asdict(r.deserialize(raw, c.msgtype)) for c, t, raw in r.messages()}
+        it = r.messages()
+        got = [{}, {}]
+
+        def take(k):
+            for c, t, raw in it:
+                got[k][(c.topic, t)] = dataclasses.asdict(r.deserialize(raw, c.msgtype))
+
+        threads = [threading.Thread(target=take, args=(k,)) for k in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert not any(t.is_alive() for t in threads)
+    assert len(got[0]) + len(got[1]) == len(want)
+    assert {**got[0], **got[1]} == want
 
 
 def test_deserialize_without_the_message_it_came_with(bags_dir):
