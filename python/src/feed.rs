@@ -15,9 +15,11 @@ use bagscope_reader::{Error, Message, Result};
 
 /// Messages a batch holds at most, and the bytes after which it is sent with fewer.
 const BATCH: usize = 2048;
-const BATCH_BYTES: usize = 8 << 20;
+const BATCH_BYTES: usize = 2 << 20;
 /// Batches read ahead and not yet taken. With the one being filled and the one being handed
-/// out, at most four batches (32 MB of messages) are held whatever the recording.
+/// out, at most four batches are held whatever the recording: about 8 MiB of messages (a batch
+/// ends with the message that takes it past 2 MiB). Larger batches held more than the reading
+/// gains: at 8 MiB, iterating a 5 GB camera bag peaked at 76 MiB resident instead of 47.
 const AHEAD: usize = 2;
 
 enum Batch {

@@ -109,7 +109,7 @@ def test_messages_are_read_on_a_thread_that_ends_with_the_iteration(demo):
         assert _reading_threads() == 0, "an iterator nothing was asked of reads"
         first = [(m.topic, m.time_ns, m.conn) for m in (next(it) for _ in range(10))]
         assert first == whole[:10]
-        # The demo's messages (5,986) are more than two of the thread's batches (2,048 each):
+        # The demo's messages (5,986) are more than two of the thread's batches (2,048 at most):
         # with the first handed out and two waiting, the thread waits to say the end.
         assert _reading_threads() == 1
         # Dropped half-way: its thread stops (at its next hand-over), holding nothing.
