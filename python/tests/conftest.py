@@ -1,6 +1,7 @@
 """Where the corpora are: ../shared beside the repository (the tests fail loudly without)."""
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -42,3 +43,19 @@ def cli() -> Path:
         if p.exists():
             return p
     raise FileNotFoundError("build the command line first: cargo build")
+
+
+@pytest.fixture
+def in_two_threads():
+    """Runs `take(0)` and `take(1)` on two threads at once and fails if either has not finished
+    within a minute (an iterator that deadlocks holding the GIL hangs the process instead)."""
+
+    def run(take, seconds=60):
+        threads = [threading.Thread(target=take, args=(k,)) for k in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=seconds)
+        assert not any(t.is_alive() for t in threads), "a thread did not finish"
+
+    return run

@@ -117,7 +117,7 @@ def test_messages_are_read_on_a_thread_that_ends_with_the_iteration(demo):
         assert _until(lambda: _reading_threads() == 0), "a dropped iterator left its thread"
 
 
-def test_two_threads_share_one_iteration(demo):
+def test_two_threads_share_one_iteration(demo, in_two_threads):
     """Each message goes to one of them, none twice or lost, and neither waits forever on the
     other (one waits for the reading thread with the GIL let go while the other asks)."""
     with bagscope.open(demo) as rec:
@@ -129,12 +129,7 @@ def test_two_threads_share_one_iteration(demo):
             for m in it:
                 got[k].append((m.topic, m.time_ns, m.conn))
 
-        threads = [threading.Thread(target=take, args=(k,)) for k in (0, 1)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=60)
-        assert not any(t.is_alive() for t in threads)
+        in_two_threads(take)
         assert sorted(got[0] + got[1]) == sorted(whole)
         place = {m: i for i, m in enumerate(whole)}
         assert all(g == sorted(g, key=place.__getitem__) for g in got)

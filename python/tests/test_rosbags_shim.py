@@ -3,7 +3,6 @@ rosbags' own AnyReader (rosbags 0.11.9, from the requirements)."""
 
 import copy
 import dataclasses
-import threading
 import pickle
 import subprocess
 import sys
@@ -167,7 +166,7 @@ def test_deserialize_makes_a_new_message_at_each_call(bags_dir):
             break
 
 
-def test_two_threads_share_one_iteration_and_its_deserialize(bags_dir):
+def test_two_threads_share_one_iteration_and_its_deserialize(bags_dir, in_two_threads):
     """Each message goes to one thread, and each decodes what it was given, whether or not the
     other took a message since (the bytes handed out last are the other's then)."""
     rec = bags_dir / "rosbag.js/example.bag"
@@ -180,12 +179,7 @@ def test_two_threads_share_one_iteration_and_its_deserialize(bags_dir):
             for c, t, raw in it:
                 got[k][(c.topic, t)] = dataclasses.asdict(r.deserialize(raw, c.msgtype))
 
-        threads = [threading.Thread(target=take, args=(k,)) for k in (0, 1)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=60)
-        assert not any(t.is_alive() for t in threads)
+        in_two_threads(take)
     assert len(got[0]) + len(got[1]) == len(want)
     assert {**got[0], **got[1]} == want
 

@@ -6,7 +6,6 @@ import os
 import shutil
 import struct
 import subprocess
-import threading
 
 import numpy as np
 import pytest
@@ -22,22 +21,29 @@ def need_ffmpeg():
         pytest.fail("ffmpeg is not installed: the test makes its stream with it (.ci/run installs it)")
 
 
-def test_frames_are_ffmpegs_frames(tmp_path):
+def camera(tmp_path, frames):
+    """An x264 stream of `frames` 320x240 frames (B-frames, a keyframe every 30) made by ffmpeg,
+    and the MCAP of it as `/camera` (Foxglove's SDK): their paths."""
     need_ffmpeg()
     h264 = tmp_path / "cam.h264"
     subprocess.run(
         ["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
-         "testsrc2=size=320x240:rate=30", "-frames:v", "60", "-pix_fmt", "yuv420p",
+         "testsrc2=size=320x240:rate=30", "-frames:v", str(frames), "-pix_fmt", "yuv420p",
          "-c:v", "libx264", "-bf", "3", "-g", "30", "-x264-params", "aud=1", str(h264)],
         check=True,
     )
     data = h264.read_bytes()
     aus = [b"\x00\x00\x00\x01\x09" + p for p in data.split(b"\x00\x00\x00\x01\x09") if p]
-    assert len(aus) == 60
+    assert len(aus) == frames
     packed = b"".join(struct.pack("<I", len(a)) + a for a in aus)
     (tmp_path / "aus.bin").write_bytes(packed)
     mcap = tmp_path / "cam.mcap"
     subprocess.run(["python3", WRITER, str(tmp_path / "aus.bin"), str(mcap), "h264"], check=True)
+    return h264, mcap
+
+
+def test_frames_are_ffmpegs_frames(tmp_path):
+    h264, mcap = camera(tmp_path, 60)
     rgb = subprocess.run(
         ["ffmpeg", "-hide_banner", "-loglevel", "error", "-threads", "1", "-i", str(h264),
          "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
@@ -62,22 +68,10 @@ def test_frames_are_ffmpegs_frames(tmp_path):
     assert np.abs(frames[5][1].astype(int) - theirs[6].astype(int)).mean() > 2.0
 
 
-def test_two_threads_share_one_frames_iterator(tmp_path):
+def test_two_threads_share_one_frames_iterator(tmp_path, in_two_threads):
     """Each frame goes to one of them, in display order, and neither waits forever: one decodes
     with the GIL let go while the other asks for a frame or the count."""
-    need_ffmpeg()
-    h264 = tmp_path / "cam.h264"
-    subprocess.run(
-        ["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
-         "testsrc2=size=320x240:rate=30", "-frames:v", "90", "-pix_fmt", "yuv420p",
-         "-c:v", "libx264", "-bf", "3", "-g", "30", "-x264-params", "aud=1", str(h264)],
-        check=True,
-    )
-    data = h264.read_bytes()
-    aus = [b"\x00\x00\x00\x01\x09" + p for p in data.split(b"\x00\x00\x00\x01\x09") if p]
-    (tmp_path / "aus.bin").write_bytes(b"".join(struct.pack("<I", len(a)) + a for a in aus))
-    mcap = tmp_path / "cam.mcap"
-    subprocess.run(["python3", WRITER, str(tmp_path / "aus.bin"), str(mcap), "h264"], check=True)
+    _, mcap = camera(tmp_path, 90)
     with bagscope.open(mcap) as rec:
         whole = [(t, f.tobytes()) for t, f in rec.frames("/camera")]
         it = rec.frames("/camera")
@@ -89,12 +83,7 @@ def test_two_threads_share_one_frames_iterator(tmp_path):
                 got[k].append((t, f.tobytes()))
                 totals.append(it.total)
 
-        threads = [threading.Thread(target=take, args=(k,)) for k in (0, 1)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=120)
-        assert not any(t.is_alive() for t in threads)
+        in_two_threads(take)
     assert len(whole) == 90
     assert sorted(got[0] + got[1]) == sorted(whole)
     assert all(g == sorted(g) for g in got)
