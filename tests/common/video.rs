@@ -75,6 +75,44 @@ fn dir() -> PathBuf {
     d
 }
 
+/// x264 with B-frames (three), a keyframe every 30 frames and no other.
+pub const X264_B: &[&str] = &[
+    "-c:v",
+    "libx264",
+    "-bf",
+    "3",
+    "-g",
+    "30",
+    "-sc_threshold",
+    "0",
+];
+/// x265 with B-frames (four, kept as references), a keyframe every 30 frames and no other.
+pub const X265_B: &[&str] = &[
+    "-c:v",
+    "libx265",
+    "-preset",
+    "veryfast",
+    "-x265-params",
+    "keyint=30:min-keyint=30:bframes=4:scenecut=0:log-level=error",
+];
+/// libaom's AV1 encoder at its fastest, a key frame every 30 frames.
+pub const AOM_AV1: &[&str] = &[
+    "-c:v",
+    "libaom-av1",
+    "-cpu-used",
+    "8",
+    "-row-mt",
+    "1",
+    "-g",
+    "30",
+    "-keyint_min",
+    "30",
+    "-b:v",
+    "300k",
+];
+/// SVT-AV1 (the encoder of LeRobot's datasets) at its fastest, a key frame every 30 frames.
+pub const SVT_AV1: &[&str] = &["-c:v", "libsvtav1", "-preset", "12", "-g", "30"];
+
 fn make(name: &str) -> Stream {
     // 300 frames, GOP 30, as the issue asks; testsrc2 moves every frame.
     let (size, codec, pix_fmt, args): (&str, Codec, &str, &[&str]) = match name {
@@ -94,21 +132,7 @@ fn make(name: &str) -> Stream {
             ],
         ),
         // A small one for the UI tests (90 frames).
-        "x264-small-b" => (
-            "320x240",
-            Codec::H264,
-            "yuv420p",
-            &[
-                "-c:v",
-                "libx264",
-                "-bf",
-                "3",
-                "-g",
-                "30",
-                "-sc_threshold",
-                "0",
-            ],
-        ),
+        "x264-small-b" => ("320x240", Codec::H264, "yuv420p", X264_B),
         "x264-high-b" => (
             "1280x720",
             Codec::H264,
@@ -130,70 +154,12 @@ fn make(name: &str) -> Stream {
                 "0",
             ],
         ),
-        "x265-b" => (
-            "640x480",
-            Codec::H265,
-            "yuv420p",
-            &[
-                "-c:v",
-                "libx265",
-                "-preset",
-                "veryfast",
-                "-x265-params",
-                "keyint=30:min-keyint=30:bframes=4:scenecut=0:log-level=error",
-            ],
-        ),
-        "x265-main10" => (
-            "640x480",
-            Codec::H265,
-            "yuv420p10le",
-            &[
-                "-c:v",
-                "libx265",
-                "-preset",
-                "veryfast",
-                "-x265-params",
-                "keyint=30:min-keyint=30:bframes=4:scenecut=0:log-level=error",
-            ],
-        ),
-        // AV1 by both of Debian ffmpeg's encoders, as an OBU stream (`-f obu`): libaom 8-bit,
+        "x265-b" => ("640x480", Codec::H265, "yuv420p", X265_B),
+        "x265-main10" => ("640x480", Codec::H265, "yuv420p10le", X265_B),
+        // AV1 by both of Debian ffmpeg's encoders, as an OBU stream (`encode` to `.obu`): libaom 8-bit,
         // SVT-AV1 10-bit; 90 frames, a key frame every 30.
-        "aom-av1" => (
-            "320x240",
-            Codec::Av1,
-            "yuv420p",
-            &[
-                "-c:v",
-                "libaom-av1",
-                "-cpu-used",
-                "8",
-                "-row-mt",
-                "1",
-                "-g",
-                "30",
-                "-keyint_min",
-                "30",
-                "-b:v",
-                "300k",
-                "-f",
-                "obu",
-            ],
-        ),
-        "svt-av1-10bit" => (
-            "320x240",
-            Codec::Av1,
-            "yuv420p10le",
-            &[
-                "-c:v",
-                "libsvtav1",
-                "-preset",
-                "12",
-                "-g",
-                "30",
-                "-f",
-                "obu",
-            ],
-        ),
+        "aom-av1" => ("320x240", Codec::Av1, "yuv420p", AOM_AV1),
+        "svt-av1-10bit" => ("320x240", Codec::Av1, "yuv420p10le", SVT_AV1),
         other => panic!("no stream {other}"),
     };
     let ext = match codec {
@@ -226,8 +192,10 @@ fn make(name: &str) -> Stream {
     }
 }
 
-/// `frames` of ffmpeg's moving test picture at `size`, 30 fps, encoded with `args` into `out`.
+/// `frames` of ffmpeg's moving test picture at `size`, 30 fps, encoded with `args` into `out`
+/// (a `.obu` file as an AV1 OBU stream, `-f obu`; other containers by their extension).
 pub fn encode(out: &Path, size: &str, frames: usize, pix_fmt: &str, args: &[&str]) {
+    let obu = out.extension().is_some_and(|e| e == "obu");
     let st = Command::new("ffmpeg")
         .args([
             "-hide_banner",
@@ -241,6 +209,7 @@ pub fn encode(out: &Path, size: &str, frames: usize, pix_fmt: &str, args: &[&str
         .arg(format!("testsrc2=size={size}:rate=30"))
         .args(["-frames:v", &frames.to_string(), "-pix_fmt", pix_fmt])
         .args(args)
+        .args(if obu { &["-f", "obu"][..] } else { &[] })
         .arg(out)
         .status()
         .unwrap();

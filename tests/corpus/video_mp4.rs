@@ -34,30 +34,20 @@ fn an_exported_mp4_decodes_with_ffmpeg_to_the_same_frames() {
         let from = ix.keys[ix.keys.partition_point(|&k| k as usize <= a) - 1] as usize;
         let to = ix.keys[ix.keys.partition_point(|&k| (k as usize) < b)] as usize;
         let out = dir.join("cut.mp4");
-        let ran = std::process::Command::new(env!("CARGO_BIN_EXE_bagscope"))
-            .arg("export")
-            .arg(&path)
-            .arg("-o")
-            .arg(&out)
-            .args(["-t", "/camera", "--start"])
-            .arg(format!(
-                "{}.{:09}",
-                start / 1_000_000_000,
-                start % 1_000_000_000
-            ))
-            .arg("--end")
-            .arg(format!(
-                "{}.{:09}",
-                end / 1_000_000_000,
-                end % 1_000_000_000
-            ))
-            .output()
-            .unwrap();
-        assert!(
-            ran.status.success(),
-            "{}",
-            String::from_utf8_lossy(&ran.stderr)
-        );
+        let secs = |t: u64| format!("{}.{:09}", t / 1_000_000_000, t % 1_000_000_000);
+        common::bagscope(&[
+            &"export",
+            &path,
+            &"-o",
+            &out,
+            &"-t",
+            &"/camera",
+            &"--start",
+            &secs(start),
+            &"--end",
+            &secs(end),
+        ])
+        .ok();
         let av1 = s.codec == bagscope_ops::media::video::Codec::Av1;
         let got = v::framemd5_with(&out, s.pix_fmt, av1.then_some("libdav1d"));
         // An H.265 CRA's RASL pictures refer to the group before: not written.
@@ -83,57 +73,10 @@ fn mp4_files_read_as_recordings_decode_as_ffmpeg_does() {
     }
     let dir = common::temp_dir("video-mp4");
     let cases: [(&str, Codec, &str, &[&str]); 4] = [
-        (
-            "svt-av1",
-            Codec::Av1,
-            "yuv420p",
-            &["-c:v", "libsvtav1", "-preset", "12", "-g", "30"],
-        ),
-        (
-            "aom-av1",
-            Codec::Av1,
-            "yuv420p",
-            &[
-                "-c:v",
-                "libaom-av1",
-                "-cpu-used",
-                "8",
-                "-row-mt",
-                "1",
-                "-g",
-                "30",
-                "-keyint_min",
-                "30",
-                "-b:v",
-                "300k",
-            ],
-        ),
-        (
-            "x264-b",
-            Codec::H264,
-            "yuv420p",
-            &[
-                "-c:v",
-                "libx264",
-                "-bf",
-                "3",
-                "-g",
-                "30",
-                "-sc_threshold",
-                "0",
-            ],
-        ),
-        (
-            "x265-b",
-            Codec::H265,
-            "yuv420p",
-            &[
-                "-c:v",
-                "libx265",
-                "-x265-params",
-                "keyint=30:min-keyint=30:bframes=4:scenecut=0:log-level=error",
-            ],
-        ),
+        ("svt-av1", Codec::Av1, "yuv420p", v::SVT_AV1),
+        ("aom-av1", Codec::Av1, "yuv420p", v::AOM_AV1),
+        ("x264-b", Codec::H264, "yuv420p", v::X264_B),
+        ("x265-b", Codec::H265, "yuv420p", v::X265_B),
     ];
     for (name, codec, pix_fmt, args) in cases {
         let mp4 = dir.join(format!("{name}.mp4"));

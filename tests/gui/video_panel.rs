@@ -100,13 +100,7 @@ fn an_av1_mp4_file_opens_as_a_recording_of_its_video() {
     }
     let dir = common::temp_dir("ui-video-mp4");
     let mp4 = dir.join("observation.images.front.mp4");
-    v::encode(
-        &mp4,
-        "320x240",
-        90,
-        "yuv420p",
-        &["-c:v", "libsvtav1", "-preset", "12", "-g", "30"],
-    );
+    v::encode(&mp4, "320x240", 90, "yuv420p", v::SVT_AV1);
     let rgb = v::rgb_frames(&mp4);
     let frame = 320 * 240 * 3;
     let mut h = harness(Some(mp4.clone()));
